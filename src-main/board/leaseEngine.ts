@@ -1,0 +1,527 @@
+import type { AgentWriteOp, BoardEvent, BoardEventBody } from '../../src-shared/board/events.js';
+import { isExpired } from '../../src-shared/board/lease.js';
+import type { Claim, ClaimEndReason, HardReleaseReason, Task, TaskState } from '../../src-shared/board/model.js';
+import { USER } from '../../src-shared/board/model.js';
+import { applyEvent, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
+import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
+import {
+  AgentIdSchema,
+  BodySchema,
+  GoalSchema,
+  NoteTextSchema,
+  ReasonSchema,
+  SettingsPatchSchema,
+  TaskIdSchema,
+  TitleSchema,
+  TokenSchema,
+  VerifySchema,
+  firstIssue,
+} from '../../src-shared/board/schemas.js';
+import type { ClaimView } from '../../src-shared/protocol/views.js';
+import type { Clock } from './clock.js';
+import { IndexedHeap } from './indexedHeap.js';
+
+type Listener = (e: BoardEvent) => void;
+type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
+
+function validate<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, v: unknown): Validated<T> {
+  const r = schema.safeParse(v);
+  return r.success ? { ok: true, value: r.data } : { ok: false, message: firstIssue(r.error) };
+}
+
+/**
+ * The lease engine: the one authority on who holds which task until when. Pure apart from the injected
+ * clock: it owns no timer, file or socket. Each decision becomes an event that goes through the shared
+ * reducer, so what the engine decided, what the journal replays and what a window draws are one function.
+ *
+ * Safety lives on the write path, not in a timer: every operation first lapses whatever has expired by
+ * `clock.now()`, so a claim past its deadline is dead whether or not the host's sweep timer has fired yet,
+ * and every agent write is a compare on (holder, token, deadline).
+ */
+export class LeaseEngine {
+  private readonly board: Board;
+  private readonly listeners = new Set<Listener>();
+  /** Earliest lease deadline first: the host arms one timer on the top. */
+  private readonly deadlines = new IndexedHeap<string>();
+  /** Open tasks by number, for "claim the next open task". */
+  private readonly open = new IndexedHeap<string>();
+  private readonly heldBy = new Map<string, Set<string>>();
+  private readonly holderOf = new Map<string, string>();
+
+  constructor(
+    private readonly clock: Clock,
+    board: Board = emptyBoard(),
+  ) {
+    this.board = board;
+    for (const id of board.tasks.keys()) this.reindex(id);
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  get state(): Readonly<Board> {
+    return this.board;
+  }
+
+  task(taskId: string): Task | undefined {
+    return this.board.tasks.get(taskId);
+  }
+
+  /** Task ids an agent holds a live claim on. */
+  claimsOf(agentId: string): string[] {
+    return [...(this.heldBy.get(agentId) ?? [])];
+  }
+
+  /** Board time of the earliest lease deadline, or null when nothing is claimed. */
+  nextDeadline(): number | null {
+    return this.deadlines.peek()?.priority ?? null;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  onEvent(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  view(task: Task): ClaimView | null {
+    const c = task.claim;
+    if (!c) return null;
+    return { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: Math.max(0, c.deadline - this.clock.now()) };
+  }
+
+  // ---------------------------------------------------------------- thread
+
+  createThread(threadId: string, goal = ''): Result<null> {
+    if (this.board.seq !== 0) return reject('bad-state', 'the board already has a thread');
+    const g = validate<string>(GoalSchema, goal);
+    if (!g.ok) return reject('invalid-input', g.message);
+    this.emit({ kind: 'thread-created', threadId, goal: g.value, settings: this.board.settings });
+    return ok(null);
+  }
+
+  setGoal(goal: unknown, by: string = USER): Result<null> {
+    const g = validate<string>(GoalSchema, goal);
+    if (!g.ok) return reject('invalid-input', g.message);
+    this.sweep();
+    if (g.value !== this.board.goal) this.emit({ kind: 'goal-set', goal: g.value, by });
+    return ok(null);
+  }
+
+  setSettings(patch: unknown, by: string = USER): Result<null> {
+    const p = SettingsPatchSchema.safeParse(patch);
+    if (!p.success) return reject('invalid-input', firstIssue(p.error));
+    this.sweep();
+    const next = { ...this.board.settings };
+    for (const [k, v] of Object.entries(p.data)) if (v !== undefined) (next as Record<string, unknown>)[k] = v;
+    this.emit({ kind: 'settings-set', settings: next, by });
+    return ok(null);
+  }
+
+  // ---------------------------------------------------------------- tasks (anyone)
+
+  addTask(input: { title: unknown; body?: unknown; verify?: unknown }, by: string = USER): Result<Task> {
+    const title = validate<string>(TitleSchema, input.title);
+    if (!title.ok) return reject('invalid-input', title.message);
+    const body = validate<string>(BodySchema, input.body ?? '');
+    if (!body.ok) return reject('invalid-input', body.message);
+    const verify = validate<string | null>(VerifySchema, input.verify ?? null);
+    if (!verify.ok) return reject('invalid-input', verify.message);
+    this.sweep();
+    const taskId = `T-${this.board.nextTaskNumber}`;
+    this.emit({ kind: 'task-added', taskId, title: title.value, body: body.value, verify: verify.value, by });
+    return ok(this.board.tasks.get(taskId) as Task);
+  }
+
+  /** A person edits a task: allowed in any state. */
+  editTask(taskId: string, patch: { title?: unknown; body?: unknown; verify?: unknown }, by: string = USER): Result<Task> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    const edit = this.validateEdit(patch);
+    if (!edit.ok) return edit;
+    this.sweep();
+    this.emit({ kind: 'task-edited', taskId, ...edit.value, by });
+    return ok(this.board.tasks.get(taskId) as Task);
+  }
+
+  // ---------------------------------------------------------------- agent writes
+
+  /** An agent claims a task (or, with no id, the open task with the lowest number). */
+  claim(agentId: string, taskId?: string): Result<ClaimView> {
+    const who = this.checkAgent(agentId, taskId ?? null, null, 'claim');
+    if (!who.ok) return who;
+    this.sweep();
+    let id = taskId;
+    if (id === undefined) {
+      id = this.open.peek()?.key;
+      if (id === undefined) return this.refuse(agentId, null, null, 'claim', 'no-such-task', 'no open task to claim');
+    }
+    const t = this.board.tasks.get(id);
+    if (!t) return this.refuse(agentId, id, null, 'claim', 'no-such-task', `no task ${id}`);
+    if (t.state !== 'open') {
+      const holder = t.claim ? ` by ${t.claim.agentId === agentId ? 'you' : t.claim.agentId}` : '';
+      return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} is ${t.state}${holder}; only open tasks can be claimed`);
+    }
+    this.grant(id, agentId, agentId);
+    return ok(this.view(this.board.tasks.get(id) as Task) as ClaimView);
+  }
+
+  renew(agentId: string, taskId: string, token?: number): Result<ClaimView> {
+    const c = this.checkWrite(agentId, taskId, token, 'renew');
+    if (!c.ok) return c;
+    this.extend(taskId, c.value, 'write');
+    return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
+  note(agentId: string, taskId: string, text: unknown, token?: number): Result<ClaimView> {
+    const n = validate<string>(NoteTextSchema, text);
+    if (!n.ok) return this.refuse(agentId, taskId, token ?? null, 'note', 'invalid-input', n.message);
+    const c = this.checkWrite(agentId, taskId, token, 'note');
+    if (!c.ok) return c;
+    this.emit({ kind: 'note', taskId, by: agentId, text: n.value });
+    this.extend(taskId, c.value, 'write');
+    return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
+  edit(agentId: string, taskId: string, patch: { title?: unknown; body?: unknown }, token?: number): Result<ClaimView> {
+    const e = this.validateEdit({ title: patch.title, body: patch.body });
+    if (!e.ok) return this.refuse(agentId, taskId, token ?? null, 'edit', 'invalid-input', e.error.message);
+    const c = this.checkWrite(agentId, taskId, token, 'edit');
+    if (!c.ok) return c;
+    this.emit({ kind: 'task-edited', taskId, ...e.value, by: agentId });
+    this.extend(taskId, c.value, 'write');
+    return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
+  /** The holder says the task is done. That is a claim, not a fact: the task waits in review. */
+  done(agentId: string, taskId: string, token?: number, note?: unknown): Result<ClaimView> {
+    let text: string | null = null;
+    if (note !== undefined && note !== null && note !== '') {
+      const n = validate<string>(NoteTextSchema, note);
+      if (!n.ok) return this.refuse(agentId, taskId, token ?? null, 'done', 'invalid-input', n.message);
+      text = n.value;
+    }
+    const c = this.checkWrite(agentId, taskId, token, 'done');
+    if (!c.ok) return c;
+    const t = this.board.tasks.get(taskId) as Task;
+    if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} is already ${t.state}`);
+    if (text !== null) this.emit({ kind: 'note', taskId, by: agentId, text });
+    this.emit({ kind: 'submitted', taskId, agentId, token: c.value.token });
+    this.extend(taskId, c.value, 'write');
+    return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
+  /** The holder lets go. Only the holder, with the current token, can: anything else changes nothing. */
+  release(agentId: string, taskId: string, token?: number): Result<{ taskId: string }> {
+    const c = this.checkWrite(agentId, taskId, token, 'release');
+    if (!c.ok) return c;
+    const t = this.board.tasks.get(taskId) as Task;
+    this.end(taskId, c.value, 'released', t.state === 'review' ? 'review' : 'open');
+    return ok({ taskId });
+  }
+
+  // ---------------------------------------------------------------- host signals
+
+  /**
+   * The host's background check found the agent alive and making progress: extend every claim it holds.
+   * A claim already past its deadline is not revived (a lapsed lease stays lapsed).
+   */
+  renewLive(agentId: string): number {
+    this.sweep();
+    let n = 0;
+    for (const id of this.claimsOf(agentId)) {
+      const c = (this.board.tasks.get(id) as Task).claim as Claim;
+      if (this.extend(id, c, 'liveness')) n++;
+    }
+    return n;
+  }
+
+  /** A hard signal (pane closed, process exited): the agent is certainly gone, so its claims end now. */
+  releaseAllHeldBy(agentId: string, reason: HardReleaseReason): string[] {
+    this.sweep();
+    const ids = this.claimsOf(agentId);
+    for (const id of ids) {
+      const t = this.board.tasks.get(id) as Task;
+      const to: TaskState = t.state === 'review' ? 'review' : this.afterFailure(t, reason);
+      this.end(id, t.claim as Claim, reason, to);
+    }
+    return ids;
+  }
+
+  /**
+   * After a restart or a resume from sleep: every live claim whose holder is still there gets at least a
+   * full lease from now, so claims do not all lapse at once because the host was away (etcd extends every
+   * lease on leader change for the same reason). Claims whose holders are gone are ended with `reason`.
+   */
+  grace(isAlive: (agentId: string) => boolean, goneReason: HardReleaseReason = 'host-restarted'): { extended: number; released: number } {
+    let extended = 0;
+    let released = 0;
+    for (const agentId of [...this.heldBy.keys()]) {
+      if (!isAlive(agentId)) {
+        released += this.releaseAllHeldBy(agentId, goneReason).length;
+        continue;
+      }
+      for (const id of this.claimsOf(agentId)) {
+        const c = (this.board.tasks.get(id) as Task).claim as Claim;
+        if (this.extend(id, c, 'grace')) extended++;
+      }
+    }
+    return { extended, released };
+  }
+
+  /** Lapse every claim whose deadline has come. Called before every operation and by the host's timer;
+   *  a timer that fires late or for a claim that was since renewed finds nothing to do. */
+  sweep(): string[] {
+    const now = this.clock.now();
+    const lapsed: string[] = [];
+    for (let top = this.deadlines.peek(); top && top.priority <= now; top = this.deadlines.peek()) {
+      const t = this.board.tasks.get(top.key) as Task;
+      const c = t.claim as Claim;
+      const to: TaskState = t.state === 'review' ? 'review' : this.afterFailure(t, 'lapsed');
+      this.end(top.key, c, 'lapsed', to);
+      lapsed.push(top.key);
+    }
+    return lapsed;
+  }
+
+  // ---------------------------------------------------------------- user actions
+
+  /** A person gives a task to an agent: a grant if it is free, a reassign (revoke + new token) if held. */
+  assign(taskId: string, agentId: string, by: string = USER): Result<ClaimView> {
+    const a = validate<string>(AgentIdSchema, agentId);
+    if (!a.ok) return reject('invalid-input', a.message);
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    const task = this.board.tasks.get(taskId) as Task;
+    if (task.claim) {
+      if (task.claim.agentId === agentId) return reject('bad-state', `${taskId} is already held by ${agentId}`);
+      const token = this.board.nextToken;
+      const deadline = this.clock.now() + this.board.settings.leaseMs;
+      this.emit({
+        kind: 'reassign',
+        taskId,
+        from: { agentId: task.claim.agentId, token: task.claim.token },
+        to: { agentId, token, deadline },
+        by,
+      });
+    } else if (task.state === 'open' || task.state === 'needs-attention') {
+      if (task.state === 'needs-attention') this.emit({ kind: 'reset', taskId, by });
+      this.grant(taskId, agentId, by);
+    } else {
+      return reject('bad-state', `${taskId} is ${task.state}; only open or claimed tasks can be assigned`);
+    }
+    return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
+  /** A person returns a task to the backlog, ending whatever claim it has. */
+  userRelease(taskId: string, by: string = USER): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    const task = this.board.tasks.get(taskId) as Task;
+    if (task.claim) this.end(taskId, task.claim, 'user-released', 'open');
+    else if (task.state === 'review') this.emit({ kind: 'returned', taskId, by, reason: 'released by a person', to: 'open' });
+    else return reject('bad-state', `${taskId} is ${task.state}, not held by anyone`);
+    return ok(null);
+  }
+
+  approve(taskId: string, by: string = USER): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    if (t.value.state !== 'review') return reject('bad-state', `${taskId} is ${t.value.state}; only a task in review can be approved`);
+    this.emit({ kind: 'approved', taskId, by });
+    return ok(null);
+  }
+
+  /** A review turned down: back to its holder if the lease still runs, otherwise to the backlog. */
+  rejectReview(taskId: string, reason: unknown, by: string = USER): Result<null> {
+    const r = validate<string>(ReasonSchema, reason ?? '');
+    if (!r.ok) return reject('invalid-input', r.message);
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    const task = this.board.tasks.get(taskId) as Task;
+    if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be rejected`);
+    const to = task.claim ? 'claimed' : 'open';
+    if (r.value) this.emit({ kind: 'note', taskId, by, text: `Review: ${r.value}` });
+    this.emit({ kind: 'returned', taskId, by, reason: r.value, to });
+    return ok(null);
+  }
+
+  block(taskId: string, reason: unknown, by: string = USER): Result<null> {
+    const r = validate<string>(ReasonSchema, reason ?? '');
+    if (!r.ok) return reject('invalid-input', r.message);
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    const state = (this.board.tasks.get(taskId) as Task).state;
+    if (state !== 'open') return reject('bad-state', `${taskId} is ${state}; only an open task can be blocked`);
+    this.emit({ kind: 'blocked', taskId, by, reason: r.value });
+    return ok(null);
+  }
+
+  unblock(taskId: string, by: string = USER): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    if (t.value.state !== 'blocked') return reject('bad-state', `${taskId} is ${t.value.state}, not blocked`);
+    this.emit({ kind: 'unblocked', taskId, by });
+    return ok(null);
+  }
+
+  /** A person took a task out of needs-attention; it is open again with its failure count reset. */
+  reset(taskId: string, by: string = USER): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    if (t.value.state !== 'needs-attention') return reject('bad-state', `${taskId} is ${t.value.state}, not needs-attention`);
+    this.emit({ kind: 'reset', taskId, by });
+    return ok(null);
+  }
+
+  userNote(taskId: string, text: unknown, by: string = USER): Result<null> {
+    const n = validate<string>(NoteTextSchema, text);
+    if (!n.ok) return reject('invalid-input', n.message);
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.sweep();
+    this.emit({ kind: 'note', taskId, by, text: n.value });
+    return ok(null);
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private find(taskId: string): Result<Task> {
+    const id = validate<string>(TaskIdSchema, taskId);
+    if (!id.ok) return reject('no-such-task', id.message);
+    const t = this.board.tasks.get(taskId);
+    return t ? ok(t) : reject('no-such-task', `no task ${taskId}`);
+  }
+
+  private validateEdit(patch: { title?: unknown; body?: unknown; verify?: unknown }): Result<{ title?: string; body?: string; verify?: string | null }> {
+    const out: { title?: string; body?: string; verify?: string | null } = {};
+    if (patch.title !== undefined) {
+      const v = validate<string>(TitleSchema, patch.title);
+      if (!v.ok) return reject('invalid-input', v.message);
+      out.title = v.value;
+    }
+    if (patch.body !== undefined) {
+      const v = validate<string>(BodySchema, patch.body);
+      if (!v.ok) return reject('invalid-input', v.message);
+      out.body = v.value;
+    }
+    if (patch.verify !== undefined) {
+      const v = validate<string | null>(VerifySchema, patch.verify);
+      if (!v.ok) return reject('invalid-input', v.message);
+      out.verify = v.value;
+    }
+    if (Object.keys(out).length === 0) return reject('invalid-input', 'nothing to change: give a title, body or verify command');
+    return ok(out);
+  }
+
+  private checkAgent(agentId: string, taskId: string | null, token: number | null, op: AgentWriteOp): Result<null> {
+    const a = validate<string>(AgentIdSchema, agentId);
+    // An id that fails validation cannot be written into the log as an agent: refuse without recording.
+    if (!a.ok) return reject('invalid-input', a.message);
+    if (taskId !== null && !validate(TaskIdSchema, taskId).ok)
+      return this.refuse(agentId, null, token, op, 'no-such-task', `'${String(taskId).slice(0, 40)}' is not a task id (they look like T-12)`);
+    if (token !== null && !validate(TokenSchema, token).ok)
+      return this.refuse(agentId, taskId, null, op, 'invalid-input', 'a token is a positive integer');
+    return ok(null);
+  }
+
+  /**
+   * The fence. A write lands only if the task's current claim is this agent's, carries this token (when the
+   * agent names one; without it, identity alone), and has not reached its deadline.
+   */
+  private checkWrite(agentId: string, taskId: string, token: number | undefined, op: AgentWriteOp): Result<Claim> {
+    const pre = this.checkAgent(agentId, taskId, token ?? null, op);
+    if (!pre.ok) return pre;
+    this.sweep();
+    const tok = token ?? null;
+    const t = this.board.tasks.get(taskId);
+    if (!t) return this.refuse(agentId, taskId, tok, op, 'no-such-task', `no task ${taskId}`);
+    const c = t.claim;
+    if (c && c.agentId === agentId) {
+      if (token !== undefined && token !== c.token)
+        return this.refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}; your current token is ${c.token}`);
+      if (isExpired(c, this.clock.now())) return this.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
+      return ok(c);
+    }
+    const last = t.lastClaim;
+    if (last && last.agentId === agentId && (token === undefined || token === last.token)) {
+      if (last.reason === 'lapsed')
+        return this.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} lapsed; claim it again if it is still open`);
+      return this.refuse(agentId, taskId, tok, op, 'stale-token', `your claim on ${taskId} ended (${last.reason})`);
+    }
+    if (token !== undefined && token < this.board.nextToken && (!c || token !== c.token) && last?.agentId === agentId)
+      return this.refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}`);
+    const who = c ? `${c.agentId} holds ${taskId}` : `nobody holds ${taskId}`;
+    return this.refuse(agentId, taskId, tok, op, 'not-holder', `${who}; you do not`);
+  }
+
+  /** Record a refused agent write and answer it. */
+  private refuse(agentId: string, taskId: string | null, token: number | null, op: AgentWriteOp, code: RejectionCode, message: string): { ok: false; error: { code: RejectionCode; message: string } } {
+    this.emit({ kind: 'write-rejected', taskId, agentId, token, op, code, message });
+    return reject(code, message);
+  }
+
+  private grant(taskId: string, agentId: string, by: string): void {
+    const token = this.board.nextToken;
+    this.emit({ kind: 'grant', taskId, agentId, token, deadline: this.clock.now() + this.board.settings.leaseMs, by });
+  }
+
+  /** Extend a live claim to a full lease from now; never shortens. Returns whether it moved. */
+  private extend(taskId: string, c: Claim, via: 'write' | 'liveness' | 'grace'): boolean {
+    const deadline = this.clock.now() + this.board.settings.leaseMs;
+    if (deadline <= c.deadline) return false;
+    this.emit({ kind: 'renew', taskId, agentId: c.agentId, token: c.token, deadline, via });
+    return true;
+  }
+
+  private end(taskId: string, c: Claim, reason: ClaimEndReason, to: TaskState): void {
+    this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
+  }
+
+  /** Where a claim that ended involuntarily sends its task: the backlog, or needs-attention at the poison limit. */
+  private afterFailure(t: Task, reason: ClaimEndReason): TaskState {
+    const counts = reason === 'lapsed' || reason === 'process-exited';
+    return counts && t.failures + 1 >= this.board.settings.poisonLimit ? 'needs-attention' : 'open';
+  }
+
+  private emit(body: BoardEventBody): void {
+    const e = { ...body, seq: this.board.seq + 1, at: this.clock.wall(), mono: this.clock.now() } as BoardEvent;
+    applyEvent(this.board, e);
+    if ('taskId' in e && e.taskId) this.reindex(e.taskId);
+    for (const fn of this.listeners) fn(e);
+  }
+
+  private reindex(taskId: string): void {
+    const t = this.board.tasks.get(taskId);
+    if (!t) return;
+    if (t.state === 'open') this.open.set(taskId, taskNumber(taskId));
+    else this.open.delete(taskId);
+    const before = this.holderOf.get(taskId);
+    const now = t.claim?.agentId;
+    if (before !== undefined && before !== now) {
+      const set = this.heldBy.get(before);
+      set?.delete(taskId);
+      if (set && set.size === 0) this.heldBy.delete(before);
+      this.holderOf.delete(taskId);
+    }
+    if (t.claim) {
+      this.deadlines.set(taskId, t.claim.deadline);
+      if (now !== undefined && before !== now) {
+        let set = this.heldBy.get(now);
+        if (!set) this.heldBy.set(now, (set = new Set()));
+        set.add(taskId);
+        this.holderOf.set(taskId, now);
+      }
+    } else {
+      this.deadlines.delete(taskId);
+    }
+  }
+}

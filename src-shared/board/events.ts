@@ -1,0 +1,64 @@
+import type { ClaimEndReason, TaskState, ThreadSettings } from './model.js';
+import type { RejectionCode } from './result.js';
+
+/**
+ * Every change to a board is one event. The same events are the journal on disk (replayed on load), the
+ * append-only log a person reads back, and the change stream windows draw from. One event is one atomic
+ * change, so a torn journal line can only lose the last change, never half of one.
+ */
+interface EventBase {
+  /** Strictly increasing per Thread, never reused. */
+  readonly seq: number;
+  /** Wall-clock time, for display only. */
+  readonly at: number;
+  /** Board-clock time of the decision (monotonic, continued across restarts). Lets a restarted host resume
+   *  the board clock where it stopped, so deadlines in the journal keep their meaning. */
+  readonly mono: number;
+}
+
+export type BoardEventBody =
+  | { kind: 'thread-created'; threadId: string; goal: string; settings: ThreadSettings }
+  | { kind: 'goal-set'; goal: string; by: string }
+  | { kind: 'settings-set'; settings: ThreadSettings; by: string }
+  | { kind: 'task-added'; taskId: string; title: string; body: string; verify: string | null; by: string }
+  | { kind: 'task-edited'; taskId: string; title?: string; body?: string; verify?: string | null; by: string }
+  /** A claim begins: the agent claimed it, or a person assigned it. */
+  | { kind: 'grant'; taskId: string; agentId: string; token: number; deadline: number; by: string }
+  /** A lease is extended: by a write of the holder, by the liveness check, or as grace after a restart. */
+  | { kind: 'renew'; taskId: string; agentId: string; token: number; deadline: number; via: RenewVia }
+  /** A claim ends; `to` is the state the task moves to (open, needs-attention, or review kept as is). */
+  | { kind: 'claim-ended'; taskId: string; agentId: string; token: number; reason: ClaimEndReason; to: TaskState }
+  /** A person moved a task from one agent to another: the old claim is revoked and a new token granted. */
+  | {
+      kind: 'reassign';
+      taskId: string;
+      from: { agentId: string; token: number };
+      to: { agentId: string; token: number; deadline: number };
+      by: string;
+    }
+  | { kind: 'note'; taskId: string; by: string; text: string }
+  /** The holder says the task is done: a claim, not a fact. */
+  | { kind: 'submitted'; taskId: string; agentId: string; token: number }
+  | { kind: 'approved'; taskId: string; by: string }
+  /** A review was turned down: back to the holder if its lease still runs, else to the backlog. */
+  | { kind: 'returned'; taskId: string; by: string; reason: string; to: 'claimed' | 'open' }
+  | { kind: 'blocked'; taskId: string; by: string; reason: string }
+  | { kind: 'unblocked'; taskId: string; by: string }
+  /** A person took a task out of needs-attention; its failure count starts again. */
+  | { kind: 'reset'; taskId: string; by: string }
+  /** A write the board refused, with the rule that refused it. Changes nothing but the log. */
+  | {
+      kind: 'write-rejected';
+      taskId: string | null;
+      agentId: string;
+      token: number | null;
+      op: AgentWriteOp;
+      code: RejectionCode;
+      message: string;
+    };
+
+export type RenewVia = 'write' | 'liveness' | 'grace';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit';
+
+export type BoardEvent = EventBase & BoardEventBody;
+export type BoardEventKind = BoardEvent['kind'];

@@ -1,0 +1,31 @@
+/** Numbers the board enforces, each with the reason it has the value it has. */
+export const Limits = {
+  /** Default lease: long enough for an agent to think through one step, short enough that a crashed
+   *  agent's task is back in the backlog within two minutes. */
+  defaultLeaseMs: 120_000,
+  /** Shortest lease a Thread may set: below ~2 s a CLI start (~50 ms) plus a busy machine cannot renew
+   *  reliably. Short leases exist for tests and demos. */
+  minLeaseMs: 2_000,
+  /** Longest lease: 12 h, a working day; longer means a crashed agent holds a task overnight. */
+  maxLeaseMs: 12 * 60 * 60_000,
+  /** Liveness check period: a quarter of the default lease, like kubelet's 10 s renew of a 40 s lease. */
+  defaultRenewIntervalMs: 30_000,
+  /** Claims that lapse this many times park the task in needs-attention (SQS maxReceiveCount). */
+  defaultPoisonLimit: 3,
+  minPoisonLimit: 1,
+  maxPoisonLimit: 100,
+  /** A task title is one line a person scans on a card. */
+  maxTitleChars: 500,
+  /** Bodies and notes carry logs and plans; 64 KiB keeps one event line well under the 1 MiB frame limit. */
+  maxBodyChars: 64 * 1024,
+  maxNoteChars: 64 * 1024,
+  maxGoalChars: 64 * 1024,
+  maxVerifyChars: 4 * 1024,
+  maxAgentIdChars: 128,
+} as const;
+
+/** The renewal interval actually used: never more than a quarter of the lease, so a live agent is renewed
+ *  at least three times before its lease could lapse. */
+export function effectiveRenewIntervalMs(settings: { leaseMs: number; renewIntervalMs: number }): number {
+  return Math.max(250, Math.min(settings.renewIntervalMs, Math.floor(settings.leaseMs / 4)));
+}

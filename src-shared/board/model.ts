@@ -1,0 +1,88 @@
+/**
+ * The board's data model: what a Thread, a Task and a Claim are. Plain data only, so the host, the
+ * renderer, the CLI and the journal can all hold and send it.
+ */
+
+export const TASK_STATES = ['open', 'claimed', 'review', 'done', 'blocked', 'needs-attention'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+/** A grant of one task to one agent. `token` is the fencing token: it never repeats within a Thread. */
+export interface Claim {
+  readonly agentId: string;
+  readonly token: number;
+  /** Monotonic host time (ms) of the grant. Meaningless outside the host process that granted it. */
+  readonly grantedAt: number;
+  /** Monotonic host time (ms) at which the lease lapses: a write at or after it is rejected. */
+  readonly deadline: number;
+  /** Wall-clock time of the grant, for display only; no decision reads it. */
+  readonly grantedAtWall: number;
+}
+
+/** The last claim a task had, kept so a late write can be told `lapsed` rather than `not-holder`. */
+export interface EndedClaim {
+  readonly agentId: string;
+  readonly token: number;
+  readonly reason: ClaimEndReason;
+}
+
+export type ClaimEndReason =
+  | 'released' // the holder let go
+  | 'user-released' // a person returned the task to the backlog
+  | 'lapsed' // the lease ran out
+  | 'reassigned' // a person moved the task to another agent
+  | HardReleaseReason;
+
+/** Signals that end a claim at once, with no timer: the agent is certainly gone. */
+export type HardReleaseReason = 'process-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped';
+
+export interface Note {
+  readonly by: string; // agent id or 'user'
+  readonly text: string;
+  readonly at: number; // wall clock, display only
+}
+
+export interface Task {
+  readonly id: string; // short and human: T-12
+  readonly title: string;
+  readonly body: string;
+  readonly state: TaskState;
+  readonly claim: Claim | null;
+  readonly lastClaim: EndedClaim | null;
+  /** How many times the task has been granted. */
+  readonly attempts: number;
+  /** How many claims ended involuntarily (lapse, process exit); at the Thread's poison limit → needs-attention. */
+  readonly failures: number;
+  readonly notes: readonly Note[];
+  /** The reason given when the task was blocked. */
+  readonly blockedReason: string | null;
+  /** A shell command that checks a task said to be done (issue: verify runner). */
+  readonly verify: string | null;
+  readonly createdAt: number; // wall clock
+}
+
+export interface ThreadSettings {
+  /** Lease length for every new grant and renewal (ms). */
+  readonly leaseMs: number;
+  /** Involuntary claim ends after which a task goes to needs-attention. */
+  readonly poisonLimit: number;
+  /** How often the host's liveness check renews the claims of agents making progress (ms). */
+  readonly renewIntervalMs: number;
+  /** A Thread-wide verify command, used for tasks that carry none of their own. */
+  readonly verify: string | null;
+}
+
+export interface BoardState {
+  readonly threadId: string;
+  readonly goal: string;
+  readonly settings: ThreadSettings;
+  readonly tasks: ReadonlyMap<string, Task>;
+  /** The next fencing token to grant. Persisted, so tokens never repeat across restarts. */
+  readonly nextToken: number;
+  /** The number in the next task id (T-<n>). */
+  readonly nextTaskNumber: number;
+  /** Sequence number of the last event applied. */
+  readonly seq: number;
+}
+
+/** The actor behind a user action (drag, button) as recorded in events and notes. */
+export const USER = 'user';

@@ -1,0 +1,164 @@
+import type { BoardEvent } from './events.js';
+import { Limits } from './limits.js';
+import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
+
+/**
+ * The one function that turns an event into a change of state. The host's engine applies each event it
+ * decides through it, the journal replays through it on load, and a window keeps its copy of the board
+ * current with it, so the three cannot disagree. It mutates the task map in place (O(1) per event):
+ * copying a map of 10k tasks per change would make a large board slow.
+ */
+export interface Board {
+  threadId: string;
+  goal: string;
+  settings: ThreadSettings;
+  tasks: Map<string, Task>;
+  nextToken: number;
+  nextTaskNumber: number;
+  seq: number;
+}
+
+export const DEFAULT_SETTINGS: ThreadSettings = {
+  leaseMs: Limits.defaultLeaseMs,
+  poisonLimit: Limits.defaultPoisonLimit,
+  renewIntervalMs: Limits.defaultRenewIntervalMs,
+  verify: null,
+};
+
+export function emptyBoard(threadId = ''): Board {
+  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0 };
+}
+
+export class EventMismatch extends Error {
+  constructor(event: BoardEvent, why: string) {
+    super(`event #${event.seq} (${event.kind}) does not apply: ${why}`);
+    this.name = 'EventMismatch';
+  }
+}
+
+export function taskNumber(taskId: string): number {
+  const m = /^T-(\d+)$/.exec(taskId);
+  return m ? Number(m[1]) : NaN;
+}
+
+export function applyEvent(b: Board, e: BoardEvent): void {
+  if (e.seq <= b.seq) throw new EventMismatch(e, `sequence ${e.seq} is not after ${b.seq}`);
+  switch (e.kind) {
+    case 'thread-created':
+      b.threadId = e.threadId;
+      b.goal = e.goal;
+      b.settings = e.settings;
+      break;
+    case 'goal-set':
+      b.goal = e.goal;
+      break;
+    case 'settings-set':
+      b.settings = e.settings;
+      break;
+    case 'task-added': {
+      if (b.tasks.has(e.taskId)) throw new EventMismatch(e, `${e.taskId} exists`);
+      b.tasks.set(e.taskId, {
+        id: e.taskId,
+        title: e.title,
+        body: e.body,
+        state: 'open',
+        claim: null,
+        lastClaim: null,
+        attempts: 0,
+        failures: 0,
+        notes: [],
+        blockedReason: null,
+        verify: e.verify,
+        createdAt: e.at,
+      });
+      b.nextTaskNumber = Math.max(b.nextTaskNumber, taskNumber(e.taskId) + 1);
+      break;
+    }
+    case 'task-edited':
+      update(b, e, (t) => ({
+        ...t,
+        title: e.title ?? t.title,
+        body: e.body ?? t.body,
+        verify: e.verify === undefined ? t.verify : e.verify,
+      }));
+      break;
+    case 'grant':
+      update(b, e, (t) => ({
+        ...t,
+        state: 'claimed',
+        claim: claimOf(e.agentId, e.token, e.deadline, e.at, b.settings.leaseMs),
+        attempts: t.attempts + 1,
+      }));
+      b.nextToken = Math.max(b.nextToken, e.token + 1);
+      break;
+    case 'renew':
+      update(b, e, (t) => {
+        if (!t.claim || t.claim.token !== e.token) throw new EventMismatch(e, 'no such claim');
+        return { ...t, claim: { ...t.claim, deadline: Math.max(t.claim.deadline, e.deadline) } };
+      });
+      break;
+    case 'claim-ended':
+      update(b, e, (t) => {
+        if (!t.claim || t.claim.token !== e.token) throw new EventMismatch(e, 'no such claim');
+        const ended: EndedClaim = { agentId: e.agentId, token: e.token, reason: e.reason };
+        const involuntary = e.reason === 'lapsed' || e.reason === 'process-exited';
+        return {
+          ...t,
+          state: e.to,
+          claim: null,
+          lastClaim: ended,
+          failures: t.failures + (involuntary && t.state === 'claimed' ? 1 : 0),
+        };
+      });
+      break;
+    case 'reassign':
+      update(b, e, (t) => ({
+        ...t,
+        state: 'claimed',
+        claim: claimOf(e.to.agentId, e.to.token, e.to.deadline, e.at, b.settings.leaseMs),
+        lastClaim: { agentId: e.from.agentId, token: e.from.token, reason: 'reassigned' },
+        attempts: t.attempts + 1,
+      }));
+      b.nextToken = Math.max(b.nextToken, e.to.token + 1);
+      break;
+    case 'note':
+      update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.at }] }));
+      break;
+    case 'submitted':
+      update(b, e, (t) => ({ ...t, state: 'review' }));
+      break;
+    case 'approved':
+      update(b, e, (t) => ({
+        ...t,
+        state: 'done',
+        claim: null,
+        lastClaim: t.claim ? { agentId: t.claim.agentId, token: t.claim.token, reason: 'released' } : t.lastClaim,
+      }));
+      break;
+    case 'returned':
+      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim }));
+      break;
+    case 'blocked':
+      update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));
+      break;
+    case 'unblocked':
+      update(b, e, (t) => ({ ...t, state: 'open', blockedReason: null }));
+      break;
+    case 'reset':
+      update(b, e, (t) => ({ ...t, state: 'open', failures: 0 }));
+      break;
+    case 'write-rejected':
+      break;
+  }
+  b.seq = e.seq;
+}
+
+function claimOf(agentId: string, token: number, deadline: number, at: number, leaseMs: number): Claim {
+  return { agentId, token, deadline, grantedAt: deadline - leaseMs, grantedAtWall: at };
+}
+
+function update(b: Board, e: BoardEvent & { taskId: string }, f: (t: Task) => Task): void {
+  const t = b.tasks.get(e.taskId);
+  if (!t) throw new EventMismatch(e, `no task ${e.taskId}`);
+  b.tasks.set(e.taskId, f(t));
+}

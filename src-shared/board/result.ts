@@ -1,0 +1,27 @@
+/**
+ * Typed outcomes. The board never throws for a refused request: it answers which rule refused it, so an
+ * agent (or a person) can act on the reason.
+ */
+
+export const REJECTION_CODES = [
+  'no-such-task', // the id names no task
+  'not-holder', // someone else holds the task, or nobody does
+  'stale-token', // the caller held it once, but that claim is over or a newer one exists
+  'lapsed', // the caller's lease ran out; a lapsed lease stays lapsed
+  'bad-state', // the task's state does not allow this
+  'invalid-input', // a field is empty, too long or out of bounds
+] as const;
+export type RejectionCode = (typeof REJECTION_CODES)[number];
+
+export interface Rejection {
+  readonly code: RejectionCode;
+  readonly message: string;
+}
+
+export type Result<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Rejection };
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export const reject = (code: RejectionCode, message: string): { ok: false; error: Rejection } => ({
+  ok: false,
+  error: { code, message },
+});

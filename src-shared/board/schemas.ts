@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { Limits } from './limits.js';
+import { TASK_STATES } from './model.js';
+
+/**
+ * Runtime schemas for everything that crosses into the board from outside: a window, an agent's socket,
+ * the CLI, MCP. The engine checks its text inputs with these too, so a limit lives in exactly one place.
+ */
+const text = (max: number, what: string) => z.string().max(max, `${what} is longer than ${max} characters`);
+
+export const TitleSchema = z
+  .string()
+  .transform((s) => s.trim())
+  .pipe(
+    z
+      .string()
+      .min(1, 'title is empty')
+      .max(Limits.maxTitleChars, `title is longer than ${Limits.maxTitleChars} characters`)
+      .refine((s) => !/[\r\n]/.test(s), 'title must be one line'),
+  );
+export const BodySchema = text(Limits.maxBodyChars, 'body');
+export const NoteTextSchema = z
+  .string()
+  .min(1, 'note is empty')
+  .max(Limits.maxNoteChars, `note is longer than ${Limits.maxNoteChars} characters`);
+export const GoalSchema = text(Limits.maxGoalChars, 'goal');
+export const ReasonSchema = text(Limits.maxNoteChars, 'reason');
+export const VerifySchema = text(Limits.maxVerifyChars, 'verify command').nullable();
+export const TaskIdSchema = z.string().regex(/^T-\d{1,9}$/, 'a task id looks like T-12');
+export const AgentIdSchema = z
+  .string()
+  .min(1, 'agent id is empty')
+  .max(Limits.maxAgentIdChars)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'agent id has characters outside [A-Za-z0-9._:-]');
+export const TokenSchema = z.number().int().positive();
+export const TaskStateSchema = z.enum(TASK_STATES);
+
+export const SettingsPatchSchema = z
+  .object({
+    leaseMs: z
+      .number()
+      .int()
+      .min(Limits.minLeaseMs, `lease must be at least ${Limits.minLeaseMs} ms`)
+      .max(Limits.maxLeaseMs, `lease must be at most ${Limits.maxLeaseMs} ms`),
+    poisonLimit: z.number().int().min(Limits.minPoisonLimit).max(Limits.maxPoisonLimit),
+    renewIntervalMs: z.number().int().min(250).max(Limits.maxLeaseMs),
+    verify: VerifySchema,
+  })
+  .partial()
+  .strict();
+export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+
+/** The first problem zod found, phrased for a person. */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid input';
+  const path = issue.path.length ? `${issue.path.join('.')}: ` : '';
+  return `${path}${issue.message}`;
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'e2e/**/*.test.ts'],
+    // No test files is a failure, never a silent pass.
+    passWithNoTests: false,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Two cores: pty and crash tests are real processes, so too much parallelism only adds noise.
+    maxWorkers: 2,
+  },
+});
