@@ -2,95 +2,102 @@
  * A binary min-heap of keys with priorities, where a key's priority can change in place. The board keeps
  * one for lease deadlines (so one timer, on the earliest deadline, serves every claim) and one for open
  * task numbers (so "claim the next open task" is O(log n) on a 10k-task board). One entry per key: a
- * renewal moves the key instead of leaving a stale entry behind.
+ * renewal moves the key instead of leaving a stale entry behind. Entries carry their own position, so a
+ * sift costs field writes, not map updates (a renewal sifts a key from the top to the bottom every time).
  */
+interface Entry<K> {
+  readonly key: K;
+  priority: number;
+  pos: number;
+}
+
 export class IndexedHeap<K> {
-  private readonly keys: K[] = [];
-  private readonly prio: number[] = [];
-  private readonly pos = new Map<K, number>();
+  private readonly heap: Entry<K>[] = [];
+  private readonly byKey = new Map<K, Entry<K>>();
 
   get size(): number {
-    return this.keys.length;
+    return this.heap.length;
   }
 
   has(key: K): boolean {
-    return this.pos.has(key);
+    return this.byKey.has(key);
   }
 
   peek(): { key: K; priority: number } | undefined {
-    return this.keys.length ? { key: this.keys[0] as K, priority: this.prio[0] as number } : undefined;
+    return this.heap[0];
   }
 
   /** Insert, or move an existing key to a new priority. */
   set(key: K, priority: number): void {
-    const i = this.pos.get(key);
-    if (i === undefined) {
-      this.keys.push(key);
-      this.prio.push(priority);
-      this.pos.set(key, this.keys.length - 1);
-      this.up(this.keys.length - 1);
+    const e = this.byKey.get(key);
+    if (e === undefined) {
+      const entry: Entry<K> = { key, priority, pos: this.heap.length };
+      this.heap.push(entry);
+      this.byKey.set(key, entry);
+      this.up(entry);
       return;
     }
-    const old = this.prio[i] as number;
-    this.prio[i] = priority;
-    if (priority < old) this.up(i);
-    else if (priority > old) this.down(i);
+    const old = e.priority;
+    e.priority = priority;
+    if (priority < old) this.up(e);
+    else if (priority > old) this.down(e);
   }
 
   delete(key: K): boolean {
-    const i = this.pos.get(key);
-    if (i === undefined) return false;
-    const last = this.keys.length - 1;
-    this.swap(i, last);
-    this.keys.pop();
-    this.prio.pop();
-    this.pos.delete(key);
-    if (i < this.keys.length) {
-      this.up(i);
-      this.down(i);
+    const e = this.byKey.get(key);
+    if (e === undefined) return false;
+    this.byKey.delete(key);
+    const last = this.heap.pop() as Entry<K>;
+    if (last !== e) {
+      last.pos = e.pos;
+      this.heap[e.pos] = last;
+      this.up(last);
+      this.down(last);
     }
     return true;
   }
 
   pop(): { key: K; priority: number } | undefined {
-    const top = this.peek();
+    const top = this.heap[0];
     if (top) this.delete(top.key);
     return top;
   }
 
-  private up(i: number): void {
+  private up(e: Entry<K>): void {
+    const h = this.heap;
+    let i = e.pos;
     while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if ((this.prio[parent] as number) <= (this.prio[i] as number)) return;
-      this.swap(i, parent);
-      i = parent;
+      const parentPos = (i - 1) >> 1;
+      const parent = h[parentPos] as Entry<K>;
+      if (parent.priority <= e.priority) break;
+      h[i] = parent;
+      parent.pos = i;
+      i = parentPos;
     }
+    h[i] = e;
+    e.pos = i;
   }
 
-  private down(i: number): void {
-    const n = this.keys.length;
+  private down(e: Entry<K>): void {
+    const h = this.heap;
+    const n = h.length;
+    let i = e.pos;
     for (;;) {
       const l = 2 * i + 1;
+      if (l >= n) break;
+      let ci = l;
+      let c = h[l] as Entry<K>;
       const r = l + 1;
-      let m = i;
-      if (l < n && (this.prio[l] as number) < (this.prio[m] as number)) m = l;
-      if (r < n && (this.prio[r] as number) < (this.prio[m] as number)) m = r;
-      if (m === i) return;
-      this.swap(i, m);
-      i = m;
+      if (r < n && (h[r] as Entry<K>).priority < c.priority) {
+        ci = r;
+        c = h[r] as Entry<K>;
+      }
+      if (c.priority >= e.priority) break;
+      h[i] = c;
+      c.pos = i;
+      i = ci;
     }
-  }
-
-  private swap(a: number, b: number): void {
-    if (a === b) return;
-    const ka = this.keys[a] as K;
-    const kb = this.keys[b] as K;
-    this.keys[a] = kb;
-    this.keys[b] = ka;
-    const pa = this.prio[a] as number;
-    this.prio[a] = this.prio[b] as number;
-    this.prio[b] = pa;
-    this.pos.set(kb, a);
-    this.pos.set(ka, b);
+    h[i] = e;
+    e.pos = i;
   }
 }

@@ -19,7 +19,7 @@ import {
 } from '../../src-shared/board/schemas.js';
 import type { ClaimView } from '../../src-shared/protocol/views.js';
 import type { Clock } from './clock.js';
-import { IndexedHeap } from './indexedHeap.js';
+import { DeadlineQueue } from './deadlineQueue.js';
 
 type Listener = (e: BoardEvent) => void;
 type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -42,9 +42,10 @@ export class LeaseEngine {
   private readonly board: Board;
   private readonly listeners = new Set<Listener>();
   /** Earliest lease deadline first: the host arms one timer on the top. */
-  private readonly deadlines = new IndexedHeap<string>();
-  /** Open tasks by number, for "claim the next open task". */
-  private readonly open = new IndexedHeap<string>();
+  private readonly deadlines = new DeadlineQueue();
+  /** No open task has a number below this: "claim the next open task" scans up from here. Task numbers are
+   *  dense (T-1…T-n, never deleted), so a cursor is O(1) per claim by id, where a sorted set would not be. */
+  private openFloor = 1;
   private readonly heldBy = new Map<string, Set<string>>();
   private readonly holderOf = new Map<string, string>();
 
@@ -53,7 +54,9 @@ export class LeaseEngine {
     board: Board = emptyBoard(),
   ) {
     this.board = board;
-    for (const id of board.tasks.keys()) this.reindex(id);
+    // Claims from disk are indexed in deadline order, so they enter the deadline queue in order.
+    const byDeadline = [...board.tasks.values()].sort((a, b) => (a.claim?.deadline ?? 0) - (b.claim?.deadline ?? 0));
+    for (const t of byDeadline) this.reindex(t.id);
   }
 
   // ---------------------------------------------------------------- reads
@@ -154,7 +157,7 @@ export class LeaseEngine {
     this.sweep();
     let id = taskId;
     if (id === undefined) {
-      id = this.open.peek()?.key;
+      id = this.nextOpen();
       if (id === undefined) return this.refuse(agentId, null, null, 'claim', 'no-such-task', 'no open task to claim');
     }
     const t = this.board.tasks.get(id);
@@ -331,7 +334,9 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     this.sweep();
-    if (t.value.state !== 'review') return reject('bad-state', `${taskId} is ${t.value.state}; only a task in review can be approved`);
+    const task = this.board.tasks.get(taskId) as Task;
+    if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be approved`);
+    if (task.claim) this.end(taskId, task.claim, 'completed', 'review');
     this.emit({ kind: 'approved', taskId, by });
     return ok(null);
   }
@@ -397,6 +402,7 @@ export class LeaseEngine {
   private find(taskId: string): Result<Task> {
     const id = validate<string>(TaskIdSchema, taskId);
     if (!id.ok) return reject('no-such-task', id.message);
+    this.sweep(); // callers then see the task as it is now, lapses included
     const t = this.board.tasks.get(taskId);
     return t ? ok(t) : reject('no-such-task', `no task ${taskId}`);
   }
@@ -493,17 +499,33 @@ export class LeaseEngine {
   }
 
   private emit(body: BoardEventBody): void {
-    const e = { ...body, seq: this.board.seq + 1, at: this.clock.wall(), mono: this.clock.now() } as BoardEvent;
+    // Stamped in place: the body is built by the caller for this event alone, and a spread copy of a
+    // dozen event shapes was the single largest cost of a renewal.
+    const e = body as BoardEvent & { seq: number; at: number; mono: number };
+    e.seq = this.board.seq + 1;
+    e.at = this.clock.wall();
+    e.mono = this.clock.now();
     applyEvent(this.board, e);
-    if ('taskId' in e && e.taskId) this.reindex(e.taskId);
+    const taskId = (e as { taskId?: string | null }).taskId;
+    if (taskId) this.reindex(taskId);
     for (const fn of this.listeners) fn(e);
+  }
+
+  private nextOpen(): string | undefined {
+    for (let n = this.openFloor; n < this.board.nextTaskNumber; n++) {
+      if (this.board.tasks.get(`T-${n}`)?.state === 'open') {
+        this.openFloor = n;
+        return `T-${n}`;
+      }
+    }
+    this.openFloor = this.board.nextTaskNumber;
+    return undefined;
   }
 
   private reindex(taskId: string): void {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
-    if (t.state === 'open') this.open.set(taskId, taskNumber(taskId));
-    else this.open.delete(taskId);
+    if (t.state === 'open') this.openFloor = Math.min(this.openFloor, taskNumber(taskId));
     const before = this.holderOf.get(taskId);
     const now = t.claim?.agentId;
     if (before !== undefined && before !== now) {

@@ -30,6 +30,7 @@ export type ClaimEndReason =
   | 'user-released' // a person returned the task to the backlog
   | 'lapsed' // the lease ran out
   | 'reassigned' // a person moved the task to another agent
+  | 'completed' // the task was approved: the work is over, and so is the claim
   | HardReleaseReason;
 
 /** Signals that end a claim at once, with no timer: the agent is certainly gone. */

@@ -128,12 +128,11 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, state: 'review' }));
       break;
     case 'approved':
-      update(b, e, (t) => ({
-        ...t,
-        state: 'done',
-        claim: null,
-        lastClaim: t.claim ? { agentId: t.claim.agentId, token: t.claim.token, reason: 'released' } : t.lastClaim,
-      }));
+      // The engine ends any claim with its own claim-ended event first, so no claim ends unrecorded.
+      update(b, e, (t) => {
+        if (t.claim) throw new EventMismatch(e, 'the claim must end before approval');
+        return { ...t, state: 'done' };
+      });
       break;
     case 'returned':
       update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim }));

@@ -1,0 +1,26 @@
+/**
+ * `npm run bench`: every benchmark, one table each, and the figures saved to bench-results/ for comparison
+ * between runs. Numbers that matter are measured here, never asserted in a timed test.
+ */
+import * as fs from 'node:fs';
+import { boardBench } from './boardBench.js';
+import { printTable, type Row } from './table.js';
+
+const suites: Array<[string, () => Promise<Row[]>]> = [['board', boardBench]];
+for (const extra of ['./ptyBench.js', './agentBench.js']) {
+  const path = new URL(extra.replace(/\.js$/, '.ts'), import.meta.url);
+  if (!fs.existsSync(path)) continue;
+  const mod = (await import(extra)) as Record<string, unknown>;
+  const fn = Object.values(mod).find((v) => typeof v === 'function') as (() => Promise<Row[]>) | undefined;
+  if (fn) suites.push([extra.replace(/^\.\/|Bench\.js$/g, ''), fn]);
+}
+const all: Record<string, Row[]> = {};
+for (const [name, fn] of suites) {
+  process.stderr.write(`bench: ${name}…\n`);
+  all[name] = await fn();
+  printTable(name, all[name]);
+}
+fs.mkdirSync('bench-results', { recursive: true });
+const file = `bench-results/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+fs.writeFileSync(file, JSON.stringify({ node: process.version, at: new Date().toISOString(), results: all }, null, 2));
+console.log(`\nsaved ${file}`);
