@@ -1,3 +1,6 @@
+import type { Note, Task, TaskState } from '../board/model.js';
+import type { Board } from '../board/reducer.js';
+
 /**
  * What crosses a process boundary about claims. The host's monotonic deadlines mean nothing elsewhere, so a
  * claim travels as the time it has left, measured when it was sent (see reanchorDeadline in board/lease).
@@ -8,4 +11,57 @@ export interface ClaimView {
   /** The fencing token: name it in every later write so a leftover write from an older claim is refused. */
   readonly token: number;
   readonly remainingMs: number;
+}
+
+/** A task as an agent or the CLI sees it: times as "ms left", never as host clock readings. */
+export interface TaskView {
+  readonly id: string;
+  readonly title: string;
+  readonly body: string;
+  readonly state: TaskState;
+  readonly claim: ClaimView | null;
+  readonly attempts: number;
+  readonly notes: readonly Note[];
+  readonly verify: string | null;
+}
+
+export interface BoardView {
+  readonly threadId: string;
+  readonly goal: string;
+  readonly leaseMs: number;
+  readonly tasks: readonly Omit<TaskView, 'body' | 'notes'>[];
+}
+
+export function claimView(task: Task, now: number): ClaimView | null {
+  const c = task.claim;
+  return c ? { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: Math.max(0, c.deadline - now) } : null;
+}
+
+export function taskView(task: Task, now: number): TaskView {
+  return {
+    id: task.id,
+    title: task.title,
+    body: task.body,
+    state: task.state,
+    claim: claimView(task, now),
+    attempts: task.attempts,
+    notes: task.notes,
+    verify: task.verify,
+  };
+}
+
+export function boardView(board: Readonly<Board>, now: number): BoardView {
+  return {
+    threadId: board.threadId,
+    goal: board.goal,
+    leaseMs: board.settings.leaseMs,
+    tasks: [...board.tasks.values()].map((t) => ({
+      id: t.id,
+      title: t.title,
+      state: t.state,
+      claim: claimView(t, now),
+      attempts: t.attempts,
+      verify: t.verify,
+    })),
+  };
 }

@@ -1,0 +1,61 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** What the host knows about one launched agent. A relaunch is a new agent with a new id and secret. */
+export interface AgentRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly profile: string;
+  /** 256 bits, random per launch; handed to the agent in its environment and never shown in the UI. */
+  readonly secret: string;
+  status: 'starting' | 'running' | 'stalled' | 'exited';
+  pid: number | null;
+  exit: { code: number; signal: number | null } | null;
+  /** performance.now() of the agent's last board call, for the liveness check. */
+  lastBoardCallAt: number;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * Agents by id and by secret. Lookup by secret hashes the presented value and compares digests in constant
+ * time, so response timing says nothing about how much of a guess was right.
+ */
+export class AgentRegistry {
+  private readonly byId = new Map<string, AgentRecord>();
+  private readonly byDigest = new Map<string, AgentRecord>();
+  private counter = 0;
+
+  /** A new agent: id `<profile>-<n>-<random>` is never reused, even across host restarts. */
+  create(profile: string, name: string, now: number): AgentRecord {
+    this.counter++;
+    const id = `${profile}-${this.counter}-${randomBytes(3).toString('hex')}`;
+    const secret = randomBytes(32).toString('base64url');
+    const rec: AgentRecord = { id, name, profile, secret, status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
+    this.byId.set(id, rec);
+    this.byDigest.set(digest(secret).toString('hex'), rec);
+    return rec;
+  }
+
+  get(id: string): AgentRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  all(): AgentRecord[] {
+    return [...this.byId.values()];
+  }
+
+  /** The agent a secret belongs to, if it is alive. A dead agent's secret dies with it. */
+  authenticate(secret: unknown): AgentRecord | null {
+    if (typeof secret !== 'string' || secret.length === 0 || secret.length > 256) return null;
+    const d = digest(secret);
+    const rec = this.byDigest.get(d.toString('hex'));
+    if (!rec || !timingSafeEqual(digest(rec.secret), d)) return null;
+    return rec.status === 'exited' ? null : rec;
+  }
+
+  /** Forget the secret: nothing can act as this agent any more. */
+  revoke(id: string): void {
+    const rec = this.byId.get(id);
+    if (rec) this.byDigest.delete(digest(rec.secret).toString('hex'));
+  }
+}

@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { FrameTooLarge, LineSplitter, RpcCode, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
+import type { BoardService } from '../board/boardService.js';
+import type { AgentRegistry } from './agentRegistry.js';
+import { callAsAgent, type AgentCallHooks } from './agentRpc.js';
+
+/** Where a Thread's socket lives. Unix sockets have a ~104-byte path limit (macOS), so the name is short. */
+export function socketPathFor(dir: string, threadKey: string, platform = process.platform): string {
+  const name = `fb-${threadKey.replace(/[^A-Za-z0-9]/g, '').slice(0, 12)}`;
+  return platform === 'win32' ? `\\\\.\\pipe\\forkbench-${name}` : join(dir, `${name}.sock`);
+}
+
+type Id = number | string | null;
+
+/**
+ * The agents' door to the board: newline-delimited JSON-RPC 2.0 on a Unix socket (0600, in a 0700 folder).
+ * Every request carries the agent's secret; it decides who is calling, so one agent cannot act as another.
+ * Anything malformed gets a JSON-RPC error; a frame over 1 MiB gets an error and the connection is closed.
+ * No input can take the host down.
+ */
+export class AgentSocket {
+  private readonly conns = new Set<net.Socket>();
+
+  private constructor(
+    readonly path: string,
+    private readonly server: net.Server,
+  ) {}
+
+  static async listen(path: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks = {}): Promise<AgentSocket> {
+    if (process.platform !== 'win32' && fs.existsSync(path)) {
+      // A socket file left by a host that died. Anything else at that path is not ours to delete.
+      if (!fs.lstatSync(path).isSocket()) throw new Error(`${path} exists and is not a socket`);
+      fs.unlinkSync(path);
+    }
+    const server = net.createServer();
+    const sock = new AgentSocket(path, server);
+    server.on('connection', (c) => sock.serve(c, registry, board, hooks));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+    if (process.platform !== 'win32') fs.chmodSync(path, 0o600);
+    return sock;
+  }
+
+  private serve(c: net.Socket, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks): void {
+    this.conns.add(c);
+    c.on('close', () => this.conns.delete(c));
+    c.on('error', () => c.destroy());
+    const decoder = new StringDecoder('utf8');
+    const lines = new LineSplitter();
+    // Requests on one connection are answered in order, one at a time.
+    let chain = Promise.resolve();
+    const send = (r: RpcResponse) => {
+      if (!c.destroyed) c.write(`${JSON.stringify(r)}\n`);
+    };
+    const fail = (id: Id, error: RpcError) => send({ jsonrpc: '2.0', id, error });
+    c.on('data', (chunk: Buffer) => {
+      let got: string[];
+      try {
+        got = lines.push(decoder.write(chunk));
+      } catch (err) {
+        if (err instanceof FrameTooLarge) {
+          fail(null, { code: RpcCode.invalidRequest, message: err.message });
+          c.end();
+          c.removeAllListeners('data');
+          return;
+        }
+        throw err;
+      }
+      for (const line of got) {
+        if (!line.trim()) continue;
+        chain = chain.then(() => this.handle(line, registry, board, hooks, send, fail)).catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }));
+      }
+    });
+  }
+
+  private async handle(line: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks, send: (r: RpcResponse) => void, fail: (id: Id, e: RpcError) => void): Promise<void> {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return fail(null, { code: RpcCode.parseError, message: 'not JSON' });
+    }
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail(null, { code: RpcCode.invalidRequest, message: 'a request is a JSON object' });
+    const m = msg as Record<string, unknown>;
+    const id: Id = typeof m.id === 'number' || typeof m.id === 'string' ? m.id : null;
+    if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || id === null)
+      return fail(id, { code: RpcCode.invalidRequest, message: 'need jsonrpc "2.0", a method and an id' });
+    if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params)))
+      return fail(id, { code: RpcCode.invalidParams, message: 'params must be an object' });
+    const agent = registry.authenticate(m.auth);
+    if (!agent) return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
+    agent.lastBoardCallAt = performance.now();
+    const out = await callAsAgent(board, agent.id, m.method, m.params, hooks);
+    if (out.ok) send({ jsonrpc: '2.0', id, result: out.result });
+    else fail(id, out.error);
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.conns) c.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (process.platform !== 'win32') fs.rmSync(this.path, { force: true });
+  }
+}

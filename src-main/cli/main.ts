@@ -1,0 +1,149 @@
+import { parseArgs } from 'node:util';
+import { AGENT_METHODS, AgentEnv, methodSpec, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { formatResult } from './format.js';
+import { RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
+
+/**
+ * `forkbench`: the board from an agent's shell. It keeps no state between calls: the socket, the agent's
+ * secret and its id come from the environment the host launched the agent with, and fencing tokens come
+ * back from `claim` for the agent to pass on.
+ *
+ * Exit codes: 0 ok, 2 usage, 3 refused by the board (the reason is printed), 4 cannot reach the board.
+ */
+export const Exit = { ok: 0, usage: 2, rejected: 3, unreachable: 4 } as const;
+
+class UsageError extends Error {}
+
+function usage(): string {
+  const lines = ['usage: forkbench <command> [args] [--json]', '', 'Board commands (for agents):'];
+  for (const m of AGENT_METHODS) lines.push(`  ${synopsis(m).padEnd(44)} ${m.summary}`);
+  lines.push(
+    '',
+    'Other commands:',
+    '  forkbench mcp                                 run an MCP server on stdio with the same operations as tools',
+    '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
+    '',
+    `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
+    'Exit codes: 0 ok, 2 usage, 3 refused by the board, 4 cannot reach the board.',
+  );
+  return lines.join('\n');
+}
+
+function synopsis(m: MethodSpec): string {
+  const parts = [`forkbench ${m.name}`];
+  for (const p of m.params) {
+    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
+    parts.push(p.required ? name : `[${name}]`);
+  }
+  return parts.join(' ');
+}
+
+/** Turn argv into method params, checked against the shared method table. */
+export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record<string, unknown>; json: boolean } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' } };
+  for (const p of spec.params) if (!p.positional) options[p.name] = { type: 'string' };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const params: Record<string, unknown> = {};
+  const positional = spec.params.filter((p) => p.positional);
+  const given = parsed.positionals;
+  if (given.length > positional.length) {
+    // The last positional takes the rest, so `forkbench note T-1 fixed the parser` needs no quotes.
+    const last = positional.at(-1);
+    if (!last || last.kind === 'taskId') throw new UsageError(`too many arguments for ${spec.name}: ${synopsis(spec)}`);
+    given.splice(positional.length - 1, given.length, given.slice(positional.length - 1).join(' '));
+  }
+  positional.forEach((p, i) => {
+    if (given[i] !== undefined) params[p.name] = given[i];
+    else if (p.required) throw new UsageError(`missing ${p.name}: ${synopsis(spec)}`);
+  });
+  for (const p of spec.params) {
+    if (p.positional) continue;
+    const v = parsed.values[p.name];
+    if (v === undefined) continue;
+    if (p.kind === 'token') {
+      if (typeof v !== 'string' || !/^\d{1,15}$/.test(v) || Number(v) < 1) throw new UsageError(`--token takes a positive whole number, not '${String(v)}'`);
+      params[p.name] = Number(v);
+    } else params[p.name] = v;
+  }
+  if (typeof params.taskId === 'string') params.taskId = params.taskId.toUpperCase();
+  return { params, json: parsed.values.json === true };
+}
+
+interface Io {
+  out(s: string): void;
+  err(s: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+export async function run(argv: string[], io: Io): Promise<number> {
+  const [cmd, ...rest] = argv;
+  const json = rest.includes('--json');
+  const usageFail = (msg: string) => {
+    if (json) io.out(JSON.stringify({ ok: false, error: { reason: 'usage', message: msg } }));
+    else io.err(`forkbench: ${msg}\n\n${usage()}`);
+    return Exit.usage;
+  };
+  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    io.out(usage());
+    return cmd ? Exit.ok : Exit.usage;
+  }
+  if (cmd === 'mcp') {
+    const { runMcpServer } = await import('./mcpServer.js');
+    await runMcpServer(io.env);
+    return Exit.ok;
+  }
+  // SERVE-HOOK
+  const spec = methodSpec(cmd);
+  if (!spec) return usageFail(`unknown command '${cmd}'`);
+  let params: Record<string, unknown>;
+  try {
+    params = parseCommand(spec, rest).params;
+  } catch (err) {
+    if (err instanceof UsageError) return usageFail(err.message);
+    throw err;
+  }
+  const socket = io.env[AgentEnv.socket];
+  const secret = io.env[AgentEnv.secret];
+  const unreachable = (msg: string) => {
+    if (json) io.out(JSON.stringify({ ok: false, error: { reason: 'unreachable', message: msg } }));
+    else io.err(`forkbench: ${msg}`);
+    return Exit.unreachable;
+  };
+  if (!socket || !secret) return unreachable(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: run this inside an agent pane that Forkbench launched`);
+  let client: RpcClient;
+  try {
+    client = await RpcClient.connect(socket, secret);
+  } catch (err) {
+    return unreachable((err as Error).message);
+  }
+  try {
+    const result = await client.call(spec.name, params);
+    io.out(json ? JSON.stringify({ ok: true, result }) : formatResult(spec.name, result));
+    return Exit.ok;
+  } catch (err) {
+    if (err instanceof RpcFailure) {
+      const reason = (err.error.data as { reason?: string } | undefined)?.reason ?? String(err.error.code);
+      if (json) io.out(JSON.stringify({ ok: false, error: { reason, message: err.error.message } }));
+      else io.err(`forkbench: refused (${reason}): ${err.error.message}`);
+      return Exit.rejected;
+    }
+    if (err instanceof Unreachable) return unreachable(err.message);
+    throw err;
+  } finally {
+    client.close();
+  }
+}
+
+export async function main(): Promise<void> {
+  const code = await run(process.argv.slice(2), {
+    out: (s) => process.stdout.write(`${s}\n`),
+    err: (s) => process.stderr.write(`${s}\n`),
+    env: process.env,
+  });
+  process.exitCode = code;
+}

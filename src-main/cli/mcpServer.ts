@@ -1,0 +1,46 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { AGENT_METHODS, AgentEnv } from '../../src-shared/protocol/agentMethods.js';
+import { paramShape } from '../../src-shared/protocol/agentSchemas.js';
+import { RpcClient, RpcFailure } from './rpcClient.js';
+
+/**
+ * `forkbench mcp`: the agents' API as MCP tools over stdio, for agents that speak MCP (Claude Code, Codex,
+ * Gemini CLI, OpenCode). Each tool is one entry of the shared method table, with its schema; calls are
+ * proxied to the board's socket with this agent's secret, so the board sees exactly what the CLI would send.
+ */
+export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
+  const socket = env[AgentEnv.socket];
+  const secret = env[AgentEnv.secret];
+  const server = new McpServer({ name: 'forkbench', version: '0.1.0' });
+  let client: RpcClient | null = null;
+  const call = async (method: string, args: Record<string, unknown>) => {
+    if (!socket || !secret) throw new Error(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: start this from an agent pane Forkbench launched`);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        client ??= await RpcClient.connect(socket, secret);
+        return await client.call(method, args);
+      } catch (err) {
+        if (err instanceof RpcFailure || attempt > 0) throw err;
+        client = null; // the connection dropped (host restarted?): one fresh try
+      }
+    }
+  };
+  for (const m of AGENT_METHODS) {
+    server.registerTool(
+      m.name,
+      { description: m.summary, inputSchema: paramShape(m.name), annotations: { readOnlyHint: !m.write } },
+      async (args: Record<string, unknown>) => {
+        try {
+          const result = await call(m.name, args);
+          return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }] };
+        } catch (err) {
+          const reason = err instanceof RpcFailure ? ((err.error.data as { reason?: string } | undefined)?.reason ?? 'error') : 'unreachable';
+          return { isError: true, content: [{ type: 'text' as const, text: `refused (${reason}): ${(err as Error).message}` }] };
+        }
+      },
+    );
+  }
+  await server.connect(new StdioServerTransport());
+  return server;
+}

@@ -1,0 +1,95 @@
+import * as net from 'node:net';
+import type { RpcError, RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
+
+export class Unreachable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Unreachable';
+  }
+}
+
+/**
+ * A small JSON-RPC client for the agents' socket. One connection, requests answered in order. Kept to
+ * node:net alone so the CLI starts about as fast as a bare `node`.
+ */
+export class RpcClient {
+  private buf = '';
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (r: RpcResponse) => void; reject: (e: Error) => void }>();
+
+  private constructor(
+    private readonly sock: net.Socket,
+    private readonly secret: string,
+  ) {
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => {
+      this.buf += d;
+      let nl: number;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        let msg: RpcResponse;
+        try {
+          msg = JSON.parse(line) as RpcResponse;
+        } catch {
+          continue;
+        }
+        const w = typeof msg.id === 'number' ? this.waiting.get(msg.id) : undefined;
+        if (w) {
+          this.waiting.delete(msg.id as number);
+          w.resolve(msg);
+        } else if ('error' in msg) {
+          // an error the host could not tie to a request (e.g. an oversized frame): fail everything pending
+          for (const x of this.waiting.values()) x.resolve(msg);
+          this.waiting.clear();
+        }
+      }
+    });
+    const gone = (why: string) => {
+      for (const w of this.waiting.values()) w.reject(new Unreachable(why));
+      this.waiting.clear();
+    };
+    sock.on('close', () => gone('the board closed the connection'));
+    sock.on('error', (e) => gone(e.message));
+  }
+
+  static connect(path: string, secret: string, timeoutMs = 5000): Promise<RpcClient> {
+    return new Promise((resolve, reject) => {
+      const sock = net.createConnection(path);
+      const timer = setTimeout(() => {
+        sock.destroy();
+        reject(new Unreachable(`no answer from the board at ${path} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      sock.once('connect', () => {
+        clearTimeout(timer);
+        resolve(new RpcClient(sock, secret));
+      });
+      sock.once('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        reject(new Unreachable(`cannot reach the board at ${path}: ${e.code ?? e.message}`));
+      });
+    });
+  }
+
+  /** Resolves with the result, or rejects with an RpcFailure (the board answered no) or Unreachable. */
+  async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const id = this.nextId++;
+    const res = await new Promise<RpcResponse>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`);
+    });
+    if ('error' in res) throw new RpcFailure(res.error);
+    return res.result;
+  }
+
+  close(): void {
+    this.sock.end();
+  }
+}
+
+export class RpcFailure extends Error {
+  constructor(readonly error: RpcError) {
+    super(error.message);
+    this.name = 'RpcFailure';
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The agents' API, defined once. The host's socket validates against schemas built from this table
+ * (agentSchemas.ts), the `forkbench` CLI builds its commands and help from it, and `forkbench mcp` turns
+ * each entry into an MCP tool. It is plain data on purpose: the CLI must start in about the time of a bare
+ * `node`, and loading a schema library would double that.
+ */
+
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body';
+
+export interface ParamSpec {
+  readonly name: string;
+  readonly kind: ParamKind;
+  readonly required: boolean;
+  /** On the command line: a positional argument (in order), else `--<name> VALUE`. */
+  readonly positional: boolean;
+  readonly describe: string;
+}
+
+export interface MethodSpec {
+  readonly name: AgentMethod;
+  readonly summary: string;
+  readonly params: readonly ParamSpec[];
+  /** Writes go through the fence and renew the caller's lease; reads change nothing. */
+  readonly write: boolean;
+}
+
+export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit'] as const;
+export type AgentMethod = (typeof AGENT_METHOD_NAMES)[number];
+
+const taskId = (required: boolean, describe = 'task id, like T-12'): ParamSpec => ({ name: 'taskId', kind: 'taskId', required, positional: true, describe });
+const token: ParamSpec = {
+  name: 'token',
+  kind: 'token',
+  required: false,
+  positional: false,
+  describe: 'the fencing token your claim returned; with it, a write left over from an older claim is refused',
+};
+
+export const AGENT_METHODS: readonly MethodSpec[] = [
+  { name: 'board', summary: 'Show the goal and every task with its state and holder.', params: [], write: false },
+  { name: 'show', summary: 'Show one task: body, holder, time left on its lease, notes.', params: [taskId(true)], write: false },
+  {
+    name: 'claim',
+    summary: 'Claim a task (without an id: the next open one). Prints the fencing token to pass to later writes.',
+    params: [taskId(false, 'task id; omit to take the next open task')],
+    write: true,
+  },
+  { name: 'renew', summary: 'Extend your lease on a task you hold (any write does this too).', params: [taskId(true), token], write: true },
+  {
+    name: 'note',
+    summary: 'Add a progress note to a task you hold.',
+    params: [taskId(true), { name: 'text', kind: 'note', required: true, positional: true, describe: 'the note' }, token],
+    write: true,
+  },
+  {
+    name: 'done',
+    summary: 'Say a task you hold is done. It goes to review (or to its verify command), not straight to done.',
+    params: [taskId(true), token, { name: 'note', kind: 'note', required: false, positional: false, describe: 'what you did' }],
+    write: true,
+  },
+  { name: 'release', summary: 'Give a task you hold back to the backlog.', params: [taskId(true), token], write: true },
+  {
+    name: 'add',
+    summary: 'Add a task to the backlog.',
+    params: [
+      { name: 'title', kind: 'title', required: true, positional: true, describe: 'one-line title' },
+      { name: 'body', kind: 'body', required: false, positional: false, describe: 'details' },
+    ],
+    write: true,
+  },
+  {
+    name: 'edit',
+    summary: 'Change the title or body of a task you hold.',
+    params: [
+      taskId(true),
+      { name: 'title', kind: 'title', required: false, positional: false, describe: 'new title' },
+      { name: 'body', kind: 'body', required: false, positional: false, describe: 'new body' },
+      token,
+    ],
+    write: true,
+  },
+];
+
+export function methodSpec(name: string): MethodSpec | undefined {
+  return AGENT_METHODS.find((m) => m.name === name);
+}
+
+/** Environment variables through which the host hands an agent the board. */
+export const AgentEnv = {
+  socket: 'FORKBENCH_SOCKET',
+  agentId: 'FORKBENCH_AGENT_ID',
+  /** The agent's secret (256 bits, per launch). Not the fencing token: that one comes from `claim`. */
+  secret: 'FORKBENCH_SECRET',
+  threadDir: 'FORKBENCH_THREAD_DIR',
+} as const;
