@@ -53,6 +53,12 @@ export class AgentRegistry {
     return rec.status === 'exited' ? null : rec;
   }
 
+  /** Forget the agent altogether (its pane was closed). */
+  remove(id: string): void {
+    this.revoke(id);
+    this.byId.delete(id);
+  }
+
   /** Forget the secret: nothing can act as this agent any more. */
   revoke(id: string): void {
     const rec = this.byId.get(id);

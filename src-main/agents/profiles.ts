@@ -1,0 +1,421 @@
+/**
+ * Built-in agent profiles: how to start each coding agent CLI in a pane so that it can reach the board.
+ *
+ * Every agent gets the board two ways:
+ * - the `forkbench` CLI on PATH (binDir first) with its identity in FORKBENCH_SOCKET, FORKBENCH_AGENT_ID,
+ *   FORKBENCH_TOKEN and FORKBENCH_THREAD_DIR;
+ * - where the CLI speaks MCP, the stdio server `<nodePath> <cliPath> mcp`, handed over the way that CLI
+ *   takes it.
+ *
+ * Rules the profiles follow:
+ * - Config goes through args, env, or files in a per-agent folder (default <threadDir>/agents/<agentId>,
+ *   mode 0700), never into the user's repo or home. The one exception (Gemini, below) is opt-in.
+ * - The agent token never appears in argv (/proc/<pid>/cmdline is readable by every local user; environ is
+ *   not). Configs reference the environment where the CLI can expand it, or sit in 0600 files.
+ * - Building a plan is pure; `writeProfileFiles` does the I/O.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { Limits } from '../../src-shared/board/limits.js';
+
+export type AgentKind = 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode' | 'shell' | 'custom';
+
+export interface ProfileContext {
+  /** The Thread's data folder (exported as FORKBENCH_THREAD_DIR). */
+  threadDir: string;
+  /** The board's Unix socket. */
+  socketPath: string;
+  agentId: string;
+  /** The agent's secret for the socket. Goes into env and 0600 files only. */
+  agentToken: string;
+  /** Absolute path to the `forkbench` CLI's JavaScript entry. */
+  cliPath: string;
+  /** Absolute path to the node binary that runs the CLI (Electron's own node may not be on PATH). */
+  nodePath: string;
+  /** Folder holding the `forkbench` launcher, put first on PATH. */
+  binDir: string;
+  /** Where this agent's generated files go; defaults to <threadDir>/agents/<agentId>. */
+  agentDir?: string;
+  /** The agent's working directory (its repo); only the opt-in Gemini project settings use it. */
+  workDir?: string;
+  /** Allow writing board config into `workDir` for CLIs that offer no other channel (Gemini's MCP). */
+  allowWorkDirConfig?: boolean;
+  /** Lease length the instructions quote; defaults to the board's default. */
+  leaseMs?: number;
+  /** The environment PATH and SHELL are read from; defaults to process.env. */
+  baseEnv?: Record<string, string | undefined>;
+}
+
+export interface ProfileFile {
+  path: string;
+  content: string;
+  mode: number;
+  /** 'json': deep-merge into an existing JSON object file instead of replacing it (our keys win). */
+  merge?: 'json';
+}
+
+export type InstructionsChannel =
+  | 'system-prompt' // appended to the CLI's system prompt
+  | 'developer-instructions' // a config key that adds a developer message
+  | 'config-instructions' // the CLI's config lists the instructions file
+  | 'read-only-file' // the CLI loads the file as read-only context
+  | 'first-prompt' // no invisible channel exists: the instructions are the session's first message
+  | 'file'; // only written to FORKBENCH_INSTRUCTIONS for a person or a custom agent
+
+export interface LaunchPlan {
+  kind: AgentKind;
+  command: string;
+  args: string[];
+  /** Variables to add to the pane's environment (PATH is the full new value). */
+  env: Record<string, string>;
+  files: ProfileFile[];
+  instructionsVia: InstructionsChannel;
+  /** Whether the forkbench MCP server is configured; the CLI works either way. */
+  mcp: boolean;
+}
+
+export interface CustomCommand {
+  command: string;
+  args?: readonly string[];
+}
+
+export interface AgentProfile {
+  kind: AgentKind;
+  label: string;
+  build(ctx: ProfileContext, custom?: CustomCommand): LaunchPlan;
+}
+
+/** The MCP server's name in every config: tools appear as e.g. `mcp__forkbench__claim` in Claude Code. */
+export const MCP_SERVER_NAME = 'forkbench';
+const INSTRUCTIONS_FILE = 'FORKBENCH.md';
+/** Only the owner may read an agent's folder: its files can hold the agent token. */
+const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
+/** Files without secrets that the user may want to open. */
+const SHARED_FILE_MODE = 0o644;
+
+const IDENTITY_VARS = ['FORKBENCH_SOCKET', 'FORKBENCH_AGENT_ID', 'FORKBENCH_TOKEN', 'FORKBENCH_THREAD_DIR'] as const;
+
+export function agentDirOf(ctx: ProfileContext): string {
+  return ctx.agentDir ?? join(ctx.threadDir, 'agents', ctx.agentId);
+}
+
+/** The board identity every profile exports, plus PATH with binDir first. */
+export function forkbenchEnv(ctx: ProfileContext): Record<string, string> {
+  const basePath = (ctx.baseEnv ?? process.env).PATH;
+  return {
+    FORKBENCH_SOCKET: ctx.socketPath,
+    FORKBENCH_AGENT_ID: ctx.agentId,
+    FORKBENCH_TOKEN: ctx.agentToken,
+    FORKBENCH_THREAD_DIR: ctx.threadDir,
+    FORKBENCH_INSTRUCTIONS: join(agentDirOf(ctx), INSTRUCTIONS_FILE),
+    PATH: basePath ? `${ctx.binDir}${delimiter}${basePath}` : ctx.binDir,
+  };
+}
+
+/** The identity variables with literal values, for configs that must carry them (0600 files only). */
+function identityEnv(ctx: ProfileContext): Record<string, string> {
+  const env = forkbenchEnv(ctx);
+  return Object.fromEntries(IDENTITY_VARS.map((k) => [k, env[k]!]));
+}
+
+/** The identity variables as references the CLI expands from its own environment (`$X`, `{env:X}`). */
+function identityRefs(ref: (name: string) => string): Record<string, string> {
+  return Object.fromEntries(IDENTITY_VARS.map((k) => [k, ref(k)]));
+}
+
+/** What an agent is told about the board. Plain text: it goes into system prompts and files alike. */
+export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean } = { mcp: false }): string {
+  const leaseS = Math.round((ctx.leaseMs ?? Limits.defaultLeaseMs) / 1000);
+  const renewS = Math.max(1, Math.floor(leaseS / 4));
+  const via = opts.mcp
+    ? `the \`forkbench\` command (on your PATH) or the ${MCP_SERVER_NAME} MCP tools, which do the same things`
+    : 'the `forkbench` command (on your PATH)';
+  return [
+    `You are agent "${ctx.agentId}" in Forkbench: several coding agents work side by side and share one task board.`,
+    `Coordinate through the board with ${via}:`,
+    '',
+    '  forkbench board                              show the tasks, who holds which, and lease time left',
+    '  forkbench claim [ID]                         claim a task (the next open one without ID); prints a fencing TOKEN',
+    '  forkbench renew ID --token N                 keep your lease on task ID',
+    '  forkbench note ID TEXT --token N             record progress on the task',
+    '  forkbench done ID --token N [--note TEXT]    finish the task',
+    '  forkbench release ID --token N              hand the task back unfinished',
+    '  forkbench add TITLE [--body TEXT]            add a task for anyone',
+    '',
+    'Rules:',
+    '- Claim a task before working on it, and work only on tasks you hold.',
+    '- Pass the token your claim printed to every call about that task.',
+    `- A lease lasts ${leaseS} s. Any board call you make renews it; while working, renew at least every ${renewS} s (between steps is fine).`,
+    '- A lapsed lease stays lapsed: the task may go to another agent and your late note or done is rejected.',
+    '  If that happens, stop work on it, run `forkbench board`, and claim again (you get a new token).',
+    '- Finish with `forkbench done`. If you stop or get stuck, `forkbench release` so someone else can take it.',
+  ].join('\n');
+}
+
+/** The stdio MCP server, as command + args. */
+function mcpCommand(ctx: ProfileContext): { command: string; args: string[] } {
+  return { command: ctx.nodePath, args: [ctx.cliPath, 'mcp'] };
+}
+
+/** `mcpServers` in the Claude Code / .mcp.json shape, with literal identity values (goes in a 0600 file). */
+function standardMcpConfig(ctx: ProfileContext): string {
+  const { command, args } = mcpCommand(ctx);
+  return json({ mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command, args, env: identityEnv(ctx) } } });
+}
+
+function instructionsFile(ctx: ProfileContext, mcp: boolean): ProfileFile {
+  return { path: join(agentDirOf(ctx), INSTRUCTIONS_FILE), content: `${boardInstructions(ctx, { mcp })}\n`, mode: SHARED_FILE_MODE };
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** A TOML value for codex's `-c key=value`: JSON strings and arrays of strings are valid TOML. */
+function toml(value: string | readonly string[]): string {
+  return JSON.stringify(value);
+}
+
+/**
+ * The login shell: $SHELL when it names an existing absolute path, else /bin/bash, else /bin/sh.
+ * `exists` is injectable for tests.
+ */
+export function resolveLoginShell(env: Record<string, string | undefined> = process.env, exists: (p: string) => boolean = existsSync): string {
+  const shell = env.SHELL;
+  if (shell && isAbsolute(shell) && exists(shell)) return shell;
+  return exists('/bin/bash') ? '/bin/bash' : '/bin/sh';
+}
+
+const claude: AgentProfile = {
+  kind: 'claude',
+  label: 'Claude Code',
+  build(ctx) {
+    const mcpPath = join(agentDirOf(ctx), 'claude-mcp.json');
+    return {
+      kind: 'claude',
+      command: 'claude',
+      // Order matters: --allowedTools and --mcp-config are variadic, so each is followed by another flag
+      // and a prompt a caller appends after the last (single-valued) flag is still parsed as the prompt.
+      args: [
+        // The board's tools and the `forkbench` CLI are pre-approved: asking a person before every lease
+        // renewal would let leases lapse while the dialog waits.
+        '--allowedTools',
+        `mcp__${MCP_SERVER_NAME},Bash(forkbench:*)`,
+        // Adds our server to the user's own (no --strict-mcp-config: their servers keep working).
+        '--mcp-config',
+        mcpPath,
+        '--append-system-prompt',
+        boardInstructions(ctx, { mcp: true }),
+      ],
+      env: forkbenchEnv(ctx),
+      files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, true)],
+      instructionsVia: 'system-prompt',
+      mcp: true,
+    };
+  },
+};
+
+const codex: AgentProfile = {
+  kind: 'codex',
+  label: 'Codex CLI',
+  build(ctx) {
+    const { command, args } = mcpCommand(ctx);
+    const key = `mcp_servers.${MCP_SERVER_NAME}`;
+    return {
+      kind: 'codex',
+      command: 'codex',
+      // Codex has no per-run MCP config file; `-c` overrides layer over ~/.codex/config.toml without
+      // touching it. Codex passes MCP servers only a default allow-list of variables, so `env_vars`
+      // forwards the identity from codex's own environment: the token never lands in argv.
+      args: [
+        '-c',
+        `${key}.command=${toml(command)}`,
+        '-c',
+        `${key}.args=${toml(args)}`,
+        '-c',
+        `${key}.env_vars=${toml(IDENTITY_VARS)}`,
+        // `developer_instructions` adds a developer message without replacing codex's base instructions.
+        // `-c` accepts unknown keys silently, so an older codex just ignores it; the file stays as fallback.
+        '-c',
+        `developer_instructions=${toml(boardInstructions(ctx, { mcp: true }))}`,
+      ],
+      env: forkbenchEnv(ctx),
+      files: [instructionsFile(ctx, true)],
+      instructionsVia: 'developer-instructions',
+      mcp: true,
+    };
+  },
+};
+
+const gemini: AgentProfile = {
+  kind: 'gemini',
+  label: 'Gemini CLI',
+  build(ctx) {
+    // Gemini CLI reads MCP servers only from settings files. Its system-level paths can be redirected by
+    // env (GEMINI_CLI_SYSTEM_SETTINGS_PATH / _DEFAULTS_PATH) but it refuses files whose folder is not
+    // root-owned, and GEMINI_CLI_HOME would hide the user's login. So MCP needs the project's
+    // .gemini/settings.json, which is the user's repo: opt-in only, merged, and secret-free ($VAR references
+    // Gemini expands from its environment, so every agent in that repo writes identical content).
+    const mcp = Boolean(ctx.allowWorkDirConfig && ctx.workDir);
+    const files: ProfileFile[] = [instructionsFile(ctx, mcp)];
+    if (mcp) {
+      const { command, args } = mcpCommand(ctx);
+      files.push({
+        path: join(ctx.workDir!, '.gemini', 'settings.json'),
+        content: json({
+          // trust: the board's tools run without a confirmation per call (a waiting dialog lapses leases).
+          mcpServers: { [MCP_SERVER_NAME]: { command, args, env: identityRefs((k) => `$${k}`), trust: true } },
+        }),
+        mode: SHARED_FILE_MODE,
+        merge: 'json',
+      });
+    }
+    return {
+      kind: 'gemini',
+      command: 'gemini',
+      // No system-prompt flag (GEMINI_SYSTEM_MD would replace the whole prompt), and include-directory
+      // GEMINI.md files load only with a setting that lives in the user's files: the instructions ride the
+      // first message, which `--prompt-interactive` sends before handing the session to the user.
+      args: ['--prompt-interactive', `${boardInstructions(ctx, { mcp })}\n\nReply with one short line to confirm, then wait for the user's task.`],
+      env: forkbenchEnv(ctx),
+      files,
+      instructionsVia: 'first-prompt',
+      mcp,
+    };
+  },
+};
+
+const aider: AgentProfile = {
+  kind: 'aider',
+  label: 'Aider',
+  build(ctx) {
+    const instructions = instructionsFile(ctx, false);
+    return {
+      kind: 'aider',
+      command: 'aider',
+      // Aider speaks no MCP: it gets the instructions as a read-only context file and runs `forkbench`
+      // through its shell-command suggestions.
+      args: ['--read', instructions.path],
+      env: forkbenchEnv(ctx),
+      files: [instructions],
+      instructionsVia: 'read-only-file',
+      mcp: false,
+    };
+  },
+};
+
+const opencode: AgentProfile = {
+  kind: 'opencode',
+  label: 'OpenCode',
+  build(ctx) {
+    const configPath = join(agentDirOf(ctx), 'opencode.json');
+    const instructions = instructionsFile(ctx, true);
+    const { command, args } = mcpCommand(ctx);
+    return {
+      kind: 'opencode',
+      command: 'opencode',
+      args: [],
+      // OPENCODE_CONFIG layers this file between the user's global and project configs. `{env:X}` is
+      // OpenCode's substitution, so the file holds no secret.
+      env: { ...forkbenchEnv(ctx), OPENCODE_CONFIG: configPath },
+      files: [
+        {
+          path: configPath,
+          content: json({
+            $schema: 'https://opencode.ai/config.json',
+            mcp: {
+              [MCP_SERVER_NAME]: { type: 'local', command: [command, ...args], enabled: true, environment: identityRefs((k) => `{env:${k}}`) },
+            },
+            instructions: [instructions.path],
+          }),
+          mode: SHARED_FILE_MODE,
+        },
+        instructions,
+      ],
+      instructionsVia: 'config-instructions',
+      mcp: true,
+    };
+  },
+};
+
+/** For panes a person drives (a shell, or an agent we have no profile for): the instructions and a standard
+ *  MCP config sit in the agent folder, named by FORKBENCH_INSTRUCTIONS and FORKBENCH_MCP_CONFIG, so e.g.
+ *  `claude --mcp-config "$FORKBENCH_MCP_CONFIG"` works from the shell. */
+function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: string, args: string[]): LaunchPlan {
+  const mcpPath = join(agentDirOf(ctx), 'mcp.json');
+  return {
+    kind,
+    command,
+    args,
+    env: { ...forkbenchEnv(ctx), FORKBENCH_MCP_CONFIG: mcpPath },
+    files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, true)],
+    instructionsVia: 'file',
+    mcp: false,
+  };
+}
+
+const shell: AgentProfile = {
+  kind: 'shell',
+  label: 'Login shell',
+  build(ctx) {
+    return manualPlan(ctx, 'shell', resolveLoginShell(ctx.baseEnv), ['-l']);
+  },
+};
+
+const custom: AgentProfile = {
+  kind: 'custom',
+  label: 'Custom command',
+  build(ctx, cmd) {
+    if (!cmd || cmd.command.trim().length === 0) throw new Error('a custom profile needs a command');
+    return manualPlan(ctx, 'custom', cmd.command, [...(cmd.args ?? [])]);
+  },
+};
+
+export const PROFILES: Readonly<Record<AgentKind, AgentProfile>> = { claude, codex, gemini, aider, opencode, shell, custom };
+
+export function buildLaunch(kind: AgentKind, ctx: ProfileContext, customCommand?: CustomCommand): LaunchPlan {
+  return PROFILES[kind].build(ctx, customCommand);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep merge for settings files: objects merge key by key, anything else from `ours` replaces. */
+export function mergeJson(theirs: unknown, ours: unknown): unknown {
+  if (!isPlainObject(theirs) || !isPlainObject(ours)) return ours;
+  const out: Record<string, unknown> = { ...theirs };
+  for (const [k, v] of Object.entries(ours)) out[k] = k in theirs ? mergeJson(theirs[k], v) : v;
+  return out;
+}
+
+/**
+ * Writes a plan's files. Folders created for them are private (0700); each file gets its mode even if it
+ * existed. A merge target that exists but is not a JSON object is left alone and reported, never clobbered.
+ */
+export async function writeProfileFiles(files: readonly ProfileFile[]): Promise<void> {
+  for (const file of files) {
+    await mkdir(dirname(file.path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    let content = file.content;
+    if (file.merge === 'json') {
+      const existing = await readFile(file.path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (existing !== undefined && existing.trim().length > 0) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(existing);
+        } catch {
+          throw new Error(`${file.path} is not plain JSON; not merging the forkbench settings into it`);
+        }
+        if (!isPlainObject(parsed)) throw new Error(`${file.path} does not hold a JSON object; not merging into it`);
+        content = json(mergeJson(parsed, JSON.parse(file.content)));
+      }
+    }
+    await writeFile(file.path, content, { mode: file.mode });
+    await chmod(file.path, file.mode);
+  }
+}

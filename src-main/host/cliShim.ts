@@ -1,0 +1,36 @@
+import * as fs from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The folder that holds package.json: two levels above this file in source, three in dist-main. */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (fs.existsSync(join(dir, 'package.json')) && fs.existsSync(join(dir, 'bin', 'forkbench.js'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find the Forkbench folder (bin/forkbench.js) above ' + fileURLToPath(import.meta.url));
+}
+
+export const PROJECT_ROOT = projectRoot();
+/** The compiled CLI's entry script. */
+export const CLI_SCRIPT = join(PROJECT_ROOT, 'bin', 'forkbench.js');
+
+/**
+ * A `forkbench` command on the agents' PATH. Agents run `forkbench claim` whether or not Forkbench was
+ * installed globally, and always get the CLI of the host that launched them, run by the same Node.
+ */
+export function ensureCliShim(runtime: string): string {
+  const bin = join(runtime, 'bin');
+  fs.mkdirSync(bin, { recursive: true, mode: 0o700 });
+  if (process.platform === 'win32') {
+    fs.writeFileSync(join(bin, 'forkbench.cmd'), `@"${process.execPath}" "${CLI_SCRIPT}" %*\r\n`);
+  } else {
+    const shim = join(bin, 'forkbench');
+    const text = `#!/bin/sh\nexec '${process.execPath.replace(/'/g, `'\\''`)}' '${CLI_SCRIPT.replace(/'/g, `'\\''`)}' "$@"\n`;
+    const tmp = `${shim}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, text, { mode: 0o700 });
+    fs.renameSync(tmp, shim); // atomic: an agent running `forkbench` never sees half a script
+  }
+  return bin;
+}

@@ -1,0 +1,414 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
+import { USER } from '../../src-shared/board/model.js';
+import { AgentEnv } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
+import { BoardService } from '../board/boardService.js';
+import { AgentRegistry, type AgentRecord } from '../agents/agentRegistry.js';
+import { AgentSocket, socketPathFor } from '../agents/agentSocket.js';
+import type { AgentCallHooks } from '../agents/agentRpc.js';
+import { judgeLiveness } from '../agents/liveness.js';
+import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../agents/profiles.js';
+import { runtimeDir } from '../agents/runtimeDir.js';
+import { failureNote, runVerify } from '../agents/verifyRunner.js';
+import { Emitter } from '../pty/emitter.js';
+import { readTreeCpu, type TreeCpu } from '../pty/procLiveness.js';
+import { PtySession } from '../pty/ptySession.js';
+import { CLI_SCRIPT, ensureCliShim } from './cliShim.js';
+
+export interface ThreadHostOptions {
+  /** The project folder the agents work in. */
+  folder: string;
+  /** Where boards live (the user's data folder); the Thread's board is a subfolder of it. */
+  dataRoot: string;
+  /** Parent of the per-user runtime folder for sockets; defaults to $XDG_RUNTIME_DIR or the temp dir. */
+  runtimeRoot?: string;
+  goal?: string;
+  /** Run the liveness check on its own timer (off in tests that drive it by hand). */
+  liveness?: boolean;
+  /** Verify commands get this long (ms). */
+  verifyTimeoutMs?: number;
+  /** How long a pane must be quiet before the host types an assignment message into it. */
+  notifyQuietMs?: number;
+  warn?: (message: string) => void;
+}
+
+interface Pane {
+  record: AgentRecord;
+  session: PtySession;
+  launch: { profile: ProfileId; command?: string; cols: number; rows: number; name: string };
+  cpu: { lastCpuMs: number; lastChangeAt: number };
+  lastInputAt: number;
+  pendingMessages: string[];
+  notifyTimer: NodeJS.Timeout | null;
+  startedAt: number;
+}
+
+/** Stable short key for a folder, so the same folder always opens the same board. */
+export function threadKeyOf(folder: string): string {
+  return createHash('sha256').update(resolve(folder)).digest('hex').slice(0, 16);
+}
+
+/**
+ * One open Thread: its board, the agents' socket, the agents' panes, the liveness check and the verify
+ * runner. Electron and `serve` both host exactly this; neither adds behaviour of its own.
+ */
+export class ThreadHost {
+  readonly key: string;
+  private readonly panes = new Map<string, Pane>();
+  private livenessTimer: NodeJS.Timeout | null = null;
+  private disposed = false;
+  private readonly binDir: string;
+  private readonly agentFilesDir: string;
+  readonly onPaneData = new Emitter<{ agentId: string; data: string }>();
+  readonly onAgents = new Emitter<AgentInfo[]>();
+  readonly onBoardEvent = new Emitter<BoardEvent>();
+  readonly onPaneExit = new Emitter<{ agentId: string; name: string; exit: AgentRecord['exit'] }>();
+
+  private constructor(
+    readonly folder: string,
+    readonly board: BoardService,
+    readonly socket: AgentSocket,
+    readonly registry: AgentRegistry,
+    private readonly opts: ThreadHostOptions,
+    rt: string,
+  ) {
+    this.key = threadKeyOf(folder);
+    this.binDir = ensureCliShim(rt);
+    this.agentFilesDir = join(rt, `agents-${this.key}`);
+    fs.mkdirSync(this.agentFilesDir, { recursive: true, mode: 0o700 });
+    board.onEvent((e) => {
+      this.onBoardEvent.fire(e);
+      this.tellAssignee(e);
+      if (e.kind === 'grant' || e.kind === 'claim-ended' || e.kind === 'reassign') this.fireAgents();
+      // A new lease or interval takes effect now, not after the old interval runs out.
+      if (e.kind === 'settings-set' && this.livenessTimer) this.scheduleLiveness();
+    });
+  }
+
+  static async open(opts: ThreadHostOptions): Promise<ThreadHost> {
+    const folder = resolve(opts.folder);
+    if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`);
+    const key = threadKeyOf(folder);
+    const board = await BoardService.open({ dir: join(opts.dataRoot, 'threads', key), threadId: key, goal: opts.goal ?? '', warn: opts.warn });
+    const rt = runtimeDir(opts.runtimeRoot);
+    const registry = new AgentRegistry();
+    const hooks: AgentCallHooks = {};
+    let socket: AgentSocket;
+    try {
+      socket = await AgentSocket.listen(socketPathFor(rt, key), registry, board, hooks);
+    } catch (err) {
+      await board.close();
+      throw err;
+    }
+    const host = new ThreadHost(folder, board, socket, registry, opts, rt);
+    hooks.onDone = (agentId, taskId) => void host.verify(agentId, taskId);
+    if (opts.liveness !== false) host.scheduleLiveness();
+    return host;
+  }
+
+  // ------------------------------------------------------------------ agents
+
+  agents(): AgentInfo[] {
+    return this.registry.all().map((r) => ({
+      id: r.id,
+      name: r.name,
+      profile: r.profile,
+      status: r.status,
+      pid: r.pid,
+      exit: r.exit,
+      claims: this.board.engine.claimsOf(r.id),
+    }));
+  }
+
+  /** Launch an agent in a new pane. Every launch is a new agent: new id, new secret. */
+  async launch(profile: ProfileId, o: { cols?: number; rows?: number; command?: string; name?: string } = {}): Promise<AgentInfo> {
+    if (this.disposed) throw new Error('this Thread is closed');
+    const cols = o.cols ?? 100;
+    const rows = o.rows ?? 30;
+    const n = this.registry.all().filter((r) => r.profile === profile).length + 1;
+    const record = this.registry.create(profile, o.name ?? `${profile} ${n}`, this.board.clock.now());
+    const filesDir = join(this.agentFilesDir, record.id);
+    fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
+    let spec: ReturnType<typeof buildLaunch>;
+    try {
+      spec = buildLaunch(
+      profile,
+      {
+        threadDir: this.folder,
+        workDir: this.folder,
+        agentDir: filesDir,
+        socketPath: this.socket.path,
+        agentId: record.id,
+        agentToken: record.secret,
+        cliPath: CLI_SCRIPT,
+        nodePath: process.execPath,
+        binDir: this.binDir,
+        leaseMs: this.board.state.settings.leaseMs,
+      },
+      // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
+      o.command ? { command: '/bin/sh', args: ['-c', o.command] } : undefined,
+    );
+      await writeProfileFiles(spec.files);
+    } catch (err) {
+      this.registry.remove(record.id);
+      throw err;
+    }
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      ...spec.env,
+      [AgentEnv.socket]: this.socket.path,
+      [AgentEnv.agentId]: record.id,
+      [AgentEnv.secret]: record.secret,
+      [AgentEnv.threadDir]: this.folder,
+    };
+    let session: PtySession;
+    try {
+      session = PtySession.spawn(spec.command, spec.args, { cwd: this.folder, env, cols, rows });
+    } catch (err) {
+      record.status = 'exited';
+      record.exit = { code: 127, signal: null };
+      this.registry.revoke(record.id);
+      this.fireAgents();
+      throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
+    }
+    record.pid = session.pid;
+    record.status = 'running';
+    const now = performance.now();
+    const pane: Pane = {
+      record,
+      session,
+      launch: { profile, command: o.command, cols, rows, name: record.name },
+      cpu: { lastCpuMs: 0, lastChangeAt: now },
+      lastInputAt: 0,
+      pendingMessages: [],
+      notifyTimer: null,
+      startedAt: now,
+    };
+    this.panes.set(record.id, pane);
+    session.onData((data) => this.onPaneData.fire({ agentId: record.id, data }));
+    session.onExit((exit) => void this.exited(pane, exit.exitCode, exit.signal ?? null));
+    this.fireAgents();
+    return this.agents().find((a) => a.id === record.id) as AgentInfo;
+  }
+
+  /** A relaunch is a new agent with the same profile; the old tab's history stays with the old id. */
+  relaunch(agentId: string): Promise<AgentInfo> {
+    const p = this.panes.get(agentId);
+    if (!p) throw new Error(`no agent ${agentId}`);
+    return this.launch(p.launch.profile, { cols: p.launch.cols, rows: p.launch.rows, command: p.launch.command });
+  }
+
+  /** The pane was closed: a hard signal. Claims are released first, then the process group is killed. */
+  async closePane(agentId: string): Promise<void> {
+    const p = this.panes.get(agentId);
+    if (!p) return;
+    this.registry.revoke(agentId);
+    await this.board.apply((e) => e.releaseAllHeldBy(agentId, 'pane-closed'));
+    this.panes.delete(agentId);
+    if (p.notifyTimer) clearTimeout(p.notifyTimer);
+    if (!p.session.exit) await p.session.kill();
+    p.session.dispose();
+    this.forget(agentId);
+  }
+
+  input(agentId: string, data: string): void {
+    const p = this.panes.get(agentId);
+    if (!p) return;
+    p.lastInputAt = performance.now();
+    p.session.write(data);
+  }
+
+  resize(agentId: string, cols: number, rows: number): void {
+    const p = this.panes.get(agentId);
+    if (!p) return;
+    p.launch.cols = cols;
+    p.launch.rows = rows;
+    p.session.resize(cols, rows);
+  }
+
+  attach(agentId: string, consumer: string): void {
+    this.panes.get(agentId)?.session.attach(consumer);
+  }
+
+  detach(agentId: string, consumer: string): void {
+    this.panes.get(agentId)?.session.detach(consumer);
+  }
+
+  ack(agentId: string, chars: number, consumer: string): void {
+    this.panes.get(agentId)?.session.ack(chars, consumer);
+  }
+
+  /** The pane's screen and scrollback, for a window that opens or reloads. */
+  async screen(agentId: string): Promise<string> {
+    const p = this.panes.get(agentId);
+    if (!p) return '';
+    await p.session.flushMirror();
+    return p.session.serialize();
+  }
+
+  session(agentId: string): PtySession | undefined {
+    return this.panes.get(agentId)?.session;
+  }
+
+  private async exited(pane: Pane, code: number, signal: number | null): Promise<void> {
+    const id = pane.record.id;
+    pane.record.status = 'exited';
+    pane.record.exit = { code, signal };
+    this.registry.revoke(id);
+    if (pane.notifyTimer) clearTimeout(pane.notifyTimer);
+    // The hard signal: every claim goes now, with the reason, no timer involved.
+    if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
+    this.onPaneExit.fire({ agentId: id, name: pane.record.name, exit: pane.record.exit });
+    this.fireAgents();
+  }
+
+  /** Drop an agent the user closed: it no longer appears in the agent list. */
+  private forget(agentId: string): void {
+    this.registry.remove(agentId);
+    this.fireAgents();
+  }
+
+  private fireAgents(): void {
+    if (!this.disposed) this.onAgents.fire(this.agents());
+  }
+
+  // ------------------------------------------------------------------ liveness
+
+  private scheduleLiveness(): void {
+    if (this.livenessTimer) clearTimeout(this.livenessTimer);
+    this.livenessTimer = null;
+    if (this.disposed) return;
+    const every = effectiveRenewIntervalMs(this.board.state.settings);
+    this.livenessTimer = setTimeout(() => {
+      void this.checkLiveness().finally(() => this.scheduleLiveness());
+    }, every);
+  }
+
+  /**
+   * One round of the background check: renew the claims of agents that are alive and making progress
+   * (pty output, a board call or CPU time within the lease window); mark the rest stalled and let their
+   * leases run out. A stopped process or a zombie is never renewed.
+   */
+  async checkLiveness(): Promise<void> {
+    const leaseMs = this.board.state.settings.leaseMs;
+    for (const p of [...this.panes.values()]) {
+      const r = p.record;
+      if (r.status === 'exited' || r.pid === null) continue;
+      let facts: TreeCpu;
+      try {
+        facts = await readTreeCpu(r.pid);
+      } catch {
+        continue;
+      }
+      const now = performance.now();
+      if (facts.cpuMs > p.cpu.lastCpuMs) {
+        p.cpu.lastCpuMs = facts.cpuMs;
+        p.cpu.lastChangeAt = now;
+      }
+      const lastProgressAt = Math.max(p.session.lastOutputAt, r.lastBoardCallAt, p.cpu.lastChangeAt);
+      const verdict = judgeLiveness({ state: facts.state, lastProgressAt, now, leaseMs });
+      const before = r.status;
+      if (verdict === 'renew') {
+        r.status = 'running';
+        if (this.board.engine.claimsOf(r.id).length) await this.board.apply((e) => e.renewLive(r.id));
+      } else if (verdict === 'stalled') {
+        r.status = 'stalled';
+      }
+      if (r.status !== before) this.fireAgents();
+    }
+  }
+
+  // ------------------------------------------------------------------ verify and assignment
+
+  /** An agent said done: run the verify command if there is one; otherwise the task waits for a person. */
+  async verify(agentId: string, taskId: string): Promise<void> {
+    const t = this.board.state.tasks.get(taskId);
+    const command = t?.verify ?? this.board.state.settings.verify;
+    if (!t || !command) return;
+    const outcome = await runVerify(command, this.folder, this.opts.verifyTimeoutMs);
+    const now = this.board.state.tasks.get(taskId);
+    // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
+    if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;
+    if (outcome.passed) {
+      await this.board.run((e) => e.userNote(taskId, `Verify \`${command}\` passed in ${(outcome.durationMs / 1000).toFixed(1)} s.`, 'verify'));
+      await this.board.run((e) => e.approve(taskId, 'verify'));
+    } else {
+      await this.board.run((e) => e.rejectReview(taskId, failureNote(command, outcome), 'verify'));
+    }
+  }
+
+  /** When a person gives a task to an agent, tell the agent in its pane, once the pane is quiet. */
+  private tellAssignee(e: BoardEvent): void {
+    let agentId: string | null = null;
+    let token = 0;
+    if (e.kind === 'grant' && e.by === USER) {
+      agentId = e.agentId;
+      token = e.token;
+    } else if (e.kind === 'reassign' && e.by === USER) {
+      agentId = e.to.agentId;
+      token = e.to.token;
+    }
+    if (!agentId) return;
+    const p = this.panes.get(agentId);
+    if (!p || p.record.status === 'exited') return;
+    const t = this.board.state.tasks.get(e.kind === 'grant' || e.kind === 'reassign' ? e.taskId : '');
+    p.pendingMessages.push(
+      `You have been assigned ${t?.id} "${t?.title}" on the Forkbench board (fencing token ${token}). ` +
+        `Run \`forkbench show ${t?.id}\`, then pass --token ${token} to renew/note/done.`,
+    );
+    this.deliverWhenQuiet(p);
+  }
+
+  private deliverWhenQuiet(p: Pane): void {
+    if (p.notifyTimer || this.disposed) return;
+    const quiet = this.opts.notifyQuietMs ?? NotifyConstants.quietMs;
+    const tick = () => {
+      p.notifyTimer = null;
+      if (this.disposed || p.record.status === 'exited' || !p.pendingMessages.length) return;
+      const now = performance.now();
+      // Never in the middle of a person's typing, nor while the agent is printing.
+      if (now - p.lastInputAt < quiet || now - p.session.lastOutputAt < quiet) {
+        p.notifyTimer = setTimeout(tick, NotifyConstants.pollMs);
+        return;
+      }
+      const text = p.pendingMessages.splice(0).join(' ');
+      // In a plain shell the message must not run as a command: as a comment it is shown and ignored.
+      const shellLike = p.launch.profile === 'shell' || p.launch.profile === 'custom';
+      p.session.write(`${shellLike ? '# ' : ''}${text}\r`);
+    };
+    p.notifyTimer = setTimeout(tick, NotifyConstants.pollMs);
+  }
+
+  /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */
+  async dispose(reason: 'host-stopped' = 'host-stopped'): Promise<void> {
+    if (this.disposed) return;
+    if (this.livenessTimer) clearTimeout(this.livenessTimer);
+    await this.board.apply((e) => e.grace(() => false, reason)).catch(() => undefined);
+    this.disposed = true;
+    await Promise.all(
+      [...this.panes.values()].map(async (p) => {
+        if (p.notifyTimer) clearTimeout(p.notifyTimer);
+        if (!p.session.exit) await p.session.kill().catch(() => undefined);
+        p.session.dispose();
+      }),
+    );
+    this.panes.clear();
+    await this.socket.close();
+    await this.board.close();
+    this.onPaneData.dispose();
+    this.onAgents.dispose();
+    this.onBoardEvent.dispose();
+    this.onPaneExit.dispose();
+  }
+}
+
+export const NotifyConstants = {
+  /** A person types in bursts; 1.5 s without a keystroke or output is a pause, not a breath. */
+  quietMs: 1500,
+  pollMs: 250,
+} as const;
+

@@ -1,0 +1,58 @@
+/**
+ * A pane's in-process terminal state: a headless xterm fed with everything the pty prints, so a window
+ * that attaches later (or the app after a reload) gets the screen back via serialize(), as VS Code's pty
+ * host does.
+ */
+import serializeModule from '@xterm/addon-serialize';
+import headlessModule from '@xterm/headless';
+import type { Disposable } from './emitter.js';
+
+// Both packages ship CommonJS only; under NodeNext their exports arrive on the default import.
+const { Terminal } = headlessModule;
+const { SerializeAddon } = serializeModule;
+
+export const HeadlessMirrorConstants = {
+  /** Lines kept above the screen. TOOLCHAIN measured RSS 58 MB bare, 72 MB with 1k scrollback, 107 MB with
+   *  10k: 1,000 lines is a few screens of an agent's recent work for ~14 MB. */
+  scrollback: 1_000,
+} as const;
+
+export class HeadlessMirror implements Disposable {
+  private readonly term: InstanceType<typeof Terminal>;
+  private readonly serializer: InstanceType<typeof SerializeAddon>;
+  private disposed = false;
+
+  constructor(cols: number, rows: number, scrollback: number = HeadlessMirrorConstants.scrollback) {
+    // allowProposedApi: the serialize addon reads buffer internals that headless marks as proposed.
+    this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+    this.serializer = new SerializeAddon();
+    this.term.loadAddon(this.serializer);
+  }
+
+  /** Queues `data` for parsing; `parsed` runs once xterm has parsed it (xterm's write callback). */
+  write(data: string, parsed?: () => void): void {
+    if (this.disposed) return;
+    this.term.write(data, parsed);
+  }
+
+  /** Resolves once everything written so far is parsed. */
+  drained(): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    return new Promise((resolve) => this.term.write('', resolve));
+  }
+
+  resize(cols: number, rows: number): void {
+    if (!this.disposed) this.term.resize(cols, rows);
+  }
+
+  /** The screen and scrollback as escape sequences that rebuild it in a fresh terminal. */
+  serialize(): string {
+    return this.disposed ? '' : this.serializer.serialize();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.term.dispose();
+  }
+}

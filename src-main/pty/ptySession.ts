@@ -1,0 +1,325 @@
+/**
+ * One terminal pane: a process in a pty, its batched output, flow control, chunked input, a headless
+ * mirror for restore, and a kill that escalates over the whole process group.
+ *
+ * Encoding: node-pty's default `encoding: 'utf8'` is kept on purpose. Its socket decodes with Node's own
+ * StringDecoder (Readable#setEncoding), so a multi-byte character split across two reads is reassembled,
+ * not mangled (test/pty/ptySession.test.ts pins this with a byte-at-a-time writer). And only with 'utf8'
+ * does node-pty set IUTF8 on the tty: with `encoding: null` the kernel's line editor would erase one BYTE
+ * per backspace in canonical mode, leaving half a character in the child's input (pinned by a test too).
+ * OutputBatcher still accepts raw bytes and decodes them safely for callers that want Buffers.
+ */
+import { constants as osConstants } from 'node:os';
+import { spawn as ptySpawn, type IDisposable, type IPty } from 'node-pty';
+import { Emitter, type Disposable } from './emitter.js';
+import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
+import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
+import { ChunkedWriter } from './inputChunker.js';
+import { OutputBatcher } from './outputBatcher.js';
+import { ProcessGroupKiller, type ListProcesses } from './processGroupKiller.js';
+import { monotonicNow, realTimers, type Timers } from './timers.js';
+
+export const PtySessionConstants = {
+  /** After node-pty reports exit, wait this long without output before reporting it ourselves. node-pty
+   *  already waits for the pty to hit EOF before its exit event, so late data is rare on Unix; VS Code's
+   *  250 ms exists for Windows/ConPTY. Kept short because the board's hard-release target is p99 < 300 ms
+   *  from kill to exit event. */
+  exitQuietMs: 10,
+  /** Hard cap on that wait, including waiting for the mirror to parse what it holds (<= ~165k chars under
+   *  flow control, a few ms). Output still trickling in after this is shown but no longer delays the event. */
+  exitMaxWaitMs: 50,
+  /** $TERM for the child: the panes render with xterm.js, which implements xterm-256color. */
+  terminalName: 'xterm-256color',
+} as const;
+
+/** The flow-control consumer id the headless mirror uses. */
+export const MIRROR_CONSUMER = 'mirror';
+/** The id `attach`/`ack`/`detach` use when a caller has one window per pane. */
+export const WINDOW_CONSUMER = 'window';
+
+export interface PtySpawnOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  cols: number;
+  rows: number;
+  /** $TERM; defaults to xterm-256color. */
+  name?: string;
+}
+
+export interface PtyExit {
+  exitCode: number;
+  /** The signal number when the process was killed by a signal (node-pty then reports exitCode 0). */
+  signal: number | undefined;
+  /** 'SIGKILL', 'SIGHUP', ... when `signal` is set. */
+  signalName: string | undefined;
+}
+
+export interface PtySessionOptions {
+  scrollback?: number;
+  batchDelayMs?: number;
+  inputIntervalMs?: number;
+  exitQuietMs?: number;
+  exitMaxWaitMs?: number;
+  termAfterMs?: number;
+  killAfterMs?: number;
+  flowLimits?: FlowControlLimits;
+  /** Monotonic clock in ms; drives `lastOutputAt`. */
+  now?: () => number;
+  timers?: Timers;
+  listProcesses?: ListProcesses;
+}
+
+export interface PtyFlowStats {
+  paused: boolean;
+  /** Worst backlog among consumers (mirror included), in chars. */
+  maxUnackedChars: number;
+  mirrorUnackedChars: number;
+  /** Output waiting in the 5 ms batch. */
+  batchedChars: number;
+  /** Output discarded while a kill was draining the pty past the high watermark. */
+  droppedChars: number;
+}
+
+const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
+
+export class PtySession implements Disposable {
+  /** Spawns `command` in a new pty. A command that cannot be executed still yields a session: the child
+   *  prints the exec error and exits 1, as in a real terminal. */
+  static spawn(command: string, args: readonly string[], options: PtySpawnOptions, sessionOptions: PtySessionOptions = {}): PtySession {
+    const pty = ptySpawn(command, [...args], {
+      name: options.name ?? PtySessionConstants.terminalName,
+      cols: options.cols,
+      rows: options.rows,
+      cwd: options.cwd,
+      env: options.env,
+    });
+    return new PtySession(pty, options, sessionOptions);
+  }
+
+  readonly pid: number;
+
+  private readonly dataEmitter = new Emitter<string>();
+  private readonly exitEmitter = new Emitter<PtyExit>();
+  private readonly flow: FlowControl;
+  private readonly batcher: OutputBatcher;
+  private readonly writer: ChunkedWriter;
+  private readonly mirror: HeadlessMirror;
+  private readonly killer: ProcessGroupKiller;
+  private readonly ptyListeners: IDisposable[];
+  private readonly now: () => number;
+  private readonly timers: Timers;
+  private readonly exitQuietMs: number;
+  private readonly exitMaxWaitMs: number;
+
+  private lastOutput: number;
+  private droppedChars = 0;
+  private ptyExit: PtyExit | undefined;
+  private exitDeadline = 0;
+  private exitTimer: unknown;
+  private exitReported = false;
+  private killing = false;
+  private disposed = false;
+  private resolveExited!: (exit: PtyExit) => void;
+  /** Resolves with the exit once it has been reported (also after dispose, with the real exit). */
+  readonly exited: Promise<PtyExit>;
+
+  private constructor(
+    private readonly pty: IPty,
+    options: PtySpawnOptions,
+    sessionOptions: PtySessionOptions,
+  ) {
+    this.pid = pty.pid;
+    this.now = sessionOptions.now ?? monotonicNow;
+    this.timers = sessionOptions.timers ?? realTimers;
+    this.exitQuietMs = sessionOptions.exitQuietMs ?? PtySessionConstants.exitQuietMs;
+    this.exitMaxWaitMs = sessionOptions.exitMaxWaitMs ?? PtySessionConstants.exitMaxWaitMs;
+    this.lastOutput = this.now();
+    this.exited = new Promise((resolve) => (this.resolveExited = resolve));
+
+    this.flow = new FlowControl(
+      { pause: () => this.pty.pause(), resume: () => this.pty.resume() },
+      sessionOptions.flowLimits ?? FlowControlConstants,
+    );
+    this.flow.addConsumer(MIRROR_CONSUMER);
+    this.mirror = new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback);
+    this.batcher = new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers });
+    this.writer = new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers });
+    this.killer = new ProcessGroupKiller(this.pid, {
+      termAfterMs: sessionOptions.termAfterMs,
+      killAfterMs: sessionOptions.killAfterMs,
+      timers: this.timers,
+      listProcesses: sessionOptions.listProcesses,
+    });
+    this.ptyListeners = [pty.onData((chunk) => this.onPtyData(chunk)), pty.onExit((e) => this.onPtyExit(e))];
+  }
+
+  /** Batched output (~5 ms per batch). */
+  get onData(): (listener: (data: string) => void) => Disposable {
+    return this.dataEmitter.event;
+  }
+
+  /** Fired once, after the process exited and its output drained (or the short cap passed). */
+  get onExit(): (listener: (exit: PtyExit) => void) => Disposable {
+    return this.exitEmitter.event;
+  }
+
+  /** Monotonic ms (same clock as `now`) of the last output from the pty; the spawn time before any. */
+  get lastOutputAt(): number {
+    return this.lastOutput;
+  }
+
+  /** The exit, once reported. */
+  get exit(): PtyExit | undefined {
+    return this.exitReported ? this.ptyExit : undefined;
+  }
+
+  get flowStats(): PtyFlowStats {
+    return {
+      paused: this.flow.isPaused,
+      maxUnackedChars: this.flow.maxUnacked,
+      mirrorUnackedChars: this.flow.unackedOf(MIRROR_CONSUMER),
+      batchedChars: this.batcher.pendingChars,
+      droppedChars: this.droppedChars,
+    };
+  }
+
+  /** Input from a person or a paste: chunked, escape sequences kept whole. Ignored after exit. */
+  write(data: string): void {
+    if (this.disposed || this.ptyExit) return;
+    this.writer.write(data);
+  }
+
+  resize(cols: number, rows: number): void {
+    if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) {
+      throw new RangeError(`resize needs positive integer cols and rows, got ${cols}x${rows}`);
+    }
+    if (this.disposed) return;
+    this.mirror.resize(cols, rows);
+    if (this.ptyExit) return; // the pty fd may already be closed
+    this.pty.resize(cols, rows);
+  }
+
+  /** A window starts consuming this pane's output; from now on its acks pace the pty too. */
+  attach(consumerId: string = WINDOW_CONSUMER): void {
+    if (consumerId === MIRROR_CONSUMER) throw new Error(`'${MIRROR_CONSUMER}' is reserved for the headless mirror`);
+    this.flow.addConsumer(consumerId);
+  }
+
+  /** The window is gone (closed, disconnected): it must no longer hold the pty paused. */
+  detach(consumerId: string = WINDOW_CONSUMER): void {
+    if (consumerId === MIRROR_CONSUMER) return;
+    this.flow.removeConsumer(consumerId);
+  }
+
+  /** The consumer's terminal has parsed `chars` more characters of output. */
+  ack(chars: number, consumerId: string = WINDOW_CONSUMER): void {
+    if (consumerId === MIRROR_CONSUMER) return;
+    this.flow.ack(consumerId, chars);
+  }
+
+  /** The screen and scrollback as escape sequences (what the mirror has parsed so far). */
+  serialize(): string {
+    return this.mirror.serialize();
+  }
+
+  /** Resolves once the mirror has parsed all output received so far; then serialize() is complete. */
+  async flushMirror(): Promise<void> {
+    this.batcher.flush();
+    await this.mirror.drained();
+  }
+
+  /**
+   * Ends the pane: SIGHUP to every process group of the pane's session, SIGTERM 150 ms later, SIGKILL
+   * after 2 s for whatever remains. Resolves with the reported exit.
+   */
+  kill(): Promise<PtyExit> {
+    if (!this.disposed && !this.ptyExit && !this.killing) {
+      this.killing = true;
+      // Keep reading while the processes die, or a paused pty would not see EOF and node-pty would wait
+      // its 200 ms socket timeout. Memory stays bounded: onPtyData drops output past the high watermark.
+      this.flow.release();
+      this.killer.start();
+    }
+    return this.exited;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (!this.ptyExit || this.killing) this.killer.killNow();
+    this.killer.dispose();
+    if (this.exitTimer !== undefined) this.timers.clearTimeout(this.exitTimer);
+    this.exitTimer = undefined;
+    this.batcher.dispose();
+    this.writer.dispose();
+    this.mirror.dispose();
+    this.dataEmitter.dispose();
+    this.exitEmitter.dispose();
+    // The data listener goes; the exit listener stays so `exited` still resolves with the real exit.
+    this.ptyListeners[0]?.dispose();
+    if (this.ptyExit && !this.exitReported) this.resolveExited(this.ptyExit);
+  }
+
+  private onPtyData(chunk: string): void {
+    if (this.disposed) return;
+    this.lastOutput = this.now();
+    if (this.flow.isReleased && this.flow.isOverHighWatermark) {
+      this.droppedChars += chunk.length;
+      return;
+    }
+    // Counted before anyone can ack it: an ack that overtook its delivery would be clamped away and the
+    // backlog would never come back down.
+    this.flow.onDelivered(chunk.length);
+    // The mirror is fed each read as it comes, not per 5 ms batch: batching exists to spare IPC messages,
+    // and holding the mirror's input back would put 5 ms of idle into every pause/resume cycle (measured
+    // with bench/ptyBench.ts: 11 MB/s batched vs 22-23 MB/s per read, against ~33 MB/s for parsing alone).
+    this.mirror.write(chunk, () => this.flow.ack(MIRROR_CONSUMER, chunk.length));
+    this.batcher.push(chunk);
+    // Consumers can only ack what they were sent: a paused pane must not also sit out the batch delay.
+    if (this.flow.isPaused) this.batcher.flush();
+    if (this.ptyExit && !this.exitReported) this.armExitTimer();
+  }
+
+  private onBatch(data: string): void {
+    this.dataEmitter.fire(data);
+  }
+
+  private onPtyExit(e: { exitCode: number; signal?: number }): void {
+    if (this.ptyExit) return;
+    const signal = e.signal ? e.signal : undefined;
+    this.ptyExit = { exitCode: e.exitCode, signal, signalName: signal === undefined ? undefined : signalNames.get(signal) };
+    if (this.disposed) {
+      this.resolveExited(this.ptyExit);
+      return;
+    }
+    this.exitDeadline = this.now() + this.exitMaxWaitMs;
+    this.armExitTimer();
+  }
+
+  /** (Re)starts the quiet period, never past the deadline. */
+  private armExitTimer(): void {
+    if (this.exitTimer !== undefined) this.timers.clearTimeout(this.exitTimer);
+    const wait = Math.max(0, Math.min(this.exitQuietMs, this.exitDeadline - this.now()));
+    this.exitTimer = this.timers.setTimeout(() => {
+      this.exitTimer = undefined;
+      void this.reportExit();
+    }, wait);
+  }
+
+  private async reportExit(): Promise<void> {
+    if (this.exitReported || this.disposed || !this.ptyExit) return;
+    this.batcher.end();
+    const remaining = Math.max(0, this.exitDeadline - this.now());
+    let capTimer: unknown;
+    await Promise.race([
+      this.mirror.drained(),
+      new Promise<void>((resolve) => (capTimer = this.timers.setTimeout(resolve, remaining))),
+    ]);
+    this.timers.clearTimeout(capTimer);
+    if (this.exitReported || this.disposed) return;
+    this.exitReported = true;
+    const exit = this.ptyExit;
+    this.exitEmitter.fire(exit);
+    this.resolveExited(exit);
+  }
+}

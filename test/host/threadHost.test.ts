@@ -1,0 +1,168 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { CLI, ensureBuilt } from '../helpers/cli.js';
+
+const FAKE_AGENT = join(import.meta.dirname, '..', 'fixtures', 'fakeAgent.sh');
+const hosts: ThreadHost[] = [];
+const dirs: string[] = [];
+
+beforeAll(() => ensureBuilt());
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.dispose();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function openHost(opts: { liveness?: boolean; notifyQuietMs?: number } = {}): Promise<ThreadHost> {
+  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-host-'));
+  dirs.push(root);
+  const folder = join(root, 'project');
+  fs.mkdirSync(folder);
+  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, notifyQuietMs: opts.notifyQuietMs });
+  hosts.push(host);
+  return host;
+}
+
+/** Resolves with the first board event that matches, waiting on events rather than on time. */
+function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs = 20_000): Promise<BoardEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timed out waiting for a board event')), timeoutMs);
+    const sub = host.board.onEvent((e) => {
+      if (match(e)) {
+        clearTimeout(timer);
+        sub();
+        resolve(e);
+      }
+    });
+  });
+}
+
+function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in pane; saw: ${seen.slice(-500)}`)), timeoutMs);
+    const d = host.onPaneData.event(({ agentId: id, data }) => {
+      if (id !== agentId) return;
+      seen += data;
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        d.dispose();
+        resolve(seen);
+      }
+    });
+  });
+}
+
+function cliAs(host: ThreadHost, agentId: string, args: string[]): Promise<{ code: number; out: unknown }> {
+  const rec = host.registry.get(agentId);
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args, '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec?.secret } }, (err, stdout) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: JSON.parse(stdout) });
+    });
+  });
+}
+
+describe('agents in real ptys', () => {
+  it('a scripted agent claims, notes and finishes through the CLI on its PATH', async () => {
+    const host = await openHost();
+    await host.board.run((e) => e.addTask({ title: 'write the parser' }));
+    const submitted = nextEvent(host, (e) => e.kind === 'submitted');
+    const agent = await host.launch('custom', { command: FAKE_AGENT });
+    await submitted;
+    const t = host.board.state.tasks.get('T-1');
+    expect(t).toMatchObject({ state: 'review', claim: { agentId: agent.id } });
+    expect(t?.notes.map((n) => n.text)).toEqual(['working on it', 'finished by the fake agent']);
+    await paneText(host, agent.id, /FAKE-AGENT-DONE/);
+  });
+
+  it('kill -9 of an agent frees its claim at once, with the reason', async () => {
+    const host = await openHost();
+    await host.board.run((e) => e.addTask({ title: 'task' }));
+    const granted = nextEvent(host, (e) => e.kind === 'grant');
+    const agent = await host.launch('custom', { command: 'forkbench claim T-1 && exec sleep 600' });
+    await granted;
+    await paneText(host, agent.id, /Claimed T-1/);
+    const released = nextEvent(host, (e) => e.kind === 'claim-ended');
+    const t0 = performance.now();
+    process.kill(agent.pid as number, 'SIGKILL');
+    const e = await released;
+    const ms = performance.now() - t0;
+    console.log(`hard release after kill -9: ${ms.toFixed(1)} ms`);
+    expect(e).toMatchObject({ kind: 'claim-ended', reason: 'process-exited', agentId: agent.id });
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('open');
+    expect(host.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 } });
+    // the dead agent's secret died with it
+    expect((await cliAs(host, agent.id, ['board'])).code).toBe(3);
+  });
+
+  it('closing a pane releases its claims as pane-closed and kills the process group', async () => {
+    const host = await openHost();
+    await host.board.run((e) => e.addTask({ title: 'task' }));
+    const granted = nextEvent(host, (e) => e.kind === 'grant');
+    const agent = await host.launch('custom', { command: 'forkbench claim T-1; sleep 600 & wait' });
+    await granted;
+    const released = nextEvent(host, (e) => e.kind === 'claim-ended');
+    await host.closePane(agent.id);
+    expect(await released).toMatchObject({ reason: 'pane-closed' });
+    expect(() => process.kill(agent.pid as number, 0)).toThrow();
+    expect(host.agents().map((a) => a.id)).not.toContain(agent.id);
+  });
+
+  it('SIGSTOP past a short lease: shown stalled, the task lapses and goes to another agent, and on SIGCONT the old write is refused', async () => {
+    const host = await openHost({ liveness: true });
+    await host.board.run((e) => e.setSettings({ leaseMs: 2000, renewIntervalMs: 250 }));
+    await host.board.run((e) => e.addTask({ title: 'contended' }));
+    const granted = nextEvent(host, (e) => e.kind === 'grant');
+    const a = await host.launch('custom', { command: 'forkbench claim T-1; while :; do echo tick; sleep 0.2; done' });
+    const grant = await granted;
+    const token = grant.kind === 'grant' ? grant.token : 0;
+    // alive and printing: the liveness check renews it past its first deadline
+    await nextEvent(host, (e) => e.kind === 'renew' && e.via === 'liveness');
+    const lapsed = nextEvent(host, (e) => e.kind === 'claim-ended' && e.reason === 'lapsed', 10_000);
+    process.kill(-(a.pid as number), 'SIGSTOP');
+    try {
+      await lapsed;
+      expect(host.agents().find((x) => x.id === a.id)?.status).toBe('stalled');
+      const b = await host.launch('custom', { command: 'exec sleep 600' });
+      const claimB = await cliAs(host, b.id, ['claim', 'T-1']);
+      expect(claimB).toMatchObject({ code: 0, out: { ok: true, result: { taskId: 'T-1', agentId: b.id } } });
+    } finally {
+      process.kill(-(a.pid as number), 'SIGCONT');
+    }
+    const late = await cliAs(host, a.id, ['note', 'T-1', 'I am back', '--token', String(token)]);
+    expect(late.code).toBe(3);
+    expect(['lapsed', 'stale-token']).toContain((late.out as { error: { reason: string } }).error.reason);
+    expect(host.board.state.tasks.get('T-1')?.notes).toEqual([]);
+  });
+
+  it('a verify command decides done: a failure goes back to the holder with the output, a pass approves', async () => {
+    const host = await openHost();
+    await host.board.run((e) => e.setSettings({ verify: 'test -f ok.txt || { echo "ok.txt is missing"; exit 1; }' }));
+    await host.board.run((e) => e.addTask({ title: 'make ok.txt' }));
+    const agent = await host.launch('custom', { command: 'exec sleep 600' });
+    const claim = await cliAs(host, agent.id, ['claim', 'T-1']);
+    const token = String((claim.out as { result: { token: number } }).result.token);
+    const returned = nextEvent(host, (e) => e.kind === 'returned');
+    expect((await cliAs(host, agent.id, ['done', 'T-1', '--token', token])).code).toBe(0);
+    expect(await returned).toMatchObject({ to: 'claimed', by: 'verify' });
+    expect(host.board.state.tasks.get('T-1')?.notes.at(-1)?.text).toMatch(/ok.txt is missing/);
+    fs.writeFileSync(join(host.folder, 'ok.txt'), 'yes');
+    const approved = nextEvent(host, (e) => e.kind === 'approved');
+    expect((await cliAs(host, agent.id, ['done', 'T-1', '--token', token])).code).toBe(0);
+    expect(await approved).toMatchObject({ by: 'verify' });
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
+  });
+
+  it('a person’s assignment is typed into the agent’s pane once the pane is quiet, as a shell comment', async () => {
+    const host = await openHost({ notifyQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'review the docs' }));
+    const agent = await host.launch('custom', { command: 'exec cat' });
+    const seen = paneText(host, agent.id, /# You have been assigned T-1 "review the docs"/);
+    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
+    await seen;
+  });
+});
