@@ -97,7 +97,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
     await runMcpServer(io.env);
     return Exit.ok;
   }
-  // SERVE-HOOK
+  if (cmd === 'serve') {
+    const { runServeCommand } = await import('../serve/serveCommand.js');
+    // serve's output is written and its hosts closed by now; exit even if a library left a handle open
+    process.exit(await runServeCommand(rest));
+  }
   const spec = methodSpec(cmd);
   if (!spec) return usageFail(`unknown command '${cmd}'`);
   let params: Record<string, unknown>;

@@ -8,9 +8,17 @@
  * does node-pty set IUTF8 on the tty: with `encoding: null` the kernel's line editor would erase one BYTE
  * per backspace in canonical mode, leaving half a character in the child's input (pinned by a test too).
  * OutputBatcher still accepts raw bytes and decodes them safely for callers that want Buffers.
+ *
+ * Output at exit: on Linux the pty master can return EIO while the child's last output is still in
+ * flight, and node-pty then drops it (its issues #72/#85/#726; reproduced here in 2 of 20 runs). The session
+ * holds the slave side open itself, so EIO cannot come early; it learns of the child's death from SIGCHLD
+ * (childExitWatcher), reads until the pty has been quiet for a moment, and only then lets go of the slave,
+ * after which the master reaches EOF and node-pty reports the exit.
  */
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { spawn as ptySpawn, type IDisposable, type IPty } from 'node-pty';
+import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from './emitter.js';
 import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
 import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
@@ -28,6 +36,10 @@ export const PtySessionConstants = {
   /** Hard cap on that wait, including waiting for the mirror to parse what it holds (<= ~165k chars under
    *  flow control, a few ms). Output still trickling in after this is shown but no longer delays the event. */
   exitMaxWaitMs: 50,
+  /** After the child died, the pty must be quiet this long before the session lets go of the slave and
+   *  thereby ends the output: a pty read returns within microseconds while data is pending, so 10 ms of
+   *  silence means drained, and it costs the kill-to-exit path only 10 ms. */
+  drainQuietMs: 10,
   /** $TERM for the child: the panes render with xterm.js, which implements xterm-256color. */
   terminalName: 'xterm-256color',
 } as const;
@@ -60,6 +72,7 @@ export interface PtySessionOptions {
   inputIntervalMs?: number;
   exitQuietMs?: number;
   exitMaxWaitMs?: number;
+  drainQuietMs?: number;
   termAfterMs?: number;
   killAfterMs?: number;
   flowLimits?: FlowControlLimits;
@@ -78,6 +91,19 @@ export interface PtyFlowStats {
   batchedChars: number;
   /** Output discarded while a kill was draining the pty past the high watermark. */
   droppedChars: number;
+}
+
+/** Opens the pty's slave side for ourselves (see the file comment). O_NOCTTY: it must never become this
+ *  process's controlling terminal. Without a slave path (Windows) or on failure the session simply behaves
+ *  like plain node-pty. */
+function openSlave(pty: IPty): number | undefined {
+  const path = (pty as unknown as { ptsName?: unknown }).ptsName;
+  if (typeof path !== 'string' || path.length === 0) return undefined;
+  try {
+    return openSync(path, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+  } catch {
+    return undefined;
+  }
 }
 
 const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
@@ -110,6 +136,11 @@ export class PtySession implements Disposable {
   private readonly timers: Timers;
   private readonly exitQuietMs: number;
   private readonly exitMaxWaitMs: number;
+  private readonly drainQuietMs: number;
+  private readonly childWatch: Disposable;
+  /** Our own fd on the pty's slave side, held until the child is dead and its output drained. */
+  private slaveFd: number | undefined;
+  private drainTimer: unknown;
 
   private lastOutput: number;
   private droppedChars = 0;
@@ -133,6 +164,7 @@ export class PtySession implements Disposable {
     this.timers = sessionOptions.timers ?? realTimers;
     this.exitQuietMs = sessionOptions.exitQuietMs ?? PtySessionConstants.exitQuietMs;
     this.exitMaxWaitMs = sessionOptions.exitMaxWaitMs ?? PtySessionConstants.exitMaxWaitMs;
+    this.drainQuietMs = sessionOptions.drainQuietMs ?? PtySessionConstants.drainQuietMs;
     this.lastOutput = this.now();
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
 
@@ -151,6 +183,8 @@ export class PtySession implements Disposable {
       listProcesses: sessionOptions.listProcesses,
     });
     this.ptyListeners = [pty.onData((chunk) => this.onPtyData(chunk)), pty.onExit((e) => this.onPtyExit(e))];
+    this.slaveFd = openSlave(pty);
+    this.childWatch = watchChildExit(this.pid, () => this.armDrain());
   }
 
   /** Batched output (~5 ms per batch). */
@@ -250,6 +284,10 @@ export class PtySession implements Disposable {
     this.killer.dispose();
     if (this.exitTimer !== undefined) this.timers.clearTimeout(this.exitTimer);
     this.exitTimer = undefined;
+    if (this.drainTimer !== undefined) this.timers.clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
+    this.childWatch.dispose();
+    this.releaseSlave();
     this.batcher.dispose();
     this.writer.dispose();
     this.mirror.dispose();
@@ -284,8 +322,36 @@ export class PtySession implements Disposable {
     this.dataEmitter.fire(data);
   }
 
+  /** The child is dead: once the pty has been quiet for a moment (and is not held paused by a consumer),
+   *  everything it wrote has been read, and the slave can go. A paused pty keeps the slave until resumed or
+   *  until node-pty's own 200 ms socket timeout ends the wait. */
+  private armDrain(): void {
+    if (this.disposed || this.slaveFd === undefined) return;
+    if (this.drainTimer !== undefined) this.timers.clearTimeout(this.drainTimer);
+    this.drainTimer = this.timers.setTimeout(() => {
+      this.drainTimer = undefined;
+      const quietFor = this.now() - this.lastOutput;
+      if (!this.flow.isPaused && quietFor >= this.drainQuietMs) this.releaseSlave();
+      else this.armDrain();
+    }, this.drainQuietMs);
+  }
+
+  private releaseSlave(): void {
+    if (this.slaveFd === undefined) return;
+    try {
+      closeSync(this.slaveFd);
+    } catch {
+      // already closed: nothing to release
+    }
+    this.slaveFd = undefined;
+  }
+
   private onPtyExit(e: { exitCode: number; signal?: number }): void {
     if (this.ptyExit) return;
+    this.childWatch.dispose();
+    if (this.drainTimer !== undefined) this.timers.clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
+    this.releaseSlave();
     const signal = e.signal ? e.signal : undefined;
     this.ptyExit = { exitCode: e.exitCode, signal, signalName: signal === undefined ? undefined : signalNames.get(signal) };
     if (this.disposed) {

@@ -142,12 +142,12 @@ describe.runIf(linux)('live processes', () => {
       const weird = join(dir, 'a b) (c');
       symlinkSync('/bin/sleep', weird);
       const c = run(weird, ['30']);
+      // Right after exec the process may still be running its startup; what matters is the parse.
       const facts = await waitForAsync(async () => {
-        const table = await listProcesses();
-        const p = table.find((x) => x.pid === c.pid);
-        return p?.comm === 'a b) (c' ? p : undefined;
+        const p = (await listProcesses()).find((x) => x.pid === c.pid);
+        return p?.comm === 'a b) (c' && p.state === 'sleeping' ? p : undefined;
       }, 3_000);
-      expect(facts.state).toBe('sleeping');
+      expect(facts.ppid).toBe(process.pid);
       expect((await readProcFacts(c.pid!)).state).toBe('sleeping');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -179,7 +179,7 @@ describe.runIf(linux)('live processes', () => {
     const [b0, i0, root0] = [await readTreeCpu(busy.pid!), await readTreeCpu(idle.pid!), await readProcFacts(busy.pid!)];
     await new Promise((r) => setTimeout(r, 400));
     const [b1, i1, root1] = [await readTreeCpu(busy.pid!), await readTreeCpu(idle.pid!), await readProcFacts(busy.pid!)];
-    expect(b1.cpuMs - b0.cpuMs).toBeGreaterThan(100);
+    expect(b1.cpuMs - b0.cpuMs).toBeGreaterThan(50); // ~400 on an idle machine; slack for a loaded CI box
     expect(root1.cpuMs - root0.cpuMs).toBeLessThan(50); // the root itself only waits
     expect(i1.cpuMs - i0.cpuMs).toBeLessThan(50);
     expect(b1.state).toBe('sleeping');

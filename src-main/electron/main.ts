@@ -1,0 +1,102 @@
+import { app, BrowserWindow, ipcMain, Notification, shell, type WebContents } from 'electron';
+import Store from 'electron-store';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PROJECT_ROOT } from '../host/cliShim.js';
+import { ThreadManager } from '../host/threadManager.js';
+import { WindowRouter } from '../host/windowRouter.js';
+import { isSafeExternal, isTrustedSender, PUSH_CHANNEL, registerWindowIpc } from './ipcBridge.js';
+
+/**
+ * The Electron shell: windows, IPC, notifications, window state. Everything else is the same host `serve`
+ * runs; nothing outside this folder imports Electron.
+ */
+
+const PAGE = join(PROJECT_ROOT, 'dist-renderer', 'index.html');
+const PAGE_URL = pathToFileURL(PAGE).href;
+const PRELOAD = join(PROJECT_ROOT, 'dist-main', 'src-main', 'electron', 'preload.cjs');
+
+interface Bounds {
+  x?: number;
+  y?: number;
+  width: number;
+  height: number;
+}
+const store = new Store<{ windows: Record<string, Bounds> }>({ defaults: { windows: {} } });
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  const threads = new ThreadManager({ dataRoot: app.getPath('userData') });
+  const router = new WindowRouter(threads);
+  const windows = new Map<string, BrowserWindow>();
+  const ours = (wc: WebContents) => [...windows.values()].some((w) => !w.isDestroyed() && w.webContents.id === wc.id);
+
+  registerWindowIpc(ipcMain, router, (e) => isTrustedSender(e, ours, PAGE_URL));
+
+  threads.onPush.event((push) => {
+    if (push.type === 'notify') {
+      if (Notification.isSupported()) new Notification({ title: push.title, body: push.body }).show();
+      return;
+    }
+    const w = windows.get(push.key);
+    if (w && !w.isDestroyed()) w.webContents.send(PUSH_CHANNEL, push);
+  });
+
+  /** One window per Thread: opening a Thread that has one focuses it. */
+  async function openThread(folder: string): Promise<void> {
+    const host = await threads.open(folder);
+    const existing = windows.get(host.key);
+    if (existing && !existing.isDestroyed()) {
+      existing.focus();
+      return;
+    }
+    const bounds = store.get('windows')[host.key] ?? { width: 1400, height: 900 };
+    const win = new BrowserWindow({
+      ...bounds,
+      title: `Forkbench — ${host.folder}`,
+      backgroundColor: '#14161a',
+      webPreferences: { preload: PRELOAD, contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true, spellcheck: false },
+    });
+    windows.set(host.key, win);
+    win.on('close', () => store.set('windows', { ...store.get('windows'), [host.key]: win.getBounds() }));
+    win.on('closed', () => windows.delete(host.key));
+    await win.loadFile(PAGE, { query: { thread: host.key } });
+  }
+
+  app.on('web-contents-created', (_e, contents) => {
+    // The window shows our page and nothing else; links go to the system browser after a check.
+    contents.on('will-navigate', (e, url) => {
+      if (url !== PAGE_URL && !url.startsWith(`${PAGE_URL}?`)) e.preventDefault();
+    });
+    contents.setWindowOpenHandler(({ url }) => {
+      if (isSafeExternal(url)) void shell.openExternal(url);
+      return { action: 'deny' };
+    });
+    contents.on('will-attach-webview', (e) => e.preventDefault());
+  });
+
+  app.on('second-instance', (_e, argv, cwd) => void openThread(folderFromArgs(argv.slice(1), cwd)));
+
+  let quitting = false;
+  app.on('before-quit', (e) => {
+    if (quitting) return;
+    e.preventDefault();
+    quitting = true;
+    void threads.dispose().finally(() => app.quit());
+  });
+  app.on('window-all-closed', () => app.quit());
+
+  void app.whenReady().then(() => openThread(folderFromArgs(process.argv.slice(1), process.cwd())));
+}
+
+/** The first argument that names a folder, else the current folder. */
+function folderFromArgs(args: string[], cwd: string): string {
+  for (const a of args) {
+    if (a.startsWith('-')) continue;
+    const p = resolve(cwd, a);
+    if (existsSync(p) && statSync(p).isDirectory() && p !== PROJECT_ROOT) return p;
+  }
+  return cwd;
+}

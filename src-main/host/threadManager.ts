@@ -1,0 +1,80 @@
+import * as fs from 'node:fs';
+import { resolve } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { AgentInfo, ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import { Emitter } from '../pty/emitter.js';
+import { RecentThreads } from './recentThreads.js';
+import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
+
+/**
+ * The open Threads of one host process (Electron's main, or `serve`), keyed by folder. It turns each
+ * Thread's events into the pushes windows receive.
+ */
+export class ThreadManager {
+  private readonly hosts = new Map<string, ThreadHost>();
+  private readonly opening = new Map<string, Promise<ThreadHost>>();
+  readonly recent: RecentThreads;
+  readonly onPush = new Emitter<WindowPush>();
+
+  constructor(private readonly base: Omit<ThreadHostOptions, 'folder'>) {
+    this.recent = new RecentThreads(base.dataRoot);
+  }
+
+  get(key: string): ThreadHost | undefined {
+    return this.hosts.get(key);
+  }
+
+  list(): ThreadSummary[] {
+    const open = [...this.hosts.values()].map((h) => ({ key: h.key, folder: h.folder, goal: h.board.state.goal, open: true }));
+    const closed = this.recent
+      .list()
+      .filter((r) => !this.hosts.has(r.key) && fs.existsSync(r.folder))
+      .map((r) => ({ key: r.key, folder: r.folder, goal: r.goal, open: false }));
+    return [...open, ...closed];
+  }
+
+  async open(folder: string): Promise<ThreadHost> {
+    const abs = resolve(folder);
+    const key = threadKeyOf(abs);
+    const existing = this.hosts.get(key) ?? (await this.opening.get(key));
+    if (existing) return existing;
+    const p = ThreadHost.open({ ...this.base, folder: abs });
+    this.opening.set(key, p);
+    try {
+      const host = await p;
+      this.hosts.set(key, host);
+      this.wire(host);
+      this.recent.remember({ key, folder: abs, goal: host.board.state.goal, openedAt: Date.now() });
+      return host;
+    } finally {
+      this.opening.delete(key);
+    }
+  }
+
+  private wire(host: ThreadHost): void {
+    const key = host.key;
+    host.onBoardEvent.event((event: BoardEvent) => {
+      this.onPush.fire({ type: 'board-event', key, event });
+      if (event.kind === 'goal-set') this.recent.remember({ key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
+      if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
+        const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
+        const who = host.registry.get(event.agentId)?.name ?? event.agentId;
+        this.onPush.fire({ type: 'notify', title: `Claim lapsed: ${event.taskId}`, body: `${who}'s lease on "${title}" ran out; the task is back in the backlog.` });
+      }
+    });
+    host.onPaneData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
+    host.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
+    host.onPaneExit.event(({ name, exit }) => {
+      const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
+      this.onPush.fire({ type: 'notify', title: `Agent exited: ${name}`, body: `${name} ${how}.` });
+    });
+  }
+
+  /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. */
+  async dispose(): Promise<void> {
+    const all = [...this.hosts.values()];
+    this.hosts.clear();
+    await Promise.all(all.map((h) => h.dispose()));
+    this.onPush.dispose();
+  }
+}

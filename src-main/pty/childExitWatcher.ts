@@ -1,0 +1,75 @@
+/**
+ * Learns that a pty's child died as soon as the kernel says so (SIGCHLD), independently of node-pty.
+ *
+ * Why: node-pty reports an exit only once the pty master hits EOF, and on Linux the master can return EIO
+ * while the child's last output is still in flight, losing the tail (node-pty issues #72, #85, #726;
+ * reproduced here: 2 of 20 runs of a 49 KB `echo` loop lost output). PtySession therefore holds the pty's
+ * slave open, which keeps EIO away, and needs its own signal that the child is gone to know when to drain
+ * the master and let go.
+ */
+import { readFileSync } from 'node:fs';
+import type { Disposable } from './emitter.js';
+import { parseProcStat } from './procLiveness.js';
+
+/** After a SIGCHLD, re-check pending children at these delays (ms): where no /proc exists, a dead child
+ *  looks alive until node-pty's waitpid thread has reaped it, which takes a moment. */
+const RECHECK_DELAYS_MS = [2, 5, 10, 25, 50, 100] as const;
+
+const watched = new Map<number, () => void>();
+let rechecks: ReturnType<typeof setTimeout>[] = [];
+
+/** True once `pid` is a zombie or gone. */
+export function isChildDead(pid: number): boolean {
+  if (process.platform === 'linux') {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return true; // no /proc entry: reaped
+    }
+    const state = parseProcStat(text)?.state;
+    return state === 'zombie' || state === 'gone';
+  }
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function checkAll(): void {
+  for (const [pid, onDead] of [...watched]) {
+    if (!isChildDead(pid)) continue;
+    watched.delete(pid);
+    onDead();
+  }
+  if (watched.size === 0) stopListening();
+}
+
+function onSigchld(): void {
+  checkAll();
+  for (const t of rechecks) clearTimeout(t);
+  rechecks = watched.size === 0 ? [] : RECHECK_DELAYS_MS.map((ms) => setTimeout(checkAll, ms));
+}
+
+function stopListening(): void {
+  process.off('SIGCHLD', onSigchld);
+  for (const t of rechecks) clearTimeout(t);
+  rechecks = [];
+}
+
+/** Calls `onDead` once, when the child `pid` of this process has died. */
+export function watchChildExit(pid: number, onDead: () => void): Disposable {
+  if (watched.size === 0) process.on('SIGCHLD', onSigchld);
+  watched.set(pid, onDead);
+  // It may already have died before we listened.
+  if (isChildDead(pid)) queueMicrotask(checkAll);
+  return {
+    dispose: () => {
+      if (watched.get(pid) !== onDead) return;
+      watched.delete(pid);
+      if (watched.size === 0) stopListening();
+    },
+  };
+}
