@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import type { WindowMethod, WsServerMessage } from '../src-shared/protocol/windowApi.js';
+
+const ROOT = join(import.meta.dirname, '..');
+export const CHROMIUM = process.env.FORKBENCH_CHROMIUM ?? '/usr/bin/chromium';
+/** Flags measured to work on this machine kind (TOOLCHAIN.md): no sandbox as root, no background traffic. */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+
+export interface Served {
+  url: string;
+  token: string;
+  port: number;
+  folder: string;
+  root: string;
+  proc: ChildProcess;
+  stderr: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** `forkbench serve FOLDER` as a user runs it: a real child process, its URL read from stdout. */
+export async function startServe(): Promise<Served> {
+  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-'));
+  const folder = join(root, 'project');
+  fs.mkdirSync(folder);
+  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.js'), 'serve', folder], {
+    env: { ...process.env, FORKBENCH_DATA_DIR: join(root, 'data'), XDG_RUNTIME_DIR: join(root, 'run') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stderr?.on('data', (d) => (err += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 30 s; stderr: ${err}`)), 30_000);
+    proc.stdout?.on('data', (d) => {
+      out += d;
+      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1] as string);
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  const u = new URL(url);
+  return {
+    url,
+    token: u.searchParams.get('token') as string,
+    port: Number(u.port),
+    folder,
+    root,
+    proc,
+    stderr: () => err,
+    stop: () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        proc.once('exit', (code) => resolve(code));
+        proc.kill('SIGINT');
+      }),
+  };
+}
+
+/** A second window on the same host, for setup steps the UI has no button for (e.g. a short lease). */
+export async function apiClient(s: Pick<Served, 'port' | 'token'>): Promise<{ call(method: WindowMethod, params: unknown): Promise<unknown>; close(): void }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws?token=${s.token}`, { headers: { Origin: `http://127.0.0.1:${s.port}` } });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  let id = 0;
+  const waiting = new Map<number, (m: WsServerMessage) => void>();
+  ws.on('message', (raw) => {
+    const m = JSON.parse(raw.toString()) as WsServerMessage;
+    if ('id' in m) waiting.get(m.id)?.(m);
+  });
+  return {
+    call: (method, params) =>
+      new Promise((resolve, reject) => {
+        const n = ++id;
+        waiting.set(n, (m) => {
+          waiting.delete(n);
+          if ('ok' in m && m.ok) resolve(m.result);
+          else reject(new Error(JSON.stringify(m)));
+        });
+        ws.send(JSON.stringify({ id: n, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+export function ensureRendererBuilt(): void {
+  if (!fs.existsSync(join(ROOT, 'dist-renderer', 'index.html')) || !fs.existsSync(join(ROOT, 'dist-main', 'src-main', 'cli', 'main.js'))) {
+    throw new Error('build first: `npm run build` (npm test does it)');
+  }
+}

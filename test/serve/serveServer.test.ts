@@ -1,0 +1,103 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ThreadManager } from '../../src-main/host/threadManager.js';
+import { startServe, type ServeHandle } from '../../src-main/serve/serveServer.js';
+import type { ThreadSnapshot, WsServerMessage } from '../../src-shared/protocol/windowApi.js';
+
+let root: string;
+let threads: ThreadManager;
+let served: ServeHandle;
+let key: string;
+
+beforeAll(async () => {
+  root = fs.mkdtempSync(join(tmpdir(), 'forkbench-serve-'));
+  const staticDir = join(root, 'static');
+  fs.mkdirSync(staticDir);
+  fs.writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>fb</title>');
+  fs.writeFileSync(join(root, 'secret.txt'), 'do not serve');
+  fs.mkdirSync(join(root, 'project'));
+  threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  key = (await threads.open(join(root, 'project'))).key;
+  served = await startServe({ threads, staticDir });
+});
+afterAll(async () => {
+  await threads.dispose();
+  await served.close();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function connect(opts: { token?: string; origin?: string; host?: string }): Promise<{ ws?: WebSocket; status?: number }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws?token=${opts.token ?? served.token}`, {
+      headers: { Origin: opts.origin ?? `http://127.0.0.1:${served.port}`, ...(opts.host ? { Host: opts.host } : {}) },
+    });
+    ws.once('open', () => resolve({ ws }));
+    ws.once('unexpected-response', (_req, res) => resolve({ status: res.statusCode }));
+    ws.once('error', () => resolve({}));
+  });
+}
+
+function get(path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port: served.port, path }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+  });
+}
+
+describe('serve mode', () => {
+  it('listens on loopback only and prints a URL with a long random token', () => {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+  });
+
+  it('refuses a WebSocket with no token, a wrong token, a foreign Origin, or a rebound Host', async () => {
+    expect((await connect({ token: '' })).status).toBe(401);
+    expect((await connect({ token: 'A'.repeat(43) })).status).toBe(401);
+    expect((await connect({ origin: 'https://evil.example' })).status).toBe(403);
+    expect((await connect({ origin: `http://127.0.0.1:${served.port + 1}` })).status).toBe(403);
+    expect((await connect({ host: `evil.example:${served.port}` })).status).toBe(403);
+  });
+
+  it('answers the window API over the socket, validating every request', async () => {
+    const { ws } = await connect({});
+    if (!ws) throw new Error('no connection');
+    const replies = new Map<number, WsServerMessage>();
+    const call = (id: number, method: string, params: unknown) =>
+      new Promise<WsServerMessage>((resolve) => {
+        ws.on('message', (raw) => {
+          const m = JSON.parse(raw.toString()) as WsServerMessage;
+          if ('id' in m && m.id === id) {
+            replies.set(id, m);
+            resolve(m);
+          }
+        });
+        ws.send(JSON.stringify({ id, method, params }));
+      });
+    const snap = await call(1, 'thread.snapshot', { key });
+    expect(snap).toMatchObject({ ok: true, result: { key, board: { tasks: [] } } });
+    expect((snap as { result: ThreadSnapshot }).result.profiles.map((p) => p.id)).toContain('shell');
+    expect(await call(2, 'task.add', { key, title: '' })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    expect(await call(3, 'task.add', { key, title: 'hello', evil: 1 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    expect(await call(4, 'rm -rf', {})).toMatchObject({ ok: false, error: { code: 'unknown-method' } });
+    expect(await call(5, 'task.add', { key, title: 'hello' })).toMatchObject({ ok: true });
+    expect(await call(6, 'task.approve', { key, taskId: 'T-1' })).toMatchObject({ ok: false, error: { code: 'bad-state' } });
+    ws.close();
+  });
+
+  it('serves the built page and nothing outside it', async () => {
+    expect((await get('/')).body).toContain('<title>fb</title>');
+    expect((await get('/../secret.txt')).body).not.toContain('do not serve');
+    for (const probe of ['/%2e%2e/secret.txt', '/..%2fsecret.txt', '/assets/..%2f..%2fsecret.txt']) {
+      const r = await get(probe);
+      expect(r.body).not.toContain('do not serve');
+      expect([403, 404]).toContain(r.status);
+    }
+    expect((await get('/..%2fsecret.txt')).status).toBe(403);
+  });
+});
