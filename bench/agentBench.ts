@@ -1,0 +1,107 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BoardEvent } from '../src-shared/board/events.js';
+import { ThreadHost } from '../src-main/host/threadHost.js';
+import { CLI_SCRIPT } from '../src-main/host/cliShim.js';
+import { percentile, printTable, type Row } from './table.js';
+
+const run = (args: string[], env: NodeJS.ProcessEnv) =>
+  new Promise<number>((resolve, reject) => {
+    const t0 = performance.now();
+    execFile(process.execPath, args, { env }, (err) => (err ? reject(err) : resolve(performance.now() - t0)));
+  });
+
+/** Agents' side: hard-release latency, CLI start-up and round trip, socket RPC latency. */
+export async function agentBench(): Promise<Row[]> {
+  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-abench-'));
+  fs.mkdirSync(join(root, 'project'));
+  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  const rows: Row[] = [];
+  try {
+    // Hard release: kill -9 of an agent holding a claim → the claim-ended event.
+    const KILLS = 30;
+    const lat: number[] = [];
+    for (let i = 0; i < KILLS; i++) {
+      const t = await host.board.run((e) => e.addTask({ title: `k${i}` }));
+      if (!t.ok) throw new Error(t.error.message);
+      const agent = await host.launch('custom', { command: 'exec sleep 600' });
+      const c = await host.board.run((e) => e.claim(agent.id, t.value.id));
+      if (!c.ok) throw new Error(c.error.message);
+      const ended = new Promise<void>((resolve) => {
+        const off = host.board.onEvent((e: BoardEvent) => {
+          if (e.kind === 'claim-ended' && e.agentId === agent.id) {
+            off();
+            resolve();
+          }
+        });
+      });
+      const t0 = performance.now();
+      process.kill(agent.pid as number, 'SIGKILL');
+      await ended;
+      lat.push(performance.now() - t0);
+      await host.closePane(agent.id);
+    }
+    lat.sort((a, b) => a - b);
+    rows.push({ name: 'hard release p50', value: percentile(lat, 50), unit: 'ms', note: `kill -9 → claim-ended, ${KILLS} agents` });
+    rows.push({ name: 'hard release p99', value: percentile(lat, 99), unit: 'ms', note: 'goal < 300' });
+
+    // CLI round trip against a bare node start, same machine, same run.
+    const agent = await host.launch('custom', { command: 'exec sleep 600' });
+    const rec = host.registry.get(agent.id);
+    const env = { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec?.secret };
+    const N = 20;
+    const bare: number[] = [];
+    const cli: number[] = [];
+    for (let i = 0; i < N; i++) {
+      bare.push(await run(['-e', ''], env));
+      cli.push(await run([CLI_SCRIPT, 'board', '--json'], env));
+    }
+    bare.sort((a, b) => a - b);
+    cli.sort((a, b) => a - b);
+    rows.push({ name: "node -e '' median", value: percentile(bare, 50), unit: 'ms' });
+    rows.push({ name: 'forkbench board median', value: percentile(cli, 50), unit: 'ms', note: 'process start + connect + RPC' });
+    rows.push({ name: 'CLI / bare node', value: percentile(cli, 50) / percentile(bare, 50), unit: 'ratio', note: 'goal <= 1.3' });
+
+    // Socket RPC latency on one connection (renew: a fenced, fsync'd write).
+    await host.board.run((e) => e.addTask({ title: 'rpc' }));
+    const claim = await host.board.run((e) => e.claim(agent.id));
+    if (!claim.ok) throw new Error(claim.error.message);
+    const sock = net.createConnection(host.socket.path);
+    await new Promise((r) => sock.once('connect', r));
+    let buf = '';
+    let waiter: (() => void) | null = null;
+    sock.on('data', (d) => {
+      buf += d;
+      if (buf.includes('\n')) {
+        buf = '';
+        waiter?.();
+      }
+    });
+    const rpc = (method: string, params: unknown) =>
+      new Promise<number>((resolve) => {
+        const t0 = performance.now();
+        waiter = () => resolve(performance.now() - t0);
+        sock.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method, params, auth: rec?.secret })}\n`);
+      });
+    const reads: number[] = [];
+    const writes: number[] = [];
+    for (let i = 0; i < 500; i++) reads.push(await rpc('show', { taskId: claim.value.taskId }));
+    for (let i = 0; i < 500; i++) writes.push(await rpc('renew', { taskId: claim.value.taskId, token: claim.value.token }));
+    sock.destroy();
+    reads.sort((a, b) => a - b);
+    writes.sort((a, b) => a - b);
+    rows.push({ name: 'socket RPC read p50', value: percentile(reads, 50), unit: 'ms', note: 'show, 500 calls' });
+    rows.push({ name: 'socket RPC read p99', value: percentile(reads, 99), unit: 'ms' });
+    rows.push({ name: 'socket RPC write p50', value: percentile(writes, 50), unit: 'ms', note: 'renew, acked after fdatasync' });
+    rows.push({ name: 'socket RPC write p99', value: percentile(writes, 99), unit: 'ms' });
+  } finally {
+    await host.dispose();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) printTable('agents', await agentBench());
