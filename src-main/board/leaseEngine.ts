@@ -17,7 +17,7 @@ import {
   VerifySchema,
   firstIssue,
 } from '../../src-shared/board/schemas.js';
-import type { ClaimView } from '../../src-shared/protocol/views.js';
+import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
 import type { Clock } from './clock.js';
 import { DeadlineQueue } from './deadlineQueue.js';
 
@@ -89,9 +89,7 @@ export class LeaseEngine {
   }
 
   view(task: Task): ClaimView | null {
-    const c = task.claim;
-    if (!c) return null;
-    return { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: Math.max(0, c.deadline - this.clock.now()) };
+    return claimView(task, this.clock.now());
   }
 
   // ---------------------------------------------------------------- thread

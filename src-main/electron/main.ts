@@ -1,4 +1,4 @@
-import { app, BrowserWindow, ipcMain, Notification, shell, type WebContents } from 'electron';
+import { app, BrowserWindow, ipcMain, Notification, powerMonitor, shell, type WebContents } from 'electron';
 import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -88,6 +88,9 @@ if (!app.requestSingleInstanceLock()) {
   });
   app.on('window-all-closed', () => app.quit());
 
+  void app.whenReady().then(() => {
+    powerMonitor.on('resume', () => void threads.resumeGrace());
+  });
   void app.whenReady().then(() => openThread(folderFromArgs(process.argv.slice(1), process.cwd())));
 }
 

@@ -70,6 +70,11 @@ export class ThreadManager {
     });
   }
 
+  /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
+  async resumeGrace(): Promise<void> {
+    await Promise.all([...this.hosts.values()].map((h) => h.board.resumeGrace((id) => h.registry.get(id)?.status !== 'exited' && h.registry.get(id) !== undefined)));
+  }
+
   /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. */
   async dispose(): Promise<void> {
     const all = [...this.hosts.values()];

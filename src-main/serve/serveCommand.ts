@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../host/dataDir.js';
+import { SuspendWatch } from '../host/suspendWatch.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { startServe } from './serveServer.js';
 
@@ -44,6 +45,10 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const served = await startServe({ threads, staticDir, port });
+  const sleep = SuspendWatch.start((ms) => {
+    process.stderr.write(`forkbench serve: the machine slept ${Math.round(ms / 1000)} s; live claims get grace\n`);
+    void threads.resumeGrace();
+  });
   process.stdout.write(`Forkbench is serving ${folder}\nOpen ${served.url}\n(Ctrl-C to stop)\n`);
   await new Promise<void>((done) => {
     let stopping = false;
@@ -52,6 +57,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       stopping = true;
       process.stderr.write(`\nforkbench serve: ${sig}, stopping: releasing claims and ending agents…\n`);
       void (async () => {
+        sleep?.dispose();
         await threads.dispose();
         await served.close();
         done();
