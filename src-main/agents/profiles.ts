@@ -2,8 +2,9 @@
  * Built-in agent profiles: how to start each coding agent CLI in a pane so that it can reach the board.
  *
  * Every agent gets the board two ways:
- * - the `forkbench` CLI on PATH (binDir first) with its identity in FORKBENCH_SOCKET, FORKBENCH_AGENT_ID,
- *   FORKBENCH_TOKEN and FORKBENCH_THREAD_DIR;
+ * - the `forkbench` CLI on PATH (binDir first) with its identity in the protocol's AgentEnv variables:
+ *   FORKBENCH_SOCKET, FORKBENCH_AGENT_ID, FORKBENCH_SECRET (the agent's secret; deliberately not called
+ *   "token", which the instructions use for the fencing token a claim returns) and FORKBENCH_THREAD_DIR;
  * - where the CLI speaks MCP, the stdio server `<nodePath> <cliPath> mcp`, handed over the way that CLI
  *   takes it.
  *
@@ -18,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { Limits } from '../../src-shared/board/limits.js';
+import { AGENT_METHODS, AgentEnv, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 
 export type AgentKind = 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode' | 'shell' | 'custom';
 
@@ -27,7 +29,7 @@ export interface ProfileContext {
   /** The board's Unix socket. */
   socketPath: string;
   agentId: string;
-  /** The agent's secret for the socket. Goes into env and 0600 files only. */
+  /** The agent's secret for the socket (exported as AgentEnv.secret). Goes into env and 0600 files only. */
   agentToken: string;
   /** Absolute path to the `forkbench` CLI's JavaScript entry. */
   cliPath: string;
@@ -95,7 +97,8 @@ const PRIVATE_FILE_MODE = 0o600;
 /** Files without secrets that the user may want to open. */
 const SHARED_FILE_MODE = 0o644;
 
-const IDENTITY_VARS = ['FORKBENCH_SOCKET', 'FORKBENCH_AGENT_ID', 'FORKBENCH_TOKEN', 'FORKBENCH_THREAD_DIR'] as const;
+/** The variables that carry an agent's identity, in the names the socket and CLI read. */
+const IDENTITY_VARS = [AgentEnv.socket, AgentEnv.agentId, AgentEnv.secret, AgentEnv.threadDir] as const;
 
 export function agentDirOf(ctx: ProfileContext): string {
   return ctx.agentDir ?? join(ctx.threadDir, 'agents', ctx.agentId);
@@ -105,10 +108,10 @@ export function agentDirOf(ctx: ProfileContext): string {
 export function forkbenchEnv(ctx: ProfileContext): Record<string, string> {
   const basePath = (ctx.baseEnv ?? process.env).PATH;
   return {
-    FORKBENCH_SOCKET: ctx.socketPath,
-    FORKBENCH_AGENT_ID: ctx.agentId,
-    FORKBENCH_TOKEN: ctx.agentToken,
-    FORKBENCH_THREAD_DIR: ctx.threadDir,
+    [AgentEnv.socket]: ctx.socketPath,
+    [AgentEnv.agentId]: ctx.agentId,
+    [AgentEnv.secret]: ctx.agentToken,
+    [AgentEnv.threadDir]: ctx.threadDir,
     FORKBENCH_INSTRUCTIONS: join(agentDirOf(ctx), INSTRUCTIONS_FILE),
     PATH: basePath ? `${ctx.binDir}${delimiter}${basePath}` : ctx.binDir,
   };
@@ -125,29 +128,43 @@ function identityRefs(ref: (name: string) => string): Record<string, string> {
   return Object.fromEntries(IDENTITY_VARS.map((k) => [k, ref(k)]));
 }
 
-/** What an agent is told about the board. Plain text: it goes into system prompts and files alike. */
+/** A command's synopsis, spelled the way `forkbench --help` spells it (positional ID/TEXT, `--token N`). */
+function synopsis(m: MethodSpec): string {
+  const parts = [`forkbench ${m.name}`];
+  for (const p of m.params) {
+    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
+    parts.push(p.required ? name : `[${name}]`);
+  }
+  return parts.join(' ');
+}
+
+/**
+ * What an agent is told about the board. Plain text: it goes into system prompts and files alike. The
+ * command list comes from the same method table as the CLI and the MCP tools, so it cannot drift.
+ */
 export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean } = { mcp: false }): string {
   const leaseS = Math.round((ctx.leaseMs ?? Limits.defaultLeaseMs) / 1000);
+  // A quarter of the lease, the board's own renew rhythm (kubelet: 10 s renew of a 40 s lease).
   const renewS = Math.max(1, Math.floor(leaseS / 4));
   const via = opts.mcp
     ? `the \`forkbench\` command (on your PATH) or the ${MCP_SERVER_NAME} MCP tools, which do the same things`
     : 'the `forkbench` command (on your PATH)';
+  const width = Math.max(...AGENT_METHODS.map((m) => synopsis(m).length)) + 2;
+  // Writes that keep a claim alive: claim starts one, done and release end it, add is about no claim.
+  const notRenewing = new Set(['claim', 'add', 'done', 'release']);
+  const writes = AGENT_METHODS.filter((m) => m.write && !notRenewing.has(m.name)).map((m) => m.name);
+  const reads = AGENT_METHODS.filter((m) => !m.write).map((m) => m.name);
   return [
     `You are agent "${ctx.agentId}" in Forkbench: several coding agents work side by side and share one task board.`,
     `Coordinate through the board with ${via}:`,
     '',
-    '  forkbench board                              show the tasks, who holds which, and lease time left',
-    '  forkbench claim [ID]                         claim a task (the next open one without ID); prints a fencing TOKEN',
-    '  forkbench renew ID --token N                 keep your lease on task ID',
-    '  forkbench note ID TEXT --token N             record progress on the task',
-    '  forkbench done ID --token N [--note TEXT]    finish the task',
-    '  forkbench release ID --token N              hand the task back unfinished',
-    '  forkbench add TITLE [--body TEXT]            add a task for anyone',
+    ...AGENT_METHODS.map((m) => `  ${synopsis(m).padEnd(width)}${m.summary}`),
     '',
     'Rules:',
     '- Claim a task before working on it, and work only on tasks you hold.',
-    '- Pass the token your claim printed to every call about that task.',
-    `- A lease lasts ${leaseS} s. Any board call you make renews it; while working, renew at least every ${renewS} s (between steps is fine).`,
+    '- Pass the token your claim printed as --token on every write about that task: a write carrying an old token is refused.',
+    `- A lease lasts ${leaseS} s. Every ${writes.join(', ')} on the task renews it; reading (${reads.join(', ')}) does not.`,
+    `  While working, renew at least every ${renewS} s (between steps is fine).`,
     '- A lapsed lease stays lapsed: the task may go to another agent and your late note or done is rejected.',
     '  If that happens, stop work on it, run `forkbench board`, and claim again (you get a new token).',
     '- Finish with `forkbench done`. If you stop or get stuck, `forkbench release` so someone else can take it.',

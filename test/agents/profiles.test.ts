@@ -16,6 +16,7 @@ import {
   type LaunchPlan,
   type ProfileContext,
 } from '../../src-main/agents/profiles.js';
+import { AGENT_METHODS } from '../../src-shared/protocol/agentMethods.js';
 
 const TOKEN = 'tok-SECRET-7f3a';
 const ctx: ProfileContext = {
@@ -32,7 +33,7 @@ const agentDir = '/data/threads/t1/agents/agent-7';
 const identity = {
   FORKBENCH_SOCKET: '/run/forkbench/t1.sock',
   FORKBENCH_AGENT_ID: 'agent-7',
-  FORKBENCH_TOKEN: TOKEN,
+  FORKBENCH_SECRET: TOKEN,
   FORKBENCH_THREAD_DIR: '/data/threads/t1',
 };
 const fileOf = (plan: LaunchPlan, name: string) => plan.files.find((f) => f.path.endsWith(name));
@@ -42,6 +43,8 @@ const plans = kinds.map((k) => [k, buildLaunch(k, { ...ctx, allowWorkDirConfig: 
 describe('every profile', () => {
   it.each(plans)('%s: exports the board identity and puts binDir first on PATH', (_k, plan) => {
     expect(plan.env).toMatchObject(identity);
+    // The agent's secret is never called a token: "--token N" in the instructions is the fencing token.
+    expect(plan.env).not.toHaveProperty('FORKBENCH_TOKEN');
     expect(plan.env.PATH).toBe('/opt/forkbench/bin:/usr/local/bin:/usr/bin');
     expect(plan.env.FORKBENCH_INSTRUCTIONS).toBe(`${agentDir}/FORKBENCH.md`);
   });
@@ -96,7 +99,7 @@ describe('Codex CLI', () => {
     expect(overrides.slice(0, 3)).toEqual([
       'mcp_servers.forkbench.command="/usr/bin/node"',
       `mcp_servers.forkbench.args=["${ctx.cliPath}","mcp"]`,
-      'mcp_servers.forkbench.env_vars=["FORKBENCH_SOCKET","FORKBENCH_AGENT_ID","FORKBENCH_TOKEN","FORKBENCH_THREAD_DIR"]',
+      'mcp_servers.forkbench.env_vars=["FORKBENCH_SOCKET","FORKBENCH_AGENT_ID","FORKBENCH_SECRET","FORKBENCH_THREAD_DIR"]',
     ]);
     expect(overrides[3]!.startsWith('developer_instructions="You are agent')).toBe(true);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
@@ -137,7 +140,7 @@ describe('Gemini CLI', () => {
         forkbench: {
           command: '/usr/bin/node',
           args: [ctx.cliPath, 'mcp'],
-          env: { FORKBENCH_SOCKET: '$FORKBENCH_SOCKET', FORKBENCH_AGENT_ID: '$FORKBENCH_AGENT_ID', FORKBENCH_TOKEN: '$FORKBENCH_TOKEN', FORKBENCH_THREAD_DIR: '$FORKBENCH_THREAD_DIR' },
+          env: { FORKBENCH_SOCKET: '$FORKBENCH_SOCKET', FORKBENCH_AGENT_ID: '$FORKBENCH_AGENT_ID', FORKBENCH_SECRET: '$FORKBENCH_SECRET', FORKBENCH_THREAD_DIR: '$FORKBENCH_THREAD_DIR' },
           trust: true,
         },
       },
@@ -173,7 +176,7 @@ describe('OpenCode', () => {
           environment: {
             FORKBENCH_SOCKET: '{env:FORKBENCH_SOCKET}',
             FORKBENCH_AGENT_ID: '{env:FORKBENCH_AGENT_ID}',
-            FORKBENCH_TOKEN: '{env:FORKBENCH_TOKEN}',
+            FORKBENCH_SECRET: '{env:FORKBENCH_SECRET}',
             FORKBENCH_THREAD_DIR: '{env:FORKBENCH_THREAD_DIR}',
           },
         },
@@ -210,10 +213,13 @@ describe('login shell and custom command', () => {
 describe('instructions', () => {
   it('teach the whole CLI, the token, and the lease rules with the configured lease', () => {
     const text = boardInstructions({ ...ctx, leaseMs: 60_000 }, { mcp: true });
-    for (const cmd of ['forkbench board', 'forkbench claim [ID]', 'forkbench renew ID --token N', 'forkbench note ID TEXT --token N',
-      'forkbench done ID --token N [--note TEXT]', 'forkbench release ID --token N', 'forkbench add TITLE [--body TEXT]']) {
+    // Spelled as `forkbench --help` spells them (the token is optional on the wire, so it shows in brackets).
+    for (const cmd of ['forkbench board', 'forkbench claim [ID]', 'forkbench renew ID [--token N]', 'forkbench note ID TEXT [--token N]',
+      'forkbench done ID [--token N] [--note TEXT]', 'forkbench release ID [--token N]', 'forkbench add TITLE [--body TEXT]']) {
       expect(text).toContain(cmd);
     }
+    for (const m of AGENT_METHODS) expect(text).toContain(m.summary);
+    expect(text).toContain('Every renew, note, edit on the task renews it; reading (board, show) does not.');
     expect(text).toContain('"agent-7"');
     expect(text).toContain('60 s');
     expect(text).toContain('every 15 s');
@@ -246,7 +252,7 @@ describe('writeProfileFiles', () => {
     const dir = join(root, 'agents', 'agent-7');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'claude-mcp.json')).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(join(dir, 'claude-mcp.json'), 'utf8')).mcpServers.forkbench.env.FORKBENCH_TOKEN).toBe(TOKEN);
+    expect(JSON.parse(readFileSync(join(dir, 'claude-mcp.json'), 'utf8')).mcpServers.forkbench.env.FORKBENCH_SECRET).toBe(TOKEN);
     expect(readFileSync(join(dir, 'FORKBENCH.md'), 'utf8')).toContain('forkbench claim');
   });
 
