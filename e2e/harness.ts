@@ -26,7 +26,7 @@ export async function startServe(): Promise<Served> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-'));
   const folder = join(root, 'project');
   fs.mkdirSync(folder);
-  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.js'), 'serve', folder], {
+  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', folder], {
     env: { ...process.env, FORKBENCH_DATA_DIR: join(root, 'data'), XDG_RUNTIME_DIR: join(root, 'run') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -92,7 +92,7 @@ export async function apiClient(s: Pick<Served, 'port' | 'token'>): Promise<{ ca
 }
 
 export function ensureRendererBuilt(): void {
-  if (!fs.existsSync(join(ROOT, 'dist-renderer', 'index.html')) || !fs.existsSync(join(ROOT, 'dist-main', 'src-main', 'cli', 'main.js'))) {
+  if (!fs.existsSync(join(ROOT, 'dist-renderer', 'index.html')) || !fs.existsSync(join(ROOT, 'dist-main', 'cli', 'forkbench.cjs'))) {
     throw new Error('build first: `npm run build` (npm test does it)');
   }
 }

@@ -6,15 +6,15 @@ import { fileURLToPath } from 'node:url';
 function projectRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    if (fs.existsSync(join(dir, 'package.json')) && fs.existsSync(join(dir, 'bin', 'forkbench.js'))) return dir;
+    if (fs.existsSync(join(dir, 'package.json')) && fs.existsSync(join(dir, 'bin', 'forkbench.cjs'))) return dir;
     dir = dirname(dir);
   }
-  throw new Error('cannot find the Forkbench folder (bin/forkbench.js) above ' + fileURLToPath(import.meta.url));
+  throw new Error('cannot find the Forkbench folder (bin/forkbench.cjs) above ' + fileURLToPath(import.meta.url));
 }
 
 export const PROJECT_ROOT = projectRoot();
 /** The compiled CLI's entry script. */
-export const CLI_SCRIPT = join(PROJECT_ROOT, 'bin', 'forkbench.js');
+export const CLI_SCRIPT = join(PROJECT_ROOT, 'bin', 'forkbench.cjs');
 
 /**
  * A `forkbench` command on the agents' PATH. Agents run `forkbench claim` whether or not Forkbench was
