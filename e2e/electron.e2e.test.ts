@@ -31,7 +31,7 @@ describe('the Electron shell', () => {
       expect(exposed).toEqual({ api: ['call', 'subscribe'], require: 'undefined', process: 'undefined' });
       const prefs = await app.evaluate(({ BrowserWindow }) => {
         const w = BrowserWindow.getAllWindows()[0];
-        const p = w?.webContents.getLastWebPreferences();
+        const p = (w?.webContents as unknown as { getLastWebPreferences(): Record<string, unknown> } | undefined)?.getLastWebPreferences();
         return { sandbox: p?.sandbox, contextIsolation: p?.contextIsolation, nodeIntegration: p?.nodeIntegration };
       });
       expect(prefs).toEqual({ sandbox: true, contextIsolation: true, nodeIntegration: false });

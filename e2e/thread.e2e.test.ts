@@ -83,7 +83,7 @@ describe('the Thread window in a real browser', () => {
     // kill the agent's process: the card is back in the backlog within a second
     const killedAt = Date.now();
     process.kill(a.pid, 'SIGKILL');
-    await expect.poll(() => card('T-1').getAttribute('data-state'), { timeout: 1000, intervals: [25] }).toBe('open');
+    await expect.poll(() => card('T-1').getAttribute('data-state'), { timeout: 1000, interval: 25 }).toBe('open');
     console.log(`card back in the backlog ${Date.now() - killedAt} ms after kill -9`);
     await expect.poll(() => page.getByTestId(`agent-tab-${a.id}`).getAttribute('data-status')).toBe('exited');
     await shot('05-killed-card-back');

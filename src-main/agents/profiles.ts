@@ -17,7 +17,7 @@
  */
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import { Limits } from '../../src-shared/board/limits.js';
 import { AGENT_METHODS, AgentEnv, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 
@@ -373,11 +373,45 @@ function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: stri
   };
 }
 
+/**
+ * A login shell whose start-up files run as usual and which still finds `forkbench` afterwards. Login
+ * start-up files reset PATH (Debian's /etc/profile does; macOS's path_helper in /etc/zprofile does), which
+ * would drop the shim folder the host put first. bash gets an rc file that does a login shell's sourcing and
+ * then puts the folder back; zsh gets a ZDOTDIR whose files source the user's own and do the same. Other
+ * shells start with `-l` and keep whatever PATH their start-up leaves.
+ */
+function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[]; env: Record<string, string>; files: ProfileFile[] } {
+  const dir = agentDirOf(ctx);
+  const bin = ctx.binDir.replace(/'/g, `'\\''`);
+  const repath = `case ":$PATH:" in *':${bin}:'*) ;; *) PATH='${bin}':"$PATH" ;; esac\nexport PATH\n`;
+  const name = basename(shellPath);
+  if (name === 'bash') {
+    const rc = join(dir, 'bashrc');
+    const text =
+      '# Forkbench: what a login bash sources, then the board command first on PATH again.\n' +
+      '[ -r /etc/profile ] && . /etc/profile\n' +
+      'for f in "$HOME/.bash_profile" "$HOME/.bash_login" "$HOME/.profile"; do [ -r "$f" ] && { . "$f"; break; }; done\n' +
+      repath;
+    return { args: ['--rcfile', rc, '-i'], env: {}, files: [{ path: rc, content: text, mode: PRIVATE_FILE_MODE }] };
+  }
+  if (name === 'zsh') {
+    const zdot = join(dir, 'zsh');
+    const source = (f: string) => `ZDOTDIR="$HOME"; [ -r "$HOME/${f}" ] && . "$HOME/${f}"; ZDOTDIR='${zdot.replace(/'/g, `'\\''`)}'\n`;
+    const files: ProfileFile[] = ['.zshenv', '.zprofile', '.zlogin'].map((f) => ({ path: join(zdot, f), content: source(f), mode: PRIVATE_FILE_MODE }));
+    files.push({ path: join(zdot, '.zshrc'), content: `${source('.zshrc')}${repath}`, mode: PRIVATE_FILE_MODE });
+    return { args: ['-l'], env: { ZDOTDIR: zdot }, files };
+  }
+  return { args: ['-l'], env: {}, files: [] };
+}
+
 const shell: AgentProfile = {
   kind: 'shell',
   label: 'Login shell',
   build(ctx) {
-    return manualPlan(ctx, 'shell', resolveLoginShell(ctx.baseEnv), ['-l']);
+    const sh = resolveLoginShell(ctx.baseEnv);
+    const start = shellStartup(ctx, sh);
+    const plan = manualPlan(ctx, 'shell', sh, start.args);
+    return { ...plan, env: { ...plan.env, ...start.env }, files: [...plan.files, ...start.files] };
   },
 };
 

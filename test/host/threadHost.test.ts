@@ -157,6 +157,13 @@ describe('agents in real ptys', () => {
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
   });
 
+  it('a login shell pane still finds `forkbench` after its start-up files reset PATH', async () => {
+    const host = await openHost();
+    const agent = await host.launch('shell');
+    host.input(agent.id, 'forkbench board; echo "exit=$?"\r');
+    await paneText(host, agent.id, /Goal:[\s\S]*exit=0/);
+  });
+
   it('a person’s assignment is typed into the agent’s pane once the pane is quiet, as a shell comment', async () => {
     const host = await openHost({ notifyQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));

@@ -1,0 +1,98 @@
+import { useApp, useController } from '../state/hooks.js';
+
+/** Top bar: the folder on screen, the connection and the notifications switch. */
+export function TopBar() {
+  const folder = useApp((s) => s.folder);
+  const active = useApp((s) => s.activeKey);
+  return (
+    <header className="topbar">
+      <span className="brand">Forkbench</span>
+      {active && (
+        <span className="topbar-folder" title={folder}>
+          {folder}
+        </span>
+      )}
+      <span className="spacer" />
+      <ConnectionStatus />
+      <NotifyBell />
+    </header>
+  );
+}
+
+function ConnectionStatus() {
+  const state = useApp((s) => s.connection);
+  return (
+    <span className={`connection ${state}`} data-testid="connection-status" data-state={state} role="status">
+      <span className="status-dot" aria-hidden="true" />
+      {state === 'connected' ? 'connected' : 'connecting…'}
+    </span>
+  );
+}
+
+function NotifyBell() {
+  const c = useController();
+  const perm = useApp((s) => s.notifyPermission);
+  const label =
+    perm === 'granted'
+      ? 'Desktop notifications on'
+      : perm === 'denied'
+        ? 'Desktop notifications blocked by the browser; in-page notices are shown instead'
+        : perm === 'unsupported'
+          ? 'Desktop notifications not available; in-page notices are shown instead'
+          : 'Turn on desktop notifications for lapsed claims and exited agents';
+  return (
+    <button
+      type="button"
+      className={`bell ${perm}`}
+      data-testid="notify-bell"
+      title={label}
+      aria-label={label}
+      disabled={perm !== 'default'}
+      onClick={() => void c.requestNotifications()}
+    >
+      <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true">
+        <path d="M8 1.5a4 4 0 0 0-4 4v2.8L2.5 11v1h11v-1L12 8.3V5.5a4 4 0 0 0-4-4zM6.5 13a1.5 1.5 0 0 0 3 0z" fill="currentColor" />
+      </svg>
+      {perm === 'granted' ? 'on' : 'notify'}
+    </button>
+  );
+}
+
+/** Errors from the host, kept until dismissed: a refused action is never silent. */
+export function ErrorBanner() {
+  const c = useController();
+  const errors = useApp((s) => s.errors);
+  if (errors.length === 0) return null;
+  return (
+    <div className="error-banner" data-testid="error-banner" role="alert">
+      {errors.map((e) => (
+        <div key={e.id} className="error-line" data-code={e.code}>
+          <span className="error-text">
+            Could not {e.action}: <strong>{e.code}</strong> — {e.message}
+          </span>
+          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.dismissError(e.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export function Toasts() {
+  const c = useController();
+  const toasts = useApp((s) => s.toasts);
+  return (
+    <div className="toasts" aria-live="polite">
+      {toasts.map((t) => (
+        <div key={t.id} className="toast" data-testid="toast" role="status">
+          <div className="toast-title">{t.title}</div>
+          <div className="toast-body">{t.body}</div>
+          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.dismissToast(t.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}

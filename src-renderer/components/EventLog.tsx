@@ -1,0 +1,46 @@
+import { memo, useLayoutEffect, useRef } from 'react';
+import type { LogEntry } from '../state/eventLog.js';
+import { useApp } from '../state/hooks.js';
+
+const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+
+/** One line per board event, newest at the bottom; follows new lines unless scrolled up. */
+export function EventLog() {
+  const log = useApp((s) => s.log);
+  const list = useRef<HTMLOListElement>(null);
+  const stick = useRef(true);
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [log]);
+  return (
+    <section className="event-log" data-testid="event-log" aria-label="Event log">
+      <h2>
+        Events <span className="count">{log.length}</span>
+      </h2>
+      <ol
+        ref={list}
+        className="log-lines"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+        }}
+      >
+        {log.map((e) => (
+          <LogLine key={e.seq} entry={e} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+/** Entries never change once made, so a new line does not re-render the 499 before it. */
+const LogLine = memo(function LogLine({ entry: e }: { entry: LogEntry }) {
+  return (
+    <li className={`log-entry kind-${e.kind}${e.code ? ' rejected' : ''}`} data-testid="log-entry" data-kind={e.kind} data-code={e.code ?? undefined}>
+      <time dateTime={new Date(e.at).toISOString()}>{time.format(e.at)}</time>
+      <span className="log-kind">{e.kind}</span>
+      <span className="log-summary">{e.summary}</span>
+    </li>
+  );
+});

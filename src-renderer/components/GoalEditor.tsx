@@ -1,0 +1,71 @@
+import { useEffect, useRef, useState } from 'react';
+import { useApp, useController } from '../state/hooks.js';
+
+/** The Thread's goal, edited in place: click → textarea → saved on blur or Enter (Shift+Enter: newline). */
+export function GoalEditor() {
+  const c = useController();
+  const goal = useApp((s) => s.goal);
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState('');
+  /** Shown until the host's goal-set event arrives, so the saved text does not flicker back. */
+  const [pending, setPending] = useState<string | null>(null);
+  const finishing = useRef(false);
+  useEffect(() => setPending(null), [goal]);
+
+  const start = () => {
+    finishing.current = false;
+    setDraft(pending ?? goal);
+    setEditing(true);
+  };
+  const finish = async (save: boolean) => {
+    if (finishing.current) return;
+    finishing.current = true;
+    setEditing(false);
+    if (!save || draft === goal) return;
+    setPending(draft);
+    if (!(await c.setGoal(draft))) setPending(null);
+  };
+  const shown = pending ?? goal;
+  if (editing) {
+    return (
+      <div className="goal editing" data-testid="thread-goal">
+        <textarea
+          data-testid="goal-input"
+          autoFocus
+          value={draft}
+          rows={Math.min(8, Math.max(2, draft.split('\n').length))}
+          onChange={(e) => setDraft(e.target.value)}
+          onBlur={() => void finish(true)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey) {
+              e.preventDefault();
+              void finish(true);
+            } else if (e.key === 'Escape') {
+              e.preventDefault();
+              void finish(false);
+            }
+          }}
+          aria-label="Thread goal"
+        />
+      </div>
+    );
+  }
+  return (
+    <div
+      className="goal"
+      data-testid="thread-goal"
+      role="button"
+      tabIndex={0}
+      title="Click to edit the goal"
+      onClick={start}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter') {
+          e.preventDefault();
+          start();
+        }
+      }}
+    >
+      {shown ? shown : <span className="placeholder">Set the goal for this thread…</span>}
+    </div>
+  );
+}

@@ -1,0 +1,172 @@
+import { memo, useState, type FormEvent } from 'react';
+import { useDraggable } from '@dnd-kit/core';
+import type { Task } from '../../src-shared/board/model.js';
+import { isLapsed } from '../state/boardState.js';
+import { useApp, useController } from '../state/hooks.js';
+import { Countdown } from './Countdown.js';
+import { askText } from './prompt.js';
+
+export interface DragData {
+  taskId: string;
+}
+
+/** One task on the board. Selects only its own task and its holder, so other cards' changes pass it by. */
+export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
+  const task = useApp((s) => s.board?.tasks.get(id));
+  const holder = task?.claim?.agentId ?? '';
+  const holderName = useApp((s) => (holder ? (s.agents[holder]?.name ?? holder) : ''));
+  const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
+  const leaseMs = useApp((s) => s.leaseMs);
+  const { attributes, listeners, setNodeRef, setActivatorNodeRef, isDragging } = useDraggable({
+    id: `task:${id}`,
+    data: { taskId: id } satisfies DragData,
+  });
+  const [editing, setEditing] = useState(false);
+  if (!task) return null;
+  const lapsed = isLapsed(task);
+  return (
+    // The whole card is the drag handle (buttons and fields inside it excepted, see CardPointerSensor);
+    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels.
+    <article
+      ref={(el) => {
+        setNodeRef(el);
+        setActivatorNodeRef(el);
+      }}
+      {...listeners}
+      {...attributes}
+      role="group"
+      aria-roledescription="draggable task"
+      aria-label={`${id}: ${task.title}`}
+      className={`card state-${task.state}${lapsed ? ' lapsed' : ''}${isDragging ? ' dragging' : ''}${stalled ? ' stalled' : ''}`}
+      data-testid={`card-${id}`}
+      data-state={task.state}
+      data-holder={holder}
+    >
+      <header className="card-head">
+        <span className="drag-grip" data-testid={`drag-${id}`} title="Drag onto an agent's tab to assign, onto Open to release" aria-hidden="true">
+          ⠿
+        </span>
+        <span className="card-id">{id}</span>
+        <span className="card-title">{task.title}</span>
+      </header>
+      {lapsed && (
+        <span className="lapsed-mark" data-testid={`lapsed-${id}`} title="The last claim's lease ran out">
+          lapsed
+        </span>
+      )}
+      {editing ? <EditForm task={task} onDone={() => setEditing(false)} /> : task.body && <p className="card-body">{task.body}</p>}
+      {task.claim && (
+        <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
+      )}
+      <div className="card-meta">
+        {holder && (
+          <span className="holder" title={holder}>
+            {holderName}
+            {stalled ? ' (stalled)' : ''}
+          </span>
+        )}
+        <span title="times granted">attempts {task.attempts}</span>
+        <span title="notes">notes {task.notes.length}</span>
+      </div>
+      {task.state === 'blocked' && task.blockedReason && <p className="card-reason">blocked: {task.blockedReason}</p>}
+      <CardActions task={task} editing={editing} onEdit={() => setEditing((e) => !e)} />
+    </article>
+  );
+});
+
+function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; onEdit: () => void }) {
+  const c = useController();
+  const id = task.id;
+  return (
+    <div className="card-actions">
+      <button type="button" data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
+        Edit
+      </button>
+      {task.state === 'open' && (
+        <button
+          type="button"
+          data-testid={`block-${id}`}
+          onClick={async () => {
+            const reason = await askText(`Why is ${id} blocked?`);
+            if (reason !== null) await c.blockTask(id, reason);
+          }}
+        >
+          Block
+        </button>
+      )}
+      {task.state === 'blocked' && (
+        <button type="button" data-testid={`unblock-${id}`} onClick={() => void c.unblockTask(id)}>
+          Unblock
+        </button>
+      )}
+      {task.state === 'claimed' && (
+        <button type="button" data-testid={`release-${id}`} onClick={() => void c.releaseTask(id)}>
+          Release
+        </button>
+      )}
+      {task.state === 'review' && (
+        <>
+          <button type="button" className="good" data-testid={`approve-${id}`} onClick={() => void c.approveTask(id)}>
+            Approve
+          </button>
+          <button
+            type="button"
+            className="bad"
+            data-testid={`reject-${id}`}
+            onClick={async () => {
+              const reason = await askText(`Why is ${id} rejected?`);
+              if (reason !== null) await c.rejectTask(id, reason);
+            }}
+          >
+            Reject
+          </button>
+        </>
+      )}
+      {task.state === 'needs-attention' && (
+        <button type="button" data-testid={`reset-${id}`} onClick={() => void c.resetTask(id)}>
+          Reset
+        </button>
+      )}
+    </div>
+  );
+}
+
+function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
+  const c = useController();
+  const [title, setTitle] = useState(task.title);
+  const [body, setBody] = useState(task.body);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const patch: { title?: string; body?: string } = {};
+    if (title !== task.title) patch.title = title;
+    if (body !== task.body) patch.body = body;
+    if (Object.keys(patch).length === 0 || (await c.editTask(task.id, patch))) onDone();
+  };
+  return (
+    <form className="card-edit" onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onDone()}>
+      <input data-testid={`edit-title-${task.id}`} value={title} onChange={(e) => setTitle(e.target.value)} aria-label="Title" autoFocus />
+      <textarea data-testid={`edit-body-${task.id}`} value={body} onChange={(e) => setBody(e.target.value)} aria-label="Body" rows={3} />
+      <div className="card-edit-buttons">
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+        <button type="submit" className="primary" data-testid={`edit-save-${task.id}`}>
+          Save
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** What follows the pointer while a card is dragged (the card itself stays in its column). */
+export function CardPreview({ id }: { id: string }) {
+  const title = useApp((s) => s.board?.tasks.get(id)?.title ?? '');
+  return (
+    <div className="card card-preview">
+      <header className="card-head">
+        <span className="card-id">{id}</span>
+        <span className="card-title">{title}</span>
+      </header>
+    </div>
+  );
+}

@@ -1,0 +1,61 @@
+import type { PointerEvent as ReactPointerEvent } from 'react';
+import { closestCenter, pointerWithin, PointerSensor, type CollisionDetection, type KeyboardCoordinateGetter, type PointerSensorOptions } from '@dnd-kit/core';
+
+/** Pointer drags hit what is under the pointer; keyboard drags (no pointer) take the nearest target. */
+export const collide: CollisionDetection = (args) => (args.pointerCoordinates ? pointerWithin(args) : closestCenter(args));
+
+const FORWARD = new Set(['ArrowRight', 'ArrowDown']);
+const BACKWARD = new Set(['ArrowLeft', 'ArrowUp']);
+
+/**
+ * Keyboard dragging that jumps from drop target to drop target (the open column, each agent tab) instead of
+ * nudging the card a few pixels per key press: arrows pick the next/previous target, Space drops.
+ */
+export const jumpToDroppable: KeyboardCoordinateGetter = (event, { context, currentCoordinates }) => {
+  const forward = FORWARD.has(event.code);
+  if (!forward && !BACKWARD.has(event.code)) return undefined;
+  event.preventDefault();
+  const { collisionRect, droppableRects, droppableContainers, over } = context;
+  if (!collisionRect) return undefined;
+  const targets = droppableContainers
+    .getEnabled()
+    .map((c) => ({ id: c.id, rect: droppableRects.get(c.id) }))
+    .filter((t): t is { id: typeof t.id; rect: NonNullable<typeof t.rect> } => !!t.rect)
+    .sort((a, b) => a.rect.top - b.rect.top || a.rect.left - b.rect.left);
+  if (targets.length === 0) return undefined;
+  const i = targets.findIndex((t) => t.id === over?.id);
+  const n = targets.length;
+  const next = targets[i < 0 ? (forward ? 0 : n - 1) : (i + (forward ? 1 : -1) + n) % n];
+  if (!next) return undefined;
+  const cx = next.rect.left + next.rect.width / 2;
+  const cy = next.rect.top + next.rect.height / 2;
+  return {
+    x: currentCoordinates.x + cx - (collisionRect.left + collisionRect.width / 2),
+    y: currentCoordinates.y + cy - (collisionRect.top + collisionRect.height / 2),
+  };
+};
+
+/** Controls inside a card keep their own clicks and typing; a drag starts anywhere else on the card. */
+const INTERACTIVE = 'button, input, textarea, select, a, [contenteditable="true"], [data-no-drag]';
+
+export function startsOnControl(target: EventTarget | null): boolean {
+  return target instanceof Element && target.closest(INTERACTIVE) !== null;
+}
+
+/**
+ * The pointer sensor for cards. No activation distance (a drag starts on the first move, so a single
+ * pointer move onto a tab is enough, as a quick flick or an automated drag produces), but never from a
+ * button or a field inside the card, whose clicks must keep working.
+ */
+export class CardPointerSensor extends PointerSensor {
+  static override activators = [
+    {
+      eventName: 'onPointerDown' as const,
+      handler: ({ nativeEvent: event }: ReactPointerEvent, { onActivation }: PointerSensorOptions): boolean => {
+        if (!event.isPrimary || event.button !== 0 || startsOnControl(event.target)) return false;
+        onActivation?.({ event });
+        return true;
+      },
+    },
+  ];
+}

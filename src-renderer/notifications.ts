@@ -1,0 +1,28 @@
+import type { NotifyPermission } from './state/controller.js';
+
+/** The browser's Notification permission, or `unsupported` where there is no Notification API. */
+export function notificationPermission(): NotifyPermission {
+  return typeof Notification === 'undefined' ? 'unsupported' : Notification.permission;
+}
+
+/** Ask for permission. Browsers only allow this from a user gesture (the bell button). */
+export async function requestNotificationPermission(): Promise<NotifyPermission> {
+  if (typeof Notification === 'undefined') return 'unsupported';
+  try {
+    return await Notification.requestPermission();
+  } catch {
+    return Notification.permission;
+  }
+}
+
+/** A system notification when permitted; false otherwise so the caller shows an in-page toast. */
+export function systemNotify(title: string, body: string): boolean {
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return false;
+  try {
+    new Notification(title, { body });
+    return true;
+  } catch {
+    // Some contexts (e.g. Chrome on Android) allow only service-worker notifications.
+    return false;
+  }
+}

@@ -1,0 +1,578 @@
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { USER } from '../../src-shared/board/model.js';
+import type { Board } from '../../src-shared/board/reducer.js';
+import type {
+  AgentInfo,
+  ProfileIdShared,
+  ThreadSnapshot,
+  ThreadSummary,
+  WindowMethod,
+  WindowParams,
+  WindowPush,
+  WindowResult,
+} from '../../src-shared/protocol/windowApi.js';
+import { toWindowError, type ConnectionState, type Transport } from '../transport/types.js';
+import { AckBatcher } from '../terminal/ackBatcher.js';
+import {
+  applyLiveEvent,
+  boardFromSnapshot,
+  changesColumns,
+  computeColumns,
+  describeExit,
+  EMPTY_COLUMNS,
+  newlyExited,
+  type Columns,
+} from './boardState.js';
+import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
+import { HostClock } from './hostClock.js';
+
+export interface Banner {
+  readonly id: number;
+  readonly code: string;
+  readonly message: string;
+  /** What the person was doing, e.g. "approve T-3". */
+  readonly action: string;
+}
+
+export interface Toast {
+  readonly id: number;
+  readonly title: string;
+  readonly body: string;
+}
+
+export type NotifyPermission = 'default' | 'granted' | 'denied' | 'unsupported';
+
+export interface AppState {
+  connection: ConnectionState;
+  threads: readonly ThreadSummary[];
+  threadsLoaded: boolean;
+  /** The Thread on screen, or null while choosing one. */
+  activeKey: string | null;
+  folder: string;
+  profiles: ThreadSnapshot['profiles'];
+  /** The renderer's copy of the board. The shared reducer mutates it in place (task objects themselves are
+   *  replaced, never mutated); `boardVersion` changes whenever it does, so selectors re-run. */
+  board: Board | null;
+  boardVersion: number;
+  goal: string;
+  leaseMs: number;
+  columns: Columns;
+  agentIds: readonly string[];
+  agents: Readonly<Record<string, AgentInfo>>;
+  activeAgentId: string | null;
+  log: readonly LogEntry[];
+  errors: readonly Banner[];
+  toasts: readonly Toast[];
+  notifyPermission: NotifyPermission;
+}
+
+/** The terminals side (DOM, xterm), injected so the controller runs in node tests without it. */
+export interface PaneHost {
+  /** The Thread whose panes are shown; a different key disposes every pane. */
+  setThread(key: string | null): void;
+  /** Create (and restore from `agent.screen`) panes for new agents, dispose panes of gone ones;
+   *  with `restoreAll`, existing panes are restored too (after a reconnect: pushes were lost). */
+  sync(agentIds: readonly string[], restoreAll: boolean): void;
+  /** Live output for a pane of the active Thread; false if there is no such pane (the caller acks it). */
+  data(agentId: string, data: string): boolean;
+  /** The size to launch a new agent with: what a pane in the terminal area would fit. */
+  preferredSize(): { cols: number; rows: number };
+}
+
+export interface ControllerOptions {
+  panes?: PaneHost;
+  /** Show a system notification; false if it could not (no permission): a toast is shown instead. */
+  systemNotify?: (title: string, body: string) => boolean;
+  notifyPermission?: () => NotifyPermission;
+  requestNotifyPermission?: () => Promise<NotifyPermission>;
+  clock?: HostClock;
+  /** The Thread this window is for (Electron opens one window per Thread with `?thread=KEY`). */
+  initialThread?: string | null;
+  /** How long a toast stays (ms). */
+  toastMs?: number;
+  setTimeout?: (f: () => void, ms: number) => unknown;
+  clearTimeout?: (handle: unknown) => void;
+}
+
+export const NoticeConstants = {
+  /** The renderer's own notice waits this long for the host's `notify` push about the same thing (which
+   *  the host sends right after the event), so a person never gets the same notice twice. */
+  ownNoticeDelayMs: 400,
+  /** The same notice (same task lapsing, same agent exiting) is not repeated within this window. */
+  dedupeMs: 2_000,
+  /** How long an in-page toast stays. */
+  toastMs: 8_000,
+} as const;
+
+/** What a notice is about, from its title: "Claim lapsed: T-3" → lapse:T-3, "Agent exited: shell 1" → exit:shell 1. */
+export function noticeKey(title: string): string | null {
+  const lapse = /^Claim lapsed: (T-\d+)/.exec(title);
+  if (lapse) return `lapse:${lapse[1]}`;
+  const exit = /^Agent exited: (.+)$/.exec(title);
+  if (exit) return `exit:${exit[1]}`;
+  return null;
+}
+
+/** Banners kept at once: older ones drop off so a storm of errors cannot bury the page. */
+const MAX_BANNERS = 5;
+const MAX_TOASTS = 5;
+
+const nullPanes: PaneHost = {
+  setThread: () => undefined,
+  sync: () => undefined,
+  data: () => false,
+  preferredSize: () => ({ cols: 100, rows: 30 }),
+};
+
+export function initialState(): AppState {
+  return {
+    connection: 'connecting',
+    threads: [],
+    threadsLoaded: false,
+    activeKey: null,
+    folder: '',
+    profiles: [],
+    board: null,
+    boardVersion: 0,
+    goal: '',
+    leaseMs: 0,
+    columns: EMPTY_COLUMNS,
+    agentIds: [],
+    agents: {},
+    activeAgentId: null,
+    log: [],
+    errors: [],
+    toasts: [],
+    notifyPermission: 'unsupported',
+  };
+}
+
+/**
+ * The renderer's state and every action a person can take. Pushes from the host come in through
+ * `onPush`; the store holds only what components draw. Pane output never enters the store (it goes
+ * straight to the PaneHost), and countdowns are computed by the components that show them from
+ * deadlines + `clock`, so neither a busy terminal nor a ticking lease re-renders anything else.
+ */
+export class AppController {
+  readonly store: StoreApi<AppState>;
+  readonly clock: HostClock;
+  private readonly panes: PaneHost;
+  private loading: { key: string; buffered: BoardEvent[] } | null = null;
+  private nextBannerId = 1;
+  private readonly backgroundAcks = new Map<string, AckBatcher>();
+  private readonly recentNotices = new Map<string, number>();
+  private readonly pendingNotices = new Map<string, unknown>();
+  /** Names of every agent seen in this window, so log lines about a closed agent still read "shell 2". */
+  private readonly knownNames = new Map<string, string>();
+  private readonly setTimer: (f: () => void, ms: number) => unknown;
+  private readonly clearTimer: (h: unknown) => void;
+  private unsubscribers: Array<() => void> = [];
+  private started = false;
+  /** The "exactly one open Thread: show it" shortcut is taken once, never again after a person chose. */
+  private autoOpened = false;
+
+  constructor(
+    readonly transport: Transport,
+    private readonly opts: ControllerOptions = {},
+  ) {
+    this.panes = opts.panes ?? nullPanes;
+    this.setTimer = opts.setTimeout ?? ((f, ms) => setTimeout(f, ms));
+    this.clearTimer = opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
+    this.clock = opts.clock ?? new HostClock();
+    this.store = createStore<AppState>(() => ({
+      ...initialState(),
+      connection: transport.state,
+      notifyPermission: opts.notifyPermission?.() ?? 'unsupported',
+    }));
+  }
+
+  get state(): AppState {
+    return this.store.getState();
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.unsubscribers.push(this.transport.subscribe((p) => this.onPush(p)));
+    this.unsubscribers.push(
+      this.transport.onState((s) => {
+        this.store.setState({ connection: s });
+        if (s === 'connected') void this.onConnected();
+      }),
+    );
+    if (this.transport.state === 'connected') void this.onConnected();
+  }
+
+  dispose(): void {
+    for (const u of this.unsubscribers) u();
+    this.unsubscribers = [];
+  }
+
+  // ------------------------------------------------------------------ connection and threads
+
+  /** (Re)connected: everything pushed while away is lost, so fetch it all again. */
+  private async onConnected(): Promise<void> {
+    for (const b of this.backgroundAcks.values()) b.reset();
+    const active = this.state.activeKey;
+    await this.refreshThreads();
+    if (active) await this.loadThread(active, true);
+    else this.maybeAutoOpen();
+  }
+
+  async refreshThreads(): Promise<void> {
+    const threads = await this.run('threads.list', {}, 'list threads');
+    if (threads) this.store.setState({ threads, threadsLoaded: true });
+  }
+
+  /** The window's own Thread if it was given one; else, if exactly one Thread is open on the host, there
+   *  is nothing to choose: show it. */
+  private maybeAutoOpen(): void {
+    if (this.autoOpened || this.state.activeKey) return;
+    const wanted = this.opts.initialThread;
+    if (wanted) {
+      this.autoOpened = true;
+      const t = this.state.threads.find((x) => x.key === wanted);
+      void (t && !t.open ? this.openFolder(t.folder) : this.loadThread(wanted));
+      return;
+    }
+    const open = this.state.threads.filter((t) => t.open);
+    if (open.length === 1 && open[0]) {
+      this.autoOpened = true;
+      void this.loadThread(open[0].key);
+    }
+  }
+
+  /** "Open folder": the host opens (or finds) the Thread for it, then it is shown. */
+  async openFolder(folder: string): Promise<boolean> {
+    const f = folder.trim();
+    if (!f) return false;
+    const summary = await this.run('threads.open', { folder: f }, `open ${f}`);
+    if (!summary) return false;
+    this.upsertThread(summary);
+    await this.loadThread(summary.key);
+    return true;
+  }
+
+  /** Pick a Thread from the list; one that is not open on the host is opened first. */
+  async selectThread(t: ThreadSummary): Promise<void> {
+    if (t.open) await this.loadThread(t.key);
+    else await this.openFolder(t.folder);
+  }
+
+  private upsertThread(t: ThreadSummary): void {
+    const threads = this.state.threads.filter((x) => x.key !== t.key);
+    this.store.setState({ threads: [...threads, t] });
+  }
+
+  /** Fetch a Thread's snapshot and show it. Events that arrive meanwhile are buffered and applied after. */
+  async loadThread(key: string, reconnect = false): Promise<void> {
+    const switching = this.state.activeKey !== key;
+    this.loading = { key, buffered: [] };
+    if (switching) {
+      this.store.setState({ activeKey: key, board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [] });
+      this.panes.setThread(key);
+    }
+    const snap = await this.run('thread.snapshot', { key }, 'load the thread');
+    if (this.loading?.key !== key) return; // superseded by another load
+    const buffered = this.loading.buffered;
+    this.loading = null;
+    if (!snap) return;
+    this.clock.reset(snap.boardNow);
+    const board = boardFromSnapshot(snap.board);
+    const agents = Object.fromEntries(snap.agents.map((a) => [a.id, a]));
+    for (const a of snap.agents) this.knownNames.set(a.id, a.name);
+    const name = (id: string) => this.agentName(id);
+    const live: LogEntry[] = [];
+    for (const e of buffered) {
+      const r = applyLiveEvent(board, e);
+      if (r === 'applied') {
+        this.clock.observe(e.mono);
+        live.push(toLogEntry(e, name));
+      }
+    }
+    const prevActive = this.state.activeAgentId;
+    // Panes first, so a component rendering the new agent list finds its terminal.
+    this.panes.setThread(key);
+    this.panes.sync(snap.agents.map((a) => a.id), reconnect);
+    this.store.setState({
+      activeKey: key,
+      folder: snap.folder,
+      profiles: snap.profiles,
+      board,
+      boardVersion: this.state.boardVersion + 1,
+      goal: board.goal,
+      leaseMs: board.settings.leaseMs,
+      columns: computeColumns(board, this.state.columns),
+      agentIds: snap.agents.map((a) => a.id),
+      agents,
+      activeAgentId: pickActive(prevActive, snap.agents),
+      log: appendLog(
+        snap.log.map((e) => toLogEntry(e, name)),
+        live,
+      ),
+    });
+  }
+
+  // ------------------------------------------------------------------ pushes
+
+  onPush(p: WindowPush): void {
+    switch (p.type) {
+      case 'board-event':
+        return this.onBoardEvent(p.key, p.event);
+      case 'pane-data':
+        if (p.key !== this.state.activeKey || !this.panes.data(p.agentId, p.data)) this.ackUnshown(p.key, p.agentId, p.data.length);
+        return;
+      case 'agents':
+        return this.onAgents(p.key, p.agents);
+      case 'notify':
+        return this.notify(p.title, p.body);
+    }
+  }
+
+  private onBoardEvent(key: string, e: BoardEvent): void {
+    if (key !== this.state.activeKey) {
+      if (e.kind === 'goal-set') this.patchThread(key, { goal: e.goal });
+      return;
+    }
+    if (this.loading?.key === key) {
+      this.loading.buffered.push(e);
+      return;
+    }
+    const board = this.state.board;
+    if (!board) return;
+    const r = applyLiveEvent(board, e);
+    if (r === 'duplicate') return;
+    if (r !== 'applied') {
+      // A lost push or a board that diverged: the snapshot is the truth.
+      void this.loadThread(key, true);
+      return;
+    }
+    this.clock.observe(e.mono);
+    const s = this.state;
+    const patch: Partial<AppState> = {
+      boardVersion: s.boardVersion + 1,
+      log: appendLog(s.log, [toLogEntry(e, (id) => this.agentName(id))]),
+    };
+    if (changesColumns(e.kind)) patch.columns = computeColumns(board, s.columns);
+    if (e.kind === 'goal-set') {
+      patch.goal = e.goal;
+      this.patchThread(key, { goal: e.goal });
+    }
+    if (e.kind === 'settings-set' || e.kind === 'thread-created') patch.leaseMs = board.settings.leaseMs;
+    this.store.setState(patch);
+    if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
+      const t = board.tasks.get(e.taskId);
+      this.notifySoon(`lapse:${e.taskId}`, `Claim lapsed: ${e.taskId}`, `${this.agentName(e.agentId)}'s lease on "${t?.title ?? e.taskId}" ran out; the task is back in ${e.to}.`);
+    }
+  }
+
+  private onAgents(key: string, list: AgentInfo[]): void {
+    if (key !== this.state.activeKey || this.loading?.key === key) return;
+    const prev = this.state.agentIds.map((id) => this.state.agents[id]).filter((a): a is AgentInfo => !!a);
+    for (const a of newlyExited(prev, list)) this.notifySoon(`exit:${a.name}`, `Agent exited: ${a.name}`, `${a.name} ${describeExit(a)}.`);
+    this.setAgents(list);
+  }
+
+  private setAgents(list: readonly AgentInfo[]): void {
+    for (const a of list) this.knownNames.set(a.id, a.name);
+    const agents = Object.fromEntries(list.map((a) => [a.id, a]));
+    // Keep unchanged AgentInfo objects identical, so a tab whose agent did not change does not re-render.
+    const old = this.state.agents;
+    for (const a of list) {
+      const o = old[a.id];
+      if (o && sameAgent(o, a)) agents[a.id] = o;
+    }
+    const ids = list.map((a) => a.id);
+    const sameIds = ids.length === this.state.agentIds.length && ids.every((id, i) => this.state.agentIds[i] === id);
+    if (!sameIds) this.panes.sync(ids, false);
+    this.store.setState({
+      agents,
+      agentIds: sameIds ? this.state.agentIds : ids,
+      activeAgentId: pickActive(this.state.activeAgentId, list),
+    });
+  }
+
+  /** Output for a pane nobody shows (another Thread, an agent not known yet): acked, or the host would
+   *  hold that pane paused waiting for this window. */
+  private ackUnshown(key: string, agentId: string, chars: number): void {
+    const id = `${key}\n${agentId}`;
+    let b = this.backgroundAcks.get(id);
+    if (!b) {
+      b = new AckBatcher((n) => void this.transport.call('agent.ack', { key, agentId, chars: n }).catch(() => undefined));
+      this.backgroundAcks.set(id, b);
+    }
+    b.parsed(chars);
+  }
+
+  private patchThread(key: string, patch: Partial<ThreadSummary>): void {
+    const threads = this.state.threads;
+    if (!threads.some((t) => t.key === key)) return;
+    this.store.setState({ threads: threads.map((t) => (t.key === key ? { ...t, ...patch } : t)) });
+  }
+
+  agentName(id: string): string {
+    if (id === USER) return 'you';
+    return this.state.agents[id]?.name ?? this.knownNames.get(id) ?? id;
+  }
+
+  // ------------------------------------------------------------------ notifications, banners
+
+  /**
+   * Notices for lapsed claims and exited agents come from two places: the host's own `notify` push, and
+   * what the renderer sees itself (a `claim-ended lapsed` event, an agent turning `exited`). The host's push
+   * follows its event at once, so the renderer's own notice waits a moment and is dropped if the host's
+   * arrives; a host that sends none still gets its notice shown.
+   */
+  private notifySoon(key: string, title: string, body: string): void {
+    if (this.pendingNotices.has(key)) return;
+    const h = this.setTimer(() => {
+      this.pendingNotices.delete(key);
+      this.showNotice(key, title, body);
+    }, NoticeConstants.ownNoticeDelayMs);
+    this.pendingNotices.set(key, h);
+  }
+
+  /** A notice pushed by the host: shown at once, and it replaces the renderer's own for the same thing. */
+  notify(title: string, body: string): void {
+    const key = noticeKey(title) ?? `${title}\n${body}`;
+    const pending = this.pendingNotices.get(key);
+    if (pending !== undefined) {
+      this.clearTimer(pending);
+      this.pendingNotices.delete(key);
+    }
+    this.showNotice(key, title, body);
+  }
+
+  /** A system notification if allowed, else an in-page toast; the same notice at most once per window. */
+  private showNotice(key: string, title: string, body: string): void {
+    const now = Date.now();
+    const last = this.recentNotices.get(key);
+    if (last !== undefined && now - last < NoticeConstants.dedupeMs) return;
+    this.recentNotices.set(key, now);
+    if (this.recentNotices.size > 200) this.recentNotices.clear();
+    if (this.opts.systemNotify?.(title, body)) return;
+    this.toast(title, body);
+  }
+
+  toast(title: string, body: string): void {
+    const t: Toast = { id: this.nextBannerId++, title, body };
+    this.store.setState({ toasts: [...this.state.toasts, t].slice(-MAX_TOASTS) });
+    this.setTimer(() => this.dismissToast(t.id), this.opts.toastMs ?? NoticeConstants.toastMs);
+  }
+
+  dismissToast(id: number): void {
+    this.store.setState({ toasts: this.state.toasts.filter((t) => t.id !== id) });
+  }
+
+  showError(action: string, err: unknown): void {
+    const e = toWindowError(err);
+    const b: Banner = { id: this.nextBannerId++, code: e.code, message: e.message, action };
+    this.store.setState({ errors: [...this.state.errors, b].slice(-MAX_BANNERS) });
+  }
+
+  dismissError(id: number): void {
+    this.store.setState({ errors: this.state.errors.filter((b) => b.id !== id) });
+  }
+
+  async requestNotifications(): Promise<void> {
+    if (!this.opts.requestNotifyPermission) return;
+    const p = await this.opts.requestNotifyPermission();
+    this.store.setState({ notifyPermission: p });
+  }
+
+  // ------------------------------------------------------------------ calls
+
+  /** Call the host; on failure show the error in the banner and return null. Nothing is swallowed. */
+  async run<M extends WindowMethod>(method: M, params: WindowParams<M>, action: string): Promise<WindowResult<M> | null> {
+    try {
+      return await this.transport.call(method, params);
+    } catch (err) {
+      this.showError(action, err);
+      return null;
+    }
+  }
+
+  /** Call the host for its side effect; true when it accepted. A refusal goes to the banner. */
+  async exec<M extends WindowMethod>(method: M, params: WindowParams<M>, action: string): Promise<boolean> {
+    try {
+      await this.transport.call(method, params);
+      return true;
+    } catch (err) {
+      this.showError(action, err);
+      return false;
+    }
+  }
+
+  private key(): string | null {
+    return this.state.activeKey;
+  }
+
+  /** Run a board action on the active Thread; true when the host accepted it. */
+  private act<M extends WindowMethod>(method: M, params: Omit<WindowParams<M>, 'key'>, action: string): Promise<boolean> {
+    const key = this.key();
+    if (!key) return Promise.resolve(false);
+    return this.exec(method, { ...params, key } as WindowParams<M>, action);
+  }
+
+  setGoal = (goal: string) => this.act('board.setGoal', { goal }, 'set the goal');
+  addTask = (title: string, body?: string) => this.act('task.add', body ? { title, body } : { title }, 'add a task');
+  editTask = (taskId: string, patch: { title?: string; body?: string }) => this.act('task.edit', { taskId, ...patch }, `edit ${taskId}`);
+  blockTask = (taskId: string, reason: string) => this.act('task.block', { taskId, reason }, `block ${taskId}`);
+  unblockTask = (taskId: string) => this.act('task.unblock', { taskId }, `unblock ${taskId}`);
+  releaseTask = (taskId: string) => this.act('task.release', { taskId }, `release ${taskId}`);
+  approveTask = (taskId: string) => this.act('task.approve', { taskId }, `approve ${taskId}`);
+  rejectTask = (taskId: string, reason: string) => this.act('task.reject', { taskId, reason }, `reject ${taskId}`);
+  resetTask = (taskId: string) => this.act('task.reset', { taskId }, `reset ${taskId}`);
+  assignTask = (taskId: string, agentId: string) => this.act('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.agentName(agentId)}`);
+  closeAgent = (agentId: string) => this.act('agent.close', { agentId }, `close ${this.agentName(agentId)}`);
+
+  async launch(profile: ProfileIdShared, command?: string): Promise<AgentInfo | null> {
+    const key = this.key();
+    if (!key) return null;
+    const size = this.panes.preferredSize();
+    const params: WindowParams<'agent.launch'> = { key, profile, cols: size.cols, rows: size.rows };
+    if (command) params.command = command;
+    const a = await this.run('agent.launch', params, `launch ${command ? `"${command}"` : profile}`);
+    if (a) this.adopt(a);
+    return a;
+  }
+
+  async relaunch(agentId: string): Promise<AgentInfo | null> {
+    const key = this.key();
+    if (!key) return null;
+    const a = await this.run('agent.relaunch', { key, agentId }, `relaunch ${this.agentName(agentId)}`);
+    if (a) this.adopt(a);
+    return a;
+  }
+
+  /** A launch answered: show the new agent's tab even if the `agents` push has not come yet. */
+  private adopt(a: AgentInfo): void {
+    const s = this.state;
+    if (!s.agents[a.id]) this.setAgents([...s.agentIds.map((id) => s.agents[id]).filter((x): x is AgentInfo => !!x), a]);
+    this.store.setState({ activeAgentId: a.id });
+  }
+
+  selectAgent(agentId: string): void {
+    if (this.state.agents[agentId]) this.store.setState({ activeAgentId: agentId });
+  }
+}
+
+function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
+  return (
+    a.name === b.name &&
+    a.status === b.status &&
+    a.pid === b.pid &&
+    a.profile === b.profile &&
+    a.exit?.code === b.exit?.code &&
+    a.exit?.signal === b.exit?.signal &&
+    a.claims.length === b.claims.length &&
+    a.claims.every((c, i) => b.claims[i] === c)
+  );
+}
+
+/** Keep the selected tab if it still exists; else the first running agent, else the first. */
+function pickActive(current: string | null, list: readonly AgentInfo[]): string | null {
+  if (current && list.some((a) => a.id === current)) return current;
+  return (list.find((a) => a.status !== 'exited') ?? list[0])?.id ?? null;
+}

@@ -1,0 +1,83 @@
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { ClaimEndReason } from '../../src-shared/board/model.js';
+
+/** Lines the event-log panel keeps: enough to scroll back through a busy minute, cheap to render. */
+export const LOG_CAP = 500;
+
+export interface LogEntry {
+  readonly seq: number;
+  /** Wall clock (event.at), display only. */
+  readonly at: number;
+  readonly kind: BoardEvent['kind'];
+  readonly summary: string;
+  /** Rejected writes: the rejection code. */
+  readonly code: string | null;
+}
+
+const REASONS: Record<ClaimEndReason, string> = {
+  released: 'released it',
+  'user-released': 'was released by a person',
+  lapsed: 'lease lapsed',
+  reassigned: 'was reassigned',
+  completed: 'completed',
+  'process-exited': 'process exited',
+  'pane-closed': 'pane closed',
+  'host-restarted': 'host restarted',
+  'host-stopped': 'host stopped',
+};
+
+const clip = (s: string, n = 80): string => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+
+/** One human line per event. `name` turns an agent id into the name its tab shows. */
+export function summarize(e: BoardEvent, name: (agentId: string) => string = (id) => id): string {
+  switch (e.kind) {
+    case 'thread-created':
+      return `thread created${e.goal ? `: ${clip(e.goal)}` : ''}`;
+    case 'goal-set':
+      return `goal set by ${name(e.by)}: ${clip(e.goal) || '(empty)'}`;
+    case 'settings-set':
+      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s, poison limit ${e.settings.poisonLimit}`;
+    case 'task-added':
+      return `${e.taskId} added by ${name(e.by)}: ${clip(e.title)}`;
+    case 'task-edited':
+      return `${e.taskId} edited by ${name(e.by)}${e.title !== undefined ? `: ${clip(e.title)}` : ''}`;
+    case 'grant':
+      return e.by === e.agentId ? `${e.taskId} claimed by ${name(e.agentId)} (token ${e.token})` : `${e.taskId} assigned to ${name(e.agentId)} by ${name(e.by)} (token ${e.token})`;
+    case 'renew':
+      return `${e.taskId} lease renewed for ${name(e.agentId)} (${e.via})`;
+    case 'claim-ended':
+      return `${e.taskId}: ${name(e.agentId)}'s claim ended, ${REASONS[e.reason] ?? e.reason} → ${e.to}`;
+    case 'reassign':
+      return `${e.taskId} reassigned from ${name(e.from.agentId)} to ${name(e.to.agentId)} by ${name(e.by)} (token ${e.to.token})`;
+    case 'note':
+      return `${e.taskId} note by ${name(e.by)}: ${clip(e.text)}`;
+    case 'submitted':
+      return `${e.taskId} submitted for review by ${name(e.agentId)}`;
+    case 'approved':
+      return `${e.taskId} approved by ${name(e.by)}`;
+    case 'returned':
+      return `${e.taskId} returned (${e.to}) by ${name(e.by)}: ${clip(e.reason)}`;
+    case 'blocked':
+      return `${e.taskId} blocked by ${name(e.by)}: ${clip(e.reason)}`;
+    case 'unblocked':
+      return `${e.taskId} unblocked by ${name(e.by)}`;
+    case 'reset':
+      return `${e.taskId} reset by ${name(e.by)}`;
+    case 'write-rejected':
+      return `${name(e.agentId)} ${e.op}${e.taskId ? ` ${e.taskId}` : ''} rejected: ${e.code}: ${clip(e.message, 160)}`;
+  }
+}
+
+export function toLogEntry(e: BoardEvent, name?: (agentId: string) => string): LogEntry {
+  return { seq: e.seq, at: e.at, kind: e.kind, summary: summarize(e, name), code: e.kind === 'write-rejected' ? e.code : null };
+}
+
+/** Append and keep only the newest LOG_CAP lines. Returns a new array (the store is immutable). */
+export function appendLog(log: readonly LogEntry[], entries: readonly LogEntry[], cap = LOG_CAP): LogEntry[] {
+  if (entries.length === 0) return log as LogEntry[];
+  const all = log.length + entries.length > cap ? [...log, ...entries].slice(-cap) : [...log, ...entries];
+  return all;
+}

@@ -1,0 +1,202 @@
+import type {
+  WindowMethod,
+  WindowParams,
+  WindowPush,
+  WindowResult,
+  WsClientMessage,
+  WsServerMessage,
+} from '../../src-shared/protocol/windowApi.js';
+import { HostCallError, type ConnectionState, type Transport } from './types.js';
+
+/** Reconnect delays. Fast first retries cover a host restart; the cap keeps a dead host from being hammered. */
+export const ReconnectConstants = {
+  /** First retry: a restarting `serve` is usually back within a few hundred ms. */
+  initialDelayMs: 250,
+  /** Each failed attempt doubles the delay... */
+  factor: 2,
+  /** ...up to this, so a host that comes back is found within 5 s. */
+  maxDelayMs: 5_000,
+  /** ± this fraction of random jitter, so several windows do not retry in lockstep. */
+  jitter: 0.2,
+} as const;
+
+export function backoffDelay(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(ReconnectConstants.maxDelayMs, ReconnectConstants.initialDelayMs * ReconnectConstants.factor ** attempt);
+  const j = 1 + ReconnectConstants.jitter * (random() * 2 - 1);
+  return Math.round(base * j);
+}
+
+/** The subset of the browser WebSocket this transport uses, so tests can hand it a fake. */
+export interface SocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onclose: ((ev: unknown) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+}
+
+export interface WsTransportOptions {
+  url: string;
+  createSocket?: (url: string) => SocketLike;
+  setTimeout?: (f: () => void, ms: number) => unknown;
+  clearTimeout?: (handle: unknown) => void;
+  random?: () => number;
+}
+
+const OPEN = 1;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+/**
+ * The serve-mode transport: one WebSocket, requests answered by id, pushes as `{push}`. On close it
+ * reconnects with backoff; listeners of `onState` see `connected` again and re-fetch what they show
+ * (pushes sent while disconnected are gone). A call made while disconnected fails at once with
+ * `disconnected` rather than being queued: replaying keystrokes or drags later would surprise a person.
+ */
+export class WsTransport implements Transport {
+  readonly kind = 'websocket' as const;
+  private socket: SocketLike | null = null;
+  private _state: ConnectionState = 'connecting';
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly pushListeners = new Set<(push: WindowPush) => void>();
+  private readonly stateListeners = new Set<(state: ConnectionState) => void>();
+  private attempt = 0;
+  private retryTimer: unknown = null;
+  private disposed = false;
+  private readonly createSocket: (url: string) => SocketLike;
+  private readonly setTimer: (f: () => void, ms: number) => unknown;
+  private readonly clearTimer: (handle: unknown) => void;
+
+  constructor(private readonly opts: WsTransportOptions) {
+    this.createSocket = opts.createSocket ?? ((url) => new WebSocket(url) as unknown as SocketLike);
+    this.setTimer = opts.setTimeout ?? ((f, ms) => setTimeout(f, ms));
+    this.clearTimer = opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
+    this.connect();
+  }
+
+  get state(): ConnectionState {
+    return this._state;
+  }
+
+  call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>> {
+    const socket = this.socket;
+    if (this.disposed || !socket || this._state !== 'connected' || socket.readyState !== OPEN) {
+      return Promise.reject(new HostCallError('disconnected', `not connected to the Forkbench host (${method})`));
+    }
+    const id = this.nextId++;
+    const msg: WsClientMessage = { id, method, params };
+    return new Promise<WindowResult<M>>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      try {
+        socket.send(JSON.stringify(msg));
+      } catch (err) {
+        this.pending.delete(id);
+        reject(new HostCallError('disconnected', `could not send ${method}: ${(err as Error).message}`));
+      }
+    });
+  }
+
+  subscribe(listener: (push: WindowPush) => void): () => void {
+    this.pushListeners.add(listener);
+    return () => this.pushListeners.delete(listener);
+  }
+
+  onState(listener: (state: ConnectionState) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.retryTimer !== null) this.clearTimer(this.retryTimer);
+    this.retryTimer = null;
+    const s = this.socket;
+    this.socket = null;
+    if (s) {
+      s.onclose = s.onmessage = s.onerror = s.onopen = null;
+      s.close(1000, 'window closed');
+    }
+    this.failPending('the window is closing');
+  }
+
+  private connect(): void {
+    if (this.disposed) return;
+    this.retryTimer = null;
+    let socket: SocketLike;
+    try {
+      socket = this.createSocket(this.opts.url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.socket = socket;
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      this.attempt = 0;
+      this.setState('connected');
+    };
+    socket.onmessage = (ev) => {
+      if (this.socket === socket) this.receive(ev.data);
+    };
+    socket.onerror = () => {
+      /* a close event always follows; reconnecting happens there */
+    };
+    socket.onclose = () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.failPending('the connection to the Forkbench host closed');
+      this.setState('connecting');
+      this.scheduleRetry();
+    };
+  }
+
+  private scheduleRetry(): void {
+    if (this.disposed || this.retryTimer !== null) return;
+    const delay = backoffDelay(this.attempt++, this.opts.random);
+    this.retryTimer = this.setTimer(() => this.connect(), delay);
+  }
+
+  private receive(data: unknown): void {
+    if (typeof data !== 'string') return;
+    let msg: WsServerMessage;
+    try {
+      msg = JSON.parse(data) as WsServerMessage;
+    } catch {
+      return;
+    }
+    if ('push' in msg) {
+      for (const l of [...this.pushListeners]) {
+        try {
+          l(msg.push);
+        } catch (err) {
+          // One broken listener must not starve the others; surface it where a developer looks.
+          console.error('push listener failed', err);
+        }
+      }
+      return;
+    }
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    this.pending.delete(msg.id);
+    if (msg.ok) p.resolve(msg.result);
+    else p.reject(new HostCallError(msg.error?.code ?? 'error', msg.error?.message ?? 'the host refused the request'));
+  }
+
+  private failPending(why: string): void {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(new HostCallError('disconnected', why));
+  }
+
+  private setState(state: ConnectionState): void {
+    if (this._state === state) return;
+    this._state = state;
+    for (const l of [...this.stateListeners]) l(state);
+  }
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { appendLog, LOG_CAP, summarize, toLogEntry } from '../../src-renderer/state/eventLog.js';
+import { engineWith } from './helpers.js';
+
+describe('event log lines', () => {
+  it('has one human line per event kind the engine emits, rejected writes with their code', () => {
+    const { engine, events } = engineWith(['parse the config']);
+    engine.claim('a1', 'T-1');
+    engine.assign('T-1', 'a2');
+    engine.note('a1', 'T-1', 'still mine?');
+    const names = (id: string) => ({ a1: 'shell 1', a2: 'shell 2', user: 'you' })[id] ?? id;
+    const lines = events.map((e) => toLogEntry(e, names));
+    expect(lines.map((l) => l.kind)).toEqual(['thread-created', 'task-added', 'grant', 'reassign', 'write-rejected']);
+    expect(lines[1]!.summary).toBe('T-1 added by you: parse the config');
+    expect(lines[2]!.summary).toMatch(/^T-1 claimed by shell 1 \(token \d+\)$/);
+    expect(lines[3]!.summary).toMatch(/^T-1 reassigned from shell 1 to shell 2 by you/);
+    const rejected = lines[4]!;
+    expect(rejected.code).toBe('stale-token');
+    expect(rejected.summary).toContain('shell 1 note T-1 rejected: stale-token');
+    expect(lines.slice(0, 4).every((l) => l.code === null)).toBe(true);
+  });
+
+  it('clips long text to one line', () => {
+    const { engine, events } = engineWith([]);
+    engine.setGoal('x'.repeat(500) + '\nsecond line');
+    const s = summarize(events.at(-1)!);
+    expect(s.length).toBeLessThan(120);
+    expect(s).not.toContain('\n');
+  });
+
+  it('keeps the newest ~500 lines', () => {
+    const mk = (seq: number) => ({ seq, at: 0, kind: 'note' as const, summary: '', code: null });
+    let log = appendLog([], Array.from({ length: 400 }, (_, i) => mk(i + 1)));
+    log = appendLog(log, Array.from({ length: 300 }, (_, i) => mk(i + 401)));
+    expect(log).toHaveLength(LOG_CAP);
+    expect(log[0]!.seq).toBe(201);
+    expect(log.at(-1)!.seq).toBe(700);
+    expect(appendLog(log, [])).toBe(log);
+  });
+});
