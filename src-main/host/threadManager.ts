@@ -59,14 +59,14 @@ export class ThreadManager {
       if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
         const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
         const who = host.registry.get(event.agentId)?.name ?? event.agentId;
-        this.onPush.fire({ type: 'notify', title: `Claim lapsed: ${event.taskId}`, body: `${who}'s lease on "${title}" ran out; the task is back in the backlog.` });
+        this.onPush.fire({ type: 'notify', about: `lapse:${event.taskId}`, title: `Claim lapsed: ${event.taskId}`, body: `${who}'s lease on "${title}" ran out; the task is back in the backlog.` });
       }
     });
     host.onPaneData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
     host.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
     host.onPaneExit.event(({ name, exit }) => {
       const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
-      this.onPush.fire({ type: 'notify', title: `Agent exited: ${name}`, body: `${name} ${how}.` });
+      this.onPush.fire({ type: 'notify', about: `exit:${name}`, title: `Agent exited: ${name}`, body: `${name} ${how}.` });
     });
   }
 

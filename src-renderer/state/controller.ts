@@ -326,7 +326,7 @@ export class AppController {
       case 'agents':
         return this.onAgents(p.key, p.agents);
       case 'notify':
-        return this.notify(p.title, p.body);
+        return this.notify(p.title, p.body, p.about);
     }
   }
 
@@ -434,8 +434,8 @@ export class AppController {
   }
 
   /** A notice pushed by the host: shown at once, and it replaces the renderer's own for the same thing. */
-  notify(title: string, body: string): void {
-    const key = noticeKey(title) ?? `${title}\n${body}`;
+  notify(title: string, body: string, about?: string): void {
+    const key = about ?? noticeKey(title) ?? `${title}\n${body}`;
     const pending = this.pendingNotices.get(key);
     if (pending !== undefined) {
       this.clearTimer(pending);

@@ -102,7 +102,9 @@ export type WindowPush =
   | { type: 'board-event'; key: string; event: BoardEvent }
   | { type: 'pane-data'; key: string; agentId: string; data: string }
   | { type: 'agents'; key: string; agents: AgentInfo[] }
-  | { type: 'notify'; title: string; body: string };
+  /** `about` names what the notice concerns (`lapse:T-3`, `exit:<agent name>`), so a window that noticed the
+   *  same thing from the events can show it once. */
+  | { type: 'notify'; title: string; body: string; about: string };
 
 /** A refused window request: the board's rejection code, or a transport-level one. */
 export interface WindowError {

@@ -153,7 +153,7 @@ describe('AppController', () => {
     host.engine.sweep();
     pushEvents();
     expect(c.state.columns.open).toContain('T-1');
-    t.push({ type: 'notify', title: 'Claim lapsed: T-1', body: "shell 1's lease ran out" });
+    t.push({ type: 'notify', about: 'lapse:T-1', title: 'Claim lapsed: T-1', body: "shell 1's lease ran out" });
     for (const f of timers.splice(0)) f();
     expect(notices).toEqual(['Claim lapsed: T-1']);
     // A host that sends no notice: the renderer's own appears.
