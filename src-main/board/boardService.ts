@@ -4,7 +4,7 @@ import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type { Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from './clock.js';
-import { Journal, loadBoard, readLog } from './journal.js';
+import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
 
 export interface BoardServiceOptions {
@@ -100,8 +100,14 @@ export class BoardService {
     return this.apply((e) => e.grace(isAlive, 'host-restarted'));
   }
 
+  /** Every event still on disk, oldest first. Reads the whole history: for a window, use logTail. */
   log(): BoardEvent[] {
     return [...readLog(this.opts.dir)];
+  }
+
+  /** The latest `n` events, oldest first: what an event-log panel opens with. */
+  logTail(n: number): BoardEvent[] {
+    return readLogTail(this.opts.dir, n);
   }
 
   /** Stop the timer and flush. With a reason, every claim is released first (a clean shutdown). */

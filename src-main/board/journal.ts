@@ -147,6 +147,27 @@ export function* readLog(dir: string): Generator<BoardEvent> {
   }
 }
 
+/** The last `n` events on disk, oldest first, reading only the newest segments that hold them. */
+export function readLogTail(dir: string, n: number): BoardEvent[] {
+  const out: BoardEvent[][] = [];
+  let have = 0;
+  for (const seg of segments(dir).reverse()) {
+    const events: BoardEvent[] = [];
+    for (const line of fs.readFileSync(join(dir, segName(seg)), 'utf8').split('\n')) {
+      if (!line) continue;
+      try {
+        events.push(JSON.parse(line) as BoardEvent);
+      } catch {
+        break; // a torn tail
+      }
+    }
+    out.unshift(events);
+    have += events.length;
+    if (have >= n) break;
+  }
+  return out.flat().slice(-n);
+}
+
 interface Waiter {
   upTo: number;
   resolve: () => void;

@@ -148,7 +148,7 @@ export class WindowRouter {
       },
       boardNow: h.board.clock.now(),
       agents: h.agents(),
-      log: h.board.log().slice(-LOG_TAIL),
+      log: h.board.logTail(LOG_TAIL),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.isAvailable(id) })),
     };
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BoardService } from '../../src-main/board/boardService.js';
-import { BoardCorruptError, loadBoard, readLog } from '../../src-main/board/journal.js';
+import { BoardCorruptError, loadBoard, readLog, readLogTail } from '../../src-main/board/journal.js';
 
 const dirs: string[] = [];
 function freshDir(): string {
@@ -113,6 +113,8 @@ describe('journal', () => {
     expect(loaded.board).toEqual(before);
     const seqs = [...readLog(dir)].map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: before.seq }, (_, i) => i + 1));
+    // the tail reads only the newest segments but still ends at the last event, in order
+    expect(readLogTail(dir, 30).map((e) => e.seq)).toEqual(seqs.slice(-30));
   });
 
   it('the host timer lapses a claim at its deadline with no call from anyone, and a renewed claim is left alone', async () => {
