@@ -196,4 +196,24 @@ describe('agents’ socket', () => {
       await client.close();
     }
   });
+
+  // The inspector (a devDependency) imports `commander` without declaring it, so package.json pins
+  // commander@13 directly; otherwise electron-builder's commander@5 is hoisted and the inspector cannot start.
+  it('the MCP Inspector’s CLI mode lists the tools and calls claim through forkbench mcp', async () => {
+    const inspector = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'mcp-inspector');
+    const env = ['-e', `FORKBENCH_SOCKET=${socket.path}`, '-e', `FORKBENCH_SECRET=${b.secret}`];
+    const run = (args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(inspector, ['--cli', ...env, process.execPath, CLI, 'mcp', ...args], { env: { PATH: process.env.PATH } }, (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+    const tools = JSON.parse(await run(['--method', 'tools/list'])) as { tools: Array<{ name: string; inputSchema: { properties?: Record<string, unknown> } }> };
+    expect(tools.tools.map((t) => t.name)).toContain('claim');
+    expect(Object.keys(tools.tools.find((t) => t.name === 'note')?.inputSchema.properties ?? {}).sort()).toEqual(['taskId', 'text', 'token']);
+    const added = await run(['--method', 'tools/call', '--tool-name', 'add', '--tool-arg', 'title=via the inspector']);
+    const id = JSON.parse((JSON.parse(added) as { content: Array<{ text: string }> }).content[0]?.text as string).id as string;
+    const claimed = JSON.parse(await run(['--method', 'tools/call', '--tool-name', 'claim', '--tool-arg', `taskId=${id}`])) as { content: Array<{ text: string }> };
+    expect(JSON.parse(claimed.content[0]?.text as string)).toMatchObject({ taskId: id, agentId: b.id });
+  }, 60_000);
 });
