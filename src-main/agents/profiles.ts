@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import { Limits } from '../../src-shared/board/limits.js';
-import { AGENT_METHODS, AgentEnv, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/agentMethods.js';
 
 export type AgentKind = 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode' | 'shell' | 'custom';
 
@@ -128,15 +128,6 @@ function identityRefs(ref: (name: string) => string): Record<string, string> {
   return Object.fromEntries(IDENTITY_VARS.map((k) => [k, ref(k)]));
 }
 
-/** A command's synopsis, spelled the way `forkbench --help` spells it (positional ID/TEXT, `--token N`). */
-function synopsis(m: MethodSpec): string {
-  const parts = [`forkbench ${m.name}`];
-  for (const p of m.params) {
-    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
-    parts.push(p.required ? name : `[${name}]`);
-  }
-  return parts.join(' ');
-}
 
 /**
  * What an agent is told about the board. Plain text: it goes into system prompts and files alike. The

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { Task } from '../../src-shared/board/model.js';
+import { deserializeBoard, serializeBoard, type SerializedBoard } from '../../src-shared/board/serialized.js';
 import { applyEvent, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
 
 /**
@@ -36,7 +36,7 @@ interface SnapshotFile {
   format: number;
   /** First segment whose events come after this snapshot. */
   segment: number;
-  board: { threadId: string; goal: string; settings: Board['settings']; tasks: Task[]; nextToken: number; nextTaskNumber: number; seq: number };
+  board: SerializedBoard;
   /** Board-clock time of the last event in the snapshot. */
   mono: number;
 }
@@ -86,8 +86,7 @@ export function loadBoard(dir: string): Loaded {
     } catch (err) {
       backupOf(snapPath, (err as Error).message);
     }
-    const { tasks, ...rest } = snap.board;
-    board = { ...rest, tasks: new Map(tasks.map((t) => [t.id, t])) };
+    board = deserializeBoard(snap.board);
     mono = snap.mono;
     first = snap.segment;
   }
@@ -255,7 +254,7 @@ export class Journal {
       format: SNAPSHOT_FORMAT,
       segment: next,
       mono,
-      board: { ...board, tasks: [...board.tasks.values()] },
+      board: serializeBoard(board),
     };
     // The new segment exists before the snapshot names it, so a crash in between leaves a loadable board.
     const nextFd = fs.openSync(join(this.dir, segName(next)), 'a', 0o600);

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { AGENT_METHODS, AgentEnv, methodSpec, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 import { formatResult } from './format.js';
 import { RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 
@@ -29,14 +29,6 @@ function usage(): string {
   return lines.join('\n');
 }
 
-function synopsis(m: MethodSpec): string {
-  const parts = [`forkbench ${m.name}`];
-  for (const p of m.params) {
-    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
-    parts.push(p.required ? name : `[${name}]`);
-  }
-  return parts.join(' ');
-}
 
 /** Turn argv into method params, checked against the shared method table. */
 export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record<string, unknown>; json: boolean } {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import type { Result } from '../../src-shared/board/result.js';
+import { serializeBoard } from '../../src-shared/board/serialized.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { PROFILE_IDS, windowMethods, type ProfileIdShared, type ThreadSnapshot, type WindowError, type WindowMethod } from '../../src-shared/protocol/windowApi.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
@@ -137,15 +138,7 @@ export class WindowRouter {
     return {
       key: h.key,
       folder: h.folder,
-      board: {
-        threadId: b.threadId,
-        goal: b.goal,
-        settings: b.settings,
-        tasks: [...b.tasks.values()],
-        nextToken: b.nextToken,
-        nextTaskNumber: b.nextTaskNumber,
-        seq: b.seq,
-      },
+      board: serializeBoard(b),
       boardNow: h.board.clock.now(),
       agents: h.agents(),
       log: h.board.logTail(LOG_TAIL),

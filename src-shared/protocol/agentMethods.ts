@@ -81,6 +81,16 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
   },
 ];
 
+/** A command's synopsis as the CLI's help spells it: `forkbench note ID TEXT [--token N]`. */
+export function synopsis(m: MethodSpec): string {
+  const parts = [`forkbench ${m.name}`];
+  for (const p of m.params) {
+    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
+    parts.push(p.required ? name : `[${name}]`);
+  }
+  return parts.join(' ');
+}
+
 export function methodSpec(name: string): MethodSpec | undefined {
   return AGENT_METHODS.find((m) => m.name === name);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
-import type { Task, ThreadSettings } from '../board/model.js';
+import type { SerializedBoard } from '../board/serialized.js';
 import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, VerifySchema } from '../board/schemas.js';
 
 /**
@@ -70,15 +70,7 @@ export interface ThreadSummary {
 export interface ThreadSnapshot {
   key: string;
   folder: string;
-  board: {
-    threadId: string;
-    goal: string;
-    settings: ThreadSettings;
-    tasks: Task[];
-    nextToken: number;
-    nextTaskNumber: number;
-    seq: number;
-  };
+  board: SerializedBoard;
   /** The host's board clock when the snapshot was taken: deadlines are in this clock. */
   boardNow: number;
   agents: AgentInfo[];

@@ -1,3 +1,4 @@
+import { serializeBoard } from '../../src-shared/board/serialized.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type {
   AgentInfo,
@@ -27,15 +28,7 @@ export function snapshotOf(engine: LeaseEngine, o: { agents?: AgentInfo[]; log?:
   return {
     key: o.key ?? '0123456789abcdef',
     folder: '/work/project',
-    board: {
-      threadId: b.threadId,
-      goal: b.goal,
-      settings: b.settings,
-      tasks: [...b.tasks.values()],
-      nextToken: b.nextToken,
-      nextTaskNumber: b.nextTaskNumber,
-      seq: b.seq,
-    },
+    board: serializeBoard(b),
     boardNow: engine.now(),
     agents: o.agents ?? [],
     log: o.log ?? [],
