@@ -2,8 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
-import type { WindowMethod, WsServerMessage } from '../src-shared/protocol/windowApi.js';
 
 const ROOT = join(import.meta.dirname, '..');
 export const CHROMIUM = process.env.FORKBENCH_CHROMIUM ?? '/usr/bin/chromium';
@@ -60,34 +58,6 @@ export async function startServe(): Promise<Served> {
         proc.once('exit', (code) => resolve(code));
         proc.kill('SIGINT');
       }),
-  };
-}
-
-/** A second window on the same host, for setup steps the UI has no button for (e.g. a short lease). */
-export async function apiClient(s: Pick<Served, 'port' | 'token'>): Promise<{ call(method: WindowMethod, params: unknown): Promise<unknown>; close(): void }> {
-  const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws?token=${s.token}`, { headers: { Origin: `http://127.0.0.1:${s.port}` } });
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  let id = 0;
-  const waiting = new Map<number, (m: WsServerMessage) => void>();
-  ws.on('message', (raw) => {
-    const m = JSON.parse(raw.toString()) as WsServerMessage;
-    if ('id' in m) waiting.get(m.id)?.(m);
-  });
-  return {
-    call: (method, params) =>
-      new Promise((resolve, reject) => {
-        const n = ++id;
-        waiting.set(n, (m) => {
-          waiting.delete(n);
-          if ('ok' in m && m.ok) resolve(m.result);
-          else reject(new Error(JSON.stringify(m)));
-        });
-        ws.send(JSON.stringify({ id: n, method, params }));
-      }),
-    close: () => ws.close(),
   };
 }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
 
 /**
  * The Thread window end to end: `forkbench serve` as a real process, Debian's Chromium, real ptys, agents
@@ -100,17 +100,19 @@ describe('the Thread window in a real browser', () => {
     await shot('06-reassigned-write-rejected');
 
     // a short lease left to lapse: the card goes back with a "lapsed" mark
-    const api = await apiClient(served);
-    const key = ((await api.call('threads.list', {})) as Array<{ key: string }>)[0]?.key as string;
-    await api.call('board.setSettings', { key, patch: { leaseMs: 2000, renewIntervalMs: 250 } });
-    await api.call('task.release', { key, taskId: 'T-2' });
+    await page.getByTestId('thread-settings').click();
+    await page.getByTestId('settings-lease').fill('2');
+    await page.getByTestId('settings-verify').fill('');
+    await page.getByTestId('settings-save').click();
+    await expect.poll(() => page.getByTestId('thread-settings').textContent()).toContain('lease 2 s');
+    await page.getByTestId('release-T-2').click();
+    await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('open');
     await typeIn(b.id, 'forkbench claim T-3');
     await expect.poll(() => card('T-3').getAttribute('data-holder'), { timeout: 10_000 }).toBe(b.id);
     // B sits idle at its prompt: no output, no CPU, no board call — the lease runs out
     await page.getByTestId(`lapsed-T-3`).waitFor({ timeout: 15_000 });
     expect(await card('T-3').getAttribute('data-state')).toBe('open');
     await shot('07-lapsed');
-    api.close();
 
     // reload: the board and the terminals come back from the host
     await page.reload();

@@ -16,6 +16,7 @@ import { CardPointerSensor, collide, jumpToDroppable } from './dnd.js';
 import { GoalEditor } from './GoalEditor.js';
 import { CardPreview, type DragData } from './TaskCard.js';
 import { TerminalArea } from './TerminalArea.js';
+import { ThreadSettings } from './ThreadSettings.js';
 
 export function ThreadView() {
   const c = useController();
@@ -47,6 +48,7 @@ export function ThreadView() {
           <div className="thread-folder" title="Folder">
             {folder}
           </div>
+          {loaded ? <ThreadSettings /> : null}
         </section>
         {loaded ? (
           <>

@@ -516,6 +516,7 @@ export class AppController {
   }
 
   setGoal = (goal: string) => this.act('board.setGoal', { goal }, 'set the goal');
+  setSettings = (patch: WindowParams<'board.setSettings'>['patch']) => this.act('board.setSettings', { patch }, 'change the Thread settings');
   addTask = (title: string, body?: string) => this.act('task.add', body ? { title, body } : { title }, 'add a task');
   editTask = (taskId: string, patch: { title?: string; body?: string }) => this.act('task.edit', { taskId, ...patch }, `edit ${taskId}`);
   blockTask = (taskId: string, reason: string) => this.act('task.block', { taskId, reason }, `block ${taskId}`);
