@@ -29,14 +29,23 @@ export class DeadlineQueue {
   }
 
   set(key: string, deadline: number): void {
-    this.delete(key);
+    // A renewal relinks the key's existing node: no new object per renewal, so nothing new to promote.
+    let node = this.nodes.get(key);
+    if (node) this.unlink(node);
+    else this.heap.delete(key);
     if (this.tail === null || deadline >= this.tail.deadline) {
-      const node: Node = { key, deadline, prev: this.tail, next: null };
+      if (node) node.deadline = deadline;
+      else {
+        node = { key, deadline, prev: null, next: null };
+        this.nodes.set(key, node);
+      }
+      node.prev = this.tail;
+      node.next = null;
       if (this.tail) this.tail.next = node;
       else this.head = node;
       this.tail = node;
-      this.nodes.set(key, node);
     } else {
+      if (node) this.nodes.delete(key);
       this.heap.set(key, deadline);
     }
   }
@@ -48,10 +57,15 @@ export class DeadlineQueue {
       return;
     }
     this.nodes.delete(key);
+    this.unlink(node);
+  }
+
+  private unlink(node: Node): void {
     if (node.prev) node.prev.next = node.next;
     else this.head = node.next;
     if (node.next) node.next.prev = node.prev;
     else this.tail = node.prev;
+    node.prev = node.next = null;
   }
 
   peek(): { key: string; priority: number } | undefined {
