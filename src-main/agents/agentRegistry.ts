@@ -25,10 +25,11 @@ export class AgentRegistry {
   private readonly byDigest = new Map<string, AgentRecord>();
   private counter = 0;
 
-  /** A new agent: id `<profile>-<n>-<random>` is never reused, even across host restarts. */
+  /** A new agent. Its id `<profile>-<n>-<48 random bits>` is not reused across host restarts either: the counter
+   *  restarts with the host, the random part makes a repeat vanishingly unlikely. */
   create(profile: string, name: string, now: number): AgentRecord {
     this.counter++;
-    const id = `${profile}-${this.counter}-${randomBytes(3).toString('hex')}`;
+    const id = `${profile}-${this.counter}-${randomBytes(6).toString('hex')}`;
     const secret = randomBytes(32).toString('base64url');
     const rec: AgentRecord = { id, name, profile, secret, status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
     this.byId.set(id, rec);
