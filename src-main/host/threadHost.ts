@@ -329,6 +329,8 @@ export class ThreadHost {
     const t = this.board.state.tasks.get(taskId);
     const command = t?.verify ?? this.board.state.settings.verify;
     if (!t || !command) return;
+    // A test suite can run for minutes: say so on the board, so nobody wonders why the task sits in review.
+    await this.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, 'verify'));
     const outcome = await runVerify(command, this.folder, this.opts.verifyTimeoutMs);
     const now = this.board.state.tasks.get(taskId);
     // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
