@@ -14,6 +14,10 @@ interface Node {
   deadline: number;
   prev: Node | null;
   next: Node | null;
+  /** In the list now. A node stays in the map after it leaves the list, so a task claimed again reuses it:
+   *  deleting and re-adding thousands of map keys per round made the map rehash, which cost more on a large
+   *  board than all the list work. */
+  linked: boolean;
 }
 
 export class DeadlineQueue {
@@ -24,40 +28,38 @@ export class DeadlineQueue {
   private tail: Node | null = null;
   private readonly heap = new IndexedHeap<string>();
 
+  private linkedCount = 0;
+
   get size(): number {
-    return this.nodes.size + this.heap.size;
+    return this.linkedCount + this.heap.size;
   }
 
   set(key: string, deadline: number): void {
-    // A renewal relinks the key's existing node: no new object per renewal, so nothing new to promote.
     let node = this.nodes.get(key);
-    if (node) this.unlink(node);
+    if (node?.linked) this.unlink(node);
     else this.heap.delete(key);
     if (this.tail === null || deadline >= this.tail.deadline) {
-      if (node) node.deadline = deadline;
-      else {
-        node = { key, deadline, prev: null, next: null };
+      if (!node) {
+        node = { key, deadline, prev: null, next: null, linked: false };
         this.nodes.set(key, node);
       }
+      node.deadline = deadline;
       node.prev = this.tail;
       node.next = null;
+      node.linked = true;
+      this.linkedCount++;
       if (this.tail) this.tail.next = node;
       else this.head = node;
       this.tail = node;
     } else {
-      if (node) this.nodes.delete(key);
       this.heap.set(key, deadline);
     }
   }
 
   delete(key: string): void {
     const node = this.nodes.get(key);
-    if (node === undefined) {
-      this.heap.delete(key);
-      return;
-    }
-    this.nodes.delete(key);
-    this.unlink(node);
+    if (node?.linked) this.unlink(node);
+    else this.heap.delete(key);
   }
 
   private unlink(node: Node): void {
@@ -66,6 +68,8 @@ export class DeadlineQueue {
     if (node.next) node.next.prev = node.prev;
     else this.tail = node.prev;
     node.prev = node.next = null;
+    node.linked = false;
+    this.linkedCount--;
   }
 
   peek(): { key: string; priority: number } | undefined {

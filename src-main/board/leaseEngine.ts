@@ -19,6 +19,7 @@ import {
 } from '../../src-shared/board/schemas.js';
 import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
 import type { Clock } from './clock.js';
+import { ClaimIndex } from './claimIndex.js';
 import { DeadlineQueue } from './deadlineQueue.js';
 
 type Listener = (e: BoardEvent) => void;
@@ -46,8 +47,7 @@ export class LeaseEngine {
   /** No open task has a number below this: "claim the next open task" scans up from here. Task numbers are
    *  dense (T-1…T-n, never deleted), so a cursor is O(1) per claim by id, where a sorted set would not be. */
   private openFloor = 1;
-  private readonly heldBy = new Map<string, Set<string>>();
-  private readonly holderOf = new Map<string, string>();
+  private readonly heldBy = new ClaimIndex();
 
   constructor(
     private readonly clock: Clock,
@@ -56,7 +56,7 @@ export class LeaseEngine {
     this.board = board;
     // Claims from disk are indexed in deadline order, so they enter the deadline queue in order.
     const byDeadline = [...board.tasks.values()].sort((a, b) => (a.claim?.deadline ?? 0) - (b.claim?.deadline ?? 0));
-    for (const t of byDeadline) this.reindex(t.id);
+    for (const t of byDeadline) this.reindex(t.id, undefined);
   }
 
   // ---------------------------------------------------------------- reads
@@ -71,7 +71,7 @@ export class LeaseEngine {
 
   /** Task ids an agent holds a live claim on. */
   claimsOf(agentId: string): string[] {
-    return [...(this.heldBy.get(agentId) ?? [])];
+    return this.heldBy.tasksOf(agentId);
   }
 
   /** Board time of the earliest lease deadline, or null when nothing is claimed. */
@@ -258,7 +258,7 @@ export class LeaseEngine {
   grace(isAlive: (agentId: string) => boolean, goneReason: HardReleaseReason = 'host-restarted'): { extended: number; released: number } {
     let extended = 0;
     let released = 0;
-    for (const agentId of [...this.heldBy.keys()]) {
+    for (const agentId of this.heldBy.agents()) {
       if (!isAlive(agentId)) {
         released += this.releaseAllHeldBy(agentId, goneReason).length;
         continue;
@@ -503,9 +503,10 @@ export class LeaseEngine {
     e.seq = this.board.seq + 1;
     e.at = this.clock.wall();
     e.mono = this.clock.now();
-    applyEvent(this.board, e);
     const taskId = (e as { taskId?: string | null }).taskId;
-    if (taskId) this.reindex(taskId);
+    const before = taskId ? this.board.tasks.get(taskId) : undefined;
+    applyEvent(this.board, e);
+    if (taskId) this.reindex(taskId, before);
     for (const fn of this.listeners) fn(e);
   }
 
@@ -520,27 +521,20 @@ export class LeaseEngine {
     return undefined;
   }
 
-  private reindex(taskId: string): void {
+  /**
+   * Keep the indexes in step with one task's change. `before` is the task as it was, so only what changed is
+   * touched: a note moves no deadline, a renewal changes no holder.
+   */
+  private reindex(taskId: string, before: Task | undefined): void {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
-    if (t.state === 'open') this.openFloor = Math.min(this.openFloor, taskNumber(taskId));
-    const before = this.holderOf.get(taskId);
-    const now = t.claim?.agentId;
-    if (before !== undefined && before !== now) {
-      const set = this.heldBy.get(before);
-      set?.delete(taskId);
-      if (set && set.size === 0) this.heldBy.delete(before);
-      this.holderOf.delete(taskId);
-    }
-    if (t.claim) {
-      this.deadlines.set(taskId, t.claim.deadline);
-      if (now !== undefined && before !== now) {
-        let set = this.heldBy.get(now);
-        if (!set) this.heldBy.set(now, (set = new Set()));
-        set.add(taskId);
-        this.holderOf.set(taskId, now);
-      }
-    } else {
+    if (t.state === 'open' && before?.state !== 'open') this.openFloor = Math.min(this.openFloor, taskNumber(taskId));
+    const was = before?.claim;
+    const is = t.claim;
+    if (was?.agentId !== is?.agentId) this.heldBy.set(taskId, is ? is.agentId : null);
+    if (is) {
+      if (is.deadline !== was?.deadline || is.token !== was?.token) this.deadlines.set(taskId, is.deadline);
+    } else if (was) {
       this.deadlines.delete(taskId);
     }
   }
