@@ -60,8 +60,14 @@ if (!app.requestSingleInstanceLock()) {
       webPreferences: { preload: PRELOAD, contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true, spellcheck: false },
     });
     windows.set(host.key, win);
+    const consumer = `ipc-${win.webContents.id}`;
     win.on('close', () => store.set('windows', { ...store.get('windows'), [host.key]: win.getBounds() }));
-    win.on('closed', () => windows.delete(host.key));
+    // A closed or crashed window must not hold any pane's output back.
+    win.webContents.on('render-process-gone', () => router.detachAll(consumer));
+    win.on('closed', () => {
+      router.detachAll(consumer);
+      windows.delete(host.key);
+    });
     await win.loadFile(PAGE, { query: { thread: host.key } });
   }
 

@@ -262,6 +262,8 @@ export class ThreadHost {
     if (pane.notifyTimer) clearTimeout(pane.notifyTimer);
     // The hard signal: every claim goes now, with the reason, no timer involved.
     if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
+    // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
+    if (this.disposed || this.panes.get(id) !== pane) return;
     this.onPaneExit.fire({ agentId: id, name: pane.record.name, exit: pane.record.exit });
     this.fireAgents();
   }

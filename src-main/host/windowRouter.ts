@@ -124,7 +124,9 @@ export class WindowRouter {
         return this.host(key).ack(agentId, p.chars as number, consumer);
       case 'agent.screen': {
         const h = this.host(key);
-        // From now on this window consumes the pane's output: its acks pace the pty.
+        // From now on this window consumes the pane's output and its acks pace the pty. It starts afresh: a
+        // reloaded page (same consumer in Electron) will never ack what its previous incarnation was sent.
+        h.detach(agentId, consumer);
         h.attach(agentId, consumer);
         return h.screen(agentId);
       }
