@@ -40,7 +40,10 @@ const LogLine = memo(function LogLine({ entry: e }: { entry: LogEntry }) {
     <li className={`log-entry kind-${e.kind}${e.code ? ' rejected' : ''}`} data-testid="log-entry" data-kind={e.kind} data-code={e.code ?? undefined}>
       <time dateTime={new Date(e.at).toISOString()}>{time.format(e.at)}</time>
       <span className="log-kind">{e.kind}</span>
-      <span className="log-summary">{e.summary}</span>
+      <span className="log-summary">
+        {e.summary}
+        {e.repeat > 1 ? <span className="log-repeat"> ×{e.repeat}</span> : null}
+      </span>
     </li>
   );
 });

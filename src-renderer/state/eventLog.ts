@@ -12,6 +12,8 @@ export interface LogEntry {
   readonly summary: string;
   /** Rejected writes: the rejection code. */
   readonly code: string | null;
+  /** How many identical renewals in a row this line stands for (the liveness check renews every few seconds). */
+  readonly repeat: number;
 }
 
 const REASONS: Record<ClaimEndReason, string> = {
@@ -72,12 +74,19 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
 }
 
 export function toLogEntry(e: BoardEvent, name?: (agentId: string) => string): LogEntry {
-  return { seq: e.seq, at: e.at, kind: e.kind, summary: summarize(e, name), code: e.kind === 'write-rejected' ? e.code : null };
+  return { seq: e.seq, at: e.at, kind: e.kind, summary: summarize(e, name), code: e.kind === 'write-rejected' ? e.code : null, repeat: 1 };
 }
 
 /** Append and keep only the newest LOG_CAP lines. Returns a new array (the store is immutable). */
 export function appendLog(log: readonly LogEntry[], entries: readonly LogEntry[], cap = LOG_CAP): LogEntry[] {
   if (entries.length === 0) return log as LogEntry[];
-  const all = log.length + entries.length > cap ? [...log, ...entries].slice(-cap) : [...log, ...entries];
-  return all;
+  const all = [...log];
+  for (const e of entries) {
+    const last = all[all.length - 1];
+    // Renewals of one claim by the same route fold into one line with a count, so they cannot push the
+    // lines that matter (lapses, rejections) out of the panel.
+    if (last && e.kind === 'renew' && last.kind === 'renew' && last.summary === e.summary) all[all.length - 1] = { ...e, repeat: last.repeat + 1 };
+    else all.push(e);
+  }
+  return all.length > cap ? all.slice(-cap) : all;
 }

@@ -29,12 +29,23 @@ describe('event log lines', () => {
   });
 
   it('keeps the newest ~500 lines', () => {
-    const mk = (seq: number) => ({ seq, at: 0, kind: 'note' as const, summary: '', code: null });
+    const mk = (seq: number) => ({ seq, at: 0, kind: 'note' as const, summary: '', code: null, repeat: 1 });
     let log = appendLog([], Array.from({ length: 400 }, (_, i) => mk(i + 1)));
     log = appendLog(log, Array.from({ length: 300 }, (_, i) => mk(i + 401)));
     expect(log).toHaveLength(LOG_CAP);
     expect(log[0]!.seq).toBe(201);
     expect(log.at(-1)!.seq).toBe(700);
     expect(appendLog(log, [])).toBe(log);
+  });
+
+  it('folds repeated identical renewals into one line with a count, and nothing else', () => {
+    const renew = (seq: number, summary = 'T-1 lease renewed for shell 1 (liveness)') => ({ seq, at: seq, kind: 'renew' as const, summary, code: null, repeat: 1 });
+    let log = appendLog([], [renew(1), renew(2), renew(3)]);
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatchObject({ seq: 3, repeat: 3 });
+    log = appendLog(log, [renew(4, 'T-2 lease renewed for shell 1 (liveness)'), renew(5)]);
+    expect(log.map((e) => e.repeat)).toEqual([3, 1, 1]);
+    const note = { seq: 6, at: 6, kind: 'note' as const, summary: 'n', code: null, repeat: 1 };
+    expect(appendLog(appendLog([], [note]), [{ ...note, seq: 7 }])).toHaveLength(2);
   });
 });
