@@ -63,6 +63,7 @@ export class ThreadHost {
   private disposed = false;
   private readonly binDir: string;
   private readonly agentFilesDir: string;
+  private readonly launched = new Map<ProfileId, number>();
   readonly onPaneData = new Emitter<{ agentId: string; data: string }>();
   readonly onAgents = new Emitter<AgentInfo[]>();
   readonly onBoardEvent = new Emitter<BoardEvent>();
@@ -105,7 +106,11 @@ export class ThreadHost {
       throw err;
     }
     const host = new ThreadHost(folder, board, socket, registry, opts, rt);
-    hooks.onDone = (agentId, taskId) => void host.verify(agentId, taskId);
+    hooks.onDone = (agentId, taskId) =>
+      void host.verify(agentId, taskId).catch((err: Error) => {
+        // A verify that outlives its Thread (closed mid-run) has nowhere to report; anything else is said.
+        if (!host.disposed) opts.warn?.(`forkbench: verify of ${taskId} failed to run: ${err.message}`);
+      });
     if (opts.liveness !== false) host.scheduleLiveness();
     return host;
   }
@@ -129,32 +134,35 @@ export class ThreadHost {
     if (this.disposed) throw new Error('this Thread is closed');
     const cols = o.cols ?? 100;
     const rows = o.rows ?? 30;
-    const n = this.registry.all().filter((r) => r.profile === profile).length + 1;
+    // Names count up per profile and are never reused in a Thread's run, like the tabs a person remembers.
+    const n = (this.launched.get(profile) ?? 0) + 1;
+    this.launched.set(profile, n);
     const record = this.registry.create(profile, o.name ?? `${profile} ${n}`, this.board.clock.now());
     const filesDir = join(this.agentFilesDir, record.id);
     fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
     let spec: ReturnType<typeof buildLaunch>;
     try {
       spec = buildLaunch(
-      profile,
-      {
-        threadDir: this.folder,
-        workDir: this.folder,
-        agentDir: filesDir,
-        socketPath: this.socket.path,
-        agentId: record.id,
-        agentToken: record.secret,
-        cliPath: CLI_SCRIPT,
-        nodePath: process.execPath,
-        binDir: this.binDir,
-        leaseMs: this.board.state.settings.leaseMs,
-      },
-      // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
-      o.command ? { command: '/bin/sh', args: ['-c', o.command] } : undefined,
-    );
+        profile,
+        {
+          threadDir: this.folder,
+          workDir: this.folder,
+          agentDir: filesDir,
+          socketPath: this.socket.path,
+          agentId: record.id,
+          agentToken: record.secret,
+          cliPath: CLI_SCRIPT,
+          nodePath: process.execPath,
+          binDir: this.binDir,
+          leaseMs: this.board.state.settings.leaseMs,
+        },
+        // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
+        o.command ? { command: '/bin/sh', args: ['-c', o.command] } : undefined,
+      );
       await writeProfileFiles(spec.files);
     } catch (err) {
       this.registry.remove(record.id);
+      fs.rmSync(filesDir, { recursive: true, force: true });
       throw err;
     }
     const env: Record<string, string | undefined> = {
@@ -212,6 +220,8 @@ export class ThreadHost {
     if (p.notifyTimer) clearTimeout(p.notifyTimer);
     if (!p.session.exit) await p.session.kill();
     p.session.dispose();
+    // Its config files hold its (now dead) secret; nothing will read them again.
+    fs.rmSync(join(this.agentFilesDir, agentId), { recursive: true, force: true });
     this.forget(agentId);
   }
 
@@ -286,7 +296,12 @@ export class ThreadHost {
     if (this.disposed) return;
     const every = effectiveRenewIntervalMs(this.board.state.settings);
     this.livenessTimer = setTimeout(() => {
-      void this.checkLiveness().finally(() => this.scheduleLiveness());
+      // A round that overlaps a shutdown finds the board closed: that is the end of checking, not an error.
+      void this.checkLiveness()
+        .catch((err: Error) => {
+          if (!this.disposed) this.opts.warn?.(`forkbench: liveness check failed: ${err.message}`);
+        })
+        .finally(() => this.scheduleLiveness());
     }, every);
   }
 
@@ -299,6 +314,7 @@ export class ThreadHost {
     const leaseMs = this.board.state.settings.leaseMs;
     for (const p of [...this.panes.values()]) {
       const r = p.record;
+      if (this.disposed) return;
       if (r.status === 'exited' || r.pid === null) continue;
       let facts: TreeCpu;
       try {
@@ -401,6 +417,7 @@ export class ThreadHost {
       }),
     );
     this.panes.clear();
+    fs.rmSync(this.agentFilesDir, { recursive: true, force: true });
     await this.socket.close();
     await this.board.close();
     this.onPaneData.dispose();
