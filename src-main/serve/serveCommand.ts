@@ -57,10 +57,15 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       stopping = true;
       process.stderr.write(`\nforkbench serve: ${sig}, stopping: releasing claims and ending agents…\n`);
       void (async () => {
-        sleep?.dispose();
-        await threads.dispose();
-        await served.close();
-        done();
+        try {
+          sleep?.dispose();
+          await threads.dispose();
+          await served.close();
+        } catch (err) {
+          process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);
+        } finally {
+          done();
+        }
       })();
     };
     process.once('SIGINT', () => stop('SIGINT'));
