@@ -45,6 +45,25 @@ async function launchShell(): Promise<{ id: string; pid: number }> {
   return { id: testId.replace('agent-tab-', ''), pid };
 }
 
+/**
+ * Drag a card by its grip onto a drop target the way a hand does: press, move in steps, and let go only once
+ * the target shows it is under the card (dnd-kit has seen the pointer there), not after a fixed delay.
+ */
+async function dragCard(taskId: string, targetTestId: string): Promise<void> {
+  const center = async (testId: string) => {
+    const box = await page.getByTestId(testId).boundingBox();
+    if (!box) throw new Error(`${testId} is not on screen`);
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  };
+  const from = await center(`drag-${taskId}`);
+  const to = await center(targetTestId);
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 12 });
+  await expect.poll(() => page.getByTestId(targetTestId).getAttribute('class'), { timeout: 5000 }).toContain('drop-over');
+  await page.mouse.up();
+}
+
 /** Type a command into an agent's terminal, as a person would. */
 async function typeIn(agentId: string, text: string): Promise<void> {
   await page.getByTestId(`agent-tab-${agentId}`).click();
@@ -92,7 +111,7 @@ describe('the Thread window in a real browser', () => {
     const a2 = await launchShell();
     await typeIn(a2.id, 'forkbench claim T-2');
     await expect.poll(() => card('T-2').getAttribute('data-holder'), { timeout: 10_000 }).toBe(a2.id);
-    await card('T-2').dragTo(page.getByTestId(`agent-tab-${b.id}`));
+    await dragCard('T-2', `agent-tab-${b.id}`);
     await expect.poll(() => card('T-2').getAttribute('data-holder'), { timeout: 5000 }).toBe(b.id);
     await typeIn(a2.id, 'forkbench note T-2 "still mine?"');
     const rejected = page.locator('[data-testid="log-entry"][data-kind="write-rejected"]');
