@@ -5,16 +5,18 @@ export function AddTaskForm() {
   const c = useController();
   const [title, setTitle] = useState('');
   const [body, setBody] = useState('');
-  const [busy, setBusy] = useState(false);
+  // The fields clear as soon as a task is sent, so the next title can be typed at once; if the host refuses
+  // it, the text comes back (unless something new was typed meanwhile) and the banner says why.
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (!title.trim() || busy) return;
-    setBusy(true);
-    const ok = await c.addTask(title, body || undefined);
-    setBusy(false);
-    if (ok) {
-      setTitle('');
-      setBody('');
+    const t = title;
+    const b = body;
+    if (!t.trim()) return;
+    setTitle('');
+    setBody('');
+    if (!(await c.addTask(t, b || undefined))) {
+      setTitle((cur) => (cur === '' ? t : cur));
+      setBody((cur) => (cur === '' ? b : cur));
     }
   };
   return (
@@ -28,7 +30,7 @@ export function AddTaskForm() {
         aria-label="New task details"
         rows={1}
       />
-      <button type="submit" className="primary" data-testid="add-task-submit" disabled={!title.trim() || busy}>
+      <button type="submit" className="primary" data-testid="add-task-submit" disabled={!title.trim()}>
         Add task
       </button>
     </form>
