@@ -40,6 +40,9 @@ export const PtySessionConstants = {
    *  thereby ends the output: a pty read returns within microseconds while data is pending, so 10 ms of
    *  silence means drained, and it costs the kill-to-exit path only 10 ms. */
   drainQuietMs: 10,
+  /** After the slave is let go, how long the pty gets to close by itself before node-pty's held-back socket
+   *  destroy runs (node-pty's own figure for a pty that never closes). */
+  heldDestroyGraceMs: 200,
   /** $TERM for the child: the panes render with xterm.js, which implements xterm-256color. */
   terminalName: 'xterm-256color',
 } as const;
@@ -141,6 +144,8 @@ export class PtySession implements Disposable {
   /** Our own fd on the pty's slave side, held until the child is dead and its output drained. */
   private slaveFd: number | undefined;
   private drainTimer: unknown;
+  /** node-pty's socket destroy, held while the slave is (see holdSocketDestroy). */
+  private heldDestroy: (() => unknown) | undefined;
 
   private lastOutput: number;
   private droppedChars = 0;
@@ -184,7 +189,31 @@ export class PtySession implements Disposable {
     });
     this.ptyListeners = [pty.onData((chunk) => this.onPtyData(chunk)), pty.onExit((e) => this.onPtyExit(e))];
     this.slaveFd = openSlave(pty);
+    if (this.slaveFd !== undefined) this.holdSocketDestroy();
     this.childWatch = watchChildExit(this.pid, () => this.armDrain());
+  }
+
+  /**
+   * node-pty (1.1.0, lib/unixTerminal.js) destroys its read socket 200 ms after the child is reaped if the
+   * pty has not closed by then. While we hold the slave the pty cannot close, so on a loaded machine (a CI
+   * run with a browser and other ptys busy) the drain can take longer than that, and the timer would cut the
+   * read short and lose exactly the tail the slave is held for. Until the drain lets the slave go, that
+   * destroy is held back; afterwards the pty closes by itself once its last byte is read, and the held call
+   * runs after a grace period in case it does not (the macOS case node-pty's timer exists for).
+   */
+  private holdSocketDestroy(): void {
+    const sock = (this.pty as unknown as { _socket?: { destroy?: (...a: unknown[]) => unknown } })._socket;
+    if (!sock || typeof sock.destroy !== 'function') return;
+    const destroy = sock.destroy.bind(sock);
+    sock.destroy = (...args: unknown[]) => {
+      if (this.slaveFd !== undefined && !this.disposed) {
+        this.heldDestroy = () => destroy(...args);
+        // node-pty calls this only after it reaped the child: proof of death even if no SIGCHLD was seen.
+        if (this.drainTimer === undefined) this.armDrain();
+        return sock;
+      }
+      return destroy(...args);
+    };
   }
 
   /** Batched output (~5 ms per batch). */
@@ -344,6 +373,9 @@ export class PtySession implements Disposable {
       // already closed: nothing to release
     }
     this.slaveFd = undefined;
+    const held = this.heldDestroy;
+    this.heldDestroy = undefined;
+    if (held) setTimeout(held, PtySessionConstants.heldDestroyGraceMs).unref();
   }
 
   private onPtyExit(e: { exitCode: number; signal?: number }): void {
