@@ -9,9 +9,8 @@ import type { LeaseEngine } from '../board/leaseEngine.js';
 
 export type CallOutcome = { ok: true; result: unknown } | { ok: false; error: RpcError };
 
-/** Hooks the rest of the host hangs on agent calls: liveness bookkeeping, the verify runner. */
+/** Hooks the rest of the host hangs on agent calls: the verify runner. */
 export interface AgentCallHooks {
-  onCall?(agentId: string): void;
   onDone?(agentId: string, taskId: string): void;
 }
 
@@ -27,7 +26,6 @@ export async function callAsAgent(board: BoardService, agentId: string, method: 
   const parsed = agentParamSchemas[method].safeParse(params ?? {});
   if (!parsed.success) return { ok: false, error: { code: RpcCode.invalidParams, message: firstIssue(parsed.error) } };
   const p = parsed.data as { taskId?: string; token?: number; text?: string; note?: string; title?: string; body?: string };
-  hooks.onCall?.(agentId);
   const now = () => board.clock.now();
   const answer = async <T>(op: (e: LeaseEngine) => Result<T>, shape: (v: T) => unknown = (v) => v): Promise<CallOutcome> => {
     const r = await board.run(op);

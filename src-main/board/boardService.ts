@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type { Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from './clock.js';
@@ -80,11 +79,8 @@ export class BoardService {
   }
 
   /** Run one decision and acknowledge it only once it is durable. */
-  async run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
-    if (this.closed) throw new Error('the board is closed');
-    const r = op(this.engine);
-    await this.journal.sync();
-    return r;
+  run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
+    return this.apply(op);
   }
 
   /** Same, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */
@@ -110,10 +106,9 @@ export class BoardService {
     return readLogTail(this.opts.dir, n);
   }
 
-  /** Stop the timer and flush. With a reason, every claim is released first (a clean shutdown). */
-  async close(releaseAll?: HardReleaseReason): Promise<void> {
+  /** Stop the timer and flush. (A clean shutdown releases claims first: ThreadHost.dispose does.) */
+  async close(): Promise<void> {
     if (this.closed) return;
-    if (releaseAll) this.engine.grace(() => false, releaseAll);
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

@@ -131,19 +131,23 @@ export function loadBoard(dir: string): Loaded {
   return { board, mono, warnings, segment: segs.at(-1) ?? first, segmentEvents };
 }
 
-/** Every event still on disk, oldest first: the log a person reads back. */
-export function* readLog(dir: string): Generator<BoardEvent> {
-  for (const n of segments(dir)) {
-    const text = fs.readFileSync(join(dir, segName(n)), 'utf8');
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        yield JSON.parse(line) as BoardEvent;
-      } catch {
-        return; // a torn tail: the log ends here
-      }
+/** The events of one segment, oldest first, up to a torn tail if it has one. */
+function readSegment(dir: string, n: number): BoardEvent[] {
+  const events: BoardEvent[] = [];
+  for (const line of fs.readFileSync(join(dir, segName(n)), 'utf8').split('\n')) {
+    if (!line) continue;
+    try {
+      events.push(JSON.parse(line) as BoardEvent);
+    } catch {
+      break; // a torn tail: the segment ends here
     }
   }
+  return events;
+}
+
+/** Every event still on disk, oldest first: the log a person reads back. */
+export function* readLog(dir: string): Generator<BoardEvent> {
+  for (const n of segments(dir)) yield* readSegment(dir, n);
 }
 
 /** The last `n` events on disk, oldest first, reading only the newest segments that hold them. */
@@ -151,15 +155,7 @@ export function readLogTail(dir: string, n: number): BoardEvent[] {
   const out: BoardEvent[][] = [];
   let have = 0;
   for (const seg of segments(dir).reverse()) {
-    const events: BoardEvent[] = [];
-    for (const line of fs.readFileSync(join(dir, segName(seg)), 'utf8').split('\n')) {
-      if (!line) continue;
-      try {
-        events.push(JSON.parse(line) as BoardEvent);
-      } catch {
-        break; // a torn tail
-      }
-    }
+    const events = readSegment(dir, seg);
     out.unshift(events);
     have += events.length;
     if (have >= n) break;

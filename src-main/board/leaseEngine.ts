@@ -141,7 +141,6 @@ export class LeaseEngine {
     if (!t.ok) return t;
     const edit = this.validateEdit(patch);
     if (!edit.ok) return edit;
-    this.sweep();
     this.emit({ kind: 'task-edited', taskId, ...edit.value, by });
     return ok(this.board.tasks.get(taskId) as Task);
   }
@@ -294,8 +293,7 @@ export class LeaseEngine {
     if (!a.ok) return reject('invalid-input', a.message);
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
-    const task = this.board.tasks.get(taskId) as Task;
+    const task = t.value;
     if (task.claim) {
       if (task.claim.agentId === agentId) return reject('bad-state', `${taskId} is already held by ${agentId}`);
       const token = this.board.nextToken;
@@ -320,8 +318,7 @@ export class LeaseEngine {
   userRelease(taskId: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
-    const task = this.board.tasks.get(taskId) as Task;
+    const task = t.value;
     if (task.claim) this.end(taskId, task.claim, 'user-released', 'open');
     else if (task.state === 'review') this.emit({ kind: 'returned', taskId, by, reason: 'released by a person', to: 'open' });
     else return reject('bad-state', `${taskId} is ${task.state}, not held by anyone`);
@@ -331,8 +328,7 @@ export class LeaseEngine {
   approve(taskId: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
-    const task = this.board.tasks.get(taskId) as Task;
+    const task = t.value;
     if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be approved`);
     if (task.claim) this.end(taskId, task.claim, 'completed', 'review');
     this.emit({ kind: 'approved', taskId, by });
@@ -345,8 +341,7 @@ export class LeaseEngine {
     if (!r.ok) return reject('invalid-input', r.message);
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
-    const task = this.board.tasks.get(taskId) as Task;
+    const task = t.value;
     if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be rejected`);
     const to = task.claim ? 'claimed' : 'open';
     if (r.value) this.emit({ kind: 'note', taskId, by, text: `Review: ${r.value}` });
@@ -359,7 +354,6 @@ export class LeaseEngine {
     if (!r.ok) return reject('invalid-input', r.message);
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
     const state = (this.board.tasks.get(taskId) as Task).state;
     if (state !== 'open') return reject('bad-state', `${taskId} is ${state}; only an open task can be blocked`);
     this.emit({ kind: 'blocked', taskId, by, reason: r.value });
@@ -369,7 +363,6 @@ export class LeaseEngine {
   unblock(taskId: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
     if (t.value.state !== 'blocked') return reject('bad-state', `${taskId} is ${t.value.state}, not blocked`);
     this.emit({ kind: 'unblocked', taskId, by });
     return ok(null);
@@ -379,7 +372,6 @@ export class LeaseEngine {
   reset(taskId: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
     if (t.value.state !== 'needs-attention') return reject('bad-state', `${taskId} is ${t.value.state}, not needs-attention`);
     this.emit({ kind: 'reset', taskId, by });
     return ok(null);
@@ -390,7 +382,6 @@ export class LeaseEngine {
     if (!n.ok) return reject('invalid-input', n.message);
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.sweep();
     this.emit({ kind: 'note', taskId, by, text: n.value });
     return ok(null);
   }

@@ -240,6 +240,17 @@ export class ThreadHost {
     p.session.resize(cols, rows);
   }
 
+  /** An agent that exists and has not exited: one whose claims are still meaningful. */
+  isAgentRunning(agentId: string): boolean {
+    const r = this.registry.get(agentId);
+    return r !== undefined && r.status !== 'exited';
+  }
+
+  /** A window went away: it no longer paces any pane of this Thread. */
+  detachEverywhere(consumer: string): void {
+    for (const p of this.panes.values()) p.session.detach(consumer);
+  }
+
   attach(agentId: string, consumer: string): void {
     this.panes.get(agentId)?.session.attach(consumer);
   }

@@ -24,8 +24,13 @@ export class ThreadManager {
     return this.hosts.get(key);
   }
 
+  /** The Threads open in this process (no disk read, unlike `list`). */
+  openHosts(): ThreadHost[] {
+    return [...this.hosts.values()];
+  }
+
   list(): ThreadSummary[] {
-    const open = [...this.hosts.values()].map((h) => ({ key: h.key, folder: h.folder, goal: h.board.state.goal, open: true }));
+    const open = this.openHosts().map((h) => ({ key: h.key, folder: h.folder, goal: h.board.state.goal, open: true }));
     const closed = this.recent
       .list()
       .filter((r) => !this.hosts.has(r.key) && fs.existsSync(r.folder))
@@ -72,12 +77,12 @@ export class ThreadManager {
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
   async resumeGrace(): Promise<void> {
-    await Promise.all([...this.hosts.values()].map((h) => h.board.resumeGrace((id) => h.registry.get(id)?.status !== 'exited' && h.registry.get(id) !== undefined)));
+    await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.isAgentRunning(id))));
   }
 
   /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. */
   async dispose(): Promise<void> {
-    const all = [...this.hosts.values()];
+    const all = this.openHosts();
     this.hosts.clear();
     await Promise.all(all.map((h) => h.dispose()));
     this.onPush.dispose();

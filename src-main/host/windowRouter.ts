@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { Result } from '../../src-shared/board/result.js';
 import { serializeBoard } from '../../src-shared/board/serialized.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';
@@ -12,6 +13,12 @@ import type { ThreadManager } from './threadManager.js';
 const LOG_TAIL = 300;
 
 export type RouteOutcome = { ok: true; result: unknown } | { ok: false; error: WindowError };
+
+/** The profile ids of the agent CLIs are their command names. */
+function onPath(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const exts = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD').split(';') : [''];
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir && exts.some((ext) => existsSync(join(dir, command + ext))));
+}
 
 class RouteError extends Error {
   constructor(
@@ -48,10 +55,7 @@ export class WindowRouter {
 
   /** A window went away: it must no longer hold any pane's output back. */
   detachAll(consumer: string): void {
-    for (const t of this.threads.list()) {
-      const host = this.threads.get(t.key);
-      for (const a of host?.agents() ?? []) host?.detach(a.id, consumer);
-    }
+    for (const host of this.threads.openHosts()) host.detachEverywhere(consumer);
   }
 
   private host(key: string): ThreadHost {
@@ -90,9 +94,7 @@ export class WindowRouter {
       case 'task.note':
         return this.board(key, (e) => e.userNote(taskId, p.text));
       case 'task.assign': {
-        const h = this.host(key);
-        const agent = h.registry.get(agentId);
-        if (!agent || agent.status === 'exited') throw new RouteError('no-such-agent', `agent ${agentId} is not running`);
+        if (!this.host(key).isAgentRunning(agentId)) throw new RouteError('no-such-agent', `agent ${agentId} is not running`);
         return this.board(key, (e) => e.assign(taskId, agentId));
       }
       case 'task.release':
@@ -148,18 +150,13 @@ export class WindowRouter {
     };
   }
 
-  /** Whether a profile's CLI is installed: shell and custom always are. Looked up once per host. */
+  /** Whether a profile's CLI is installed: shell and custom always are. Looked up once per host, by reading
+   *  PATH's folders rather than spawning `which` five times on a window's first snapshot. */
   private isAvailable(id: ProfileIdShared): boolean {
     if (id === 'shell' || id === 'custom') return true;
     let known = this.available.get(id);
     if (known === undefined) {
-      const command = { claude: 'claude', codex: 'codex', gemini: 'gemini', aider: 'aider', opencode: 'opencode' }[id];
-      try {
-        execFileSync(process.platform === 'win32' ? 'where' : 'which', [command], { stdio: 'ignore' });
-        known = true;
-      } catch {
-        known = false;
-      }
+      known = onPath(id);
       this.available.set(id, known);
     }
     return known;

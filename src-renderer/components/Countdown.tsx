@@ -1,4 +1,5 @@
 import { memo, useEffect, useState } from 'react';
+import { remainingFraction } from '../../src-shared/board/lease.js';
 import { isWarning } from '../state/boardState.js';
 import { useClock } from '../state/hooks.js';
 
@@ -35,7 +36,7 @@ export const Countdown = memo(function Countdown({ deadline, leaseMs, stalled, t
   const clock = useClock();
   const remaining = Math.round(clock.remaining(deadline));
   useTick(remaining > 0);
-  const frac = leaseMs > 0 ? Math.min(1, remaining / leaseMs) : 0;
+  const frac = remainingFraction({ deadline }, leaseMs, clock.now());
   const warn = isWarning(remaining, leaseMs, stalled);
   const cls = `countdown countdown-${variant}${warn ? ' warn' : ''}${remaining === 0 ? ' expired' : ''}`;
   const label = `${formatRemaining(remaining)} left on the lease${stalled ? ' (holder stalled)' : ''}`;

@@ -1,3 +1,5 @@
+import { remainingMs } from '../../src-shared/board/lease.js';
+
 /**
  * The host's board clock, as seen from the renderer. Deadlines are host board-clock readings; the renderer
  * only knows `performance.now()`. Every snapshot (`boardNow`) and every live event (`mono`, the board time
@@ -5,7 +7,7 @@
  *   hostTime <= localReceipt + trueOffset   =>   trueOffset >= hostTime - localReceipt.
  * Each observation is a lower bound on the offset; the best estimate is the largest. It approaches the
  * true offset from below, so a countdown drawn with it ends slightly late, never early (as the host's own
- * reanchorDeadline does for agents). No per-second traffic is needed: remaining = deadline - now().
+ * `remainingMs` a claim view carries does for agents). No per-second traffic is needed: remaining = deadline - now().
  */
 export class HostClock {
   private offset: number | null = null;
@@ -35,6 +37,6 @@ export class HostClock {
 
   /** Milliseconds left until a host deadline, never negative. */
   remaining(deadline: number, localAt: number = this.localNow()): number {
-    return Math.max(0, deadline - this.now(localAt));
+    return remainingMs({ deadline }, this.now(localAt));
   }
 }

@@ -17,12 +17,3 @@ export function remainingFraction(claim: Pick<Claim, 'deadline'>, leaseMs: numbe
   if (leaseMs <= 0) return 0;
   return Math.min(1, remainingMs(claim, now) / leaseMs);
 }
-
-/**
- * A deadline in another process's clock. The host's monotonic clock means nothing to a window, so the host
- * sends `remaining` measured at send time and the receiver re-anchors it on its own clock at receipt.
- * Transit time makes the receiver's countdown end slightly late, never early.
- */
-export function reanchorDeadline(remaining: number, receiverNow: number): number {
-  return receiverNow + remaining;
-}

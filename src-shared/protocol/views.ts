@@ -1,9 +1,10 @@
 import type { Note, Task, TaskState } from '../board/model.js';
 import type { Board } from '../board/reducer.js';
+import { remainingMs } from '../board/lease.js';
 
 /**
  * What crosses a process boundary about claims. The host's monotonic deadlines mean nothing elsewhere, so a
- * claim travels as the time it has left, measured when it was sent (see reanchorDeadline in board/lease).
+ * claim travels as the time it has left, measured when it was sent; transit makes it end late, never early.
  */
 export interface ClaimView {
   readonly taskId: string;
@@ -34,7 +35,7 @@ export interface BoardView {
 
 export function claimView(task: Task, now: number): ClaimView | null {
   const c = task.claim;
-  return c ? { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: Math.max(0, c.deadline - now) } : null;
+  return c ? { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: remainingMs(c, now) } : null;
 }
 
 export function taskView(task: Task, now: number): TaskView {
