@@ -27,6 +27,7 @@ export class AgentRegistry {
 
   /** A new agent. Its id `<profile>-<n>-<48 random bits>` is not reused across host restarts either: the counter
    *  restarts with the host, the random part makes a repeat vanishingly unlikely. */
+  /** `now` is performance.now(): the clock lastBoardCallAt is kept in. */
   create(profile: string, name: string, now: number): AgentRecord {
     this.counter++;
     const id = `${profile}-${this.counter}-${randomBytes(6).toString('hex')}`;

@@ -137,7 +137,9 @@ export class ThreadHost {
     // Names count up per profile and are never reused in a Thread's run, like the tabs a person remembers.
     const n = (this.launched.get(profile) ?? 0) + 1;
     this.launched.set(profile, n);
-    const record = this.registry.create(profile, o.name ?? `${profile} ${n}`, this.board.clock.now());
+    // performance.now(), not the board clock: the liveness check compares it with pty output times, and the
+    // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
+    const record = this.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now());
     const filesDir = join(this.agentFilesDir, record.id);
     fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
     let spec: ReturnType<typeof buildLaunch>;
