@@ -6,12 +6,16 @@ import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView } from '../../src-shared/protocol/views.js';
 import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
+import type { IssuedWorktree } from '../git/worktreeManager.js';
 
 export type CallOutcome = { ok: true; result: unknown } | { ok: false; error: RpcError };
 
 /** Hooks the rest of the host hangs on agent calls: the verify runner. */
 export interface AgentCallHooks {
   onDone?(agentId: string, taskId: string): void;
+  /** After a grant: the claim's worktree, once it exists (null where the Thread has no isolation). A
+   *  rejection means the claim could not start and has been ended; the agent gets its reason. */
+  afterGrant?(taskId: string, token: number): Promise<IssuedWorktree | null>;
 }
 
 const isMethod = (m: string): m is AgentMethod => (AGENT_METHOD_NAMES as readonly string[]).includes(m);
@@ -41,8 +45,19 @@ export async function callAsAgent(board: BoardService, agentId: string, method: 
       if (!t) return { ok: false, error: { code: RpcCode.rejected, message: `no task ${id}`, data: { reason: 'no-such-task' } } };
       return { ok: true, result: taskView(t, now()) };
     }
-    case 'claim':
-      return answer((e) => e.claim(agentId, p.taskId), (v) => ({ ...v, title: board.state.tasks.get(v.taskId)?.title }));
+    case 'claim': {
+      const out = await answer((e) => e.claim(agentId, p.taskId), (v) => ({ ...v, title: board.state.tasks.get(v.taskId)?.title }));
+      if (!out.ok || !hooks.afterGrant) return out;
+      const granted = out.result as { taskId: string; token: number };
+      try {
+        const wt = await hooks.afterGrant(granted.taskId, granted.token);
+        return { ok: true, result: { ...granted, worktree: wt } };
+      } catch (err) {
+        return { ok: false, error: { code: RpcCode.rejected, message: `${granted.taskId} could not start: ${(err as Error).message}`, data: { reason: 'bad-state' } } };
+      }
+    }
+    case 'fence':
+      return answer((e) => e.fence(agentId, id, p.token));
     case 'renew':
       return answer((e) => e.renew(agentId, id, p.token));
     case 'note':

@@ -1,6 +1,6 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody } from '../../src-shared/board/events.js';
 import { isExpired } from '../../src-shared/board/lease.js';
-import type { Claim, ClaimEndReason, HardReleaseReason, Task, TaskState } from '../../src-shared/board/model.js';
+import type { Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { USER } from '../../src-shared/board/model.js';
 import { applyEvent, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
@@ -212,6 +212,18 @@ export class LeaseEngine {
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
 
+  /**
+   * A git hook in the task's worktree asks, before a commit, ref move or push lands, whether this agent still
+   * holds the task (under `token`, when the worktree was issued to it). The same fence as every write, and
+   * like every write it renews: committing is work.
+   */
+  fence(agentId: string, taskId: string, token?: number): Result<ClaimView> {
+    const c = this.checkWrite(agentId, taskId, token, 'fence');
+    if (!c.ok) return c;
+    this.extend(taskId, c.value, 'write');
+    return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
   /** The holder lets go. Only the holder, with the current token, can: anything else changes nothing. */
   release(agentId: string, taskId: string, token?: number): Result<{ taskId: string }> {
     const c = this.checkWrite(agentId, taskId, token, 'release');
@@ -383,6 +395,40 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     this.emit({ kind: 'note', taskId, by, text: n.value });
+    return ok(null);
+  }
+
+  // ---------------------------------------------------------------- worktrees (host)
+
+  /** The host made (or remade) a task's worktree. */
+  recordWorktree(taskId: string, worktree: TaskWorktree, by: string): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    this.emit({ kind: 'worktree-set', taskId, worktree, by });
+    return ok(null);
+  }
+
+  /** The task's worktree is gone: merged after approval, or removed by a person. */
+  forgetWorktree(taskId: string, why: 'merged' | 'removed', by: string): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    if (!t.value.worktree) return reject('bad-state', `${taskId} has no worktree`);
+    this.emit({ kind: 'worktree-removed', taskId, by, why });
+    return ok(null);
+  }
+
+  /**
+   * A grant whose worktree could not be made: unfenced work in the shared folder is what worktrees exist to
+   * prevent, so the claim ends and the task waits, blocked with the reason, for a person to fix it. Only the
+   * claim named by `token` is touched: a later claim is not this failure's business.
+   */
+  failWorktree(taskId: string, token: number, reason: string): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    const c = t.value.claim;
+    if (!c || c.token !== token) return reject('stale-token', `the claim ${token} on ${taskId} is over`);
+    this.end(taskId, c, 'no-worktree', 'open');
+    this.emit({ kind: 'blocked', taskId, by: 'forkbench', reason: reason.slice(0, 4000) });
     return ok(null);
   }
 

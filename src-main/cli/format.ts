@@ -1,4 +1,4 @@
-import type { BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
+import type { BoardView, ClaimView, TaskView, WorktreeView } from '../../src-shared/protocol/views.js';
 
 /** Human output for the CLI. `--json` bypasses all of this and prints the result object as is. */
 
@@ -19,6 +19,7 @@ export function formatBoard(b: BoardView): string {
 export function formatTask(t: TaskView): string {
   const lines = [`${t.id}  ${t.title}`, `state: ${t.state}${holder(t.claim)}`, `attempts: ${t.attempts}`];
   if (t.verify) lines.push(`verify: ${t.verify}`);
+  if (t.worktree) lines.push(`worktree: ${t.worktree.path}`, `branch: ${t.worktree.branch} (from ${t.worktree.base})`);
   if (t.body) lines.push('', t.body);
   if (t.notes.length) lines.push('', 'notes:', ...t.notes.map((n) => `- ${n.by}: ${n.text}`));
   return lines.join('\n');
@@ -31,8 +32,10 @@ export function formatResult(method: string, r: unknown): string {
     case 'show':
       return formatTask(r as TaskView);
     case 'claim': {
-      const c = r as ClaimView & { title?: string };
-      return `Claimed ${c.taskId} "${c.title ?? ''}" with token ${c.token}; lease ${secs(c.remainingMs)}.\nPass --token ${c.token} to later writes on ${c.taskId}.`;
+      const c = r as ClaimView & { title?: string; worktree?: (WorktreeView & { workdir?: string }) | null };
+      const lines = [`Claimed ${c.taskId} "${c.title ?? ''}" with token ${c.token}; lease ${secs(c.remainingMs)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
+      if (c.worktree) lines.push(`Work in its git worktree, on branch ${c.worktree.branch}:`, `  cd '${c.worktree.workdir ?? c.worktree.path}'`);
+      return lines.join('\n');
     }
     case 'renew':
     case 'note':
@@ -42,6 +45,10 @@ export function formatResult(method: string, r: unknown): string {
     }
     case 'done':
       return `${(r as ClaimView).taskId} is in review.`;
+    case 'fence': {
+      const c = r as ClaimView;
+      return `${c.taskId} is yours under token ${c.token}; ${secs(c.remainingMs)} left.`;
+    }
     case 'release':
       return `Released ${(r as { taskId: string }).taskId}.`;
     case 'add': {

@@ -17,6 +17,8 @@ import { failureNote, runVerify } from '../agents/verifyRunner.js';
 import { Emitter } from '../pty/emitter.js';
 import { readTreeCpu, type TreeCpu } from '../pty/procLiveness.js';
 import { PtySession } from '../pty/ptySession.js';
+import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
+import { WorktreeError, WorktreeManager, type IssuedWorktree } from '../git/worktreeManager.js';
 import { CLI_SCRIPT, ensureCliShim } from './cliShim.js';
 
 export interface ThreadHostOptions {
@@ -68,6 +70,9 @@ export class ThreadHost {
   readonly onAgents = new Emitter<AgentInfo[]>();
   readonly onBoardEvent = new Emitter<BoardEvent>();
   readonly onPaneExit = new Emitter<{ agentId: string; name: string; exit: AgentRecord['exit'] }>();
+  /** Each task's latest worktree hand-over, by the token it was for: the claim's answer and the assignment
+   *  message wait on it. */
+  private readonly issuing = new Map<string, { token: number; done: Promise<IssuedWorktree | null> }>();
 
   private constructor(
     readonly folder: string,
@@ -76,12 +81,17 @@ export class ThreadHost {
     readonly registry: AgentRegistry,
     private readonly opts: ThreadHostOptions,
     rt: string,
+    /** Git worktrees under claims, or why this Thread has none. */
+    readonly worktrees: WorktreeManager | { reason: string },
   ) {
     this.key = threadKeyOf(folder);
     this.binDir = ensureCliShim(rt);
     this.agentFilesDir = join(rt, `agents-${this.key}`);
     fs.mkdirSync(this.agentFilesDir, { recursive: true, mode: 0o700 });
     board.onEvent((e) => {
+      if (e.kind === 'grant') this.issueWorktree(e.taskId, e.agentId, e.token);
+      else if (e.kind === 'reassign') this.issueWorktree(e.taskId, e.to.agentId, e.to.token);
+      else if (e.kind === 'claim-ended' && this.worktrees instanceof WorktreeManager) this.worktrees.revoke(e.taskId);
       this.onBoardEvent.fire(e);
       this.tellAssignee(e);
       if (e.kind === 'grant' || e.kind === 'claim-ended' || e.kind === 'reassign') this.fireAgents();
@@ -105,7 +115,14 @@ export class ThreadHost {
       await board.close();
       throw err;
     }
-    const host = new ThreadHost(folder, board, socket, registry, opts, rt);
+    let worktrees: WorktreeManager | { reason: string };
+    try {
+      worktrees = await WorktreeManager.open(folder, board.dir, board);
+    } catch (err) {
+      worktrees = { reason: `git could not be used here: ${(err as Error).message}` };
+    }
+    const host = new ThreadHost(folder, board, socket, registry, opts, rt, worktrees);
+    hooks.afterGrant = (taskId, token) => host.worktreeOf(taskId, token);
     hooks.onDone = (agentId, taskId) =>
       void host.verify(agentId, taskId).catch((err: Error) => {
         // A verify that outlives its Thread (closed mid-run) has nowhere to report; anything else is said.
@@ -113,6 +130,79 @@ export class ThreadHost {
       });
     if (opts.liveness !== false) host.scheduleLiveness();
     return host;
+  }
+
+  // ------------------------------------------------------------------ worktrees
+
+  isolation(): GitIsolation {
+    return this.worktrees instanceof WorktreeManager ? this.worktrees.isolation() : { isolated: false, reason: this.worktrees.reason };
+  }
+
+  /** The worktrees, for a window: throws the reason when this Thread has none. */
+  gitWorktrees(): WorktreeManager {
+    if (this.worktrees instanceof WorktreeManager) return this.worktrees;
+    throw new WorktreeError('no-worktree', `this Thread has no worktrees: ${this.worktrees.reason}`);
+  }
+
+  /**
+   * A claim began: hand its worktree over (make it, or continue in the task's parked one). Notes the holder
+   * and reviewer should see go on the task. If no worktree can be had, the claim ends and the task is blocked
+   * with the reason, rather than let the agent work unfenced in the shared folder.
+   */
+  private issueWorktree(taskId: string, agentId: string, token: number): void {
+    const wt = this.worktrees;
+    if (!(wt instanceof WorktreeManager)) return;
+    const done = wt.issue(taskId, agentId, token).then(
+      async (issued) => {
+        for (const n of issued.notes) await this.board.run((e) => e.userNote(taskId, n, 'forkbench'));
+        return issued;
+      },
+      async (err: Error) => {
+        const why = err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
+        if (!this.disposed) await this.board.run((e) => e.failWorktree(taskId, token, `No worktree: ${why}`)).catch(() => undefined);
+        throw new Error(why);
+      },
+    );
+    // Whoever waits sees the failure; nobody waiting is fine too (the board already says it).
+    done.catch(() => undefined);
+    this.issuing.set(taskId, { token, done });
+  }
+
+  /** The worktree of the claim (task, token) once it is ready; null in a Thread without worktrees. */
+  async worktreeOf(taskId: string, token: number): Promise<IssuedWorktree | null> {
+    const pending = this.issuing.get(taskId);
+    if (!pending || pending.token !== token) return null;
+    return pending.done;
+  }
+
+  /**
+   * Approve a task in review. Where the task has a worktree its branch is merged into the base first, and
+   * only if the head was written under the submitting claim's token and merges cleanly: otherwise the task
+   * stays in review with the reason as a note, and the base branch is untouched.
+   */
+  async approve(taskId: string, by: string = USER): Promise<void> {
+    const t = this.board.state.tasks.get(taskId);
+    const wt = this.worktrees;
+    let merged: string | null = null;
+    if (t && t.state === 'review' && t.worktree && wt instanceof WorktreeManager) {
+      try {
+        merged = await wt.merge(taskId, t.title);
+      } catch (err) {
+        const why = err instanceof WorktreeError ? err.message : `git failed: ${(err as Error).message}`;
+        await this.board.run((e) => e.userNote(taskId, `Not merged: ${why}`, 'forkbench'));
+        throw err;
+      }
+    }
+    const r = await this.board.run((e) => e.approve(taskId, by));
+    if (!r.ok) {
+      if (merged) await this.board.run((e) => e.userNote(taskId, `Merged as ${merged.slice(0, 10)}, but approval was refused: ${r.error.message}`, 'forkbench'));
+      throw Object.assign(new Error(r.error.message), { code: r.error.code });
+    }
+    if (!(wt instanceof WorktreeManager) || !t?.worktree) return;
+    const into = t.worktree.base;
+    await this.board.run((e) => e.userNote(taskId, merged ? `Merged ${t.worktree?.branch} into ${into} as ${merged.slice(0, 10)}.` : `${t.worktree?.branch} had no commits that ${into} lacks: nothing to merge.`, 'forkbench'));
+    const kept = await wt.cleanupMerged(taskId).catch((err: Error) => `The worktree could not be removed: ${err.message}`);
+    if (kept) await this.board.run((e) => e.userNote(taskId, kept, 'forkbench'));
   }
 
   // ------------------------------------------------------------------ agents
@@ -362,13 +452,16 @@ export class ThreadHost {
     if (!t || !command) return;
     // A test suite can run for minutes: say so on the board, so nobody wonders why the task sits in review.
     await this.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, 'verify'));
-    const outcome = await runVerify(command, this.folder, this.opts.verifyTimeoutMs);
+    // The work under review is in the task's worktree, not in the shared folder.
+    const cwd = t.worktree && this.worktrees instanceof WorktreeManager ? this.worktrees.workdirOf(t.worktree.path) : this.folder;
+    const outcome = await runVerify(command, cwd, this.opts.verifyTimeoutMs);
     const now = this.board.state.tasks.get(taskId);
     // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
     if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;
     if (outcome.passed) {
       await this.board.run((e) => e.userNote(taskId, `Verify \`${command}\` passed in ${(outcome.durationMs / 1000).toFixed(1)} s.`, 'verify'));
-      await this.board.run((e) => e.approve(taskId, 'verify'));
+      // A refused merge is already a note on the task, which stays in review for a person.
+      await this.approve(taskId, 'verify').catch(() => undefined);
     } else {
       await this.board.run((e) => e.rejectReview(taskId, failureNote(command, outcome), 'verify'));
     }
@@ -389,11 +482,19 @@ export class ThreadHost {
     const p = this.panes.get(agentId);
     if (!p || p.record.status === 'exited') return;
     const t = this.board.state.tasks.get(e.kind === 'grant' || e.kind === 'reassign' ? e.taskId : '');
-    p.pendingMessages.push(
+    const text =
       `You have been assigned ${t?.id} "${t?.title}" on the Forkbench board (fencing token ${token}). ` +
-        `Run \`forkbench show ${t?.id}\`, then pass --token ${token} to renew/note/done.`,
+      `Run \`forkbench show ${t?.id}\`, then pass --token ${token} to renew/note/done.`;
+    // The message names the worktree, so it waits until the worktree exists; a failed one says nothing here
+    // (the task is blocked with the reason, which the window shows).
+    const issued = t ? this.worktreeOf(t.id, token) : Promise.resolve(null);
+    void issued.then(
+      (wt) => {
+        p.pendingMessages.push(wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text);
+        this.deliverWhenQuiet(p);
+      },
+      () => undefined,
     );
-    this.deliverWhenQuiet(p);
   }
 
   private deliverWhenQuiet(p: Pane): void {
@@ -430,6 +531,8 @@ export class ThreadHost {
       }),
     );
     this.panes.clear();
+    // A worktree being made writes to the board when done: let it finish before the board closes.
+    if (this.worktrees instanceof WorktreeManager) await this.worktrees.idle();
     fs.rmSync(this.agentFilesDir, { recursive: true, force: true });
     await this.socket.close();
     await this.board.close();

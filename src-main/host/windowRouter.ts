@@ -6,6 +6,7 @@ import { firstIssue } from '../../src-shared/board/schemas.js';
 import { PROFILE_IDS, windowMethods, type ProfileIdShared, type ThreadSnapshot, type WindowError, type WindowMethod } from '../../src-shared/protocol/windowApi.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { PROFILES } from '../agents/profiles.js';
+import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import type { ThreadHost } from './threadHost.js';
 import type { ThreadManager } from './threadManager.js';
 
@@ -49,6 +50,9 @@ export class WindowRouter {
       return { ok: true, result: (await this.dispatch(method, parsed.data as Record<string, unknown>, consumer)) ?? null };
     } catch (err) {
       if (err instanceof RouteError) return { ok: false, error: { code: err.code, message: err.message } };
+      if (err instanceof WorktreeError) return { ok: false, error: { code: err.problem, message: err.message } };
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && /^[a-z-]+$/.test(code)) return { ok: false, error: { code, message: (err as Error).message } };
       return { ok: false, error: { code: 'failed', message: (err as Error).message } };
     }
   }
@@ -100,7 +104,7 @@ export class WindowRouter {
       case 'task.release':
         return this.board(key, (e) => e.userRelease(taskId));
       case 'task.approve':
-        return this.board(key, (e) => e.approve(taskId));
+        return this.host(key).approve(taskId);
       case 'task.reject':
         return this.board(key, (e) => e.rejectReview(taskId, p.reason));
       case 'task.block':
@@ -134,6 +138,14 @@ export class WindowRouter {
       }
       case 'agent.detach':
         return this.host(key).detach(agentId, consumer);
+      case 'task.diff':
+        return this.host(key).gitWorktrees().diff(taskId);
+      case 'worktree.list': {
+        const wt = this.host(key).worktrees;
+        return wt instanceof WorktreeManager ? wt.list() : [];
+      }
+      case 'worktree.remove':
+        return this.host(key).gitWorktrees().remove(taskId, p.force as boolean);
     }
   }
 
@@ -147,6 +159,7 @@ export class WindowRouter {
       agents: h.agents(),
       log: h.board.logTail(LOG_TAIL),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.isAvailable(id) })),
+      git: h.isolation(),
     };
   }
 

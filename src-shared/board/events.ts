@@ -1,4 +1,4 @@
-import type { ClaimEndReason, TaskState, ThreadSettings } from './model.js';
+import type { ClaimEndReason, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 
 /**
@@ -46,6 +46,9 @@ export type BoardEventBody =
   | { kind: 'unblocked'; taskId: string; by: string }
   /** A person took a task out of needs-attention; its failure count starts again. */
   | { kind: 'reset'; taskId: string; by: string }
+  /** The task's worktree was made (or made again after it vanished); it outlives claims until merged or removed. */
+  | { kind: 'worktree-set'; taskId: string; worktree: TaskWorktree; by: string }
+  | { kind: 'worktree-removed'; taskId: string; by: string; why: 'merged' | 'removed' }
   /** A write the board refused, with the rule that refused it. Changes nothing but the log. */
   | {
       kind: 'write-rejected';
@@ -58,7 +61,8 @@ export type BoardEventBody =
     };
 
 export type RenewVia = 'write' | 'liveness' | 'grace';
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit';
+/** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence';
 
 export type BoardEvent = EventBase & BoardEventBody;
 export type BoardEventKind = BoardEvent['kind'];

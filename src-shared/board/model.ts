@@ -31,6 +31,7 @@ export type ClaimEndReason =
   | 'lapsed' // the lease ran out
   | 'reassigned' // a person moved the task to another agent
   | 'completed' // the task was approved: the work is over, and so is the claim
+  | 'no-worktree' // the board could not give the claim its git worktree, so no work could start fenced
   | HardReleaseReason;
 
 /** Signals that end a claim at once, with no timer: the agent is certainly gone. */
@@ -59,6 +60,21 @@ export interface Task {
   /** A shell command that checks a task said to be done (issue: verify runner). */
   readonly verify: string | null;
   readonly createdAt: number; // wall clock
+  /** The task's git worktree and branch, once a claim has had one; kept while parked, gone once merged. */
+  readonly worktree: TaskWorktree | null;
+}
+
+/**
+ * Where a task's work lives when the Thread's folder is a git repository: a worktree of its own on a branch
+ * named for the task, outside the user's folder. A re-claim by another agent continues in the same one.
+ */
+export interface TaskWorktree {
+  readonly path: string;
+  readonly branch: string;
+  /** The branch it was made from and is merged back into on approval. */
+  readonly base: string;
+  /** The base branch's commit when the worktree was made. */
+  readonly baseCommit: string;
 }
 
 export interface ThreadSettings {
@@ -70,6 +86,10 @@ export interface ThreadSettings {
   readonly renewIntervalMs: number;
   /** A Thread-wide verify command, used for tasks that carry none of their own. */
   readonly verify: string | null;
+  /** The branch task worktrees start from and merge into; null means the folder's current branch. */
+  readonly baseBranch: string | null;
+  /** Files (relative to the repository) copied into every new worktree, like `.env`: git does not track them. */
+  readonly copyFiles: readonly string[];
 }
 
 export interface BoardState {

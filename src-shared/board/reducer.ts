@@ -23,6 +23,8 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   poisonLimit: Limits.defaultPoisonLimit,
   renewIntervalMs: Limits.defaultRenewIntervalMs,
   verify: null,
+  baseBranch: null,
+  copyFiles: [],
 };
 
 export function emptyBoard(threadId = ''): Board {
@@ -47,13 +49,13 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'thread-created':
       b.threadId = e.threadId;
       b.goal = e.goal;
-      b.settings = e.settings;
+      b.settings = withDefaults(e.settings);
       break;
     case 'goal-set':
       b.goal = e.goal;
       break;
     case 'settings-set':
-      b.settings = e.settings;
+      b.settings = withDefaults(e.settings);
       break;
     case 'task-added': {
       if (b.tasks.has(e.taskId)) throw new EventMismatch(e, `${e.taskId} exists`);
@@ -70,6 +72,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
         blockedReason: null,
         verify: e.verify,
         createdAt: e.at,
+        worktree: null,
       });
       b.nextTaskNumber = Math.max(b.nextTaskNumber, taskNumber(e.taskId) + 1);
       break;
@@ -146,10 +149,21 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'reset':
       update(b, e, (t) => ({ ...t, state: 'open', failures: 0 }));
       break;
+    case 'worktree-set':
+      update(b, e, (t) => ({ ...t, worktree: e.worktree }));
+      break;
+    case 'worktree-removed':
+      update(b, e, (t) => ({ ...t, worktree: null }));
+      break;
     case 'write-rejected':
       break;
   }
   b.seq = e.seq;
+}
+
+/** Settings written before a field existed read as that field's default, so old journals replay as they were. */
+export function withDefaults(s: Partial<ThreadSettings>): ThreadSettings {
+  return { ...DEFAULT_SETTINGS, ...s };
 }
 
 function claimOf(agentId: string, token: number, deadline: number, at: number, leaseMs: number): Claim {

@@ -35,6 +35,23 @@ export const AgentIdSchema = z
 export const TokenSchema = z.number().int().positive();
 export const TaskStateSchema = z.enum(TASK_STATES);
 
+/**
+ * A branch name as `git check-ref-format --branch` would take it, less the rarely used corners: refusing a
+ * name here gives a clear message in the settings form instead of a git error at the next claim.
+ */
+export const BranchNameSchema = z
+  .string()
+  .min(1, 'branch name is empty')
+  .max(200, 'branch name is longer than 200 characters')
+  .refine((s) => /^[A-Za-z0-9._\/-]+$/.test(s), 'a branch name uses letters, digits and . _ / - only')
+  .refine((s) => !/(^[-/.])|([/.]$)|\.\.|\/\/|@\{|\.lock$|\/\./.test(s), 'not a valid git branch name');
+/** A path relative to the repository that stays inside it. */
+export const CopyFileSchema = z
+  .string()
+  .min(1, 'file name is empty')
+  .max(1024)
+  .refine((s) => !s.startsWith('/') && !/^[A-Za-z]:/.test(s) && !s.split(/[\\/]/).includes('..'), 'name a file inside the repository, like .env');
+
 export const SettingsPatchSchema = z
   .object({
     leaseMs: z
@@ -45,6 +62,9 @@ export const SettingsPatchSchema = z
     poisonLimit: z.number().int().min(Limits.minPoisonLimit).max(Limits.maxPoisonLimit),
     renewIntervalMs: z.number().int().min(250).max(Limits.maxLeaseMs),
     verify: VerifySchema,
+    baseBranch: BranchNameSchema.nullable(),
+    /** 50 files is far more than the handful of untracked config files a project needs in each worktree. */
+    copyFiles: z.array(CopyFileSchema).max(50, 'at most 50 files to copy'),
   })
   .partial()
   .strict();

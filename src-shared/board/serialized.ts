@@ -1,5 +1,5 @@
 import type { Task, ThreadSettings } from './model.js';
-import type { Board } from './reducer.js';
+import { withDefaults, type Board } from './reducer.js';
 
 /** A board as plain JSON (tasks as an array): what a snapshot file and a window's snapshot both carry. */
 export interface SerializedBoard {
@@ -26,5 +26,6 @@ export function serializeBoard(b: Readonly<Board>): SerializedBoard {
 
 export function deserializeBoard(s: SerializedBoard): Board {
   const { tasks, ...rest } = s;
-  return { ...rest, tasks: new Map(tasks.map((t) => [t.id, t])) };
+  // Snapshots from before worktrees existed lack the field: such tasks have none.
+  return { ...rest, settings: withDefaults(s.settings), tasks: new Map(tasks.map((t) => [t.id, t.worktree === undefined ? { ...t, worktree: null } : t])) };
 }

@@ -24,7 +24,7 @@ export interface MethodSpec {
   readonly write: boolean;
 }
 
-export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit'] as const;
+export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit', 'fence'] as const;
 export type AgentMethod = (typeof AGENT_METHOD_NAMES)[number];
 
 const taskId = (required: boolean, describe = 'task id, like T-12'): ParamSpec => ({ name: 'taskId', kind: 'taskId', required, positional: true, describe });
@@ -77,6 +77,13 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
       { name: 'body', kind: 'body', required: false, positional: false, describe: 'new body' },
       token,
     ],
+    write: true,
+  },
+  {
+    name: 'fence',
+    summary:
+      "Check that you still hold a task (with --token: under that claim). The git hooks in a task's worktree run this before a commit or a push lands; it renews like any write.",
+    params: [taskId(true), token],
     write: true,
   },
 ];

@@ -24,13 +24,21 @@ export interface TaskView {
   readonly attempts: number;
   readonly notes: readonly Note[];
   readonly verify: string | null;
+  /** Where to work on the task: its git worktree and branch (none when the Thread's folder is not a repository). */
+  readonly worktree: WorktreeView | null;
+}
+
+export interface WorktreeView {
+  readonly path: string;
+  readonly branch: string;
+  readonly base: string;
 }
 
 export interface BoardView {
   readonly threadId: string;
   readonly goal: string;
   readonly leaseMs: number;
-  readonly tasks: readonly Omit<TaskView, 'body' | 'notes'>[];
+  readonly tasks: readonly Omit<TaskView, 'body' | 'notes' | 'worktree'>[];
 }
 
 export function claimView(task: Task, now: number): ClaimView | null {
@@ -48,7 +56,13 @@ export function taskView(task: Task, now: number): TaskView {
     attempts: task.attempts,
     notes: task.notes,
     verify: task.verify,
+    worktree: worktreeView(task),
   };
+}
+
+export function worktreeView(task: Task): WorktreeView | null {
+  const w = task.worktree;
+  return w ? { path: w.path, branch: w.branch, base: w.base } : null;
 }
 
 export function boardView(board: Readonly<Board>, now: number): BoardView {

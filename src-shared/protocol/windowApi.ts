@@ -43,6 +43,10 @@ export const windowMethods = {
   'agent.ack': z.object({ key, agentId, chars: z.number().int().min(0).max(1e9) }).strict(),
   'agent.screen': z.object({ key, agentId }).strict(),
   'agent.detach': z.object({ key, agentId }).strict(),
+  'task.diff': z.object({ key, taskId }).strict(),
+  'worktree.list': z.object({ key }).strict(),
+  /** `force` is the person saying yes to losing uncommitted changes in it; without it such a worktree stays. */
+  'worktree.remove': z.object({ key, taskId, force: z.boolean() }).strict(),
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;
@@ -77,6 +81,47 @@ export interface ThreadSnapshot {
   /** The latest events, oldest first, for the event-log panel. */
   log: BoardEvent[];
   profiles: Array<{ id: ProfileIdShared; label: string; available: boolean }>;
+  git: GitIsolation;
+}
+
+/** Whether claims get worktrees in this Thread, and if not, why: the window says so rather than leave it silent. */
+export type GitIsolation =
+  | { isolated: true; repoRoot: string; baseBranch: string }
+  | { isolated: false; reason: string };
+
+/** One task worktree as the window lists it. `held` means a live claim works in it; otherwise it is parked. */
+export interface WorktreeInfo {
+  taskId: string;
+  title: string;
+  path: string;
+  branch: string;
+  base: string;
+  held: boolean;
+  /** The folder is gone (deleted by hand); the branch, with every commit, is still there. */
+  missing: boolean;
+  /** Files changed but not committed: removing it loses them, so the window asks first. */
+  uncommitted: number;
+  /** Commits on the branch that the base does not have. */
+  ahead: number;
+}
+
+/** A task branch's work against its base, for review. */
+export interface TaskDiff {
+  taskId: string;
+  branch: string;
+  base: string;
+  /** The branch head, and the fencing token its trailer names (null when the head carries none). */
+  head: string;
+  headToken: number | null;
+  /** The token of the claim whose work is under review; approval merges only if headToken equals it. */
+  finalToken: number | null;
+  commits: number;
+  files: Array<{ path: string; status: string; added: number | null; deleted: number | null }>;
+  /** Unified diff against the merge base, cut at a size a window can show. */
+  patch: string;
+  truncated: boolean;
+  /** Changes in the worktree not yet committed: not part of the merge. */
+  uncommitted: number;
 }
 
 export interface WindowResults {
@@ -86,6 +131,8 @@ export interface WindowResults {
   'agent.launch': AgentInfo;
   'agent.relaunch': AgentInfo;
   'agent.screen': string;
+  'task.diff': TaskDiff;
+  'worktree.list': WorktreeInfo[];
 }
 export type WindowResult<M extends WindowMethod> = M extends keyof WindowResults ? WindowResults[M] : null;
 

@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+
+/** A git command that exited non-zero, with what it said: callers turn it into a message for a person. */
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly code: number | null,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(' ')} failed (${code ?? 'killed'}): ${stderr.trim() || stdout.trim()}`);
+    this.name = 'GitError';
+  }
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+/**
+ * Variables git sets for hooks and scripts it runs. A host started from such a place (a hook, `git rebase
+ * -x`) would otherwise point every command at the wrong repository.
+ */
+const INHERITED_GIT_VARS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY'];
+
+function cleanEnv(extra: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const k of INHERITED_GIT_VARS) if (!extra || !(k in extra)) delete env[k];
+  // Never stop to ask a person for anything: the host has no terminal to ask on.
+  env.GIT_TERMINAL_PROMPT = '0';
+  return env;
+}
+
+/** A diff of a large change can be big; past this the caller is told, not the process killed. 64 MiB. */
+const MAX_BUFFER = 64 * 1024 * 1024;
+
+/**
+ * Run git in `cwd`. Resolves with its output whatever the exit code when `allowFail` is set (some commands
+ * answer through their exit code: merge-tree, rev-parse --verify); otherwise a non-zero exit rejects.
+ */
+export function git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      ['-c', 'core.quotepath=off', ...args],
+      { cwd, env: cleanEnv(o.env), maxBuffer: MAX_BUFFER, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
+        if (err && code === null) {
+          const e = err as NodeJS.ErrnoException;
+          if (e.code === 'ENOENT') return reject(new Error('git is not installed (or not on PATH): worktrees need it'));
+          return reject(new GitError(args, null, stdout, stderr || e.message));
+        }
+        if (code !== 0 && !o.allowFail) return reject(new GitError(args, code, stdout, stderr));
+        resolve({ stdout, stderr, code: code ?? 0 });
+      },
+    );
+    if (o.input !== undefined) child.stdin?.end(o.input);
+  });
+}
+
+/** Output of a command that prints one value. */
+export async function gitLine(cwd: string, args: readonly string[]): Promise<string> {
+  return (await git(cwd, args)).stdout.trim();
+}
+
+/** Runs one git mutation at a time: git takes locks (index, refs, worktree admin files) and a second command
+ *  that finds one held fails instead of waiting. */
+export class GitQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(op: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(op, op);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Resolves once everything queued so far has finished. */
+  idle(): Promise<void> {
+    return this.tail.then(() => undefined);
+  }
+}

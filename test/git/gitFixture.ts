@@ -1,0 +1,109 @@
+import { execFile, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { CLI } from '../helpers/cli.js';
+
+/** A fixed identity, so commits work on a machine with no git config (CI). */
+export const GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'Test Person',
+  GIT_AUTHOR_EMAIL: 'person@example.com',
+  GIT_COMMITTER_NAME: 'Test Person',
+  GIT_COMMITTER_EMAIL: 'person@example.com',
+};
+
+export function gitSync(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  return execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_IDENTITY, ...env }, encoding: 'utf8' }).trim();
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A shell command as a separate process, with the environment given (an agent's, or a person's). */
+export function sh(cwd: string, command: string, env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', command], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...GIT_IDENTITY, ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A repository on `main` with one committed file. */
+export function makeRepo(folder: string, files: Record<string, string> = { 'notes.txt': 'line one\n' }): void {
+  fs.mkdirSync(folder, { recursive: true });
+  gitSync(folder, ['init', '-q', '-b', 'main']);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(join(folder, name), text);
+  gitSync(folder, ['add', '-A']);
+  gitSync(folder, ['commit', '-q', '-m', 'first']);
+}
+
+export class Fixture {
+  readonly hosts: ThreadHost[] = [];
+  readonly dirs: string[] = [];
+
+  tmp(): string {
+    const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-git-'));
+    this.dirs.push(d);
+    return d;
+  }
+
+  /** A Thread on a fresh repository (or on `folder` as given). */
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+    const root = this.tmp();
+    const folder = o.folder ?? join(root, 'project');
+    if (!o.folder) {
+      if (o.repo === false) fs.mkdirSync(folder, { recursive: true });
+      else makeRepo(folder);
+    }
+    const host = await ThreadHost.open({
+      folder,
+      dataRoot: o.dataRoot ?? join(root, 'data'),
+      runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
+      liveness: o.liveness ?? false,
+    });
+    this.hosts.push(host);
+    return { host, folder, root };
+  }
+
+  async cleanup(): Promise<void> {
+    for (const h of this.hosts.splice(0)) await h.dispose();
+    for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** The environment Forkbench gives an agent: what its git hooks see. */
+export function agentEnv(host: ThreadHost, agentId: string): NodeJS.ProcessEnv {
+  const rec = host.registry.get(agentId);
+  if (!rec) throw new Error(`no agent ${agentId}`);
+  return { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec.secret, FORKBENCH_AGENT_ID: rec.id };
+}
+
+/** `forkbench ARGS --json` as that agent. */
+export async function cliAs(host: ThreadHost, agentId: string, args: string[]): Promise<{ code: number; out: { ok: boolean; result?: any; error?: { reason: string; message: string } } }> {
+  const r = await sh(process.cwd(), [process.execPath, CLI, ...args, '--json'].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' '), agentEnv(host, agentId));
+  return { code: r.code, out: JSON.parse(r.stdout) };
+}
+
+/** An agent that exists on the board (a real process in a real pty: a shell that waits). */
+export async function idleAgent(host: ThreadHost): Promise<string> {
+  const a = await host.launch('custom', { command: 'exec sleep 600' });
+  return a.id;
+}
+
+export function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs = 20_000): Promise<BoardEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timed out waiting for a board event')), timeoutMs);
+    const sub = host.board.onEvent((e) => {
+      if (match(e)) {
+        clearTimeout(timer);
+        sub();
+        resolve(e);
+      }
+    });
+  });
+}

@@ -1,0 +1,194 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/cli.js';
+import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from './gitFixture.js';
+
+const fx = new Fixture();
+beforeAll(() => ensureBuilt());
+afterEach(() => fx.cleanup());
+
+describe('a worktree per claim', () => {
+  it('a claim gets a worktree on forkbench/T-n from the base branch, outside the user folder, with the named files copied', async () => {
+    const { host, folder, root } = await fx.host();
+    fs.writeFileSync(join(folder, '.env'), 'SECRET=1\n'); // untracked: git would not bring it
+    await host.board.run((e) => e.setSettings({ copyFiles: ['.env', 'missing.cfg'] }));
+    await host.board.run((e) => e.addTask({ title: 'parser' }));
+    const a = await idleAgent(host);
+    const { code, out } = await cliAs(host, a, ['claim', 'T-1']);
+    expect(code).toBe(0);
+    const wt = out.result.worktree;
+    expect(wt.branch).toBe('forkbench/T-1');
+    expect(wt.path.startsWith(join(root, 'data'))).toBe(true);
+    expect(wt.path.startsWith(folder)).toBe(false);
+    expect(gitSync(wt.path, ['branch', '--show-current'])).toBe('forkbench/T-1');
+    expect(gitSync(wt.path, ['rev-parse', 'HEAD'])).toBe(gitSync(folder, ['rev-parse', 'main']));
+    expect(fs.readFileSync(join(wt.path, '.env'), 'utf8')).toBe('SECRET=1\n');
+    expect(host.board.state.tasks.get('T-1')?.worktree).toMatchObject({ path: wt.path, branch: 'forkbench/T-1', base: 'main' });
+    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/Not copied.*missing\.cfg/);
+    // show tells the agent where to work, too
+    const show = await cliAs(host, a, ['show', 'T-1']);
+    expect(show.out.result.worktree).toEqual({ path: wt.path, branch: 'forkbench/T-1', base: 'main' });
+    expect(host.isolation()).toEqual({ isolated: true, repoRoot: fs.realpathSync(folder), baseBranch: 'main' });
+  });
+
+  it('two agents on two tasks edit the same file in their own worktrees without seeing each other', async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'one' }));
+    await host.board.run((e) => e.addTask({ title: 'two' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const wa = (await cliAs(host, a, ['claim', 'T-1'])).out.result.worktree.path as string;
+    const wb = (await cliAs(host, b, ['claim', 'T-2'])).out.result.worktree.path as string;
+    fs.writeFileSync(join(wa, 'notes.txt'), 'written by A\n');
+    fs.writeFileSync(join(wb, 'notes.txt'), 'written by B\n');
+    expect((await sh(wa, 'git commit -qam "A edits"', agentEnv(host, a))).code).toBe(0);
+    expect((await sh(wb, 'git commit -qam "B edits"', agentEnv(host, b))).code).toBe(0);
+    expect(fs.readFileSync(join(wa, 'notes.txt'), 'utf8')).toBe('written by A\n');
+    expect(fs.readFileSync(join(wb, 'notes.txt'), 'utf8')).toBe('written by B\n');
+    expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('line one\n');
+    expect(gitSync(folder, ['log', '-1', '--format=%s', 'forkbench/T-1'])).toBe('A edits');
+    expect(gitSync(folder, ['log', '-1', '--format=%s', 'forkbench/T-2'])).toBe('B edits');
+  });
+
+  it('a re-claim by another agent continues on the same branch in the same worktree', async () => {
+    const { host } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'handover' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const ca = (await cliAs(host, a, ['claim', 'T-1'])).out.result;
+    fs.writeFileSync(join(ca.worktree.path, 'half.txt'), 'half done\n');
+    expect((await sh(ca.worktree.path, 'git add half.txt && git commit -qm half', agentEnv(host, a))).code).toBe(0);
+    fs.writeFileSync(join(ca.worktree.path, 'scratch.txt'), 'not committed\n');
+    expect((await cliAs(host, a, ['release', 'T-1', '--token', String(ca.token)])).code).toBe(0);
+    const cb = (await cliAs(host, b, ['claim', 'T-1'])).out.result;
+    expect(cb.worktree.path).toBe(ca.worktree.path);
+    expect(cb.token).toBeGreaterThan(ca.token);
+    expect(fs.readFileSync(join(cb.worktree.path, 'half.txt'), 'utf8')).toBe('half done\n');
+    expect(fs.readFileSync(join(cb.worktree.path, 'scratch.txt'), 'utf8')).toBe('not committed\n');
+    fs.writeFileSync(join(cb.worktree.path, 'half.txt'), 'all done\n');
+    const commit = await sh(cb.worktree.path, 'git commit -qam finish', agentEnv(host, b));
+    expect(commit.code, commit.stderr).toBe(0);
+    expect(gitSync(cb.worktree.path, ['log', '--format=%s', '-2'])).toBe('finish\nhalf');
+  });
+
+  it('survives a host restart: the worktree is found again from the journal', async () => {
+    const { host, root } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'long job' }));
+    const a = await idleAgent(host);
+    const first = (await cliAs(host, a, ['claim', 'T-1'])).out.result.worktree.path as string;
+    fs.writeFileSync(join(first, 'wip.txt'), 'uncommitted work\n');
+    await host.dispose();
+    fx.hosts.splice(fx.hosts.indexOf(host), 1);
+    const again = await fx.host({ folder: host.folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run') });
+    const t = again.host.board.state.tasks.get('T-1');
+    expect(t?.state).toBe('open'); // the claim ended with the host
+    expect(t?.worktree?.path).toBe(first);
+    const list = await again.host.gitWorktrees().list();
+    expect(list).toEqual([expect.objectContaining({ taskId: 'T-1', path: first, held: false, missing: false, uncommitted: 1 })]);
+    const b = await idleAgent(again.host);
+    const c = (await cliAs(again.host, b, ['claim', 'T-1'])).out.result;
+    expect(c.worktree.path).toBe(first);
+    expect(fs.readFileSync(join(first, 'wip.txt'), 'utf8')).toBe('uncommitted work\n');
+  });
+});
+
+describe('bad input: clear messages, nothing lost', () => {
+  it('a folder that is not a repository keeps the shared folder and says why there is no isolation', async () => {
+    const { host } = await fx.host({ repo: false });
+    const iso = host.isolation();
+    expect(iso.isolated).toBe(false);
+    expect(iso.isolated === false && iso.reason).toMatch(/is not a git repository.*git init/);
+    await host.board.run((e) => e.addTask({ title: 'plain' }));
+    const a = await idleAgent(host);
+    const c = await cliAs(host, a, ['claim', 'T-1']);
+    expect(c.code).toBe(0);
+    expect(c.out.result.worktree).toBeNull();
+    expect(() => host.gitWorktrees()).toThrow(/no worktrees: .*not a git repository/);
+  });
+
+  it('a detached HEAD refuses the claim with the fix, and a base branch setting mends it', async () => {
+    const { host, folder } = await fx.host();
+    gitSync(folder, ['checkout', '-q', '--detach']);
+    await host.board.run((e) => e.addTask({ title: 'needs a base' }));
+    const a = await idleAgent(host);
+    const c = await cliAs(host, a, ['claim', 'T-1']);
+    expect(c.code).toBe(3);
+    expect(c.out.error).toMatchObject({ reason: 'bad-state' });
+    expect(c.out.error?.message).toMatch(/detached HEAD.*base branch/);
+    const t = host.board.state.tasks.get('T-1');
+    expect(t).toMatchObject({ state: 'blocked', claim: null, lastClaim: { reason: 'no-worktree' } });
+    expect(t?.blockedReason).toMatch(/detached HEAD/);
+    expect(host.isolation()).toMatchObject({ isolated: false });
+    await host.board.run((e) => e.setSettings({ baseBranch: 'main' }));
+    await host.board.run((e) => e.unblock('T-1'));
+    const again = await cliAs(host, a, ['claim', 'T-1']);
+    expect(again.code).toBe(0);
+    expect(again.out.result.worktree.base).toBe('main');
+  });
+
+  it('a branch name already taken is left alone and the task waits, blocked with the reason', async () => {
+    const { host, folder } = await fx.host();
+    gitSync(folder, ['branch', 'forkbench/T-1']);
+    fs.writeFileSync(join(folder, 'notes.txt'), 'more\n');
+    gitSync(folder, ['commit', '-qam', 'second']);
+    const before = gitSync(folder, ['rev-parse', 'forkbench/T-1']);
+    await host.board.run((e) => e.addTask({ title: 'taken' }));
+    const a = await idleAgent(host);
+    const c = await cliAs(host, a, ['claim', 'T-1']);
+    expect(c.code).toBe(3);
+    expect(c.out.error?.message).toMatch(/forkbench\/T-1 already exists.*Forkbench did not make it/);
+    expect(gitSync(folder, ['rev-parse', 'forkbench/T-1'])).toBe(before);
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('blocked');
+    expect(host.board.state.tasks.get('T-1')?.worktree).toBeNull();
+  });
+
+  it('a base branch that does not exist is named', async () => {
+    const { host } = await fx.host();
+    await host.board.run((e) => e.setSettings({ baseBranch: 'release/9' }));
+    await host.board.run((e) => e.addTask({ title: 'x' }));
+    const a = await idleAgent(host);
+    const c = await cliAs(host, a, ['claim', 'T-1']);
+    expect(c.out.error?.message).toMatch(/base branch 'release\/9' does not exist/);
+    await expect(host.board.run((e) => e.setSettings({ baseBranch: 'bad..name' }))).resolves.toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+  });
+
+  it('a worktree deleted by hand is made again from its branch, commits kept', async () => {
+    const { host } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'fragile' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result;
+    fs.writeFileSync(join(c.worktree.path, 'kept.txt'), 'committed\n');
+    expect((await sh(c.worktree.path, 'git add kept.txt && git commit -qm kept', agentEnv(host, a))).code).toBe(0);
+    await cliAs(host, a, ['release', 'T-1', '--token', String(c.token)]);
+    fs.rmSync(c.worktree.path, { recursive: true, force: true });
+    expect((await host.gitWorktrees().list())[0]).toMatchObject({ taskId: 'T-1', missing: true, ahead: 1 });
+    const again = await cliAs(host, a, ['claim', 'T-1']);
+    expect(again.code).toBe(0);
+    expect(fs.readFileSync(join(c.worktree.path, 'kept.txt'), 'utf8')).toBe('committed\n');
+    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/deleted by hand; it was made again from forkbench\/T-1/);
+    // and it is fenced again
+    fs.writeFileSync(join(c.worktree.path, 'kept.txt'), 'changed\n');
+    const commit = await sh(c.worktree.path, 'git commit -qam again', agentEnv(host, a));
+    expect(commit.code, commit.stderr).toBe(0);
+  });
+});
+
+describe('lifecycle: parked worktrees and removal', () => {
+  it('a parked worktree with uncommitted changes or unmerged commits is removed only when the person says so', async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'parked' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result;
+    fs.writeFileSync(join(c.worktree.path, 'draft.txt'), 'draft\n');
+    await expect(host.gitWorktrees().remove('T-1', false)).rejects.toMatchObject({ problem: 'held' });
+    await cliAs(host, a, ['release', 'T-1', '--token', String(c.token)]);
+    const list = await host.gitWorktrees().list();
+    expect(list[0]).toMatchObject({ held: false, uncommitted: 1, ahead: 0 });
+    await expect(host.gitWorktrees().remove('T-1', false)).rejects.toThrow(/1 uncommitted change: removing it loses them/);
+    expect(fs.existsSync(join(c.worktree.path, 'draft.txt'))).toBe(true);
+    await host.gitWorktrees().remove('T-1', true);
+    expect(fs.existsSync(c.worktree.path)).toBe(false);
+    expect(gitSync(folder, ['branch', '--list', 'forkbench/*'])).toBe('');
+    expect(host.board.state.tasks.get('T-1')?.worktree).toBeNull();
+    expect(await host.gitWorktrees().list()).toEqual([]);
+  });
+});
