@@ -414,7 +414,7 @@ export class WorktreeManager {
       const exists = fs.existsSync(join(wt.path, '.git'));
       const uncommitted = exists ? await this.uncommittedIn(wt.path) : 0;
       if (uncommitted > 0)
-        return `${taskId}'s worktree ${wt.path} still has ${uncommitted} uncommitted change${uncommitted === 1 ? '' : 's'} that were not part of the merge: it is kept (parked) until you remove it.`;
+        return `${taskId}'s worktree ${wt.path} still has ${uncommitted} uncommitted change${uncommitted === 1 ? ' that was' : 's that were'} not part of the merge: it is kept (parked) until you remove it.`;
       await this.removeNow(taskId, wt, false);
       await this.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST));
       return null;

@@ -1,0 +1,161 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/cli.js';
+import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from './gitFixture.js';
+
+const fx = new Fixture();
+beforeAll(() => ensureBuilt());
+afterEach(() => fx.cleanup());
+
+async function claimed(o: { leaseMs?: number } = {}) {
+  const ctx = await fx.host();
+  if (o.leaseMs) await ctx.host.board.run((e) => e.setSettings({ leaseMs: o.leaseMs }));
+  await ctx.host.board.run((e) => e.addTask({ title: 'work' }));
+  const a = await idleAgent(ctx.host);
+  const c = (await cliAs(ctx.host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+  return { ...ctx, a, token: c.token, wt: c.worktree.path };
+}
+
+describe('commits fenced by the claim', () => {
+  it('an accepted commit carries Forkbench-Task and Forkbench-Token trailers, and renews the lease', async () => {
+    const { host, a, token, wt } = await claimed();
+    const before = host.board.state.tasks.get('T-1')?.claim?.deadline ?? 0;
+    fs.writeFileSync(join(wt, 'notes.txt'), 'edited\n');
+    const r = await sh(wt, 'git commit -qam "edit notes"', agentEnv(host, a));
+    expect(r.code, r.stderr).toBe(0);
+    const msg = gitSync(wt, ['log', '-1', '--format=%B']);
+    expect(msg).toContain('Forkbench-Task: T-1');
+    expect(msg).toContain(`Forkbench-Token: ${token}`);
+    expect(host.board.state.tasks.get('T-1')?.claim?.deadline).toBeGreaterThan(before);
+    // --amend replaces the trailers rather than stacking them
+    expect((await sh(wt, 'git commit -q --amend -m "edit notes again"', agentEnv(host, a))).code).toBe(0);
+    expect(gitSync(wt, ['log', '-1', '--format=%B']).match(/Forkbench-Token/g)).toHaveLength(1);
+  });
+
+  it('a lapsed holder cannot commit, even with --no-verify, and the branch does not move', async () => {
+    // The shortest lease a Thread allows; liveness is off here, so nothing renews it.
+    const { host, a, wt } = await claimed({ leaseMs: 2000 });
+    await nextEvent(host, (e) => e.kind === 'claim-ended' && e.reason === 'lapsed');
+    const head = gitSync(wt, ['rev-parse', 'HEAD']);
+    fs.writeFileSync(join(wt, 'notes.txt'), 'too late\n');
+    const r = await sh(wt, 'git commit -qam late', agentEnv(host, a));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/forkbench: refused \(lapsed\): your lease on T-1 lapsed/);
+    const bypass = await sh(wt, 'git commit -q --no-verify -am late', agentEnv(host, a));
+    expect(bypass.code).not.toBe(0);
+    expect(bypass.stderr).toMatch(/refused \(lapsed\)/);
+    expect(gitSync(wt, ['rev-parse', 'refs/heads/forkbench/T-1'])).toBe(head);
+    const log = host.board.log().filter((e) => e.kind === 'write-rejected' && e.op === 'fence');
+    expect(log.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a SIGSTOPped agent that resumes after its task was reassigned cannot commit or move the branch', async () => {
+    const { host } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'contested' }));
+    const script = join(fx.tmp(), 'agent.sh');
+    // A real agent process in a real pty: claims, commits once, then waits for a line before working on.
+    fs.writeFileSync(
+      script,
+      `#!/bin/sh
+set -u
+wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
+cd "$wt" || exit 9
+echo first > notes.txt && git commit -qam first && echo COMMITTED-FIRST
+read line
+echo second > notes.txt
+git commit -qam second; echo "COMMIT-EXIT=$?"
+git commit -q --no-verify -am second; echo "NOVERIFY-EXIT=$?"
+git reset -q --hard HEAD~1; echo "RESET-EXIT=$?"
+git update-ref refs/heads/forkbench/T-1 HEAD~1; echo "UPDATEREF-EXIT=$?"
+echo AGENT-FINISHED
+exec sleep 600
+`,
+      { mode: 0o755 },
+    );
+    const { GIT_IDENTITY } = await import('./gitFixture.js');
+    Object.assign(process.env, GIT_IDENTITY); // the pane inherits the host's environment
+    let seen = '';
+    const a = await host.launch('custom', { command: script });
+    host.onPaneData.event(({ agentId, data }) => {
+      if (agentId === a.id) seen += data;
+    });
+    const waitFor = (re: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const t0 = Date.now();
+        const poll = setInterval(() => {
+          if (re.test(seen)) {
+            clearInterval(poll);
+            resolve();
+          } else if (Date.now() - t0 > 20_000) {
+            clearInterval(poll);
+            reject(new Error(`timed out waiting for ${re}; pane: ${seen.slice(-800)}`));
+          }
+        }, 20);
+      });
+    await waitFor(/COMMITTED-FIRST/);
+    const wt = host.board.state.tasks.get('T-1')?.worktree?.path as string;
+    const head = gitSync(wt, ['rev-parse', 'forkbench/T-1']);
+    process.kill(-(a.pid as number), 'SIGSTOP');
+    const b = await idleAgent(host);
+    const moved = await host.board.run((e) => e.assign('T-1', b));
+    expect(moved.ok).toBe(true);
+    await host.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
+    process.kill(-(a.pid as number), 'SIGCONT');
+    host.input(a.id, '\r');
+    await waitFor(/AGENT-FINISHED/);
+    expect(seen).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
+    for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(seen).not.toMatch(new RegExp(`${step}-EXIT=0`));
+    expect(gitSync(wt, ['rev-parse', 'forkbench/T-1'])).toBe(head);
+    // the new holder commits in the same worktree under its own token
+    const commit = await sh(wt, 'echo mine > notes.txt && git commit -qam "B takes over"', agentEnv(host, b));
+    expect(commit.code, commit.stderr).toBe(0);
+    expect(gitSync(wt, ['log', '-1', '--format=%(trailers:key=Forkbench-Token,valueonly)'])).toBe(String(moved.ok && moved.value.token));
+  });
+
+  it('fails closed: no agent environment, another agent, or an unreachable board', async () => {
+    const { host, a, wt, folder } = await claimed();
+    fs.writeFileSync(join(wt, 'notes.txt'), 'x\n');
+    const person = await sh(wt, 'git commit -qam person');
+    expect(person.code).not.toBe(0);
+    expect(person.stderr).toMatch(/fenced by the Forkbench board.*FORKBENCH_PERSON=1/);
+    const b = await idleAgent(host);
+    const notMine = await sh(wt, 'git commit -qam other', agentEnv(host, b));
+    expect(notMine.stderr).toMatch(/refused \(not-holder\): .* holds T-1; you do not/);
+    // A person who says so commits by hand, unfenced and without trailers.
+    const byHand = await sh(wt, 'FORKBENCH_PERSON=1 git commit -qam "by hand"');
+    expect(byHand.code, byHand.stderr).toBe(0);
+    expect(gitSync(wt, ['log', '-1', '--format=%B'])).not.toContain('Forkbench-Token');
+    // An agent does not move the base branch or another task's branch from its worktree.
+    const base = gitSync(folder, ['rev-parse', 'main']);
+    const push = await sh(wt, 'git update-ref refs/heads/main HEAD', agentEnv(host, a));
+    expect(push.stderr).toMatch(/refs\/heads\/main is not the branch of T-1/);
+    expect(gitSync(folder, ['rev-parse', 'main'])).toBe(base);
+    const other = await sh(wt, 'git branch forkbench/T-9 HEAD', agentEnv(host, a));
+    expect(other.stderr).toMatch(/refs\/heads\/forkbench\/T-9 is not the branch of T-1/);
+    const env = agentEnv(host, a);
+    await host.dispose();
+    fx.hosts.splice(0);
+    fs.writeFileSync(join(wt, 'notes.txt'), 'y\n');
+    const gone = await sh(wt, 'git commit -qam orphan', env);
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toMatch(/cannot confirm your claim on T-1 .*fails closed/);
+  });
+
+  it("the repository's own hooks still run in a fenced worktree", async () => {
+    const { host, folder } = await fx.host();
+    const marker = join(fx.tmp(), 'their-hook-ran');
+    fs.writeFileSync(join(folder, '.git', 'hooks', 'pre-commit'), `#!/bin/sh\necho ran > '${marker}'\n`, { mode: 0o755 });
+    fs.writeFileSync(join(folder, '.git', 'hooks', 'commit-msg'), `#!/bin/sh\necho msg >> '${marker}'\n`, { mode: 0o755 });
+    await host.board.run((e) => e.addTask({ title: 'hooks' }));
+    const a = await idleAgent(host);
+    const wt = (await cliAs(host, a, ['claim', 'T-1'])).out.result.worktree.path as string;
+    fs.writeFileSync(join(wt, 'notes.txt'), 'z\n');
+    const r = await sh(wt, 'git commit -qam hooked', agentEnv(host, a));
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(marker, 'utf8')).toBe('ran\nmsg\n');
+    // and the user's own folder is not fenced
+    fs.writeFileSync(join(folder, 'notes.txt'), 'person\n');
+    expect((await sh(folder, 'git commit -qam "person in main"')).code).toBe(0);
+  });
+});
