@@ -3,12 +3,13 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { fenceScript } from './fenceScript.js';
 
 /** The hooks that fence: a commit (checked early, then again at the ref update), any ref move, a push. The
- *  trailers go in at prepare-commit-msg, which `--no-verify` does not skip. */
-export const FENCED_HOOKS = ['pre-commit', 'prepare-commit-msg', 'reference-transaction', 'pre-push'] as const;
+ *  trailers go in at prepare-commit-msg, which `--no-verify` does not skip, or at commit-msg when the message
+ *  comes from an editor. */
+export const FENCED_HOOKS = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'reference-transaction', 'pre-push'] as const;
 
 /** Hooks git runs that the repository may have its own of: in a fenced worktree they run through us. */
 const OTHER_HOOKS = [
-  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'commit-msg', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge',
+  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge',
   'pre-merge-commit', 'post-rewrite', 'push-to-checkout', 'pre-auto-gc', 'fsmonitor-watchman', 'post-index-change',
 ];
 
@@ -56,11 +57,15 @@ export class FenceHooks {
   install(taskId: string, base: { branch: string; base: string }): string {
     const dir = this.dirOf(taskId);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const chainDir = isAbsolute(this.chainTo) ? this.chainTo : null;
     for (const hook of FENCED_HOOKS) {
-      writeAtomic(join(dir, hook), `#!/bin/sh\n# Forkbench fence for ${taskId} (generated)\nexec ${shQuote(this.perl)} ${shQuote(this.script)} ${hook} ${shQuote(dir)} "$@"\n`, 0o700);
+      // reference-transaction runs three times per ref update; only 'prepared' can refuse. Unless the
+      // repository has a hook of its own to pass the other states to, they end in the shell, not in perl.
+      const skip =
+        hook === 'reference-transaction' && chainDir && !fs.existsSync(join(chainDir, hook)) ? 'case "$1" in prepared) ;; *) exec cat >/dev/null ;; esac\n' : '';
+      writeAtomic(join(dir, hook), `#!/bin/sh\n# Forkbench fence for ${taskId} (generated)\n${skip}exec ${shQuote(this.perl)} ${shQuote(this.script)} ${hook} ${shQuote(dir)} "$@"\n`, 0o700);
     }
     // The repository's other hooks keep running in the worktree: core.hooksPath would otherwise hide them.
-    const chainDir = isAbsolute(this.chainTo) ? this.chainTo : null;
     for (const hook of OTHER_HOOKS) {
       const target = join(dir, hook);
       const theirs = chainDir ? join(chainDir, hook) : null;

@@ -159,3 +159,32 @@ exec sleep 600
     expect((await sh(folder, 'git commit -qam "person in main"')).code).toBe(0);
   });
 });
+
+describe('trailers on every message shape', () => {
+  it('a subject-only message, an existing trailer block, an amend and an editor-written message each get one pair', async () => {
+    const { host, a, token, wt } = await claimed();
+    const env = agentEnv(host, a);
+    const commit = async (cmd: string, extra: NodeJS.ProcessEnv = {}) => {
+      fs.appendFileSync(join(wt, 'notes.txt'), 'x\n');
+      const r = await sh(wt, cmd, { ...env, ...extra });
+      expect(r.code, r.stderr).toBe(0);
+      return gitSync(wt, ['log', '-1', '--format=%B']);
+    };
+    const pair = `Forkbench-Task: T-1\nForkbench-Token: ${token}`;
+    expect(await commit('git commit -qam "fix: parser"')).toBe(`fix: parser\n\n${pair}`);
+    expect(await commit(`git commit -qa -m "feat: y" -m "Body text." -m "Co-authored-by: A <a@example.com>"`)).toBe(`feat: y\n\nBody text.\n\nCo-authored-by: A <a@example.com>\n${pair}`);
+    expect(await commit('git commit -q --amend -m "fix: again"')).toBe(`fix: again\n\n${pair}`);
+    // An editor: the message is written after prepare-commit-msg, so commit-msg adds the pair.
+    const editor = join(fx.tmp(), 'editor.sh');
+    fs.writeFileSync(editor, `#!/bin/sh\nprintf 'from the editor\\n' > "$1"\n`, { mode: 0o755 });
+    expect(await commit('git commit -qa', { GIT_EDITOR: editor })).toBe(`from the editor\n\n${pair}`);
+    expect(gitSync(wt, ['log', '-1', '--format=%(trailers:key=Forkbench-Token,valueonly)'])).toBe(String(token));
+    // An editor left empty still aborts the commit: no trailers were put in before it opened.
+    const empty = join(fx.tmp(), 'empty.sh');
+    fs.writeFileSync(empty, '#!/bin/sh\n: > "$1"\n', { mode: 0o755 });
+    fs.appendFileSync(join(wt, 'notes.txt'), 'y\n');
+    const aborted = await sh(wt, 'git commit -qa', { ...env, GIT_EDITOR: empty });
+    expect(aborted.code).not.toBe(0);
+    expect(aborted.stderr).toMatch(/empty commit message/);
+  });
+});
