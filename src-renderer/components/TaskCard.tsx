@@ -59,6 +59,11 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
       )}
       <div className="card-meta">
+        {task.worktree && (
+          <span className="card-branch" data-testid={`card-branch-${id}`} title={`${task.worktree.path} (from ${task.worktree.base})`}>
+            {task.worktree.branch}
+          </span>
+        )}
         {holder && (
           <span className="holder" title={holder}>
             {holderName}
@@ -106,6 +111,11 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
       )}
       {task.state === 'review' && (
         <>
+          {task.worktree && (
+            <button type="button" data-testid={`diff-button-${id}`} onClick={() => c.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
+              Diff
+            </button>
+          )}
           <button type="button" className="good" data-testid={`approve-${id}`} onClick={() => void c.approveTask(id)}>
             Approve
           </button>

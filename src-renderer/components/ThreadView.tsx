@@ -16,7 +16,9 @@ import { CardPointerSensor, collide, jumpToDroppable } from './dnd.js';
 import { GoalEditor } from './GoalEditor.js';
 import { CardPreview, type DragData } from './TaskCard.js';
 import { TerminalArea } from './TerminalArea.js';
+import { ReviewDialog } from './ReviewDialog.js';
 import { ThreadSettings } from './ThreadSettings.js';
+import { GitStatus, WorktreesPanel } from './Worktrees.js';
 
 export function ThreadView() {
   const c = useController();
@@ -49,9 +51,11 @@ export function ThreadView() {
             {folder}
           </div>
           {loaded ? <ThreadSettings /> : null}
+          {loaded ? <GitStatus /> : null}
         </section>
         {loaded ? (
           <>
+            <WorktreesPanel />
             <AddTaskForm />
             <Board />
           </>
@@ -62,6 +66,7 @@ export function ThreadView() {
           <AgentTabs />
           <TerminalArea />
         </section>
+        <ReviewDialog />
       </div>
       <DragOverlay dropAnimation={null}>{dragging ? <CardPreview id={dragging} /> : null}</DragOverlay>
     </DndContext>

@@ -4,13 +4,17 @@ import { USER } from '../../src-shared/board/model.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type {
   AgentInfo,
+  GitIsolation,
   ProfileIdShared,
+  TaskDiff,
   ThreadSnapshot,
   ThreadSummary,
+  WindowError,
   WindowMethod,
   WindowParams,
   WindowPush,
   WindowResult,
+  WorktreeInfo,
 } from '../../src-shared/protocol/windowApi.js';
 import { toWindowError, type ConnectionState, type Transport } from '../transport/types.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
@@ -25,6 +29,7 @@ import {
   type Columns,
 } from './boardState.js';
 import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
+import { changesWorktrees } from './gitView.js';
 import { HostClock } from './hostClock.js';
 
 export interface Banner {
@@ -65,7 +70,17 @@ export interface AppState {
   errors: readonly Banner[];
   toasts: readonly Toast[];
   notifyPermission: NotifyPermission;
+  /** Whether claims in this Thread get git worktrees; null until the snapshot says (or from a host that does not). */
+  git: GitIsolation | null;
+  /** The Worktrees panel: open or not, and the host's list (null until fetched). Fetched only while open. */
+  worktreesOpen: boolean;
+  worktrees: readonly WorktreeInfo[] | null;
+  /** The task whose diff the review dialog shows. */
+  reviewTaskId: string | null;
 }
+
+/** What removing a worktree came to: `confirm` carries the host's warning about work that would be lost. */
+export type RemoveOutcome = { kind: 'removed' } | { kind: 'failed' } | { kind: 'confirm'; message: string };
 
 /** The terminals side (DOM, xterm), injected so the controller runs in node tests without it. */
 export interface PaneHost {
@@ -145,6 +160,10 @@ export function initialState(): AppState {
     errors: [],
     toasts: [],
     notifyPermission: 'unsupported',
+    git: null,
+    worktreesOpen: false,
+    worktrees: null,
+    reviewTaskId: null,
   };
 }
 
@@ -171,6 +190,8 @@ export class AppController {
   private started = false;
   /** The "exactly one open Thread: show it" shortcut is taken once, never again after a person chose. */
   private autoOpened = false;
+  /** The worktree list being fetched; `again` asks for one more fetch after it, for events that came meanwhile. */
+  private worktreeFetch: { key: string; again: boolean } | null = null;
 
   constructor(
     readonly transport: Transport,
@@ -270,7 +291,19 @@ export class AppController {
     const switching = this.state.activeKey !== key;
     this.loading = { key, buffered: [] };
     if (switching) {
-      this.store.setState({ activeKey: key, board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [] });
+      this.store.setState({
+        activeKey: key,
+        board: null,
+        columns: EMPTY_COLUMNS,
+        agentIds: [],
+        agents: {},
+        activeAgentId: null,
+        log: [],
+        git: null,
+        worktreesOpen: false,
+        worktrees: null,
+        reviewTaskId: null,
+      });
       this.panes.setThread(key);
     }
     const snap = await this.run('thread.snapshot', { key }, 'load the thread');
@@ -311,7 +344,10 @@ export class AppController {
         snap.log.map((e) => toLogEntry(e, name)),
         live,
       ),
+      git: snap.git ?? null,
     });
+    // Events pushed while away may have made or removed worktrees.
+    if (this.state.worktreesOpen) void this.refreshWorktrees();
   }
 
   // ------------------------------------------------------------------ pushes
@@ -341,6 +377,7 @@ export class AppController {
     }
     const board = this.state.board;
     if (!board) return;
+    const baseBefore = board.settings.baseBranch;
     const r = applyLiveEvent(board, e);
     if (r === 'duplicate') return;
     if (r !== 'applied') {
@@ -361,10 +398,19 @@ export class AppController {
     }
     if (e.kind === 'settings-set' || e.kind === 'thread-created') patch.leaseMs = board.settings.leaseMs;
     this.store.setState(patch);
+    // A new base branch changes what the git line says; null means "the folder's current branch", which only
+    // the host knows, so its snapshot is read again for that (a settings change is rare).
+    if (e.kind === 'settings-set' && e.settings.baseBranch !== baseBefore) void this.refreshGit(key);
+    if (changesWorktrees(e.kind) && s.worktreesOpen) void this.refreshWorktrees();
     if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
       const t = board.tasks.get(e.taskId);
       this.notifySoon(`lapse:${e.taskId}`, `Claim lapsed: ${e.taskId}`, `${this.agentName(e.agentId)}'s lease on "${t?.title ?? e.taskId}" ran out; the task is back in ${e.to}.`);
     }
+  }
+
+  private async refreshGit(key: string): Promise<void> {
+    const snap = await this.run('thread.snapshot', { key }, 'read the git setup');
+    if (snap && this.state.activeKey === key) this.store.setState({ git: snap.git ?? null });
   }
 
   private onAgents(key: string, list: AgentInfo[]): void {
@@ -465,10 +511,11 @@ export class AppController {
     this.store.setState({ toasts: this.state.toasts.filter((t) => t.id !== id) });
   }
 
-  showError(action: string, err: unknown): void {
+  showError(action: string, err: unknown): WindowError {
     const e = toWindowError(err);
     const b: Banner = { id: this.nextBannerId++, code: e.code, message: e.message, action };
     this.store.setState({ errors: [...this.state.errors, b].slice(-MAX_BANNERS) });
+    return e;
   }
 
   dismissError(id: number): void {
@@ -495,12 +542,16 @@ export class AppController {
 
   /** Call the host for its side effect; true when it accepted. A refusal goes to the banner. */
   async exec<M extends WindowMethod>(method: M, params: WindowParams<M>, action: string): Promise<boolean> {
+    return (await this.attempt(method, params, action)) === null;
+  }
+
+  /** Like exec, but answers the refusal (also in the banner) for a caller that shows it where it happened. */
+  async attempt<M extends WindowMethod>(method: M, params: WindowParams<M>, action: string): Promise<WindowError | null> {
     try {
       await this.transport.call(method, params);
-      return true;
+      return null;
     } catch (err) {
-      this.showError(action, err);
-      return false;
+      return this.showError(action, err);
     }
   }
 
@@ -522,7 +573,14 @@ export class AppController {
   blockTask = (taskId: string, reason: string) => this.act('task.block', { taskId, reason }, `block ${taskId}`);
   unblockTask = (taskId: string) => this.act('task.unblock', { taskId }, `unblock ${taskId}`);
   releaseTask = (taskId: string) => this.act('task.release', { taskId }, `release ${taskId}`);
-  approveTask = (taskId: string) => this.act('task.approve', { taskId }, `approve ${taskId}`);
+  approveTask = async (taskId: string) => (await this.approveWithReason(taskId)) === null;
+  /** Approve, answering why not: a refused merge (conflict, wrong token, a dirty or moved base) is shown in the
+   *  review dialog beside the diff, as well as in the banner. */
+  approveWithReason = (taskId: string): Promise<WindowError | null> => {
+    const key = this.key();
+    if (!key) return Promise.resolve({ code: 'no-thread', message: 'no Thread is open' });
+    return this.attempt('task.approve', { key, taskId }, `approve ${taskId}`);
+  };
   rejectTask = (taskId: string, reason: string) => this.act('task.reject', { taskId, reason }, `reject ${taskId}`);
   resetTask = (taskId: string) => this.act('task.reset', { taskId }, `reset ${taskId}`);
   assignTask = (taskId: string, agentId: string) => this.act('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.agentName(agentId)}`);
@@ -552,6 +610,75 @@ export class AppController {
     const s = this.state;
     if (!s.agents[a.id]) this.setAgents([...s.agentIds.map((id) => s.agents[id]).filter((x): x is AgentInfo => !!x), a]);
     this.store.setState({ activeAgentId: a.id });
+  }
+
+  // ------------------------------------------------------------------ review and worktrees
+
+  openReview(taskId: string): void {
+    this.store.setState({ reviewTaskId: taskId });
+  }
+
+  closeReview(): void {
+    this.store.setState({ reviewTaskId: null });
+  }
+
+  /** A task branch's work against its base; null (and the reason in the banner) when the host cannot tell. */
+  async taskDiff(taskId: string): Promise<TaskDiff | null> {
+    const key = this.key();
+    if (!key) return null;
+    return this.run('task.diff', { key, taskId }, `show the diff of ${taskId}`);
+  }
+
+  toggleWorktrees(): void {
+    const open = !this.state.worktreesOpen;
+    this.store.setState({ worktreesOpen: open });
+    if (open) void this.refreshWorktrees();
+  }
+
+  /**
+   * Fetch the worktree list. Board events come in bursts (an approval is `approved`, `claim-ended` and
+   * `worktree-removed` at once), so a call made while a fetch runs only asks for one more after it.
+   */
+  async refreshWorktrees(): Promise<void> {
+    const key = this.key();
+    if (!key) return;
+    if (this.worktreeFetch?.key === key) {
+      this.worktreeFetch.again = true;
+      return;
+    }
+    const mine = { key, again: true };
+    this.worktreeFetch = mine;
+    try {
+      while (mine.again) {
+        mine.again = false;
+        const list = await this.run('worktree.list', { key }, 'list the worktrees');
+        if (!list || this.state.activeKey !== key) return;
+        this.store.setState({ worktrees: list });
+      }
+    } finally {
+      if (this.worktreeFetch === mine) this.worktreeFetch = null;
+    }
+  }
+
+  /**
+   * Remove a parked worktree. Without `force` the host keeps one holding uncommitted changes or unmerged
+   * commits and says so (`uncommitted`): that is a question for the person, not an error, so it comes back
+   * as `confirm` with the host's message instead of going to the banner.
+   */
+  async removeWorktree(taskId: string, force: boolean): Promise<RemoveOutcome> {
+    const key = this.key();
+    if (!key) return { kind: 'failed' };
+    try {
+      await this.transport.call('worktree.remove', { key, taskId, force });
+    } catch (err) {
+      const e = toWindowError(err);
+      if (e.code === 'uncommitted' && !force) return { kind: 'confirm', message: e.message };
+      this.showError(`remove the worktree of ${taskId}`, err);
+      return { kind: 'failed' };
+    }
+    // The `worktree-removed` event refreshes the list too, but it may have come before this answer.
+    await this.refreshWorktrees();
+    return { kind: 'removed' };
   }
 
   selectAgent(agentId: string): void {

@@ -22,6 +22,7 @@ const REASONS: Record<ClaimEndReason, string> = {
   lapsed: 'lease lapsed',
   reassigned: 'was reassigned',
   completed: 'completed',
+  'no-worktree': 'no worktree',
   'process-exited': 'process exited',
   'pane-closed': 'pane closed',
   'host-restarted': 'host restarted',
@@ -68,7 +69,14 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       return `${e.taskId} unblocked by ${name(e.by)}`;
     case 'reset':
       return `${e.taskId} reset by ${name(e.by)}`;
+    case 'worktree-set':
+      return `${e.taskId} worktree ${e.worktree.branch} ready (from ${e.worktree.base})`;
+    case 'worktree-removed':
+      return e.why === 'merged' ? `${e.taskId} merged into its base; worktree removed` : `${e.taskId} worktree removed by ${name(e.by)}`;
     case 'write-rejected':
+      // A refused fence is git (a hook in the task's worktree) stopping a commit or push, not a board call the
+      // agent made itself: say so, or the line reads like a stray command.
+      if (e.op === 'fence') return `${name(e.agentId)}'s git commit/push${e.taskId ? ` on ${e.taskId}` : ''} refused (${e.code}): ${clip(e.message, 160)}`;
       return `${name(e.agentId)} ${e.op}${e.taskId ? ` ${e.taskId}` : ''} rejected: ${e.code}: ${clip(e.message, 160)}`;
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Limits } from '../../src-shared/board/limits.js';
+import type { ThreadSnapshot, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import { AppController, noticeKey, type PaneHost } from '../../src-renderer/state/controller.js';
 import { HostClock } from '../../src-renderer/state/hostClock.js';
 import { HostCallError } from '../../src-renderer/transport/types.js';
@@ -295,5 +296,140 @@ describe('a window made for one Thread', () => {
     host.engine.releaseAllHeldBy('a2', 'pane-closed');
     pushEvents();
     expect(c.state.log.at(-1)!.summary).toBe("T-1: shell 2's claim ended, pane closed → open");
+  });
+});
+
+describe('git worktrees in the window', () => {
+  const wt = (taskId: string, o: Partial<WorktreeInfo> = {}): WorktreeInfo => ({
+    taskId,
+    title: taskId,
+    path: `/data/wt/${taskId}`,
+    branch: `forkbench/${taskId}`,
+    base: 'main',
+    held: false,
+    missing: false,
+    uncommitted: 0,
+    ahead: 1,
+    ...o,
+  });
+
+  it("keeps the snapshot's git isolation, and reads it again when the base branch changes", async () => {
+    const { c, t, host, pushEvents } = setup();
+    let git: ThreadSnapshot['git'] = { isolated: true, repoRoot: '/work/project', baseBranch: 'main' };
+    const snap = t.handlers['thread.snapshot']!;
+    t.on('thread.snapshot', (p) => ({ ...(snap(p) as ThreadSnapshot), git }));
+    c.start();
+    await settle();
+    expect(c.state.git).toEqual(git);
+    host.engine.setSettings({ leaseMs: 60_000 }); // base unchanged: nothing to read again
+    pushEvents();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toHaveLength(1);
+    git = { isolated: true, repoRoot: '/work/project', baseBranch: 'develop' };
+    host.engine.setSettings({ baseBranch: 'develop' });
+    pushEvents();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toHaveLength(2);
+    expect(c.state.git).toEqual(git);
+    expect(c.state.leaseMs).toBe(60_000);
+  });
+
+  it('fetches the worktree list only while the panel is open, again after events that change it', async () => {
+    const { c, t, host, pushEvents } = setup();
+    let list = [wt('T-1')];
+    t.on('worktree.list', () => list);
+    c.start();
+    await settle();
+    host.engine.claim('a1', 'T-1');
+    pushEvents();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(0);
+    c.toggleWorktrees();
+    await settle();
+    expect(c.state.worktreesOpen).toBe(true);
+    expect(c.state.worktrees).toEqual(list);
+    list = [wt('T-1', { held: true }), wt('T-2')];
+    host.engine.claim('a2', 'T-2');
+    host.engine.note('a2', 'T-2', 'no list change'); // a note changes no worktree
+    pushEvents();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+    expect(c.state.worktrees).toEqual(list);
+    c.toggleWorktrees();
+    host.engine.release('a2', 'T-2');
+    pushEvents();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+  });
+
+  it('folds a burst of events into one more fetch after the one running', async () => {
+    const { c, t } = setup();
+    let release!: () => void;
+    t.on('worktree.list', () => new Promise((r) => (release = () => r([wt('T-1')]))));
+    c.start();
+    await settle();
+    c.toggleWorktrees();
+    await settle();
+    void c.refreshWorktrees();
+    void c.refreshWorktrees();
+    expect(t.callsOf('worktree.list')).toHaveLength(1);
+    release();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+    release();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+    expect(c.state.worktrees).toEqual([wt('T-1')]);
+  });
+
+  it('asks before removing a worktree with work in it, and removes it when told to', async () => {
+    const { c, t } = setup();
+    t.on('worktree.list', () => []);
+    t.on('worktree.remove', (p) => {
+      if (!p.force) throw new HostCallError('uncommitted', 'T-1 has 2 uncommitted changes and 1 unmerged commit');
+      return null;
+    });
+    c.start();
+    await settle();
+    expect(await c.removeWorktree('T-1', false)).toEqual({ kind: 'confirm', message: 'T-1 has 2 uncommitted changes and 1 unmerged commit' });
+    expect(c.state.errors).toEqual([]); // a question, not an error
+    expect(await c.removeWorktree('T-1', true)).toEqual({ kind: 'removed' });
+    expect(t.callsOf('worktree.remove')).toEqual([
+      { key: KEY, taskId: 'T-1', force: false },
+      { key: KEY, taskId: 'T-1', force: true },
+    ]);
+    t.on('worktree.remove', () => {
+      throw new HostCallError('bad-state', 'T-2 is held by shell 1');
+    });
+    expect(await c.removeWorktree('T-2', false)).toEqual({ kind: 'failed' });
+    expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['bad-state', 'remove the worktree of T-2']]);
+  });
+
+  it('answers why an approval did not merge, and shows it in the banner too', async () => {
+    const { c, t } = setup();
+    t.on('task.approve', () => {
+      throw new HostCallError('merge-conflict', 'forkbench/T-1 does not merge cleanly into main: src/a.ts');
+    });
+    c.start();
+    await settle();
+    const err = await c.approveWithReason('T-1');
+    expect(err).toEqual({ code: 'merge-conflict', message: 'forkbench/T-1 does not merge cleanly into main: src/a.ts' });
+    expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['merge-conflict', 'approve T-1']]);
+    expect(await c.approveTask('T-1')).toBe(false);
+  });
+
+  it('forgets the review dialog and the worktree panel when another Thread is shown', async () => {
+    const other = 'fedcba9876543210';
+    const { c, t } = setup({ threads: [{ key: KEY, open: true }, { key: other, open: true }] });
+    t.on('worktree.list', () => [wt('T-1')]);
+    c.start();
+    await settle();
+    await c.loadThread(KEY);
+    c.toggleWorktrees();
+    c.openReview('T-1');
+    await settle();
+    expect(c.state.reviewTaskId).toBe('T-1');
+    await c.loadThread(other);
+    expect(c.state).toMatchObject({ reviewTaskId: null, worktreesOpen: false, worktrees: null });
   });
 });

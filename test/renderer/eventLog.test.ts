@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../src-shared/board/events.js';
 import { appendLog, LOG_CAP, summarize, toLogEntry } from '../../src-renderer/state/eventLog.js';
 import { engineWith } from './helpers.js';
 
@@ -47,5 +48,27 @@ describe('event log lines', () => {
     expect(log.map((e) => e.repeat)).toEqual([3, 1, 1]);
     const note = { seq: 6, at: 6, kind: 'note' as const, summary: 'n', code: null, repeat: 1 };
     expect(appendLog(appendLog([], [note]), [{ ...note, seq: 7 }])).toHaveLength(2);
+  });
+
+  it('reads worktree events, a claim ended for want of one, and a commit the fence refused', () => {
+    const names = (id: string) => ({ a1: 'shell 1', user: 'you' })[id] ?? id;
+    const at = { at: 0, mono: 0 };
+    const worktree = { path: '/data/wt/T-3', branch: 'forkbench/T-3', base: 'main', baseCommit: 'abc' };
+    const events: BoardEvent[] = [
+      { ...at, seq: 1, kind: 'worktree-set', taskId: 'T-3', worktree, by: 'forkbench' },
+      { ...at, seq: 2, kind: 'claim-ended', taskId: 'T-4', agentId: 'a1', token: 9, reason: 'no-worktree', to: 'open' },
+      { ...at, seq: 3, kind: 'worktree-removed', taskId: 'T-3', by: 'user', why: 'merged' },
+      { ...at, seq: 4, kind: 'worktree-removed', taskId: 'T-5', by: 'user', why: 'removed' },
+      { ...at, seq: 5, kind: 'write-rejected', taskId: 'T-3', agentId: 'a1', token: 4, op: 'fence', code: 'stale-token', message: 'token 4 is over; T-3 is now token 6' },
+    ];
+    const lines = events.map((e) => toLogEntry(e, names));
+    expect(lines.map((l) => l.summary)).toEqual([
+      'T-3 worktree forkbench/T-3 ready (from main)',
+      "T-4: shell 1's claim ended, no worktree → open",
+      'T-3 merged into its base; worktree removed',
+      'T-5 worktree removed by you',
+      "shell 1's git commit/push on T-3 refused (stale-token): token 4 is over; T-3 is now token 6",
+    ]);
+    expect(lines[4]!.code).toBe('stale-token');
   });
 });

@@ -23,7 +23,10 @@ export function engineWith(tasks: string[] = []) {
   return { clock, engine, events };
 }
 
-export function snapshotOf(engine: LeaseEngine, o: { agents?: AgentInfo[]; log?: BoardEvent[]; key?: string } = {}): ThreadSnapshot {
+export function snapshotOf(
+  engine: LeaseEngine,
+  o: { agents?: AgentInfo[]; log?: BoardEvent[]; key?: string; git?: ThreadSnapshot['git'] } = {},
+): ThreadSnapshot {
   const b = engine.state;
   return {
     key: o.key ?? '0123456789abcdef',
@@ -37,6 +40,7 @@ export function snapshotOf(engine: LeaseEngine, o: { agents?: AgentInfo[]; log?:
       { id: 'claude', label: 'Claude Code', available: false },
       { id: 'custom', label: 'Custom command', available: true },
     ],
+    git: o.git ?? { isolated: true, repoRoot: '/work/project', baseBranch: 'main' },
   };
 }
 

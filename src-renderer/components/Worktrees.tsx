@@ -1,0 +1,144 @@
+import { memo, useState } from 'react';
+import type { WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import { canRemoveWorktree, formatCopyFiles, worktreeStatus } from '../state/gitView.js';
+import { useApp, useController } from '../state/hooks.js';
+
+/**
+ * Whether this Thread's claims get worktrees. Without isolation agents work in the folder itself, unfenced by
+ * git, so that is said in a banner rather than left for a person to find out from a clobbered file.
+ */
+export function GitStatus() {
+  const git = useApp((s) => s.git);
+  const copyFiles = useApp((s) => (s.boardVersion, s.board?.settings.copyFiles ?? null));
+  if (git && !git.isolated) {
+    return (
+      <div className="git-banner" role="status" data-testid="git-banner">
+        <span className="grow">
+          <strong>No worktree isolation:</strong> {git.reason}
+          <span className="muted"> — agents work in this folder itself.</span>
+        </span>
+        <WorktreesToggle />
+      </div>
+    );
+  }
+  return (
+    <div className="git-line">
+      {git ? (
+        <span data-testid="git-base" data-base={git.baseBranch} title={`Each claimed task gets a worktree of ${git.repoRoot} on its own branch`}>
+          worktrees branch from <code>{git.baseBranch}</code>
+          {copyFiles && copyFiles.length > 0 ? <> · copying {formatCopyFiles(copyFiles)}</> : null}
+        </span>
+      ) : null}
+      <WorktreesToggle />
+    </div>
+  );
+}
+
+function WorktreesToggle() {
+  const c = useController();
+  const open = useApp((s) => s.worktreesOpen);
+  return (
+    <button type="button" className="link" data-testid="worktrees-toggle" aria-expanded={open} onClick={() => c.toggleWorktrees()}>
+      {open ? 'Hide worktrees' : 'Worktrees'}
+    </button>
+  );
+}
+
+/** Every task worktree of the Thread, fetched while the panel is open; parked ones can be removed here. */
+export function WorktreesPanel() {
+  const c = useController();
+  const open = useApp((s) => s.worktreesOpen);
+  const list = useApp((s) => s.worktrees);
+  if (!open) return null;
+  return (
+    <section className="worktrees" data-testid="worktrees-panel" aria-label="Worktrees">
+      <header className="worktrees-head">
+        <h2>
+          Worktrees <span className="count">{list?.length ?? ''}</span>
+        </h2>
+        <span className="spacer" />
+        <button type="button" onClick={() => void c.refreshWorktrees()}>
+          Refresh
+        </button>
+      </header>
+      {list === null ? (
+        <p className="muted worktrees-empty">Loading…</p>
+      ) : list.length === 0 ? (
+        <p className="muted worktrees-empty">No task worktrees. A claim gets one when the Thread's folder is a git repository.</p>
+      ) : (
+        <table className="worktree-table">
+          <thead>
+            <tr>
+              <th>Task</th>
+              <th>Branch</th>
+              <th>Path</th>
+              <th>State</th>
+              <th className="num" title="Files changed but not committed">Uncommitted</th>
+              <th className="num" title="Commits the base does not have">Ahead</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((w) => (
+              <WorktreeRow key={w.taskId} w={w} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
+  const c = useController();
+  const status = worktreeStatus(w);
+  /** The host's warning about work removal would lose, while the person decides. */
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const remove = async (force: boolean) => {
+    setBusy(true);
+    const r = await c.removeWorktree(w.taskId, force);
+    setBusy(false);
+    setConfirm(r.kind === 'confirm' ? r.message : null);
+  };
+  return (
+    <>
+      <tr className={`worktree-row ${status}`} data-testid={`worktree-row-${w.taskId}`} data-status={status}>
+        <td>
+          <span className="card-id">{w.taskId}</span> {w.title}
+        </td>
+        <td>
+          <code>{w.branch}</code>
+        </td>
+        <td className="worktree-path" title={w.path}>
+          <code>{w.path}</code>
+        </td>
+        <td>
+          <span className={`worktree-status ${status}`}>{status}</span>
+        </td>
+        <td className={w.uncommitted > 0 ? 'num warn' : 'num'}>{w.uncommitted}</td>
+        <td className="num">{w.ahead}</td>
+        <td>
+          {canRemoveWorktree(w) && confirm === null && (
+            <button type="button" className="bad" data-testid={`worktree-remove-${w.taskId}`} disabled={busy} onClick={() => void remove(false)}>
+              Remove
+            </button>
+          )}
+        </td>
+      </tr>
+      {confirm !== null && (
+        <tr className="worktree-confirm">
+          <td colSpan={7}>
+            <span role="alert">{confirm}</span>
+            <button type="button" className="bad" data-testid={`worktree-force-${w.taskId}`} disabled={busy} onClick={() => void remove(true)}>
+              Remove anyway
+            </button>
+            <button type="button" data-testid={`worktree-keep-${w.taskId}`} disabled={busy} onClick={() => setConfirm(null)}>
+              Keep it
+            </button>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+});
