@@ -19,13 +19,17 @@ export interface Served {
   stop(): Promise<number | null>;
 }
 
-/** `forkbench serve FOLDER` as a user runs it: a real child process, its URL read from stdout. */
-export async function startServe(): Promise<Served> {
+/**
+ * `forkbench serve FOLDER` as a user runs it: a real child process, its URL read from stdout. `prepare` fills
+ * the folder first (a git repository, say); `env` is added to serve's environment, which its agents inherit.
+ */
+export async function startServe(o: { prepare?: (folder: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<Served> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-'));
   const folder = join(root, 'project');
   fs.mkdirSync(folder);
+  o.prepare?.(folder);
   const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', folder], {
-    env: { ...process.env, FORKBENCH_DATA_DIR: join(root, 'data'), XDG_RUNTIME_DIR: join(root, 'run') },
+    env: { ...process.env, ...o.env, FORKBENCH_DATA_DIR: join(root, 'data'), XDG_RUNTIME_DIR: join(root, 'run') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,0 +1,150 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+
+/**
+ * Worktrees under claims, end to end: `forkbench serve` on a real git repository, Debian's Chromium, shells in
+ * real ptys that run real git. Two agents edit the same file in their own worktrees; approval merges one; the
+ * other, reassigned, cannot commit any more. Screenshots go to test-results/e2e/.
+ */
+const SHOTS = join(import.meta.dirname, '..', 'test-results', 'e2e');
+const IDENTITY = { GIT_AUTHOR_NAME: 'E2E', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'E2E', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
+let served: Served;
+let browser: Browser;
+let page: Page;
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
+
+beforeAll(async () => {
+  ensureRendererBuilt();
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
+  fs.mkdirSync(SHOTS, { recursive: true });
+  served = await startServe({
+    env: IDENTITY,
+    prepare: (folder) => {
+      git(folder, 'init', '-q', '-b', 'main');
+      fs.writeFileSync(join(folder, 'notes.txt'), 'first line\n');
+      git(folder, 'add', '-A');
+      git(folder, 'commit', '-qm', 'first');
+    },
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  const code = await served?.stop();
+  if (code !== 0) console.error(`serve exited ${code}: ${served?.stderr()}`);
+  if (served) fs.rmSync(served.root, { recursive: true, force: true });
+});
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const card = (id: string) => page.getByTestId(`card-${id}`);
+
+async function launchShell(): Promise<string> {
+  const tabs = page.locator('[data-testid^="agent-tab-"]');
+  const before = new Set(await tabs.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid'))));
+  await page.getByTestId('launch-menu').click();
+  await page.getByTestId('launch-shell').click();
+  await expect.poll(async () => (await tabs.count()) > before.size).toBe(true);
+  const ids = await tabs.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid') as string));
+  return (ids.find((t) => !before.has(t)) as string).replace('agent-tab-', '');
+}
+
+async function typeIn(agentId: string, text: string): Promise<void> {
+  await page.getByTestId(`agent-tab-${agentId}`).click();
+  await page.getByTestId(`terminal-${agentId}`).click();
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+const screenText = (agentId: string) =>
+  page.evaluate((id) => (window as unknown as { __forkbenchDebug?: { terminalText(id: string): string } }).__forkbenchDebug?.terminalText(id) ?? '', agentId);
+
+/** Drag a card onto a target as a hand does, letting go once the target shows the card is over it. */
+async function dragCard(taskId: string, targetTestId: string): Promise<void> {
+  const center = async (testId: string) => {
+    const box = await page.getByTestId(testId).boundingBox();
+    if (!box) throw new Error(`${testId} is not on screen`);
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  };
+  const from = await center(`drag-${taskId}`);
+  const to = await center(targetTestId);
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 12 });
+  await expect.poll(() => page.getByTestId(targetTestId).getAttribute('class'), { timeout: 5000 }).toContain('drop-over');
+  await page.mouse.up();
+}
+
+describe('worktrees under claims in a real browser', () => {
+  it('two agents, one file, two worktrees; approve merges one; the reassigned one cannot commit', async () => {
+    await page.goto(`${served.url}&debug=1`);
+    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    await expect.poll(() => page.getByTestId('git-base').textContent()).toContain('main');
+    for (const title of ['Reword the notes', 'Rewrite the notes']) {
+      await page.getByTestId('add-task-title').fill(title);
+      await page.getByTestId('add-task-submit').click();
+    }
+    await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('open');
+    const a = await launchShell();
+    const b = await launchShell();
+    const worktrees = join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees');
+
+    // Each claims through the CLI, is told its worktree, and edits the same file there.
+    await typeIn(a, 'forkbench claim T-1');
+    await expect.poll(() => screenText(a), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-1')}'`);
+    await typeIn(a, `cd '${join(worktrees, 'T-1')}' && echo 'A was here' > notes.txt && git commit -qam 'A rewords' && echo A-COMMITTED`);
+    await typeIn(b, 'forkbench claim T-2');
+    await expect.poll(() => screenText(b), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-2')}'`);
+    await typeIn(b, `cd '${join(worktrees, 'T-2')}' && echo 'B was here' > notes.txt && git commit -qam 'B rewrites' && echo B-COMMITTED`);
+    await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/^A-COMMITTED/m);
+    await expect.poll(() => screenText(b), { timeout: 10_000 }).toMatch(/^B-COMMITTED/m);
+    expect(fs.readFileSync(join(worktrees, 'T-1', 'notes.txt'), 'utf8')).toBe('A was here\n');
+    expect(fs.readFileSync(join(worktrees, 'T-2', 'notes.txt'), 'utf8')).toBe('B was here\n');
+    expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('first line\n');
+    await expect.poll(() => page.getByTestId('card-branch-T-1').textContent()).toContain('forkbench/T-1');
+    await shot('11-two-worktrees');
+
+    // B says done; the review dialog shows the branch's diff; approve merges it into main.
+    await typeIn(b, 'forkbench done T-2 --note "rewritten"');
+    await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
+    await page.getByTestId('diff-button-T-2').click();
+    await page.getByTestId('diff-view').waitFor();
+    await expect.poll(() => page.getByTestId('diff-file').first().getAttribute('data-path')).toBe('notes.txt');
+    await expect.poll(() => page.getByTestId('diff-patch').textContent()).toContain('+B was here');
+    await expect.poll(() => page.getByTestId('diff-token').getAttribute('data-ok')).toBe('true');
+    await shot('12-review-diff');
+    await page.getByTestId('diff-approve-T-2').click();
+    await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('done');
+    expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('B was here\n');
+    expect(git(served.folder, 'log', '-1', '--format=%s')).toBe('Merge forkbench/T-2: Rewrite the notes');
+    await expect.poll(() => fs.existsSync(join(worktrees, 'T-2'))).toBe(false);
+    await shot('13-approved-merged');
+
+    // T-1 is dragged from A to B: A's next commit is refused by the board, in git's own output.
+    const head = git(served.folder, 'rev-parse', 'forkbench/T-1');
+    await dragCard('T-1', `agent-tab-${b}`);
+    await expect.poll(() => card('T-1').getAttribute('data-holder'), { timeout: 5000 }).toBe(b);
+    await typeIn(a, `echo 'A again' >> notes.txt && git commit -qam 'A keeps going'; echo COMMIT-EXIT=$?`);
+    await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/COMMIT-EXIT=[1-9]/);
+    expect(await screenText(a)).toContain('forkbench: refused (stale-token): your claim on T-1 ended (reassigned)');
+    expect(git(served.folder, 'rev-parse', 'forkbench/T-1')).toBe(head);
+    const refused = page.locator('[data-testid="log-entry"][data-kind="write-rejected"]');
+    await expect.poll(() => refused.count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await page.getByTestId(`agent-tab-${a}`).click();
+    await shot('14-reassigned-commit-refused');
+
+    // The worktrees panel lists T-1's worktree, now worked by B, with A's uncommitted line in it.
+    await page.getByTestId('worktrees-toggle').click();
+    await page.getByTestId('worktree-row-T-1').waitFor();
+    await expect.poll(() => page.getByTestId('worktree-row-T-1').textContent()).toContain('forkbench/T-1');
+    await shot('15-worktrees-panel');
+  }, 120_000);
+});
