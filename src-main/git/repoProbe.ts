@@ -16,7 +16,13 @@ export type RepoProbe =
     }
   | { ok: false; reason: string };
 
+/** `git merge-tree --write-tree` (a merge computed without touching any checkout) arrived in git 2.38. */
+const MIN_GIT: readonly [number, number] = [2, 38];
+
 export async function probeRepo(folder: string): Promise<RepoProbe> {
+  const version = /(\d+)\.(\d+)/.exec((await git(folder, ['version'], { allowFail: true })).stdout);
+  if (version && (Number(version[1]) < MIN_GIT[0] || (Number(version[1]) === MIN_GIT[0] && Number(version[2]) < MIN_GIT[1])))
+    return { ok: false, reason: `git ${version[1]}.${version[2]} is too old for worktrees under claims: ${MIN_GIT.join('.')} or newer merges without touching your checkout.` };
   const r = await git(folder, ['rev-parse', '--is-bare-repository', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-prefix'], {
     allowFail: true,
   }).catch((err: Error) => ({ code: 1, stdout: '', stderr: err.message }));

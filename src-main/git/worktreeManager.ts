@@ -2,14 +2,12 @@ import * as fs from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { taskBranch, Trailers } from '../../src-shared/git/taskBranch.js';
-import type { GitIsolation, TaskDiff, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import type { GitIsolation, TaskDiff, WorktreeInfo, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import { FenceHooks, findPerl } from './fenceHooks.js';
 import { git, GitError, gitLine, GitQueue } from './git.js';
 import { currentBranch, probeRepo, worktreeGitDir } from './repoProbe.js';
 
-/** Why a worktree could not be made, removed or merged: each a message a person can act on. */
-export type WorktreeProblem = 'detached-head' | 'no-base' | 'branch-taken' | 'path-taken' | 'uncommitted' | 'held' | 'no-worktree' | 'merge-conflict' | 'wrong-token' | 'base-dirty' | 'base-moved' | 'git';
 
 export class WorktreeError extends Error {
   constructor(

@@ -105,6 +105,26 @@ export interface WorktreeInfo {
   ahead: number;
 }
 
+/**
+ * Why git work under a claim was refused, as the `code` of a window error: a worktree could not be made,
+ * removed or merged. Each comes with a message saying what to do.
+ */
+export const WORKTREE_PROBLEMS = [
+  'detached-head', // no current branch to start from, and no base branch set
+  'no-base', // the base branch does not exist
+  'branch-taken', // forkbench/T-n exists and Forkbench did not make it
+  'path-taken', // the worktree's folder exists and is not a worktree
+  'uncommitted', // removal would lose uncommitted changes or unmerged commits (retry with force)
+  'held', // a claim works in it: release first
+  'no-worktree', // the task has none, or the Thread has no isolation
+  'merge-conflict', // the branch does not merge cleanly: base untouched
+  'wrong-token', // the branch head was not written under the claim that submitted the work
+  'base-dirty', // uncommitted changes where the base is checked out would be overwritten
+  'base-moved', // the base moved during the merge: approve again
+  'git', // git itself failed; the message has its words
+] as const;
+export type WorktreeProblem = (typeof WORKTREE_PROBLEMS)[number];
+
 /** A task branch's work against its base, for review. */
 export interface TaskDiff {
   taskId: string;

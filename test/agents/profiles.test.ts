@@ -219,7 +219,7 @@ describe('instructions', () => {
       expect(text).toContain(cmd);
     }
     for (const m of AGENT_METHODS) expect(text).toContain(m.summary);
-    expect(text).toContain('Every renew, note, edit on the task renews it; reading (board, show) does not.');
+    expect(text).toContain('Every renew, note, edit, fence on the task renews it; reading (board, show) does not.');
     expect(text).toContain('"agent-7"');
     expect(text).toContain('60 s');
     expect(text).toContain('every 15 s');
