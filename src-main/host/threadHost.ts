@@ -152,7 +152,11 @@ export class ThreadHost {
   private issueWorktree(taskId: string, agentId: string, token: number): void {
     const wt = this.worktrees;
     if (!(wt instanceof WorktreeManager)) return;
-    const done = wt.issue(taskId, agentId, token).then(
+    // A large repository's checkout takes seconds: say so on the board while the holder waits.
+    const slow = setTimeout(() => {
+      if (!this.disposed) void this.board.run((e) => e.userNote(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`, 'forkbench')).catch(() => undefined);
+    }, WorktreeConstants.slowNoteMs);
+    const done = wt.issue(taskId, agentId, token).finally(() => clearTimeout(slow)).then(
       async (issued) => {
         for (const n of issued.notes) await this.board.run((e) => e.userNote(taskId, n, 'forkbench'));
         return issued;
@@ -542,6 +546,11 @@ export class ThreadHost {
     this.onPaneExit.dispose();
   }
 }
+
+export const WorktreeConstants = {
+  /** A worktree of a small repository is ready in ~0.1–0.5 s here; past 1.5 s the holder and the window are told why they wait. */
+  slowNoteMs: 1500,
+} as const;
 
 export const NotifyConstants = {
   /** A person types in bursts; 1.5 s without a keystroke or output is a pause, not a breath. */

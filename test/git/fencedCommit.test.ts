@@ -188,3 +188,20 @@ describe('trailers on every message shape', () => {
     expect(aborted.stderr).toMatch(/empty commit message/);
   });
 });
+
+describe('pushes are fenced too', () => {
+  it('the holder pushes its branch; after its claim is released, its push is refused', async () => {
+    const { host, a, token, wt } = await claimed();
+    const remote = join(fx.tmp(), 'remote.git');
+    gitSync(wt, ['init', '-q', '--bare', remote]);
+    fs.writeFileSync(join(wt, 'notes.txt'), 'pushed\n');
+    const env = agentEnv(host, a);
+    expect((await sh(wt, `git commit -qam push && git push -q '${remote}' forkbench/T-1`, env)).code).toBe(0);
+    expect(gitSync(remote, ['rev-parse', 'forkbench/T-1'])).toBe(gitSync(wt, ['rev-parse', 'HEAD']));
+    expect((await cliAs(host, a, ['release', 'T-1', '--token', String(token)])).code).toBe(0);
+    const r = await sh(wt, `git push -q '${remote}' HEAD:refs/heads/late`, env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(released\) \(git push stopped\)/);
+    expect(gitSync(remote, ['branch', '--list', 'late'])).toBe('');
+  });
+});
