@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const ROOT = join(import.meta.dirname, '..');
 export const CHROMIUM = process.env.FORKBENCH_CHROMIUM ?? '/usr/bin/chromium';
@@ -69,4 +70,38 @@ export function ensureRendererBuilt(): void {
   if (!fs.existsSync(join(ROOT, 'dist-renderer', 'index.html')) || !fs.existsSync(join(ROOT, 'dist-main', 'cli', 'forkbench.cjs'))) {
     throw new Error('build first: `npm run build` (npm test does it)');
   }
+}
+
+/** Screenshots of every e2e run land here. */
+export const SHOTS = join(ROOT, 'test-results', 'e2e');
+
+export interface WindowSession {
+  served: Served;
+  browser: Browser;
+  page: Page;
+  shot(name: string): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+/** `forkbench serve` plus Debian's Chromium on one page: what every window e2e starts from. */
+export async function openWindow(o: Parameters<typeof startServe>[0] = {}): Promise<WindowSession> {
+  ensureRendererBuilt();
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const served = await startServe(o);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+  return {
+    served,
+    browser,
+    page,
+    shot: (name) => page.screenshot({ path: join(SHOTS, `${name}.png`) }),
+    async close() {
+      await browser.close();
+      const code = await served.stop();
+      if (code !== 0) console.error(`serve exited ${code}: ${served.stderr()}`);
+      fs.rmSync(served.root, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,36 +1,28 @@
-import * as fs from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+import { openWindow, type Served, type WindowSession } from './harness.js';
+import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
+
+const typeIn = (agentId: string, text: string) => type(page, agentId, text);
+const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
+const screenText = (agentId: string) => textOf(page, agentId);
 
 /**
  * The Thread window end to end: `forkbench serve` as a real process, Debian's Chromium, real ptys, agents
  * that use the real CLI. Each step saves a screenshot under test-results/e2e/.
  */
-const SHOTS = join(import.meta.dirname, '..', 'test-results', 'e2e');
+let w: WindowSession;
 let served: Served;
-let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  ensureRendererBuilt();
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
-  fs.mkdirSync(SHOTS, { recursive: true });
-  served = await startServe();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => console.error('page error:', e.message));
+  w = await openWindow();
+  ({ served, page } = w);
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  const code = await served?.stop();
-  if (code !== 0) console.error(`serve exited ${code}: ${served?.stderr()}`);
-  if (served) fs.rmSync(served.root, { recursive: true, force: true });
-});
+afterAll(() => w?.close());
 
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const shot = (name: string) => w.shot(name);
 const card = (id: string) => page.getByTestId(`card-${id}`);
 
 async function launchShell(): Promise<{ id: string; pid: number }> {
@@ -45,32 +37,7 @@ async function launchShell(): Promise<{ id: string; pid: number }> {
   return { id: testId.replace('agent-tab-', ''), pid };
 }
 
-/**
- * Drag a card by its grip onto a drop target the way a hand does: press, move in steps, and let go only once
- * the target shows it is under the card (dnd-kit has seen the pointer there), not after a fixed delay.
- */
-async function dragCard(taskId: string, targetTestId: string): Promise<void> {
-  const center = async (testId: string) => {
-    const box = await page.getByTestId(testId).boundingBox();
-    if (!box) throw new Error(`${testId} is not on screen`);
-    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-  };
-  const from = await center(`drag-${taskId}`);
-  const to = await center(targetTestId);
-  await page.mouse.move(from.x, from.y);
-  await page.mouse.down();
-  await page.mouse.move(to.x, to.y, { steps: 12 });
-  await expect.poll(() => page.getByTestId(targetTestId).getAttribute('class'), { timeout: 5000 }).toContain('drop-over');
-  await page.mouse.up();
-}
 
-/** Type a command into an agent's terminal, as a person would. */
-async function typeIn(agentId: string, text: string): Promise<void> {
-  await page.getByTestId(`agent-tab-${agentId}`).click();
-  await page.getByTestId(`terminal-${agentId}`).click();
-  await page.keyboard.type(text);
-  await page.keyboard.press('Enter');
-}
 
 describe('the Thread window in a real browser', () => {
   it('walks through a Thread: tasks, agents, claims, kill, drag, lapse, reload', async () => {
@@ -138,8 +105,7 @@ describe('the Thread window in a real browser', () => {
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
     await expect.poll(() => card('T-1').getAttribute('data-state')).toBe('open');
     await page.getByTestId(`agent-tab-${b.id}`).click();
-    const screenText = () => page.evaluate((id) => (window as unknown as { __forkbenchDebug?: { terminalText(id: string): string } }).__forkbenchDebug?.terminalText(id) ?? '', b.id);
-    await expect.poll(screenText, { timeout: 10_000 }).toContain('forkbench claim T-3');
+    await expect.poll(() => screenText(b.id), { timeout: 10_000 }).toContain('forkbench claim T-3');
     await shot('08-reloaded');
   }, 120_000);
 });

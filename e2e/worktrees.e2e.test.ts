@@ -1,29 +1,29 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/host/threadHost.js';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+import { openWindow, type Served, type WindowSession } from './harness.js';
+import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
+
+const typeIn = (agentId: string, text: string) => type(page, agentId, text);
+const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
+const screenText = (agentId: string) => textOf(page, agentId);
 
 /**
  * Worktrees under claims, end to end: `forkbench serve` on a real git repository, Debian's Chromium, shells in
  * real ptys that run real git. Two agents edit the same file in their own worktrees; approval merges one; the
  * other, reassigned, cannot commit any more. Screenshots go to test-results/e2e/.
  */
-const SHOTS = join(import.meta.dirname, '..', 'test-results', 'e2e');
 const IDENTITY = { GIT_AUTHOR_NAME: 'E2E', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'E2E', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
+let w: WindowSession;
 let served: Served;
-let browser: Browser;
 let page: Page;
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
-
 beforeAll(async () => {
-  ensureRendererBuilt();
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
-  fs.mkdirSync(SHOTS, { recursive: true });
-  served = await startServe({
+  w = await openWindow({
     env: IDENTITY,
     prepare: (folder) => {
       git(folder, 'init', '-q', '-b', 'main');
@@ -32,19 +32,12 @@ beforeAll(async () => {
       git(folder, 'commit', '-qm', 'first');
     },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => console.error('page error:', e.message));
+  ({ served, page } = w);
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  const code = await served?.stop();
-  if (code !== 0) console.error(`serve exited ${code}: ${served?.stderr()}`);
-  if (served) fs.rmSync(served.root, { recursive: true, force: true });
-});
+afterAll(() => w?.close());
 
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const shot = (name: string) => w.shot(name);
 const card = (id: string) => page.getByTestId(`card-${id}`);
 
 async function launchShell(): Promise<string> {
@@ -57,31 +50,8 @@ async function launchShell(): Promise<string> {
   return (ids.find((t) => !before.has(t)) as string).replace('agent-tab-', '');
 }
 
-async function typeIn(agentId: string, text: string): Promise<void> {
-  await page.getByTestId(`agent-tab-${agentId}`).click();
-  await page.getByTestId(`terminal-${agentId}`).click();
-  await page.keyboard.type(text);
-  await page.keyboard.press('Enter');
-}
 
-const screenText = (agentId: string) =>
-  page.evaluate((id) => (window as unknown as { __forkbenchDebug?: { terminalText(id: string): string } }).__forkbenchDebug?.terminalText(id) ?? '', agentId);
 
-/** Drag a card onto a target as a hand does, letting go once the target shows the card is over it. */
-async function dragCard(taskId: string, targetTestId: string): Promise<void> {
-  const center = async (testId: string) => {
-    const box = await page.getByTestId(testId).boundingBox();
-    if (!box) throw new Error(`${testId} is not on screen`);
-    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-  };
-  const from = await center(`drag-${taskId}`);
-  const to = await center(targetTestId);
-  await page.mouse.move(from.x, from.y);
-  await page.mouse.down();
-  await page.mouse.move(to.x, to.y, { steps: 12 });
-  await expect.poll(() => page.getByTestId(targetTestId).getAttribute('class'), { timeout: 5000 }).toContain('drop-over');
-  await page.mouse.up();
-}
 
 describe('worktrees under claims in a real browser', () => {
   it('two agents, one file, two worktrees; approve merges one; the reassigned one cannot commit', async () => {

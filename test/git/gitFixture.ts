@@ -2,9 +2,9 @@ import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BoardEvent } from '../../src-shared/board/events.js';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { CLI } from '../helpers/cli.js';
+export { nextEvent } from '../helpers/events.js';
 
 /** A fixed identity, so commits work on a machine with no git config (CI). */
 export const GIT_IDENTITY = {
@@ -95,15 +95,3 @@ export async function idleAgent(host: ThreadHost): Promise<string> {
   return a.id;
 }
 
-export function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs = 20_000): Promise<BoardEvent> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out waiting for a board event')), timeoutMs);
-    const sub = host.board.onEvent((e) => {
-      if (match(e)) {
-        clearTimeout(timer);
-        sub();
-        resolve(e);
-      }
-    });
-  });
-}

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BoardEvent } from '../../src-shared/board/events.js';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { CLI, ensureBuilt } from '../helpers/cli.js';
+import { nextEvent } from '../helpers/events.js';
 
 const FAKE_AGENT = join(import.meta.dirname, '..', 'fixtures', 'fakeAgent.sh');
 const hosts: ThreadHost[] = [];
@@ -27,19 +27,6 @@ async function openHost(opts: { liveness?: boolean; notifyQuietMs?: number } = {
   return host;
 }
 
-/** Resolves with the first board event that matches, waiting on events rather than on time. */
-function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs = 20_000): Promise<BoardEvent> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out waiting for a board event')), timeoutMs);
-    const sub = host.board.onEvent((e) => {
-      if (match(e)) {
-        clearTimeout(timer);
-        sub();
-        resolve(e);
-      }
-    });
-  });
-}
 
 function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
   return new Promise((resolve, reject) => {
