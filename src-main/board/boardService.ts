@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Board } from '../../src-shared/board/reducer.js';
-import type { Result } from '../../src-shared/board/result.js';
+import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from './clock.js';
 import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
@@ -21,8 +21,22 @@ export interface BoardServiceOptions {
 }
 
 /**
+ * The board stopped taking writes because its journal failed (disk full, folder gone read-only, I/O error).
+ * The in-memory board may hold changes that never reached the disk; none of them was published or
+ * acknowledged, and none will be.
+ */
+export class BoardReadOnlyError extends Error {
+  readonly code = 'read-only';
+  constructor(override readonly cause: Error) {
+    super(`the board is read-only: writing its journal failed (${cause.message}). Nothing after the last saved change was kept; free the disk or fix the folder, then restart Forkbench.`);
+    this.name = 'BoardReadOnlyError';
+  }
+}
+
+/**
  * A board with side effects: the pure lease engine, its journal on disk, and the one timer that lapses
- * claims on time. Every mutating call resolves only after its events are on disk.
+ * claims on time. Every mutating call resolves only after its events are on disk, and listeners hear of an
+ * event only then too (publish after commit): a window never shows a change a crash could take back.
  */
 export class BoardService {
   readonly engine: LeaseEngine;
@@ -33,6 +47,10 @@ export class BoardService {
   private armQueued = false;
   private closed = false;
   private readonly listeners = new Set<(e: BoardEvent) => void>();
+  /** Events decided but not yet durable, each with its place in the journal's append count. */
+  private outbox: Array<{ n: number; e: BoardEvent }> = [];
+  private readOnly: BoardReadOnlyError | null = null;
+  private readonly readOnlyListeners = new Set<(err: BoardReadOnlyError) => void>();
 
   static async open(opts: BoardServiceOptions): Promise<BoardService> {
     const svc = new BoardService(opts);
@@ -48,8 +66,8 @@ export class BoardService {
     this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
     this.engine.onEvent((e) => {
       this.journal.append(e);
+      this.outbox.push({ n: this.journal.stats.appended, e });
       this.queueArm();
-      for (const fn of this.listeners) fn(e);
     });
   }
 
@@ -61,7 +79,7 @@ export class BoardService {
       // their leases; any holder that does still exist gets grace.
       this.engine.grace(opts.isAgentAlive ?? (() => false), 'host-restarted');
     }
-    await this.journal.sync();
+    await this.commit();
     this.arm();
   }
 
@@ -73,22 +91,71 @@ export class BoardService {
     return this.opts.dir;
   }
 
+  /** Durable events, in order. */
   onEvent(fn: (e: BoardEvent) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }
 
+  /** Called once, when the journal fails and the board turns read-only. */
+  onReadOnly(fn: (err: BoardReadOnlyError) => void): () => void {
+    this.readOnlyListeners.add(fn);
+    return () => this.readOnlyListeners.delete(fn);
+  }
+
+  /** Why the board takes no writes, or null while it does. */
+  get readOnlyReason(): string | null {
+    return this.readOnly?.message ?? null;
+  }
+
   /** Run one decision and acknowledge it only once it is durable. */
-  run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
-    return this.apply(op);
+  async run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
+    try {
+      return await this.apply(op);
+    } catch (err) {
+      // A refusal like any other, with its own reason: agents and windows already know how to show one.
+      if (err instanceof BoardReadOnlyError) return reject('read-only', err.message);
+      throw err;
+    }
   }
 
   /** Same, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */
   async apply<T>(op: (engine: LeaseEngine) => T): Promise<T> {
     if (this.closed) throw new Error('the board is closed');
+    if (this.readOnly) throw this.readOnly;
     const r = op(this.engine);
-    await this.journal.sync();
+    await this.commit();
     return r;
+  }
+
+  /** Wait for the journal, then publish what it made durable. A failure turns the board read-only. */
+  private async commit(): Promise<void> {
+    try {
+      await this.journal.sync();
+    } catch (err) {
+      throw this.turnReadOnly(err as Error);
+    }
+    this.publish();
+  }
+
+  private publish(): void {
+    const durable = this.journal.stats.durable;
+    let ready = 0;
+    while (ready < this.outbox.length && (this.outbox[ready] as { n: number }).n <= durable) ready++;
+    if (!ready) return;
+    for (const { e } of this.outbox.splice(0, ready)) for (const fn of this.listeners) fn(e);
+  }
+
+  private turnReadOnly(cause: Error): BoardReadOnlyError {
+    if (this.readOnly) return this.readOnly;
+    this.readOnly = cause instanceof BoardReadOnlyError ? cause : new BoardReadOnlyError(cause);
+    // What was decided but never saved is dropped: publishing it now would show a change the disk never had.
+    this.outbox = [];
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    (this.opts.warn ?? console.error)(`forkbench: ${this.readOnly.message}`);
+    for (const fn of this.readOnlyListeners) fn(this.readOnly);
+    return this.readOnly;
   }
 
   /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */
@@ -126,7 +193,7 @@ export class BoardService {
 
   /** One timer, on the earliest deadline. Firing runs a sweep, which checks the claims as they are now. */
   private arm(): void {
-    if (this.closed) return;
+    if (this.closed || this.readOnly) return;
     const next = this.engine.nextDeadline();
     if (next === this.armedFor) return;
     if (this.timer) clearTimeout(this.timer);
@@ -137,9 +204,10 @@ export class BoardService {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.armedFor = null;
-      if (this.closed) return;
+      if (this.closed || this.readOnly) return;
       this.engine.sweep();
-      this.journal.sync().catch((err: Error) => (this.opts.warn ?? console.error)(`forkbench: journal write failed: ${err.message}`));
+      // A failure is reported once, by turnReadOnly; the timer has nobody else to tell.
+      this.commit().catch(() => undefined);
       this.arm();
     }, delay);
   }

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { AgentInfo, ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { Emitter } from '../pty/emitter.js';
@@ -67,6 +67,10 @@ export class ThreadManager {
         this.onPush.fire({ type: 'notify', about: `lapse:${event.taskId}`, title: `Claim lapsed: ${event.taskId}`, body: `${who}'s lease on "${title}" ran out; the task is back in the backlog.` });
       }
     });
+    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
+    host.board.onReadOnly((err) =>
+      this.onPush.fire({ type: 'notify', about: `read-only:${key}`, title: `Board read-only: ${basename(host.folder)}`, body: err.message }),
+    );
     host.onPaneData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
     host.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
     host.onPaneExit.event(({ name, exit }) => {
