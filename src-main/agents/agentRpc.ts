@@ -1,6 +1,6 @@
 import type { Result } from '../../src-shared/board/result.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';
-import { AGENT_METHOD_NAMES, type AgentMethod } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHOD_NAMES, type AgentMethod, type AgentResults, type ClaimResult } from '../../src-shared/protocol/agentMethods.js';
 import { agentParamSchemas } from '../../src-shared/protocol/agentSchemas.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView } from '../../src-shared/protocol/views.js';
@@ -8,9 +8,9 @@ import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { IssuedWorktree } from '../git/worktreeManager.js';
 
-export type CallOutcome = { ok: true; result: unknown } | { ok: false; error: RpcError };
+export type CallOutcome<T = unknown> = { ok: true; result: T } | { ok: false; error: RpcError };
 
-/** Hooks the rest of the host hangs on agent calls: the verify runner. */
+/** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
 export interface AgentCallHooks {
   onDone?(agentId: string, taskId: string): void;
   /** After a grant: the claim's worktree, once it exists (null where the Thread has no isolation). A
@@ -19,6 +19,65 @@ export interface AgentCallHooks {
 }
 
 const isMethod = (m: string): m is AgentMethod => (AGENT_METHOD_NAMES as readonly string[]).includes(m);
+
+/** Params as the shared schemas validated them (each method takes a subset). */
+interface Params {
+  taskId?: string;
+  token?: number;
+  text?: string;
+  note?: string;
+  title?: string;
+  body?: string;
+}
+
+interface Call {
+  board: BoardService;
+  agentId: string;
+  p: Params;
+  /** The task id, for methods whose schema requires one. */
+  id: string;
+  hooks: AgentCallHooks;
+  now(): number;
+}
+
+const refused = (message: string, reason: string): { ok: false; error: RpcError } => ({ ok: false, error: { code: RpcCode.rejected, message, data: { reason } } });
+
+/** Run one decision on the board and answer its value (shaped) or its typed refusal. */
+async function answer<T, R = T>(c: Call, op: (e: LeaseEngine) => Result<T>, shape?: (v: T) => R): Promise<CallOutcome<R>> {
+  const r = await c.board.run(op);
+  if (!r.ok) return refused(r.error.message, r.error.code);
+  return { ok: true, result: shape ? shape(r.value) : (r.value as unknown as R) };
+}
+
+/** One handler per method, typed by the method's result in the shared table. */
+const handlers: { [M in AgentMethod]: (c: Call) => Promise<CallOutcome<AgentResults[M]>> | CallOutcome<AgentResults[M]> } = {
+  board: (c) => ({ ok: true, result: boardView(c.board.state, c.now()) }),
+  show: (c) => {
+    const t = c.board.state.tasks.get(c.id);
+    return t ? { ok: true, result: taskView(t, c.now()) } : refused(`no task ${c.id}`, 'no-such-task');
+  },
+  claim: async (c) => {
+    const out = await answer(c, (e) => e.claim(c.agentId, c.p.taskId), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));
+    if (!out.ok || !c.hooks.afterGrant) return out;
+    const granted = out.result;
+    try {
+      return { ok: true, result: { ...granted, worktree: await c.hooks.afterGrant(granted.taskId, granted.token) } };
+    } catch (err) {
+      return refused(`${granted.taskId} could not start: ${(err as Error).message}`, 'bad-state');
+    }
+  },
+  fence: (c) => answer(c, (e) => e.fence(c.agentId, c.id, c.p.token)),
+  renew: (c) => answer(c, (e) => e.renew(c.agentId, c.id, c.p.token)),
+  note: (c) => answer(c, (e) => e.note(c.agentId, c.id, c.p.text, c.p.token)),
+  done: async (c) => {
+    const out = await answer(c, (e) => e.done(c.agentId, c.id, c.p.token, c.p.note));
+    if (out.ok) c.hooks.onDone?.(c.agentId, c.id);
+    return out;
+  },
+  release: (c) => answer(c, (e) => e.release(c.agentId, c.id, c.p.token)),
+  add: (c) => answer(c, (e) => e.addTask({ title: c.p.title, body: c.p.body }, c.agentId), (t) => taskView(t, c.now())),
+  edit: (c) => answer(c, (e) => e.edit(c.agentId, c.id, { title: c.p.title, body: c.p.body }, c.p.token)),
+};
 
 /**
  * One agent call, whatever carried it (socket, CLI, MCP): validate params against the shared schema, run
@@ -29,49 +88,6 @@ export async function callAsAgent(board: BoardService, agentId: string, method: 
   if (!isMethod(method)) return { ok: false, error: { code: RpcCode.methodNotFound, message: `unknown method '${method.slice(0, 64)}'` } };
   const parsed = agentParamSchemas[method].safeParse(params ?? {});
   if (!parsed.success) return { ok: false, error: { code: RpcCode.invalidParams, message: firstIssue(parsed.error) } };
-  const p = parsed.data as { taskId?: string; token?: number; text?: string; note?: string; title?: string; body?: string };
-  const now = () => board.clock.now();
-  const answer = async <T>(op: (e: LeaseEngine) => Result<T>, shape: (v: T) => unknown = (v) => v): Promise<CallOutcome> => {
-    const r = await board.run(op);
-    if (!r.ok) return { ok: false, error: { code: RpcCode.rejected, message: r.error.message, data: { reason: r.error.code } } };
-    return { ok: true, result: shape(r.value) };
-  };
-  const id = p.taskId as string;
-  switch (method) {
-    case 'board':
-      return { ok: true, result: boardView(board.state, now()) };
-    case 'show': {
-      const t = board.state.tasks.get(id);
-      if (!t) return { ok: false, error: { code: RpcCode.rejected, message: `no task ${id}`, data: { reason: 'no-such-task' } } };
-      return { ok: true, result: taskView(t, now()) };
-    }
-    case 'claim': {
-      const out = await answer((e) => e.claim(agentId, p.taskId), (v) => ({ ...v, title: board.state.tasks.get(v.taskId)?.title }));
-      if (!out.ok || !hooks.afterGrant) return out;
-      const granted = out.result as { taskId: string; token: number };
-      try {
-        const wt = await hooks.afterGrant(granted.taskId, granted.token);
-        return { ok: true, result: { ...granted, worktree: wt } };
-      } catch (err) {
-        return { ok: false, error: { code: RpcCode.rejected, message: `${granted.taskId} could not start: ${(err as Error).message}`, data: { reason: 'bad-state' } } };
-      }
-    }
-    case 'fence':
-      return answer((e) => e.fence(agentId, id, p.token));
-    case 'renew':
-      return answer((e) => e.renew(agentId, id, p.token));
-    case 'note':
-      return answer((e) => e.note(agentId, id, p.text, p.token));
-    case 'done': {
-      const out = await answer((e) => e.done(agentId, id, p.token, p.note));
-      if (out.ok) hooks.onDone?.(agentId, id);
-      return out;
-    }
-    case 'release':
-      return answer((e) => e.release(agentId, id, p.token));
-    case 'add':
-      return answer((e) => e.addTask({ title: p.title, body: p.body }, agentId), (t) => taskView(t, now()));
-    case 'edit':
-      return answer((e) => e.edit(agentId, id, { title: p.title, body: p.body }, p.token));
-  }
+  const p = parsed.data as Params;
+  return handlers[method]({ board, agentId, p, id: p.taskId as string, hooks, now: () => board.clock.now() });
 }

@@ -1,4 +1,5 @@
-import type { BoardView, ClaimView, TaskView, WorktreeView } from '../../src-shared/protocol/views.js';
+import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
+import type { BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
 
 /** Human output for the CLI. `--json` bypasses all of this and prints the result object as is. */
 
@@ -25,37 +26,26 @@ export function formatTask(t: TaskView): string {
   return lines.join('\n');
 }
 
-export function formatResult(method: string, r: unknown): string {
-  switch (method) {
-    case 'board':
-      return formatBoard(r as BoardView);
-    case 'show':
-      return formatTask(r as TaskView);
-    case 'claim': {
-      const c = r as ClaimView & { title?: string; worktree?: (WorktreeView & { workdir?: string }) | null };
-      const lines = [`Claimed ${c.taskId} "${c.title ?? ''}" with token ${c.token}; lease ${secs(c.remainingMs)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
-      if (c.worktree) lines.push(`Work in its git worktree, on branch ${c.worktree.branch}:`, `  cd '${c.worktree.workdir ?? c.worktree.path}'`);
-      return lines.join('\n');
-    }
-    case 'renew':
-    case 'note':
-    case 'edit': {
-      const c = r as ClaimView;
-      return `${c.taskId}: ${method === 'renew' ? 'lease renewed' : method === 'note' ? 'note added' : 'edited'}, ${secs(c.remainingMs)} left.`;
-    }
-    case 'done':
-      return `${(r as ClaimView).taskId} is in review.`;
-    case 'fence': {
-      const c = r as ClaimView;
-      return `${c.taskId} is yours under token ${c.token}; ${secs(c.remainingMs)} left.`;
-    }
-    case 'release':
-      return `Released ${(r as { taskId: string }).taskId}.`;
-    case 'add': {
-      const t = r as TaskView;
-      return `Added ${t.id} "${t.title}".`;
-    }
-    default:
-      return JSON.stringify(r, null, 2);
-  }
+const secsLeft = (c: ClaimView) => secs(c.remainingMs);
+
+/** One formatter per method, typed by what the method answers. */
+const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
+  board: formatBoard,
+  show: formatTask,
+  claim: (c) => {
+    const lines = [`Claimed ${c.taskId} "${c.title ?? ''}" with token ${c.token}; lease ${secsLeft(c)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
+    if (c.worktree) lines.push(`Work in its git worktree, on branch ${c.worktree.branch}:`, `  cd '${c.worktree.workdir}'`, ...c.worktree.notes.map((n) => `Note: ${n}`));
+    return lines.join('\n');
+  },
+  renew: (c) => `${c.taskId}: lease renewed, ${secsLeft(c)} left.`,
+  note: (c) => `${c.taskId}: note added, ${secsLeft(c)} left.`,
+  edit: (c) => `${c.taskId}: edited, ${secsLeft(c)} left.`,
+  done: (c) => `${c.taskId} is in review.`,
+  release: (r) => `Released ${r.taskId}.`,
+  add: (t) => `Added ${t.id} "${t.title}".`,
+  fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,
+};
+
+export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M]): string {
+  return formatters[method](r);
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 import { formatResult } from './format.js';
 import { RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 
@@ -66,6 +66,12 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
   return { params, json: parsed.values.json === true };
 }
 
+/** One call, shown as JSON or for a person. Generic in the method, so the formatter gets its own result type. */
+async function callAndShow<M extends AgentMethod>(client: RpcClient, method: M, params: Record<string, unknown>, json: boolean): Promise<string> {
+  const result = await client.call(method, params);
+  return json ? JSON.stringify({ ok: true, result }) : formatResult(method, result);
+}
+
 interface Io {
   out(s: string): void;
   err(s: string): void;
@@ -118,8 +124,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return unreachable((err as Error).message);
   }
   try {
-    const result = await client.call(spec.name, params);
-    io.out(json ? JSON.stringify({ ok: true, result }) : formatResult(spec.name, result));
+    io.out(await callAndShow(client, spec.name, params, json));
     return Exit.ok;
   } catch (err) {
     if (err instanceof RpcFailure) {

@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { AGENT_METHODS, AgentEnv } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHODS, AgentEnv, type AgentMethod } from '../../src-shared/protocol/agentMethods.js';
 import { paramShape } from '../../src-shared/protocol/agentSchemas.js';
 import { RpcClient, RpcFailure } from './rpcClient.js';
 
@@ -14,7 +14,7 @@ export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
   const secret = env[AgentEnv.secret];
   const server = new McpServer({ name: 'forkbench', version: '0.1.0' });
   let client: RpcClient | null = null;
-  const call = async (method: string, args: Record<string, unknown>) => {
+  const call = async (method: AgentMethod, args: Record<string, unknown>) => {
     if (!socket || !secret) throw new Error(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: start this from an agent pane Forkbench launched`);
     for (let attempt = 0; ; attempt++) {
       try {

@@ -1,4 +1,5 @@
 import * as net from 'node:net';
+import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
 import type { RpcError, RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
 
 export class Unreachable extends Error {
@@ -71,15 +72,16 @@ export class RpcClient {
     });
   }
 
-  /** Resolves with the result, or rejects with an RpcFailure (the board answered no) or Unreachable. */
-  async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+  /** Resolves with the result, or rejects with an RpcFailure (the board answered no) or Unreachable. The
+   *  result's type is the method's entry in the shared table: the host's handler is typed by the same. */
+  async call<M extends AgentMethod>(method: M, params: Record<string, unknown> = {}): Promise<AgentResults[M]> {
     const id = this.nextId++;
     const res = await new Promise<RpcResponse>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`);
     });
     if ('error' in res) throw new RpcFailure(res.error);
-    return res.result;
+    return res.result as AgentResults[M];
   }
 
   close(): void {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { taskBranch, Trailers } from '../../src-shared/git/taskBranch.js';
+import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation, TaskDiff, WorktreeInfo, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import { FenceHooks, findPerl } from './fenceHooks.js';
@@ -19,15 +20,8 @@ export class WorktreeError extends Error {
   }
 }
 
-export interface IssuedWorktree {
-  path: string;
-  branch: string;
-  base: string;
-  /** Where the agent works: the worktree, plus the Thread folder's place inside the repository. */
-  workdir: string;
-  /** Things the holder and the reviewer should know (base had uncommitted changes, folder was remade). */
-  notes: string[];
-}
+/** What a claim is handed: the shared shape the agent's `claim` answer carries. */
+export type IssuedWorktree = ClaimWorktree;
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;

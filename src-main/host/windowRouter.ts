@@ -3,7 +3,16 @@ import { delimiter, join } from 'node:path';
 import type { Result } from '../../src-shared/board/result.js';
 import { serializeBoard } from '../../src-shared/board/serialized.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';
-import { PROFILE_IDS, windowMethods, type ProfileIdShared, type ThreadSnapshot, type WindowError, type WindowMethod } from '../../src-shared/protocol/windowApi.js';
+import {
+  PROFILE_IDS,
+  windowMethods,
+  type ProfileIdShared,
+  type ThreadSnapshot,
+  type WindowError,
+  type WindowMethod,
+  type WindowParams,
+  type WindowResult,
+} from '../../src-shared/protocol/windowApi.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { PROFILES } from '../agents/profiles.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
@@ -44,10 +53,10 @@ export class WindowRouter {
 
   async call(method: unknown, params: unknown, consumer: string): Promise<RouteOutcome> {
     if (!isMethod(method)) return { ok: false, error: { code: 'unknown-method', message: `unknown method '${String(method).slice(0, 64)}'` } };
-    const parsed = windowMethods[method].safeParse(params ?? {});
+    const parsed = windowMethods[method].input.safeParse(params ?? {});
     if (!parsed.success) return { ok: false, error: { code: 'invalid-input', message: firstIssue(parsed.error) } };
     try {
-      return { ok: true, result: (await this.dispatch(method, parsed.data as Record<string, unknown>, consumer)) ?? null };
+      return { ok: true, result: (await this.dispatch(method, parsed.data as WindowParams<typeof method>, consumer)) ?? null };
     } catch (err) {
       if (err instanceof RouteError) return { ok: false, error: { code: err.code, message: err.message } };
       if (err instanceof WorktreeError) return { ok: false, error: { code: err.problem, message: err.message } };
@@ -74,79 +83,69 @@ export class WindowRouter {
     return r.value;
   }
 
-  private async dispatch(method: WindowMethod, p: Record<string, unknown>, consumer: string): Promise<unknown> {
-    const key = p.key as string;
-    const taskId = p.taskId as string;
-    const agentId = p.agentId as string;
-    switch (method) {
-      case 'threads.list':
-        return this.threads.list();
-      case 'threads.open': {
-        const h = await this.threads.open(p.folder as string);
-        return { key: h.key, folder: h.folder, goal: h.board.state.goal, open: true };
-      }
-      case 'thread.snapshot':
-        return this.snapshot(this.host(key));
-      case 'board.setGoal':
-        return this.board(key, (e) => e.setGoal(p.goal));
-      case 'board.setSettings':
-        return this.board(key, (e) => e.setSettings(p.patch));
-      case 'task.add':
-        return this.board(key, (e) => e.addTask({ title: p.title, body: p.body, verify: p.verify }));
-      case 'task.edit':
-        return this.board(key, (e) => e.editTask(taskId, { title: p.title, body: p.body, verify: p.verify }));
-      case 'task.note':
-        return this.board(key, (e) => e.userNote(taskId, p.text));
-      case 'task.assign': {
-        if (!this.host(key).isAgentRunning(agentId)) throw new RouteError('no-such-agent', `agent ${agentId} is not running`);
-        return this.board(key, (e) => e.assign(taskId, agentId));
-      }
-      case 'task.release':
-        return this.board(key, (e) => e.userRelease(taskId));
-      case 'task.approve':
-        return this.host(key).approve(taskId);
-      case 'task.reject':
-        return this.board(key, (e) => e.rejectReview(taskId, p.reason));
-      case 'task.block':
-        return this.board(key, (e) => e.block(taskId, p.reason));
-      case 'task.unblock':
-        return this.board(key, (e) => e.unblock(taskId));
-      case 'task.reset':
-        return this.board(key, (e) => e.reset(taskId));
-      case 'agent.launch': {
-        const profile = p.profile as ProfileIdShared;
-        if (profile === 'custom' && !p.command) throw new RouteError('invalid-input', 'a custom agent needs a command line');
-        return this.host(key).launch(profile, { cols: p.cols as number, rows: p.rows as number, command: p.command as string | undefined });
-      }
-      case 'agent.close':
-        return this.host(key).closePane(agentId);
-      case 'agent.relaunch':
-        return this.host(key).relaunch(agentId);
-      case 'agent.input':
-        return this.host(key).input(agentId, p.data as string);
-      case 'agent.resize':
-        return this.host(key).resize(agentId, p.cols as number, p.rows as number);
-      case 'agent.ack':
-        return this.host(key).ack(agentId, p.chars as number, consumer);
-      case 'agent.screen': {
-        const h = this.host(key);
-        // From now on this window consumes the pane's output and its acks pace the pty. It starts afresh: a
-        // reloaded page (same consumer in Electron) will never ack what its previous incarnation was sent.
-        h.detach(agentId, consumer);
-        h.attach(agentId, consumer);
-        return h.screen(agentId);
-      }
-      case 'agent.detach':
-        return this.host(key).detach(agentId, consumer);
-      case 'task.diff':
-        return this.host(key).gitWorktrees().diff(taskId);
-      case 'worktree.list': {
-        const wt = this.host(key).worktrees;
-        return wt instanceof WorktreeManager ? wt.list() : [];
-      }
-      case 'worktree.remove':
-        return this.host(key).gitWorktrees().remove(taskId, p.force as boolean);
-    }
+  /**
+   * One handler per window method, typed by the method's entry in the shared table: its params are what the
+   * schema validated, and it must answer the method's result type.
+   */
+  private readonly handlers: { [M in WindowMethod]: (p: WindowParams<M>, consumer: string) => WindowResult<M> | Promise<WindowResult<M>> } = {
+    'threads.list': () => this.threads.list(),
+    'threads.open': async (p) => {
+      const h = await this.threads.open(p.folder);
+      return { key: h.key, folder: h.folder, goal: h.board.state.goal, open: true };
+    },
+    'thread.snapshot': (p) => this.snapshot(this.host(p.key)),
+    'board.setGoal': (p) => this.board(p.key, (e) => e.setGoal(p.goal)),
+    'board.setSettings': (p) => this.board(p.key, (e) => e.setSettings(p.patch)),
+    'task.add': (p) => this.board(p.key, (e) => e.addTask({ title: p.title, body: p.body, verify: p.verify })),
+    'task.edit': (p) => this.board(p.key, (e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })),
+    'task.note': (p) => this.board(p.key, (e) => e.userNote(p.taskId, p.text)),
+    'task.assign': (p) => {
+      if (!this.host(p.key).isAgentRunning(p.agentId)) throw new RouteError('no-such-agent', `agent ${p.agentId} is not running`);
+      return this.board(p.key, (e) => e.assign(p.taskId, p.agentId));
+    },
+    'task.release': (p) => this.board(p.key, (e) => e.userRelease(p.taskId)),
+    'task.approve': async (p) => {
+      await this.host(p.key).approve(p.taskId);
+      return null;
+    },
+    'task.reject': (p) => this.board(p.key, (e) => e.rejectReview(p.taskId, p.reason)),
+    'task.block': (p) => this.board(p.key, (e) => e.block(p.taskId, p.reason)),
+    'task.unblock': (p) => this.board(p.key, (e) => e.unblock(p.taskId)),
+    'task.reset': (p) => this.board(p.key, (e) => e.reset(p.taskId)),
+    'agent.launch': (p) => {
+      if (p.profile === 'custom' && !p.command) throw new RouteError('invalid-input', 'a custom agent needs a command line');
+      return this.host(p.key).launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
+    },
+    'agent.close': async (p) => {
+      await this.host(p.key).closePane(p.agentId);
+      return null;
+    },
+    'agent.relaunch': (p) => this.host(p.key).relaunch(p.agentId),
+    'agent.input': (p) => (this.host(p.key).input(p.agentId, p.data), null),
+    'agent.resize': (p) => (this.host(p.key).resize(p.agentId, p.cols, p.rows), null),
+    'agent.ack': (p, consumer) => (this.host(p.key).ack(p.agentId, p.chars, consumer), null),
+    'agent.screen': (p, consumer) => {
+      const h = this.host(p.key);
+      // From now on this window consumes the pane's output and its acks pace the pty. It starts afresh: a
+      // reloaded page (same consumer in Electron) will never ack what its previous incarnation was sent.
+      h.detach(p.agentId, consumer);
+      h.attach(p.agentId, consumer);
+      return h.screen(p.agentId);
+    },
+    'agent.detach': (p, consumer) => (this.host(p.key).detach(p.agentId, consumer), null),
+    'task.diff': (p) => this.host(p.key).gitWorktrees().diff(p.taskId),
+    'worktree.list': (p) => {
+      const wt = this.host(p.key).worktrees;
+      return wt instanceof WorktreeManager ? wt.list() : [];
+    },
+    'worktree.remove': async (p) => {
+      await this.host(p.key).gitWorktrees().remove(p.taskId, p.force);
+      return null;
+    },
+  };
+
+  private dispatch<M extends WindowMethod>(method: M, p: WindowParams<M>, consumer: string): WindowResult<M> | Promise<WindowResult<M>> {
+    return (this.handlers[method] as (p: WindowParams<M>, consumer: string) => WindowResult<M> | Promise<WindowResult<M>>)(p, consumer);
   }
 
   private snapshot(h: ThreadHost): ThreadSnapshot {

@@ -5,6 +5,8 @@
  * `node`, and loading a schema library would double that.
  */
 
+import type { BoardView, ClaimView, TaskView, WorktreeView } from './views.js';
+
 export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body';
 
 export interface ParamSpec {
@@ -87,6 +89,38 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     write: true,
   },
 ];
+
+/**
+ * What each method answers: the other half of its entry in the table above. Types only, so the CLI loads
+ * nothing for them; the host's handlers, the CLI's formatters and the RPC client are all typed by this map
+ * (`{ [M in AgentMethod]: … AgentResults[M] }`), so a method added to the table without a result here does
+ * not compile.
+ */
+export interface AgentResults {
+  board: BoardView;
+  show: TaskView;
+  claim: ClaimResult;
+  renew: ClaimView;
+  note: ClaimView;
+  done: ClaimView;
+  release: { taskId: string };
+  add: TaskView;
+  edit: ClaimView;
+  fence: ClaimView;
+}
+
+/** A claim's answer: the claim, the task's title, and where to work when the Thread has worktrees. */
+export interface ClaimResult extends ClaimView {
+  readonly title?: string;
+  readonly worktree?: ClaimWorktree | null;
+}
+
+/** The worktree a claim was handed: `workdir` is where to `cd` (the Thread's folder's place inside it). */
+export interface ClaimWorktree extends WorktreeView {
+  readonly workdir: string;
+  /** What the holder should know: the base had uncommitted changes, the folder was made again… */
+  readonly notes: string[];
+}
 
 /** A command's synopsis as the CLI's help spells it: `forkbench note ID TEXT [--token N]`. */
 export function synopsis(m: MethodSpec): string {

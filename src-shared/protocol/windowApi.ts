@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
+import type { Task } from '../board/model.js';
 import type { SerializedBoard } from '../board/serialized.js';
+import type { ClaimView } from './views.js';
 import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, VerifySchema } from '../board/schemas.js';
 
 /**
@@ -19,38 +21,53 @@ const agentId = AgentIdSchema;
 const cols = z.number().int().min(2).max(1000);
 const rows = z.number().int().min(2).max(500);
 
+/**
+ * One window method: the schema its input is validated against, and (as a type only) what it answers. The
+ * host's router has one handler per entry, typed by it, so a handler that answers the wrong shape or a
+ * method without a handler does not compile.
+ */
+export interface WindowMethodSpec<I extends z.ZodType, O> {
+  readonly input: I;
+  /** Never set: carries the result type. */
+  readonly output?: O;
+}
+const method =
+  <O>() =>
+  <I extends z.ZodType>(input: I): WindowMethodSpec<I, O> => ({ input });
+
 export const windowMethods = {
-  'threads.list': z.object({}).strict(),
-  'threads.open': z.object({ folder: z.string().min(1).max(4096) }).strict(),
-  'thread.snapshot': z.object({ key }).strict(),
-  'board.setGoal': z.object({ key, goal: GoalSchema }).strict(),
-  'board.setSettings': z.object({ key, patch: SettingsPatchSchema }).strict(),
-  'task.add': z.object({ key, title: z.string().max(1024 * 1024), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict(),
-  'task.edit': z.object({ key, taskId, title: z.string().max(1024 * 1024).optional(), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict(),
-  'task.note': z.object({ key, taskId, text: NoteTextSchema }).strict(),
-  'task.assign': z.object({ key, taskId, agentId }).strict(),
-  'task.release': z.object({ key, taskId }).strict(),
-  'task.approve': z.object({ key, taskId }).strict(),
-  'task.reject': z.object({ key, taskId, reason: ReasonSchema }).strict(),
-  'task.block': z.object({ key, taskId, reason: ReasonSchema }).strict(),
-  'task.unblock': z.object({ key, taskId }).strict(),
-  'task.reset': z.object({ key, taskId }).strict(),
-  'agent.launch': z.object({ key, profile: z.enum(PROFILE_IDS), command: z.string().min(1).max(4096).optional(), cols, rows }).strict(),
-  'agent.close': z.object({ key, agentId }).strict(),
-  'agent.relaunch': z.object({ key, agentId }).strict(),
-  'agent.input': z.object({ key, agentId, data: z.string().max(1024 * 1024) }).strict(),
-  'agent.resize': z.object({ key, agentId, cols, rows }).strict(),
-  'agent.ack': z.object({ key, agentId, chars: z.number().int().min(0).max(1e9) }).strict(),
-  'agent.screen': z.object({ key, agentId }).strict(),
-  'agent.detach': z.object({ key, agentId }).strict(),
-  'task.diff': z.object({ key, taskId }).strict(),
-  'worktree.list': z.object({ key }).strict(),
+  'threads.list': method<ThreadSummary[]>()(z.object({}).strict()),
+  'threads.open': method<ThreadSummary>()(z.object({ folder: z.string().min(1).max(4096) }).strict()),
+  'thread.snapshot': method<ThreadSnapshot>()(z.object({ key }).strict()),
+  'board.setGoal': method<null>()(z.object({ key, goal: GoalSchema }).strict()),
+  'board.setSettings': method<null>()(z.object({ key, patch: SettingsPatchSchema }).strict()),
+  'task.add': method<Task>()(z.object({ key, title: z.string().max(1024 * 1024), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
+  'task.edit': method<Task>()(z.object({ key, taskId, title: z.string().max(1024 * 1024).optional(), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
+  'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema }).strict()),
+  'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId }).strict()),
+  'task.release': method<null>()(z.object({ key, taskId }).strict()),
+  'task.approve': method<null>()(z.object({ key, taskId }).strict()),
+  'task.reject': method<null>()(z.object({ key, taskId, reason: ReasonSchema }).strict()),
+  'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema }).strict()),
+  'task.unblock': method<null>()(z.object({ key, taskId }).strict()),
+  'task.reset': method<null>()(z.object({ key, taskId }).strict()),
+  'agent.launch': method<AgentInfo>()(z.object({ key, profile: z.enum(PROFILE_IDS), command: z.string().min(1).max(4096).optional(), cols, rows }).strict()),
+  'agent.close': method<null>()(z.object({ key, agentId }).strict()),
+  'agent.relaunch': method<AgentInfo>()(z.object({ key, agentId }).strict()),
+  'agent.input': method<null>()(z.object({ key, agentId, data: z.string().max(1024 * 1024) }).strict()),
+  'agent.resize': method<null>()(z.object({ key, agentId, cols, rows }).strict()),
+  'agent.ack': method<null>()(z.object({ key, agentId, chars: z.number().int().min(0).max(1e9) }).strict()),
+  'agent.screen': method<string>()(z.object({ key, agentId }).strict()),
+  'agent.detach': method<null>()(z.object({ key, agentId }).strict()),
+  'task.diff': method<TaskDiff>()(z.object({ key, taskId }).strict()),
+  'worktree.list': method<WorktreeInfo[]>()(z.object({ key }).strict()),
   /** `force` is the person saying yes to losing uncommitted changes in it; without it such a worktree stays. */
-  'worktree.remove': z.object({ key, taskId, force: z.boolean() }).strict(),
+  'worktree.remove': method<null>()(z.object({ key, taskId, force: z.boolean() }).strict()),
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;
-export type WindowParams<M extends WindowMethod> = z.infer<(typeof windowMethods)[M]>;
+export type WindowParams<M extends WindowMethod> = z.infer<(typeof windowMethods)[M]['input']>;
+export type WindowResult<M extends WindowMethod> = (typeof windowMethods)[M] extends WindowMethodSpec<z.ZodType, infer O> ? O : never;
 
 export interface AgentInfo {
   id: string;
@@ -144,17 +161,6 @@ export interface TaskDiff {
   uncommitted: number;
 }
 
-export interface WindowResults {
-  'threads.list': ThreadSummary[];
-  'threads.open': ThreadSummary;
-  'thread.snapshot': ThreadSnapshot;
-  'agent.launch': AgentInfo;
-  'agent.relaunch': AgentInfo;
-  'agent.screen': string;
-  'task.diff': TaskDiff;
-  'worktree.list': WorktreeInfo[];
-}
-export type WindowResult<M extends WindowMethod> = M extends keyof WindowResults ? WindowResults[M] : null;
 
 /** What the host pushes to windows. `now` is the host's board clock at sending, for countdowns. */
 export type WindowPush =
