@@ -115,7 +115,7 @@ sub fence {
     refuse('not-holder', "the worktree of $task is fenced by the Forkbench board, and this $what does not come from an agent pane. "
       . "A person working here by hand: ${PERSON_OVERRIDE_ENV}=1 git ...");
   }
-  unreachable("the agent secret is malformed") unless $secret =~ /^[A-Za-z0-9_-]{1,256}$/ && $task =~ /^T-\d+$/;
+  unreachable("the agent secret or the claim file of this worktree is malformed") unless $secret =~ /^[A-Za-z0-9_-]{1,256}$/ && $task =~ /^T-\d+$/;
   my $token = my_token();
   my $params = '"taskId":"' . $task . '"' . (defined $token ? ',"token":' . $token : '');
   my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"fence","params":{' . $params . '},"auth":"' . $secret . '"}' . "\n", $sock);
