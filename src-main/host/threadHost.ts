@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { USER } from '../../src-shared/board/model.js';
+import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import { AgentEnv } from '../../src-shared/protocol/agentMethods.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { BoardService } from '../board/boardService.js';
@@ -45,7 +46,8 @@ interface Pane {
   cpu: { lastCpuMs: number; lastChangeAt: number };
   lastInputAt: number;
   pendingMessages: string[];
-  notifyTimer: NodeJS.Timeout | null;
+  /** The poll that types queued messages once the pane is quiet; owned by the host's store. */
+  notifyTimer: TimerHandle | null;
   startedAt: number;
 }
 
@@ -61,8 +63,14 @@ export function threadKeyOf(folder: string): string {
 export class ThreadHost {
   readonly key: string;
   private readonly panes = new Map<string, Pane>();
-  private livenessTimer: NodeJS.Timeout | null = null;
+  /** Every timer and listener this host owns. Disposed first thing in dispose(), before any await, so
+   *  nothing it holds fires or re-arms while the shutdown waits on the board. */
+  private readonly disposables = new DisposableStore();
+  private livenessTimer: TimerHandle | null = null;
   private disposed = false;
+  /** Unsubscribes the board listener; that one lives until the board is closed, so the shutdown's own
+   *  releases (host-stopped) still reach onBoardEvent. */
+  private readonly unsubscribeBoard: () => void;
   private readonly binDir: string;
   private readonly agentFilesDir: string;
   private readonly launched = new Map<ProfileId, number>();
@@ -88,7 +96,7 @@ export class ThreadHost {
     this.binDir = ensureCliShim(rt);
     this.agentFilesDir = join(rt, `agents-${this.key}`);
     fs.mkdirSync(this.agentFilesDir, { recursive: true, mode: 0o700 });
-    board.onEvent((e) => {
+    this.unsubscribeBoard = board.onEvent((e) => {
       if (e.kind === 'grant') this.issueWorktree(e.taskId, e.agentId, e.token);
       else if (e.kind === 'reassign') this.issueWorktree(e.taskId, e.to.agentId, e.to.token);
       else if (e.kind === 'claim-ended' && this.worktrees instanceof WorktreeManager) this.worktrees.revoke(e.taskId);
@@ -153,10 +161,12 @@ export class ThreadHost {
     const wt = this.worktrees;
     if (!(wt instanceof WorktreeManager)) return;
     // A large repository's checkout takes seconds: say so on the board while the holder waits.
-    const slow = setTimeout(() => {
-      if (!this.disposed) void this.board.run((e) => e.userNote(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`, 'forkbench')).catch(() => undefined);
-    }, WorktreeConstants.slowNoteMs);
-    const done = wt.issue(taskId, agentId, token).finally(() => clearTimeout(slow)).then(
+    const slow = this.disposed
+      ? null
+      : this.disposables.timeout(() => {
+          if (!this.disposed) void this.board.run((e) => e.userNote(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`, 'forkbench')).catch(() => undefined);
+        }, WorktreeConstants.slowNoteMs);
+    const done = wt.issue(taskId, agentId, token).finally(() => slow?.dispose()).then(
       async (issued) => {
         for (const n of issued.notes) await this.board.run((e) => e.userNote(taskId, n, 'forkbench'));
         return issued;
@@ -313,7 +323,8 @@ export class ThreadHost {
     this.registry.revoke(agentId);
     await this.board.apply((e) => e.releaseAllHeldBy(agentId, 'pane-closed'));
     this.panes.delete(agentId);
-    if (p.notifyTimer) clearTimeout(p.notifyTimer);
+    p.notifyTimer?.dispose();
+    p.notifyTimer = null;
     if (!p.session.exit) await p.session.kill();
     p.session.dispose();
     // Its config files hold its (now dead) secret; nothing will read them again.
@@ -376,7 +387,8 @@ export class ThreadHost {
     pane.record.status = 'exited';
     pane.record.exit = { code, signal };
     this.registry.revoke(id);
-    if (pane.notifyTimer) clearTimeout(pane.notifyTimer);
+    pane.notifyTimer?.dispose();
+    pane.notifyTimer = null;
     // The hard signal: every claim goes now, with the reason, no timer involved.
     if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
     // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
@@ -398,11 +410,13 @@ export class ThreadHost {
   // ------------------------------------------------------------------ liveness
 
   private scheduleLiveness(): void {
-    if (this.livenessTimer) clearTimeout(this.livenessTimer);
+    this.livenessTimer?.dispose();
     this.livenessTimer = null;
+    // A round that was in flight when dispose() began ends here: it must not arm another.
     if (this.disposed) return;
     const every = effectiveRenewIntervalMs(this.board.state.settings);
-    this.livenessTimer = setTimeout(() => {
+    this.livenessTimer = this.disposables.timeout(() => {
+      this.livenessTimer = null;
       // A round that overlaps a shutdown finds the board closed: that is the end of checking, not an error.
       void this.checkLiveness()
         .catch((err: Error) => {
@@ -429,6 +443,8 @@ export class ThreadHost {
       } catch {
         continue;
       }
+      // The Thread may have been shut while /proc was read: its claims are released, nothing is renewed.
+      if (this.disposed) return;
       const now = performance.now();
       if (facts.cpuMs > p.cpu.lastCpuMs) {
         p.cpu.lastCpuMs = facts.cpuMs;
@@ -510,7 +526,7 @@ export class ThreadHost {
       const now = performance.now();
       // Never in the middle of a person's typing, nor while the agent is printing.
       if (now - p.lastInputAt < quiet || now - p.session.lastOutputAt < quiet) {
-        p.notifyTimer = setTimeout(tick, NotifyConstants.pollMs);
+        p.notifyTimer = this.disposables.timeout(tick, NotifyConstants.pollMs);
         return;
       }
       const text = p.pendingMessages.splice(0).join(' ');
@@ -518,18 +534,23 @@ export class ThreadHost {
       const shellLike = p.launch.profile === 'shell' || p.launch.profile === 'custom';
       p.session.write(`${shellLike ? '# ' : ''}${text}\r`);
     };
-    p.notifyTimer = setTimeout(tick, NotifyConstants.pollMs);
+    p.notifyTimer = this.disposables.timeout(tick, NotifyConstants.pollMs);
   }
 
   /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */
   async dispose(reason: 'host-stopped' = 'host-stopped'): Promise<void> {
     if (this.disposed) return;
-    if (this.livenessTimer) clearTimeout(this.livenessTimer);
-    await this.board.apply((e) => e.grace(() => false, reason)).catch(() => undefined);
+    // First, before any await: a liveness round in flight finds `disposed` and neither renews nor re-arms,
+    // and the store clears the liveness timer, every pane's notify poll and any slow-worktree note, so
+    // nothing fires while the board is busy with the releases below.
     this.disposed = true;
+    this.livenessTimer = null;
+    this.disposables.dispose();
+    // Every claim ends now with the reason (the board stays open for exactly this write).
+    await this.board.apply((e) => e.grace(() => false, reason)).catch(() => undefined);
     await Promise.all(
       [...this.panes.values()].map(async (p) => {
-        if (p.notifyTimer) clearTimeout(p.notifyTimer);
+        p.notifyTimer = null;
         if (!p.session.exit) await p.session.kill().catch(() => undefined);
         p.session.dispose();
       }),
@@ -540,6 +561,7 @@ export class ThreadHost {
     fs.rmSync(this.agentFilesDir, { recursive: true, force: true });
     await this.socket.close();
     await this.board.close();
+    this.unsubscribeBoard();
     this.onPaneData.dispose();
     this.onAgents.dispose();
     this.onBoardEvent.dispose();

@@ -18,6 +18,7 @@
 import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { spawn as ptySpawn, type IDisposable, type IPty } from 'node-pty';
+import { DisposableStore, toDisposable, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from './emitter.js';
 import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
@@ -137,21 +138,25 @@ export class PtySession implements Disposable {
   private readonly ptyListeners: IDisposable[];
   private readonly now: () => number;
   private readonly timers: Timers;
+  /** Every timer the session arms itself, all from `timers`; disposed with the session. */
+  private readonly disposables: DisposableStore;
   private readonly exitQuietMs: number;
   private readonly exitMaxWaitMs: number;
   private readonly drainQuietMs: number;
   private readonly childWatch: Disposable;
   /** Our own fd on the pty's slave side, held until the child is dead and its output drained. */
   private slaveFd: number | undefined;
-  private drainTimer: unknown;
+  private drainTimer: TimerHandle | undefined;
   /** node-pty's socket destroy, held while the slave is (see holdSocketDestroy). */
   private heldDestroy: (() => unknown) | undefined;
+  /** The grace after the slave was let go, before the held destroy runs anyway. */
+  private heldDestroyTimer: TimerHandle | undefined;
 
   private lastOutput: number;
   private droppedChars = 0;
   private ptyExit: PtyExit | undefined;
   private exitDeadline = 0;
-  private exitTimer: unknown;
+  private exitTimer: TimerHandle | undefined;
   private exitReported = false;
   private killing = false;
   private disposed = false;
@@ -167,6 +172,7 @@ export class PtySession implements Disposable {
     this.pid = pty.pid;
     this.now = sessionOptions.now ?? monotonicNow;
     this.timers = sessionOptions.timers ?? realTimers;
+    this.disposables = new DisposableStore(this.timers);
     this.exitQuietMs = sessionOptions.exitQuietMs ?? PtySessionConstants.exitQuietMs;
     this.exitMaxWaitMs = sessionOptions.exitMaxWaitMs ?? PtySessionConstants.exitMaxWaitMs;
     this.drainQuietMs = sessionOptions.drainQuietMs ?? PtySessionConstants.drainQuietMs;
@@ -309,13 +315,16 @@ export class PtySession implements Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    // The exit, drain, held-destroy and exit-cap timers: none of them may run for a disposed session.
+    this.disposables.dispose();
+    this.exitTimer = undefined;
+    this.drainTimer = undefined;
+    this.heldDestroyTimer = undefined;
     if (!this.ptyExit || this.killing) this.killer.killNow();
     this.killer.dispose();
-    if (this.exitTimer !== undefined) this.timers.clearTimeout(this.exitTimer);
-    this.exitTimer = undefined;
-    if (this.drainTimer !== undefined) this.timers.clearTimeout(this.drainTimer);
-    this.drainTimer = undefined;
     this.childWatch.dispose();
+    // Lets go of the slave and, with nobody left to read the tail, runs a held socket destroy now: node-pty
+    // then closes the pty and reports the exit that `exited` waits for.
     this.releaseSlave();
     this.batcher.dispose();
     this.writer.dispose();
@@ -356,8 +365,8 @@ export class PtySession implements Disposable {
    *  until node-pty's own 200 ms socket timeout ends the wait. */
   private armDrain(): void {
     if (this.disposed || this.slaveFd === undefined) return;
-    if (this.drainTimer !== undefined) this.timers.clearTimeout(this.drainTimer);
-    this.drainTimer = this.timers.setTimeout(() => {
+    this.drainTimer?.dispose();
+    this.drainTimer = this.disposables.timeout(() => {
       this.drainTimer = undefined;
       const quietFor = this.now() - this.lastOutput;
       if (!this.flow.isPaused && quietFor >= this.drainQuietMs) this.releaseSlave();
@@ -366,22 +375,33 @@ export class PtySession implements Disposable {
   }
 
   private releaseSlave(): void {
-    if (this.slaveFd === undefined) return;
-    try {
-      closeSync(this.slaveFd);
-    } catch {
-      // already closed: nothing to release
+    if (this.slaveFd !== undefined) {
+      try {
+        closeSync(this.slaveFd);
+      } catch {
+        // already closed: nothing to release
+      }
+      this.slaveFd = undefined;
     }
-    this.slaveFd = undefined;
+    if (!this.heldDestroy) return;
+    if (this.disposed) this.runHeldDestroy();
+    else if (!this.heldDestroyTimer) {
+      this.heldDestroyTimer = this.disposables.timeout(() => this.runHeldDestroy(), PtySessionConstants.heldDestroyGraceMs, { unref: true });
+    }
+  }
+
+  private runHeldDestroy(): void {
     const held = this.heldDestroy;
     this.heldDestroy = undefined;
-    if (held) setTimeout(held, PtySessionConstants.heldDestroyGraceMs).unref();
+    this.heldDestroyTimer?.dispose();
+    this.heldDestroyTimer = undefined;
+    held?.();
   }
 
   private onPtyExit(e: { exitCode: number; signal?: number }): void {
     if (this.ptyExit) return;
     this.childWatch.dispose();
-    if (this.drainTimer !== undefined) this.timers.clearTimeout(this.drainTimer);
+    this.drainTimer?.dispose();
     this.drainTimer = undefined;
     this.releaseSlave();
     const signal = e.signal ? e.signal : undefined;
@@ -396,9 +416,9 @@ export class PtySession implements Disposable {
 
   /** (Re)starts the quiet period, never past the deadline. */
   private armExitTimer(): void {
-    if (this.exitTimer !== undefined) this.timers.clearTimeout(this.exitTimer);
+    this.exitTimer?.dispose();
     const wait = Math.max(0, Math.min(this.exitQuietMs, this.exitDeadline - this.now()));
-    this.exitTimer = this.timers.setTimeout(() => {
+    this.exitTimer = this.disposables.timeout(() => {
       this.exitTimer = undefined;
       void this.reportExit();
     }, wait);
@@ -408,12 +428,19 @@ export class PtySession implements Disposable {
     if (this.exitReported || this.disposed || !this.ptyExit) return;
     this.batcher.end();
     const remaining = Math.max(0, this.exitDeadline - this.now());
-    let capTimer: unknown;
+    // The wait ends when the mirror has parsed everything, at the cap, or when the session is disposed
+    // (a disposed mirror may never call back; the cap timer goes with the store).
+    let cap: TimerHandle | undefined;
+    let stop: { dispose(): void } | undefined;
     await Promise.race([
       this.mirror.drained(),
-      new Promise<void>((resolve) => (capTimer = this.timers.setTimeout(resolve, remaining))),
+      new Promise<void>((resolve) => {
+        cap = this.disposables.timeout(resolve, remaining);
+        stop = this.disposables.add(toDisposable(resolve));
+      }),
     ]);
-    this.timers.clearTimeout(capTimer);
+    cap?.dispose();
+    if (stop) this.disposables.delete(stop);
     if (this.exitReported || this.disposed) return;
     this.exitReported = true;
     const exit = this.ptyExit;

@@ -1,6 +1,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
+import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type {
   AgentInfo,
@@ -181,12 +182,12 @@ export class AppController {
   private nextBannerId = 1;
   private readonly backgroundAcks = new Map<string, AckBatcher>();
   private readonly recentNotices = new Map<string, number>();
-  private readonly pendingNotices = new Map<string, unknown>();
+  private readonly pendingNotices = new Map<string, TimerHandle>();
   /** Names of every agent seen in this window, so log lines about a closed agent still read "shell 2". */
   private readonly knownNames = new Map<string, string>();
-  private readonly setTimer: (f: () => void, ms: number) => unknown;
-  private readonly clearTimer: (h: unknown) => void;
-  private unsubscribers: Array<() => void> = [];
+  /** Everything this controller owns that outlives a call: the transport subscriptions, the own-notice
+   *  delays and the toast timers. Disposed once, by dispose(). */
+  private readonly disposables: DisposableStore;
   private started = false;
   /** The "exactly one open Thread: show it" shortcut is taken once, never again after a person chose. */
   private autoOpened = false;
@@ -198,8 +199,10 @@ export class AppController {
     private readonly opts: ControllerOptions = {},
   ) {
     this.panes = opts.panes ?? nullPanes;
-    this.setTimer = opts.setTimeout ?? ((f, ms) => setTimeout(f, ms));
-    this.clearTimer = opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
+    this.disposables = new DisposableStore({
+      setTimeout: opts.setTimeout ?? ((f, ms) => setTimeout(f, ms)),
+      clearTimeout: opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>)),
+    });
     this.clock = opts.clock ?? new HostClock();
     this.store = createStore<AppState>(() => ({
       ...initialState(),
@@ -213,10 +216,10 @@ export class AppController {
   }
 
   start(): void {
-    if (this.started) return;
+    if (this.started || this.disposables.isDisposed) return;
     this.started = true;
-    this.unsubscribers.push(this.transport.subscribe((p) => this.onPush(p)));
-    this.unsubscribers.push(
+    this.disposables.addListener(this.transport.subscribe((p) => this.onPush(p)));
+    this.disposables.addListener(
       this.transport.onState((s) => {
         this.store.setState({ connection: s });
         if (s === 'connected') void this.onConnected();
@@ -225,9 +228,10 @@ export class AppController {
     if (this.transport.state === 'connected') void this.onConnected();
   }
 
+  /** The window is going away: no more pushes, and no notice or toast timer fires after this. */
   dispose(): void {
-    for (const u of this.unsubscribers) u();
-    this.unsubscribers = [];
+    this.disposables.dispose();
+    this.pendingNotices.clear();
   }
 
   // ------------------------------------------------------------------ connection and threads
@@ -471,8 +475,8 @@ export class AppController {
    * arrives; a host that sends none still gets its notice shown.
    */
   private notifySoon(key: string, title: string, body: string): void {
-    if (this.pendingNotices.has(key)) return;
-    const h = this.setTimer(() => {
+    if (this.pendingNotices.has(key) || this.disposables.isDisposed) return;
+    const h = this.disposables.timeout(() => {
       this.pendingNotices.delete(key);
       this.showNotice(key, title, body);
     }, NoticeConstants.ownNoticeDelayMs);
@@ -484,7 +488,7 @@ export class AppController {
     const key = about ?? noticeKey(title) ?? `${title}\n${body}`;
     const pending = this.pendingNotices.get(key);
     if (pending !== undefined) {
-      this.clearTimer(pending);
+      pending.dispose();
       this.pendingNotices.delete(key);
     }
     this.showNotice(key, title, body);
@@ -504,7 +508,7 @@ export class AppController {
   toast(title: string, body: string): void {
     const t: Toast = { id: this.nextBannerId++, title, body };
     this.store.setState({ toasts: [...this.state.toasts, t].slice(-MAX_TOASTS) });
-    this.setTimer(() => this.dismissToast(t.id), this.opts.toastMs ?? NoticeConstants.toastMs);
+    if (!this.disposables.isDisposed) this.disposables.timeout(() => this.dismissToast(t.id), this.opts.toastMs ?? NoticeConstants.toastMs);
   }
 
   dismissToast(id: number): void {

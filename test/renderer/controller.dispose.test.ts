@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AppController, NoticeConstants } from '../../src-renderer/state/controller.js';
+import { agent, engineWith, FakeTransport, settle, snapshotOf } from './helpers.js';
+
+const KEY = '0123456789abcdef';
+
+afterEach(() => vi.useRealTimers());
+
+/** A controller showing one Thread with one running agent, on the global (later: fake) timers. */
+async function shown() {
+  const host = engineWith(['parse']);
+  const t = new FakeTransport();
+  let agents = [agent('a1', { name: 'shell 1' })];
+  t.on('threads.list', () => [{ key: KEY, open: true, folder: '/p', goal: '' }]);
+  t.on('thread.snapshot', () => snapshotOf(host.engine, { agents, log: host.events.slice() }));
+  const notices: string[] = [];
+  // No system notifications: every notice becomes an in-page toast with its own timer.
+  const c = new AppController(t, { systemNotify: (title) => (notices.push(title), false) });
+  c.start();
+  await settle();
+  expect(c.state.activeKey).toBe(KEY);
+  return { c, t, notices, exitAgent: () => (agents = [agent('a1', { name: 'shell 1', status: 'exited', exit: { code: 1, signal: null } })]) };
+}
+
+describe('AppController.dispose', () => {
+  it('toastTimerRace: disposed with a toast showing, it leaves no timer behind', async () => {
+    const { c } = await shown();
+    vi.useFakeTimers();
+    c.toast('Claim lapsed: T-1', 'the lease ran out');
+    expect(c.state.toasts).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(1);
+    c.dispose();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('ownNoticeRace: a notice still waiting for the host’s push is never shown after dispose', async () => {
+    const { c, t, notices, exitAgent } = await shown();
+    vi.useFakeTimers();
+    // The renderer sees the agent exit itself and waits ownNoticeDelayMs for the host's notify push.
+    exitAgent();
+    t.push({ type: 'agents', key: KEY, agents: [agent('a1', { name: 'shell 1', status: 'exited', exit: { code: 1, signal: null } })] });
+    expect(vi.getTimerCount()).toBe(1);
+    c.dispose();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(NoticeConstants.ownNoticeDelayMs + NoticeConstants.toastMs);
+    expect(notices).toEqual([]);
+    expect(c.state.toasts).toEqual([]);
+  });
+
+  it('after dispose, pushes are not heard and a toast arms no timer', async () => {
+    const { c, t } = await shown();
+    vi.useFakeTimers();
+    c.dispose();
+    c.dispose();
+    t.push({ type: 'notify', about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'exited with code 1' });
+    expect(c.state.toasts).toEqual([]);
+    c.toast('late', 'a toast after the window went away');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
