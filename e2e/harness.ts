@@ -3,9 +3,12 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { findChromium } from './findChromium.js';
 
 const ROOT = join(import.meta.dirname, '..');
-export const CHROMIUM = process.env.FORKBENCH_CHROMIUM ?? '/usr/bin/chromium';
+/** The user's Chromium or Chrome: FORKBENCH_CHROMIUM, CHROME_PATH, the usual install paths, PATH (findChromium.ts). */
+const chromiumSearch = findChromium();
+export const CHROMIUM = chromiumSearch.path;
 /** Flags measured to work on this machine kind (TOOLCHAIN.md): no sandbox as root, no background traffic. */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
@@ -86,7 +89,7 @@ export interface WindowSession {
 /** `forkbench serve` plus Debian's Chromium on one page: what every window e2e starts from. */
 export async function openWindow(o: Parameters<typeof startServe>[0] = {}): Promise<WindowSession> {
   ensureRendererBuilt();
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
+  if (!chromiumSearch.found) throw new Error(chromiumSearch.problem);
   fs.mkdirSync(SHOTS, { recursive: true });
   const served = await startServe(o);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });

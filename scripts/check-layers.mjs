@@ -1,49 +1,210 @@
 #!/usr/bin/env node
 // Keeps the layers one-way: src-shared (no Node, no DOM) <- src-main (Node) <- src-main/electron (the only
 // place Electron may be imported); src-renderer imports only src-shared and browser packages.
+//
+//   node scripts/check-layers.mjs [ROOT]     ROOT defaults to this repository
+//
+// Imports are read with the TypeScript parser, not a regex, so every form counts: `import … from`,
+// `export … from`, side-effect `import '…'`, `import x = require()`, `require()`, `require.resolve()`,
+// dynamic `import()`, `import('…')` types and `/// <reference …>` directives, in .ts/.tsx/.mts/.cts/.js/.jsx/
+// .mjs/.cjs files. It fails closed: a package not on its layer's allowlist below, a computed specifier, an
+// absolute path or a file that does not parse is a problem. Each problem prints as `file:line: reason`.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, dirname } from 'node:path';
+import { isBuiltin } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
 
-const root = process.cwd();
-const files = (dir) =>
-  readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    return statSync(p).isDirectory() ? files(p) : /\.(ts|tsx)$/.test(name) ? [p] : [];
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const LAYERS = ['src-shared', 'src-main', 'src-renderer'];
+const SOURCE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
+
+/**
+ * Packages (not Node builtins) each layer may import, derived from what the code imports today. A new one
+ * is a decision: add it here on purpose. Builtins are allowed in src-main only.
+ */
+export const ALLOWED_PACKAGES = {
+  'src-shared': ['zod'],
+  'src-renderer': [
+    'react',
+    'react-dom',
+    'zustand',
+    '@xterm/xterm',
+    '@xterm/addon-fit',
+    '@xterm/addon-search',
+    '@xterm/addon-web-links',
+    '@xterm/addon-webgl',
+    '@dnd-kit/core',
+    '@dnd-kit/sortable',
+    '@dnd-kit/utilities',
+    'zod',
+  ],
+  'src-main': ['node-pty', 'ws', '@xterm/headless', '@xterm/addon-serialize', '@modelcontextprotocol/sdk', 'zod', 'conf'],
+};
+/** Only src-main/electron, the thin shell, may import these. */
+export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];
+
+/** 'node:fs', 'fs/promises' → Node builtin; '@a/b/c' → '@a/b'; 'a/b' → 'a'. */
+export function packageOf(spec) {
+  if (spec.startsWith('node:') || isBuiltin(spec)) return { builtin: true, name: spec };
+  const parts = spec.split('/');
+  return { builtin: false, name: spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0] };
+}
+
+function listFiles(dir) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  }
+  return entries.flatMap((e) => {
+    const p = join(dir, e.name);
+    const isDir = e.isDirectory() || (e.isSymbolicLink() && statSync(p).isDirectory());
+    if (isDir) return e.name === 'node_modules' ? [] : listFiles(p);
+    return SOURCE.test(e.name) ? [p] : [];
   });
-const importRe = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
-const problems = [];
-const layerOf = (p) => relative(root, p).split(/[\\/]/)[0];
+}
 
-for (const layer of ['src-shared', 'src-main', 'src-renderer']) {
-  for (const file of files(join(root, layer))) {
-    const rel = relative(root, file);
-    const src = readFileSync(file, 'utf8');
-    for (const m of src.matchAll(importRe)) {
-      const spec = m[1] ?? m[2] ?? m[3];
-      const isRelative = spec.startsWith('.');
-      const target = isRelative ? layerOf(resolve(dirname(file), spec)) : null;
-      const bad = (why) => problems.push(`${rel}: imports '${spec}': ${why}`);
-      if (layer === 'src-shared') {
-        if (isRelative && target !== 'src-shared') bad('src-shared may import only src-shared');
-        if (!isRelative && spec !== 'zod') bad('src-shared may import only zod from packages (no Node, no DOM)');
-      }
-      if (layer === 'src-main') {
-        if (isRelative && !['src-shared', 'src-main'].includes(target)) bad('src-main may import only src-shared and src-main');
-        const inShell = rel.split(/[\\/]/)[1] === 'electron';
-        if (!isRelative && /^electron(\/|$)/.test(spec) && !inShell) bad('only src-main/electron may import Electron');
-        if (isRelative && !inShell && resolve(dirname(file), spec).includes(`${join('src-main', 'electron')}`))
-          bad('the host must not depend on the Electron shell');
-      }
-      if (layer === 'src-renderer') {
-        if (isRelative && !['src-shared', 'src-renderer'].includes(target)) bad('src-renderer may import only src-shared');
-        if (!isRelative && (spec.startsWith('node:') || /^electron(\/|$)/.test(spec) || ['fs', 'path', 'child_process', 'node-pty'].includes(spec)))
-          bad('src-renderer runs in a browser');
+function scriptKindOf(file) {
+  if (/\.tsx$/.test(file)) return ts.ScriptKind.TSX;
+  if (/\.jsx$/.test(file)) return ts.ScriptKind.JSX;
+  if (/\.[cm]?js$/.test(file)) return ts.ScriptKind.JS;
+  return ts.ScriptKind.TS;
+}
+
+/**
+ * Every module reference in one file: { spec, line, kind } — or { spec: null, … } where the specifier is
+ * computed and so cannot be checked.
+ */
+export function importsOf(file, text = readFileSync(file, 'utf8')) {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, scriptKindOf(file));
+  const found = [];
+  const lineOf = (pos) => sf.getLineAndCharacterOfPosition(pos).line + 1;
+  const literal = (n) => (n && (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) ? n.text : null);
+  const add = (kind, specNode, at = specNode) =>
+    found.push({ kind, spec: literal(specNode), line: lineOf((at ?? specNode).getStart(sf)) });
+
+  // A file that does not parse may hide imports from the walk below: that is a problem in itself (the first
+  // syntax error is enough to report). parseDiagnostics is internal to TypeScript, hence the guard.
+  const syntaxError = sf.parseDiagnostics?.[0];
+  if (syntaxError)
+    found.push({ kind: 'parse', spec: null, line: lineOf(syntaxError.start ?? 0), error: ts.flattenDiagnosticMessageText(syntaxError.messageText, ' ') });
+  for (const r of sf.typeReferenceDirectives) found.push({ kind: 'reference types', spec: r.fileName, line: lineOf(r.pos) });
+  for (const r of sf.referencedFiles) found.push({ kind: 'reference path', spec: r.fileName.startsWith('.') ? r.fileName : `./${r.fileName}`, line: lineOf(r.pos) });
+  for (const r of sf.libReferenceDirectives) found.push({ kind: 'reference lib', spec: r.fileName, line: lineOf(r.pos) });
+
+  const visit = (node) => {
+    if (ts.isImportDeclaration(node)) add('import', node.moduleSpecifier);
+    else if (ts.isExportDeclaration(node) && node.moduleSpecifier) add('export from', node.moduleSpecifier);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      add('import = require', node.moduleReference.expression);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add('import type', node.argument.literal);
+    else if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const kind =
+        callee.kind === ts.SyntaxKind.ImportKeyword
+          ? 'import()'
+          : ts.isIdentifier(callee) && callee.text === 'require'
+            ? 'require'
+            : ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) && callee.expression.text === 'require' && callee.name.text === 'resolve'
+              ? 'require.resolve'
+              : null;
+      if (kind && node.arguments.length > 0) add(kind, node.arguments[0], node);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+/** The layer a path is in ('src-main/electron' for the shell), or null outside the three layers. */
+function placeOf(root, abs) {
+  const parts = relative(root, abs).split(sep);
+  if (!LAYERS.includes(parts[0])) return null;
+  if (parts[0] === 'src-main' && parts[1] === 'electron' && parts.length > 2) return 'src-main/electron';
+  return parts[0];
+}
+
+/** Why one reference from `file` (in `layer`, at `place`) is not allowed, or null if it is. */
+function judge(root, file, place, layer, ref) {
+  const { spec, kind } = ref;
+  if (kind === 'parse') return `does not parse (${ref.error}); its imports cannot be checked`;
+  if (spec === null) return `${kind} with a computed specifier: the layer check cannot see what it loads; use a string literal`;
+  const what = `${kind} '${spec}'`;
+  if (kind === 'reference lib') {
+    if (layer !== 'src-renderer' && /^(dom|webworker)/i.test(spec)) return `${what}: only src-renderer may use the DOM`;
+    return null;
+  }
+  if (spec.startsWith('.')) {
+    const target = resolve(dirname(file), spec);
+    const to = placeOf(root, target);
+    const toLayer = to === 'src-main/electron' ? 'src-main' : to;
+    if (layer === 'src-shared' && toLayer !== 'src-shared') return `${what}: src-shared may import only src-shared`;
+    if (layer === 'src-renderer' && !['src-shared', 'src-renderer'].includes(toLayer))
+      return `${what}: src-renderer may import only src-shared and src-renderer`;
+    if (layer === 'src-main') {
+      if (toLayer === 'src-renderer') return `${what}: src-main must never import src-renderer`;
+      if (!['src-shared', 'src-main'].includes(toLayer)) return `${what}: src-main may import only src-shared and src-main`;
+      if (to === 'src-main/electron' && place !== 'src-main/electron') return `${what}: the host must not depend on the Electron shell (src-main/electron)`;
+    }
+    return null;
+  }
+  if (/^([a-z]:)?[\\/]/i.test(spec) || (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !spec.startsWith('node:')))
+    return `${what}: absolute paths and URLs are not allowed; import by relative path or package name`;
+  if (spec.startsWith('#')) return `${what}: package.json "imports" aliases are not allowed; the layer check cannot follow them`;
+  if (kind === 'reference types' && (spec === 'node' || spec.startsWith('node/'))) {
+    return layer === 'src-main' ? null : `${what}: ${layer} may not use Node types`;
+  }
+  const pkg = packageOf(spec);
+  if (pkg.builtin) {
+    if (layer === 'src-shared') return `${what}: src-shared may not use Node builtins (no Node, no DOM)`;
+    if (layer === 'src-renderer') return `${what}: src-renderer runs in a browser: no Node builtins`;
+    return isBuiltin(spec) ? null : `${what}: not a Node builtin`;
+  }
+  if (SHELL_ONLY_PACKAGES.includes(pkg.name))
+    return place === 'src-main/electron' ? null : `${what}: only src-main/electron may import ${pkg.name}`;
+  if (!ALLOWED_PACKAGES[layer].includes(pkg.name))
+    return `${what}: package '${pkg.name}' is not on the ${layer} allowlist (scripts/check-layers.mjs ALLOWED_PACKAGES)`;
+  return null;
+}
+
+/**
+ * Checks the three layers under `root`. Returns every problem as { file (relative to root, '/'-separated),
+ * line, reason } plus how many files were read; no files at all is a problem too (a wrong root must not pass).
+ */
+export function checkLayers(root = REPO) {
+  root = resolve(root);
+  const problems = [];
+  let files = 0;
+  for (const layer of LAYERS) {
+    for (const file of listFiles(join(root, layer))) {
+      files++;
+      const rel = relative(root, file).split(sep).join('/');
+      const place = placeOf(root, file);
+      for (const ref of importsOf(file)) {
+        const reason = judge(root, file, place, layer, ref);
+        if (reason) problems.push({ file: rel, line: ref.line, reason });
       }
     }
   }
+  if (files === 0) problems.push({ file: '.', line: 0, reason: `no source files under ${LAYERS.join(', ')}: wrong root?` });
+  problems.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+  return { problems, files };
 }
-if (problems.length) {
-  console.error(`layer check: ${problems.length} problem(s)\n${problems.join('\n')}`);
-  process.exit(1);
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const root = resolve(process.argv[2] ?? REPO);
+  const { problems, files } = checkLayers(root);
+  if (problems.length) {
+    for (const p of problems) {
+      const abs = join(root, p.file);
+      const shown = abs.startsWith(process.cwd() + sep) ? relative(process.cwd(), abs).split(sep).join('/') : abs;
+      console.error(p.line ? `${shown}:${p.line}: ${p.reason}` : `${shown}: ${p.reason}`);
+    }
+    console.error(`layer check: ${problems.length} problem(s) in ${files} file(s)`);
+    process.exit(1);
+  }
+  console.log(`layer check: ok (${files} files)`);
 }
-console.log('layer check: ok');
