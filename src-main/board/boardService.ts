@@ -20,6 +20,12 @@ export interface BoardServiceOptions {
   warn?: (message: string) => void;
 }
 
+export const BoardServiceConstants = {
+  /** Events kept in memory for windows that open: a window asks for 300, so 1,000 leaves room and costs
+   *  ~200 KB. */
+  recentEvents: 1000,
+} as const;
+
 /**
  * The board stopped taking writes because its journal failed (disk full, folder gone read-only, I/O error).
  * The in-memory board may hold changes that never reached the disk; none of them was published or
@@ -51,6 +57,8 @@ export class BoardService {
   private outbox: Array<{ n: number; e: BoardEvent }> = [];
   private readOnly: BoardReadOnlyError | null = null;
   private readonly readOnlyListeners = new Set<(err: BoardReadOnlyError) => void>();
+  /** The latest durable events, oldest first: a window's snapshot reads its log panel from here, not disk. */
+  private recent: BoardEvent[];
 
   static async open(opts: BoardServiceOptions): Promise<BoardService> {
     const svc = new BoardService(opts);
@@ -61,6 +69,7 @@ export class BoardService {
   private constructor(private readonly opts: BoardServiceOptions) {
     const loaded = loadBoard(opts.dir);
     for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
+    this.recent = readLogTail(opts.dir, BoardServiceConstants.recentEvents);
     this.clock = boardClock(loaded.mono, opts.monotonic);
     this.engine = new LeaseEngine(this.clock, loaded.board);
     this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
@@ -143,7 +152,12 @@ export class BoardService {
     let ready = 0;
     while (ready < this.outbox.length && (this.outbox[ready] as { n: number }).n <= durable) ready++;
     if (!ready) return;
-    for (const { e } of this.outbox.splice(0, ready)) for (const fn of this.listeners) fn(e);
+    for (const { e } of this.outbox.splice(0, ready)) {
+      this.recent.push(e);
+      for (const fn of this.listeners) fn(e);
+    }
+    // Trimmed in batches, so keeping the window costs O(1) per event rather than a copy each time.
+    if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
   }
 
   private turnReadOnly(cause: Error): BoardReadOnlyError {
@@ -170,7 +184,7 @@ export class BoardService {
 
   /** The latest `n` events, oldest first: what an event-log panel opens with. */
   logTail(n: number): BoardEvent[] {
-    return readLogTail(this.opts.dir, n);
+    return n <= BoardServiceConstants.recentEvents ? this.recent.slice(-n) : readLogTail(this.opts.dir, n);
   }
 
   /** Stop the timer and flush. (A clean shutdown releases claims first: ThreadHost.dispose does.) */

@@ -150,17 +150,57 @@ export function* readLog(dir: string): Generator<BoardEvent> {
   for (const n of segments(dir)) yield* readSegment(dir, n);
 }
 
-/** The last `n` events on disk, oldest first, reading only the newest segments that hold them. */
+/** Reading a segment backwards: 64 KiB holds ~300 events, what a window's log panel opens with. */
+const TAIL_BLOCK = 64 * 1024;
+
+/**
+ * The last `n` events on disk, oldest first. Segments are read backwards from their end, a block at a time,
+ * so the cost follows `n`, not the length of the history (a segment holds up to 20k events, ~4 MB).
+ */
 export function readLogTail(dir: string, n: number): BoardEvent[] {
-  const out: BoardEvent[][] = [];
-  let have = 0;
+  const newestFirst: BoardEvent[] = [];
   for (const seg of segments(dir).reverse()) {
-    const events = readSegment(dir, seg);
-    out.unshift(events);
-    have += events.length;
-    if (have >= n) break;
+    if (newestFirst.length >= n) break;
+    newestFirst.push(...segmentTail(join(dir, segName(seg)), n - newestFirst.length));
   }
-  return out.flat().slice(-n);
+  return newestFirst.reverse();
+}
+
+/** Up to `want` events from the end of one segment, newest first. Like readSegment, a line that does not
+ *  parse (a torn tail) ends the segment: it and anything after it are left out. */
+function segmentTail(file: string, want: number): BoardEvent[] {
+  const fd = fs.openSync(file, 'r');
+  try {
+    let pos = fs.fstatSync(fd).size;
+    let carry = Buffer.alloc(0);
+    const lines: Buffer[] = []; // newest first
+    while (pos > 0 && lines.length <= want) {
+      const len = Math.min(TAIL_BLOCK, pos);
+      pos -= len;
+      const block = Buffer.alloc(len);
+      fs.readSync(fd, block, 0, len, pos);
+      const chunk = carry.length ? Buffer.concat([block, carry]) : block;
+      let end = chunk.length;
+      for (let i = chunk.length - 1; i >= 0; i--) {
+        if (chunk[i] !== 0x0a) continue;
+        if (i + 1 < end) lines.push(chunk.subarray(i + 1, end));
+        end = i;
+      }
+      carry = chunk.subarray(0, end);
+    }
+    if (pos === 0 && carry.length) lines.push(carry);
+    const out: BoardEvent[] = [];
+    for (const line of lines) {
+      try {
+        out.push(JSON.parse(line.toString('utf8')) as BoardEvent);
+      } catch {
+        out.length = 0; // everything newer than a line that does not parse was never readable either
+      }
+    }
+    return out.slice(0, want);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 interface Waiter {

@@ -1,4 +1,4 @@
-import Conf from 'conf';
+import type Conf from 'conf';
 
 /**
  * Settings, not the board: which folders were opened as Threads, most recent first. `conf` is
@@ -14,19 +14,47 @@ export interface RecentThread {
 /** A person scans a short list; older Threads are still on disk and open again by folder. */
 const MAX_RECENT = 30;
 
+type Store = Conf<{ recent: RecentThread[] }>;
+
 export class RecentThreads {
-  private readonly conf: Conf<{ recent: RecentThread[] }>;
+  private store: Promise<Store> | null = null;
+  private writes: Promise<void> = Promise.resolve();
 
-  constructor(dataRoot: string) {
-    this.conf = new Conf<{ recent: RecentThread[] }>({ cwd: dataRoot, configName: 'settings', projectName: 'forkbench', defaults: { recent: [] } });
+  constructor(
+    private readonly dataRoot: string,
+    private readonly warn: (message: string) => void = console.warn,
+  ) {}
+
+  /**
+   * `conf` is loaded on first use, not with the host: with its schema validator it is ~90 ms of a ~270 ms
+   * start, and `serve` prints its URL before anyone asks for the list.
+   */
+  private conf(): Promise<Store> {
+    this.store ??= import('conf').then(
+      ({ default: ConfClass }) => new ConfClass<{ recent: RecentThread[] }>({ cwd: this.dataRoot, configName: 'settings', projectName: 'forkbench', defaults: { recent: [] } }),
+    );
+    return this.store;
   }
 
-  list(): RecentThread[] {
-    return this.conf.get('recent');
+  async list(): Promise<RecentThread[]> {
+    await this.writes;
+    return (await this.conf()).get('recent');
   }
 
-  remember(t: RecentThread): void {
-    const rest = this.list().filter((r) => r.key !== t.key);
-    this.conf.set('recent', [t, ...rest].slice(0, MAX_RECENT));
+  /** Writes run one after another, so two Threads opened at once both end up in the list. */
+  remember(t: RecentThread): Promise<void> {
+    this.writes = this.writes.then(async () => {
+      const conf = await this.conf();
+      const rest = conf.get('recent').filter((r) => r.key !== t.key);
+      conf.set('recent', [t, ...rest].slice(0, MAX_RECENT));
+    });
+    // A settings file that cannot be written loses the list's order, not any work: say so and go on.
+    this.writes = this.writes.catch((err: Error) => this.warn(`forkbench: could not save the recent Threads list: ${err.message}`));
+    return this.writes;
+  }
+
+  /** Resolves once every remembered Thread is written. */
+  flush(): Promise<void> {
+    return this.writes;
   }
 }

@@ -17,7 +17,7 @@ export class ThreadManager {
   readonly onPush = new Emitter<WindowPush>();
 
   constructor(private readonly base: Omit<ThreadHostOptions, 'folder'>) {
-    this.recent = new RecentThreads(base.dataRoot);
+    this.recent = new RecentThreads(base.dataRoot, base.warn);
   }
 
   get(key: string): ThreadHost | undefined {
@@ -29,10 +29,9 @@ export class ThreadManager {
     return [...this.hosts.values()];
   }
 
-  list(): ThreadSummary[] {
+  async list(): Promise<ThreadSummary[]> {
     const open = this.openHosts().map((h) => ({ key: h.key, folder: h.folder, goal: h.board.state.goal, open: true }));
-    const closed = this.recent
-      .list()
+    const closed = (await this.recent.list())
       .filter((r) => !this.hosts.has(r.key) && fs.existsSync(r.folder))
       .map((r) => ({ key: r.key, folder: r.folder, goal: r.goal, open: false }));
     return [...open, ...closed];
@@ -49,7 +48,7 @@ export class ThreadManager {
       const host = await p;
       this.hosts.set(key, host);
       this.wire(host);
-      this.recent.remember({ key, folder: abs, goal: host.board.state.goal, openedAt: Date.now() });
+      void this.recent.remember({ key, folder: abs, goal: host.board.state.goal, openedAt: Date.now() });
       return host;
     } finally {
       this.opening.delete(key);
@@ -60,7 +59,7 @@ export class ThreadManager {
     const key = host.key;
     host.onBoardEvent.event((event: BoardEvent) => {
       this.onPush.fire({ type: 'board-event', key, event });
-      if (event.kind === 'goal-set') this.recent.remember({ key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
+      if (event.kind === 'goal-set') void this.recent.remember({ key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
       if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
         const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
         const who = host.registry.get(event.agentId)?.name ?? event.agentId;
@@ -89,6 +88,7 @@ export class ThreadManager {
     const all = this.openHosts();
     this.hosts.clear();
     await Promise.all(all.map((h) => h.dispose()));
+    await this.recent.flush();
     this.onPush.dispose();
   }
 }

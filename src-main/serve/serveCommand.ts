@@ -68,8 +68,10 @@ export async function runServeCommand(argv: string[]): Promise<number> {
         }
       })();
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    // `on`, not `once`, and repeats ignored: conf's exit hook (when-exit) re-raises every signal it catches,
+    // and with no listener left that second SIGINT would kill the stop half-way.
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
   process.stderr.write('forkbench serve: stopped\n');
   return 0;

@@ -106,6 +106,7 @@ describe('journal', () => {
       await a.run((e) => e.note('ag', t.value.id, 'hi', c.value.token));
     }
     const before = structuredClone(a.state);
+    const inMemory = a.logTail(30).map((e) => e.seq);
     await a.close();
     expect(fs.existsSync(join(dir, 'snapshot.json'))).toBe(true);
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('segment-')).length).toBeGreaterThan(3);
@@ -113,8 +114,27 @@ describe('journal', () => {
     expect(loaded.board).toEqual(before);
     const seqs = [...readLog(dir)].map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: before.seq }, (_, i) => i + 1));
-    // the tail reads only the newest segments but still ends at the last event, in order
-    expect(readLogTail(dir, 30).map((e) => e.seq)).toEqual(seqs.slice(-30));
+    // the tail reads only the newest segments, backwards, but still ends at the last event, in order
+    for (const n of [1, 30, 60, 119, 120, 121, seqs.length, seqs.length + 5]) expect(readLogTail(dir, n).map((e) => e.seq)).toEqual(seqs.slice(-n));
+    // what a window opens with comes from memory, and says the same as the disk
+    expect(inMemory).toEqual(seqs.slice(-30));
+    const reopened = await BoardService.open({ dir });
+    expect(reopened.logTail(30).map((e) => e.seq)).toEqual([...readLog(dir)].map((e) => e.seq).slice(-30));
+    await reopened.close();
+  });
+
+  it('the tail of a log with a torn last line and events larger than a read block matches the whole log', async () => {
+    const dir = freshDir();
+    const a = await BoardService.open({ dir });
+    await a.run((e) => e.addTask({ title: 'big notes' }));
+    // 40 KiB notes: several lines span the 64 KiB blocks the tail reads backwards
+    for (let i = 0; i < 12; i++) await a.run((e) => e.userNote('T-1', `${i}:`.padEnd(40 * 1024, 'x')));
+    await a.close();
+    fs.appendFileSync(segment(dir), '{"seq":99,"kind":"no');
+    const all = [...readLog(dir)].map((e) => e.seq);
+    for (const n of [1, 2, 5, 13, 14, 50]) expect(readLogTail(dir, n).map((e) => e.seq)).toEqual(all.slice(-n));
+    // and the events come back whole
+    expect((readLogTail(dir, 1)[0] as { text?: string }).text?.length).toBe(40 * 1024);
   });
 
   it('the host timer lapses a claim at its deadline with no call from anyone, and a renewed claim is left alone', async () => {
