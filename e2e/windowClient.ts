@@ -1,0 +1,52 @@
+import WebSocket from 'ws';
+import type { WindowMethod, WindowParams, WindowPush, WindowResult, WsServerMessage } from '../src-shared/protocol/windowApi.js';
+import type { Served } from './harness.js';
+
+export interface WindowClient {
+  call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>>;
+  /** Every push since connecting, in order. */
+  readonly pushes: WindowPush[];
+  /** Called with each push as it arrives. */
+  onPush(fn: (p: WindowPush) => void): () => void;
+  close(): void;
+}
+
+/**
+ * A window on a served host without a browser: the same WebSocket protocol, token and Origin the page uses.
+ * For tests and benchmarks that drive the host as a window would and time what comes back.
+ */
+export async function windowOn(s: Served): Promise<WindowClient> {
+  const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws?token=${s.token}`, { headers: { Origin: `http://127.0.0.1:${s.port}` } });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  let n = 0;
+  const pushes: WindowPush[] = [];
+  const listeners = new Set<(p: WindowPush) => void>();
+  const waiting = new Map<number, (m: WsServerMessage) => void>();
+  ws.on('message', (raw) => {
+    const m = JSON.parse(raw.toString()) as WsServerMessage;
+    if ('id' in m) {
+      waiting.get(m.id)?.(m);
+      waiting.delete(m.id);
+    } else {
+      pushes.push(m.push);
+      for (const fn of listeners) fn(m.push);
+    }
+  });
+  return {
+    pushes,
+    call: (method, params) =>
+      new Promise((resolve, reject) => {
+        const id = ++n;
+        waiting.set(id, (m) => ('ok' in m && m.ok ? resolve(m.result as never) : reject(new Error(JSON.stringify(m)))));
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    onPush(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    close: () => ws.close(),
+  };
+}
