@@ -21,9 +21,13 @@ export async function agentBench(): Promise<Row[]> {
   const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   const rows: Row[] = [];
   try {
-    // Hard release: kill -9 of an agent holding a claim → the claim-ended event.
+    // Hard release: kill -9 of an agent holding a claim → the claim-ended event. The claim goes on the pane's
+    // death signal (the child-exit watcher, ~1 ms after the kill) while the output tail is still drained; the
+    // exit event comes after that, and is timed too, to show the claim no longer waits for it.
     const KILLS = 30;
     const lat: number[] = [];
+    const exitLat: number[] = [];
+    let endedFirst = 0;
     for (let i = 0; i < KILLS; i++) {
       const t = await host.board.run((e) => e.addTask({ title: `k${i}` }));
       if (!t.ok) throw new Error(t.error.message);
@@ -38,15 +42,24 @@ export async function agentBench(): Promise<Row[]> {
           }
         });
       });
+      const session = host.session(agent.id);
+      if (!session) throw new Error('no session');
       const t0 = performance.now();
       process.kill(agent.pid as number, 'SIGKILL');
       await ended;
-      lat.push(performance.now() - t0);
+      const tEnded = performance.now();
+      lat.push(tEnded - t0);
+      if (!session.exit) endedFirst++;
+      await session.exited;
+      exitLat.push(performance.now() - t0);
       await host.closePane(agent.id);
     }
     lat.sort((a, b) => a - b);
+    exitLat.sort((a, b) => a - b);
     rows.push({ name: 'hard release p50', value: percentile(lat, 50), unit: 'ms', note: `kill -9 → claim-ended, ${KILLS} agents` });
-    rows.push({ name: 'hard release p99', value: percentile(lat, 99), unit: 'ms', note: 'goal < 300' });
+    rows.push({ name: 'hard release p99', value: percentile(lat, 99), unit: 'ms', note: 'goal <= 5 (the README promises < 300)' });
+    rows.push({ name: 'kill -9 → pane exit event p50', value: percentile(exitLat, 50), unit: 'ms', note: 'output tail drained; claims do not wait for it' });
+    rows.push({ name: 'claim ended before the exit event', value: endedFirst, unit: `of ${KILLS}` });
 
     // CLI round trip against a bare node start, same machine, same run.
     const agent = await host.launch('custom', { command: 'exec sleep 600' });

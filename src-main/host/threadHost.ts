@@ -304,6 +304,8 @@ export class ThreadHost {
     };
     this.panes.set(record.id, pane);
     session.onData((data) => this.onPaneData.fire({ agentId: record.id, data }));
+    // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
+    session.onDeath(() => void this.died(pane));
     session.onExit((exit) => void this.exited(pane, exit.exitCode, exit.signal ?? null));
     this.fireAgents();
     return this.agents().find((a) => a.id === record.id) as AgentInfo;
@@ -382,6 +384,18 @@ export class ThreadHost {
     return this.panes.get(agentId)?.session;
   }
 
+  /**
+   * The agent's process is dead (the pane's child-exit watcher knew within ~1 ms): the hard signal. Its
+   * secret dies and every claim goes now, with the reason, no timer involved, while the pane is still
+   * reading the output tail; `exited` follows with the exit status. Not waiting for that tail is what makes
+   * kill -9 -> claim-ended a few ms instead of the 20+ ms of the session's drain and exit quiet periods.
+   */
+  private async died(pane: Pane): Promise<void> {
+    const id = pane.record.id;
+    this.registry.revoke(id);
+    if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
+  }
+
   private async exited(pane: Pane, code: number, signal: number | null): Promise<void> {
     const id = pane.record.id;
     pane.record.status = 'exited';
@@ -389,7 +403,8 @@ export class ThreadHost {
     this.registry.revoke(id);
     pane.notifyTimer?.dispose();
     pane.notifyTimer = null;
-    // The hard signal: every claim goes now, with the reason, no timer involved.
+    // Normally `died` already ended every claim; this catches a session that could not tell death apart
+    // from exit, and anything granted to the agent by a person in between. Nothing held: nothing written.
     if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
     // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
     if (this.disposed || this.panes.get(id) !== pane) return;

@@ -9,8 +9,9 @@
  *   its own write callback, i.e. after parsing.
  * - Every attached window is a consumer too, acking after its xterm has parsed (ack every ~5,000 chars).
  * - The pty is paused while ANY consumer is more than `highWatermarkChars` behind and resumed once ALL are
- *   below `lowWatermarkChars`. So a pane runs at the speed of its slowest consumer and host memory per pane
- *   is bounded by about (consumers x high watermark) plus one read chunk, whatever the child does.
+ *   below `lowWatermarkChars` (half the window, so nobody runs dry while the pty catches up). So a pane
+ *   runs at the speed of its slowest consumer and host memory per pane is bounded by about
+ *   (consumers x high watermark) plus one read chunk, whatever the child does.
  *
  * With zero windows the mirror alone paces the pty: a `yes` flood with no window runs at parse speed, not
  * unboundedly. A window that never acks (frozen, or disconnected without detaching) stalls its pane: the
@@ -19,14 +20,20 @@
  */
 export const FlowControlConstants = {
   /** Pause above this many unacknowledged chars (VS Code FlowControlConstants.HighWatermarkChars). ~100 KB is
-   *  a few ms of parse work, enough to keep xterm busy between acks without buffering a flood. */
+   *  a few ms of parse work, enough to keep xterm busy between acks without buffering a flood. It alone
+   *  bounds memory: at most this plus one read chunk per consumer. */
   highWatermarkChars: 100_000,
-  /** Resume below this (VS Code LowWatermarkChars). Far below the high mark, so the pty is not toggled
-   *  on every single ack. */
-  lowWatermarkChars: 5_000,
+  /** Resume below this: half the window. VS Code resumes at 5,000, i.e. once the consumer has all but
+   *  emptied its window; then every cycle the consumer sits idle for the resume's round trip (ack -> resume
+   *  -> pty read -> batch -> message). bench/ptyBench.ts, simulated window parsing at 15 MB/s: idle 31-39 %
+   *  of a flood (the review saw 52-78 % for a real page). Resuming at half the window, with messages of at
+   *  most 25k chars (OutputBatcherConstants.maxBatchChars; a consumer acks per message), the consumer still
+   *  has 25-50k chars (~1-3 ms of parsing) in hand when the pty reads again, which covers that round trip on
+   *  a loopback: idle 2-17 %. The pty is still toggled at most once per 50,000 chars, not on every ack. */
+  lowWatermarkChars: 50_000,
   /** Consumers ack in steps of this many parsed chars (VS Code CharCountAckSize): one message per ~5 KB
-   *  rather than per write. Equal to the low watermark so a consumer that has parsed everything is always
-   *  below it, even holding back an unsent partial ack. */
+   *  rather than per write. At most the low watermark, so a consumer that has parsed everything is always
+   *  below it, even holding back an unsent partial ack (the renderer's AckBatcher uses the same 5,000). */
   charCountAckSize: 5_000,
 } as const;
 

@@ -14,6 +14,11 @@
  * holds the slave side open itself, so EIO cannot come early; it learns of the child's death from SIGCHLD
  * (childExitWatcher), reads until the pty has been quiet for a moment, and only then lets go of the slave,
  * after which the master reaches EOF and node-pty reports the exit.
+ *
+ * Death before exit: that drain and the exit's quiet period take 20 ms or more (longer while a slow window
+ * holds the pty paused), yet whoever acts on a dead process (the board ending its claims) needs only to
+ * know it is dead. `onDeath` fires as soon as the child is known dead (SIGCHLD, ~1 ms after a kill -9),
+ * while the tail is still being read; `onExit` follows, with the exit status, once the tail has drained.
  */
 import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -31,15 +36,16 @@ import { monotonicNow, realTimers, type Timers } from './timers.js';
 export const PtySessionConstants = {
   /** After node-pty reports exit, wait this long without output before reporting it ourselves. node-pty
    *  already waits for the pty to hit EOF before its exit event, so late data is rare on Unix; VS Code's
-   *  250 ms exists for Windows/ConPTY. Kept short because the board's hard-release target is p99 < 300 ms
-   *  from kill to exit event. */
+   *  250 ms exists for Windows/ConPTY. Kept short so a pane shows "exited" promptly; the board's claims no
+   *  longer wait for it (they end on `onDeath`). */
   exitQuietMs: 10,
   /** Hard cap on that wait, including waiting for the mirror to parse what it holds (<= ~165k chars under
    *  flow control, a few ms). Output still trickling in after this is shown but no longer delays the event. */
   exitMaxWaitMs: 50,
   /** After the child died, the pty must be quiet this long before the session lets go of the slave and
    *  thereby ends the output: a pty read returns within microseconds while data is pending, so 10 ms of
-   *  silence means drained, and it costs the kill-to-exit path only 10 ms. */
+   *  silence means drained, and it costs the kill-to-exit path only 10 ms (and nothing on the kill-to-death
+   *  path the claims follow). */
   drainQuietMs: 10,
   /** After the slave is let go, how long the pty gets to close by itself before node-pty's held-back socket
    *  destroy runs (node-pty's own figure for a pty that never closes). */
@@ -91,7 +97,7 @@ export interface PtyFlowStats {
   /** Worst backlog among consumers (mirror included), in chars. */
   maxUnackedChars: number;
   mirrorUnackedChars: number;
-  /** Output waiting in the 5 ms batch. */
+  /** Output waiting in the open batch (at most ~5 ms). */
   batchedChars: number;
   /** Output discarded while a kill was draining the pty past the high watermark. */
   droppedChars: number;
@@ -129,6 +135,7 @@ export class PtySession implements Disposable {
   readonly pid: number;
 
   private readonly dataEmitter = new Emitter<string>();
+  private readonly deathEmitter = new Emitter<void>();
   private readonly exitEmitter = new Emitter<PtyExit>();
   private readonly flow: FlowControl;
   private readonly batcher: OutputBatcher;
@@ -158,6 +165,8 @@ export class PtySession implements Disposable {
   private exitDeadline = 0;
   private exitTimer: TimerHandle | undefined;
   private exitReported = false;
+  /** onDeath has fired. */
+  private dead = false;
   private killing = false;
   private disposed = false;
   private resolveExited!: (exit: PtyExit) => void;
@@ -180,12 +189,20 @@ export class PtySession implements Disposable {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
 
     this.flow = new FlowControl(
-      { pause: () => this.pty.pause(), resume: () => this.pty.resume() },
+      {
+        pause: () => this.pty.pause(),
+        // Every consumer is now at most the low watermark behind and will want more soon: the first read
+        // after the resume goes out at once rather than waiting out the rest of a batch interval.
+        resume: () => {
+          this.pty.resume();
+          this.batcher.expedite();
+        },
+      },
       sessionOptions.flowLimits ?? FlowControlConstants,
     );
     this.flow.addConsumer(MIRROR_CONSUMER);
     this.mirror = new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback);
-    this.batcher = new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers });
+    this.batcher = new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now });
     this.writer = new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers });
     this.killer = new ProcessGroupKiller(this.pid, {
       termAfterMs: sessionOptions.termAfterMs,
@@ -196,7 +213,10 @@ export class PtySession implements Disposable {
     this.ptyListeners = [pty.onData((chunk) => this.onPtyData(chunk)), pty.onExit((e) => this.onPtyExit(e))];
     this.slaveFd = openSlave(pty);
     if (this.slaveFd !== undefined) this.holdSocketDestroy();
-    this.childWatch = watchChildExit(this.pid, () => this.armDrain());
+    this.childWatch = watchChildExit(this.pid, () => {
+      this.armDrain();
+      this.markDead();
+    });
   }
 
   /**
@@ -216,15 +236,23 @@ export class PtySession implements Disposable {
         this.heldDestroy = () => destroy(...args);
         // node-pty calls this only after it reaped the child: proof of death even if no SIGCHLD was seen.
         if (this.drainTimer === undefined) this.armDrain();
+        this.markDead();
         return sock;
       }
       return destroy(...args);
     };
   }
 
-  /** Batched output (~5 ms per batch). */
+  /** Output: the first chunk after a quiet gap at once, what follows batched (one message per ~5 ms, or per
+   *  ~25k chars in a flood: see OutputBatcherConstants). */
   get onData(): (listener: (data: string) => void) => Disposable {
     return this.dataEmitter.event;
+  }
+
+  /** Fired once, as soon as the child is known to be dead (reaped or a zombie), before its output tail has
+   *  drained: onExit follows. Not fired for a session disposed first. */
+  get onDeath(): (listener: () => void) => Disposable {
+    return this.deathEmitter.event;
   }
 
   /** Fired once, after the process exited and its output drained (or the short cap passed). */
@@ -330,6 +358,7 @@ export class PtySession implements Disposable {
     this.writer.dispose();
     this.mirror.dispose();
     this.dataEmitter.dispose();
+    this.deathEmitter.dispose();
     this.exitEmitter.dispose();
     // The data listener goes; the exit listener stays so `exited` still resolves with the real exit.
     this.ptyListeners[0]?.dispose();
@@ -358,6 +387,13 @@ export class PtySession implements Disposable {
 
   private onBatch(data: string): void {
     this.dataEmitter.fire(data);
+  }
+
+  /** The child is gone: say so once, now, however much output is still to be read. */
+  private markDead(): void {
+    if (this.dead || this.disposed) return;
+    this.dead = true;
+    this.deathEmitter.fire();
   }
 
   /** The child is dead: once the pty has been quiet for a moment (and is not held paused by a consumer),
@@ -400,6 +436,8 @@ export class PtySession implements Disposable {
 
   private onPtyExit(e: { exitCode: number; signal?: number }): void {
     if (this.ptyExit) return;
+    // Where neither SIGCHLD nor the held destroy told us (no /proc, no slave), node-pty's exit is the news.
+    this.markDead();
     this.childWatch.dispose();
     this.drainTimer?.dispose();
     this.drainTimer = undefined;

@@ -81,6 +81,8 @@ describe('agents in real ptys', () => {
     console.log(`hard release after kill -9: ${ms.toFixed(1)} ms`);
     expect(e).toMatchObject({ kind: 'claim-ended', reason: 'process-exited', agentId: agent.id });
     expect(host.board.state.tasks.get('T-1')?.state).toBe('open');
+    // The claim goes on the pane's death signal; the exit status follows once the output tail has drained.
+    await host.session(agent.id)?.exited;
     expect(host.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 } });
     // the dead agent's secret died with it
     expect((await cliAs(host, agent.id, ['board'])).code).toBe(3);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FlowControl, FlowControlConstants } from '../../src-main/pty/flowControl.js';
+import { OutputBatcherConstants } from '../../src-main/pty/outputBatcher.js';
 
 function make() {
   const calls: string[] = [];
@@ -71,5 +72,58 @@ describe('FlowControl', () => {
     fc.onDelivered(HIGH * 3);
     expect(calls).toEqual(['pause', 'resume']);
     expect(fc.isOverHighWatermark).toBe(true);
+  });
+});
+
+describe('FlowControl resume threshold (issue 11)', () => {
+  it('resumes at half the window, so a consumer still has work in hand when the pty reads again', () => {
+    expect(LOW).toBe(HIGH / 2);
+    // A consumer that has parsed everything but an unsent partial ack must still count as caught up.
+    expect(FlowControlConstants.charCountAckSize).toBeLessThanOrEqual(LOW);
+    // Consumers ack per message: at resume a window must still hold at least one whole unparsed message.
+    expect(OutputBatcherConstants.maxBatchChars).toBeLessThanOrEqual(LOW / 2);
+    const { fc, calls } = make();
+    fc.addConsumer('mirror');
+    fc.addConsumer('window');
+    fc.onDelivered(HIGH + 1);
+    fc.ack('mirror', HIGH + 1);
+    expect(calls).toEqual(['pause']);
+    // The window acks in 5,000-char steps, as the renderer does: still paused while more than half is unparsed.
+    const step = FlowControlConstants.charCountAckSize;
+    let acked = 0;
+    while (HIGH + 1 - (acked + step) >= LOW) {
+      fc.ack('window', step);
+      acked += step;
+      expect(fc.isPaused, `after ${acked} acked`).toBe(true);
+    }
+    fc.ack('window', step);
+    expect(calls).toEqual(['pause', 'resume']);
+    // Resumed with ~half a window still to parse, not with an empty one (VS Code's 5,000).
+    expect(fc.unackedOf('window')).toBeGreaterThan(LOW - step);
+  });
+
+  it('the higher resume mark does not loosen the pause: the backlog never exceeds the high mark plus one read', () => {
+    const calls: string[] = [];
+    const backlogAtResume: number[] = [];
+    const fc: FlowControl = new FlowControl({
+      pause: () => calls.push('pause'),
+      resume: () => {
+        calls.push('resume');
+        backlogAtResume.push(fc.maxUnacked);
+      },
+    });
+    fc.addConsumer('mirror');
+    const READ = 64 * 1024;
+    let maxSeen = 0;
+    // A flood in 64 KiB reads against a consumer that parses 10,000 chars between reads.
+    for (let i = 0; i < 1_000; i++) {
+      if (!fc.isPaused) fc.onDelivered(READ);
+      maxSeen = Math.max(maxSeen, fc.maxUnacked);
+      fc.ack('mirror', 10_000);
+    }
+    expect(maxSeen).toBeLessThanOrEqual(HIGH + READ);
+    expect(calls.filter((c) => c === 'pause').length).toBeGreaterThan(10);
+    for (let i = 0; i < calls.length; i++) expect(calls[i]).toBe(i % 2 === 0 ? 'pause' : 'resume');
+    for (const b of backlogAtResume) expect(b).toBeLessThan(LOW);
   });
 });

@@ -1,0 +1,66 @@
+/**
+ * Issue 11: kill -9 of an agent frees its claims on the pane's death signal, not after its output tail has
+ * drained. A window that never acks holds the flooding pane paused, so the tail cannot drain until it lets
+ * go: the claim must end (and the secret die) while the exit is still pending.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { nextEvent } from '../helpers/events.js';
+import { waitFor } from '../pty/helpers.js';
+
+const linux = process.platform === 'linux';
+const hosts: ThreadHost[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.dispose();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function openHost(): Promise<ThreadHost> {
+  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-death-'));
+  dirs.push(root);
+  const folder = join(root, 'project');
+  fs.mkdirSync(folder);
+  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  hosts.push(host);
+  return host;
+}
+
+describe('hard release on death', () => {
+  it.runIf(linux)('kill -9 ends the claim before the output tail has drained; the exit follows', async () => {
+    const host = await openHost();
+    const task = await host.board.run((e) => e.addTask({ title: 'flood' }));
+    if (!task.ok) throw new Error(task.error.message);
+    const agent = await host.launch('custom', { command: 'exec yes flood' });
+    const claim = await host.board.run((e) => e.claim(agent.id, task.value.id));
+    expect(claim.ok).toBe(true);
+    const session = host.session(agent.id);
+    if (!session) throw new Error('no session');
+    host.attach(agent.id, 'frozen-window'); // never acks: the pane stays paused, its tail held
+    await waitFor(() => session.flowStats.paused, 5_000, 'the pane to pause');
+    const secret = host.registry.get(agent.id)?.secret;
+
+    const order: string[] = [];
+    session.onExit(() => order.push('exit'));
+    host.onPaneExit.event(() => order.push('pane-exit'));
+    const ended = nextEvent(host, (e) => e.kind === 'claim-ended' && e.agentId === agent.id, 5_000);
+    process.kill(agent.pid as number, 'SIGKILL');
+    const e = await ended;
+    order.push('claim-ended');
+
+    expect(e).toMatchObject({ reason: 'process-exited', taskId: task.value.id });
+    expect(host.board.state.tasks.get(task.value.id)?.state).toBe('open');
+    expect(session.exit, 'the exit is still held by the undrained tail').toBeUndefined();
+    expect(host.registry.authenticate(secret), 'the secret died with the process').toBeNull();
+
+    host.detach(agent.id, 'frozen-window'); // the tail drains now
+    const exit = await Promise.race([session.exited, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+    expect(exit?.signalName).toBe('SIGKILL');
+    await waitFor(() => order.includes('pane-exit'), 2_000, 'the pane exit notice');
+    expect(order).toEqual(['claim-ended', 'exit', 'pane-exit']);
+    expect(host.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 }, claims: [] });
+  });
+});
