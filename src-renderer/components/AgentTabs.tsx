@@ -1,7 +1,7 @@
 import { memo, useEffect, useRef, useState, type FormEvent } from 'react';
 import { useDroppable } from '@dnd-kit/core';
 import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
-import { describeExit, nearestDeadline } from '../state/boardState.js';
+import { describeExit, nearestDeadlineOf } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
 
@@ -30,7 +30,9 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
   const c = useController();
   const a = useApp((s) => s.agents[id]);
   const active = useApp((s) => s.activeAgentId === id);
-  const deadline = useApp((s) => nearestDeadline(s.board, id));
+  // Only this agent's claims (kept per event in the store), never a scan of every task per tab per update.
+  const claims = useApp((s) => s.agentClaims[id]);
+  const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agentClaims[id]));
   const leaseMs = useApp((s) => s.leaseMs);
   // An exited agent cannot take a task: it is no drop target (the host would refuse anyway).
   const { setNodeRef, isOver } = useDroppable({ id: `${AGENT_DROP_PREFIX}${id}`, data: { agentId: id }, disabled: !a || a.status === 'exited' });
@@ -46,6 +48,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
       data-status={a.status}
       data-name={a.name}
       data-pid={a.pid ?? ''}
+      data-claims={claims?.length ?? 0}
       onClick={() => c.selectAgent(id)}
       onKeyDown={(e) => {
         if (e.target === e.currentTarget && (e.key === 'Enter' || e.key === ' ')) {

@@ -1,8 +1,9 @@
-import { memo, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { useDroppable } from '@dnd-kit/core';
 import { TASK_STATES, type TaskState } from '../../src-shared/board/model.js';
 import { useApp } from '../state/hooks.js';
 import { TaskCard } from './TaskCard.js';
+import { containsRange, layoutItems, visibleRange, type VirtualLayout, type VirtualRange } from './virtualRange.js';
 
 const LABELS: Record<TaskState, string> = {
   open: 'Open',
@@ -13,10 +14,20 @@ const LABELS: Record<TaskState, string> = {
   'needs-attention': 'Needs attention',
 };
 
-/** Cards drawn per column before "show more": a column of thousands of done tasks stays cheap to draw. */
-const PAGE = 200;
-
 export const OPEN_COLUMN_DROP_ID = 'column:open';
+
+export const VirtualConstants = {
+  /** The gap between cards: `.column-cards { gap }` in app.css. */
+  gapPx: 6,
+  /** A card's height before it was ever drawn, until some card of the column has been measured. */
+  estimatePx: 84,
+  /** Cards drawn beyond each edge of the viewport, so a scroll shows drawn cards, not blank space. */
+  overscanPx: 600,
+  /** A scroll re-renders the column only when the viewport plus this margin leaves the cards drawn. */
+  marginPx: 150,
+  /** The viewport assumed before the column has been measured (one frame). */
+  initialViewportPx: 600,
+} as const;
 
 export function Board() {
   return (
@@ -28,25 +39,136 @@ export function Board() {
   );
 }
 
+/** The column re-renders when its ids change or a drag enters or leaves it; its cards only when their ids change. */
 const Column = memo(function Column({ state }: { state: TaskState }) {
   const ids = useApp((s) => s.columns[state]);
-  const [shown, setShown] = useState(PAGE);
   const { setNodeRef, isOver } = useDroppable({ id: state === 'open' ? OPEN_COLUMN_DROP_ID : `column:${state}`, disabled: state !== 'open' });
   return (
     <section ref={setNodeRef} className={`column column-${state}${isOver ? ' drop-over' : ''}`} data-testid={`column-${state}`} role="listitem" aria-label={LABELS[state]}>
       <h3 className="column-title">
         {LABELS[state]} <span className="count">{ids.length}</span>
       </h3>
-      <div className="column-cards">
-        {ids.slice(0, shown).map((id) => (
-          <TaskCard key={id} id={id} />
-        ))}
-        {ids.length > shown && (
-          <button type="button" className="more" onClick={() => setShown((n) => n + PAGE)}>
-            Show {Math.min(PAGE, ids.length - shown)} more of {ids.length - shown}
-          </button>
-        )}
-      </div>
+      <VirtualCards ids={ids} />
     </section>
+  );
+});
+
+/**
+ * Heights of the cards a column has drawn, kept by id while the column lives (a card scrolled away and back
+ * lands where it was). One ResizeObserver per column watches the drawn cards; it reports after layout, so
+ * measuring forces no layout of its own.
+ */
+class HeightCache {
+  readonly heights = new Map<string, number>();
+  /** The height assumed for a card never drawn: the mean of the first cards measured, then fixed. A running
+   *  mean would move every card not drawn yet each time one is measured, and a column scrolled to its middle
+   *  would jump to other cards. */
+  private guess: number | null = null;
+  onChange: (() => void) | null = null;
+  readonly observer: ResizeObserver | null = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver((entries) => this.measured(entries));
+
+  estimate(): number {
+    return this.guess ?? VirtualConstants.estimatePx;
+  }
+
+  private measured(entries: readonly ResizeObserverEntry[]): void {
+    let changed = false;
+    let sum = 0;
+    let count = 0;
+    for (const entry of entries) {
+      const el = entry.target as HTMLElement;
+      const id = el.dataset.vid;
+      if (!id || !el.isConnected) continue;
+      const h = entry.borderBoxSize?.[0]?.blockSize ?? el.getBoundingClientRect().height;
+      if (h > 0) {
+        sum += h;
+        count++;
+      }
+      const old = this.heights.get(id);
+      if (old !== undefined && Math.abs(old - h) < 0.5) continue;
+      this.heights.set(id, h);
+      changed = true;
+    }
+    if (this.guess === null && count > 0) this.guess = sum / count;
+    if (changed) this.onChange?.();
+  }
+}
+
+/**
+ * A column's cards, virtualized: only the cards in (or near) the viewport are mounted, between two spacers as
+ * tall as the cards they stand for, so the scrollbar is right and the browser's scroll anchoring keeps the
+ * cards in view still while heights are corrected. Dragging, dropping and every card's test ids work as
+ * before for the cards drawn; a column of 5,000 tasks mounts a few dozen cards, not 5,000 (or 200).
+ */
+const VirtualCards = memo(function VirtualCards({ ids }: { ids: readonly string[] }) {
+  const [cache] = useState(() => new HeightCache());
+  const [measures, remeasured] = useReducer((n: number) => n + 1, 0);
+  const [, scrolled] = useReducer((n: number) => n + 1, 0);
+  const scroller = useRef<HTMLDivElement>(null);
+  /** The last scrollTop and clientHeight seen, written by scroll events and the scroller's ResizeObserver: render
+   *  uses them but never measures the DOM itself, so drawing a column forces no layout. */
+  const viewport = useRef<{ top: number; height: number }>({ top: 0, height: VirtualConstants.initialViewportPx });
+  // `measures` is the cache's version: a card measured anew moves the cards after it.
+  const layout = useMemo(() => layoutItems(ids, cache.heights, cache.estimate(), VirtualConstants.gapPx), [ids, cache, measures]);
+  const range = visibleRange(layout, viewport.current.top, viewport.current.height, VirtualConstants.overscanPx);
+  const drawn = useRef<{ layout: VirtualLayout; range: VirtualRange }>({ layout, range });
+  useLayoutEffect(() => {
+    drawn.current = { layout, range };
+  });
+
+  useEffect(() => {
+    cache.onChange = remeasured;
+    return () => {
+      cache.onChange = null;
+    };
+  }, [cache]);
+
+  /** Re-render only when the viewport (plus a margin) leaves the drawn cards: most scroll events do nothing. */
+  const follow = useCallback((el: HTMLElement, height?: number) => {
+    viewport.current = { top: el.scrollTop, height: height ?? viewport.current.height };
+    const { top, height: h } = viewport.current;
+    const need = visibleRange(drawn.current.layout, top, h, VirtualConstants.marginPx);
+    if (!containsRange(drawn.current.range, need)) scrolled();
+  }, []);
+
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    // Called after layout, so reading the size here forces none.
+    const ro = new ResizeObserver(() => {
+      if (el.clientHeight !== viewport.current.height) follow(el, el.clientHeight);
+    });
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [follow]);
+
+  const { offsets, total } = layout;
+  const gap = VirtualConstants.gapPx;
+  const n = ids.length;
+  return (
+    <div className="column-cards" ref={scroller} onScroll={(e) => follow(e.currentTarget)} data-drawn={range.end - range.start}>
+      {range.start > 0 && <div className="column-spacer" aria-hidden="true" style={{ height: (offsets[range.start] as number) - gap }} />}
+      {ids.slice(range.start, range.end).map((id) => (
+        <VirtualItem key={id} id={id} observer={cache.observer} />
+      ))}
+      {range.end < n && <div className="column-spacer" aria-hidden="true" style={{ height: total - (offsets[range.end] as number) }} />}
+    </div>
+  );
+});
+
+/** One drawn card in its measured box. Memoized: a column scrolling or changing does not re-render it. */
+const VirtualItem = memo(function VirtualItem({ id, observer }: { id: string; observer: ResizeObserver | null }) {
+  const ref = useCallback(
+    (el: HTMLDivElement | null) => {
+      if (!el || !observer) return;
+      observer.observe(el);
+      return () => observer.unobserve(el);
+    },
+    [observer],
+  );
+  return (
+    <div className="column-item" data-vid={id} ref={ref}>
+      <TaskCard id={id} />
+    </div>
   );
 });

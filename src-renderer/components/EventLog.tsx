@@ -1,35 +1,29 @@
-import { memo, useLayoutEffect, useRef } from 'react';
+import { memo } from 'react';
 import type { LogEntry } from '../state/eventLog.js';
 import { useApp } from '../state/hooks.js';
 
 const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
-/** One line per board event, newest at the bottom; follows new lines unless scrolled up. */
+/**
+ * One line per board event, newest at the bottom; follows new lines unless scrolled up. The following is done
+ * by CSS, not by script: the scroller is a `column-reverse` flex box, whose scroll origin is its bottom, so a
+ * line added at the end stays in view with no `scrollHeight` read (a forced layout of the whole page per
+ * event); scrolled up, the browser's scroll anchoring keeps the lines being read where they are.
+ */
 export function EventLog() {
   const log = useApp((s) => s.log);
-  const list = useRef<HTMLOListElement>(null);
-  const stick = useRef(true);
-  useLayoutEffect(() => {
-    const el = list.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
-  }, [log]);
   return (
     <section className="event-log" data-testid="event-log" aria-label="Event log">
       <h2>
         Events <span className="count">{log.length}</span>
       </h2>
-      <ol
-        ref={list}
-        className="log-lines"
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
-        }}
-      >
-        {log.map((e) => (
-          <LogLine key={e.seq} entry={e} />
-        ))}
-      </ol>
+      <div className="log-scroll">
+        <ol className="log-lines">
+          {log.map((e) => (
+            <LogLine key={e.seq} entry={e} />
+          ))}
+        </ol>
+      </div>
     </section>
   );
 }

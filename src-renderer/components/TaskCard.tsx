@@ -1,6 +1,6 @@
-import { memo, useState, type FormEvent } from 'react';
+import { memo, useCallback, useState, type FormEvent, type ReactNode } from 'react';
 import { useDraggable } from '@dnd-kit/core';
-import type { Task } from '../../src-shared/board/model.js';
+import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { isLapsed } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
@@ -17,30 +17,16 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holderName = useApp((s) => (holder ? (s.agents[holder]?.name ?? holder) : ''));
   const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
   const leaseMs = useApp((s) => s.leaseMs);
-  const { attributes, listeners, setNodeRef, setActivatorNodeRef, isDragging } = useDraggable({
-    id: `task:${id}`,
-    data: { taskId: id } satisfies DragData,
-  });
   const [editing, setEditing] = useState(false);
   if (!task) return null;
   const lapsed = isLapsed(task);
   return (
-    // The whole card is the drag handle (buttons and fields inside it excepted, see CardPointerSensor);
-    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels.
-    <article
-      ref={(el) => {
-        setNodeRef(el);
-        setActivatorNodeRef(el);
-      }}
-      {...listeners}
-      {...attributes}
-      role="group"
-      aria-roledescription="draggable task"
-      aria-label={`${id}: ${task.title}`}
-      className={`card state-${task.state}${lapsed ? ' lapsed' : ''}${isDragging ? ' dragging' : ''}${stalled ? ' stalled' : ''}`}
-      data-testid={`card-${id}`}
-      data-state={task.state}
-      data-holder={holder}
+    <DraggableCard
+      id={id}
+      label={`${id}: ${task.title}`}
+      className={`card state-${task.state}${lapsed ? ' lapsed' : ''}${stalled ? ' stalled' : ''}`}
+      state={task.state}
+      holder={holder}
     >
       <header className="card-head">
         <span className="drag-grip" data-testid={`drag-${id}`} title="Drag onto an agent's tab to assign, onto Open to release" aria-hidden="true">
@@ -75,9 +61,55 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
       </div>
       {task.state === 'blocked' && task.blockedReason && <p className="card-reason">blocked: {task.blockedReason}</p>}
       <CardActions task={task} editing={editing} onEdit={() => setEditing((e) => !e)} />
-    </article>
+    </DraggableCard>
   );
 });
+
+interface DraggableCardProps {
+  id: string;
+  label: string;
+  className: string;
+  state: TaskState;
+  holder: string;
+  children: ReactNode;
+}
+
+/**
+ * The card's box and drag source: the only part of a card that reads dnd-kit's context, which changes for
+ * every card when a drag starts, moves over another target, or ends. Re-rendering it draws this one element:
+ * the card's content is `children`, made by TaskCard, and React skips an element it has already drawn.
+ */
+function DraggableCard({ id, label, className, state, holder, children }: DraggableCardProps) {
+  const { attributes, listeners, setNodeRef, setActivatorNodeRef, isDragging } = useDraggable({
+    id: `task:${id}`,
+    data: { taskId: id } satisfies DragData,
+  });
+  const ref = useCallback(
+    (el: HTMLElement | null) => {
+      setNodeRef(el);
+      setActivatorNodeRef(el);
+    },
+    [setNodeRef, setActivatorNodeRef],
+  );
+  return (
+    // The whole card is the drag handle (buttons and fields inside it excepted, see CardPointerSensor);
+    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels.
+    <article
+      ref={ref}
+      {...listeners}
+      {...attributes}
+      role="group"
+      aria-roledescription="draggable task"
+      aria-label={label}
+      className={`${className}${isDragging ? ' dragging' : ''}`}
+      data-testid={`card-${id}`}
+      data-state={state}
+      data-holder={holder}
+    >
+      {children}
+    </article>
+  );
+}
 
 function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; onEdit: () => void }) {
   const c = useController();

@@ -1,8 +1,9 @@
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import {
   DndContext,
   DragOverlay,
   KeyboardSensor,
+  useDndMonitor,
   useSensor,
   useSensors,
   type DragEndEvent,
@@ -24,12 +25,11 @@ export function ThreadView() {
   const c = useController();
   const folder = useApp((s) => s.folder);
   const loaded = useApp((s) => s.board !== null);
-  const [dragging, setDragging] = useState<string | null>(null);
   const sensors = useSensors(useSensor(CardPointerSensor), useSensor(KeyboardSensor, { coordinateGetter: jumpToDroppable }));
 
-  const onDragStart = (e: DragStartEvent) => setDragging((e.active.data.current as DragData | undefined)?.taskId ?? null);
+  // No drag state here: a drag re-renders only what shows it (the preview, the cards' drag sources, the
+  // drop targets), never the whole Thread view.
   const onDragEnd = (e: DragEndEvent) => {
-    setDragging(null);
     const taskId = (e.active.data.current as DragData | undefined)?.taskId;
     const over = e.over ? String(e.over.id) : null;
     if (!taskId || !over) return;
@@ -43,7 +43,7 @@ export function ThreadView() {
   };
 
   return (
-    <DndContext sensors={sensors} collisionDetection={collide} onDragStart={onDragStart} onDragEnd={onDragEnd} onDragCancel={() => setDragging(null)}>
+    <DndContext sensors={sensors} collisionDetection={collide} onDragEnd={onDragEnd}>
       <div className="thread-view">
         <section className="thread-head">
           <GoalEditor />
@@ -68,7 +68,23 @@ export function ThreadView() {
         </section>
         <ReviewDialog />
       </div>
-      <DragOverlay dropAnimation={null}>{dragging ? <CardPreview id={dragging} /> : null}</DragOverlay>
+      <DragPreview />
     </DndContext>
   );
+}
+
+/** What follows the pointer while a card is dragged; its own state, so a drag start re-renders only this. */
+function DragPreview() {
+  const [dragging, setDragging] = useState<string | null>(null);
+  useDndMonitor(
+    useMemo(
+      () => ({
+        onDragStart: (e: DragStartEvent) => setDragging((e.active.data.current as DragData | undefined)?.taskId ?? null),
+        onDragEnd: () => setDragging(null),
+        onDragCancel: () => setDragging(null),
+      }),
+      [],
+    ),
+  );
+  return <DragOverlay dropAnimation={null}>{dragging ? <CardPreview id={dragging} /> : null}</DragOverlay>;
 }

@@ -40,28 +40,15 @@ export function applyLiveEvent(board: Board, e: BoardEvent): ApplyOutcome {
   }
 }
 
-/** Event kinds that can change which column a task is in (or add a task). The rest leave columns alone. */
-const COLUMN_KINDS: ReadonlySet<BoardEvent['kind']> = new Set([
-  'task-added',
-  'grant',
-  'claim-ended',
-  'reassign',
-  'submitted',
-  'approved',
-  'returned',
-  'blocked',
-  'unblocked',
-  'reset',
-  'thread-created',
-]);
 
-export function changesColumns(kind: BoardEvent['kind']): boolean {
-  return COLUMN_KINDS.has(kind);
+/** Display order of task ids: by number (T-9 before T-10). */
+export function compareTaskIds(a: string, b: string): number {
+  const d = taskNumber(a) - taskNumber(b);
+  return Number.isNaN(d) ? a.localeCompare(b) : d;
 }
 
 function byNumber(a: Task, b: Task): number {
-  const d = taskNumber(a.id) - taskNumber(b.id);
-  return Number.isNaN(d) ? a.id.localeCompare(b.id) : d;
+  return compareTaskIds(a.id, b.id);
 }
 
 /**
@@ -82,6 +69,105 @@ export function computeColumns(board: Board, prev?: Columns): Columns {
 
 export const EMPTY_COLUMNS: Columns = computeColumns({ tasks: new Map() } as Board);
 
+/** Where `id` is, or would go, in an array sorted by compareTaskIds: the first index not before it. */
+function lowerBound(ids: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareTaskIds(ids[mid] as string, id) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A copy of a sorted id list with `id` in its place (the same array if it is there already). */
+export function insertSorted(ids: readonly string[], id: string): readonly string[] {
+  const i = lowerBound(ids, id);
+  if (ids[i] === id) return ids;
+  // New tasks get the next number, so the common case is an append.
+  return i === ids.length ? [...ids, id] : [...ids.slice(0, i), id, ...ids.slice(i)];
+}
+
+/** A copy of a sorted id list without `id` (the same array if it was not there). */
+export function removeSorted(ids: readonly string[], id: string): readonly string[] {
+  let i = lowerBound(ids, id);
+  if (ids[i] !== id) i = ids.indexOf(id); // only if the list was not in order: never drop a card silently
+  if (i < 0) return ids;
+  return [...ids.slice(0, i), ...ids.slice(i + 1)];
+}
+
+/**
+ * One task changed column (`from` null: it is new; `to` null: it is gone). Only the two columns it left and
+ * entered get new arrays, found by binary search, so a board event costs O(log n + column length) copies
+ * instead of regrouping and sorting every task; the other columns keep their arrays, and their components
+ * do not re-render.
+ */
+export function moveTask(cols: Columns, taskId: string, from: TaskState | null, to: TaskState | null): Columns {
+  if (from === to) return cols;
+  const out: Record<TaskState, readonly string[]> = { ...cols };
+  if (from) out[from] = removeSorted(cols[from], taskId);
+  if (to) out[to] = insertSorted(cols[to], taskId);
+  return out;
+}
+
+/** The tasks each agent holds a live claim on, in display order. Agents holding none are absent. */
+export type AgentClaims = Readonly<Record<string, readonly string[]>>;
+
+export const NO_CLAIMS: AgentClaims = {};
+
+/** Every agent's claims, from the whole board (a snapshot); an agent whose list did not change keeps its array. */
+export function computeAgentClaims(board: Board, prev?: AgentClaims): AgentClaims {
+  const out: Record<string, string[]> = {};
+  for (const t of board.tasks.values()) if (t.claim) (out[t.claim.agentId] ??= []).push(t.id);
+  const result: Record<string, readonly string[]> = {};
+  for (const [agentId, ids] of Object.entries(out)) {
+    ids.sort(compareTaskIds);
+    const old = prev?.[agentId];
+    result[agentId] = old && sameIds(old, ids) ? old : ids;
+  }
+  return result;
+}
+
+/**
+ * A task's holder changed (grant, reassign, claim end, a review returned to the backlog): move it between the
+ * two agents' lists. `from`/`to` are agent ids, null for "nobody". The other agents keep their arrays.
+ */
+export function moveClaim(claims: AgentClaims, taskId: string, from: string | null, to: string | null): AgentClaims {
+  if (from === to) return claims;
+  const out: Record<string, readonly string[]> = { ...claims };
+  if (from !== null && out[from]) {
+    const rest = removeSorted(out[from], taskId);
+    if (rest.length === 0) delete out[from];
+    else out[from] = rest;
+  }
+  if (to !== null) out[to] = insertSorted(out[to] ?? [], taskId);
+  return out;
+}
+
+/** What the renderer keeps besides the board to draw it without scanning every task per event. */
+export interface BoardIndex {
+  readonly columns: Columns;
+  readonly agentClaims: AgentClaims;
+}
+
+/**
+ * The index after one event changed one task (`before` and `after` are that task's objects; the reducer
+ * replaces, never mutates, them). Returns the same index when the task stayed in its column and with its holder
+ * (a renewal, a note, an edit), so nothing that draws columns or tabs re-renders.
+ */
+export function updateIndex(index: BoardIndex, taskId: string, before: Task | undefined, after: Task | undefined): BoardIndex {
+  const fromState = before?.state ?? null;
+  const toState = after?.state ?? null;
+  const fromHolder = before?.claim?.agentId ?? null;
+  const toHolder = after?.claim?.agentId ?? null;
+  if (fromState === toState && fromHolder === toHolder) return index;
+  return {
+    columns: moveTask(index.columns, taskId, fromState, toState),
+    agentClaims: moveClaim(index.agentClaims, taskId, fromHolder, toHolder),
+  };
+}
+
 function sameIds(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -97,13 +183,25 @@ export function isLapsed(task: Pick<Task, 'claim' | 'lastClaim'>): boolean {
   return task.claim === null && task.lastClaim?.reason === 'lapsed';
 }
 
-/** The soonest deadline among the live claims an agent holds, or null when it holds none. */
+/** The soonest deadline among the live claims an agent holds, or null when it holds none. Scans every task:
+ *  the window uses `nearestDeadlineOf` with the agent's claims from `AgentClaims` instead. */
 export function nearestDeadline(board: Board | null, agentId: string): number | null {
   if (!board) return null;
   let best: number | null = null;
   for (const t of board.tasks.values()) {
     const c = t.claim;
     if (c && c.agentId === agentId && (best === null || c.deadline < best)) best = c.deadline;
+  }
+  return best;
+}
+
+/** The soonest deadline among the given tasks' live claims (an agent's, from `AgentClaims`): O(its claims). */
+export function nearestDeadlineOf(board: Board | null, taskIds: readonly string[] | undefined): number | null {
+  if (!board || !taskIds) return null;
+  let best: number | null = null;
+  for (const id of taskIds) {
+    const c = board.tasks.get(id)?.claim;
+    if (c && (best === null || c.deadline < best)) best = c.deadline;
   }
   return best;
 }

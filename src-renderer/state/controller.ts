@@ -22,11 +22,14 @@ import { AckBatcher } from '../terminal/ackBatcher.js';
 import {
   applyLiveEvent,
   boardFromSnapshot,
-  changesColumns,
+  computeAgentClaims,
   computeColumns,
   describeExit,
   EMPTY_COLUMNS,
   newlyExited,
+  NO_CLAIMS,
+  updateIndex,
+  type AgentClaims,
   type Columns,
 } from './boardState.js';
 import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
@@ -63,7 +66,10 @@ export interface AppState {
   boardVersion: number;
   goal: string;
   leaseMs: number;
+  /** Task ids per column in display order, kept up to date per event (only the changed columns get new arrays). */
   columns: Columns;
+  /** Task ids each agent holds a claim on, kept up to date per event (grant, claim end, reassign, return). */
+  agentClaims: AgentClaims;
   agentIds: readonly string[];
   agents: Readonly<Record<string, AgentInfo>>;
   activeAgentId: string | null;
@@ -154,6 +160,7 @@ export function initialState(): AppState {
     goal: '',
     leaseMs: 0,
     columns: EMPTY_COLUMNS,
+    agentClaims: NO_CLAIMS,
     agentIds: [],
     agents: {},
     activeAgentId: null,
@@ -299,6 +306,7 @@ export class AppController {
         activeKey: key,
         board: null,
         columns: EMPTY_COLUMNS,
+        agentClaims: NO_CLAIMS,
         agentIds: [],
         agents: {},
         activeAgentId: null,
@@ -341,6 +349,7 @@ export class AppController {
       goal: board.goal,
       leaseMs: board.settings.leaseMs,
       columns: computeColumns(board, this.state.columns),
+      agentClaims: computeAgentClaims(board, this.state.agentClaims),
       agentIds: snap.agents.map((a) => a.id),
       agents,
       activeAgentId: pickActive(prevActive, snap.agents),
@@ -382,6 +391,10 @@ export class AppController {
     const board = this.state.board;
     if (!board) return;
     const baseBefore = board.settings.baseBranch;
+    // Every event changes at most the one task it names (the reducer replaces that task's object): its
+    // before/after say which column and which agent's claims changed, without scanning the board.
+    const taskId = 'taskId' in e ? e.taskId : null;
+    const before = taskId ? board.tasks.get(taskId) : undefined;
     const r = applyLiveEvent(board, e);
     if (r === 'duplicate') return;
     if (r !== 'applied') {
@@ -395,7 +408,15 @@ export class AppController {
       boardVersion: s.boardVersion + 1,
       log: appendLog(s.log, [toLogEntry(e, (id) => this.agentName(id))]),
     };
-    if (changesColumns(e.kind)) patch.columns = computeColumns(board, s.columns);
+    if (e.kind === 'thread-created') {
+      patch.columns = computeColumns(board, s.columns);
+      patch.agentClaims = computeAgentClaims(board, s.agentClaims);
+    } else if (taskId) {
+      const index = { columns: s.columns, agentClaims: s.agentClaims };
+      const next = updateIndex(index, taskId, before, board.tasks.get(taskId));
+      if (next.columns !== index.columns) patch.columns = next.columns;
+      if (next.agentClaims !== index.agentClaims) patch.agentClaims = next.agentClaims;
+    }
     if (e.kind === 'goal-set') {
       patch.goal = e.goal;
       this.patchThread(key, { goal: e.goal });

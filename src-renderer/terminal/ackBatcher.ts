@@ -1,8 +1,8 @@
 /** Flow-control numbers the renderer side uses (see src-main/pty/flowControl.ts for the host's half). */
 export const AckConstants = {
   /** Ack in steps of this many parsed chars (VS Code CharCountAckSize): one message per ~5 KB rather than
-   *  per write. The host's low watermark is the same 5,000, so a terminal that has parsed everything is
-   *  always below it even while holding back a partial ack. */
+   *  per write. The host resumes a paused pty below 50,000 unacked chars, so a terminal that has parsed
+   *  everything is always below it even while holding back a partial ack (it must stay ≤ that mark). */
   charCountAckSize: 5_000,
 } as const;
 

@@ -5,6 +5,7 @@ import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import type { Transport } from '../transport/types.js';
 import { PaneFeed } from './paneFeed.js';
+import { webglSupport } from './webglSupport.js';
 
 export const TerminalConstants = {
   /** Lines of scrollback each pane keeps in the window (the host's mirror keeps its own for restore). */
@@ -40,7 +41,8 @@ export function openLink(uri: string): void {
 /**
  * One agent's terminal in the window. It lives as long as the agent's tab, visible or not: a hidden pane
  * keeps parsing its output (and acking it), so switching tabs is instant. Only the visible pane holds a
- * WebGL context (browsers allow ~16 per page); hidden ones drop back to the DOM renderer.
+ * WebGL context (browsers allow ~16 per page); hidden ones drop back to the DOM renderer. Where WebGL is drawn
+ * in software (no GPU: SwiftShader, llvmpipe), every pane keeps the DOM renderer, which costs far less CPU.
  */
 export class PaneTerminal {
   readonly element: HTMLDivElement;
@@ -177,6 +179,11 @@ export class PaneTerminal {
 
   private enableWebgl(): void {
     if (this.webgl || !this.opened || this.webglAttempts >= TerminalConstants.maxWebglAttempts) return;
+    // Software WebGL does not throw, it is just slow: only a GPU is worth leaving the DOM renderer for.
+    if (webglSupport().kind !== 'hardware') {
+      this.webglAttempts = TerminalConstants.maxWebglAttempts;
+      return;
+    }
     this.webglAttempts++;
     let addon: WebglAddon | null = null;
     try {
