@@ -1,21 +1,15 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { TASK_STATES, type Task, type TaskState } from '../../src-shared/board/model.js';
 import { applyEvent, taskNumber, type Board } from '../../src-shared/board/reducer.js';
+import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import type { AgentInfo, ThreadSnapshot } from '../../src-shared/protocol/windowApi.js';
 
 /** Task ids per column, in display order. */
 export type Columns = Readonly<Record<TaskState, readonly string[]>>;
 
+/** The host's snapshot, read by the same function the host reads its snapshot files with. */
 export function boardFromSnapshot(s: ThreadSnapshot['board']): Board {
-  return {
-    threadId: s.threadId,
-    goal: s.goal,
-    settings: s.settings,
-    tasks: new Map(s.tasks.map((t) => [t.id, t])),
-    nextToken: s.nextToken,
-    nextTaskNumber: s.nextTaskNumber,
-    seq: s.seq,
-  };
+  return deserializeBoard(s);
 }
 
 export type ApplyOutcome =

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
+import { compactTask, deserializeBoard, serializeBoard } from '../../src-shared/board/serialized.js';
+
+function engineWithHistory(): LeaseEngine {
+  let t = 1000;
+  const e = new LeaseEngine({ now: () => t, wall: () => 1_764_000_000_000 + t });
+  e.createThread('th', 'goal');
+  for (let i = 0; i < 6; i++) e.addTask({ title: `task ${i}`, body: i % 2 ? 'a body' : '', verify: i === 3 ? 'npm test' : null });
+  const c = e.claim('agent-a', 'T-1');
+  if (!c.ok) throw new Error('claim');
+  e.note('agent-a', 'T-1', 'working', c.value.token);
+  e.recordWorktree('T-1', { path: '/data/wt/T-1', branch: 'forkbench/T-1', base: 'main', baseCommit: 'abc' }, 'forkbench');
+  e.claim('agent-b', 'T-2');
+  t += 200_000; // T-2's lease lapses: lastClaim set, failures counted
+  e.sweep();
+  e.block('T-4', 'waiting on a decision');
+  return e;
+}
+
+describe('snapshot encoding', () => {
+  it('a board survives compact serialization exactly, and a fresh task carries only its four fields', () => {
+    const e = engineWithHistory();
+    const s = serializeBoard(e.state);
+    expect(deserializeBoard(JSON.parse(JSON.stringify(s)))).toEqual(e.state);
+    expect(Object.keys(s.tasks.find((t) => t.id === 'T-5') ?? {}).sort()).toEqual(['createdAt', 'id', 'state', 'title']);
+    expect(s.tasks.find((t) => t.id === 'T-1')).toMatchObject({ lastClaim: { agentId: 'agent-a', reason: 'lapsed' }, failures: 1, notes: [{ text: 'working' }], worktree: { branch: 'forkbench/T-1' } });
+    expect(JSON.stringify(s).length).toBeLessThan(JSON.stringify([...e.state.tasks.values()]).length);
+  });
+
+  it('a snapshot file written with full tasks, before worktrees existed, still loads', () => {
+    const e = engineWithHistory();
+    const full = { ...serializeBoard(e.state), tasks: [...e.state.tasks.values()].map(({ worktree: _w, ...rest }) => rest) };
+    const back = deserializeBoard(JSON.parse(JSON.stringify(full)));
+    expect(back.tasks.get('T-5')).toEqual(e.state.tasks.get('T-5'));
+    expect(back.tasks.get('T-1')?.worktree).toBeNull();
+    expect(compactTask(back.tasks.get('T-4') as never)).toMatchObject({ verify: 'npm test' });
+  });
+});
