@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import type { WindowMethod, WindowParams, WindowResult, WsServerMessage } from '../src-shared/protocol/windowApi.js';
 import { openWindow, type Served, type WindowSession } from './harness.js';
 import { dragCard } from './pageActions.js';
+import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, startLongTasks, stopLongTasks } from './pageMeasures.js';
 
 /**
  * A big board in a real browser: `forkbench serve`, Debian's Chromium, FORKBENCH_BIG_TASKS tasks (5,000 unless
@@ -58,43 +59,6 @@ class HostClient {
   }
 }
 
-/** Per board-event push: the page's handler plus the React work it queued (script), and with style and layout. */
-interface EventTiming {
-  kind: string;
-  script: number;
-  layout: number;
-}
-
-/**
- * Times every board-event push the page takes: from the WebSocket message to the end of the microtasks it
- * queued (React renders a store change in a microtask), then once more after forcing style and layout, which
- * the next frame would have done anyway. Installed before the page's own scripts run; plain JS in a string,
- * so the test runner's transform cannot touch it.
- */
-const INSTRUMENT_PUSHES = `(() => {
-  window.__eventTimings = [];
-  const desc = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage');
-  Object.defineProperty(WebSocket.prototype, 'onmessage', {
-    configurable: true,
-    get: desc.get,
-    set(fn) {
-      if (!fn) return desc.set.call(this, fn);
-      desc.set.call(this, function (ev) {
-        const data = typeof ev.data === 'string' ? ev.data : '';
-        const m = data.startsWith('{"push":{"type":"board-event"') ? /"kind":"([a-z-]+)"/.exec(data) : null;
-        const t0 = performance.now();
-        fn.call(this, ev);
-        if (!m) return;
-        Promise.resolve().then(() => undefined).then(() => undefined).then(() => {
-          const t1 = performance.now();
-          document.body.getBoundingClientRect();
-          window.__eventTimings.push({ kind: m[1], script: t1 - t0, layout: performance.now() - t0 });
-        });
-      });
-    },
-  });
-})();`;
-
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
@@ -131,7 +95,7 @@ describe(`a board of ${TASKS} tasks in a real browser`, () => {
     await Promise.all(Array.from({ length: 256 }, adder));
     console.log(`added ${TASKS} tasks in ${Date.now() - t0} ms`);
 
-    await page.addInitScript({ content: INSTRUMENT_PUSHES });
+    await page.addInitScript({ content: INSTRUMENT_SOCKET });
     const loadStart = Date.now();
     await page.goto(`${served.url}&debug=1`);
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
@@ -152,9 +116,8 @@ describe(`a board of ${TASKS} tasks in a real browser`, () => {
 
     // Claim events at this size: a person assigns a task (grant) and releases it (claim-ended), one at a time.
     // Each waits until the page has taken the previous one, so they are timed one at a time.
-    const claimTimings = () =>
-      page.evaluate(() => (window as unknown as { __eventTimings: EventTiming[] }).__eventTimings.filter((t) => t.kind === 'grant' || t.kind === 'claim-ended'));
-    await page.evaluate(() => ((window as unknown as { __eventTimings: EventTiming[] }).__eventTimings.length = 0));
+    const claimTimings = () => claimEventTimings(page);
+    await clearEventTimings(page);
     for (let i = 0; i < CLAIM_ROUNDS; i++) {
       const taskId = `T-${TASKS - i * Math.floor(TASKS / CLAIM_ROUNDS)}`;
       await host.call('task.assign', { key, taskId, agentId });
@@ -167,25 +130,11 @@ describe(`a board of ${TASKS} tasks in a real browser`, () => {
     console.log(`claim event at ${TASKS} tasks, with style + layout: ${stats(claimEvents.map((t) => t.layout))}`);
 
     // The drag, with every long task (> 50 ms) the main thread has meanwhile.
-    await page.evaluate(() => {
-      const lt = window as unknown as { __longTasks: number[]; __longTaskObserver: PerformanceObserver };
-      lt.__longTasks = [];
-      lt.__longTaskObserver = new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) lt.__longTasks.push(e.duration);
-      });
-      lt.__longTaskObserver.observe({ type: 'longtask' });
-    });
+    await startLongTasks(page);
     await dragCard(page, 'T-1', `agent-tab-${agentId}`);
     await expect.poll(() => page.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: 10_000 }).toBe(agentId);
     expect(await page.getByTestId('card-T-1').getAttribute('data-state')).toBe('claimed');
-    // Long-task entries are delivered after the task; a frame later every one of the drag is in.
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
-    const longTasks = await page.evaluate(() => {
-      const lt = window as unknown as { __longTasks: number[]; __longTaskObserver: PerformanceObserver };
-      for (const e of lt.__longTaskObserver.takeRecords()) lt.__longTasks.push(e.duration);
-      lt.__longTaskObserver.disconnect();
-      return lt.__longTasks;
-    });
+    const longTasks = await stopLongTasks(page);
     console.log(
       `drag at ${TASKS} tasks: ${longTasks.length} long task(s), max ${longTasks.length ? Math.max(...longTasks).toFixed(0) : 0} ms` +
         (longTasks.length ? ` [${longTasks.map((d) => d.toFixed(0)).join(', ')}]` : ''),

@@ -6,8 +6,10 @@ import { App } from './components/App.js';
 import { notificationPermission, requestNotificationPermission, systemNotify } from './notifications.js';
 import { AppController } from './state/controller.js';
 import { ServicesContext } from './state/hooks.js';
+import { PaneTerminal } from './terminal/paneTerminal.js';
 import { TerminalRegistry } from './terminal/terminalRegistry.js';
 import { chooseTransport } from './transport/index.js';
+import type { Transport } from './transport/types.js';
 
 const transport = chooseTransport();
 let controller: AppController | null = null;
@@ -22,14 +24,50 @@ controller = new AppController(transport, {
 });
 controller.start();
 
+/** What end-to-end tests and the browser bench may reach in the page, with `?debug=1` only. */
+interface ForkbenchDebug {
+  store: AppController['store'];
+  terminalText(agentId: string): string;
+  /** Live output chars an agent's pane has parsed so far (what its acks count); 0 without such a pane. */
+  parsedChars(agentId: string): number;
+  /** Call `fn` after each parsed write of an agent's live output (null stops); false without such a pane. */
+  onParsed(agentId: string, fn: ((total: number) => void) | null): boolean;
+  /** A pane terminal made as the app makes one (same xterm options, renderer choice, feed and acks) on a
+   *  transport that goes nowhere, shown in `container`: the in-page parse ceiling for pane throughput. */
+  detachedPane(container: HTMLElement): PaneTerminal;
+}
+
 declare global {
   interface Window {
-    __forkbenchDebug?: { store: AppController['store']; terminalText(agentId: string): string };
+    __forkbenchDebug?: ForkbenchDebug;
   }
 }
-// For end-to-end tests only: read the state and a terminal's text, nothing else. Never without ?debug=1.
+// For end-to-end tests and the browser bench only: read the state and terminals, nothing else. Never
+// without ?debug=1.
 if (new URLSearchParams(location.search).get('debug') === '1') {
-  window.__forkbenchDebug = { store: controller.store, terminalText: (agentId) => terminals.get(agentId)?.text() ?? '' };
+  const nowhere: Transport = {
+    kind: 'websocket',
+    state: 'connected',
+    call: () => Promise.resolve(null as never),
+    subscribe: () => () => undefined,
+    onState: () => () => undefined,
+    dispose: () => undefined,
+  };
+  window.__forkbenchDebug = {
+    store: controller.store,
+    terminalText: (agentId) => terminals.get(agentId)?.text() ?? '',
+    parsedChars: (agentId) => terminals.get(agentId)?.feed.parsedChars ?? 0,
+    onParsed(agentId, fn) {
+      const pane = terminals.get(agentId);
+      if (pane) pane.feed.onParsed = fn;
+      return !!pane;
+    },
+    detachedPane(container) {
+      const pane = new PaneTerminal('debug', 'debug', nowhere, () => undefined);
+      pane.show(container);
+      return pane;
+    },
+  };
 }
 
 const root = document.getElementById('root');

@@ -23,7 +23,11 @@ export class PaneFeed {
   private generation = 0;
   private restoring = false;
   private disposed = false;
+  private parsedTotal = 0;
   private readonly acks: AckBatcher;
+  /** For the debug hook (`?debug=1`) and the browser bench only: after each parsed write of live output,
+   *  with the running total of `parsedChars`. */
+  onParsed: ((total: number) => void) | null = null;
 
   constructor(
     private readonly sink: TerminalSink,
@@ -37,6 +41,11 @@ export class PaneFeed {
     return this.restoring;
   }
 
+  /** Live output chars the terminal has parsed so far (what the acks count); a restored screen is not. */
+  get parsedChars(): number {
+    return this.parsedTotal;
+  }
+
   /** Output from the host. */
   data(data: string): void {
     if (this.disposed || data.length === 0) return;
@@ -46,7 +55,10 @@ export class PaneFeed {
     }
     const n = data.length;
     this.sink.write(data, () => {
-      if (!this.disposed) this.acks.parsed(n);
+      if (this.disposed) return;
+      this.parsedTotal += n;
+      this.acks.parsed(n);
+      this.onParsed?.(this.parsedTotal);
     });
   }
 
