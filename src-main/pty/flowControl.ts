@@ -7,7 +7,7 @@
  *   without limit until it throws at 50 MB. If the mirror were exempt whenever a window is attached, a fast
  *   window would let the pty outrun the mirror and the host's memory would grow with the flood. It acks from
  *   its own write callback, i.e. after parsing.
- * - Every attached window is a consumer too, acking after its xterm has parsed (ack every ~5,000 chars).
+ * - Every attached window is a consumer too, acking after its xterm has parsed (ack every ~50,000 chars).
  * - The pty is paused while ANY consumer is more than `highWatermarkChars` behind and resumed once ALL are
  *   below `lowWatermarkChars` (half the window, so nobody runs dry while the pty catches up). So a pane
  *   runs at the speed of its slowest consumer and host memory per pane is bounded by about
@@ -19,22 +19,24 @@
  * memory. The transport must therefore `removeConsumer` when a window goes away.
  */
 export const FlowControlConstants = {
-  /** Pause above this many unacknowledged chars (VS Code FlowControlConstants.HighWatermarkChars). ~100 KB is
-   *  a few ms of parse work, enough to keep xterm busy between acks without buffering a flood. It alone
-   *  bounds memory: at most this plus one read chunk per consumer. */
-  highWatermarkChars: 100_000,
-  /** Resume below this: half the window. VS Code resumes at 5,000, i.e. once the consumer has all but
-   *  emptied its window; then every cycle the consumer sits idle for the resume's round trip (ack -> resume
-   *  -> pty read -> batch -> message). bench/ptyBench.ts, simulated window parsing at 15 MB/s: idle 31-39 %
-   *  of a flood (the review saw 52-78 % for a real page). Resuming at half the window, with messages of at
-   *  most 25k chars (OutputBatcherConstants.maxBatchChars; a consumer acks per message), the consumer still
-   *  has 25-50k chars (~1-3 ms of parsing) in hand when the pty reads again, which covers that round trip on
-   *  a loopback: idle 2-17 %. The pty is still toggled at most once per 50,000 chars, not on every ack. */
-  lowWatermarkChars: 50_000,
-  /** Consumers ack in steps of this many parsed chars (VS Code CharCountAckSize): one message per ~5 KB
-   *  rather than per write. At most the low watermark, so a consumer that has parsed everything is always
-   *  below it, even holding back an unsent partial ack (the renderer's AckBatcher uses the same 5,000). */
-  charCountAckSize: 5_000,
+  /** Pause above this many unacknowledged chars. VS Code uses 100,000 (FlowControlConstants.HighWatermarkChars)
+   *  for Electron IPC; a page behind a WebSocket acks through a busy main thread (xterm's parse and the DOM
+   *  renderer's frames share it), so 100k (~4 ms of parsing) ran out before an ack could come back: a 20 MB
+   *  `cat` reached the page at 5.7-6.5 MB/s. 1,000,000 (~40 ms of parsing) keeps the page fed through those
+   *  stalls: 9.4-9.8 MB/s in bench/browserBench.ts on this 2-core machine. It still alone bounds memory: at
+   *  most this plus one read chunk (~2 MB of UTF-16) per consumer, far under xterm's 50 MB discard limit. */
+  highWatermarkChars: 1_000_000,
+  /** Resume below this: half the window, so a consumer still has half a window in hand when the pty reads
+   *  again. (VS Code resumes at 5,000, i.e. once the consumer has all but emptied its window; then every
+   *  cycle it sits idle for the resume's round trip: the review saw a page waiting 52-78 % of a flood.) The
+   *  pty is toggled at most once per 500,000 chars, not on every ack. */
+  lowWatermarkChars: 500_000,
+  /** Consumers ack in steps of this many parsed chars: one message per 50 KB. VS Code's 5,000
+   *  (CharCountAckSize) meant 4,000 acks, each a WebSocket message and a validated host call, for a 20 MB
+   *  flood; at 50,000 the page's share of the bench above rose ~5 %. At most the low watermark, so a
+   *  consumer that has parsed everything is always below it, even holding back an unsent partial ack (the
+   *  renderer's AckBatcher uses the same number). */
+  charCountAckSize: 50_000,
 } as const;
 
 export interface FlowControlLimits {

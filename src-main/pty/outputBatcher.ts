@@ -11,11 +11,11 @@ export const OutputBatcherConstants = {
   flushDelayMs: 5,
   /** A batch is flushed once it holds this many chars, even within the interval. A consumer acks a message
    *  only when it has parsed all of it (xterm's write callback), so under flow control the message size is
-   *  the ack granularity: with 100k messages a window's backlog drops from ~100k to 0 in one ack, the pty is
-   *  resumed only once the window has run dry, and it waits for the next read. At a quarter of the 100k
-   *  window (half the 50k resume mark) a resume comes while the window still has at least one unparsed
-   *  message (~0.8 ms of work at 30 MB/s), which covers the resume's round trip. Floods only: at the
-   *  5 ms interval a batch reaches 25k only above ~5 MB/s. */
+   *  the ack granularity: messages as large as the window would drop a backlog to 0 in one ack and the pty
+   *  would resume only once the window ran dry. Far below the flow-control window (1,000,000) a resume
+   *  comes while the consumer still has many messages in hand. 25k keeps a message under ~1 ms of parsing;
+   *  100k measured no faster (bench/browserBench.ts). Floods only: at the 5 ms interval a batch reaches 25k
+   *  only above ~5 MB/s. */
   maxBatchChars: 25_000,
 } as const;
 
@@ -109,7 +109,7 @@ export class OutputBatcher implements Disposable {
   /**
    * The consumers are waiting for data (flow control just resumed the pty): emits what is waiting, and lets
    * the next chunk go out at once instead of sitting out the rest of the interval. Batching exists to spare
-   * messages; a resume comes at most once per half window of output, so this costs one message per ~50k
+   * messages; a resume comes at most once per half window of output, so this costs one message per ~500k
    * chars and spares the consumer an idle gap of up to 5 ms per pause/resume cycle.
    */
   expedite(): void {

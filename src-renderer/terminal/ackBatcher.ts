@@ -1,9 +1,10 @@
 /** Flow-control numbers the renderer side uses (see src-main/pty/flowControl.ts for the host's half). */
 export const AckConstants = {
-  /** Ack in steps of this many parsed chars (VS Code CharCountAckSize): one message per ~5 KB rather than
-   *  per write. The host resumes a paused pty below 50,000 unacked chars, so a terminal that has parsed
-   *  everything is always below it even while holding back a partial ack (it must stay ≤ that mark). */
-  charCountAckSize: 5_000,
+  /** Ack in steps of this many parsed chars: one message per ~50 KB rather than per write (the host's
+   *  FlowControlConstants.charCountAckSize, where the number is argued). The host resumes a paused pty below
+   *  500,000 unacked chars, so a terminal that has parsed everything is always below it even while holding
+   *  back a partial ack (it must stay ≤ that mark). */
+  charCountAckSize: 50_000,
 } as const;
 
 /**

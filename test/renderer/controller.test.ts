@@ -1,3 +1,4 @@
+import { AckConstants } from '../../src-renderer/terminal/ackBatcher.js';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Limits } from '../../src-shared/board/limits.js';
@@ -206,11 +207,13 @@ describe('AppController', () => {
     t.push({ type: 'pane-data', key: KEY, agentId: 'a1', data: 'hello' });
     expect(panes.written).toEqual(['a1:hello']);
     expect(c.state.log).toHaveLength(3); // output never touches the store
-    t.push({ type: 'pane-data', key: 'fedcba9876543210', agentId: 'x', data: 'y'.repeat(6_000) });
-    t.push({ type: 'pane-data', key: KEY, agentId: 'gone', data: 'z'.repeat(5_000) });
+    // Output nobody shows is acked in the same steps a terminal acks in, so it never holds a pane back.
+    const step = AckConstants.charCountAckSize;
+    t.push({ type: 'pane-data', key: 'fedcba9876543210', agentId: 'x', data: 'y'.repeat(step + 1_000) });
+    t.push({ type: 'pane-data', key: KEY, agentId: 'gone', data: 'z'.repeat(step) });
     expect(t.callsOf('agent.ack')).toEqual([
-      { key: 'fedcba9876543210', agentId: 'x', chars: 6_000 },
-      { key: KEY, agentId: 'gone', chars: 5_000 },
+      { key: 'fedcba9876543210', agentId: 'x', chars: step + 1_000 },
+      { key: KEY, agentId: 'gone', chars: step },
     ]);
   });
 

@@ -1,21 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { AckBatcher } from '../../src-renderer/terminal/ackBatcher.js';
+import { AckBatcher, AckConstants } from '../../src-renderer/terminal/ackBatcher.js';
 import { PaneFeed, type TerminalSink } from '../../src-renderer/terminal/paneFeed.js';
 
 describe('AckBatcher', () => {
-  it('acks in batches of ~5,000 chars, never char by char', () => {
+  it('acks in batches of the ack step, never char by char', () => {
+    const step = AckConstants.charCountAckSize;
+    const fifth = step / 5;
     const sent: number[] = [];
     const b = new AckBatcher((n) => sent.push(n));
-    for (let i = 0; i < 9; i++) b.parsed(1_000);
-    expect(sent).toEqual([5_000]);
-    expect(b.unsent).toBe(4_000);
-    b.parsed(1_500);
-    expect(sent).toEqual([5_000, 5_500]);
+    for (let i = 0; i < 9; i++) b.parsed(fifth);
+    expect(sent).toEqual([step]);
+    expect(b.unsent).toBe(4 * fifth);
+    b.parsed(1.5 * fifth);
+    expect(sent).toEqual([step, 5.5 * fifth]);
     b.parsed(0);
     b.parsed(-3);
     b.parsed(10);
     b.flush();
-    expect(sent).toEqual([5_000, 5_500, 10]);
+    expect(sent).toEqual([step, 5.5 * fifth, 10]);
     b.flush();
     expect(sent).toHaveLength(3);
   });
