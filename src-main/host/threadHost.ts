@@ -393,7 +393,11 @@ export class ThreadHost {
   private async died(pane: Pane): Promise<void> {
     const id = pane.record.id;
     this.registry.revoke(id);
+    // The tab says so now too: a window paced by flow control may take a while to take in the tail, and the
+    // person pressing Ctrl-C under a flood should not wait for it. The exit status follows with `exited`.
+    pane.record.status = 'exited';
     if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
+    if (this.panes.get(id) === pane) this.fireAgents();
   }
 
   private async exited(pane: Pane, code: number, signal: number | null): Promise<void> {
