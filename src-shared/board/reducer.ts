@@ -27,6 +27,20 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   copyFiles: [],
 };
 
+/** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave
+ *  out whatever still holds these values (serialized.ts), and fields added later (worktree) read as these. */
+export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
+  body: '',
+  claim: null,
+  lastClaim: null,
+  attempts: 0,
+  failures: 0,
+  notes: [],
+  blockedReason: null,
+  verify: null,
+  worktree: null,
+};
+
 export function emptyBoard(threadId = ''): Board {
   return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0 };
 }
@@ -59,21 +73,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
     case 'task-added': {
       if (b.tasks.has(e.taskId)) throw new EventMismatch(e, `${e.taskId} exists`);
-      b.tasks.set(e.taskId, {
-        id: e.taskId,
-        title: e.title,
-        body: e.body,
-        state: 'open',
-        claim: null,
-        lastClaim: null,
-        attempts: 0,
-        failures: 0,
-        notes: [],
-        blockedReason: null,
-        verify: e.verify,
-        createdAt: e.at,
-        worktree: null,
-      });
+      b.tasks.set(e.taskId, { ...NEW_TASK, id: e.taskId, title: e.title, body: e.body, state: 'open', verify: e.verify, createdAt: e.at });
       b.nextTaskNumber = Math.max(b.nextTaskNumber, taskNumber(e.taskId) + 1);
       break;
     }

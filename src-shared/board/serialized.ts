@@ -1,5 +1,5 @@
 import type { Task, ThreadSettings } from './model.js';
-import { withDefaults, type Board } from './reducer.js';
+import { NEW_TASK, withDefaults, type Board } from './reducer.js';
 
 /**
  * A task as stored in a snapshot file and sent in a window's snapshot: fields that still hold a new task's
@@ -8,19 +8,6 @@ import { withDefaults, type Board } from './reducer.js';
  */
 export type CompactTask = Pick<Task, 'id' | 'title' | 'state' | 'createdAt'> & Partial<Task>;
 
-/** A task's fields as the reducer creates it (task-added), besides the four every task spells out. Fields
- *  added later (worktree) are here too, so snapshots written before them load with the default. */
-const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
-  body: '',
-  claim: null,
-  lastClaim: null,
-  attempts: 0,
-  failures: 0,
-  notes: [],
-  blockedReason: null,
-  verify: null,
-  worktree: null,
-};
 const OPTIONAL_KEYS = Object.keys(NEW_TASK) as Array<keyof typeof NEW_TASK>;
 
 export function compactTask(t: Task): CompactTask {

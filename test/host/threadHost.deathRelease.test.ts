@@ -3,31 +3,18 @@
  * drained. A window that never acks holds the flooding pane paused, so the tail cannot drain until it lets
  * go: the claim must end (and the secret die) while the exit is still pending.
  */
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { nextEvent } from '../helpers/events.js';
+import { hostFixture } from '../helpers/hosts.js';
 import { waitFor } from '../pty/helpers.js';
 
 const linux = process.platform === 'linux';
-const hosts: ThreadHost[] = [];
-const dirs: string[] = [];
+const fixture = hostFixture('death');
+const openHost = fixture.open;
 afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.dispose();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  await fixture.cleanup();
 });
 
-async function openHost(): Promise<ThreadHost> {
-  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-death-'));
-  dirs.push(root);
-  const folder = join(root, 'project');
-  fs.mkdirSync(folder);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
-  hosts.push(host);
-  return host;
-}
 
 describe('hard release on death', () => {
   it.runIf(linux)('kill -9 ends the claim before the output tail has drained; the exit follows', async () => {

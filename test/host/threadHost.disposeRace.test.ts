@@ -1,11 +1,9 @@
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import type { BoardService } from '../../src-main/board/boardService.js';
-import { NotifyConstants, ThreadHost } from '../../src-main/host/threadHost.js';
+import { NotifyConstants } from '../../src-main/host/threadHost.js';
+import { hostFixture } from '../helpers/hosts.js';
 
 /** The liveness check's /proc read, with a hook that runs while the real read is in flight. */
 const proc = vi.hoisted(() => ({ onRead: null as ((pid: number) => void) | null }));
@@ -21,23 +19,13 @@ vi.mock('../../src-main/pty/procLiveness.js', async (importOriginal) => {
   };
 });
 
-const hosts: ThreadHost[] = [];
-const dirs: string[] = [];
+const fixture = hostFixture('dispose');
+const openHost = fixture.open;
 afterEach(async () => {
   proc.onRead = null;
-  for (const h of hosts.splice(0)) await h.dispose();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  await fixture.cleanup();
 });
 
-async function openHost(opts: { liveness?: boolean; notifyQuietMs?: number } = {}): Promise<ThreadHost> {
-  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-dispose-'));
-  dirs.push(root);
-  const folder = join(root, 'project');
-  fs.mkdirSync(folder);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, notifyQuietMs: opts.notifyQuietMs });
-  hosts.push(host);
-  return host;
-}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

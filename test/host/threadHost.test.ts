@@ -1,31 +1,21 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { CLI, ensureBuilt } from '../helpers/cli.js';
 import { nextEvent } from '../helpers/events.js';
+import { hostFixture } from '../helpers/hosts.js';
 
 const FAKE_AGENT = join(import.meta.dirname, '..', 'fixtures', 'fakeAgent.sh');
-const hosts: ThreadHost[] = [];
-const dirs: string[] = [];
+const fixture = hostFixture('host');
+const openHost = fixture.open;
 
 beforeAll(() => ensureBuilt());
 afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.dispose();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  await fixture.cleanup();
 });
 
-async function openHost(opts: { liveness?: boolean; notifyQuietMs?: number } = {}): Promise<ThreadHost> {
-  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-host-'));
-  dirs.push(root);
-  const folder = join(root, 'project');
-  fs.mkdirSync(folder);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, notifyQuietMs: opts.notifyQuietMs });
-  hosts.push(host);
-  return host;
-}
 
 
 function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {

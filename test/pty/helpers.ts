@@ -37,3 +37,18 @@ export function spawnPane(command: string, args: string[], options: PtySessionOp
   });
   return { session, output: () => text, chars: () => chars };
 }
+
+/** Panes spawned by one test file: `pane` spawns and tracks, `disposeAll` (an afterEach) disposes them. */
+export function paneTracker() {
+  const panes: Pane[] = [];
+  return {
+    pane(...args: Parameters<typeof spawnPane>): Pane {
+      const p = spawnPane(...args);
+      panes.push(p);
+      return p;
+    },
+    disposeAll(): void {
+      for (const p of panes.splice(0)) p.session.dispose();
+    },
+  };
+}

@@ -5,18 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Timers } from '../../src-main/pty/timers.js';
-import { sleep, spawnPane, waitFor, type Pane } from './helpers.js';
+import { paneTracker, sleep, waitFor } from './helpers.js';
 
 const linux = process.platform === 'linux';
-const panes: Pane[] = [];
-function pane(...args: Parameters<typeof spawnPane>): Pane {
-  const p = spawnPane(...args);
-  panes.push(p);
-  return p;
-}
-afterEach(() => {
-  for (const p of panes.splice(0)) p.session.dispose();
-});
+const tracker = paneTracker();
+const pane = tracker.pane;
+afterEach(() => tracker.disposeAll());
 
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`no ${what} within ${ms} ms`)))]);

@@ -3,19 +3,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FlowControlConstants } from '../../src-main/pty/flowControl.js';
 import { listProcesses, readProcFacts } from '../../src-main/pty/procLiveness.js';
 import type { PtySession } from '../../src-main/pty/ptySession.js';
-import { sleep, spawnPane, waitFor, type Pane } from './helpers.js';
+import { paneTracker, sleep, waitFor } from './helpers.js';
 
 const { Terminal } = headlessModule;
 const linux = process.platform === 'linux';
-const panes: Pane[] = [];
-function pane(...args: Parameters<typeof spawnPane>): Pane {
-  const p = spawnPane(...args);
-  panes.push(p);
-  return p;
-}
-afterEach(() => {
-  for (const p of panes.splice(0)) p.session.dispose();
-});
+const tracker = paneTracker();
+const pane = tracker.pane;
+afterEach(() => tracker.disposeAll());
 
 /** node's tty ReadStream reads at most 64 KiB at once: the most that can arrive after a pause was decided. */
 const READ_CHUNK = 64 * 1024;

@@ -1,0 +1,28 @@
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ThreadHost } from '../../src-main/host/threadHost.js';
+
+/**
+ * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
+ * runtime folder in one temp root), `cleanup` (an afterEach) disposes them all and removes their folders.
+ */
+export function hostFixture(prefix: string) {
+  const hosts: ThreadHost[] = [];
+  const dirs: string[] = [];
+  return {
+    async open(opts: { liveness?: boolean; notifyQuietMs?: number } = {}): Promise<ThreadHost> {
+      const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
+      dirs.push(root);
+      const folder = join(root, 'project');
+      fs.mkdirSync(folder);
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, notifyQuietMs: opts.notifyQuietMs });
+      hosts.push(host);
+      return host;
+    },
+    async cleanup(): Promise<void> {
+      for (const h of hosts.splice(0)) await h.dispose();
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
