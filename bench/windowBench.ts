@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
@@ -14,14 +15,20 @@ function timeToOutput(args: string[], until: RegExp | null, env: NodeJS.ProcessE
     const t0 = performance.now();
     const p = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
+    let seenAt: number | null = null;
     p.stdout.on('data', (d) => {
       out += d;
-      if (until && until.test(out)) {
-        resolve(performance.now() - t0);
+      if (until && seenAt === null && until.test(out)) {
+        seenAt = performance.now() - t0;
         p.kill('SIGINT');
       }
     });
-    p.on('exit', () => (until ? reject(new Error(`exited before printing ${until}: ${out}`)) : resolve(performance.now() - t0)));
+    // Resolved once the process is gone, so the caller can remove its folders.
+    p.on('exit', () => {
+      if (!until) resolve(performance.now() - t0);
+      else if (seenAt !== null) resolve(seenAt);
+      else reject(new Error(`exited before printing ${until}: ${out}`));
+    });
   });
 }
 
@@ -65,6 +72,7 @@ export async function windowBench(): Promise<Row[]> {
     const s = await startServe();
     await s.stop();
     serveStart.push(await timeToOutput([join(ROOT, 'bin', 'forkbench.cjs'), 'serve', s.folder], /Open http/, { ...process.env, FORKBENCH_DATA_DIR: join(s.root, 'data2'), XDG_RUNTIME_DIR: join(s.root, 'run2') }));
+    fs.rmSync(s.root, { recursive: true, force: true });
   }
   rows.push({ name: 'serve start → URL (median)', value: median(serveStart), unit: 'ms', note: `bare node ${median(bare).toFixed(0)} ms, ratio ${(median(serveStart) / median(bare)).toFixed(2)}` });
 
@@ -146,6 +154,7 @@ export async function windowBench(): Promise<Row[]> {
     w.close();
   } finally {
     await served?.stop();
+    if (served) fs.rmSync(served.root, { recursive: true, force: true });
   }
   return rows;
 }
