@@ -10,7 +10,7 @@ import { openWindow, type Served, type WindowSession } from '../e2e/harness.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, snapshotCalls, startLongTasks, stopLongTasks } from '../e2e/pageMeasures.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
 import { OutputBatcherConstants } from '../src-main/pty/outputBatcher.js';
-import { percentile, type Row } from './table.js';
+import { percentileOf, type Row } from './table.js';
 
 /** 250,000 lines of 80 chars: 20,000,000 bytes, ~3 s through the page here and ~1 s for the ceiling. Not
  *  50 MB: the ceiling queues all of it into xterm at once, and xterm drops writes beyond 50 MB queued. */
@@ -28,8 +28,7 @@ const SIZES = [1000, 5000];
 /** Where the bench tells the page (across reloads) how many open tasks mean "the board is drawn". */
 const DRAWN_KEY = 'forkbench-bench-tasks';
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const p = (xs: number[], q: number) => percentile(sorted(xs), q);
+const p = percentileOf;
 const verdict = (ok: boolean) => (ok ? '(met)' : '(NOT met)');
 const f1 = (n: number) => n.toFixed(1);
 const progress = (what: string) => process.stderr.write(`  browser: ${what}…\n`);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadHost } from '../src-main/host/threadHost.js';
-import { percentile, type Row } from './table.js';
+import { median, percentileOf, type Row } from './table.js';
 
 /** A fixed identity so commits work on a machine without git config. */
 const IDENTITY = { GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@localhost', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@localhost' };
@@ -24,7 +24,6 @@ function timed(cwd: string, command: string, env: NodeJS.ProcessEnv): Promise<nu
   });
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 
 /**
  * Git under claims: what a grant with its worktree costs against a bare `git worktree add` of the same repo
@@ -63,7 +62,7 @@ export async function gitBench(): Promise<Row[]> {
     }
     const ratio = median(grant) / median(bare);
     rows.push({ name: 'bare git worktree add (median)', value: median(bare), unit: 'ms', note: `${FILES} files, ${GRANTS} runs` });
-    rows.push({ name: 'grant with worktree (median)', value: median(grant), unit: 'ms', note: `claim → worktree ready, p90 ${percentile([...grant].sort((a, b) => a - b), 90).toFixed(1)} ms` });
+    rows.push({ name: 'grant with worktree (median)', value: median(grant), unit: 'ms', note: `claim → worktree ready, p90 ${percentileOf(grant, 90).toFixed(1)} ms` });
     rows.push({ name: 'grant / bare worktree add', value: ratio, unit: 'x', note: `goal ≤ 1.5 ${ratio <= 1.5 ? '(met)' : '(NOT met)'}` });
 
     // Commit overhead: the same one-file commit in a fenced worktree and in a plain one.

@@ -21,3 +21,10 @@ export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
+
+/** The p-th percentile of values in any order (a sorted copy is taken). */
+export function percentileOf(values: readonly number[], p: number): number {
+  return percentile([...values].sort((a, b) => a - b), p);
+}
+
+export const median = (values: readonly number[]): number => percentileOf(values, 50);

@@ -3,11 +3,9 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
-import { percentile, type Row } from './table.js';
+import { median, percentileOf, type Row } from './table.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const median = (xs: number[]) => percentile(sorted(xs), 50);
 
 /** Milliseconds from spawning a process to a line of its stdout matching `until` (or to its exit). */
 function timeToOutput(args: string[], until: RegExp | null, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -104,8 +102,8 @@ export async function windowBench(): Promise<Row[]> {
       await new Promise((r) => setTimeout(r, 20));
       if (i % 26 === 25) await w.call('agent.input', { key, agentId: cat, data: '\r' });
     }
-    rows.push({ name: 'keystroke echo p50', value: percentile(sorted(echo), 50), unit: 'ms', note: 'agent.input → pane-data over the WebSocket, 200 keys' });
-    rows.push({ name: 'keystroke echo p99', value: percentile(sorted(echo), 99), unit: 'ms', note: `goal < 5 ${percentile(sorted(echo), 99) < 5 ? '(met)' : '(NOT met)'}` });
+    rows.push({ name: 'keystroke echo p50', value: percentileOf(echo, 50), unit: 'ms', note: 'agent.input → pane-data over the WebSocket, 200 keys' });
+    rows.push({ name: 'keystroke echo p99', value: percentileOf(echo, 99), unit: 'ms', note: `goal < 5 ${percentileOf(echo, 99) < 5 ? '(met)' : '(NOT met)'}` });
 
     // Ctrl-C under a flood: `yes` fills the pane while this client acks like a window; then ^C.
     const ctrlC: number[] = [];
@@ -134,8 +132,8 @@ export async function windowBench(): Promise<Row[]> {
       ctrlC.push(performance.now() - t0);
       await w.call('agent.close', { key, agentId: yes });
     }
-    rows.push({ name: 'Ctrl-C under flood p50', value: percentile(sorted(ctrlC), 50), unit: 'ms', note: '^C → agent exited, `yes` flooding, 20 runs' });
-    rows.push({ name: 'Ctrl-C under flood p99', value: percentile(sorted(ctrlC), 99), unit: 'ms', note: `goal < 100 ${percentile(sorted(ctrlC), 99) < 100 ? '(met)' : '(NOT met)'}` });
+    rows.push({ name: 'Ctrl-C under flood p50', value: percentileOf(ctrlC, 50), unit: 'ms', note: '^C → agent exited, `yes` flooding, 20 runs' });
+    rows.push({ name: 'Ctrl-C under flood p99', value: percentileOf(ctrlC, 99), unit: 'ms', note: `goal < 100 ${percentileOf(ctrlC, 99) < 100 ? '(met)' : '(NOT met)'}` });
 
     // thread.snapshot at 1k and 5k tasks: what a window waits for when it opens or reloads.
     let have = 0;
@@ -148,7 +146,7 @@ export async function windowBench(): Promise<Row[]> {
         await w.call('thread.snapshot', { key });
         times.push(performance.now() - t0);
       }
-      rows.push({ name: `snapshot at ${n / 1000}k tasks (median)`, value: median(times), unit: 'ms', note: `p90 ${percentile(sorted(times), 90).toFixed(1)} ms, round trip with JSON; goal ≤ 15` });
+      rows.push({ name: `snapshot at ${n / 1000}k tasks (median)`, value: median(times), unit: 'ms', note: `p90 ${percentileOf(times, 90).toFixed(1)} ms, round trip with JSON; goal ≤ 15` });
     }
     stopAcks();
     w.close();

@@ -1,12 +1,11 @@
 import type { Result } from '../../src-shared/board/result.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';
-import { AGENT_METHOD_NAMES, type AgentMethod, type AgentResults, type ClaimResult } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHOD_NAMES, type AgentMethod, type AgentResults, type ClaimResult, type ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import { agentParamSchemas } from '../../src-shared/protocol/agentSchemas.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView } from '../../src-shared/protocol/views.js';
 import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
-import type { IssuedWorktree } from '../git/worktreeManager.js';
 
 export type CallOutcome<T = unknown> = { ok: true; result: T } | { ok: false; error: RpcError };
 
@@ -15,7 +14,7 @@ export interface AgentCallHooks {
   onDone?(agentId: string, taskId: string): void;
   /** After a grant: the claim's worktree, once it exists (null where the Thread has no isolation). A
    *  rejection means the claim could not start and has been ended; the agent gets its reason. */
-  afterGrant?(taskId: string, token: number): Promise<IssuedWorktree | null>;
+  afterGrant?(taskId: string, token: number): Promise<ClaimWorktree | null>;
 }
 
 const isMethod = (m: string): m is AgentMethod => (AGENT_METHOD_NAMES as readonly string[]).includes(m);

@@ -75,7 +75,7 @@ export class BoardService {
     this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
     this.engine.onEvent((e) => {
       this.journal.append(e);
-      this.outbox.push({ n: this.journal.stats.appended, e });
+      this.outbox.push({ n: this.journal.appendedCount, e });
       this.queueArm();
     });
   }
@@ -148,7 +148,7 @@ export class BoardService {
   }
 
   private publish(): void {
-    const durable = this.journal.stats.durable;
+    const durable = this.journal.durableCount;
     let ready = 0;
     while (ready < this.outbox.length && (this.outbox[ready] as { n: number }).n <= durable) ready++;
     if (!ready) return;

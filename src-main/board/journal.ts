@@ -255,8 +255,14 @@ export class Journal {
     });
   }
 
-  get stats(): { appended: number; durable: number; segment: number } {
-    return { appended: this.appended, durable: this.durable, segment: this.segment };
+  /** Events appended since the journal opened; `durableCount` of them are on disk. Read once per event by
+   *  the board's publish step, so they are plain getters rather than a stats object per call. */
+  get appendedCount(): number {
+    return this.appended;
+  }
+
+  get durableCount(): number {
+    return this.durable;
   }
 
   private async flush(): Promise<void> {

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fenceScript } from './fenceScript.js';
 
 /** The hooks that fence: a commit (checked early, then again at the ref update), any ref move, a push. The
@@ -15,15 +15,6 @@ const OTHER_HOOKS = [
 
 const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** perl's absolute path, found by reading PATH (git needs perl too, so it is nearly always there). */
-export function findPerl(env: NodeJS.ProcessEnv = process.env): string | null {
-  for (const d of (env.PATH ?? '').split(delimiter)) {
-    if (!d) continue;
-    const p = join(d, process.platform === 'win32' ? 'perl.exe' : 'perl');
-    if (fs.existsSync(p)) return p;
-  }
-  return null;
-}
 
 function writeAtomic(path: string, text: string, mode: number): void {
   const tmp = `${path}.${process.pid}.tmp`;

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
-import { taskBranch, Trailers } from '../../src-shared/git/taskBranch.js';
+import { shortSha, taskBranch, Trailers } from '../../src-shared/git/taskBranch.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation, TaskDiff, WorktreeInfo, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
-import { FenceHooks, findPerl } from './fenceHooks.js';
+import { findOnPath } from '../host/pathLookup.js';
+import { FenceHooks } from './fenceHooks.js';
 import { git, GitError, gitLine, GitQueue } from './git.js';
 import { currentBranch, probeRepo, worktreeGitDir } from './repoProbe.js';
 
@@ -20,14 +21,13 @@ export class WorktreeError extends Error {
   }
 }
 
-/** What a claim is handed: the shared shape the agent's `claim` answer carries. */
-export type IssuedWorktree = ClaimWorktree;
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;
 const HOST = 'forkbench';
 
-const short = (sha: string) => sha.slice(0, 10);
+/** The worktree's folder is there (not deleted by hand). */
+const present = (wt: TaskWorktree) => fs.existsSync(join(wt.path, '.git'));
 
 /**
  * Git worktrees under claims. Each task gets one worktree on `forkbench/T-n`, made from the Thread's base
@@ -59,7 +59,8 @@ export class WorktreeManager {
   static async open(folder: string, dataDir: string, board: BoardService): Promise<WorktreeManager | { reason: string }> {
     const probe = await probeRepo(folder);
     if (!probe.ok) return { reason: probe.reason };
-    const perl = findPerl();
+    // git needs perl too, so it is nearly always there.
+    const perl = findOnPath('perl');
     if (!perl) return { reason: 'perl is not installed (git normally brings it): the hooks that fence commits need it, so claims get no worktree.' };
     const hooksPath = (await git(probe.root, ['config', '--get', 'core.hooksPath'], { allowFail: true })).stdout.trim();
     // Relative hooksPath (husky's `.husky/_`) is relative to each worktree's top, which the wrapper resolves.
@@ -93,15 +94,15 @@ export class WorktreeManager {
    * re-claim, make it again if its folder was deleted by hand. The claim file the hooks read is written last,
    * so the holder's first commit already runs under its token.
    */
-  issue(taskId: string, agentId: string, token: number): Promise<IssuedWorktree> {
+  issue(taskId: string, agentId: string, token: number): Promise<ClaimWorktree> {
     return this.queue.run(async () => {
       const t = this.task(taskId);
       const notes: string[] = [];
       let wt = t.worktree;
       if (!wt) wt = await this.create(taskId, notes);
-      else if (!fs.existsSync(join(wt.path, '.git'))) wt = await this.remake(taskId, wt, notes);
+      else if (!present(wt)) wt = await this.remake(taskId, wt, notes);
       const hookDir = this.hooks.install(taskId, { branch: wt.branch, base: wt.base });
-      await this.pointHooks(wt.path, hookDir);
+      this.pointHooks(wt.path, hookDir);
       this.hooks.issue(taskId, { branch: wt.branch, base: wt.base, agentId, token });
       return { path: wt.path, branch: wt.branch, base: wt.base, workdir: this.workdirOf(wt.path), notes };
     });
@@ -147,7 +148,7 @@ export class WorktreeManager {
     await this.board.run((e) => e.recordWorktree(taskId, wt, HOST));
     this.copyFiles(path, notes);
     if (dirty > 0)
-      notes.push(`${this.folder} has ${dirty} uncommitted change${dirty === 1 ? '' : 's'} on ${base}: the worktree starts from ${base}'s last commit ${short(baseCommit)} without them.`);
+      notes.push(`${this.folder} has ${dirty} uncommitted change${dirty === 1 ? '' : 's'} on ${base}: the worktree starts from ${base}'s last commit ${shortSha(baseCommit)} without them.`);
     return wt;
   }
 
@@ -161,7 +162,7 @@ export class WorktreeManager {
     await this.enableWorktreeConfig();
     if (head) {
       await git(this.repo.root, ['worktree', 'add', '--quiet', wt.path, wt.branch]);
-      notes.push(`The worktree ${wt.path} had been deleted by hand; it was made again from ${wt.branch} at ${short(head)}: every commit is there, changes never committed are not.`);
+      notes.push(`The worktree ${wt.path} had been deleted by hand; it was made again from ${wt.branch} at ${shortSha(head)}: every commit is there, changes never committed are not.`);
       this.copyFiles(wt.path, notes);
       return wt;
     }
@@ -170,7 +171,7 @@ export class WorktreeManager {
     await git(this.repo.root, ['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, baseCommit]);
     const again: TaskWorktree = { ...wt, baseCommit };
     await this.board.run((e) => e.recordWorktree(taskId, again, HOST));
-    notes.push(`Both the worktree and the branch ${wt.branch} had been deleted by hand; they were made again from ${wt.base} at ${short(baseCommit)}.`);
+    notes.push(`Both the worktree and the branch ${wt.branch} had been deleted by hand; they were made again from ${wt.base} at ${shortSha(baseCommit)}.`);
     this.copyFiles(wt.path, notes);
     return again;
   }
@@ -200,7 +201,7 @@ export class WorktreeManager {
   }
 
   /** `core.hooksPath` for this worktree alone, written straight into its config.worktree (no process). */
-  private async pointHooks(path: string, hookDir: string): Promise<void> {
+  private pointHooks(path: string, hookDir: string): void {
     const admin = worktreeGitDir(path);
     if (!admin) throw new WorktreeError('git', `${path} is not a git worktree`);
     const quoted = `"${hookDir.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -223,6 +224,17 @@ export class WorktreeManager {
     return r.stdout.split('\n').filter(Boolean).length;
   }
 
+  /** Uncommitted changes in a task's worktree; none when its folder is gone. */
+  private uncommittedOf(wt: TaskWorktree): Promise<number> {
+    return present(wt) ? this.uncommittedIn(wt.path) : Promise.resolve(0);
+  }
+
+  /** Commits on the task branch that its base does not have (0 if either is gone). */
+  private async aheadOf(wt: TaskWorktree): Promise<number> {
+    const r = await git(this.repo.root, ['rev-list', '--count', `${wt.base}..${wt.branch}`], { allowFail: true });
+    return Number(r.stdout.trim()) || 0;
+  }
+
   // ---------------------------------------------------------------- the window's list
 
   async list(): Promise<WorktreeInfo[]> {
@@ -230,12 +242,8 @@ export class WorktreeManager {
     for (const t of this.board.state.tasks.values()) {
       const wt = t.worktree;
       if (!wt) continue;
-      const missing = !fs.existsSync(join(wt.path, '.git'));
-      const [uncommitted, ahead] = await Promise.all([
-        missing ? 0 : this.uncommittedIn(wt.path).catch(() => 0),
-        git(this.repo.root, ['rev-list', '--count', `${wt.base}..${wt.branch}`], { allowFail: true }).then((r) => Number(r.stdout.trim()) || 0),
-      ]);
-      out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: t.claim !== null, missing, uncommitted, ahead });
+      const [uncommitted, ahead] = await Promise.all([this.uncommittedOf(wt).catch(() => 0), this.aheadOf(wt)]);
+      out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: t.claim !== null, missing: !present(wt), uncommitted, ahead });
     }
     return out;
   }
@@ -250,23 +258,22 @@ export class WorktreeManager {
       const wt = t.worktree;
       if (!wt) throw new WorktreeError('no-worktree', `${taskId} has no worktree`);
       if (t.claim) throw new WorktreeError('held', `${t.claim.agentId} is working in ${taskId}'s worktree: release the task first.`);
-      const missing = !fs.existsSync(join(wt.path, '.git'));
       if (!force) {
-        const uncommitted = missing ? 0 : await this.uncommittedIn(wt.path);
-        const ahead = Number((await git(this.repo.root, ['rev-list', '--count', `${wt.base}..${wt.branch}`], { allowFail: true })).stdout.trim()) || 0;
+        const [uncommitted, ahead] = await Promise.all([this.uncommittedOf(wt), this.aheadOf(wt)]);
         const losing = [
           uncommitted ? `${uncommitted} uncommitted change${uncommitted === 1 ? '' : 's'}` : '',
           ahead ? `${ahead} commit${ahead === 1 ? '' : 's'} that ${wt.base} does not have` : '',
         ].filter(Boolean);
         if (losing.length) throw new WorktreeError('uncommitted', `${taskId}'s worktree has ${losing.join(' and ')}: removing it loses them. Remove it anyway only if you mean to.`);
       }
-      await this.removeNow(taskId, wt, true);
+      await this.removeNow(taskId, wt);
       await this.board.run((e) => e.forgetWorktree(taskId, 'removed', 'user'));
     });
   }
 
-  private async removeNow(taskId: string, wt: TaskWorktree, force: boolean): Promise<void> {
-    if (fs.existsSync(join(wt.path, '.git'))) await git(this.repo.root, ['worktree', 'remove', ...(force ? ['--force'] : []), wt.path]);
+  /** Callers have checked there is nothing to lose, or the person said so: git is not asked to check again. */
+  private async removeNow(taskId: string, wt: TaskWorktree): Promise<void> {
+    if (present(wt)) await git(this.repo.root, ['worktree', 'remove', '--force', wt.path]);
     else await git(this.repo.root, ['worktree', 'prune']);
     fs.rmSync(wt.path, { recursive: true, force: true });
     await git(this.repo.root, ['branch', '-D', wt.branch], { allowFail: true });
@@ -288,11 +295,11 @@ export class WorktreeManager {
     const range = `${wt.base}...${wt.branch}`;
     const [head, count, names, nums, patch, uncommitted] = await Promise.all([
       this.headOf(wt.branch),
-      gitLine(root, ['rev-list', '--count', `${wt.base}..${wt.branch}`]),
+      this.aheadOf(wt),
       git(root, ['diff', '--name-status', '-M', '-z', range]),
       git(root, ['diff', '--numstat', '-M', '-z', range]),
       git(root, ['diff', '--no-color', '--no-ext-diff', '-M', range]),
-      fs.existsSync(join(wt.path, '.git')) ? this.uncommittedIn(wt.path) : Promise.resolve(0),
+      this.uncommittedOf(wt),
     ]);
     const stats = parseNumstat(nums.stdout);
     const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...(stats.get(f.path) ?? { added: null, deleted: null }) }));
@@ -303,7 +310,7 @@ export class WorktreeManager {
       head: head.sha,
       headToken: head.token,
       finalToken: WorktreeManager.finalToken(t),
-      commits: Number(count) || 0,
+      commits: count,
       files,
       patch: patch.stdout.length > MAX_PATCH_CHARS ? patch.stdout.slice(0, MAX_PATCH_CHARS) : patch.stdout,
       truncated: patch.stdout.length > MAX_PATCH_CHARS,
@@ -343,7 +350,7 @@ export class WorktreeManager {
       if (head.token === null || head.token !== final || head.task !== taskId)
         throw new WorktreeError(
           'wrong-token',
-          `${wt.branch}'s last commit ${short(headSha)} was ${head.token === null ? 'not written under any claim (no Forkbench-Token trailer)' : `written under token ${head.token}${head.task && head.task !== taskId ? ` of ${head.task}` : ''}`}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
+          `${wt.branch}'s last commit ${shortSha(headSha)} was ${head.token === null ? 'not written under any claim (no Forkbench-Token trailer)' : `written under token ${head.token}${head.task && head.task !== taskId ? ` of ${head.task}` : ''}`}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
         );
       const tree = await git(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', baseSha, headSha], { allowFail: true });
       if (tree.code === 1) {
@@ -403,11 +410,10 @@ export class WorktreeManager {
     return this.queue.run(async () => {
       const wt = this.board.state.tasks.get(taskId)?.worktree;
       if (!wt) return null;
-      const exists = fs.existsSync(join(wt.path, '.git'));
-      const uncommitted = exists ? await this.uncommittedIn(wt.path) : 0;
+      const uncommitted = await this.uncommittedOf(wt);
       if (uncommitted > 0)
         return `${taskId}'s worktree ${wt.path} still has ${uncommitted} uncommitted change${uncommitted === 1 ? ' that was' : 's that were'} not part of the merge: it is kept (parked) until you remove it.`;
-      await this.removeNow(taskId, wt, false);
+      await this.removeNow(taskId, wt);
       await this.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST));
       return null;
     });

@@ -5,7 +5,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { USER } from '../../src-shared/board/model.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
-import { AgentEnv } from '../../src-shared/protocol/agentMethods.js';
+import { AgentEnv, type ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { BoardService } from '../board/boardService.js';
 import { AgentRegistry, type AgentRecord } from '../agents/agentRegistry.js';
@@ -19,7 +19,8 @@ import { Emitter } from '../pty/emitter.js';
 import { readTreeCpu, type TreeCpu } from '../pty/procLiveness.js';
 import { PtySession } from '../pty/ptySession.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
-import { WorktreeError, WorktreeManager, type IssuedWorktree } from '../git/worktreeManager.js';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
+import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import { CLI_SCRIPT, ensureCliShim } from './cliShim.js';
 
 export interface ThreadHostOptions {
@@ -80,7 +81,7 @@ export class ThreadHost {
   readonly onPaneExit = new Emitter<{ agentId: string; name: string; exit: AgentRecord['exit'] }>();
   /** Each task's latest worktree hand-over, by the token it was for: the claim's answer and the assignment
    *  message wait on it. */
-  private readonly issuing = new Map<string, { token: number; done: Promise<IssuedWorktree | null> }>();
+  private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
 
   private constructor(
     readonly folder: string,
@@ -89,8 +90,9 @@ export class ThreadHost {
     readonly registry: AgentRegistry,
     private readonly opts: ThreadHostOptions,
     rt: string,
-    /** Git worktrees under claims, or why this Thread has none. */
-    readonly worktrees: WorktreeManager | { reason: string },
+    /** Git worktrees under claims, or null with the reason this Thread has none in `noWorktrees`. */
+    readonly worktrees: WorktreeManager | null,
+    private readonly noWorktrees: string,
   ) {
     this.key = threadKeyOf(folder);
     this.binDir = ensureCliShim(rt);
@@ -99,7 +101,7 @@ export class ThreadHost {
     this.unsubscribeBoard = board.onEvent((e) => {
       if (e.kind === 'grant') this.issueWorktree(e.taskId, e.agentId, e.token);
       else if (e.kind === 'reassign') this.issueWorktree(e.taskId, e.to.agentId, e.to.token);
-      else if (e.kind === 'claim-ended' && this.worktrees instanceof WorktreeManager) this.worktrees.revoke(e.taskId);
+      else if (e.kind === 'claim-ended') this.worktrees?.revoke(e.taskId);
       this.onBoardEvent.fire(e);
       this.tellAssignee(e);
       if (e.kind === 'grant' || e.kind === 'claim-ended' || e.kind === 'reassign') this.fireAgents();
@@ -123,13 +125,8 @@ export class ThreadHost {
       await board.close();
       throw err;
     }
-    let worktrees: WorktreeManager | { reason: string };
-    try {
-      worktrees = await WorktreeManager.open(folder, board.dir, board);
-    } catch (err) {
-      worktrees = { reason: `git could not be used here: ${(err as Error).message}` };
-    }
-    const host = new ThreadHost(folder, board, socket, registry, opts, rt, worktrees);
+    const git = await WorktreeManager.open(folder, board.dir, board).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
+    const host = new ThreadHost(folder, board, socket, registry, opts, rt, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
     hooks.afterGrant = (taskId, token) => host.worktreeOf(taskId, token);
     hooks.onDone = (agentId, taskId) =>
       void host.verify(agentId, taskId).catch((err: Error) => {
@@ -143,13 +140,13 @@ export class ThreadHost {
   // ------------------------------------------------------------------ worktrees
 
   isolation(): GitIsolation {
-    return this.worktrees instanceof WorktreeManager ? this.worktrees.isolation() : { isolated: false, reason: this.worktrees.reason };
+    return this.worktrees ? this.worktrees.isolation() : { isolated: false, reason: this.noWorktrees };
   }
 
   /** The worktrees, for a window: throws the reason when this Thread has none. */
   gitWorktrees(): WorktreeManager {
-    if (this.worktrees instanceof WorktreeManager) return this.worktrees;
-    throw new WorktreeError('no-worktree', `this Thread has no worktrees: ${this.worktrees.reason}`);
+    if (this.worktrees) return this.worktrees;
+    throw new WorktreeError('no-worktree', `this Thread has no worktrees: ${this.noWorktrees}`);
   }
 
   /**
@@ -159,20 +156,20 @@ export class ThreadHost {
    */
   private issueWorktree(taskId: string, agentId: string, token: number): void {
     const wt = this.worktrees;
-    if (!(wt instanceof WorktreeManager)) return;
+    if (!wt) return;
     // A large repository's checkout takes seconds: say so on the board while the holder waits.
     const slow = this.disposed
       ? null
       : this.disposables.timeout(() => {
-          if (!this.disposed) void this.board.run((e) => e.userNote(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`, 'forkbench')).catch(() => undefined);
+          if (!this.disposed) void this.note(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`).catch(() => undefined);
         }, WorktreeConstants.slowNoteMs);
     const done = wt.issue(taskId, agentId, token).finally(() => slow?.dispose()).then(
       async (issued) => {
-        for (const n of issued.notes) await this.board.run((e) => e.userNote(taskId, n, 'forkbench'));
+        for (const n of issued.notes) await this.note(taskId, n);
         return issued;
       },
       async (err: Error) => {
-        const why = err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
+        const why = gitReason(err);
         if (!this.disposed) await this.board.run((e) => e.failWorktree(taskId, token, `No worktree: ${why}`)).catch(() => undefined);
         throw new Error(why);
       },
@@ -183,7 +180,7 @@ export class ThreadHost {
   }
 
   /** The worktree of the claim (task, token) once it is ready; null in a Thread without worktrees. */
-  async worktreeOf(taskId: string, token: number): Promise<IssuedWorktree | null> {
+  async worktreeOf(taskId: string, token: number): Promise<ClaimWorktree | null> {
     const pending = this.issuing.get(taskId);
     if (!pending || pending.token !== token) return null;
     return pending.done;
@@ -198,25 +195,29 @@ export class ThreadHost {
     const t = this.board.state.tasks.get(taskId);
     const wt = this.worktrees;
     let merged: string | null = null;
-    if (t && t.state === 'review' && t.worktree && wt instanceof WorktreeManager) {
+    const branch = t?.state === 'review' && wt ? t.worktree : null;
+    if (wt && t && branch) {
       try {
         merged = await wt.merge(taskId, t.title);
       } catch (err) {
-        const why = err instanceof WorktreeError ? err.message : `git failed: ${(err as Error).message}`;
-        await this.board.run((e) => e.userNote(taskId, `Not merged: ${why}`, 'forkbench'));
+        await this.note(taskId, `Not merged: ${gitReason(err as Error)}`);
         throw err;
       }
     }
     const r = await this.board.run((e) => e.approve(taskId, by));
     if (!r.ok) {
-      if (merged) await this.board.run((e) => e.userNote(taskId, `Merged as ${merged.slice(0, 10)}, but approval was refused: ${r.error.message}`, 'forkbench'));
+      if (merged) await this.note(taskId, `Merged as ${shortSha(merged)}, but approval was refused: ${r.error.message}`);
       throw Object.assign(new Error(r.error.message), { code: r.error.code });
     }
-    if (!(wt instanceof WorktreeManager) || !t?.worktree) return;
-    const into = t.worktree.base;
-    await this.board.run((e) => e.userNote(taskId, merged ? `Merged ${t.worktree?.branch} into ${into} as ${merged.slice(0, 10)}.` : `${t.worktree?.branch} had no commits that ${into} lacks: nothing to merge.`, 'forkbench'));
+    if (!wt || !branch) return;
+    await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
     const kept = await wt.cleanupMerged(taskId).catch((err: Error) => `The worktree could not be removed: ${err.message}`);
-    if (kept) await this.board.run((e) => e.userNote(taskId, kept, 'forkbench'));
+    if (kept) await this.note(taskId, kept);
+  }
+
+  /** A note from the host itself, about git work on the task. */
+  private note(taskId: string, text: string): Promise<unknown> {
+    return this.board.run((e) => e.userNote(taskId, text, 'forkbench'));
   }
 
   // ------------------------------------------------------------------ agents
@@ -492,7 +493,7 @@ export class ThreadHost {
     // A test suite can run for minutes: say so on the board, so nobody wonders why the task sits in review.
     await this.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, 'verify'));
     // The work under review is in the task's worktree, not in the shared folder.
-    const cwd = t.worktree && this.worktrees instanceof WorktreeManager ? this.worktrees.workdirOf(t.worktree.path) : this.folder;
+    const cwd = t.worktree && this.worktrees ? this.worktrees.workdirOf(t.worktree.path) : this.folder;
     const outcome = await runVerify(command, cwd, this.opts.verifyTimeoutMs);
     const now = this.board.state.tasks.get(taskId);
     // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
@@ -576,7 +577,7 @@ export class ThreadHost {
     );
     this.panes.clear();
     // A worktree being made writes to the board when done: let it finish before the board closes.
-    if (this.worktrees instanceof WorktreeManager) await this.worktrees.idle();
+    await this.worktrees?.idle();
     fs.rmSync(this.agentFilesDir, { recursive: true, force: true });
     await this.socket.close();
     await this.board.close();
@@ -586,6 +587,11 @@ export class ThreadHost {
     this.onBoardEvent.dispose();
     this.onPaneExit.dispose();
   }
+}
+
+/** A git failure as a person reads it: our own problems say what to do; git's own errors are quoted. */
+function gitReason(err: Error): string {
+  return err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
 }
 
 export const WorktreeConstants = {

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { Result } from '../../src-shared/board/result.js';
 import { serializeBoard } from '../../src-shared/board/serialized.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';
@@ -15,7 +13,8 @@ import {
 } from '../../src-shared/protocol/windowApi.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { PROFILES } from '../agents/profiles.js';
-import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
+import { WorktreeError } from '../git/worktreeManager.js';
+import { findOnPath } from './pathLookup.js';
 import type { ThreadHost } from './threadHost.js';
 import type { ThreadManager } from './threadManager.js';
 
@@ -24,11 +23,6 @@ const LOG_TAIL = 300;
 
 export type RouteOutcome = { ok: true; result: unknown } | { ok: false; error: WindowError };
 
-/** The profile ids of the agent CLIs are their command names. */
-function onPath(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  const exts = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD').split(';') : [''];
-  return (env.PATH ?? '').split(delimiter).some((dir) => dir && exts.some((ext) => existsSync(join(dir, command + ext))));
-}
 
 class RouteError extends Error {
   constructor(
@@ -134,10 +128,7 @@ export class WindowRouter {
     },
     'agent.detach': (p, consumer) => (this.host(p.key).detach(p.agentId, consumer), null),
     'task.diff': (p) => this.host(p.key).gitWorktrees().diff(p.taskId),
-    'worktree.list': (p) => {
-      const wt = this.host(p.key).worktrees;
-      return wt instanceof WorktreeManager ? wt.list() : [];
-    },
+    'worktree.list': async (p) => (await this.host(p.key).worktrees?.list()) ?? [],
     'worktree.remove': async (p) => {
       await this.host(p.key).gitWorktrees().remove(p.taskId, p.force);
       return null;
@@ -168,7 +159,7 @@ export class WindowRouter {
     if (id === 'shell' || id === 'custom') return true;
     let known = this.available.get(id);
     if (known === undefined) {
-      known = onPath(id);
+      known = findOnPath(id) !== null; // the profile ids of the agent CLIs are their command names
       this.available.set(id, known);
     }
     return known;

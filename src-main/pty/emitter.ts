@@ -1,6 +1,7 @@
-export interface Disposable {
-  dispose(): void;
-}
+import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+
+/** What every owner of a timer or listener hands back: the shared lifecycle's IDisposable. */
+export type Disposable = IDisposable;
 
 /** A typed event with VS Code's shape: subscribing returns the Disposable that unsubscribes. */
 export class Emitter<T> implements Disposable {

@@ -1,18 +1,11 @@
 import { performance } from 'node:perf_hooks';
+import { globalTimers, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
 
-/** The timer functions the pty layer uses, injectable so tests can drive time by hand. */
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  /** Optional: the timer must not keep the process alive. Fake timers may leave it out. */
-  unref?(handle: unknown): void;
-}
+/** The timer functions the pty layer uses: the shared TimerSource, injectable so tests can drive time by hand. */
+export type Timers = TimerSource;
 
-export const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  unref: (handle) => void (handle as ReturnType<typeof setTimeout>).unref(),
-};
+/** The process's own timers (looked up at each call, so fake timers installed later still apply). */
+export const realTimers: Timers = globalTimers;
 
 /** Monotonic milliseconds: wall-clock jumps (NTP, manual changes) must not make a pane look idle or busy. */
 export const monotonicNow = (): number => performance.now();

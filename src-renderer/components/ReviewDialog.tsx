@@ -1,4 +1,5 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
 import type { TaskDiff, WindowError } from '../../src-shared/protocol/windowApi.js';
 import {
   classifyPatch,
@@ -6,7 +7,6 @@ import {
   fileStatusLabel,
   PATCH_PAGE,
   plural,
-  shortCommit,
   tokenCheck,
   type PatchLine,
 } from '../state/gitView.js';
@@ -138,7 +138,7 @@ function DiffBody({ diff: d }: { diff: TaskDiff }) {
     <>
       <div className="review-summary" data-testid="diff-summary">
         <code className="branch">{d.branch}</code> → <code className="branch">{d.base}</code> · {plural(d.commits, 'commit')} · head{' '}
-        <code title={d.head}>{shortCommit(d.head)}</code>
+        <code title={d.head}>{shortSha(d.head)}</code>
       </div>
       <p className={`review-check ${check.ok ? 'ok' : 'warn'}`} data-testid="diff-token" data-ok={check.ok}>
         {check.ok ? '✓ ' : '⚠ '}

@@ -147,6 +147,11 @@ const nullPanes: PaneHost = {
   preferredSize: () => ({ cols: 100, rows: 30 }),
 };
 
+/** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
+function noThreadShown(): Pick<AppState, 'board' | 'columns' | 'agentClaims' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId'> {
+  return { board: null, columns: EMPTY_COLUMNS, agentClaims: NO_CLAIMS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null };
+}
+
 export function initialState(): AppState {
   return {
     connection: 'connecting',
@@ -155,23 +160,13 @@ export function initialState(): AppState {
     activeKey: null,
     folder: '',
     profiles: [],
-    board: null,
+    ...noThreadShown(),
     boardVersion: 0,
     goal: '',
     leaseMs: 0,
-    columns: EMPTY_COLUMNS,
-    agentClaims: NO_CLAIMS,
-    agentIds: [],
-    agents: {},
-    activeAgentId: null,
-    log: [],
     errors: [],
     toasts: [],
     notifyPermission: 'unsupported',
-    git: null,
-    worktreesOpen: false,
-    worktrees: null,
-    reviewTaskId: null,
   };
 }
 
@@ -302,20 +297,7 @@ export class AppController {
     const switching = this.state.activeKey !== key;
     this.loading = { key, buffered: [] };
     if (switching) {
-      this.store.setState({
-        activeKey: key,
-        board: null,
-        columns: EMPTY_COLUMNS,
-        agentClaims: NO_CLAIMS,
-        agentIds: [],
-        agents: {},
-        activeAgentId: null,
-        log: [],
-        git: null,
-        worktreesOpen: false,
-        worktrees: null,
-        reviewTaskId: null,
-      });
+      this.store.setState({ activeKey: key, ...noThreadShown() });
       this.panes.setThread(key);
     }
     const snap = await this.run('thread.snapshot', { key }, 'load the thread');

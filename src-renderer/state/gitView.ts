@@ -110,7 +110,6 @@ export function tokenCheck(d: Pick<TaskDiff, 'headToken' | 'finalToken' | 'commi
   return { ok: true, message: `Head committed under token ${d.headToken}, the claim under review.` };
 }
 
-export const shortCommit = (sha: string): string => sha.slice(0, 10);
 
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 

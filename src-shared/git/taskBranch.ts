@@ -18,3 +18,6 @@ export const Trailers = {
 
 /** Set by a person who commits in a task's worktree by hand: the hooks then let the commit through unfenced. */
 export const PERSON_OVERRIDE_ENV = 'FORKBENCH_PERSON';
+
+/** A commit as a person reads it in notes and the review: 10 hex digits stay unique in any real repository. */
+export const shortSha = (sha: string): string => sha.slice(0, 10);
