@@ -9,17 +9,18 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Disposable } from './emitter.js';
-import { parseProcStat } from './procLiveness.js';
+import { parseProcStat, readStartTicks } from './procLiveness.js';
 
 /** After a SIGCHLD, re-check pending children at these delays (ms): where no /proc exists, a dead child
  *  looks alive until node-pty's waitpid thread has reaped it, which takes a moment. */
 const RECHECK_DELAYS_MS = [2, 5, 10, 25, 50, 100] as const;
 
-const watched = new Map<number, () => void>();
+const watched = new Map<number, { onDead: () => void; startTicks: number | undefined }>();
 let rechecks: ReturnType<typeof setTimeout>[] = [];
 
-/** True once `pid` is a zombie or gone. */
-export function isChildDead(pid: number): boolean {
+/** True once `pid` is a zombie or gone. With `startTicks` (Linux), a process at that pid that started at
+ *  another time is a stranger that got the pid after ours was reaped: ours is dead. */
+export function isChildDead(pid: number, startTicks?: number): boolean {
   if (process.platform === 'linux') {
     let text: string;
     try {
@@ -27,8 +28,9 @@ export function isChildDead(pid: number): boolean {
     } catch {
       return true; // no /proc entry: reaped
     }
-    const state = parseProcStat(text)?.state;
-    return state === 'zombie' || state === 'gone';
+    const stat = parseProcStat(text);
+    if (startTicks !== undefined && stat?.startTicks !== undefined && stat.startTicks !== startTicks) return true;
+    return stat?.state === 'zombie' || stat?.state === 'gone';
   }
   try {
     process.kill(pid, 0);
@@ -39,8 +41,8 @@ export function isChildDead(pid: number): boolean {
 }
 
 function checkAll(): void {
-  for (const [pid, onDead] of [...watched]) {
-    if (!isChildDead(pid)) continue;
+  for (const [pid, { onDead, startTicks }] of [...watched]) {
+    if (!isChildDead(pid, startTicks)) continue;
     watched.delete(pid);
     onDead();
   }
@@ -62,12 +64,13 @@ function stopListening(): void {
 /** Calls `onDead` once, when the child `pid` of this process has died. */
 export function watchChildExit(pid: number, onDead: () => void): Disposable {
   if (watched.size === 0) process.on('SIGCHLD', onSigchld);
-  watched.set(pid, onDead);
+  const entry = { onDead, startTicks: readStartTicks(pid) };
+  watched.set(pid, entry);
   // It may already have died before we listened.
   if (isChildDead(pid)) queueMicrotask(checkAll);
   return {
     dispose: () => {
-      if (watched.get(pid) !== onDead) return;
+      if (watched.get(pid) !== entry) return;
       watched.delete(pid);
       if (watched.size === 0) stopListening();
     },

@@ -43,7 +43,7 @@ describe('parseProcStat', () => {
   it('reads pid, comm, state, parents and CPU from a plain line', () => {
     expect(parseProcStat(statLine('node', 'R', 250, 50, 10, 5))).toEqual({
       pid: 4242, comm: 'node', code: 'R', state: 'running', ppid: 100, pgrp: 4200, session: 4100,
-      cpuMs: 3000, reapedChildCpuMs: 150,
+      cpuMs: 3000, reapedChildCpuMs: 150, startTicks: 9999,
     });
   });
 
