@@ -9,14 +9,14 @@
  *   takes it.
  *
  * Rules the profiles follow:
- * - Config goes through args, env, or files in a per-agent folder (default <threadDir>/agents/<agentId>,
- *   mode 0700), never into the user's repo or home. The one exception (Gemini, below) is opt-in.
+ * - Config goes through args, env, or files in a per-agent folder (in Forkbench's data, mode 0700), never
+ *   into the user's repo or home.
  * - The agent token never appears in argv (/proc/<pid>/cmdline is readable by every local user; environ is
  *   not). Configs reference the environment where the CLI can expand it, or sit in 0600 files.
  * - Building a plan is pure; `writeProfileFiles` does the I/O.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import { Limits } from '../../src-shared/board/limits.js';
 import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/agentMethods.js';
@@ -24,7 +24,8 @@ import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/age
 export type AgentKind = 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode' | 'shell' | 'custom';
 
 export interface ProfileContext {
-  /** The Thread's data folder (exported as FORKBENCH_THREAD_DIR). */
+  /** The Thread's folder: the project the agents work in and their starting directory (exported as
+   *  FORKBENCH_THREAD_DIR). */
   threadDir: string;
   /** The board's Unix socket. */
   socketPath: string;
@@ -37,12 +38,11 @@ export interface ProfileContext {
   nodePath: string;
   /** Folder holding the `forkbench` launcher, put first on PATH. */
   binDir: string;
-  /** Where this agent's generated files go; defaults to <threadDir>/agents/<agentId>. */
-  agentDir?: string;
-  /** The agent's working directory (its repo); only the opt-in Gemini project settings use it. */
-  workDir?: string;
-  /** Allow writing board config into `workDir` for CLIs that offer no other channel (Gemini's MCP). */
-  allowWorkDirConfig?: boolean;
+  /** Where this agent's generated files go: a private folder outside the project (they can hold its secret). */
+  agentDir: string;
+  /** Folders outside threadDir the agent must be able to write (its task worktrees, the repository's git
+   *  folder), for CLIs whose sandbox limits writes to the working directory (Codex). */
+  writableRoots?: readonly string[];
   /** Lease length the instructions quote; defaults to the board's default. */
   leaseMs?: number;
   /** The environment PATH and SHELL are read from; defaults to process.env. */
@@ -55,6 +55,14 @@ export interface ProfileFile {
   mode: number;
   /** 'json': deep-merge into an existing JSON object file instead of replacing it (our keys win). */
   merge?: 'json';
+  /** With merge: the JSON file merged into (the user's own settings), instead of the file at `path`. */
+  base?: string;
+}
+
+/** Every entry of `from` (a folder of the user's) that the plan does not write is symlinked into `into`. */
+export interface ProfileLink {
+  from: string;
+  into: string;
 }
 
 export type InstructionsChannel =
@@ -72,6 +80,8 @@ export interface LaunchPlan {
   /** Variables to add to the pane's environment (PATH is the full new value). */
   env: Record<string, string>;
   files: ProfileFile[];
+  /** Folders of the user's whose entries the agent sees through links (Gemini's home overlay). */
+  links?: ProfileLink[];
   instructionsVia: InstructionsChannel;
   /** Whether the forkbench MCP server is configured; the CLI works either way. */
   mcp: boolean;
@@ -100,10 +110,6 @@ const SHARED_FILE_MODE = 0o644;
 /** The variables that carry an agent's identity, in the names the socket and CLI read. */
 const IDENTITY_VARS = [AgentEnv.socket, AgentEnv.agentId, AgentEnv.secret, AgentEnv.threadDir] as const;
 
-export function agentDirOf(ctx: ProfileContext): string {
-  return ctx.agentDir ?? join(ctx.threadDir, 'agents', ctx.agentId);
-}
-
 /** The board identity every profile exports, plus PATH with binDir first. */
 export function forkbenchEnv(ctx: ProfileContext): Record<string, string> {
   const basePath = (ctx.baseEnv ?? process.env).PATH;
@@ -112,7 +118,7 @@ export function forkbenchEnv(ctx: ProfileContext): Record<string, string> {
     [AgentEnv.agentId]: ctx.agentId,
     [AgentEnv.secret]: ctx.agentToken,
     [AgentEnv.threadDir]: ctx.threadDir,
-    FORKBENCH_INSTRUCTIONS: join(agentDirOf(ctx), INSTRUCTIONS_FILE),
+    FORKBENCH_INSTRUCTIONS: join(ctx.agentDir, INSTRUCTIONS_FILE),
     PATH: basePath ? `${ctx.binDir}${delimiter}${basePath}` : ctx.binDir,
   };
 }
@@ -133,7 +139,7 @@ function identityRefs(ref: (name: string) => string): Record<string, string> {
  * What an agent is told about the board. Plain text: it goes into system prompts and files alike. The
  * command list comes from the same method table as the CLI and the MCP tools, so it cannot drift.
  */
-export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean } = { mcp: false }): string {
+export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; sandboxedShell?: boolean } = { mcp: false }): string {
   const leaseS = Math.round((ctx.leaseMs ?? Limits.defaultLeaseMs) / 1000);
   // A quarter of the lease, the board's own renew rhythm (kubelet: 10 s renew of a 40 s lease).
   const renewS = Math.max(1, Math.floor(leaseS / 4));
@@ -161,6 +167,10 @@ export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean } = 
     '- Finish with `forkbench done`. If you stop or get stuck, `forkbench release` so someone else can take it.',
     '- When a claim names a git worktree, work and commit only there (`cd` into it), on the task branch it names.',
     '  Commits there are checked against your claim: a refused commit means the task is no longer yours, so stop.',
+    // Codex's sandbox denies its shell the board's socket (EPERM); its MCP servers run outside the sandbox.
+    ...(opts.sandboxedShell && opts.mcp
+      ? [`- Your shell's sandbox cannot reach the board: use the ${MCP_SERVER_NAME} MCP tools for every board call, not the \`forkbench\` command.`]
+      : []),
   ].join('\n');
 }
 
@@ -176,7 +186,7 @@ function standardMcpConfig(ctx: ProfileContext): string {
 }
 
 function instructionsFile(ctx: ProfileContext, mcp: boolean): ProfileFile {
-  return { path: join(agentDirOf(ctx), INSTRUCTIONS_FILE), content: `${boardInstructions(ctx, { mcp })}\n`, mode: SHARED_FILE_MODE };
+  return { path: join(ctx.agentDir, INSTRUCTIONS_FILE), content: `${boardInstructions(ctx, { mcp })}\n`, mode: SHARED_FILE_MODE };
 }
 
 function json(value: unknown): string {
@@ -202,7 +212,7 @@ const claude: AgentProfile = {
   kind: 'claude',
   label: 'Claude Code',
   build(ctx) {
-    const mcpPath = join(agentDirOf(ctx), 'claude-mcp.json');
+    const mcpPath = join(ctx.agentDir, 'claude-mcp.json');
     return {
       kind: 'claude',
       command: 'claude',
@@ -246,10 +256,21 @@ const codex: AgentProfile = {
         `${key}.args=${toml(args)}`,
         '-c',
         `${key}.env_vars=${toml(IDENTITY_VARS)}`,
+        // Codex asks a person before every write tool of an MCP server (claim, renew, note, done...): a
+        // renewal waiting on a dialog lets the lease lapse. The board's tools are the agent's own business.
+        '-c',
+        `${key}.default_tools_approval_mode=${toml('approve')}`,
+        // Codex runs shell commands as `bash -lc`; a login shell reads /etc/profile, which on Debian resets
+        // PATH and loses the `forkbench` command put first on it.
+        '-c',
+        'allow_login_shell=false',
+        // Codex's workspace-write sandbox lets its shell write only the working directory: a task's worktree
+        // lives in Forkbench's data folder, and commits write the repository's git folder.
+        ...(ctx.writableRoots?.length ? ['-c', `sandbox_workspace_write.writable_roots=${toml(ctx.writableRoots)}`] : []),
         // `developer_instructions` adds a developer message without replacing codex's base instructions.
         // `-c` accepts unknown keys silently, so an older codex just ignores it; the file stays as fallback.
         '-c',
-        `developer_instructions=${toml(boardInstructions(ctx, { mcp: true }))}`,
+        `developer_instructions=${toml(boardInstructions(ctx, { mcp: true, sandboxedShell: true }))}`,
       ],
       env: forkbenchEnv(ctx),
       files: [instructionsFile(ctx, true)],
@@ -259,40 +280,73 @@ const codex: AgentProfile = {
   },
 };
 
+/** Gemini CLI's policy rules: the board's command in its shell tool and the board's MCP tools run without a
+ *  confirmation per call, as Claude Code's --allowedTools does (a waiting dialog lets leases lapse).
+ *  Priorities sit in the user tier, above the default "ask" for shell commands. */
+const GEMINI_POLICY = `# Forkbench: the board's command and tools need no confirmation per call.
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "forkbench"
+decision = "allow"
+priority = 100
+
+[[rule]]
+mcpName = "${MCP_SERVER_NAME}"
+toolName = "*"
+decision = "allow"
+priority = 100
+`;
+
+/** The user's own Gemini folder: $GEMINI_CLI_HOME/.gemini when they set one, else ~/.gemini. */
+function userGeminiDir(ctx: ProfileContext): string | undefined {
+  const env = ctx.baseEnv ?? process.env;
+  const home = env.GEMINI_CLI_HOME ?? env.HOME ?? env.USERPROFILE;
+  return home ? join(home, '.gemini') : undefined;
+}
+
 const gemini: AgentProfile = {
   kind: 'gemini',
   label: 'Gemini CLI',
   build(ctx) {
-    // Gemini CLI reads MCP servers only from settings files. Its system-level paths can be redirected by
-    // env (GEMINI_CLI_SYSTEM_SETTINGS_PATH / _DEFAULTS_PATH) but it refuses files whose folder is not
-    // root-owned, and GEMINI_CLI_HOME would hide the user's login. So MCP needs the project's
-    // .gemini/settings.json, which is the user's repo: opt-in only, merged, and secret-free ($VAR references
-    // Gemini expands from its environment, so every agent in that repo writes identical content).
-    const mcp = Boolean(ctx.allowWorkDirConfig && ctx.workDir);
-    const files: ProfileFile[] = [instructionsFile(ctx, mcp)];
-    if (mcp) {
-      const { command, args } = mcpCommand(ctx);
-      files.push({
-        path: join(ctx.workDir!, '.gemini', 'settings.json'),
-        content: json({
-          // trust: the board's tools run without a confirmation per call (a waiting dialog lapses leases).
-          mcpServers: { [MCP_SERVER_NAME]: { command, args, env: identityRefs((k) => `$${k}`), trust: true } },
-        }),
-        mode: SHARED_FILE_MODE,
-        merge: 'json',
-      });
-    }
+    // Gemini CLI reads MCP servers only from settings files: system paths it accepts only in root-owned
+    // folders, and the project's .gemini/ is the user's repo. GEMINI_CLI_HOME moves its home folder, so the
+    // agent gets a home of its own whose .gemini/settings.json is the user's own settings with the board's
+    // server merged in, and whose other entries (logins, memory, commands, history) link to the user's.
+    const home = join(ctx.agentDir, 'gemini-home');
+    const userDir = userGeminiDir(ctx);
+    const policyPath = join(ctx.agentDir, 'gemini-policy.toml');
+    const { command, args } = mcpCommand(ctx);
     return {
       kind: 'gemini',
       command: 'gemini',
-      // No system-prompt flag (GEMINI_SYSTEM_MD would replace the whole prompt), and include-directory
-      // GEMINI.md files load only with a setting that lives in the user's files: the instructions ride the
-      // first message, which `--prompt-interactive` sends before handing the session to the user.
-      args: ['--prompt-interactive', `${boardInstructions(ctx, { mcp })}\n\nReply with one short line to confirm, then wait for the user's task.`],
-      env: forkbenchEnv(ctx),
-      files,
+      args: [
+        // An untrusted folder starts with MCP servers off (and headless runs exit with 55). The folder is the
+        // one the user opened the Thread on, which is their trust decision.
+        '--skip-trust',
+        '--policy',
+        policyPath,
+        // No system-prompt flag (GEMINI_SYSTEM_MD would replace the whole prompt), and include-directory
+        // GEMINI.md files load only with a setting that lives in the user's files: the instructions ride the
+        // first message, which `--prompt-interactive` sends before handing the session to the user.
+        '--prompt-interactive',
+        `${boardInstructions(ctx, { mcp: true })}\n\nReply with one short line to confirm, then wait for the user's task.`,
+      ],
+      env: { ...forkbenchEnv(ctx), GEMINI_CLI_HOME: home },
+      files: [
+        instructionsFile(ctx, true),
+        {
+          path: join(home, '.gemini', 'settings.json'),
+          // $VAR references Gemini expands from its environment: the file holds no secret.
+          content: json({ mcpServers: { [MCP_SERVER_NAME]: { command, args, env: identityRefs((k) => `$${k}`), trust: true } } }),
+          mode: PRIVATE_FILE_MODE,
+          merge: 'json',
+          ...(userDir ? { base: join(userDir, 'settings.json') } : {}),
+        },
+        { path: policyPath, content: GEMINI_POLICY, mode: SHARED_FILE_MODE },
+      ],
+      links: userDir ? [{ from: userDir, into: join(home, '.gemini') }] : [],
       instructionsVia: 'first-prompt',
-      mcp,
+      mcp: true,
     };
   },
 };
@@ -320,7 +374,7 @@ const opencode: AgentProfile = {
   kind: 'opencode',
   label: 'OpenCode',
   build(ctx) {
-    const configPath = join(agentDirOf(ctx), 'opencode.json');
+    const configPath = join(ctx.agentDir, 'opencode.json');
     const instructions = instructionsFile(ctx, true);
     const { command, args } = mcpCommand(ctx);
     return {
@@ -354,7 +408,7 @@ const opencode: AgentProfile = {
  *  MCP config sit in the agent folder, named by FORKBENCH_INSTRUCTIONS and FORKBENCH_MCP_CONFIG, so e.g.
  *  `claude --mcp-config "$FORKBENCH_MCP_CONFIG"` works from the shell. */
 function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: string, args: string[]): LaunchPlan {
-  const mcpPath = join(agentDirOf(ctx), 'mcp.json');
+  const mcpPath = join(ctx.agentDir, 'mcp.json');
   return {
     kind,
     command,
@@ -374,7 +428,7 @@ function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: stri
  * shells start with `-l` and keep whatever PATH their start-up leaves.
  */
 function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[]; env: Record<string, string>; files: ProfileFile[] } {
-  const dir = agentDirOf(ctx);
+  const dir = ctx.agentDir;
   const bin = ctx.binDir.replace(/'/g, `'\\''`);
   const repath = `case ":$PATH:" in *':${bin}:'*) ;; *) PATH='${bin}':"$PATH" ;; esac\nexport PATH\n`;
   const name = basename(shellPath);
@@ -436,15 +490,17 @@ export function mergeJson(theirs: unknown, ours: unknown): unknown {
 }
 
 /**
- * Writes a plan's files. Folders created for them are private (0700); each file gets its mode even if it
- * existed. A merge target that exists but is not a JSON object is left alone and reported, never clobbered.
+ * Writes a plan's files, then its links. Folders created for them are private (0700); each file gets its
+ * mode even if it existed. A merge source that exists but is not a JSON object is left alone and reported,
+ * never clobbered.
  */
-export async function writeProfileFiles(files: readonly ProfileFile[]): Promise<void> {
+export async function writeProfileFiles(files: readonly ProfileFile[], links: readonly ProfileLink[] = []): Promise<void> {
   for (const file of files) {
     await mkdir(dirname(file.path), { recursive: true, mode: PRIVATE_DIR_MODE });
     let content = file.content;
     if (file.merge === 'json') {
-      const existing = await readFile(file.path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      const source = file.base ?? file.path;
+      const existing = await readFile(source, 'utf8').catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'ENOENT') return undefined;
         throw err;
       });
@@ -453,13 +509,22 @@ export async function writeProfileFiles(files: readonly ProfileFile[]): Promise<
         try {
           parsed = JSON.parse(existing);
         } catch {
-          throw new Error(`${file.path} is not plain JSON; not merging the forkbench settings into it`);
+          throw new Error(`${source} is not plain JSON (comments?); not merging the forkbench settings into it`);
         }
-        if (!isPlainObject(parsed)) throw new Error(`${file.path} does not hold a JSON object; not merging into it`);
+        if (!isPlainObject(parsed)) throw new Error(`${source} does not hold a JSON object; not merging into it`);
         content = json(mergeJson(parsed, JSON.parse(file.content)));
       }
     }
     await writeFile(file.path, content, { mode: file.mode });
     await chmod(file.path, file.mode);
+  }
+  for (const link of links) {
+    const entries = await readdir(link.from).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw err;
+    });
+    await mkdir(link.into, { recursive: true, mode: PRIVATE_DIR_MODE });
+    const written = new Set(await readdir(link.into));
+    for (const name of entries) if (!written.has(name)) await symlink(join(link.from, name), join(link.into, name));
   }
 }

@@ -55,6 +55,12 @@ export class WorktreeManager {
     this.hooks = new FenceHooks(join(dataDir, 'hooks'), perl, chainTo);
   }
 
+  /** Folders outside the Thread's folder that agents write while working on tasks: the worktrees, and the
+   *  repository's git folder (commits write objects and refs there). For CLIs that sandbox writes. */
+  writableRoots(): string[] {
+    return [this.worktreesDir, this.repo.commonDir];
+  }
+
   /** A manager for the folder's repository, or the reason there is no isolation in this Thread. */
   static async open(folder: string, dataDir: string, board: BoardService): Promise<WorktreeManager | { reason: string }> {
     const probe = await probeRepo(folder);

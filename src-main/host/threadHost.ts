@@ -38,6 +38,8 @@ export interface ThreadHostOptions {
   /** How long a pane must be quiet before the host types an assignment message into it. */
   notifyQuietMs?: number;
   warn?: (message: string) => void;
+  /** The environment agents start from; defaults to this process's. */
+  env?: Record<string, string | undefined>;
 }
 
 interface Pane {
@@ -247,13 +249,13 @@ export class ThreadHost {
     const record = this.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now());
     const filesDir = join(this.agentFilesDir, record.id);
     fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
+    const baseEnv = this.opts.env ?? process.env;
     let spec: ReturnType<typeof buildLaunch>;
     try {
       spec = buildLaunch(
         profile,
         {
           threadDir: this.folder,
-          workDir: this.folder,
           agentDir: filesDir,
           socketPath: this.socket.path,
           agentId: record.id,
@@ -262,18 +264,20 @@ export class ThreadHost {
           nodePath: process.execPath,
           binDir: this.binDir,
           leaseMs: this.board.state.settings.leaseMs,
+          baseEnv,
+          writableRoots: this.worktrees?.writableRoots() ?? [],
         },
         // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
         o.command ? { command: '/bin/sh', args: ['-c', o.command] } : undefined,
       );
-      await writeProfileFiles(spec.files);
+      await writeProfileFiles(spec.files, spec.links);
     } catch (err) {
       this.registry.remove(record.id);
       fs.rmSync(filesDir, { recursive: true, force: true });
       throw err;
     }
     const env: Record<string, string | undefined> = {
-      ...process.env,
+      ...baseEnv,
       ...spec.env,
       [AgentEnv.socket]: this.socket.path,
       [AgentEnv.agentId]: record.id,

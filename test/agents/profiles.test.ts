@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  agentDirOf,
   boardInstructions,
   buildLaunch,
   forkbenchEnv,
@@ -19,26 +18,27 @@ import {
 import { AGENT_METHODS } from '../../src-shared/protocol/agentMethods.js';
 
 const TOKEN = 'tok-SECRET-7f3a';
+const agentDir = '/data/threads/t1/agents/agent-7';
 const ctx: ProfileContext = {
-  threadDir: '/data/threads/t1',
+  threadDir: '/work/repo',
+  agentDir,
   socketPath: '/run/forkbench/t1.sock',
   agentId: 'agent-7',
   agentToken: TOKEN,
   cliPath: '/opt/forkbench/dist-main/src-main/cli/main.js',
   nodePath: '/usr/bin/node',
   binDir: '/opt/forkbench/bin',
-  baseEnv: { PATH: '/usr/local/bin:/usr/bin', SHELL: '/bin/zsh' },
+  baseEnv: { PATH: '/usr/local/bin:/usr/bin', SHELL: '/bin/zsh', HOME: '/home/ada' },
 };
-const agentDir = '/data/threads/t1/agents/agent-7';
 const identity = {
   FORKBENCH_SOCKET: '/run/forkbench/t1.sock',
   FORKBENCH_AGENT_ID: 'agent-7',
   FORKBENCH_SECRET: TOKEN,
-  FORKBENCH_THREAD_DIR: '/data/threads/t1',
+  FORKBENCH_THREAD_DIR: '/work/repo',
 };
 const fileOf = (plan: LaunchPlan, name: string) => plan.files.find((f) => f.path.endsWith(name));
 const kinds = Object.keys(PROFILES) as AgentKind[];
-const plans = kinds.map((k) => [k, buildLaunch(k, { ...ctx, allowWorkDirConfig: true, workDir: '/repo' }, { command: 'my-agent', args: ['--x'] })] as const);
+const plans = kinds.map((k) => [k, buildLaunch(k, ctx, { command: 'my-agent', args: ['--x'] })] as const);
 
 describe('every profile', () => {
   it.each(plans)('%s: exports the board identity and puts binDir first on PATH', (_k, plan) => {
@@ -60,11 +60,9 @@ describe('every profile', () => {
     for (const f of plan.files) if (f.content.includes(TOKEN)) expect(f.mode, f.path).toBe(0o600);
   });
 
-  it.each(plans)('%s: keeps generated files in the agent folder (Gemini\'s opt-in settings excepted)', (_k, plan) => {
-    for (const f of plan.files) {
-      if (f.path === '/repo/.gemini/settings.json') continue;
-      expect(f.path.startsWith(`${agentDir}/`), f.path).toBe(true);
-    }
+  it.each(plans)('%s: writes and links only inside the agent folder, never into the project or home', (_k, plan) => {
+    for (const f of plan.files) expect(f.path.startsWith(`${agentDir}/`), f.path).toBe(true);
+    for (const l of plan.links ?? []) expect(l.into.startsWith(`${agentDir}/`), l.into).toBe(true);
   });
 });
 
@@ -96,13 +94,30 @@ describe('Codex CLI', () => {
     expect(plan.command).toBe('codex');
     const overrides = plan.args.filter((_, i) => plan.args[i - 1] === '-c');
     expect(plan.args.filter((a) => a === '-c').length).toBe(overrides.length);
-    expect(overrides.slice(0, 3)).toEqual([
+    expect(overrides.slice(0, 5)).toEqual([
       'mcp_servers.forkbench.command="/usr/bin/node"',
       `mcp_servers.forkbench.args=["${ctx.cliPath}","mcp"]`,
       'mcp_servers.forkbench.env_vars=["FORKBENCH_SOCKET","FORKBENCH_AGENT_ID","FORKBENCH_SECRET","FORKBENCH_THREAD_DIR"]',
+      // The board's write tools run without a person's approval; renewals must not wait on a dialog.
+      'mcp_servers.forkbench.default_tools_approval_mode="approve"',
+      // Not a login shell: Debian's /etc/profile would reset PATH and lose `forkbench`.
+      'allow_login_shell=false',
     ]);
-    expect(overrides[3]!.startsWith('developer_instructions="You are agent')).toBe(true);
+    expect(overrides[5]!.startsWith('developer_instructions="You are agent')).toBe(true);
+    expect(overrides).toHaveLength(6);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
+  });
+
+  it('tells codex to use the MCP tools for the board: its sandboxed shell cannot reach the socket', () => {
+    expect(boardInstructions(ctx, { mcp: true, sandboxedShell: true })).toMatch(/sandbox cannot reach the board: use the forkbench MCP tools/);
+    expect(boardInstructions(ctx, { mcp: true })).not.toMatch(/sandbox/);
+  });
+
+  it('lets the sandbox write the task worktrees and the git folder, which lie outside the project', () => {
+    const roots = ['/data/threads/t1/worktrees', '/work/repo/.git'];
+    const withRoots = buildLaunch('codex', { ...ctx, writableRoots: roots });
+    const overrides = withRoots.args.filter((_, i) => withRoots.args[i - 1] === '-c');
+    expect(overrides).toContain(`sandbox_workspace_write.writable_roots=${JSON.stringify(roots)}`);
   });
 
   const python = spawnSync('python3', ['-c', 'import tomllib'], { encoding: 'utf8' }).status === 0;
@@ -114,27 +129,29 @@ describe('Codex CLI', () => {
     const decoded = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(decoded.v0).toBe('/usr/bin/node');
     expect(decoded.v1).toEqual([ctx.cliPath, 'mcp']);
-    expect(decoded.v3).toBe(boardInstructions(ctx, { mcp: true }));
+    expect(decoded.v3).toBe('approve');
+    expect(decoded.v4).toBe(false);
+    expect(decoded.v5).toBe(boardInstructions(ctx, { mcp: true, sandboxedShell: true }));
   });
 });
 
 describe('Gemini CLI', () => {
-  it('by default touches nothing outside the agent folder and sends the instructions as the first prompt', () => {
-    const plan = buildLaunch('gemini', { ...ctx, workDir: '/repo' });
+  const plan = buildLaunch('gemini', ctx);
+  const home = `${agentDir}/gemini-home`;
+  it('trusts the Thread folder, loads the board policy, and sends the instructions as the first prompt', () => {
     expect(plan.command).toBe('gemini');
-    expect(plan.args[0]).toBe('--prompt-interactive');
-    expect(plan.args[1]).toContain(boardInstructions(ctx, { mcp: false }));
-    expect(plan.args).toHaveLength(2);
-    expect(plan.mcp).toBe(false);
+    expect(plan.args.slice(0, 4)).toEqual(['--skip-trust', '--policy', `${agentDir}/gemini-policy.toml`, '--prompt-interactive']);
+    expect(plan.args[4]).toContain(boardInstructions(ctx, { mcp: true }));
+    expect(plan.args).toHaveLength(5);
     expect(plan.instructionsVia).toBe('first-prompt');
-    expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
+    expect(plan.mcp).toBe(true);
   });
 
-  it('when allowed, merges a secret-free mcpServers entry into the project .gemini/settings.json', () => {
-    const plan = buildLaunch('gemini', { ...ctx, workDir: '/repo', allowWorkDirConfig: true });
+  it('gets a home of its own: the user\'s settings with a secret-free board server merged in, their other files linked', () => {
+    expect(plan.env.GEMINI_CLI_HOME).toBe(home);
     const f = fileOf(plan, '.gemini/settings.json')!;
-    expect(f.path).toBe('/repo/.gemini/settings.json');
-    expect(f.merge).toBe('json');
+    expect(f.path).toBe(`${home}/.gemini/settings.json`);
+    expect([f.merge, f.base]).toEqual(['json', '/home/ada/.gemini/settings.json']);
     expect(JSON.parse(f.content)).toEqual({
       mcpServers: {
         forkbench: {
@@ -145,8 +162,19 @@ describe('Gemini CLI', () => {
         },
       },
     });
-    expect(plan.mcp).toBe(true);
-    expect(plan.args[1]).toContain('forkbench MCP tools');
+    expect(plan.links).toEqual([{ from: '/home/ada/.gemini', into: `${home}/.gemini` }]);
+    // A user who moved Gemini's home keeps it.
+    const moved = buildLaunch('gemini', { ...ctx, baseEnv: { ...ctx.baseEnv, GEMINI_CLI_HOME: '/srv/g' } });
+    expect(moved.links).toEqual([{ from: '/srv/g/.gemini', into: `${home}/.gemini` }]);
+  });
+
+  it('its policy allows the board command in the shell tool and the board\'s MCP tools, nothing else', () => {
+    const policy = fileOf(plan, 'gemini-policy.toml')!.content;
+    const rules = policy.split('[[rule]]').slice(1).map((r) => r.trim());
+    expect(rules).toEqual([
+      'toolName = "run_shell_command"\ncommandPrefix = "forkbench"\ndecision = "allow"\npriority = 100',
+      'mcpName = "forkbench"\ntoolName = "*"\ndecision = "allow"\npriority = 100',
+    ]);
   });
 });
 
@@ -227,9 +255,7 @@ describe('instructions', () => {
     expect(boardInstructions(ctx)).toContain('120 s');
   });
 
-  it('the default agent folder is <threadDir>/agents/<agentId>, overridable', () => {
-    expect(agentDirOf(ctx)).toBe(agentDir);
-    expect(agentDirOf({ ...ctx, agentDir: '/elsewhere' })).toBe('/elsewhere');
+  it('PATH is the board command\'s folder alone when there was none', () => {
     expect(forkbenchEnv({ ...ctx, baseEnv: {} }).PATH).toBe('/opt/forkbench/bin');
   });
 });
@@ -246,35 +272,54 @@ describe('writeProfileFiles', () => {
   };
 
   it('creates a private agent folder and files with their modes', async () => {
-    const root = tmp();
-    const plan = buildLaunch('claude', { ...ctx, threadDir: root });
+    const dir = join(tmp(), 'agents', 'agent-7');
+    const plan = buildLaunch('claude', { ...ctx, agentDir: dir });
     await writeProfileFiles(plan.files);
-    const dir = join(root, 'agents', 'agent-7');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'claude-mcp.json')).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(join(dir, 'claude-mcp.json'), 'utf8')).mcpServers.forkbench.env.FORKBENCH_SECRET).toBe(TOKEN);
     expect(readFileSync(join(dir, 'FORKBENCH.md'), 'utf8')).toContain('forkbench claim');
   });
 
-  it('merges into an existing Gemini settings file without losing the user\'s keys', async () => {
-    const repo = tmp();
-    mkdirSync(join(repo, '.gemini'));
-    writeFileSync(join(repo, '.gemini', 'settings.json'), JSON.stringify({ ui: { theme: 'dark' }, mcpServers: { mine: { command: 'x' } } }));
-    const plan = buildLaunch('gemini', { ...ctx, threadDir: tmp(), workDir: repo, allowWorkDirConfig: true });
-    await writeProfileFiles(plan.files);
-    const merged = JSON.parse(readFileSync(join(repo, '.gemini', 'settings.json'), 'utf8'));
+  /** A user's Gemini home with settings, a login and a memory file. */
+  function userGemini(settings: string): string {
+    const home = tmp();
+    mkdirSync(join(home, '.gemini'));
+    writeFileSync(join(home, '.gemini', 'settings.json'), settings);
+    writeFileSync(join(home, '.gemini', 'oauth_creds.json'), '{"refresh_token":"r"}');
+    writeFileSync(join(home, '.gemini', 'GEMINI.md'), 'be brief');
+    return home;
+  }
+
+  it('Gemini\'s home: the user\'s settings merged with the board server, their other files linked, theirs untouched', async () => {
+    const home = userGemini(JSON.stringify({ ui: { theme: 'dark' }, mcpServers: { mine: { command: 'x' } } }));
+    const before = readFileSync(join(home, '.gemini', 'settings.json'), 'utf8');
+    const dir = join(tmp(), 'agent-7');
+    const plan = buildLaunch('gemini', { ...ctx, agentDir: dir, baseEnv: { ...ctx.baseEnv, HOME: home } });
+    await writeProfileFiles(plan.files, plan.links);
+    const overlay = join(dir, 'gemini-home', '.gemini');
+    const merged = JSON.parse(readFileSync(join(overlay, 'settings.json'), 'utf8'));
     expect(merged.ui).toEqual({ theme: 'dark' });
     expect(Object.keys(merged.mcpServers).sort()).toEqual(['forkbench', 'mine']);
     expect(JSON.stringify(merged)).not.toContain(TOKEN);
+    expect(lstatSync(join(overlay, 'settings.json')).isSymbolicLink()).toBe(false);
+    expect(readlinkSync(join(overlay, 'oauth_creds.json'))).toBe(join(home, '.gemini', 'oauth_creds.json'));
+    expect(readlinkSync(join(overlay, 'GEMINI.md'))).toBe(join(home, '.gemini', 'GEMINI.md'));
+    expect(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')).toBe(before);
   });
 
-  it('refuses to merge into a settings file that is not plain JSON', async () => {
-    const repo = tmp();
-    mkdirSync(join(repo, '.gemini'));
-    writeFileSync(join(repo, '.gemini', 'settings.json'), '{ // a comment\n "a": 1 }');
-    const plan = buildLaunch('gemini', { ...ctx, threadDir: tmp(), workDir: repo, allowWorkDirConfig: true });
-    await expect(writeProfileFiles(plan.files)).rejects.toThrow(/not plain JSON/);
-    expect(readFileSync(join(repo, '.gemini', 'settings.json'), 'utf8')).toContain('a comment');
+  it('Gemini without a home folder of the user\'s: the board settings alone', async () => {
+    const dir = join(tmp(), 'agent-7');
+    const plan = buildLaunch('gemini', { ...ctx, agentDir: dir, baseEnv: { ...ctx.baseEnv, HOME: join(tmp(), 'nobody') } });
+    await writeProfileFiles(plan.files, plan.links);
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'gemini-home', '.gemini', 'settings.json'), 'utf8')))).toEqual(['mcpServers']);
+  });
+
+  it('refuses to merge settings that are not plain JSON, and leaves them as they were', async () => {
+    const home = userGemini('{ // a comment\n "a": 1 }');
+    const plan = buildLaunch('gemini', { ...ctx, agentDir: join(tmp(), 'a'), baseEnv: { ...ctx.baseEnv, HOME: home } });
+    await expect(writeProfileFiles(plan.files, plan.links)).rejects.toThrow(/not plain JSON/);
+    expect(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')).toContain('a comment');
   });
 
   it('mergeJson: objects merge, everything else is replaced by ours', () => {
