@@ -320,9 +320,6 @@ const gemini: AgentProfile = {
       kind: 'gemini',
       command: 'gemini',
       args: [
-        // An untrusted folder starts with MCP servers off (and headless runs exit with 55). The folder is the
-        // one the user opened the Thread on, which is their trust decision.
-        '--skip-trust',
         '--policy',
         policyPath,
         // No system-prompt flag (GEMINI_SYSTEM_MD would replace the whole prompt), and include-directory
@@ -331,7 +328,10 @@ const gemini: AgentProfile = {
         '--prompt-interactive',
         `${boardInstructions(ctx, { mcp: true })}\n\nReply with one short line to confirm, then wait for the user's task.`,
       ],
-      env: { ...forkbenchEnv(ctx), GEMINI_CLI_HOME: home },
+      // An untrusted folder starts with MCP servers off (headless runs exit with 55). The folder is the one
+      // the user opened the Thread on, which is their trust decision. The variable, not `--skip-trust` (which
+      // only sets it): `gemini mcp list` run from the pane then sees the same trust.
+      env: { ...forkbenchEnv(ctx), GEMINI_CLI_HOME: home, GEMINI_CLI_TRUST_WORKSPACE: 'true' },
       files: [
         instructionsFile(ctx, true),
         {

@@ -140,9 +140,10 @@ describe('Gemini CLI', () => {
   const home = `${agentDir}/gemini-home`;
   it('trusts the Thread folder, loads the board policy, and sends the instructions as the first prompt', () => {
     expect(plan.command).toBe('gemini');
-    expect(plan.args.slice(0, 4)).toEqual(['--skip-trust', '--policy', `${agentDir}/gemini-policy.toml`, '--prompt-interactive']);
-    expect(plan.args[4]).toContain(boardInstructions(ctx, { mcp: true }));
-    expect(plan.args).toHaveLength(5);
+    expect(plan.args.slice(0, 3)).toEqual(['--policy', `${agentDir}/gemini-policy.toml`, '--prompt-interactive']);
+    expect(plan.args[3]).toContain(boardInstructions(ctx, { mcp: true }));
+    expect(plan.args).toHaveLength(4);
+    expect(plan.env.GEMINI_CLI_TRUST_WORKSPACE).toBe('true');
     expect(plan.instructionsVia).toBe('first-prompt');
     expect(plan.mcp).toBe(true);
   });

@@ -1,0 +1,214 @@
+/**
+ * A fake Gemini API (generativelanguage v1beta) for the real Gemini CLI: streams scripted turns (text or one
+ * function call) as server-sent GenerateContentResponse chunks, and answers the side calls the CLI makes on
+ * its own (the model router's JSON classification, token counts) without involving the script.
+ *
+ * The script sees the conversation as the CLI sends it back: every function call the model made with the
+ * response the CLI returned for it, and the function declarations the CLI offers. So each step follows from
+ * what really happened (a claim's token is read from the claim's result), like a model's would.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { sse, startFakeModelServer, type FakeModelServer, type ModelRequest } from './harness.js';
+
+/** One part of a Content, as far as the fake reads it. */
+export interface Part {
+  text?: string;
+  thought?: boolean;
+  functionCall?: { id?: string; name: string; args?: Record<string, unknown> };
+  functionResponse?: { id?: string; name: string; response?: unknown };
+}
+
+export interface Content {
+  role?: string;
+  parts?: Part[];
+}
+
+/** The body of POST /v1beta/models/<model>:streamGenerateContent and :generateContent. */
+export interface GenerateBody {
+  contents: Content[];
+  systemInstruction?: Content | string;
+  tools?: Array<{ functionDeclarations?: Array<{ name: string }> }>;
+  generationConfig?: { responseMimeType?: string; responseJsonSchema?: JsonSchema; responseSchema?: JsonSchema };
+}
+
+interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  enum?: unknown[];
+}
+
+/** A function call the model made, with what the CLI answered. */
+export interface ToolCall {
+  name: string;
+  args: Record<string, unknown>;
+  /** The functionResponse's `response` object; undefined while the call has no response yet. */
+  response: unknown;
+  /** `response` as JSON text ('' without one), for searching. */
+  result: string;
+}
+
+export interface Conversation {
+  body: GenerateBody;
+  /** The model the CLI asked for. */
+  model: string;
+  /** Function declarations the request offers, by name. */
+  tools: string[];
+  /** Every function call in the conversation, in order, with its response. */
+  calls: ToolCall[];
+  /** All text of the conversation (system instruction and contents). */
+  text: string;
+}
+
+export type Turn = { text: string } | { call: string; args: Record<string, unknown>; text?: string };
+
+export interface Script {
+  next(conversation: Conversation): Turn;
+}
+
+export interface FakeGemini extends FakeModelServer {
+  /** The agent's conversation requests and the turn the script answered each with. */
+  turns: Array<{ conversation: Conversation; turn: Turn }>;
+  /** One line per request, for failure messages. */
+  summary(): string;
+}
+
+export async function startFakeGemini(script: Script): Promise<FakeGemini> {
+  const turns: FakeGemini['turns'] = [];
+  const server = await startFakeModelServer((req, res) => {
+    if (req.method !== 'POST') return false;
+    const m = /^\/v1beta\/models\/([^:/?]+):(\w+)/.exec(req.path);
+    if (!m) return false;
+    const [, model = '', method] = m;
+    const body = req.body as GenerateBody;
+    if (method === 'countTokens') {
+      json(res, { totalTokens: 1000 });
+      return true;
+    }
+    if (method === 'generateContent') {
+      // Side calls (the model router's complexity score and the like) ask for JSON in a schema: any valid
+      // answer will do, since every model the router can pick is this fake.
+      json(res, chunk([{ text: sideAnswer(body) }], 'STOP'));
+      return true;
+    }
+    if (method !== 'streamGenerateContent') return false;
+    const conversation = conversationOf(model, body);
+    // The agent's own turns offer the tools; anything else streamed is a side call.
+    const turn: Turn = conversation.tools.length > 0 ? script.next(conversation) : { text: 'OK' };
+    if (conversation.tools.length > 0) turns.push({ conversation, turn });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    // Text and function call in separate chunks, the way the API streams them.
+    if (turn.text) sse(res, chunk([{ text: turn.text }], 'call' in turn ? undefined : 'STOP'));
+    if ('call' in turn) sse(res, chunk([{ functionCall: { name: turn.call, args: turn.args } }], 'STOP'));
+    res.end();
+    return true;
+  });
+  return {
+    ...server,
+    turns,
+    summary: () => server.requests.map((r) => describeRequest(r, turns)).join('\n'),
+  };
+}
+
+function conversationOf(model: string, body: GenerateBody): Conversation {
+  const calls: ToolCall[] = [];
+  const text: string[] = [textOf(body.systemInstruction)];
+  for (const c of body.contents ?? []) {
+    for (const p of c.parts ?? []) {
+      if (typeof p.text === 'string' && !p.thought) text.push(p.text);
+      if (p.functionCall) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, response: undefined, result: '' });
+      if (p.functionResponse) {
+        // Responses follow their calls in order; the first unanswered call of that name is this one's.
+        const call = calls.find((k) => k.response === undefined && k.name === p.functionResponse!.name);
+        if (call) {
+          call.response = p.functionResponse.response ?? null;
+          call.result = JSON.stringify(call.response);
+        }
+      }
+    }
+  }
+  const tools = (body.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((d) => d.name));
+  return { body, model, tools, calls, text: text.join('\n') };
+}
+
+function textOf(content: Content | string | undefined): string {
+  if (content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return (content.parts ?? []).map((p) => p.text ?? '').join('\n');
+}
+
+/** A value that fits a JSON schema (Gemini's upper-case type names or standard ones). */
+function fill(schema: JsonSchema | undefined, key = ''): unknown {
+  if (!schema) return 'OK';
+  if (schema.enum && schema.enum.length > 0) return schema.enum[0];
+  const type = String(Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? 'string')).toLowerCase();
+  if (type === 'object') return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, fill(v, k)]));
+  if (type === 'array') return [];
+  if (type === 'integer' || type === 'number') return /score/i.test(key) ? 1 : 0;
+  if (type === 'boolean') return false;
+  return 'OK';
+}
+
+function sideAnswer(body: GenerateBody): string {
+  const schema = body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema;
+  if (schema) return JSON.stringify(fill(schema));
+  return body.generationConfig?.responseMimeType === 'application/json' ? '{}' : 'OK';
+}
+
+const usage = { promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120 };
+
+function chunk(parts: Part[], finishReason?: string): unknown {
+  return { candidates: [{ content: { role: 'model', parts }, index: 0, ...(finishReason ? { finishReason } : {}) }], usageMetadata: usage, modelVersion: 'fake' };
+}
+
+function json(res: ServerResponse, value: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+}
+
+function describeRequest(r: ModelRequest, turns: FakeGemini['turns']): string {
+  const body = r.body as Partial<GenerateBody> | undefined;
+  const head = `${r.method} ${r.path}`;
+  if (!body || typeof body !== 'object' || !Array.isArray(body.contents)) return head;
+  const answered = turns.find((t) => t.conversation.body === body);
+  const what = answered ? `agent turn → ${JSON.stringify(answered.turn).slice(0, 200)}` : 'side call';
+  return `${head} contents=${body.contents.length}: ${what}`;
+}
+
+export interface ProxyTrap {
+  /** http://127.0.0.1:PORT, for HTTPS_PROXY and HTTP_PROXY. */
+  url: string;
+  /** Every request that reached it: `CONNECT host:port` for HTTPS, `METHOD url` for plain HTTP. */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A proxy on 127.0.0.1 that forwards nothing: a CLI whose proxy variables point here cannot reach another
+ * address through its proxy-aware HTTP stack, and each attempt is recorded (and refused) for the test.
+ */
+export async function startProxyTrap(): Promise<ProxyTrap> {
+  const hits: string[] = [];
+  const server: Server = createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`);
+    res.writeHead(502);
+    res.end();
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    hits.push(`CONNECT ${req.url}`);
+    socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
