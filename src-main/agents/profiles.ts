@@ -260,6 +260,10 @@ const codex: AgentProfile = {
         // renewal waiting on a dialog lets the lease lapse. The board's tools are the agent's own business.
         '-c',
         `${key}.default_tools_approval_mode=${toml('approve')}`,
+        // Codex does not wait for a server it may start without: a slow start left the first turn without
+        // the board's tools. An agent in a Forkbench pane without its board would work on unclaimed tasks.
+        '-c',
+        `${key}.required=true`,
         // Codex runs shell commands as `bash -lc`; a login shell reads /etc/profile, which on Debian resets
         // PATH and loses the `forkbench` command put first on it.
         '-c',
@@ -267,6 +271,9 @@ const codex: AgentProfile = {
         // Codex's workspace-write sandbox lets its shell write only the working directory: a task's worktree
         // lives in Forkbench's data folder, and commits write the repository's git folder.
         ...(ctx.writableRoots?.length ? ['-c', `sandbox_workspace_write.writable_roots=${toml(ctx.writableRoots)}`] : []),
+        // The agent runs in the pane's own process tree, not in a shared background server: the host's
+        // liveness check and its kill on pane close and exit reach only the pane's processes.
+        '--no-daemon',
         // `developer_instructions` adds a developer message without replacing codex's base instructions.
         // `-c` accepts unknown keys silently, so an older codex just ignores it; the file stays as fallback.
         '-c',

@@ -556,9 +556,26 @@ export class ThreadHost {
       const text = p.pendingMessages.splice(0).join(' ');
       // In a plain shell the message must not run as a command: as a comment it is shown and ignored.
       const shellLike = p.launch.profile === 'shell' || p.launch.profile === 'custom';
-      p.session.write(`${shellLike ? '# ' : ''}${text}\r`);
+      p.session.write(`${shellLike ? '# ' : ''}${text}`);
+      this.submitWhenEchoed(p, performance.now());
     };
     p.notifyTimer = this.disposables.timeout(tick, NotifyConstants.pollMs);
+  }
+
+  /** Enter, on its own, once the message's echo has settled. A TUI takes a long chunk that ends in Enter for
+   *  a paste and the Enter for a newline inside it (Claude Code does), so the message would sit unsent. */
+  private submitWhenEchoed(p: Pane, sentAt: number): void {
+    const check = () => {
+      p.notifyTimer = null;
+      if (this.disposed || p.record.status === 'exited') return;
+      const now = performance.now();
+      if (now - p.session.lastOutputAt < NotifyConstants.echoQuietMs && now - sentAt < NotifyConstants.echoMaxMs) {
+        p.notifyTimer = this.disposables.timeout(check, NotifyConstants.echoQuietMs);
+        return;
+      }
+      p.session.write('\r');
+    };
+    p.notifyTimer = this.disposables.timeout(check, NotifyConstants.echoQuietMs);
   }
 
   /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */
@@ -607,5 +624,10 @@ export const NotifyConstants = {
   /** A person types in bursts; 1.5 s without a keystroke or output is a pause, not a breath. */
   quietMs: 1500,
   pollMs: 250,
+  /** The echo of a typed message has settled when the pane prints nothing for this long; a TUI redraws
+   *  its input box within a frame or two (16-33 ms), so 100 ms is settled with room to spare. */
+  echoQuietMs: 100,
+  /** A pane that never stops printing still gets its Enter after this long. */
+  echoMaxMs: 2_000,
 } as const;
 

@@ -94,17 +94,19 @@ describe('Codex CLI', () => {
     expect(plan.command).toBe('codex');
     const overrides = plan.args.filter((_, i) => plan.args[i - 1] === '-c');
     expect(plan.args.filter((a) => a === '-c').length).toBe(overrides.length);
-    expect(overrides.slice(0, 5)).toEqual([
+    expect(overrides.slice(0, 6)).toEqual([
       'mcp_servers.forkbench.command="/usr/bin/node"',
       `mcp_servers.forkbench.args=["${ctx.cliPath}","mcp"]`,
       'mcp_servers.forkbench.env_vars=["FORKBENCH_SOCKET","FORKBENCH_AGENT_ID","FORKBENCH_SECRET","FORKBENCH_THREAD_DIR"]',
       // The board's write tools run without a person's approval; renewals must not wait on a dialog.
       'mcp_servers.forkbench.default_tools_approval_mode="approve"',
+      'mcp_servers.forkbench.required=true',
       // Not a login shell: Debian's /etc/profile would reset PATH and lose `forkbench`.
       'allow_login_shell=false',
     ]);
-    expect(overrides[5]!.startsWith('developer_instructions="You are agent')).toBe(true);
-    expect(overrides).toHaveLength(6);
+    expect(overrides[6]!.startsWith('developer_instructions="You are agent')).toBe(true);
+    expect(overrides).toHaveLength(7);
+    expect(plan.args.filter((a, i) => a.startsWith('--') && plan.args[i - 1] !== '-c')).toEqual(['--no-daemon']);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
   });
 
@@ -130,8 +132,9 @@ describe('Codex CLI', () => {
     expect(decoded.v0).toBe('/usr/bin/node');
     expect(decoded.v1).toEqual([ctx.cliPath, 'mcp']);
     expect(decoded.v3).toBe('approve');
-    expect(decoded.v4).toBe(false);
-    expect(decoded.v5).toBe(boardInstructions(ctx, { mcp: true, sandboxedShell: true }));
+    expect(decoded.v4).toBe(true);
+    expect(decoded.v5).toBe(false);
+    expect(decoded.v6).toBe(boardInstructions(ctx, { mcp: true, sandboxedShell: true }));
   });
 });
 

@@ -151,4 +151,20 @@ describe('agents in real ptys', () => {
     expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
     await seen;
   });
+
+  it('the Enter after an assignment comes on its own once the echo settles: a TUI would take text+Enter for a paste', async () => {
+    const host = await openHost({ notifyQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'review the docs' }));
+    // A raw-mode reader, as a TUI is: it prints each read it gets from the pty, escaped.
+    const reader = `process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
+    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+    await paneText(host, agent.id, /ready/); // node takes tens of ms to start: we listen well before it prints
+    const enter = paneText(host, agent.id, /read "\\r"/);
+    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
+    const text = await enter;
+    const reads = [...text.matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    expect(reads.join('')).toMatch(/^# You have been assigned T-1 "review the docs".*\r$/s);
+    expect(reads.at(-1)).toBe('\r');
+    expect(reads.slice(0, -1).some((r) => r.includes('\r'))).toBe(false);
+  });
 });
