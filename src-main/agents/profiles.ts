@@ -40,8 +40,8 @@ export interface ProfileContext {
   binDir: string;
   /** Where this agent's generated files go: a private folder outside the project (they can hold its secret). */
   agentDir: string;
-  /** Folders outside threadDir the agent must be able to write (its task worktrees, the repository's git
-   *  folder), for CLIs whose sandbox limits writes to the working directory (Codex). */
+  /** Folders outside threadDir the agent must be able to write (its task worktrees), for CLIs whose
+   *  sandbox limits writes to the working directory (Codex). */
   writableRoots?: readonly string[];
   /** Lease length the instructions quote; defaults to the board's default. */
   leaseMs?: number;
@@ -269,7 +269,7 @@ const codex: AgentProfile = {
         '-c',
         'allow_login_shell=false',
         // Codex's workspace-write sandbox lets its shell write only the working directory: a task's worktree
-        // lives in Forkbench's data folder, and commits write the repository's git folder.
+        // lives in Forkbench's data folder.
         ...(ctx.writableRoots?.length ? ['-c', `sandbox_workspace_write.writable_roots=${toml(ctx.writableRoots)}`] : []),
         // The agent runs in the pane's own process tree, not in a shared background server: the host's
         // liveness check and its kill on pane close and exit reach only the pane's processes.

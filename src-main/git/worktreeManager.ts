@@ -55,10 +55,11 @@ export class WorktreeManager {
     this.hooks = new FenceHooks(join(dataDir, 'hooks'), perl, chainTo);
   }
 
-  /** Folders outside the Thread's folder that agents write while working on tasks: the worktrees, and the
-   *  repository's git folder (commits write objects and refs there). For CLIs that sandbox writes. */
+  /** Folders outside the Thread's folder that agents edit while working on tasks: the worktrees. For CLIs
+   *  that sandbox writes. (Not the git folder: Codex's sandbox keeps every .git read-only whatever the roots,
+   *  so a commit from it runs outside the sandbox with its person's approval, and the fence asks the board.) */
   writableRoots(): string[] {
-    return [this.worktreesDir, this.repo.commonDir];
+    return [this.worktreesDir];
   }
 
   /** A manager for the folder's repository, or the reason there is no isolation in this Thread. */

@@ -115,8 +115,8 @@ describe('Codex CLI', () => {
     expect(boardInstructions(ctx, { mcp: true })).not.toMatch(/sandbox/);
   });
 
-  it('lets the sandbox write the task worktrees and the git folder, which lie outside the project', () => {
-    const roots = ['/data/threads/t1/worktrees', '/work/repo/.git'];
+  it('lets the sandbox write the task worktrees, which lie outside the project', () => {
+    const roots = ['/data/threads/t1/worktrees'];
     const withRoots = buildLaunch('codex', { ...ctx, writableRoots: roots });
     const overrides = withRoots.args.filter((_, i) => withRoots.args[i - 1] === '-c');
     expect(overrides).toContain(`sandbox_workspace_write.writable_roots=${JSON.stringify(roots)}`);

@@ -18,7 +18,7 @@ import { ensureBuilt } from '../../helpers/cli.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 const BIN = join(root, 'node_modules', '.bin');
 
-/** Why a CLI's test cannot run here, or null when its binary is installed and answers `--version`. */
+/** Why a CLI's test cannot run here, or null when its binary is installed. */
 export function missingCli(command: string): string | null {
   const path = join(BIN, command);
   if (!fs.existsSync(path)) return `${command} is not installed (node_modules/.bin/${command}); run npm install`;
