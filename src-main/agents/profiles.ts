@@ -400,6 +400,9 @@ const opencode: AgentProfile = {
               [MCP_SERVER_NAME]: { type: 'local', command: [command, ...args], enabled: true, environment: identityRefs((k) => `{env:${k}}`) },
             },
             instructions: [instructions.path],
+            // The board's tools never wait on a dialog, whatever the user's own rules ask (a renewal stuck
+            // behind one lets the lease lapse); as Claude Code's --allowedTools. Their bash rule stays theirs.
+            permission: { [`${MCP_SERVER_NAME}_*`]: 'allow' },
           }),
           mode: SHARED_FILE_MODE,
         },

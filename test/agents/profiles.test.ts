@@ -214,6 +214,7 @@ describe('OpenCode', () => {
         },
       },
       instructions: [`${agentDir}/FORKBENCH.md`],
+      permission: { 'forkbench_*': 'allow' },
     });
   });
 });
