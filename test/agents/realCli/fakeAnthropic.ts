@@ -9,7 +9,7 @@
  * happened (a claim's token is read from the claim's result), like a model's would.
  */
 import type { ServerResponse } from 'node:http';
-import { sse, startFakeModelServer, type FakeModelServer, type ModelRequest } from './harness.js';
+import { json, sse, sseStart, startScriptedModelServer, type ScriptedModelServer } from './harness.js';
 
 /** One content block of a Messages API message, as far as the fake reads it. */
 export interface ContentBlock {
@@ -69,49 +69,40 @@ export interface Script {
   next(conversation: Conversation): Turn;
 }
 
-export interface FakeAnthropic extends FakeModelServer {
-  /** The agent's conversation requests and the turn the script answered each with. */
-  turns: Array<{ conversation: Conversation; turn: Turn }>;
-  /** One line per request, for failure messages. */
-  summary(): string;
-}
+/** The fake's requests, the agent's turns the script played, and a summary of them for failure messages. */
+export type FakeAnthropic = ScriptedModelServer<Conversation, Turn>;
 
-export async function startFakeAnthropic(script: Script): Promise<FakeAnthropic> {
-  const turns: FakeAnthropic['turns'] = [];
+export function startFakeAnthropic(script: Script): Promise<FakeAnthropic> {
   let messages = 0;
   let toolUses = 0;
-  const server = await startFakeModelServer((req, res) => {
-    const path = req.path.split('?')[0] ?? '';
-    // The CLI's reachability probe (sent when non-essential traffic is allowed, e.g. during onboarding).
-    if ((req.method === 'HEAD' || req.method === 'GET') && path === '/api/hello') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(req.method === 'GET' ? '{}' : undefined);
+  return startScriptedModelServer<Conversation, Turn, MessagesBody>(
+    (req, res, played) => {
+      const path = req.path.split('?')[0] ?? '';
+      // The CLI's reachability probe (sent when non-essential traffic is allowed, e.g. during onboarding).
+      if ((req.method === 'HEAD' || req.method === 'GET') && path === '/api/hello') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(req.method === 'GET' ? '{}' : undefined);
+        return true;
+      }
+      if (req.method !== 'POST') return false;
+      // Token counting, which some versions do before a long request.
+      if (path === '/v1/messages/count_tokens') {
+        json(res, { input_tokens: 1000 });
+        return true;
+      }
+      if (path !== '/v1/messages') return false;
+      const body = req.body as MessagesBody;
+      let turn: Turn = { text: 'OK' };
+      if (script.isAgent(body)) {
+        const conversation = conversationOf(body);
+        turn = script.next(conversation);
+        played(conversation, turn);
+      }
+      reply(res, body, turn, `msg_fake_${++messages}`, () => `toolu_fake_${++toolUses}`);
       return true;
-    }
-    if (req.method !== 'POST') return false;
-    // Token counting, which some versions do before a long request.
-    if (path === '/v1/messages/count_tokens') {
-      json(res, { input_tokens: 1000 });
-      return true;
-    }
-    if (path !== '/v1/messages') return false;
-    const body = req.body as MessagesBody;
-    let turn: Turn;
-    if (script.isAgent(body)) {
-      const conversation = conversationOf(body);
-      turn = script.next(conversation);
-      turns.push({ conversation, turn });
-    } else {
-      turn = { text: 'OK' };
-    }
-    reply(res, body, turn, `msg_fake_${++messages}`, () => `toolu_fake_${++toolUses}`);
-    return true;
-  });
-  return {
-    ...server,
-    turns,
-    summary: () => server.requests.map((r) => describeRequest(r, turns)).join('\n'),
-  };
+    },
+    (body) => (Array.isArray(body.messages) ? `model=${body.model} messages=${body.messages.length} tools=${body.tools?.length ?? 0}` : null),
+  );
 }
 
 function conversationOf(body: MessagesBody): Conversation {
@@ -143,11 +134,6 @@ function textOf(content: string | ContentBlock[] | undefined): string {
   return content.map((b) => (typeof b.text === 'string' ? b.text : b.content !== undefined ? textOf(b.content) : '')).join('\n');
 }
 
-function json(res: ServerResponse, value: unknown): void {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(value));
-}
-
 /** Answers one /v1/messages request with `turn`, streamed when the request asks for a stream. */
 function reply(res: ServerResponse, body: MessagesBody, turn: Turn, messageId: string, toolUseId: () => string): void {
   const content: ContentBlock[] = [];
@@ -160,7 +146,7 @@ function reply(res: ServerResponse, body: MessagesBody, turn: Turn, messageId: s
     json(res, { ...message, content, stop_reason: stopReason, stop_sequence: null, usage });
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  sseStart(res);
   const event = (type: string, data: Record<string, unknown>) => sse(res, { type, ...data }, type);
   event('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
   content.forEach((block, index) => {
@@ -180,13 +166,4 @@ function reply(res: ServerResponse, body: MessagesBody, turn: Turn, messageId: s
   event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
   event('message_stop', {});
   res.end();
-}
-
-function describeRequest(r: ModelRequest, turns: FakeAnthropic['turns']): string {
-  const body = r.body as Partial<MessagesBody> | undefined;
-  const head = `${r.method} ${r.path}`;
-  if (!body || typeof body !== 'object' || !Array.isArray(body.messages)) return head;
-  const answered = turns.find((t) => t.conversation.body === body);
-  const what = answered ? `agent turn → ${JSON.stringify(answered.turn).slice(0, 200)}` : 'side call → "OK"';
-  return `${head} model=${body.model} messages=${body.messages.length} tools=${body.tools?.length ?? 0}: ${what}`;
 }

@@ -7,10 +7,7 @@
  * response the CLI returned for it, and the function declarations the CLI offers. So each step follows from
  * what really happened (a claim's token is read from the claim's result), like a model's would.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { sse, startFakeModelServer, type FakeModelServer, type ModelRequest } from './harness.js';
+import { json, sse, sseStart, startScriptedModelServer, type ScriptedModelServer } from './harness.js';
 
 /** One part of a Content, as far as the fake reads it. */
 export interface Part {
@@ -68,48 +65,44 @@ export interface Script {
   next(conversation: Conversation): Turn;
 }
 
-export interface FakeGemini extends FakeModelServer {
-  /** The agent's conversation requests and the turn the script answered each with. */
-  turns: Array<{ conversation: Conversation; turn: Turn }>;
-  /** One line per request, for failure messages. */
-  summary(): string;
-}
+/** The fake's requests, the agent's turns the script played, and a summary of them for failure messages. */
+export type FakeGemini = ScriptedModelServer<Conversation, Turn>;
 
-export async function startFakeGemini(script: Script): Promise<FakeGemini> {
-  const turns: FakeGemini['turns'] = [];
-  const server = await startFakeModelServer((req, res) => {
-    if (req.method !== 'POST') return false;
-    const m = /^\/v1beta\/models\/([^:/?]+):(\w+)/.exec(req.path);
-    if (!m) return false;
-    const [, model = '', method] = m;
-    const body = req.body as GenerateBody;
-    if (method === 'countTokens') {
-      json(res, { totalTokens: 1000 });
+export function startFakeGemini(script: Script): Promise<FakeGemini> {
+  return startScriptedModelServer<Conversation, Turn, GenerateBody>(
+    (req, res, played) => {
+      if (req.method !== 'POST') return false;
+      const m = /^\/v1beta\/models\/([^:/?]+):(\w+)/.exec(req.path);
+      if (!m) return false;
+      const [, model = '', method] = m;
+      const body = req.body as GenerateBody;
+      if (method === 'countTokens') {
+        json(res, { totalTokens: 1000 });
+        return true;
+      }
+      if (method === 'generateContent') {
+        // Side calls (the model router's complexity score and the like) ask for JSON in a schema: any valid
+        // answer will do, since every model the router can pick is this fake.
+        json(res, chunk([{ text: sideAnswer(body) }], 'STOP'));
+        return true;
+      }
+      if (method !== 'streamGenerateContent') return false;
+      const conversation = conversationOf(model, body);
+      // The agent's own turns offer the tools; anything else streamed is a side call.
+      let turn: Turn = { text: 'OK' };
+      if (conversation.tools.length > 0) {
+        turn = script.next(conversation);
+        played(conversation, turn);
+      }
+      sseStart(res);
+      // Text and function call in separate chunks, the way the API streams them.
+      if (turn.text) sse(res, chunk([{ text: turn.text }], 'call' in turn ? undefined : 'STOP'));
+      if ('call' in turn) sse(res, chunk([{ functionCall: { name: turn.call, args: turn.args } }], 'STOP'));
+      res.end();
       return true;
-    }
-    if (method === 'generateContent') {
-      // Side calls (the model router's complexity score and the like) ask for JSON in a schema: any valid
-      // answer will do, since every model the router can pick is this fake.
-      json(res, chunk([{ text: sideAnswer(body) }], 'STOP'));
-      return true;
-    }
-    if (method !== 'streamGenerateContent') return false;
-    const conversation = conversationOf(model, body);
-    // The agent's own turns offer the tools; anything else streamed is a side call.
-    const turn: Turn = conversation.tools.length > 0 ? script.next(conversation) : { text: 'OK' };
-    if (conversation.tools.length > 0) turns.push({ conversation, turn });
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    // Text and function call in separate chunks, the way the API streams them.
-    if (turn.text) sse(res, chunk([{ text: turn.text }], 'call' in turn ? undefined : 'STOP'));
-    if ('call' in turn) sse(res, chunk([{ functionCall: { name: turn.call, args: turn.args } }], 'STOP'));
-    res.end();
-    return true;
-  });
-  return {
-    ...server,
-    turns,
-    summary: () => server.requests.map((r) => describeRequest(r, turns)).join('\n'),
-  };
+    },
+    (body) => (Array.isArray(body.contents) ? `contents=${body.contents.length}` : null),
+  );
 }
 
 function conversationOf(model: string, body: GenerateBody): Conversation {
@@ -161,54 +154,4 @@ const usage = { promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount
 
 function chunk(parts: Part[], finishReason?: string): unknown {
   return { candidates: [{ content: { role: 'model', parts }, index: 0, ...(finishReason ? { finishReason } : {}) }], usageMetadata: usage, modelVersion: 'fake' };
-}
-
-function json(res: ServerResponse, value: unknown): void {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(value));
-}
-
-function describeRequest(r: ModelRequest, turns: FakeGemini['turns']): string {
-  const body = r.body as Partial<GenerateBody> | undefined;
-  const head = `${r.method} ${r.path}`;
-  if (!body || typeof body !== 'object' || !Array.isArray(body.contents)) return head;
-  const answered = turns.find((t) => t.conversation.body === body);
-  const what = answered ? `agent turn → ${JSON.stringify(answered.turn).slice(0, 200)}` : 'side call';
-  return `${head} contents=${body.contents.length}: ${what}`;
-}
-
-export interface ProxyTrap {
-  /** http://127.0.0.1:PORT, for HTTPS_PROXY and HTTP_PROXY. */
-  url: string;
-  /** Every request that reached it: `CONNECT host:port` for HTTPS, `METHOD url` for plain HTTP. */
-  hits: string[];
-  close(): Promise<void>;
-}
-
-/**
- * A proxy on 127.0.0.1 that forwards nothing: a CLI whose proxy variables point here cannot reach another
- * address through its proxy-aware HTTP stack, and each attempt is recorded (and refused) for the test.
- */
-export async function startProxyTrap(): Promise<ProxyTrap> {
-  const hits: string[] = [];
-  const server: Server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`);
-    res.writeHead(502);
-    res.end();
-  });
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    hits.push(`CONNECT ${req.url}`);
-    socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    hits,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -5,7 +5,7 @@
  * client asks for `stream: true`, else come as one JSON completion.
  */
 import type { ServerResponse } from 'node:http';
-import { type ModelRequest, sse } from './harness.js';
+import { json, type ModelRequest, sse, sseStart } from './harness.js';
 
 export interface ChatToolCall {
   id: string;
@@ -60,12 +60,11 @@ export function openAiChat(next: (body: ChatRequest, req: ModelRequest) => ChatS
     const finish = toolCall ? 'tool_calls' : 'stop';
     const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
     if (!body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json' });
       const message = toolCall ? { role: 'assistant', content: null, tool_calls: [toolCall] } : { role: 'assistant', content: (step as { text: string }).text };
-      res.end(JSON.stringify({ id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+      json(res, { id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message, finish_reason: finish }], usage });
       return true;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    sseStart(res);
     const chunk = (delta: unknown, finish_reason: string | null, extra: object = {}) =>
       sse(res, { id, object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason }], ...extra });
     if (toolCall) chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...toolCall }] }, null);

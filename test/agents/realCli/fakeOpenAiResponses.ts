@@ -13,10 +13,8 @@
  * tools). A call to a namespaced tool names the tool and its namespace separately; in the script a tool is
  * called by its qualified name, `mcp__forkbench.claim`.
  */
-import * as net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import type { ServerResponse } from 'node:http';
-import { sse, startFakeModelServer, type FakeModelServer, type ModelRequest } from './harness.js';
+import { sse, sseStart, startScriptedModelServer, type ScriptedModelServer } from './harness.js';
 
 /** One entry of the request's `tools`, as far as the fake reads it. */
 export interface ApiTool {
@@ -77,32 +75,27 @@ export interface Script {
   next(conversation: Conversation): Turn;
 }
 
-export interface FakeResponses extends FakeModelServer {
-  /** The agent's conversation requests and the turn the script answered each with. */
-  turns: Array<{ conversation: Conversation; turn: Turn }>;
-  /** One line per request, for failure messages. */
-  summary(): string;
-}
+/** The fake's requests, the agent's turns the script played, and a summary of them for failure messages. */
+export type FakeResponses = ScriptedModelServer<Conversation, Turn>;
 
-export async function startFakeResponses(script: Script): Promise<FakeResponses> {
-  const turns: FakeResponses['turns'] = [];
+export function startFakeResponses(script: Script): Promise<FakeResponses> {
   let ids = 0;
-  const server = await startFakeModelServer((req, res) => {
-    const path = req.path.split('?')[0] ?? '';
-    if (req.method !== 'POST' || path !== '/v1/responses') return false;
-    if (req.headers['content-encoding']) throw new Error(`the fake reads plain JSON; the request came ${req.headers['content-encoding']}-encoded`);
-    const conversation = conversationOf(req.body as ResponsesBody);
-    let turn: Turn;
-    if (script.isAgent(conversation)) {
-      turn = script.next(conversation);
-      turns.push({ conversation, turn });
-    } else {
-      turn = { text: 'OK' };
-    }
-    reply(res, turn, ++ids);
-    return true;
-  });
-  return { ...server, turns, summary: () => server.requests.map((r) => describeRequest(r, turns)).join('\n') };
+  return startScriptedModelServer<Conversation, Turn, ResponsesBody>(
+    (req, res, played) => {
+      const path = req.path.split('?')[0] ?? '';
+      if (req.method !== 'POST' || path !== '/v1/responses') return false;
+      if (req.headers['content-encoding']) throw new Error(`the fake reads plain JSON; the request came ${req.headers['content-encoding']}-encoded`);
+      const conversation = conversationOf(req.body as ResponsesBody);
+      let turn: Turn = { text: 'OK' };
+      if (script.isAgent(conversation)) {
+        turn = script.next(conversation);
+        played(conversation, turn);
+      }
+      reply(res, turn, ++ids);
+      return true;
+    },
+    (body) => (Array.isArray(body.input) ? `model=${body.model} input=${body.input.length} tools=${toolNames(body.tools ?? []).length}` : null),
+  );
 }
 
 function conversationOf(body: ResponsesBody): Conversation {
@@ -162,7 +155,7 @@ function reply(res: ServerResponse, turn: Turn, n: number): void {
   const id = `resp_fake_${n}`;
   let seq = 0;
   const event = (type: string, data: Record<string, unknown>) => sse(res, { type, sequence_number: seq++, ...data }, type);
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  sseStart(res);
   event('response.created', { response: { id, object: 'response', status: 'in_progress', output: [] } });
   event('response.output_item.added', { output_index: 0, item: 'tool' in turn ? { ...item, arguments: '' } : { ...item, content: [] } });
   if ('tool' in turn) {
@@ -174,50 +167,4 @@ function reply(res: ServerResponse, turn: Turn, n: number): void {
   const usage = { input_tokens: 1000, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1020 };
   event('response.completed', { response: { id, object: 'response', status: 'completed', output: [item], usage } });
   res.end();
-}
-
-function describeRequest(r: ModelRequest, turns: FakeResponses['turns']): string {
-  const head = `${r.method} ${r.path}`;
-  const body = r.body as Partial<ResponsesBody> | undefined;
-  if (!body || typeof body !== 'object' || !Array.isArray(body.input)) return head;
-  const answered = turns.find((t) => t.conversation.body === body);
-  const what = answered ? `agent turn → ${JSON.stringify(answered.turn).slice(0, 200)}` : 'side request → "OK"';
-  return `${head} model=${body.model} input=${body.input.length} tools=${toolNames(body.tools ?? []).length}: ${what}`;
-}
-
-/**
- * A proxy on 127.0.0.1 that refuses everything and records what was asked of it. Handed to a CLI as
- * HTTPS_PROXY/HTTP_PROXY (with NO_PROXY for loopback) it keeps the CLI's own calls home (update checks,
- * announcements) on this machine: they fail at once instead of trying the network.
- */
-export interface EgressTrap {
-  url: string;
-  /** The first line of each attempt, e.g. `CONNECT raw.githubusercontent.com:443 HTTP/1.1`. */
-  attempts: string[];
-  close(): Promise<void>;
-}
-
-export async function startEgressTrap(): Promise<EgressTrap> {
-  const attempts: string[] = [];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    socket.once('data', (d: Buffer) => {
-      attempts.push(d.toString('latin1').split('\r\n')[0] ?? '');
-      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    attempts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
