@@ -21,6 +21,7 @@ import { afterEach, beforeAll, describe, expect } from 'vitest';
 import type { AgentKind } from '../../../src-main/agents/profiles.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { findOnPath } from '../../../src-main/host/pathLookup.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 
@@ -37,10 +38,11 @@ export const NOTE = 'Starting on hello.txt (a note from the scripted model).';
 /** Why a test that reads a pane's environment cannot run here, or null. */
 export const NO_PROC = fs.existsSync('/proc/self/environ') ? null : "needs /proc to read a pane's environment";
 
-/** Why a CLI's test cannot run here, or null when its binary is installed. */
+/** Why a CLI's test cannot run here, or null when its binary is installed: a devDependency, or on PATH (Aider
+ *  comes from PyPI, not npm). */
 function missingCli(command: string): string | null {
-  if (!fs.existsSync(join(BIN, command))) return `${command} is not installed (node_modules/.bin/${command}); run npm install`;
-  return null;
+  if (fs.existsSync(join(BIN, command)) || findOnPath(command)) return null;
+  return `${command} is not installed (neither node_modules/.bin/${command}, which npm install provides, nor on PATH)`;
 }
 
 /**
@@ -200,7 +202,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
     },
     run(command, args, { cwd = folder, env: runEnv = baseEnv, timeoutMs = 30_000 } = {}) {
       return new Promise((resolve) => {
-        execFile(join(BIN, command), args, { cwd, env: runEnv, timeout: timeoutMs, signal: aborted.signal }, (err, stdout, stderr) => {
+        execFile(fs.existsSync(join(BIN, command)) ? join(BIN, command) : command, args, { cwd, env: runEnv, timeout: timeoutMs, signal: aborted.signal }, (err, stdout, stderr) => {
           const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
           resolve({ code, stdout, stderr, out: `${stdout}${stderr}` });
         });
