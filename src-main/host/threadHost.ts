@@ -556,7 +556,7 @@ export class ThreadHost {
       const text = p.pendingMessages.splice(0).join(' ');
       // In a plain shell the message must not run as a command: as a comment it is shown and ignored.
       const shellLike = p.launch.profile === 'shell' || p.launch.profile === 'custom';
-      p.session.write(`${shellLike ? '# ' : ''}${text}`);
+      p.session.write(p.session.asPaste(`${shellLike ? '# ' : ''}${text}`));
       this.submitWhenEchoed(p, performance.now());
     };
     p.notifyTimer = this.disposables.timeout(tick, NotifyConstants.pollMs);

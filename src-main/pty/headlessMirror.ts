@@ -29,6 +29,11 @@ export class HeadlessMirror implements Disposable {
     this.term.loadAddon(this.serializer);
   }
 
+  /** Whether the program asked for bracketed paste (DECSET 2004), as far as its output is parsed. */
+  get bracketedPaste(): boolean {
+    return !this.disposed && this.term.modes.bracketedPasteMode;
+  }
+
   /** Queues `data` for parsing; `parsed` runs once xterm has parsed it (xterm's write callback). */
   write(data: string, parsed?: () => void): void {
     if (this.disposed) return;

@@ -260,6 +260,12 @@ export class PtySession implements Disposable {
     return this.exitEmitter.event;
   }
 
+  /** Text as a terminal pastes it into this pane: between the bracketed-paste marks when the program asked
+   *  for them (TUIs and readline then take it as one paste, never as typed keys or commands). */
+  asPaste(text: string): string {
+    return this.mirror.bracketedPaste ? `\x1b[200~${text}\x1b[201~` : text;
+  }
+
   /** Monotonic ms (same clock as `now`) of the last output from the pty; the spawn time before any. */
   get lastOutputAt(): number {
     return this.lastOutput;

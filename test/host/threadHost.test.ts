@@ -167,4 +167,18 @@ describe('agents in real ptys', () => {
     expect(reads.at(-1)).toBe('\r');
     expect(reads.slice(0, -1).some((r) => r.includes('\r'))).toBe(false);
   });
+
+  it('a pane that asked for bracketed paste gets the assignment as a paste, then Enter on its own', async () => {
+    const host = await openHost({ notifyQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'review the docs' }));
+    // As a TUI or readline does: DECSET 2004, then raw reads.
+    const reader = `process.stdout.write('\\x1b[?2004h'); process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
+    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+    await paneText(host, agent.id, /ready/);
+    const enter = paneText(host, agent.id, /read "\\r"/);
+    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
+    const reads = [...(await enter).matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    expect(reads.join('')).toMatch(/^\x1b\[200~# You have been assigned T-1 "review the docs".*\x1b\[201~\r$/s);
+    expect(reads.at(-1)).toBe('\r');
+  });
 });
