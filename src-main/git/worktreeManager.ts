@@ -4,6 +4,7 @@ import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha, taskBranch, Trailers } from '../../src-shared/git/taskBranch.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation, TaskDiff, WorktreeInfo, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
+import { plural } from '../../src-shared/text/plural.js';
 import type { BoardService } from '../board/boardService.js';
 import { findOnPath } from '../host/pathLookup.js';
 import { FenceHooks } from './fenceHooks.js';
@@ -155,7 +156,7 @@ export class WorktreeManager {
     await this.board.run((e) => e.recordWorktree(taskId, wt, HOST));
     this.copyFiles(path, notes);
     if (dirty > 0)
-      notes.push(`${this.folder} has ${dirty} uncommitted change${dirty === 1 ? '' : 's'} on ${base}: the worktree starts from ${base}'s last commit ${shortSha(baseCommit)} without them.`);
+      notes.push(`${this.folder} has ${plural(dirty, 'uncommitted change')} on ${base}: the worktree starts from ${base}'s last commit ${shortSha(baseCommit)} without them.`);
     return wt;
   }
 
@@ -268,8 +269,8 @@ export class WorktreeManager {
       if (!force) {
         const [uncommitted, ahead] = await Promise.all([this.uncommittedOf(wt), this.aheadOf(wt)]);
         const losing = [
-          uncommitted ? `${uncommitted} uncommitted change${uncommitted === 1 ? '' : 's'}` : '',
-          ahead ? `${ahead} commit${ahead === 1 ? '' : 's'} that ${wt.base} does not have` : '',
+          uncommitted ? plural(uncommitted, 'uncommitted change') : '',
+          ahead ? `${plural(ahead, 'commit')} that ${wt.base} does not have` : '',
         ].filter(Boolean);
         if (losing.length) throw new WorktreeError('uncommitted', `${taskId}'s worktree has ${losing.join(' and ')}: removing it loses them. Remove it anyway only if you mean to.`);
       }

@@ -5,7 +5,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { USER } from '../../src-shared/board/model.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
-import { AgentEnv, type ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
+import { type ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { BoardService } from '../board/boardService.js';
 import { AgentRegistry, type AgentRecord } from '../agents/agentRegistry.js';
@@ -276,14 +276,8 @@ export class ThreadHost {
       fs.rmSync(filesDir, { recursive: true, force: true });
       throw err;
     }
-    const env: Record<string, string | undefined> = {
-      ...baseEnv,
-      ...spec.env,
-      [AgentEnv.socket]: this.socket.path,
-      [AgentEnv.agentId]: record.id,
-      [AgentEnv.secret]: record.secret,
-      [AgentEnv.threadDir]: this.folder,
-    };
+    // The plan's env carries the agent's identity (every profile builds it with forkbenchEnv).
+    const env: Record<string, string | undefined> = { ...baseEnv, ...spec.env };
     let session: PtySession;
     try {
       session = PtySession.spawn(spec.command, spec.args, { cwd: this.folder, env, cols, rows });

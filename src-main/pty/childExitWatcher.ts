@@ -7,9 +7,8 @@
  * slave open, which keeps EIO away, and needs its own signal that the child is gone to know when to drain
  * the master and let go.
  */
-import { readFileSync } from 'node:fs';
 import type { Disposable } from './emitter.js';
-import { parseProcStat, readStartTicks } from './procLiveness.js';
+import { readProcStat, readStartTicks } from './procLiveness.js';
 
 /** After a SIGCHLD, re-check pending children at these delays (ms): where no /proc exists, a dead child
  *  looks alive until node-pty's waitpid thread has reaped it, which takes a moment. */
@@ -22,15 +21,10 @@ let rechecks: ReturnType<typeof setTimeout>[] = [];
  *  another time is a stranger that got the pid after ours was reaped: ours is dead. */
 export function isChildDead(pid: number, startTicks?: number): boolean {
   if (process.platform === 'linux') {
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      return true; // no /proc entry: reaped
-    }
-    const stat = parseProcStat(text);
-    if (startTicks !== undefined && stat?.startTicks !== undefined && stat.startTicks !== startTicks) return true;
-    return stat?.state === 'zombie' || stat?.state === 'gone';
+    const stat = readProcStat(pid);
+    if (!stat) return true; // no /proc entry: reaped
+    if (startTicks !== undefined && stat.startTicks !== undefined && stat.startTicks !== startTicks) return true;
+    return stat.state === 'zombie' || stat.state === 'gone';
   }
   try {
     process.kill(pid, 0);

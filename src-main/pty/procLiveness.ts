@@ -211,7 +211,8 @@ function runPs(args: string[]): Promise<string> {
 
 const isLinux = process.platform === 'linux';
 
-function readStat(pid: number): ProcStat | undefined {
+/** /proc/<pid>/stat parsed; undefined once the process is reaped (Linux only). */
+export function readProcStat(pid: number): ProcStat | undefined {
   try {
     return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
@@ -222,7 +223,7 @@ function readStat(pid: number): ProcStat | undefined {
 /** The start time of a live process (Linux), read synchronously: one small file, ~20 us. Undefined where
  *  there is no /proc or the process is gone. */
 export function readStartTicks(pid: number): number | undefined {
-  return isLinux ? readStat(pid)?.startTicks : undefined;
+  return isLinux ? readProcStat(pid)?.startTicks : undefined;
 }
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -230,7 +231,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 /** State and own CPU of one process. */
 export async function readProcFacts(pid: number): Promise<ProcFacts> {
   if (isLinux) {
-    const stat = readStat(pid);
+    const stat = readProcStat(pid);
     return stat ? { pid, state: stat.state, cpuMs: stat.cpuMs } : { pid, state: 'gone', cpuMs: 0 };
   }
   const parsed = parsePsStatTime(await runPs(['-o', 'stat=,time=', '-p', String(pid)]));
@@ -244,7 +245,7 @@ export async function listProcesses(): Promise<ProcStat[]> {
   const stats: ProcStat[] = [];
   for (let i = 0; i < pids.length; i++) {
     if (i > 0 && i % PROC_READS_PER_SLICE === 0) await nextTurn();
-    const stat = readStat(Number(pids[i]));
+    const stat = readProcStat(Number(pids[i]));
     if (stat) stats.push(stat);
   }
   return stats;

@@ -1,12 +1,12 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
+import { plural } from '../../src-shared/text/plural.js';
 import type { TaskDiff, WindowError } from '../../src-shared/protocol/windowApi.js';
 import {
   classifyPatch,
   fileLineIndex,
   fileStatusLabel,
   PATCH_PAGE,
-  plural,
   tokenCheck,
   type PatchLine,
 } from '../state/gitView.js';

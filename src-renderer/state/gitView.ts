@@ -111,8 +111,6 @@ export function tokenCheck(d: Pick<TaskDiff, 'headToken' | 'finalToken' | 'commi
 }
 
 
-export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
 /** git's one-letter file statuses (R100, C75 carry a similarity score), as a word. */
 export function fileStatusLabel(status: string): string {
   switch (status[0]) {

@@ -1,27 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DisposableStore, setLateAddWarning, toDisposable, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
-
-/** A timer source the test drives by hand: pending callbacks by handle. */
-function manualTimers() {
-  let next = 1;
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  const unrefd = new Set<number>();
-  const source: TimerSource = {
-    setTimeout: (fn, ms) => {
-      const h = next++;
-      pending.set(h, { fn, ms });
-      return h;
-    },
-    clearTimeout: (h) => void pending.delete(h as number),
-    unref: (h) => void unrefd.add(h as number),
-  };
-  const fireAll = () => {
-    const due = [...pending];
-    pending.clear();
-    for (const [, t] of due) t.fn();
-  };
-  return { source, pending, unrefd, fireAll };
-}
+import { DisposableStore, setLateAddWarning, toDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+import { manualTimers } from '../helpers/manualTimers.js';
 
 let warnings: string[] = [];
 let prevWarn: ReturnType<typeof setLateAddWarning>;
@@ -61,20 +40,20 @@ describe('DisposableStore', () => {
 
   it('arms no timer once disposed: a late timeout or interval is dead on arrival', () => {
     const t = manualTimers();
-    const store = new DisposableStore(t.source);
+    const store = new DisposableStore(t.timers);
     store.dispose();
     const fn = vi.fn();
     const a = store.timeout(fn, 10);
     const b = store.interval(fn, 10);
     expect(a.pending).toBe(false);
     expect(b.pending).toBe(false);
-    expect(t.pending.size).toBe(0);
+    expect(t.size()).toBe(0);
     expect(warnings).toHaveLength(2);
   });
 
   it('a timeout fires once and leaves the store; disposing its handle or the store clears it', () => {
     const t = manualTimers();
-    const store = new DisposableStore(t.source);
+    const store = new DisposableStore(t.timers);
     const fired: string[] = [];
     const a = store.timeout(() => fired.push('a'), 5);
     const b = store.timeout(() => fired.push('b'), 5);
@@ -83,14 +62,14 @@ describe('DisposableStore', () => {
     expect(t.unrefd.size).toBe(1);
     b.dispose();
     expect(b.pending).toBe(false);
-    expect(t.pending.size).toBe(2);
-    t.fireAll();
+    expect(t.size()).toBe(2);
+    t.fire();
     expect(fired).toEqual(['a', 'c']);
     expect(a.pending).toBe(false);
     expect(store.size).toBe(0);
     store.timeout(() => fired.push('d'), 5);
     store.dispose();
-    expect(t.pending.size).toBe(0);
+    expect(t.size()).toBe(0);
   });
 
   it('never runs a disposed timer, even with a source that cannot really clear', () => {
@@ -105,18 +84,18 @@ describe('DisposableStore', () => {
 
   it('an interval repeats until disposed, also when disposed from inside its own callback', () => {
     const t = manualTimers();
-    const store = new DisposableStore(t.source);
+    const store = new DisposableStore(t.timers);
     let n = 0;
     const h = store.interval(() => {
       n++;
       if (n === 3) h.dispose();
     }, 5);
-    t.fireAll();
-    t.fireAll();
-    expect(t.pending.size).toBe(1);
-    t.fireAll();
+    t.fire();
+    t.fire();
+    expect(t.size()).toBe(1);
+    t.fire();
     expect(n).toBe(3);
-    expect(t.pending.size).toBe(0);
+    expect(t.size()).toBe(0);
     expect(store.size).toBe(0);
   });
 

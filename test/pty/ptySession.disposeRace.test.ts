@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { realTimers, type Timers } from '../../src-main/pty/timers.js';
+import { manualTimers } from '../helpers/manualTimers.js';
 import { sleep, spawnPane, waitFor, type Pane } from './helpers.js';
 
 const linux = process.platform === 'linux';
@@ -27,28 +28,6 @@ function trackedTimers() {
     unref: (h) => realTimers.unref?.(h),
   };
   return { timers, pending: () => [...pending.values()] };
-}
-
-/** Timers that only run when the test fires them. */
-function manualTimers() {
-  let next = 1;
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  const timers: Timers = {
-    setTimeout: (fn, ms) => {
-      const h = next++;
-      pending.set(h, { fn, ms });
-      return h;
-    },
-    clearTimeout: (h) => void pending.delete(h as number),
-  };
-  const fire = (match: (ms: number) => boolean) => {
-    for (const [h, t] of [...pending]) {
-      if (!match(t.ms) || !pending.has(h)) continue;
-      pending.delete(h);
-      t.fn();
-    }
-  };
-  return { timers, fire, pending: () => [...pending.values()].map((t) => t.ms), has: (match: (ms: number) => boolean) => [...pending.values()].some((t) => match(t.ms)) };
 }
 
 /** Every global setTimeout armed while `fn` runs (the session must use its injected timers only). */
@@ -99,7 +78,7 @@ describe('PtySession disposed mid-exit-tail', () => {
     // Drive the drain by hand until node-pty has reported the child's exit and the session armed its quiet timer.
     const deadline = performance.now() + 5_000;
     while (!m.has((ms) => ms === QUIET)) {
-      if (performance.now() > deadline) throw new Error(`no exit timer; pending: ${m.pending().join(', ')}`);
+      if (performance.now() > deadline) throw new Error(`no exit timer; pending: ${m.delays().join(', ')}`);
       await sleep(DRAIN + 3);
       m.fire((ms) => ms === DRAIN || ms === BATCH);
     }
@@ -109,7 +88,7 @@ describe('PtySession disposed mid-exit-tail', () => {
     // reportExit now waits for the mirror, capped by a timer of ~5 s: dispose mid-wait.
     expect(m.has((ms) => ms > 1_000), 'the cap timer is armed').toBe(true);
     p.session.dispose();
-    expect(m.pending(), 'timers still pending after dispose()').toEqual([]);
+    expect(m.delays(), 'timers still pending after dispose()').toEqual([]);
     const exit = await Promise.race([p.session.exited, sleep(2_000).then(() => null)]);
     expect(exit).toMatchObject({ exitCode: 0 });
     await sleep(20);
