@@ -14,8 +14,16 @@ for (const extra of ['./ptyBench.js', './agentBench.js', './gitBench.js', './win
   const fn = Object.values(mod).find((v) => typeof v === 'function') as (() => Promise<Row[]>) | undefined;
   if (fn) suites.push([extra.replace(/^\.\/|Bench\.js$/g, ''), fn]);
 }
+// `npm run bench -- browser pty` runs only the suites named; none named runs them all.
+const only = process.argv.slice(2);
+const unknown = only.filter((n) => !suites.some(([name]) => name === n));
+if (unknown.length > 0) {
+  console.error(`bench: no suite named ${unknown.join(', ')}; the suites are ${suites.map(([n]) => n).join(', ')}`);
+  process.exit(2);
+}
 const all: Record<string, Row[]> = {};
 for (const [name, fn] of suites) {
+  if (only.length > 0 && !only.includes(name)) continue;
   process.stderr.write(`bench: ${name}…\n`);
   all[name] = await fn();
   printTable(name, all[name]);

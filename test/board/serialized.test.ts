@@ -36,4 +36,18 @@ describe('snapshot encoding', () => {
     expect(back.tasks.get('T-1')?.worktree).toBeNull();
     expect(compactTask(back.tasks.get('T-4') as never)).toMatchObject({ verify: 'npm test' });
   });
+
+  it('serializing again after every kind of change shows each change: a task compacted before is never served stale', () => {
+    const e = engineWithHistory();
+    serializeBoard(e.state); // every task now has a compact form kept
+    const c = e.claim('agent-c', 'T-3');
+    if (!c.ok) throw new Error('claim');
+    e.note('agent-c', 'T-3', 'halfway', c.value.token);
+    e.editTask('T-5', { title: 'renamed' });
+    e.unblock('T-4');
+    const again = serializeBoard(e.state);
+    expect(deserializeBoard(JSON.parse(JSON.stringify(again)))).toEqual(e.state);
+    expect(again.tasks.find((t) => t.id === 'T-3')).toMatchObject({ state: 'claimed', claim: { agentId: 'agent-c' }, notes: [{ text: 'halfway' }] });
+    expect(again.tasks.find((t) => t.id === 'T-5')?.title).toBe('renamed');
+  });
 });
