@@ -100,10 +100,14 @@ describe('the Thread window in a real browser', () => {
     expect(await card('T-3').getAttribute('data-state')).toBe('open');
     await shot('07-lapsed');
 
-    // reload: the board and the terminals come back from the host
+    // reload: the board and the terminals come back from the host. The address names the shown Thread, so
+    // the reloaded page asks for its snapshot with the Thread list rather than after it.
+    const key = new URL(page.url()).searchParams.get('thread');
+    expect(key).toMatch(/^[0-9a-f]{16}$/);
     await page.reload();
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
     await expect.poll(() => card('T-1').getAttribute('data-state')).toBe('open');
+    expect(new URL(page.url()).searchParams.get('thread')).toBe(key);
     await page.getByTestId(`agent-tab-${b.id}`).click();
     await expect.poll(() => screenText(b.id), { timeout: 10_000 }).toContain('forkbench claim T-3');
     await shot('08-reloaded');

@@ -6,6 +6,7 @@ import { App } from './components/App.js';
 import { notificationPermission, requestNotificationPermission, systemNotify } from './notifications.js';
 import { AppController } from './state/controller.js';
 import { ServicesContext } from './state/hooks.js';
+import { followShownThread } from './state/threadInUrl.js';
 import { PaneTerminal } from './terminal/paneTerminal.js';
 import { TerminalRegistry } from './terminal/terminalRegistry.js';
 import { chooseTransport } from './transport/index.js';
@@ -19,9 +20,11 @@ controller = new AppController(transport, {
   systemNotify,
   notifyPermission: notificationPermission,
   requestNotifyPermission: requestNotificationPermission,
-  // Electron opens one window per Thread, naming it in the query; a browser tab picks one itself.
+  // Electron opens one window per Thread, naming it in the query; a browser tab picks one itself and keeps
+  // it in the query, so a reload asks for that Thread's snapshot at once (see AppController.onConnected).
   initialThread: new URLSearchParams(location.search).get('thread'),
 });
+followShownThread(controller.store, location, (url) => history.replaceState(history.state, '', url));
 controller.start();
 
 /** What end-to-end tests and the browser bench may reach in the page, with `?debug=1` only. */

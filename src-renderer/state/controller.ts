@@ -17,7 +17,7 @@ import type {
   WindowResult,
   WorktreeInfo,
 } from '../../src-shared/protocol/windowApi.js';
-import { toWindowError, type ConnectionState, type Transport } from '../transport/types.js';
+import { HostCallError, toWindowError, type ConnectionState, type Transport } from '../transport/types.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
 import {
   applyLiveEvent,
@@ -238,13 +238,31 @@ export class AppController {
 
   // ------------------------------------------------------------------ connection and threads
 
-  /** (Re)connected: everything pushed while away is lost, so fetch it all again. */
+  /**
+   * (Re)connected: everything pushed while away is lost, so fetch it all again. When the Thread to show is
+   * already known (a reconnect, or a window opened for one: Electron's, or a reloaded tab that showed one),
+   * its snapshot is asked for together with the Thread list, not after it: one round trip to a drawn board
+   * instead of two, and the page is waiting rather than busy drawing the list when the snapshot comes.
+   */
   private async onConnected(): Promise<void> {
     for (const b of this.backgroundAcks.values()) b.reset();
     const active = this.state.activeKey;
-    await this.refreshThreads();
-    if (active) await this.loadThread(active, true);
-    else this.maybeAutoOpen();
+    if (active) {
+      await Promise.all([this.refreshThreads(), this.loadThread(active, true)]);
+      return;
+    }
+    const wanted = this.autoOpened ? null : (this.opts.initialThread ?? null);
+    if (!wanted) {
+      await this.refreshThreads();
+      this.maybeAutoOpen();
+      return;
+    }
+    this.autoOpened = true;
+    const [, shown] = await Promise.all([this.refreshThreads(), this.loadThread(wanted, false, true)]);
+    if (shown || this.state.activeKey !== null) return;
+    // Not open on the host (it restarted, or the Thread was shut): open it from its folder if the list knows it.
+    const t = this.state.threads.find((x) => x.key === wanted);
+    if (t && !t.open) await this.openFolder(t.folder);
   }
 
   async refreshThreads(): Promise<void> {
@@ -252,17 +270,9 @@ export class AppController {
     if (threads) this.store.setState({ threads, threadsLoaded: true });
   }
 
-  /** The window's own Thread if it was given one; else, if exactly one Thread is open on the host, there
-   *  is nothing to choose: show it. */
+  /** If exactly one Thread is open on the host, there is nothing to choose: show it. */
   private maybeAutoOpen(): void {
     if (this.autoOpened || this.state.activeKey) return;
-    const wanted = this.opts.initialThread;
-    if (wanted) {
-      this.autoOpened = true;
-      const t = this.state.threads.find((x) => x.key === wanted);
-      void (t && !t.open ? this.openFolder(t.folder) : this.loadThread(wanted));
-      return;
-    }
     const open = this.state.threads.filter((t) => t.open);
     if (open.length === 1 && open[0]) {
       this.autoOpened = true;
@@ -292,19 +302,34 @@ export class AppController {
     this.store.setState({ threads: [...threads, t] });
   }
 
-  /** Fetch a Thread's snapshot and show it. Events that arrive meanwhile are buffered and applied after. */
-  async loadThread(key: string, reconnect = false): Promise<void> {
+  /**
+   * Fetch a Thread's snapshot and show it; false if it was not shown. Events that arrive meanwhile are
+   * buffered and applied after. `tentative`: the Thread may not be open on the host (a remembered one); if
+   * so nothing is said and nothing stays shown, and the caller decides what to do.
+   */
+  async loadThread(key: string, reconnect = false, tentative = false): Promise<boolean> {
     const switching = this.state.activeKey !== key;
     this.loading = { key, buffered: [] };
     if (switching) {
       this.store.setState({ activeKey: key, ...noThreadShown() });
       this.panes.setThread(key);
     }
-    const snap = await this.run('thread.snapshot', { key }, 'load the thread');
-    if (this.loading?.key !== key) return; // superseded by another load
+    let snap: ThreadSnapshot | null = null;
+    let notOpen = false;
+    try {
+      snap = await this.transport.call('thread.snapshot', { key });
+    } catch (err) {
+      notOpen = tentative && err instanceof HostCallError && err.code === 'no-such-thread';
+      if (!notOpen) this.showError('load the thread', err);
+    }
+    if (this.loading?.key !== key) return false; // superseded by another load
     const buffered = this.loading.buffered;
     this.loading = null;
-    if (!snap) return;
+    if (notOpen && this.state.activeKey === key) {
+      this.store.setState({ activeKey: null });
+      this.panes.setThread(null);
+    }
+    if (!snap) return false;
     this.clock.reset(snap.boardNow);
     const board = boardFromSnapshot(snap.board);
     const agents = Object.fromEntries(snap.agents.map((a) => [a.id, a]));
@@ -343,6 +368,7 @@ export class AppController {
     });
     // Events pushed while away may have made or removed worktrees.
     if (this.state.worktreesOpen) void this.refreshWorktrees();
+    return true;
   }
 
   // ------------------------------------------------------------------ pushes

@@ -290,6 +290,57 @@ describe('a window made for one Thread', () => {
     expect(t.callsOf('thread.snapshot')).toEqual([{ key: KEY }]);
   });
 
+  it("asks for its Thread's snapshot together with the Thread list, not after the list has come", async () => {
+    const host = engineWith(['a', 'b']);
+    const t = new FakeTransport();
+    let listed!: () => void;
+    t.on('threads.list', () => new Promise((resolve) => (listed = () => resolve([{ key: KEY, open: true, folder: '/p', goal: '' }]))));
+    t.on('thread.snapshot', (p) => snapshotOf(host.engine, { key: p.key }));
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toEqual([{ key: KEY }]);
+    expect(c.state.board?.tasks.size).toBe(2); // drawn while the list is still on its way
+    listed();
+    await settle();
+    expect(c.state.threads.map((x) => x.key)).toEqual([KEY]);
+    expect(t.callsOf('thread.snapshot')).toHaveLength(1);
+  });
+
+  it('a remembered Thread the host no longer has open is opened again from its folder, with no error shown', async () => {
+    const host = engineWith(['a']);
+    const t = new FakeTransport();
+    let open = false;
+    t.on('threads.list', () => [{ key: KEY, open, folder: '/p', goal: '' }]);
+    t.on('thread.snapshot', (p) => {
+      if (!open) throw new HostCallError('no-such-thread', `Thread ${p.key} is not open`);
+      return snapshotOf(host.engine, { key: p.key });
+    });
+    t.on('threads.open', (p) => ((open = true), { key: KEY, folder: p.folder, goal: '', open: true }));
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    await settle();
+    expect(t.callsOf('threads.open')).toEqual([{ folder: '/p' }]);
+    expect(c.state.activeKey).toBe(KEY);
+    expect(c.state.board?.tasks.size).toBe(1);
+    expect(c.state.errors).toEqual([]);
+  });
+
+  it('a remembered Thread the host does not know at all leaves the window on the Thread list, saying nothing', async () => {
+    const t = new FakeTransport();
+    t.on('threads.list', () => [{ key: 'fedcba9876543210', open: true, folder: '/q', goal: '' }, { key: 'aaaaaaaaaaaaaaaa', open: true, folder: '/r', goal: '' }]);
+    t.on('thread.snapshot', (p) => {
+      throw new HostCallError('no-such-thread', `Thread ${p.key} is not open`);
+    });
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    expect(c.state.activeKey).toBeNull();
+    expect(c.state.threadsLoaded).toBe(true);
+    expect(c.state.errors).toEqual([]);
+  });
+
   it('names a closed agent in log lines by the name it had', async () => {
     const { c, t, host, pushEvents } = setup();
     c.start();
