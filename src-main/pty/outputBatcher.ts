@@ -13,10 +13,13 @@ export const OutputBatcherConstants = {
    *  only when it has parsed all of it (xterm's write callback), so under flow control the message size is
    *  the ack granularity: messages as large as the window would drop a backlog to 0 in one ack and the pty
    *  would resume only once the window ran dry. Far below the flow-control window (1,000,000) a resume
-   *  comes while the consumer still has many messages in hand. 25k keeps a message under ~1 ms of parsing;
-   *  100k measured no faster (bench/browserBench.ts). Floods only: at the 5 ms interval a batch reaches 25k
-   *  only above ~5 MB/s. */
-  maxBatchChars: 25_000,
+   *  comes while the consumer still has several messages in hand. Every message costs the host, the browser
+   *  and the page a fixed amount besides its bytes (a JSON frame, a socket write, a page task): over a 20 MB
+   *  `cat` into the page, 100k against 25k cut the CPU spent by serve from ~0.78 to ~0.70 s, by the page's
+   *  renderer from ~1.14 to ~1.04 s and by the rest of Chromium from ~0.40 to ~0.32 s (3 runs each,
+   *  bench/browserBench.ts), for 15.6-16.9 against 14.0-15.6 MB/s; 250k gained nothing more. A message of
+   *  100k is ~3 ms of parsing. Floods only: at the 5 ms interval a batch reaches it only above ~20 MB/s. */
+  maxBatchChars: 100_000,
 } as const;
 
 export interface OutputBatcherOptions {
@@ -33,8 +36,8 @@ export interface OutputBatcherOptions {
  * A chunk that arrives when nothing was flushed for at least the interval is flushed immediately: a
  * keystroke's echo, a prompt, the first read of a command's output. Chunks that follow within the interval
  * join one batch, flushed when the interval since the last flush has passed or when it reaches
- * `maxBatchChars`. So ordinary output is at most one message per interval, a flood is messages of ~25k
- * chars, and an echo is never held back (VS Code's bufferer delayed every first chunk by
+ * `maxBatchChars`. So ordinary output is at most one message per interval, a flood is messages of up to
+ * 100k chars, and an echo is never held back (VS Code's bufferer delayed every first chunk by
  * its 5 ms: measured here, 5.6 ms echo p50 through the session against 0.3 ms for node-pty alone).
  *
  * Accepts strings (node-pty's default, already decoded by the socket's own StringDecoder) and raw bytes

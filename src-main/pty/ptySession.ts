@@ -244,7 +244,7 @@ export class PtySession implements Disposable {
   }
 
   /** Output: the first chunk after a quiet gap at once, what follows batched (one message per ~5 ms, or per
-   *  ~25k chars in a flood: see OutputBatcherConstants). */
+   *  up to 100k chars in a flood: see OutputBatcherConstants). */
   get onData(): (listener: (data: string) => void) => Disposable {
     return this.dataEmitter.event;
   }
