@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { Board } from '../../src-shared/board/reducer.js';
+import { applyEvent, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from './clock.js';
 import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
@@ -59,6 +59,10 @@ export class BoardService {
   private readonly readOnlyListeners = new Set<(err: BoardReadOnlyError) => void>();
   /** The latest durable events, oldest first: a window's snapshot reads its log panel from here, not disk. */
   private recent: BoardEvent[];
+  /** The board as far as the journal has it on disk: the engine's board minus the changes still in the
+   *  outbox. What the engine goes back to if the journal fails. It shares every unchanged task object with
+   *  the engine's board (the reducer replaces a task on change, never edits one), so it costs one map. */
+  private readonly durable: Board;
 
   static async open(opts: BoardServiceOptions): Promise<BoardService> {
     const svc = new BoardService(opts);
@@ -71,6 +75,7 @@ export class BoardService {
     for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
     this.recent = readLogTail(opts.dir, BoardServiceConstants.recentEvents);
     this.clock = boardClock(loaded.mono, opts.monotonic);
+    this.durable = { ...loaded.board, tasks: new Map(loaded.board.tasks) };
     this.engine = new LeaseEngine(this.clock, loaded.board);
     this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
     this.engine.onEvent((e) => {
@@ -153,6 +158,7 @@ export class BoardService {
     while (ready < this.outbox.length && (this.outbox[ready] as { n: number }).n <= durable) ready++;
     if (!ready) return;
     for (const { e } of this.outbox.splice(0, ready)) {
+      applyEvent(this.durable, e);
       this.recent.push(e);
       for (const fn of this.listeners) fn(e);
     }
@@ -163,8 +169,10 @@ export class BoardService {
   private turnReadOnly(cause: Error): BoardReadOnlyError {
     if (this.readOnly) return this.readOnly;
     this.readOnly = cause instanceof BoardReadOnlyError ? cause : new BoardReadOnlyError(cause);
-    // What was decided but never saved is dropped: publishing it now would show a change the disk never had.
+    // What was decided but never saved is dropped: publishing it now would show a change the disk never had,
+    // and so is the engine's memory of it, or agents reading the board would still see it.
     this.outbox = [];
+    this.engine.rewind(this.durable);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     (this.opts.warn ?? console.error)(`forkbench: ${this.readOnly.message}`);

@@ -43,19 +43,36 @@ export class LeaseEngine {
   private readonly board: Board;
   private readonly listeners = new Set<Listener>();
   /** Earliest lease deadline first: the host arms one timer on the top. */
-  private readonly deadlines = new DeadlineQueue();
+  private deadlines = new DeadlineQueue();
   /** No open task has a number below this: "claim the next open task" scans up from here. Task numbers are
    *  dense (T-1…T-n, never deleted), so a cursor is O(1) per claim by id, where a sorted set would not be. */
   private openFloor = 1;
-  private readonly heldBy = new ClaimIndex();
+  private heldBy = new ClaimIndex();
 
   constructor(
     private readonly clock: Clock,
     board: Board = emptyBoard(),
   ) {
     this.board = board;
+    this.indexAll();
+  }
+
+  /**
+   * Go back to `board`: the board as its journal holds it, after changes decided here could not be saved.
+   * Reads then show what a restart would load, not changes the disk never got. Emits nothing: as far as
+   * anyone was told, those changes never happened.
+   */
+  rewind(board: Readonly<Board>): void {
+    Object.assign(this.board, { ...board, tasks: new Map(board.tasks) });
+    this.deadlines = new DeadlineQueue();
+    this.heldBy = new ClaimIndex();
+    this.openFloor = 1;
+    this.indexAll();
+  }
+
+  private indexAll(): void {
     // Claims from disk are indexed in deadline order, so they enter the deadline queue in order.
-    const byDeadline = [...board.tasks.values()].sort((a, b) => (a.claim?.deadline ?? 0) - (b.claim?.deadline ?? 0));
+    const byDeadline = [...this.board.tasks.values()].sort((a, b) => (a.claim?.deadline ?? 0) - (b.claim?.deadline ?? 0));
     for (const t of byDeadline) this.reindex(t.id, undefined);
   }
 

@@ -281,3 +281,28 @@ describe('bad input', () => {
     expect(events.at(-1)).toMatchObject({ kind: 'write-rejected', code: 'invalid-input', op: 'note' });
   });
 });
+
+describe('rewinding to the board the journal has (a write that could not be saved)', () => {
+  it('the unsaved claim, note and task are gone from reads and from every index: the claim no longer lapses, its task is claimable', () => {
+    const { clock, engine } = setup(3);
+    const a = mustClaim(engine, 'a', 'T-1');
+    // What the journal has: the board so far (tasks are never edited in place, so a shallow copy holds).
+    const saved = { ...engine.state, tasks: new Map(engine.state.tasks) };
+    const b = mustClaim(engine, 'b', 'T-2');
+    engine.note('a', 'T-1', 'unsaved', a.token);
+    engine.addTask({ title: 'unsaved task' });
+    engine.rewind(saved);
+    expect(engine.state.tasks.size).toBe(3);
+    expect(engine.task('T-1')?.notes).toEqual([]);
+    expect(engine.task('T-2')?.claim).toBeNull();
+    expect(engine.claimsOf('b')).toEqual([]);
+    expect(engine.claimsOf('a')).toEqual(['T-1']);
+    expect(engine.nextDeadline()).toBe(engine.task('T-1')?.claim?.deadline);
+    expect(engine.nextDeadline()).toBe(LEASE);
+    // "Claim the next open task" finds T-2 again; a's claim still lapses on time.
+    expect(mustClaim(engine, 'c').taskId).toBe('T-2');
+    clock.advance(LEASE);
+    expect(engine.sweep()).toEqual(expect.arrayContaining(['T-1']));
+    expect(b.token).toBeGreaterThan(a.token);
+  });
+});

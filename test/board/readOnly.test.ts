@@ -86,6 +86,9 @@ describe('a board whose journal fails', () => {
     expect(seen.events.length).toBeGreaterThan(0);
     for (const e of seen.events) expect(onDisk.has(e.seq)).toBe(true);
     expect(seen.events.filter((e) => e.kind === 'note')).toHaveLength(accepted);
+    // Reads show the board as the disk has it: the note whose write failed is not there for an agent to read.
+    expect(board.state.tasks.get('T-1')?.notes).toHaveLength(accepted);
+    expect([...readLog(dir)].filter((e) => e.kind === 'note')).toHaveLength(accepted);
     // From now on: writes refused at once with the same reason, still one notice; reads work.
     const again = await board.run((e) => e.addTask({ title: 'after' }));
     expect(again).toMatchObject({ ok: false, error: { code: 'read-only' } });
