@@ -4,7 +4,8 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { WsClientMessage, WsServerMessage } from '../../src-shared/protocol/windowApi.js';
+import { serializedBoardJson } from '../../src-shared/board/serialized.js';
+import type { ThreadSnapshot, WsClientMessage, WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
 
@@ -100,14 +101,15 @@ let windows = 0;
 
 function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager): void {
   const consumer = `ws-${++windows}`;
-  const send = (m: WsServerMessage) => {
+  const sendText = (text: string) => {
     if (ws.readyState !== ws.OPEN) return;
     if (ws.bufferedAmount > ServeConstants.maxBufferedBytes) {
       ws.terminate();
       return;
     }
-    ws.send(JSON.stringify(m));
+    ws.send(text);
   };
+  const send = (m: WsServerMessage) => sendText(JSON.stringify(m));
   const sub = threads.onPush.event((push) => send({ push }));
   ws.on('message', async (raw) => {
     let msg: WsClientMessage;
@@ -118,13 +120,22 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     }
     const id = typeof msg?.id === 'number' ? msg.id : -1;
     const out = await router.call(msg?.method, msg?.params, consumer);
-    send(out.ok ? { id, ok: true, result: out.result } : { id, ok: false, error: out.error });
+    if (out.ok && msg?.method === 'thread.snapshot') sendText(snapshotAnswer(id, out.result as ThreadSnapshot));
+    else send(out.ok ? { id, ok: true, result: out.result } : { id, ok: false, error: out.error });
   });
   ws.on('close', () => {
     sub.dispose();
     router.detachAll(consumer);
   });
   ws.on('error', () => ws.terminate());
+}
+
+/** `{id, ok: true, result: snapshot}` as text, the board's tasks from their kept JSON (serializedBoardJson). */
+export function snapshotAnswer(id: number, snapshot: ThreadSnapshot): string {
+  const { board, ...rest } = snapshot;
+  // `board` last, as a stand-in: the text ends `"board":0}}`, and the board goes where the 0 was.
+  const head = JSON.stringify({ id, ok: true, result: { ...rest, board: 0 } } satisfies WsServerMessage);
+  return `${head.slice(0, -3)}${serializedBoardJson(board)}}}`;
 }
 
 function serveStatic(root: string, req: http.IncomingMessage, res: http.ServerResponse): void {

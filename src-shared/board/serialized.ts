@@ -58,3 +58,26 @@ export function deserializeBoard(s: SerializedBoard): Board {
   const { tasks, ...rest } = s;
   return { ...rest, settings: withDefaults(s.settings), tasks: new Map(tasks.map((t) => [t.id, expandTask(t)])) };
 }
+
+/** Each compact task's JSON text, kept as long as the compact task lives (itself as long as its task). */
+const taskJson = new WeakMap<CompactTask, string>();
+
+/**
+ * A serialized board as JSON text: what JSON.stringify(s) gives, but each task's text is kept from the last
+ * time, so a 5k-task board is re-encoded only where it changed. For transports that send text (serve's
+ * WebSocket): JSON.stringify of the whole snapshot took 5 ms on a quiet host here and up to 30 ms during a
+ * page load.
+ */
+export function serializedBoardJson(s: SerializedBoard): string {
+  const parts = new Array<string>(s.tasks.length);
+  for (let i = 0; i < s.tasks.length; i++) {
+    const t = s.tasks[i]!;
+    let text = taskJson.get(t);
+    if (text === undefined) taskJson.set(t, (text = JSON.stringify(t)));
+    parts[i] = text;
+  }
+  const { tasks: _tasks, ...rest } = s;
+  // `tasks` last, as a stand-in: the text ends `"tasks":0}`, and the array goes where the 0 was.
+  const head = JSON.stringify({ ...rest, tasks: 0 });
+  return `${head.slice(0, -2)}[${parts.join(',')}]}`;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
-import { compactTask, deserializeBoard, serializeBoard } from '../../src-shared/board/serialized.js';
+import { compactTask, deserializeBoard, serializeBoard, serializedBoardJson } from '../../src-shared/board/serialized.js';
 
 function engineWithHistory(): LeaseEngine {
   let t = 1000;
@@ -49,5 +49,18 @@ describe('snapshot encoding', () => {
     expect(deserializeBoard(JSON.parse(JSON.stringify(again)))).toEqual(e.state);
     expect(again.tasks.find((t) => t.id === 'T-3')).toMatchObject({ state: 'claimed', claim: { agentId: 'agent-c' }, notes: [{ text: 'halfway' }] });
     expect(again.tasks.find((t) => t.id === 'T-5')?.title).toBe('renamed');
+  });
+
+  it("the board's JSON text, put together from each task's kept text, reads back as the board, before and after changes", () => {
+    const e = engineWithHistory();
+    const first = serializeBoard(e.state);
+    expect(JSON.parse(serializedBoardJson(first))).toEqual(JSON.parse(JSON.stringify(first)));
+    e.editTask('T-2', { title: 'renamed' });
+    e.addTask({ title: 'one more' });
+    const second = serializeBoard(e.state);
+    expect(JSON.parse(serializedBoardJson(second))).toEqual(JSON.parse(JSON.stringify(second)));
+    expect(deserializeBoard(JSON.parse(serializedBoardJson(second)))).toEqual(e.state);
+    const empty = serializeBoard(new LeaseEngine({ now: () => 0, wall: () => 0 }).state);
+    expect(JSON.parse(serializedBoardJson(empty))).toEqual(JSON.parse(JSON.stringify(empty)));
   });
 });

@@ -87,6 +87,13 @@ describe('serve mode', () => {
     expect(await call(4, 'rm -rf', {})).toMatchObject({ ok: false, error: { code: 'unknown-method' } });
     expect(await call(5, 'task.add', { key, title: 'hello' })).toMatchObject({ ok: true });
     expect(await call(6, 'task.approve', { key, taskId: 'T-1' })).toMatchObject({ ok: false, error: { code: 'bad-state' } });
+    // The snapshot's text is put together from each task's kept JSON: after a change it is the board as it is.
+    const before = (await call(7, 'thread.snapshot', { key })) as { result: ThreadSnapshot };
+    expect(before.result.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'hello' })]);
+    await call(8, 'task.edit', { key, taskId: 'T-1', title: 'renamed' });
+    const after = (await call(9, 'thread.snapshot', { key })) as { result: ThreadSnapshot };
+    expect(after.result.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'renamed' })]);
+    expect(after.result.board.seq).toBeGreaterThan(before.result.board.seq);
     ws.close();
   });
 
