@@ -260,9 +260,15 @@ export class AppController {
     this.autoOpened = true;
     const [, shown] = await Promise.all([this.refreshThreads(), this.loadThread(wanted, false, true)]);
     if (shown || this.state.activeKey !== null) return;
-    // Not open on the host (it restarted, or the Thread was shut): open it from its folder if the list knows it.
+    // Not open on the host (it restarted, or the Thread was shut): open it from its folder if the list knows
+    // it; if not even that, the window is as if it had not asked for one.
     const t = this.state.threads.find((x) => x.key === wanted);
-    if (t && !t.open) await this.openFolder(t.folder);
+    if (t && !t.open) {
+      await this.openFolder(t.folder);
+      return;
+    }
+    this.autoOpened = false;
+    this.maybeAutoOpen();
   }
 
   async refreshThreads(): Promise<void> {

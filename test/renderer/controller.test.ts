@@ -341,6 +341,24 @@ describe('a window made for one Thread', () => {
     expect(c.state.errors).toEqual([]);
   });
 
+  it('a remembered Thread the host does not know, with exactly one other open: that one is shown, as for a window that asked for none', async () => {
+    const host = engineWith(['a']);
+    const t = new FakeTransport();
+    const other = 'fedcba9876543210';
+    t.on('threads.list', () => [{ key: other, open: true, folder: '/q', goal: '' }]);
+    t.on('thread.snapshot', (p) => {
+      if (p.key !== other) throw new HostCallError('no-such-thread', `Thread ${p.key} is not open`);
+      return snapshotOf(host.engine, { key: other });
+    });
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    await settle();
+    expect(c.state.activeKey).toBe(other);
+    expect(c.state.board?.tasks.size).toBe(1);
+    expect(c.state.errors).toEqual([]);
+  });
+
   it('names a closed agent in log lines by the name it had', async () => {
     const { c, t, host, pushEvents } = setup();
     c.start();
