@@ -568,6 +568,8 @@ export class ThreadHost {
         return;
       }
       p.session.write('\r');
+      // Assignments that came while this one was being typed wait for the pane to be quiet again.
+      if (p.pendingMessages.length) this.deliverWhenQuiet(p);
     };
     p.notifyTimer = this.disposables.timeout(check, NotifyConstants.echoQuietMs);
   }

@@ -261,9 +261,12 @@ export class PtySession implements Disposable {
   }
 
   /** Text as a terminal pastes it into this pane: between the bracketed-paste marks when the program asked
-   *  for them (TUIs and readline then take it as one paste, never as typed keys or commands). */
+   *  for them (TUIs and readline then take it as one paste, never as typed keys or commands). Control
+   *  characters become spaces: text from the board (a task title an agent may edit) must not end the paste
+   *  early, press Ctrl-C or Enter, or send escape sequences to the program. */
   asPaste(text: string): string {
-    return this.mirror.bracketedPaste ? `\x1b[200~${text}\x1b[201~` : text;
+    const plain = text.replace(/[\x00-\x1f\x7f]/g, ' ');
+    return this.mirror.bracketedPaste ? `\x1b[200~${plain}\x1b[201~` : plain;
   }
 
   /** Monotonic ms (same clock as `now`) of the last output from the pty; the spawn time before any. */

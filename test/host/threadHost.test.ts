@@ -181,4 +181,33 @@ describe('agents in real ptys', () => {
     expect(reads.join('')).toMatch(/^\x1b\[200~# You have been assigned T-1 "review the docs".*\x1b\[201~\r$/s);
     expect(reads.at(-1)).toBe('\r');
   });
+
+  it('an assignment made while the previous one is being typed is typed too, once the pane is quiet again', async () => {
+    const host = await openHost({ notifyQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'first' }));
+    await host.board.run((e) => e.addTask({ title: 'second' }));
+    const reader = `process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
+    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+    await paneText(host, agent.id, /ready/);
+    const firstTyped = paneText(host, agent.id, /assigned T-1/);
+    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
+    await firstTyped; // its Enter is still waiting for the echo to settle
+    const both = paneText(host, agent.id, /assigned T-2[\s\S]*read "\\r"/, 10_000);
+    expect((await host.board.run((e) => e.assign('T-2', agent.id))).ok).toBe(true);
+    const reads = [...(await both).matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    expect(reads.filter((r) => r === '\r')).toHaveLength(2);
+  });
+
+  it('control characters in a task title reach the pane as spaces: a title cannot end the paste or press keys', async () => {
+    const host = await openHost({ notifyQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'evil \x1b[201~\x03 title' }));
+    const reader = `process.stdout.write('\\x1b[?2004h'); process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
+    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+    await paneText(host, agent.id, /ready/);
+    const enter = paneText(host, agent.id, /read "\\r"/);
+    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
+    const typed = [...(await enter).matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string).join('');
+    expect(typed).toMatch(/^\x1b\[200~# You have been assigned T-1 "evil  \[201~  title".*\x1b\[201~\r$/s);
+    expect(typed).not.toContain('\x03');
+  });
 });
