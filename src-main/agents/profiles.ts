@@ -185,8 +185,9 @@ function standardMcpConfig(ctx: ProfileContext): string {
   return json({ mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command, args, env: identityEnv(ctx) } } });
 }
 
-function instructionsFile(ctx: ProfileContext, mcp: boolean): ProfileFile {
-  return { path: join(ctx.agentDir, INSTRUCTIONS_FILE), content: `${boardInstructions(ctx, { mcp })}\n`, mode: SHARED_FILE_MODE };
+/** The instructions as the file FORKBENCH_INSTRUCTIONS names: the same text the agent is given otherwise. */
+function instructionsFile(ctx: ProfileContext, text: string): ProfileFile {
+  return { path: join(ctx.agentDir, INSTRUCTIONS_FILE), content: `${text}\n`, mode: SHARED_FILE_MODE };
 }
 
 function json(value: unknown): string {
@@ -213,6 +214,7 @@ const claude: AgentProfile = {
   label: 'Claude Code',
   build(ctx) {
     const mcpPath = join(ctx.agentDir, 'claude-mcp.json');
+    const instructions = boardInstructions(ctx, { mcp: true });
     return {
       kind: 'claude',
       command: 'claude',
@@ -227,10 +229,10 @@ const claude: AgentProfile = {
         '--mcp-config',
         mcpPath,
         '--append-system-prompt',
-        boardInstructions(ctx, { mcp: true }),
+        instructions,
       ],
       env: forkbenchEnv(ctx),
-      files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, true)],
+      files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, instructions)],
       instructionsVia: 'system-prompt',
       mcp: true,
     };
@@ -243,6 +245,7 @@ const codex: AgentProfile = {
   build(ctx) {
     const { command, args } = mcpCommand(ctx);
     const key = `mcp_servers.${MCP_SERVER_NAME}`;
+    const instructions = boardInstructions(ctx, { mcp: true, sandboxedShell: true });
     return {
       kind: 'codex',
       command: 'codex',
@@ -277,10 +280,10 @@ const codex: AgentProfile = {
         // `developer_instructions` adds a developer message without replacing codex's base instructions.
         // `-c` accepts unknown keys silently, so an older codex just ignores it; the file stays as fallback.
         '-c',
-        `developer_instructions=${toml(boardInstructions(ctx, { mcp: true, sandboxedShell: true }))}`,
+        `developer_instructions=${toml(instructions)}`,
       ],
       env: forkbenchEnv(ctx),
-      files: [instructionsFile(ctx, true)],
+      files: [instructionsFile(ctx, instructions)],
       instructionsVia: 'developer-instructions',
       mcp: true,
     };
@@ -315,6 +318,7 @@ const gemini: AgentProfile = {
   kind: 'gemini',
   label: 'Gemini CLI',
   build(ctx) {
+    const instructions = boardInstructions(ctx, { mcp: true });
     // Gemini CLI reads MCP servers only from settings files: system paths it accepts only in root-owned
     // folders, and the project's .gemini/ is the user's repo. GEMINI_CLI_HOME moves its home folder, so the
     // agent gets a home of its own whose .gemini/settings.json is the user's own settings with the board's
@@ -333,14 +337,14 @@ const gemini: AgentProfile = {
         // GEMINI.md files load only with a setting that lives in the user's files: the instructions ride the
         // first message, which `--prompt-interactive` sends before handing the session to the user.
         '--prompt-interactive',
-        `${boardInstructions(ctx, { mcp: true })}\n\nReply with one short line to confirm, then wait for the user's task.`,
+        `${instructions}\n\nReply with one short line to confirm, then wait for the user's task.`,
       ],
       // An untrusted folder starts with MCP servers off (headless runs exit with 55). The folder is the one
       // the user opened the Thread on, which is their trust decision. The variable, not `--skip-trust` (which
       // only sets it): `gemini mcp list` run from the pane then sees the same trust.
       env: { ...forkbenchEnv(ctx), GEMINI_CLI_HOME: home, GEMINI_CLI_TRUST_WORKSPACE: 'true' },
       files: [
-        instructionsFile(ctx, true),
+        instructionsFile(ctx, instructions),
         {
           path: join(home, '.gemini', 'settings.json'),
           // $VAR references Gemini expands from its environment: the file holds no secret.
@@ -362,7 +366,7 @@ const aider: AgentProfile = {
   kind: 'aider',
   label: 'Aider',
   build(ctx) {
-    const instructions = instructionsFile(ctx, false);
+    const instructions = instructionsFile(ctx, boardInstructions(ctx, { mcp: false }));
     return {
       kind: 'aider',
       command: 'aider',
@@ -382,7 +386,7 @@ const opencode: AgentProfile = {
   label: 'OpenCode',
   build(ctx) {
     const configPath = join(ctx.agentDir, 'opencode.json');
-    const instructions = instructionsFile(ctx, true);
+    const instructions = instructionsFile(ctx, boardInstructions(ctx, { mcp: true }));
     const { command, args } = mcpCommand(ctx);
     return {
       kind: 'opencode',
@@ -424,7 +428,7 @@ function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: stri
     command,
     args,
     env: { ...forkbenchEnv(ctx), FORKBENCH_MCP_CONFIG: mcpPath },
-    files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, true)],
+    files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, boardInstructions(ctx, { mcp: true }))],
     instructionsVia: 'file',
     mcp: false,
   };

@@ -56,7 +56,9 @@ describe('every profile', () => {
   it.each(plans)('%s: writes the instructions file, and only 0600 files hold the token', (_k, plan) => {
     // Shell and custom panes mention the MCP tools too: a hand-started agent can load FORKBENCH_MCP_CONFIG.
     const mentionsMcp = plan.mcp || plan.kind === 'shell' || plan.kind === 'custom';
-    expect(fileOf(plan, 'FORKBENCH.md')?.content).toBe(`${boardInstructions(ctx, { mcp: mentionsMcp })}\n`);
+    // Codex's file says what its developer message says: its sandboxed shell cannot reach the board.
+    const sandboxedShell = plan.kind === 'codex';
+    expect(fileOf(plan, 'FORKBENCH.md')?.content).toBe(`${boardInstructions(ctx, { mcp: mentionsMcp, sandboxedShell })}\n`);
     for (const f of plan.files) if (f.content.includes(TOKEN)) expect(f.mode, f.path).toBe(0o600);
   });
 
