@@ -2,6 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import '@xterm/xterm/css/xterm.css';
 import './styles/app.css';
+import { replaceAddress } from './address.js';
 import { App } from './components/App.js';
 import { notificationPermission, requestNotificationPermission, systemNotify } from './notifications.js';
 import { AppController } from './state/controller.js';
@@ -24,7 +25,7 @@ controller = new AppController(transport, {
   // it in the query, so a reload asks for that Thread's snapshot at once (see AppController.onConnected).
   initialThread: new URLSearchParams(location.search).get('thread'),
 });
-followShownThread(controller.store, location, (url) => history.replaceState(history.state, '', url));
+followShownThread(controller.store, location, replaceAddress);
 controller.start();
 
 /** What end-to-end tests and the browser bench may reach in the page, with `?debug=1` only. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import { applyEvent, type Board } from '../../src-shared/board/reducer.js';
+import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from './clock.js';
 import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
@@ -60,8 +60,7 @@ export class BoardService {
   /** The latest durable events, oldest first: a window's snapshot reads its log panel from here, not disk. */
   private recent: BoardEvent[];
   /** The board as far as the journal has it on disk: the engine's board minus the changes still in the
-   *  outbox. What the engine goes back to if the journal fails. It shares every unchanged task object with
-   *  the engine's board (the reducer replaces a task on change, never edits one), so it costs one map. */
+   *  outbox. What the engine goes back to if the journal fails. A copyBoard: it costs one map. */
   private readonly durable: Board;
 
   static async open(opts: BoardServiceOptions): Promise<BoardService> {
@@ -75,7 +74,7 @@ export class BoardService {
     for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
     this.recent = readLogTail(opts.dir, BoardServiceConstants.recentEvents);
     this.clock = boardClock(loaded.mono, opts.monotonic);
-    this.durable = { ...loaded.board, tasks: new Map(loaded.board.tasks) };
+    this.durable = copyBoard(loaded.board);
     this.engine = new LeaseEngine(this.clock, loaded.board);
     this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
     this.engine.onEvent((e) => {

@@ -2,7 +2,7 @@ import type { AgentWriteOp, BoardEvent, BoardEventBody } from '../../src-shared/
 import { isExpired } from '../../src-shared/board/lease.js';
 import type { Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { USER } from '../../src-shared/board/model.js';
-import { applyEvent, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
+import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
 import {
   AgentIdSchema,
@@ -63,7 +63,7 @@ export class LeaseEngine {
    * anyone was told, those changes never happened.
    */
   rewind(board: Readonly<Board>): void {
-    Object.assign(this.board, { ...board, tasks: new Map(board.tasks) });
+    Object.assign(this.board, copyBoard(board));
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
     this.openFloor = 1;

@@ -15,7 +15,6 @@ const OTHER_HOOKS = [
 
 const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-
 function writeAtomic(path: string, text: string, mode: number): void {
   const tmp = `${path}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, text, { mode });

@@ -11,7 +11,6 @@ import { FenceHooks } from './fenceHooks.js';
 import { git, GitError, gitLine, GitQueue } from './git.js';
 import { currentBranch, probeRepo, worktreeGitDir } from './repoProbe.js';
 
-
 export class WorktreeError extends Error {
   constructor(
     readonly problem: WorktreeProblem,
@@ -21,7 +20,6 @@ export class WorktreeError extends Error {
     this.name = 'WorktreeError';
   }
 }
-
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;
@@ -420,7 +418,7 @@ export class WorktreeManager {
       if (!wt) return null;
       const uncommitted = await this.uncommittedOf(wt);
       if (uncommitted > 0)
-        return `${taskId}'s worktree ${wt.path} still has ${uncommitted} uncommitted change${uncommitted === 1 ? ' that was' : 's that were'} not part of the merge: it is kept (parked) until you remove it.`;
+        return `${taskId}'s worktree ${wt.path} still has ${plural(uncommitted, 'uncommitted change that was', 'uncommitted changes that were')} not part of the merge: it is kept (parked) until you remove it.`;
       await this.removeNow(taskId, wt);
       await this.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST));
       return null;

@@ -23,7 +23,6 @@ const LOG_TAIL = 300;
 
 export type RouteOutcome = { ok: true; result: unknown } | { ok: false; error: WindowError };
 
-
 class RouteError extends Error {
   constructor(
     readonly code: string,

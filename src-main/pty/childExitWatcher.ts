@@ -55,13 +55,14 @@ function stopListening(): void {
   rechecks = [];
 }
 
-/** Calls `onDead` once, when the child `pid` of this process has died. */
-export function watchChildExit(pid: number, onDead: () => void): Disposable {
+/** Calls `onDead` once, when the child `pid` of this process has died. `startTicks`: its start time, when
+ *  the caller has read it already. */
+export function watchChildExit(pid: number, onDead: () => void, startTicks: number | undefined = readStartTicks(pid)): Disposable {
   if (watched.size === 0) process.on('SIGCHLD', onSigchld);
-  const entry = { onDead, startTicks: readStartTicks(pid) };
+  const entry = { onDead, startTicks };
   watched.set(pid, entry);
   // It may already have died before we listened.
-  if (isChildDead(pid)) queueMicrotask(checkAll);
+  if (isChildDead(pid, startTicks)) queueMicrotask(checkAll);
   return {
     dispose: () => {
       if (watched.get(pid) !== entry) return;

@@ -8,6 +8,7 @@
  * reports no session id). Pids are reused, so every scan first checks that the root is still the process
  * that was spawned (see groupsToSignal).
  */
+import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type { Disposable } from './emitter.js';
 import { descendantsOf, listProcesses, readStartTicks, type ProcStat } from './procLiveness.js';
 import { realTimers, type Timers } from './timers.js';
@@ -88,7 +89,8 @@ export class ProcessGroupKiller implements Disposable {
   private readonly termAfterMs: number;
   private readonly killAfterMs: number;
   private readonly list: ListProcesses;
-  private handles: unknown[] = [];
+  /** The SIGTERM and SIGKILL steps of the escalation. */
+  private readonly steps: DisposableStore;
   private started = false;
   private disposed = false;
   /** Groups seen for this pane, for `killNow()` (synchronous, so it cannot scan) and for a failed scan. */
@@ -100,6 +102,7 @@ export class ProcessGroupKiller implements Disposable {
     options: ProcessGroupKillerOptions = {},
   ) {
     this.timers = options.timers ?? realTimers;
+    this.steps = new DisposableStore(this.timers);
     this.termAfterMs = options.termAfterMs ?? KillConstants.termAfterMs;
     this.killAfterMs = options.killAfterMs ?? KillConstants.killAfterMs;
     this.list = options.listProcesses ?? listProcesses;
@@ -115,8 +118,8 @@ export class ProcessGroupKiller implements Disposable {
     // not wait for a whole /proc scan.
     if (this.rootIsSameProcess()) signalGroup(this.rootPid, 'SIGHUP');
     void this.signalAll('SIGHUP');
-    this.handles.push(this.timers.setTimeout(() => void this.signalAll('SIGTERM'), this.termAfterMs));
-    this.handles.push(this.timers.setTimeout(() => void this.signalAll('SIGKILL'), this.killAfterMs));
+    this.steps.timeout(() => void this.signalAll('SIGTERM'), this.termAfterMs);
+    this.steps.timeout(() => void this.signalAll('SIGKILL'), this.killAfterMs);
   }
 
   /** Teardown without grace: SIGKILL to every known group now, then to any other group a scan finds (jobs
@@ -130,8 +133,7 @@ export class ProcessGroupKiller implements Disposable {
 
   dispose(): void {
     this.disposed = true;
-    for (const h of this.handles) this.timers.clearTimeout(h);
-    this.handles = [];
+    this.steps.dispose();
   }
 
   private async signalAll(signal: NodeJS.Signals, evenIfDisposed = false): Promise<void> {

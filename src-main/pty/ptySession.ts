@@ -31,6 +31,7 @@ import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { ProcessGroupKiller, type ListProcesses } from './processGroupKiller.js';
+import { readStartTicks } from './procLiveness.js';
 import { monotonicNow, realTimers, type Timers } from './timers.js';
 
 export const PtySessionConstants = {
@@ -204,19 +205,26 @@ export class PtySession implements Disposable {
     this.mirror = new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback);
     this.batcher = new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now });
     this.writer = new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers });
+    // Which process the root is (its pid and start time), read once for the killer and the exit watcher.
+    const rootStartTicks = readStartTicks(this.pid);
     this.killer = new ProcessGroupKiller(this.pid, {
       termAfterMs: sessionOptions.termAfterMs,
       killAfterMs: sessionOptions.killAfterMs,
       timers: this.timers,
       listProcesses: sessionOptions.listProcesses,
+      rootStartTicks,
     });
     this.ptyListeners = [pty.onData((chunk) => this.onPtyData(chunk)), pty.onExit((e) => this.onPtyExit(e))];
     this.slaveFd = openSlave(pty);
     if (this.slaveFd !== undefined) this.holdSocketDestroy();
-    this.childWatch = watchChildExit(this.pid, () => {
-      this.armDrain();
-      this.markDead();
-    });
+    this.childWatch = watchChildExit(
+      this.pid,
+      () => {
+        this.armDrain();
+        this.markDead();
+      },
+      rootStartTicks,
+    );
   }
 
   /**

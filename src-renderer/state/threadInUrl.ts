@@ -1,4 +1,5 @@
 import type { StoreApi } from 'zustand/vanilla';
+import { addressWith } from '../address.js';
 
 /**
  * The Thread a window shows, kept in its address as `?thread=KEY` (every other parameter left as it is):
@@ -6,10 +7,7 @@ import type { StoreApi } from 'zustand/vanilla';
  * opens the same Thread. Electron's windows are opened with it already.
  */
 export function urlWithThread(href: string, key: string | null): string {
-  const url = new URL(href);
-  if (key) url.searchParams.set('thread', key);
-  else url.searchParams.delete('thread');
-  return url.pathname + url.search + url.hash;
+  return addressWith(href, 'thread', key || null);
 }
 
 /** Keep the address in step with the Thread the store shows; returns the unsubscribe. */

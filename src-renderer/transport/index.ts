@@ -1,4 +1,5 @@
 import type { WindowApi } from '../../src-shared/protocol/windowApi.js';
+import { replaceAddress } from '../address.js';
 import { takeToken, wsUrlFor } from './token.js';
 import { toWindowError, HostCallError, type ConnectionState, type Transport } from './types.js';
 import { WsTransport } from './wsTransport.js';
@@ -42,7 +43,7 @@ export function chooseTransport(): Transport {
   const token = takeToken({
     href: location.href,
     storage,
-    replaceUrl: (url) => history.replaceState(history.state, '', url),
+    replaceUrl: replaceAddress,
   });
   return new WsTransport({ url: wsUrlFor(location, token) });
 }

@@ -1,3 +1,5 @@
+import { addressWith } from '../address.js';
+
 /**
  * The serve-mode token: `?token=` in the page URL the host printed. It is kept in sessionStorage so a reload
  * keeps working, and removed from the address bar (only that parameter; everything else, e.g. `debug=1`,
@@ -18,9 +20,8 @@ export function takeToken(env: TokenEnv): string | null {
   if (fromUrl) {
     try {
       env.storage?.setItem(TOKEN_STORAGE_KEY, fromUrl);
-      url.searchParams.delete('token');
       // Only strip it once it is safely stored: otherwise a reload would lose it.
-      env.replaceUrl?.(url.pathname + (url.search === '?' ? '' : url.search) + url.hash);
+      env.replaceUrl?.(addressWith(env.href, 'token', null));
     } catch {
       /* storage unavailable (private mode): keep the token in the URL so a reload still works */
     }

@@ -45,6 +45,12 @@ export function emptyBoard(threadId = ''): Board {
   return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0 };
 }
 
+/** A board of its own that shares every task object with `b`: enough, since applyEvent replaces a task on
+ *  change and never edits one, so applying events to either leaves the other as it was. */
+export function copyBoard(b: Readonly<Board>): Board {
+  return { ...b, tasks: new Map(b.tasks) };
+}
+
 export class EventMismatch extends Error {
   constructor(event: BoardEvent, why: string) {
     super(`event #${event.seq} (${event.kind}) does not apply: ${why}`);

@@ -24,6 +24,7 @@ import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { findOnPath } from '../../../src-main/host/pathLookup.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
+import { nextEvent } from '../../helpers/events.js';
 
 // CommonJS only: under NodeNext its exports arrive on the default import.
 const { Terminal } = headlessModule;
@@ -38,10 +39,14 @@ export const NOTE = 'Starting on hello.txt (a note from the scripted model).';
 /** Why a test that reads a pane's environment cannot run here, or null. */
 export const NO_PROC = fs.existsSync('/proc/self/environ') ? null : "needs /proc to read a pane's environment";
 
+/** Where panes and `run` look for commands: the devDependencies' binaries first, then this machine's PATH. */
+const CLI_PATH = `${BIN}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`;
+const cliPath = (command: string): string | null => findOnPath(command, { PATH: CLI_PATH });
+
 /** Why a CLI's test cannot run here, or null when its binary is installed: a devDependency, or on PATH (Aider
  *  comes from PyPI, not npm). */
 function missingCli(command: string): string | null {
-  if (fs.existsSync(join(BIN, command)) || findOnPath(command)) return null;
+  if (cliPath(command)) return null;
   return `${command} is not installed (neither node_modules/.bin/${command}, which npm install provides, nor on PATH)`;
 }
 
@@ -140,7 +145,6 @@ export interface ThreadDirs {
  * is added to the panes' environment: base URLs, API keys, a CLI's home inside the isolated HOME.
  */
 export async function openRealCliThread(name: string, env: Record<string, string> | ((dirs: ThreadDirs) => Record<string, string>) = {}): Promise<RealCliThread> {
-  ensureBuilt();
   const dir = fs.mkdtempSync(join(tmpdir(), `forkbench-realcli-${name}-`));
   const folder = join(dir, 'project');
   const home = join(dir, 'home');
@@ -148,7 +152,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
   fs.mkdirSync(home);
   const trap = await startProxyTrap();
   const baseEnv: Record<string, string> = {
-    PATH: `${BIN}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
+    PATH: CLI_PATH,
     HOME: home,
     USER: process.env.USER ?? 'root',
     LANG: 'C.UTF-8',
@@ -202,7 +206,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
     },
     run(command, args, { cwd = folder, env: runEnv = baseEnv, timeoutMs = 30_000 } = {}) {
       return new Promise((resolve) => {
-        execFile(fs.existsSync(join(BIN, command)) ? join(BIN, command) : command, args, { cwd, env: runEnv, timeout: timeoutMs, signal: aborted.signal }, (err, stdout, stderr) => {
+        execFile(findOnPath(command, { PATH: BIN }) ?? command, args, { cwd, env: runEnv, timeout: timeoutMs, signal: aborted.signal }, (err, stdout, stderr) => {
           const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
           resolve({ code, stdout, stderr, out: `${stdout}${stderr}` });
         });
@@ -222,19 +226,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
 /** The first event in the board's history or to come that matches. */
 function boardEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs: number, what: string): Promise<BoardEvent> {
   const past = host.board.logTail(1_000).find(match);
-  if (past) return Promise.resolve(past);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-    }, timeoutMs);
-    const stop = host.board.onEvent((e) => {
-      if (!match(e)) return;
-      clearTimeout(timer);
-      stop();
-      resolve(e);
-    });
-  });
+  return past ? Promise.resolve(past) : nextEvent(host, match, timeoutMs, what);
 }
 
 type EventOf<K extends BoardEvent['kind']> = Extract<BoardEvent, { kind: K }>;
@@ -420,7 +412,7 @@ export interface ProxyTrap {
  * left to time out). A plain TCP server rather than an HTTP one: it records a connection whatever it sends
  * (even nothing), and a tunnel's socket, which an HTTP server hands off, is still its own to close.
  */
-export async function startProxyTrap(): Promise<ProxyTrap> {
+async function startProxyTrap(): Promise<ProxyTrap> {
   const attempts: string[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -510,17 +502,17 @@ export interface ScriptedModelServer<C, T> extends FakeModelServer {
 
 /**
  * startFakeModelServer for a scripted model: `answer` records each turn the script plays with `played`, and
- * `describe` is the protocol's one-line view of a request body (null for a body that is no model call).
+ * `summarize` is the protocol's one-line view of a request body (null for a body that is no model call).
  */
 export async function startScriptedModelServer<C extends { body: unknown }, T, B extends object>(
   answer: (req: ModelRequest, res: ServerResponse, played: (conversation: C, turn: T) => void) => boolean | Promise<boolean>,
-  describe: (body: Partial<B>) => string | null,
+  summarize: (body: Partial<B>) => string | null,
 ): Promise<ScriptedModelServer<C, T>> {
   const turns: ScriptedModelServer<C, T>['turns'] = [];
   const server = await startFakeModelServer((req, res) => answer(req, res, (conversation, turn) => turns.push({ conversation, turn })));
   const line = (r: ModelRequest) => {
     const head = `${r.method} ${r.path}`;
-    const what = r.body && typeof r.body === 'object' ? describe(r.body as Partial<B>) : null;
+    const what = r.body && typeof r.body === 'object' ? summarize(r.body as Partial<B>) : null;
     if (what === null) return head;
     const played = turns.find((t) => t.conversation.body === r.body);
     return `${head} ${what}: ${played ? `agent turn → ${JSON.stringify(played.turn).slice(0, 200)}` : 'side call'}`;
