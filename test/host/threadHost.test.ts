@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
+import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { CLI, ensureBuilt } from '../helpers/cli.js';
 import { nextEvent } from '../helpers/events.js';
 import { hostFixture } from '../helpers/hosts.js';
@@ -33,6 +34,29 @@ function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs 
     });
   });
 }
+
+/**
+ * A raw-mode reader in a pane, as a TUI is: it prints each read it gets from the pty, escaped, and with
+ * `bracketedPaste` first asks for pastes to be bracketed (DECSET 2004), as TUIs and readline do. Resolves
+ * once it is reading (node takes tens of ms to start: the pane is watched well before it prints).
+ */
+async function launchReader(host: ThreadHost, o: { bracketedPaste?: boolean } = {}): Promise<AgentInfo> {
+  const reader = `${o.bracketedPaste ? "process.stdout.write('\\x1b[?2004h'); " : ''}process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
+  const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+  await paneText(host, agent.id, /ready/);
+  return agent;
+}
+
+/** T-1 assigned to a launchReader pane's agent, as a person assigns it: the reads the pane got, up to the
+ *  Enter that sends the message. */
+async function assignAndRead(host: ThreadHost, agentId: string): Promise<string[]> {
+  const enter = paneText(host, agentId, /read "\\r"/);
+  expect((await host.board.run((e) => e.assign('T-1', agentId))).ok).toBe(true);
+  return readsIn(await enter);
+}
+
+/** The reads a launchReader pane printed, in order. */
+const readsIn = (text: string): string[] => [...text.matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
 
 function cliAs(host: ThreadHost, agentId: string, args: string[]): Promise<{ code: number; out: unknown }> {
   const rec = host.registry.get(agentId);
@@ -155,14 +179,8 @@ describe('agents in real ptys', () => {
   it('the Enter after an assignment comes on its own once the echo settles: a TUI would take text+Enter for a paste', async () => {
     const host = await openHost({ notifyQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    // A raw-mode reader, as a TUI is: it prints each read it gets from the pty, escaped.
-    const reader = `process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
-    await paneText(host, agent.id, /ready/); // node takes tens of ms to start: we listen well before it prints
-    const enter = paneText(host, agent.id, /read "\\r"/);
-    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
-    const text = await enter;
-    const reads = [...text.matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    const agent = await launchReader(host);
+    const reads = await assignAndRead(host, agent.id);
     expect(reads.join('')).toMatch(/^# You have been assigned T-1 "review the docs".*\r$/s);
     expect(reads.at(-1)).toBe('\r');
     expect(reads.slice(0, -1).some((r) => r.includes('\r'))).toBe(false);
@@ -171,13 +189,8 @@ describe('agents in real ptys', () => {
   it('a pane that asked for bracketed paste gets the assignment as a paste, then Enter on its own', async () => {
     const host = await openHost({ notifyQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    // As a TUI or readline does: DECSET 2004, then raw reads.
-    const reader = `process.stdout.write('\\x1b[?2004h'); process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
-    await paneText(host, agent.id, /ready/);
-    const enter = paneText(host, agent.id, /read "\\r"/);
-    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
-    const reads = [...(await enter).matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    const agent = await launchReader(host, { bracketedPaste: true });
+    const reads = await assignAndRead(host, agent.id);
     expect(reads.join('')).toMatch(/^\x1b\[200~# You have been assigned T-1 "review the docs".*\x1b\[201~\r$/s);
     expect(reads.at(-1)).toBe('\r');
   });
@@ -186,27 +199,21 @@ describe('agents in real ptys', () => {
     const host = await openHost({ notifyQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'first' }));
     await host.board.run((e) => e.addTask({ title: 'second' }));
-    const reader = `process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
-    await paneText(host, agent.id, /ready/);
+    const agent = await launchReader(host);
     const firstTyped = paneText(host, agent.id, /assigned T-1/);
     expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
     await firstTyped; // its Enter is still waiting for the echo to settle
     const both = paneText(host, agent.id, /assigned T-2[\s\S]*read "\\r"/, 10_000);
     expect((await host.board.run((e) => e.assign('T-2', agent.id))).ok).toBe(true);
-    const reads = [...(await both).matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    const reads = readsIn(await both);
     expect(reads.filter((r) => r === '\r')).toHaveLength(2);
   });
 
   it('control characters in a task title reach the pane as spaces: a title cannot end the paste or press keys', async () => {
     const host = await openHost({ notifyQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'evil \x1b[201~\x03 title' }));
-    const reader = `process.stdout.write('\\x1b[?2004h'); process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-    const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
-    await paneText(host, agent.id, /ready/);
-    const enter = paneText(host, agent.id, /read "\\r"/);
-    expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
-    const typed = [...(await enter).matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string).join('');
+    const agent = await launchReader(host, { bracketedPaste: true });
+    const typed = (await assignAndRead(host, agent.id)).join('');
     expect(typed).toMatch(/^\x1b\[200~# You have been assigned T-1 "evil  \[201~  title".*\x1b\[201~\r$/s);
     expect(typed).not.toContain('\x03');
   });
