@@ -5,7 +5,16 @@ import { StringDecoder } from 'node:string_decoder';
 import { FrameTooLarge, LineSplitter, RpcCode, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentRegistry } from './agentRegistry.js';
-import { callAsAgent, type AgentCallHooks } from './agentRpc.js';
+import { PERSON_CHECK_METHOD, type PersonCheckResult } from '../../src-shared/protocol/hookMethods.js';
+import { callAsAgent, callAsPerson, type AgentCallHooks } from './agentRpc.js';
+import { peerPid } from './peerCredentials.js';
+
+/** How the socket tells a person from an agent pane: the host knows its panes; perl reads the peer's pid. */
+export interface PeerJudge {
+  perl: string | null;
+  /** The pane a process runs in (its name), or null for a process in none. */
+  paneOf(pid: number): string | null;
+}
 
 /** Where a Thread's socket lives. Unix sockets have a ~104-byte path limit (macOS), so the name is short. */
 export function socketPathFor(dir: string, threadKey: string, platform = process.platform): string {
@@ -29,7 +38,7 @@ export class AgentSocket {
     private readonly server: net.Server,
   ) {}
 
-  static async listen(path: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks = {}): Promise<AgentSocket> {
+  static async listen(path: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks = {}, judge?: PeerJudge): Promise<AgentSocket> {
     if (process.platform !== 'win32' && fs.existsSync(path)) {
       // A socket file left by a host that died. Anything else at that path is not ours to delete.
       if (!fs.lstatSync(path).isSocket()) throw new Error(`${path} exists and is not a socket`);
@@ -37,7 +46,7 @@ export class AgentSocket {
     }
     const server = net.createServer();
     const sock = new AgentSocket(path, server);
-    server.on('connection', (c) => sock.serve(c, registry, board, hooks));
+    server.on('connection', (c) => sock.serve(c, registry, board, hooks, judge));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(path, () => resolve());
@@ -46,7 +55,7 @@ export class AgentSocket {
     return sock;
   }
 
-  private serve(c: net.Socket, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks): void {
+  private serve(c: net.Socket, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks, judge: PeerJudge | undefined): void {
     this.conns.add(c);
     c.on('close', () => this.conns.delete(c));
     c.on('error', () => c.destroy());
@@ -73,12 +82,21 @@ export class AgentSocket {
       }
       for (const line of got) {
         if (!line.trim()) continue;
-        chain = chain.then(() => this.handle(line, registry, board, hooks, send, fail)).catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }));
+        chain = chain.then(() => this.handle(line, registry, board, hooks, send, fail, c, judge)).catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }));
       }
     });
   }
 
-  private async handle(line: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks, send: (r: RpcResponse) => void, fail: (id: Id, e: RpcError) => void): Promise<void> {
+  private async handle(
+    line: string,
+    registry: AgentRegistry,
+    board: BoardService,
+    hooks: AgentCallHooks,
+    send: (r: RpcResponse) => void,
+    fail: (id: Id, e: RpcError) => void,
+    conn: net.Socket,
+    judge: PeerJudge | undefined,
+  ): Promise<void> {
     let msg: unknown;
     try {
       msg = JSON.parse(line);
@@ -92,6 +110,19 @@ export class AgentSocket {
       return fail(id, { code: RpcCode.invalidRequest, message: 'need jsonrpc "2.0", a method and an id' });
     if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params)))
       return fail(id, { code: RpcCode.invalidParams, message: 'params must be an object' });
+    // No secret: a git hook asking for a person. The kernel says who is calling; the host says whether that
+    // process is in a pane. Only the person check and a person's record are open this way.
+    if (m.auth === undefined && (m.method === PERSON_CHECK_METHOD || m.method === 'record') && judge) {
+      const pid = await peerPid(conn, judge.perl);
+      const pane = pid === null ? '(unknown caller)' : judge.paneOf(pid);
+      if (m.method === PERSON_CHECK_METHOD) {
+        const result: PersonCheckResult = pane === null ? { person: true } : { person: false, pane };
+        return send({ jsonrpc: '2.0', id, result });
+      }
+      if (pane !== null) return fail(id, { code: RpcCode.unauthorized, message: `a process in the agent pane ${pane} is not a person`, data: { reason: 'unauthorized' } });
+      const out = await callAsPerson(board, m.method, m.params, hooks);
+      return out.ok ? send({ jsonrpc: '2.0', id, result: out.result }) : fail(id, out.error);
+    }
     const agent = registry.authenticate(m.auth);
     if (!agent) return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
     agent.lastBoardCallAt = performance.now();

@@ -1,6 +1,7 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody } from '../../src-shared/board/events.js';
 import { isExpired } from '../../src-shared/board/lease.js';
-import type { Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { USER } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
@@ -224,7 +225,8 @@ export class LeaseEngine {
     const t = this.board.tasks.get(taskId) as Task;
     if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} is already ${t.state}`);
     if (text !== null) this.emit({ kind: 'note', taskId, by: agentId, text });
-    this.emit({ kind: 'submitted', taskId, agentId, token: c.value.token });
+    // The work under review is what the board recorded at this moment, never a branch head that moves later.
+    this.emit({ kind: 'submitted', taskId, agentId, token: c.value.token, record: t.worktree ? t.record : null });
     this.extend(taskId, c.value, 'write');
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
@@ -232,13 +234,78 @@ export class LeaseEngine {
   /**
    * A git hook in the task's worktree asks, before a commit, ref move or push lands, whether this agent still
    * holds the task (under `token`, when the worktree was issued to it). The same fence as every write, and
-   * like every write it renews: committing is work.
+   * like every write it renews: committing is work. With `from` (a move of the branch from that sha), the
+   * branch must also be where the board recorded it, and the task not frozen in review.
    */
-  fence(agentId: string, taskId: string, token?: number): Result<ClaimView> {
+  fence(agentId: string, taskId: string, token?: number, update?: { ref: string; from: string }): Result<ClaimView> {
     const c = this.checkWrite(agentId, taskId, token, 'fence');
     if (!c.ok) return c;
+    const t = this.board.tasks.get(taskId) as Task;
+    if (update) {
+      const why = this.offRecord(t, update.ref, update.from);
+      if (why) return this.refuse(agentId, taskId, token ?? null, 'fence', why.code, why.message);
+    }
     this.extend(taskId, c.value, 'write');
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
+  }
+
+  /**
+   * The branch of the holder's grant moved from `from` to `to` (git reports it after the update; the host has
+   * checked that the branch is at `to` and read its tree). Recorded only while the claim is live, not frozen
+   * in review, and the move starts where the board last recorded the branch: a commit that lands after its
+   * claim ended, or on top of something the board never recorded, is not the task's work.
+   */
+  recordBranch(agentId: string, taskId: string, token: number | undefined, move: { ref: string; from: string; to: string; tree: string }): Result<BranchRecord> {
+    const c = this.checkWrite(agentId, taskId, token, 'record');
+    if (!c.ok) return c;
+    const t = this.board.tasks.get(taskId) as Task;
+    const why = this.offRecord(t, move.ref, move.from);
+    if (why) return this.refuse(agentId, taskId, token ?? null, 'record', why.code, why.message);
+    const record: BranchRecord = { sha: move.to, tree: move.tree, token: c.value.token, by: agentId };
+    this.emit({ kind: 'branch-recorded', taskId, from: t.record?.sha ?? null, record });
+    this.extend(taskId, c.value, 'write');
+    return ok(record);
+  }
+
+  /**
+   * A person committed by hand in a task's folder (the host checked that the committing process is in no
+   * agent's pane). Recorded under the claim it was made in, if the branch is the latest grant's and starts
+   * at the record; a person's commit never needs a lease.
+   */
+  recordByPerson(taskId: string, move: { ref: string; from: string; to: string; tree: string }, by: string = USER): Result<BranchRecord> {
+    const f = this.find(taskId);
+    if (!f.ok) return f;
+    const t = f.value;
+    const why = this.offRecord(t, move.ref, move.from, true);
+    if (why) return reject(why.code, why.message);
+    const record: BranchRecord = { sha: move.to, tree: move.tree, token: t.worktree?.token ?? t.claim?.token ?? 0, by };
+    this.emit({ kind: 'branch-recorded', taskId, from: t.record?.sha ?? null, record });
+    return ok(record);
+  }
+
+  /** Why a move of `ref` from `from` is not the task's work now, or null when it is. */
+  private offRecord(t: Task, ref: string, from: string, person = false): { code: RejectionCode; message: string } | null {
+    const wt = t.worktree;
+    if (!wt) return { code: 'bad-state', message: `${t.id} has no worktree` };
+    if (ref !== `refs/heads/${wt.branch}`) return { code: 'not-holder', message: `${ref} is not the branch of ${t.id}'s current claim (${wt.branch})` };
+    if (t.state === 'review' && !person && t.submitted)
+      return { code: 'bad-state', message: `${t.id} is in review: its work was frozen at ${shortSha(t.submitted.sha)} when you said done; commits now are not part of it. Ask for it back (reject) to work on` };
+    if (t.state !== 'claimed' && t.state !== 'review' && !person) return { code: 'bad-state', message: `${t.id} is ${t.state}` };
+    // A branch made before the board kept records has none yet: its first move starts the record.
+    if (t.record && t.record.sha !== from)
+      return {
+        code: 'off-record',
+        message: `${wt.branch} is at ${shortSha(from)}, which the board never recorded for ${t.id} (its record is ${shortSha(t.record.sha)}): a commit that landed outside the fence, or one whose record did not finish. Forkbench moves it aside to refs/forkbench/stray/${t.id}/ and puts the branch back at ${shortSha(t.record.sha)}; your files are untouched, so commit again`,
+      };
+    return null;
+  }
+
+  /** The host put a task's branch back at its record after moving an unrecorded head aside. */
+  recordRepair(taskId: string, stray: string, by: string): Result<null> {
+    const f = this.find(taskId);
+    if (!f.ok) return f;
+    this.emit({ kind: 'note', taskId, by, text: `The branch was at ${shortSha(stray)}, which the board never recorded: it was moved aside to refs/forkbench/stray/${taskId}/${stray} and the branch put back at ${shortSha(f.value.record?.sha ?? '')}. Nothing was deleted.` });
+    return ok(null);
   }
 
   /** The holder lets go. Only the holder, with the current token, can: anything else changes nothing. */
@@ -417,20 +484,21 @@ export class LeaseEngine {
 
   // ---------------------------------------------------------------- worktrees (host)
 
-  /** The host made (or remade) a task's worktree. */
-  recordWorktree(taskId: string, worktree: TaskWorktree, by: string): Result<null> {
+  /** The host made a grant's worktree; `start` is the record it starts at when the task had none yet. */
+  recordWorktree(taskId: string, worktree: TaskWorktree, by: string, start?: BranchRecord): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     this.emit({ kind: 'worktree-set', taskId, worktree, by });
+    if (start && !t.value.record) this.emit({ kind: 'branch-recorded', taskId, from: null, record: start });
     return ok(null);
   }
 
   /** The task's worktree is gone: merged after approval, or removed by a person. */
-  forgetWorktree(taskId: string, why: 'merged' | 'removed', by: string): Result<null> {
+  forgetWorktree(taskId: string, why: 'merged' | 'removed', by: string, path?: string): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    if (!t.value.worktree) return reject('bad-state', `${taskId} has no worktree`);
-    this.emit({ kind: 'worktree-removed', taskId, by, why });
+    if (!t.value.worktree && !t.value.parked.length) return reject('bad-state', `${taskId} has no worktree`);
+    this.emit({ kind: 'worktree-removed', taskId, by, why, ...(path === undefined ? {} : { path }) });
     return ok(null);
   }
 

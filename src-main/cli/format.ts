@@ -44,6 +44,7 @@ const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
   release: (r) => `Released ${r.taskId}.`,
   add: (t) => `Added ${t.id} "${t.title}".`,
   fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,
+  record: (r) => `${r.taskId}: ${r.sha.slice(0, 10)} recorded as its work under token ${r.token}.`,
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M]): string {

@@ -27,6 +27,7 @@ export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
     }
   };
   for (const m of AGENT_METHODS) {
+    if (m.git) continue; // a hook's report of what git did, not something to do
     server.registerTool(
       m.name,
       { description: m.summary, inputSchema: paramShape(m.name), annotations: { readOnlyHint: !m.write } },

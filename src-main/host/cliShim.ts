@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +18,20 @@ export const PROJECT_ROOT = projectRoot();
 export const CLI_SCRIPT = join(PROJECT_ROOT, 'bin', 'forkbench.cjs');
 
 /**
+ * The shim's folder, one per install (the CLI it runs and the Node that runs it): two installs of Forkbench
+ * (a release and a checkout, say) share the per-user runtime folder, and a shared shim would make one
+ * install's agents run the other's CLI, whichever host started last.
+ */
+export function shimDirFor(runtime: string, cli: string = CLI_SCRIPT, node: string = process.execPath): string {
+  return join(runtime, `bin-${createHash('sha256').update(`${node}\0${cli}`).digest('hex').slice(0, 12)}`);
+}
+
+/**
  * A `forkbench` command on the agents' PATH. Agents run `forkbench claim` whether or not Forkbench was
  * installed globally, and always get the CLI of the host that launched them, run by the same Node.
  */
 export function ensureCliShim(runtime: string): string {
-  const bin = join(runtime, 'bin');
+  const bin = shimDirFor(runtime);
   fs.mkdirSync(bin, { recursive: true, mode: 0o700 });
   if (process.platform === 'win32') {
     fs.writeFileSync(join(bin, 'forkbench.cmd'), `@"${process.execPath}" "${CLI_SCRIPT}" %*\r\n`);

@@ -22,6 +22,8 @@ import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import { CLI_SCRIPT, ensureCliShim } from './cliShim.js';
+import { findOnPath } from './pathLookup.js';
+import { paneOfProcess } from '../agents/peerCredentials.js';
 
 export interface ThreadHostOptions {
   /** The project folder the agents work in. */
@@ -102,8 +104,16 @@ export class ThreadHost {
     fs.mkdirSync(this.agentFilesDir, { recursive: true, mode: 0o700 });
     this.unsubscribeBoard = board.onEvent((e) => {
       if (e.kind === 'grant') this.issueWorktree(e.taskId, e.agentId, e.token);
-      else if (e.kind === 'reassign') this.issueWorktree(e.taskId, e.to.agentId, e.to.token);
-      else if (e.kind === 'claim-ended') this.worktrees?.revoke(e.taskId);
+      else if (e.kind === 'reassign') {
+        this.worktrees?.revoke(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
+        this.issueWorktree(e.taskId, e.to.agentId, e.to.token);
+      } else if (e.kind === 'claim-ended')
+        this.worktrees?.revoke(
+          e.taskId,
+          e.token,
+          e.reason === 'lapsed' ? 'lapsed' : 'stale-token',
+          e.reason === 'lapsed' ? `your lease on ${e.taskId} lapsed; claim it again if it is still open` : `your claim on ${e.taskId} ended (${e.reason})`,
+        );
       this.onBoardEvent.fire(e);
       this.tellAssignee(e);
       if (e.kind === 'grant' || e.kind === 'claim-ended' || e.kind === 'reassign') this.fireAgents();
@@ -120,15 +130,24 @@ export class ThreadHost {
     const rt = runtimeDir(opts.runtimeRoot);
     const registry = new AgentRegistry();
     const hooks: AgentCallHooks = {};
+    // The socket asks which pane a process is in once the host exists; until then nothing runs in a pane.
+    let paneOf: (pid: number) => string | null = () => null;
     let socket: AgentSocket;
     try {
-      socket = await AgentSocket.listen(socketPathFor(rt, key), registry, board, hooks);
+      socket = await AgentSocket.listen(socketPathFor(rt, key), registry, board, hooks, { perl: findOnPath('perl'), paneOf: (pid) => paneOf(pid) });
     } catch (err) {
       await board.close();
       throw err;
     }
-    const git = await WorktreeManager.open(folder, board.dir, board).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
+    const git = await WorktreeManager.open(folder, board.dir, board, socket.path).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
     const host = new ThreadHost(folder, board, socket, registry, opts, rt, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
+    paneOf = (pid) => host.paneOfProcess(pid);
+    if (host.worktrees) {
+      const wt = host.worktrees;
+      await wt.fenceThreadFolder().catch((err: Error) => opts.warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
+      hooks.readMove = (taskId, ref, to) => wt.readMove(taskId, ref, to);
+      hooks.offRecord = (taskId) => void wt.repair(taskId).catch((err: Error) => opts.warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`));
+    }
     hooks.afterGrant = (taskId, token) => host.worktreeOf(taskId, token);
     hooks.onDone = (agentId, taskId) =>
       void host.verify(agentId, taskId).catch((err: Error) => {
@@ -213,8 +232,8 @@ export class ThreadHost {
     }
     if (!wt || !branch) return;
     await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
-    const kept = await wt.cleanupMerged(taskId).catch((err: Error) => `The worktree could not be removed: ${err.message}`);
-    if (kept) await this.note(taskId, kept);
+    const said = await wt.cleanupMerged(taskId).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);
+    for (const n of said) await this.note(taskId, n);
   }
 
   /** A note from the host itself, about git work on the task. */
@@ -328,6 +347,7 @@ export class ThreadHost {
     p.notifyTimer = null;
     if (!p.session.exit) await p.session.kill();
     p.session.dispose();
+    this.clearLocksWhenGone(p);
     // Its config files hold its (now dead) secret; nothing will read them again.
     fs.rmSync(join(this.agentFilesDir, agentId), { recursive: true, force: true });
     this.forget(agentId);
@@ -346,6 +366,28 @@ export class ThreadHost {
     p.launch.cols = cols;
     p.launch.rows = rows;
     p.session.resize(cols, rows);
+  }
+
+  /** The agent pane a process runs in (its name), or null: how the host tells a person's git from an agent's. */
+  paneOfProcess(pid: number): string | null {
+    const roots = new Map<number, string>();
+    for (const p of this.panes.values()) if (p.record.pid !== null) roots.set(p.record.pid, p.record.name);
+    return paneOfProcess(pid, roots);
+  }
+
+  /**
+   * Git locks an agent left behind (killed -9 inside \`git commit\`) are cleared once nothing of its process
+   * group is left to finish them; until then they are git's own business.
+   */
+  private clearLocksWhenGone(pane: Pane, triesLeft: number = LockConstants.tries): void {
+    const pgid = pane.record.pid;
+    if (!this.worktrees || pgid === null || this.disposed) return;
+    if (groupAlive(pgid)) {
+      if (triesLeft > 0) this.disposables.timeout(() => this.clearLocksWhenGone(pane, triesLeft - 1), LockConstants.retryMs);
+      return;
+    }
+    const cleared = this.worktrees.clearLocksOf(pane.record.id);
+    if (cleared.length) this.opts.warn?.(`forkbench: cleared ${cleared.length} git lock(s) left by ${pane.record.name}: ${cleared.join(', ')}`);
   }
 
   /** An agent that exists and has not exited: one whose claims are still meaningful. */
@@ -396,6 +438,7 @@ export class ThreadHost {
     // person pressing Ctrl-C under a flood should not wait for it. The exit status follows with `exited`.
     pane.record.status = 'exited';
     if (!this.disposed) await this.board.apply((e) => e.releaseAllHeldBy(id, 'process-exited')).catch(() => undefined);
+    this.clearLocksWhenGone(pane);
     if (this.panes.get(id) === pane) this.fireAgents();
   }
 
@@ -595,6 +638,7 @@ export class ThreadHost {
     this.panes.clear();
     // A worktree being made writes to the board when done: let it finish before the board closes.
     await this.worktrees?.idle();
+    await this.worktrees?.unfenceThreadFolder().catch(() => undefined);
     fs.rmSync(this.agentFilesDir, { recursive: true, force: true });
     await this.socket.close();
     await this.board.close();
@@ -610,6 +654,23 @@ export class ThreadHost {
 function gitReason(err: Error): string {
   return err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
 }
+
+/** Whether any process of a group is left (signal 0 asks without sending anything). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export const LockConstants = {
+  /** A group killed -9 is gone within milliseconds; its children may take a moment to be reaped. */
+  retryMs: 250,
+  /** 40 × 250 ms: a background job of the agent that outlives it by ten seconds keeps its locks. */
+  tries: 40,
+} as const;
 
 export const WorktreeConstants = {
   /** A worktree of a small repository is ready in ~0.1–0.5 s here; past 1.5 s the holder and the window are told why they wait. */

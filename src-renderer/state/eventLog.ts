@@ -58,7 +58,9 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'note':
       return `${e.taskId} note by ${name(e.by)}: ${clip(e.text)}`;
     case 'submitted':
-      return `${e.taskId} submitted for review by ${name(e.agentId)}`;
+      return `${e.taskId} submitted for review by ${name(e.agentId)}${e.record ? ` at ${e.record.sha.slice(0, 10)}` : ''}`;
+    case 'branch-recorded':
+      return `${e.taskId} commit ${e.record.sha.slice(0, 10)} recorded for ${name(e.record.by)} (token ${e.record.token})`;
     case 'approved':
       return `${e.taskId} approved by ${name(e.by)}`;
     case 'returned':
@@ -72,11 +74,12 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'worktree-set':
       return `${e.taskId} worktree ${e.worktree.branch} ready (from ${e.worktree.base})`;
     case 'worktree-removed':
+      if (e.path !== undefined) return `${e.taskId} worktree ${e.path} removed by ${name(e.by)}`;
       return e.why === 'merged' ? `${e.taskId} merged into its base; worktree removed` : `${e.taskId} worktree removed by ${name(e.by)}`;
     case 'write-rejected':
       // A refused fence is git (a hook in the task's worktree) stopping a commit or push, not a board call the
       // agent made itself: say so, or the line reads like a stray command.
-      if (e.op === 'fence') return `${name(e.agentId)}'s git commit/push${e.taskId ? ` on ${e.taskId}` : ''} refused (${e.code}): ${clip(e.message, 160)}`;
+      if (e.op === 'fence' || e.op === 'record') return `${name(e.agentId)}'s git commit/push${e.taskId ? ` on ${e.taskId}` : ''} refused (${e.code}): ${clip(e.message, 160)}`;
       return `${name(e.agentId)} ${e.op}${e.taskId ? ` ${e.taskId}` : ''} rejected: ${e.code}: ${clip(e.message, 160)}`;
   }
 }

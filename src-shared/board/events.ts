@@ -1,4 +1,4 @@
-import type { ClaimEndReason, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { BranchRecord, ClaimEndReason, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 
 /**
@@ -38,7 +38,7 @@ export type BoardEventBody =
     }
   | { kind: 'note'; taskId: string; by: string; text: string }
   /** The holder says the task is done: a claim, not a fact. */
-  | { kind: 'submitted'; taskId: string; agentId: string; token: number }
+  | { kind: 'submitted'; taskId: string; agentId: string; token: number; record?: BranchRecord | null }
   | { kind: 'approved'; taskId: string; by: string }
   /** A review was turned down: back to the holder if its lease still runs, else to the backlog. */
   | { kind: 'returned'; taskId: string; by: string; reason: string; to: 'claimed' | 'open' }
@@ -48,7 +48,10 @@ export type BoardEventBody =
   | { kind: 'reset'; taskId: string; by: string }
   /** The task's worktree was made (or made again after it vanished); it outlives claims until merged or removed. */
   | { kind: 'worktree-set'; taskId: string; worktree: TaskWorktree; by: string }
-  | { kind: 'worktree-removed'; taskId: string; by: string; why: 'merged' | 'removed' }
+  /** Without `path`, every folder of the task (the latest and the parked ones); with it, that one. */
+  | { kind: 'worktree-removed'; taskId: string; by: string; why: 'merged' | 'removed'; path?: string }
+  /** A move of the task's branch that the board accepted under a live claim: from the old record to `record`. */
+  | { kind: 'branch-recorded'; taskId: string; from: string | null; record: BranchRecord }
   /** A write the board refused, with the rule that refused it. Changes nothing but the log. */
   | {
       kind: 'write-rejected';
@@ -62,7 +65,7 @@ export type BoardEventBody =
 
 export type RenewVia = 'write' | 'liveness' | 'grace';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record';
 
 export type BoardEvent = EventBase & BoardEventBody;
 export type BoardEventKind = BoardEvent['kind'];

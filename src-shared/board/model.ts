@@ -60,17 +60,40 @@ export interface Task {
   /** A shell command that checks a task said to be done (issue: verify runner). */
   readonly verify: string | null;
   readonly createdAt: number; // wall clock
-  /** The task's git worktree and branch, once a claim has had one; kept while parked, gone once merged. */
+  /** The git worktree and branch of the task's latest grant, once a claim has had one; gone once merged. */
   readonly worktree: TaskWorktree | null;
+  /** Folders of earlier grants: fenced (their hooks refuse everything) and parked until merged or removed. */
+  readonly parked: readonly TaskWorktree[];
+  /** The board's record of the task's work: the last commit a live claim moved its branch to. A branch head
+   *  that is not this sha is not the task's work, whatever its trailers say. */
+  readonly record: BranchRecord | null;
+  /** What `done` froze for review: the record at that moment. Approval merges exactly this sha. */
+  readonly submitted: BranchRecord | null;
 }
 
 /**
- * Where a task's work lives when the Thread's folder is a git repository: a worktree of its own on a branch
- * named for the task, outside the user's folder. A re-claim by another agent continues in the same one.
+ * One accepted move of a task's branch, as the board recorded it (the fence's answer is what git writes;
+ * this is what the board holds to): which claim, which commit and its tree.
+ */
+export interface BranchRecord {
+  readonly sha: string;
+  readonly tree: string;
+  /** The claim it was recorded under; 0 for the host's own (the base commit a first worktree starts at). */
+  readonly token: number;
+  /** The agent, `user` for a person's commit by hand, or `forkbench` for the host's. */
+  readonly by: string;
+}
+
+/**
+ * Where a grant's work lives when the Thread's folder is a git repository: a worktree folder and branch of
+ * its own (the token in both names), outside the user's folder. A re-claim gets a fresh one at the board's
+ * record, so nothing a stale process does in the old folder reaches the new holder.
  */
 export interface TaskWorktree {
   readonly path: string;
   readonly branch: string;
+  /** The grant it was made for; absent in boards written before folders were per grant. */
+  readonly token?: number;
   /** The branch it was made from and is merged back into on approval. */
   readonly base: string;
   /** The base branch's commit when the worktree was made. */

@@ -39,6 +39,9 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   blockedReason: null,
   verify: null,
   worktree: null,
+  parked: [],
+  record: null,
+  submitted: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
@@ -134,7 +137,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.at }] }));
       break;
     case 'submitted':
-      update(b, e, (t) => ({ ...t, state: 'review' }));
+      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null }));
       break;
     case 'approved':
       // The engine ends any claim with its own claim-ended event first, so no claim ends unrecorded.
@@ -144,7 +147,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       });
       break;
     case 'returned':
-      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim }));
+      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null }));
       break;
     case 'blocked':
       update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));
@@ -156,10 +159,22 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, state: 'open', failures: 0 }));
       break;
     case 'worktree-set':
-      update(b, e, (t) => ({ ...t, worktree: e.worktree }));
+      // The previous grant's folder is parked (fenced), not forgotten: a person may still want what is in it.
+      update(b, e, (t) => ({
+        ...t,
+        worktree: e.worktree,
+        parked: t.worktree && t.worktree.path !== e.worktree.path ? [...t.parked.filter((p) => p.path !== t.worktree?.path), t.worktree] : t.parked,
+      }));
       break;
     case 'worktree-removed':
-      update(b, e, (t) => ({ ...t, worktree: null }));
+      update(b, e, (t) =>
+        e.path === undefined
+          ? { ...t, worktree: null, parked: [] }
+          : { ...t, worktree: t.worktree?.path === e.path ? null : t.worktree, parked: t.parked.filter((p) => p.path !== e.path) },
+      );
+      break;
+    case 'branch-recorded':
+      update(b, e, (t) => ({ ...t, record: e.record }));
       break;
     case 'write-rejected':
       break;

@@ -10,6 +10,7 @@ export const REJECTION_CODES = [
   'lapsed', // the caller's lease ran out; a lapsed lease stays lapsed
   'bad-state', // the task's state does not allow this
   'invalid-input', // a field is empty, too long or out of bounds
+  'off-record', // a git branch is not where the board recorded it: that commit is not the task's work
   'read-only', // the board could not write to disk, so it takes no more writes until the host restarts
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];

@@ -7,7 +7,7 @@
 
 import type { BoardView, ClaimView, TaskView, WorktreeView } from './views.js';
 
-export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body';
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha';
 
 export interface ParamSpec {
   readonly name: string;
@@ -24,9 +24,11 @@ export interface MethodSpec {
   readonly params: readonly ParamSpec[];
   /** Writes go through the fence and renew the caller's lease; reads change nothing. */
   readonly write: boolean;
+  /** Called by the git hooks in a task's worktree, not by agents themselves: no MCP tool for it. */
+  readonly git?: boolean;
 }
 
-export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit', 'fence'] as const;
+export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit', 'fence', 'record'] as const;
 export type AgentMethod = (typeof AGENT_METHOD_NAMES)[number];
 
 const taskId = (required: boolean, describe = 'task id, like T-12'): ParamSpec => ({ name: 'taskId', kind: 'taskId', required, positional: true, describe });
@@ -37,6 +39,9 @@ const token: ParamSpec = {
   positional: false,
   describe: 'the fencing token your claim returned; with it, a write left over from an older claim is refused',
 };
+
+const ref = (describe: string): ParamSpec => ({ name: 'ref', kind: 'ref', required: false, positional: false, describe });
+const sha = (name: string, describe: string): ParamSpec => ({ name, kind: 'sha', required: false, positional: false, describe });
 
 export const AGENT_METHODS: readonly MethodSpec[] = [
   { name: 'board', summary: 'Show the goal and every task with its state and holder.', params: [], write: false },
@@ -85,8 +90,16 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     name: 'fence',
     summary:
       "Check that you still hold a task (with --token: under that claim). The git hooks in a task's worktree run this before a commit or a push lands; it renews like any write.",
-    params: [taskId(true), token],
+    params: [taskId(true), token, ref('the branch a git ref update moves (with --from: checked against the board\'s record)'), sha('from', 'the commit the branch moves from'), sha('to', 'the commit it moves to')],
     write: true,
+  },
+  {
+    name: 'record',
+    summary:
+      "Record that your task's branch moved (the git hooks run this once a commit has landed). Only what the board records, under a live claim, is the task's work; approval merges nothing else.",
+    params: [taskId(true), token, { ...ref('the branch that moved'), required: true }, { ...sha('from', 'the commit it moved from'), required: true }, { ...sha('to', 'the commit it moved to'), required: true }],
+    write: true,
+    git: true,
   },
 ];
 
@@ -107,6 +120,14 @@ export interface AgentResults {
   add: TaskView;
   edit: ClaimView;
   fence: ClaimView;
+  record: RecordView;
+}
+
+/** A branch move the board recorded as the task's work. */
+export interface RecordView {
+  readonly taskId: string;
+  readonly sha: string;
+  readonly token: number;
 }
 
 /** A claim's answer: the claim, the task's title, and where to work when the Thread has worktrees. */

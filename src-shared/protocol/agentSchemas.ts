@@ -9,6 +9,9 @@ const kindSchema: Record<ParamKind, z.ZodType> = {
   note: NoteTextSchema,
   title: z.string().min(1).max(1024 * 1024), // the engine trims and applies the real title rules
   body: BodySchema,
+  // What git prints: a full ref name and a full object id (SHA-1, or SHA-256 in a repository that uses it).
+  ref: z.string().regex(/^refs\/[^\s\0]{1,250}$/, 'a full ref name, like refs/heads/forkbench/T-3'),
+  sha: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a full commit id (40 or 64 hex digits)'),
 };
 
 /** The zod shape of one method's params (what MCP's registerTool takes as inputSchema). */

@@ -107,10 +107,12 @@ exec sleep 600
     expect(seen).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
     for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(seen).not.toMatch(new RegExp(`${step}-EXIT=0`));
     expect(gitSync(wt, ['rev-parse', 'forkbench/T-1'])).toBe(head);
-    // the new holder commits in the same worktree under its own token
-    const commit = await sh(wt, 'echo mine > notes.txt && git commit -qam "B takes over"', agentEnv(host, b));
+    // the new holder commits in its own fresh folder under its own token
+    const mine = host.board.state.tasks.get('T-1')?.worktree?.path as string;
+    expect(mine).not.toBe(wt);
+    const commit = await sh(mine, 'echo mine > notes.txt && git commit -qam "B takes over"', agentEnv(host, b));
     expect(commit.code, commit.stderr).toBe(0);
-    expect(gitSync(wt, ['log', '-1', '--format=%(trailers:key=Forkbench-Token,valueonly)'])).toBe(String(moved.ok && moved.value.token));
+    expect(gitSync(mine, ['log', '-1', '--format=%(trailers:key=Forkbench-Token,valueonly)'])).toBe(String(moved.ok && moved.value.token));
   });
 
   it('fails closed: no agent environment, another agent, or an unreachable board', async () => {

@@ -50,7 +50,7 @@ describe('a worktree per claim', () => {
     expect(gitSync(folder, ['log', '-1', '--format=%s', 'forkbench/T-2'])).toBe('B edits');
   });
 
-  it('a re-claim by another agent continues on the same branch in the same worktree', async () => {
+  it('a re-claim by another agent continues on the same branch in a fresh folder at the recorded commit; the old folder is parked and fenced', async () => {
     const { host } = await fx.host();
     await host.board.run((e) => e.addTask({ title: 'handover' }));
     const [a, b] = [await idleAgent(host), await idleAgent(host)];
@@ -60,14 +60,24 @@ describe('a worktree per claim', () => {
     fs.writeFileSync(join(ca.worktree.path, 'scratch.txt'), 'not committed\n');
     expect((await cliAs(host, a, ['release', 'T-1', '--token', String(ca.token)])).code).toBe(0);
     const cb = (await cliAs(host, b, ['claim', 'T-1'])).out.result;
-    expect(cb.worktree.path).toBe(ca.worktree.path);
+    expect(cb.worktree.path).not.toBe(ca.worktree.path);
+    expect(cb.worktree.path).toMatch(new RegExp(`T-1-${cb.token}$`));
+    expect(cb.worktree.branch).toBe('forkbench/T-1');
     expect(cb.token).toBeGreaterThan(ca.token);
     expect(fs.readFileSync(join(cb.worktree.path, 'half.txt'), 'utf8')).toBe('half done\n');
-    expect(fs.readFileSync(join(cb.worktree.path, 'scratch.txt'), 'utf8')).toBe('not committed\n');
+    // what was never committed stays in the old folder, for a person; it never reaches the new holder
+    expect(fs.existsSync(join(cb.worktree.path, 'scratch.txt'))).toBe(false);
+    expect(fs.readFileSync(join(ca.worktree.path, 'scratch.txt'), 'utf8')).toBe('not committed\n');
+    expect(host.board.state.tasks.get('T-1')?.parked.map((p) => p.path)).toEqual([ca.worktree.path]);
     fs.writeFileSync(join(cb.worktree.path, 'half.txt'), 'all done\n');
     const commit = await sh(cb.worktree.path, 'git commit -qam finish', agentEnv(host, b));
     expect(commit.code, commit.stderr).toBe(0);
     expect(gitSync(cb.worktree.path, ['log', '--format=%s', '-2'])).toBe('finish\nhalf');
+    // the old folder is off the branch and refuses everything
+    const stale = await sh(ca.worktree.path, 'git add -A && git commit -qm stale', agentEnv(host, a));
+    expect(stale.code).not.toBe(0);
+    expect(stale.stderr).toMatch(/forkbench: refused \(stale-token\)/);
+    expect(gitSync(cb.worktree.path, ['log', '-1', '--format=%s', 'forkbench/T-1'])).toBe('finish');
   });
 
   it('survives a host restart: the worktree is found again from the journal', async () => {
@@ -86,8 +96,10 @@ describe('a worktree per claim', () => {
     expect(list).toEqual([expect.objectContaining({ taskId: 'T-1', path: first, held: false, missing: false, uncommitted: 1 })]);
     const b = await idleAgent(again.host);
     const c = (await cliAs(again.host, b, ['claim', 'T-1'])).out.result;
-    expect(c.worktree.path).toBe(first);
+    // a new grant gets a fresh folder; the earlier one, with its uncommitted work, is parked and listed
+    expect(c.worktree.path).not.toBe(first);
     expect(fs.readFileSync(join(first, 'wip.txt'), 'utf8')).toBe('uncommitted work\n');
+    expect((await again.host.gitWorktrees().list()).map((w) => w.path).sort()).toEqual([first, c.worktree.path].sort());
   });
 });
 
@@ -125,20 +137,25 @@ describe('bad input: clear messages, nothing lost', () => {
     expect(again.out.result.worktree.base).toBe('main');
   });
 
-  it('a branch name already taken is left alone and the task waits, blocked with the reason', async () => {
+  it('a branch name already taken is kept aside as a stray ref, never deleted, and never blocks the claim', async () => {
     const { host, folder } = await fx.host();
     gitSync(folder, ['branch', 'forkbench/T-1']);
     fs.writeFileSync(join(folder, 'notes.txt'), 'more\n');
     gitSync(folder, ['commit', '-qam', 'second']);
+    gitSync(folder, ['checkout', '-q', 'forkbench/T-1']);
+    fs.writeFileSync(join(folder, 'theirs.txt'), 'a person made this branch\n');
+    gitSync(folder, ['add', 'theirs.txt']);
+    gitSync(folder, ['commit', '-qm', 'theirs']);
+    gitSync(folder, ['checkout', '-q', 'main']);
     const before = gitSync(folder, ['rev-parse', 'forkbench/T-1']);
     await host.board.run((e) => e.addTask({ title: 'taken' }));
     const a = await idleAgent(host);
     const c = await cliAs(host, a, ['claim', 'T-1']);
-    expect(c.code).toBe(3);
-    expect(c.out.error?.message).toMatch(/forkbench\/T-1 already exists.*Forkbench did not make it/);
-    expect(gitSync(folder, ['rev-parse', 'forkbench/T-1'])).toBe(before);
-    expect(host.board.state.tasks.get('T-1')?.state).toBe('blocked');
-    expect(host.board.state.tasks.get('T-1')?.worktree).toBeNull();
+    expect(c.code, JSON.stringify(c.out)).toBe(0);
+    expect(gitSync(folder, ['rev-parse', `refs/forkbench/stray/T-1/${before}`])).toBe(before);
+    expect(gitSync(folder, ['rev-parse', 'forkbench/T-1'])).toBe(gitSync(folder, ['rev-parse', 'main']));
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('claimed');
+    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/forkbench\/T-1 was at [0-9a-f]{10}, and Forkbench did not make it for this Thread: it is kept as refs\/forkbench\/stray\/T-1\//);
   });
 
   it('a base branch that does not exist is named', async () => {
@@ -163,11 +180,12 @@ describe('bad input: clear messages, nothing lost', () => {
     expect((await host.gitWorktrees().list())[0]).toMatchObject({ taskId: 'T-1', missing: true, ahead: 1 });
     const again = await cliAs(host, a, ['claim', 'T-1']);
     expect(again.code).toBe(0);
-    expect(fs.readFileSync(join(c.worktree.path, 'kept.txt'), 'utf8')).toBe('committed\n');
+    const path = again.out.result.worktree.path as string;
+    expect(fs.readFileSync(join(path, 'kept.txt'), 'utf8')).toBe('committed\n');
     expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/deleted by hand; it was made again from forkbench\/T-1/);
     // and it is fenced again
-    fs.writeFileSync(join(c.worktree.path, 'kept.txt'), 'changed\n');
-    const commit = await sh(c.worktree.path, 'git commit -qam again', agentEnv(host, a));
+    fs.writeFileSync(join(path, 'kept.txt'), 'changed\n');
+    const commit = await sh(path, 'git commit -qam again', agentEnv(host, a));
     expect(commit.code, commit.stderr).toBe(0);
   });
 });
