@@ -181,13 +181,18 @@ export class WorktreeManager {
         await this.keepAside(taskId, head.sha);
         notes.push(`${branch} was at ${shortSha(head.sha)}, ${why}: it is kept as ${strayRef(taskId, head.sha)} (nothing deleted), and the branch starts at ${shortSha(start.sha)}.`);
       }
-      await this.git(this.repo.root, ['update-ref', '-m', `forkbench: ${taskId} grant ${token}`, `refs/heads/${branch}`, start.sha, head?.sha ?? '']);
+      if (head?.sha !== start.sha) await this.moveBranch(taskId, branch, start.sha, head?.sha ?? '');
       fs.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       await this.enableWorktreeConfig();
       const [, dirty] = await Promise.all([
-        this.git(this.repo.root, ['worktree', 'add', '--quiet', path, branch]),
+        // Detached, then pointed at the branch by its HEAD file: \`worktree add PATH BRANCH\` takes the branch's
+        // lock, which a stalled git of the previous holder may still hold; the folder must not wait on it.
+        this.git(this.repo.root, ['worktree', 'add', '--quiet', '--detach', path, start.sha]),
         !t.worktree && base === currentBranch(this.repo.gitDir) ? this.uncommittedIn(this.folder, false) : Promise.resolve(0),
       ]);
+      const admin = worktreeGitDir(path);
+      if (!admin) throw new WorktreeError('git', `${path} is not a git worktree`);
+      fs.writeFileSync(join(admin, 'HEAD'), `ref: refs/heads/${branch}\n`);
       const wt: TaskWorktree = { path, branch, base, baseCommit: t.worktree?.baseCommit ?? baseRef?.sha ?? start.sha, token };
       const prev = t.worktree;
       if (prev && !present(prev))
@@ -356,6 +361,19 @@ export class WorktreeManager {
         }
       })
       .finally(() => this.repairing.delete(taskId));
+  }
+
+  /** A compare-and-swap of the task's branch. A lock held by a git still finishing its own move (a late
+   *  commit) is waited out for a while; if it outlasts that, the claim goes ahead and the repair that follows
+   *  that git's report puts the branch right. */
+  private async moveBranch(taskId: string, branch: string, to: string, from: string): Promise<void> {
+    for (let i = 0; i < REPAIR_TRIES; i++) {
+      const r = await this.git(this.repo.root, ['update-ref', '-m', `forkbench: ${taskId} to its record`, `refs/heads/${branch}`, to, from], { allowFail: true });
+      if (r.code === 0) return;
+      if (!/lock|exists/i.test(r.stderr)) throw new GitError(['update-ref'], r.code, r.stdout, r.stderr);
+      await sleep(REPAIR_RETRY_MS);
+    }
+    void this.repair(taskId);
   }
 
   private async keepAside(taskId: string, sha: string): Promise<void> {

@@ -30,14 +30,14 @@ export function shimDirFor(runtime: string, cli: string = CLI_SCRIPT, node: stri
  * A `forkbench` command on the agents' PATH. Agents run `forkbench claim` whether or not Forkbench was
  * installed globally, and always get the CLI of the host that launched them, run by the same Node.
  */
-export function ensureCliShim(runtime: string): string {
-  const bin = shimDirFor(runtime);
+export function ensureCliShim(runtime: string, cli: string = CLI_SCRIPT): string {
+  const bin = shimDirFor(runtime, cli);
   fs.mkdirSync(bin, { recursive: true, mode: 0o700 });
   if (process.platform === 'win32') {
-    fs.writeFileSync(join(bin, 'forkbench.cmd'), `@"${process.execPath}" "${CLI_SCRIPT}" %*\r\n`);
+    fs.writeFileSync(join(bin, 'forkbench.cmd'), `@"${process.execPath}" "${cli}" %*\r\n`);
   } else {
     const shim = join(bin, 'forkbench');
-    const text = `#!/bin/sh\nexec '${process.execPath.replace(/'/g, `'\\''`)}' '${CLI_SCRIPT.replace(/'/g, `'\\''`)}' "$@"\n`;
+    const text = `#!/bin/sh\nexec '${process.execPath.replace(/'/g, `'\\''`)}' '${cli.replace(/'/g, `'\\''`)}' "$@"\n`;
     const tmp = `${shim}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, text, { mode: 0o700 });
     fs.renameSync(tmp, shim); // atomic: an agent running `forkbench` never sees half a script

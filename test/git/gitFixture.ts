@@ -14,8 +14,13 @@ export const GIT_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'person@example.com',
 };
 
+/**
+ * The test's own git, for setting up and reading back, with no hooks: it blocks this process, which is also
+ * the host's, so a fence hook asking the host (the Thread folder's person check) could never be answered.
+ * What hooks do is tested through `sh`, a separate process, as an agent or person runs git.
+ */
 export function gitSync(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
-  return execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_IDENTITY, ...env }, encoding: 'utf8' }).trim();
+  return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', ...args], { cwd, env: { ...process.env, ...GIT_IDENTITY, ...env }, encoding: 'utf8' }).trim();
 }
 
 export interface Run {
@@ -95,3 +100,50 @@ export async function idleAgent(host: ThreadHost): Promise<string> {
   return a.id;
 }
 
+
+/**
+ * A real agent: a shell script run in a real pane of the host (so the host knows its process group), its
+ * output collected. `until(re)` waits for the pane to print a line matching `re`.
+ */
+export async function paneAgent(host: ThreadHost, dir: string, script: string): Promise<{ id: string; pid: number; output(): string; until(re: RegExp, ms?: number): Promise<void> }> {
+  const file = join(dir, `agent-${Math.random().toString(36).slice(2)}.sh`);
+  fs.writeFileSync(file, `#!/bin/sh\nset -u\n${script}\n`, { mode: 0o755 });
+  const a = await host.launch('custom', { command: file });
+  let seen = '';
+  host.onPaneData.event(({ agentId, data }) => {
+    if (agentId === a.id) seen += data;
+  });
+  return {
+    id: a.id,
+    pid: a.pid as number,
+    output: () => seen,
+    until: (re, ms = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        const t0 = Date.now();
+        const poll = setInterval(() => {
+          if (re.test(seen)) {
+            clearInterval(poll);
+            resolve();
+          } else if (Date.now() - t0 > ms) {
+            clearInterval(poll);
+            reject(new Error(`timed out waiting for ${re}; pane: ${seen.slice(-1500)}`));
+          }
+        }, 20);
+      }),
+  };
+}
+
+/** Every ref of the repository with the commit it names. */
+export function allRefs(folder: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of gitSync(folder, ['for-each-ref', '--format=%(refname) %(objectname)']).split('\n')) {
+    const [ref, sha] = line.split(' ');
+    if (ref && sha) out.set(ref, sha);
+  }
+  return out;
+}
+
+/** Whether a commit is reachable from any ref (so nothing has lost it). */
+export function reachable(folder: string, sha: string): boolean {
+  return gitSync(folder, ['for-each-ref', '--contains', sha, '--format=%(refname)']).length > 0;
+}
