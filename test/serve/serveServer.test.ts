@@ -19,6 +19,9 @@ beforeAll(async () => {
   fs.mkdirSync(staticDir);
   fs.writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>fb</title>');
   fs.writeFileSync(join(root, 'secret.txt'), 'do not serve');
+  // links inside the served folder that lead out of it
+  fs.symlinkSync(join(root, 'secret.txt'), join(staticDir, 'leak.txt'));
+  fs.symlinkSync(root, join(staticDir, 'up'));
   fs.mkdirSync(join(root, 'project'));
   threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   key = (await threads.open(join(root, 'project'))).key;
@@ -106,5 +109,15 @@ describe('serve mode', () => {
       expect([403, 404]).toContain(r.status);
     }
     expect((await get('/..%2fsecret.txt')).status).toBe(403);
+  });
+
+  it('does not follow a symlink out of the served folder', async () => {
+    for (const probe of ['/leak.txt', '/up/secret.txt', '/up/static/leak.txt']) {
+      const r = await get(probe);
+      expect({ probe, status: r.status }).toEqual({ probe, status: 404 });
+      expect(r.body).not.toContain('do not serve');
+    }
+    // a link whose real path is back inside is a file of the folder
+    expect((await get('/up/static/index.html')).status).toBe(200);
   });
 });
