@@ -11,9 +11,9 @@ export interface WindowClient {
   close(): void;
 }
 
-/** A WebSocket to the served host, authenticated as the page's is: its token and its Origin. */
-export function windowSocket(s: Served): WebSocket {
-  return new WebSocket(`ws://127.0.0.1:${s.port}/ws?token=${s.token}`, { headers: { Origin: `http://127.0.0.1:${s.port}` } });
+/** A WebSocket to the served host, authenticated as the page's is: the window's cookie and its Origin. */
+export function windowSocket(s: Pick<Served, 'port' | 'cookie'>): WebSocket {
+  return new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: { Origin: `http://127.0.0.1:${s.port}`, Cookie: s.cookie } });
 }
 
 /**

@@ -9,7 +9,7 @@ import { startServe, type ServeHandle } from './serveServer.js';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
- * to a browser on 127.0.0.1. Prints the URL (with its token) on stdout. Ctrl-C stops cleanly: every claim
+ * to a browser on 127.0.0.1. Prints a link on stdout, with a one-time code that lets one browser in. Ctrl-C stops cleanly: every claim
  * is released with `host-stopped`, every agent's process group is ended, the board is flushed.
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
@@ -42,7 +42,14 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   // agents' socket, no journal), and holding it from here on leaves no gap for another process to take it.
   let served: ServeHandle;
   try {
-    served = await startServe({ threads, staticDir, port, warn });
+    served = await startServe({
+      threads,
+      staticDir,
+      port,
+      warn,
+      // Each link opens one browser; the next one gets a link of its own.
+      onLinkUsed: (url) => process.stdout.write(`That link is used up now. For another browser:\nOpen ${url}\n`),
+    });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') process.stderr.write(`forkbench serve: port ${port} is in use; pick another with --port N, or leave it out for a free one\n`);

@@ -1,12 +1,13 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { serializedBoardJson } from '../../src-shared/board/serialized.js';
+import { LINK_CODE_PARAM, SESSION_PATH } from '../../src-shared/protocol/serveLink.js';
 import { WsRequestSchema, type ThreadSnapshot, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
+import { ServeSession } from './serveSession.js';
 import { staticFiles } from './staticFiles.js';
 
 export const ServeConstants = {
@@ -15,6 +16,8 @@ export const ServeConstants = {
   /** A window that stops reading (a frozen tab) has this much queued before it is cut off, so one bad
    *  tab cannot grow the host's memory; flow control keeps a healthy window far below it. */
   maxBufferedBytes: 8 * 1024 * 1024,
+  /** Largest body the code trade reads: a code is 43 characters; anything near this is not one. */
+  maxCodeBodyBytes: 1024,
 } as const;
 
 export interface ServeOptions {
@@ -25,31 +28,52 @@ export interface ServeOptions {
   port?: number;
   /** Fixed token for tests; random otherwise. */
   token?: string;
+  /** A browser spent the link's code: `url` is the link for the next browser. */
+  onLinkUsed?: (url: string) => void;
   /** Where a request that failed in an unforeseen way is reported (it is also answered, with a 500 or an error). */
   warn?: (message: string) => void;
 }
 
 export interface ServeHandle {
-  url: string;
+  /** The link to open now: its code is live until a browser spends it (then `onLinkUsed` has the next). */
+  readonly url: string;
   port: number;
+  /** The window's credential, as its cookie carries it. */
   token: string;
+  /** A Cookie header with the credential, for windows that are not browsers (tests, benchmarks). */
+  cookie: string;
   close(): Promise<void>;
 }
 
 /**
  * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on 127.0.0.1 only.
- * A random token in the URL guards the socket (another local user cannot guess it), the Origin must be
- * this server's own (another site open in the browser cannot drive it), and the Host header must be a
- * loopback name (a DNS-rebinding page cannot either).
+ * A random token guards the socket (another local user cannot guess it): the browser gets it as an HttpOnly
+ * cookie in trade for the printed link's one-time code (ServeSession), so it is never in an address. The
+ * Origin must be this server's own (another site open in the browser cannot drive it), and the Host header
+ * must be a loopback name (a DNS-rebinding page cannot either).
  */
 export async function startServe(o: ServeOptions): Promise<ServeHandle> {
-  const token = o.token ?? randomBytes(32).toString('base64url');
+  const session = new ServeSession(o.token);
   const router = new WindowRouter(o.threads);
   const warn = o.warn ?? ((m: string) => process.stderr.write(`${m}\n`));
-  const server = http.createServer(staticFiles(o.staticDir, warn));
-  const wss = new WebSocketServer({ noServer: true, maxPayload: ServeConstants.maxPayloadBytes });
+  const statics = staticFiles(o.staticDir, warn);
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
+  const ownOrigin = (origin: string | undefined) => !!origin && allowedHosts().map((h) => `http://${h}`).includes(origin);
+  const link = () => `http://127.0.0.1:${port}/#${LINK_CODE_PARAM}=${session.linkCode}`;
+  const server = http.createServer((req, res) => {
+    if (req.url === SESSION_PATH) {
+      const trade = { session, port, allowedHosts: allowedHosts(), ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
+      tradeCode(req, res, trade).catch((err: unknown) => {
+        warn(`forkbench serve: the code trade failed: ${(err as Error)?.message}`);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+      return;
+    }
+    void statics(req, res);
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: ServeConstants.maxPayloadBytes });
 
   server.on('upgrade', (req, socket, head) => {
     // A client that resets the connection while it is refused must not take the process with it.
@@ -67,9 +91,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       }
       if (url.pathname !== '/ws') return refuse(404, 'Not Found');
       if (!allowedHosts().includes(req.headers.host ?? '')) return refuse(403, 'Forbidden host');
-      const origin = req.headers.origin;
-      if (!origin || !allowedHosts().map((h) => `http://${h}`).includes(origin)) return refuse(403, 'Forbidden origin');
-      if (!sameSecret(url.searchParams.get('token') ?? '', token)) return refuse(401, 'Unauthorized');
+      if (!ownOrigin(req.headers.origin)) return refuse(403, 'Forbidden origin');
+      if (!session.admits(req.headers.cookie, port)) return refuse(401, 'Unauthorized');
       wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads, warn));
     } catch (err) {
       warn(`forkbench serve: WebSocket upgrade failed: ${(err as Error).message}`);
@@ -82,10 +105,15 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     server.listen(o.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;
+  // Listening, an error no request owns (the listening socket failing) is reported, not thrown.
+  server.on('error', (err) => warn(`forkbench serve: ${err.message}`));
   return {
-    url: `http://127.0.0.1:${port}/?token=${token}`,
+    get url() {
+      return link();
+    },
     port,
-    token,
+    token: session.token,
+    cookie: `${ServeSession.cookieName(port)}=${session.token}`,
     close: async () => {
       for (const c of wss.clients) c.terminate();
       wss.close();
@@ -95,10 +123,36 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   };
 }
 
-function sameSecret(given: string, token: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+interface Trade {
+  session: ServeSession;
+  port: number;
+  allowedHosts: string[];
+  ownOrigin: (origin: string | undefined) => boolean;
+  onLinkUsed: () => void;
+}
+
+/**
+ * `POST /session` with the link's code as its body: the live code is spent and answered with the window's
+ * cookie. Only the page this server sent may trade (Host and Origin as for the socket), so another site
+ * cannot plant its own session in the browser either.
+ */
+async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t: Trade): Promise<void> {
+  const answer = (status: number, text = '') =>
+    void res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end(text);
+  if (req.method !== 'POST') return answer(405);
+  if (!t.allowedHosts.includes(req.headers.host ?? '') || !t.ownOrigin(req.headers.origin)) return answer(403, 'forbidden\n');
+  let body = '';
+  for await (const chunk of req) {
+    body += String(chunk);
+    if (body.length > ServeConstants.maxCodeBodyBytes) {
+      answer(413);
+      req.destroy();
+      return;
+    }
+  }
+  if (!t.session.redeem(body.trim())) return answer(403, 'this link was used already: open the newest link `forkbench serve` printed\n');
+  res.writeHead(204, { 'Set-Cookie': t.session.setCookie(t.port), 'Cache-Control': 'no-store' }).end();
+  t.onLinkUsed();
 }
 
 let windows = 0;
