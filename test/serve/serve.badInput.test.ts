@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRendererBuilt, startServe, type Served } from '../../e2e/harness.js';
 import { windowOn, windowSocket } from '../../e2e/windowClient.js';
+import { ServeConstants } from '../../src-main/serve/serveServer.js';
 
 // Issue 16: one bad request used to end the whole `serve` process, with no `host-stopped` release and the
 // agents left running. These run against the real `forkbench serve`, over real sockets.
@@ -69,6 +70,19 @@ describe('serve survives a bad request', () => {
     // a frame whose id was readable is answered under that id
     expect(replies[0]).toMatchObject({ id: 1, ok: false, error: { code: 'bad-message' } });
     ws.close();
+    await stillServes();
+  });
+
+  it('closes a socket that sends a frame over the limit with 1009, and keeps serving', async () => {
+    const ws = windowSocket(served);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    const closed = new Promise<number>((resolve) => ws.once('close', resolve));
+    ws.on('error', () => undefined); // the host may reset the connection while the frame is still going out
+    ws.send('x'.repeat(ServeConstants.maxPayloadBytes + 1));
+    expect(await closed).toBe(1009);
     await stillServes();
   });
 });
