@@ -65,6 +65,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     if (req.url === SESSION_PATH) {
       const trade = { session, port, allowedHosts: allowedHosts(), ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
       tradeCode(req, res, trade).catch((err: unknown) => {
+        // A client that went away in mid-body is no fault of the host's: nothing to report, no one to answer.
+        if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return void res.destroy();
         warn(`forkbench serve: the code trade failed: ${(err as Error)?.message}`);
         if (!res.headersSent) res.writeHead(500);
         res.end();
