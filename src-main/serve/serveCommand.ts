@@ -9,8 +9,9 @@ import { startServe, type ServeHandle } from './serveServer.js';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
- * to a browser on 127.0.0.1. Prints a link on stdout, with a one-time code that lets one browser in. Ctrl-C stops cleanly: every claim
- * is released with `host-stopped`, every agent's process group is ended, the board is flushed.
+ * to a browser on 127.0.0.1. Prints a link on stdout whose one-time code lets one browser in (and a new link
+ * each time one is used). Ctrl-C stops cleanly: every claim is released with `host-stopped`, every agent's
+ * process group is ended, the board is flushed; an uncaught exception stops the same way.
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
   let folder: string;
