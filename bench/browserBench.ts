@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { findChromium } from '../e2e/findChromium.js';
-import { openWindow, type Served, type WindowSession } from '../e2e/harness.js';
+import { openWindow, type Served, type WindowSession, withQuery } from '../e2e/harness.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, snapshotCalls, startLongTasks, stopLongTasks } from '../e2e/pageMeasures.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
 import { OutputBatcherConstants } from '../src-main/pty/outputBatcher.js';
@@ -333,8 +333,9 @@ async function snapshots(page: Page, s: Served, tasks: number, rows: Row[]): Pro
   // The same call from the page once it is quiet, on a socket of its own: what the call costs without a
   // page load competing for this machine's two cores.
   const quiet = await page.evaluate(
-    async ([port, token]) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${encodeURIComponent(token)}`);
+    async (port) => {
+      // the page's own cookie lets it in, as it lets the page's transport in
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
       await new Promise((r) => (ws.onopen = r));
       const call = (id: number, method: string, params: unknown) =>
         new Promise<{ ms: number; data: string }>((resolve) => {
@@ -348,7 +349,7 @@ async function snapshots(page: Page, s: Served, tasks: number, rows: Row[]): Pro
       ws.close();
       return times;
     },
-    [s.port, s.token] as const,
+    s.port,
   );
   const k = `${tasks / 1000}k`;
   rows.push({
@@ -436,7 +437,7 @@ export async function browserBench(): Promise<Row[]> {
     await page.addInitScript({ content: NAME_SHIM });
     await page.addInitScript({ content: INSTRUMENT_SOCKET });
     await page.addInitScript({ content: DRAWN_PROBE });
-    await page.goto(`${s.served.url}&debug=1`);
+    await page.goto(withQuery(s.served.url, 'debug=1'));
     await until('the page to connect', () => page.getByTestId('connection-status').getAttribute('data-state'), (st) => st === 'connected');
     await page.getByTestId('column-open').waitFor();
 

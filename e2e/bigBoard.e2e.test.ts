@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { WindowMethod, WindowParams, WindowResult, WsServerMessage } from '../src-shared/protocol/windowApi.js';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard } from './pageActions.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, startLongTasks, stopLongTasks } from './pageMeasures.js';
 
@@ -38,7 +38,7 @@ class HostClient {
 
   static async connect(s: Served): Promise<HostClient> {
     const origin = `http://127.0.0.1:${s.port}`;
-    const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws?token=${encodeURIComponent(s.token)}`, { origin });
+    const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { origin, headers: { Cookie: s.cookie } });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
@@ -97,7 +97,7 @@ describe(`a board of ${TASKS} tasks in a real browser`, () => {
 
     await page.addInitScript({ content: INSTRUMENT_SOCKET });
     const loadStart = Date.now();
-    await page.goto(`${served.url}&debug=1`);
+    await page.goto(withQuery(served.url, 'debug=1'));
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
     await expect.poll(() => page.getByTestId('column-open').locator('.count').textContent(), { timeout: 30_000 }).toBe(String(TASKS));
     await page.getByTestId('card-T-1').waitFor();

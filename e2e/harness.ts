@@ -13,8 +13,12 @@ export const CHROMIUM = chromiumSearch.path;
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 export interface Served {
+  /** A printed link whose one-time code no one has spent: for the browser. */
   url: string;
+  /** The window's credential, which the code trade set as a cookie. */
   token: string;
+  /** The Cookie header that carries it, for windows that are not browsers. */
+  cookie: string;
   port: number;
   folder: string;
   root: string;
@@ -23,39 +27,62 @@ export interface Served {
   stop(): Promise<number | null>;
 }
 
+/** A printed link, with its query set to `query` (`debug=1`): the query goes before the fragment's code. */
+export function withQuery(link: string, query: string): string {
+  const u = new URL(link);
+  u.search = query;
+  return u.href;
+}
+
 /**
- * `forkbench serve FOLDER` as a user runs it: a real child process, its URL read from stdout. `prepare` fills
- * the folder first (a git repository, say); `env` is added to serve's environment, which its agents inherit.
+ * `forkbench serve FOLDER` as a user runs it: a real child process, its link read from stdout. The first
+ * link's code is traded here, as a page trades it, for the cookie that test clients send (`cookie`); `url`
+ * is the next link serve prints, still unspent, for a browser. `prepare` fills the folder first (a git
+ * repository, say); `env` is added to serve's environment, which its agents inherit; `nodeArgs` go to node.
  */
-export async function startServe(o: { prepare?: (folder: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<Served> {
+export async function startServe(o: { prepare?: (folder: string) => void; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): Promise<Served> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-'));
   const folder = join(root, 'project');
   fs.mkdirSync(folder);
   o.prepare?.(folder);
-  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', folder], {
+  const proc = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'forkbench.cjs'), 'serve', folder], {
     env: { ...process.env, ...o.env, FORKBENCH_DATA_DIR: join(root, 'data'), XDG_RUNTIME_DIR: join(root, 'run') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
   proc.stderr?.on('data', (d) => (err += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 30 s; stderr: ${err}`)), 30_000);
-    proc.stdout?.on('data', (d) => {
-      out += d;
-      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out);
-      if (m) {
+  proc.stdout?.on('data', (d) => (out += d));
+  /** The `n`th link serve printed (0 = the first). */
+  const nthLink = (n: number) =>
+    new Promise<string>((resolve, reject) => {
+      const find = () => [...out.matchAll(/Open (http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]+)/g)][n]?.[1];
+      const timer = setTimeout(() => reject(new Error(`serve printed no link #${n + 1} in 30 s; stderr: ${err}`)), 30_000);
+      const check = () => {
+        const link = find();
+        if (!link) return;
         clearTimeout(timer);
-        resolve(m[1] as string);
-      }
+        proc.stdout?.off('data', check);
+        resolve(link);
+      };
+      proc.stdout?.on('data', check);
+      proc.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+      check();
     });
-    proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  const first = await nthLink(0);
+  const port = Number(new URL(first).port);
+  const traded = await fetch(`http://127.0.0.1:${port}/session`, {
+    method: 'POST',
+    headers: { Origin: `http://127.0.0.1:${port}` },
+    body: new URL(first).hash.replace(/^#code=/, ''),
   });
-  const u = new URL(url);
+  const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  if (traded.status !== 204 || !cookie.includes('=')) throw new Error(`serve did not trade its link's code for a cookie: ${traded.status}`);
   return {
-    url,
-    token: u.searchParams.get('token') as string,
-    port: Number(u.port),
+    url: await nthLink(1),
+    token: cookie.slice(cookie.indexOf('=') + 1),
+    cookie,
+    port,
     folder,
     root,
     proc,

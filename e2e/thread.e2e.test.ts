@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
@@ -41,7 +41,7 @@ async function launchShell(): Promise<{ id: string; pid: number }> {
 
 describe('the Thread window in a real browser', () => {
   it('walks through a Thread: tasks, agents, claims, kill, drag, lapse, reload', async () => {
-    await page.goto(`${served.url}&debug=1`);
+    await page.goto(withQuery(served.url, 'debug=1'));
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
     await page.getByTestId('thread-goal').waitFor();
     await shot('01-opened');

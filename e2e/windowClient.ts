@@ -11,12 +11,17 @@ export interface WindowClient {
   close(): void;
 }
 
+/** A WebSocket to the served host, authenticated as the page's is: the window's cookie and its Origin. */
+export function windowSocket(s: Pick<Served, 'port' | 'cookie'>): WebSocket {
+  return new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: { Origin: `http://127.0.0.1:${s.port}`, Cookie: s.cookie } });
+}
+
 /**
  * A window on a served host without a browser: the same WebSocket protocol, token and Origin the page uses.
  * For tests and benchmarks that drive the host as a window would and time what comes back.
  */
 export async function windowOn(s: Served): Promise<WindowClient> {
-  const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws?token=${s.token}`, { headers: { Origin: `http://127.0.0.1:${s.port}` } });
+  const ws = windowSocket(s);
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/host/threadHost.js';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
@@ -55,7 +55,7 @@ async function launchShell(): Promise<string> {
 
 describe('worktrees under claims in a real browser', () => {
   it('two agents, one file, two worktrees; approve merges one; the reassigned one cannot commit', async () => {
-    await page.goto(`${served.url}&debug=1`);
+    await page.goto(withQuery(served.url, 'debug=1'));
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
     await expect.poll(() => page.getByTestId('git-base').textContent()).toContain('main');
     for (const title of ['Reword the notes', 'Rewrite the notes']) {

@@ -34,6 +34,10 @@ class RouteError extends Error {
 
 const isMethod = (m: unknown): m is WindowMethod => typeof m === 'string' && Object.hasOwn(windowMethods, m);
 
+/** A method that is not one, for an error message. Never `String(m)`: a caller's object decides what that
+ *  does (`{toString: 1}` throws), and the router must answer whatever it is given. */
+const describeMethod = (m: unknown): string => (typeof m === 'string' ? `'${m.slice(0, 64)}'` : `(a ${m === null ? 'null' : typeof m})`);
+
 /**
  * The one router behind every window transport (Electron IPC and serve's WebSocket): validate the request
  * against the shared schema, run it on the right Thread, answer a value or a typed error. `consumer`
@@ -45,7 +49,7 @@ export class WindowRouter {
   constructor(private readonly threads: ThreadManager) {}
 
   async call(method: unknown, params: unknown, consumer: string): Promise<RouteOutcome> {
-    if (!isMethod(method)) return { ok: false, error: { code: 'unknown-method', message: `unknown method '${String(method).slice(0, 64)}'` } };
+    if (!isMethod(method)) return { ok: false, error: { code: 'unknown-method', message: `unknown method ${describeMethod(method)}` } };
     const parsed = windowMethods[method].input.safeParse(params ?? {});
     if (!parsed.success) return { ok: false, error: { code: 'invalid-input', message: firstIssue(parsed.error) } };
     try {

@@ -5,12 +5,13 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../host/dataDir.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
 import { ThreadManager } from '../host/threadManager.js';
-import { startServe } from './serveServer.js';
+import { startServe, type ServeHandle } from './serveServer.js';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
- * to a browser on 127.0.0.1. Prints the URL (with its token) on stdout. Ctrl-C stops cleanly: every claim
- * is released with `host-stopped`, every agent's process group is ended, the board is flushed.
+ * to a browser on 127.0.0.1. Prints a link on stdout whose one-time code lets one browser in (and a new link
+ * each time one is used). Ctrl-C stops cleanly: every claim is released with `host-stopped`, every agent's
+ * process group is ended, the board is flushed; an uncaught exception stops the same way.
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
   let folder: string;
@@ -36,26 +37,46 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     process.stderr.write('forkbench serve: the window is not built; run `npm run build` first\n');
     return 2;
   }
-  const threads = new ThreadManager({ dataRoot: defaultDataRoot(), warn: (m) => process.stderr.write(`${m}\n`) });
+  const warn = (m: string) => process.stderr.write(`${m}\n`);
+  const threads = new ThreadManager({ dataRoot: defaultDataRoot(), warn });
+  // The port first: a port that is taken is said in one line before anything is opened (no Thread, no
+  // agents' socket, no journal), and holding it from here on leaves no gap for another process to take it.
+  let served: ServeHandle;
+  try {
+    served = await startServe({
+      threads,
+      staticDir,
+      port,
+      warn,
+      // Each link opens one browser; the next one gets a link of its own.
+      onLinkUsed: (url) => process.stdout.write(`That link is used up now. For another browser:\nOpen ${url}\n`),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') process.stderr.write(`forkbench serve: port ${port} is in use; pick another with --port N, or leave it out for a free one\n`);
+    else process.stderr.write(`forkbench serve: cannot listen on 127.0.0.1:${port}: ${(err as Error).message}\n`);
+    await threads.dispose();
+    return 1;
+  }
   try {
     await threads.open(folder);
   } catch (err) {
     process.stderr.write(`forkbench serve: cannot open ${folder}: ${(err as Error).message}\n`);
+    await served.close();
     await threads.dispose();
     return 1;
   }
-  const served = await startServe({ threads, staticDir, port });
   const sleep = SuspendWatch.start((ms) => {
     process.stderr.write(`forkbench serve: the machine slept ${Math.round(ms / 1000)} s; live claims get grace\n`);
     void threads.resumeGrace();
   });
   process.stdout.write(`Forkbench is serving ${folder}\nOpen ${served.url}\n(Ctrl-C to stop)\n`);
-  await new Promise<void>((done) => {
+  const code = await new Promise<number>((done) => {
     let stopping = false;
-    const stop = (sig: string) => {
+    const stop = (why: string, exitCode: number) => {
       if (stopping) return;
       stopping = true;
-      process.stderr.write(`\nforkbench serve: ${sig}, stopping: releasing claims and ending agents…\n`);
+      process.stderr.write(`\nforkbench serve: ${why}, stopping: releasing claims and ending agents…\n`);
       void (async () => {
         try {
           sleep?.dispose();
@@ -64,15 +85,35 @@ export async function runServeCommand(argv: string[]): Promise<number> {
         } catch (err) {
           process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);
         } finally {
-          done();
+          done(exitCode);
         }
       })();
     };
     // `on`, not `once`, and repeats ignored: conf's exit hook (when-exit) re-raises every signal it catches,
     // and with no listener left that second SIGINT would kill the stop half-way.
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT', 0));
+    process.on('SIGTERM', () => stop('SIGTERM', 0));
+    // Without these a fault nobody caught ends the process at once: claims not released, agents orphaned,
+    // the agents' socket file left behind. An exception thrown to the top left whatever it was doing half
+    // done, so the host stops the way Ctrl-C stops it. A rejected promise nobody awaited ended only its own
+    // chain of work, so it is reported and the host goes on serving.
+    process.on('uncaughtException', (err) => {
+      process.stderr.write(`forkbench serve: uncaught exception: ${describeFault(err)}\n`);
+      stop('uncaught exception', 1);
+    });
+    process.on('unhandledRejection', (reason) => {
+      process.stderr.write(`forkbench serve: unhandled rejection (still serving): ${describeFault(reason)}\n`);
+    });
   });
   process.stderr.write('forkbench serve: stopped\n');
-  return 0;
+  return code;
+}
+
+/** A thrown value as text for the log. Never throws itself: a throw in a fault handler would end the process. */
+function describeFault(value: unknown): string {
+  try {
+    return (value instanceof Error ? value.stack : undefined) ?? String(value);
+  } catch {
+    return 'a value that cannot be printed';
+  }
 }

@@ -1,13 +1,14 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, sep } from 'node:path';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { firstIssue } from '../../src-shared/board/schemas.js';
 import { serializedBoardJson } from '../../src-shared/board/serialized.js';
-import type { ThreadSnapshot, WsClientMessage, WsServerMessage } from '../../src-shared/protocol/windowApi.js';
+import { LINK_CODE_PARAM, SESSION_PATH } from '../../src-shared/protocol/serveLink.js';
+import { WsRequestSchema, type ThreadSnapshot, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
+import { ServeSession } from './serveSession.js';
+import { staticFiles } from './staticFiles.js';
 
 export const ServeConstants = {
   /** Largest WebSocket message accepted: a pasted 1 MiB of input plus JSON framing. */
@@ -15,18 +16,9 @@ export const ServeConstants = {
   /** A window that stops reading (a frozen tab) has this much queued before it is cut off, so one bad
    *  tab cannot grow the host's memory; flow control keeps a healthy window far below it. */
   maxBufferedBytes: 8 * 1024 * 1024,
+  /** Largest body the code trade reads: a code is 43 characters; anything near this is not one. */
+  maxCodeBodyBytes: 1024,
 } as const;
-
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json',
-};
 
 export interface ServeOptions {
   threads: ThreadManager;
@@ -36,41 +28,78 @@ export interface ServeOptions {
   port?: number;
   /** Fixed token for tests; random otherwise. */
   token?: string;
+  /** A browser spent the link's code: `url` is the link for the next browser. */
+  onLinkUsed?: (url: string) => void;
+  /** Where a request that failed in an unforeseen way is reported (it is also answered, with a 500 or an error). */
+  warn?: (message: string) => void;
 }
 
 export interface ServeHandle {
-  url: string;
+  /** The link to open now: its code is live until a browser spends it (then `onLinkUsed` has the next). */
+  readonly url: string;
   port: number;
+  /** The window's credential, as its cookie carries it. */
   token: string;
+  /** A Cookie header with the credential, for windows that are not browsers (tests, benchmarks). */
+  cookie: string;
   close(): Promise<void>;
 }
 
 /**
  * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on 127.0.0.1 only.
- * A random token in the URL guards the socket (another local user cannot guess it), the Origin must be
- * this server's own (another site open in the browser cannot drive it), and the Host header must be a
- * loopback name (a DNS-rebinding page cannot either).
+ * A random token guards the socket (another local user cannot guess it): the browser gets it as an HttpOnly
+ * cookie in trade for the printed link's one-time code (ServeSession), so it is never in an address. The
+ * Origin must be this server's own (another site open in the browser cannot drive it), and the Host header
+ * must be a loopback name (a DNS-rebinding page cannot either).
  */
 export async function startServe(o: ServeOptions): Promise<ServeHandle> {
-  const token = o.token ?? randomBytes(32).toString('base64url');
+  const session = new ServeSession(o.token);
   const router = new WindowRouter(o.threads);
-  const server = http.createServer((req, res) => serveStatic(o.staticDir, req, res));
-  const wss = new WebSocketServer({ noServer: true, maxPayload: ServeConstants.maxPayloadBytes });
+  const warn = o.warn ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const statics = staticFiles(o.staticDir, warn);
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
+  const ownOrigin = (origin: string | undefined) => !!origin && allowedHosts().map((h) => `http://${h}`).includes(origin);
+  const link = () => `http://127.0.0.1:${port}/#${LINK_CODE_PARAM}=${session.linkCode}`;
+  const server = http.createServer((req, res) => {
+    if (req.url === SESSION_PATH) {
+      const trade = { session, port, allowedHosts: allowedHosts(), ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
+      tradeCode(req, res, trade).catch((err: unknown) => {
+        // A client that went away in mid-body is no fault of the host's: nothing to report, no one to answer.
+        if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return void res.destroy();
+        warn(`forkbench serve: the code trade failed: ${(err as Error)?.message}`);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+      return;
+    }
+    void statics(req, res);
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: ServeConstants.maxPayloadBytes });
 
   server.on('upgrade', (req, socket, head) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    // A client that resets the connection while it is refused must not take the process with it.
+    socket.on('error', () => socket.destroy());
     const refuse = (status: number, why: string) => {
       socket.write(`HTTP/1.1 ${status} ${why}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       socket.destroy();
     };
-    if (url.pathname !== '/ws') return refuse(404, 'Not Found');
-    if (!allowedHosts().includes(req.headers.host ?? '')) return refuse(403, 'Forbidden host');
-    const origin = req.headers.origin;
-    if (!origin || !allowedHosts().map((h) => `http://${h}`).includes(origin)) return refuse(403, 'Forbidden origin');
-    if (!sameSecret(url.searchParams.get('token') ?? '', token)) return refuse(401, 'Unauthorized');
-    wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads));
+    try {
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      } catch {
+        return refuse(400, 'Bad Request');
+      }
+      if (url.pathname !== '/ws') return refuse(404, 'Not Found');
+      if (!allowedHosts().includes(req.headers.host ?? '')) return refuse(403, 'Forbidden host');
+      if (!ownOrigin(req.headers.origin)) return refuse(403, 'Forbidden origin');
+      if (!session.admits(req.headers.cookie, port)) return refuse(401, 'Unauthorized');
+      wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads, warn));
+    } catch (err) {
+      warn(`forkbench serve: WebSocket upgrade failed: ${(err as Error).message}`);
+      refuse(500, 'Internal Server Error');
+    }
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -78,10 +107,15 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     server.listen(o.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;
+  // Listening, an error no request owns (the listening socket failing) is reported, not thrown.
+  server.on('error', (err) => warn(`forkbench serve: ${err.message}`));
   return {
-    url: `http://127.0.0.1:${port}/?token=${token}`,
+    get url() {
+      return link();
+    },
     port,
-    token,
+    token: session.token,
+    cookie: `${ServeSession.cookieName(port)}=${session.token}`,
     close: async () => {
       for (const c of wss.clients) c.terminate();
       wss.close();
@@ -91,15 +125,41 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   };
 }
 
-function sameSecret(given: string, token: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+interface Trade {
+  session: ServeSession;
+  port: number;
+  allowedHosts: string[];
+  ownOrigin: (origin: string | undefined) => boolean;
+  onLinkUsed: () => void;
+}
+
+/**
+ * `POST /session` with the link's code as its body: the live code is spent and answered with the window's
+ * cookie. Only the page this server sent may trade (Host and Origin as for the socket), so another site
+ * cannot plant its own session in the browser either.
+ */
+async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t: Trade): Promise<void> {
+  const answer = (status: number, text = '') =>
+    void res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end(text);
+  if (req.method !== 'POST') return answer(405);
+  if (!t.allowedHosts.includes(req.headers.host ?? '') || !t.ownOrigin(req.headers.origin)) return answer(403, 'forbidden\n');
+  let body = '';
+  for await (const chunk of req) {
+    body += String(chunk);
+    if (body.length > ServeConstants.maxCodeBodyBytes) {
+      answer(413);
+      req.destroy();
+      return;
+    }
+  }
+  if (!t.session.redeem(body.trim())) return answer(403, 'this link was used already: open the newest link `forkbench serve` printed\n');
+  res.writeHead(204, { 'Set-Cookie': t.session.setCookie(t.port), 'Cache-Control': 'no-store' }).end();
+  t.onLinkUsed();
 }
 
 let windows = 0;
 
-function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager): void {
+function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager, warn: (message: string) => void): void {
   const consumer = `ws-${++windows}`;
   const sendText = (text: string) => {
     if (ws.readyState !== ws.OPEN) return;
@@ -111,17 +171,20 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
   };
   const send = (m: WsServerMessage) => sendText(JSON.stringify(m));
   const sub = threads.onPush.event((push) => send({ push }));
-  ws.on('message', async (raw) => {
-    let msg: WsClientMessage;
-    try {
-      msg = JSON.parse(raw.toString()) as WsClientMessage;
-    } catch {
-      return send({ id: -1, ok: false, error: { code: 'bad-message', message: 'not JSON' } });
-    }
-    const id = typeof msg?.id === 'number' ? msg.id : -1;
-    const out = await router.call(msg?.method, msg?.params, consumer);
-    if (out.ok && msg?.method === 'thread.snapshot') sendText(snapshotAnswer(id, out.result as ThreadSnapshot));
+  const answer = async (raw: RawData, isBinary: boolean): Promise<void> => {
+    const frame = readFrame(raw, isBinary);
+    if (!frame.ok) return send({ id: frame.id, ok: false, error: { code: 'bad-message', message: frame.message } });
+    const { id, method, params } = frame.request;
+    const out = await router.call(method, params, consumer);
+    if (out.ok && method === 'thread.snapshot') sendText(snapshotAnswer(id, out.result as ThreadSnapshot));
     else send(out.ok ? { id, ok: true, result: out.result } : { id, ok: false, error: out.error });
+  };
+  ws.on('message', (raw, isBinary) => {
+    answer(raw, isBinary).catch((err: unknown) => {
+      // The router answers every refusal itself; this is a fault of the host's own, so it is reported too.
+      warn(`forkbench serve: a window request failed: ${(err as Error)?.stack ?? String(err)}`);
+      send({ id: -1, ok: false, error: { code: 'failed', message: 'the host failed on this request; see its log' } });
+    });
   });
   ws.on('close', () => {
     sub.dispose();
@@ -130,41 +193,28 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
   ws.on('error', () => ws.terminate());
 }
 
+type Frame = { ok: true; request: { id: number; method: string; params?: unknown } } | { ok: false; id: number; message: string };
+
+/** One WebSocket message as a request, checked against the shared frame schema before any field is used. A
+ *  refused frame is answered under its id when that much of it is readable, so its caller is not left waiting. */
+function readFrame(raw: RawData, isBinary: boolean): Frame {
+  if (isBinary) return { ok: false, id: -1, message: 'binary frames are not part of the protocol; send JSON text' };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString());
+  } catch {
+    return { ok: false, id: -1, message: 'not JSON' };
+  }
+  const parsed = WsRequestSchema.safeParse(value);
+  if (parsed.success) return { ok: true, request: parsed.data };
+  const id = WsRequestSchema.shape.id.safeParse((value as { id?: unknown } | null)?.id);
+  return { ok: false, id: id.success ? id.data : -1, message: firstIssue(parsed.error) };
+}
+
 /** `{id, ok: true, result: snapshot}` as text, the board's tasks from their kept JSON (serializedBoardJson). */
 export function snapshotAnswer(id: number, snapshot: ThreadSnapshot): string {
   const { board, ...rest } = snapshot;
   // `board` last, as a stand-in: the text ends `"board":0}}`, and the board goes where the 0 was.
   const head = JSON.stringify({ id, ok: true, result: { ...rest, board: 0 } } satisfies WsServerMessage);
   return `${head.slice(0, -3)}${serializedBoardJson(board)}}}`;
-}
-
-function serveStatic(root: string, req: http.IncomingMessage, res: http.ServerResponse): void {
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.writeHead(405).end();
-    return;
-  }
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  let rel = decodeURIComponent(url.pathname);
-  if (rel === '/' || !extname(rel)) rel = '/index.html';
-  const file = normalize(join(root, rel));
-  if (!file.startsWith(root + sep)) {
-    res.writeHead(403).end();
-    return;
-  }
-  fs.readFile(file, (err, data) => {
-    if (err) {
-      const missing = rel === '/index.html';
-      res.writeHead(missing ? 500 : 404, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end(missing ? 'The window is not built: run `npm run build`.\n' : 'not found\n');
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
-      'Cache-Control': 'no-cache',
-      'X-Content-Type-Options': 'nosniff',
-      // The page's CSP is also in its <meta>; the header covers every response.
-      'Content-Security-Policy': "default-src 'self'; connect-src 'self' ws://127.0.0.1:* ws://localhost:*; style-src 'self' 'unsafe-inline'; img-src 'self' data:; script-src 'self'",
-    });
-    res.end(req.method === 'HEAD' ? undefined : data);
-  });
 }

@@ -1,6 +1,6 @@
 import type { WindowApi } from '../../src-shared/protocol/windowApi.js';
 import { replaceAddress } from '../address.js';
-import { takeToken, wsUrlFor } from './token.js';
+import { takeLinkCode, tradeLinkCode, wsUrlFor } from './linkCode.js';
 import { toWindowError, HostCallError, type ConnectionState, type Transport } from './types.js';
 import { WsTransport } from './wsTransport.js';
 
@@ -34,16 +34,9 @@ class ElectronTransport implements Transport {
 /** Electron's preload if present, else a WebSocket to the serve host this page came from. */
 export function chooseTransport(): Transport {
   if (window.forkbench) return new ElectronTransport(window.forkbench);
-  let storage: Storage | null = null;
-  try {
-    storage = window.sessionStorage;
-  } catch {
-    storage = null;
-  }
-  const token = takeToken({
-    href: location.href,
-    storage,
-    replaceUrl: replaceAddress,
-  });
-  return new WsTransport({ url: wsUrlFor(location, token) });
+  const code = takeLinkCode(location.href, replaceAddress);
+  const post = (path: string, body: string) => fetch(path, { method: 'POST', body, credentials: 'same-origin' });
+  // The socket waits for the trade: its handshake must carry the cookie the trade sets.
+  const traded = code === null ? undefined : tradeLinkCode(code, post);
+  return new WsTransport({ url: wsUrlFor(location), ready: traded });
 }

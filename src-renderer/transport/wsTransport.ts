@@ -39,6 +39,8 @@ export interface SocketLike {
 
 export interface WsTransportOptions {
   url: string;
+  /** The first connection waits until this settles (serve's code trade, which sets the socket's cookie). */
+  ready?: Promise<unknown>;
   createSocket?: (url: string) => SocketLike;
   setTimeout?: (f: () => void, ms: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
@@ -77,7 +79,10 @@ export class WsTransport implements Transport {
     this.createSocket = opts.createSocket ?? ((url) => new WebSocket(url) as unknown as SocketLike);
     this.setTimer = opts.setTimeout ?? ((f, ms) => setTimeout(f, ms));
     this.clearTimer = opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
-    this.connect();
+    // Connected once `ready` settles, either way: the host then says for itself whether the socket is let in.
+    const connect = () => this.connect();
+    if (opts.ready) void opts.ready.then(connect, connect);
+    else connect();
   }
 
   get state(): ConnectionState {

@@ -183,8 +183,25 @@ export interface WindowApi {
   subscribe(listener: (push: WindowPush) => void): () => void;
 }
 
+/** The longest method name a frame may carry: every real one is far shorter, and an error message quotes it. */
+const MAX_METHOD_CHARS = 64;
+
+/**
+ * A request frame on the WebSocket (serve mode), checked before any of its fields is read: a frame is
+ * untrusted JSON, and `{"method":{"toString":1}}` must be refused, not stringified. The method's name is
+ * checked against `windowMethods` next (an unknown one is `unknown-method`), then its params against its schema.
+ * `id` is a non-negative safe integer so it survives the round trip through JSON unchanged.
+ */
+export const WsRequestSchema = z
+  .object({
+    id: z.number().int().min(0),
+    method: z.string().max(MAX_METHOD_CHARS),
+    params: z.unknown().optional(),
+  })
+  .strict();
+
 /** Messages on the WebSocket (serve mode). Electron IPC carries the same request/response shapes. */
-export type WsClientMessage = { id: number; method: WindowMethod; params: unknown };
+export type WsClientMessage = Omit<z.infer<typeof WsRequestSchema>, 'method'> & { method: WindowMethod };
 export type WsServerMessage =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: WindowError }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { takeToken, TOKEN_STORAGE_KEY, wsUrlFor } from '../../src-renderer/transport/token.js';
+import { takeLinkCode, tradeLinkCode, wsUrlFor } from '../../src-renderer/transport/linkCode.js';
 import { toWindowError } from '../../src-renderer/transport/types.js';
 import { backoffDelay, ReconnectConstants, WsTransport, type SocketLike } from '../../src-renderer/transport/wsTransport.js';
 
@@ -31,11 +31,12 @@ class FakeSocket implements SocketLike {
   }
 }
 
-function setup() {
+function setup(ready?: Promise<unknown>) {
   const sockets: FakeSocket[] = [];
   const timers: Array<{ f: () => void; ms: number }> = [];
   const t = new WsTransport({
-    url: 'ws://127.0.0.1:4000/ws?token=abc',
+    url: 'ws://127.0.0.1:4000/ws',
+    ready,
     createSocket: (url) => {
       const s = new FakeSocket(url);
       sockets.push(s);
@@ -98,7 +99,20 @@ describe('WsTransport', () => {
     timers.shift()!.f();
     last().open();
     expect(states).toEqual(['connected', 'connecting', 'connected']);
-    expect(sockets.every((s) => s.url === 'ws://127.0.0.1:4000/ws?token=abc')).toBe(true);
+    expect(sockets.every((s) => s.url === 'ws://127.0.0.1:4000/ws')).toBe(true);
+  });
+
+  it('opens its first socket only once `ready` settles, resolved or rejected', async () => {
+    for (const outcome of ['resolve', 'reject'] as const) {
+      let settle!: () => void;
+      const ready = new Promise<void>((resolve, reject) => (settle = outcome === 'resolve' ? resolve : () => reject(new Error('refused'))));
+      const { sockets } = setup(ready);
+      expect(sockets).toHaveLength(0);
+      settle();
+      await ready.catch(() => undefined);
+      await Promise.resolve();
+      expect(sockets).toHaveLength(1);
+    }
   });
 
   it('dispose closes the socket and stops reconnecting', () => {
@@ -116,26 +130,30 @@ describe('WsTransport', () => {
   });
 });
 
-describe('serve-mode token', () => {
-  function storage() {
-    const m = new Map<string, string>();
-    return { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v), m };
-  }
-
-  it('takes the token from the URL, keeps it for reloads and strips only it from the address bar', () => {
-    const s = storage();
+describe('serve-mode link code', () => {
+  it('takes the code from the fragment and strips only it from the address bar', () => {
     let replaced = '';
-    const token = takeToken({ href: 'http://127.0.0.1:4000/?token=s3cr3t&debug=1#x', storage: s, replaceUrl: (u) => (replaced = u) });
-    expect(token).toBe('s3cr3t');
-    expect(s.m.get(TOKEN_STORAGE_KEY)).toBe('s3cr3t');
-    expect(replaced).toBe('/?debug=1#x');
-    // the reload: no token in the URL any more
-    expect(takeToken({ href: 'http://127.0.0.1:4000/?debug=1', storage: s, replaceUrl: null })).toBe('s3cr3t');
+    expect(takeLinkCode('http://127.0.0.1:4000/?debug=1&thread=ab#code=s3cr3t&x=1', (u) => (replaced = u))).toBe('s3cr3t');
+    expect(replaced).toBe('/?debug=1&thread=ab#x=1');
+    expect(takeLinkCode('http://127.0.0.1:4000/#code=s3cr3t', (u) => (replaced = u))).toBe('s3cr3t');
+    expect(replaced).toBe('/');
+    // the reload: no code any more, and the address is left alone
+    replaced = 'untouched';
+    expect(takeLinkCode('http://127.0.0.1:4000/?debug=1', (u) => (replaced = u))).toBeNull();
+    expect(replaced).toBe('untouched');
   });
 
-  it('builds the socket URL on the page host', () => {
-    expect(wsUrlFor({ protocol: 'http:', host: '127.0.0.1:4000' }, 'a b')).toBe('ws://127.0.0.1:4000/ws?token=a%20b');
-    expect(wsUrlFor({ protocol: 'https:', host: 'x' }, null)).toBe('wss://x/ws');
+  it('trades the code in a POST body, and a refused or failed trade only says false', async () => {
+    const posted: Array<[string, string]> = [];
+    expect(await tradeLinkCode('c0de', async (path, body) => (posted.push([path, body]), { ok: true }))).toBe(true);
+    expect(posted).toEqual([['/session', 'c0de']]);
+    expect(await tradeLinkCode('spent', async () => ({ ok: false }))).toBe(false);
+    expect(await tradeLinkCode('c0de', () => Promise.reject(new Error('offline')))).toBe(false);
+  });
+
+  it('builds the socket URL on the page host, with nothing secret in it', () => {
+    expect(wsUrlFor({ protocol: 'http:', host: '127.0.0.1:4000' })).toBe('ws://127.0.0.1:4000/ws');
+    expect(wsUrlFor({ protocol: 'https:', host: 'x' })).toBe('wss://x/ws');
   });
 
   it('turns any thrown thing into code + message', () => {

@@ -12,6 +12,7 @@ let root: string;
 let threads: ThreadManager;
 let served: ServeHandle;
 let key: string;
+const links: string[] = [];
 
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-serve-'));
@@ -19,10 +20,13 @@ beforeAll(async () => {
   fs.mkdirSync(staticDir);
   fs.writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>fb</title>');
   fs.writeFileSync(join(root, 'secret.txt'), 'do not serve');
+  // links inside the served folder that lead out of it
+  fs.symlinkSync(join(root, 'secret.txt'), join(staticDir, 'leak.txt'));
+  fs.symlinkSync(root, join(staticDir, 'up'));
   fs.mkdirSync(join(root, 'project'));
   threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   key = (await threads.open(join(root, 'project'))).key;
-  served = await startServe({ threads, staticDir });
+  served = await startServe({ threads, staticDir, onLinkUsed: (url) => links.push(url) });
 });
 afterAll(async () => {
   await threads.dispose();
@@ -30,10 +34,11 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-function connect(opts: { token?: string; origin?: string; host?: string }): Promise<{ ws?: WebSocket; status?: number }> {
+function connect(opts: { token?: string; origin?: string; host?: string; cookie?: string }): Promise<{ ws?: WebSocket; status?: number }> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws?token=${opts.token ?? served.token}`, {
-      headers: { Origin: opts.origin ?? `http://127.0.0.1:${served.port}`, ...(opts.host ? { Host: opts.host } : {}) },
+    const cookie = opts.cookie ?? `forkbench-${served.port}=${opts.token ?? served.token}`;
+    const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, {
+      headers: { Origin: opts.origin ?? `http://127.0.0.1:${served.port}`, Cookie: cookie, ...(opts.host ? { Host: opts.host } : {}) },
     });
     ws.once('open', () => resolve({ ws }));
     ws.once('unexpected-response', (_req, res) => resolve({ status: res.statusCode }));
@@ -52,13 +57,44 @@ function get(path: string): Promise<{ status: number; body: string }> {
 }
 
 describe('serve mode', () => {
-  it('listens on loopback only and prints a URL with a long random token', () => {
-    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+  it('listens on loopback only and prints a link with a long random one-time code, never the token', () => {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]{43}$/);
+    expect(served.token).toMatch(/^[\w-]{43}$/);
+    expect(served.url).not.toContain(served.token);
+  });
+
+  it("trades the link's code once, from this server's own page only, for an HttpOnly SameSite=Strict cookie", async () => {
+    const own = `http://127.0.0.1:${served.port}`;
+    const trade = (code: string, headers: Record<string, string> = { Origin: own }) =>
+      fetch(`${own}/session`, { method: 'POST', headers, body: code });
+    const code = new URL(served.url).hash.replace('#code=', '');
+    // another site's page, or a rebound name, cannot spend it
+    expect((await trade(code, { Origin: 'https://evil.example' })).status).toBe(403);
+    expect((await trade(code, {})).status).toBe(403);
+    expect((await trade('A'.repeat(43))).status).toBe(403);
+    const ok = await trade(code);
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('set-cookie')).toBe(`forkbench-${served.port}=${served.token}; HttpOnly; SameSite=Strict; Path=/`);
+    // spent: the same link opens nothing again, and the next browser has a link of its own
+    expect((await trade(code)).status).toBe(403);
+    expect(links).toEqual([served.url]);
+    expect(served.url).not.toContain(code);
+    expect((await fetch(`${own}/session`, { headers: { Origin: own } })).status).toBe(405);
+    expect((await trade('x'.repeat(10_000))).status).toBe(413);
   });
 
   it('refuses a WebSocket with no token, a wrong token, a foreign Origin, or a rebound Host', async () => {
     expect((await connect({ token: '' })).status).toBe(401);
+    expect((await connect({ cookie: '' })).status).toBe(401);
     expect((await connect({ token: 'A'.repeat(43) })).status).toBe(401);
+    expect((await connect({ cookie: `forkbench-${served.port + 1}=${served.token}` })).status).toBe(401);
+    // the token in the address is not accepted any more: it would be kept in the browser's history
+    const inUrl = await new Promise<number | undefined>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws?token=${served.token}`, { headers: { Origin: `http://127.0.0.1:${served.port}` } });
+      ws.once('open', () => (ws.close(), resolve(101)));
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
+    });
+    expect(inUrl).toBe(401);
     expect((await connect({ origin: 'https://evil.example' })).status).toBe(403);
     expect((await connect({ origin: `http://127.0.0.1:${served.port + 1}` })).status).toBe(403);
     expect((await connect({ host: `evil.example:${served.port}` })).status).toBe(403);
@@ -106,5 +142,15 @@ describe('serve mode', () => {
       expect([403, 404]).toContain(r.status);
     }
     expect((await get('/..%2fsecret.txt')).status).toBe(403);
+  });
+
+  it('does not follow a symlink out of the served folder', async () => {
+    for (const probe of ['/leak.txt', '/up/secret.txt', '/up/static/leak.txt']) {
+      const r = await get(probe);
+      expect({ probe, status: r.status }).toEqual({ probe, status: 404 });
+      expect(r.body).not.toContain('do not serve');
+    }
+    // a link whose real path is back inside is a file of the folder
+    expect((await get('/up/static/index.html')).status).toBe(200);
   });
 });

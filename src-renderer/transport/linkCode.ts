@@ -1,0 +1,31 @@
+import { LINK_CODE_PARAM, SESSION_PATH } from '../../src-shared/protocol/serveLink.js';
+import { takeFromFragment } from '../address.js';
+
+/**
+ * The serve link's one-time code (`#code=…`, src-shared/protocol/serveLink.ts): taken out of the address bar
+ * before anything else runs, so a copied address or a screenshot does not carry it, and traded for the
+ * window's cookie. The page never holds the credential itself: its WebSocket carries the cookie.
+ */
+export function takeLinkCode(href: string, replaceUrl: (address: string) => void): string | null {
+  const { value, address } = takeFromFragment(href, LINK_CODE_PARAM);
+  if (value !== null) replaceUrl(address);
+  return value;
+}
+
+/**
+ * Trades `code` for the cookie. Settles either way and never throws: a spent code (a reload of the printed
+ * link, a restored tab) is refused, and the cookie the first trade set still lets the socket in; with no
+ * cookie the socket is refused and the page keeps saying it is connecting.
+ */
+export async function tradeLinkCode(code: string, post: (path: string, body: string) => Promise<{ ok: boolean }>): Promise<boolean> {
+  try {
+    return (await post(SESSION_PATH, code)).ok;
+  } catch {
+    return false;
+  }
+}
+
+export function wsUrlFor(location: { protocol: string; host: string }): string {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${proto}//${location.host}/ws`;
+}
