@@ -1,4 +1,4 @@
-import { crc32, crc32Utf8 } from './crc32.js';
+import { crc32, crc32OfString } from './crc32.js';
 
 /**
  * One line of the journal: an event, or the header that begins a segment, as JSON with its checksum as
@@ -35,7 +35,7 @@ const hex8 = (n: number) => n.toString(16).padStart(8, '0');
 /** A value (an event, a header) as one journal line, newline included. */
 export function encodeLine(value: object): string {
   const json = JSON.stringify(value);
-  return `${json.slice(0, -1)},"crc":"${hex8(crc32Utf8(json))}"}\n`;
+  return `${json.slice(0, -1)},"crc":"${hex8(crc32OfString(json))}"}\n`;
 }
 
 export const segmentHeader = (segment: number, after: number): SegmentHeader => ({ journal: JOURNAL_FORMAT, segment, after });
