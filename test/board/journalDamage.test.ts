@@ -247,6 +247,30 @@ describe('a damaged journal', () => {
     await again.close();
   });
 
+  it('an old journal that was compacted (a snapshot, an empty newest segment, no checksums) still loads and goes on', async () => {
+    const dir = freshDir();
+    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 4 });
+    // 8 events: two compactions, the second leaving a new segment with nothing in it yet
+    for (let i = 0; i < 7; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
+    await a.close();
+    // as the version before checksums left it: bare event lines, no headers, no journal.json
+    fs.rmSync(join(dir, 'journal.json'));
+    for (const f of segmentsOf(dir)) {
+      const lines = fs.readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l && !l.startsWith('{"journal"'));
+      fs.writeFileSync(join(dir, f), lines.map((l) => `${l.replace(/,"crc":"[0-9a-f]{8}"\}$/, '}')}\n`).join(''));
+    }
+    const named = (JSON.parse(fs.readFileSync(join(dir, 'snapshot.json'), 'utf8')) as { segment: number }).segment;
+    expect(fs.statSync(join(dir, `segment-${String(named).padStart(6, '0')}.jsonl`)).size).toBe(0);
+    for (const f of segmentsOf(dir)) expect(fs.readFileSync(join(dir, f), 'utf8')).not.toContain('crc');
+    const b = await BoardService.open({ dir });
+    expect([...b.state.tasks.values()].map((t) => t.title)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6']);
+    await b.run((e) => e.addTask({ title: 'after' }));
+    await b.close();
+    const c = await BoardService.open({ dir });
+    expect(c.state.tasks.get('T-8')?.title).toBe('after');
+    await c.close();
+  });
+
   it('a damaged line in a segment before the newest is refused, never cut', async () => {
     const dir = freshDir();
     const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 1_000 });
