@@ -162,7 +162,11 @@ export function loadBoard(dir: string): Loaded {
   if (hasSnapshot) {
     let snap: SnapshotFile;
     try {
-      snap = JSON.parse(fs.readFileSync(snapPath, 'utf8')) as SnapshotFile;
+      // Checksummed like a journal line (snapshots written before checksums have none, and still load).
+      const buf = fs.readFileSync(snapPath);
+      const d = decodeLine(buf, 0, buf.length);
+      if ('bad' in d) throw new Error(`it ${d.bad}`);
+      snap = d.value as SnapshotFile;
       if (snap.format !== SNAPSHOT_FORMAT) throw new Error(`unknown snapshot format ${String(snap.format)}`);
     } catch (err) {
       refuse(snapPath, (err as Error).message, restoreOrMoveAside(dir));
@@ -440,7 +444,7 @@ export class Journal {
     // loadable board; its header says which event it follows, which is the snapshot's last.
     writeFileDurably(join(this.dir, segName(next)), encodeLine(segmentHeader(next, board.seq)));
     const nextFd = fs.openSync(join(this.dir, segName(next)), 'a', 0o600);
-    writeFileDurably(join(this.dir, 'snapshot.json'), JSON.stringify(snap));
+    writeFileDurably(join(this.dir, 'snapshot.json'), encodeLine(snap).slice(0, -1));
     fs.closeSync(this.fd);
     this.fd = nextFd;
     this.segment = next;

@@ -144,6 +144,22 @@ describe('a damaged journal', () => {
     expect(warnings.join('\n')).toMatch(/4096 bytes/);
   });
 
+  it('one flipped byte in the snapshot: refused, the snapshot unchanged', async () => {
+    const dir = freshDir();
+    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 3 });
+    for (let i = 0; i < 5; i++) await a.run((e) => e.addTask({ title: `task ${i}` }));
+    await a.close();
+    const snap = join(dir, 'snapshot.json');
+    const buf = fs.readFileSync(snap);
+    buf[buf.indexOf('task 1') + 5] = '7'.charCodeAt(0); // still JSON: "task 7"
+    fs.writeFileSync(snap, buf);
+    const before = contents(dir);
+    const err = await refusal(dir);
+    expect(err.message).toContain(snap);
+    expect(err.message).toMatch(/fails its checksum/);
+    expect(contents(dir)).toEqual(before);
+  });
+
   it('the segment the snapshot names is missing: refused, not a board that lost its events', async () => {
     const dir = freshDir();
     const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 3 });
@@ -254,7 +270,7 @@ describe('a damaged journal', () => {
     for (let i = 0; i < 7; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
     await a.close();
     // as the version before checksums left it: bare event lines, no headers, no journal.json
-    fs.rmSync(join(dir, 'journal.json'));
+    fs.rmSync(join(dir, 'journal.json'), { force: true });
     for (const f of segmentsOf(dir)) {
       const lines = fs.readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l && !l.startsWith('{"journal"'));
       fs.writeFileSync(join(dir, f), lines.map((l) => `${l.replace(/,"crc":"[0-9a-f]{8}"\}$/, '}')}\n`).join(''));
