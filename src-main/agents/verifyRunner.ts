@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { outputAsText } from '../../src-shared/text/controlChars.js';
 
 export const VerifyConstants = {
   /** A test suite can take a while; past 10 minutes it is more likely hung than slow. */
@@ -62,5 +63,6 @@ export function runVerify(command: string, cwd: string, timeoutMs: number = Veri
 /** The note a failed verification leaves for the agent. */
 export function failureNote(command: string, o: VerifyOutcome): string {
   const how = o.timedOut ? 'timed out' : o.signal ? `was killed by ${o.signal}` : `exited with ${o.exitCode}`;
-  return `Verify \`${command}\` ${how} after ${(o.durationMs / 1000).toFixed(1)} s. Output (tail):\n${o.tail}`;
+  // The tail is terminal output (colours, progress bars): as it is, the board would refuse it as a note.
+  return `Verify \`${command}\` ${how} after ${(o.durationMs / 1000).toFixed(1)} s. Output (tail):\n${outputAsText(o.tail)}`;
 }

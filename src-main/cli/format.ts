@@ -1,7 +1,18 @@
 import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 
-/** Human output for the CLI. `--json` bypasses all of this and prints the result object as is. */
+/** Human output for the CLI. `--json` bypasses all of this and prints the result object as is (escaped by
+ *  jsonShowControls). */
+
+/**
+ * Board text as it may be printed into a terminal: a journal written before the board refused control
+ * characters can still hold an ESC or a C1 in a title or note, and printed raw it would act on the agent's
+ * pane. `line` is for one-line fields (a newline there would forge a line of the listing), `text` for
+ * bodies and notes.
+ */
+const line = (s: string) => showControls(s, 'none');
+const text = (s: string) => showControls(s, 'tab-newline');
 
 const secs = (ms: number) => {
   const s = Math.ceil(ms / 1000);
@@ -11,18 +22,18 @@ const secs = (ms: number) => {
 const holder = (c: ClaimView | null) => (c ? `  [${c.agentId}, token ${c.token}, ${secs(c.remainingMs)} left]` : '');
 
 export function formatBoard(b: BoardView): string {
-  const lines = [`Goal: ${b.goal || '(none yet)'}`, `Lease: ${secs(b.leaseMs)}`, ''];
+  const lines = [`Goal: ${text(b.goal) || '(none yet)'}`, `Lease: ${secs(b.leaseMs)}`, ''];
   if (!b.tasks.length) lines.push('No tasks yet. Add one: forkbench add "TITLE"');
-  for (const t of b.tasks) lines.push(`${t.id.padEnd(6)} ${t.state.padEnd(15)} ${t.title}${holder(t.claim)}`);
+  for (const t of b.tasks) lines.push(`${t.id.padEnd(6)} ${t.state.padEnd(15)} ${line(t.title)}${holder(t.claim)}`);
   return lines.join('\n');
 }
 
 export function formatTask(t: TaskView): string {
-  const lines = [`${t.id}  ${t.title}`, `state: ${t.state}${holder(t.claim)}`, `attempts: ${t.attempts}`];
-  if (t.verify) lines.push(`verify: ${t.verify}`);
-  if (t.worktree) lines.push(`worktree: ${t.worktree.path}`, `branch: ${t.worktree.branch} (from ${t.worktree.base})`);
-  if (t.body) lines.push('', t.body);
-  if (t.notes.length) lines.push('', 'notes:', ...t.notes.map((n) => `- ${n.by}: ${n.text}`));
+  const lines = [`${t.id}  ${line(t.title)}`, `state: ${t.state}${holder(t.claim)}`, `attempts: ${t.attempts}`];
+  if (t.verify) lines.push(`verify: ${text(t.verify)}`);
+  if (t.worktree) lines.push(`worktree: ${line(t.worktree.path)}`, `branch: ${line(t.worktree.branch)} (from ${line(t.worktree.base)})`);
+  if (t.body) lines.push('', text(t.body));
+  if (t.notes.length) lines.push('', 'notes:', ...t.notes.map((n) => `- ${line(n.by)}: ${text(n.text)}`));
   return lines.join('\n');
 }
 
@@ -33,8 +44,8 @@ const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
   board: formatBoard,
   show: formatTask,
   claim: (c) => {
-    const lines = [`Claimed ${c.taskId} "${c.title ?? ''}" with token ${c.token}; lease ${secsLeft(c)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
-    if (c.worktree) lines.push(`Work in its git worktree, on branch ${c.worktree.branch}:`, `  cd '${c.worktree.workdir}'`, ...c.worktree.notes.map((n) => `Note: ${n}`));
+    const lines = [`Claimed ${c.taskId} "${line(c.title ?? '')}" with token ${c.token}; lease ${secsLeft(c)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
+    if (c.worktree) lines.push(`Work in its git worktree, on branch ${line(c.worktree.branch)}:`, `  cd '${line(c.worktree.workdir)}'`, ...c.worktree.notes.map((n) => `Note: ${text(n)}`));
     return lines.join('\n');
   },
   renew: (c) => `${c.taskId}: lease renewed, ${secsLeft(c)} left.`,
@@ -42,11 +53,12 @@ const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
   edit: (c) => `${c.taskId}: edited, ${secsLeft(c)} left.`,
   done: (c) => `${c.taskId} is in review.`,
   release: (r) => `Released ${r.taskId}.`,
-  add: (t) => `Added ${t.id} "${t.title}".`,
+  add: (t) => `Added ${t.id} "${line(t.title)}".`,
   fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,
   record: (r) => `${r.taskId}: ${r.sha.slice(0, 10)} recorded as its work under token ${r.token}.`,
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M]): string {
-  return formatters[method](r);
+  // Each field is escaped above for what it is; this pass catches whatever a later field forgets.
+  return text(formatters[method](r));
 }

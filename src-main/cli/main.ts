@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
 import { formatResult } from './format.js';
 import { RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 
@@ -13,6 +14,10 @@ import { RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 export const Exit = { ok: 0, usage: 2, rejected: 3, unreachable: 4 } as const;
 
 class UsageError extends Error {}
+
+/** One JSON object as printed: a title from an old journal may hold C1 or bidi controls, which
+ *  JSON.stringify leaves raw; escaped, they cannot act on the terminal and the line still parses the same. */
+const printJson = (v: unknown): string => jsonShowControls(JSON.stringify(v));
 
 function usage(): string {
   const lines = ['usage: forkbench <command> [args] [--json]', '', 'Board commands (for agents):'];
@@ -69,7 +74,7 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
 /** One call, shown as JSON or for a person. Generic in the method, so the formatter gets its own result type. */
 async function callAndShow<M extends AgentMethod>(client: RpcClient, method: M, params: Record<string, unknown>, json: boolean): Promise<string> {
   const result = await client.call(method, params);
-  return json ? JSON.stringify({ ok: true, result }) : formatResult(method, result);
+  return json ? printJson({ ok: true, result }) : formatResult(method, result);
 }
 
 interface Io {
@@ -82,7 +87,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const [cmd, ...rest] = argv;
   const json = rest.includes('--json');
   const usageFail = (msg: string) => {
-    if (json) io.out(JSON.stringify({ ok: false, error: { reason: 'usage', message: msg } }));
+    if (json) io.out(printJson({ ok: false, error: { reason: 'usage', message: msg } }));
     else io.err(`forkbench: ${msg}\n\n${usage()}`);
     return Exit.usage;
   };
@@ -112,7 +117,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const socket = io.env[AgentEnv.socket];
   const secret = io.env[AgentEnv.secret];
   const unreachable = (msg: string) => {
-    if (json) io.out(JSON.stringify({ ok: false, error: { reason: 'unreachable', message: msg } }));
+    if (json) io.out(printJson({ ok: false, error: { reason: 'unreachable', message: msg } }));
     else io.err(`forkbench: ${msg}`);
     return Exit.unreachable;
   };
@@ -129,8 +134,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
   } catch (err) {
     if (err instanceof RpcFailure) {
       const reason = (err.error.data as { reason?: string } | undefined)?.reason ?? String(err.error.code);
-      if (json) io.out(JSON.stringify({ ok: false, error: { reason, message: err.error.message } }));
-      else io.err(`forkbench: refused (${reason}): ${err.error.message}`);
+      if (json) io.out(printJson({ ok: false, error: { reason, message: err.error.message } }));
+      else io.err(`forkbench: refused (${showControls(reason, 'none')}): ${showControls(err.error.message, 'tab-newline')}`);
       return Exit.rejected;
     }
     if (err instanceof Unreachable) return unreachable(err.message);

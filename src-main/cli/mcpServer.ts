@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AGENT_METHODS, AgentEnv, type AgentMethod } from '../../src-shared/protocol/agentMethods.js';
 import { paramShape } from '../../src-shared/protocol/agentSchemas.js';
+import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
 import { RpcClient, RpcFailure } from './rpcClient.js';
 
 /**
@@ -34,10 +35,12 @@ export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
       async (args: Record<string, unknown>) => {
         try {
           const result = await call(m.name, args);
-          return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }] };
+          // The agent's CLI may print a tool's result in its terminal: board text from an old journal can
+          // hold C1 or bidi controls, which JSON.stringify leaves raw.
+          return { content: [{ type: 'text' as const, text: jsonShowControls(JSON.stringify(result, null, 2)) }] };
         } catch (err) {
           const reason = err instanceof RpcFailure ? ((err.error.data as { reason?: string } | undefined)?.reason ?? 'error') : 'unreachable';
-          return { isError: true, content: [{ type: 'text' as const, text: `refused (${reason}): ${(err as Error).message}` }] };
+          return { isError: true, content: [{ type: 'text' as const, text: `refused (${reason}): ${showControls((err as Error).message, 'tab-newline')}` }] };
         }
       },
     );

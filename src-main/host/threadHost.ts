@@ -20,6 +20,7 @@ import { readTreeCpu, type TreeCpu } from '../pty/procLiveness.js';
 import { PtySession } from '../pty/ptySession.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
+import { outputAsText } from '../../src-shared/text/controlChars.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import { CLI_SCRIPT, ensureCliShim } from './cliShim.js';
 import { findOnPath } from './pathLookup.js';
@@ -238,7 +239,8 @@ export class ThreadHost {
 
   /** A note from the host itself, about git work on the task. */
   private note(taskId: string, text: string): Promise<unknown> {
-    return this.board.run((e) => e.userNote(taskId, text, 'forkbench'));
+    // git's messages are terminal output: as they are, the board could refuse them (control characters).
+    return this.board.run((e) => e.userNote(taskId, outputAsText(text), 'forkbench'));
   }
 
   // ------------------------------------------------------------------ agents

@@ -24,6 +24,7 @@ import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { spawn as ptySpawn, type IDisposable, type IPty } from 'node-pty';
 import { DisposableStore, toDisposable, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from './emitter.js';
 import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
@@ -270,10 +271,11 @@ export class PtySession implements Disposable {
 
   /** Text as a terminal pastes it into this pane: between the bracketed-paste marks when the program asked
    *  for them (TUIs and readline then take it as one paste, never as typed keys or commands). Control
-   *  characters become spaces: text from the board (a task title an agent may edit) must not end the paste
-   *  early, press Ctrl-C or Enter, or send escape sequences to the program. */
+   *  characters, C1 and bidi controls included, are typed as visible escapes (`\x1b`): text from the board
+   *  (a task title in a journal older than the board's refusal of them) must not end the paste early, press
+   *  Ctrl-C or Enter, or send escape sequences to the program; C2 9B is CSI to a UTF-8 terminal too. */
   asPaste(text: string): string {
-    const plain = text.replace(/[\x00-\x1f\x7f]/g, ' ');
+    const plain = showControls(text, 'none');
     return this.mirror.bracketedPaste ? `\x1b[200~${plain}\x1b[201~` : plain;
   }
 

@@ -1,12 +1,26 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
 import { TASK_STATES } from './model.js';
+import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
  * Runtime schemas for everything that crosses into the board from outside: a window, an agent's socket,
  * the CLI, MCP. The engine checks its text inputs with these too, so a limit lives in exactly one place.
  */
-const text = (max: number, what: string) => z.string().max(max, `${what} is longer than ${max} characters`);
+const text = (max: number, what: string) => z.string().max(max, `${what} is longer than ${max} characters`).superRefine(noControls(what, 'tab-newline'));
+
+/**
+ * Board text reaches every agent's terminal (`forkbench board`/`show`, MCP results, assignments typed into
+ * panes), so it may not carry what a terminal acts on: escape sequences, C1 controls, bidi overrides
+ * (src-shared/text/controlChars.ts says which and why). Refused with the character and where it is, so the
+ * sender can find it.
+ */
+function noControls(what: string, allowed: ControlsAllowed) {
+  return (s: string, ctx: z.RefinementCtx) => {
+    const problem = controlProblem(s, `the ${what}`, allowed);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  };
+}
 
 export const TitleSchema = z
   .string()
@@ -16,13 +30,15 @@ export const TitleSchema = z
       .string()
       .min(1, 'title is empty')
       .max(Limits.maxTitleChars, `title is longer than ${Limits.maxTitleChars} characters`)
-      .refine((s) => !/[\r\n]/.test(s), 'title must be one line'),
+      .refine((s) => !/[\r\n]/.test(s), 'title must be one line')
+      .superRefine(noControls('title', 'none')),
   );
 export const BodySchema = text(Limits.maxBodyChars, 'body');
 export const NoteTextSchema = z
   .string()
   .min(1, 'note is empty')
-  .max(Limits.maxNoteChars, `note is longer than ${Limits.maxNoteChars} characters`);
+  .max(Limits.maxNoteChars, `note is longer than ${Limits.maxNoteChars} characters`)
+  .superRefine(noControls('note', 'tab-newline'));
 export const GoalSchema = text(Limits.maxGoalChars, 'goal');
 export const ReasonSchema = text(Limits.maxNoteChars, 'reason');
 export const VerifySchema = text(Limits.maxVerifyChars, 'verify command').nullable();

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { failureNote, runVerify } from '../../src-main/agents/verifyRunner.js';
+import { ManualClock } from '../../src-main/board/clock.js';
+import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
 
 describe('verify runner', () => {
   it('runs in the given folder and keeps the tail of the output', async () => {
@@ -19,6 +21,18 @@ describe('verify runner', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a failing command’s coloured, CR-ridden output becomes a note the board takes, with no raw control in it', async () => {
+    const bad = await runVerify(`printf '\\033[31mFAIL\\033[0m parser\\r\\nprogress 10%%\\rprogress 100%%\\n\\033]0;title\\007\\n'; exit 1`, tmpdir(), 10_000);
+    const note = failureNote('npm test', bad);
+    expect(note).toContain('FAIL parser\nprogress 10%\nprogress 100%\n\\x1b]0;title\\x07');
+    expect(note).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    // the host returns the task with this note as the reason: the board must not refuse it
+    const engine = new LeaseEngine(new ManualClock());
+    engine.createThread('th');
+    engine.addTask({ title: 't' });
+    expect(engine.userNote('T-1', note, 'verify').ok).toBe(true);
   });
 
   it('kills the whole process group at the time limit', async () => {

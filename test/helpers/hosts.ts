@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
 
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
@@ -11,11 +11,14 @@ export function hostFixture(prefix: string) {
   const hosts: ThreadHost[] = [];
   const dirs: string[] = [];
   return {
-    async open(opts: { liveness?: boolean; notifyQuietMs?: number } = {}): Promise<ThreadHost> {
+    /** `seedBoard` writes the Thread's board folder before the host opens it (a journal from an older version). */
+    async open(opts: { liveness?: boolean; notifyQuietMs?: number; seedBoard?: (boardDir: string, threadKey: string) => void } = {}): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
       dirs.push(root);
       const folder = join(root, 'project');
       fs.mkdirSync(folder);
+      const key = threadKeyOf(folder);
+      opts.seedBoard?.(join(root, 'data', 'threads', key), key);
       const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, notifyQuietMs: opts.notifyQuietMs });
       hosts.push(host);
       return host;

@@ -7,6 +7,7 @@ import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { CLI, ensureBuilt } from '../helpers/cli.js';
 import { nextEvent } from '../helpers/events.js';
 import { hostFixture } from '../helpers/hosts.js';
+import { legacyTask, legacyThread, writeLegacyJournal } from '../helpers/legacyJournal.js';
 
 const FAKE_AGENT = join(import.meta.dirname, '..', 'fixtures', 'fakeAgent.sh');
 const fixture = hostFixture('host');
@@ -209,12 +210,27 @@ describe('agents in real ptys', () => {
     expect(reads.filter((r) => r === '\r')).toHaveLength(2);
   });
 
-  it('control characters in a task title reach the pane as spaces: a title cannot end the paste or press keys', async () => {
-    const host = await openHost({ notifyQuietMs: 300 });
-    await host.board.run((e) => e.addTask({ title: 'evil \x1b[201~\x03 title' }));
+  it('control characters in a task title from an old journal reach the pane as visible escapes: a title cannot end the paste or press keys', async () => {
+    // The board refuses such a title now; one written before it did is still in the journal.
+    const title = 'evil \x1b[201~\x03 title';
+    const host = await openHost({ notifyQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
+    expect(host.board.state.tasks.get('T-1')?.title).toBe(title);
     const agent = await launchReader(host, { bracketedPaste: true });
     const typed = (await assignAndRead(host, agent.id)).join('');
-    expect(typed).toMatch(/^\x1b\[200~# You have been assigned T-1 "evil  \[201~  title".*\x1b\[201~\r$/s);
+    expect(typed).toMatch(/^\x1b\[200~# You have been assigned T-1 "evil \\x1b\[201~\\x03 title".*\x1b\[201~\r$/s);
     expect(typed).not.toContain('\x03');
+    // the only ESCs are the paste's own marks
+    expect(typed.match(/\x1b/g)).toHaveLength(2);
+  });
+
+  it('C1 controls and bidi overrides in an old title reach the pane as visible escapes, never as C2 9B (CSI to a UTF-8 terminal)', async () => {
+    const title = 'csi \x9b201~ osc \x9d0;t\x9c nel \x85 rlo \u202eabc';
+    const host = await openHost({ notifyQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
+    const agent = await launchReader(host, { bracketedPaste: true });
+    const typed = (await assignAndRead(host, agent.id)).join('');
+    expect(typed).toContain('"csi \\x9b201~ osc \\x9d0;t\\x9c nel \\x85 rlo \\u202eabc"');
+    expect(typed).not.toMatch(/[\x80-\x9f\u202a-\u202e]/);
+    // and what reached the pty as bytes has no C1 either: the reader got exactly this text, in UTF-8
+    expect(Buffer.from(typed, 'utf8').includes(Buffer.from([0xc2, 0x9b]))).toBe(false);
   });
 });

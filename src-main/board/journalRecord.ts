@@ -1,0 +1,69 @@
+import { crc32, crc32OfString } from './crc32.js';
+
+/**
+ * One line of the journal: an event, or the header that begins a segment, as JSON with its checksum as
+ * its last member: `{"seq":7,…,"crc":"1c291ca3"}`. The CRC-32 is of the line's JSON without that member,
+ * so the loader checks the bytes as they are on disk (no re-serializing, whose key order could differ) and
+ * hands on the event without it.
+ *
+ * Why a checksum per line: a crash can only cut the last line short (it then has no newline), but a disk,
+ * a sync tool or a careless edit can change any byte, and a changed byte that still parses as JSON (a
+ * digit of a token, a letter of a note) would be replayed as if it were true. A line that ends in a
+ * newline and fails its checksum is damage, never a torn write.
+ *
+ * Journals from before format 2 have neither headers nor checksums; their lines still load (see
+ * journal.ts): the format changed, old boards did not break.
+ */
+
+export const JOURNAL_FORMAT = 2;
+
+/** The first line of every format-2 segment. A segment is never empty, so an empty one is damage; `after`
+ *  (the board's sequence before its first event) tells a lost or swapped segment from a whole one. */
+export interface SegmentHeader {
+  journal: typeof JOURNAL_FORMAT;
+  segment: number;
+  after: number;
+}
+
+const SUFFIX_START = Buffer.from(',"crc":"');
+/** `,"crc":"` + 8 hex digits + `"}`. */
+const SUFFIX_LEN = SUFFIX_START.length + 8 + 2;
+const CLOSE = Buffer.from('}');
+
+const hex8 = (n: number) => n.toString(16).padStart(8, '0');
+
+/** A value (an event, a header) as one journal line, newline included. */
+export function encodeLine(value: object): string {
+  const json = JSON.stringify(value);
+  return `${json.slice(0, -1)},"crc":"${hex8(crc32OfString(json))}"}\n`;
+}
+
+export const segmentHeader = (segment: number, after: number): SegmentHeader => ({ journal: JOURNAL_FORMAT, segment, after });
+
+export function isSegmentHeader(v: unknown): v is SegmentHeader {
+  const h = v as Partial<SegmentHeader> | null;
+  return typeof h === 'object' && h !== null && 'journal' in h;
+}
+
+/** A line read back: its value and whether it carried a checksum (which then matched), or why it is bad. */
+export type DecodedLine = { value: unknown; checked: boolean } | { bad: string };
+
+/** The line `buf[start, end)`, its newline left out. */
+export function decodeLine(buf: Buffer, start: number, end: number): DecodedLine {
+  let jsonEnd = end;
+  let checked = false;
+  if (end - start >= SUFFIX_LEN + 1 && buf[end - 1] === 0x7d && buf[end - 2] === 0x22 && buf.compare(SUFFIX_START, 0, SUFFIX_START.length, end - SUFFIX_LEN, end - 10) === 0) {
+    const stored = buf.toString('latin1', end - 10, end - 2);
+    if (!/^[0-9a-f]{8}$/.test(stored)) return { bad: `has a malformed checksum "${stored}"` };
+    jsonEnd = end - SUFFIX_LEN;
+    const actual = crc32(CLOSE, 0, 1, crc32(buf, start, jsonEnd));
+    if (actual !== parseInt(stored, 16)) return { bad: `fails its checksum (stored ${stored}, the line's bytes give ${hex8(actual)}): it was changed after it was written` };
+    checked = true;
+  }
+  const json = checked ? `${buf.toString('utf8', start, jsonEnd)}}` : buf.toString('utf8', start, end);
+  try {
+    return { value: JSON.parse(json), checked };
+  } catch (err) {
+    return { bad: `is not JSON (${(err as Error).message})` };
+  }
+}
