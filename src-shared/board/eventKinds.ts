@@ -25,6 +25,7 @@ const KINDS = {
   reset: true,
   'worktree-set': true,
   'worktree-removed': true,
+  'branch-recorded': true,
   'write-rejected': true,
 } as const satisfies Record<BoardEventKind, true>;
 
