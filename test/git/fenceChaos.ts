@@ -1,0 +1,240 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { ThreadHost } from '../../src-main/host/threadHost.js';
+import { Fixture, GIT_IDENTITY, gitSync, sh } from './gitFixture.js';
+
+/**
+ * A chaos run against the git fence, judged from git's history and the board's record: agents claim and
+ * commit in real panes while they are killed -9 (often inside `git commit`), SIGSTOPped past their lease,
+ * reassigned, and their work approved. What it must never see:
+ * - an acknowledged commit (git exited 0 and the hook said nothing against it) that the board did not
+ *   record, or that no ref reaches any more;
+ * - a commit merged into the base that the board did not record, or a merge of anything but the sha a
+ *   `done` froze under the token that said done;
+ * - a line written under one claim in a commit recorded under another;
+ * - a git lock left once every agent is gone.
+ */
+
+export interface ChaosOptions {
+  durationMs: number;
+  agents: number;
+  seed: number;
+  log?: (s: string) => void;
+}
+
+export interface ChaosReport {
+  acked: number;
+  recorded: number;
+  approved: number;
+  merged: number;
+  kills: number;
+  stops: number;
+  reassigns: number;
+  notRecorded: number;
+  problems: string[];
+}
+
+/** A small deterministic generator, so a failing run can be replayed from its seed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 0x1_0000_0000;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The agent's loop: claim the next open task, append a line tagged with its claim, commit, a few times,
+ *  then say done; anything refused sends it back to claiming. Acknowledged commits go to the log. */
+function agentScript(ackLog: string): string {
+  return String.raw`#!/bin/sh
+set -u
+n=0
+while :; do
+  out=$(forkbench claim --json 2>/dev/null)
+  case "$out" in *'"ok":true'*) ;; *) sleep 0.2; continue ;; esac
+  task=$(printf '%s' "$out" | sed -n 's/.*"taskId":"\(T-[0-9]*\)".*/\1/p')
+  token=$(printf '%s' "$out" | sed -n 's/.*"token":\([0-9]*\).*/\1/p')
+  wt=$(printf '%s' "$out" | sed -n 's/.*"path":"\([^"]*\)".*/\1/p')
+  cd "$wt" 2>/dev/null || continue
+  i=0
+  ok=1
+  while [ $i -lt 6 ]; do
+    n=$((n + 1))
+    echo "$task token=$token n=$n" >> work.txt
+    git add work.txt 2>/dev/null
+    res=$(git commit -m "$task token $token n $n" 2>&1)
+    code=$?
+    case "$res" in *"NOT RECORDED"*) code=99 ;; esac
+    if [ $code -ne 0 ]; then ok=0; break; fi
+    short=$(printf '%s' "$res" | sed -n 's/^\[[^ ]* \([0-9a-f]*\)\].*/\1/p' | head -1)
+    sha=$(git rev-parse "$short" 2>/dev/null)
+    echo "ACK $task $token $sha $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
+    i=$((i + 1))
+    sleep 0.05
+  done
+  [ $ok -eq 1 ] && forkbench done "$task" --token "$token" >/dev/null 2>&1
+  cd /
+done
+`;
+}
+
+export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<ChaosReport> {
+  const log = o.log ?? (() => undefined);
+  const random = rng(o.seed);
+  Object.assign(process.env, GIT_IDENTITY); // panes inherit the host's environment
+  const { host, folder } = await fx.host();
+  await host.board.run((e) => e.setSettings({ leaseMs: 2000, poisonLimit: 1000 }));
+  const initial = gitSync(folder, ['rev-parse', 'main']);
+  const dir = fx.tmp();
+  const ackLog = join(dir, 'acks.log');
+  fs.writeFileSync(ackLog, '');
+  const script = join(dir, 'agent.sh');
+  fs.writeFileSync(script, agentScript(ackLog), { mode: 0o755 });
+  let notRecorded = 0;
+  host.onPaneData.event(({ data }) => {
+    notRecorded += data.split('NOT RECORDED').length - 1;
+  });
+  const events: BoardEvent[] = [];
+  host.onBoardEvent.event((e) => events.push(e));
+  for (let i = 0; i < 6; i++) await host.board.run((e) => e.addTask({ title: `chaos ${i}` }));
+  const agents: Array<{ id: string; pid: number }> = [];
+  const launch = async () => {
+    const a = await host.launch('custom', { command: script });
+    agents.push({ id: a.id, pid: a.pid as number });
+  };
+  for (let i = 0; i < o.agents; i++) await launch();
+  const r: ChaosReport = { acked: 0, recorded: 0, approved: 0, merged: 0, kills: 0, stops: 0, reassigns: 0, notRecorded: 0, problems: [] };
+  const stopped = new Set<number>();
+  const t0 = Date.now();
+  let tasks = 6;
+  while (Date.now() - t0 < o.durationMs) {
+    await sleep(250 + random() * 450);
+    const pick = agents[Math.floor(random() * agents.length)] as { id: string; pid: number };
+    const roll = random();
+    try {
+      if (roll < 0.18) {
+        // kill -9, often while the agent is inside git
+        process.kill(-pick.pid, 'SIGKILL');
+        agents.splice(agents.indexOf(pick), 1);
+        r.kills++;
+        await launch();
+      } else if (roll < 0.33 && !stopped.has(pick.pid)) {
+        // a pause past the lease (Jepsen's pause fault), then back
+        process.kill(-pick.pid, 'SIGSTOP');
+        stopped.add(pick.pid);
+        r.stops++;
+        setTimeout(() => {
+          try {
+            process.kill(-pick.pid, 'SIGCONT');
+          } catch {
+            // killed meanwhile
+          }
+          stopped.delete(pick.pid);
+        }, 2500);
+      } else if (roll < 0.6) {
+        const held = [...host.board.state.tasks.values()].filter((t) => t.state === 'claimed' && t.claim);
+        const t = held[Math.floor(random() * held.length)];
+        const to = agents.find((a) => a.id !== t?.claim?.agentId);
+        if (t && to) {
+          const res = await host.board.run((e) => e.assign(t.id, to.id));
+          if (res.ok) r.reassigns++;
+        }
+      } else {
+        for (const t of [...host.board.state.tasks.values()].filter((x) => x.state === 'review')) {
+          await host.approve(t.id).then(
+            () => r.approved++,
+            (err: Error) => log(`approve ${t.id}: ${err.message}`),
+          );
+        }
+      }
+      if ([...host.board.state.tasks.values()].filter((t) => t.state === 'open').length < 2) {
+        await host.board.run((e) => e.addTask({ title: `chaos ${tasks++}` }));
+      }
+    } catch (err) {
+      log(`driver: ${(err as Error).message}`);
+    }
+  }
+  // The end: every agent goes at once (kill -9), and the host gets to clear what they left.
+  for (const pid of stopped) process.kill(-pid, 'SIGCONT');
+  for (const a of agents) {
+    try {
+      process.kill(-a.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await waitFor(() => host.agents().every((a) => a.status === 'exited'), 10_000);
+  await host.worktrees?.idle();
+  r.notRecorded = notRecorded;
+  judge(host, folder, initial, ackLog, events, r);
+  const locks = await waitForNoLocks(join(folder, '.git'), 12_000);
+  for (const l of locks) r.problems.push(`git lock left: ${l}`);
+  return r;
+}
+
+function judge(host: ThreadHost, folder: string, initial: string, ackLog: string, events: BoardEvent[], r: ChaosReport): void {
+  const recordedUnder = new Map<string, number>();
+  for (const e of host.board.log()) if (e.kind === 'branch-recorded') recordedUnder.set(e.record.sha, e.record.token);
+  r.recorded = recordedUnder.size;
+  const acks = fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean);
+  r.acked = acks.length;
+  for (const line of acks) {
+    const [, task, token, sha] = line.split(' ');
+    // the rest of the line is what git said, for a problem's report
+    if (!sha || !/^[0-9a-f]{40}$/.test(sha)) {
+      r.problems.push(`an acknowledged commit with no sha: ${line}`);
+      continue;
+    }
+    if (recordedUnder.get(sha) !== Number(token)) r.problems.push(`acknowledged ${task} ${sha.slice(0, 10)} under token ${token} is not on the board's record (${recordedUnder.get(sha) ?? 'absent'})`);
+    if (!gitSync(folder, ['for-each-ref', '--contains', sha, '--format=%(refname)'])) r.problems.push(`acknowledged ${sha.slice(0, 10)} is reachable from no ref: lost`);
+  }
+  // What reached the base: merges of frozen shas, each made of recorded commits only.
+  const frozen = new Map<string, number>();
+  for (const e of events) if (e.kind === 'submitted' && e.record) if (e.record.token === e.token) frozen.set(e.record.sha, e.token);
+  const merges = gitSync(folder, ['rev-list', '--merges', '--first-parent', `${initial}..main`]).split('\n').filter(Boolean);
+  r.merged = merges.length;
+  for (const m of merges) {
+    const second = gitSync(folder, ['rev-parse', `${m}^2`]);
+    if (!frozen.has(second)) r.problems.push(`merge ${m.slice(0, 10)} brought in ${second.slice(0, 10)}, which no done froze under its own token`);
+  }
+  for (const c of gitSync(folder, ['rev-list', '--no-merges', `${initial}..main`]).split('\n').filter(Boolean))
+    if (!recordedUnder.has(c)) r.problems.push(`commit ${c.slice(0, 10)} is in main but the board never recorded it`);
+  // No stale lines: every line a recorded commit adds was written under the claim it is recorded under.
+  for (const [sha, token] of recordedUnder) {
+    if (token === 0) continue;
+    const added = gitSync(folder, ['show', '--format=', '--unified=0', sha, '--', 'work.txt'])
+      .split('\n')
+      .filter((l) => l.startsWith('+') && !l.startsWith('+++'));
+    for (const l of added) if (!l.includes(` token=${token} `)) r.problems.push(`commit ${sha.slice(0, 10)} recorded under token ${token} adds a line of another claim: ${l}`);
+  }
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const t0 = Date.now();
+  while (!cond() && Date.now() - t0 < ms) await sleep(50);
+}
+
+function locksIn(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith('.lock')) out.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name));
+  }
+  return out;
+}
+
+async function waitForNoLocks(gitDir: string, ms: number): Promise<string[]> {
+  const t0 = Date.now();
+  let left = locksIn(gitDir);
+  while (left.length && Date.now() - t0 < ms) {
+    await sleep(100);
+    left = locksIn(gitDir);
+  }
+  return left;
+}
+
+export { sh };
