@@ -205,6 +205,13 @@ export class WorktreeManager {
       this.pointHooks(path, hookDir);
       this.hooks.issue(keyOf(wt), { task: taskId, branch, base, agentId, token });
       await this.board.run((e) => e.recordWorktree(taskId, wt, HOST, record));
+      // The claim may have ended while its folder was being made (a kill, a reassign): the folder then
+      // answers to nobody from the start, as revoke would have made it.
+      const now = this.board.state.tasks.get(taskId);
+      if (now?.claim?.token !== token) {
+        const ended = now?.lastClaim?.token === token ? now.lastClaim.reason : 'ended';
+        this.hooks.fence(keyOf(wt), { task: taskId, branch, base, agentId, token }, ended === 'lapsed' ? 'lapsed' : 'stale-token', `your claim on ${taskId} ended (${ended})`);
+      }
       return this.handOut(wt, notes);
     });
   }
@@ -235,6 +242,10 @@ export class WorktreeManager {
    *  next folder can check the branch out, and fence it. Written into its HEAD file: no git process runs in a
    *  folder a stale agent may still be using. */
   private detach(taskId: string, wt: TaskWorktree): void {
+    // Fenced first: between the two, a commit there would otherwise land on a detached HEAD unasked.
+    const c = this.claimOf(taskId, wt);
+    if (!this.hooks.read(keyOf(wt)).fenced)
+      this.hooks.fence(keyOf(wt), c, 'stale-token', `this folder was the worktree of ${taskId}'s claim ${c.token || '(earlier)'}, which has ended`);
     const admin = present(wt) ? worktreeGitDir(wt.path) : null;
     if (admin) {
       const headFile = join(admin, 'HEAD');
@@ -245,9 +256,6 @@ export class WorktreeManager {
         if (sha) fs.writeFileSync(headFile, `${sha}\n`);
       }
     }
-    const c = this.claimOf(taskId, wt);
-    if (!this.hooks.read(keyOf(wt)).fenced)
-      this.hooks.fence(keyOf(wt), c, 'stale-token', `this folder was the worktree of ${taskId}'s claim ${c.token || '(earlier)'}, which has ended`);
   }
 
   /** A ref's sha read from its file or packed-refs, without a process (this runs inside a grant). */
@@ -304,7 +312,9 @@ export class WorktreeManager {
     const admin = worktreeGitDir(path);
     if (!admin) throw new WorktreeError('git', `${path} is not a git worktree`);
     const quoted = `"${hookDir.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-    fs.writeFileSync(join(admin, 'config.worktree'), `[core]\n\thooksPath = ${quoted}\n`);
+    // No automatic gc or maintenance from agents' commits: a background \`git maintenance\` killed with its
+    // agent leaves objects/maintenance.lock, a lock shared by every folder of the repository.
+    fs.writeFileSync(join(admin, 'config.worktree'), `[core]\n\thooksPath = ${quoted}\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n`);
   }
 
   /** Branch heads with their trees, in one process. */
