@@ -165,7 +165,7 @@ const brokenEnvelope = fc
   })
   .map(({ which, bad, badParams, params, method: m, badId }) => {
     const f: Record<string, unknown> = { jsonrpc: '2.0', method: m, params, auth: agent.secret };
-    if (which === 'jsonrpc') f.jsonrpc = bad === '2.0' ? '1.0' : bad;
+    if (which === 'jsonrpc') f.jsonrpc = bad;
     if (which === 'method') f.method = typeof bad === 'string' ? 42 : bad;
     if (which === 'params') f.params = badParams;
     return request(f, which === 'id' ? badId : '7');
