@@ -4,11 +4,13 @@
  * so without the launcher every new agent held /dev/ptmx fds of the earlier panes and could type into them,
  * and leaked masters kept earlier panes alive after the host died. Real ptys, real processes.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runVerify } from '../../src-main/agents/verifyRunner.js';
+import { readProcStat } from '../../src-main/pty/procLiveness.js';
 import { paneTracker, waitFor } from './helpers.js';
 
 const linux = process.platform === 'linux';
@@ -69,6 +71,35 @@ describe.runIf(linux)('a pane inherits no descriptor of the host', () => {
     await waitFor(() => victim.output().includes('after\r\nafter'), 5_000, 'the victim to echo its own input');
     expect(victim.output()).not.toContain(marker);
     expect(attacker.output()).toMatch(/wrote into 0\b/);
+  });
+
+  it('when the host dies, an earlier pane hangs up even while a later pane that ignores SIGHUP lives on', async () => {
+    // A host of its own (a child process), so that it can really die: SIGKILL, no cleanup of any kind.
+    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures/twoPaneHost.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    host.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const { first, second } = await waitFor(() => (out.includes('\n') ? (JSON.parse(out) as { first: number; second: number }) : undefined), 20_000, 'the host to print its panes');
+    const alive = (pid: number) => {
+      const st = readProcStat(pid);
+      return st !== undefined && st.state !== 'zombie' && st.state !== 'gone';
+    };
+    try {
+      await execd(first, 'sleep');
+      await execd(second, 'sleep');
+      host.kill('SIGKILL');
+      // The first pane's master closes with the host, unless the second pane inherited it and holds it.
+      await waitFor(() => !alive(first), 5_000, 'the first pane to hang up after the host died');
+      expect(alive(second)).toBe(true);
+    } finally {
+      host.kill('SIGKILL');
+      for (const pid of [first, second]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
   });
 
   it('a verify command run by the host holds no pane’s terminal either', async () => {
