@@ -32,8 +32,8 @@ export function runVerify(command: string, cwd: string, timeoutMs: number = Veri
       tail = (tail + d.toString('utf8')).slice(-VerifyConstants.tailChars);
     };
     // The verify command is the repository's code: it must not inherit the panes' pty masters (issue 16).
-    const launch = withoutInheritedFds('/bin/sh', ['-c', command]);
-    const child = spawn(launch.command, launch.args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const launch = withoutInheritedFds('/bin/sh', ['-c', command], env);
+    const child = spawn(launch.command, launch.args, { cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let timedOut = false;

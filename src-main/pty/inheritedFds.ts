@@ -26,6 +26,8 @@ import { findOnPath } from '../host/pathLookup.js';
  * (PATH from the child's environment); an exec that fails prints why and exits 1, as node-pty's own does.
  */
 const CLOSE_AND_EXEC = [
+  // First argument: whether PERL_BADLANG was set for this perl alone (see withoutInheritedFds).
+  "delete $ENV{PERL_BADLANG} if shift(@ARGV) eq 'ours';",
   'my ($d, @fds);',
   "if (opendir($d, '/proc/self/fd') || opendir($d, '/dev/fd')) { @fds = grep { /^\\d+$/ && $_ > 2 } readdir $d; closedir $d } else { @fds = 3 .. 1023 }",
   "for (@fds) { open(my $fh, '<&=', $_) && close $fh }",
@@ -42,19 +44,28 @@ function perl(): string | null {
   return perlPath;
 }
 
+export type Env = Record<string, string | undefined>;
+
 export interface Launch {
   command: string;
   args: string[];
+  env: Env;
 }
 
 /**
  * `command args…` wrapped so the program starts with only descriptors 0, 1 and 2. Where there is no perl
  * (Windows, which has no inherited-fd problem of this kind; a Unix without perl, where worktrees are off
  * for the same reason) the command is returned as it is.
+ *
+ * Perl warns on stderr at start-up when the locale in the environment is not installed (a LANG or LC_ALL
+ * carried over ssh from another machine), which would print into every pane. PERL_BADLANG=0 silences it;
+ * where the environment did not set it, the launcher removes it again before the exec, so the program sees
+ * the environment it was given.
  */
-export function withoutInheritedFds(command: string, args: readonly string[]): Launch {
+export function withoutInheritedFds(command: string, args: readonly string[], env: Env): Launch {
   const p = perl();
-  if (!p) return { command, args: [...args] };
+  if (!p) return { command, args: [...args], env };
+  const ours = env.PERL_BADLANG === undefined;
   // `--` ends perl's own switches, so a program or argument that starts with '-' is passed on untouched.
-  return { command: p, args: ['-e', CLOSE_AND_EXEC, '--', command, ...args] };
+  return { command: p, args: ['-e', CLOSE_AND_EXEC, '--', ours ? 'ours' : 'theirs', command, ...args], env: ours ? { ...env, PERL_BADLANG: '0' } : env };
 }

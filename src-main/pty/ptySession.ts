@@ -125,13 +125,13 @@ export class PtySession implements Disposable {
    *  prints the exec error and exits 1, as in a real terminal. */
   static spawn(command: string, args: readonly string[], options: PtySpawnOptions, sessionOptions: PtySessionOptions = {}): PtySession {
     // The child starts with its own terminal only: no master or other descriptor of the host (issue 16).
-    const launch = withoutInheritedFds(command, args);
+    const launch = withoutInheritedFds(command, args, options.env);
     const pty = ptySpawn(launch.command, launch.args, {
       name: options.name ?? PtySessionConstants.terminalName,
       cols: options.cols,
       rows: options.rows,
       cwd: options.cwd,
-      env: options.env,
+      env: launch.env,
     });
     return new PtySession(pty, options, sessionOptions);
   }

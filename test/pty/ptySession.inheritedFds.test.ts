@@ -102,6 +102,15 @@ describe.runIf(linux)('a pane inherits no descriptor of the host', () => {
     }
   });
 
+  it('the launcher adds nothing a pane can see: no perl locale warning, no variable of its own', async () => {
+    const p = pane('/bin/sh', ['-c', 'echo "badlang=${PERL_BADLANG-unset}"'], {}, { LANG: 'xx_XX.UTF-8', LC_ALL: 'xx_XX.UTF-8' });
+    await p.session.exited;
+    expect(p.output().trim()).toBe('badlang=unset');
+    const theirs = pane('/bin/sh', ['-c', 'echo "badlang=${PERL_BADLANG-unset}"'], {}, { PERL_BADLANG: '1' });
+    await theirs.session.exited;
+    expect(theirs.output().trim()).toBe('badlang=1');
+  });
+
   it('a verify command run by the host holds no pane’s terminal either', async () => {
     pane('sleep', ['30']);
     const p2 = pane('sleep', ['30']);
