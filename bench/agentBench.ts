@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import type { BoardEvent } from '../src-shared/board/events.js';
 import { ThreadHost } from '../src-main/host/threadHost.js';
 import { CLI_SCRIPT } from '../src-main/host/cliShim.js';
+import { RpcClient } from '../src-main/cli/rpcClient.js';
+import { MAX_FRAME_BYTES } from '../src-shared/protocol/jsonrpc.js';
 import { percentile, printTable, type Row } from './table.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv) =>
@@ -13,6 +15,73 @@ const run = (args: string[], env: NodeJS.ProcessEnv) =>
     const t0 = performance.now();
     execFile(process.execPath, args, { env }, (err) => (err ? reject(err) : resolve(performance.now() - t0)));
   });
+
+/** Slow writers: each sends one line just under the frame limit, SLOW_CHUNK bytes per write. */
+const SLOW_WRITERS = 4;
+/** The small write of a process that prints as it goes (the size issue 16 was measured with). */
+const SLOW_CHUNK = 256;
+/** One write per ~1 ms timer turn, so the host reads nearly every chunk on its own, as from a slow process. */
+const SLOW_PACE_MS = 1;
+/** A board call every 10 ms while they write: often enough to see a stall of a few ms. */
+const ASK_EVERY_MS = 10;
+
+/** The writer, a separate process so that the host's CPU (this process) is measured without it. */
+const WRITER = `
+const net = require('node:net');
+const [path, secret, size, chunk, pace] = process.argv.slice(1);
+const head = '{"jsonrpc":"2.0","id":1,"method":"board","auth":' + JSON.stringify(secret) + ',"params":{"x":"';
+const tail = '"}}\\n';
+const line = head + 'y'.repeat(Number(size) - head.length - tail.length) + tail;
+const c = net.createConnection(path, () => {
+  let at = 0;
+  const next = () => {
+    if (at >= line.length) return;
+    c.write(line.slice(at, at + Number(chunk)));
+    at += Number(chunk);
+    setTimeout(next, Number(pace));
+  };
+  next();
+});
+c.on('data', () => c.destroy());
+c.on('close', () => process.exit(0));
+`;
+
+/**
+ * Issue 16: four slow writers of a 1 MiB line cost the host 5.7 s of CPU (its line splitter rescanned the
+ * whole pending buffer per chunk) and pushed board calls to 207 ms. The host's CPU while they write, and the
+ * latency of another agent's board calls meanwhile.
+ */
+async function slowWriters(socketPath: string, secret: string): Promise<Row[]> {
+  const client = await RpcClient.connect(socketPath, secret);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const writers = Array.from(
+    { length: SLOW_WRITERS },
+    () =>
+      new Promise<void>((resolve, reject) =>
+        execFile(process.execPath, ['-e', WRITER, socketPath, secret, String(MAX_FRAME_BYTES), String(SLOW_CHUNK), String(SLOW_PACE_MS)], (err) => (err ? reject(err) : resolve())),
+      ),
+  );
+  let writing = true;
+  const done = Promise.all(writers).finally(() => (writing = false));
+  const lat: number[] = [];
+  while (writing) {
+    const a0 = performance.now();
+    await client.call('board');
+    lat.push(performance.now() - a0);
+    await new Promise((r) => setTimeout(r, ASK_EVERY_MS));
+  }
+  await done;
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  client.close();
+  lat.sort((a, b) => a - b);
+  return [
+    { name: 'host CPU, 4 slow 1 MiB writers', value: (cpu.user + cpu.system) / 1000, unit: 'ms', note: `256-byte writes over ${(wallMs / 1000).toFixed(1)} s; goal <= 1,500, about what 16k socket reads cost at all (was 5,700)` },
+    { name: 'board call during them p50', value: percentile(lat, 50), unit: 'ms', note: `${lat.length} calls` },
+    { name: 'board call during them p99', value: percentile(lat, 99), unit: 'ms', note: 'goal <= 10 (was 207)' },
+  ];
+}
 
 /** Agents' side: hard-release latency, CLI start-up and round trip, socket RPC latency. */
 export async function agentBench(): Promise<Row[]> {
@@ -110,6 +179,8 @@ export async function agentBench(): Promise<Row[]> {
     rows.push({ name: 'socket RPC read p99', value: percentile(reads, 99), unit: 'ms' });
     rows.push({ name: 'socket RPC write p50', value: percentile(writes, 50), unit: 'ms', note: 'renew, acked after fdatasync' });
     rows.push({ name: 'socket RPC write p99', value: percentile(writes, 99), unit: 'ms' });
+
+    rows.push(...(await slowWriters(host.socket.path, rec?.secret ?? '')));
   } finally {
     await host.dispose();
     fs.rmSync(root, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
+import { withoutInheritedFds } from '../pty/inheritedFds.js';
 
 export const VerifyConstants = {
   /** A test suite can take a while; past 10 minutes it is more likely hung than slow. */
@@ -31,7 +32,9 @@ export function runVerify(command: string, cwd: string, timeoutMs: number = Veri
     const keep = (d: Buffer) => {
       tail = (tail + d.toString('utf8')).slice(-VerifyConstants.tailChars);
     };
-    const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The verify command is the repository's code: it must not inherit the panes' pty masters (issue 16).
+    const launch = withoutInheritedFds('/bin/sh', ['-c', command], env);
+    const child = spawn(launch.command, launch.args, { cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let timedOut = false;

@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
-import type { RpcError, RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
+import { LineSplitter, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
 
 export class Unreachable extends Error {
   constructor(message: string) {
@@ -11,10 +11,12 @@ export class Unreachable extends Error {
 
 /**
  * A small JSON-RPC client for the agents' socket. One connection, requests answered in order. Kept to
- * node:net alone so the CLI starts about as fast as a bare `node`.
+ * node:net and the shared framing so the CLI starts about as fast as a bare `node`.
  */
 export class RpcClient {
-  private buf = '';
+  /** No frame limit on this side: the answers come from the host, and a board of thousands of tasks can be
+   *  larger than a request may be. The splitter still scans each chunk once, however big the answer. */
+  private readonly lines = new LineSplitter(Number.POSITIVE_INFINITY);
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (r: RpcResponse) => void; reject: (e: Error) => void }>();
 
@@ -24,11 +26,7 @@ export class RpcClient {
   ) {
     sock.setEncoding('utf8');
     sock.on('data', (d: string) => {
-      this.buf += d;
-      let nl: number;
-      while ((nl = this.buf.indexOf('\n')) >= 0) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 1);
+      for (const line of this.lines.push(d)) {
         let msg: RpcResponse;
         try {
           msg = JSON.parse(line) as RpcResponse;

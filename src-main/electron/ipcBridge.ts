@@ -13,8 +13,13 @@ export function isTrustedSender(event: Pick<IpcMainInvokeEvent, 'sender' | 'send
   const frame = event.senderFrame;
   if (!frame || !ours(event.sender)) return false;
   if (frame.parent !== null) return false;
+  return isOurPageUrl(frame.url, pageUrl);
+}
+
+/** Whether `url` is our page (whatever its query, e.g. `?thread=…`): same scheme, host and path. */
+export function isOurPageUrl(url: string, pageUrl: string): boolean {
   try {
-    const u = new URL(frame.url);
+    const u = new URL(url);
     const page = new URL(pageUrl);
     return u.protocol === page.protocol && u.host === page.host && u.pathname === page.pathname;
   } catch {

@@ -1,4 +1,4 @@
-import { app, BrowserWindow, ipcMain, Notification, powerMonitor, shell, type WebContents } from 'electron';
+import { app, BrowserWindow, ipcMain, Notification, powerMonitor, session, shell, type WebContents } from 'electron';
 import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -7,6 +7,7 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
 import { isSafeExternal, isTrustedSender, PUSH_CHANNEL, registerWindowIpc } from './ipcBridge.js';
+import { applyPermissionPolicy } from './permissionPolicy.js';
 
 /**
  * The Electron shell: windows, IPC, notifications, window state. Everything else is the same host `serve`
@@ -57,7 +58,20 @@ if (!app.requestSingleInstanceLock()) {
       ...bounds,
       title: `Forkbench — ${host.folder}`,
       backgroundColor: '#14161a',
-      webPreferences: { preload: PRELOAD, contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true, spellcheck: false },
+      webPreferences: {
+        preload: PRELOAD,
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        webSecurity: true,
+        spellcheck: false,
+        // A packaged app has no DevTools: they would give anyone at the keyboard (or a page that can send
+        // keystrokes) a console in the renderer that holds the window API. Development builds keep them.
+        devTools: !app.isPackaged,
+        // A middle click fires `auxclick`, which pages can use to open windows past the click handlers;
+        // the window-open handler denies every new window anyway, this keeps the event from existing.
+        disableBlinkFeatures: 'Auxclick',
+      },
     });
     windows.set(host.key, win);
     const consumer = `ipc-${win.webContents.id}`;
@@ -97,7 +111,11 @@ if (!app.requestSingleInstanceLock()) {
   void app.whenReady().then(() => {
     powerMonitor.on('resume', () => void threads.resumeGrace());
   });
-  void app.whenReady().then(() => openThread(folderFromArgs(process.argv.slice(1), process.cwd())));
+  void app.whenReady().then(() => {
+    // Before the first window: Electron grants every permission a page asks for unless told otherwise.
+    applyPermissionPolicy(session.defaultSession, PAGE_URL);
+    return openThread(folderFromArgs(process.argv.slice(1), process.cwd()));
+  });
 }
 
 /** The first argument that names a folder, else the current folder. */

@@ -29,6 +29,7 @@ import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from './emitter.js';
 import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
 import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
+import { withoutInheritedFds } from './inheritedFds.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { ProcessGroupKiller, type ListProcesses } from './processGroupKiller.js';
@@ -124,12 +125,14 @@ export class PtySession implements Disposable {
   /** Spawns `command` in a new pty. A command that cannot be executed still yields a session: the child
    *  prints the exec error and exits 1, as in a real terminal. */
   static spawn(command: string, args: readonly string[], options: PtySpawnOptions, sessionOptions: PtySessionOptions = {}): PtySession {
-    const pty = ptySpawn(command, [...args], {
+    // The child starts with its own terminal only: no master or other descriptor of the host (issue 16).
+    const launch = withoutInheritedFds(command, args, options.env);
+    const pty = ptySpawn(launch.command, launch.args, {
       name: options.name ?? PtySessionConstants.terminalName,
       cols: options.cols,
       rows: options.rows,
       cwd: options.cwd,
-      env: options.env,
+      env: launch.env,
     });
     return new PtySession(pty, options, sessionOptions);
   }

@@ -41,18 +41,41 @@ export type RpcResponse =
 /**
  * Splits a byte stream into lines, refusing any line longer than MAX_FRAME_BYTES. Feed it text already
  * decoded (a UTF-8 decoder in streaming mode upstream keeps multi-byte characters whole).
+ *
+ * Each chunk is scanned once, and a pending line is joined once, when its newline arrives: appending every
+ * chunk to one buffer and splitting that again made a slow writer's big line cost time quadratic in its
+ * length (issue 16: four writers of 1 MiB in 256-byte chunks took 5.7 s of the host's CPU).
  */
 export class LineSplitter {
-  private buf = '';
+  /** The pending line, in the pieces it arrived in. */
+  private parts: string[] = [];
+  private pendingChars = 0;
   constructor(private readonly maxChars = MAX_FRAME_BYTES) {}
 
   /** Returns complete lines; throws FrameTooLarge once the pending line exceeds the limit. */
   push(chunk: string): string[] {
-    this.buf += chunk;
-    const lines = this.buf.split('\n');
-    this.buf = lines.pop() ?? '';
-    if (this.buf.length > this.maxChars || lines.some((l) => l.length > this.maxChars)) throw new FrameTooLarge(this.maxChars);
+    const lines: string[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
+      const piece = chunk.slice(start, nl);
+      this.take(piece.length);
+      lines.push(this.parts.length === 0 ? piece : this.parts.join('') + piece);
+      this.parts = [];
+      this.pendingChars = 0;
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = start === 0 ? chunk : chunk.slice(start);
+      this.take(rest.length);
+      this.parts.push(rest);
+    }
     return lines;
+  }
+
+  /** Counts `chars` more into the pending line, refusing it once it is over the limit. */
+  private take(chars: number): void {
+    this.pendingChars += chars;
+    if (this.pendingChars > this.maxChars) throw new FrameTooLarge(this.maxChars);
   }
 }
 
