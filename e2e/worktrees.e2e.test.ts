@@ -67,17 +67,18 @@ describe('worktrees under claims in a real browser', () => {
     const b = await launchShell();
     const worktrees = join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees');
 
-    // Each claims through the CLI, is told its worktree, and edits the same file there.
+    // Each claims through the CLI, is told its worktree (a folder per grant: the token in its name), and edits
+    // the same file there.
     await typeIn(a, 'forkbench claim T-1');
-    await expect.poll(() => screenText(a), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-1')}'`);
-    await typeIn(a, `cd '${join(worktrees, 'T-1')}' && echo 'A was here' > notes.txt && git commit -qam 'A rewords' && echo A-COMMITTED`);
+    await expect.poll(() => screenText(a), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-1-1')}'`);
+    await typeIn(a, `cd '${join(worktrees, 'T-1-1')}' && echo 'A was here' > notes.txt && git commit -qam 'A rewords' && echo A-COMMITTED`);
     await typeIn(b, 'forkbench claim T-2');
-    await expect.poll(() => screenText(b), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-2')}'`);
-    await typeIn(b, `cd '${join(worktrees, 'T-2')}' && echo 'B was here' > notes.txt && git commit -qam 'B rewrites' && echo B-COMMITTED`);
+    await expect.poll(() => screenText(b), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-2-2')}'`);
+    await typeIn(b, `cd '${join(worktrees, 'T-2-2')}' && echo 'B was here' > notes.txt && git commit -qam 'B rewrites' && echo B-COMMITTED`);
     await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/^A-COMMITTED/m);
     await expect.poll(() => screenText(b), { timeout: 10_000 }).toMatch(/^B-COMMITTED/m);
-    expect(fs.readFileSync(join(worktrees, 'T-1', 'notes.txt'), 'utf8')).toBe('A was here\n');
-    expect(fs.readFileSync(join(worktrees, 'T-2', 'notes.txt'), 'utf8')).toBe('B was here\n');
+    expect(fs.readFileSync(join(worktrees, 'T-1-1', 'notes.txt'), 'utf8')).toBe('A was here\n');
+    expect(fs.readFileSync(join(worktrees, 'T-2-2', 'notes.txt'), 'utf8')).toBe('B was here\n');
     expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('first line\n');
     await expect.poll(() => page.getByTestId('card-branch-T-1').textContent()).toContain('forkbench/T-1');
     await shot('11-two-worktrees');
@@ -95,7 +96,7 @@ describe('worktrees under claims in a real browser', () => {
     await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('done');
     expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('B was here\n');
     expect(git(served.folder, 'log', '-1', '--format=%s')).toBe('Merge forkbench/T-2: Rewrite the notes');
-    await expect.poll(() => fs.existsSync(join(worktrees, 'T-2'))).toBe(false);
+    await expect.poll(() => fs.existsSync(join(worktrees, 'T-2-2'))).toBe(false);
     await shot('13-approved-merged');
 
     // T-1 is dragged from A to B: A's next commit is refused by the board, in git's own output.
@@ -111,10 +112,11 @@ describe('worktrees under claims in a real browser', () => {
     await page.getByTestId(`agent-tab-${a}`).click();
     await shot('14-reassigned-commit-refused');
 
-    // The worktrees panel lists T-1's worktree, now worked by B, with A's uncommitted line in it.
+    // The worktrees panel lists T-1's folders: B's fresh one, and A's, parked with A's uncommitted line in it.
     await page.getByTestId('worktrees-toggle').click();
-    await page.getByTestId('worktree-row-T-1').waitFor();
-    await expect.poll(() => page.getByTestId('worktree-row-T-1').textContent()).toContain('forkbench/T-1');
+    await page.getByTestId('worktree-row-T-1').first().waitFor();
+    await expect.poll(() => page.getByTestId('worktree-row-T-1').count()).toBe(2);
+    await expect.poll(() => page.getByTestId('worktree-row-T-1').first().textContent()).toContain('forkbench/T-1');
     await shot('15-worktrees-panel');
   }, 120_000);
 });

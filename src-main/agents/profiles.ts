@@ -146,16 +146,18 @@ export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; san
   const via = opts.mcp
     ? `the \`forkbench\` command (on your PATH) or the ${MCP_SERVER_NAME} MCP tools, which do the same things`
     : 'the `forkbench` command (on your PATH)';
-  const width = Math.max(...AGENT_METHODS.map((m) => synopsis(m).length)) + 2;
+  // What git's hooks call (a landed commit's record) is not for agents to call themselves.
+  const methods = AGENT_METHODS.filter((m) => !m.git);
+  const width = Math.max(...methods.map((m) => synopsis(m).length)) + 2;
   // Writes that keep a claim alive: claim starts one, done and release end it, add is about no claim.
   const notRenewing = new Set(['claim', 'add', 'done', 'release']);
-  const writes = AGENT_METHODS.filter((m) => m.write && !notRenewing.has(m.name)).map((m) => m.name);
-  const reads = AGENT_METHODS.filter((m) => !m.write).map((m) => m.name);
+  const writes = methods.filter((m) => m.write && !notRenewing.has(m.name)).map((m) => m.name);
+  const reads = methods.filter((m) => !m.write).map((m) => m.name);
   return [
     `You are agent "${ctx.agentId}" in Forkbench: several coding agents work side by side and share one task board.`,
     `Coordinate through the board with ${via}:`,
     '',
-    ...AGENT_METHODS.map((m) => `  ${synopsis(m).padEnd(width)}${m.summary}`),
+    ...methods.map((m) => `  ${synopsis(m).padEnd(width)}${m.summary}`),
     '',
     'Rules:',
     '- Claim a task before working on it, and work only on tasks you hold.',

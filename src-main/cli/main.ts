@@ -21,7 +21,7 @@ const printJson = (v: unknown): string => jsonShowControls(JSON.stringify(v));
 
 function usage(): string {
   const lines = ['usage: forkbench <command> [args] [--json]', '', 'Board commands (for agents):'];
-  for (const m of AGENT_METHODS) lines.push(`  ${synopsis(m).padEnd(44)} ${m.summary}`);
+  for (const m of AGENT_METHODS) if (!m.git) lines.push(`  ${synopsis(m).padEnd(44)} ${m.summary}`);
   lines.push(
     '',
     'Other commands:',

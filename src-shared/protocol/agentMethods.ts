@@ -16,6 +16,8 @@ export interface ParamSpec {
   /** On the command line: a positional argument (in order), else `--<name> VALUE`. */
   readonly positional: boolean;
   readonly describe: string;
+  /** Filled in by the git hooks, not by a person or agent: left out of the synopsis. */
+  readonly git?: boolean;
 }
 
 export interface MethodSpec {
@@ -40,8 +42,8 @@ const token: ParamSpec = {
   describe: 'the fencing token your claim returned; with it, a write left over from an older claim is refused',
 };
 
-const ref = (describe: string): ParamSpec => ({ name: 'ref', kind: 'ref', required: false, positional: false, describe });
-const sha = (name: string, describe: string): ParamSpec => ({ name, kind: 'sha', required: false, positional: false, describe });
+const ref = (describe: string): ParamSpec => ({ name: 'ref', kind: 'ref', required: false, positional: false, describe, git: true });
+const sha = (name: string, describe: string): ParamSpec => ({ name, kind: 'sha', required: false, positional: false, describe, git: true });
 
 export const AGENT_METHODS: readonly MethodSpec[] = [
   { name: 'board', summary: 'Show the goal and every task with its state and holder.', params: [], write: false },
@@ -147,6 +149,7 @@ export interface ClaimWorktree extends WorktreeView {
 export function synopsis(m: MethodSpec): string {
   const parts = [`forkbench ${m.name}`];
   for (const p of m.params) {
+    if (p.git) continue;
     const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
     parts.push(p.required ? name : `[${name}]`);
   }

@@ -155,7 +155,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     // The running session's own view (`/mcp`) of the servers it got through the profile's --mcp-config.
     await step(screen.type('/mcp'));
     await step(screen.until(() => new RegExp(`✔ ${MCP_SERVER_NAME}\\s+\\d+ tools`).test(screen.visible()), 20_000, 'the board server connected in /mcp'));
-    expect(screen.visible()).toMatch(new RegExp(`✔ ${MCP_SERVER_NAME}\\s+${AGENT_METHODS.length} tools`));
+    expect(screen.visible()).toMatch(new RegExp(`✔ ${MCP_SERVER_NAME}\\s+${AGENT_METHODS.filter((m) => !m.git).length} tools`));
 
     // The same file, checked by `claude mcp list`. The profile writes it to the agent's folder, which the
     // harness keeps under the test's temporary folder.
