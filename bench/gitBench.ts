@@ -13,6 +13,10 @@ const FILES = 2000;
 const GRANTS = 20;
 const COMMITS = 30;
 
+/** Plain git, the baseline: no hooks (the Thread's folder is fenced while it is open, and its hooks would be
+ *  measured as git's), and no automatic gc, as in a task's worktree, so the difference is the fence alone. */
+const BARE_GIT = 'git -c core.hooksPath=/dev/null -c gc.auto=0 -c maintenance.auto=false';
+
 const gitSync = (cwd: string, args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
 
 function timed(cwd: string, command: string, env: NodeJS.ProcessEnv): Promise<number> {
@@ -52,7 +56,7 @@ export async function gitBench(): Promise<Row[]> {
     const bare: number[] = [];
     const grant: number[] = [];
     for (let i = 0; i < GRANTS; i++) {
-      bare.push(await timed(folder, `git worktree add -q -b bare/${i} '${join(root, 'bare', String(i))}' main`, {}));
+      bare.push(await timed(folder, `${BARE_GIT} worktree add -q -b bare/${i} '${join(root, 'bare', String(i))}' main`, {}));
       const t = await host.board.run((e) => e.addTask({ title: `task ${i}` }));
       if (!t.ok) throw new Error(t.error.message);
       const t0 = performance.now();
@@ -72,7 +76,7 @@ export async function gitBench(): Promise<Row[]> {
     const bare2: number[] = [];
     const regrant: number[] = [];
     for (let i = 0; i < GRANTS; i++) {
-      bare2.push(await timed(folder, `git worktree add -q -b bare2/${i} '${join(root, 'bare2', String(i))}' main`, {}));
+      bare2.push(await timed(folder, `${BARE_GIT} worktree add -q -b bare2/${i} '${join(root, 'bare2', String(i))}' main`, {}));
       const to = i % 2 === 0 ? other.id : agent.id;
       const t0 = performance.now();
       const moved = await host.board.run((e) => e.assign('T-2', to));
@@ -96,7 +100,7 @@ export async function gitBench(): Promise<Row[]> {
       fs.writeFileSync(join(fenced, 'pkg0', 'file0.ts'), `// edit ${i}\n`);
       withHooks.push(await timed(fenced, 'git commit -qam edit', env));
       fs.writeFileSync(join(plain, 'pkg0', 'file0.ts'), `// edit ${i}\n`);
-      without.push(await timed(plain, 'git commit -qam edit', {}));
+      without.push(await timed(plain, `${BARE_GIT} commit -qam edit`, {}));
     }
     const added = median(withHooks) - median(without);
     rows.push({ name: 'commit, plain worktree (median)', value: median(without), unit: 'ms', note: `${COMMITS} commits` });

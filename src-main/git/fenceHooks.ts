@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { RejectionCode } from '../../src-shared/board/result.js';
-import { fenceScript } from './fenceScript.js';
+import { BRANCH_PREFIX, Trailers } from '../../src-shared/git/taskBranch.js';
+import { fenceScript, reportScript } from './fenceScript.js';
 
 /** The hooks that fence: a commit (checked early, then again at the ref update), any ref move, a push. The
  *  trailers go in at prepare-commit-msg, which `--no-verify` does not skip, or at commit-msg when the message
@@ -41,6 +42,7 @@ export interface FolderClaim {
  */
 export class FenceHooks {
   readonly script: string;
+  readonly report: string;
 
   constructor(
     private readonly root: string,
@@ -53,30 +55,62 @@ export class FenceHooks {
     fs.mkdirSync(root, { recursive: true, mode: 0o700 });
     this.script = join(root, 'fence.pl');
     writeAtomic(this.script, fenceScript(), 0o700);
+    this.report = join(root, 'report.pl');
+    writeAtomic(this.report, reportScript(), 0o700);
   }
 
   dirOf(key: string): string {
     return join(this.root, key);
   }
 
-  /** Make (or refresh) a folder's hook wrappers. Returns the folder for `core.hooksPath`. */
-  install(key: string): string {
+  /**
+   * Make (or refresh) a folder's hook wrappers. Returns the folder for `core.hooksPath`.
+   *
+   * Each hook git finds is a process, and on this kind of machine a process costs 5-10 ms, so the common
+   * case (the holder committing in its own live folder) is answered by the shell wrappers themselves from
+   * small state files the host keeps beside the claim (`agent`, `record`, `fenced`, `frozen`), and only the
+   * report of a landed move, which needs the board, starts perl. A task folder has no pre-commit of its own
+   * (the ref update is where the fence answers) unless the repository has one or the folder is fenced.
+   */
+  install(key: string, task?: { task: string; branch: string; base: string }): string {
     const dir = this.dirOf(key);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const chainDir = isAbsolute(this.chainTo) ? this.chainTo : null;
+    const theirs = (hook: string): string | null => (chainDir && fs.existsSync(join(chainDir, hook)) ? join(chainDir, hook) : null);
+    const perlCall = (hook: string) => `exec ${shQuote(this.perl)} ${shQuote(this.script)} ${hook} ${shQuote(dir)} "$@"`;
     for (const hook of FENCED_HOOKS) {
-      // reference-transaction runs three times per ref update; 'prepared' can refuse and 'committed' reports
-      // what landed. Unless the repository has a hook of its own to pass the states to, 'aborted' ends in
-      // the shell, not in perl.
-      const skip =
-        hook === 'reference-transaction' && chainDir && !fs.existsSync(join(chainDir, hook)) ? 'case "$1" in prepared|committed) ;; *) exec cat >/dev/null ;; esac\n' : '';
-      writeAtomic(join(dir, hook), `#!/bin/sh\n# Forkbench fence (generated)\n${skip}exec ${shQuote(this.perl)} ${shQuote(this.script)} ${hook} ${shQuote(dir)} "$@"\n`, 0o700);
+      const target = join(dir, hook);
+      let body: string;
+      if (!task) {
+        // The Thread's own folder: only a commit, a branch move or a push asks.
+        const skip = hook === 'reference-transaction' && chainDir && !theirs(hook) ? 'case "$1" in prepared) ;; *) exec cat >/dev/null ;; esac\n' : '';
+        body = `${skip}${perlCall(hook)}\n`;
+      } else if (hook === 'pre-commit') {
+        if (!theirs(hook) && !fs.existsSync(join(dir, 'fenced'))) {
+          fs.rmSync(target, { force: true });
+          continue;
+        }
+        body = `${FAST}if fast; then ${chainExec(theirs(hook))}; fi\n${perlCall(hook)}\n`;
+      } else if (hook === 'commit-msg') {
+        // Present only while an editor's message waits for its trailers (see prepare-commit-msg), or to run
+        // the repository's own commit-msg.
+        if (!theirs(hook)) {
+          fs.rmSync(target, { force: true });
+          continue;
+        }
+        body = `[ -e "$d/pending" ] || { ${chainExec(theirs(hook))}; }\n${perlCall(hook)}\n`;
+      } else if (hook === 'prepare-commit-msg') {
+        body = prepareCommitMsg(dir, task.task, theirs(hook), theirs('commit-msg'), perlCall(hook), perlCall('commit-msg'));
+      } else if (hook === 'reference-transaction') {
+        body = refTransaction(dir, task, theirs(hook), perlCall(hook), `exec ${shQuote(this.perl)} ${shQuote(this.report)} ${shQuote(dir)}`);
+      } else body = `${perlCall(hook)}\n`;
+      writeAtomic(target, `#!/bin/sh\n# Forkbench fence (generated)\nd=${shQuote(dir)}\n${body}`, 0o700);
     }
     // The repository's other hooks keep running: core.hooksPath would otherwise hide them.
     for (const hook of OTHER_HOOKS) {
       const target = join(dir, hook);
-      const theirs = chainDir ? join(chainDir, hook) : null;
-      if (theirs && fs.existsSync(theirs)) writeAtomic(target, `#!/bin/sh\nexec ${shQuote(theirs)} "$@"\n`, 0o700);
+      const mine = theirs(hook);
+      if (mine) writeAtomic(target, `#!/bin/sh\nexec ${shQuote(mine)} "$@"\n`, 0o700);
       else if (!chainDir && this.chainTo) writeAtomic(target, `#!/bin/sh\nh=${shQuote(this.chainTo)}/${hook}\n[ -x "$h" ] || exit 0\nexec "$h" "$@"\n`, 0o700);
       else fs.rmSync(target, { force: true });
     }
@@ -92,14 +126,34 @@ export class FenceHooks {
   }
 
   /** Record who the grant's folder is issued to. Written before the agent is told, so its first commit sees it. */
-  issue(key: string, c: FolderClaim): void {
-    writeAtomic(join(this.dirOf(key), 'claim'), claimText(c, this.socket), 0o600);
+  issue(key: string, c: FolderClaim, record: string): void {
+    const dir = this.dirOf(key);
+    writeAtomic(join(dir, 'claim'), claimText(c, this.socket), 0o600);
+    writeAtomic(join(dir, 'record'), `${record}\n`, 0o600);
+    writeAtomic(join(dir, 'agent'), `${c.agentId}\n`, 0o600);
+    writeAtomic(join(dir, 'token'), `${c.token}\n`, 0o600);
+  }
+
+  /** The board recorded a move: the folder's next move must start there. */
+  setRecord(key: string, sha: string): void {
+    if (fs.existsSync(this.dirOf(key))) writeAtomic(join(this.dirOf(key), 'record'), `${sha}\n`, 0o600);
+  }
+
+  /** In review (frozen) or back to work: a frozen folder's moves go to the board, which refuses them. */
+  freeze(key: string, frozen: boolean): void {
+    const f = join(this.dirOf(key), 'frozen');
+    if (frozen && fs.existsSync(this.dirOf(key))) writeAtomic(f, '\n', 0o600);
+    else fs.rmSync(f, { force: true });
   }
 
   /** The grant's claim ended: from now on the folder's hooks refuse everything, in the board's words. */
   fence(key: string, c: FolderClaim, code: RejectionCode, message: string): void {
-    if (!fs.existsSync(this.dirOf(key))) return;
-    writeAtomic(join(this.dirOf(key), 'claim'), `${claimText(c, this.socket)}fenced=${oneLine(message)}\ncode=${code}\n`, 0o600);
+    const dir = this.dirOf(key);
+    if (!fs.existsSync(dir)) return;
+    writeAtomic(join(dir, 'claim'), `${claimText(c, this.socket)}fenced=${oneLine(message)}\ncode=${code}\n`, 0o600);
+    writeAtomic(join(dir, 'fenced'), '\n', 0o600);
+    // A fenced folder refuses a commit before its editor opens, too.
+    if (fs.existsSync(join(dir, 'reference-transaction'))) this.install(key, { task: c.task, branch: c.branch, base: c.base });
   }
 
   /** The claim file as written, for the host's own checks (which agent a folder belongs to). */
@@ -122,6 +176,104 @@ export class FenceHooks {
 }
 
 const oneLine = (s: string) => s.replace(/[\r\n]+/g, ' ');
+
+/** The holder, in its own live folder: nothing for perl to do. Builtins only (no process). */
+const FAST =
+  'fast() { [ ! -e "$d/fenced" ] && [ -n "${FORKBENCH_SECRET:-}" ] && [ -n "${FORKBENCH_AGENT_ID:-}" ] && read -r a < "$d/agent" && [ "$a" = "$FORKBENCH_AGENT_ID" ]; }\n';
+
+/** Run the repository's own hook in our place, or end here. */
+const chainExec = (theirs: string | null) => (theirs ? `exec ${shQuote(theirs)} "$@"` : 'exit 0');
+
+/**
+ * prepare-commit-msg for the holder in its own folder, in the shell (the same rules as fenceScript's
+ * add_trailers, which the other cases still run): drop our old trailers, keep trailing comments last, join a
+ * trailer block the message already ends with. With no message yet (an editor is about to open) it adds
+ * nothing, or an empty message would stop aborting, and puts a commit-msg hook in place for afterwards: a
+ * hook file git does not find costs nothing, and each one it runs costs a process.
+ */
+function prepareCommitMsg(dir: string, task: string, theirs: string | null, theirsMsg: string | null, perlCall: string, perlMsg: string): string {
+  const then = theirs ? `exec ${shQuote(theirs)} "$@"` : 'exit 0';
+  // A one-off commit-msg: it removes itself, then adds the trailers to what the editor wrote.
+  const msgHook = `#!/bin/sh\n# Forkbench fence (generated, for one editor-written message)\nrm -f ${shQuote(join(dir, 'commit-msg'))}\n${perlMsg}\n`;
+  const keepMsg = theirsMsg ? '' : `printf '%s' ${shQuote(msgHook)} > "$d/commit-msg" && chmod 700 "$d/commit-msg"`;
+  return `${FAST}if fast && [ -n "\${1:-}" ] && read -r tok < "$d/token"; then
+  n=0
+  while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in '${Trailers.task}:'*|'${Trailers.token}:'*) continue ;; esac
+    n=$((n + 1)); eval "l$n=\\\$line"
+  done < "$1"
+  last=$n
+  while [ "$last" -gt 0 ]; do
+    eval "x=\\$l$last"
+    case "$x" in '#'*) ;; *[![:space:]]*) break ;; esac
+    last=$((last - 1))
+  done
+  if [ "$last" -eq 0 ]; then
+    : > "$d/pending"
+    ${keepMsg || ':'}
+    ${then}
+  fi
+  i=$last
+  while [ "$i" -gt 0 ]; do
+    eval "x=\\$l$i"
+    k=\${x%%': '*}
+    case "$x" in *': '*) ;; *) break ;; esac
+    case "$k" in ''|*[!A-Za-z0-9-]*) break ;; esac
+    i=$((i - 1))
+  done
+  joins=0
+  if [ "$i" -ge 2 ] && [ "$i" -lt "$last" ]; then eval "x=\\$l$i"; case "$x" in *[![:space:]]*) ;; *) joins=1 ;; esac; fi
+  comments=0
+  j=$((last + 1))
+  while [ "$j" -le "$n" ]; do eval "x=\\$l$j"; case "$x" in '#'*) comments=1 ;; esac; j=$((j + 1)); done
+  {
+    j=1
+    while [ "$j" -le "$last" ]; do eval "printf '%s\\n' \\"\\$l$j\\""; j=$((j + 1)); done
+    [ "$joins" = 1 ] || printf '\n'
+    printf '%s\n' '${Trailers.task}: ${task}' "${Trailers.token}: $tok"
+    if [ "$comments" = 1 ]; then
+      printf '\n'
+      j=$((last + 1))
+      while [ "$j" -le "$n" ]; do eval "printf '%s\\n' \\"\\$l$j\\""; j=$((j + 1)); done
+    fi
+  } > "$1" || exit 1
+  ${then}
+fi
+${perlCall}
+`;
+}
+
+/**
+ * reference-transaction: 'prepared' answers in the shell when the holder moves its own branch from the
+ * recorded commit and touches no base or other task branch; anything else, and every 'committed' (the
+ * report the board records), goes to perl. 'aborted' goes to the repository's hook or nowhere.
+ */
+function refTransaction(dir: string, task: { branch: string; base: string }, theirs: string | null, perlCall: string, reportCall: string): string {
+  const rest = theirs ? `exec ${shQuote(theirs)} "$@"` : 'exec cat >/dev/null';
+  const pass = theirs ? `printf '%s' "$input" | ${shQuote(theirs)} "$@"; exit $?` : 'exit 0';
+  return `${FAST}case "$1" in
+  prepared) ;;
+  committed) ${theirs ? perlCall : reportCall} ;;
+  *) ${rest} ;;
+esac
+if fast && [ ! -e "$d/frozen" ] && read -r rec < "$d/record"; then
+  input=''
+  ok=1
+  while read -r old new ref; do
+    input="$input$old $new $ref
+"
+    case "$ref" in
+      ${shQuote(`refs/heads/${task.branch}`)}) [ "$old" = "$rec" ] || ok=0 ;;
+      ${shQuote(`refs/heads/${task.base}`)}|refs/heads/${BRANCH_PREFIX}*) ok=0 ;;
+    esac
+  done
+  [ "$ok" = 1 ] && { ${pass}; }
+  printf '%s' "$input" | ${perlCall.replace(/^exec /, '')}
+  exit $?
+fi
+${perlCall}
+`;
+}
 
 function claimText(c: FolderClaim, socket: string): string {
   return `mode=task\ntask=${c.task}\nbranch=${c.branch}\nbase=${c.base}\nagent=${c.agentId}\ntoken=${c.token || ''}\nsocket=${oneLine(socket)}\n`;

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { BranchRecord, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import type { RejectionCode } from '../../src-shared/board/result.js';
@@ -39,6 +40,17 @@ const REPAIR_TRIES = 40;
 const REPAIR_RETRY_MS = 75;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The tree of a commit stored as a loose object (zlib: `commit <size>\0tree <sha>\n…`), or null. */
+function looseCommitTree(commonDir: string, sha: string): string | null {
+  try {
+    const raw = inflateSync(fs.readFileSync(join(commonDir, 'objects', sha.slice(0, 2), sha.slice(2)))).subarray(0, 128).toString('latin1');
+    const m = /^commit \d+\0tree ([0-9a-f]{40,64})\n/.exec(raw);
+    return m ? (m[1] as string) : null;
+  } catch {
+    return null; // packed, or not there: git is asked
+  }
+}
 
 /**
  * Git worktrees under claims. Each grant gets a fresh folder of its own (the token in its name) on the
@@ -201,9 +213,9 @@ export class WorktreeManager {
       if (dirty > 0)
         notes.push(`${this.folder} has ${plural(dirty, 'uncommitted change')} on ${base}: the worktree starts from ${base}'s last commit ${shortSha(start.sha)} without them.`);
       this.copyFiles(path, notes);
-      const hookDir = this.hooks.install(keyOf(wt));
+      const hookDir = this.hooks.install(keyOf(wt), { task: taskId, branch, base });
       this.pointHooks(path, hookDir);
-      this.hooks.issue(keyOf(wt), { task: taskId, branch, base, agentId, token });
+      this.hooks.issue(keyOf(wt), { task: taskId, branch, base, agentId, token }, start.sha);
       await this.board.run((e) => e.recordWorktree(taskId, wt, HOST, record));
       // The claim may have ended while its folder was being made (a kill, a reassign): the folder then
       // answers to nobody from the start, as revoke would have made it.
@@ -222,6 +234,18 @@ export class WorktreeManager {
 
   workdirOf(path: string): string {
     return this.repo.prefix ? join(path, this.repo.prefix) : path;
+  }
+
+  /** The board recorded a move of the task's branch: the current folder's next move starts there. */
+  recorded(taskId: string, sha: string): void {
+    const wt = this.board.state.tasks.get(taskId)?.worktree;
+    if (wt) this.hooks.setRecord(keyOf(wt), sha);
+  }
+
+  /** Done froze the task's work, or a rejection gave it back. */
+  frozen(taskId: string, frozen: boolean): void {
+    const wt = this.board.state.tasks.get(taskId)?.worktree;
+    if (wt) this.hooks.freeze(keyOf(wt), frozen);
   }
 
   /** A claim ended: its folder answers to nobody now, and says why in the board's words. */
@@ -337,9 +361,11 @@ export class WorktreeManager {
   async readMove(taskId: string, ref: string, to: string): Promise<{ tree: string }> {
     const wt = this.task(taskId).worktree;
     if (!wt || ref !== `refs/heads/${wt.branch}`) throw new WorktreeError('no-worktree', `${ref} is not the branch of ${taskId}`);
-    const r = await this.git(this.repo.root, ['rev-parse', ref, `${to}^{tree}`], { allowFail: true });
-    const [head, tree] = r.stdout.trim().split('\n');
-    if (r.code !== 0 || !tree) throw new WorktreeError('git', `${shortSha(to)} is not a commit in ${this.repo.root}`);
+    // Both read from the repository's files where they can be (a commit just made is a loose object): this
+    // runs for every commit, and a git process costs more than the rest of the record.
+    const head = this.readRef(ref);
+    const tree = looseCommitTree(this.repo.commonDir, to) ?? (await this.git(this.repo.root, ['rev-parse', '--verify', '--quiet', `${to}^{tree}`], { allowFail: true })).stdout.trim();
+    if (!tree) throw new WorktreeError('git', `${shortSha(to)} is not a commit in ${this.repo.root}`);
     if (head !== to) throw new WorktreeError('git', `${wt.branch} is at ${shortSha(head ?? '')}, not at ${shortSha(to)}: nothing was recorded`);
     return { tree };
   }

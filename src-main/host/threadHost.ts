@@ -108,7 +108,10 @@ export class ThreadHost {
       else if (e.kind === 'reassign') {
         this.worktrees?.revoke(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
         this.issueWorktree(e.taskId, e.to.agentId, e.to.token);
-      } else if (e.kind === 'claim-ended')
+      } else if (e.kind === 'branch-recorded') this.worktrees?.recorded(e.taskId, e.record.sha);
+      else if (e.kind === 'submitted') this.worktrees?.frozen(e.taskId, true);
+      else if (e.kind === 'returned') this.worktrees?.frozen(e.taskId, false);
+      else if (e.kind === 'claim-ended')
         this.worktrees?.revoke(
           e.taskId,
           e.token,
