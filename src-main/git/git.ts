@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { withoutInheritedFds } from '../pty/inheritedFds.js';
 
 /** A git command that exited non-zero, with what it said: callers turn it into a message for a person. */
 export class GitError extends Error {
@@ -40,12 +41,18 @@ const MAX_BUFFER = 64 * 1024 * 1024;
  * Run git in `cwd`. Resolves with its output whatever the exit code when `allowFail` is set (some commands
  * answer through their exit code: merge-tree, rev-parse --verify); otherwise a non-zero exit rejects.
  */
-export function git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<GitResult> {
+export function git(
+  cwd: string,
+  args: readonly string[],
+  o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string; closeFds?: boolean } = {},
+): Promise<GitResult> {
+  // A git that runs the repository's own hooks (user code) starts with only its stdio: see inheritedFds.ts.
+  const run = o.closeFds ? withoutInheritedFds('git', ['-c', 'core.quotepath=off', ...args], cleanEnv(o.env)) : { command: 'git', args: ['-c', 'core.quotepath=off', ...args], env: cleanEnv(o.env) };
   return new Promise((resolve, reject) => {
     const child = execFile(
-      'git',
-      ['-c', 'core.quotepath=off', ...args],
-      { cwd, env: cleanEnv(o.env), maxBuffer: MAX_BUFFER, encoding: 'utf8' },
+      run.command,
+      run.args,
+      { cwd, env: run.env as NodeJS.ProcessEnv, maxBuffer: MAX_BUFFER, encoding: 'utf8' },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
         if (err && code === null) {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { inflateSync } from 'node:zlib';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { BranchRecord, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import type { RejectionCode } from '../../src-shared/board/result.js';
 import { shortSha, taskBranch, Trailers } from '../../src-shared/git/taskBranch.js';
@@ -107,7 +107,18 @@ export class WorktreeManager {
 
   /** git as the host runs it: the repository's own hooks, never the fence's (the host is not an agent). */
   private git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}) {
-    return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...args], o);
+    return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...args], { ...o, closeFds: this.repoHasHooks() });
+  }
+
+  /** Whether git may run code of the repository's (a hook that is not git's .sample): that code then starts
+   *  with nothing of the host's but its stdio, never a pane's terminal. Plain repositories skip the launcher. */
+  private repoHasHooks(): boolean {
+    if (!isAbsolute(this.chainTo)) return true;
+    try {
+      return fs.readdirSync(this.chainTo).some((f) => !f.endsWith('.sample'));
+    } catch {
+      return false;
+    }
   }
 
   /** The branch worktrees start from: the Thread's setting, else the branch the folder has checked out. */
