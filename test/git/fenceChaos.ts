@@ -148,7 +148,8 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
         for (const t of [...host.board.state.tasks.values()].filter((x) => x.state === 'review')) {
           await host.approve(t.id).then(
             () => r.approved++,
-            (err: Error) => log(`approve ${t.id}: ${err.message}`),
+            // A conflict between two tasks' lines is the merge refusing, as it should: not worth a line.
+            (err: Error & { problem?: string }) => err.problem !== 'merge-conflict' && log(`approve ${t.id}: ${err.message}`),
           );
         }
       }
@@ -185,9 +186,8 @@ function judge(host: ThreadHost, folder: string, initial: string, ackLog: string
   r.acked = acks.length;
   for (const line of acks) {
     const [, task, token, sha] = line.split(' ');
-    // the rest of the line is what git said, for a problem's report
     if (!sha || !/^[0-9a-f]{40}$/.test(sha)) {
-      r.problems.push(`an acknowledged commit with no sha: ${line}`);
+      r.problems.push(`an acknowledged commit with no sha (the rest is what git said): ${line}`);
       continue;
     }
     if (recordedUnder.get(sha) !== Number(token)) r.problems.push(`acknowledged ${task} ${sha.slice(0, 10)} under token ${token} is not on the board's record (${recordedUnder.get(sha) ?? 'absent'})`);

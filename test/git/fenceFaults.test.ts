@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliShim, shimDirFor } from '../../src-main/host/cliShim.js';
 import { ensureBuilt } from '../helpers/cli.js';
-import { agentEnv, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from './gitFixture.js';
+import { agentEnv, claimedTask, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from './gitFixture.js';
 
 /**
  * The fence under faults, while an operation is in flight: each case was found by a chaos run against the
@@ -16,14 +16,7 @@ beforeAll(() => {
 });
 afterEach(() => fx.cleanup());
 
-async function claimed(o: { leaseMs?: number } = {}) {
-  const ctx = await fx.host();
-  if (o.leaseMs) await ctx.host.board.run((e) => e.setSettings({ leaseMs: o.leaseMs }));
-  await ctx.host.board.run((e) => e.addTask({ title: 'work' }));
-  const a = await idleAgent(ctx.host);
-  const c = (await cliAs(ctx.host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
-  return { ...ctx, a, token: c.token, wt: c.worktree.path };
-}
+const claimed = (o: { leaseMs?: number } = {}) => claimedTask(fx, o);
 
 const task = (host: { board: { state: { tasks: Map<string, any> } } }) => host.board.state.tasks.get('T-1');
 const notes = (host: { board: { state: { tasks: Map<string, any> } } }) => (task(host)?.notes ?? []).map((n: { text: string }) => n.text).join('\n');

@@ -2,20 +2,13 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/cli.js';
-import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from './gitFixture.js';
+import { agentEnv, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh } from './gitFixture.js';
 
 const fx = new Fixture();
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 
-async function claimed(o: { leaseMs?: number } = {}) {
-  const ctx = await fx.host();
-  if (o.leaseMs) await ctx.host.board.run((e) => e.setSettings({ leaseMs: o.leaseMs }));
-  await ctx.host.board.run((e) => e.addTask({ title: 'work' }));
-  const a = await idleAgent(ctx.host);
-  const c = (await cliAs(ctx.host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
-  return { ...ctx, a, token: c.token, wt: c.worktree.path };
-}
+const claimed = (o: { leaseMs?: number } = {}) => claimedTask(fx, o);
 
 describe('commits fenced by the claim', () => {
   it('an accepted commit carries Forkbench-Task and Forkbench-Token trailers, and renews the lease', async () => {
@@ -53,13 +46,13 @@ describe('commits fenced by the claim', () => {
   it('a SIGSTOPped agent that resumes after its task was reassigned cannot commit or move the branch', async () => {
     const { host } = await fx.host();
     await host.board.run((e) => e.addTask({ title: 'contested' }));
-    const script = join(fx.tmp(), 'agent.sh');
+    const { GIT_IDENTITY } = await import('./gitFixture.js');
+    Object.assign(process.env, GIT_IDENTITY); // the pane inherits the host's environment
     // A real agent process in a real pty: claims, commits once, then waits for a line before working on.
-    fs.writeFileSync(
-      script,
-      `#!/bin/sh
-set -u
-wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
+    const a = await paneAgent(
+      host,
+      fx.tmp(),
+      `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
 cd "$wt" || exit 9
 echo first > notes.txt && git commit -qam first && echo COMMITTED-FIRST
 read line
@@ -69,43 +62,22 @@ git commit -q --no-verify -am second; echo "NOVERIFY-EXIT=$?"
 git reset -q --hard HEAD~1; echo "RESET-EXIT=$?"
 git update-ref refs/heads/forkbench/T-1 HEAD~1; echo "UPDATEREF-EXIT=$?"
 echo AGENT-FINISHED
-exec sleep 600
-`,
-      { mode: 0o755 },
+exec sleep 600`,
     );
-    const { GIT_IDENTITY } = await import('./gitFixture.js');
-    Object.assign(process.env, GIT_IDENTITY); // the pane inherits the host's environment
-    let seen = '';
-    const a = await host.launch('custom', { command: script });
-    host.onPaneData.event(({ agentId, data }) => {
-      if (agentId === a.id) seen += data;
-    });
-    const waitFor = (re: RegExp) =>
-      new Promise<void>((resolve, reject) => {
-        const t0 = Date.now();
-        const poll = setInterval(() => {
-          if (re.test(seen)) {
-            clearInterval(poll);
-            resolve();
-          } else if (Date.now() - t0 > 20_000) {
-            clearInterval(poll);
-            reject(new Error(`timed out waiting for ${re}; pane: ${seen.slice(-800)}`));
-          }
-        }, 20);
-      });
+    const waitFor = (re: RegExp) => a.until(re);
     await waitFor(/COMMITTED-FIRST/);
     const wt = host.board.state.tasks.get('T-1')?.worktree?.path as string;
     const head = gitSync(wt, ['rev-parse', 'forkbench/T-1']);
-    process.kill(-(a.pid as number), 'SIGSTOP');
+    process.kill(-a.pid, 'SIGSTOP');
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
     expect(moved.ok).toBe(true);
     await host.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
-    process.kill(-(a.pid as number), 'SIGCONT');
+    process.kill(-a.pid, 'SIGCONT');
     host.input(a.id, '\r');
     await waitFor(/AGENT-FINISHED/);
-    expect(seen).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
-    for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(seen).not.toMatch(new RegExp(`${step}-EXIT=0`));
+    expect(a.output()).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
+    for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(a.output()).not.toMatch(new RegExp(`${step}-EXIT=0`));
     expect(gitSync(wt, ['rev-parse', 'forkbench/T-1'])).toBe(head);
     // the new holder commits in its own fresh folder under its own token
     const mine = host.board.state.tasks.get('T-1')?.worktree?.path as string;

@@ -88,6 +88,16 @@ export function agentEnv(host: ThreadHost, agentId: string): NodeJS.ProcessEnv {
   return { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec.secret, FORKBENCH_AGENT_ID: rec.id };
 }
 
+/** A Thread with one task T-1 claimed by a real idle agent: its token and its worktree. */
+export async function claimedTask(fx: Fixture, o: { leaseMs?: number } = {}) {
+  const ctx = await fx.host();
+  if (o.leaseMs) await ctx.host.board.run((e) => e.setSettings({ leaseMs: o.leaseMs }));
+  await ctx.host.board.run((e) => e.addTask({ title: 'work' }));
+  const a = await idleAgent(ctx.host);
+  const c = (await cliAs(ctx.host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+  return { ...ctx, a, token: c.token, wt: c.worktree.path };
+}
+
 /** `forkbench ARGS --json` as that agent. */
 export async function cliAs(host: ThreadHost, agentId: string, args: string[]): Promise<{ code: number; out: { ok: boolean; result?: any; error?: { reason: string; message: string } } }> {
   const r = await sh(process.cwd(), [process.execPath, CLI, ...args, '--json'].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' '), agentEnv(host, agentId));
