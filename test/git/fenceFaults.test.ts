@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliShim, shimDirFor } from '../../src-main/host/cliShim.js';
 import { ensureBuilt } from '../helpers/cli.js';
-import { agentEnv, claimedTask, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from './gitFixture.js';
+import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from './gitFixture.js';
 
 /**
  * The fence under faults, while an operation is in flight: each case was found by a chaos run against the
@@ -83,8 +83,7 @@ describe('2. a move that lands after its claim ended is not the task’s work', 
     const agent = await paneAgent(
       host,
       dir,
-      `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
-cd "$wt" || exit 9
+      `${CLAIM_T1_AND_CD}
 echo CLAIMED
 read line
 echo late > late.txt && git add late.txt
@@ -266,8 +265,7 @@ describe('8. git locks left by a killed agent never block the next holder', () =
     const agent = await paneAgent(
       host,
       fx.tmp(),
-      `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
-cd "$wt" || exit 9
+      `${CLAIM_T1_AND_CD}
 echo x >> notes.txt
 git commit -qam "never finishes"
 exec sleep 600`,
@@ -299,8 +297,7 @@ describe("9. a pane never gets the person's override, and an agent pushes only i
     const agent = await paneAgent(
       host,
       fx.tmp(),
-      `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
-cd "$wt" || exit 9
+      `${CLAIM_T1_AND_CD}
 echo x >> notes.txt
 env -u FORKBENCH_SECRET FORKBENCH_PERSON=1 git commit -qam "pretends"; echo "PERSON-EXIT=$?"
 git commit -qam "honest"; echo "HONEST-EXIT=$?"

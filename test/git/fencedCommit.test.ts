@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/cli.js';
-import { agentEnv, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh } from './gitFixture.js';
+import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh } from './gitFixture.js';
 
 const fx = new Fixture();
 beforeAll(() => ensureBuilt());
@@ -52,8 +52,7 @@ describe('commits fenced by the claim', () => {
     const a = await paneAgent(
       host,
       fx.tmp(),
-      `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
-cd "$wt" || exit 9
+      `${CLAIM_T1_AND_CD}
 echo first > notes.txt && git commit -qam first && echo COMMITTED-FIRST
 read line
 echo second > notes.txt

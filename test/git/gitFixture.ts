@@ -143,6 +143,10 @@ export async function paneAgent(host: ThreadHost, dir: string, script: string): 
   };
 }
 
+/** The first lines of a pane agent's script: claim T-1 and go to its worktree. */
+export const CLAIM_T1_AND_CD = `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
+cd "$wt" || exit 9`;
+
 /** Every ref of the repository with the commit it names. */
 export function allRefs(folder: string): Map<string, string> {
   const out = new Map<string, string>();
