@@ -71,6 +71,7 @@ export class WorktreeManager {
   private worktreeConfigOn = false;
   private readonly repairing = new Set<string>();
   private threadFenced = false;
+  private threadHooksBefore: string | null = null;
 
   private constructor(
     private readonly folder: string,
@@ -99,9 +100,15 @@ export class WorktreeManager {
     // git needs perl too, so it is nearly always there.
     const perl = findOnPath('perl');
     if (!perl) return { reason: 'perl is not installed (git normally brings it): the hooks that fence commits need it, so claims get no worktree.' };
-    const hooksPath = (await git(probe.root, ['config', '--get', 'core.hooksPath'], { allowFail: true })).stdout.trim();
+    // The repository's own hooks folder, whatever the scope it was set in, but never ours: the Thread's folder
+    // points at the fence's while it is open, and a host that was killed -9 left that setting behind.
+    const ours = join(dataDir, 'hooks');
+    const set = (await git(probe.root, ['config', '--get-all', '--show-scope', 'core.hooksPath'], { allowFail: true })).stdout
+      .split('\n')
+      .map((l) => l.slice(l.indexOf('\t') + 1).trim())
+      .filter((v) => v && !v.startsWith(ours));
     // Relative hooksPath (husky's `.husky/_`) is relative to each worktree's top, which the wrapper resolves.
-    const chainTo = hooksPath && !hooksPath.startsWith(join(dataDir, 'hooks')) ? hooksPath : join(probe.commonDir, 'hooks');
+    const chainTo = set.at(-1) ?? join(probe.commonDir, 'hooks');
     return new WorktreeManager(folder, probe, board, dataDir, perl, chainTo, socket);
   }
 
@@ -152,6 +159,9 @@ export class WorktreeManager {
   async fenceThreadFolder(): Promise<void> {
     await this.enableWorktreeConfig();
     const dir = this.hooks.installThread(this.folder);
+    const before = (await git(this.repo.root, ['config', '--worktree', '--get', 'core.hooksPath'], { allowFail: true })).stdout.trim();
+    // A setting of the person's own at this scope is given back on close (one left by a killed host is not theirs).
+    this.threadHooksBefore = before && !before.startsWith(dirname(dir)) ? before : null;
     await git(this.repo.root, ['config', '--worktree', 'core.hooksPath', dir]);
     this.threadFenced = true;
   }
@@ -159,7 +169,8 @@ export class WorktreeManager {
   async unfenceThreadFolder(): Promise<void> {
     if (!this.threadFenced) return;
     this.threadFenced = false;
-    await git(this.repo.root, ['config', '--worktree', '--unset', 'core.hooksPath'], { allowFail: true });
+    if (this.threadHooksBefore) await git(this.repo.root, ['config', '--worktree', 'core.hooksPath', this.threadHooksBefore], { allowFail: true });
+    else await git(this.repo.root, ['config', '--worktree', '--unset', 'core.hooksPath'], { allowFail: true });
   }
 
   // ---------------------------------------------------------------- grants

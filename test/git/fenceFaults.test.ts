@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliShim, shimDirFor } from '../../src-main/host/cliShim.js';
 import { ensureBuilt } from '../helpers/cli.js';
-import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from './gitFixture.js';
+import { threadKeyOf } from '../../src-main/host/threadHost.js';
+import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, makeRepo, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from './gitFixture.js';
 
 /**
  * The fence under faults, while an operation is in flight: each case was found by a chaos run against the
@@ -233,6 +234,31 @@ exec sleep 600`,
     fx.hosts.splice(0);
     expect((await sh(folder, 'git config --worktree --get-all core.hooksPath')).stdout.trim()).toBe('');
   }, 60_000);
+});
+
+describe("6b. the Thread folder's fence setting left by a killed host", () => {
+  it("is never taken for the repository's own hooks: the next host still runs the person's hooksPath", async () => {
+    const root = fx.tmp();
+    const folder = join(root, 'project');
+    makeRepo(folder);
+    fs.mkdirSync(join(folder, '.husky'));
+    const marker = join(fx.tmp(), 'their-hook-ran');
+    fs.writeFileSync(join(folder, '.husky', 'pre-commit'), `#!/bin/sh\necho ran >> '${marker}'\n`, { mode: 0o755 });
+    gitSync(folder, ['config', 'core.hooksPath', '.husky']);
+    gitSync(folder, ['config', 'extensions.worktreeConfig', 'true']);
+    // What a host killed -9 leaves: the main worktree pointed at the fence's hooks.
+    const dataRoot = join(root, 'data');
+    gitSync(folder, ['config', '--worktree', 'core.hooksPath', join(dataRoot, 'threads', threadKeyOf(folder), 'hooks', 'thread')]);
+    const { host } = await fx.host({ folder, dataRoot, runtimeRoot: join(root, 'run') });
+    fs.writeFileSync(join(folder, 'notes.txt'), 'person\n');
+    const person = await sh(folder, 'git commit -qam "person on main"');
+    expect(person.code, person.stderr).toBe(0);
+    expect(fs.readFileSync(marker, 'utf8')).toBe('ran\n');
+    await host.dispose();
+    fx.hosts.splice(0);
+    expect((await sh(folder, 'git config --worktree --get core.hooksPath')).stdout.trim()).toBe('');
+    expect((await sh(folder, 'git config --get core.hooksPath')).stdout.trim()).toBe('.husky');
+  });
 });
 
 describe('7. a late commit that recreates a removed branch never blocks the task', () => {
