@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BoardService } from '../src-main/board/boardService.js';
-import { boardClock } from '../src-main/board/clock.js';
+import { boardClock } from '../src-main/base/clock.js';
 import { LeaseEngine } from '../src-main/board/leaseEngine.js';
 import { percentile, printTable, type Row } from './table.js';
 

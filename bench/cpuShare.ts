@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { descendantsOf, listProcesses } from '../src-main/pty/procLiveness.js';
+import { descendantsOf, listProcesses } from '../src-main/pty/procReader.js';
 
 export const CPU_GROUPS = ['serve', 'renderer', 'gpu', 'chromium', 'other'] as const;
 export type CpuGroup = (typeof CPU_GROUPS)[number];

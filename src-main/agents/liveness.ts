@@ -1,4 +1,4 @@
-import type { ProcState } from '../pty/procLiveness.js';
+import type { ProcState } from '../pty/procReader.js';
 
 /**
  * The background check that renews the leases of agents that are alive and making progress. Its decision is

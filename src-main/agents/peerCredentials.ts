@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type * as net from 'node:net';
-import { readProcStat } from '../pty/procLiveness.js';
+import { readProcStat } from '../pty/procReader.js';
 
 /**
  * Who is on the other end of a connection to the agents' socket, from the kernel rather than from anything

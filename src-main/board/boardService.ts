@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
-import { boardClock, type Clock } from './clock.js';
+import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
 

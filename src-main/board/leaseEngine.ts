@@ -19,7 +19,7 @@ import {
   firstIssue,
 } from '../../src-shared/board/schemas.js';
 import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../base/clock.js';
 import { ClaimIndex } from './claimIndex.js';
 import { DeadlineQueue } from './deadlineQueue.js';
 

@@ -8,7 +8,7 @@ import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation, TaskDiff, WorktreeInfo, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { BoardService } from '../board/boardService.js';
-import { findOnPath } from '../host/pathLookup.js';
+import { findOnPath } from '../base/pathLookup.js';
 import { FenceHooks, type FolderClaim } from './fenceHooks.js';
 import { git, GitError, gitLine, GitQueue } from './git.js';
 import { currentBranch, probeRepo, worktreeGitDir } from './repoProbe.js';

@@ -15,15 +15,15 @@ import { judgeLiveness } from '../agents/liveness.js';
 import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../agents/profiles.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
-import { Emitter } from '../pty/emitter.js';
-import { readTreeCpu, type TreeCpu } from '../pty/procLiveness.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { readTreeCpu, type TreeCpu } from '../pty/procReader.js';
 import { PtySession } from '../pty/ptySession.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import { CLI_SCRIPT, ensureCliShim } from './cliShim.js';
-import { findOnPath } from './pathLookup.js';
+import { findOnPath } from '../base/pathLookup.js';
 import { paneOfProcess } from '../agents/peerCredentials.js';
 
 export interface ThreadHostOptions {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { AgentInfo, ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
-import { Emitter } from '../pty/emitter.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
 import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
 

@@ -14,7 +14,7 @@ import {
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { PROFILES } from '../agents/profiles.js';
 import { WorktreeError } from '../git/worktreeManager.js';
-import { findOnPath } from './pathLookup.js';
+import { findOnPath } from '../base/pathLookup.js';
 import type { ThreadHost } from './threadHost.js';
 import type { ThreadManager } from './threadManager.js';
 

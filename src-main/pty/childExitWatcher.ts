@@ -7,8 +7,8 @@
  * slave open, which keeps EIO away, and needs its own signal that the child is gone to know when to drain
  * the master and let go.
  */
-import type { Disposable } from './emitter.js';
-import { readProcStat, readStartTicks } from './procLiveness.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { readProcStat, readStartTicks } from './procReader.js';
 
 /** After a SIGCHLD, re-check pending children at these delays (ms): where no /proc exists, a dead child
  *  looks alive until node-pty's waitpid thread has reaped it, which takes a moment. */

@@ -5,7 +5,7 @@
  */
 import serializeModule from '@xterm/addon-serialize';
 import headlessModule from '@xterm/headless';
-import type { Disposable } from './emitter.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
 
 // Both packages ship CommonJS only; under NodeNext their exports arrive on the default import.
 const { Terminal } = headlessModule;

@@ -17,7 +17,7 @@
  * 251 stayed open), so a master above a gap would still leak; and the host's masters stay inheritable by
  * child_process children (the verify runner): not a fix to rely on.
  */
-import { findOnPath } from '../host/pathLookup.js';
+import { findOnPath } from '../base/pathLookup.js';
 
 /**
  * Closes 3 and up, listed from /proc/self/fd (Linux) or /dev/fd (macOS), else 3..1023 (POSIX's usual

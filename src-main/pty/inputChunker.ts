@@ -1,5 +1,5 @@
-import type { Disposable } from './emitter.js';
-import { realTimers, type Timers } from './timers.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { realTimers, type Timers } from '../base/timers.js';
 
 export const InputChunkerConstants = {
   /** VS Code's WriteMaxChunkSize. Large single writes into a pty get truncated or reordered on some

@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { Disposable } from './emitter.js';
-import { monotonicNow, realTimers, type Timers } from './timers.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
 export const OutputBatcherConstants = {
   /** VS Code's TerminalDataBufferer throttle. A pty read returns at most a few KiB at a time, so without

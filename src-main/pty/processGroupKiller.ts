@@ -9,9 +9,9 @@
  * that was spawned (see groupsToSignal).
  */
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
-import type { Disposable } from './emitter.js';
-import { descendantsOf, listProcesses, readStartTicks, type ProcStat } from './procLiveness.js';
-import { realTimers, type Timers } from './timers.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { descendantsOf, listProcesses, readStartTicks, type ProcStat } from './procReader.js';
+import { realTimers, type Timers } from '../base/timers.js';
 
 export const KillConstants = {
   /** SIGHUP alone first: it is what closing a terminal sends, and shells forward it to their jobs and

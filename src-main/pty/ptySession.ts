@@ -26,15 +26,15 @@ import { spawn as ptySpawn, type IDisposable, type IPty } from 'node-pty';
 import { DisposableStore, toDisposable, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { watchChildExit } from './childExitWatcher.js';
-import { Emitter, type Disposable } from './emitter.js';
+import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
 import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
 import { withoutInheritedFds } from './inheritedFds.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { ProcessGroupKiller, type ListProcesses } from './processGroupKiller.js';
-import { readStartTicks } from './procLiveness.js';
-import { monotonicNow, realTimers, type Timers } from './timers.js';
+import { readStartTicks } from './procReader.js';
+import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
 export const PtySessionConstants = {
   /** After node-pty reports exit, wait this long without output before reporting it ourselves. node-pty

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../host/cliShim.js';
-import { defaultDataRoot } from '../host/dataDir.js';
+import { defaultDataRoot } from '../base/dataDir.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { startServe, type ServeHandle } from './serveServer.js';

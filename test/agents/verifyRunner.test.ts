@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { failureNote, runVerify } from '../../src-main/agents/verifyRunner.js';
-import { ManualClock } from '../../src-main/board/clock.js';
+import { ManualClock } from '../../src-main/base/clock.js';
 import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
 
 describe('verify runner', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src-main/board/clock.js';
+import { ManualClock } from '../../src-main/base/clock.js';
 import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
 import { agentParamSchemas } from '../../src-shared/protocol/agentSchemas.js';
 import { firstIssue } from '../../src-shared/board/schemas.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
-import { ManualClock } from '../../src-main/board/clock.js';
+import { ManualClock } from '../../src-main/base/clock.js';
 import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
 
 /**

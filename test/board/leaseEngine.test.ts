@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Limits } from '../../src-shared/board/limits.js';
-import { ManualClock } from '../../src-main/board/clock.js';
+import { ManualClock } from '../../src-main/base/clock.js';
 import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
 
 const LEASE = Limits.defaultLeaseMs;

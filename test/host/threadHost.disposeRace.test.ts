@@ -8,7 +8,7 @@ import { hostFixture } from '../helpers/hosts.js';
 /** The liveness check's /proc read, with a hook that runs while the real read is in flight. */
 const proc = vi.hoisted(() => ({ onRead: null as ((pid: number) => void) | null }));
 vi.mock('../../src-main/pty/procLiveness.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src-main/pty/procLiveness.js')>();
+  const real = await importOriginal<typeof import('../../src-main/pty/procReader.js')>();
   return {
     ...real,
     readTreeCpu: (pid: number) => {

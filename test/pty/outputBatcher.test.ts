@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OutputBatcher } from '../../src-main/pty/outputBatcher.js';
-import type { Timers } from '../../src-main/pty/timers.js';
+import type { Timers } from '../../src-main/base/timers.js';
 
 afterEach(() => vi.useRealTimers());
 

@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { findOnPath } from '../../src-main/host/pathLookup.js';
+import { findOnPath } from '../../src-main/base/pathLookup.js';
 
 const scenario = new URL('./fixtures/pidReuseScenario.ts', import.meta.url).pathname;
 

@@ -4,7 +4,7 @@
  * back by the batch timer.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Timers } from '../../src-main/pty/timers.js';
+import type { Timers } from '../../src-main/base/timers.js';
 import { paneTracker, sleep, waitFor } from './helpers.js';
 
 const linux = process.platform === 'linux';

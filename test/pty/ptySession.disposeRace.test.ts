@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { realTimers, type Timers } from '../../src-main/pty/timers.js';
+import { realTimers, type Timers } from '../../src-main/base/timers.js';
 import { manualTimers } from '../helpers/manualTimers.js';
 import { sleep, spawnPane, waitFor, type Pane } from './helpers.js';
 

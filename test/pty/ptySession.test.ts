@@ -1,7 +1,7 @@
 import headlessModule from '@xterm/headless';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FlowControlConstants } from '../../src-main/pty/flowControl.js';
-import { listProcesses, readProcFacts } from '../../src-main/pty/procLiveness.js';
+import { listProcesses, readProcFacts } from '../../src-main/pty/procReader.js';
 import type { PtySession } from '../../src-main/pty/ptySession.js';
 import { paneTracker, sleep, waitFor } from './helpers.js';
 

@@ -8,7 +8,7 @@ import type {
   WindowPush,
   WindowResult,
 } from '../../src-shared/protocol/windowApi.js';
-import { ManualClock } from '../../src-main/board/clock.js';
+import { ManualClock } from '../../src-main/base/clock.js';
 import { LeaseEngine } from '../../src-main/board/leaseEngine.js';
 import { HostCallError, type ConnectionState, type Transport } from '../../src-renderer/transport/types.js';
 

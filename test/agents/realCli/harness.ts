@@ -21,7 +21,7 @@ import { afterEach, beforeAll, describe, expect } from 'vitest';
 import type { AgentKind } from '../../../src-main/agents/profiles.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
-import { findOnPath } from '../../../src-main/host/pathLookup.js';
+import { findOnPath } from '../../../src-main/base/pathLookup.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { nextEvent } from '../../helpers/events.js';

@@ -14,7 +14,7 @@ import {
   readTreeCpu,
   stateFromCode,
   sumTreeCpu,
-} from '../../src-main/pty/procLiveness.js';
+} from '../../src-main/pty/procReader.js';
 
 const linux = process.platform === 'linux';
 const children: ChildProcess[] = [];

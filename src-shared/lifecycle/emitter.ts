@@ -1,4 +1,4 @@
-import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+import type { IDisposable } from './disposableStore.js';
 
 /** What every owner of a timer or listener hands back: the shared lifecycle's IDisposable. */
 export type Disposable = IDisposable;
