@@ -100,7 +100,7 @@ export async function agentBench(): Promise<Row[]> {
     for (let i = 0; i < KILLS; i++) {
       const t = await host.board.run((e) => e.addTask({ title: `k${i}` }));
       if (!t.ok) throw new Error(t.error.message);
-      const agent = await host.launch('custom', { command: 'exec sleep 600' });
+      const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
       const c = await host.board.run((e) => e.claim(agent.id, t.value.id));
       if (!c.ok) throw new Error(c.error.message);
       const ended = new Promise<void>((resolve) => {
@@ -111,7 +111,7 @@ export async function agentBench(): Promise<Row[]> {
           }
         });
       });
-      const session = host.session(agent.id);
+      const session = host.panes.get(agent.id)?.session;
       if (!session) throw new Error('no session');
       const t0 = performance.now();
       process.kill(agent.pid as number, 'SIGKILL');
@@ -121,7 +121,7 @@ export async function agentBench(): Promise<Row[]> {
       if (!session.exit) endedFirst++;
       await session.exited;
       exitLat.push(performance.now() - t0);
-      await host.closePane(agent.id);
+      await host.panes.close(agent.id);
     }
     lat.sort((a, b) => a - b);
     exitLat.sort((a, b) => a - b);
@@ -131,7 +131,7 @@ export async function agentBench(): Promise<Row[]> {
     rows.push({ name: 'claim ended before the exit event', value: endedFirst, unit: `of ${KILLS}` });
 
     // CLI round trip against a bare node start, same machine, same run.
-    const agent = await host.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
     const rec = host.registry.get(agent.id);
     const env = { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec?.secret };
     const N = 20;

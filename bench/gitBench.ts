@@ -52,7 +52,7 @@ export async function gitBench(): Promise<Row[]> {
     // Bare git, the baseline: the same command Forkbench runs, nothing around it. A grant as an agent waits
     // for it: claim → its worktree is ready, hooks and claim file in place. Interleaved, so a noisy
     // neighbour (this VM's disk varies 5× between minutes) slows both sides alike.
-    const agent = await host.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
     const bare: number[] = [];
     const grant: number[] = [];
     for (let i = 0; i < GRANTS; i++) {
@@ -62,7 +62,7 @@ export async function gitBench(): Promise<Row[]> {
       const t0 = performance.now();
       const c = await host.board.run((e) => e.claim(agent.id, t.value.id));
       if (!c.ok) throw new Error(c.error.message);
-      await host.worktreeOf(c.value.taskId, c.value.token);
+      await host.worktrees.worktreeOf(c.value.taskId, c.value.token);
       grant.push(performance.now() - t0);
     }
     const ratio = median(grant) / median(bare);
@@ -72,7 +72,7 @@ export async function gitBench(): Promise<Row[]> {
 
     // Re-grants: the task moves between two agents, so every grant detaches and fences the last folder and
     // makes a fresh one at the record. Interleaved with bare adds again.
-    const other = await host.launch('custom', { command: 'exec sleep 600' });
+    const other = await host.panes.launch('custom', { command: 'exec sleep 600' });
     const bare2: number[] = [];
     const regrant: number[] = [];
     for (let i = 0; i < GRANTS; i++) {
@@ -81,7 +81,7 @@ export async function gitBench(): Promise<Row[]> {
       const t0 = performance.now();
       const moved = await host.board.run((e) => e.assign('T-2', to));
       if (!moved.ok) throw new Error(moved.error.message);
-      await host.worktreeOf('T-2', moved.value.token);
+      await host.worktrees.worktreeOf('T-2', moved.value.token);
       regrant.push(performance.now() - t0);
     }
     const ratio2 = median(regrant) / median(bare2);

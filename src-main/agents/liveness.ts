@@ -1,4 +1,8 @@
-import type { ProcState } from '../pty/procReader.js';
+import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
+import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
+import type { BoardService } from '../board/boardService.js';
+import { readTreeCpu, type ProcState, type TreeCpu } from '../pty/procReader.js';
+import type { AgentRecord } from './agentRegistry.js';
 
 /**
  * The background check that renews the leases of agents that are alive and making progress. Its decision is
@@ -22,4 +26,105 @@ export function judgeLiveness(f: LivenessFacts): LivenessVerdict {
   // A stopped process (SIGSTOP, a debugger, Ctrl-Z) or a zombie cannot be working, whatever its past.
   if (f.state === 'stopped' || f.state === 'zombie') return 'stalled';
   return f.now - f.lastProgressAt >= f.leaseMs ? 'stalled' : 'renew';
+}
+
+/** What the loop reads of one agent's pane. */
+export interface LivenessSubject {
+  record: AgentRecord;
+  /** performance.now() of the pane's last output. */
+  readonly lastOutputAt: number;
+  /** performance.now() of its launch: its CPU time counts as progress from then. */
+  readonly startedAt: number;
+}
+
+export interface LivenessLoopDeps {
+  board: BoardService;
+  /** The agents to check, each round. */
+  subjects: () => Iterable<LivenessSubject>;
+  /** An agent's status changed (running ↔ stalled). */
+  onStatus: () => void;
+  warn?: (message: string) => void;
+  readCpu?: (pid: number) => Promise<TreeCpu>;
+  now?: () => number;
+}
+
+/**
+ * The loop around the verdict: every renew interval (the Thread's setting), each live agent's facts are
+ * gathered — its pane's output, its board calls, its process tree's CPU time — and judged; `renew` renews
+ * every claim it holds, `stalled` leaves them to run out. A stopped process or a zombie is never renewed.
+ */
+export class LivenessLoop {
+  private readonly store = new DisposableStore();
+  private timer: TimerHandle | null = null;
+  private stopped = false;
+  /** Each agent's CPU time as last read, and when it last grew. */
+  private readonly cpu = new Map<string, { lastCpuMs: number; lastChangeAt: number }>();
+
+  constructor(private readonly d: LivenessLoopDeps) {}
+
+  /** Arm (or re-arm, after a settings change: a new interval takes effect now, not after the old one). */
+  schedule(): void {
+    this.timer?.dispose();
+    this.timer = null;
+    // A round that was in flight when stop() began ends here: it must not arm another.
+    if (this.stopped) return;
+    this.timer = this.store.timeout(() => {
+      this.timer = null;
+      // A round that overlaps a shutdown finds the board closed: that is the end of checking, not an error.
+      void this.check()
+        .catch((err: Error) => {
+          if (!this.stopped) this.d.warn?.(`forkbench: liveness check failed: ${err.message}`);
+        })
+        .finally(() => this.schedule());
+    }, effectiveRenewIntervalMs(this.d.board.state.settings));
+  }
+
+  /** One round. */
+  async check(): Promise<void> {
+    const leaseMs = this.d.board.state.settings.leaseMs;
+    const readCpu = this.d.readCpu ?? readTreeCpu;
+    const subjects = [...this.d.subjects()];
+    for (const id of this.cpu.keys()) if (!subjects.some((s) => s.record.id === id)) this.cpu.delete(id);
+    for (const s of subjects) {
+      const r = s.record;
+      if (this.stopped) return;
+      if (r.status === 'exited' || r.pid === null) continue;
+      let facts: TreeCpu;
+      try {
+        facts = await readCpu(r.pid);
+      } catch {
+        continue;
+      }
+      // The Thread may have been shut while /proc was read: its claims are released, nothing is renewed.
+      if (this.stopped) return;
+      const now = this.now();
+      const cpu = this.cpu.get(r.id) ?? { lastCpuMs: 0, lastChangeAt: s.startedAt };
+      this.cpu.set(r.id, cpu);
+      if (facts.cpuMs > cpu.lastCpuMs) {
+        cpu.lastCpuMs = facts.cpuMs;
+        cpu.lastChangeAt = now;
+      }
+      const lastProgressAt = Math.max(s.lastOutputAt, r.lastBoardCallAt, cpu.lastChangeAt);
+      const verdict = judgeLiveness({ state: facts.state, lastProgressAt, now, leaseMs });
+      const before = r.status;
+      if (verdict === 'renew') {
+        r.status = 'running';
+        if (this.d.board.engine.claimsOf(r.id).length) await this.d.board.apply((e) => e.renewLive(r.id));
+      } else if (verdict === 'stalled') {
+        r.status = 'stalled';
+      }
+      if (r.status !== before) this.d.onStatus();
+    }
+  }
+
+  /** No round starts or renews after this; one in flight ends at its next step. */
+  stop(): void {
+    this.stopped = true;
+    this.timer = null;
+    this.store.dispose();
+  }
+
+  private now(): number {
+    return (this.d.now ?? performance.now.bind(performance))();
+  }
 }

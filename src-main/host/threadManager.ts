@@ -70,9 +70,9 @@ export class ThreadManager {
     host.board.onReadOnly((err) =>
       this.onPush.fire({ type: 'notify', about: `read-only:${key}`, title: `Board read-only: ${basename(host.folder)}`, body: err.message }),
     );
-    host.onPaneData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
-    host.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
-    host.onPaneExit.event(({ name, exit }) => {
+    host.panes.onData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
+    host.panes.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
+    host.panes.onExit.event(({ name, exit }) => {
       const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
       this.onPush.fire({ type: 'notify', about: `exit:${name}`, title: `Agent exited: ${name}`, body: `${name} ${how}.` });
     });
@@ -80,7 +80,7 @@ export class ThreadManager {
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
   async resumeGrace(): Promise<void> {
-    await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.isAgentRunning(id))));
+    await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.panes.isRunning(id))));
   }
 
   /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. */

@@ -65,7 +65,7 @@ export class WindowRouter {
 
   /** A window went away: it must no longer hold any pane's output back. */
   detachAll(consumer: string): void {
-    for (const host of this.threads.openHosts()) host.detachEverywhere(consumer);
+    for (const host of this.threads.openHosts()) host.panes.detachEverywhere(consumer);
   }
 
   private host(key: string): ThreadHost {
@@ -97,12 +97,12 @@ export class WindowRouter {
     'task.edit': (p) => this.board(p.key, (e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })),
     'task.note': (p) => this.board(p.key, (e) => e.userNote(p.taskId, p.text)),
     'task.assign': (p) => {
-      if (!this.host(p.key).isAgentRunning(p.agentId)) throw new RouteError('no-such-agent', `agent ${p.agentId} is not running`);
+      if (!this.host(p.key).panes.isRunning(p.agentId)) throw new RouteError('no-such-agent', `agent ${p.agentId} is not running`);
       return this.board(p.key, (e) => e.assign(p.taskId, p.agentId));
     },
     'task.release': (p) => this.board(p.key, (e) => e.userRelease(p.taskId)),
     'task.approve': async (p) => {
-      await this.host(p.key).approve(p.taskId);
+      await this.host(p.key).worktrees.approve(p.taskId);
       return null;
     },
     'task.reject': (p) => this.board(p.key, (e) => e.rejectReview(p.taskId, p.reason)),
@@ -111,29 +111,30 @@ export class WindowRouter {
     'task.reset': (p) => this.board(p.key, (e) => e.reset(p.taskId)),
     'agent.launch': (p) => {
       if (p.profile === 'custom' && !p.command) throw new RouteError('invalid-input', 'a custom agent needs a command line');
-      return this.host(p.key).launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
+      return this.host(p.key).panes.launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
     },
     'agent.close': async (p) => {
-      await this.host(p.key).closePane(p.agentId);
+      await this.host(p.key).panes.close(p.agentId);
       return null;
     },
-    'agent.relaunch': (p) => this.host(p.key).relaunch(p.agentId),
-    'agent.input': (p) => (this.host(p.key).input(p.agentId, p.data), null),
-    'agent.resize': (p) => (this.host(p.key).resize(p.agentId, p.cols, p.rows), null),
-    'agent.ack': (p, consumer) => (this.host(p.key).ack(p.agentId, p.chars, consumer), null),
+    'agent.relaunch': (p) => this.host(p.key).panes.relaunch(p.agentId),
+    'agent.input': (p) => (this.host(p.key).panes.input(p.agentId, p.data), null),
+    'agent.resize': (p) => (this.host(p.key).panes.resize(p.agentId, p.cols, p.rows), null),
+    'agent.ack': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.ack(p.chars, consumer), null),
     'agent.screen': (p, consumer) => {
-      const h = this.host(p.key);
+      const panes = this.host(p.key).panes;
+      const session = panes.get(p.agentId)?.session;
       // From now on this window consumes the pane's output and its acks pace the pty. It starts afresh: a
       // reloaded page (same consumer in Electron) will never ack what its previous incarnation was sent.
-      h.detach(p.agentId, consumer);
-      h.attach(p.agentId, consumer);
-      return h.screen(p.agentId);
+      session?.detach(consumer);
+      session?.attach(consumer);
+      return panes.screen(p.agentId);
     },
-    'agent.detach': (p, consumer) => (this.host(p.key).detach(p.agentId, consumer), null),
-    'task.diff': (p) => this.host(p.key).gitWorktrees().diff(p.taskId),
-    'worktree.list': async (p) => (await this.host(p.key).worktrees?.list()) ?? [],
+    'agent.detach': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.detach(consumer), null),
+    'task.diff': (p) => this.host(p.key).worktrees.require().review.diff(p.taskId),
+    'worktree.list': async (p) => (await this.host(p.key).worktrees.git?.folders.list()) ?? [],
     'worktree.remove': async (p) => {
-      await this.host(p.key).gitWorktrees().remove(p.taskId, p.force);
+      await this.host(p.key).worktrees.require().folders.remove(p.taskId, p.force);
       return null;
     },
   };
@@ -149,10 +150,10 @@ export class WindowRouter {
       folder: h.folder,
       board: serializeBoard(b),
       boardNow: h.board.clock.now(),
-      agents: h.agents(),
+      agents: h.panes.agents(),
       log: h.board.logTail(LOG_TAIL),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.isAvailable(id) })),
-      git: h.isolation(),
+      git: h.worktrees.isolation(),
     };
   }
 

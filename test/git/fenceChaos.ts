@@ -96,7 +96,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   const script = join(dir, 'agent.sh');
   fs.writeFileSync(script, agentScript(ackLog), { mode: 0o755 });
   let notRecorded = 0;
-  host.onPaneData.event(({ data }) => {
+  host.panes.onData.event(({ data }) => {
     notRecorded += data.split('NOT RECORDED').length - 1;
   });
   const events: BoardEvent[] = [];
@@ -104,7 +104,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   for (let i = 0; i < 6; i++) await host.board.run((e) => e.addTask({ title: `chaos ${i}` }));
   const agents: Array<{ id: string; pid: number }> = [];
   const launch = async () => {
-    const a = await host.launch('custom', { command: script });
+    const a = await host.panes.launch('custom', { command: script });
     agents.push({ id: a.id, pid: a.pid as number });
   };
   for (let i = 0; i < o.agents; i++) await launch();
@@ -146,7 +146,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
         }
       } else {
         for (const t of [...host.board.state.tasks.values()].filter((x) => x.state === 'review')) {
-          await host.approve(t.id).then(
+          await host.worktrees.approve(t.id).then(
             () => r.approved++,
             // A conflict between two tasks' lines is the merge refusing, as it should: not worth a line.
             (err: Error & { problem?: string }) => err.problem !== 'merge-conflict' && log(`approve ${t.id}: ${err.message}`),
@@ -169,8 +169,8 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
       // gone
     }
   }
-  await waitFor(() => host.agents().every((a) => a.status === 'exited'), 10_000);
-  await host.worktrees?.idle();
+  await waitFor(() => host.panes.agents().every((a) => a.status === 'exited'), 10_000);
+  await host.worktrees.git?.idle();
   r.notRecorded = notRecorded;
   judge(host, folder, initial, ackLog, events, r);
   const locks = await waitForNoLocks(join(folder, '.git'), 12_000);

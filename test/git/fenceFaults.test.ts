@@ -44,7 +44,7 @@ describe('1. approval never loses an acknowledged commit', () => {
       }
     })();
     await new Promise((res) => setTimeout(res, 200));
-    await host.approve('T-1');
+    await host.worktrees.approve('T-1');
     stop = true;
     await loop;
     expect(task(host)?.state).toBe('done');
@@ -64,7 +64,7 @@ describe('1. approval never loses an acknowledged commit', () => {
     const late = await sh(wt, 'git -c core.hooksPath=/dev/null commit -qam "after done" && git rev-parse HEAD', agentEnv(host, a));
     expect(late.code, late.stderr).toBe(0);
     const sha = late.stdout.trim();
-    await host.approve('T-1');
+    await host.worktrees.approve('T-1');
     expect(gitSync(folder, ['rev-parse', 'main^2'])).not.toBe(sha);
     expect(gitSync(folder, ['rev-parse', `refs/forkbench/stray/T-1/${sha}`])).toBe(sha);
     expect(gitSync(folder, ['branch', '--list', 'forkbench/*'])).toBe('');
@@ -95,12 +95,12 @@ exec sleep 600`,
     await agent.until(/CLAIMED/);
     const before = task(host)?.record?.sha as string;
     fs.writeFileSync(slow, '');
-    host.input(agent.id, '\r');
+    host.panes.input(agent.id, '\r');
     await new Promise((res) => setTimeout(res, 800)); // the fence has said yes; the repo hook sleeps
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
     expect(moved.ok).toBe(true);
-    const issued = await host.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
+    const issued = await host.worktrees.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
     await agent.until(/AGENT-DONE/);
     const out = agent.output();
     expect(out).toMatch(/COMMIT-EXIT=0/); // git itself went through: a hook cannot undo a landed update
@@ -129,7 +129,7 @@ describe('3. a refused command never changes the holder’s folder', () => {
     expect((await sh(wt, 'git commit -qam A', agentEnv(host, a))).code).toBe(0);
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
-    const mine = (await host.worktreeOf('T-1', moved.ok ? moved.value.token : 0))?.path as string;
+    const mine = (await host.worktrees.worktreeOf('T-1', moved.ok ? moved.value.token : 0))?.path as string;
     fs.writeFileSync(join(mine, 'notes.txt'), 'B edits\n');
     // The stale agent stages an edit, tries to commit, and resets hard.
     fs.writeFileSync(join(wt, 'notes.txt'), 'stale line\n');
@@ -157,7 +157,7 @@ describe('4. done freezes the branch', () => {
     expect(after.code).not.toBe(0);
     expect(after.stderr).toMatch(/refused \(bad-state\): T-1 is in review: its work was frozen at [0-9a-f]{10}/);
     expect(gitSync(wt, ['rev-parse', 'forkbench/T-1'])).toBe(frozen);
-    await host.approve('T-1');
+    await host.worktrees.approve('T-1');
     expect(gitSync(folder, ['rev-parse', 'main^2'])).toBe(frozen);
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('submitted\n');
   });
@@ -196,7 +196,7 @@ describe('5. commits no hook saw are never merged, whatever their trailers say',
     expect(fromThread.code).toBe(0);
     expect((await cliAs(host, a, ['done', 'T-1', '--token', String(token)])).code).toBe(0);
     expect(task(host)?.submitted?.sha).toBe(honest);
-    await host.approve('T-1');
+    await host.worktrees.approve('T-1');
     expect(gitSync(folder, ['rev-parse', 'main^2'])).toBe(honest);
     expect(gitSync(folder, ['log', '--format=%s', 'main'])).not.toMatch(/sneak|forged/);
     expect(reachable(folder, forged)).toBe(true);
@@ -268,7 +268,7 @@ describe('7. a late commit that recreates a removed branch never blocks the task
     expect((await sh(wt, 'git commit -qam work', agentEnv(host, a))).code).toBe(0);
     const work = gitSync(wt, ['rev-parse', 'HEAD']);
     expect((await cliAs(host, a, ['release', 'T-1', '--token', String(token)])).code).toBe(0);
-    await host.gitWorktrees().remove('T-1', true);
+    await host.worktrees.require().folders.remove('T-1', true);
     expect(gitSync(folder, ['branch', '--list', 'forkbench/T-1'])).toBe('');
     // A stalled git finishes its commit now and writes the branch again.
     gitSync(folder, ['update-ref', 'refs/heads/forkbench/T-1', work]);

@@ -71,9 +71,9 @@ exec sleep 600`,
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
     expect(moved.ok).toBe(true);
-    await host.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
+    await host.worktrees.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
     process.kill(-a.pid, 'SIGCONT');
-    host.input(a.id, '\r');
+    host.panes.input(a.id, '\r');
     await waitFor(/AGENT-FINISHED/);
     expect(a.output()).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
     for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(a.output()).not.toMatch(new RegExp(`${step}-EXIT=0`));

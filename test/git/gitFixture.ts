@@ -106,7 +106,7 @@ export async function cliAs(host: ThreadHost, agentId: string, args: string[]): 
 
 /** An agent that exists on the board (a real process in a real pty: a shell that waits). */
 export async function idleAgent(host: ThreadHost): Promise<string> {
-  const a = await host.launch('custom', { command: 'exec sleep 600' });
+  const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
   return a.id;
 }
 
@@ -118,9 +118,9 @@ export async function idleAgent(host: ThreadHost): Promise<string> {
 export async function paneAgent(host: ThreadHost, dir: string, script: string): Promise<{ id: string; pid: number; output(): string; until(re: RegExp, ms?: number): Promise<void> }> {
   const file = join(dir, `agent-${Math.random().toString(36).slice(2)}.sh`);
   fs.writeFileSync(file, `#!/bin/sh\nset -u\n${script}\n`, { mode: 0o755 });
-  const a = await host.launch('custom', { command: file });
+  const a = await host.panes.launch('custom', { command: file });
   let seen = '';
-  host.onPaneData.event(({ agentId, data }) => {
+  host.panes.onData.event(({ agentId, data }) => {
     if (agentId === a.id) seen += data;
   });
   return {

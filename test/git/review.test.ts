@@ -29,7 +29,7 @@ describe('review shows the work, approval merges it', () => {
   it('the diff lists files and the patch; approve merges into the base and removes the worktree and branch', async () => {
     const { host, folder, wt, token, done } = await submitted({ 'notes.txt': 'line one\nline two\n', 'new.txt': 'new file\n' });
     expect((await done()).code).toBe(0);
-    const d = await host.gitWorktrees().diff('T-1');
+    const d = await host.worktrees.require().review.diff('T-1');
     expect(d).toMatchObject({ branch: 'forkbench/T-1', base: 'main', commits: 1, headToken: token, finalToken: token, truncated: false, uncommitted: 0 });
     expect(d.files).toEqual([
       { path: 'new.txt', status: 'A', added: 1, deleted: 0 },
@@ -37,7 +37,7 @@ describe('review shows the work, approval merges it', () => {
     ]);
     expect(d.patch).toContain('+line two');
     const before = gitSync(folder, ['rev-parse', 'main']);
-    await host.approve('T-1');
+    await host.worktrees.approve('T-1');
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('line one\nline two\n');
     expect(gitSync(folder, ['rev-parse', 'main^1'])).toBe(before);
@@ -55,11 +55,11 @@ describe('review shows the work, approval merges it', () => {
     const moved = await host.board.run((e) => e.assign('T-1', b));
     expect(moved.ok).toBe(true);
     if (!moved.ok) return;
-    await host.worktreeOf('T-1', moved.value.token);
+    await host.worktrees.worktreeOf('T-1', moved.value.token);
     expect((await done()).code).toBe(3); // A's claim is over
     expect((await cliAs(host, b, ['done', 'T-1', '--token', String(moved.value.token)])).code).toBe(0);
     const before = gitSync(folder, ['rev-parse', 'main']);
-    await expect(host.approve('T-1')).rejects.toMatchObject({ problem: 'wrong-token' });
+    await expect(host.worktrees.approve('T-1')).rejects.toMatchObject({ problem: 'wrong-token' });
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
     expect(host.board.state.tasks.get('T-1')?.state).toBe('review');
     expect(notes(host)).toMatch(/Not merged: forkbench\/T-1's last commit [0-9a-f]{10} was written under token 1, but the work under review was submitted under token 2/);
@@ -71,7 +71,7 @@ describe('review shows the work, approval merges it', () => {
     gitSync(folder, ['commit', '-qam', 'meanwhile on main']);
     expect((await done()).code).toBe(0);
     const before = gitSync(folder, ['rev-parse', 'main']);
-    await expect(host.approve('T-1')).rejects.toMatchObject({ problem: 'merge-conflict' });
+    await expect(host.worktrees.approve('T-1')).rejects.toMatchObject({ problem: 'merge-conflict' });
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('the person says\n');
     expect(gitSync(folder, ['status', '--porcelain'])).toBe('');
@@ -84,14 +84,14 @@ describe('review shows the work, approval merges it', () => {
     fs.writeFileSync(join(folder, 'notes.txt'), 'unsaved work of the person\n');
     expect((await done()).code).toBe(0);
     const before = gitSync(folder, ['rev-parse', 'main']);
-    await expect(host.approve('T-1')).rejects.toMatchObject({ problem: 'base-dirty' });
+    await expect(host.worktrees.approve('T-1')).rejects.toMatchObject({ problem: 'base-dirty' });
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('unsaved work of the person\n');
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
     expect(host.board.state.tasks.get('T-1')?.state).toBe('review');
     expect(notes(host)).toMatch(/uncommitted changes on main in notes\.txt that the merge would overwrite/);
     // once the person commits or stashes, the same approval goes through
     gitSync(folder, ['stash', '-q']);
-    await host.approve('T-1');
+    await host.worktrees.approve('T-1');
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('agent\n');
   });
 
@@ -109,12 +109,12 @@ describe('review shows the work, approval merges it', () => {
     const { host, wt, done } = await submitted({ 'notes.txt': 'merged part\n' });
     fs.writeFileSync(join(wt, 'leftover.txt'), 'never committed\n');
     expect((await done()).code).toBe(0);
-    expect((await host.gitWorktrees().diff('T-1')).uncommitted).toBe(1);
-    await host.approve('T-1');
+    expect((await host.worktrees.require().review.diff('T-1')).uncommitted).toBe(1);
+    await host.worktrees.approve('T-1');
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
     expect(fs.readFileSync(join(wt, 'leftover.txt'), 'utf8')).toBe('never committed\n');
     expect(notes(host)).toMatch(/still has 1 uncommitted change that was not part of the merge: it is kept/);
-    expect((await host.gitWorktrees().list())[0]).toMatchObject({ taskId: 'T-1', held: false, uncommitted: 1 });
+    expect((await host.worktrees.require().folders.list())[0]).toMatchObject({ taskId: 'T-1', held: false, uncommitted: 1 });
   });
 
   it('a verify command runs in the worktree, and its pass merges', async () => {

@@ -29,7 +29,7 @@ describe('a worktree per claim', () => {
     // show tells the agent where to work, too
     const show = await cliAs(host, a, ['show', 'T-1']);
     expect(show.out.result.worktree).toEqual({ path: wt.path, branch: 'forkbench/T-1', base: 'main' });
-    expect(host.isolation()).toEqual({ isolated: true, repoRoot: fs.realpathSync(folder), baseBranch: 'main' });
+    expect(host.worktrees.isolation()).toEqual({ isolated: true, repoRoot: fs.realpathSync(folder), baseBranch: 'main' });
   });
 
   it('two agents on two tasks edit the same file in their own worktrees without seeing each other', async () => {
@@ -92,21 +92,21 @@ describe('a worktree per claim', () => {
     const t = again.host.board.state.tasks.get('T-1');
     expect(t?.state).toBe('open'); // the claim ended with the host
     expect(t?.worktree?.path).toBe(first);
-    const list = await again.host.gitWorktrees().list();
+    const list = await again.host.worktrees.require().folders.list();
     expect(list).toEqual([expect.objectContaining({ taskId: 'T-1', path: first, held: false, missing: false, uncommitted: 1 })]);
     const b = await idleAgent(again.host);
     const c = (await cliAs(again.host, b, ['claim', 'T-1'])).out.result;
     // a new grant gets a fresh folder; the earlier one, with its uncommitted work, is parked and listed
     expect(c.worktree.path).not.toBe(first);
     expect(fs.readFileSync(join(first, 'wip.txt'), 'utf8')).toBe('uncommitted work\n');
-    expect((await again.host.gitWorktrees().list()).map((w) => w.path).sort()).toEqual([first, c.worktree.path].sort());
+    expect((await again.host.worktrees.require().folders.list()).map((w) => w.path).sort()).toEqual([first, c.worktree.path].sort());
   });
 });
 
 describe('bad input: clear messages, nothing lost', () => {
   it('a folder that is not a repository keeps the shared folder and says why there is no isolation', async () => {
     const { host } = await fx.host({ repo: false });
-    const iso = host.isolation();
+    const iso = host.worktrees.isolation();
     expect(iso.isolated).toBe(false);
     expect(iso.isolated === false && iso.reason).toMatch(/is not a git repository.*git init/);
     await host.board.run((e) => e.addTask({ title: 'plain' }));
@@ -114,7 +114,7 @@ describe('bad input: clear messages, nothing lost', () => {
     const c = await cliAs(host, a, ['claim', 'T-1']);
     expect(c.code).toBe(0);
     expect(c.out.result.worktree).toBeNull();
-    expect(() => host.gitWorktrees()).toThrow(/no worktrees: .*not a git repository/);
+    expect(() => host.worktrees.require()).toThrow(/no worktrees: .*not a git repository/);
   });
 
   it('a detached HEAD refuses the claim with the fix, and a base branch setting mends it', async () => {
@@ -129,7 +129,7 @@ describe('bad input: clear messages, nothing lost', () => {
     const t = host.board.state.tasks.get('T-1');
     expect(t).toMatchObject({ state: 'blocked', claim: null, lastClaim: { reason: 'no-worktree' } });
     expect(t?.blockedReason).toMatch(/detached HEAD/);
-    expect(host.isolation()).toMatchObject({ isolated: false });
+    expect(host.worktrees.isolation()).toMatchObject({ isolated: false });
     await host.board.run((e) => e.setSettings({ baseBranch: 'main' }));
     await host.board.run((e) => e.unblock('T-1'));
     const again = await cliAs(host, a, ['claim', 'T-1']);
@@ -177,7 +177,7 @@ describe('bad input: clear messages, nothing lost', () => {
     expect((await sh(c.worktree.path, 'git add kept.txt && git commit -qm kept', agentEnv(host, a))).code).toBe(0);
     await cliAs(host, a, ['release', 'T-1', '--token', String(c.token)]);
     fs.rmSync(c.worktree.path, { recursive: true, force: true });
-    expect((await host.gitWorktrees().list())[0]).toMatchObject({ taskId: 'T-1', missing: true, ahead: 1 });
+    expect((await host.worktrees.require().folders.list())[0]).toMatchObject({ taskId: 'T-1', missing: true, ahead: 1 });
     const again = await cliAs(host, a, ['claim', 'T-1']);
     expect(again.code).toBe(0);
     const path = again.out.result.worktree.path as string;
@@ -197,16 +197,16 @@ describe('lifecycle: parked worktrees and removal', () => {
     const a = await idleAgent(host);
     const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result;
     fs.writeFileSync(join(c.worktree.path, 'draft.txt'), 'draft\n');
-    await expect(host.gitWorktrees().remove('T-1', false)).rejects.toMatchObject({ problem: 'held' });
+    await expect(host.worktrees.require().folders.remove('T-1', false)).rejects.toMatchObject({ problem: 'held' });
     await cliAs(host, a, ['release', 'T-1', '--token', String(c.token)]);
-    const list = await host.gitWorktrees().list();
+    const list = await host.worktrees.require().folders.list();
     expect(list[0]).toMatchObject({ held: false, uncommitted: 1, ahead: 0 });
-    await expect(host.gitWorktrees().remove('T-1', false)).rejects.toThrow(/1 uncommitted change: removing it loses them/);
+    await expect(host.worktrees.require().folders.remove('T-1', false)).rejects.toThrow(/1 uncommitted change: removing it loses them/);
     expect(fs.existsSync(join(c.worktree.path, 'draft.txt'))).toBe(true);
-    await host.gitWorktrees().remove('T-1', true);
+    await host.worktrees.require().folders.remove('T-1', true);
     expect(fs.existsSync(c.worktree.path)).toBe(false);
     expect(gitSync(folder, ['branch', '--list', 'forkbench/*'])).toBe('');
     expect(host.board.state.tasks.get('T-1')?.worktree).toBeNull();
-    expect(await host.gitWorktrees().list()).toEqual([]);
+    expect(await host.worktrees.require().folders.list()).toEqual([]);
   });
 });

@@ -12,14 +12,14 @@ export function hostFixture(prefix: string) {
   const dirs: string[] = [];
   return {
     /** `seedBoard` writes the Thread's board folder before the host opens it (a journal from an older version). */
-    async open(opts: { liveness?: boolean; notifyQuietMs?: number; seedBoard?: (boardDir: string, threadKey: string) => void } = {}): Promise<ThreadHost> {
+    async open(opts: { liveness?: boolean; typingQuietMs?: number; seedBoard?: (boardDir: string, threadKey: string) => void } = {}): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
       dirs.push(root);
       const folder = join(root, 'project');
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, notifyQuietMs: opts.notifyQuietMs });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs });
       hosts.push(host);
       return host;
     },

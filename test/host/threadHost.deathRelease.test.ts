@@ -21,18 +21,18 @@ describe('hard release on death', () => {
     const host = await openHost();
     const task = await host.board.run((e) => e.addTask({ title: 'flood' }));
     if (!task.ok) throw new Error(task.error.message);
-    const agent = await host.launch('custom', { command: 'exec yes flood' });
+    const agent = await host.panes.launch('custom', { command: 'exec yes flood' });
     const claim = await host.board.run((e) => e.claim(agent.id, task.value.id));
     expect(claim.ok).toBe(true);
-    const session = host.session(agent.id);
+    const session = host.panes.get(agent.id)?.session;
     if (!session) throw new Error('no session');
-    host.attach(agent.id, 'frozen-window'); // never acks: the pane stays paused, its tail held
+    host.panes.get(agent.id)?.session.attach('frozen-window'); // never acks: the pane stays paused, its tail held
     await waitFor(() => session.flowStats.paused, 5_000, 'the pane to pause');
     const secret = host.registry.get(agent.id)?.secret;
 
     const order: string[] = [];
     session.onExit(() => order.push('exit'));
-    host.onPaneExit.event(() => order.push('pane-exit'));
+    host.panes.onExit.event(() => order.push('pane-exit'));
     const ended = nextEvent(host, (e) => e.kind === 'claim-ended' && e.agentId === agent.id, 5_000);
     process.kill(agent.pid as number, 'SIGKILL');
     const e = await ended;
@@ -43,11 +43,11 @@ describe('hard release on death', () => {
     expect(session.exit, 'the exit is still held by the undrained tail').toBeUndefined();
     expect(host.registry.authenticate(secret), 'the secret died with the process').toBeNull();
 
-    host.detach(agent.id, 'frozen-window'); // the tail drains now
+    host.panes.get(agent.id)?.session.detach('frozen-window'); // the tail drains now
     const exit = await Promise.race([session.exited, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
     expect(exit?.signalName).toBe('SIGKILL');
     await waitFor(() => order.includes('pane-exit'), 2_000, 'the pane exit notice');
     expect(order).toEqual(['claim-ended', 'exit', 'pane-exit']);
-    expect(host.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 }, claims: [] });
+    expect(host.panes.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 }, claims: [] });
   });
 });

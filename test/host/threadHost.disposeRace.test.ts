@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import type { BoardService } from '../../src-main/board/boardService.js';
-import { NotifyConstants } from '../../src-main/host/threadHost.js';
+import { TypingConstants } from '../../src-main/host/threadHost.js';
 import { hostFixture } from '../helpers/hosts.js';
 
 /** The liveness check's /proc read, with a hook that runs while the real read is in flight. */
 const proc = vi.hoisted(() => ({ onRead: null as ((pid: number) => void) | null }));
-vi.mock('../../src-main/pty/procLiveness.js', async (importOriginal) => {
+vi.mock('../../src-main/pty/procReader.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src-main/pty/procReader.js')>();
   return {
     ...real,
@@ -85,7 +85,7 @@ describe('ThreadHost.dispose races', () => {
     const every = effectiveRenewIntervalMs(host.board.state.settings);
     expect(every).toBe(300);
     await host.board.run((e) => e.addTask({ title: 'held while the Thread shuts' }));
-    const agent = await host.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
     expect((await host.board.run((e) => e.claim(agent.id, 'T-1'))).ok).toBe(true);
 
     const slow = slowBoardWrites(host.board);
@@ -116,10 +116,10 @@ describe('ThreadHost.dispose races', () => {
   });
 
   it('notifyTimerRace: an assignment message due while the Thread shuts is never typed into the pane', async () => {
-    const host = await openHost({ notifyQuietMs: 1 });
+    const host = await openHost({ typingQuietMs: 1 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    const agent = await host.launch('custom', { command: 'exec cat' });
-    const session = host.session(agent.id)!;
+    const agent = await host.panes.launch('custom', { command: 'exec cat' });
+    const session = host.panes.get(agent.id)?.session!;
     const written: string[] = [];
     const write = session.write.bind(session);
     session.write = (data: string) => {
@@ -130,9 +130,9 @@ describe('ThreadHost.dispose races', () => {
     // Let the message be queued: the host now polls every pollMs for a quiet moment to type it.
     await new Promise((r) => setImmediate(r));
     const slow = slowBoardWrites(host.board);
-    slow.ms = NotifyConstants.pollMs + 250;
+    slow.ms = TypingConstants.pollMs + 250;
     await host.dispose();
-    await sleep(NotifyConstants.pollMs);
+    await sleep(TypingConstants.pollMs);
     expect(written).toEqual([]);
     expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'open', lastClaim: { reason: 'host-stopped' } });
   });

@@ -24,7 +24,7 @@ function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs 
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in pane; saw: ${seen.slice(-500)}`)), timeoutMs);
-    const d = host.onPaneData.event(({ agentId: id, data }) => {
+    const d = host.panes.onData.event(({ agentId: id, data }) => {
       if (id !== agentId) return;
       seen += data;
       if (pattern.test(seen)) {
@@ -43,7 +43,7 @@ function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs 
  */
 async function launchReader(host: ThreadHost, o: { bracketedPaste?: boolean } = {}): Promise<AgentInfo> {
   const reader = `${o.bracketedPaste ? "process.stdout.write('\\x1b[?2004h'); " : ''}process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-  const agent = await host.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+  const agent = await host.panes.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
   await paneText(host, agent.id, /ready/);
   return agent;
 }
@@ -73,7 +73,7 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.addTask({ title: 'write the parser' }));
     const submitted = nextEvent(host, (e) => e.kind === 'submitted');
-    const agent = await host.launch('custom', { command: FAKE_AGENT });
+    const agent = await host.panes.launch('custom', { command: FAKE_AGENT });
     await submitted;
     const t = host.board.state.tasks.get('T-1');
     expect(t).toMatchObject({ state: 'review', claim: { agentId: agent.id } });
@@ -85,7 +85,7 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.addTask({ title: 'task' }));
     const granted = nextEvent(host, (e) => e.kind === 'grant');
-    const agent = await host.launch('custom', { command: 'forkbench claim T-1 && exec sleep 600' });
+    const agent = await host.panes.launch('custom', { command: 'forkbench claim T-1 && exec sleep 600' });
     await granted;
     await paneText(host, agent.id, /Claimed T-1/);
     const released = nextEvent(host, (e) => e.kind === 'claim-ended');
@@ -97,8 +97,8 @@ describe('agents in real ptys', () => {
     expect(e).toMatchObject({ kind: 'claim-ended', reason: 'process-exited', agentId: agent.id });
     expect(host.board.state.tasks.get('T-1')?.state).toBe('open');
     // The claim goes on the pane's death signal; the exit status follows once the output tail has drained.
-    await host.session(agent.id)?.exited;
-    expect(host.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 } });
+    await host.panes.get(agent.id)?.session?.exited;
+    expect(host.panes.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 } });
     // the dead agent's secret died with it
     expect((await cliAs(host, agent.id, ['board'])).code).toBe(3);
   });
@@ -107,13 +107,13 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.addTask({ title: 'task' }));
     const granted = nextEvent(host, (e) => e.kind === 'grant');
-    const agent = await host.launch('custom', { command: 'forkbench claim T-1; sleep 600 & wait' });
+    const agent = await host.panes.launch('custom', { command: 'forkbench claim T-1; sleep 600 & wait' });
     await granted;
     const released = nextEvent(host, (e) => e.kind === 'claim-ended');
-    await host.closePane(agent.id);
+    await host.panes.close(agent.id);
     expect(await released).toMatchObject({ reason: 'pane-closed' });
     expect(() => process.kill(agent.pid as number, 0)).toThrow();
-    expect(host.agents().map((a) => a.id)).not.toContain(agent.id);
+    expect(host.panes.agents().map((a) => a.id)).not.toContain(agent.id);
   });
 
   it('SIGSTOP past a short lease: shown stalled, the task lapses and goes to another agent, and on SIGCONT the old write is refused', async () => {
@@ -121,7 +121,7 @@ describe('agents in real ptys', () => {
     await host.board.run((e) => e.setSettings({ leaseMs: 2000, renewIntervalMs: 250 }));
     await host.board.run((e) => e.addTask({ title: 'contended' }));
     const granted = nextEvent(host, (e) => e.kind === 'grant');
-    const a = await host.launch('custom', { command: 'forkbench claim T-1; while :; do echo tick; sleep 0.2; done' });
+    const a = await host.panes.launch('custom', { command: 'forkbench claim T-1; while :; do echo tick; sleep 0.2; done' });
     const grant = await granted;
     const token = grant.kind === 'grant' ? grant.token : 0;
     // alive and printing: the liveness check renews it past its first deadline
@@ -130,8 +130,8 @@ describe('agents in real ptys', () => {
     process.kill(-(a.pid as number), 'SIGSTOP');
     try {
       await lapsed;
-      expect(host.agents().find((x) => x.id === a.id)?.status).toBe('stalled');
-      const b = await host.launch('custom', { command: 'exec sleep 600' });
+      expect(host.panes.agents().find((x) => x.id === a.id)?.status).toBe('stalled');
+      const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
       const claimB = await cliAs(host, b.id, ['claim', 'T-1']);
       expect(claimB).toMatchObject({ code: 0, out: { ok: true, result: { taskId: 'T-1', agentId: b.id } } });
     } finally {
@@ -147,7 +147,7 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.setSettings({ verify: 'test -f ok.txt || { echo "ok.txt is missing"; exit 1; }' }));
     await host.board.run((e) => e.addTask({ title: 'make ok.txt' }));
-    const agent = await host.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
     const claim = await cliAs(host, agent.id, ['claim', 'T-1']);
     const token = String((claim.out as { result: { token: number } }).result.token);
     const returned = nextEvent(host, (e) => e.kind === 'returned');
@@ -163,22 +163,34 @@ describe('agents in real ptys', () => {
 
   it('a login shell pane still finds `forkbench` after its start-up files reset PATH', async () => {
     const host = await openHost();
-    const agent = await host.launch('shell');
-    host.input(agent.id, 'forkbench board; echo "exit=$?"\r');
+    const agent = await host.panes.launch('shell');
+    host.panes.input(agent.id, 'forkbench board; echo "exit=$?"\r');
     await paneText(host, agent.id, /Goal:[\s\S]*exit=0/);
   });
 
   it('a person’s assignment is typed into the agent’s pane once the pane is quiet, as a shell comment', async () => {
-    const host = await openHost({ notifyQuietMs: 300 });
+    const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    const agent = await host.launch('custom', { command: 'exec cat' });
+    const agent = await host.panes.launch('custom', { command: 'exec cat' });
     const seen = paneText(host, agent.id, /# You have been assigned T-1 "review the docs"/);
     expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
     await seen;
   });
 
+  it('a task dragged to another agent: the holder it was taken from is told at once in its pane, by whom and to whom', async () => {
+    const host = await openHost({ typingQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'review the docs' }));
+    const first = await host.panes.launch('custom', { command: 'exec cat', name: 'first' });
+    const second = await host.panes.launch('custom', { command: 'exec cat', name: 'second' });
+    expect((await host.board.run((e) => e.claim(first.id, 'T-1'))).ok).toBe(true);
+    const told = paneText(host, first.id, /# T-1 "review the docs" was taken from you by a person in the Forkbench window and given to second: your fencing token 1 is no longer accepted/);
+    const assigned = paneText(host, second.id, /# You have been assigned T-1 "review the docs".*token 2/);
+    expect((await host.board.run((e) => e.assign('T-1', second.id))).ok).toBe(true);
+    await Promise.all([told, assigned]);
+  });
+
   it('the Enter after an assignment comes on its own once the echo settles: a TUI would take text+Enter for a paste', async () => {
-    const host = await openHost({ notifyQuietMs: 300 });
+    const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
     const agent = await launchReader(host);
     const reads = await assignAndRead(host, agent.id);
@@ -188,7 +200,7 @@ describe('agents in real ptys', () => {
   });
 
   it('a pane that asked for bracketed paste gets the assignment as a paste, then Enter on its own', async () => {
-    const host = await openHost({ notifyQuietMs: 300 });
+    const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
     const agent = await launchReader(host, { bracketedPaste: true });
     const reads = await assignAndRead(host, agent.id);
@@ -197,7 +209,7 @@ describe('agents in real ptys', () => {
   });
 
   it('an assignment made while the previous one is being typed is typed too, once the pane is quiet again', async () => {
-    const host = await openHost({ notifyQuietMs: 300 });
+    const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'first' }));
     await host.board.run((e) => e.addTask({ title: 'second' }));
     const agent = await launchReader(host);
@@ -213,7 +225,7 @@ describe('agents in real ptys', () => {
   it('control characters in a task title from an old journal reach the pane as visible escapes: a title cannot end the paste or press keys', async () => {
     // The board refuses such a title now; one written before it did is still in the journal.
     const title = 'evil \x1b[201~\x03 title';
-    const host = await openHost({ notifyQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
+    const host = await openHost({ typingQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
     expect(host.board.state.tasks.get('T-1')?.title).toBe(title);
     const agent = await launchReader(host, { bracketedPaste: true });
     const typed = (await assignAndRead(host, agent.id)).join('');
@@ -225,7 +237,7 @@ describe('agents in real ptys', () => {
 
   it('C1 controls and bidi overrides in an old title reach the pane as visible escapes, never as C2 9B (CSI to a UTF-8 terminal)', async () => {
     const title = 'csi \x9b201~ osc \x9d0;t\x9c nel \x85 rlo \u202eabc';
-    const host = await openHost({ notifyQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
+    const host = await openHost({ typingQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
     const agent = await launchReader(host, { bracketedPaste: true });
     const typed = (await assignAndRead(host, agent.id)).join('');
     expect(typed).toContain('"csi \\x9b201~ osc \\x9d0;t\\x9c nel \\x85 rlo \\u202eabc"');

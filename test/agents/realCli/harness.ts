@@ -168,7 +168,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
   const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv });
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
-  const recording = host.onPaneData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
+  const recording = host.panes.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
   const cleanups: Array<() => void> = [() => recording.dispose()];
   const aborted = new AbortController();
   const t: RealCliThread = {
@@ -180,11 +180,11 @@ export async function openRealCliThread(name: string, env: Record<string, string
     output: (agentId) => outputs.get(agentId) ?? '',
     event: (match, timeoutMs, what) => boardEvent(host, match, timeoutMs, what),
     async launch(kind, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
-      const agent = await host.launch(kind, { cols, rows });
+      const agent = await host.panes.launch(kind, { cols, rows });
       // Everything so far, then every chunk to come: both in this same tick, so nothing is missed.
       const screen = new PaneScreen(host, agent.id, t.output(agent.id), { cols, rows, answerQueries });
       const exited = new Promise<never>((_, reject) => {
-        const sub = host.onPaneExit.event((e) => {
+        const sub = host.panes.onExit.event((e) => {
           if (e.agentId === agent.id) reject(new Error(`${kind} exited (${JSON.stringify(e.exit)})`));
         });
         cleanups.push(() => sub.dispose());
@@ -313,11 +313,11 @@ export class PaneScreen {
       this.updated();
     });
     this.subs.push(
-      host.onPaneData.event((e) => {
+      host.panes.onData.event((e) => {
         if (e.agentId === agentId) this.term.write(e.data, () => this.updated());
       }),
       this.term.onData((reply) => {
-        if (answering) host.input(agentId, reply);
+        if (answering) host.panes.input(agentId, reply);
       }),
     );
   }
@@ -376,11 +376,11 @@ export class PaneScreen {
    * Enter, TUIs take the whole chunk for a paste, in which the Enter is a newline rather than "send".
    */
   async type(text: string, echoed?: RegExp): Promise<void> {
-    this.host.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
+    this.host.panes.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
     const start = squeeze(text.slice(0, 40));
     const shown = echoed ? () => echoed.test(this.visible()) : () => squeeze(this.visible()).includes(start);
     await this.until(shown, 10_000, `"${text}" in the prompt`);
-    this.host.input(this.agentId, '\r');
+    this.host.panes.input(this.agentId, '\r');
   }
 
   dispose(): void {

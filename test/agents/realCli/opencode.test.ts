@@ -128,7 +128,7 @@ describeRealCli(
         await step(screen.until(() => PERMISSION_DIALOG.test(screen.visible()), 15_000, 'the permission dialog for bash'));
         expect(screen.visible()).toMatch(/# Shell command[\s┃]*\$ forkbench board/);
         expect(toolResults(main().at(-1)!)).toHaveLength(3);
-        t.host.input(agent.id, '\r');
+        t.host.panes.input(agent.id, '\r');
       }
       await step(screen.until(() => screen.visible().includes(FINAL), 15_000, 'the final answer'));
       expect(beforeBash).not.toMatch(PERMISSION_DIALOG);

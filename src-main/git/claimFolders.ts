@@ -1,0 +1,247 @@
+import * as fs from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { BranchRecord, TaskWorktree } from '../../src-shared/board/model.js';
+import type { RejectionCode } from '../../src-shared/board/result.js';
+import { shortSha, taskBranch } from '../../src-shared/git/taskBranch.js';
+import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
+import type { WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import { plural } from '../../src-shared/text/plural.js';
+import type { BranchRecords } from './branchRecords.js';
+import type { FenceHooks, FolderClaim } from './fenceHooks.js';
+import { currentBranch, worktreeGitDir } from './repoProbe.js';
+import { HOST, keyOf, present, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+
+/**
+ * The folders claims work in. Each grant gets a fresh folder of its own (the token in its name) on the
+ * task's branch `forkbench/T-n`, at the commit the board recorded last, under the Thread's data folder,
+ * never inside the user's folder. The previous grant's folder is detached from the branch and fenced: its
+ * hooks refuse everything, and nothing a stale process does there reaches the new holder.
+ */
+export class ClaimFolders {
+  constructor(
+    private readonly r: TaskRepo,
+    private readonly hooks: FenceHooks,
+    private readonly records: BranchRecords,
+    /** Where the folders go: the Thread's data folder, never the person's. */
+    readonly dir: string,
+  ) {}
+
+  /**
+   * Give the claim (agent, token) of a task its own folder: a fresh worktree on the task's branch at the
+   * board's record (the base's head on a first claim). The previous grant's folder, if any, is detached
+   * from the branch and fenced first; a branch head that is not the record is moved aside, never deleted,
+   * and never blocks the claim. The claim file the hooks read is written before the agent is told, so its
+   * first commit already runs under its token.
+   */
+  grant(taskId: string, agentId: string, token: number): Promise<ClaimWorktree> {
+    return this.r.queue.run(async () => {
+      const { r } = this;
+      const t = r.task(taskId);
+      const notes: string[] = [];
+      if (t.worktree && t.worktree.token === token && present(t.worktree)) return this.handOut(t.worktree, notes);
+      const base = t.worktree?.base ?? r.baseBranch();
+      const branch = t.worktree?.branch ?? taskBranch(taskId);
+      const path = join(this.dir, `${taskId}-${token}`);
+      if (fs.existsSync(path) && fs.readdirSync(path).length > 0)
+        throw new WorktreeError('path-taken', `${path} already exists and is not empty (left from an earlier board?): move it away, then unblock ${taskId}. Nothing was changed.`);
+      for (const old of [t.worktree, ...t.parked]) if (old) this.detach(taskId, old);
+      await r.git(r.repo.root, ['worktree', 'prune']);
+      const refs = await r.refs([branch, base]);
+      const baseRef = refs.get(base);
+      let start: { sha: string; tree: string };
+      let record: BranchRecord | undefined;
+      if (t.record) start = { sha: t.record.sha, tree: t.record.tree };
+      else if (t.worktree && refs.get(branch)) {
+        // A board written before records were kept: the branch as it stands is taken as the record once.
+        start = refs.get(branch) as { sha: string; tree: string };
+        record = { ...start, token: 0, by: HOST };
+        notes.push(`The board had no record of ${branch} yet; it records the branch as it is, at ${shortSha(start.sha)}.`);
+      } else {
+        if (!baseRef) throw new WorktreeError('no-base', `the base branch '${base}' does not exist in ${r.repo.root}: set an existing branch in the Thread's settings.`);
+        start = baseRef;
+        record = { ...start, token: 0, by: HOST };
+      }
+      const head = refs.get(branch);
+      if (head && head.sha !== start.sha) {
+        const why = t.worktree || t.record ? 'which the board never recorded' : 'and Forkbench did not make it for this Thread';
+        await r.keepAside(taskId, head.sha);
+        notes.push(`${branch} was at ${shortSha(head.sha)}, ${why}: it is kept as ${strayRef(taskId, head.sha)} (nothing deleted), and the branch starts at ${shortSha(start.sha)}.`);
+      }
+      if (head?.sha !== start.sha) await this.records.moveBranch(taskId, branch, start.sha, head?.sha ?? '');
+      fs.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      await r.enableWorktreeConfig();
+      const [, dirty] = await Promise.all([
+        // Detached, then pointed at the branch by its HEAD file: \`worktree add PATH BRANCH\` takes the branch's
+        // lock, which a stalled git of the previous holder may still hold; the folder must not wait on it.
+        r.git(r.repo.root, ['worktree', 'add', '--quiet', '--detach', path, start.sha]),
+        !t.worktree && base === currentBranch(r.repo.gitDir) ? r.uncommittedIn(r.folder, false) : Promise.resolve(0),
+      ]);
+      const admin = worktreeGitDir(path);
+      if (!admin) throw new WorktreeError('git', `${path} is not a git worktree`);
+      fs.writeFileSync(join(admin, 'HEAD'), `ref: refs/heads/${branch}\n`);
+      const wt: TaskWorktree = { path, branch, base, baseCommit: t.worktree?.baseCommit ?? baseRef?.sha ?? start.sha, token };
+      const prev = t.worktree;
+      if (prev && !present(prev))
+        notes.push(`The worktree ${prev.path} had been deleted by hand; it was made again from ${branch} at ${shortSha(start.sha)}: every recorded commit is there, changes never committed are not.`);
+      else if (prev) notes.push(`This claim works in a fresh folder at the board's record ${shortSha(start.sha)}; the previous claim's folder ${prev.path} is parked and fenced, with anything left uncommitted there.`);
+      if (dirty > 0)
+        notes.push(`${r.folder} has ${plural(dirty, 'uncommitted change')} on ${base}: the worktree starts from ${base}'s last commit ${shortSha(start.sha)} without them.`);
+      this.copyFiles(path, notes);
+      const hookDir = this.hooks.install(keyOf(wt), { task: taskId, branch, base });
+      this.pointHooks(path, hookDir);
+      this.hooks.issue(keyOf(wt), { task: taskId, branch, base, agentId, token }, start.sha);
+      await r.board.run((e) => e.recordWorktree(taskId, wt, HOST, record));
+      // The claim may have ended while its folder was being made (a kill, a reassign): the folder then
+      // answers to nobody from the start, as `fence` would have made it.
+      const now = r.board.state.tasks.get(taskId);
+      if (now?.claim?.token !== token) {
+        const ended = now?.lastClaim?.token === token ? now.lastClaim.reason : 'ended';
+        this.hooks.fence(keyOf(wt), { task: taskId, branch, base, agentId, token }, ended === 'lapsed' ? 'lapsed' : 'stale-token', `your claim on ${taskId} ended (${ended})`);
+      }
+      return this.handOut(wt, notes);
+    });
+  }
+
+  private handOut(wt: TaskWorktree, notes: string[]): ClaimWorktree {
+    return { path: wt.path, branch: wt.branch, base: wt.base, workdir: this.r.workdirOf(wt.path), notes };
+  }
+
+  /** The board recorded a move of the task's branch: the current folder's next move starts there. */
+  recorded(taskId: string, sha: string): void {
+    const wt = this.r.board.state.tasks.get(taskId)?.worktree;
+    if (wt) this.hooks.setRecord(keyOf(wt), sha);
+  }
+
+  /** Done froze the task's work, or a rejection gave it back. */
+  frozen(taskId: string, frozen: boolean): void {
+    const wt = this.r.board.state.tasks.get(taskId)?.worktree;
+    if (wt) this.hooks.freeze(keyOf(wt), frozen);
+  }
+
+  /** A claim ended: its folder answers to nobody now, and says why in the board's words. */
+  fence(taskId: string, token: number, code: RejectionCode, message: string): void {
+    const wt = this.r.board.state.tasks.get(taskId)?.worktree;
+    if (!wt || (wt.token !== undefined && wt.token !== token)) return;
+    this.hooks.fence(keyOf(wt), this.claimOf(taskId, wt), code, message);
+  }
+
+  private claimOf(taskId: string, wt: TaskWorktree): FolderClaim {
+    const was = this.hooks.read(keyOf(wt));
+    return { task: taskId, branch: wt.branch, base: wt.base, agentId: was.agent ?? '', token: Number(was.token) || 0 };
+  }
+
+  /** Take an earlier grant's folder off the branch (its HEAD now names the commit, not the branch), so the
+   *  next folder can check the branch out, and fence it. Written into its HEAD file: no git process runs in a
+   *  folder a stale agent may still be using. */
+  detach(taskId: string, wt: TaskWorktree): void {
+    // Fenced first: between the two, a commit there would otherwise land on a detached HEAD unasked.
+    const c = this.claimOf(taskId, wt);
+    if (!this.hooks.read(keyOf(wt)).fenced)
+      this.hooks.fence(keyOf(wt), c, 'stale-token', `this folder was the worktree of ${taskId}'s claim ${c.token || '(earlier)'}, which has ended`);
+    const admin = present(wt) ? worktreeGitDir(wt.path) : null;
+    if (!admin) return;
+    const headFile = join(admin, 'HEAD');
+    const m = /^ref: (refs\/heads\/.+)$/.exec(fs.readFileSync(headFile, 'utf8').trim());
+    const sha = m ? this.r.readRef(m[1] as string) : null;
+    if (sha) fs.writeFileSync(headFile, `${sha}\n`);
+  }
+
+  private copyFiles(path: string, notes: string[]): void {
+    const missing: string[] = [];
+    for (const rel of this.r.board.state.settings.copyFiles) {
+      const from = resolve(this.r.repo.root, rel);
+      const to = resolve(path, rel);
+      if (!fs.existsSync(from)) {
+        missing.push(rel);
+        continue;
+      }
+      if (fs.existsSync(to)) continue; // tracked by git, or already there: never overwrite the worktree's own
+      fs.mkdirSync(dirname(to), { recursive: true });
+      fs.cpSync(from, to, { recursive: true });
+    }
+    if (missing.length) notes.push(`Not copied into the worktree (not found in ${this.r.repo.root}): ${missing.join(', ')}.`);
+  }
+
+  /** `core.hooksPath` for this worktree alone, written straight into its config.worktree (no process). */
+  private pointHooks(path: string, hookDir: string): void {
+    const admin = worktreeGitDir(path);
+    if (!admin) throw new WorktreeError('git', `${path} is not a git worktree`);
+    const quoted = `"${hookDir.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    // No automatic gc or maintenance from agents' commits: a background \`git maintenance\` killed with its
+    // agent leaves objects/maintenance.lock, a lock shared by every folder of the repository.
+    fs.writeFileSync(join(admin, 'config.worktree'), `[core]\n\thooksPath = ${quoted}\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n`);
+  }
+
+  /**
+   * An agent is gone and so is its process group: git locks it left in its folders (a kill -9 inside `git
+   * commit` leaves `index.lock`, `HEAD.lock` or the branch's lock) can be cleared, since no process of it is
+   * there to finish. The branch's lock is cleared only when no live claim works on the branch.
+   */
+  clearLocksOf(agentId: string): string[] {
+    const cleared: string[] = [];
+    for (const t of this.r.board.state.tasks.values()) {
+      for (const wt of [t.worktree, ...t.parked]) {
+        if (!wt || this.hooks.read(keyOf(wt)).agent !== agentId) continue;
+        const admin = present(wt) ? worktreeGitDir(wt.path) : null;
+        const locks = admin ? [join(admin, 'index.lock'), join(admin, 'HEAD.lock')] : [];
+        if (!t.claim || t.claim.agentId === agentId) locks.push(join(this.r.repo.commonDir, 'refs', 'heads', `${wt.branch}.lock`));
+        for (const lock of locks) {
+          if (!fs.existsSync(lock)) continue;
+          fs.rmSync(lock, { force: true });
+          cleared.push(lock);
+        }
+      }
+    }
+    return cleared;
+  }
+
+  /** Every task's folders, for the window's list. */
+  async list(): Promise<WorktreeInfo[]> {
+    const out: WorktreeInfo[] = [];
+    for (const t of this.r.board.state.tasks.values()) {
+      for (const wt of [...(t.worktree ? [t.worktree] : []), ...t.parked]) {
+        const latest = wt === t.worktree;
+        const [uncommitted, ahead] = await Promise.all([this.r.uncommittedOf(wt), latest ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0)]);
+        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !present(wt), uncommitted, ahead });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Remove a task's folders and its branch. Refused while a claim works in it, and, unless the person said
+   * so (`force`), while a folder has uncommitted changes or the branch has commits its base does not have.
+   */
+  remove(taskId: string, force: boolean): Promise<void> {
+    return this.r.queue.run(async () => {
+      const t = this.r.task(taskId);
+      const wt = t.worktree;
+      if (!wt && !t.parked.length) throw new WorktreeError('no-worktree', `${taskId} has no worktree`);
+      if (t.claim) throw new WorktreeError('held', `${t.claim.agentId} is working in ${taskId}'s worktree: release the task first.`);
+      const folders = [...(wt ? [wt] : []), ...t.parked];
+      if (!force) {
+        const [uncommitted, ahead] = await Promise.all([
+          Promise.all(folders.map((f) => this.r.uncommittedOf(f))).then((n) => n.reduce((a, b) => a + b, 0)),
+          wt ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0),
+        ]);
+        const losing = [
+          uncommitted ? plural(uncommitted, 'uncommitted change') : '',
+          ahead && wt ? `${plural(ahead, 'commit')} that ${wt.base} does not have` : '',
+        ].filter(Boolean);
+        if (losing.length) throw new WorktreeError('uncommitted', `${taskId}'s worktree has ${losing.join(' and ')}: removing it loses them. Remove it anyway only if you mean to.`);
+      }
+      for (const f of folders) await this.removeFolder(f);
+      if (wt) await this.r.git(this.r.repo.root, ['branch', '-D', wt.branch], { allowFail: true });
+      await this.r.board.run((e) => e.forgetWorktree(taskId, 'removed', 'user'));
+    });
+  }
+
+  /** Run inside the queue. Callers have checked there is nothing to lose, or the person said so: git is not
+   *  asked to check again. */
+  async removeFolder(wt: TaskWorktree): Promise<void> {
+    if (present(wt)) await this.r.git(this.r.repo.root, ['worktree', 'remove', '--force', '--force', wt.path], { allowFail: true });
+    await this.r.git(this.r.repo.root, ['worktree', 'prune']);
+    fs.rmSync(wt.path, { recursive: true, force: true });
+    this.hooks.forget(keyOf(wt));
+  }
+}

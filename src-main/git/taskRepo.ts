@@ -1,0 +1,167 @@
+import * as fs from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import { basename, isAbsolute, join } from 'node:path';
+import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
+import type { GitIsolation, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
+import type { BoardService } from '../board/boardService.js';
+import { git, GitQueue } from './git.js';
+import { currentBranch, type RepoProbe } from './repoProbe.js';
+
+export class WorktreeError extends Error {
+  constructor(
+    readonly problem: WorktreeProblem,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WorktreeError';
+  }
+}
+
+/** Who the host's own board writes are by. */
+export const HOST = 'forkbench';
+
+/** The folder is there (not deleted by hand). */
+export const present = (wt: TaskWorktree) => fs.existsSync(join(wt.path, '.git'));
+/** A grant's folder's key: its hooks folder is named for it, as the folder itself is (T-3-7). */
+export const keyOf = (wt: TaskWorktree) => basename(wt.path);
+/** Where an unrecorded head is kept: visible to `git log --all`, out of every branch list, never deleted. */
+export const strayRef = (taskId: string, sha: string) => `refs/forkbench/stray/${taskId}/${sha}`;
+
+export type RepoFacts = Omit<Extract<RepoProbe, { ok: true }>, 'ok'>;
+
+/**
+ * The repository as the host touches it for the Thread's tasks: one queue for every git command that changes
+ * something (git's locks fail rather than wait), the repository's own hooks for the host's git (the host is
+ * not an agent), and the reads that must not start a process (ref files, loose objects) because they run
+ * inside a grant or for every commit.
+ */
+export class TaskRepo {
+  readonly queue = new GitQueue();
+  private worktreeConfigOn = false;
+
+  constructor(
+    /** The Thread's folder (the person's checkout, maybe a subfolder of the repository). */
+    readonly folder: string,
+    readonly repo: RepoFacts,
+    readonly board: BoardService,
+    /** The repository's own hooks folder, which the host's git runs. */
+    readonly chainTo: string,
+  ) {}
+
+  /** git as the host runs it: the repository's own hooks, never the fence's. */
+  git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}) {
+    return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...args], { ...o, closeFds: this.repoHasHooks() });
+  }
+
+  /** Whether git may run code of the repository's (a hook that is not git's .sample): that code then starts
+   *  with nothing of the host's but its stdio, never a pane's terminal. Plain repositories skip the launcher. */
+  private repoHasHooks(): boolean {
+    if (!isAbsolute(this.chainTo)) return true;
+    try {
+      return fs.readdirSync(this.chainTo).some((f) => !f.endsWith('.sample'));
+    } catch {
+      return false;
+    }
+  }
+
+  /** The branch worktrees start from: the Thread's setting, else the branch the folder has checked out. */
+  baseBranch(): string {
+    const set = this.board.state.settings.baseBranch;
+    if (set) return set;
+    const b = currentBranch(this.repo.gitDir);
+    if (!b)
+      throw new WorktreeError(
+        'detached-head',
+        `${this.folder} has a detached HEAD, so there is no current branch to start task branches from: check out a branch there, or set a base branch in the Thread's settings.`,
+      );
+    return b;
+  }
+
+  isolation(): GitIsolation {
+    try {
+      return { isolated: true, repoRoot: this.repo.root, baseBranch: this.baseBranch() };
+    } catch (err) {
+      return { isolated: false, reason: (err as Error).message };
+    }
+  }
+
+  task(taskId: string): Task {
+    const t = this.board.state.tasks.get(taskId);
+    if (!t) throw new WorktreeError('no-worktree', `no task ${taskId}`);
+    return t;
+  }
+
+  workdirOf(path: string): string {
+    return this.repo.prefix ? join(path, this.repo.prefix) : path;
+  }
+
+  /** A ref's sha read from its file or packed-refs, without a process (this runs inside a grant). */
+  readRef(ref: string): string | null {
+    try {
+      const loose = fs.readFileSync(join(this.repo.commonDir, ref), 'utf8').trim();
+      if (/^[0-9a-f]{40,64}$/.test(loose)) return loose;
+    } catch {
+      // packed
+    }
+    try {
+      for (const line of fs.readFileSync(join(this.repo.commonDir, 'packed-refs'), 'utf8').split('\n')) {
+        const [sha, name] = line.split(' ');
+        if (name === ref && sha) return sha;
+      }
+    } catch {
+      // none
+    }
+    return null;
+  }
+
+  /** The tree of a commit stored as a loose object (zlib: `commit <size>\0tree <sha>\n…`), or null. */
+  looseCommitTree(sha: string): string | null {
+    try {
+      const raw = inflateSync(fs.readFileSync(join(this.repo.commonDir, 'objects', sha.slice(0, 2), sha.slice(2)))).subarray(0, 128).toString('latin1');
+      const m = /^commit \d+\0tree ([0-9a-f]{40,64})\n/.exec(raw);
+      return m ? (m[1] as string) : null;
+    } catch {
+      return null; // packed, or not there: git is asked
+    }
+  }
+
+  /** Branch heads with their trees, in one process. */
+  async refs(branches: string[]): Promise<Map<string, { sha: string; tree: string }>> {
+    const r = await this.git(this.repo.root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(tree)', ...branches.map((b) => `refs/heads/${b}`)]);
+    const out = new Map<string, { sha: string; tree: string }>();
+    for (const line of r.stdout.split('\n')) {
+      const [ref, sha, tree] = line.split('\0');
+      if (ref && sha) out.set(ref.slice('refs/heads/'.length), { sha, tree: tree ?? '' });
+    }
+    return out;
+  }
+
+  async keepAside(taskId: string, sha: string): Promise<void> {
+    await this.git(this.repo.root, ['update-ref', '-m', `forkbench: ${taskId} kept aside`, strayRef(taskId, sha), sha]);
+  }
+
+  /** Worktree-specific config lets each folder have its own hooks without touching the repo's. */
+  async enableWorktreeConfig(): Promise<void> {
+    if (this.worktreeConfigOn) return;
+    const r = await git(this.repo.root, ['config', '--get', 'extensions.worktreeConfig'], { allowFail: true });
+    if (r.stdout.trim() !== 'true') await git(this.repo.root, ['config', 'extensions.worktreeConfig', 'true']);
+    this.worktreeConfigOn = true;
+  }
+
+  /** Files changed and not committed in a folder (untracked ones too, unless `untracked` is false). */
+  async uncommittedIn(path: string, untracked = true): Promise<number> {
+    const r = await this.git(path, ['--no-optional-locks', 'status', '--porcelain', `--untracked-files=${untracked ? 'normal' : 'no'}`]);
+    return r.stdout.split('\n').filter(Boolean).length;
+  }
+
+  /** Uncommitted changes in a folder; none when it is gone. */
+  uncommittedOf(wt: TaskWorktree): Promise<number> {
+    return present(wt) ? this.uncommittedIn(wt.path).catch(() => 0) : Promise.resolve(0);
+  }
+
+  /** Commits the base does not have, on a commit (0 if either is gone). */
+  async aheadOf(base: string, rev: string): Promise<number> {
+    const r = await this.git(this.repo.root, ['rev-list', '--count', `${base}..${rev}`], { allowFail: true });
+    return Number(r.stdout.trim()) || 0;
+  }
+}

@@ -1,0 +1,240 @@
+import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
+import { shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
+import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
+import { plural } from '../../src-shared/text/plural.js';
+import type { ClaimFolders } from './claimFolders.js';
+import { GitError, gitLine } from './git.js';
+import { HOST, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+
+/** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
+const MAX_PATCH_CHARS = 512 * 1024;
+
+/**
+ * A task's work in review: the diff a person reads, the merge of exactly the sha `done` froze (never the
+ * branch's head, which may have moved since), and the clean-up after it.
+ */
+export class TaskReview {
+  constructor(
+    private readonly r: TaskRepo,
+    private readonly folders: ClaimFolders,
+  ) {}
+
+  /** The token of the claim whose work is in review: the one that said done. */
+  static finalToken(t: Task): number | null {
+    return t.claim?.token ?? t.lastClaim?.token ?? null;
+  }
+
+  /** What review and approval look at: the sha `done` froze; for a board from before records, the branch. */
+  private async reviewed(t: Task, wt: TaskWorktree): Promise<{ sha: string; token: number | null; task: string | null; recorded: boolean } | null> {
+    const rec = t.submitted ?? t.record;
+    if (rec) return { sha: rec.sha, token: rec.token || null, task: t.id, recorded: true };
+    const head = this.r.readRef(`refs/heads/${wt.branch}`);
+    if (!head) return null;
+    return { ...(await this.trailersOf(head)), recorded: false };
+  }
+
+  async diff(taskId: string): Promise<TaskDiff> {
+    const t = this.r.task(taskId);
+    const wt = t.worktree;
+    if (!wt) throw new WorktreeError('no-worktree', `${taskId} has no worktree: it was never claimed here, or its work was merged.`);
+    const root = this.r.repo.root;
+    const head = await this.reviewed(t, wt);
+    const rev = head?.sha ?? wt.branch;
+    const range = `${wt.base}...${rev}`;
+    const [count, names, nums, patch, uncommitted] = await Promise.all([
+      this.r.aheadOf(wt.base, rev),
+      this.r.git(root, ['diff', '--name-status', '-M', '-z', range]),
+      this.r.git(root, ['diff', '--numstat', '-M', '-z', range]),
+      this.r.git(root, ['diff', '--no-color', '--no-ext-diff', '-M', range]),
+      this.r.uncommittedOf(wt),
+    ]);
+    const stats = parseNumstat(nums.stdout);
+    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...(stats.get(f.path) ?? { added: null, deleted: null }) }));
+    return {
+      taskId,
+      branch: wt.branch,
+      base: wt.base,
+      head: head?.sha ?? '',
+      headToken: head?.token ?? null,
+      finalToken: TaskReview.finalToken(t),
+      commits: count,
+      files,
+      patch: patch.stdout.length > MAX_PATCH_CHARS ? patch.stdout.slice(0, MAX_PATCH_CHARS) : patch.stdout,
+      truncated: patch.stdout.length > MAX_PATCH_CHARS,
+      uncommitted,
+    };
+  }
+
+  private async trailersOf(rev: string): Promise<{ sha: string; token: number | null; task: string | null }> {
+    const out = await gitLine(this.r.repo.root, [
+      'log', '-1', `--format=%H%x00%(trailers:key=${Trailers.token},valueonly,separator=%x2C)%x00%(trailers:key=${Trailers.task},valueonly,separator=%x2C)`, rev, '--',
+    ]);
+    const [sha = '', token = '', task = ''] = out.split('\0');
+    const n = Number(token.split(',').at(-1)?.trim());
+    return { sha, token: Number.isInteger(n) && n > 0 ? n : null, task: task.split(',').at(-1)?.trim() || null };
+  }
+
+  /**
+   * Merge an approved task's work into its base: exactly the commit `done` froze (never the branch's head,
+   * which may have moved since), only if the board recorded it under the claim that said done, its tree is
+   * the one recorded, and the merge is clean. Otherwise nothing changes and the reason is thrown. Returns the
+   * merge commit, or null when the work has nothing the base lacks.
+   */
+  merge(taskId: string, title: string): Promise<string | null> {
+    return this.r.queue.run(async () => {
+      const t = this.r.task(taskId);
+      const wt = t.worktree;
+      if (!wt) return null;
+      const root = this.r.repo.root;
+      const refs = await this.r.refs([wt.base]);
+      const baseSha = refs.get(wt.base)?.sha;
+      if (!baseSha) throw new WorktreeError('no-base', `the base branch '${wt.base}' no longer exists: nothing was merged.`);
+      const head = await this.reviewed(t, wt);
+      if (!head) throw new WorktreeError('no-worktree', `the branch ${wt.branch} no longer exists: nothing was merged.`);
+      const headSha = head.sha;
+      const isIn = await this.r.git(root, ['merge-base', '--is-ancestor', headSha, baseSha], { allowFail: true });
+      if (isIn.code === 0) return null;
+      const final = TaskReview.finalToken(t);
+      if (head.token === null || head.token !== final || head.task !== taskId)
+        throw new WorktreeError(
+          'wrong-token',
+          `${wt.branch}'s last commit ${shortSha(headSha)} was ${head.token === null ? 'not written under any claim (no Forkbench-Token trailer)' : `written under token ${head.token}${head.task && head.task !== taskId ? ` of ${head.task}` : ''}`}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
+        );
+      const rec = t.submitted ?? t.record;
+      if (rec) {
+        const tree = (await this.r.git(root, ['rev-parse', '--verify', '--quiet', `${headSha}^{tree}`], { allowFail: true })).stdout.trim();
+        if (tree !== rec.tree) throw new WorktreeError('wrong-token', `${shortSha(headSha)}'s content is not what the board recorded (tree ${shortSha(tree)}, recorded ${shortSha(rec.tree)}): nothing was merged.`);
+      }
+      const merged = await this.r.git(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', baseSha, headSha], { allowFail: true });
+      if (merged.code === 1) {
+        const conflicted = merged.stdout.split('\n').slice(1).filter(Boolean);
+        throw new WorktreeError(
+          'merge-conflict',
+          `${wt.branch} does not merge cleanly into ${wt.base}: conflicts in ${conflicted.join(', ') || 'some files'}. ${wt.base} is untouched. Reject with a note asking the holder to merge ${wt.base} into its branch (git merge ${wt.base}), then approve again.`,
+        );
+      }
+      if (merged.code !== 0) throw new GitError(['merge-tree'], merged.code, merged.stdout, merged.stderr);
+      const treeSha = merged.stdout.split('\n')[0] as string;
+      const message = `Merge ${wt.branch}: ${title}\n\n${Trailers.task}: ${taskId}\n${Trailers.token}: ${final}\n`;
+      const commit = await this.commitTree(treeSha, baseSha, headSha, message);
+      await this.moveBase(wt.base, baseSha, commit);
+      return commit;
+    });
+  }
+
+  private async commitTree(tree: string, parent1: string, parent2: string, message: string): Promise<string> {
+    // A person without user.name/user.email configured still gets a merge: the host signs it as Forkbench.
+    const ident = await this.r.git(this.r.repo.root, ['var', 'GIT_COMMITTER_IDENT'], { allowFail: true });
+    const env = ident.code === 0 ? undefined : { GIT_AUTHOR_NAME: 'Forkbench', GIT_AUTHOR_EMAIL: 'forkbench@localhost', GIT_COMMITTER_NAME: 'Forkbench', GIT_COMMITTER_EMAIL: 'forkbench@localhost' };
+    return (await this.r.git(this.r.repo.root, ['commit-tree', tree, '-p', parent1, '-p', parent2, '-F', '-'], { input: message, env })).stdout.trim();
+  }
+
+  /** Move the base to the merge: through `git merge --ff-only` where it is checked out (its files follow,
+   *  and git refuses rather than overwrite uncommitted changes), else as a compare-and-swap of the ref. */
+  private async moveBase(base: string, from: string, to: string): Promise<void> {
+    const list = await this.r.git(this.r.repo.root, ['worktree', 'list', '--porcelain']);
+    let checkedOutAt: string | null = null;
+    let path: string | null = null;
+    for (const line of list.stdout.split('\n')) {
+      if (line.startsWith('worktree ')) path = line.slice('worktree '.length);
+      else if (line === `branch refs/heads/${base}`) checkedOutAt = path;
+    }
+    if (!checkedOutAt) {
+      const r = await this.r.git(this.r.repo.root, ['update-ref', '-m', `forkbench: merge into ${base}`, `refs/heads/${base}`, to, from], { allowFail: true });
+      if (r.code !== 0) throw new WorktreeError('base-moved', `${base} moved while merging: nothing was merged. Approve again.`);
+      return;
+    }
+    const r = await this.r.git(checkedOutAt, ['merge', '--ff-only', '--quiet', to], { allowFail: true });
+    if (r.code === 0) return;
+    const said = `${r.stderr}\n${r.stdout}`;
+    if (/would be overwritten|local changes/i.test(said)) {
+      const files = said.split('\n').filter((l) => /^\s+\S/.test(l)).map((l) => l.trim());
+      throw new WorktreeError(
+        'base-dirty',
+        `${checkedOutAt} has uncommitted changes on ${base}${files.length ? ` in ${files.join(', ')}` : ''} that the merge would overwrite: nothing was merged and nothing of yours changed. Commit or stash them, then approve again.`,
+      );
+    }
+    if (/not possible to fast-forward|diverg/i.test(said)) throw new WorktreeError('base-moved', `${base} moved while merging: nothing was merged. Approve again.`);
+    throw new WorktreeError('git', `could not move ${base} in ${checkedOutAt}: ${said.trim()}`);
+  }
+
+  /**
+   * After a merge: each folder goes unless it still has changes nobody committed; the branch goes only if
+   * its head is the merged sha or already in the base (a compare-and-swap, so a commit landing meanwhile
+   * keeps it); anything else is kept aside as a stray ref and named. Returns what a person should be told.
+   */
+  cleanupMerged(taskId: string): Promise<string[]> {
+    return this.r.queue.run(async () => {
+      const t = this.r.board.state.tasks.get(taskId);
+      const wt = t?.worktree;
+      const said: string[] = [];
+      if (!t || (!wt && !t.parked.length)) return said;
+      const folders = [...(wt ? [wt] : []), ...t.parked];
+      const kept: TaskWorktree[] = [];
+      for (const f of folders) {
+        const uncommitted = await this.r.uncommittedOf(f);
+        if (uncommitted > 0) {
+          kept.push(f);
+          said.push(`${taskId}'s worktree ${f.path} still has ${plural(uncommitted, 'uncommitted change that was', 'uncommitted changes that were')} not part of the merge: it is kept (parked) until you remove it.`);
+          this.folders.detach(taskId, f);
+        } else await this.folders.removeFolder(f);
+      }
+      if (wt) {
+        const merged = t.submitted?.sha ?? t.record?.sha ?? null;
+        const head = this.r.readRef(`refs/heads/${wt.branch}`);
+        if (head) {
+          const inBase = head === merged || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', head, wt.base], { allowFail: true })).code === 0;
+          if (!inBase) {
+            await this.r.keepAside(taskId, head);
+            said.push(`${wt.branch} had moved to ${shortSha(head)} after the work was submitted; that commit was not merged and is kept as ${strayRef(taskId, head)}.`);
+          }
+          const del = await this.r.git(this.r.repo.root, ['update-ref', '-d', `refs/heads/${wt.branch}`, head], { allowFail: true });
+          if (del.code !== 0) {
+            const now = this.r.readRef(`refs/heads/${wt.branch}`);
+            if (now) await this.r.keepAside(taskId, now);
+            said.push(`${wt.branch} moved while it was being removed; its head ${shortSha(now ?? '')} is kept as ${strayRef(taskId, now ?? '')}.`);
+            await this.r.git(this.r.repo.root, ['update-ref', '-d', `refs/heads/${wt.branch}`], { allowFail: true });
+          }
+        }
+      }
+      const gone = folders.filter((f) => !kept.includes(f));
+      if (!kept.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST));
+      else for (const f of gone) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST, f.path));
+      return said;
+    });
+  }
+}
+
+function parseNameStatus(z: string): Array<{ path: string; status: string }> {
+  const parts = z.split('\0');
+  const out: Array<{ path: string; status: string }> = [];
+  for (let i = 0; i < parts.length; ) {
+    const status = parts[i++];
+    if (!status) continue;
+    // A rename or copy names the old path, then the new one.
+    if (status.startsWith('R') || status.startsWith('C')) {
+      const from = parts[i++] ?? '';
+      out.push({ path: parts[i++] ?? '', status: `${status[0]} ${from}` });
+    } else out.push({ path: parts[i++] ?? '', status });
+  }
+  return out;
+}
+
+function parseNumstat(z: string): Map<string, { added: number | null; deleted: number | null }> {
+  const out = new Map<string, { added: number | null; deleted: number | null }>();
+  const parts = z.split('\0');
+  for (let i = 0; i < parts.length; ) {
+    const head = parts[i++];
+    if (!head) continue;
+    const [a, d, path] = head.split('\t');
+    const num = (s: string | undefined) => (s === '-' || s === undefined ? null : Number(s));
+    // For renames numstat -z leaves the path empty and gives old and new paths next.
+    let p = path ?? '';
+    if (p === '') {
+      i++;
+      p = parts[i++] ?? '';
+    }
+    out.set(p, { added: num(a), deleted: num(d) });
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
+
+export const TypingConstants = {
+  /** A person types in bursts; 1.5 s without a keystroke or output is a pause, not a breath. */
+  quietMs: 1500,
+  pollMs: 250,
+  /** The echo of a typed message has settled when the pane prints nothing for this long; a TUI redraws
+   *  its input box within a frame or two (16-33 ms), so 100 ms is settled with room to spare. */
+  echoQuietMs: 100,
+  /** A pane that never stops printing still gets its Enter after this long. */
+  echoMaxMs: 2_000,
+} as const;
+
+/** What the typist needs of a pane's terminal. */
+export interface TypedInto {
+  write(data: string): void;
+  asPaste(text: string): string;
+  readonly lastOutputAt: number;
+}
+
+/**
+ * Types the host's messages to an agent (an assignment, a task taken away) into its pane, never in the
+ * middle of a person's typing nor while the agent prints: queued until the pane is quiet, pasted, then Enter
+ * on its own once the echo settles. In a plain shell the message is a comment, so it is shown and not run.
+ */
+export class PaneTypist {
+  private readonly store = new DisposableStore();
+  private readonly pending: string[] = [];
+  private timer: TimerHandle | null = null;
+  private lastInputAt = 0;
+
+  constructor(
+    private readonly pane: TypedInto,
+    /** A shell takes the message as a command unless it is a comment. */
+    private readonly shellLike: boolean,
+    private readonly quietMs: number = TypingConstants.quietMs,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** A person typed into the pane. */
+  noteInput(): void {
+    this.lastInputAt = this.now();
+  }
+
+  say(text: string): void {
+    if (this.store.isDisposed) return;
+    this.pending.push(text);
+    this.whenQuiet();
+  }
+
+  dispose(): void {
+    this.timer = null;
+    this.pending.length = 0;
+    this.store.dispose();
+  }
+
+  private arm(fn: () => void, ms: number): void {
+    if (!this.store.isDisposed) this.timer = this.store.timeout(fn, ms);
+  }
+
+  private whenQuiet(): void {
+    if (this.timer) return;
+    const tick = () => {
+      this.timer = null;
+      if (!this.pending.length) return;
+      const now = this.now();
+      if (now - this.lastInputAt < this.quietMs || now - this.pane.lastOutputAt < this.quietMs) return this.arm(tick, TypingConstants.pollMs);
+      const text = this.pending.splice(0).join(' ');
+      this.pane.write(this.pane.asPaste(`${this.shellLike ? '# ' : ''}${text}`));
+      this.submitWhenEchoed(this.now());
+    };
+    this.arm(tick, TypingConstants.pollMs);
+  }
+
+  /** Enter, on its own, once the message's echo has settled. A TUI takes a long chunk that ends in Enter for
+   *  a paste and the Enter for a newline inside it (Claude Code does), so the message would sit unsent. */
+  private submitWhenEchoed(sentAt: number): void {
+    const check = () => {
+      this.timer = null;
+      const now = this.now();
+      if (now - this.pane.lastOutputAt < TypingConstants.echoQuietMs && now - sentAt < TypingConstants.echoMaxMs) return this.arm(check, TypingConstants.echoQuietMs);
+      this.pane.write('\r');
+      // Messages that came while this one was being typed wait for the pane to be quiet again.
+      if (this.pending.length) this.whenQuiet();
+    };
+    this.arm(check, TypingConstants.echoQuietMs);
+  }
+}

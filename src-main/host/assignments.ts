@@ -1,0 +1,55 @@
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { USER } from '../../src-shared/board/model.js';
+import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
+import type { BoardService } from '../board/boardService.js';
+import type { Panes } from './panes.js';
+
+/**
+ * What the host types into agents' panes about their tasks: a person's assignment to its new holder (once
+ * its worktree exists, since the message names it), and a reassignment to the holder it was taken from —
+ * at once, so it stops working on a task it no longer holds instead of learning at its next refused write.
+ */
+export class Assignments {
+  constructor(
+    private readonly d: {
+      board: BoardService;
+      panes: Panes;
+      worktreeOf: (taskId: string, token: number) => Promise<ClaimWorktree | null>;
+    },
+  ) {}
+
+  follow(e: BoardEvent): void {
+    if (e.kind === 'reassign') this.tellTaken(e);
+    if (e.kind === 'grant' && e.by === USER) this.tellAssigned(e.taskId, e.agentId, e.token);
+    else if (e.kind === 'reassign' && e.by === USER) this.tellAssigned(e.taskId, e.to.agentId, e.to.token);
+  }
+
+  private nameOf(agentId: string): string {
+    if (agentId === USER) return 'a person in the Forkbench window';
+    return this.d.panes.get(agentId)?.record.name ?? agentId;
+  }
+
+  private tellTaken(e: Extract<BoardEvent, { kind: 'reassign' }>): void {
+    const t = this.d.board.state.tasks.get(e.taskId);
+    this.d.panes.tell(
+      e.from.agentId,
+      `${e.taskId} "${t?.title ?? ''}" was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
+        `your fencing token ${e.from.token} is no longer accepted for it. Stop working on ${e.taskId}; run \`forkbench board\` to pick other work.`,
+    );
+  }
+
+  private tellAssigned(taskId: string, agentId: string, token: number): void {
+    const p = this.d.panes.get(agentId);
+    if (!p || p.record.status === 'exited') return;
+    const t = this.d.board.state.tasks.get(taskId);
+    const text =
+      `You have been assigned ${t?.id} "${t?.title}" on the Forkbench board (fencing token ${token}). ` +
+      `Run \`forkbench show ${t?.id}\`, then pass --token ${token} to renew/note/done.`;
+    // The message names the worktree, so it waits until the worktree exists; a failed one says nothing here
+    // (the task is blocked with the reason, which the window shows).
+    void this.d.worktreeOf(taskId, token).then(
+      (wt) => this.d.panes.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
+      () => undefined,
+    );
+  }
+}

@@ -1,0 +1,165 @@
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { Task } from '../../src-shared/board/model.js';
+import { USER } from '../../src-shared/board/model.js';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
+import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
+import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
+import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
+import { outputAsText } from '../../src-shared/text/controlChars.js';
+import type { BoardService } from '../board/boardService.js';
+import { WorktreeError, type WorktreeManager } from '../git/worktreeManager.js';
+
+export const WorktreeConstants = {
+  /** A worktree of a small repository is ready in ~0.1–0.5 s here; past 1.5 s the holder and the window are told why they wait. */
+  slowNoteMs: 1500,
+} as const;
+
+/** A git failure as a person reads it: our own problems say what to do; git's own errors are quoted. */
+export function gitReason(err: Error): string {
+  return err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
+}
+
+/**
+ * The Thread's claims as git sees them: each grant's worktree handed over (and its answer awaited by the
+ * claim and by the assignment message), each ended claim's folder fenced, each recorded move and each
+ * freeze passed to the folder's hooks, and approval that merges before it approves. In a Thread without
+ * git, every one of these is a no-op and `reason` says why.
+ */
+export class ClaimWorktrees {
+  private readonly store = new DisposableStore();
+  private closed = false;
+  /** Each task's latest worktree hand-over, by the token it was for. */
+  private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
+
+  constructor(
+    private readonly board: BoardService,
+    /** Git worktrees under claims, or null with the reason this Thread has none. */
+    readonly git: WorktreeManager | null,
+    readonly reason: string,
+  ) {}
+
+  isolation(): GitIsolation {
+    return this.git ? this.git.isolation() : { isolated: false, reason: this.reason };
+  }
+
+  /** The worktrees, for a window: throws the reason when this Thread has none. */
+  require(): WorktreeManager {
+    if (this.git) return this.git;
+    throw new WorktreeError('no-worktree', `this Thread has no worktrees: ${this.reason}`);
+  }
+
+  /** Where a task's work is: its worktree, or the Thread's folder where there is none. */
+  workdirOf(t: Task, folder: string): string {
+    return t.worktree && this.git ? this.git.workdirOf(t.worktree.path) : folder;
+  }
+
+  /**
+   * The board's event, as it concerns git: a grant gets its folder, an ended claim's folder answers to
+   * nobody, a reassignment does both, a recorded move or a freeze reaches the folder's hooks.
+   */
+  follow(e: BoardEvent): void {
+    const git = this.git;
+    if (!git) return;
+    if (e.kind === 'grant') this.grant(e.taskId, e.agentId, e.token);
+    else if (e.kind === 'reassign') {
+      git.folders.fence(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
+      this.grant(e.taskId, e.to.agentId, e.to.token);
+    } else if (e.kind === 'branch-recorded') git.folders.recorded(e.taskId, e.record.sha);
+    else if (e.kind === 'submitted') git.folders.frozen(e.taskId, true);
+    else if (e.kind === 'returned') git.folders.frozen(e.taskId, false);
+    else if (e.kind === 'claim-ended') {
+      const lapsed = e.reason === 'lapsed';
+      git.folders.fence(
+        e.taskId,
+        e.token,
+        lapsed ? 'lapsed' : 'stale-token',
+        lapsed ? `your lease on ${e.taskId} lapsed; claim it again if it is still open` : `your claim on ${e.taskId} ended (${e.reason})`,
+      );
+    }
+  }
+
+  /**
+   * A claim began: hand its worktree over (make it, or continue in the task's parked one). Notes the holder
+   * and reviewer should see go on the task. If no worktree can be had, the claim ends and the task is blocked
+   * with the reason, rather than let the agent work unfenced in the shared folder.
+   */
+  private grant(taskId: string, agentId: string, token: number): void {
+    const git = this.git as WorktreeManager;
+    // A large repository's checkout takes seconds: say so on the board while the holder waits.
+    const slow = this.closed
+      ? null
+      : this.store.timeout(() => {
+          if (!this.closed) void this.note(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`).catch(() => undefined);
+        }, WorktreeConstants.slowNoteMs);
+    const done = git.folders.grant(taskId, agentId, token).finally(() => slow?.dispose()).then(
+      async (issued) => {
+        for (const n of issued.notes) await this.note(taskId, n);
+        return issued;
+      },
+      async (err: Error) => {
+        const why = gitReason(err);
+        if (!this.closed) await this.board.run((e) => e.failWorktree(taskId, token, `No worktree: ${why}`)).catch(() => undefined);
+        throw new Error(why);
+      },
+    );
+    // Whoever waits sees the failure; nobody waiting is fine too (the board already says it).
+    done.catch(() => undefined);
+    this.issuing.set(taskId, { token, done });
+  }
+
+  /** The worktree of the claim (task, token) once it is ready; null in a Thread without worktrees. */
+  async worktreeOf(taskId: string, token: number): Promise<ClaimWorktree | null> {
+    const pending = this.issuing.get(taskId);
+    if (!pending || pending.token !== token) return null;
+    return pending.done;
+  }
+
+  /**
+   * Approve a task in review. Where the task has a worktree its branch is merged into the base first, and
+   * only if the head was written under the submitting claim's token and merges cleanly: otherwise the task
+   * stays in review with the reason as a note, and the base branch is untouched.
+   */
+  async approve(taskId: string, by: string = USER): Promise<void> {
+    const t = this.board.state.tasks.get(taskId);
+    const git = this.git;
+    let merged: string | null = null;
+    const branch = t?.state === 'review' && git ? t.worktree : null;
+    if (git && t && branch) {
+      try {
+        merged = await git.review.merge(taskId, t.title);
+      } catch (err) {
+        await this.note(taskId, `Not merged: ${gitReason(err as Error)}`);
+        throw err;
+      }
+    }
+    const r = await this.board.run((e) => e.approve(taskId, by));
+    if (!r.ok) {
+      if (merged) await this.note(taskId, `Merged as ${shortSha(merged)}, but approval was refused: ${r.error.message}`);
+      throw Object.assign(new Error(r.error.message), { code: r.error.code });
+    }
+    if (!git || !branch) return;
+    await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
+    const said = await git.review.cleanupMerged(taskId).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);
+    for (const n of said) await this.note(taskId, n);
+  }
+
+  /** A note from the host itself, about git work on the task. */
+  private note(taskId: string, text: string): Promise<unknown> {
+    // git's messages are terminal output: as they are, the board could refuse them (control characters).
+    return this.board.run((e) => e.userNote(taskId, outputAsText(text), 'forkbench'));
+  }
+
+  /** The Thread is shutting: no slow-worktree note or block from here on. */
+  stop(): void {
+    this.closed = true;
+    this.store.dispose();
+  }
+
+  /** After stop(): a worktree being made finishes (the board is still open for it), and the Thread's
+   *  folder is given back its own hooks. */
+  async close(): Promise<void> {
+    this.stop();
+    await this.git?.idle();
+    await this.git?.threadFolder.unfence().catch(() => undefined);
+  }
+}

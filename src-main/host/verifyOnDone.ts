@@ -1,0 +1,31 @@
+import type { BoardService } from '../board/boardService.js';
+import { failureNote, runVerify } from '../agents/verifyRunner.js';
+import type { ClaimWorktrees } from './claimWorktrees.js';
+
+/**
+ * An agent said done: run the task's (or the Thread's) verify command in the work's folder. Pass → approve
+ * (which merges); fail → back to the agent with the output. Without a command the task waits for a person.
+ */
+export async function verifyDone(
+  d: { board: BoardService; worktrees: ClaimWorktrees; folder: string; timeoutMs?: number },
+  agentId: string,
+  taskId: string,
+): Promise<void> {
+  const t = d.board.state.tasks.get(taskId);
+  const command = t?.verify ?? d.board.state.settings.verify;
+  if (!t || !command) return;
+  // A test suite can run for minutes: say so on the board, so nobody wonders why the task sits in review.
+  await d.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, 'verify'));
+  // The work under review is in the task's worktree, not in the shared folder.
+  const outcome = await runVerify(command, d.worktrees.workdirOf(t, d.folder), d.timeoutMs);
+  const now = d.board.state.tasks.get(taskId);
+  // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
+  if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;
+  if (outcome.passed) {
+    await d.board.run((e) => e.userNote(taskId, `Verify \`${command}\` passed in ${(outcome.durationMs / 1000).toFixed(1)} s.`, 'verify'));
+    // A refused merge is already a note on the task, which stays in review for a person.
+    await d.worktrees.approve(taskId, 'verify').catch(() => undefined);
+  } else {
+    await d.board.run((e) => e.rejectReview(taskId, failureNote(command, outcome), 'verify'));
+  }
+}
