@@ -28,6 +28,8 @@ export class PaneTypist {
   private readonly pending: string[] = [];
   private timer: TimerHandle | null = null;
   private lastInputAt = 0;
+  /** A message is pasted and its Enter not yet sent. */
+  private awaitingEnter = false;
 
   constructor(
     private readonly pane: TypedInto,
@@ -37,9 +39,11 @@ export class PaneTypist {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** A person typed into the pane. */
+  /** A person is about to type into the pane. A message pasted and waiting for its Enter is sent first, so
+   *  it stays a line of its own: the person's keys would otherwise join it (in a shell, the comment). */
   noteInput(): void {
     this.lastInputAt = this.now();
+    if (this.awaitingEnter) this.submit();
   }
 
   say(text: string): void {
@@ -50,6 +54,7 @@ export class PaneTypist {
 
   dispose(): void {
     this.timer = null;
+    this.awaitingEnter = false;
     this.pending.length = 0;
     this.store.dispose();
   }
@@ -67,6 +72,7 @@ export class PaneTypist {
       if (now - this.lastInputAt < this.quietMs || now - this.pane.lastOutputAt < this.quietMs) return this.arm(tick, TypingConstants.pollMs);
       const text = this.pending.splice(0).join(' ');
       this.pane.write(this.pane.asPaste(`${this.shellLike ? '# ' : ''}${text}`));
+      this.awaitingEnter = true;
       this.submitWhenEchoed(this.now());
     };
     this.arm(tick, TypingConstants.pollMs);
@@ -79,10 +85,17 @@ export class PaneTypist {
       this.timer = null;
       const now = this.now();
       if (now - this.pane.lastOutputAt < TypingConstants.echoQuietMs && now - sentAt < TypingConstants.echoMaxMs) return this.arm(check, TypingConstants.echoQuietMs);
-      this.pane.write('\r');
-      // Messages that came while this one was being typed wait for the pane to be quiet again.
-      if (this.pending.length) this.whenQuiet();
+      this.submit();
     };
     this.arm(check, TypingConstants.echoQuietMs);
+  }
+
+  private submit(): void {
+    this.timer?.dispose();
+    this.timer = null;
+    this.awaitingEnter = false;
+    this.pane.write('\r');
+    // Messages that came while this one was being typed wait for the pane to be quiet again.
+    if (this.pending.length) this.whenQuiet();
   }
 }
