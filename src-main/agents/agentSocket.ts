@@ -24,6 +24,18 @@ export function socketPathFor(dir: string, threadKey: string, platform = process
 
 type Id = number | string | null;
 
+/** Whether something accepts connections on a Unix socket path (ECONNREFUSED/ENOENT: nobody does). */
+function socketAnswers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = net.createConnection(path);
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+}
+
 /**
  * The agents' door to the board: newline-delimited JSON-RPC 2.0 on a Unix socket (0600, in a 0700 folder).
  * Every request carries the agent's secret; it decides who is calling, so one agent cannot act as another.
@@ -42,7 +54,9 @@ export class AgentSocket {
     if (process.platform !== 'win32' && fs.existsSync(path)) {
       // A socket file left by a host that died. Anything else at that path is not ours to delete.
       if (!fs.lstatSync(path).isSocket()) throw new Error(`${path} exists and is not a socket`);
-      fs.unlinkSync(path);
+      // Only a refused connection means stale: a socket another live host listens on is never deleted.
+      if (await socketAnswers(path)) throw new Error(`another Forkbench host is listening on ${path}; this Thread is open there`);
+      fs.rmSync(path, { force: true });
     }
     const server = net.createServer();
     const sock = new AgentSocket(path, server);

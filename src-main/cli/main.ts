@@ -2,14 +2,18 @@ import { parseArgs } from 'node:util';
 import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
 import { formatResult } from './format.js';
-import { RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
+import { DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
+
+/** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
+const CONNECT_TIMEOUT_MS = 5000;
 
 /**
  * `forkbench`: the board from an agent's shell. It keeps no state between calls: the socket, the agent's
  * secret and its id come from the environment the host launched the agent with, and fencing tokens come
  * back from `claim` for the agent to pass on.
  *
- * Exit codes: 0 ok, 2 usage, 3 refused by the board (the reason is printed), 4 cannot reach the board.
+ * Exit codes: 0 ok, 2 usage, 3 refused by the board (the reason is printed), 4 cannot reach the board or
+ * it did not answer in time (FORKBENCH_TIMEOUT_MS, default 30 s per call).
  */
 export const Exit = { ok: 0, usage: 2, rejected: 3, unreachable: 4 } as const;
 
@@ -29,7 +33,8 @@ function usage(): string {
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
-    'Exit codes: 0 ok, 2 usage, 3 refused by the board, 4 cannot reach the board.',
+    'Exit codes: 0 ok, 2 usage, 3 refused by the board, 4 cannot reach the board or no answer in time',
+    '(FORKBENCH_TIMEOUT_MS, default 30000).',
   );
   return lines.join('\n');
 }
@@ -124,7 +129,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (!socket || !secret) return unreachable(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: run this inside an agent pane that Forkbench launched`);
   let client: RpcClient;
   try {
-    client = await RpcClient.connect(socket, secret);
+    const t = io.env.FORKBENCH_TIMEOUT_MS;
+    const timeoutMs = t && /^\d{1,9}$/.test(t) && Number(t) > 0 ? Number(t) : DEFAULT_CALL_TIMEOUT_MS;
+    client = await RpcClient.connect(socket, secret, Math.min(timeoutMs, CONNECT_TIMEOUT_MS), timeoutMs);
   } catch (err) {
     return unreachable((err as Error).message);
   }

@@ -2,6 +2,10 @@ import * as net from 'node:net';
 import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
 import { LineSplitter, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
 
+/** Longer than any board call takes (the slowest, a claim that adds a git worktree, takes seconds; `done`
+ *  answers before its verify command runs), short enough that a stuck host does not hang an agent's turn. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
 export class Unreachable extends Error {
   constructor(message: string) {
     super(message);
@@ -23,6 +27,8 @@ export class RpcClient {
   private constructor(
     private readonly sock: net.Socket,
     private readonly secret: string,
+    private readonly path: string,
+    private readonly callTimeoutMs: number,
   ) {
     sock.setEncoding('utf8');
     sock.on('data', (d: string) => {
@@ -52,7 +58,9 @@ export class RpcClient {
     sock.on('error', (e) => gone(e.message));
   }
 
-  static connect(path: string, secret: string, timeoutMs = 5000): Promise<RpcClient> {
+  /** `callTimeoutMs`: how long one call may go unanswered before it fails as Unreachable (a host that
+   *  accepts but is stuck must not hang an agent's shell for ever). */
+  static connect(path: string, secret: string, timeoutMs = 5000, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<RpcClient> {
     return new Promise((resolve, reject) => {
       const sock = net.createConnection(path);
       const timer = setTimeout(() => {
@@ -61,7 +69,7 @@ export class RpcClient {
       }, timeoutMs);
       sock.once('connect', () => {
         clearTimeout(timer);
-        resolve(new RpcClient(sock, secret));
+        resolve(new RpcClient(sock, secret, path, callTimeoutMs));
       });
       sock.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
@@ -74,16 +82,23 @@ export class RpcClient {
    *  result's type is the method's entry in the shared table: the host's handler is typed by the same. */
   async call<M extends AgentMethod>(method: M, params: Record<string, unknown> = {}): Promise<AgentResults[M]> {
     const id = this.nextId++;
+    let timer: NodeJS.Timeout | undefined;
     const res = await new Promise<RpcResponse>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
+      timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Unreachable(`the board at ${this.path} did not answer ${method} within ${this.callTimeoutMs} ms`));
+      }, this.callTimeoutMs);
       this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`);
-    });
+    }).finally(() => clearTimeout(timer));
     if ('error' in res) throw new RpcFailure(res.error);
     return res.result as AgentResults[M];
   }
 
   close(): void {
     this.sock.end();
+    // a host that never reads would keep the half-closed socket (and the process) alive
+    this.sock.destroy();
   }
 }
 

@@ -1,9 +1,10 @@
-import { app, BrowserWindow, ipcMain, Notification, powerMonitor, session, shell, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Notification, powerMonitor, session, shell, type WebContents } from 'electron';
 import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../host/cliShim.js';
+import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
 import { isSafeExternal, isTrustedSender, PUSH_CHANNEL, registerWindowIpc } from './ipcBridge.js';
@@ -26,7 +27,13 @@ interface Bounds {
 }
 const store = new Store<{ windows: Record<string, Bounds> }>({ defaults: { windows: {} } });
 
-if (!app.requestSingleInstanceLock()) {
+// Electron's own lock covers a second app only; the data folder's lock also covers `serve` beside the app.
+const claim = app.requestSingleInstanceLock() ? claimDataFolder(app.getPath('userData'), 'the Forkbench app') : null;
+if (claim && !claim.ok) {
+  process.stderr.write(`Forkbench: ${claim.message}\n`);
+  dialog.showErrorBox('Forkbench is already running', claim.message);
+  app.exit(1);
+} else if (!claim) {
   app.quit();
 } else {
   const threads = new ThreadManager({ dataRoot: app.getPath('userData') });
@@ -104,7 +111,10 @@ if (!app.requestSingleInstanceLock()) {
     if (quitting) return;
     e.preventDefault();
     quitting = true;
-    void threads.dispose().finally(() => app.quit());
+    void threads.dispose().finally(() => {
+      claim.lock.release();
+      app.quit();
+    });
   });
   app.on('window-all-closed', () => app.quit());
 

@@ -4,6 +4,9 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { AgentInfo, ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
+import { describeHolder, HostLock } from '../base/hostLock.js';
+import { socketPathFor } from '../agents/agentSocket.js';
+import { runtimeDir } from '../agents/runtimeDir.js';
 import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
 
 /**
@@ -15,6 +18,9 @@ export class ThreadManager {
   private readonly opening = new Map<string, Promise<ThreadHost>>();
   readonly recent: RecentThreads;
   readonly onPush = new Emitter<WindowPush>();
+  private readonly threadLocks = new Map<string, HostLock>();
+  /** Where this host is reached (serve's origin), recorded in each Thread's lock for a refused second host. */
+  hostUrl: string | null = null;
 
   constructor(private readonly base: Omit<ThreadHostOptions, 'folder'>) {
     this.recent = new RecentThreads(base.dataRoot, base.warn);
@@ -42,7 +48,13 @@ export class ThreadManager {
     const key = threadKeyOf(abs);
     const existing = this.hosts.get(key) ?? (await this.opening.get(key));
     if (existing) return existing;
-    const p = ThreadHost.open({ ...this.base, folder: abs });
+    const p = this.lockThread(key, abs).then((lock) =>
+      ThreadHost.open({ ...this.base, folder: abs }).catch((err: unknown) => {
+        lock?.release();
+        this.threadLocks.delete(key);
+        throw err;
+      }),
+    );
     this.opening.set(key, p);
     try {
       const host = await p;
@@ -53,6 +65,19 @@ export class ThreadManager {
     } finally {
       this.opening.delete(key);
     }
+  }
+
+  /**
+   * A Thread folder is one host's at a time: its agents' socket path comes from the folder alone, so a host
+   * on another data folder would take over (or delete) this host's socket. The lock sits beside the socket.
+   */
+  private async lockThread(key: string, folder: string): Promise<HostLock | null> {
+    if (process.platform === 'win32') return null; // a named pipe in use refuses a second listener by itself
+    const path = socketPathFor(runtimeDir(this.base.runtimeRoot), key).replace(/\.sock$/, '.lock');
+    const got = HostLock.acquire(path, { kind: `Forkbench host on data folder ${this.base.dataRoot}`, url: this.hostUrl });
+    if (!got.ok) throw new Error(`${folder} is open in another Forkbench host: ${describeHolder(got.holder)}; close it there first`);
+    this.threadLocks.set(key, got.lock);
+    return got.lock;
   }
 
   private wire(host: ThreadHost): void {
@@ -88,6 +113,8 @@ export class ThreadManager {
     const all = this.openHosts();
     this.hosts.clear();
     await Promise.all(all.map((h) => h.dispose()));
+    for (const lock of this.threadLocks.values()) lock.release();
+    this.threadLocks.clear();
     await this.recent.flush();
     this.onPush.dispose();
   }

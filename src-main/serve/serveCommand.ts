@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../base/dataDir.js';
+import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { startServe, type ServeHandle } from './serveServer.js';
@@ -38,7 +39,15 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     return 2;
   }
   const warn = (m: string) => process.stderr.write(`${m}\n`);
-  const threads = new ThreadManager({ dataRoot: defaultDataRoot(), warn });
+  const dataRoot = defaultDataRoot();
+  // One host per data folder: a second board on it would split the board and interleave the journal.
+  const claim = claimDataFolder(dataRoot, 'forkbench serve');
+  if (!claim.ok) {
+    process.stderr.write(`forkbench serve: ${claim.message}\n`);
+    return 1;
+  }
+  const lock = claim.lock;
+  const threads = new ThreadManager({ dataRoot, warn });
   // The port first: a port that is taken is said in one line before anything is opened (no Thread, no
   // agents' socket, no journal), and holding it from here on leaves no gap for another process to take it.
   let served: ServeHandle;
@@ -56,14 +65,19 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     if (code === 'EADDRINUSE') process.stderr.write(`forkbench serve: port ${port} is in use; pick another with --port N, or leave it out for a free one\n`);
     else process.stderr.write(`forkbench serve: cannot listen on 127.0.0.1:${port}: ${(err as Error).message}\n`);
     await threads.dispose();
+    lock.release();
     return 1;
   }
+  // The origin only: the link's one-time code is not for whoever reads the lock, and it changes on use.
+  threads.hostUrl = new URL(served.url).origin;
+  lock.setUrl(threads.hostUrl);
   try {
     await threads.open(folder);
   } catch (err) {
     process.stderr.write(`forkbench serve: cannot open ${folder}: ${(err as Error).message}\n`);
     await served.close();
     await threads.dispose();
+    lock.release();
     return 1;
   }
   const sleep = SuspendWatch.start((ms) => {
@@ -85,6 +99,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
         } catch (err) {
           process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);
         } finally {
+          lock.release();
           done(exitCode);
         }
       })();
