@@ -9,18 +9,11 @@
  * per backspace in canonical mode, leaving half a character in the child's input (pinned by a test too).
  * OutputBatcher still accepts raw bytes and decodes them safely for callers that want Buffers.
  *
- * Output at exit: on Linux the pty master can return EIO while the child's last output is still in
- * flight, and node-pty then drops it (its issues #72/#85/#726; reproduced here in 2 of 20 runs). The session
- * holds the slave side open itself, so EIO cannot come early; it learns of the child's death from SIGCHLD
- * (childExitWatcher), reads until the pty has been quiet for a moment, and only then lets go of the slave,
- * after which the master reaches EOF and node-pty reports the exit.
- *
- * Death before exit: that drain and the exit's quiet period take 20 ms or more (longer while a slow window
- * holds the pty paused), yet whoever acts on a dead process (the board ending its claims) needs only to
+ * Death before exit: the drain of the held slave (slaveHold.ts) and the exit's quiet period take 20 ms or
+ * more (longer while a slow window holds the pty paused), yet whoever acts on a dead process (the board ending its claims) needs only to
  * know it is dead. `onDeath` fires as soon as the child is known dead (SIGCHLD, ~1 ms after a kill -9),
  * while the tail is still being read; `onExit` follows, with the exit status, once the tail has drained.
  */
-import { constants as osConstants } from 'node:os';
 import { spawn as ptySpawn, type IPty } from 'node-pty';
 import { DisposableStore, toDisposable, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
@@ -33,7 +26,7 @@ import { SlaveHold } from './slaveHold.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { ProcessGroupKiller } from './processGroupKiller.js';
-import type { PtyExit, PtyFlowStats, PtySessionOptions, PtySpawnOptions } from './ptySessionTypes.js';
+import { ptyExitOf, type PtyExit, type PtyFlowStats, type PtySessionOptions, type PtySpawnOptions } from './ptySessionTypes.js';
 import { readStartTicks } from './procReader.js';
 import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
@@ -65,10 +58,6 @@ export const MIRROR_CONSUMER = 'mirror';
 /** The id `attach`/`ack`/`detach` use when a caller has one window per pane. */
 export const WINDOW_CONSUMER = 'window';
 
-
-
-const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
-
 export class PtySession implements Disposable {
   /** Spawns `command` in a new pty. A command that cannot be executed still yields a session: the child
    *  prints the exec error and exits 1, as in a real terminal. */
@@ -97,7 +86,7 @@ export class PtySession implements Disposable {
   private readonly killer: ProcessGroupKiller;
   private readonly now: () => number;
   private readonly timers: Timers;
-  /** Every timer the session arms itself, all from `timers`; disposed with the session. */
+  /** Every member the session owns and every timer it arms (all from `timers`): one dispose ends them. */
   private readonly disposables: DisposableStore;
   private readonly exitQuietMs: number;
   private readonly exitMaxWaitMs: number;
@@ -106,7 +95,6 @@ export class PtySession implements Disposable {
   /** Our own fd on the pty's slave side, held until the child is dead and its output drained. */
   private readonly slave: SlaveHold;
   private drainTimer: TimerHandle | undefined;
-
   private lastOutput: number;
   private droppedChars = 0;
   private ptyExit: PtyExit | undefined;
@@ -366,8 +354,7 @@ export class PtySession implements Disposable {
     this.drainTimer?.dispose();
     this.drainTimer = undefined;
     this.slave.release();
-    const signal = e.signal ? e.signal : undefined;
-    this.ptyExit = { exitCode: e.exitCode, signal, signalName: signal === undefined ? undefined : signalNames.get(signal) };
+    this.ptyExit = ptyExitOf(e);
     if (this.disposed) {
       this.resolveExited(this.ptyExit);
       return;

@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import type { FlowControlLimits } from './flowControl.js';
 import type { ListProcesses } from './processGroupKiller.js';
 import type { Timers } from '../base/timers.js';
@@ -46,4 +47,12 @@ export interface PtyFlowStats {
   batchedChars: number;
   /** Output discarded while a kill was draining the pty past the high watermark. */
   droppedChars: number;
+}
+
+const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
+
+/** node-pty's exit as the session reports it: a signal of 0 is none, and a signal gets its name. */
+export function ptyExitOf(e: { exitCode: number; signal?: number }): PtyExit {
+  const signal = e.signal ? e.signal : undefined;
+  return { exitCode: e.exitCode, signal, signalName: signal === undefined ? undefined : signalNames.get(signal) };
 }

@@ -20,6 +20,12 @@ function openSlave(pty: IPty): number | undefined {
  * The session's own fd on the pty's slave side, held until the child is dead and its output drained, and
  * node-pty's socket destroy held back while it is.
  *
+ * Output at exit: on Linux the pty master can return EIO while the child's last output is still in
+ * flight, and node-pty then drops it (its issues #72/#85/#726; reproduced here in 2 of 20 runs). The session
+ * holds the slave side open itself, so EIO cannot come early; it learns of the child's death from SIGCHLD
+ * (childExitWatcher), reads until the pty has been quiet for a moment, and only then lets go of the slave,
+ * after which the master reaches EOF and node-pty reports the exit.
+ *
  * node-pty (1.1.0, lib/unixTerminal.js) destroys its read socket 200 ms after the child is reaped if the
  * pty has not closed by then. While we hold the slave the pty cannot close, so on a loaded machine (a CI
  * run with a browser and other ptys busy) the drain can take longer than that, and the timer would cut the
