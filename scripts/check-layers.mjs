@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Keeps the layers one-way: src-shared (no Node, no DOM) <- src-main (Node) <- src-main/electron (the only
-// place Electron may be imported); src-renderer imports only src-shared and browser packages.
+// place Electron may be imported); src-renderer imports only src-shared and browser packages. Inside src-main
+// and src-renderer the folders are ranked too (INNER_ORDER below): a file may import its own folder and any
+// folder ranked below it, never one ranked above or beside it.
 //
 //   node scripts/check-layers.mjs [ROOT]     ROOT defaults to this repository
 //
@@ -43,6 +45,63 @@ export const ALLOWED_PACKAGES = {
 };
 /** Only src-main/electron, the thin shell, may import these. */
 export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];
+
+/**
+ * The order inside a layer, lowest first: each entry is one rank, a rank lists the rooms (folders, or files
+ * at the layer's root) that sit on it. A room may import itself and any room of a lower rank; rooms on the
+ * same rank may not import each other (git and agents do not today: git runs commands for claims, agents
+ * speak to the agents' processes; keeping them apart keeps either movable). A room not listed here may be
+ * neither imported nor import across rooms: placing it is a decision, taken here.
+ */
+export const INNER_ORDER = {
+  // cli sits above serve, not beside it: `forkbench serve` is a cli command that loads serve.
+  'src-main': [['base'], ['board'], ['pty'], ['git', 'agents'], ['host'], ['serve'], ['cli'], ['electron']],
+  'src-renderer': [
+    // The page's address (?thread=) is read by the transport and the state alike: below both.
+    ['address'],
+    // Both are the page's ports to the outside: the host's channel and the browser's notification API.
+    ['transport', 'notifications'],
+    ['terminal'],
+    ['state'],
+    ['components'],
+    // The entry point wires everything; other files at the root are entry points too until placed.
+    ['main', '*root'],
+  ],
+};
+
+/**
+ * The room a file is in inside its layer ('host'; 'address' for src-renderer/address.ts, whichever extension
+ * the import spells; '*root' for an unplaced root file), or null for a file at the root of src-main.
+ */
+function roomOf(root, layer, abs) {
+  const parts = relative(join(root, layer), abs).split(sep);
+  if (parts.length > 1) return parts[0];
+  const stem = parts[0].replace(SOURCE, '');
+  if (layer === 'src-renderer') return INNER_ORDER[layer].flat().includes(stem) ? stem : '*root';
+  return null;
+}
+
+function rankOf(layer, room) {
+  const i = INNER_ORDER[layer]?.findIndex((rank) => rank.includes(room));
+  return i === undefined || i < 0 ? null : i;
+}
+
+/** Why `file` (room `from`) may not import `target` inside `layer`, or null if the order allows it. */
+function judgeInner(root, layer, file, target, what) {
+  // Stylesheets and other assets hold no code that could reach back up: only code is ranked.
+  if (!INNER_ORDER[layer] || (/\.[^./\\]+$/.test(target) && !SOURCE.test(target))) return null;
+  const from = roomOf(root, layer, file);
+  const to = roomOf(root, layer, target);
+  if (from === to) return null;
+  const name = (room) => (room === '*root' ? `an unplaced file at the root of ${layer}` : `${layer}/${room}`);
+  const fromRank = rankOf(layer, from);
+  const toRank = rankOf(layer, to);
+  if (fromRank === null) return `${what}: ${layer}/${from ?? relative(join(root, layer), file)} is not placed in the order inside ${layer} (scripts/check-layers.mjs INNER_ORDER)`;
+  if (toRank === null) return `${what}: ${layer}/${to ?? relative(join(root, layer), target)} is not placed in the order inside ${layer} (scripts/check-layers.mjs INNER_ORDER)`;
+  if (toRank > fromRank) return `${what}: ${name(from)} imports upward, ${name(to)} sits above it inside ${layer}`;
+  if (toRank === fromRank) return `${what}: ${name(from)} and ${name(to)} share a rank inside ${layer} and may not import each other`;
+  return null;
+}
 
 /** 'node:fs', 'fs/promises' → Node builtin; '@a/b/c' → '@a/b'; 'a/b' → 'a'. */
 export function packageOf(spec) {
@@ -149,6 +208,7 @@ function judge(root, file, place, layer, ref) {
       if (!['src-shared', 'src-main'].includes(toLayer)) return `${what}: src-main may import only src-shared and src-main`;
       if (to === 'src-main/electron' && place !== 'src-main/electron') return `${what}: the host must not depend on the Electron shell (src-main/electron)`;
     }
+    if (toLayer === layer) return judgeInner(root, layer, file, target, what);
     return null;
   }
   if (/^([a-z]:)?[\\/]/i.test(spec) || (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !spec.startsWith('node:')))

@@ -1,6 +1,9 @@
 /**
- * Facts about processes for the board's liveness check: is the agent's process running, stopped
- * (SIGSTOP, Jepsen's `pause`), a zombie or gone, and is its process tree using CPU.
+ * Reads what the kernel says about processes, and decides nothing: a process's state (running, stopped by
+ * SIGSTOP, a zombie, gone), its start time and CPU, and its process tree. Its readers decide: the liveness
+ * verdict (agents/liveness.ts), the process-group killer and the child-exit watcher here, and the agents'
+ * peer credentials. Every export is a read (read*, list*), a parse of one reading (parse*, stateFrom*) or
+ * arithmetic over one (descendantsOf, sumTreeCpu).
  *
  * Linux reads /proc directly (no fork per check). Other platforms run `ps`. Parsing is kept in pure
  * functions so both formats are unit-tested on any machine: the macOS path does not run in CI.

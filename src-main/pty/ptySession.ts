@@ -9,30 +9,24 @@
  * per backspace in canonical mode, leaving half a character in the child's input (pinned by a test too).
  * OutputBatcher still accepts raw bytes and decodes them safely for callers that want Buffers.
  *
- * Output at exit: on Linux the pty master can return EIO while the child's last output is still in
- * flight, and node-pty then drops it (its issues #72/#85/#726; reproduced here in 2 of 20 runs). The session
- * holds the slave side open itself, so EIO cannot come early; it learns of the child's death from SIGCHLD
- * (childExitWatcher), reads until the pty has been quiet for a moment, and only then lets go of the slave,
- * after which the master reaches EOF and node-pty reports the exit.
- *
- * Death before exit: that drain and the exit's quiet period take 20 ms or more (longer while a slow window
- * holds the pty paused), yet whoever acts on a dead process (the board ending its claims) needs only to
+ * Death before exit: the drain of the held slave (slaveHold.ts) and the exit's quiet period take 20 ms or
+ * more (longer while a slow window holds the pty paused), yet whoever acts on a dead process (the board ending its claims) needs only to
  * know it is dead. `onDeath` fires as soon as the child is known dead (SIGCHLD, ~1 ms after a kill -9),
  * while the tail is still being read; `onExit` follows, with the exit status, once the tail has drained.
  */
-import { closeSync, constants as fsConstants, openSync } from 'node:fs';
-import { constants as osConstants } from 'node:os';
-import { spawn as ptySpawn, type IDisposable, type IPty } from 'node-pty';
+import { spawn as ptySpawn, type IPty } from 'node-pty';
 import { DisposableStore, toDisposable, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { FlowControl, FlowControlConstants, type FlowControlLimits } from './flowControl.js';
+import { FlowControl, FlowControlConstants } from './flowControl.js';
 import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
 import { withoutInheritedFds } from './inheritedFds.js';
+import { SlaveHold } from './slaveHold.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
-import { ProcessGroupKiller, type ListProcesses } from './processGroupKiller.js';
+import { ProcessGroupKiller } from './processGroupKiller.js';
+import { ptyExitOf, type PtyExit, type PtyFlowStats, type PtySessionOptions, type PtySpawnOptions } from './ptySessionTypes.js';
 import { readStartTicks } from './procReader.js';
 import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
@@ -57,69 +51,12 @@ export const PtySessionConstants = {
   terminalName: 'xterm-256color',
 } as const;
 
+export type { PtyExit, PtyFlowStats, PtySessionOptions, PtySpawnOptions } from './ptySessionTypes.js';
+
 /** The flow-control consumer id the headless mirror uses. */
 export const MIRROR_CONSUMER = 'mirror';
 /** The id `attach`/`ack`/`detach` use when a caller has one window per pane. */
 export const WINDOW_CONSUMER = 'window';
-
-export interface PtySpawnOptions {
-  cwd: string;
-  env: Record<string, string | undefined>;
-  cols: number;
-  rows: number;
-  /** $TERM; defaults to xterm-256color. */
-  name?: string;
-}
-
-export interface PtyExit {
-  exitCode: number;
-  /** The signal number when the process was killed by a signal (node-pty then reports exitCode 0). */
-  signal: number | undefined;
-  /** 'SIGKILL', 'SIGHUP', ... when `signal` is set. */
-  signalName: string | undefined;
-}
-
-export interface PtySessionOptions {
-  scrollback?: number;
-  batchDelayMs?: number;
-  inputIntervalMs?: number;
-  exitQuietMs?: number;
-  exitMaxWaitMs?: number;
-  drainQuietMs?: number;
-  termAfterMs?: number;
-  killAfterMs?: number;
-  flowLimits?: FlowControlLimits;
-  /** Monotonic clock in ms; drives `lastOutputAt`. */
-  now?: () => number;
-  timers?: Timers;
-  listProcesses?: ListProcesses;
-}
-
-export interface PtyFlowStats {
-  paused: boolean;
-  /** Worst backlog among consumers (mirror included), in chars. */
-  maxUnackedChars: number;
-  mirrorUnackedChars: number;
-  /** Output waiting in the open batch (at most ~5 ms). */
-  batchedChars: number;
-  /** Output discarded while a kill was draining the pty past the high watermark. */
-  droppedChars: number;
-}
-
-/** Opens the pty's slave side for ourselves (see the file comment). O_NOCTTY: it must never become this
- *  process's controlling terminal. Without a slave path (Windows) or on failure the session simply behaves
- *  like plain node-pty. */
-function openSlave(pty: IPty): number | undefined {
-  const path = (pty as unknown as { ptsName?: unknown }).ptsName;
-  if (typeof path !== 'string' || path.length === 0) return undefined;
-  try {
-    return openSync(path, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
-  } catch {
-    return undefined;
-  }
-}
-
-const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
 
 export class PtySession implements Disposable {
   /** Spawns `command` in a new pty. A command that cannot be executed still yields a session: the child
@@ -147,23 +84,17 @@ export class PtySession implements Disposable {
   private readonly writer: ChunkedWriter;
   private readonly mirror: HeadlessMirror;
   private readonly killer: ProcessGroupKiller;
-  private readonly ptyListeners: IDisposable[];
   private readonly now: () => number;
   private readonly timers: Timers;
-  /** Every timer the session arms itself, all from `timers`; disposed with the session. */
+  /** Every member the session owns and every timer it arms (all from `timers`): one dispose ends them. */
   private readonly disposables: DisposableStore;
   private readonly exitQuietMs: number;
   private readonly exitMaxWaitMs: number;
   private readonly drainQuietMs: number;
   private readonly childWatch: Disposable;
   /** Our own fd on the pty's slave side, held until the child is dead and its output drained. */
-  private slaveFd: number | undefined;
+  private readonly slave: SlaveHold;
   private drainTimer: TimerHandle | undefined;
-  /** node-pty's socket destroy, held while the slave is (see holdSocketDestroy). */
-  private heldDestroy: (() => unknown) | undefined;
-  /** The grace after the slave was let go, before the held destroy runs anyway. */
-  private heldDestroyTimer: TimerHandle | undefined;
-
   private lastOutput: number;
   private droppedChars = 0;
   private ptyExit: PtyExit | undefined;
@@ -186,7 +117,12 @@ export class PtySession implements Disposable {
     this.pid = pty.pid;
     this.now = sessionOptions.now ?? monotonicNow;
     this.timers = sessionOptions.timers ?? realTimers;
+    // Everything the session owns is registered here as it is made, so dispose is one call; they go in the
+    // order they were made (the store's order), the timers armed later after them.
     this.disposables = new DisposableStore(this.timers);
+    this.disposables.add(this.dataEmitter);
+    this.disposables.add(this.deathEmitter);
+    this.disposables.add(this.exitEmitter);
     this.exitQuietMs = sessionOptions.exitQuietMs ?? PtySessionConstants.exitQuietMs;
     this.exitMaxWaitMs = sessionOptions.exitMaxWaitMs ?? PtySessionConstants.exitMaxWaitMs;
     this.drainQuietMs = sessionOptions.drainQuietMs ?? PtySessionConstants.drainQuietMs;
@@ -206,54 +142,42 @@ export class PtySession implements Disposable {
       sessionOptions.flowLimits ?? FlowControlConstants,
     );
     this.flow.addConsumer(MIRROR_CONSUMER);
-    this.mirror = new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback);
-    this.batcher = new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now });
-    this.writer = new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers });
+    this.mirror = this.disposables.add(new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback));
+    this.batcher = this.disposables.add(new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
+    this.writer = this.disposables.add(new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers }));
     // Which process the root is (its pid and start time), read once for the killer and the exit watcher.
     const rootStartTicks = readStartTicks(this.pid);
-    this.killer = new ProcessGroupKiller(this.pid, {
-      termAfterMs: sessionOptions.termAfterMs,
-      killAfterMs: sessionOptions.killAfterMs,
-      timers: this.timers,
-      listProcesses: sessionOptions.listProcesses,
-      rootStartTicks,
-    });
-    this.ptyListeners = [pty.onData((chunk) => this.onPtyData(chunk)), pty.onExit((e) => this.onPtyExit(e))];
-    this.slaveFd = openSlave(pty);
-    if (this.slaveFd !== undefined) this.holdSocketDestroy();
-    this.childWatch = watchChildExit(
+    this.killer = this.disposables.add(
+      new ProcessGroupKiller(this.pid, {
+        termAfterMs: sessionOptions.termAfterMs,
+        killAfterMs: sessionOptions.killAfterMs,
+        timers: this.timers,
+        listProcesses: sessionOptions.listProcesses,
+        rootStartTicks,
+      }),
+    );
+    this.disposables.add(pty.onData((chunk) => this.onPtyData(chunk)));
+    // Not registered: the exit listener outlives dispose, so `exited` still resolves with the real exit.
+    pty.onExit((e) => this.onPtyExit(e));
+    this.slave = this.disposables.add(
+      new SlaveHold(pty, this.disposables, PtySessionConstants.heldDestroyGraceMs, () => this.disposed, () => {
+        // node-pty calls this only after it reaped the child: proof of death even if no SIGCHLD was seen.
+        if (this.drainTimer === undefined) this.armDrain();
+        this.markDead();
+      }),
+    );
+    this.childWatch = this.disposables.add(
+      watchChildExit(
       this.pid,
       () => {
         this.armDrain();
         this.markDead();
       },
       rootStartTicks,
+    ),
     );
   }
 
-  /**
-   * node-pty (1.1.0, lib/unixTerminal.js) destroys its read socket 200 ms after the child is reaped if the
-   * pty has not closed by then. While we hold the slave the pty cannot close, so on a loaded machine (a CI
-   * run with a browser and other ptys busy) the drain can take longer than that, and the timer would cut the
-   * read short and lose exactly the tail the slave is held for. Until the drain lets the slave go, that
-   * destroy is held back; afterwards the pty closes by itself once its last byte is read, and the held call
-   * runs after a grace period in case it does not (the macOS case node-pty's timer exists for).
-   */
-  private holdSocketDestroy(): void {
-    const sock = (this.pty as unknown as { _socket?: { destroy?: (...a: unknown[]) => unknown } })._socket;
-    if (!sock || typeof sock.destroy !== 'function') return;
-    const destroy = sock.destroy.bind(sock);
-    sock.destroy = (...args: unknown[]) => {
-      if (this.slaveFd !== undefined && !this.disposed) {
-        this.heldDestroy = () => destroy(...args);
-        // node-pty calls this only after it reaped the child: proof of death even if no SIGCHLD was seen.
-        if (this.drainTimer === undefined) this.armDrain();
-        this.markDead();
-        return sock;
-      }
-      return destroy(...args);
-    };
-  }
 
   /** Output: the first chunk after a quiet gap at once, what follows batched (one message per ~5 ms, or per
    *  up to 100k chars in a flood: see OutputBatcherConstants). */
@@ -365,25 +289,14 @@ export class PtySession implements Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    // The exit, drain, held-destroy and exit-cap timers: none of them may run for a disposed session.
+    // A live (or still dying) process group is killed at once; the killer's own steps then go with it.
+    if (!this.ptyExit || this.killing) this.killer.killNow();
+    // The members and every timer (none may run for a disposed session). The slave goes too and, with
+    // nobody left to read the tail, a held socket destroy runs now: node-pty then closes the pty and reports
+    // the exit that `exited` waits for.
     this.disposables.dispose();
     this.exitTimer = undefined;
     this.drainTimer = undefined;
-    this.heldDestroyTimer = undefined;
-    if (!this.ptyExit || this.killing) this.killer.killNow();
-    this.killer.dispose();
-    this.childWatch.dispose();
-    // Lets go of the slave and, with nobody left to read the tail, runs a held socket destroy now: node-pty
-    // then closes the pty and reports the exit that `exited` waits for.
-    this.releaseSlave();
-    this.batcher.dispose();
-    this.writer.dispose();
-    this.mirror.dispose();
-    this.dataEmitter.dispose();
-    this.deathEmitter.dispose();
-    this.exitEmitter.dispose();
-    // The data listener goes; the exit listener stays so `exited` still resolves with the real exit.
-    this.ptyListeners[0]?.dispose();
     if (this.ptyExit && !this.exitReported) this.resolveExited(this.ptyExit);
   }
 
@@ -422,39 +335,16 @@ export class PtySession implements Disposable {
    *  everything it wrote has been read, and the slave can go. A paused pty keeps the slave until resumed or
    *  until node-pty's own 200 ms socket timeout ends the wait. */
   private armDrain(): void {
-    if (this.disposed || this.slaveFd === undefined) return;
+    if (this.disposed || !this.slave.isHeld) return;
     this.drainTimer?.dispose();
     this.drainTimer = this.disposables.timeout(() => {
       this.drainTimer = undefined;
       const quietFor = this.now() - this.lastOutput;
-      if (!this.flow.isPaused && quietFor >= this.drainQuietMs) this.releaseSlave();
+      if (!this.flow.isPaused && quietFor >= this.drainQuietMs) this.slave.release();
       else this.armDrain();
     }, this.drainQuietMs);
   }
 
-  private releaseSlave(): void {
-    if (this.slaveFd !== undefined) {
-      try {
-        closeSync(this.slaveFd);
-      } catch {
-        // already closed: nothing to release
-      }
-      this.slaveFd = undefined;
-    }
-    if (!this.heldDestroy) return;
-    if (this.disposed) this.runHeldDestroy();
-    else if (!this.heldDestroyTimer) {
-      this.heldDestroyTimer = this.disposables.timeout(() => this.runHeldDestroy(), PtySessionConstants.heldDestroyGraceMs, { unref: true });
-    }
-  }
-
-  private runHeldDestroy(): void {
-    const held = this.heldDestroy;
-    this.heldDestroy = undefined;
-    this.heldDestroyTimer?.dispose();
-    this.heldDestroyTimer = undefined;
-    held?.();
-  }
 
   private onPtyExit(e: { exitCode: number; signal?: number }): void {
     if (this.ptyExit) return;
@@ -463,9 +353,8 @@ export class PtySession implements Disposable {
     this.childWatch.dispose();
     this.drainTimer?.dispose();
     this.drainTimer = undefined;
-    this.releaseSlave();
-    const signal = e.signal ? e.signal : undefined;
-    this.ptyExit = { exitCode: e.exitCode, signal, signalName: signal === undefined ? undefined : signalNames.get(signal) };
+    this.slave.release();
+    this.ptyExit = ptyExitOf(e);
     if (this.disposed) {
       this.resolveExited(this.ptyExit);
       return;

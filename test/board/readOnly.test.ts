@@ -11,33 +11,65 @@ import { CLI, ensureBuilt } from '../helpers/cli.js';
 
 /**
  * A journal that cannot write: publish only what is durable, turn read-only once, refuse writes with a
- * typed reason. Real file systems fail here: a tiny tmpfs that fills up, and a folder made read-only under
- * the board by a read-only bind mount. Both need mount(2), which root has on this machine kind and CI.
+ * typed reason. Real file systems fail here: a tiny disk that fills up, and a folder made read-only under
+ * the board by a read-only bind mount. Both need mount(2), which root has on this machine kind and CI, so
+ * these tests never skip: the small disk is a tmpfs, or where tmpfs cannot be mounted an ext2 image on a
+ * loop device; with neither, beforeAll fails saying why. FORKBENCH_TEST_DISK=loop picks the loop device
+ * (to check the fallback where tmpfs works).
  */
 const mounts: string[] = [];
 const dirs: string[] = [];
-let canMount = false;
+const images: string[] = [];
+let diskKind: 'tmpfs' | 'loop' = 'tmpfs';
 
 function mount(args: string[]): void {
   execFileSync('mount', args, { stdio: 'pipe' });
 }
 
+const firstLine = (err: unknown) => ((err as Error).message ?? String(err)).split('\n')[0];
+
+/** Mounts a disk of `size` bytes on `dir`, the way beforeAll found to work. */
+function mountDisk(dir: string, size: number): void {
+  if (diskKind === 'tmpfs') {
+    mount(['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+    return;
+  }
+  const image = `${dir}.img`;
+  images.push(image);
+  fs.writeFileSync(image, '');
+  fs.truncateSync(image, size);
+  // 1 KiB blocks, 16 inodes and no reserved blocks: mkfs's defaults cannot even make lost+found in 96 KiB.
+  execFileSync('mkfs.ext2', ['-q', '-F', '-b', '1024', '-N', '16', '-m', '0', image], { stdio: 'pipe' });
+  mount(['-o', 'loop', image, dir]);
+}
+
 beforeAll(() => {
   ensureBuilt();
   const probe = fs.mkdtempSync(join(tmpdir(), 'forkbench-mnt-'));
+  const why: string[] = [];
   try {
-    mount(['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe]);
-    execFileSync('umount', [probe]);
-    canMount = true;
-  } catch (err) {
-    console.warn(`read-only board tests skipped: cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]})`);
+    const kinds = process.env.FORKBENCH_TEST_DISK === 'loop' ? (['loop'] as const) : (['tmpfs', 'loop'] as const);
+    for (const kind of kinds) {
+      diskKind = kind;
+      try {
+        mountDisk(probe, 96 * 1024);
+        execFileSync('umount', [probe]);
+        return;
+      } catch (err) {
+        why.push(`${kind}: ${firstLine(err)}`);
+      }
+    }
+    throw new Error(`the read-only board tests need mount(2) (root, as on this machine kind and CI) for a tmpfs or a loop device; neither worked: ${why.join('; ')}`);
+  } finally {
+    fs.rmSync(probe, { recursive: true, force: true });
+    for (const image of images.splice(0)) fs.rmSync(image, { force: true });
   }
-  fs.rmSync(probe, { recursive: true, force: true });
 });
 
 afterEach(() => {
   for (const m of mounts.splice(0).reverse()) execFileSync('umount', ['-l', m]);
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  for (const image of images.splice(0)) fs.rmSync(image, { force: true });
 });
 
 function tmp(): string {
@@ -46,10 +78,10 @@ function tmp(): string {
   return d;
 }
 
-/** A tmpfs of `size` bytes: the board fills it. */
+/** A disk of `size` bytes (tmpfs, or an ext2 image on a loop device): the board fills it. */
 function smallDisk(size: number): string {
   const d = tmp();
-  mount(['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', d]);
+  mountDisk(d, size);
   mounts.push(d);
   return d;
 }
@@ -62,8 +94,7 @@ function record(board: BoardService): { events: BoardEvent[]; readOnly: string[]
 }
 
 describe('a board whose journal fails', () => {
-  it('full disk: the failed write is refused as read-only, nothing undurable is published, later writes are refused, reads go on', async (ctx) => {
-    if (!canMount) return ctx.skip();
+  it('full disk: the failed write is refused as read-only, nothing undurable is published, later writes are refused, reads go on', async () => {
     const dir = join(smallDisk(96 * 1024), 'board');
     const board = await BoardService.open({ dir, threadId: 't', warn: () => undefined });
     const seen = record(board);
@@ -99,8 +130,7 @@ describe('a board whose journal fails', () => {
     await board.close();
   });
 
-  it('a folder that turns read-only under the board (new segment at compaction): read-only, published events all on disk', async (ctx) => {
-    if (!canMount) return ctx.skip();
+  it('a folder that turns read-only under the board (new segment at compaction): read-only, published events all on disk', async () => {
     const dir = join(tmp(), 'board');
     const board = await BoardService.open({ dir, threadId: 't', compactEvery: 6, warn: () => undefined });
     const seen = record(board);
@@ -122,8 +152,7 @@ describe('a board whose journal fails', () => {
     await board.close();
   });
 
-  it('an agent is told read-only in the CLI words, and the window gets one notice', async (ctx) => {
-    if (!canMount) return ctx.skip();
+  it('an agent is told read-only in the CLI words, and the window gets one notice', async () => {
     const root = tmp();
     const folder = join(root, 'project');
     fs.mkdirSync(folder);

@@ -56,7 +56,7 @@ describe('PtySession disposed mid-exit-tail', () => {
     process.kill(p.session.pid, 'SIGKILL');
     // node-pty destroys its socket 200 ms after reaping the child; while the paused pty still holds the
     // child's tail, the session holds that destroy back (and keeps the slave).
-    await waitFor(() => (p.session as unknown as { heldDestroy?: unknown }).heldDestroy !== undefined, 5_000, 'the held socket destroy');
+    await waitFor(() => (p.session as unknown as { slave: { heldDestroy?: unknown } }).slave.heldDestroy !== undefined, 5_000, 'the held socket destroy');
 
     const armed = globalTimersArmedDuring(() => p.session.dispose());
     expect(armed, 'global timers armed by dispose()').toEqual([]);

@@ -228,7 +228,15 @@ describe('kill and exit', () => {
   it('drops input written after exit and tolerates dispose twice', async () => {
     const p = pane('/bin/sh', ['-c', 'true']);
     await exitOf(p.session, 5_000);
+    // The pty's write, watched from here on: whatever the session sends on to the child passes through it.
+    // Watched only after the exit because node-pty swaps its own write for a no-op when the pty closes.
+    const pty = (p.session as unknown as { pty: { write(data: string): void } }).pty;
+    const reached: string[] = [];
+    pty.write = (data: string) => void reached.push(data);
     p.session.write('ignored\r');
+    // The writer sends in paced chunks: wait well past one interval before deciding nothing was sent.
+    await sleep(200);
+    expect(reached).toEqual([]);
     p.session.resize(90, 20);
     p.session.dispose();
     p.session.dispose();

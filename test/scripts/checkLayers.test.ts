@@ -9,6 +9,8 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = join(ROOT, 'scripts', 'check-layers.mjs');
 const FAIL = join(import.meta.dirname, 'fixtures', 'layers-fail');
 const PASS = join(import.meta.dirname, 'fixtures', 'layers-pass');
+const INNER_FAIL = join(import.meta.dirname, 'fixtures', 'inner-fail');
+const INNER_PASS = join(import.meta.dirname, 'fixtures', 'inner-pass');
 
 const sourceFiles = (dir: string): string[] =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -17,14 +19,14 @@ const sourceFiles = (dir: string): string[] =>
   });
 
 /** What the fail fixtures say must be reported: `file:line` → a part of the reason. */
-function expectedProblems(): Map<string, string> {
+function expectedProblems(dir = FAIL): Map<string, string> {
   const expected = new Map<string, string>();
-  for (const file of sourceFiles(FAIL)) {
+  for (const file of sourceFiles(dir)) {
     fs.readFileSync(file, 'utf8')
       .split('\n')
       .forEach((text, i) => {
         const m = /\/\/ layer-check: (.+)$/.exec(text);
-        if (m) expected.set(`${relative(FAIL, file).split('\\').join('/')}:${i + 1}`, (m[1] as string).trim());
+        if (m) expected.set(`${relative(dir, file).split('\\').join('/')}:${i + 1}`, (m[1] as string).trim());
       });
   }
   return expected;
@@ -111,5 +113,22 @@ describe('scripts/check-layers.mjs', () => {
       '13 require.resolve pkg-i',
       '14 import() null',
     ]);
+  });
+
+  it('inside src-main and src-renderer, an import upward or beside fails, each at its line', () => {
+    const expected = expectedProblems(INNER_FAIL);
+    // One per rank boundary of both orders, the git/agents rank, and a folder nobody placed.
+    expect(expected.size).toBe(15);
+    const { problems } = checkLayers(INNER_FAIL);
+    expect(problems.map((p) => `${p.file}:${p.line}`).sort()).toEqual([...expected.keys()].sort());
+    for (const p of problems) expect(p.reason).toContain(expected.get(`${p.file}:${p.line}`));
+    const bad = spawnSync(process.execPath, [SCRIPT, INNER_FAIL], { encoding: 'utf8' });
+    expect(bad.status).toBe(1);
+  });
+
+  it('inside src-main and src-renderer, imports downward and within a folder pass', () => {
+    const r = checkLayers(INNER_PASS);
+    expect(r.problems).toEqual([]);
+    expect(r.files).toBe(17);
   });
 });

@@ -1,0 +1,156 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { SerializedBoard } from '../../src-shared/board/serialized.js';
+import type { Board } from '../../src-shared/board/reducer.js';
+import { isEventKind } from '../../src-shared/board/eventKinds.js';
+import { JOURNAL_FORMAT } from './journalRecord.js';
+
+/**
+ * The board folder's layout (segments, snapshot, journal.json), the errors that refuse it, and the durable
+ * file writes both the loader and the journal use. The why of the layout is in journal.ts.
+ */
+
+export const SNAPSHOT_FORMAT = 1;
+/** 20k events ≈ 4 MB of JSON: replays in well under a second, and snapshotting a 10k-task board (~3 MB) this
+ *  rarely costs little next to the writes between. */
+export const DEFAULT_COMPACT_EVERY = 20_000;
+
+/**
+ * The board on disk cannot be loaded as it is, and nothing was changed or replaced: the message says what
+ * happened, in which file and where, and what a person can do. (A missing file has nothing to copy.)
+ */
+export class BoardUnreadableError extends Error {
+  constructor(
+    readonly file: string,
+    why: string,
+    kept: string,
+    whatToDo: string,
+  ) {
+    super(`the board file ${file} cannot be read: ${why}. ${kept} ${whatToDo}`);
+    this.name = 'BoardUnreadableError';
+  }
+}
+
+/** Same, for a file that exists: it is also copied aside as `backup`, for whoever repairs it. */
+export class BoardCorruptError extends BoardUnreadableError {
+  constructor(
+    file: string,
+    readonly backup: string,
+    why: string,
+    whatToDo: string,
+  ) {
+    super(file, why, `It was left in place and copied to ${backup}; nothing was replaced.`, whatToDo);
+    this.name = 'BoardCorruptError';
+  }
+}
+
+export interface SnapshotFile {
+  format: number;
+  /** First segment whose events come after this snapshot. */
+  segment: number;
+  board: SerializedBoard;
+  /** Board-clock time of the last event in the snapshot. */
+  mono: number;
+}
+
+/**
+ * journal.json: written once, when a board first gets format-2 segments (a new board, or an older one on
+ * its first start with this version). From `since` on every segment must exist and begin with its header,
+ * so a segment that went missing or was emptied is refused instead of read as a new, empty board.
+ */
+export interface Manifest {
+  format: typeof JOURNAL_FORMAT;
+  since: number;
+}
+export const MANIFEST = 'journal.json';
+
+export interface Loaded {
+  board: Board;
+  /** Board-clock time of the last event on disk: the host resumes its clock from here. */
+  mono: number;
+  warnings: string[];
+  /** The newest segment (which need not exist yet, for a new board) and its number of events. */
+  segment: number;
+  segmentEvents: number;
+  /** Whether that segment exists and begins with a format-2 header; if not, the journal begins a new one. */
+  headed: boolean;
+  exists: boolean;
+  /** Whether journal.json exists. */
+  manifest: boolean;
+}
+
+export const segName = (n: number) => `segment-${String(n).padStart(6, '0')}.jsonl`;
+export const segNumber = (name: string) => {
+  const m = /^segment-(\d{6,})\.jsonl$/.exec(name);
+  return m ? Number(m[1]) : null;
+};
+
+export function segments(dir: string): number[] {
+  return fs
+    .readdirSync(dir)
+    .map(segNumber)
+    .filter((n): n is number => n !== null)
+    .sort((a, b) => a - b);
+}
+
+/** `file` copied beside itself as `<file>.corrupt-<time>`: what a person can restore from. */
+export function copyAside(file: string): string {
+  const backup = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  fs.copyFileSync(file, backup);
+  return backup;
+}
+
+export function refuse(file: string, why: string, whatToDo: string, copy = true): never {
+  if (copy && fs.existsSync(file)) throw new BoardCorruptError(file, copyAside(file), why, whatToDo);
+  throw new BoardUnreadableError(file, why, 'Nothing was changed.', whatToDo);
+}
+
+/** The way out when nothing on disk can be trusted to go on from. */
+export const restoreOrMoveAside = (dir: string) => `To go on, restore it from a backup, or move the folder ${dir} aside (it stays readable there) to start a new, empty board.`;
+
+/** The way out for one bad line: everything before it is sound. */
+export const cutOrRestore = (dir: string, line: number, byte: number) =>
+  `To go on, restore the file from a backup; or, to keep the board as it was before line ${line}, cut the file at byte ${byte} (truncate -s ${byte}), keeping the copy; or move the folder ${dir} aside to start a new, empty board.`;
+
+export function readManifest(dir: string): Manifest | null {
+  const path = join(dir, MANIFEST);
+  if (!fs.existsSync(path)) return null;
+  try {
+    const m = JSON.parse(fs.readFileSync(path, 'utf8')) as Manifest;
+    if (m.format !== JOURNAL_FORMAT) throw new Error(`unknown journal format ${String(m.format)}: written by another version of Forkbench?`);
+    if (!Number.isSafeInteger(m.since) || m.since < 1) throw new Error(`no valid first segment (since: ${String(m.since)})`);
+    return m;
+  } catch (err) {
+    refuse(path, (err as Error).message, restoreOrMoveAside(dir));
+  }
+}
+
+/** What every event line has, whatever its kind; the reducer checks the rest as it applies it. */
+export function isEventRecord(v: unknown): v is BoardEvent {
+  const e = v as Partial<BoardEvent> | null;
+  return typeof e === 'object' && e !== null && Number.isSafeInteger(e.seq) && typeof e.mono === 'number' && Number.isFinite(e.mono) && isEventKind(e.kind);
+}
+
+/** Replace a file atomically and durably: temp file, fsync, rename, fsync the folder. */
+export function writeFileDurably(path: string, data: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = fs.openSync(tmp, 'w', 0o600);
+  try {
+    fs.writeFileSync(fd, data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, path);
+  fsyncDir(join(path, '..'));
+}
+
+export function fsyncDir(dir: string): void {
+  const dfd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(dfd);
+  } finally {
+    fs.closeSync(dfd);
+  }
+}

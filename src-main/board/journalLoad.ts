@@ -1,0 +1,214 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { deserializeBoard } from '../../src-shared/board/serialized.js';
+import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
+import { decodeLine, isSegmentHeader } from './journalRecord.js';
+import {
+  copyAside,
+  cutOrRestore,
+  isEventRecord,
+  readManifest,
+  refuse,
+  restoreOrMoveAside,
+  segName,
+  segments,
+  SNAPSHOT_FORMAT,
+  type Loaded,
+  type SnapshotFile,
+} from './journalFiles.js';
+
+/** Reading the board back from its folder: load it to go on from, or read its events as the log. */
+
+/**
+ * Read the board back: snapshot, then every later event, checked. What a crash can do is repaired: an
+ * incomplete last line (no newline: a write cut short) is dropped, after the file is copied aside. Anything
+ * else is damage and refused with a BoardCorruptError that changes nothing: a complete line that fails its
+ * checksum or is not JSON, an event of a kind this version does not know, a jump or step back in the
+ * sequence, a segment missing or emptied that the snapshot or journal.json says exists.
+ */
+export function loadBoard(dir: string): Loaded {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const warnings: string[] = [];
+  const manifest = readManifest(dir);
+  let board = emptyBoard();
+  let mono = 0;
+  let first = 1;
+  const snapPath = join(dir, 'snapshot.json');
+  const hasSnapshot = fs.existsSync(snapPath);
+  if (hasSnapshot) {
+    let snap: SnapshotFile;
+    try {
+      // Checksummed like a journal line (snapshots written before checksums have none, and still load).
+      const buf = fs.readFileSync(snapPath);
+      const d = decodeLine(buf, 0, buf.length);
+      if ('bad' in d) throw new Error(`it ${d.bad}`);
+      snap = d.value as SnapshotFile;
+      if (snap.format !== SNAPSHOT_FORMAT) throw new Error(`unknown snapshot format ${String(snap.format)}`);
+    } catch (err) {
+      refuse(snapPath, (err as Error).message, restoreOrMoveAside(dir));
+    }
+    board = deserializeBoard(snap.board);
+    mono = snap.mono;
+    first = snap.segment;
+  }
+  const segs = segments(dir).filter((n) => n >= first);
+  // Every segment from the snapshot's on must be there: the one it names, the one journal.json names, and
+  // every one up to the newest on disk.
+  const newest = Math.max(segs.at(-1) ?? 0, hasSnapshot || manifest ? first : 0, manifest?.since ?? 0);
+  for (let n = first; n <= newest; n++) {
+    if (segs.includes(n)) continue;
+    const who = hasSnapshot && n === first ? 'the snapshot (snapshot.json) says the board goes on in it' : manifest && n === manifest.since ? 'journal.json says the board has it' : `segments after it exist`;
+    refuse(join(dir, segName(n)), `it is missing, but ${who}: its events would be lost`, restoreOrMoveAside(dir), false);
+  }
+  let segmentEvents = 0;
+  let headed = false;
+  let sawHeader = false;
+  for (const [i, n] of segs.entries()) {
+    const file = join(dir, segName(n));
+    const isLast = i === segs.length - 1;
+    const mustHead = manifest !== null && n >= manifest.since;
+    const buf = fs.readFileSync(file);
+    segmentEvents = 0;
+    headed = false;
+    if (buf.length === 0 && mustHead) {
+      refuse(file, `it is empty, but every segment of this board begins with a header line (journal.json): it was emptied after it was written`, restoreOrMoveAside(dir), false);
+    }
+    let offset = 0;
+    let lineNo = 0;
+    while (offset < buf.length) {
+      lineNo++;
+      const nl = buf.indexOf(0x0a, offset);
+      const where = `line ${lineNo} (byte ${offset})`;
+      if (nl === -1) {
+        if (!isLast) refuse(file, `${where} has no end, but only the newest segment can be cut short by a crash`, cutOrRestore(dir, lineNo, offset));
+        // A crash mid-append leaves exactly this: the last write, without its newline. That write was never
+        // acknowledged, so dropping it loses nothing anyone was told was saved; but a disk can cut a line
+        // too, so the file as it was is kept.
+        const backup = copyAside(file);
+        fs.truncateSync(file, offset);
+        warnings.push(
+          `dropped a torn last record (${buf.length - offset} bytes at ${where}, no newline: a write cut short by a crash) at the end of ${file}; ` +
+            `the file as it was is kept as ${backup}. A write cut short was never acknowledged; if a change you were told was saved is missing, it is in that copy.`,
+        );
+        break;
+      }
+      const d = decodeLine(buf, offset, nl);
+      if ('bad' in d) refuse(file, `${where} ${d.bad}`, cutOrRestore(dir, lineNo, offset));
+      if (lineNo === 1 && isSegmentHeader(d.value)) {
+        const h = d.value;
+        if (h.segment !== n) refuse(file, `its header says it is segment ${h.segment}, not ${n}: a segment was renamed or copied over`, restoreOrMoveAside(dir));
+        if (h.after !== board.seq) {
+          const gap = h.after > board.seq ? `events #${board.seq + 1}–#${h.after} are missing` : `it repeats events after #${h.after}`;
+          refuse(file, `it follows event #${h.after}, but the board before it ends at event #${board.seq}: ${gap} (a segment before it was lost, emptied or replaced)`, restoreOrMoveAside(dir));
+        }
+        headed = sawHeader = true;
+        offset = nl + 1;
+        continue;
+      }
+      if (mustHead && !headed) refuse(file, `it does not begin with a segment header, but every segment of this board does (journal.json)`, restoreOrMoveAside(dir));
+      if (headed && !d.checked) refuse(file, `${where} has no checksum, but every record of this segment has one`, cutOrRestore(dir, lineNo, offset));
+      const e = d.value;
+      if (!isEventRecord(e)) {
+        const kind = (e as { kind?: unknown } | null)?.kind;
+        const what = typeof kind === 'string' && Number.isSafeInteger((e as { seq?: unknown }).seq) ? `is an event of a kind this version of Forkbench does not know ("${kind}"); if a newer version wrote it, open the board with that one` : 'is not a board event';
+        refuse(file, `${where} ${what}`, cutOrRestore(dir, lineNo, offset));
+      }
+      if (e.seq !== board.seq + 1) {
+        // Journals before format 2 were read past an event already applied; only a jump is refused there.
+        if (e.seq <= board.seq && !headed) {
+          offset = nl + 1;
+          segmentEvents++;
+          continue;
+        }
+        const how = e.seq > board.seq ? `events #${board.seq + 1}–#${e.seq - 1} are missing` : 'the sequence goes back';
+        refuse(file, `${where} is event #${e.seq}, but the board before it ends at event #${board.seq}: ${how}`, cutOrRestore(dir, lineNo, offset));
+      }
+      try {
+        applyEvent(board, e);
+      } catch (err) {
+        refuse(file, `${where} does not apply to the board: ${(err as Error).message}`, cutOrRestore(dir, lineNo, offset));
+      }
+      mono = e.mono;
+      segmentEvents++;
+      offset = nl + 1;
+    }
+  }
+  // Files that hold no board at all (an empty segment before headers existed) are not a new board either.
+  if (board.seq === 0 && !sawHeader && (hasSnapshot || segs.length)) {
+    refuse(join(dir, segName(segs[0] ?? first)), 'it holds no event, not even the one that creates the board: it was emptied or never written', restoreOrMoveAside(dir), false);
+  }
+  const segment = segs.at(-1) ?? first;
+  return { board, mono, warnings, segment, segmentEvents, headed, exists: segs.length > 0, manifest: manifest !== null };
+}
+
+/** The events of one segment, oldest first, up to a torn tail if it has one. */
+function readSegment(dir: string, n: number): BoardEvent[] {
+  const events: BoardEvent[] = [];
+  const buf = fs.readFileSync(join(dir, segName(n)));
+  for (let offset = 0; offset < buf.length; ) {
+    const nl = buf.indexOf(0x0a, offset);
+    if (nl === -1) break; // a torn tail: the segment ends here
+    const d = decodeLine(buf, offset, nl);
+    if ('bad' in d) break;
+    if (!isSegmentHeader(d.value)) events.push(d.value as BoardEvent);
+    offset = nl + 1;
+  }
+  return events;
+}
+
+/** Every event still on disk, oldest first: the log a person reads back. */
+export function* readLog(dir: string): Generator<BoardEvent> {
+  for (const n of segments(dir)) yield* readSegment(dir, n);
+}
+
+/** Reading a segment backwards: 64 KiB holds ~300 events, what a window's log panel opens with. */
+const TAIL_BLOCK = 64 * 1024;
+
+/**
+ * The last `n` events on disk, oldest first. Segments are read backwards from their end, a block at a time,
+ * so the cost follows `n`, not the length of the history (a segment holds up to 20k events, ~4 MB).
+ */
+export function readLogTail(dir: string, n: number): BoardEvent[] {
+  const newestFirst: BoardEvent[] = [];
+  for (const seg of segments(dir).reverse()) {
+    if (newestFirst.length >= n) break;
+    newestFirst.push(...segmentTail(join(dir, segName(seg)), n - newestFirst.length));
+  }
+  return newestFirst.reverse();
+}
+
+/** Up to `want` events from the end of one segment, newest first. Like readSegment, a line that does not
+ *  parse or fails its checksum (a torn tail) ends the segment: it and anything after it are left out. */
+function segmentTail(file: string, want: number): BoardEvent[] {
+  const fd = fs.openSync(file, 'r');
+  try {
+    let pos = fs.fstatSync(fd).size;
+    let carry = Buffer.alloc(0);
+    const lines: Buffer[] = []; // newest first
+    while (pos > 0 && lines.length <= want) {
+      const len = Math.min(TAIL_BLOCK, pos);
+      pos -= len;
+      const block = Buffer.alloc(len);
+      fs.readSync(fd, block, 0, len, pos);
+      const chunk = carry.length ? Buffer.concat([block, carry]) : block;
+      let end = chunk.length;
+      for (let i = chunk.length - 1; i >= 0; i--) {
+        if (chunk[i] !== 0x0a) continue;
+        if (i + 1 < end) lines.push(chunk.subarray(i + 1, end));
+        end = i;
+      }
+      carry = chunk.subarray(0, end);
+    }
+    if (pos === 0 && carry.length) lines.push(carry);
+    const out: BoardEvent[] = [];
+    for (const line of lines) {
+      const d = decodeLine(line, 0, line.length);
+      if ('bad' in d) out.length = 0; // everything newer than a line that does not parse was never readable either
+      else if (!isSegmentHeader(d.value)) out.push(d.value as BoardEvent);
+    }
+    return out.slice(0, want);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
