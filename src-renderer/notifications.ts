@@ -1,4 +1,5 @@
-import type { NotifyPermission } from './state/controller.js';
+/** The page's permission to raise OS notifications. */
+export type NotifyPermission = 'default' | 'granted' | 'denied' | 'unsupported';
 
 /** The browser's Notification permission, or `unsupported` where there is no Notification API. */
 export function notificationPermission(): NotifyPermission {

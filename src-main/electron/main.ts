@@ -1,4 +1,4 @@
-import { app, BrowserWindow, dialog, ipcMain, Notification, powerMonitor, session, shell, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, powerMonitor, session, shell, type WebContents } from 'electron';
 import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -7,7 +7,8 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
-import { isSafeExternal, isTrustedSender, PUSH_CHANNEL, registerWindowIpc } from './ipcBridge.js';
+import { isSafeExternal, isTrustedSender, registerWindowIpc } from './ipcBridge.js';
+import { routePush } from './pushRouting.js';
 import { applyPermissionPolicy } from './permissionPolicy.js';
 
 /**
@@ -43,14 +44,12 @@ if (claim && !claim.ok) {
 
   registerWindowIpc(ipcMain, router, (e) => isTrustedSender(e, ours, PAGE_URL));
 
-  threads.onPush.event((push) => {
-    if (push.type === 'notify') {
-      if (Notification.isSupported()) new Notification({ title: push.title, body: push.body }).show();
-      return;
-    }
-    const w = windows.get(push.key);
-    if (w && !w.isDestroyed()) w.webContents.send(PUSH_CHANNEL, push);
-  });
+  threads.onPush.event((push) =>
+    routePush(push, (key) => {
+      const w = windows.get(key);
+      return w && !w.isDestroyed() ? w.webContents : null;
+    }),
+  );
 
   /** One window per Thread: opening a Thread that has one focuses it. */
   async function openThread(folder: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { agentExitedNotice, lapseNotice, readOnlyNotice } from '../../src-shared/notices/notices.js';
 import * as fs from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
@@ -88,19 +89,16 @@ export class ThreadManager {
       if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
         const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
         const who = host.registry.get(event.agentId)?.name ?? event.agentId;
-        this.onPush.fire({ type: 'notify', about: `lapse:${event.taskId}`, title: `Claim lapsed: ${event.taskId}`, body: `${who}'s lease on "${title}" ran out; the task is back in the backlog.` });
+        this.onPush.fire({ type: 'notify', key, ...lapseNotice(event.taskId, who, title, event.to) });
       }
     });
     // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
     host.board.onReadOnly((err) =>
-      this.onPush.fire({ type: 'notify', about: `read-only:${key}`, title: `Board read-only: ${basename(host.folder)}`, body: err.message }),
+      this.onPush.fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) }),
     );
     host.panes.onData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
     host.panes.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
-    host.panes.onExit.event(({ name, exit }) => {
-      const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
-      this.onPush.fire({ type: 'notify', about: `exit:${name}`, title: `Agent exited: ${name}`, body: `${name} ${how}.` });
-    });
+    host.panes.onExit.event(({ name, exit }) => this.onPush.fire({ type: 'notify', key, ...agentExitedNotice(name, exit) }));
   }
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */

@@ -170,12 +170,21 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     ws.send(text);
   };
   const send = (m: WsServerMessage) => sendText(JSON.stringify(m));
-  const sub = threads.onPush.event((push) => send({ push }));
+  // Pushes go to the windows that have the Thread open, as Electron sends each to its Thread's window.
+  const opened = new Set<string>();
+  const sub = threads.onPush.event((push) => {
+    if (opened.has(push.key)) send({ push });
+  });
   const answer = async (raw: RawData, isBinary: boolean): Promise<void> => {
     const frame = readFrame(raw, isBinary);
     if (!frame.ok) return send({ id: frame.id, ok: false, error: { code: 'bad-message', message: frame.message } });
     const { id, method, params } = frame.request;
+    // From its snapshot on, the window hears the Thread's pushes (a few it already has are harmless: the
+    // page orders events by sequence).
+    const key = (params as { key?: unknown } | undefined)?.key;
+    if (method === 'thread.snapshot' && typeof key === 'string') opened.add(key);
     const out = await router.call(method, params, consumer);
+    if (out.ok && method === 'threads.open') opened.add((out.result as { key: string }).key);
     if (out.ok && method === 'thread.snapshot') sendText(snapshotAnswer(id, out.result as ThreadSnapshot));
     else send(out.ok ? { id, ok: true, result: out.result } : { id, ok: false, error: out.error });
   };

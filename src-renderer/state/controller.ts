@@ -1,3 +1,5 @@
+import type { NotifyPermission } from '../notifications.js';
+import type { PaneHost } from '../terminal/paneHost.js';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
@@ -24,9 +26,7 @@ import {
   boardFromSnapshot,
   computeAgentClaims,
   computeColumns,
-  describeExit,
   EMPTY_COLUMNS,
-  newlyExited,
   NO_CLAIMS,
   updateIndex,
   type AgentClaims,
@@ -50,7 +50,6 @@ export interface Toast {
   readonly body: string;
 }
 
-export type NotifyPermission = 'default' | 'granted' | 'denied' | 'unsupported';
 
 export interface AppState {
   connection: ConnectionState;
@@ -89,18 +88,6 @@ export interface AppState {
 /** What removing a worktree came to: `confirm` carries the host's warning about work that would be lost. */
 export type RemoveOutcome = { kind: 'removed' } | { kind: 'failed' } | { kind: 'confirm'; message: string };
 
-/** The terminals side (DOM, xterm), injected so the controller runs in node tests without it. */
-export interface PaneHost {
-  /** The Thread whose panes are shown; a different key disposes every pane. */
-  setThread(key: string | null): void;
-  /** Create (and restore from `agent.screen`) panes for new agents, dispose panes of gone ones;
-   *  with `restoreAll`, existing panes are restored too (after a reconnect: pushes were lost). */
-  sync(agentIds: readonly string[], restoreAll: boolean): void;
-  /** Live output for a pane of the active Thread; false if there is no such pane (the caller acks it). */
-  data(agentId: string, data: string): boolean;
-  /** The size to launch a new agent with: what a pane in the terminal area would fit. */
-  preferredSize(): { cols: number; rows: number };
-}
 
 export interface ControllerOptions {
   panes?: PaneHost;
@@ -118,23 +105,11 @@ export interface ControllerOptions {
 }
 
 export const NoticeConstants = {
-  /** The renderer's own notice waits this long for the host's `notify` push about the same thing (which
-   *  the host sends right after the event), so a person never gets the same notice twice. */
-  ownNoticeDelayMs: 400,
   /** The same notice (same task lapsing, same agent exiting) is not repeated within this window. */
   dedupeMs: 2_000,
   /** How long an in-page toast stays. */
   toastMs: 8_000,
 } as const;
-
-/** What a notice is about, from its title: "Claim lapsed: T-3" → lapse:T-3, "Agent exited: shell 1" → exit:shell 1. */
-export function noticeKey(title: string): string | null {
-  const lapse = /^Claim lapsed: (T-\d+)/.exec(title);
-  if (lapse) return `lapse:${lapse[1]}`;
-  const exit = /^Agent exited: (.+)$/.exec(title);
-  if (exit) return `exit:${exit[1]}`;
-  return null;
-}
 
 /** Banners kept at once: older ones drop off so a storm of errors cannot bury the page. */
 const MAX_BANNERS = 5;
@@ -184,7 +159,6 @@ export class AppController {
   private nextBannerId = 1;
   private readonly backgroundAcks = new Map<string, AckBatcher>();
   private readonly recentNotices = new Map<string, number>();
-  private readonly pendingNotices = new Map<string, TimerHandle>();
   /** Names of every agent seen in this window, so log lines about a closed agent still read "shell 2". */
   private readonly knownNames = new Map<string, string>();
   /** Everything this controller owns that outlives a call: the transport subscriptions, the own-notice
@@ -233,7 +207,6 @@ export class AppController {
   /** The window is going away: no more pushes, and no notice or toast timer fires after this. */
   dispose(): void {
     this.disposables.dispose();
-    this.pendingNotices.clear();
   }
 
   // ------------------------------------------------------------------ connection and threads
@@ -441,10 +414,6 @@ export class AppController {
     // the host knows, so its snapshot is read again for that (a settings change is rare).
     if (e.kind === 'settings-set' && e.settings.baseBranch !== baseBefore) void this.refreshGit(key);
     if (changesWorktrees(e.kind) && s.worktreesOpen) void this.refreshWorktrees();
-    if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
-      const t = board.tasks.get(e.taskId);
-      this.notifySoon(`lapse:${e.taskId}`, `Claim lapsed: ${e.taskId}`, `${this.agentName(e.agentId)}'s lease on "${t?.title ?? e.taskId}" ran out; the task is back in ${e.to}.`);
-    }
   }
 
   private async refreshGit(key: string): Promise<void> {
@@ -454,8 +423,6 @@ export class AppController {
 
   private onAgents(key: string, list: AgentInfo[]): void {
     if (key !== this.state.activeKey || this.loading?.key === key) return;
-    const prev = this.state.agentIds.map((id) => this.state.agents[id]).filter((a): a is AgentInfo => !!a);
-    for (const a of newlyExited(prev, list)) this.notifySoon(`exit:${a.name}`, `Agent exited: ${a.name}`, `${a.name} ${describeExit(a)}.`);
     this.setAgents(list);
   }
 
@@ -503,30 +470,9 @@ export class AppController {
 
   // ------------------------------------------------------------------ notifications, banners
 
-  /**
-   * Notices for lapsed claims and exited agents come from two places: the host's own `notify` push, and
-   * what the renderer sees itself (a `claim-ended lapsed` event, an agent turning `exited`). The host's push
-   * follows its event at once, so the renderer's own notice waits a moment and is dropped if the host's
-   * arrives; a host that sends none still gets its notice shown.
-   */
-  private notifySoon(key: string, title: string, body: string): void {
-    if (this.pendingNotices.has(key) || this.disposables.isDisposed) return;
-    const h = this.disposables.timeout(() => {
-      this.pendingNotices.delete(key);
-      this.showNotice(key, title, body);
-    }, NoticeConstants.ownNoticeDelayMs);
-    this.pendingNotices.set(key, h);
-  }
-
-  /** A notice pushed by the host: shown at once, and it replaces the renderer's own for the same thing. */
-  notify(title: string, body: string, about?: string): void {
-    const key = about ?? noticeKey(title) ?? `${title}\n${body}`;
-    const pending = this.pendingNotices.get(key);
-    if (pending !== undefined) {
-      pending.dispose();
-      this.pendingNotices.delete(key);
-    }
-    this.showNotice(key, title, body);
+  /** A notice pushed by the host, its one source (src-shared/notices): shown at once. */
+  notify(title: string, body: string, about: string): void {
+    this.showNotice(about, title, body);
   }
 
   /** A system notification if allowed, else an in-page toast; the same notice at most once per window. */

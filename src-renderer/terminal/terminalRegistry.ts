@@ -1,4 +1,4 @@
-import type { PaneHost } from '../state/controller.js';
+import type { PaneHost } from './paneHost.js';
 import type { Transport } from '../transport/types.js';
 import { PaneTerminal, type ReportError } from './paneTerminal.js';
 

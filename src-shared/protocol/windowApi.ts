@@ -1,3 +1,4 @@
+import type { Notice } from '../notices/notices.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
 import type { Task } from '../board/model.js';
@@ -167,9 +168,8 @@ export type WindowPush =
   | { type: 'board-event'; key: string; event: BoardEvent }
   | { type: 'pane-data'; key: string; agentId: string; data: string }
   | { type: 'agents'; key: string; agents: AgentInfo[] }
-  /** `about` names what the notice concerns (`lapse:T-3`, `exit:<agent name>`), so a window that noticed the
-   *  same thing from the events can show it once. */
-  | { type: 'notify'; title: string; body: string; about: string };
+  /** A notice for a person, built by the host (src-shared/notices); `about` names what it concerns. */
+  | ({ type: 'notify'; key: string } & Notice);
 
 /** A refused window request: the board's rejection code, or a transport-level one. */
 export interface WindowError {

@@ -33,18 +33,16 @@ describe('AppController.dispose', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('ownNoticeRace: a notice still waiting for the host’s push is never shown after dispose', async () => {
-    const { c, t, notices, exitAgent } = await shown();
+  it('noticeToastRace: a host notice shown as a toast leaves no timer behind after dispose', async () => {
+    const { c, t, notices } = await shown();
     vi.useFakeTimers();
-    // The renderer sees the agent exit itself and waits ownNoticeDelayMs for the host's notify push.
-    exitAgent();
-    t.push({ type: 'agents', key: KEY, agents: [agent('a1', { name: 'shell 1', status: 'exited', exit: { code: 1, signal: null } })] });
+    t.push({ type: 'notify', key: KEY, about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'shell 1 exited with code 1.' });
+    expect(notices).toEqual(['Agent exited: shell 1']);
     expect(vi.getTimerCount()).toBe(1);
     c.dispose();
     expect(vi.getTimerCount()).toBe(0);
-    vi.advanceTimersByTime(NoticeConstants.ownNoticeDelayMs + NoticeConstants.toastMs);
-    expect(notices).toEqual([]);
-    expect(c.state.toasts).toEqual([]);
+    vi.advanceTimersByTime(NoticeConstants.toastMs);
+    expect(notices).toEqual(['Agent exited: shell 1']);
   });
 
   it('after dispose, pushes are not heard and a toast arms no timer', async () => {
@@ -52,7 +50,7 @@ describe('AppController.dispose', () => {
     vi.useFakeTimers();
     c.dispose();
     c.dispose();
-    t.push({ type: 'notify', about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'exited with code 1' });
+    t.push({ type: 'notify', key: KEY, about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'exited with code 1' });
     expect(c.state.toasts).toEqual([]);
     c.toast('late', 'a toast after the window went away');
     expect(vi.getTimerCount()).toBe(0);

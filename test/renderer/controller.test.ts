@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import type { ThreadSnapshot, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
-import { AppController, noticeKey, type PaneHost } from '../../src-renderer/state/controller.js';
+import { AppController } from '../../src-renderer/state/controller.js';
+import type { PaneHost } from '../../src-renderer/terminal/paneHost.js';
+import { agentExitedNotice, lapseNotice } from '../../src-shared/notices/notices.js';
 import { HostClock } from '../../src-renderer/state/hostClock.js';
 import { HostCallError } from '../../src-renderer/transport/types.js';
 import { agent, engineWith, FakeTransport, settle, snapshotOf } from './helpers.js';
@@ -146,7 +148,7 @@ describe('AppController', () => {
     expect(c.state.columns.claimed).toEqual(['T-1', 'T-2']);
   });
 
-  it('marks a lapsed claim and notifies once, preferring the host notice', async () => {
+  it('marks a lapsed claim; the notice is the host’s push, shown once, and the board event alone raises none', async () => {
     const { c, host, pushEvents, notices, timers, t } = setup();
     c.start();
     await settle();
@@ -155,28 +157,25 @@ describe('AppController', () => {
     host.engine.sweep();
     pushEvents();
     expect(c.state.columns.open).toContain('T-1');
-    t.push({ type: 'notify', about: 'lapse:T-1', title: 'Claim lapsed: T-1', body: "shell 1's lease ran out" });
+    for (const f of timers.splice(0)) f();
+    // The page builds no notice of its own (the host is their one source).
+    expect(notices).toEqual([]);
+    const lapse = lapseNotice('T-1', 'shell 1', 'parse', 'open');
+    t.push({ type: 'notify', key: KEY, ...lapse });
+    t.push({ type: 'notify', key: KEY, ...lapse });
     for (const f of timers.splice(0)) f();
     expect(notices).toEqual(['Claim lapsed: T-1']);
-    // A host that sends no notice: the renderer's own appears.
-    host.engine.claim('a2', 'T-2');
-    host.clock.advance(Limits.defaultLeaseMs);
-    host.engine.sweep();
-    pushEvents();
-    expect(notices).toHaveLength(1);
-    for (const f of timers.splice(0)) f();
-    expect(notices).toEqual(['Claim lapsed: T-1', 'Claim lapsed: T-2']);
   });
 
-  it('notices an agent exit from the agents push, and shows a toast without notification permission', async () => {
+  it('shows the host’s agent-exit notice, and shows a toast without notification permission', async () => {
     const { c, t, timers } = setup();
     const c2 = new AppController(t, { setTimeout: (f) => timers.push(f), clearTimeout: () => undefined });
     c2.start();
     await settle();
     t.push({ type: 'agents', key: KEY, agents: [agent('a1', { name: 'shell 1', status: 'exited', exit: { code: 0, signal: 9 } }), agent('a2')] });
-    for (const f of timers.splice(0)) f();
-    expect(c2.state.toasts.map((x) => x.title)).toEqual(['Agent exited: shell 1']);
-    expect(c2.state.toasts[0]!.body).toBe('shell 1 killed by signal 9.');
+    t.push({ type: 'notify', key: KEY, ...agentExitedNotice('shell 1', { code: 0, signal: 9 }) });
+        expect(c2.state.toasts.map((x) => x.title)).toEqual(['Agent exited: shell 1']);
+    expect(c2.state.toasts[0]!.body).toBe('shell 1 was killed by signal 9.');
     expect(c2.state.agents.a1!.status).toBe('exited');
     // untouched agents keep their object: their tabs do not re-render
     const a2 = c2.state.agents.a2;
@@ -263,14 +262,6 @@ describe('AppController', () => {
     t.push({ type: 'board-event', key: 'fedcba9876543210', event: other });
     expect(c.state.goal).toBe('ship it');
     expect(c.state.threads.find((x) => x.key === 'fedcba9876543210')?.goal).toBe('elsewhere');
-  });
-});
-
-describe('noticeKey', () => {
-  it("matches the host's notice titles", () => {
-    expect(noticeKey('Claim lapsed: T-12')).toBe('lapse:T-12');
-    expect(noticeKey('Agent exited: shell 2')).toBe('exit:shell 2');
-    expect(noticeKey('Something else')).toBeNull();
   });
 });
 
