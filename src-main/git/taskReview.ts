@@ -1,4 +1,5 @@
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
+import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
 import { shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
 import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
@@ -56,6 +57,7 @@ export class TaskReview {
       base: wt.base,
       head: head?.sha ?? '',
       headToken: head?.token ?? null,
+      headTask: head?.task ?? null,
       finalToken: TaskReview.finalToken(t),
       commits: count,
       files,
@@ -92,13 +94,16 @@ export class TaskReview {
       const head = await this.reviewed(t, wt);
       if (!head) throw new WorktreeError('no-worktree', `the branch ${wt.branch} no longer exists: nothing was merged.`);
       const headSha = head.sha;
-      const isIn = await this.r.git(root, ['merge-base', '--is-ancestor', headSha, baseSha], { allowFail: true });
-      if (isIn.code === 0) return null;
       const final = TaskReview.finalToken(t);
-      if (head.token === null || head.token !== final || head.task !== taskId)
+      const isIn = await this.r.git(root, ['merge-base', '--is-ancestor', headSha, baseSha], { allowFail: true });
+      // Whether the base has it all is asked of git directly: a failed count must never read as "nothing to merge".
+      const facts = { taskId, commits: isIn.code === 0 ? 0 : 1, headToken: head.token, headTask: head.task, finalToken: final };
+      const verdict = mergeVerdict(facts);
+      if (verdict.ok && !verdict.merges) return null;
+      if (!verdict.ok)
         throw new WorktreeError(
           'wrong-token',
-          `${wt.branch}'s last commit ${shortSha(headSha)} was ${head.token === null ? 'not written under any claim (no Forkbench-Token trailer)' : `written under token ${head.token}${head.task && head.task !== taskId ? ` of ${head.task}` : ''}`}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
+          `${wt.branch}'s last commit ${shortSha(headSha)} was ${headWritten(facts)}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
         );
       const rec = t.submitted ?? t.record;
       if (rec) {

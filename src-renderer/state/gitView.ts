@@ -1,3 +1,4 @@
+import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { TaskDiff, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 
@@ -96,20 +97,16 @@ export interface TokenCheck {
 }
 
 /**
- * Approval merges only when the branch head was committed under the claim whose work is under review: its
- * `Forkbench-Token` trailer names that claim's token. Anything else is said before the person clicks
- * Approve, since the host will refuse it.
+ * What Approve will do, said before the person clicks it: the host's own merge rule (src-shared/git/
+ * mergeVerdict), on the facts the diff carries.
  */
-export function tokenCheck(d: Pick<TaskDiff, 'headToken' | 'finalToken' | 'commits' | 'branch'>): TokenCheck {
-  if (d.commits === 0) return { ok: false, message: `${d.branch} has no commits of its own: there is nothing to merge.` };
-  if (d.finalToken === null) return { ok: false, message: 'No claim is on record for this review, so the head cannot be checked; approve will refuse.' };
-  if (d.headToken === null)
-    return { ok: false, message: `The head commit carries no fencing token (committed outside the fence?); it should be ${d.finalToken}. Approve will refuse.` };
-  if (d.headToken !== d.finalToken)
-    return { ok: false, message: `The head commit was written under token ${d.headToken}, but the work under review is token ${d.finalToken}. Approve will refuse.` };
-  return { ok: true, message: `Head committed under token ${d.headToken}, the claim under review.` };
+export function tokenCheck(d: Pick<TaskDiff, 'taskId' | 'headToken' | 'headTask' | 'finalToken' | 'commits' | 'branch'>): TokenCheck {
+  const v = mergeVerdict(d);
+  if (v.ok && !v.merges) return { ok: true, message: `${d.branch} has no commits of its own: approving merges nothing.` };
+  if (v.ok) return { ok: true, message: `Head committed under token ${d.headToken}, the claim under review.` };
+  if (v.why === 'no-claim') return { ok: false, message: 'No claim is on record for this review, so the head cannot be checked; approve will refuse.' };
+  return { ok: false, message: `The head commit was ${headWritten(d)}, but the work under review is token ${d.finalToken}. Approve will refuse.` };
 }
-
 
 /** git's one-letter file statuses (R100, C75 carry a similarity score), as a word. */
 export function fileStatusLabel(status: string): string {

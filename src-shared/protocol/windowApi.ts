@@ -151,6 +151,8 @@ export interface TaskDiff {
   /** The branch head, and the fencing token its trailer names (null when the head carries none). */
   head: string;
   headToken: number | null;
+  /** The task the head was written for (its trailer, or the board's record), null where it names none. */
+  headTask: string | null;
   /** The token of the claim whose work is under review; approval merges only if headToken equals it. */
   finalToken: number | null;
   commits: number;

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tokenCheck } from '../../src-renderer/state/gitView.js';
 import { ensureBuilt } from '../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from './gitFixture.js';
 
@@ -49,6 +50,22 @@ describe('review shows the work, approval merges it', () => {
     expect(notes(host)).toMatch(/Merged forkbench\/T-1 into main as [0-9a-f]{10}\./);
   });
 
+  it('the page and the host give one verdict: a branch with no commits is approved without a merge, and the page says so first', async () => {
+    const ctx = await fx.host();
+    const { host, folder } = ctx;
+    await host.board.run((e) => e.addTask({ title: 'nothing to do after all' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number };
+    expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
+    const d = await host.worktrees.require().review.diff('T-1');
+    expect(d).toMatchObject({ commits: 0, headTask: 'T-1' });
+    expect(tokenCheck(d)).toEqual({ ok: true, message: 'forkbench/T-1 has no commits of its own: approving merges nothing.' });
+    const before = gitSync(folder, ['rev-parse', 'main']);
+    await host.worktrees.approve('T-1');
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
+    expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
+  });
+
   it('approval refuses a head written under an earlier claim: base untouched, task still in review', async () => {
     const { host, folder, done } = await submitted({ 'notes.txt': 'by A\n' });
     const b = await idleAgent(host);
@@ -59,6 +76,7 @@ describe('review shows the work, approval merges it', () => {
     expect((await done()).code).toBe(3); // A's claim is over
     expect((await cliAs(host, b, ['done', 'T-1', '--token', String(moved.value.token)])).code).toBe(0);
     const before = gitSync(folder, ['rev-parse', 'main']);
+    expect(tokenCheck(await host.worktrees.require().review.diff('T-1')).ok).toBe(false);
     await expect(host.worktrees.approve('T-1')).rejects.toMatchObject({ problem: 'wrong-token' });
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
     expect(host.board.state.tasks.get('T-1')?.state).toBe('review');
