@@ -1,0 +1,80 @@
+/** The panes a person drives: a login shell, or a command Forkbench has no profile for. */
+import { basename, join } from 'node:path';
+import {
+  AgentProfile,
+  LaunchPlan,
+  PRIVATE_FILE_MODE,
+  ProfileContext,
+  ProfileFile,
+  boardInstructions,
+  forkbenchEnv,
+  instructionsFile,
+  json,
+  resolveLoginShell,
+  standardMcpConfig,
+} from './profileKit.js';
+
+function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: string, args: string[]): LaunchPlan {
+  const mcpPath = join(ctx.agentDir, 'mcp.json');
+  return {
+    kind,
+    command,
+    args,
+    env: { ...forkbenchEnv(ctx), FORKBENCH_MCP_CONFIG: mcpPath },
+    files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, boardInstructions(ctx, { mcp: true }))],
+    instructionsVia: 'file',
+    mcp: false,
+  };
+}
+
+/**
+ * A login shell whose start-up files run as usual and which still finds `forkbench` afterwards. Login
+ * start-up files reset PATH (Debian's /etc/profile does; macOS's path_helper in /etc/zprofile does), which
+ * would drop the shim folder the host put first. bash gets an rc file that does a login shell's sourcing and
+ * then puts the folder back; zsh gets a ZDOTDIR whose files source the user's own and do the same. Other
+ * shells start with `-l` and keep whatever PATH their start-up leaves.
+ */
+function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[]; env: Record<string, string>; files: ProfileFile[] } {
+  const dir = ctx.agentDir;
+  const bin = ctx.binDir.replace(/'/g, `'\\''`);
+  const repath = `case ":$PATH:" in *':${bin}:'*) ;; *) PATH='${bin}':"$PATH" ;; esac\nexport PATH\n`;
+  const name = basename(shellPath);
+  if (name === 'bash') {
+    const rc = join(dir, 'bashrc');
+    const text =
+      '# Forkbench: what a login bash sources, then the board command first on PATH again.\n' +
+      '[ -r /etc/profile ] && . /etc/profile\n' +
+      'for f in "$HOME/.bash_profile" "$HOME/.bash_login" "$HOME/.profile"; do [ -r "$f" ] && { . "$f"; break; }; done\n' +
+      repath;
+    return { args: ['--rcfile', rc, '-i'], env: {}, files: [{ path: rc, content: text, mode: PRIVATE_FILE_MODE }] };
+  }
+  if (name === 'zsh') {
+    const zdot = join(dir, 'zsh');
+    const source = (f: string) => `ZDOTDIR="$HOME"; [ -r "$HOME/${f}" ] && . "$HOME/${f}"; ZDOTDIR='${zdot.replace(/'/g, `'\\''`)}'\n`;
+    const files: ProfileFile[] = ['.zshenv', '.zprofile', '.zlogin'].map((f) => ({ path: join(zdot, f), content: source(f), mode: PRIVATE_FILE_MODE }));
+    files.push({ path: join(zdot, '.zshrc'), content: `${source('.zshrc')}${repath}`, mode: PRIVATE_FILE_MODE });
+    return { args: ['-l'], env: { ZDOTDIR: zdot }, files };
+  }
+  return { args: ['-l'], env: {}, files: [] };
+}
+
+export const shell: AgentProfile = {
+  kind: 'shell',
+  label: 'Login shell',
+  build(ctx) {
+    const sh = resolveLoginShell(ctx.baseEnv);
+    const start = shellStartup(ctx, sh);
+    const plan = manualPlan(ctx, 'shell', sh, start.args);
+    return { ...plan, env: { ...plan.env, ...start.env }, files: [...plan.files, ...start.files] };
+  },
+};
+
+export const custom: AgentProfile = {
+  kind: 'custom',
+  label: 'Custom command',
+  build(ctx, cmd) {
+    if (!cmd || cmd.command.trim().length === 0) throw new Error('a custom profile needs a command');
+    return manualPlan(ctx, 'custom', cmd.command, [...(cmd.args ?? [])]);
+  },
+};
+
