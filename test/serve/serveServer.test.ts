@@ -133,6 +133,41 @@ describe('serve mode', () => {
     ws.close();
   });
 
+  it('routes each push to the windows that have its Thread open, as Electron routes to the Thread’s window', async () => {
+    fs.mkdirSync(join(root, 'other'), { recursive: true });
+    const otherKey = (await threads.open(join(root, 'other'))).key;
+    const windows = await Promise.all([connect({}), connect({})]);
+    const [a, b] = windows.map((w) => {
+      if (!w.ws) throw new Error('no connection');
+      return w.ws;
+    }) as [WebSocket, WebSocket];
+    const heard = new Map<WebSocket, string[]>([[a, []], [b, []]]);
+    const answered = (ws: WebSocket, id: number) =>
+      new Promise<void>((resolve) =>
+        ws.on('message', (raw) => {
+          const m = JSON.parse(raw.toString()) as WsServerMessage;
+          if ('push' in m && m.push.type === 'board-event') heard.get(ws)?.push(`${m.push.key}:${m.push.event.kind}`);
+          if ('id' in m && m.id === id) resolve();
+        }),
+      );
+    const snap = (ws: WebSocket, k: string) => {
+      const done = answered(ws, 1);
+      ws.send(JSON.stringify({ id: 1, method: 'thread.snapshot', params: { key: k } }));
+      return done;
+    };
+    await Promise.all([snap(a, key), snap(b, otherKey)]);
+    await threads.get(otherKey)?.board.run((e) => e.addTask({ title: 'only for the other window' }));
+    await threads.get(key)?.board.run((e) => e.addTask({ title: 'only for the first window' }));
+    await new Promise<void>((resolve) => {
+      const check = () => (heard.get(a)?.length && heard.get(b)?.length ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    expect(heard.get(a)).toEqual([`${key}:task-added`]);
+    expect(heard.get(b)).toEqual([`${otherKey}:task-added`]);
+    a.close();
+    b.close();
+  });
+
   it('serves the built page and nothing outside it', async () => {
     expect((await get('/')).body).toContain('<title>fb</title>');
     expect((await get('/../secret.txt')).body).not.toContain('do not serve');
