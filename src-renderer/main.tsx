@@ -15,7 +15,7 @@ import type { Transport } from './transport/types.js';
 
 const transport = chooseTransport();
 let controller: AppController | null = null;
-const terminals = new TerminalRegistry(transport, (action, err) => controller?.showError(action, err));
+const terminals = new TerminalRegistry(transport, (action, err) => controller?.notices.showError(action, err));
 controller = new AppController(transport, {
   panes: terminals,
   systemNotify,

@@ -14,7 +14,7 @@ export function AddTaskForm() {
     if (!t.trim()) return;
     setTitle('');
     setBody('');
-    if (!(await c.addTask(t, b || undefined))) {
+    if (!(await c.actions.addTask(t, b || undefined))) {
       setTitle((cur) => (cur === '' ? t : cur));
       setBody((cur) => (cur === '' ? b : cur));
     }

@@ -85,7 +85,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
         title="Close: kills the agent and releases its claims"
         onClick={(e) => {
           e.stopPropagation();
-          void c.closeAgent(id);
+          void c.actions.closeAgent(id);
         }}
       >
         ×

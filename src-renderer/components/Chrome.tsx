@@ -48,7 +48,7 @@ function NotifyBell() {
       title={label}
       aria-label={label}
       disabled={perm !== 'default'}
-      onClick={() => void c.requestNotifications()}
+      onClick={() => void c.notices.requestNotifications()}
     >
       <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true">
         <path d="M8 1.5a4 4 0 0 0-4 4v2.8L2.5 11v1h11v-1L12 8.3V5.5a4 4 0 0 0-4-4zM6.5 13a1.5 1.5 0 0 0 3 0z" fill="currentColor" />
@@ -70,7 +70,7 @@ export function ErrorBanner() {
           <span className="error-text">
             Could not {e.action}: <strong>{e.code}</strong> — {e.message}
           </span>
-          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.dismissError(e.id)}>
+          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.notices.dismissError(e.id)}>
             ×
           </button>
         </div>
@@ -88,7 +88,7 @@ export function Toasts() {
         <div key={t.id} className="toast" data-testid="toast" role="status">
           <div className="toast-title">{t.title}</div>
           <div className="toast-body">{t.body}</div>
-          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.dismissToast(t.id)}>
+          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.notices.dismissToast(t.id)}>
             ×
           </button>
         </div>

@@ -23,7 +23,7 @@ export function GoalEditor() {
     setEditing(false);
     if (!save || draft === goal) return;
     setPending(draft);
-    if (!(await c.setGoal(draft))) setPending(null);
+    if (!(await c.actions.setGoal(draft))) setPending(null);
   };
   const shown = pending ?? goal;
   if (editing) {

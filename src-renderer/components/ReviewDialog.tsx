@@ -34,7 +34,7 @@ function ReviewOf({ taskId }: { taskId: string }) {
   const load = useCallback(async () => {
     const n = ++latest.current;
     setLoading(true);
-    const d = await c.taskDiff(taskId);
+    const d = await c.worktrees.taskDiff(taskId);
     // A slower earlier answer must not overwrite a newer one.
     if (n !== latest.current) return;
     setLoading(false);
@@ -45,11 +45,11 @@ function ReviewOf({ taskId }: { taskId: string }) {
   }, [load]);
   useEffect(() => root.current?.focus(), []);
 
-  const close = () => c.closeReview();
+  const close = () => c.worktrees.closeReview();
   const approve = async () => {
     setBusy(true);
     setRefusal(null);
-    const err = await c.approveWithReason(taskId);
+    const err = await c.actions.approveWithReason(taskId);
     setBusy(false);
     if (!err) return close();
     // The host left the task in review and said why (a conflict, a head not written under the reviewed claim,
@@ -61,7 +61,7 @@ function ReviewOf({ taskId }: { taskId: string }) {
     const reason = await askText(`Why is ${taskId} rejected?`);
     if (reason === null) return;
     setBusy(true);
-    const ok = await c.rejectTask(taskId, reason);
+    const ok = await c.actions.rejectTask(taskId, reason);
     setBusy(false);
     if (ok) close();
   };

@@ -125,30 +125,30 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
           data-testid={`block-${id}`}
           onClick={async () => {
             const reason = await askText(`Why is ${id} blocked?`);
-            if (reason !== null) await c.blockTask(id, reason);
+            if (reason !== null) await c.actions.blockTask(id, reason);
           }}
         >
           Block
         </button>
       )}
       {task.state === 'blocked' && (
-        <button type="button" data-testid={`unblock-${id}`} onClick={() => void c.unblockTask(id)}>
+        <button type="button" data-testid={`unblock-${id}`} onClick={() => void c.actions.unblockTask(id)}>
           Unblock
         </button>
       )}
       {task.state === 'claimed' && (
-        <button type="button" data-testid={`release-${id}`} onClick={() => void c.releaseTask(id)}>
+        <button type="button" data-testid={`release-${id}`} onClick={() => void c.actions.releaseTask(id)}>
           Release
         </button>
       )}
       {task.state === 'review' && (
         <>
           {task.worktree && (
-            <button type="button" data-testid={`diff-button-${id}`} onClick={() => c.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
+            <button type="button" data-testid={`diff-button-${id}`} onClick={() => c.worktrees.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
               Diff
             </button>
           )}
-          <button type="button" className="good" data-testid={`approve-${id}`} onClick={() => void c.approveTask(id)}>
+          <button type="button" className="good" data-testid={`approve-${id}`} onClick={() => void c.actions.approveTask(id)}>
             Approve
           </button>
           <button
@@ -157,7 +157,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
             data-testid={`reject-${id}`}
             onClick={async () => {
               const reason = await askText(`Why is ${id} rejected?`);
-              if (reason !== null) await c.rejectTask(id, reason);
+              if (reason !== null) await c.actions.rejectTask(id, reason);
             }}
           >
             Reject
@@ -165,7 +165,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
         </>
       )}
       {task.state === 'needs-attention' && (
-        <button type="button" data-testid={`reset-${id}`} onClick={() => void c.resetTask(id)}>
+        <button type="button" data-testid={`reset-${id}`} onClick={() => void c.actions.resetTask(id)}>
           Reset
         </button>
       )}
@@ -182,7 +182,7 @@ function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
     const patch: { title?: string; body?: string } = {};
     if (title !== task.title) patch.title = title;
     if (body !== task.body) patch.body = body;
-    if (Object.keys(patch).length === 0 || (await c.editTask(task.id, patch))) onDone();
+    if (Object.keys(patch).length === 0 || (await c.actions.editTask(task.id, patch))) onDone();
   };
   return (
     <form className="card-edit" onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onDone()}>

@@ -36,14 +36,14 @@ export function ThreadSettings() {
   const save = async () => {
     const s = Number(lease);
     if (!Number.isFinite(s)) return;
-    const patch: Parameters<typeof c.setSettings>[0] = { leaseMs: Math.round(s * 1000), verify: cmd.trim() ? cmd.trim() : null };
+    const patch: Parameters<typeof c.actions.setSettings>[0] = { leaseMs: Math.round(s * 1000), verify: cmd.trim() ? cmd.trim() : null };
     // The worktree fields go only when changed: a new base branch is a real change (the git line is read
     // again), and a host without git support need not see them at all.
     const nextBase = parseBaseBranch(base);
     if (nextBase !== baseBranch) patch.baseBranch = nextBase;
     const nextCopy = parseCopyFiles(copy);
     if (formatCopyFiles(nextCopy) !== formatCopyFiles(copyFiles)) patch.copyFiles = nextCopy;
-    const ok = await c.setSettings(patch);
+    const ok = await c.actions.setSettings(patch);
     if (ok) setOpen(false);
   };
 

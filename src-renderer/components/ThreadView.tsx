@@ -36,9 +36,9 @@ export function ThreadView() {
     const task = c.state.board?.tasks.get(taskId);
     if (over.startsWith(AGENT_DROP_PREFIX)) {
       const agentId = over.slice(AGENT_DROP_PREFIX.length);
-      if (task?.claim?.agentId !== agentId) void c.assignTask(taskId, agentId);
+      if (task?.claim?.agentId !== agentId) void c.actions.assignTask(taskId, agentId);
     } else if (over === OPEN_COLUMN_DROP_ID) {
-      if (task && (task.claim || task.state === 'review')) void c.releaseTask(taskId);
+      if (task && (task.claim || task.state === 'review')) void c.actions.releaseTask(taskId);
     }
   };
 

@@ -38,7 +38,7 @@ function WorktreesToggle() {
   const c = useController();
   const open = useApp((s) => s.worktreesOpen);
   return (
-    <button type="button" className="link" data-testid="worktrees-toggle" aria-expanded={open} onClick={() => c.toggleWorktrees()}>
+    <button type="button" className="link" data-testid="worktrees-toggle" aria-expanded={open} onClick={() => c.worktrees.toggleWorktrees()}>
       {open ? 'Hide worktrees' : 'Worktrees'}
     </button>
   );
@@ -57,7 +57,7 @@ export function WorktreesPanel() {
           Worktrees <span className="count">{list?.length ?? ''}</span>
         </h2>
         <span className="spacer" />
-        <button type="button" onClick={() => void c.refreshWorktrees()}>
+        <button type="button" onClick={() => void c.worktrees.refreshWorktrees()}>
           Refresh
         </button>
       </header>
@@ -97,7 +97,7 @@ const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
   const [busy, setBusy] = useState(false);
   const remove = async (force: boolean) => {
     setBusy(true);
-    const r = await c.removeWorktree(w.taskId, force);
+    const r = await c.worktrees.removeWorktree(w.taskId, force);
     setBusy(false);
     setConfirm(r.kind === 'confirm' ? r.message : null);
   };

@@ -26,7 +26,7 @@ describe('AppController.dispose', () => {
   it('toastTimerRace: disposed with a toast showing, it leaves no timer behind', async () => {
     const { c } = await shown();
     vi.useFakeTimers();
-    c.toast('Claim lapsed: T-1', 'the lease ran out');
+    c.notices.toast('Claim lapsed: T-1', 'the lease ran out');
     expect(c.state.toasts).toHaveLength(1);
     expect(vi.getTimerCount()).toBe(1);
     c.dispose();
@@ -52,7 +52,7 @@ describe('AppController.dispose', () => {
     c.dispose();
     t.push({ type: 'notify', key: KEY, about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'exited with code 1' });
     expect(c.state.toasts).toEqual([]);
-    c.toast('late', 'a toast after the window went away');
+    c.notices.toast('late', 'a toast after the window went away');
     expect(vi.getTimerCount()).toBe(0);
   });
 });

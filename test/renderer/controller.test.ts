@@ -191,11 +191,11 @@ describe('AppController', () => {
     t.on('task.approve', () => {
       throw new HostCallError('bad-state', 'T-1 is open; only a task in review can be approved');
     });
-    expect(await c.approveTask('T-1')).toBe(false);
+    expect(await c.actions.approveTask('T-1')).toBe(false);
     expect(c.state.errors).toEqual([{ id: expect.any(Number), code: 'bad-state', message: 'T-1 is open; only a task in review can be approved', action: 'approve T-1' }]);
-    c.dismissError(c.state.errors[0]!.id);
+    c.notices.dismissError(c.state.errors[0]!.id);
     expect(c.state.errors).toEqual([]);
-    expect(await c.releaseTask('T-2')).toBe(true);
+    expect(await c.actions.releaseTask('T-2')).toBe(true);
     expect(t.callsOf('task.release')).toEqual([{ key: KEY, taskId: 'T-2' }]);
   });
 
@@ -407,7 +407,7 @@ describe('git worktrees in the window', () => {
     pushEvents();
     await settle();
     expect(t.callsOf('worktree.list')).toHaveLength(0);
-    c.toggleWorktrees();
+    c.worktrees.toggleWorktrees();
     await settle();
     expect(c.state.worktreesOpen).toBe(true);
     expect(c.state.worktrees).toEqual(list);
@@ -418,7 +418,7 @@ describe('git worktrees in the window', () => {
     await settle();
     expect(t.callsOf('worktree.list')).toHaveLength(2);
     expect(c.state.worktrees).toEqual(list);
-    c.toggleWorktrees();
+    c.worktrees.toggleWorktrees();
     host.engine.release('a2', 'T-2');
     pushEvents();
     await settle();
@@ -431,10 +431,10 @@ describe('git worktrees in the window', () => {
     t.on('worktree.list', () => new Promise((r) => (release = () => r([wt('T-1')]))));
     c.start();
     await settle();
-    c.toggleWorktrees();
+    c.worktrees.toggleWorktrees();
     await settle();
-    void c.refreshWorktrees();
-    void c.refreshWorktrees();
+    void c.worktrees.refreshWorktrees();
+    void c.worktrees.refreshWorktrees();
     expect(t.callsOf('worktree.list')).toHaveLength(1);
     release();
     await settle();
@@ -454,9 +454,9 @@ describe('git worktrees in the window', () => {
     });
     c.start();
     await settle();
-    expect(await c.removeWorktree('T-1', false)).toEqual({ kind: 'confirm', message: 'T-1 has 2 uncommitted changes and 1 unmerged commit' });
+    expect(await c.worktrees.removeWorktree('T-1', false)).toEqual({ kind: 'confirm', message: 'T-1 has 2 uncommitted changes and 1 unmerged commit' });
     expect(c.state.errors).toEqual([]); // a question, not an error
-    expect(await c.removeWorktree('T-1', true)).toEqual({ kind: 'removed' });
+    expect(await c.worktrees.removeWorktree('T-1', true)).toEqual({ kind: 'removed' });
     expect(t.callsOf('worktree.remove')).toEqual([
       { key: KEY, taskId: 'T-1', force: false },
       { key: KEY, taskId: 'T-1', force: true },
@@ -464,7 +464,7 @@ describe('git worktrees in the window', () => {
     t.on('worktree.remove', () => {
       throw new HostCallError('bad-state', 'T-2 is held by shell 1');
     });
-    expect(await c.removeWorktree('T-2', false)).toEqual({ kind: 'failed' });
+    expect(await c.worktrees.removeWorktree('T-2', false)).toEqual({ kind: 'failed' });
     expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['bad-state', 'remove the worktree of T-2']]);
   });
 
@@ -475,10 +475,10 @@ describe('git worktrees in the window', () => {
     });
     c.start();
     await settle();
-    const err = await c.approveWithReason('T-1');
+    const err = await c.actions.approveWithReason('T-1');
     expect(err).toEqual({ code: 'merge-conflict', message: 'forkbench/T-1 does not merge cleanly into main: src/a.ts' });
     expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['merge-conflict', 'approve T-1']]);
-    expect(await c.approveTask('T-1')).toBe(false);
+    expect(await c.actions.approveTask('T-1')).toBe(false);
   });
 
   it('forgets the review dialog and the worktree panel when another Thread is shown', async () => {
@@ -488,8 +488,8 @@ describe('git worktrees in the window', () => {
     c.start();
     await settle();
     await c.loadThread(KEY);
-    c.toggleWorktrees();
-    c.openReview('T-1');
+    c.worktrees.toggleWorktrees();
+    c.worktrees.openReview('T-1');
     await settle();
     expect(c.state.reviewTaskId).toBe('T-1');
     await c.loadThread(other);

@@ -1,0 +1,108 @@
+import type { NotifyPermission } from '../notifications.js';
+import type { PaneHost } from '../terminal/paneHost.js';
+import type { Board } from '../../src-shared/board/reducer.js';
+import type { AgentInfo, GitIsolation, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import type { ConnectionState } from '../transport/types.js';
+import { EMPTY_COLUMNS, NO_CLAIMS, type AgentClaims, type Columns } from './boardState.js';
+import type { LogEntry } from './eventLog.js';
+import type { HostClock } from './hostClock.js';
+
+/** The window's state as components draw it, and the ports the controller is given. */
+export interface Banner {
+  readonly id: number;
+  readonly code: string;
+  readonly message: string;
+  /** What the person was doing, e.g. "approve T-3". */
+  readonly action: string;
+}
+
+export interface Toast {
+  readonly id: number;
+  readonly title: string;
+  readonly body: string;
+}
+
+
+export interface AppState {
+  connection: ConnectionState;
+  threads: readonly ThreadSummary[];
+  threadsLoaded: boolean;
+  /** The Thread on screen, or null while choosing one. */
+  activeKey: string | null;
+  folder: string;
+  profiles: ThreadSnapshot['profiles'];
+  /** The renderer's copy of the board. The shared reducer mutates it in place (task objects themselves are
+   *  replaced, never mutated); `boardVersion` changes whenever it does, so selectors re-run. */
+  board: Board | null;
+  boardVersion: number;
+  goal: string;
+  leaseMs: number;
+  /** Task ids per column in display order, kept up to date per event (only the changed columns get new arrays). */
+  columns: Columns;
+  /** Task ids each agent holds a claim on, kept up to date per event (grant, claim end, reassign, return). */
+  agentClaims: AgentClaims;
+  agentIds: readonly string[];
+  agents: Readonly<Record<string, AgentInfo>>;
+  activeAgentId: string | null;
+  log: readonly LogEntry[];
+  errors: readonly Banner[];
+  toasts: readonly Toast[];
+  notifyPermission: NotifyPermission;
+  /** Whether claims in this Thread get git worktrees; null until the snapshot says (or from a host that does not). */
+  git: GitIsolation | null;
+  /** The Worktrees panel: open or not, and the host's list (null until fetched). Fetched only while open. */
+  worktreesOpen: boolean;
+  worktrees: readonly WorktreeInfo[] | null;
+  /** The task whose diff the review dialog shows. */
+  reviewTaskId: string | null;
+}
+
+/** What removing a worktree came to: `confirm` carries the host's warning about work that would be lost. */
+export type RemoveOutcome = { kind: 'removed' } | { kind: 'failed' } | { kind: 'confirm'; message: string };
+
+
+export interface ControllerOptions {
+  panes?: PaneHost;
+  /** Show a system notification; false if it could not (no permission): a toast is shown instead. */
+  systemNotify?: (title: string, body: string) => boolean;
+  notifyPermission?: () => NotifyPermission;
+  requestNotifyPermission?: () => Promise<NotifyPermission>;
+  clock?: HostClock;
+  /** The Thread this window is for (Electron opens one window per Thread with `?thread=KEY`). */
+  initialThread?: string | null;
+  /** How long a toast stays (ms). */
+  toastMs?: number;
+  setTimeout?: (f: () => void, ms: number) => unknown;
+  clearTimeout?: (handle: unknown) => void;
+}
+
+export const nullPanes: PaneHost = {
+  setThread: () => undefined,
+  sync: () => undefined,
+  data: () => false,
+  preferredSize: () => ({ cols: 100, rows: 30 }),
+};
+
+/** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
+export function noThreadShown(): Pick<AppState, 'board' | 'columns' | 'agentClaims' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId'> {
+  return { board: null, columns: EMPTY_COLUMNS, agentClaims: NO_CLAIMS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null };
+}
+
+export function initialState(): AppState {
+  return {
+    connection: 'connecting',
+    threads: [],
+    threadsLoaded: false,
+    activeKey: null,
+    folder: '',
+    profiles: [],
+    ...noThreadShown(),
+    boardVersion: 0,
+    goal: '',
+    leaseMs: 0,
+    errors: [],
+    toasts: [],
+    notifyPermission: 'unsupported',
+  };
+}
+

@@ -1,0 +1,22 @@
+import type { WindowError, WindowMethod, WindowParams, WindowResult } from '../../src-shared/protocol/windowApi.js';
+import type { Transport } from '../transport/types.js';
+import type { PageNotices } from './notices.js';
+
+/** What a call to the host came to: its answer, or the refusal (already shown in the banner). */
+export type CallAnswer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: WindowError };
+
+/** The page's one way to call the host; `action` is what the person was doing, for the banner. */
+export type CallHost = <M extends WindowMethod>(method: M, params: WindowParams<M>, action: string) => Promise<CallAnswer<WindowResult<M>>>;
+
+export function hostCaller(transport: Transport, notices: PageNotices): CallHost {
+  return async (method, params, action) => {
+    try {
+      return { ok: true, value: await transport.call(method, params) };
+    } catch (err) {
+      // Nothing is swallowed: every refusal is said in the banner, and answered to the caller.
+      return { ok: false, error: notices.showError(action, err) };
+    }
+  };
+}
+
+export const valueOf = <T>(a: CallAnswer<T>): T | null => (a.ok ? a.value : null);

@@ -1,0 +1,90 @@
+import type { StoreApi } from 'zustand/vanilla';
+import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
+import { toWindowError, type Transport } from '../transport/types.js';
+import type { AppState, RemoveOutcome } from './appState.js';
+import { valueOf, type CallHost } from './hostCall.js';
+import type { PageNotices } from './notices.js';
+
+/** The review dialog and the worktrees panel of the Thread on screen. */
+export class WorktreesPanel {
+  /** The worktree list being fetched; `again` asks for one more fetch after it, for events that came meanwhile. */
+  private worktreeFetch: { key: string; again: boolean } | null = null;
+
+  constructor(
+    private readonly store: StoreApi<AppState>,
+    private readonly transport: Transport,
+    private readonly call: CallHost,
+    private readonly notices: PageNotices,
+  ) {}
+
+  private get state(): AppState {
+    return this.store.getState();
+  }
+
+  openReview(taskId: string): void {
+    this.store.setState({ reviewTaskId: taskId });
+  }
+
+  closeReview(): void {
+    this.store.setState({ reviewTaskId: null });
+  }
+
+  /** A task branch's work against its base; null (and the reason in the banner) when the host cannot tell. */
+  async taskDiff(taskId: string): Promise<TaskDiff | null> {
+    const key = this.state.activeKey;
+    if (!key) return null;
+    return valueOf(await this.call('task.diff', { key, taskId }, `show the diff of ${taskId}`));
+  }
+
+  toggleWorktrees(): void {
+    const open = !this.state.worktreesOpen;
+    this.store.setState({ worktreesOpen: open });
+    if (open) void this.refreshWorktrees();
+  }
+
+  /**
+   * Fetch the worktree list. Board events come in bursts (an approval is `approved`, `claim-ended` and
+   * `worktree-removed` at once), so a call made while a fetch runs only asks for one more after it.
+   */
+  async refreshWorktrees(): Promise<void> {
+    const key = this.state.activeKey;
+    if (!key) return;
+    if (this.worktreeFetch?.key === key) {
+      this.worktreeFetch.again = true;
+      return;
+    }
+    const mine = { key, again: true };
+    this.worktreeFetch = mine;
+    try {
+      while (mine.again) {
+        mine.again = false;
+        const list = valueOf(await this.call('worktree.list', { key }, 'list the worktrees'));
+        if (!list || this.state.activeKey !== key) return;
+        this.store.setState({ worktrees: list });
+      }
+    } finally {
+      if (this.worktreeFetch === mine) this.worktreeFetch = null;
+    }
+  }
+
+  /**
+   * Remove a parked worktree. Without `force` the host keeps one holding uncommitted changes or unmerged
+   * commits and says so (`uncommitted`): that is a question for the person, not an error, so it comes back
+   * as `confirm` with the host's message instead of going to the banner.
+   */
+  async removeWorktree(taskId: string, force: boolean): Promise<RemoveOutcome> {
+    const key = this.state.activeKey;
+    if (!key) return { kind: 'failed' };
+    try {
+      await this.transport.call('worktree.remove', { key, taskId, force });
+    } catch (err) {
+      const e = toWindowError(err);
+      if (e.code === 'uncommitted' && !force) return { kind: 'confirm', message: e.message };
+      this.notices.showError(`remove the worktree of ${taskId}`, err);
+      return { kind: 'failed' };
+    }
+    // The `worktree-removed` event refreshes the list too, but it may have come before this answer.
+    await this.refreshWorktrees();
+    return { kind: 'removed' };
+  }
+}
