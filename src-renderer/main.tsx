@@ -12,6 +12,7 @@ import { PaneTerminal } from './terminal/paneTerminal.js';
 import { TerminalRegistry } from './terminal/terminalRegistry.js';
 import { chooseTransport } from './transport/index.js';
 import type { Transport } from './transport/types.js';
+import { THREAD_PARAM } from '../src-shared/protocol/windowApi.js';
 
 const transport = chooseTransport();
 let controller: AppController | null = null;
@@ -23,7 +24,7 @@ controller = new AppController(transport, {
   requestNotifyPermission: requestNotificationPermission,
   // Electron opens one window per Thread, naming it in the query; a browser tab picks one itself and keeps
   // it in the query, so a reload asks for that Thread's snapshot at once (see AppController.onConnected).
-  initialThread: new URLSearchParams(location.search).get('thread'),
+  initialThread: new URLSearchParams(location.search).get(THREAD_PARAM),
 });
 followShownThread(controller.store, location, replaceAddress);
 controller.start();

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { AgentStatus } from '../../src-shared/protocol/windowApi.js';
 
 /** What the host knows about one launched agent. A relaunch is a new agent with a new id and secret. */
 export interface AgentRecord {
@@ -7,7 +8,7 @@ export interface AgentRecord {
   readonly profile: string;
   /** 256 bits, random per launch; handed to the agent in its environment and never shown in the UI. */
   readonly secret: string;
-  status: 'starting' | 'running' | 'stalled' | 'exited';
+  status: AgentStatus;
   pid: number | null;
   exit: { code: number; signal: number | null } | null;
   /** performance.now() of the agent's last board call, for the liveness check. */

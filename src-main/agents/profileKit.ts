@@ -3,11 +3,12 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { Limits } from '../../src-shared/board/limits.js';
+import { effectiveRenewIntervalMs, Limits } from '../../src-shared/board/limits.js';
 import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/agentMethods.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 
 
-export type AgentKind = 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode' | 'shell' | 'custom';
+export type AgentKind = ProfileIdShared;
 
 export interface ProfileContext {
   /** The Thread's folder: the project the agents work in and their starting directory (exported as
@@ -31,6 +32,8 @@ export interface ProfileContext {
   writableRoots?: readonly string[];
   /** Lease length the instructions quote; defaults to the board's default. */
   leaseMs?: number;
+  /** The Thread's renewal interval as the board uses it (effectiveRenewIntervalMs); told to agents as their rhythm. */
+  renewMs?: number;
   /** The environment PATH and SHELL are read from; defaults to process.env. */
   baseEnv?: Record<string, string | undefined>;
 }
@@ -127,8 +130,9 @@ export function identityRefs(ref: (name: string) => string): Record<string, stri
  */
 export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; sandboxedShell?: boolean } = { mcp: false }): string {
   const leaseS = Math.round((ctx.leaseMs ?? Limits.defaultLeaseMs) / 1000);
-  // A quarter of the lease, the board's own renew rhythm (kubelet: 10 s renew of a 40 s lease).
-  const renewS = Math.max(1, Math.floor(leaseS / 4));
+  // The board's own renewal rhythm, as the Thread's settings make it.
+  const renewMs = ctx.renewMs ?? effectiveRenewIntervalMs({ leaseMs: ctx.leaseMs ?? Limits.defaultLeaseMs, renewIntervalMs: Limits.defaultRenewIntervalMs });
+  const renewS = Math.max(1, Math.floor(renewMs / 1000));
   const via = opts.mcp
     ? `the \`forkbench\` command (on your PATH) or the ${MCP_SERVER_NAME} MCP tools, which do the same things`
     : 'the `forkbench` command (on your PATH)';

@@ -10,6 +10,7 @@ import { WindowRouter } from '../host/windowRouter.js';
 import { isSafeExternal, isTrustedSender, registerWindowIpc } from './ipcBridge.js';
 import { routePush } from './pushRouting.js';
 import { applyPermissionPolicy } from './permissionPolicy.js';
+import { THREAD_PARAM } from '../../src-shared/protocol/windowApi.js';
 
 /**
  * The Electron shell: windows, IPC, notifications, window state. Everything else is the same host `serve`
@@ -88,7 +89,7 @@ if (claim && !claim.ok) {
       router.detachAll(consumer);
       windows.delete(host.key);
     });
-    await win.loadFile(PAGE, { query: { thread: host.key } });
+    await win.loadFile(PAGE, { query: { [THREAD_PARAM]: host.key } });
   }
 
   app.on('web-contents-created', (_e, contents) => {

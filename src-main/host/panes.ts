@@ -12,9 +12,10 @@ import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../
 import { PtySession } from '../pty/ptySession.js';
 import { PaneTypist } from './assignmentTyping.js';
 import { CLI_SCRIPT } from './cliShim.js';
+import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
+import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 
-/** Until the window says its size, a pane starts at a common terminal's. */
-const DEFAULT_SIZE = { cols: 100, rows: 30 } as const;
+const DEFAULT_SIZE = DEFAULT_TERMINAL_SIZE;
 
 export const LockConstants = {
   /** A group killed -9 is gone within milliseconds; its children may take a moment to be reaped. */
@@ -126,6 +127,7 @@ export class Panes {
           nodePath: process.execPath,
           binDir: d.binDir,
           leaseMs: d.board.state.settings.leaseMs,
+          renewMs: effectiveRenewIntervalMs(d.board.state.settings),
           baseEnv: d.env,
           writableRoots: d.writableRoots(),
         },

@@ -6,6 +6,7 @@ import type { ConnectionState } from '../transport/types.js';
 import { EMPTY_COLUMNS, NO_CLAIMS, type AgentClaims, type Columns } from './boardState.js';
 import type { LogEntry } from './eventLog.js';
 import type { HostClock } from './hostClock.js';
+import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 
 /** The window's state as components draw it, and the ports the controller is given. */
 export interface Banner {
@@ -80,7 +81,7 @@ export const nullPanes: PaneHost = {
   setThread: () => undefined,
   sync: () => undefined,
   data: () => false,
-  preferredSize: () => ({ cols: 100, rows: 30 }),
+  preferredSize: () => ({ ...DEFAULT_TERMINAL_SIZE }),
 };
 
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */

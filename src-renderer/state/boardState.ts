@@ -3,6 +3,7 @@ import { TASK_STATES, type Task, type TaskState } from '../../src-shared/board/m
 import { applyEvent, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import type { AgentInfo, ThreadSnapshot } from '../../src-shared/protocol/windowApi.js';
+import { LeaseFractions } from '../../src-shared/board/limits.js';
 
 /** Task ids per column, in display order. */
 export type Columns = Readonly<Record<TaskState, readonly string[]>>;
@@ -200,9 +201,9 @@ export function nearestDeadlineOf(board: Board | null, taskIds: readonly string[
   return best;
 }
 
-/** Amber: the holder looks stuck, or less than a quarter of the lease is left. */
+/** Amber: the holder looks stuck, or less than the warning part of the lease is left. */
 export function isWarning(remainingMs: number, leaseMs: number, stalled: boolean): boolean {
-  return stalled || (leaseMs > 0 && remainingMs < leaseMs / 4);
+  return stalled || (leaseMs > 0 && remainingMs < leaseMs * LeaseFractions.warnBelow);
 }
 
 /** Agents whose status just became `exited`, for notifications. */

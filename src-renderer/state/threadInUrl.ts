@@ -1,5 +1,6 @@
 import type { StoreApi } from 'zustand/vanilla';
 import { addressWith } from '../address.js';
+import { THREAD_PARAM } from '../../src-shared/protocol/windowApi.js';
 
 /**
  * The Thread a window shows, kept in its address as `?thread=KEY` (every other parameter left as it is):
@@ -7,7 +8,7 @@ import { addressWith } from '../address.js';
  * opens the same Thread. Electron's windows are opened with it already.
  */
 export function urlWithThread(href: string, key: string | null): string {
-  return addressWith(href, 'thread', key || null);
+  return addressWith(href, THREAD_PARAM, key || null);
 }
 
 /** Keep the address in step with the Thread the store shows; returns the unsubscribe. */

@@ -6,6 +6,7 @@ import { WebglAddon } from '@xterm/addon-webgl';
 import type { Transport } from '../transport/types.js';
 import { PaneFeed } from './paneFeed.js';
 import { webglSupport } from './webglSupport.js';
+import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 
 export const TerminalConstants = {
   /** Lines of scrollback each pane keeps in the window (the host's mirror keeps its own for restore). */
@@ -168,8 +169,8 @@ export class PaneTerminal {
     if (!this.visible || this.disposed) return;
     const dims = this.fit.proposeDimensions();
     if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows) || dims.cols < 2 || dims.rows < 2) return;
-    const cols = Math.min(1000, dims.cols);
-    const rows = Math.min(500, dims.rows);
+    const cols = Math.min(TerminalSize.maxCols, dims.cols);
+    const rows = Math.min(TerminalSize.maxRows, dims.rows);
     if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
     this.onFitted?.({ cols, rows });
     if (this.sentSize?.cols === cols && this.sentSize.rows === rows) return;

@@ -1,6 +1,7 @@
 import type { PaneHost } from './paneHost.js';
 import type { Transport } from '../transport/types.js';
 import { PaneTerminal, type ReportError } from './paneTerminal.js';
+import { DEFAULT_TERMINAL_SIZE, TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 
 /** Approximate cell size of the terminal font, to size a launch before any pane has been fitted. */
 const CELL = { width: 7.8, height: 17 } as const;
@@ -84,9 +85,9 @@ export class TerminalRegistry implements PaneHost {
     if (this.lastFit) return this.lastFit;
     const r = this.area?.getBoundingClientRect();
     if (r && r.width > 50 && r.height > 50) {
-      return { cols: clamp(Math.floor((r.width - 16) / CELL.width), 20, 1000), rows: clamp(Math.floor((r.height - 8) / CELL.height), 5, 500) };
+      return { cols: clamp(Math.floor((r.width - 16) / CELL.width), 20, TerminalSize.maxCols), rows: clamp(Math.floor((r.height - 8) / CELL.height), 5, TerminalSize.maxRows) };
     }
-    return { cols: 100, rows: 30 };
+    return { ...DEFAULT_TERMINAL_SIZE };
   }
 
   dispose(): void {

@@ -24,8 +24,16 @@ export const Limits = {
   maxAgentIdChars: 128,
 } as const;
 
-/** The renewal interval actually used: never more than a quarter of the lease, so a live agent is renewed
- *  at least three times before its lease could lapse. */
+/** The parts of a lease that mean something, each once. */
+export const LeaseFractions = {
+  /** The renewal rhythm's ceiling: a quarter of the lease, so a live agent is renewed at least three times
+   *  before its lease could lapse (kubelet: 10 s renew of a 40 s lease). */
+  renewAtMost: 1 / 4,
+  /** A countdown turns amber with less than this part left: the holder has missed a renewal of the rhythm. */
+  warnBelow: 1 / 4,
+} as const;
+
+/** The renewal interval actually used, by the board's liveness check and as the rhythm agents are told. */
 export function effectiveRenewIntervalMs(settings: { leaseMs: number; renewIntervalMs: number }): number {
-  return Math.max(250, Math.min(settings.renewIntervalMs, Math.floor(settings.leaseMs / 4)));
+  return Math.max(250, Math.min(settings.renewIntervalMs, Math.floor(settings.leaseMs * LeaseFractions.renewAtMost)));
 }

@@ -5,6 +5,7 @@ import type { Task } from '../board/model.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { ClaimView } from './views.js';
 import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, VerifySchema } from '../board/schemas.js';
+import { TerminalSize } from '../terminal/terminalSize.js';
 
 /**
  * The window's API, defined once. Electron's preload exposes it through contextBridge and `serve` carries it
@@ -14,13 +15,16 @@ import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, Se
 
 export const PROFILE_IDS = ['claude', 'codex', 'gemini', 'aider', 'opencode', 'shell', 'custom'] as const;
 export type ProfileIdShared = (typeof PROFILE_IDS)[number];
+/** What the host knows of an agent's process: started, working (or at least alive), stalled, or gone. */
+export const AGENT_STATUSES = ['starting', 'running', 'stalled', 'exited'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 const key = z.string().regex(/^[0-9a-f]{16}$/, 'a thread key is 16 hex digits');
 const taskId = TaskIdSchema;
 const agentId = AgentIdSchema;
 /** Terminal sizes a screen can show; the bounds keep a bad message from allocating a huge buffer. */
-const cols = z.number().int().min(2).max(1000);
-const rows = z.number().int().min(2).max(500);
+const cols = z.number().int().min(TerminalSize.minCols).max(TerminalSize.maxCols);
+const rows = z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows);
 
 /**
  * One window method: the schema its input is validated against, and (as a type only) what it answers. The
@@ -74,7 +78,7 @@ export interface AgentInfo {
   id: string;
   name: string;
   profile: string;
-  status: 'starting' | 'running' | 'stalled' | 'exited';
+  status: AgentStatus;
   pid: number | null;
   exit: { code: number; signal: number | null } | null;
   /** Task ids it holds a live claim on. */
@@ -208,3 +212,7 @@ export type WsServerMessage =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: WindowError }
   | { push: WindowPush };
+
+/** The page address's parameter naming the Thread a window shows (`?thread=KEY`): Electron opens each
+ *  window with it, and a reloaded tab reads it before the host has listed the Threads. */
+export const THREAD_PARAM = 'thread';

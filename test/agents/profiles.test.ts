@@ -112,6 +112,11 @@ describe('Codex CLI', () => {
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
   });
 
+  it('tells agents the Thread’s own renewal rhythm, not a quarter of the lease regardless of the setting', () => {
+    expect(boardInstructions(ctx)).toContain('renew at least every 30 s');
+    expect(boardInstructions({ ...ctx, leaseMs: 120_000, renewMs: 10_000 })).toContain('renew at least every 10 s');
+  });
+
   it('tells codex to use the MCP tools for the board: its sandboxed shell cannot reach the socket', () => {
     expect(boardInstructions(ctx, { mcp: true, sandboxedShell: true })).toMatch(/sandbox cannot reach the board: use the forkbench MCP tools/);
     expect(boardInstructions(ctx, { mcp: true })).not.toMatch(/sandbox/);
