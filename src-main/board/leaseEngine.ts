@@ -22,6 +22,7 @@ import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
 import type { Clock } from '../base/clock.js';
 import { ClaimIndex } from './claimIndex.js';
 import { DeadlineQueue } from './deadlineQueue.js';
+import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
 
 type Listener = (e: BoardEvent) => void;
 type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -339,7 +340,7 @@ export class LeaseEngine {
     const ids = this.claimsOf(agentId);
     for (const id of ids) {
       const t = this.board.tasks.get(id) as Task;
-      const to: TaskState = t.state === 'review' ? 'review' : this.afterFailure(t, reason);
+      const to = stateAfterClaimEnd(t, reason, this.board.settings.poisonLimit);
       this.end(id, t.claim as Claim, reason, to);
     }
     return ids;
@@ -374,7 +375,7 @@ export class LeaseEngine {
     for (let top = this.deadlines.peek(); top && top.priority <= now; top = this.deadlines.peek()) {
       const t = this.board.tasks.get(top.key) as Task;
       const c = t.claim as Claim;
-      const to: TaskState = t.state === 'review' ? 'review' : this.afterFailure(t, 'lapsed');
+      const to = stateAfterClaimEnd(t, 'lapsed', this.board.settings.poisonLimit);
       this.end(top.key, c, 'lapsed', to);
       lapsed.push(top.key);
     }
@@ -610,12 +611,6 @@ export class LeaseEngine {
 
   private end(taskId: string, c: Claim, reason: ClaimEndReason, to: TaskState): void {
     this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
-  }
-
-  /** Where a claim that ended involuntarily sends its task: the backlog, or needs-attention at the poison limit. */
-  private afterFailure(t: Task, reason: ClaimEndReason): TaskState {
-    const counts = reason === 'lapsed' || reason === 'process-exited';
-    return counts && t.failures + 1 >= this.board.settings.poisonLimit ? 'needs-attention' : 'open';
   }
 
   private emit(body: BoardEventBody): void {

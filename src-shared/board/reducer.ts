@@ -1,6 +1,7 @@
 import type { BoardEvent } from './events.js';
 import { Limits } from './limits.js';
 import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
+import { isFailedAttempt } from './claimEnd.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -113,13 +114,12 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => {
         if (!t.claim || t.claim.token !== e.token) throw new EventMismatch(e, 'no such claim');
         const ended: EndedClaim = { agentId: e.agentId, token: e.token, reason: e.reason };
-        const involuntary = e.reason === 'lapsed' || e.reason === 'process-exited';
         return {
           ...t,
           state: e.to,
           claim: null,
           lastClaim: ended,
-          failures: t.failures + (involuntary && t.state === 'claimed' ? 1 : 0),
+          failures: t.failures + (isFailedAttempt(e.reason, t.state) ? 1 : 0),
         };
       });
       break;
