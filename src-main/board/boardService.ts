@@ -5,6 +5,7 @@ import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 export interface BoardServiceOptions {
   /** The Thread's board folder (one per Thread, under the user's data folder). */
@@ -52,11 +53,11 @@ export class BoardService {
   private armedFor: number | null = null;
   private armQueued = false;
   private closed = false;
-  private readonly listeners = new Set<(e: BoardEvent) => void>();
+  private readonly events = new Emitter<BoardEvent>();
   /** Events decided but not yet durable, each with its place in the journal's append count. */
   private outbox: Array<{ n: number; e: BoardEvent }> = [];
   private readOnly: BoardReadOnlyError | null = null;
-  private readonly readOnlyListeners = new Set<(err: BoardReadOnlyError) => void>();
+  private readonly readOnlyEvents = new Emitter<BoardReadOnlyError>();
   /** The latest durable events, oldest first: a window's snapshot reads its log panel from here, not disk. */
   private recent: BoardEvent[];
   /** The board as far as the journal has it on disk: the engine's board minus the changes still in the
@@ -106,14 +107,14 @@ export class BoardService {
 
   /** Durable events, in order. */
   onEvent(fn: (e: BoardEvent) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    const sub = this.events.event(fn);
+    return () => sub.dispose();
   }
 
   /** Called once, when the journal fails and the board turns read-only. */
   onReadOnly(fn: (err: BoardReadOnlyError) => void): () => void {
-    this.readOnlyListeners.add(fn);
-    return () => this.readOnlyListeners.delete(fn);
+    const sub = this.readOnlyEvents.event(fn);
+    return () => sub.dispose();
   }
 
   /** Why the board takes no writes, or null while it does. */
@@ -159,7 +160,7 @@ export class BoardService {
     for (const { e } of this.outbox.splice(0, ready)) {
       applyEvent(this.durable, e);
       this.recent.push(e);
-      for (const fn of this.listeners) fn(e);
+      this.events.fire(e);
     }
     // Trimmed in batches, so keeping the window costs O(1) per event rather than a copy each time.
     if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
@@ -175,7 +176,7 @@ export class BoardService {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     (this.opts.warn ?? console.error)(`forkbench: ${this.readOnly.message}`);
-    for (const fn of this.readOnlyListeners) fn(this.readOnly);
+    this.readOnlyEvents.fire(this.readOnly);
     return this.readOnly;
   }
 

@@ -23,6 +23,7 @@ import type { Clock } from '../base/clock.js';
 import { ClaimIndex } from './claimIndex.js';
 import { DeadlineQueue } from './deadlineQueue.js';
 import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 type Listener = (e: BoardEvent) => void;
 type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -43,7 +44,7 @@ function validate<T>(schema: { safeParse(v: unknown): { success: true; data: T }
  */
 export class LeaseEngine {
   private readonly board: Board;
-  private readonly listeners = new Set<Listener>();
+  private readonly events = new Emitter<BoardEvent>();
   /** Earliest lease deadline first: the host arms one timer on the top. */
   private deadlines = new DeadlineQueue();
   /** No open task has a number below this: "claim the next open task" scans up from here. Task numbers are
@@ -103,8 +104,8 @@ export class LeaseEngine {
   }
 
   onEvent(fn: Listener): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    const sub = this.events.event(fn);
+    return () => sub.dispose();
   }
 
   view(task: Task): ClaimView | null {
@@ -624,7 +625,7 @@ export class LeaseEngine {
     const before = taskId ? this.board.tasks.get(taskId) : undefined;
     applyEvent(this.board, e);
     if (taskId) this.reindex(taskId, before);
-    for (const fn of this.listeners) fn(e);
+    this.events.fire(e);
   }
 
   private nextOpen(): string | undefined {

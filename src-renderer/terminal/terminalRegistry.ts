@@ -2,6 +2,7 @@ import type { PaneHost } from './paneHost.js';
 import type { Transport } from '../transport/types.js';
 import { PaneTerminal, type ReportError } from './paneTerminal.js';
 import { DEFAULT_TERMINAL_SIZE, TerminalSize } from '../../src-shared/terminal/terminalSize.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 /** Approximate cell size of the terminal font, to size a launch before any pane has been fitted. */
 const CELL = { width: 7.8, height: 17 } as const;
@@ -13,7 +14,7 @@ const CELL = { width: 7.8, height: 17 } as const;
 export class TerminalRegistry implements PaneHost {
   private key: string | null = null;
   private readonly panes = new Map<string, PaneTerminal>();
-  private readonly listeners = new Set<() => void>();
+  private readonly changes = new Emitter<void>();
   private lastFit: { cols: number; rows: number } | null = null;
   /** Changes whenever panes are created or disposed (for useSyncExternalStore). */
   version = 0;
@@ -26,8 +27,8 @@ export class TerminalRegistry implements PaneHost {
   ) {}
 
   subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const sub = this.changes.event(listener);
+    return () => sub.dispose();
   };
 
   getVersion = (): number => this.version;
@@ -96,7 +97,7 @@ export class TerminalRegistry implements PaneHost {
 
   private changed(): void {
     this.version++;
-    for (const l of [...this.listeners]) l();
+    this.changes.fire();
   }
 }
 

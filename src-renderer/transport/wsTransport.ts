@@ -7,6 +7,7 @@ import type {
   WsServerMessage,
 } from '../../src-shared/protocol/windowApi.js';
 import { HostCallError, type ConnectionState, type Transport } from './types.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 /** Reconnect delays. Fast first retries cover a host restart; the cap keeps a dead host from being hammered. */
 export const ReconnectConstants = {
@@ -66,8 +67,8 @@ export class WsTransport implements Transport {
   private _state: ConnectionState = 'connecting';
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly pushListeners = new Set<(push: WindowPush) => void>();
-  private readonly stateListeners = new Set<(state: ConnectionState) => void>();
+  private readonly pushes = new Emitter<WindowPush>();
+  private readonly states = new Emitter<ConnectionState>();
   private attempt = 0;
   private retryTimer: unknown = null;
   private disposed = false;
@@ -108,13 +109,20 @@ export class WsTransport implements Transport {
   }
 
   subscribe(listener: (push: WindowPush) => void): () => void {
-    this.pushListeners.add(listener);
-    return () => this.pushListeners.delete(listener);
+    const sub = this.pushes.event((push) => {
+      try {
+        listener(push);
+      } catch (err) {
+        // One broken listener must not starve the others; surface it where a developer looks.
+        console.error('push listener failed', err);
+      }
+    });
+    return () => sub.dispose();
   }
 
   onState(listener: (state: ConnectionState) => void): () => void {
-    this.stateListeners.add(listener);
-    return () => this.stateListeners.delete(listener);
+    const sub = this.states.event(listener);
+    return () => sub.dispose();
   }
 
   dispose(): void {
@@ -176,14 +184,7 @@ export class WsTransport implements Transport {
       return;
     }
     if ('push' in msg) {
-      for (const l of [...this.pushListeners]) {
-        try {
-          l(msg.push);
-        } catch (err) {
-          // One broken listener must not starve the others; surface it where a developer looks.
-          console.error('push listener failed', err);
-        }
-      }
+      this.pushes.fire(msg.push);
       return;
     }
     const p = this.pending.get(msg.id);
@@ -202,6 +203,6 @@ export class WsTransport implements Transport {
   private setState(state: ConnectionState): void {
     if (this._state === state) return;
     this._state = state;
-    for (const l of [...this.stateListeners]) l(state);
+    this.states.fire(state);
   }
 }
