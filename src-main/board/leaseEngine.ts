@@ -347,6 +347,13 @@ export class LeaseEngine {
     return ids;
   }
 
+  /** The host shuts: every claim ends now with the reason (no grace: nobody is there to work on them). */
+  shutdown(reason: HardReleaseReason): number {
+    let released = 0;
+    for (const agentId of [...this.heldBy.agents()]) released += this.releaseAllHeldBy(agentId, reason).length;
+    return released;
+  }
+
   /**
    * After a restart or a resume from sleep: every live claim whose holder is still there gets at least a
    * full lease from now, so claims do not all lapse at once because the host was away (etcd extends every

@@ -149,7 +149,7 @@ export class ThreadHost {
     this.panes.stop();
     this.worktrees.stop();
     // Every claim ends now with the reason (the board stays open for exactly this write).
-    await this.board.apply((e) => e.grace(() => false, reason)).catch(() => undefined);
+    await this.board.apply((e) => e.shutdown(reason)).catch(() => undefined);
     await this.panes.killAll();
     await this.worktrees.close();
     await this.socket.close();
