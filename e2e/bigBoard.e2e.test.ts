@@ -31,7 +31,7 @@ class HostClient {
       const p = this.pending.get(msg.id);
       if (!p) return;
       this.pending.delete(msg.id);
-      if (msg.ok) p.resolve(msg.result);
+      if (msg.ok) p.resolve(msg.value);
       else p.reject(new Error(`${msg.error?.code}: ${msg.error?.message}`));
     });
   }

@@ -45,7 +45,7 @@ export async function windowOn(s: Served): Promise<WindowClient> {
     call: (method, params) =>
       new Promise((resolve, reject) => {
         const id = ++n;
-        waiting.set(id, (m) => ('ok' in m && m.ok ? resolve(m.result as never) : reject(new Error(JSON.stringify(m)))));
+        waiting.set(id, (m) => ('ok' in m && m.ok ? resolve(m.value as never) : reject(new Error(JSON.stringify(m)))));
         ws.send(JSON.stringify({ id, method, params }));
       }),
     onPush(fn) {

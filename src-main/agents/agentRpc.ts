@@ -1,14 +1,16 @@
 import { USER, type BranchRecord } from '../../src-shared/board/model.js';
-import type { Result } from '../../src-shared/board/result.js';
-import { firstIssue } from '../../src-shared/board/schemas.js';
-import { AGENT_METHOD_NAMES, type AgentMethod, type AgentResults, type ClaimResult, type ClaimWorktree, type RecordView } from '../../src-shared/protocol/agentMethods.js';
-import { agentParamSchemas } from '../../src-shared/protocol/agentSchemas.js';
+import { failed, type Result } from '../../src-shared/board/result.js';
+import type { ClaimResult, ClaimWorktree, RecordView } from '../../src-shared/protocol/agentMethods.js';
+import { agentProcedures, type AgentParams } from '../../src-shared/protocol/agentSchemas.js';
+import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView } from '../../src-shared/protocol/views.js';
+import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 
-export type CallOutcome<T = unknown> = { ok: true; result: T } | { ok: false; error: RpcError };
+/** An agent call's answer, before the socket frames it as JSON-RPC (whose own key for the value is `result`). */
+export type CallOutcome<T = unknown> = Result<T, RpcError>;
 
 /** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
 export interface AgentCallHooks {
@@ -23,91 +25,93 @@ export interface AgentCallHooks {
   offRecord?(taskId: string): void;
 }
 
-const isMethod = (m: string): m is AgentMethod => (AGENT_METHOD_NAMES as readonly string[]).includes(m);
-
-/** Params as the shared schemas validated them (each method takes a subset). */
-interface Params {
-  taskId?: string;
-  token?: number;
-  text?: string;
-  note?: string;
-  title?: string;
-  body?: string;
-  ref?: string;
-  from?: string;
-  to?: string;
-}
-
-interface Call {
+/** Who calls, on which board: what every handler gets beside its validated params. */
+interface Caller {
   board: BoardService;
   agentId: string;
-  p: Params;
-  /** The task id, for methods whose schema requires one. */
-  id: string;
   hooks: AgentCallHooks;
-  now(): number;
 }
 
-const refused = (message: string, reason: string): { ok: false; error: RpcError } => ({ ok: false, error: { code: RpcCode.rejected, message, data: { reason } } });
+/** The task id, for methods whose schema requires one. */
+const idOf = (p: AgentParams): string => p.taskId as string;
 
-/** Run one decision on the board and answer its value (shaped) or its typed refusal. */
-async function answer<T, R = T>(c: Call, op: (e: LeaseEngine) => Result<T>, shape?: (v: T) => R): Promise<CallOutcome<R>> {
-  const r = await c.board.run(op);
-  if (!r.ok) return refused(r.error.message, r.error.code);
-  return { ok: true, result: shape ? shape(r.value) : (r.value as unknown as R) };
-}
+/** Run one decision on the board: its value, or its rejection thrown as the call's refusal. */
+const decide = async <T>(c: Caller, op: (e: LeaseEngine) => Result<T>): Promise<T> => unwrap(await c.board.run(op));
+const now = (c: Caller): number => c.board.clock.now();
 
-/** One handler per method, typed by the method's result in the shared table. */
-const handlers: { [M in AgentMethod]: (c: Call) => Promise<CallOutcome<AgentResults[M]>> | CallOutcome<AgentResults[M]> } = {
-  board: (c) => ({ ok: true, result: boardView(c.board.state, c.now()) }),
-  show: (c) => {
-    const t = c.board.state.tasks.get(c.id);
-    return t ? { ok: true, result: taskView(t, c.now()) } : refused(`no task ${c.id}`, 'no-such-task');
+/** One handler per method, typed by the method's entry in the shared procedure table. */
+const handlers: Handlers<typeof agentProcedures, Caller> = {
+  board: (_p, c) => boardView(c.board.state, now(c)),
+  show: (p, c) => {
+    const t = c.board.state.tasks.get(idOf(p));
+    if (!t) throw new Refusal('no-such-task', `no task ${idOf(p)}`);
+    return taskView(t, now(c));
   },
-  claim: async (c) => {
-    const out = await answer(c, (e) => e.claim(c.agentId, c.p.taskId), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));
-    if (!out.ok || !c.hooks.afterGrant) return out;
-    const granted = out.result;
+  claim: async (p, c) => {
+    const v = await decide(c, (e) => e.claim(c.agentId, p.taskId));
+    const granted: ClaimResult = { ...v, title: c.board.state.tasks.get(v.taskId)?.title };
+    if (!c.hooks.afterGrant) return granted;
     try {
-      return { ok: true, result: { ...granted, worktree: await c.hooks.afterGrant(granted.taskId, granted.token) } };
+      return { ...granted, worktree: await c.hooks.afterGrant(granted.taskId, granted.token) };
     } catch (err) {
-      return refused(`${granted.taskId} could not start: ${(err as Error).message}`, 'bad-state');
+      throw new Refusal('bad-state', `${granted.taskId} could not start: ${(err as Error).message}`);
     }
   },
-  fence: async (c) => {
-    const update = c.p.ref !== undefined && c.p.from !== undefined ? { ref: c.p.ref, from: c.p.from } : undefined;
-    const out = await answer(c, (e) => e.fence(c.agentId, c.id, c.p.token, update));
-    if (!out.ok && update && reasonOf(out.error) === 'off-record') c.hooks.offRecord?.(c.id);
-    return out;
+  fence: async (p, c) => {
+    const update = p.ref !== undefined && p.from !== undefined ? { ref: p.ref, from: p.from } : undefined;
+    const r = await c.board.run((e) => e.fence(c.agentId, idOf(p), p.token, update));
+    if (!r.ok && update && r.error.code === 'off-record') c.hooks.offRecord?.(idOf(p));
+    return unwrap(r);
   },
-  record: (c) => record(c, (e, tree) => e.recordBranch(c.agentId, c.id, c.p.token, { ref: c.p.ref as string, from: c.p.from as string, to: c.p.to as string, tree })),
-  renew: (c) => answer(c, (e) => e.renew(c.agentId, c.id, c.p.token)),
-  note: (c) => answer(c, (e) => e.note(c.agentId, c.id, c.p.text, c.p.token)),
-  done: async (c) => {
-    const out = await answer(c, (e) => e.done(c.agentId, c.id, c.p.token, c.p.note));
-    if (out.ok) c.hooks.onDone?.(c.agentId, c.id);
-    return out;
+  record: (p, c) => record(p, c, (e, move) => e.recordBranch(c.agentId, idOf(p), p.token, move)),
+  renew: (p, c) => decide(c, (e) => e.renew(c.agentId, idOf(p), p.token)),
+  note: (p, c) => decide(c, (e) => e.note(c.agentId, idOf(p), p.text as string, p.token)),
+  done: async (p, c) => {
+    const v = await decide(c, (e) => e.done(c.agentId, idOf(p), p.token, p.note));
+    c.hooks.onDone?.(c.agentId, idOf(p));
+    return v;
   },
-  release: (c) => answer(c, (e) => e.release(c.agentId, c.id, c.p.token)),
-  add: (c) => answer(c, (e) => e.addTask({ title: c.p.title, body: c.p.body }, c.agentId), (t) => taskView(t, c.now())),
-  edit: (c) => answer(c, (e) => e.edit(c.agentId, c.id, { title: c.p.title, body: c.p.body }, c.p.token)),
+  release: (p, c) => decide(c, (e) => e.release(c.agentId, idOf(p), p.token)),
+  add: async (p, c) => taskView(await decide(c, (e) => e.addTask({ title: p.title as string, body: p.body }, c.agentId)), now(c)),
+  edit: (p, c) => decide(c, (e) => e.edit(c.agentId, idOf(p), { title: p.title, body: p.body }, p.token)),
 };
 
-const reasonOf = (e: RpcError): string | undefined => (e.data as { reason?: string } | undefined)?.reason;
+type Move = { ref: string; from: string; to: string; tree: string };
 
 /** A landed branch move, recorded if the board takes it; whatever it refuses is put back off the branch. */
-async function record(c: Call, op: (e: LeaseEngine, tree: string) => Result<BranchRecord>): Promise<CallOutcome<RecordView>> {
+async function record(p: AgentParams, c: Caller, op: (e: LeaseEngine, move: Move) => Result<BranchRecord>): Promise<RecordView> {
+  const id = idOf(p);
+  if (!c.hooks.readMove) throw new Refusal('bad-state', `${id} has no worktree to record`);
   let tree: string;
   try {
-    if (!c.hooks.readMove) return refused(`${c.id} has no worktree to record`, 'bad-state');
-    tree = (await c.hooks.readMove(c.id, c.p.ref as string, c.p.to as string)).tree;
+    tree = (await c.hooks.readMove(id, p.ref as string, p.to as string)).tree;
   } catch (err) {
-    c.hooks.offRecord?.(c.id);
-    return refused((err as Error).message, 'off-record');
+    c.hooks.offRecord?.(id);
+    throw new Refusal('off-record', (err as Error).message);
   }
-  const out = await answer(c, (e) => op(e, tree), (r): RecordView => ({ taskId: c.id, sha: r.sha, token: r.token }));
-  if (!out.ok) c.hooks.offRecord?.(c.id);
-  return out;
+  const r = await c.board.run((e) => op(e, { ref: p.ref as string, from: p.from as string, to: p.to as string, tree }));
+  if (!r.ok) c.hooks.offRecord?.(id);
+  const rec = unwrap(r);
+  return { taskId: id, sha: rec.sha, token: rec.token };
+}
+
+/** A person reports a commit by hand: only `record` is open to them, under the claim the folder was made for. */
+const personHandlers: Handlers<Pick<typeof agentProcedures, 'record'>, Caller> = {
+  record: (p, c) => record(p, c, (e, move) => e.recordByPerson(idOf(p), move)),
+};
+
+/** The edge's failure as JSON-RPC: its standard codes for a bad name or params, `rejected` with the reason else. */
+function rpcError(f: CallFailure): RpcError {
+  if (f.at === 'method') return { code: RpcCode.methodNotFound, message: f.message };
+  // Bad params keep JSON-RPC's own code, and say the reason in the board's words as a refusal does, so the
+  // CLI prints "refused (invalid-input)" whichever rule caught it.
+  if (f.at === 'input') return { code: RpcCode.invalidParams, message: f.message, data: { reason: f.code } };
+  return { code: RpcCode.rejected, message: f.message, data: { reason: f.code } };
+}
+
+async function answer(out: Promise<Result<unknown, CallFailure>>): Promise<CallOutcome> {
+  const r = await out;
+  return r.ok ? r : failed(rpcError(r.error));
 }
 
 /**
@@ -115,23 +119,15 @@ async function record(c: Call, op: (e: LeaseEngine, tree: string) => Result<Bran
  * agent's pane; only `record` is open to a person, and it records under the claim the folder was made for.
  */
 export async function callAsPerson(board: BoardService, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<CallOutcome> {
-  if (method !== 'record') return { ok: false, error: { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' } };
-  const parsed = agentParamSchemas.record.safeParse(params ?? {});
-  if (!parsed.success) return { ok: false, error: { code: RpcCode.invalidParams, message: firstIssue(parsed.error) } };
-  const p = parsed.data as Params;
-  const c: Call = { board, agentId: USER, p, id: p.taskId as string, hooks, now: () => board.clock.now() };
-  return record(c, (e, tree) => e.recordByPerson(c.id, { ref: p.ref as string, from: p.from as string, to: p.to as string, tree }));
+  if (method !== 'record') return failed({ code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
+  return answer(callProcedure({ record: agentProcedures.record }, personHandlers, method, params, { board, agentId: USER, hooks }));
 }
 
 /**
- * One agent call, whatever carried it (socket, CLI, MCP): validate params against the shared schema, run
- * it on the board as that agent, and answer a value or a typed refusal. The caller has already proven who
- * the agent is; nothing in `params` can name another agent.
+ * One agent call, whatever carried it (socket, CLI, MCP): validated once against the shared procedure
+ * table, run on the board as that agent, answered with a value or a typed refusal. The caller has already
+ * proven who the agent is; nothing in `params` can name another agent.
  */
-export async function callAsAgent(board: BoardService, agentId: string, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<CallOutcome> {
-  if (!isMethod(method)) return { ok: false, error: { code: RpcCode.methodNotFound, message: `unknown method '${method.slice(0, 64)}'` } };
-  const parsed = agentParamSchemas[method].safeParse(params ?? {});
-  if (!parsed.success) return { ok: false, error: { code: RpcCode.invalidParams, message: firstIssue(parsed.error) } };
-  const p = parsed.data as Params;
-  return handlers[method]({ board, agentId, p, id: p.taskId as string, hooks, now: () => board.clock.now() });
+export function callAsAgent(board: BoardService, agentId: string, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<CallOutcome> {
+  return answer(callProcedure(agentProcedures, handlers, method, params, { board, agentId, hooks }));
 }

@@ -135,13 +135,13 @@ export class AgentSocket {
       }
       if (pane !== null) return fail(id, { code: RpcCode.unauthorized, message: `a process in the agent pane ${pane} is not a person`, data: { reason: 'unauthorized' } });
       const out = await callAsPerson(board, m.method, m.params, hooks);
-      return out.ok ? send({ jsonrpc: '2.0', id, result: out.result }) : fail(id, out.error);
+      return out.ok ? send({ jsonrpc: '2.0', id, result: out.value }) : fail(id, out.error);
     }
     const agent = registry.authenticate(m.auth);
     if (!agent) return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
     agent.lastBoardCallAt = performance.now();
     const out = await callAsAgent(board, agent.id, m.method, m.params, hooks);
-    if (out.ok) send({ jsonrpc: '2.0', id, result: out.result });
+    if (out.ok) send({ jsonrpc: '2.0', id, result: out.value });
     else fail(id, out.error);
   }
 

@@ -5,19 +5,7 @@ import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { USER } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
-import {
-  AgentIdSchema,
-  BodySchema,
-  GoalSchema,
-  NoteTextSchema,
-  ReasonSchema,
-  SettingsPatchSchema,
-  TaskIdSchema,
-  TitleSchema,
-  TokenSchema,
-  VerifySchema,
-  firstIssue,
-} from '../../src-shared/board/schemas.js';
+import type { SettingsPatch } from '../../src-shared/board/schemas.js';
 import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
 import type { Clock } from '../base/clock.js';
 import { ClaimIndex } from './claimIndex.js';
@@ -26,11 +14,18 @@ import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 type Listener = (e: BoardEvent) => void;
-type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
+/** A task's text as the edge validated it (src-shared/board/schemas.ts): the title trimmed, one line. */
+export interface TaskText {
+  title: string;
+  body?: string;
+  verify?: string | null;
+}
 
-function validate<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, v: unknown): Validated<T> {
-  const r = schema.safeParse(v);
-  return r.success ? { ok: true, value: r.data } : { ok: false, message: firstIssue(r.error) };
+/** The fields an edit changes; an edit that changes none is refused rather than logged as a change. */
+function changes(patch: Partial<TaskText>): Result<Partial<TaskText>> {
+  const out = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<TaskText>;
+  if (Object.keys(out).length === 0) return reject('invalid-input', 'nothing to change: give a title, body or verify command');
+  return ok(out);
 }
 
 /**
@@ -116,50 +111,38 @@ export class LeaseEngine {
 
   createThread(threadId: string, goal = ''): Result<null> {
     if (this.board.seq !== 0) return reject('bad-state', 'the board already has a thread');
-    const g = validate<string>(GoalSchema, goal);
-    if (!g.ok) return reject('invalid-input', g.message);
-    this.emit({ kind: 'thread-created', threadId, goal: g.value, settings: this.board.settings });
+    this.emit({ kind: 'thread-created', threadId, goal, settings: this.board.settings });
     return ok(null);
   }
 
-  setGoal(goal: unknown, by: string = USER): Result<null> {
-    const g = validate<string>(GoalSchema, goal);
-    if (!g.ok) return reject('invalid-input', g.message);
+  setGoal(goal: string, by: string = USER): Result<null> {
     this.sweep();
-    if (g.value !== this.board.goal) this.emit({ kind: 'goal-set', goal: g.value, by });
+    if (goal !== this.board.goal) this.emit({ kind: 'goal-set', goal, by });
     return ok(null);
   }
 
-  setSettings(patch: unknown, by: string = USER): Result<null> {
-    const p = SettingsPatchSchema.safeParse(patch);
-    if (!p.success) return reject('invalid-input', firstIssue(p.error));
+  setSettings(patch: SettingsPatch, by: string = USER): Result<null> {
     this.sweep();
     const next = { ...this.board.settings };
-    for (const [k, v] of Object.entries(p.data)) if (v !== undefined) (next as Record<string, unknown>)[k] = v;
+    for (const [k, v] of Object.entries(patch)) if (v !== undefined) (next as Record<string, unknown>)[k] = v;
     this.emit({ kind: 'settings-set', settings: next, by });
     return ok(null);
   }
 
   // ---------------------------------------------------------------- tasks (anyone)
 
-  addTask(input: { title: unknown; body?: unknown; verify?: unknown }, by: string = USER): Result<Task> {
-    const title = validate<string>(TitleSchema, input.title);
-    if (!title.ok) return reject('invalid-input', title.message);
-    const body = validate<string>(BodySchema, input.body ?? '');
-    if (!body.ok) return reject('invalid-input', body.message);
-    const verify = validate<string | null>(VerifySchema, input.verify ?? null);
-    if (!verify.ok) return reject('invalid-input', verify.message);
+  addTask(input: TaskText, by: string = USER): Result<Task> {
     this.sweep();
     const taskId = `T-${this.board.nextTaskNumber}`;
-    this.emit({ kind: 'task-added', taskId, title: title.value, body: body.value, verify: verify.value, by });
+    this.emit({ kind: 'task-added', taskId, title: input.title, body: input.body ?? '', verify: input.verify ?? null, by });
     return ok(this.board.tasks.get(taskId) as Task);
   }
 
   /** A person edits a task: allowed in any state. */
-  editTask(taskId: string, patch: { title?: unknown; body?: unknown; verify?: unknown }, by: string = USER): Result<Task> {
+  editTask(taskId: string, patch: Partial<TaskText>, by: string = USER): Result<Task> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    const edit = this.validateEdit(patch);
+    const edit = changes(patch);
     if (!edit.ok) return edit;
     this.emit({ kind: 'task-edited', taskId, ...edit.value, by });
     return ok(this.board.tasks.get(taskId) as Task);
@@ -169,8 +152,6 @@ export class LeaseEngine {
 
   /** An agent claims a task (or, with no id, the open task with the lowest number). */
   claim(agentId: string, taskId?: string): Result<ClaimView> {
-    const who = this.checkAgent(agentId, taskId ?? null, null, 'claim');
-    if (!who.ok) return who;
     this.sweep();
     let id = taskId;
     if (id === undefined) {
@@ -194,18 +175,16 @@ export class LeaseEngine {
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
 
-  note(agentId: string, taskId: string, text: unknown, token?: number): Result<ClaimView> {
-    const n = validate<string>(NoteTextSchema, text);
-    if (!n.ok) return this.refuse(agentId, taskId, token ?? null, 'note', 'invalid-input', n.message);
+  note(agentId: string, taskId: string, text: string, token?: number): Result<ClaimView> {
     const c = this.checkWrite(agentId, taskId, token, 'note');
     if (!c.ok) return c;
-    this.emit({ kind: 'note', taskId, by: agentId, text: n.value });
+    this.emit({ kind: 'note', taskId, by: agentId, text });
     this.extend(taskId, c.value, 'write');
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
 
-  edit(agentId: string, taskId: string, patch: { title?: unknown; body?: unknown }, token?: number): Result<ClaimView> {
-    const e = this.validateEdit({ title: patch.title, body: patch.body });
+  edit(agentId: string, taskId: string, patch: { title?: string; body?: string }, token?: number): Result<ClaimView> {
+    const e = changes({ title: patch.title, body: patch.body });
     if (!e.ok) return this.refuse(agentId, taskId, token ?? null, 'edit', 'invalid-input', e.error.message);
     const c = this.checkWrite(agentId, taskId, token, 'edit');
     if (!c.ok) return c;
@@ -215,13 +194,8 @@ export class LeaseEngine {
   }
 
   /** The holder says the task is done. That is a claim, not a fact: the task waits in review. */
-  done(agentId: string, taskId: string, token?: number, note?: unknown): Result<ClaimView> {
-    let text: string | null = null;
-    if (note !== undefined && note !== null && note !== '') {
-      const n = validate<string>(NoteTextSchema, note);
-      if (!n.ok) return this.refuse(agentId, taskId, token ?? null, 'done', 'invalid-input', n.message);
-      text = n.value;
-    }
+  done(agentId: string, taskId: string, token?: number, note?: string): Result<ClaimView> {
+    const text = note ? note : null;
     const c = this.checkWrite(agentId, taskId, token, 'done');
     if (!c.ok) return c;
     const t = this.board.tasks.get(taskId) as Task;
@@ -394,8 +368,6 @@ export class LeaseEngine {
 
   /** A person gives a task to an agent: a grant if it is free, a reassign (revoke + new token) if held. */
   assign(taskId: string, agentId: string, by: string = USER): Result<ClaimView> {
-    const a = validate<string>(AgentIdSchema, agentId);
-    if (!a.ok) return reject('invalid-input', a.message);
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
@@ -441,27 +413,23 @@ export class LeaseEngine {
   }
 
   /** A review turned down: back to its holder if the lease still runs, otherwise to the backlog. */
-  rejectReview(taskId: string, reason: unknown, by: string = USER): Result<null> {
-    const r = validate<string>(ReasonSchema, reason ?? '');
-    if (!r.ok) return reject('invalid-input', r.message);
+  rejectReview(taskId: string, reason: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
     if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be rejected`);
     const to = task.claim ? 'claimed' : 'open';
-    if (r.value) this.emit({ kind: 'note', taskId, by, text: `Review: ${r.value}` });
-    this.emit({ kind: 'returned', taskId, by, reason: r.value, to });
+    if (reason) this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
+    this.emit({ kind: 'returned', taskId, by, reason, to });
     return ok(null);
   }
 
-  block(taskId: string, reason: unknown, by: string = USER): Result<null> {
-    const r = validate<string>(ReasonSchema, reason ?? '');
-    if (!r.ok) return reject('invalid-input', r.message);
+  block(taskId: string, reason: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const state = (this.board.tasks.get(taskId) as Task).state;
     if (state !== 'open') return reject('bad-state', `${taskId} is ${state}; only an open task can be blocked`);
-    this.emit({ kind: 'blocked', taskId, by, reason: r.value });
+    this.emit({ kind: 'blocked', taskId, by, reason });
     return ok(null);
   }
 
@@ -482,12 +450,10 @@ export class LeaseEngine {
     return ok(null);
   }
 
-  userNote(taskId: string, text: unknown, by: string = USER): Result<null> {
-    const n = validate<string>(NoteTextSchema, text);
-    if (!n.ok) return reject('invalid-input', n.message);
+  userNote(taskId: string, text: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    this.emit({ kind: 'note', taskId, by, text: n.value });
+    this.emit({ kind: 'note', taskId, by, text });
     return ok(null);
   }
 
@@ -529,43 +495,9 @@ export class LeaseEngine {
   // ---------------------------------------------------------------- internals
 
   private find(taskId: string): Result<Task> {
-    const id = validate<string>(TaskIdSchema, taskId);
-    if (!id.ok) return reject('no-such-task', id.message);
     this.sweep(); // callers then see the task as it is now, lapses included
     const t = this.board.tasks.get(taskId);
     return t ? ok(t) : reject('no-such-task', `no task ${taskId}`);
-  }
-
-  private validateEdit(patch: { title?: unknown; body?: unknown; verify?: unknown }): Result<{ title?: string; body?: string; verify?: string | null }> {
-    const out: { title?: string; body?: string; verify?: string | null } = {};
-    if (patch.title !== undefined) {
-      const v = validate<string>(TitleSchema, patch.title);
-      if (!v.ok) return reject('invalid-input', v.message);
-      out.title = v.value;
-    }
-    if (patch.body !== undefined) {
-      const v = validate<string>(BodySchema, patch.body);
-      if (!v.ok) return reject('invalid-input', v.message);
-      out.body = v.value;
-    }
-    if (patch.verify !== undefined) {
-      const v = validate<string | null>(VerifySchema, patch.verify);
-      if (!v.ok) return reject('invalid-input', v.message);
-      out.verify = v.value;
-    }
-    if (Object.keys(out).length === 0) return reject('invalid-input', 'nothing to change: give a title, body or verify command');
-    return ok(out);
-  }
-
-  private checkAgent(agentId: string, taskId: string | null, token: number | null, op: AgentWriteOp): Result<null> {
-    const a = validate<string>(AgentIdSchema, agentId);
-    // An id that fails validation cannot be written into the log as an agent: refuse without recording.
-    if (!a.ok) return reject('invalid-input', a.message);
-    if (taskId !== null && !validate(TaskIdSchema, taskId).ok)
-      return this.refuse(agentId, null, token, op, 'no-such-task', `'${String(taskId).slice(0, 40)}' is not a task id (they look like T-12)`);
-    if (token !== null && !validate(TokenSchema, token).ok)
-      return this.refuse(agentId, taskId, null, op, 'invalid-input', 'a token is a positive integer');
-    return ok(null);
   }
 
   /**
@@ -573,8 +505,6 @@ export class LeaseEngine {
    * agent names one; without it, identity alone), and has not reached its deadline.
    */
   private checkWrite(agentId: string, taskId: string, token: number | undefined, op: AgentWriteOp): Result<Claim> {
-    const pre = this.checkAgent(agentId, taskId, token ?? null, op);
-    if (!pre.ok) return pre;
     this.sweep();
     const tok = token ?? null;
     const t = this.board.tasks.get(taskId);

@@ -13,13 +13,13 @@ interface IpcLike {
   removeListener(channel: string, listener: (event: unknown, ...args: unknown[]) => void): unknown;
 }
 
-type Reply = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
+type Reply = import('../../src-shared/protocol/windowApi.js').WindowReply;
 
 export function createBridge(ipc: IpcLike) {
   return Object.freeze({
     call: async (method: string, params: unknown): Promise<unknown> => {
       const reply = (await ipc.invoke(CALL_CHANNEL, String(method), params)) as Reply;
-      if (reply.ok) return reply.result;
+      if (reply.ok) return reply.value;
       throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
     },
     subscribe: (listener: (push: unknown) => void): (() => void) => {

@@ -15,6 +15,11 @@ export class WorktreeError extends Error {
     super(message);
     this.name = 'WorktreeError';
   }
+
+  /** The code a window's refusal carries (the edge's one error mapping reads `code`). */
+  get code(): WorktreeProblem {
+    return this.problem;
+  }
 }
 
 /** Who the host's own board writes are by. */

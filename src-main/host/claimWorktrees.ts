@@ -5,6 +5,7 @@ import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
+import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import type { BoardService } from '../board/boardService.js';
 import { WorktreeError, type WorktreeManager } from '../git/worktreeManager.js';
@@ -145,8 +146,9 @@ export class ClaimWorktrees {
 
   /** A note from the host itself, about git work on the task. */
   private note(taskId: string, text: string): Promise<unknown> {
-    // git's messages are terminal output: as they are, the board could refuse them (control characters).
-    return this.board.run((e) => e.userNote(taskId, outputAsText(text), 'forkbench'));
+    // git's messages are terminal output, and the engine takes text as the edges validated it: made
+    // printable and cut to a note's length here, where the text enters the board.
+    return this.board.run((e) => e.userNote(taskId, outputAsText(text).slice(0, Limits.maxNoteChars), 'forkbench'));
   }
 
   /** The Thread is shutting: no slow-worktree note or block from here on. */

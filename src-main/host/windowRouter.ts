@@ -1,42 +1,24 @@
-import type { Result } from '../../src-shared/board/result.js';
+import { failed, type Result } from '../../src-shared/board/result.js';
 import { serializeBoard } from '../../src-shared/board/serialized.js';
-import { firstIssue } from '../../src-shared/board/schemas.js';
 import {
   PROFILE_IDS,
   windowMethods,
   type ProfileIdShared,
   type ThreadSnapshot,
-  type WindowError,
-  type WindowMethod,
-  type WindowParams,
-  type WindowResult,
+  type WindowReply,
 } from '../../src-shared/protocol/windowApi.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { PROFILES } from '../agents/profiles.js';
-import { WorktreeError } from '../git/worktreeManager.js';
 import { findOnPath } from '../base/pathLookup.js';
+import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { ThreadHost } from './threadHost.js';
 import type { ThreadManager } from './threadManager.js';
 
 /** Events a window gets with its snapshot: enough to fill the log panel without reading the whole history. */
 const LOG_TAIL = 300;
 
-export type RouteOutcome = { ok: true; result: unknown } | { ok: false; error: WindowError };
-
-class RouteError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const isMethod = (m: unknown): m is WindowMethod => typeof m === 'string' && Object.hasOwn(windowMethods, m);
-
-/** A method that is not one, for an error message. Never `String(m)`: a caller's object decides what that
- *  does (`{toString: 1}` throws), and the router must answer whatever it is given. */
-const describeMethod = (m: unknown): string => (typeof m === 'string' ? `'${m.slice(0, 64)}'` : `(a ${m === null ? 'null' : typeof m})`);
+/** A window call's answer as both shells carry it. */
+export type RouteOutcome = WindowReply;
 
 /**
  * The one router behind every window transport (Electron IPC and serve's WebSocket): validate the request
@@ -49,18 +31,8 @@ export class WindowRouter {
   constructor(private readonly threads: ThreadManager) {}
 
   async call(method: unknown, params: unknown, consumer: string): Promise<RouteOutcome> {
-    if (!isMethod(method)) return { ok: false, error: { code: 'unknown-method', message: `unknown method ${describeMethod(method)}` } };
-    const parsed = windowMethods[method].input.safeParse(params ?? {});
-    if (!parsed.success) return { ok: false, error: { code: 'invalid-input', message: firstIssue(parsed.error) } };
-    try {
-      return { ok: true, result: (await this.dispatch(method, parsed.data as WindowParams<typeof method>, consumer)) ?? null };
-    } catch (err) {
-      if (err instanceof RouteError) return { ok: false, error: { code: err.code, message: err.message } };
-      if (err instanceof WorktreeError) return { ok: false, error: { code: err.problem, message: err.message } };
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && /^[a-z-]+$/.test(code)) return { ok: false, error: { code, message: (err as Error).message } };
-      return { ok: false, error: { code: 'failed', message: (err as Error).message } };
-    }
+    const r = await callProcedure(windowMethods, this.handlers, method, params, consumer);
+    return r.ok ? r : failed({ code: r.error.code, message: r.error.message });
   }
 
   /** A window went away: it must no longer hold any pane's output back. */
@@ -70,21 +42,19 @@ export class WindowRouter {
 
   private host(key: string): ThreadHost {
     const h = this.threads.get(key);
-    if (!h) throw new RouteError('no-such-thread', `Thread ${key} is not open`);
+    if (!h) throw new Refusal('no-such-thread', `Thread ${key} is not open`);
     return h;
   }
 
   private async board<T>(key: string, op: (e: LeaseEngine) => Result<T>): Promise<T> {
-    const r = await this.host(key).board.run(op);
-    if (!r.ok) throw new RouteError(r.error.code, r.error.message);
-    return r.value;
+    return unwrap(await this.host(key).board.run(op));
   }
 
   /**
    * One handler per window method, typed by the method's entry in the shared table: its params are what the
    * schema validated, and it must answer the method's result type.
    */
-  private readonly handlers: { [M in WindowMethod]: (p: WindowParams<M>, consumer: string) => WindowResult<M> | Promise<WindowResult<M>> } = {
+  private readonly handlers: Handlers<typeof windowMethods, string> = {
     'threads.list': () => this.threads.list(),
     'threads.open': async (p) => {
       const h = await this.threads.open(p.folder);
@@ -97,7 +67,7 @@ export class WindowRouter {
     'task.edit': (p) => this.board(p.key, (e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })),
     'task.note': (p) => this.board(p.key, (e) => e.userNote(p.taskId, p.text)),
     'task.assign': (p) => {
-      if (!this.host(p.key).panes.isRunning(p.agentId)) throw new RouteError('no-such-agent', `agent ${p.agentId} is not running`);
+      if (!this.host(p.key).panes.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
       return this.board(p.key, (e) => e.assign(p.taskId, p.agentId));
     },
     'task.release': (p) => this.board(p.key, (e) => e.userRelease(p.taskId)),
@@ -110,7 +80,7 @@ export class WindowRouter {
     'task.unblock': (p) => this.board(p.key, (e) => e.unblock(p.taskId)),
     'task.reset': (p) => this.board(p.key, (e) => e.reset(p.taskId)),
     'agent.launch': (p) => {
-      if (p.profile === 'custom' && !p.command) throw new RouteError('invalid-input', 'a custom agent needs a command line');
+      if (p.profile === 'custom' && !p.command) throw new Refusal('invalid-input', 'a custom agent needs a command line');
       return this.host(p.key).panes.launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
     },
     'agent.close': async (p) => {
@@ -138,10 +108,6 @@ export class WindowRouter {
       return null;
     },
   };
-
-  private dispatch<M extends WindowMethod>(method: M, p: WindowParams<M>, consumer: string): WindowResult<M> | Promise<WindowResult<M>> {
-    return (this.handlers[method] as (p: WindowParams<M>, consumer: string) => WindowResult<M> | Promise<WindowResult<M>>)(p, consumer);
-  }
 
   private snapshot(h: ThreadHost): ThreadSnapshot {
     const b = h.board.state;

@@ -184,9 +184,9 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     const key = (params as { key?: unknown } | undefined)?.key;
     if (method === 'thread.snapshot' && typeof key === 'string') opened.add(key);
     const out = await router.call(method, params, consumer);
-    if (out.ok && method === 'threads.open') opened.add((out.result as { key: string }).key);
-    if (out.ok && method === 'thread.snapshot') sendText(snapshotAnswer(id, out.result as ThreadSnapshot));
-    else send(out.ok ? { id, ok: true, result: out.result } : { id, ok: false, error: out.error });
+    if (out.ok && method === 'threads.open') opened.add((out.value as { key: string }).key);
+    if (out.ok && method === 'thread.snapshot') sendText(snapshotAnswer(id, out.value as ThreadSnapshot));
+    else send({ id, ...out });
   };
   ws.on('message', (raw, isBinary) => {
     answer(raw, isBinary).catch((err: unknown) => {
@@ -220,10 +220,10 @@ function readFrame(raw: RawData, isBinary: boolean): Frame {
   return { ok: false, id: id.success ? id.data : -1, message: firstIssue(parsed.error) };
 }
 
-/** `{id, ok: true, result: snapshot}` as text, the board's tasks from their kept JSON (serializedBoardJson). */
+/** `{id, ok: true, value: snapshot}` as text, the board's tasks from their kept JSON (serializedBoardJson). */
 export function snapshotAnswer(id: number, snapshot: ThreadSnapshot): string {
   const { board, ...rest } = snapshot;
   // `board` last, as a stand-in: the text ends `"board":0}}`, and the board goes where the 0 was.
-  const head = JSON.stringify({ id, ok: true, result: { ...rest, board: 0 } } satisfies WsServerMessage);
+  const head = JSON.stringify({ id, ok: true, value: { ...rest, board: 0 } } satisfies WsServerMessage);
   return `${head.slice(0, -3)}${serializedBoardJson(board)}}}`;
 }

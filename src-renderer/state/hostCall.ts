@@ -1,9 +1,10 @@
 import type { WindowError, WindowMethod, WindowParams, WindowResult } from '../../src-shared/protocol/windowApi.js';
+import type { Result } from '../../src-shared/board/result.js';
 import type { Transport } from '../transport/types.js';
 import type { PageNotices } from './notices.js';
 
 /** What a call to the host came to: its answer, or the refusal (already shown in the banner). */
-export type CallAnswer<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: WindowError };
+export type CallAnswer<T> = Result<T, WindowError>;
 
 /** The page's one way to call the host; `action` is what the person was doing, for the banner. */
 export type CallHost = <M extends WindowMethod>(method: M, params: WindowParams<M>, action: string) => Promise<CallAnswer<WindowResult<M>>>;

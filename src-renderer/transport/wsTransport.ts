@@ -190,7 +190,7 @@ export class WsTransport implements Transport {
     const p = this.pending.get(msg.id);
     if (!p) return;
     this.pending.delete(msg.id);
-    if (msg.ok) p.resolve(msg.result);
+    if (msg.ok) p.resolve(msg.value);
     else p.reject(new HostCallError(msg.error?.code ?? 'error', msg.error?.message ?? 'the host refused the request'));
   }
 

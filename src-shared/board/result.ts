@@ -20,9 +20,15 @@ export interface Rejection {
   readonly message: string;
 }
 
-export type Result<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Rejection };
+/**
+ * The one spelling of "a value or why not", for the board's decisions (`E` a Rejection), a window call's
+ * answer (a WindowError), an agent call's (a JSON-RPC error) and the page's calls: `ok`, then `value` or
+ * `error`. The JSON-RPC wire keeps its standard `result` key; everything of ours says `value`.
+ */
+export type Result<T, E = Rejection> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: E };
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export const failed = <E>(error: E): { ok: false; error: E } => ({ ok: false, error });
 export const reject = (code: RejectionCode, message: string): { ok: false; error: Rejection } => ({
   ok: false,
   error: { code, message },

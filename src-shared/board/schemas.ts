@@ -90,6 +90,9 @@ export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
 export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid input';
-  const path = issue.path.length ? `${issue.path.join('.')}: ` : '';
+  // "title: title is empty" says the field twice: a message that already names its field stands alone.
+  const field = String(issue.path.at(-1) ?? '');
+  const named = field !== '' && new RegExp(`^(the )?${field}\\b`, 'i').test(issue.message);
+  const path = issue.path.length && !named ? `${issue.path.join('.')}: ` : '';
   return `${path}${issue.message}`;
 }

@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import { BodySchema, NoteTextSchema, TaskIdSchema, TokenSchema } from '../board/schemas.js';
-import { AGENT_METHODS, type AgentMethod, type ParamKind } from './agentMethods.js';
+import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
+import { AGENT_METHODS, type AgentMethod, type AgentResults, type ParamKind } from './agentMethods.js';
+import type { Procedure } from './procedure.js';
 
-/** Runtime schemas for the agents' API, built from the one method table. */
+/** Runtime schemas for the agents' API, built from the one method table: the same rules the window's use. */
 const kindSchema: Record<ParamKind, z.ZodType> = {
   taskId: TaskIdSchema,
   token: TokenSchema,
   note: NoteTextSchema,
-  title: z.string().min(1).max(1024 * 1024), // the engine trims and applies the real title rules
+  title: TitleSchema,
   body: BodySchema,
   // What git prints: a full ref name and a full object id (SHA-1, or SHA-256 in a repository that uses it).
   ref: z.string().regex(/^refs\/[^\s\0]{1,250}$/, 'a full ref name, like refs/heads/forkbench/T-3'),
@@ -26,6 +27,24 @@ export function paramShape(method: AgentMethod): Record<string, z.ZodType> {
   return shape;
 }
 
-export const agentParamSchemas: Record<AgentMethod, z.ZodType<Record<string, unknown>>> = Object.fromEntries(
-  AGENT_METHODS.map((m) => [m.name, z.object(paramShape(m.name)).strict()]),
-) as unknown as Record<AgentMethod, z.ZodType<Record<string, unknown>>>;
+/**
+ * An agent method's params as its schema validated them. Each method takes a subset, and the table says
+ * which are required; the handlers read them by name. (The table is plain data so the CLI starts without
+ * loading zod, which is why these are not inferred per method.)
+ */
+export interface AgentParams {
+  taskId?: string;
+  token?: number;
+  text?: string;
+  note?: string;
+  title?: string;
+  body?: string;
+  ref?: string;
+  from?: string;
+  to?: string;
+}
+
+/** The agents' API as procedures: the same shape as the window's (src-shared/protocol/procedure.ts). */
+export const agentProcedures = Object.fromEntries(AGENT_METHODS.map((m) => [m.name, { input: z.object(paramShape(m.name)).strict() }])) as unknown as {
+  readonly [M in AgentMethod]: Procedure<z.ZodType<AgentParams>, AgentResults[M]>;
+};

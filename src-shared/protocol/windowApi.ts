@@ -4,7 +4,9 @@ import type { BoardEvent } from '../board/events.js';
 import type { Task } from '../board/model.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { ClaimView } from './views.js';
-import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, VerifySchema } from '../board/schemas.js';
+import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
+import type { Result } from '../board/result.js';
+import { procedure, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
 
 /**
@@ -26,19 +28,7 @@ const agentId = AgentIdSchema;
 const cols = z.number().int().min(TerminalSize.minCols).max(TerminalSize.maxCols);
 const rows = z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows);
 
-/**
- * One window method: the schema its input is validated against, and (as a type only) what it answers. The
- * host's router has one handler per entry, typed by it, so a handler that answers the wrong shape or a
- * method without a handler does not compile.
- */
-export interface WindowMethodSpec<I extends z.ZodType, O> {
-  readonly input: I;
-  /** Never set: carries the result type. */
-  readonly output?: O;
-}
-const method =
-  <O>() =>
-  <I extends z.ZodType>(input: I): WindowMethodSpec<I, O> => ({ input });
+const method = procedure;
 
 export const windowMethods = {
   'threads.list': method<ThreadSummary[]>()(z.object({}).strict()),
@@ -46,8 +36,8 @@ export const windowMethods = {
   'thread.snapshot': method<ThreadSnapshot>()(z.object({ key }).strict()),
   'board.setGoal': method<null>()(z.object({ key, goal: GoalSchema }).strict()),
   'board.setSettings': method<null>()(z.object({ key, patch: SettingsPatchSchema }).strict()),
-  'task.add': method<Task>()(z.object({ key, title: z.string().max(1024 * 1024), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
-  'task.edit': method<Task>()(z.object({ key, taskId, title: z.string().max(1024 * 1024).optional(), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
+  'task.add': method<Task>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
+  'task.edit': method<Task>()(z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
   'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema }).strict()),
   'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId }).strict()),
   'task.release': method<null>()(z.object({ key, taskId }).strict()),
@@ -71,8 +61,8 @@ export const windowMethods = {
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;
-export type WindowParams<M extends WindowMethod> = z.infer<(typeof windowMethods)[M]['input']>;
-export type WindowResult<M extends WindowMethod> = (typeof windowMethods)[M] extends WindowMethodSpec<z.ZodType, infer O> ? O : never;
+export type WindowParams<M extends WindowMethod> = InputOf<typeof windowMethods, M>;
+export type WindowResult<M extends WindowMethod> = OutputOf<typeof windowMethods, M>;
 
 export interface AgentInfo {
   id: string;
@@ -178,10 +168,7 @@ export type WindowPush =
   | ({ type: 'notify'; key: string } & Notice);
 
 /** A refused window request: the board's rejection code, or a transport-level one. */
-export interface WindowError {
-  code: string;
-  message: string;
-}
+export type WindowError = CallError;
 
 /** The one interface the renderer programs against, whatever carries it. */
 export interface WindowApi {
@@ -208,10 +195,9 @@ export const WsRequestSchema = z
 
 /** Messages on the WebSocket (serve mode). Electron IPC carries the same request/response shapes. */
 export type WsClientMessage = Omit<z.infer<typeof WsRequestSchema>, 'method'> & { method: WindowMethod };
-export type WsServerMessage =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: WindowError }
-  | { push: WindowPush };
+export type WsServerMessage = ({ id: number } & WindowReply) | { push: WindowPush };
+/** A window call's answer as Electron's IPC and serve's WebSocket both carry it. */
+export type WindowReply = Result<unknown, WindowError>;
 
 /** The page address's parameter naming the Thread a window shows (`?thread=KEY`): Electron opens each
  *  window with it, and a reloaded tab reads it before the host has listed the Threads. */

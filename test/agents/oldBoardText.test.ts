@@ -112,6 +112,6 @@ describe('old board text with terminal controls in it', () => {
     const note = await cli(['note', 'T-1', `x\x9b2J`, '--json']);
     expect(note.code).toBe(3);
     expect(note.stdout.trimEnd()).not.toMatch(RAW);
-    expect(JSON.parse(note.stdout)).toMatchObject({ ok: false, error: { reason: '-32602', message: expect.stringContaining('U+009B (CSI) at position 2') } });
+    expect(JSON.parse(note.stdout)).toMatchObject({ ok: false, error: { reason: 'invalid-input', message: expect.stringContaining('U+009B (CSI) at position 2') } });
   });
 });

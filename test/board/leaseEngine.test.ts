@@ -133,8 +133,7 @@ describe('fencing', () => {
     const { engine } = setup();
     expect(engine.claim('a', 'T-99')).toMatchObject({ ok: false, error: { code: 'no-such-task' } });
     expect(engine.note('a', 'nonsense', 'x')).toMatchObject({ ok: false, error: { code: 'no-such-task' } });
-    expect(engine.renew('a', 'T-1', -3)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.claim('bad agent id!', 'T-1')).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    // garbage tokens and agent ids never reach the engine: the edges refuse them (test/host/boardEdge.test.ts)
   });
 
   it('claim with no id takes the lowest-numbered open task', () => {
@@ -245,40 +244,6 @@ describe('user actions and host signals', () => {
     expect(engine.unblock('T-2')).toMatchObject({ ok: false, error: { code: 'bad-state' } });
     mustClaim(engine, 'a', 'T-2');
     expect(engine.block('T-2', 'x')).toMatchObject({ ok: false, error: { code: 'bad-state' } });
-  });
-});
-
-describe('bad input', () => {
-  it('empty, multi-line and 1 MB titles are refused with a clear message and change nothing', () => {
-    const { engine } = setup(0);
-    const seq = engine.state.seq;
-    expect(engine.addTask({ title: '' })).toMatchObject({ ok: false, error: { code: 'invalid-input', message: 'title is empty' } });
-    expect(engine.addTask({ title: '   ' })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.addTask({ title: 'a\nb' })).toMatchObject({ ok: false, error: { code: 'invalid-input', message: 'title must be one line' } });
-    const big = engine.addTask({ title: 'x'.repeat(1024 * 1024) });
-    expect(big).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(!big.ok && big.error.message).toMatch(/longer than 500/);
-    expect(engine.addTask({ title: 42 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.state.seq).toBe(seq);
-    expect(engine.state.tasks.size).toBe(0);
-  });
-
-  it('lease bounds are enforced', () => {
-    const { engine } = setup(0);
-    expect(engine.setSettings({ leaseMs: Limits.minLeaseMs - 1 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.setSettings({ leaseMs: Limits.maxLeaseMs + 1 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.setSettings({ leaseMs: 1.5 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.setSettings({ leaseMs: 5000, bogus: 1 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.setSettings({ leaseMs: Limits.minLeaseMs }).ok).toBe(true);
-    expect(engine.state.settings.leaseMs).toBe(Limits.minLeaseMs);
-  });
-
-  it('a 1 MB note is refused and recorded as a rejected write', () => {
-    const { engine, events } = setup();
-    const a = mustClaim(engine, 'a', 'T-1');
-    expect(engine.note('a', 'T-1', 'x'.repeat(1024 * 1024), a.token)).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
-    expect(engine.task('T-1')?.notes).toEqual([]);
-    expect(events.at(-1)).toMatchObject({ kind: 'write-rejected', code: 'invalid-input', op: 'note' });
   });
 });
 

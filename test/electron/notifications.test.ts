@@ -93,7 +93,7 @@ vi.mock('../../src-main/host/threadManager.js', () => ({
 }));
 vi.mock('../../src-main/host/windowRouter.js', () => ({
   WindowRouter: class {
-    call = async () => ({ ok: true, result: null });
+    call = async () => ({ ok: true, value: null });
     detachAll() {}
   },
 }));

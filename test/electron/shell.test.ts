@@ -12,7 +12,7 @@ const preload = require('../../dist-main/src-main/electron/preload.cjs') as type
 function fakeIpcRenderer() {
   const listeners = new Map<string, Set<(e: unknown, ...a: unknown[]) => void>>();
   return {
-    invoke: vi.fn(async (_c: string, method: string) => (method === 'bad' ? { ok: false, error: { code: 'invalid-input', message: 'nope' } } : { ok: true, result: 42 })),
+    invoke: vi.fn(async (_c: string, method: string) => (method === 'bad' ? { ok: false, error: { code: 'invalid-input', message: 'nope' } } : { ok: true, value: 42 })),
     on: (c: string, l: (e: unknown, ...a: unknown[]) => void) => listeners.set(c, (listeners.get(c) ?? new Set()).add(l)),
     removeListener: (c: string, l: (e: unknown, ...a: unknown[]) => void) => listeners.get(c)?.delete(l),
     emit: (c: string, ...a: unknown[]) => listeners.get(c)?.forEach((l) => l({ sender: 'SECRET-HANDLE' }, ...a)),
@@ -63,11 +63,11 @@ describe('IPC handlers', () => {
 
   it('a refused sender never reaches the router', async () => {
     let handler: ((e: unknown, m: unknown, p: unknown) => Promise<unknown>) | undefined;
-    const router = { call: vi.fn(async () => ({ ok: true as const, result: 'ran' })) };
+    const router = { call: vi.fn(async () => ({ ok: true as const, value: 'ran' })) };
     registerWindowIpc({ handle: ((_c: string, h: typeof handler) => (handler = h)) as never }, router, (e) => (e as { sender: unknown }).sender === ourWc);
     await expect(handler?.({ sender: { id: 9 } }, 'threads.list', {})).resolves.toMatchObject({ ok: false, error: { code: 'forbidden' } });
     expect(router.call).not.toHaveBeenCalled();
-    await expect(handler?.({ sender: ourWc }, 'threads.list', {})).resolves.toEqual({ ok: true, result: 'ran' });
+    await expect(handler?.({ sender: ourWc }, 'threads.list', {})).resolves.toEqual({ ok: true, value: 'ran' });
   });
 
   it('opens only http(s) links outside', () => {

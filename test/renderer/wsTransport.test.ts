@@ -65,7 +65,7 @@ describe('WsTransport', () => {
     expect(m1).toEqual({ id: 1, method: 'threads.list', params: {} });
     last().reply({ push: { type: 'notify', title: 't', body: 'b' } });
     last().reply({ id: m2.id, ok: false, error: { code: 'bad-state', message: 'T-1 is open' } });
-    last().reply({ id: m1.id, ok: true, result: [] });
+    last().reply({ id: m1.id, ok: true, value: [] });
     await expect(a).resolves.toEqual([]);
     await expect(b).rejects.toMatchObject({ code: 'bad-state', message: 'T-1 is open' });
     expect(pushes).toEqual([{ type: 'notify', title: 't', body: 'b' }]);

@@ -116,20 +116,20 @@ describe('serve mode', () => {
         ws.send(JSON.stringify({ id, method, params }));
       });
     const snap = await call(1, 'thread.snapshot', { key });
-    expect(snap).toMatchObject({ ok: true, result: { key, board: { tasks: [] } } });
-    expect((snap as { result: ThreadSnapshot }).result.profiles.map((p) => p.id)).toContain('shell');
+    expect(snap).toMatchObject({ ok: true, value: { key, board: { tasks: [] } } });
+    expect((snap as { value: ThreadSnapshot }).value.profiles.map((p) => p.id)).toContain('shell');
     expect(await call(2, 'task.add', { key, title: '' })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
     expect(await call(3, 'task.add', { key, title: 'hello', evil: 1 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
     expect(await call(4, 'rm -rf', {})).toMatchObject({ ok: false, error: { code: 'unknown-method' } });
     expect(await call(5, 'task.add', { key, title: 'hello' })).toMatchObject({ ok: true });
     expect(await call(6, 'task.approve', { key, taskId: 'T-1' })).toMatchObject({ ok: false, error: { code: 'bad-state' } });
     // The snapshot's text is put together from each task's kept JSON: after a change it is the board as it is.
-    const before = (await call(7, 'thread.snapshot', { key })) as { result: ThreadSnapshot };
-    expect(before.result.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'hello' })]);
+    const before = (await call(7, 'thread.snapshot', { key })) as { value: ThreadSnapshot };
+    expect(before.value.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'hello' })]);
     await call(8, 'task.edit', { key, taskId: 'T-1', title: 'renamed' });
-    const after = (await call(9, 'thread.snapshot', { key })) as { result: ThreadSnapshot };
-    expect(after.result.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'renamed' })]);
-    expect(after.result.board.seq).toBeGreaterThan(before.result.board.seq);
+    const after = (await call(9, 'thread.snapshot', { key })) as { value: ThreadSnapshot };
+    expect(after.value.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'renamed' })]);
+    expect(after.value.board.seq).toBeGreaterThan(before.value.board.seq);
     ws.close();
   });
 
