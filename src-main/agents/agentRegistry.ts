@@ -58,12 +58,12 @@ export class AgentRegistry {
 
   /** Forget the agent altogether (its pane was closed). */
   remove(id: string): void {
-    this.revoke(id);
+    this.forgetSecret(id);
     this.byId.delete(id);
   }
 
   /** Forget the secret: nothing can act as this agent any more. */
-  revoke(id: string): void {
+  forgetSecret(id: string): void {
     const rec = this.byId.get(id);
     if (rec) this.byDigest.delete(digest(rec.secret).toString('hex'));
   }

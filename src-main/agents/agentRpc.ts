@@ -10,7 +10,7 @@ import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 
 /** An agent call's answer, before the socket frames it as JSON-RPC (whose own key for the value is `result`). */
-export type CallOutcome<T = unknown> = Result<T, RpcError>;
+type CallOutcome = Result<unknown, RpcError>;
 
 /** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
 export interface AgentCallHooks {

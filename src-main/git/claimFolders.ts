@@ -89,7 +89,7 @@ export class ClaimFolders {
       this.copyFiles(path, notes);
       const hookDir = this.hooks.install(keyOf(wt), { task: taskId, branch, base });
       this.pointHooks(path, hookDir);
-      this.hooks.issue(keyOf(wt), { task: taskId, branch, base, agentId, token }, start.sha);
+      this.hooks.bind(keyOf(wt), { task: taskId, branch, base, agentId, token }, start.sha);
       await r.board.run((e) => e.recordWorktree(taskId, wt, HOST, record));
       // The claim may have ended while its folder was being made (a kill, a reassign): the folder then
       // answers to nobody from the start, as `fence` would have made it.

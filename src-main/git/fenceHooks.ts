@@ -125,8 +125,8 @@ export class FenceHooks {
     return dir;
   }
 
-  /** Record who the grant's folder is issued to. Written before the agent is told, so its first commit sees it. */
-  issue(key: string, c: FolderClaim, record: string): void {
+  /** Bind the grant's folder to its claim (who holds it, under which token). Written before the agent is told, so its first commit sees it. */
+  bind(key: string, c: FolderClaim, record: string): void {
     const dir = this.dirOf(key);
     writeAtomic(join(dir, 'claim'), claimText(c, this.socket), 0o600);
     writeAtomic(join(dir, 'record'), `${record}\n`, 0o600);

@@ -148,7 +148,7 @@ export class Panes {
     } catch (err) {
       record.status = 'exited';
       record.exit = { code: 127, signal: null };
-      d.registry.revoke(record.id);
+      d.registry.forgetSecret(record.id);
       this.fireAgents();
       throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
     }
@@ -243,7 +243,7 @@ export class Panes {
    */
   private async agentGone(pane: Pane, reason: HardReleaseReason): Promise<void> {
     const id = pane.record.id;
-    this.d.registry.revoke(id);
+    this.d.registry.forgetSecret(id);
     pane.record.status = 'exited';
     pane.typist.dispose();
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(id, reason));

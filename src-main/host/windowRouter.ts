@@ -17,9 +17,6 @@ import type { ThreadManager } from './threadManager.js';
 /** Events a window gets with its snapshot: enough to fill the log panel without reading the whole history. */
 const LOG_TAIL = 300;
 
-/** A window call's answer as both shells carry it. */
-export type RouteOutcome = WindowReply;
-
 /**
  * The one router behind every window transport (Electron IPC and serve's WebSocket): validate the request
  * against the shared schema, run it on the right Thread, answer a value or a typed error. `consumer`
@@ -30,7 +27,7 @@ export class WindowRouter {
 
   constructor(private readonly threads: ThreadManager) {}
 
-  async call(method: unknown, params: unknown, consumer: string): Promise<RouteOutcome> {
+  async call(method: unknown, params: unknown, consumer: string): Promise<WindowReply> {
     const r = await callProcedure(windowMethods, this.handlers, method, params, consumer);
     return r.ok ? r : failed({ code: r.error.code, message: r.error.message });
   }

@@ -3,11 +3,9 @@ import type { Result } from '../../src-shared/board/result.js';
 import type { Transport } from '../transport/types.js';
 import type { PageNotices } from './notices.js';
 
-/** What a call to the host came to: its answer, or the refusal (already shown in the banner). */
-export type CallAnswer<T> = Result<T, WindowError>;
-
-/** The page's one way to call the host; `action` is what the person was doing, for the banner. */
-export type CallHost = <M extends WindowMethod>(method: M, params: WindowParams<M>, action: string) => Promise<CallAnswer<WindowResult<M>>>;
+/** The page's one way to call the host; `action` is what the person was doing, for the banner. It answers
+ *  the host's value, or the refusal (already shown in the banner). */
+export type CallHost = <M extends WindowMethod>(method: M, params: WindowParams<M>, action: string) => Promise<Result<WindowResult<M>, WindowError>>;
 
 export function hostCaller(transport: Transport, notices: PageNotices): CallHost {
   return async (method, params, action) => {
@@ -20,4 +18,4 @@ export function hostCaller(transport: Transport, notices: PageNotices): CallHost
   };
 }
 
-export const valueOf = <T>(a: CallAnswer<T>): T | null => (a.ok ? a.value : null);
+export const valueOf = <T>(a: Result<T, WindowError>): T | null => (a.ok ? a.value : null);

@@ -48,7 +48,7 @@ beforeAll(async () => {
   exited = registry.create('shell', 'X', 0);
   agent.status = revoked.status = 'running';
   exited.status = 'exited';
-  registry.revoke(revoked.id);
+  registry.forgetSecret(revoked.id);
   foreign = new AgentRegistry().create('shell', 'F', 0);
   // A live claim with a note, so that valid-looking writes have something real to aim at.
   const claim = await board.run((e) => e.claim(agent.id, 'T-1'));

@@ -118,7 +118,7 @@ describe('agents’ socket', () => {
     c.status = 'running';
     expect((await cli(c, ['board'])).code).toBe(0);
     c.status = 'exited';
-    registry.revoke(c.id);
+    registry.forgetSecret(c.id);
     expect((await cli(c, ['board'])).code).toBe(3);
   });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from './gitFixture.js';
+import { boardEdges } from '../helpers/boardEdges.js';
 
 const fx = new Fixture();
 beforeAll(() => ensureBuilt());
@@ -165,7 +166,14 @@ describe('bad input: clear messages, nothing lost', () => {
     const a = await idleAgent(host);
     const c = await cliAs(host, a, ['claim', 'T-1']);
     expect(c.out.error?.message).toMatch(/base branch 'release\/9' does not exist/);
-    await expect(host.board.run((e) => e.setSettings({ baseBranch: 'bad..name' }))).resolves.toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    // a name git would refuse is refused where settings come in, at the window's edge
+    const edges = await boardEdges('wt-base');
+    try {
+      expect(await edges.window('board.setSettings', { patch: { baseBranch: 'bad..name' } })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+      expect(edges.board.state.settings.baseBranch).toBeNull();
+    } finally {
+      await edges.dispose();
+    }
   });
 
   it('a worktree deleted by hand is made again from its branch, commits kept', async () => {
