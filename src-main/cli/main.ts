@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
 import { formatResult } from './format.js';
-import { DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
+import { DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 
 /** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -13,7 +13,8 @@ const CONNECT_TIMEOUT_MS = 5000;
  * back from `claim` for the agent to pass on.
  *
  * Exit codes: 0 ok, 2 usage, 3 refused by the board (the reason is printed), 4 cannot reach the board or
- * it did not answer in time (FORKBENCH_TIMEOUT_MS, default 30 s per call).
+ * it did not answer in time (FORKBENCH_TIMEOUT_MS, default 30 s per call). A board that is down (its host
+ * restarting) is waited for first, up to FORKBENCH_BOARD_WAIT_MS (default 10 s).
  */
 export const Exit = { ok: 0, usage: 2, rejected: 3, unreachable: 4 } as const;
 
@@ -34,7 +35,8 @@ function usage(): string {
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
     'Exit codes: 0 ok, 2 usage, 3 refused by the board, 4 cannot reach the board or no answer in time',
-    '(FORKBENCH_TIMEOUT_MS, default 30000).',
+    '(FORKBENCH_TIMEOUT_MS, default 30000); a board that is down is waited for first',
+    '(FORKBENCH_BOARD_WAIT_MS, default 10000).',
   );
   return lines.join('\n');
 }
@@ -131,7 +133,15 @@ export async function run(argv: string[], io: Io): Promise<number> {
   try {
     const t = io.env.FORKBENCH_TIMEOUT_MS;
     const timeoutMs = t && /^\d{1,9}$/.test(t) && Number(t) > 0 ? Number(t) : DEFAULT_CALL_TIMEOUT_MS;
-    client = await RpcClient.connect(socket, secret, Math.min(timeoutMs, CONNECT_TIMEOUT_MS), timeoutMs);
+    const w = io.env.FORKBENCH_BOARD_WAIT_MS;
+    const downWaitMs = w && /^\d{1,9}$/.test(w) ? Number(w) : DEFAULT_BOARD_WAIT_MS;
+    client = await RpcClient.reach(socket, secret, {
+      connectTimeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
+      callTimeoutMs: timeoutMs,
+      downWaitMs,
+      // stderr, so a --json caller's stdout stays one JSON document
+      onWaiting: (m) => io.err(`forkbench: ${m}`),
+    });
   } catch (err) {
     return unreachable((err as Error).message);
   }

@@ -19,7 +19,7 @@ export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
     if (!socket || !secret) throw new Error(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: start this from an agent pane Forkbench launched`);
     for (let attempt = 0; ; attempt++) {
       try {
-        client ??= await RpcClient.connect(socket, secret);
+        client ??= await RpcClient.reach(socket, secret);
         return await client.call(method, args);
       } catch (err) {
         if (err instanceof RpcFailure || attempt > 0) throw err;

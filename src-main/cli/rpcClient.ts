@@ -6,11 +6,38 @@ import { LineSplitter, type RpcError, type RpcResponse } from '../../src-shared/
  *  answers before its verify command runs), short enough that a stuck host does not hang an agent's turn. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
+/**
+ * How long a call waits for a board host that is down (its socket refuses, or is gone) before it gives up.
+ * A board host restarting (an app update, `serve` restarted after a crash) is listening again within a few
+ * seconds, while its agents keep running in the pty host; 10 s covers that with room, and is short enough
+ * that an agent whose board is gone for good hears so within one turn.
+ */
+export const DEFAULT_BOARD_WAIT_MS = 10_000;
+/** Between tries: a restarted host is seen within a fifth of a second, at 50 connects in the whole wait. */
+const RETRY_MS = 200;
+
+/** What a refused or missing socket says: nobody listens there now (a host down, or not yet up). */
+const DOWN_CODES = new Set(['ECONNREFUSED', 'ENOENT']);
+
 export class Unreachable extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The socket's error code when the connect itself failed (ECONNREFUSED, ENOENT…). */
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'Unreachable';
   }
+}
+
+export interface ReachOptions {
+  connectTimeoutMs?: number;
+  callTimeoutMs?: number;
+  /** How long to keep trying while nobody listens on the socket. */
+  downWaitMs?: number;
+  /** Said once, when the first try finds the board down, so a person sees why the command waits. */
+  onWaiting?: (message: string) => void;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -73,9 +100,35 @@ export class RpcClient {
       });
       sock.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        reject(new Unreachable(`cannot reach the board at ${path}: ${e.code ?? e.message}`));
+        reject(new Unreachable(`cannot reach the board at ${path}: ${e.code ?? e.message}`, e.code));
       });
     });
+  }
+
+  /**
+   * Connect, waiting out a board host that is down (restarting) for up to `downWaitMs`: only a socket that
+   * refuses or is missing is retried. A host that accepts and then does not answer is not down but stuck,
+   * and fails at once as it does for `connect`. Only connecting is retried, never a call: a write the host
+   * may have applied before it went is not sent twice.
+   */
+  static async reach(path: string, secret: string, o: ReachOptions = {}): Promise<RpcClient> {
+    const waitMs = o.downWaitMs ?? DEFAULT_BOARD_WAIT_MS;
+    const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const started = performance.now();
+    for (let said = false; ; ) {
+      try {
+        return await RpcClient.connect(path, secret, o.connectTimeoutMs, o.callTimeoutMs);
+      } catch (err) {
+        const waited = performance.now() - started;
+        if (!(err instanceof Unreachable) || !DOWN_CODES.has(err.code ?? '') || waited + RETRY_MS > waitMs) {
+          if (waited > 0 && said && err instanceof Unreachable) throw new Unreachable(`${err.message} (waited ${(waited / 1000).toFixed(1)} s for it to come back)`, err.code);
+          throw err;
+        }
+        if (!said) o.onWaiting?.(`the board at ${path} is not answering (${err.code}); waiting up to ${(waitMs / 1000).toFixed(0)} s for it to come back…`);
+        said = true;
+        await sleep(RETRY_MS);
+      }
+    }
   }
 
   /** Resolves with the result, or rejects with an RpcFailure (the board answered no) or Unreachable. The

@@ -128,7 +128,8 @@ describe('agents’ socket', () => {
     expect((await cli(a, ['frobnicate'])).code).toBe(2);
     const usage = await cli(a, ['renew', '--json']);
     expect(JSON.parse(usage.stdout)).toMatchObject({ ok: false, error: { reason: 'usage' } });
-    const gone = await cli(null, ['board', '--json'], { FORKBENCH_SOCKET: join(root, 'nope.sock'), FORKBENCH_SECRET: a.secret });
+    // no wait for the board to come back (test/agents/cliWaitsForBoard.test.ts covers that): it never will
+    const gone = await cli(null, ['board', '--json'], { FORKBENCH_SOCKET: join(root, 'nope.sock'), FORKBENCH_SECRET: a.secret, FORKBENCH_BOARD_WAIT_MS: '0' });
     expect(gone.code).toBe(4);
     expect(JSON.parse(gone.stdout)).toMatchObject({ ok: false, error: { reason: 'unreachable' } });
     expect((await cli(null, ['board'])).code).toBe(4);
