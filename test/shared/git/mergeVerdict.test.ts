@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { headWritten, type MergeFacts, mergeVerdict } from '../../../src-shared/git/mergeVerdict.js';
-import { tokenCheck } from '../../../src-renderer/state/gitView.js';
+import { tokenCheck } from '../../../src-renderer/state/reviewVerdict.js';
 
 const branch = 'forkbench/T-3';
 const base: MergeFacts = { taskId: 'T-3', commits: 2, headToken: 7, headTask: 'T-3', finalToken: 7 };
