@@ -1,6 +1,7 @@
 import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
+import type { RpcFailure } from './rpcClient.js';
 
 /** Human output for the CLI. `--json` bypasses all of this and prints the result object as is (escaped by
  *  jsonShowControls). */
@@ -62,3 +63,9 @@ export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M
   // Each field is escaped above for what it is; this pass catches whatever a later field forgets.
   return text(formatters[method](r));
 }
+
+/** The board's reason for refusing a call: the word it gave, else the JSON-RPC error code. */
+export const refusalReason = (err: RpcFailure): string => (err.error.data as { reason?: string } | undefined)?.reason ?? String(err.error.code);
+
+/** A refusal in one wording, whoever shows it: the CLI's stderr (after `forkbench: `) and an MCP tool's error. */
+export const formatRefusal = (reason: string, message: string): string => `refused (${line(reason)}): ${text(message)}`;

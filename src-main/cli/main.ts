@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
-import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
-import { formatResult } from './format.js';
+import { jsonShowControls } from '../../src-shared/text/controlChars.js';
+import { formatRefusal, formatResult, refusalReason } from './format.js';
 import { DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 
 /** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
@@ -150,9 +150,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return Exit.ok;
   } catch (err) {
     if (err instanceof RpcFailure) {
-      const reason = (err.error.data as { reason?: string } | undefined)?.reason ?? String(err.error.code);
+      const reason = refusalReason(err);
       if (json) io.out(printJson({ ok: false, error: { reason, message: err.error.message } }));
-      else io.err(`forkbench: refused (${showControls(reason, 'none')}): ${showControls(err.error.message, 'tab-newline')}`);
+      else io.err(`forkbench: ${formatRefusal(reason, err.error.message)}`);
       return Exit.rejected;
     }
     if (err instanceof Unreachable) return unreachable(err.message);

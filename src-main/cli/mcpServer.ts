@@ -2,7 +2,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AGENT_METHODS, AgentEnv, type AgentMethod } from '../../src-shared/protocol/agentMethods.js';
 import { paramShape } from '../../src-shared/protocol/agentSchemas.js';
-import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
+import { jsonShowControls } from '../../src-shared/text/controlChars.js';
+import { formatRefusal, refusalReason } from './format.js';
 import { RpcClient, RpcFailure } from './rpcClient.js';
 
 /**
@@ -39,8 +40,8 @@ export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
           // hold C1 or bidi controls, which JSON.stringify leaves raw.
           return { content: [{ type: 'text' as const, text: jsonShowControls(JSON.stringify(result, null, 2)) }] };
         } catch (err) {
-          const reason = err instanceof RpcFailure ? ((err.error.data as { reason?: string } | undefined)?.reason ?? 'error') : 'unreachable';
-          return { isError: true, content: [{ type: 'text' as const, text: `refused (${reason}): ${showControls((err as Error).message, 'tab-newline')}` }] };
+          const reason = err instanceof RpcFailure ? refusalReason(err) : 'unreachable';
+          return { isError: true, content: [{ type: 'text' as const, text: formatRefusal(reason, (err as Error).message) }] };
         }
       },
     );

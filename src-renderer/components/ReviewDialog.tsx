@@ -2,14 +2,8 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { TaskDiff, WindowError } from '../../src-shared/protocol/windowApi.js';
-import {
-  classifyPatch,
-  fileLineIndex,
-  fileStatusLabel,
-  PATCH_PAGE,
-  tokenCheck,
-  type PatchLine,
-} from '../state/gitView.js';
+import { classifyPatch, fileLineIndex, fileStatusLabel, PATCH_PAGE, type PatchLine } from '../state/patchLines.js';
+import { tokenCheck } from '../state/reviewVerdict.js';
 import { useApp, useController } from '../state/hooks.js';
 import { askText } from './prompt.js';
 

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Limits } from '../../src-shared/board/limits.js';
-import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitView.js';
+import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSettingsFields.js';
 import { useApp, useController } from '../state/hooks.js';
 
 const NONE: readonly string[] = [];

@@ -1,6 +1,7 @@
 import { memo, useState } from 'react';
 import type { WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
-import { canRemoveWorktree, formatCopyFiles, worktreeStatus } from '../state/gitView.js';
+import { formatCopyFiles } from '../state/gitSettingsFields.js';
+import { canRemoveWorktree, worktreeStatus } from '../state/worktreeStatus.js';
 import { useApp, useController } from '../state/hooks.js';
 
 /**

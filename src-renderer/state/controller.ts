@@ -20,7 +20,7 @@ import { initialState, noThreadShown, nullPanes, type AppState, type ControllerO
 import { BoardActions } from './actions.js';
 import { applyLiveEvent, boardFromSnapshot, computeAgentClaims, computeColumns, updateIndex } from './boardState.js';
 import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
-import { changesWorktrees } from './gitView.js';
+import { changesWorktrees } from './worktreeStatus.js';
 import { hostCaller, valueOf, type CallHost } from './hostCall.js';
 import { HostClock } from './hostClock.js';
 import { PageNotices } from './notices.js';

@@ -26,13 +26,15 @@ export function mergeVerdict(f: MergeFacts): MergeVerdict {
   if (f.commits === 0) return { ok: true, merges: false };
   if (f.finalToken === null) return { ok: false, why: 'no-claim' };
   if (f.headToken === null) return { ok: false, why: 'no-token' };
-  if (f.headTask !== null && f.headTask !== f.taskId) return { ok: false, why: 'other-task' };
+  // A head naming no task is not this task's work either: only a head that says it is this task's merges.
+  if (f.headTask !== f.taskId) return { ok: false, why: 'other-task' };
   if (f.headToken !== f.finalToken) return { ok: false, why: 'other-token' };
   return { ok: true, merges: true };
 }
 
-/** How the head was written, in a person's words: "written under token 5", "… of T-2", or under none. */
+/** How the head was written, in a person's words: "written under token 5", "… of T-2", "… for no task", or under none. */
 export function headWritten(f: Pick<MergeFacts, 'taskId' | 'headToken' | 'headTask'>): string {
   if (f.headToken === null) return `not written under any claim (no ${Trailers.token} trailer)`;
-  return `written under token ${f.headToken}${f.headTask && f.headTask !== f.taskId ? ` of ${f.headTask}` : ''}`;
+  if (f.headTask === null) return `written under token ${f.headToken} for no task (no ${Trailers.task} trailer)`;
+  return `written under token ${f.headToken}${f.headTask !== f.taskId ? ` of ${f.headTask}` : ''}`;
 }

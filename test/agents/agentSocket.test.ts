@@ -190,7 +190,12 @@ describe('agents’ socket', () => {
       expect(board.state.tasks.get(id)?.claim).toMatchObject({ agentId: b.id, token });
       const stale = await client.callTool({ name: 'note', arguments: { taskId: id, text: 'x', token: token + 1000 } });
       expect(stale.isError).toBe(true);
-      expect((stale.content as Array<{ text: string }>)[0]?.text).toMatch(/stale-token/);
+      const staleText = (stale.content as Array<{ text: string }>)[0]?.text;
+      expect(staleText).toMatch(/stale-token/);
+      // One wording for a refusal: the tool says what the CLI prints (after its `forkbench: `) for the same call.
+      const printed = await cli(b, ['note', id, 'x', '--token', String(token + 1000)]);
+      expect(printed.code).toBe(3);
+      expect(printed.stderr).toBe(`forkbench: ${staleText}\n`);
       const bad = await client.callTool({ name: 'claim', arguments: { taskId: 'nonsense' } });
       expect(bad.isError).toBe(true);
     } finally {

@@ -11,92 +11,13 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { lapseNotice } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { AppController } from '../../src-renderer/state/controller.js';
+import { fake, FAKE_THREAD_KEY as KEY } from '../helpers/fakeElectron.js';
 import { agent, engineWith, FakeTransport, settle, snapshotOf } from '../renderer/helpers.js';
 
-const KEY = '0123456789abcdef';
-
-const fake = vi.hoisted(() => {
-  const sent: Array<{ window: number; channel: string; push: unknown }> = [];
-  const osNotifications: string[] = [];
-  const push: { fire: ((p: unknown) => void) | null } = { fire: null };
-  let windows = 0;
-  class BrowserWindow {
-    readonly id = ++windows;
-    readonly webContents = { id: this.id, on: () => undefined, send: (channel: string, p: unknown) => void sent.push({ window: this.id, channel, push: p }) };
-    on() {}
-    isDestroyed() {
-      return false;
-    }
-    focus() {}
-    getBounds() {
-      return { width: 1, height: 1 };
-    }
-    loadFile() {
-      return Promise.resolve();
-    }
-  }
-  class Notification {
-    static isSupported = () => true;
-    constructor(readonly o: { title: string }) {
-      osNotifications.push(o.title);
-    }
-    show() {}
-  }
-  const dataDir = { path: '' };
-  return {
-    sent,
-    osNotifications,
-    push,
-    dataDir,
-    electron: {
-      app: {
-        isPackaged: true,
-        requestSingleInstanceLock: () => true,
-        getPath: () => dataDir.path,
-        on: () => undefined,
-        whenReady: () => Promise.resolve(),
-        quit: () => undefined,
-        exit: () => undefined,
-      },
-      BrowserWindow,
-      dialog: { showErrorBox: () => undefined },
-      ipcMain: { handle: () => undefined },
-      Notification,
-      powerMonitor: { on: () => undefined },
-      session: { defaultSession: { setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
-      shell: { openExternal: () => undefined },
-    },
-  };
-});
-
-vi.mock('electron', () => fake.electron);
-vi.mock('electron-store', () => ({
-  default: class {
-    get() {
-      return {};
-    }
-    set() {}
-  },
-}));
-vi.mock('../../src-main/host/threadManager.js', () => ({
-  ThreadManager: class {
-    onPush = {
-      event: (l: (p: unknown) => void) => {
-        fake.push.fire = l;
-        return { dispose() {} };
-      },
-    };
-    open = async (folder: string) => ({ key: '0123456789abcdef', folder });
-    resumeGrace = async () => undefined;
-    dispose = async () => undefined;
-  },
-}));
-vi.mock('../../src-main/host/windowRouter.js', () => ({
-  WindowRouter: class {
-    call = async () => ({ ok: true, value: null });
-    detachAll() {}
-  },
-}));
+vi.mock('electron', async () => (await import('../helpers/fakeElectron.js')).fake.electron);
+vi.mock('electron-store', async () => (await import('../helpers/fakeElectron.js')).fakeStore);
+vi.mock('../../src-main/host/threadManager.js', async () => (await import('../helpers/fakeElectron.js')).fakeThreadManager);
+vi.mock('../../src-main/host/windowRouter.js', async () => (await import('../helpers/fakeElectron.js')).fakeWindowRouter);
 
 const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-electron-notices-'));
 fake.dataDir.path = root;

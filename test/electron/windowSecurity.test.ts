@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { PROJECT_ROOT } from '../../src-main/host/cliShim.js';
 import { applyPermissionPolicy, isPermissionAllowed } from '../../src-main/electron/permissionPolicy.js';
+import { fake } from '../helpers/fakeElectron.js';
 
 const PAGE_URL = pathToFileURL(join(PROJECT_ROOT, 'dist-renderer', 'index.html')).href;
 const ours = `${PAGE_URL}?thread=0123456789abcdef`;
@@ -52,74 +53,10 @@ describe('permission policy', () => {
 
 // ---- main.ts against a fake Electron ----------------------------------------------------------------
 
-const fake = vi.hoisted(() => {
-  const listeners = new Map<string, Array<(...a: unknown[]) => unknown>>();
-  const windows: Array<{ options: { webPreferences: Record<string, unknown> } }> = [];
-  const defaultSession = { setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() };
-  class BrowserWindow {
-    readonly webContents = { id: 7, on: vi.fn(), send: vi.fn() };
-    constructor(readonly options: { webPreferences: Record<string, unknown> }) {
-      windows.push(this);
-    }
-    on() {}
-    isDestroyed() {
-      return false;
-    }
-    focus() {}
-    getBounds() {
-      return { width: 1, height: 1 };
-    }
-    loadFile() {
-      return Promise.resolve();
-    }
-  }
-  return {
-    listeners,
-    windows,
-    defaultSession,
-    electron: {
-      app: {
-        isPackaged: true,
-        requestSingleInstanceLock: () => true,
-        getPath: () => '/nonexistent-forkbench-test',
-        on: (event: string, l: (...a: unknown[]) => unknown) => listeners.set(event, [...(listeners.get(event) ?? []), l]),
-        whenReady: () => Promise.resolve(),
-        quit: vi.fn(),
-      },
-      BrowserWindow,
-      ipcMain: { handle: vi.fn() },
-      Notification: { isSupported: () => false },
-      powerMonitor: { on: vi.fn() },
-      session: { defaultSession },
-      shell: { openExternal: vi.fn() },
-    },
-  };
-});
-
-vi.mock('electron', () => fake.electron);
-vi.mock('electron-store', () => ({
-  default: class {
-    get() {
-      return {};
-    }
-    set() {}
-  },
-}));
-// The host is not what is under test: a Thread that opens at once, and a router that does nothing.
-vi.mock('../../src-main/host/threadManager.js', () => ({
-  ThreadManager: class {
-    onPush = { event: () => ({ dispose() {} }) };
-    open = async (folder: string) => ({ key: 'k1', folder });
-    resumeGrace = async () => undefined;
-    dispose = async () => undefined;
-  },
-}));
-vi.mock('../../src-main/host/windowRouter.js', () => ({
-  WindowRouter: class {
-    call = async () => ({ ok: true, value: null });
-    detachAll() {}
-  },
-}));
+vi.mock('electron', async () => (await import('../helpers/fakeElectron.js')).fake.electron);
+vi.mock('electron-store', async () => (await import('../helpers/fakeElectron.js')).fakeStore);
+vi.mock('../../src-main/host/threadManager.js', async () => (await import('../helpers/fakeElectron.js')).fakeThreadManager);
+vi.mock('../../src-main/host/windowRouter.js', async () => (await import('../helpers/fakeElectron.js')).fakeWindowRouter);
 
 describe('main.ts window setup', () => {
   it('installs the permission policy before the first window, and a packaged window has no DevTools and no auxclick', async () => {

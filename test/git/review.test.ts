@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { tokenCheck } from '../../src-renderer/state/gitView.js';
+import { tokenCheck } from '../../src-renderer/state/reviewVerdict.js';
 import { ensureBuilt } from '../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from './gitFixture.js';
 

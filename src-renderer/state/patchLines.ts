@@ -1,13 +1,7 @@
-import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
-import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { TaskDiff, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
-
 /**
- * What the window shows of a task's git work: the patch under review, the fencing-token check, the worktree
- * list and the settings fields. Pure, so it is tested without a DOM.
+ * The patch under review as the window draws it: its lines by kind, where each file starts, and git's file
+ * statuses as words. Pure, so it is tested without a DOM.
  */
-
-// ------------------------------------------------------------------ patch
 
 export type PatchLineKind =
   /** `diff --git a/x b/x`: a new file starts. */
@@ -89,25 +83,6 @@ export function fileLineIndex(lines: readonly PatchLine[], path: string): number
 /** Patch lines drawn at first: each is a DOM node, and a generated file can add tens of thousands. */
 export const PATCH_PAGE = 2_000;
 
-// ------------------------------------------------------------------ review checks
-
-export interface TokenCheck {
-  readonly ok: boolean;
-  readonly message: string;
-}
-
-/**
- * What Approve will do, said before the person clicks it: the host's own merge rule (src-shared/git/
- * mergeVerdict), on the facts the diff carries.
- */
-export function tokenCheck(d: Pick<TaskDiff, 'taskId' | 'headToken' | 'headTask' | 'finalToken' | 'commits' | 'branch'>): TokenCheck {
-  const v = mergeVerdict(d);
-  if (v.ok && !v.merges) return { ok: true, message: `${d.branch} has no commits of its own: approving merges nothing.` };
-  if (v.ok) return { ok: true, message: `Head committed under token ${d.headToken}, the claim under review.` };
-  if (v.why === 'no-claim') return { ok: false, message: 'No claim is on record for this review, so the head cannot be checked; approve will refuse.' };
-  return { ok: false, message: `The head commit was ${headWritten(d)}, but the work under review is token ${d.finalToken}. Approve will refuse.` };
-}
-
 /** git's one-letter file statuses (R100, C75 carry a similarity score), as a word. */
 export function fileStatusLabel(status: string): string {
   switch (status[0]) {
@@ -127,43 +102,3 @@ export function fileStatusLabel(status: string): string {
       return status;
   }
 }
-
-// ------------------------------------------------------------------ worktrees
-
-export type WorktreeStatus = 'held' | 'parked' | 'missing';
-
-/** A missing folder is said first: whether a claim holds it or not, there is nothing on disk to work in. */
-export function worktreeStatus(w: Pick<WorktreeInfo, 'held' | 'missing'>): WorktreeStatus {
-  if (w.missing) return 'missing';
-  return w.held ? 'held' : 'parked';
-}
-
-/** Only a worktree no live claim works in may be removed: pulling one out from under an agent loses work. */
-export const canRemoveWorktree = (w: Pick<WorktreeInfo, 'held'>): boolean => !w.held;
-
-/** Board events after which the worktree list may read differently (made, removed, held or let go). */
-const WORKTREE_KINDS: ReadonlySet<BoardEvent['kind']> = new Set(['worktree-set', 'worktree-removed', 'grant', 'claim-ended', 'approved']);
-
-export function changesWorktrees(kind: BoardEvent['kind']): boolean {
-  return WORKTREE_KINDS.has(kind);
-}
-
-// ------------------------------------------------------------------ settings fields
-
-/** The "Base branch" field: empty means the folder's current branch, which the board spells null. */
-export function parseBaseBranch(text: string): string | null {
-  const t = text.trim();
-  return t === '' ? null : t;
-}
-
-/** The "Copy into worktrees" field: names separated by commas or new lines, blanks and repeats dropped. */
-export function parseCopyFiles(text: string): string[] {
-  const seen = new Set<string>();
-  for (const part of text.split(/[,\n]/)) {
-    const t = part.trim();
-    if (t) seen.add(t);
-  }
-  return [...seen];
-}
-
-export const formatCopyFiles = (files: readonly string[]): string => files.join(', ');
