@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { Exit, EXIT_CODES_TEXT, refusalLine } from '../../src-shared/protocol/cliWords.js';
 import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
 import { formatResult } from './format.js';
 import { DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
@@ -12,10 +13,11 @@ const CONNECT_TIMEOUT_MS = 5000;
  * secret and its id come from the environment the host launched the agent with, and fencing tokens come
  * back from `claim` for the agent to pass on.
  *
- * Exit codes: 0 ok, 2 usage, 3 refused by the board (the reason is printed), 4 cannot reach the board or
- * it did not answer in time (FORKBENCH_TIMEOUT_MS, default 30 s per call).
+ * Exit codes (src-shared/protocol/cliWords.ts, shared with the fence hooks): ok, usage, refused by the board
+ * (the reason is printed), cannot reach the board or it did not answer in time (FORKBENCH_TIMEOUT_MS,
+ * default 30 s per call).
  */
-export const Exit = { ok: 0, usage: 2, rejected: 3, unreachable: 4 } as const;
+export { Exit };
 
 class UsageError extends Error {}
 
@@ -33,7 +35,7 @@ function usage(): string {
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
-    'Exit codes: 0 ok, 2 usage, 3 refused by the board, 4 cannot reach the board or no answer in time',
+    EXIT_CODES_TEXT,
     '(FORKBENCH_TIMEOUT_MS, default 30000).',
   );
   return lines.join('\n');
@@ -142,7 +144,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (err instanceof RpcFailure) {
       const reason = (err.error.data as { reason?: string } | undefined)?.reason ?? String(err.error.code);
       if (json) io.out(printJson({ ok: false, error: { reason, message: err.error.message } }));
-      else io.err(`forkbench: refused (${showControls(reason, 'none')}): ${showControls(err.error.message, 'tab-newline')}`);
+      else io.err(refusalLine(showControls(reason, 'none'), showControls(err.error.message, 'tab-newline')));
       return Exit.rejected;
     }
     if (err instanceof Unreachable) return unreachable(err.message);

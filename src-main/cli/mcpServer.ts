@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AGENT_METHODS, AgentEnv, type AgentMethod } from '../../src-shared/protocol/agentMethods.js';
 import { paramShape } from '../../src-shared/protocol/agentSchemas.js';
+import { refusal } from '../../src-shared/protocol/cliWords.js';
 import { jsonShowControls, showControls } from '../../src-shared/text/controlChars.js';
 import { RpcClient, RpcFailure } from './rpcClient.js';
 
@@ -40,7 +41,7 @@ export async function runMcpServer(env: NodeJS.ProcessEnv): Promise<McpServer> {
           return { content: [{ type: 'text' as const, text: jsonShowControls(JSON.stringify(result, null, 2)) }] };
         } catch (err) {
           const reason = err instanceof RpcFailure ? ((err.error.data as { reason?: string } | undefined)?.reason ?? 'error') : 'unreachable';
-          return { isError: true, content: [{ type: 'text' as const, text: `refused (${reason}): ${showControls((err as Error).message, 'tab-newline')}` }] };
+          return { isError: true, content: [{ type: 'text' as const, text: refusal(reason, showControls((err as Error).message, 'tab-newline')) }] };
         }
       },
     );
