@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import { FrameTooLarge, LineSplitter, RpcCode, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentRegistry } from './agentRegistry.js';
@@ -76,7 +77,7 @@ export class AgentSocket {
     const decoder = new StringDecoder('utf8');
     const lines = new LineSplitter();
     // Requests on one connection are answered in order, one at a time.
-    let chain = Promise.resolve();
+    const requests = new SerialQueue();
     const send = (r: RpcResponse) => {
       if (!c.destroyed) c.write(`${JSON.stringify(r)}\n`);
     };
@@ -96,7 +97,7 @@ export class AgentSocket {
       }
       for (const line of got) {
         if (!line.trim()) continue;
-        chain = chain.then(() => this.handle(line, registry, board, hooks, send, fail, c, judge)).catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }));
+        void requests.run(() => this.handle(line, registry, board, hooks, send, fail, c, judge)).catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }));
       }
     });
   }

@@ -1,5 +1,6 @@
 /** The panes a person drives: a login shell, or a command Forkbench has no profile for. */
 import { basename, join } from 'node:path';
+import { shellQuote } from '../../src-shared/text/shellQuote.js';
 import {
   AgentProfile,
   LaunchPlan,
@@ -36,8 +37,7 @@ function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: stri
  */
 function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[]; env: Record<string, string>; files: ProfileFile[] } {
   const dir = ctx.agentDir;
-  const bin = ctx.binDir.replace(/'/g, `'\\''`);
-  const repath = `case ":$PATH:" in *':${bin}:'*) ;; *) PATH='${bin}':"$PATH" ;; esac\nexport PATH\n`;
+  const repath = `case ":$PATH:" in *${shellQuote(`:${ctx.binDir}:`)}*) ;; *) PATH=${shellQuote(ctx.binDir)}:"$PATH" ;; esac\nexport PATH\n`;
   const name = basename(shellPath);
   if (name === 'bash') {
     const rc = join(dir, 'bashrc');
@@ -50,7 +50,7 @@ function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[];
   }
   if (name === 'zsh') {
     const zdot = join(dir, 'zsh');
-    const source = (f: string) => `ZDOTDIR="$HOME"; [ -r "$HOME/${f}" ] && . "$HOME/${f}"; ZDOTDIR='${zdot.replace(/'/g, `'\\''`)}'\n`;
+    const source = (f: string) => `ZDOTDIR="$HOME"; [ -r "$HOME/${f}" ] && . "$HOME/${f}"; ZDOTDIR=${shellQuote(zdot)}\n`;
     const files: ProfileFile[] = ['.zshenv', '.zprofile', '.zlogin'].map((f) => ({ path: join(zdot, f), content: source(f), mode: PRIVATE_FILE_MODE }));
     files.push({ path: join(zdot, '.zshrc'), content: `${source('.zshrc')}${repath}`, mode: PRIVATE_FILE_MODE });
     return { args: ['-l'], env: { ZDOTDIR: zdot }, files };

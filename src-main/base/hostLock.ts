@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeFileAtomic } from './atomicWrite.js';
 
 /** What a lock file says about the host that holds it. */
 export interface LockHolder {
@@ -124,8 +125,7 @@ export class HostLock {
   setUrl(url: string): void {
     if (this.released) return;
     this.holder = { ...this.holder, url };
-    const tmp = writeTemp(this.path, JSON.stringify(this.holder));
-    fs.renameSync(tmp, this.path);
+    writeFileAtomic(this.path, JSON.stringify(this.holder));
   }
 
   /** Remove the lock if it is still ours (a host that outlived a takeover must not delete the new owner's). */

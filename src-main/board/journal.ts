@@ -4,7 +4,8 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { serializeBoard } from '../../src-shared/board/serialized.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import { encodeLine, JOURNAL_FORMAT, segmentHeader } from './journalRecord.js';
-import { DEFAULT_COMPACT_EVERY, fsyncDir, MANIFEST, segName, SNAPSHOT_FORMAT, writeFileDurably, type Loaded, type Manifest, type SnapshotFile } from './journalFiles.js';
+import { fsyncDir, writeFileAtomic } from '../base/atomicWrite.js';
+import { DEFAULT_COMPACT_EVERY, MANIFEST, segName, SNAPSHOT_FORMAT, type Loaded, type Manifest, type SnapshotFile } from './journalFiles.js';
 
 /**
  * The board on disk: numbered segments of JSON lines (one event a line, appended, fsync'd before a write is
@@ -13,16 +14,16 @@ import { DEFAULT_COMPACT_EVERY, fsyncDir, MANIFEST, segName, SNAPSHOT_FORMAT, wr
  * Why this shape: the events are already the board's unit of change and its readable log, so appending them
  * is the cheapest durable write (one small append + fdatasync, batched across concurrent writers) and a torn
  * write can only cut the last line. Replaying a long history on every start would be slow, so once a segment
- * holds `compactEvery` events the board is snapshotted (write a temp file, fsync, rename, fsync the folder:
- * the snapshot is either the old one or the new one, never half) and a new segment begins. Old segments stay
- * as the history a person can read back; loading needs only the snapshot and the segments after it.
+ * holds `compactEvery` events the board is snapshotted (base/atomicWrite, durable: write a temp file, fsync,
+ * rename, fsync the folder: the snapshot is either the old one or the new one, never half) and a new segment
+ * begins. Old segments stay as the history a person can read back; loading needs only the snapshot and the segments after it.
  *
  * Each line carries a checksum and each segment begins with a header (journalRecord.ts), so what a crash
  * does (cut the last line short) is told from what damage does (change a complete line, lose or empty a
  * segment): the first is repaired, the second refused, and neither without a copy or a word.
  */
 
-export { BoardCorruptError, BoardUnreadableError, DEFAULT_COMPACT_EVERY, SNAPSHOT_FORMAT, writeFileDurably, type Loaded } from './journalFiles.js';
+export { BoardCorruptError, BoardUnreadableError, DEFAULT_COMPACT_EVERY, SNAPSHOT_FORMAT, type Loaded } from './journalFiles.js';
 export { loadBoard, readLog, readLogTail } from './journalLoad.js';
 
 interface Waiter {
@@ -61,10 +62,10 @@ export class Journal {
       // segment of this format, so every record after the old ones carries its checksum.
       if (loaded.exists) this.segment++;
       this.segmentEvents = 0;
-      writeFileDurably(join(dir, segName(this.segment)), encodeLine(segmentHeader(this.segment, loaded.board.seq)));
+      writeFileAtomic(join(dir, segName(this.segment)), encodeLine(segmentHeader(this.segment, loaded.board.seq)), { durable: true });
     }
     // After the segment it names, so that whenever journal.json exists, so does that segment.
-    if (!loaded.manifest) writeFileDurably(join(dir, MANIFEST), JSON.stringify({ format: JOURNAL_FORMAT, since: this.segment } satisfies Manifest));
+    if (!loaded.manifest) writeFileAtomic(join(dir, MANIFEST), JSON.stringify({ format: JOURNAL_FORMAT, since: this.segment } satisfies Manifest), { durable: true });
     this.fd = fs.openSync(join(dir, segName(this.segment)), 'a', 0o600);
     fsyncDir(dir); // a new segment's name must survive a power cut, not only its bytes
   }
@@ -131,9 +132,9 @@ export class Journal {
     };
     // The new segment exists, header and all, before the snapshot names it, so a crash in between leaves a
     // loadable board; its header says which event it follows, which is the snapshot's last.
-    writeFileDurably(join(this.dir, segName(next)), encodeLine(segmentHeader(next, board.seq)));
+    writeFileAtomic(join(this.dir, segName(next)), encodeLine(segmentHeader(next, board.seq)), { durable: true });
     const nextFd = fs.openSync(join(this.dir, segName(next)), 'a', 0o600);
-    writeFileDurably(join(this.dir, 'snapshot.json'), encodeLine(snap).slice(0, -1));
+    writeFileAtomic(join(this.dir, 'snapshot.json'), encodeLine(snap).slice(0, -1), { durable: true });
     fs.closeSync(this.fd);
     this.fd = nextFd;
     this.segment = next;

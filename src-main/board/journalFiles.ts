@@ -131,26 +131,3 @@ export function isEventRecord(v: unknown): v is BoardEvent {
   const e = v as Partial<BoardEvent> | null;
   return typeof e === 'object' && e !== null && Number.isSafeInteger(e.seq) && typeof e.mono === 'number' && Number.isFinite(e.mono) && isEventKind(e.kind);
 }
-
-/** Replace a file atomically and durably: temp file, fsync, rename, fsync the folder. */
-export function writeFileDurably(path: string, data: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, path);
-  fsyncDir(join(path, '..'));
-}
-
-export function fsyncDir(dir: string): void {
-  const dfd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(dfd);
-  } finally {
-    fs.closeSync(dfd);
-  }
-}

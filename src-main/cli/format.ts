@@ -2,6 +2,7 @@ import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentM
 import type { BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import type { RpcFailure } from './rpcClient.js';
+import { refusal, refusalLine } from '../../src-shared/protocol/cliWords.js';
 
 /** Human output for the CLI. `--json` bypasses all of this and prints the result object as is (escaped by
  *  jsonShowControls). */
@@ -68,4 +69,6 @@ export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M
 export const refusalReason = (err: RpcFailure): string => (err.error.data as { reason?: string } | undefined)?.reason ?? String(err.error.code);
 
 /** A refusal in one wording, whoever shows it: the CLI's stderr (after `forkbench: `) and an MCP tool's error. */
-export const formatRefusal = (reason: string, message: string): string => `refused (${line(reason)}): ${text(message)}`;
+export const formatRefusal = (reason: string, message: string): string => refusal(line(reason), text(message));
+/** The same refusal as the CLI prints it on stderr (the fence hooks print theirs with the same words). */
+export const formatRefusalLine = (reason: string, message: string): string => refusalLine(line(reason), text(message));

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { Exit, EXIT_CODES_TEXT } from '../../src-shared/protocol/cliWords.js';
 import { jsonShowControls } from '../../src-shared/text/controlChars.js';
-import { formatRefusal, formatResult, refusalReason } from './format.js';
+import { formatRefusalLine, formatResult, refusalReason } from './format.js';
 import { DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
 
 /** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
@@ -12,11 +13,12 @@ const CONNECT_TIMEOUT_MS = 5000;
  * secret and its id come from the environment the host launched the agent with, and fencing tokens come
  * back from `claim` for the agent to pass on.
  *
- * Exit codes: 0 ok, 2 usage, 3 refused by the board (the reason is printed), 4 cannot reach the board or
- * it did not answer in time (FORKBENCH_TIMEOUT_MS, default 30 s per call). A board that is down (its host
- * restarting) is waited for first, up to FORKBENCH_BOARD_WAIT_MS (default 10 s).
+ * Exit codes (src-shared/protocol/cliWords.ts, shared with the fence hooks): ok, usage, refused by the board
+ * (the reason is printed), cannot reach the board or it did not answer in time (FORKBENCH_TIMEOUT_MS,
+ * default 30 s per call). A board that is down (its host restarting) is waited for first, up to
+ * FORKBENCH_BOARD_WAIT_MS (default 10 s).
  */
-export const Exit = { ok: 0, usage: 2, rejected: 3, unreachable: 4 } as const;
+export { Exit };
 
 class UsageError extends Error {}
 
@@ -34,7 +36,7 @@ function usage(): string {
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
-    'Exit codes: 0 ok, 2 usage, 3 refused by the board, 4 cannot reach the board or no answer in time',
+    EXIT_CODES_TEXT,
     '(FORKBENCH_TIMEOUT_MS, default 30000); a board that is down is waited for first',
     '(FORKBENCH_BOARD_WAIT_MS, default 10000).',
   );
@@ -152,7 +154,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (err instanceof RpcFailure) {
       const reason = refusalReason(err);
       if (json) io.out(printJson({ ok: false, error: { reason, message: err.error.message } }));
-      else io.err(`forkbench: ${formatRefusal(reason, err.error.message)}`);
+      else io.err(formatRefusalLine(reason, err.error.message));
       return Exit.rejected;
     }
     if (err instanceof Unreachable) return unreachable(err.message);

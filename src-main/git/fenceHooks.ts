@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { RejectionCode } from '../../src-shared/board/result.js';
 import { BRANCH_PREFIX, Trailers } from '../../src-shared/git/taskBranch.js';
+import { shellQuote } from '../../src-shared/text/shellQuote.js';
+import { writeFileAtomic } from '../base/atomicWrite.js';
 import { fenceScript, reportScript } from './fenceScript.js';
 
 /** The hooks that fence: a commit (checked early, then again at the ref update), any ref move, a push. The
@@ -18,13 +20,9 @@ const OTHER_HOOKS = [
 /** The hook folder of the Thread's own folder (the main worktree), beside the per-grant ones. */
 export const THREAD_HOOKS = 'thread';
 
-const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-function writeAtomic(path: string, text: string, mode: number): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text, { mode });
-  fs.renameSync(tmp, path);
-}
+// Not durable (no fsync): a claim writes a couple of dozen of these files, each written again whenever the
+// folder's claim changes, and an fsync costs ~2 ms apiece on this machine.
+const writeAtomic = (path: string, text: string, mode: number): void => writeFileAtomic(path, text, { mode });
 
 /** Who a grant's folder answers to, as its claim file says. */
 export interface FolderClaim {
@@ -77,7 +75,7 @@ export class FenceHooks {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const chainDir = isAbsolute(this.chainTo) ? this.chainTo : null;
     const theirs = (hook: string): string | null => (chainDir && fs.existsSync(join(chainDir, hook)) ? join(chainDir, hook) : null);
-    const perlCall = (hook: string) => `exec ${shQuote(this.perl)} ${shQuote(this.script)} ${hook} ${shQuote(dir)} "$@"`;
+    const perlCall = (hook: string) => `exec ${shellQuote(this.perl)} ${shellQuote(this.script)} ${hook} ${shellQuote(dir)} "$@"`;
     for (const hook of FENCED_HOOKS) {
       const target = join(dir, hook);
       let body: string;
@@ -102,16 +100,16 @@ export class FenceHooks {
       } else if (hook === 'prepare-commit-msg') {
         body = prepareCommitMsg(dir, task.task, theirs(hook), theirs('commit-msg'), perlCall(hook), perlCall('commit-msg'));
       } else if (hook === 'reference-transaction') {
-        body = refTransaction(dir, task, theirs(hook), perlCall(hook), `exec ${shQuote(this.perl)} ${shQuote(this.report)} ${shQuote(dir)}`);
+        body = refTransaction(dir, task, theirs(hook), perlCall(hook), `exec ${shellQuote(this.perl)} ${shellQuote(this.report)} ${shellQuote(dir)}`);
       } else body = `${perlCall(hook)}\n`;
-      writeAtomic(target, `#!/bin/sh\n# Forkbench fence (generated)\nd=${shQuote(dir)}\n${body}`, 0o700);
+      writeAtomic(target, `#!/bin/sh\n# Forkbench fence (generated)\nd=${shellQuote(dir)}\n${body}`, 0o700);
     }
     // The repository's other hooks keep running: core.hooksPath would otherwise hide them.
     for (const hook of OTHER_HOOKS) {
       const target = join(dir, hook);
       const mine = theirs(hook);
-      if (mine) writeAtomic(target, `#!/bin/sh\nexec ${shQuote(mine)} "$@"\n`, 0o700);
-      else if (!chainDir && this.chainTo) writeAtomic(target, `#!/bin/sh\nh=${shQuote(this.chainTo)}/${hook}\n[ -x "$h" ] || exit 0\nexec "$h" "$@"\n`, 0o700);
+      if (mine) writeAtomic(target, `#!/bin/sh\nexec ${shellQuote(mine)} "$@"\n`, 0o700);
+      else if (!chainDir && this.chainTo) writeAtomic(target, `#!/bin/sh\nh=${shellQuote(this.chainTo)}/${hook}\n[ -x "$h" ] || exit 0\nexec "$h" "$@"\n`, 0o700);
       else fs.rmSync(target, { force: true });
     }
     writeAtomic(join(dir, 'chain'), `${this.chainTo}\n`, 0o600);
@@ -182,7 +180,7 @@ const FAST =
   'fast() { [ ! -e "$d/fenced" ] && [ -n "${FORKBENCH_SECRET:-}" ] && [ -n "${FORKBENCH_AGENT_ID:-}" ] && read -r a < "$d/agent" && [ "$a" = "$FORKBENCH_AGENT_ID" ]; }\n';
 
 /** Run the repository's own hook in our place, or end here. */
-const chainExec = (theirs: string | null) => (theirs ? `exec ${shQuote(theirs)} "$@"` : 'exit 0');
+const chainExec = (theirs: string | null) => (theirs ? `exec ${shellQuote(theirs)} "$@"` : 'exit 0');
 
 /**
  * prepare-commit-msg for the holder in its own folder, in the shell (the same rules as fenceScript's
@@ -192,10 +190,10 @@ const chainExec = (theirs: string | null) => (theirs ? `exec ${shQuote(theirs)} 
  * hook file git does not find costs nothing, and each one it runs costs a process.
  */
 function prepareCommitMsg(dir: string, task: string, theirs: string | null, theirsMsg: string | null, perlCall: string, perlMsg: string): string {
-  const then = theirs ? `exec ${shQuote(theirs)} "$@"` : 'exit 0';
+  const then = theirs ? `exec ${shellQuote(theirs)} "$@"` : 'exit 0';
   // A one-off commit-msg: it removes itself, then adds the trailers to what the editor wrote.
-  const msgHook = `#!/bin/sh\n# Forkbench fence (generated, for one editor-written message)\nrm -f ${shQuote(join(dir, 'commit-msg'))}\n${perlMsg}\n`;
-  const keepMsg = theirsMsg ? '' : `printf '%s' ${shQuote(msgHook)} > "$d/commit-msg" && chmod 700 "$d/commit-msg"`;
+  const msgHook = `#!/bin/sh\n# Forkbench fence (generated, for one editor-written message)\nrm -f ${shellQuote(join(dir, 'commit-msg'))}\n${perlMsg}\n`;
+  const keepMsg = theirsMsg ? '' : `printf '%s' ${shellQuote(msgHook)} > "$d/commit-msg" && chmod 700 "$d/commit-msg"`;
   return `${FAST}if fast && [ -n "\${1:-}" ] && read -r tok < "$d/token"; then
   n=0
   while IFS= read -r line || [ -n "$line" ]; do
@@ -249,8 +247,8 @@ ${perlCall}
  * report the board records), goes to perl. 'aborted' goes to the repository's hook or nowhere.
  */
 function refTransaction(dir: string, task: { branch: string; base: string }, theirs: string | null, perlCall: string, reportCall: string): string {
-  const rest = theirs ? `exec ${shQuote(theirs)} "$@"` : 'exec cat >/dev/null';
-  const pass = theirs ? `printf '%s' "$input" | ${shQuote(theirs)} "$@"; exit $?` : 'exit 0';
+  const rest = theirs ? `exec ${shellQuote(theirs)} "$@"` : 'exec cat >/dev/null';
+  const pass = theirs ? `printf '%s' "$input" | ${shellQuote(theirs)} "$@"; exit $?` : 'exit 0';
   return `${FAST}case "$1" in
   prepared) ;;
   committed) ${theirs ? perlCall : reportCall} ;;
@@ -263,8 +261,8 @@ if fast && [ ! -e "$d/frozen" ] && read -r rec < "$d/record"; then
     input="$input$old $new $ref
 "
     case "$ref" in
-      ${shQuote(`refs/heads/${task.branch}`)}) [ "$old" = "$rec" ] || ok=0 ;;
-      ${shQuote(`refs/heads/${task.base}`)}|refs/heads/${BRANCH_PREFIX}*) ok=0 ;;
+      ${shellQuote(`refs/heads/${task.branch}`)}) [ "$old" = "$rec" ] || ok=0 ;;
+      ${shellQuote(`refs/heads/${task.base}`)}|refs/heads/${BRANCH_PREFIX}*) ok=0 ;;
     esac
   done
   [ "$ok" = 1 ] && { ${pass}; }

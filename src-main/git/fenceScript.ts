@@ -1,4 +1,5 @@
 import { AgentEnv } from '../../src-shared/protocol/agentMethods.js';
+import { Exit, refusalLine } from '../../src-shared/protocol/cliWords.js';
 import { PERSON_CHECK_METHOD } from '../../src-shared/protocol/hookMethods.js';
 import { BRANCH_PREFIX, PERSON_OVERRIDE_ENV, Trailers } from '../../src-shared/git/taskBranch.js';
 
@@ -16,7 +17,7 @@ import { BRANCH_PREFIX, PERSON_OVERRIDE_ENV, Trailers } from '../../src-shared/g
  *
  * It speaks the agents' socket protocol (one JSON-RPC line, the agent's secret as `auth`) and calls the
  * methods of the shared method table, so the board answers it exactly as it answers the CLI, in the CLI's
- * words: `forkbench: refused (stale-token): …`.
+ * words and exit codes (src-shared/protocol/cliWords.ts): `forkbench: refused (stale-token): …`.
  *
  * Layout: `perl fence.pl HOOK DIR ARGS…`, where DIR holds `claim` (key=value lines: mode task or thread;
  * for a task folder its task, branch, base, the agent and token it was issued to, and `fenced` with the
@@ -159,8 +160,8 @@ sub my_token {
 
 sub refuse {
   my ($reason, $message) = @_;
-  print STDERR "forkbench: refused ($reason): $message\n";
-  exit 3;
+  print STDERR "${refusalLine('$reason', '$message')}\n";
+  exit ${Exit.rejected};
 }
 
 sub params {
@@ -278,7 +279,7 @@ sub ask {
 sub unreachable {
   my ($why) = @_;
   print STDERR "forkbench: cannot confirm your claim on $task ($why), so git stops here: the fence fails closed.\n";
-  exit 4;
+  exit ${Exit.unreachable};
 }
 
 sub unjson {

@@ -72,20 +72,3 @@ export function git(
 export async function gitLine(cwd: string, args: readonly string[]): Promise<string> {
   return (await git(cwd, args)).stdout.trim();
 }
-
-/** Runs one git mutation at a time: git takes locks (index, refs, worktree admin files) and a second command
- *  that finds one held fails instead of waiting. */
-export class GitQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(op: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(op, op);
-    this.tail = next.catch(() => undefined);
-    return next;
-  }
-
-  /** Resolves once everything queued so far has finished. */
-  idle(): Promise<void> {
-    return this.tail.then(() => undefined);
-  }
-}

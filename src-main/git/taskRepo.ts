@@ -4,7 +4,8 @@ import { basename, isAbsolute, join } from 'node:path';
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import type { GitIsolation, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
-import { git, GitQueue } from './git.js';
+import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
+import { git } from './git.js';
 import { currentBranch, type RepoProbe } from './repoProbe.js';
 
 export class WorktreeError extends Error {
@@ -41,7 +42,9 @@ export type RepoFacts = Omit<Extract<RepoProbe, { ok: true }>, 'ok'>;
  * inside a grant or for every commit.
  */
 export class TaskRepo {
-  readonly queue = new GitQueue();
+  /** One git mutation at a time: git takes locks (index, refs, worktree admin files) and a second command
+   *  that finds one held fails instead of waiting. */
+  readonly queue = new SerialQueue();
   private worktreeConfigOn = false;
 
   constructor(

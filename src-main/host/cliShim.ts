@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellQuote } from '../../src-shared/text/shellQuote.js';
+import { writeFileAtomic } from '../base/atomicWrite.js';
 
 /** The folder that holds package.json: two levels above this file in source, three in dist-main. */
 function projectRoot(): string {
@@ -37,10 +39,8 @@ export function ensureCliShim(runtime: string, cli: string = CLI_SCRIPT): string
     fs.writeFileSync(join(bin, 'forkbench.cmd'), `@"${process.execPath}" "${cli}" %*\r\n`);
   } else {
     const shim = join(bin, 'forkbench');
-    const text = `#!/bin/sh\nexec '${process.execPath.replace(/'/g, `'\\''`)}' '${cli.replace(/'/g, `'\\''`)}' "$@"\n`;
-    const tmp = `${shim}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, text, { mode: 0o700 });
-    fs.renameSync(tmp, shim); // atomic: an agent running `forkbench` never sees half a script
+    const text = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(cli)} "$@"\n`;
+    writeFileAtomic(shim, text, { mode: 0o700 }); // an agent running `forkbench` never sees half a script
   }
   return bin;
 }

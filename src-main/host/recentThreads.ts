@@ -1,4 +1,5 @@
 import type Conf from 'conf';
+import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 
 /**
  * Settings, not the board: which folders were opened as Threads, most recent first. `conf` is
@@ -18,7 +19,7 @@ type Store = Conf<{ recent: RecentThread[] }>;
 
 export class RecentThreads {
   private store: Promise<Store> | null = null;
-  private writes: Promise<void> = Promise.resolve();
+  private readonly writes = new SerialQueue();
 
   constructor(
     private readonly dataRoot: string,
@@ -37,24 +38,26 @@ export class RecentThreads {
   }
 
   async list(): Promise<RecentThread[]> {
-    await this.writes;
+    await this.writes.idle();
     return (await this.conf()).get('recent');
   }
 
   /** Writes run one after another, so two Threads opened at once both end up in the list. */
   remember(t: RecentThread): Promise<void> {
-    this.writes = this.writes.then(async () => {
-      const conf = await this.conf();
-      const rest = conf.get('recent').filter((r) => r.key !== t.key);
-      conf.set('recent', [t, ...rest].slice(0, MAX_RECENT));
+    return this.writes.run(async () => {
+      try {
+        const conf = await this.conf();
+        const rest = conf.get('recent').filter((r) => r.key !== t.key);
+        conf.set('recent', [t, ...rest].slice(0, MAX_RECENT));
+      } catch (err) {
+        // A settings file that cannot be written loses the list's order, not any work: say so and go on.
+        this.warn(`forkbench: could not save the recent Threads list: ${(err as Error).message}`);
+      }
     });
-    // A settings file that cannot be written loses the list's order, not any work: say so and go on.
-    this.writes = this.writes.catch((err: Error) => this.warn(`forkbench: could not save the recent Threads list: ${err.message}`));
-    return this.writes;
   }
 
   /** Resolves once every remembered Thread is written. */
   flush(): Promise<void> {
-    return this.writes;
+    return this.writes.idle();
   }
 }

@@ -1,5 +1,8 @@
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
+
 /**
- * Flow control for one pane: VS Code's FlowControlConstants, extended to several consumers.
+ * Flow control for one pane: VS Code's FlowControlConstants, extended to several consumers. The numbers are
+ * src-shared/terminal/flowLimits.ts, shared with the window that acks by them.
  *
  * Who counts as a consumer, and why:
  * - The headless xterm mirror (for serialize/restore) is ALWAYS a consumer. It parses in-process at roughly
@@ -18,27 +21,6 @@
  * paused pty lets the kernel buffer fill and the child blocks in write(2). That is the point: it costs no
  * memory. The transport must therefore `removeConsumer` when a window goes away.
  */
-export const FlowControlConstants = {
-  /** Pause above this many unacknowledged chars. VS Code uses 100,000 (FlowControlConstants.HighWatermarkChars)
-   *  for Electron IPC; a page behind a WebSocket acks through a busy main thread (xterm's parse and the DOM
-   *  renderer's frames share it), so 100k (~4 ms of parsing) ran out before an ack could come back: a 20 MB
-   *  `cat` reached the page at 5.7-6.5 MB/s. 1,000,000 (~40 ms of parsing) keeps the page fed through those
-   *  stalls: 9.4-9.8 MB/s in bench/browserBench.ts on this 2-core machine. It still alone bounds memory: at
-   *  most this plus one read chunk (~2 MB of UTF-16) per consumer, far under xterm's 50 MB discard limit. */
-  highWatermarkChars: 1_000_000,
-  /** Resume below this: half the window, so a consumer still has half a window in hand when the pty reads
-   *  again. (VS Code resumes at 5,000, i.e. once the consumer has all but emptied its window; then every
-   *  cycle it sits idle for the resume's round trip: the review saw a page waiting 52-78 % of a flood.) The
-   *  pty is toggled at most once per 500,000 chars, not on every ack. */
-  lowWatermarkChars: 500_000,
-  /** Consumers ack in steps of this many parsed chars: one message per 50 KB. VS Code's 5,000
-   *  (CharCountAckSize) meant 4,000 acks, each a WebSocket message and a validated host call, for a 20 MB
-   *  flood; at 50,000 the page's share of the bench above rose ~5 %. At most the low watermark, so a
-   *  consumer that has parsed everything is always below it, even holding back an unsent partial ack (the
-   *  renderer's AckBatcher uses the same number). */
-  charCountAckSize: 50_000,
-} as const;
-
 export interface FlowControlLimits {
   highWatermarkChars: number;
   lowWatermarkChars: number;
@@ -56,7 +38,7 @@ export class FlowControl {
 
   constructor(
     private readonly hooks: FlowControlHooks,
-    private readonly limits: FlowControlLimits = FlowControlConstants,
+    private readonly limits: FlowControlLimits = FlowLimits,
   ) {}
 
   get isPaused(): boolean {

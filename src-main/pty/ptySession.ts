@@ -19,7 +19,8 @@ import { DisposableStore, toDisposable, type TimerHandle } from '../../src-share
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { FlowControl, FlowControlConstants } from './flowControl.js';
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
+import { FlowControl } from './flowControl.js';
 import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
 import { withoutInheritedFds } from './inheritedFds.js';
 import { SlaveHold } from './slaveHold.js';
@@ -139,7 +140,7 @@ export class PtySession implements Disposable {
           this.batcher.expedite();
         },
       },
-      sessionOptions.flowLimits ?? FlowControlConstants,
+      sessionOptions.flowLimits ?? FlowLimits,
     );
     this.flow.addConsumer(MIRROR_CONSUMER);
     this.mirror = this.disposables.add(new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback));

@@ -1,22 +1,16 @@
-/** Flow-control numbers the renderer side uses (see src-main/pty/flowControl.ts for the host's half). */
-export const AckConstants = {
-  /** Ack in steps of this many parsed chars: one message per ~50 KB rather than per write (the host's
-   *  FlowControlConstants.charCountAckSize, where the number is argued). The host resumes a paused pty below
-   *  500,000 unacked chars, so a terminal that has parsed everything is always below it even while holding
-   *  back a partial ack (it must stay ≤ that mark). */
-  charCountAckSize: 50_000,
-} as const;
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
 
 /**
  * Counts characters xterm has parsed (fed from `term.write`'s callback, not from receipt, so "acked" means
- * "parsed") and reports them to the host in batches.
+ * "parsed") and reports them to the host in batches of FlowLimits.charCountAckSize, the step the host's
+ * watermarks are set against (see src-shared/terminal/flowLimits.ts).
  */
 export class AckBatcher {
   private pending = 0;
 
   constructor(
     private readonly send: (chars: number) => void,
-    private readonly step: number = AckConstants.charCountAckSize,
+    private readonly step: number = FlowLimits.charCountAckSize,
   ) {}
 
   /** `chars` more have been parsed. Sends everything pending once it reaches a step. */

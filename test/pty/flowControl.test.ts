@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FlowControl, FlowControlConstants } from '../../src-main/pty/flowControl.js';
+import { FlowControl } from '../../src-main/pty/flowControl.js';
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
 import { OutputBatcherConstants } from '../../src-main/pty/outputBatcher.js';
 
 function make() {
@@ -8,7 +9,7 @@ function make() {
   return { fc, calls };
 }
 
-const { highWatermarkChars: HIGH, lowWatermarkChars: LOW } = FlowControlConstants;
+const { highWatermarkChars: HIGH, lowWatermarkChars: LOW } = FlowLimits;
 
 describe('FlowControl', () => {
   it('pauses above the high watermark and resumes only below the low one', () => {
@@ -79,7 +80,7 @@ describe('FlowControl resume threshold (issue 11)', () => {
   it('resumes at half the window, so a consumer still has work in hand when the pty reads again', () => {
     expect(LOW).toBe(HIGH / 2);
     // A consumer that has parsed everything but an unsent partial ack must still count as caught up.
-    expect(FlowControlConstants.charCountAckSize).toBeLessThanOrEqual(LOW);
+    expect(FlowLimits.charCountAckSize).toBeLessThanOrEqual(LOW);
     // Consumers ack per message: at resume a window must still hold at least one whole unparsed message.
     expect(OutputBatcherConstants.maxBatchChars).toBeLessThanOrEqual(LOW / 2);
     const { fc, calls } = make();
@@ -89,7 +90,7 @@ describe('FlowControl resume threshold (issue 11)', () => {
     fc.ack('mirror', HIGH + 1);
     expect(calls).toEqual(['pause']);
     // The window acks in 5,000-char steps, as the renderer does: still paused while more than half is unparsed.
-    const step = FlowControlConstants.charCountAckSize;
+    const step = FlowLimits.charCountAckSize;
     let acked = 0;
     while (HIGH + 1 - (acked + step) >= LOW) {
       fc.ack('window', step);

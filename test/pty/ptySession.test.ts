@@ -1,6 +1,6 @@
 import headlessModule from '@xterm/headless';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FlowControlConstants } from '../../src-main/pty/flowControl.js';
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
 import { listProcesses, readProcFacts } from '../../src-main/pty/procReader.js';
 import type { PtySession } from '../../src-main/pty/ptySession.js';
 import { paneTracker, sleep, waitFor } from './helpers.js';
@@ -110,7 +110,7 @@ describe('UTF-8', () => {
 });
 
 describe('flow control', () => {
-  const HIGH = FlowControlConstants.highWatermarkChars;
+  const HIGH = FlowLimits.highWatermarkChars;
 
   it('`yes` with no window: the mirror paces the pty, backlog and RSS stay bounded', async () => {
     const p = pane('yes', ['flood']);
@@ -157,7 +157,7 @@ describe('flow control', () => {
     let unsent = 0;
     p.session.onData((d) => {
       unsent += d.length;
-      if (unsent >= FlowControlConstants.charCountAckSize) {
+      if (unsent >= FlowLimits.charCountAckSize) {
         p.session.ack(unsent, 'window');
         unsent = 0;
       }

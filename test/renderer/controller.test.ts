@@ -1,4 +1,4 @@
-import { AckConstants } from '../../src-renderer/terminal/ackBatcher.js';
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Limits } from '../../src-shared/board/limits.js';
@@ -207,7 +207,7 @@ describe('AppController', () => {
     expect(panes.written).toEqual(['a1:hello']);
     expect(c.state.log).toHaveLength(3); // output never touches the store
     // Output nobody shows is acked in the same steps a terminal acks in, so it never holds a pane back.
-    const step = AckConstants.charCountAckSize;
+    const step = FlowLimits.charCountAckSize;
     t.push({ type: 'pane-data', key: 'fedcba9876543210', agentId: 'x', data: 'y'.repeat(step + 1_000) });
     t.push({ type: 'pane-data', key: KEY, agentId: 'gone', data: 'z'.repeat(step) });
     expect(t.callsOf('agent.ack')).toEqual([

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AckBatcher, AckConstants } from '../../src-renderer/terminal/ackBatcher.js';
+import { AckBatcher } from '../../src-renderer/terminal/ackBatcher.js';
+import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
 import { PaneFeed, type TerminalSink } from '../../src-renderer/terminal/paneFeed.js';
 
 describe('AckBatcher', () => {
   it('acks in batches of the ack step, never char by char', () => {
-    const step = AckConstants.charCountAckSize;
+    const step = FlowLimits.charCountAckSize;
     const fifth = step / 5;
     const sent: number[] = [];
     const b = new AckBatcher((n) => sent.push(n));
