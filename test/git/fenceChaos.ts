@@ -71,9 +71,12 @@ while :; do
     code=$?
     case "$res" in *"NOT RECORDED"*) code=99 ;; esac
     if [ $code -ne 0 ]; then ok=0; break; fi
-    short=$(printf '%s' "$res" | sed -n 's/^\[[^ ]* \([0-9a-f]*\)\].*/\1/p' | head -1)
-    sha=$(git rev-parse "$short" 2>/dev/null)
-    echo "ACK $task $token $sha $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
+    # The acknowledgement is what git printed; the judge resolves it, since by now a stopped shell's worktree
+    # may be gone (its claim lapsed and the folder went to the next holder).
+    # "[forkbench/T-1 abc1234]", or "[detached HEAD abc1234]" when the host took the folder off the branch
+    # between the commit's ref update and git's summary line.
+    short=$(printf '%s' "$res" | sed -n 's/^\[.* \([0-9a-f]\{4,\}\)\].*/\1/p' | head -1)
+    echo "ACK $task $token $short $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
     i=$((i + 1))
     sleep 0.05
   done
@@ -185,8 +188,9 @@ function judge(host: ThreadHost, folder: string, initial: string, ackLog: string
   const acks = fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean);
   r.acked = acks.length;
   for (const line of acks) {
-    const [, task, token, sha] = line.split(' ');
-    if (!sha || !/^[0-9a-f]{40}$/.test(sha)) {
+    const [, task, token, short] = line.split(' ');
+    const sha = short && /^[0-9a-f]{4,40}$/.test(short) ? resolveCommit(folder, short) : undefined;
+    if (!sha) {
       r.problems.push(`an acknowledged commit with no sha (the rest is what git said): ${line}`);
       continue;
     }
@@ -211,6 +215,14 @@ function judge(host: ThreadHost, folder: string, initial: string, ackLog: string
       .split('\n')
       .filter((l) => l.startsWith('+') && !l.startsWith('+++'));
     for (const l of added) if (!l.includes(` token=${token} `)) r.problems.push(`commit ${sha.slice(0, 10)} recorded under token ${token} adds a line of another claim: ${l}`);
+  }
+}
+
+function resolveCommit(folder: string, short: string): string | undefined {
+  try {
+    return gitSync(folder, ['rev-parse', '--verify', '--quiet', `${short}^{commit}`]) || undefined;
+  } catch {
+    return undefined;
   }
 }
 
