@@ -4,7 +4,7 @@
  *
  * Encoding: node-pty's default `encoding: 'utf8'` is kept on purpose. Its socket decodes with Node's own
  * StringDecoder (Readable#setEncoding), so a multi-byte character split across two reads is reassembled,
- * not mangled (test/pty/ptySession.test.ts pins this with a byte-at-a-time writer). And only with 'utf8'
+ * not mangled (test/main/pty/ptySession.test.ts pins this with a byte-at-a-time writer). And only with 'utf8'
  * does node-pty set IUTF8 on the tty: with `encoding: null` the kernel's line editor would erase one BYTE
  * per backspace in canonical mode, leaving half a character in the child's input (pinned by a test too).
  * OutputBatcher still accepts raw bytes and decodes them safely for callers that want Buffers.

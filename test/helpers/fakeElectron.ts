@@ -3,10 +3,10 @@
  * test: the Electron binary cannot be downloaded here. One fake per test file (vitest gives each file its own
  * modules); a test file wires it in with
  *
- *   vi.mock('electron', async () => (await import('../helpers/fakeElectron.js')).fake.electron);
- *   vi.mock('electron-store', async () => (await import('../helpers/fakeElectron.js')).fakeStore);
- *   vi.mock('../../src-main/host/threadManager.js', async () => (await import('../helpers/fakeElectron.js')).fakeThreadManager);
- *   vi.mock('../../src-main/host/windowRouter.js', async () => (await import('../helpers/fakeElectron.js')).fakeWindowRouter);
+ *   vi.mock('electron', async () => (await import('./fakeElectron.js')).fake.electron);
+ *   vi.mock('electron-store', async () => (await import('./fakeElectron.js')).fakeStore);
+ *   vi.mock('../../../src-main/host/threadManager.js', async () => (await import('./fakeElectron.js')).fakeThreadManager);
+ *   vi.mock('../../../src-main/host/windowRouter.js', async () => (await import('./fakeElectron.js')).fakeWindowRouter);
  *
  * (vi.mock is hoisted per file, so the calls themselves cannot live here) and reads what main did from `fake`.
  */

@@ -7,10 +7,10 @@ import { checkLayers, importsOf } from '../../scripts/check-layers.mjs';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = join(ROOT, 'scripts', 'check-layers.mjs');
-const FAIL = join(import.meta.dirname, 'fixtures', 'layers-fail');
-const PASS = join(import.meta.dirname, 'fixtures', 'layers-pass');
-const INNER_FAIL = join(import.meta.dirname, 'fixtures', 'inner-fail');
-const INNER_PASS = join(import.meta.dirname, 'fixtures', 'inner-pass');
+const FAIL = join(ROOT, 'test', 'fixtures', 'scripts', 'layers-fail');
+const PASS = join(ROOT, 'test', 'fixtures', 'scripts', 'layers-pass');
+const INNER_FAIL = join(ROOT, 'test', 'fixtures', 'scripts', 'inner-fail');
+const INNER_PASS = join(ROOT, 'test', 'fixtures', 'scripts', 'inner-pass');
 
 const sourceFiles = (dir: string): string[] =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -5,7 +5,7 @@ import { tally, type VitestJsonReport } from '../../scripts/vitest-tally.mjs';
 
 /** Real vitest 4 JSON reports (paths shortened, stacks cut to their first line). */
 const report = (name: string): VitestJsonReport =>
-  JSON.parse(fs.readFileSync(join(import.meta.dirname, 'fixtures', 'vitest-reports', `${name}.json`), 'utf8')) as VitestJsonReport;
+  JSON.parse(fs.readFileSync(join(import.meta.dirname, '..', 'fixtures', 'scripts', 'vitest-reports', `${name}.json`), 'utf8')) as VitestJsonReport;
 const counts = (name: string, exitCode = 1) => {
   const { passed, failed, skipped } = tally(report(name), exitCode);
   return { passed, failed, skipped };

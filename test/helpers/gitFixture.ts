@@ -1,0 +1,163 @@
+import { execFile, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { CLI } from './cli.js';
+export { nextEvent } from './events.js';
+
+/** A fixed identity, so commits work on a machine with no git config (CI). */
+export const GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'Test Person',
+  GIT_AUTHOR_EMAIL: 'person@example.com',
+  GIT_COMMITTER_NAME: 'Test Person',
+  GIT_COMMITTER_EMAIL: 'person@example.com',
+};
+
+/**
+ * The test's own git, for setting up and reading back, with no hooks: it blocks this process, which is also
+ * the host's, so a fence hook asking the host (the Thread folder's person check) could never be answered.
+ * What hooks do is tested through `sh`, a separate process, as an agent or person runs git.
+ */
+export function gitSync(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', ...args], { cwd, env: { ...process.env, ...GIT_IDENTITY, ...env }, encoding: 'utf8' }).trim();
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A shell command as a separate process, with the environment given (an agent's, or a person's). */
+export function sh(cwd: string, command: string, env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', command], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...GIT_IDENTITY, ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A repository on `main` with one committed file. */
+export function makeRepo(folder: string, files: Record<string, string> = { 'notes.txt': 'line one\n' }): void {
+  fs.mkdirSync(folder, { recursive: true });
+  gitSync(folder, ['init', '-q', '-b', 'main']);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(join(folder, name), text);
+  gitSync(folder, ['add', '-A']);
+  gitSync(folder, ['commit', '-q', '-m', 'first']);
+}
+
+export class Fixture {
+  readonly hosts: ThreadHost[] = [];
+  readonly dirs: string[] = [];
+
+  tmp(): string {
+    const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-git-'));
+    this.dirs.push(d);
+    return d;
+  }
+
+  /** A Thread on a fresh repository (or on `folder` as given). */
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+    const root = this.tmp();
+    const folder = o.folder ?? join(root, 'project');
+    if (!o.folder) {
+      if (o.repo === false) fs.mkdirSync(folder, { recursive: true });
+      else makeRepo(folder);
+    }
+    const host = await ThreadHost.open({
+      folder,
+      dataRoot: o.dataRoot ?? join(root, 'data'),
+      runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
+      liveness: o.liveness ?? false,
+    });
+    this.hosts.push(host);
+    return { host, folder, root };
+  }
+
+  async cleanup(): Promise<void> {
+    for (const h of this.hosts.splice(0)) await h.dispose();
+    for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** The environment Forkbench gives an agent: what its git hooks see. */
+export function agentEnv(host: ThreadHost, agentId: string): NodeJS.ProcessEnv {
+  const rec = host.registry.get(agentId);
+  if (!rec) throw new Error(`no agent ${agentId}`);
+  return { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec.secret, FORKBENCH_AGENT_ID: rec.id };
+}
+
+/** A Thread with one task T-1 claimed by a real idle agent: its token and its worktree. */
+export async function claimedTask(fx: Fixture, o: { leaseMs?: number } = {}) {
+  const ctx = await fx.host();
+  if (o.leaseMs) await ctx.host.board.run((e) => e.setSettings({ leaseMs: o.leaseMs }));
+  await ctx.host.board.run((e) => e.addTask({ title: 'work' }));
+  const a = await idleAgent(ctx.host);
+  const c = (await cliAs(ctx.host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+  return { ...ctx, a, token: c.token, wt: c.worktree.path };
+}
+
+/** `forkbench ARGS --json` as that agent. */
+export async function cliAs(host: ThreadHost, agentId: string, args: string[]): Promise<{ code: number; out: { ok: boolean; result?: any; error?: { reason: string; message: string } } }> {
+  const r = await sh(process.cwd(), [process.execPath, CLI, ...args, '--json'].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' '), agentEnv(host, agentId));
+  return { code: r.code, out: JSON.parse(r.stdout) };
+}
+
+/** An agent that exists on the board (a real process in a real pty: a shell that waits). */
+export async function idleAgent(host: ThreadHost): Promise<string> {
+  const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+  return a.id;
+}
+
+
+/**
+ * A real agent: a shell script run in a real pane of the host (so the host knows its process group), its
+ * output collected. `until(re)` waits for the pane to print a line matching `re`.
+ */
+export async function paneAgent(host: ThreadHost, dir: string, script: string): Promise<{ id: string; pid: number; output(): string; until(re: RegExp, ms?: number): Promise<void> }> {
+  const file = join(dir, `agent-${Math.random().toString(36).slice(2)}.sh`);
+  fs.writeFileSync(file, `#!/bin/sh\nset -u\n${script}\n`, { mode: 0o755 });
+  const a = await host.panes.launch('custom', { command: file });
+  let seen = '';
+  host.panes.onData.event(({ agentId, data }) => {
+    if (agentId === a.id) seen += data;
+  });
+  return {
+    id: a.id,
+    pid: a.pid as number,
+    output: () => seen,
+    until: (re, ms = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        const t0 = Date.now();
+        const poll = setInterval(() => {
+          if (re.test(seen)) {
+            clearInterval(poll);
+            resolve();
+          } else if (Date.now() - t0 > ms) {
+            clearInterval(poll);
+            reject(new Error(`timed out waiting for ${re}; pane: ${seen.slice(-1500)}`));
+          }
+        }, 20);
+      }),
+  };
+}
+
+/** The first lines of a pane agent's script: claim T-1 and go to its worktree. */
+export const CLAIM_T1_AND_CD = `wt=$(forkbench claim T-1 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
+cd "$wt" || exit 9`;
+
+/** Every ref of the repository with the commit it names. */
+export function allRefs(folder: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of gitSync(folder, ['for-each-ref', '--format=%(refname) %(objectname)']).split('\n')) {
+    const [ref, sha] = line.split(' ');
+    if (ref && sha) out.set(ref, sha);
+  }
+  return out;
+}
+
+/** Whether a commit is reachable from any ref (so nothing has lost it). */
+export function reachable(folder: string, sha: string): boolean {
+  return gitSync(folder, ['for-each-ref', '--contains', sha, '--format=%(refname)']).length > 0;
+}

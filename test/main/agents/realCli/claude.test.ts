@@ -1,0 +1,171 @@
+/**
+ * The real Claude Code CLI, launched through its real profile in a real pty by a live ThreadHost, talking to
+ * a fake Anthropic API on 127.0.0.1 that plays a scripted model: claim T-1 over MCP, note on it and renew it
+ * with the claim's token, run `forkbench board` through the CLI's own Bash tool, then answer and stop.
+ *
+ * What this proves about the profile: the board's MCP server starts and its tools reach the board under the
+ * agent's identity, and neither the MCP tools nor `forkbench` in Bash stop at an approval dialog (a waiting
+ * dialog would let the lease lapse, and here would keep the renew from ever arriving).
+ */
+import * as fs from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { expect, it } from 'vitest';
+import { MCP_SERVER_NAME } from '../../../../src-main/agents/profiles.js';
+import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
+import { ASK, boardWork, closedAfterEach, describeRealCli, NOTE, openRealCliThread, squeeze, type Pane, type RealCliThread } from '../../../helpers/realCli/harness.js';
+import { startFakeAnthropic, type Script } from '../../../helpers/realCli/fakeAnthropic.js';
+
+const API_KEY = 'sk-ant-api03-forkbench-test-key-0123456789';
+const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
+
+/** A board tool's name as Claude Code exposes it. */
+const mcp = (tool: string) => `mcp__${MCP_SERVER_NAME}__${tool}`;
+
+/**
+ * Claude Code's permission modes that matter here. In 'default' (manual) mode every tool call no rule allows
+ * waits for a person, so that is where the profile's --allowedTools must do the work. 'auto' is 2.1.332's
+ * own default: a classifier decides, in which the real API takes part and this fake does not.
+ */
+type PermissionMode = 'default' | 'auto';
+
+/**
+ * What Claude Code's pane gets besides what the profile and harness set: the fake API, a key, and the
+ * switches that keep it from calling out at all (the harness's proxy trap would only refuse what it sends).
+ */
+function claudeEnv(baseUrl: string): Record<string, string> {
+  return {
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: API_KEY,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    // Not covered by the switch above: at start it would clone Anthropic's plugin marketplace (git and ssh
+    // to github.com, a download from claude.ai).
+    CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
+  };
+}
+
+/**
+ * What a person who has used Claude Code before has in its files, found by experiment with 2.1.332:
+ * - without `hasCompletedOnboarding` it runs the theme and login screens (and probes api.anthropic.com);
+ * - without the folder's `hasTrustDialogAccepted` it asks whether to trust the folder, and quits on No;
+ * - without the key's last 20 characters in `customApiKeyResponses.approved` it asks whether to use
+ *   ANTHROPIC_API_KEY, with No preselected;
+ * - in manual mode, without `hasSeenAutoDefaultNudge` it offers to make auto mode the default, a dialog
+ *   that takes the first Enter typed.
+ * The permission mode is the person's choice in ~/.claude/settings.json; `projects` maps each folder the
+ * test runs Claude Code in to extra per-folder keys.
+ */
+function seedHome(home: string, mode: PermissionMode, projects: Record<string, object>): void {
+  const config = {
+    hasCompletedOnboarding: true,
+    hasSeenAutoDefaultNudge: true,
+    customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
+    projects: Object.fromEntries(Object.entries(projects).map(([folder, extra]) => [fs.realpathSync(folder), { hasTrustDialogAccepted: true, ...extra }])),
+  };
+  fs.writeFileSync(join(home, '.claude.json'), JSON.stringify(config, null, 2), { mode: 0o600 });
+  fs.mkdirSync(join(home, '.claude'), { recursive: true });
+  fs.writeFileSync(join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { defaultMode: mode } }, null, 2));
+}
+
+/** The scripted model: each step follows from the tool results the CLI has sent back so far. */
+const boardScript: Script = {
+  // The agent's conversation carries the board instructions the profile appends to the system prompt.
+  isAgent: (body) => JSON.stringify(body.system ?? '').includes('Forkbench') && (body.tools ?? []).some((t) => t.name === 'Bash'),
+  next(c) {
+    const called = (name: string) => c.calls.find((call) => call.name === name);
+    const claim = called(mcp('claim'));
+    if (!claim) {
+      // Claude Code defers MCP tools: the names are listed to the model, the schemas fetched with ToolSearch.
+      const offered = c.body.tools?.find((t) => t.name === mcp('claim'));
+      if ((!offered || offered.defer_loading) && !called('ToolSearch') && c.tools.includes('ToolSearch')) {
+        return { tool: 'ToolSearch', input: { query: `select:${['claim', 'note', 'renew'].map(mcp).join(',')}` } };
+      }
+      return { tool: mcp('claim'), input: { taskId: 'T-1' } };
+    }
+    const token = Number(/"token":\s*(\d+)/.exec(claim.result)?.[1]);
+    if (claim.isError || !token) return { text: `The claim failed: ${claim.result}` };
+    if (!called(mcp('note'))) return { tool: mcp('note'), input: { taskId: 'T-1', text: NOTE, token } };
+    if (!called(mcp('renew'))) return { tool: mcp('renew'), input: { taskId: 'T-1', token } };
+    if (!called('Bash')) return { tool: 'Bash', input: { command: 'forkbench board', description: 'Show the task board' } };
+    return { text: FINAL };
+  },
+};
+
+/** Phrases of Claude Code's approval dialogs (as 2.1.332 words them); none may show in a run. */
+const APPROVAL_DIALOG = ['Do you want to proceed?', "don't ask again", 'always allow', 'Do you want to use this API key?', 'Is this a project you created or one you trust?'];
+
+/** Every approval-dialog phrase the pane ever printed or showed. */
+function approvalDialogs(t: RealCliThread, pane: Pane): string[] {
+  const printed = squeeze(t.output(pane.agent.id));
+  const shown = squeeze(pane.screen.seen());
+  return APPROVAL_DIALOG.filter((p) => printed.includes(squeeze(p)) || shown.includes(squeeze(p)));
+}
+
+/** The prompt box is up and takes typing: its line starts with the prompt mark. */
+const ready = (pane: Pane) => pane.step(pane.screen.until(() => /^❯/m.test(pane.screen.visible()), 30_000, 'the Claude Code prompt'));
+
+describeRealCli('claude', 'Claude Code, the real CLI through its profile', () => {
+  const open = closedAfterEach();
+
+  it.each<PermissionMode>(['default', 'auto'])(
+    'in %s permission mode: claims, notes and renews over MCP and lists the board with Bash, with no approval prompt',
+    async (mode) => {
+      const api = open(await startFakeAnthropic(boardScript));
+      const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
+      seedHome(t.home, mode, { [t.folder]: {} });
+      const pane = await t.launch('claude', { diagnose: api.summary });
+      const { agent, screen, step } = pane;
+
+      await ready(pane);
+      await step(screen.type(ASK));
+      await boardWork(t, pane);
+      await step(screen.shows(FINAL, 15_000, 'the final answer'));
+
+      // What the CLI sent back for each call, as the model saw it in the last request.
+      const last = api.turns.at(-1);
+      expect(last?.turn, api.summary()).toEqual({ text: FINAL });
+      const result = (name: string) => last!.conversation.calls.find((c) => c.name === name);
+      for (const tool of ['claim', 'note', 'renew']) expect(result(mcp(tool))?.isError, `${tool}: ${result(mcp(tool))?.result}`).toBe(false);
+      const bash = result('Bash');
+      expect(bash?.isError, bash?.result).toBe(false);
+      expect(bash?.result).toMatch(/^T-1\s+claimed\s+write hello\.txt\b/m);
+      expect(bash?.result).toContain(agent.id);
+
+      expect(approvalDialogs(t, pane)).toEqual([]);
+      expect(t.trap.attempts).toEqual([]);
+    },
+    60_000,
+  );
+
+  it("Claude Code's own MCP listings show the profile's forkbench server connected", async () => {
+    const api = open(await startFakeAnthropic(boardScript));
+    const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
+    // `claude mcp list` takes no --mcp-config: it lists the user's, the local and the project's (.mcp.json)
+    // servers. So it runs in a folder of the test's own (never the repo) holding a copy of the file the profile
+    // generated as its .mcp.json, a folder the seeded home trusts and whose project servers it has approved.
+    const listing = join(dirname(t.folder), 'mcp-list');
+    fs.mkdirSync(listing);
+    seedHome(t.home, 'default', { [t.folder]: {}, [listing]: { enabledMcpjsonServers: [MCP_SERVER_NAME] } });
+    const pane = await t.launch('claude', { diagnose: api.summary });
+    const { screen, step } = pane;
+    await ready(pane);
+
+    // The running session's own view (`/mcp`) of the servers it got through the profile's --mcp-config.
+    await step(screen.type('/mcp'));
+    await step(screen.until(() => new RegExp(`✔ ${MCP_SERVER_NAME}\\s+\\d+ tools`).test(screen.visible()), 20_000, 'the board server connected in /mcp'));
+    expect(screen.visible()).toMatch(new RegExp(`✔ ${MCP_SERVER_NAME}\\s+${AGENT_METHODS.filter((m) => !m.git).length} tools`));
+
+    // The same file, checked by `claude mcp list`. The profile writes it to the agent's folder, which the
+    // harness keeps under the test's temporary folder.
+    const temp = dirname(t.folder);
+    const configs = fs.readdirSync(temp, { recursive: true, encoding: 'utf8' }).filter((f) => basename(f) === 'claude-mcp.json');
+    expect(configs).toHaveLength(1);
+    fs.copyFileSync(join(temp, configs[0]!), join(listing, '.mcp.json'));
+    const list = await t.run('claude', ['mcp', 'list'], { cwd: listing });
+    expect(list.code, list.out).toBe(0);
+    expect(list.out).toMatch(new RegExp(`^${MCP_SERVER_NAME}: .* mcp - ✔ Connected$`, 'm'));
+    expect(t.trap.attempts).toEqual([]);
+  }, 60_000);
+});

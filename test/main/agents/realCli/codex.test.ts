@@ -1,0 +1,197 @@
+/**
+ * The real Codex CLI, launched through its real profile in a real pty by a live ThreadHost, talking to a
+ * fake OpenAI Responses API on 127.0.0.1 that plays a scripted model: claim T-1 over MCP, note on it and
+ * renew it with the claim's token, run `forkbench board` through Codex's own shell tool, then answer.
+ *
+ * What this proves about the profile: the board's MCP server starts under the agent's identity and Codex
+ * reports it connected, its write tools run without an approval dialog (a waiting dialog would let the
+ * lease lapse, and here would keep the renew from ever arriving), and what Codex's shell gets from
+ * `forkbench`: in Codex's default workspace-write sandbox the board's socket is refused (EPERM), as the
+ * profile's instructions tell the agent; with network access for the sandbox (a person's setting), the
+ * command lists the board, so PATH and the identity reach the shell.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
+import { CLI_SCRIPT } from '../../../../src-main/host/cliShim.js';
+import { ASK, boardWork, closedAfterEach, describeRealCli, NOTE, openRealCliThread } from '../../../helpers/realCli/harness.js';
+import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
+
+const API_KEY = 'sk-forkbench-test-key-0123456789';
+const MODEL = 'forkbench-fake-model';
+const FINAL = 'T-1 is claimed, noted and renewed; the board was shown.';
+const IDENTITY_VARS = ['FORKBENCH_SOCKET', 'FORKBENCH_AGENT_ID', 'FORKBENCH_SECRET', 'FORKBENCH_THREAD_DIR'];
+
+/** The board's tools as Codex 0.171 offers them: the MCP server's tools in the namespace `mcp__<server>`. */
+const mcp = (tool: string) => `mcp__forkbench.${tool}`;
+
+/**
+ * What a person who has used Codex before has in ~/.codex/config.toml, pointed at the fake API: a model
+ * provider of their own with the key from the environment (so no login screen), update checks and
+ * analytics off, the project trusted. Off as well: the features that reach the network on start (the
+ * plugin catalogue: a git clone from github.com, calls to chatgpt.com) and the background server, which
+ * would first copy the whole CLI (~420 MB) into the home. What Codex still fetches for itself goes to the
+ * harness's proxy trap (see ANNOUNCEMENT). `extra` is appended as is.
+ */
+function seedHome(codexHome: string, project: string, baseUrl: string, extra = ''): void {
+  fs.mkdirSync(codexHome, { recursive: true, mode: 0o700 });
+  const config = `model = "${MODEL}"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "Fake Responses API"
+base_url = "${baseUrl}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[features]
+daemon_auto_start = false
+plugins = false
+apps = false
+remote_plugin = false
+plugin_sharing = false
+tool_suggest = false
+
+[tui]
+show_tooltips = false
+
+[projects.${JSON.stringify(project)}]
+trust_level = "trusted"
+${extra}`;
+  fs.writeFileSync(join(codexHome, 'config.toml'), config, { mode: 0o600 });
+}
+
+/**
+ * What Codex fetches for itself whatever its settings: the TUI's announcement from raw.githubusercontent.com
+ * on every start. The proxy trap refuses it; anything else in the trap is a call this test did not expect.
+ */
+const ANNOUNCEMENT = /^CONNECT raw\.githubusercontent\.com:443 /;
+
+/** The scripted model: each step follows from the function outputs the CLI has sent back so far. */
+function boardScript(): { isAgent(c: Conversation): boolean; next(c: Conversation): Turn } {
+  return {
+    // The agent's conversation carries the board instructions the profile adds as developer instructions.
+    isAgent: (c) => c.text.includes('Forkbench') && c.tools.includes('exec_command'),
+    next(c) {
+      const called = (name: string) => c.calls.find((call) => call.name === name && call.answered);
+      if (!c.tools.includes(mcp('claim'))) return { text: `No board tools were offered, only: ${c.tools.join(', ')}` };
+      const claim = called(mcp('claim'));
+      if (!claim) return { tool: mcp('claim'), input: { taskId: 'T-1' } };
+      const token = Number(/"token":\s*(\d+)/.exec(claim.output)?.[1]);
+      if (!token) return { text: `The claim failed: ${claim.output}` };
+      if (!called(mcp('note'))) return { tool: mcp('note'), input: { taskId: 'T-1', text: NOTE, token } };
+      if (!called(mcp('renew'))) return { tool: mcp('renew'), input: { taskId: 'T-1', token } };
+      if (!called('exec_command')) return { tool: 'exec_command', input: { cmd: 'forkbench board' } };
+      return { text: FINAL };
+    },
+  };
+}
+
+/** Text of Codex's approval dialogs: an MCP tool call ("Allow the forkbench MCP server to run tool
+ *  "claim"?" with Allow / Allow for this session / Always allow / Cancel), a command, an edit. */
+const APPROVAL_DIALOG = /Allow the .{1,80} to run|Allow for this session|Always allow|Would you like to (run|make|apply)|Yes, proceed|don't ask again/i;
+
+/** The `-c key=value` overrides of a command line, in order. */
+function configOverrides(argv: string[]): string[] {
+  const out: string[] = [];
+  argv.forEach((a, i) => {
+    if ((a === '-c' || a === '--config') && argv[i + 1] !== undefined) out.push('-c', argv[i + 1]!);
+  });
+  return out;
+}
+
+/** The command line a process runs (Linux): here, the one the profile gave the pane. */
+function argvOf(pid: number): string[] {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+}
+
+describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
+  const open = closedAfterEach();
+
+  /**
+   * Launches Codex through its profile, waits until it reports the board's MCP server connected, asks for
+   * the board work, and follows the scripted model on the board until the final answer is on screen.
+   */
+  async function boardSession(configExtra = '') {
+    const api = open(await startFakeResponses(boardScript()));
+    // CODEX_HOME is ~/.codex anyway; set, it makes `codex mcp list` below read the same home for certain.
+    const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
+    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url, configExtra);
+
+    const pane = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
+    const { agent, screen: s, step } = pane;
+    // The composer's line: `› ` and the text typed so far.
+    const composer = (text: string) => new RegExp(`› ${text.slice(0, 40).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
+
+    await step(s.until(() => /Ask Codex to do anything/.test(s.visible()), 20_000, 'the Codex composer'));
+    // Codex does not wait for an MCP server that is not `required` before the first turn (it gives it a short
+    // grace), so a task sent while the board's server still starts reaches the model without the board's
+    // tools. So, as a person would, ask /mcp (each answer is the servers' state at that moment) until the
+    // board's server shows connected. Its status line in every answer so far:
+    const statuses = () =>
+      s.text().split('\n').flatMap((line) => {
+        const m = /^\s*• forkbench: (\S+) \((\d+) tools?\)/.exec(line);
+        return m ? [{ state: m[1]!, tools: Number(m[2]) }] : [];
+      });
+    let status = { state: 'not asked', tools: 0 };
+    for (let asked = 0; status.state !== 'connected'; asked++) {
+      if (asked === 50) await step(Promise.reject(new Error(`/mcp never showed the board's server connected; last: ${status.state}`)));
+      const before = statuses().length;
+      await step(s.type('/mcp', composer('/mcp')));
+      await step(s.until(() => statuses().length > before, 20_000, 'the answer to /mcp'));
+      status = statuses().at(-1)!;
+    }
+
+    await step(s.type(ASK, composer(ASK)));
+    await boardWork(t, pane);
+    await step(s.until(() => /the board was shown\./.test(s.visible()), 20_000, 'the final answer'));
+
+    // What the CLI sent back for each call, as the model saw it.
+    const last = api.turns.at(-1);
+    expect(last?.turn, api.summary()).toEqual({ text: FINAL });
+    const conversation = last!.conversation;
+    const output = (name: string) => conversation.calls.find((c) => c.name === name)?.output ?? '';
+    expect(output(mcp('claim'))).toMatch(new RegExp(`"agentId":\\s*"${agent.id}"`));
+    for (const tool of ['claim', 'note', 'renew']) expect(output(mcp(tool)), tool).not.toMatch(/refused|error/i);
+    // No dialog ever stood between the model's calls and the board.
+    expect(s.seen()).not.toMatch(APPROVAL_DIALOG);
+    expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+    return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command') };
+  }
+
+  it('claims, notes and renews over MCP with no approval prompt; its sandboxed shell is refused the board', async () => {
+    const { t, agent, conversation, mcpTools, shell } = await boardSession();
+    // One tool per board method an agent calls (a hook's record of a landed commit is not one).
+    expect(mcpTools).toBe(AGENT_METHODS.filter((m) => !m.git).length);
+    // The instructions reached the model, with the warning that its shell cannot reach the board...
+    expect(conversation.text).toContain(`You are agent "${agent.id}"`);
+    expect(conversation.text).toMatch(/shell.{0,40}cannot reach the board/i);
+    // ...and so it is: `forkbench` is found on PATH (no login shell to reset it) and runs with the agent's
+    // identity, but Codex's workspace-write sandbox refuses it the board's unix socket.
+    expect(shell).not.toMatch(/command not found/);
+    expect(shell).toMatch(/forkbench: cannot reach the board at \S+\.sock: EPERM/);
+
+    // `codex mcp list` in the same home with the profile's own overrides lists the board's server.
+    const listed = await t.run('codex', ['mcp', 'list', '--json', ...configOverrides(argvOf(agent.pid!))], { timeoutMs: 20_000 });
+    expect(listed.code, listed.stderr).toBe(0);
+    const servers = JSON.parse(listed.stdout) as Array<{ name: string; enabled: boolean; transport: { env_vars?: string[] } }>;
+    const forkbench = servers.find((server) => server.name === 'forkbench');
+    expect(forkbench, listed.stdout).toMatchObject({ enabled: true, transport: { type: 'stdio', command: process.execPath, args: [CLI_SCRIPT, 'mcp'] } });
+    // The identity is forwarded from Codex's environment by name, never written into the config.
+    expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
+    expect(listed.stdout).not.toContain(t.host.registry.get(agent.id)!.secret);
+  }, 60_000);
+
+  it('with network access for its sandbox (a setting of the person), `forkbench board` in its shell lists the board', async () => {
+    const { agent, shell } = await boardSession('\n[sandbox_workspace_write]\nnetwork_access = true\n');
+    expect(shell).toMatch(/exited with code 0/);
+    expect(shell).toMatch(new RegExp(`T-1\\s+claimed\\s+write hello\\.txt\\s+\\[${agent.id}, token \\d+`));
+  }, 60_000);
+});

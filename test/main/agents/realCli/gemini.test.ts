@@ -1,0 +1,132 @@
+/**
+ * The real Gemini CLI, launched through its real profile in a real pty by a live ThreadHost, talking to a
+ * fake Gemini API on 127.0.0.1 that plays a scripted model: claim T-1 over MCP, note on it and renew it with
+ * the claim's token, run `forkbench board` through the CLI's own shell tool, then answer and stop.
+ *
+ * What this proves about the profile: its Gemini home (the user's settings with the board's server merged
+ * in) is the one the CLI reads, the board's MCP server starts and its tools reach the board under the
+ * agent's identity, the folder needs no trust dialog, and neither the MCP tools nor `forkbench` in the shell
+ * stop at an approval dialog (a waiting dialog would let the lease lapse, and here would keep the renew from
+ * ever arriving). And `gemini mcp list`, run with the environment the pane got, finds the server connected.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { boardWork, closedAfterEach, describeRealCli, environOf, NO_PROC, NOTE, openRealCliThread, plain } from '../../../helpers/realCli/harness.js';
+import { startFakeGemini, type Conversation, type Script, type Turn } from '../../../helpers/realCli/fakeGemini.js';
+
+const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
+const READY = 'Board instructions received; standing by.';
+
+/**
+ * What a person who has used Gemini CLI before has in ~/.gemini/settings.json: the API key picked as the way
+ * to sign in (else the first screen asks), and usage statistics, telemetry and update checks off (else it
+ * calls Google at start). The profile merges this file into the agent's own Gemini home.
+ */
+function seedHome(home: string): void {
+  const settings = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+  };
+  fs.mkdirSync(join(home, '.gemini'), { recursive: true });
+  fs.writeFileSync(join(home, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+/**
+ * The name Gemini gives one of the board's MCP tools: `mcp_forkbench_claim` in 0.61; older releases used
+ * `forkbench__claim` or the bare name.
+ */
+function boardTool(c: Conversation, tool: string): string | undefined {
+  return c.tools.find((n) => n === `mcp_forkbench_${tool}`) ?? c.tools.find((n) => n === `forkbench__${tool}`) ?? c.tools.find((n) => n === tool);
+}
+
+/** A call's result is a failure if the CLI reported an error or the board refused it. */
+const failed = (result: string) => /"error"|refused \(/.test(result);
+
+/** The scripted model: each step follows from the tool results the CLI has sent back so far. */
+function boardScript(): Script {
+  return {
+    next(c): Turn {
+      const names = { claim: boardTool(c, 'claim'), note: boardTool(c, 'note'), renew: boardTool(c, 'renew') };
+      if (!names.claim || !names.note || !names.renew) return { text: `The board's tools are missing; offered: ${c.tools.join(', ')}` };
+      const called = (name: string) => c.calls.find((call) => call.name === name);
+      const claim = called(names.claim);
+      if (!claim) return { call: names.claim, args: { taskId: 'T-1' } };
+      // The result is the MCP tool's text (the board's JSON), wrapped and escaped by the CLI.
+      const token = Number(/\\?"token\\?":\s*(\d+)/.exec(claim.result)?.[1]);
+      if (failed(claim.result) || !token) return { text: `The claim failed: ${claim.result}` };
+      if (!called(names.note)) return { call: names.note, args: { taskId: 'T-1', text: NOTE, token } };
+      if (!called(names.renew)) return { call: names.renew, args: { taskId: 'T-1', token } };
+      if (!called('run_shell_command')) return { call: 'run_shell_command', args: { command: 'forkbench board', description: 'Show the task board' } };
+      return { text: FINAL };
+    },
+  };
+}
+
+/** Text of Gemini CLI's approval dialogs ("Allow execution of [Shell]?", "Allow once", ...) and trust dialog. */
+const APPROVAL_DIALOG = /Allow execution|Allow once|Allow for this session|Allow for all future sessions|Waiting for user confirmation|Do you trust/i;
+
+describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => {
+  const open = closedAfterEach();
+
+  /** A Thread whose panes reach the fake API, and a Gemini pane on it; `script` plays the model. */
+  async function launch(script: Script) {
+    const api = open(await startFakeGemini(script));
+    const t = open(await openRealCliThread('gemini', { GEMINI_API_KEY: 'forkbench-test-key', GOOGLE_GEMINI_BASE_URL: api.url }));
+    seedHome(t.home);
+    return { api, t, pane: await t.launch('gemini', { diagnose: api.summary }) };
+  }
+
+  it('claims, notes and renews over MCP and lists the board with its shell tool, with no approval prompt', async () => {
+    const { api, t, pane } = await launch(boardScript());
+    const { agent, screen, step } = pane;
+
+    // The profile's first message (the board instructions, sent by --prompt-interactive) starts the script.
+    await boardWork(t, pane, 45_000);
+    await step(screen.shows(FINAL, 20_000, 'the final answer'));
+
+    // What the CLI sent back for each call, as the model saw it.
+    const last = api.turns.at(-1);
+    expect(last?.turn, api.summary()).toEqual({ text: FINAL });
+    const c = last!.conversation;
+    // The board instructions reached the model as the session's first message.
+    expect(api.turns[0]?.conversation.text).toContain(`You are agent "${agent.id}" in Forkbench`);
+    const result = (name: string | undefined) => c.calls.find((call) => call.name === name);
+    for (const tool of ['claim', 'note', 'renew']) {
+      const call = result(boardTool(c, tool));
+      expect(call, `${tool} was called`).toBeDefined();
+      expect(failed(call!.result), `${tool}: ${call!.result}`).toBe(false);
+    }
+    const shell = result('run_shell_command');
+    expect(shell?.args).toMatchObject({ command: 'forkbench board' });
+    expect(failed(shell!.result), shell!.result).toBe(false);
+    expect(shell!.result).toContain('T-1');
+    expect(shell!.result).toContain('write hello.txt');
+    expect(shell!.result).toContain(agent.id);
+
+    expect(screen.seen()).not.toMatch(APPROVAL_DIALOG);
+    // Only the Gemini API was asked for (no 404s for endpoints the fake lacks), and nothing went to a proxy.
+    expect(api.requests.map((r) => `${r.method} ${r.path}`).filter((p) => !/:(streamGenerateContent|generateContent|countTokens)\b/.test(p))).toEqual([]);
+    expect(t.trap.attempts).toEqual([]);
+  }, 90_000);
+
+  it.skipIf(NO_PROC)(`\`gemini mcp list\` with the pane's environment finds the board server connected${NO_PROC ? ` (skipped: ${NO_PROC})` : ''}`, async () => {
+    const { t, pane: { agent, screen, step } } = await launch({ next: () => ({ text: READY }) });
+    // The session is up and has answered its first message: the pane's process is gemini, not the fork
+    // that started it.
+    await step(screen.shows(READY, 45_000, 'the answer to the first message'));
+
+    const pane = environOf(agent.pid!);
+    expect(pane.GEMINI_CLI_HOME, 'the profile gives Gemini a home of its own').toBeTruthy();
+    // The profile trusts the folder through GEMINI_CLI_TRUST_WORKSPACE (a subcommand takes no --skip-trust),
+    // so `mcp list` run with the pane's own environment sees the same trust; an untrusted folder would list
+    // the server as "Disabled".
+    expect(pane.GEMINI_CLI_TRUST_WORKSPACE, 'the profile trusts the folder').toBe('true');
+    const listed = await t.run('gemini', ['mcp', 'list'], { env: pane });
+    expect(listed.code, listed.out).toBe(0);
+    expect(plain(listed.out)).toMatch(/forkbench: .*forkbench\.cjs mcp .*Connected/);
+    expect(t.trap.attempts).toEqual([]);
+  }, 90_000);
+});

@@ -1,0 +1,191 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
+import type { ThreadSnapshot, WsServerMessage } from '../../../src-shared/protocol/windowApi.js';
+
+let root: string;
+let threads: ThreadManager;
+let served: ServeHandle;
+let key: string;
+const links: string[] = [];
+
+beforeAll(async () => {
+  root = fs.mkdtempSync(join(tmpdir(), 'forkbench-serve-'));
+  const staticDir = join(root, 'static');
+  fs.mkdirSync(staticDir);
+  fs.writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>fb</title>');
+  fs.writeFileSync(join(root, 'secret.txt'), 'do not serve');
+  // links inside the served folder that lead out of it
+  fs.symlinkSync(join(root, 'secret.txt'), join(staticDir, 'leak.txt'));
+  fs.symlinkSync(root, join(staticDir, 'up'));
+  fs.mkdirSync(join(root, 'project'));
+  threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  key = (await threads.open(join(root, 'project'))).key;
+  served = await startServe({ threads, staticDir, onLinkUsed: (url) => links.push(url) });
+});
+afterAll(async () => {
+  await threads.dispose();
+  await served.close();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function connect(opts: { token?: string; origin?: string; host?: string; cookie?: string }): Promise<{ ws?: WebSocket; status?: number }> {
+  return new Promise((resolve) => {
+    const cookie = opts.cookie ?? `forkbench-${served.port}=${opts.token ?? served.token}`;
+    const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, {
+      headers: { Origin: opts.origin ?? `http://127.0.0.1:${served.port}`, Cookie: cookie, ...(opts.host ? { Host: opts.host } : {}) },
+    });
+    ws.once('open', () => resolve({ ws }));
+    ws.once('unexpected-response', (_req, res) => resolve({ status: res.statusCode }));
+    ws.once('error', () => resolve({}));
+  });
+}
+
+function get(path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port: served.port, path }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+  });
+}
+
+describe('serve mode', () => {
+  it('listens on loopback only and prints a link with a long random one-time code, never the token', () => {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]{43}$/);
+    expect(served.token).toMatch(/^[\w-]{43}$/);
+    expect(served.url).not.toContain(served.token);
+  });
+
+  it("trades the link's code once, from this server's own page only, for an HttpOnly SameSite=Strict cookie", async () => {
+    const own = `http://127.0.0.1:${served.port}`;
+    const trade = (code: string, headers: Record<string, string> = { Origin: own }) =>
+      fetch(`${own}/session`, { method: 'POST', headers, body: code });
+    const code = new URL(served.url).hash.replace('#code=', '');
+    // another site's page, or a rebound name, cannot spend it
+    expect((await trade(code, { Origin: 'https://evil.example' })).status).toBe(403);
+    expect((await trade(code, {})).status).toBe(403);
+    expect((await trade('A'.repeat(43))).status).toBe(403);
+    const ok = await trade(code);
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('set-cookie')).toBe(`forkbench-${served.port}=${served.token}; HttpOnly; SameSite=Strict; Path=/`);
+    // spent: the same link opens nothing again, and the next browser has a link of its own
+    expect((await trade(code)).status).toBe(403);
+    expect(links).toEqual([served.url]);
+    expect(served.url).not.toContain(code);
+    expect((await fetch(`${own}/session`, { headers: { Origin: own } })).status).toBe(405);
+    expect((await trade('x'.repeat(10_000))).status).toBe(413);
+  });
+
+  it('refuses a WebSocket with no token, a wrong token, a foreign Origin, or a rebound Host', async () => {
+    expect((await connect({ token: '' })).status).toBe(401);
+    expect((await connect({ cookie: '' })).status).toBe(401);
+    expect((await connect({ token: 'A'.repeat(43) })).status).toBe(401);
+    expect((await connect({ cookie: `forkbench-${served.port + 1}=${served.token}` })).status).toBe(401);
+    // the token in the address is not accepted any more: it would be kept in the browser's history
+    const inUrl = await new Promise<number | undefined>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws?token=${served.token}`, { headers: { Origin: `http://127.0.0.1:${served.port}` } });
+      ws.once('open', () => (ws.close(), resolve(101)));
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
+    });
+    expect(inUrl).toBe(401);
+    expect((await connect({ origin: 'https://evil.example' })).status).toBe(403);
+    expect((await connect({ origin: `http://127.0.0.1:${served.port + 1}` })).status).toBe(403);
+    expect((await connect({ host: `evil.example:${served.port}` })).status).toBe(403);
+  });
+
+  it('answers the window API over the socket, validating every request', async () => {
+    const { ws } = await connect({});
+    if (!ws) throw new Error('no connection');
+    const replies = new Map<number, WsServerMessage>();
+    const call = (id: number, method: string, params: unknown) =>
+      new Promise<WsServerMessage>((resolve) => {
+        ws.on('message', (raw) => {
+          const m = JSON.parse(raw.toString()) as WsServerMessage;
+          if ('id' in m && m.id === id) {
+            replies.set(id, m);
+            resolve(m);
+          }
+        });
+        ws.send(JSON.stringify({ id, method, params }));
+      });
+    const snap = await call(1, 'thread.snapshot', { key });
+    expect(snap).toMatchObject({ ok: true, value: { key, board: { tasks: [] } } });
+    expect((snap as { value: ThreadSnapshot }).value.profiles.map((p) => p.id)).toContain('shell');
+    expect(await call(2, 'task.add', { key, title: '' })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    expect(await call(3, 'task.add', { key, title: 'hello', evil: 1 })).toMatchObject({ ok: false, error: { code: 'invalid-input' } });
+    expect(await call(4, 'rm -rf', {})).toMatchObject({ ok: false, error: { code: 'unknown-method' } });
+    expect(await call(5, 'task.add', { key, title: 'hello' })).toMatchObject({ ok: true });
+    expect(await call(6, 'task.approve', { key, taskId: 'T-1' })).toMatchObject({ ok: false, error: { code: 'bad-state' } });
+    // The snapshot's text is put together from each task's kept JSON: after a change it is the board as it is.
+    const before = (await call(7, 'thread.snapshot', { key })) as { value: ThreadSnapshot };
+    expect(before.value.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'hello' })]);
+    await call(8, 'task.edit', { key, taskId: 'T-1', title: 'renamed' });
+    const after = (await call(9, 'thread.snapshot', { key })) as { value: ThreadSnapshot };
+    expect(after.value.board.tasks).toEqual([expect.objectContaining({ id: 'T-1', title: 'renamed' })]);
+    expect(after.value.board.seq).toBeGreaterThan(before.value.board.seq);
+    ws.close();
+  });
+
+  it('routes each push to the windows that have its Thread open, as Electron routes to the Thread’s window', async () => {
+    fs.mkdirSync(join(root, 'other'), { recursive: true });
+    const otherKey = (await threads.open(join(root, 'other'))).key;
+    const windows = await Promise.all([connect({}), connect({})]);
+    const [a, b] = windows.map((w) => {
+      if (!w.ws) throw new Error('no connection');
+      return w.ws;
+    }) as [WebSocket, WebSocket];
+    const heard = new Map<WebSocket, string[]>([[a, []], [b, []]]);
+    const answered = (ws: WebSocket, id: number) =>
+      new Promise<void>((resolve) =>
+        ws.on('message', (raw) => {
+          const m = JSON.parse(raw.toString()) as WsServerMessage;
+          if ('push' in m && m.push.type === 'board-event') heard.get(ws)?.push(`${m.push.key}:${m.push.event.kind}`);
+          if ('id' in m && m.id === id) resolve();
+        }),
+      );
+    const snap = (ws: WebSocket, k: string) => {
+      const done = answered(ws, 1);
+      ws.send(JSON.stringify({ id: 1, method: 'thread.snapshot', params: { key: k } }));
+      return done;
+    };
+    await Promise.all([snap(a, key), snap(b, otherKey)]);
+    await threads.get(otherKey)?.board.run((e) => e.addTask({ title: 'only for the other window' }));
+    await threads.get(key)?.board.run((e) => e.addTask({ title: 'only for the first window' }));
+    await new Promise<void>((resolve) => {
+      const check = () => (heard.get(a)?.length && heard.get(b)?.length ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    expect(heard.get(a)).toEqual([`${key}:task-added`]);
+    expect(heard.get(b)).toEqual([`${otherKey}:task-added`]);
+    a.close();
+    b.close();
+  });
+
+  it('serves the built page and nothing outside it', async () => {
+    expect((await get('/')).body).toContain('<title>fb</title>');
+    expect((await get('/../secret.txt')).body).not.toContain('do not serve');
+    for (const probe of ['/%2e%2e/secret.txt', '/..%2fsecret.txt', '/assets/..%2f..%2fsecret.txt']) {
+      const r = await get(probe);
+      expect(r.body).not.toContain('do not serve');
+      expect([403, 404]).toContain(r.status);
+    }
+    expect((await get('/..%2fsecret.txt')).status).toBe(403);
+  });
+
+  it('does not follow a symlink out of the served folder', async () => {
+    for (const probe of ['/leak.txt', '/up/secret.txt', '/up/static/leak.txt']) {
+      const r = await get(probe);
+      expect({ probe, status: r.status }).toEqual({ probe, status: 404 });
+      expect(r.body).not.toContain('do not serve');
+    }
+    // a link whose real path is back inside is a file of the folder
+    expect((await get('/up/static/index.html')).status).toBe(200);
+  });
+});

@@ -1,0 +1,498 @@
+import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
+import { describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import { Limits } from '../../../src-shared/board/limits.js';
+import type { ThreadSnapshot, WorktreeInfo } from '../../../src-shared/protocol/windowApi.js';
+import { AppController } from '../../../src-renderer/state/controller.js';
+import type { PaneHost } from '../../../src-renderer/terminal/paneHost.js';
+import { agentExitedNotice, lapseNotice } from '../../../src-shared/notices/notices.js';
+import { HostClock } from '../../../src-renderer/state/hostClock.js';
+import { HostCallError } from '../../../src-renderer/transport/types.js';
+import { agent, engineWith, FakeTransport, settle, snapshotOf } from '../../helpers/renderer.js';
+
+const KEY = '0123456789abcdef';
+
+class FakePanes implements PaneHost {
+  key: string | null = null;
+  ids: string[] = [];
+  restores: Array<{ ids: string[]; all: boolean }> = [];
+  data: PaneHost['data'] = (agentId, data) => {
+    if (!this.ids.includes(agentId)) return false;
+    this.written.push(`${agentId}:${data}`);
+    return true;
+  };
+  written: string[] = [];
+  setThread(key: string | null) {
+    if (key !== this.key) this.ids = [];
+    this.key = key;
+  }
+  sync(ids: readonly string[], all: boolean) {
+    this.ids = [...ids];
+    this.restores.push({ ids: [...ids], all });
+  }
+  preferredSize() {
+    return { cols: 120, rows: 40 };
+  }
+}
+
+function setup(o: { threads?: Array<{ key: string; open: boolean }>; tasks?: string[] } = {}) {
+  const host = engineWith(o.tasks ?? ['parse', 'test']);
+  const t = new FakeTransport();
+  let agents = [agent('a1', { name: 'shell 1' }), agent('a2', { name: 'shell 2' })];
+  t.on('threads.list', () => (o.threads ?? [{ key: KEY, open: true }]).map((x) => ({ ...x, folder: '/p', goal: '' })));
+  t.on('thread.snapshot', () => snapshotOf(host.engine, { agents, log: host.events.slice() }));
+  const panes = new FakePanes();
+  const notices: string[] = [];
+  const timers: Array<() => void> = [];
+  let local = 0;
+  const c = new AppController(t, {
+    panes,
+    clock: new HostClock(() => local),
+    systemNotify: (title) => (notices.push(title), true),
+    setTimeout: (f) => timers.push(f),
+    clearTimeout: () => undefined,
+  });
+  /** Push every event the engine emitted since the last call, as the host does. */
+  let sent = host.events.length;
+  const pushEvents = () => {
+    for (const e of host.events.slice(sent)) t.push({ type: 'board-event', key: KEY, event: e });
+    sent = host.events.length;
+  };
+  const skipEvents = () => (sent = host.events.length);
+  return {
+    host,
+    t,
+    c,
+    panes,
+    notices,
+    timers,
+    pushEvents,
+    skipEvents,
+    setAgents: (a: typeof agents) => (agents = a),
+    setLocal: (ms: number) => (local = ms),
+  };
+}
+
+describe('AppController', () => {
+  it('opens the only open Thread by itself and draws its board and agents', async () => {
+    const { c, panes } = setup();
+    c.start();
+    await settle();
+    const s = c.state;
+    expect(s.activeKey).toBe(KEY);
+    expect(s.goal).toBe('ship it');
+    expect(s.columns.open).toEqual(['T-1', 'T-2']);
+    expect(s.agentIds).toEqual(['a1', 'a2']);
+    expect(s.activeAgentId).toBe('a1');
+    expect(s.log.map((l) => l.kind)).toEqual(['thread-created', 'task-added', 'task-added']);
+    expect(panes.restores).toEqual([{ ids: ['a1', 'a2'], all: false }]);
+  });
+
+  it('does not choose for the person when several Threads are open', async () => {
+    const { c } = setup({ threads: [{ key: KEY, open: true }, { key: 'fedcba9876543210', open: true }] });
+    c.start();
+    await settle();
+    expect(c.state.activeKey).toBeNull();
+    expect(c.state.threads).toHaveLength(2);
+  });
+
+  it('applies live events and counts a claim down from its deadline on the host clock', async () => {
+    const { c, host, pushEvents, setLocal } = setup();
+    setLocal(50_000); // the window's clock is unrelated to the host's
+    c.start();
+    await settle();
+    host.clock.advance(3_000);
+    host.engine.claim('a1', 'T-1');
+    setLocal(53_000);
+    pushEvents();
+    expect(c.state.columns.claimed).toEqual(['T-1']);
+    const deadline = c.state.board!.tasks.get('T-1')!.claim!.deadline;
+    expect(c.clock.remaining(deadline)).toBe(Limits.defaultLeaseMs);
+    setLocal(53_000 + 30_000);
+    expect(c.clock.remaining(deadline)).toBe(Limits.defaultLeaseMs - 30_000);
+    expect(c.state.log.at(-1)!.kind).toBe('grant');
+  });
+
+  it('buffers events that arrive while the snapshot is on its way, and drops the ones it already has', async () => {
+    const { c, host, t, pushEvents, skipEvents } = setup();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const snap = t.handlers['thread.snapshot']!;
+    t.on('thread.snapshot', async (p) => {
+      await gate;
+      return snap(p);
+    });
+    skipEvents();
+    c.start();
+    await settle();
+    host.engine.claim('a1', 'T-1'); // in the snapshot AND pushed
+    pushEvents();
+    release();
+    await settle();
+    host.engine.claim('a2', 'T-2'); // after: live
+    pushEvents();
+    expect(c.state.columns.claimed).toEqual(['T-1', 'T-2']);
+    expect(c.state.log.filter((l) => l.kind === 'grant')).toHaveLength(2);
+  });
+
+  it('fetches the snapshot again when a push was lost', async () => {
+    const { c, host, t, pushEvents, skipEvents } = setup();
+    c.start();
+    await settle();
+    host.engine.claim('a1', 'T-1');
+    skipEvents(); // lost
+    host.engine.claim('a2', 'T-2');
+    pushEvents();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toHaveLength(2);
+    expect(c.state.columns.claimed).toEqual(['T-1', 'T-2']);
+  });
+
+  it('marks a lapsed claim; the notice is the host’s push, shown once, and the board event alone raises none', async () => {
+    const { c, host, pushEvents, notices, timers, t } = setup();
+    c.start();
+    await settle();
+    host.engine.claim('a1', 'T-1');
+    host.clock.advance(Limits.defaultLeaseMs);
+    host.engine.sweep();
+    pushEvents();
+    expect(c.state.columns.open).toContain('T-1');
+    for (const f of timers.splice(0)) f();
+    // The page builds no notice of its own (the host is their one source).
+    expect(notices).toEqual([]);
+    const lapse = lapseNotice('T-1', 'shell 1', 'parse', 'open');
+    t.push({ type: 'notify', key: KEY, ...lapse });
+    t.push({ type: 'notify', key: KEY, ...lapse });
+    for (const f of timers.splice(0)) f();
+    expect(notices).toEqual(['Claim lapsed: T-1']);
+  });
+
+  it('shows the host’s agent-exit notice, and shows a toast without notification permission', async () => {
+    const { c, t, timers } = setup();
+    const c2 = new AppController(t, { setTimeout: (f) => timers.push(f), clearTimeout: () => undefined });
+    c2.start();
+    await settle();
+    t.push({ type: 'agents', key: KEY, agents: [agent('a1', { name: 'shell 1', status: 'exited', exit: { code: 0, signal: 9 } }), agent('a2')] });
+    t.push({ type: 'notify', key: KEY, ...agentExitedNotice('shell 1', { code: 0, signal: 9 }) });
+        expect(c2.state.toasts.map((x) => x.title)).toEqual(['Agent exited: shell 1']);
+    expect(c2.state.toasts[0]!.body).toBe('shell 1 was killed by signal 9.');
+    expect(c2.state.agents.a1!.status).toBe('exited');
+    // untouched agents keep their object: their tabs do not re-render
+    const a2 = c2.state.agents.a2;
+    t.push({ type: 'agents', key: KEY, agents: [c2.state.agents.a1!, agent('a2')] });
+    expect(c2.state.agents.a2).toBe(a2);
+    void c;
+  });
+
+  it('shows every refused action in the banner with its code', async () => {
+    const { c, t } = setup();
+    c.start();
+    await settle();
+    t.on('task.approve', () => {
+      throw new HostCallError('bad-state', 'T-1 is open; only a task in review can be approved');
+    });
+    expect(await c.actions.approveTask('T-1')).toBe(false);
+    expect(c.state.errors).toEqual([{ id: expect.any(Number), code: 'bad-state', message: 'T-1 is open; only a task in review can be approved', action: 'approve T-1' }]);
+    c.notices.dismissError(c.state.errors[0]!.id);
+    expect(c.state.errors).toEqual([]);
+    expect(await c.actions.releaseTask('T-2')).toBe(true);
+    expect(t.callsOf('task.release')).toEqual([{ key: KEY, taskId: 'T-2' }]);
+  });
+
+  it('routes pane output to its pane, and acks output nobody shows', async () => {
+    const { c, t, panes } = setup();
+    c.start();
+    await settle();
+    t.push({ type: 'pane-data', key: KEY, agentId: 'a1', data: 'hello' });
+    expect(panes.written).toEqual(['a1:hello']);
+    expect(c.state.log).toHaveLength(3); // output never touches the store
+    // Output nobody shows is acked in the same steps a terminal acks in, so it never holds a pane back.
+    const step = FlowLimits.charCountAckSize;
+    t.push({ type: 'pane-data', key: 'fedcba9876543210', agentId: 'x', data: 'y'.repeat(step + 1_000) });
+    t.push({ type: 'pane-data', key: KEY, agentId: 'gone', data: 'z'.repeat(step) });
+    expect(t.callsOf('agent.ack')).toEqual([
+      { key: 'fedcba9876543210', agentId: 'x', chars: step + 1_000 },
+      { key: KEY, agentId: 'gone', chars: step },
+    ]);
+  });
+
+  it('launches at the size a pane shows and switches to the new tab', async () => {
+    const { c, t } = setup();
+    c.start();
+    await settle();
+    t.on('agent.launch', (p) => agent('a3', { name: `${p.profile} 1` }));
+    await c.launch('custom', 'npx my-agent');
+    expect(t.callsOf('agent.launch')).toEqual([{ key: KEY, profile: 'custom', command: 'npx my-agent', cols: 120, rows: 40 }]);
+    expect(c.state.agentIds).toEqual(['a1', 'a2', 'a3']);
+    expect(c.state.activeAgentId).toBe('a3');
+  });
+
+  it('after a reconnect fetches the board and every terminal screen again', async () => {
+    const { c, t, panes, host, skipEvents } = setup();
+    c.start();
+    await settle();
+    t.setState('connecting');
+    expect(c.state.connection).toBe('connecting');
+    host.engine.claim('a1', 'T-1'); // missed while away
+    skipEvents();
+    t.setState('connected');
+    await settle();
+    expect(c.state.connection).toBe('connected');
+    expect(c.state.columns.claimed).toEqual(['T-1']);
+    expect(panes.restores.at(-1)).toEqual({ ids: ['a1', 'a2'], all: true });
+  });
+
+  it('keeps the tab a person chose when the agent list changes', async () => {
+    const { c, t } = setup();
+    c.start();
+    await settle();
+    c.selectAgent('a2');
+    t.push({ type: 'agents', key: KEY, agents: [agent('a1'), agent('a2'), agent('a3')] });
+    expect(c.state.activeAgentId).toBe('a2');
+    t.push({ type: 'agents', key: KEY, agents: [agent('a1'), agent('a3')] });
+    expect(c.state.activeAgentId).toBe('a1');
+  });
+
+  it('ignores pushes about other Threads (except to keep the list current)', async () => {
+    const { c, t } = setup({ threads: [{ key: KEY, open: true }, { key: 'fedcba9876543210', open: true }] });
+    c.start();
+    await settle();
+    await c.loadThread(KEY);
+    const other: BoardEvent = { seq: 99, at: 0, mono: 0, kind: 'goal-set', goal: 'elsewhere', by: 'user' };
+    t.push({ type: 'board-event', key: 'fedcba9876543210', event: other });
+    expect(c.state.goal).toBe('ship it');
+    expect(c.state.threads.find((x) => x.key === 'fedcba9876543210')?.goal).toBe('elsewhere');
+  });
+});
+
+describe('a window made for one Thread', () => {
+  it('opens the Thread named in its URL even when several are open', async () => {
+    const host = engineWith(['a']);
+    const t = new FakeTransport();
+    t.on('threads.list', () => [
+      { key: 'fedcba9876543210', open: true, folder: '/q', goal: '' },
+      { key: KEY, open: true, folder: '/p', goal: '' },
+    ]);
+    t.on('thread.snapshot', (p) => snapshotOf(host.engine, { key: p.key }));
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    expect(c.state.activeKey).toBe(KEY);
+    expect(t.callsOf('thread.snapshot')).toEqual([{ key: KEY }]);
+  });
+
+  it("asks for its Thread's snapshot together with the Thread list, not after the list has come", async () => {
+    const host = engineWith(['a', 'b']);
+    const t = new FakeTransport();
+    let listed!: () => void;
+    t.on('threads.list', () => new Promise((resolve) => (listed = () => resolve([{ key: KEY, open: true, folder: '/p', goal: '' }]))));
+    t.on('thread.snapshot', (p) => snapshotOf(host.engine, { key: p.key }));
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toEqual([{ key: KEY }]);
+    expect(c.state.board?.tasks.size).toBe(2); // drawn while the list is still on its way
+    listed();
+    await settle();
+    expect(c.state.threads.map((x) => x.key)).toEqual([KEY]);
+    expect(t.callsOf('thread.snapshot')).toHaveLength(1);
+  });
+
+  it('a remembered Thread the host no longer has open is opened again from its folder, with no error shown', async () => {
+    const host = engineWith(['a']);
+    const t = new FakeTransport();
+    let open = false;
+    t.on('threads.list', () => [{ key: KEY, open, folder: '/p', goal: '' }]);
+    t.on('thread.snapshot', (p) => {
+      if (!open) throw new HostCallError('no-such-thread', `Thread ${p.key} is not open`);
+      return snapshotOf(host.engine, { key: p.key });
+    });
+    t.on('threads.open', (p) => ((open = true), { key: KEY, folder: p.folder, goal: '', open: true }));
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    await settle();
+    expect(t.callsOf('threads.open')).toEqual([{ folder: '/p' }]);
+    expect(c.state.activeKey).toBe(KEY);
+    expect(c.state.board?.tasks.size).toBe(1);
+    expect(c.state.errors).toEqual([]);
+  });
+
+  it('a remembered Thread the host does not know at all leaves the window on the Thread list, saying nothing', async () => {
+    const t = new FakeTransport();
+    t.on('threads.list', () => [{ key: 'fedcba9876543210', open: true, folder: '/q', goal: '' }, { key: 'aaaaaaaaaaaaaaaa', open: true, folder: '/r', goal: '' }]);
+    t.on('thread.snapshot', (p) => {
+      throw new HostCallError('no-such-thread', `Thread ${p.key} is not open`);
+    });
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    expect(c.state.activeKey).toBeNull();
+    expect(c.state.threadsLoaded).toBe(true);
+    expect(c.state.errors).toEqual([]);
+  });
+
+  it('a remembered Thread the host does not know, with exactly one other open: that one is shown, as for a window that asked for none', async () => {
+    const host = engineWith(['a']);
+    const t = new FakeTransport();
+    const other = 'fedcba9876543210';
+    t.on('threads.list', () => [{ key: other, open: true, folder: '/q', goal: '' }]);
+    t.on('thread.snapshot', (p) => {
+      if (p.key !== other) throw new HostCallError('no-such-thread', `Thread ${p.key} is not open`);
+      return snapshotOf(host.engine, { key: other });
+    });
+    const c = new AppController(t, { initialThread: KEY });
+    c.start();
+    await settle();
+    await settle();
+    expect(c.state.activeKey).toBe(other);
+    expect(c.state.board?.tasks.size).toBe(1);
+    expect(c.state.errors).toEqual([]);
+  });
+
+  it('names a closed agent in log lines by the name it had', async () => {
+    const { c, t, host, pushEvents } = setup();
+    c.start();
+    await settle();
+    host.engine.claim('a2', 'T-1');
+    t.push({ type: 'agents', key: KEY, agents: [agent('a1', { name: 'shell 1' })] });
+    host.engine.releaseAllHeldBy('a2', 'pane-closed');
+    pushEvents();
+    expect(c.state.log.at(-1)!.summary).toBe("T-1: shell 2's claim ended, pane closed → open");
+  });
+});
+
+describe('git worktrees in the window', () => {
+  const wt = (taskId: string, o: Partial<WorktreeInfo> = {}): WorktreeInfo => ({
+    taskId,
+    title: taskId,
+    path: `/data/wt/${taskId}`,
+    branch: `forkbench/${taskId}`,
+    base: 'main',
+    held: false,
+    missing: false,
+    uncommitted: 0,
+    ahead: 1,
+    ...o,
+  });
+
+  it("keeps the snapshot's git isolation, and reads it again when the base branch changes", async () => {
+    const { c, t, host, pushEvents } = setup();
+    let git: ThreadSnapshot['git'] = { isolated: true, repoRoot: '/work/project', baseBranch: 'main' };
+    const snap = t.handlers['thread.snapshot']!;
+    t.on('thread.snapshot', (p) => ({ ...(snap(p) as ThreadSnapshot), git }));
+    c.start();
+    await settle();
+    expect(c.state.git).toEqual(git);
+    host.engine.setSettings({ leaseMs: 60_000 }); // base unchanged: nothing to read again
+    pushEvents();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toHaveLength(1);
+    git = { isolated: true, repoRoot: '/work/project', baseBranch: 'develop' };
+    host.engine.setSettings({ baseBranch: 'develop' });
+    pushEvents();
+    await settle();
+    expect(t.callsOf('thread.snapshot')).toHaveLength(2);
+    expect(c.state.git).toEqual(git);
+    expect(c.state.leaseMs).toBe(60_000);
+  });
+
+  it('fetches the worktree list only while the panel is open, again after events that change it', async () => {
+    const { c, t, host, pushEvents } = setup();
+    let list = [wt('T-1')];
+    t.on('worktree.list', () => list);
+    c.start();
+    await settle();
+    host.engine.claim('a1', 'T-1');
+    pushEvents();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(0);
+    c.worktrees.toggleWorktrees();
+    await settle();
+    expect(c.state.worktreesOpen).toBe(true);
+    expect(c.state.worktrees).toEqual(list);
+    list = [wt('T-1', { held: true }), wt('T-2')];
+    host.engine.claim('a2', 'T-2');
+    host.engine.note('a2', 'T-2', 'no list change'); // a note changes no worktree
+    pushEvents();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+    expect(c.state.worktrees).toEqual(list);
+    c.worktrees.toggleWorktrees();
+    host.engine.release('a2', 'T-2');
+    pushEvents();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+  });
+
+  it('folds a burst of events into one more fetch after the one running', async () => {
+    const { c, t } = setup();
+    let release!: () => void;
+    t.on('worktree.list', () => new Promise((r) => (release = () => r([wt('T-1')]))));
+    c.start();
+    await settle();
+    c.worktrees.toggleWorktrees();
+    await settle();
+    void c.worktrees.refreshWorktrees();
+    void c.worktrees.refreshWorktrees();
+    expect(t.callsOf('worktree.list')).toHaveLength(1);
+    release();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+    release();
+    await settle();
+    expect(t.callsOf('worktree.list')).toHaveLength(2);
+    expect(c.state.worktrees).toEqual([wt('T-1')]);
+  });
+
+  it('asks before removing a worktree with work in it, and removes it when told to', async () => {
+    const { c, t } = setup();
+    t.on('worktree.list', () => []);
+    t.on('worktree.remove', (p) => {
+      if (!p.force) throw new HostCallError('uncommitted', 'T-1 has 2 uncommitted changes and 1 unmerged commit');
+      return null;
+    });
+    c.start();
+    await settle();
+    expect(await c.worktrees.removeWorktree('T-1', false)).toEqual({ kind: 'confirm', message: 'T-1 has 2 uncommitted changes and 1 unmerged commit' });
+    expect(c.state.errors).toEqual([]); // a question, not an error
+    expect(await c.worktrees.removeWorktree('T-1', true)).toEqual({ kind: 'removed' });
+    expect(t.callsOf('worktree.remove')).toEqual([
+      { key: KEY, taskId: 'T-1', force: false },
+      { key: KEY, taskId: 'T-1', force: true },
+    ]);
+    t.on('worktree.remove', () => {
+      throw new HostCallError('bad-state', 'T-2 is held by shell 1');
+    });
+    expect(await c.worktrees.removeWorktree('T-2', false)).toEqual({ kind: 'failed' });
+    expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['bad-state', 'remove the worktree of T-2']]);
+  });
+
+  it('answers why an approval did not merge, and shows it in the banner too', async () => {
+    const { c, t } = setup();
+    t.on('task.approve', () => {
+      throw new HostCallError('merge-conflict', 'forkbench/T-1 does not merge cleanly into main: src/a.ts');
+    });
+    c.start();
+    await settle();
+    const err = await c.actions.approveWithReason('T-1');
+    expect(err).toEqual({ code: 'merge-conflict', message: 'forkbench/T-1 does not merge cleanly into main: src/a.ts' });
+    expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['merge-conflict', 'approve T-1']]);
+    expect(await c.actions.approveTask('T-1')).toBe(false);
+  });
+
+  it('forgets the review dialog and the worktree panel when another Thread is shown', async () => {
+    const other = 'fedcba9876543210';
+    const { c, t } = setup({ threads: [{ key: KEY, open: true }, { key: other, open: true }] });
+    t.on('worktree.list', () => [wt('T-1')]);
+    c.start();
+    await settle();
+    await c.loadThread(KEY);
+    c.worktrees.toggleWorktrees();
+    c.worktrees.openReview('T-1');
+    await settle();
+    expect(c.state.reviewTaskId).toBe('T-1');
+    await c.loadThread(other);
+    expect(c.state).toMatchObject({ reviewTaskId: null, worktreesOpen: false, worktrees: null });
+  });
+});

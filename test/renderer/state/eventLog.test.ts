@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import { appendLog, LOG_CAP, summarize, toLogEntry } from '../../../src-renderer/state/eventLog.js';
+import { engineWith } from '../../helpers/renderer.js';
+
+describe('event log lines', () => {
+  it('has one human line per event kind the engine emits, rejected writes with their code', () => {
+    const { engine, events } = engineWith(['parse the config']);
+    engine.claim('a1', 'T-1');
+    engine.assign('T-1', 'a2');
+    engine.note('a1', 'T-1', 'still mine?');
+    const names = (id: string) => ({ a1: 'shell 1', a2: 'shell 2', user: 'you' })[id] ?? id;
+    const lines = events.map((e) => toLogEntry(e, names));
+    expect(lines.map((l) => l.kind)).toEqual(['thread-created', 'task-added', 'grant', 'reassign', 'write-rejected']);
+    expect(lines[1]!.summary).toBe('T-1 added by you: parse the config');
+    expect(lines[2]!.summary).toMatch(/^T-1 claimed by shell 1 \(token \d+\)$/);
+    expect(lines[3]!.summary).toMatch(/^T-1 reassigned from shell 1 to shell 2 by you/);
+    const rejected = lines[4]!;
+    expect(rejected.code).toBe('stale-token');
+    expect(rejected.summary).toContain('shell 1 note T-1 rejected: stale-token');
+    expect(lines.slice(0, 4).every((l) => l.code === null)).toBe(true);
+  });
+
+  it('clips long text to one line', () => {
+    const { engine, events } = engineWith([]);
+    engine.setGoal('x'.repeat(500) + '\nsecond line');
+    const s = summarize(events.at(-1)!);
+    expect(s.length).toBeLessThan(120);
+    expect(s).not.toContain('\n');
+  });
+
+  it('keeps the newest ~500 lines', () => {
+    const mk = (seq: number) => ({ seq, at: 0, kind: 'note' as const, summary: '', code: null, repeat: 1 });
+    let log = appendLog([], Array.from({ length: 400 }, (_, i) => mk(i + 1)));
+    log = appendLog(log, Array.from({ length: 300 }, (_, i) => mk(i + 401)));
+    expect(log).toHaveLength(LOG_CAP);
+    expect(log[0]!.seq).toBe(201);
+    expect(log.at(-1)!.seq).toBe(700);
+    expect(appendLog(log, [])).toBe(log);
+  });
+
+  it('folds repeated identical renewals into one line with a count, and nothing else', () => {
+    const renew = (seq: number, summary = 'T-1 lease renewed for shell 1 (liveness)') => ({ seq, at: seq, kind: 'renew' as const, summary, code: null, repeat: 1 });
+    let log = appendLog([], [renew(1), renew(2), renew(3)]);
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatchObject({ seq: 3, repeat: 3 });
+    log = appendLog(log, [renew(4, 'T-2 lease renewed for shell 1 (liveness)'), renew(5)]);
+    expect(log.map((e) => e.repeat)).toEqual([3, 1, 1]);
+    const note = { seq: 6, at: 6, kind: 'note' as const, summary: 'n', code: null, repeat: 1 };
+    expect(appendLog(appendLog([], [note]), [{ ...note, seq: 7 }])).toHaveLength(2);
+  });
+
+  it('reads worktree events, a claim ended for want of one, and a commit the fence refused', () => {
+    const names = (id: string) => ({ a1: 'shell 1', user: 'you' })[id] ?? id;
+    const at = { at: 0, mono: 0 };
+    const worktree = { path: '/data/wt/T-3', branch: 'forkbench/T-3', base: 'main', baseCommit: 'abc' };
+    const events: BoardEvent[] = [
+      { ...at, seq: 1, kind: 'worktree-set', taskId: 'T-3', worktree, by: 'forkbench' },
+      { ...at, seq: 2, kind: 'claim-ended', taskId: 'T-4', agentId: 'a1', token: 9, reason: 'no-worktree', to: 'open' },
+      { ...at, seq: 3, kind: 'worktree-removed', taskId: 'T-3', by: 'user', why: 'merged' },
+      { ...at, seq: 4, kind: 'worktree-removed', taskId: 'T-5', by: 'user', why: 'removed' },
+      { ...at, seq: 5, kind: 'write-rejected', taskId: 'T-3', agentId: 'a1', token: 4, op: 'fence', code: 'stale-token', message: 'token 4 is over; T-3 is now token 6' },
+    ];
+    const lines = events.map((e) => toLogEntry(e, names));
+    expect(lines.map((l) => l.summary)).toEqual([
+      'T-3 worktree forkbench/T-3 ready (from main)',
+      "T-4: shell 1's claim ended, no worktree → open",
+      'T-3 merged into its base; worktree removed',
+      'T-5 worktree removed by you',
+      "shell 1's git commit/push on T-3 refused (stale-token): token 4 is over; T-3 is now token 6",
+    ]);
+    expect(lines[4]!.code).toBe('stale-token');
+  });
+});

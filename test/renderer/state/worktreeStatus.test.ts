@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { canRemoveWorktree, changesWorktrees, worktreeStatus } from '../../../src-renderer/state/worktreeStatus.js';
+
+describe('worktree list', () => {
+  it('names a worktree held, parked or missing, and lets only unheld ones go', () => {
+    expect(worktreeStatus({ held: true, missing: false })).toBe('held');
+    expect(worktreeStatus({ held: false, missing: false })).toBe('parked');
+    expect(worktreeStatus({ held: true, missing: true })).toBe('missing');
+    expect(canRemoveWorktree({ held: false })).toBe(true);
+    expect(canRemoveWorktree({ held: true })).toBe(false);
+  });
+
+  it('refreshes on the events that make, remove, hold or let go of one', () => {
+    for (const k of ['worktree-set', 'worktree-removed', 'grant', 'claim-ended', 'approved'] as const) expect(changesWorktrees(k)).toBe(true);
+    for (const k of ['note', 'renew', 'goal-set'] as const) expect(changesWorktrees(k)).toBe(false);
+  });
+});

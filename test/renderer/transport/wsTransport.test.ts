@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { takeLinkCode, tradeLinkCode, wsUrlFor } from '../../../src-renderer/transport/linkCode.js';
+import { toWindowError } from '../../../src-renderer/transport/types.js';
+import { backoffDelay, ReconnectConstants, WsTransport, type SocketLike } from '../../../src-renderer/transport/wsTransport.js';
+
+class FakeSocket implements SocketLike {
+  readyState = 0;
+  sent: any[] = [];
+  closed = false;
+  onopen: ((ev: unknown) => void) | null = null;
+  onclose: ((ev: unknown) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  constructor(readonly url: string) {}
+  send(data: string): void {
+    this.sent.push(JSON.parse(data));
+  }
+  close(): void {
+    this.closed = true;
+  }
+  open(): void {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+  drop(): void {
+    this.readyState = 3;
+    this.onclose?.({});
+  }
+  reply(m: unknown): void {
+    this.onmessage?.({ data: JSON.stringify(m) });
+  }
+}
+
+function setup(ready?: Promise<unknown>) {
+  const sockets: FakeSocket[] = [];
+  const timers: Array<{ f: () => void; ms: number }> = [];
+  const t = new WsTransport({
+    url: 'ws://127.0.0.1:4000/ws',
+    ready,
+    createSocket: (url) => {
+      const s = new FakeSocket(url);
+      sockets.push(s);
+      return s;
+    },
+    setTimeout: (f, ms) => timers.push({ f, ms }),
+    clearTimeout: () => undefined,
+    random: () => 0.5,
+  });
+  const states: string[] = [];
+  t.onState((s) => states.push(s));
+  return { t, sockets, timers, states, last: () => sockets[sockets.length - 1]! };
+}
+
+describe('WsTransport', () => {
+  it('answers calls by id and delivers pushes', async () => {
+    const { t, last, states } = setup();
+    expect(t.state).toBe('connecting');
+    last().open();
+    expect(states).toEqual(['connected']);
+    const pushes: unknown[] = [];
+    t.subscribe((p) => pushes.push(p));
+    const a = t.call('threads.list', {});
+    const b = t.call('task.approve', { key: '0123456789abcdef', taskId: 'T-1' });
+    const [m1, m2] = last().sent;
+    expect(m1).toEqual({ id: 1, method: 'threads.list', params: {} });
+    last().reply({ push: { type: 'notify', title: 't', body: 'b' } });
+    last().reply({ id: m2.id, ok: false, error: { code: 'bad-state', message: 'T-1 is open' } });
+    last().reply({ id: m1.id, ok: true, value: [] });
+    await expect(a).resolves.toEqual([]);
+    await expect(b).rejects.toMatchObject({ code: 'bad-state', message: 'T-1 is open' });
+    expect(pushes).toEqual([{ type: 'notify', title: 't', body: 'b' }]);
+  });
+
+  it('fails calls at once while disconnected, and in-flight calls when the socket closes', async () => {
+    const { t, last } = setup();
+    await expect(t.call('threads.list', {})).rejects.toMatchObject({ code: 'disconnected' });
+    last().open();
+    const p = t.call('threads.list', {});
+    last().drop();
+    await expect(p).rejects.toMatchObject({ code: 'disconnected' });
+    expect(t.state).toBe('connecting');
+  });
+
+  it('reconnects with growing, capped backoff and reports each reconnect', () => {
+    const { sockets, timers, states, last } = setup();
+    last().drop(); // never opened
+    last(); // same socket
+    expect(timers.map((x) => x.ms)).toEqual([ReconnectConstants.initialDelayMs]);
+    for (let i = 0; i < 8; i++) {
+      timers.shift()!.f();
+      last().drop();
+    }
+    expect(timers[0]!.ms).toBe(ReconnectConstants.maxDelayMs);
+    timers.shift()!.f();
+    last().open();
+    expect(states.filter((s) => s === 'connected')).toHaveLength(1);
+    last().drop();
+    expect(timers.at(-1)!.ms).toBe(ReconnectConstants.initialDelayMs); // reset after a good connection
+    timers.shift()!.f();
+    last().open();
+    expect(states).toEqual(['connected', 'connecting', 'connected']);
+    expect(sockets.every((s) => s.url === 'ws://127.0.0.1:4000/ws')).toBe(true);
+  });
+
+  it('opens its first socket only once `ready` settles, resolved or rejected', async () => {
+    for (const outcome of ['resolve', 'reject'] as const) {
+      let settle!: () => void;
+      const ready = new Promise<void>((resolve, reject) => (settle = outcome === 'resolve' ? resolve : () => reject(new Error('refused'))));
+      const { sockets } = setup(ready);
+      expect(sockets).toHaveLength(0);
+      settle();
+      await ready.catch(() => undefined);
+      await Promise.resolve();
+      expect(sockets).toHaveLength(1);
+    }
+  });
+
+  it('dispose closes the socket and stops reconnecting', () => {
+    const { t, last, timers } = setup();
+    last().open();
+    t.dispose();
+    expect(last().closed).toBe(true);
+    expect(timers).toHaveLength(0);
+  });
+
+  it('backoff has jitter within ±20%', () => {
+    expect(backoffDelay(0, () => 0)).toBe(200);
+    expect(backoffDelay(0, () => 1)).toBe(300);
+    expect(backoffDelay(20, () => 0.5)).toBe(5_000);
+  });
+});
+
+describe('serve-mode link code', () => {
+  it('takes the code from the fragment and strips only it from the address bar', () => {
+    let replaced = '';
+    expect(takeLinkCode('http://127.0.0.1:4000/?debug=1&thread=ab#code=s3cr3t&x=1', (u) => (replaced = u))).toBe('s3cr3t');
+    expect(replaced).toBe('/?debug=1&thread=ab#x=1');
+    expect(takeLinkCode('http://127.0.0.1:4000/#code=s3cr3t', (u) => (replaced = u))).toBe('s3cr3t');
+    expect(replaced).toBe('/');
+    // the reload: no code any more, and the address is left alone
+    replaced = 'untouched';
+    expect(takeLinkCode('http://127.0.0.1:4000/?debug=1', (u) => (replaced = u))).toBeNull();
+    expect(replaced).toBe('untouched');
+  });
+
+  it('trades the code in a POST body, and a refused or failed trade only says false', async () => {
+    const posted: Array<[string, string]> = [];
+    expect(await tradeLinkCode('c0de', async (path, body) => (posted.push([path, body]), { ok: true }))).toBe(true);
+    expect(posted).toEqual([['/session', 'c0de']]);
+    expect(await tradeLinkCode('spent', async () => ({ ok: false }))).toBe(false);
+    expect(await tradeLinkCode('c0de', () => Promise.reject(new Error('offline')))).toBe(false);
+  });
+
+  it('builds the socket URL on the page host, with nothing secret in it', () => {
+    expect(wsUrlFor({ protocol: 'http:', host: '127.0.0.1:4000' })).toBe('ws://127.0.0.1:4000/ws');
+    expect(wsUrlFor({ protocol: 'https:', host: 'x' })).toBe('wss://x/ws');
+  });
+
+  it('turns any thrown thing into code + message', () => {
+    expect(toWindowError(Object.assign(new Error('nope'), { code: 'lapsed' }))).toEqual({ code: 'lapsed', message: 'nope' });
+    expect(toWindowError(new Error("Error invoking remote method 'forkbench:call': Error: boom"))).toEqual({ code: 'error', message: 'boom' });
+    expect(toWindowError('x')).toEqual({ code: 'error', message: 'x' });
+  });
+});
