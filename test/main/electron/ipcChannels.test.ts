@@ -7,7 +7,7 @@ import { ensureBuilt } from '../../helpers/cli.js';
 
 ensureBuilt();
 // The compiled preload, as Electron loads it (CommonJS, sandboxed).
-const preload = createRequire(import.meta.url)('../../dist-main/src-main/electron/preload.cjs') as typeof import('../../../src-main/electron/preload.cjs');
+const preload = createRequire(import.meta.url)('../../../dist-main/src-main/electron/preload.cjs') as typeof import('../../../src-main/electron/preload.cjs');
 
 /** Every `forkbench:` channel a file names, as written in its source. */
 const channelsIn = (file: string) => [...new Set(readFileSync(new URL(`../../../src-main/electron/${file}`, import.meta.url), 'utf8').match(/'forkbench:[a-z-]+'/g) ?? [])].sort();

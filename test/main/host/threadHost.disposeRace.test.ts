@@ -7,7 +7,7 @@ import { hostFixture } from '../../helpers/hosts.js';
 
 /** The liveness check's /proc read, with a hook that runs while the real read is in flight. */
 const proc = vi.hoisted(() => ({ onRead: null as ((pid: number) => void) | null }));
-vi.mock('../../src-main/pty/procReader.js', async (importOriginal) => {
+vi.mock('../../../src-main/pty/procReader.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../../src-main/pty/procReader.js')>();
   return {
     ...real,
