@@ -199,7 +199,7 @@ export class LeaseEngine {
     const c = this.checkWrite(agentId, taskId, token, 'done');
     if (!c.ok) return c;
     const t = this.board.tasks.get(taskId) as Task;
-    if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} is already ${t.state}`);
+    if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} is already in ${t.state}`);
     if (text !== null) this.emit({ kind: 'note', taskId, by: agentId, text });
     // The work under review is what the board recorded at this moment, never a branch head that moves later.
     this.emit({ kind: 'submitted', taskId, agentId, token: c.value.token, record: t.worktree ? t.record : null });

@@ -23,8 +23,21 @@ const secs = (ms: number) => {
 
 const holder = (c: ClaimView | null) => (c ? `  [${c.agentId}, token ${c.token}, ${secs(c.remainingMs)} left]` : '');
 
+/**
+ * How much of the goal `forkbench board` prints: the task list is what an agent runs it for, and a goal can be
+ * 64 KiB; 600 characters is a long paragraph, about ten lines of a terminal.
+ */
+const GOAL_SHOWN_CHARS = 600;
+
+function goalLine(goal: string): string {
+  if (!goal) return '(none yet)';
+  const chars = Array.from(goal); // by code point, so the cut never splits a surrogate pair
+  if (chars.length <= GOAL_SHOWN_CHARS) return text(goal);
+  return `${text(chars.slice(0, GOAL_SHOWN_CHARS).join(''))}… (${chars.length - GOAL_SHOWN_CHARS} more characters: forkbench board --json has it all)`;
+}
+
 export function formatBoard(b: BoardView): string {
-  const lines = [`Goal: ${text(b.goal) || '(none yet)'}`, `Lease: ${secs(b.leaseMs)}`, ''];
+  const lines = [`Goal: ${goalLine(b.goal)}`, `Lease: ${secs(b.leaseMs)}`, ''];
   if (!b.tasks.length) lines.push('No tasks yet. Add one: forkbench add "TITLE"');
   for (const t of b.tasks) lines.push(`${t.id.padEnd(6)} ${t.state.padEnd(15)} ${line(t.title)}${holder(t.claim)}`);
   return lines.join('\n');

@@ -22,6 +22,15 @@ export { Exit };
 
 class UsageError extends Error {}
 
+/** What a task id looks like on the command line; anything else in its place is the next argument. */
+const TASK_ID = /^T-\d{1,9}$/i;
+/**
+ * The writes that may leave the task id out and mean the one task the agent holds: the two an agent types
+ * most while working, where a forgotten id used to cost a usage screen. `renew` and `release` still ask for
+ * the id, so a bare `release` typed by mistake gives nothing away.
+ */
+const HELD_TASK_METHODS: ReadonlySet<string> = new Set(['note', 'done']);
+
 /** One JSON object as printed: a title from an old journal may hold C1 or bidi controls, which
  *  JSON.stringify leaves raw; escaped, they cannot act on the terminal and the line still parses the same. */
 const printJson = (v: unknown): string => jsonShowControls(JSON.stringify(v));
@@ -44,8 +53,12 @@ function usage(): string {
 }
 
 
-/** Turn argv into method params, checked against the shared method table. */
-export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record<string, unknown>; json: boolean } {
+/**
+ * Turn argv into method params, checked against the shared method table. `heldTask` is set when a write
+ * that names a task was given none (`forkbench note "fixed it"`, `forkbench done`): the caller fills in the
+ * one task the agent holds, which is what an agent with one claim means.
+ */
+export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record<string, unknown>; json: boolean; heldTask: boolean } {
   const options: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' } };
   for (const p of spec.params) if (!p.positional) options[p.name] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -55,8 +68,11 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
     throw new UsageError((err as Error).message);
   }
   const params: Record<string, unknown> = {};
-  const positional = spec.params.filter((p) => p.positional);
+  let positional = spec.params.filter((p) => p.positional);
   const given = parsed.positionals;
+  const first = positional[0];
+  const heldTask = HELD_TASK_METHODS.has(spec.name) && first?.kind === 'taskId' && !TASK_ID.test(given[0] ?? '');
+  if (heldTask) positional = positional.slice(1);
   if (given.length > positional.length) {
     // The last positional takes the rest, so `forkbench note T-1 fixed the parser` needs no quotes.
     const last = positional.at(-1);
@@ -77,7 +93,16 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
     } else params[p.name] = v;
   }
   if (typeof params.taskId === 'string') params.taskId = params.taskId.toUpperCase();
-  return { params, json: parsed.values.json === true };
+  return { params, json: parsed.values.json === true, heldTask };
+}
+
+/** The one task this agent holds, for a write that named none; more or fewer is a usage error naming them. */
+async function heldTaskId(client: RpcClient, agentId: string | undefined, spec: MethodSpec): Promise<string> {
+  const board = await client.call('board', {});
+  const held = board.tasks.filter((t) => t.claim && t.claim.agentId === agentId).map((t) => t.id);
+  if (held.length === 1) return held[0] as string;
+  const which = held.length ? `you hold ${held.join(', ')}: name one` : 'you hold no task';
+  throw new UsageError(`${spec.name} needs a task id and ${which}: ${synopsis(spec)}`);
 }
 
 /** One call, shown as JSON or for a person. Generic in the method, so the formatter gets its own result type. */
@@ -95,9 +120,10 @@ interface Io {
 export async function run(argv: string[], io: Io): Promise<number> {
   const [cmd, ...rest] = argv;
   const json = rest.includes('--json');
-  const usageFail = (msg: string) => {
+  const usageFail = (msg: string, spec?: MethodSpec) => {
     if (json) io.out(printJson({ ok: false, error: { reason: 'usage', message: msg } }));
-    else io.err(`forkbench: ${msg}\n\n${usage()}`);
+    // A mistyped command gets its own synopsis; only an unknown one gets the whole list.
+    else io.err(spec ? `forkbench: ${msg}\n(forkbench help lists every command)` : `forkbench: ${msg}\n\n${usage()}`);
     return Exit.usage;
   };
   if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
@@ -117,10 +143,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const spec = methodSpec(cmd);
   if (!spec) return usageFail(`unknown command '${cmd}'`);
   let params: Record<string, unknown>;
+  let heldTask: boolean;
   try {
-    params = parseCommand(spec, rest).params;
+    ({ params, heldTask } = parseCommand(spec, rest));
   } catch (err) {
-    if (err instanceof UsageError) return usageFail(err.message);
+    if (err instanceof UsageError) return usageFail(err.message, spec);
     throw err;
   }
   const socket = io.env[AgentEnv.socket];
@@ -148,9 +175,14 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return unreachable((err as Error).message);
   }
   try {
+    if (heldTask) {
+      params.taskId = await heldTaskId(client, io.env[AgentEnv.agentId], spec);
+      io.err(`forkbench: ${spec.name} on ${params.taskId as string}, the one task you hold`);
+    }
     io.out(await callAndShow(client, spec.name, params, json));
     return Exit.ok;
   } catch (err) {
+    if (err instanceof UsageError) return usageFail(err.message, spec);
     if (err instanceof RpcFailure) {
       const reason = refusalReason(err);
       if (json) io.out(printJson({ ok: false, error: { reason, message: err.error.message } }));

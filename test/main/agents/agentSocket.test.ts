@@ -135,6 +135,43 @@ describe('agents’ socket', () => {
     expect((await cli(null, ['board'])).code).toBe(4);
   });
 
+  it('note and done without an id act on the one task the agent holds; none or two is a short usage error', async () => {
+    const c = registry.create('shell', 'C', 0);
+    c.status = 'running';
+    const none = await cli(c, ['note', 'fixed the parser']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/note needs a task id and you hold no task/);
+    expect(none.stderr.trim().split('\n').length).toBeLessThanOrEqual(2); // its synopsis, not the whole help
+    const t3 = await board.run((e) => e.addTask({ title: 'third' }));
+    const t4 = await board.run((e) => e.addTask({ title: 'fourth' }));
+    const id3 = (t3 as { ok: true; value: { id: string } }).value.id;
+    const id4 = (t4 as { ok: true; value: { id: string } }).value.id;
+    expect((await cli(c, ['claim', id3])).code).toBe(0);
+    const noted = await cli(c, ['note', 'fixed', 'the', 'parser']);
+    expect(noted.code).toBe(0);
+    expect(noted.stderr).toContain(`note on ${id3}, the one task you hold`);
+    expect(board.state.tasks.get(id3)?.notes.at(-1)?.text).toBe('fixed the parser');
+    expect((await cli(c, ['claim', id4])).code).toBe(0);
+    const two = await cli(c, ['done']);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain(`you hold ${id3}, ${id4}: name one`);
+    expect(board.state.tasks.get(id3)?.state).toBe('claimed');
+    expect((await cli(c, ['release', id4])).code).toBe(0);
+    const done = await cli(c, ['done', '--note', 'all green']);
+    expect(done.code).toBe(0);
+    expect(board.state.tasks.get(id3)?.state).toBe('review');
+  });
+
+  it('forkbench board prints a long goal cut short, with the task list right after it', async () => {
+    const goal = `${'g'.repeat(5000)}`;
+    await board.run((e) => e.setGoal(goal));
+    const out = (await cli(a, ['board'])).stdout;
+    expect(out.length).toBeLessThan(2000);
+    expect(out).toMatch(/… \(4400 more characters: forkbench board --json has it all\)/);
+    expect(out).toMatch(/T-1 /);
+    expect(JSON.parse((await cli(a, ['board', '--json'])).stdout).result.goal).toBe(goal);
+  });
+
   it('an oversized frame gets an error and the connection is closed; the host stays up', async () => {
     const big = `{"jsonrpc":"2.0","id":1,"method":"board","auth":"${a.secret}","params":{"x":"${'y'.repeat(MAX_FRAME_BYTES)}"}}\n`;
     const r = await raw(big, 1);
