@@ -1,4 +1,4 @@
-import { USER, type BranchRecord } from '../../src-shared/board/model.js';
+import { USER, type BranchRecord, type Task } from '../../src-shared/board/model.js';
 import { failed, type Result } from '../../src-shared/board/result.js';
 import type { ClaimResult, ClaimWorktree, RecordView } from '../../src-shared/protocol/agentMethods.js';
 import { agentProcedures, type AgentParams } from '../../src-shared/protocol/agentSchemas.js';
@@ -69,12 +69,22 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
   done: async (p, c) => {
     const v = await decide(c, (e) => e.done(c.agentId, idOf(p), p.token, p.note));
     c.hooks.onDone?.(c.agentId, idOf(p));
-    return v;
+    const warning = noWorkWarning(c.board.state.tasks.get(v.taskId), v.token);
+    return warning ? { ...v, warning } : v;
   },
   release: (p, c) => decide(c, (e) => e.release(c.agentId, idOf(p), p.token)),
   add: async (p, c) => taskView(await decide(c, (e) => e.addTask({ title: p.title as string, body: p.body }, c.agentId)), now(c)),
   edit: (p, c) => decide(c, (e) => e.edit(c.agentId, idOf(p), { title: p.title, body: p.body }, p.token)),
 };
+
+/**
+ * A task with a worktree whose review holds no commit of this claim: done is still taken (a task may need no
+ * change), but the agent hears now, not at approval, that approving it merges nothing of its own.
+ */
+function noWorkWarning(t: Task | undefined, token: number): string | undefined {
+  if (!t?.worktree || (t.submitted && t.submitted.token === token)) return undefined;
+  return `no commit is recorded for ${t.id} under token ${token}, so approving it merges nothing of yours; if you meant to commit, commit before saying done (a person can reject it back to you)`;
+}
 
 type Move = { ref: string; from: string; to: string; tree: string };
 

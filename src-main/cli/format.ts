@@ -66,7 +66,7 @@ const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
   renew: (c) => `${c.taskId}: lease renewed, ${secsLeft(c)} left.`,
   note: (c) => `${c.taskId}: note added, ${secsLeft(c)} left.`,
   edit: (c) => `${c.taskId}: edited, ${secsLeft(c)} left.`,
-  done: (c) => `${c.taskId} is in review.`,
+  done: (c) => `${c.taskId} is in review.${c.warning ? `\nWarning: ${c.warning}` : ''}`,
   release: (r) => `Released ${r.taskId}.`,
   add: (t) => `Added ${t.id} "${line(t.title)}".`,
   fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,

@@ -117,12 +117,17 @@ export interface AgentResults {
   claim: ClaimResult;
   renew: ClaimView;
   note: ClaimView;
-  done: ClaimView;
+  done: DoneView;
   release: { taskId: string };
   add: TaskView;
   edit: ClaimView;
   fence: ClaimView;
   record: RecordView;
+}
+
+/** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
+export interface DoneView extends ClaimView {
+  readonly warning?: string;
 }
 
 /** A branch move the board recorded as the task's work. */

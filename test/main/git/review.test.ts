@@ -66,6 +66,20 @@ describe('review shows the work, approval merges it', () => {
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
   });
 
+  it('done with no commit under its token is taken, with a warning that approval merges nothing of the agent\'s', async () => {
+    const { host } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'forgot to commit' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number };
+    const r = await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)]);
+    expect(r.code).toBe(0);
+    expect((r.out.result as { warning?: string }).warning).toMatch(new RegExp(`no commit is recorded for T-1 under token ${c.token}`));
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('review');
+    // with a commit of its own, no warning
+    const s = await submitted({ 'x.txt': 'x\n' });
+    expect(((await s.done()).out.result as { warning?: string }).warning).toBeUndefined();
+  });
+
   it('approval refuses a head written under an earlier claim: base untouched, task still in review', async () => {
     const { host, folder, done } = await submitted({ 'notes.txt': 'by A\n' });
     const b = await idleAgent(host);
