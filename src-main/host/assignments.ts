@@ -15,10 +15,18 @@ export class Assignments {
       board: BoardService;
       panes: Panes;
       worktreeOf: (taskId: string, token: number) => Promise<ClaimWorktree | null>;
+      /** The Thread's folder: where an agent whose task's worktree was removed can go back to. */
+      folder: string;
     },
   ) {}
 
+  /** Who said each task in review was done: the pane to tell when its worktree goes at the merge. */
+  private readonly submitters = new Map<string, { agentId: string; path: string | undefined }>();
+
   follow(e: BoardEvent): void {
+    if (e.kind === 'submitted') this.submitters.set(e.taskId, { agentId: e.agentId, path: this.d.board.state.tasks.get(e.taskId)?.worktree?.path });
+    if (e.kind === 'returned') this.submitters.delete(e.taskId);
+    if (e.kind === 'worktree-removed') this.tellMerged(e);
     if (e.kind === 'reassign') this.tellTaken(e);
     if (e.kind === 'grant' && e.by === USER) this.tellAssigned(e.taskId, e.agentId, e.token);
     else if (e.kind === 'reassign' && e.by === USER) this.tellAssigned(e.taskId, e.to.agentId, e.to.token);
@@ -35,6 +43,26 @@ export class Assignments {
       e.from.agentId,
       `${e.taskId} "${t?.title ?? ''}" was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
         `your fencing token ${e.from.token} is no longer accepted for it. Stop working on ${e.taskId}; run \`forkbench board\` to pick other work.`,
+    );
+  }
+
+  /**
+   * The agent's shell may still be in the folder just removed, where every command then fails with
+   * `getcwd() failed`: say why, and where to go.
+   */
+  private tellMerged(e: Extract<BoardEvent, { kind: 'worktree-removed' }>): void {
+    const by = this.submitters.get(e.taskId);
+    this.submitters.delete(e.taskId);
+    if (!by || e.why !== 'merged') return;
+    const { agentId } = by;
+    const path = e.path ?? by.path;
+    const p = this.d.panes.get(agentId);
+    if (!p || p.record.status === 'exited') return;
+    const t = this.d.board.state.tasks.get(e.taskId);
+    this.d.panes.tell(
+      agentId,
+      `${e.taskId} "${t?.title ?? ''}" was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
+        `If your shell was in it: cd '${this.d.folder}'. Run \`forkbench board\` to pick other work.`,
     );
   }
 

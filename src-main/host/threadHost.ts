@@ -69,7 +69,7 @@ export class ThreadHost {
     readonly liveness: LivenessLoop,
   ) {
     this.key = threadKeyOf(folder);
-    const assignments = new Assignments({ board, panes, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
+    const assignments = new Assignments({ board, panes, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
     this.unsubscribeBoard = board.onEvent((e) => {
       worktrees.follow(e);
       this.onBoardEvent.fire(e);

@@ -17,3 +17,23 @@ export function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, t
     });
   });
 }
+
+/** Resolves with what an agent's pane printed, once it matches: output, not time, is what is waited on. */
+export function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => {
+      d.dispose();
+      reject(new Error(`timed out waiting for ${pattern} in pane; saw: ${seen.slice(-500)}`));
+    }, timeoutMs);
+    const d = host.panes.onData.event(({ agentId: id, data }) => {
+      if (id !== agentId) return;
+      seen += data;
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        d.dispose();
+        resolve(seen);
+      }
+    });
+  });
+}

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tokenCheck } from '../../../src-renderer/state/reviewVerdict.js';
 import { ensureBuilt } from '../../helpers/cli.js';
+import { paneText } from '../../helpers/events.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
@@ -48,6 +49,21 @@ describe('review shows the work, approval merges it', () => {
     expect(gitSync(folder, ['branch', '--list', 'forkbench/*'])).toBe('');
     expect(host.board.state.tasks.get('T-1')?.worktree).toBeNull();
     expect(notes(host)).toMatch(/Merged forkbench\/T-1 into main as [0-9a-f]{10}\./);
+  });
+
+  it('after the merge, the agent that said done is told in its pane that its worktree is gone and where to go', async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const a = (await host.panes.launch('custom', { command: 'exec cat' })).id;
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(c.worktree.path, 'n.txt'), 'n\n');
+    expect((await sh(c.worktree.path, 'git add -A && git commit -qm n', agentEnv(host, a))).code).toBe(0);
+    expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
+    const told = paneText(host, a, /T-1 "change notes" was approved and merged; its worktree folder \S+ is removed\. If your shell was in it: cd '([^']+)'/);
+    await host.worktrees.approve('T-1');
+    const m = /cd '([^']+)'/.exec(await told);
+    expect(m?.[1]).toBe(folder);
+    expect(fs.existsSync(c.worktree.path)).toBe(false);
   });
 
   it('the page and the host give one verdict: a branch with no commits is approved without a merge, and the page says so first', async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
-import { nextEvent } from '../../helpers/events.js';
+import { nextEvent, paneText } from '../../helpers/events.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 
@@ -19,22 +19,6 @@ afterEach(async () => {
 });
 
 
-
-function paneText(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in pane; saw: ${seen.slice(-500)}`)), timeoutMs);
-    const d = host.panes.onData.event(({ agentId: id, data }) => {
-      if (id !== agentId) return;
-      seen += data;
-      if (pattern.test(seen)) {
-        clearTimeout(timer);
-        d.dispose();
-        resolve(seen);
-      }
-    });
-  });
-}
 
 /**
  * A raw-mode reader in a pane, as a TUI is: it prints each read it gets from the pty, escaped, and with
