@@ -385,11 +385,13 @@ export class PaneScreen {
    * anywhere on screen: a prompt box wraps a long line between its borders). Sent in one write with the
    * Enter, TUIs take the whole chunk for a paste, in which the Enter is a newline rather than "send".
    */
-  async type(text: string, echoed?: RegExp): Promise<void> {
+  async type(text: string, echoed?: RegExp, enterAfterMs = 0): Promise<void> {
     this.host.panes.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
     const start = squeeze(text.slice(0, 40));
     const shown = echoed ? () => echoed.test(this.visible()) : () => squeeze(this.visible()).includes(start);
     await this.until(shown, 10_000, `"${text}" in the prompt`);
+    // A CLI's own timer after a paste (see GEMINI_PASTE_GUARD_MS), not a wait for output.
+    if (enterAfterMs > 0) await new Promise((r) => setTimeout(r, enterAfterMs));
     this.host.panes.input(this.agentId, '\r');
   }
 
@@ -569,6 +571,11 @@ export async function killPane(t: RealCliThread, pane: Pane): Promise<void> {
 export function argvOf(pid: number): string[] {
   return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
 }
+
+/** Gemini CLI 0.61 takes an Enter within 40 ms of a paste it cannot trust for a newline in the message
+ *  (a guard against pasted text sending itself), and its key handler sees the guard lifted only once React has
+ *  rendered again, which on a busy machine took more than 80 ms. A person's Enter comes later still. */
+export const GEMINI_PASTE_GUARD_MS = 500;
 
 /** How often `untilSaved` looks at the CLI's files: a CLI saves within a few hundred ms of a turn. */
 const SAVED_POLL_MS = 100;
