@@ -305,9 +305,11 @@ export class Panes {
    */
   private async agentGone(pane: Pane, reason: HardReleaseReason): Promise<void> {
     const id = pane.record.id;
-    this.d.registry.forgetSecret(id);
     pane.record.status = 'exited';
     pane.typist.dispose();
+    // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
+    if (this.d.registry.get(id) !== pane.record) return;
+    this.d.registry.forgetSecret(id);
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(id, reason));
   }
 

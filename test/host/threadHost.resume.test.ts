@@ -138,6 +138,36 @@ describe('resuming an agent on its own conversation', () => {
     expect(host.panes.agents().filter((a) => a.id === first.id)).toHaveLength(1);
   }, 60_000);
 
+  it('resumed the moment its death is known (before waiting for its exit): the new process keeps its secret and its claim', async () => {
+    const { folder, manager } = setup();
+    const threads = manager();
+    const host = await threads.open(folder);
+    await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
+    const first = await host.panes.launch('claude');
+    await paneShows(host, first.id, /CLAIMED 1 AS /);
+    // The death (its claims released, the tab exited) comes ~1 ms after the kill; the exit, after the
+    // output tail has drained, or when the resume disposes the old session. Nothing of the old pane's
+    // ending may reach the resumed agent's secret or claims.
+    const dead = new Promise<void>((resolve) => {
+      const sub = host.panes.onAgents.event((list) => {
+        if (list.find((a) => a.id === first.id)?.status === 'exited') {
+          sub.dispose();
+          resolve();
+        }
+      });
+    });
+    process.kill(-first.pid!, 'SIGKILL');
+    await dead;
+    const claimed = paneShows(host, first.id, /CLAIMED 2 AS /);
+    await host.panes.resume(first.id);
+    await claimed;
+    const rec = host.registry.get(first.id)!;
+    expect(host.registry.authenticate(rec.secret)).toBe(rec);
+    expect(rec.status).toBe('running');
+    expect(host.board.engine.claimsOf(first.id)).toEqual(['T-1']);
+    expect(host.board.log().filter((e) => e.kind === 'claim-ended')).toHaveLength(1);
+  }, 60_000);
+
   it('after the host was closed and opened again, the tab is back as exited and resumes the same conversation', async () => {
     const { folder, manager, warnings } = setup();
     let threads = manager();
