@@ -16,19 +16,8 @@ import { ThreadManager } from '../../src-main/host/threadManager.js';
 import { WindowRouter } from '../../src-main/host/windowRouter.js';
 import { ensureBuilt } from '../helpers/cli.js';
 
-/** The stand-in CLI: `--session-id ID` starts conversation ID, `--resume ID` shows it and goes on with it. */
-const FAKE_CLI = `#!/bin/sh
-set -e
-mkdir -p "$HOME/sessions"
-case "$1" in
-  --session-id) id="$2"; echo "first message" > "$HOME/sessions/$id"; echo "NEW SESSION $id" ;;
-  --resume) id="$2"; [ -f "$HOME/sessions/$id" ] || { echo "NO SUCH SESSION $id"; exit 3; }; echo "RESUMED $id: $(cat "$HOME/sessions/$id")"; echo "again" >> "$HOME/sessions/$id" ;;
-  *) echo "NO SESSION ARGUMENT: $*"; exit 2 ;;
-esac
-out=$(forkbench claim T-1 --json)
-echo "CLAIMED $(printf '%s' "$out" | sed -n 's/.*"token":\\([0-9]*\\).*/\\1/p') AS $FORKBENCH_AGENT_ID"
-exec sleep 600
-`;
+/** The stand-in CLI (see the fixture), installed as `claude` on the panes' PATH. */
+const FAKE_CLI = join(import.meta.dirname, '..', 'fixtures', 'fakeSessionCli.sh');
 
 const roots: string[] = [];
 const managers: ThreadManager[] = [];
@@ -45,7 +34,8 @@ function setup() {
   const home = join(root, 'home');
   const bin = join(root, 'bin');
   for (const d of [folder, home, bin]) fs.mkdirSync(d);
-  fs.writeFileSync(join(bin, 'claude'), FAKE_CLI, { mode: 0o755 });
+  fs.copyFileSync(FAKE_CLI, join(bin, 'claude'));
+  fs.chmodSync(join(bin, 'claude'), 0o755);
   const warnings: string[] = [];
   const manager = () => {
     const m = new ThreadManager({
