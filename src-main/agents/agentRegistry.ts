@@ -39,6 +39,29 @@ export class AgentRegistry {
     return rec;
   }
 
+  /**
+   * The same agent again (its conversation resumed): same id and name, a new secret and a fresh record. The
+   * old secret stays dead, so a process of the old run cannot act as the new one.
+   */
+  revive(id: string, now: number): AgentRecord {
+    const old = this.byId.get(id);
+    if (!old) throw new Error(`no agent ${id}`);
+    this.forgetSecret(id);
+    const secret = randomBytes(32).toString('base64url');
+    const rec: AgentRecord = { id, name: old.name, profile: old.profile, secret, status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
+    this.byId.set(id, rec);
+    this.byDigest.set(digest(secret).toString('hex'), rec);
+    return rec;
+  }
+
+  /** An agent of an earlier run of the host, listed as exited; its secret is never registered, so nothing
+   *  can act as it until it is revived. */
+  restore(id: string, profile: string, name: string, now: number): AgentRecord {
+    const rec: AgentRecord = { id, name, profile, secret: randomBytes(32).toString('base64url'), status: 'exited', pid: null, exit: null, lastBoardCallAt: now };
+    this.byId.set(id, rec);
+    return rec;
+  }
+
   get(id: string): AgentRecord | undefined {
     return this.byId.get(id);
   }

@@ -131,7 +131,8 @@ export const gemini: AgentProfile = {
     // folders, and the project's .gemini/ is the user's repo. GEMINI_CLI_HOME moves its home folder, so the
     // agent gets a home of its own whose .gemini/settings.json is the user's own settings with the board's
     // server merged in, and whose other entries (logins, memory, commands, history) link to the user's.
-    const home = join(ctx.agentDir, 'gemini-home');
+    // In the folder that outlives the host: Gemini keeps the session a resume goes back to under its home.
+    const home = join(ctx.stateDir ?? ctx.agentDir, 'gemini-home');
     const userDir = userGeminiDir(ctx);
     const policyPath = join(ctx.agentDir, 'gemini-policy.toml');
     const { command, args } = mcpCommand(ctx);

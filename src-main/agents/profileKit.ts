@@ -34,6 +34,9 @@ export interface ProfileContext {
   leaseMs?: number;
   /** The Thread's renewal interval as the board uses it (effectiveRenewIntervalMs); told to agents as their rhythm. */
   renewMs?: number;
+  /** The agent's folder that outlives the host (private, in the Thread's data folder): where a CLI whose
+   *  conversation lives in a home of the profile's own keeps that home, so the conversation can be resumed. */
+  stateDir?: string;
   /** The environment PATH and SHELL are read from; defaults to process.env. */
   baseEnv?: Record<string, string | undefined>;
 }

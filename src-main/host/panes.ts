@@ -12,6 +12,8 @@ import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../
 import { PtySession } from '../pty/ptySession.js';
 import { PaneTypist } from './assignmentTyping.js';
 import { CLI_SCRIPT } from './cliShim.js';
+import type { AgentSessions } from './agentSessions.js';
+import type { StoredAgent } from './agentStore.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 
@@ -49,6 +51,8 @@ export interface PanesDeps {
   clearLocksOf: ((agentId: string) => string[]) | null;
   typingQuietMs?: number;
   warn?: (message: string) => void;
+  /** The agents' records and conversations, kept across processes and host restarts. */
+  sessions: AgentSessions;
 }
 
 /**
@@ -67,6 +71,11 @@ export class Panes {
 
   constructor(private readonly d: PanesDeps) {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
+    // The agents of earlier runs come back as exited tabs; new names count on after theirs.
+    for (const a of d.sessions.restoreInto(d.registry, performance.now())) {
+      const n = Number(new RegExp(`^${a.profile} (\\d+)$`).exec(a.name)?.[1] ?? 0);
+      if (n > (this.launched.get(a.profile) ?? 0)) this.launched.set(a.profile, n);
+    }
   }
 
   get(agentId: string): Pane | undefined {
@@ -86,6 +95,7 @@ export class Panes {
       pid: r.pid,
       exit: r.exit,
       claims: this.d.board.engine.claimsOf(r.id),
+      resumable: r.status === 'exited' && this.d.sessions.resumable(r.id),
     }));
   }
 
@@ -111,6 +121,37 @@ export class Panes {
     // performance.now(), not the board clock: the liveness check compares it with pty output times, and the
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
     const record = d.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now());
+    const stored: StoredAgent = { id: record.id, profile, name: record.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
+    if (o.command) stored.command = o.command;
+    return this.start(record, stored, null, true);
+  }
+
+  /**
+   * Starts the agent's CLI again on its own conversation, after its process is gone: the same agent (id,
+   * name, record) with a new process and a new secret. The claims it held ended with its old process; it
+   * claims again through the board as any agent does (a new grant, a new token).
+   */
+  async resume(agentId: string): Promise<AgentInfo> {
+    if (this.closing) throw new Error('this Thread is closed');
+    const { d } = this;
+    const stored = d.sessions.get(agentId);
+    if (!stored) throw new Error(`no agent ${agentId}`);
+    if (this.isRunning(agentId)) throw new Error(`${stored.name} is still running`);
+    const sessionId = await d.sessions.resumeId(agentId, d.env);
+    // Its old pane (if this host ran it) is over: the tab goes on with the new process.
+    const old = this.panes.get(agentId);
+    if (old) {
+      this.panes.delete(agentId);
+      old.session.dispose();
+    }
+    const record = d.registry.revive(agentId, performance.now());
+    return this.start(record, { ...stored, cols: old?.launch.cols ?? stored.cols, rows: old?.launch.rows ?? stored.rows }, sessionId, false);
+  }
+
+  private async start(record: AgentRecord, stored: StoredAgent, resumeId: string | null, fresh: boolean): Promise<AgentInfo> {
+    const { d } = this;
+    const { profile, cols, rows } = stored as StoredAgent & { profile: ProfileId };
+    const command = stored.command;
     const filesDir = join(d.agentFilesDir, record.id);
     fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
     let spec: ReturnType<typeof buildLaunch>;
@@ -130,14 +171,25 @@ export class Panes {
           renewMs: effectiveRenewIntervalMs(d.board.state.settings),
           baseEnv: d.env,
           writableRoots: d.writableRoots(),
+          stateDir: d.sessions.stateDirOf(record.id),
         },
         // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
-        o.command ? { command: '/bin/sh', args: ['-c', o.command] } : undefined,
+        command ? { command: '/bin/sh', args: ['-c', command] } : undefined,
       );
+      spec = d.sessions.plan(stored, spec, { ...d.env, ...spec.env }, resumeId);
       await writeProfileFiles(spec.files, spec.links);
     } catch (err) {
-      d.registry.remove(record.id);
-      fs.rmSync(filesDir, { recursive: true, force: true });
+      if (fresh) {
+        d.registry.remove(record.id);
+        d.sessions.forget(record.id);
+        fs.rmSync(filesDir, { recursive: true, force: true });
+      } else {
+        // A resume that could not start leaves the agent as it was: exited, its conversation still there.
+        d.registry.forgetSecret(record.id);
+        record.status = 'exited';
+        d.sessions.exited(record.id, d.env);
+        this.fireAgents();
+      }
       throw err;
     }
     // The plan's env carries the agent's identity (every profile builds it with forkbenchEnv).
@@ -149,6 +201,7 @@ export class Panes {
       record.status = 'exited';
       record.exit = { code: 127, signal: null };
       d.registry.forgetSecret(record.id);
+      d.sessions.exited(record.id, env);
       this.fireAgents();
       throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
     }
@@ -157,7 +210,7 @@ export class Panes {
     const pane: Pane = {
       record,
       session,
-      launch: { profile, command: o.command, cols, rows, name: record.name },
+      launch: { profile, command, cols, rows, name: record.name },
       typist: new PaneTypist(session, profile === 'shell' || profile === 'custom', d.typingQuietMs),
       startedAt: performance.now(),
       get lastOutputAt() {
@@ -175,15 +228,23 @@ export class Panes {
 
   /** A relaunch is a new agent with the same profile; the old tab's history stays with the old id. */
   relaunch(agentId: string): Promise<AgentInfo> {
-    const p = this.panes.get(agentId);
-    if (!p) throw new Error(`no agent ${agentId}`);
-    return this.launch(p.launch.profile, { cols: p.launch.cols, rows: p.launch.rows, command: p.launch.command });
+    // An agent of an earlier run has no pane here: its record says how it was started.
+    const from = this.panes.get(agentId)?.launch ?? this.d.sessions.get(agentId);
+    if (!from) throw new Error(`no agent ${agentId}`);
+    return this.launch(from.profile as ProfileId, { cols: from.cols, rows: from.rows, command: from.command });
   }
 
   /** The pane was closed: a hard signal. Claims are released first, then the process group is killed. */
   async close(agentId: string): Promise<void> {
     const p = this.panes.get(agentId);
-    if (!p) return;
+    if (!p) {
+      // An agent of an earlier run (no pane in this host): its tab and record go.
+      if (!this.d.registry.get(agentId)) return;
+      this.d.sessions.forget(agentId);
+      this.d.registry.remove(agentId);
+      this.fireAgents();
+      return;
+    }
     await this.agentGone(p, 'pane-closed');
     this.panes.delete(agentId);
     if (!p.session.exit) await p.session.kill();
@@ -191,8 +252,9 @@ export class Panes {
     this.clearLocksWhenGone(p);
     // Its config files hold its (now dead) secret; nothing will read them again.
     fs.rmSync(join(this.d.agentFilesDir, agentId), { recursive: true, force: true });
-    // Closed by the person: it no longer appears in the agent list.
+    // Closed by the person: it no longer appears in the agent list, and it cannot be resumed.
     this.d.registry.remove(agentId);
+    this.d.sessions.forget(agentId);
     this.fireAgents();
   }
 
@@ -243,9 +305,11 @@ export class Panes {
    */
   private async agentGone(pane: Pane, reason: HardReleaseReason): Promise<void> {
     const id = pane.record.id;
-    this.d.registry.forgetSecret(id);
     pane.record.status = 'exited';
     pane.typist.dispose();
+    // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
+    if (this.d.registry.get(id) !== pane.record) return;
+    this.d.registry.forgetSecret(id);
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(id, reason));
   }
 
@@ -263,6 +327,7 @@ export class Panes {
 
   private async exited(pane: Pane, code: number, signal: number | null): Promise<void> {
     pane.record.exit = { code, signal };
+    if (!this.closing && this.panes.get(pane.record.id) === pane) this.d.sessions.exited(pane.record.id, this.d.env);
     // Normally `died` already ended every claim; this catches a session that could not tell death apart
     // from exit, and anything granted to the agent by a person in between. Nothing held: nothing written.
     await this.agentGone(pane, 'process-exited').catch(() => undefined);

@@ -10,6 +10,7 @@ import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { findOnPath } from '../base/pathLookup.js';
 import { WorktreeManager } from '../git/worktreeManager.js';
+import { AgentSessions } from './agentSessions.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
@@ -84,7 +85,10 @@ export class ThreadHost {
     const folder = resolve(opts.folder);
     if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`);
     const key = threadKeyOf(folder);
-    const board = await BoardService.open({ dir: join(opts.dataRoot, 'threads', key), threadId: key, goal: opts.goal ?? '', warn: opts.warn });
+    const boardDir = join(opts.dataRoot, 'threads', key);
+    // Before the board: a record file that cannot be read at all stops the open with nothing opened yet.
+    const sessions = AgentSessions.open(boardDir, opts.warn);
+    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn });
     const rt = runtimeDir(opts.runtimeRoot);
     const registry = new AgentRegistry();
     // The worktrees come before the socket, whose hooks they answer; the socket's path is known before it
@@ -104,6 +108,7 @@ export class ThreadHost {
       clearLocksOf: worktrees.git ? (id) => worktrees.require().folders.clearLocksOf(id) : null,
       typingQuietMs: opts.typingQuietMs,
       warn: opts.warn,
+      sessions,
     });
     let host: ThreadHost | null = null;
     const onDone = (agentId: string, taskId: string) =>

@@ -85,6 +85,13 @@ export class WindowRouter {
       return null;
     },
     'agent.relaunch': (p) => this.host(p.key).panes.relaunch(p.agentId),
+    'agent.resume': async (p, consumer) => {
+      const panes = this.host(p.key).panes;
+      const a = await panes.resume(p.agentId);
+      // The window already shows this agent's terminal (it asks no new screen): it paces the new pty from now on.
+      panes.get(a.id)?.session.attach(consumer);
+      return a;
+    },
     'agent.input': (p) => (this.host(p.key).panes.input(p.agentId, p.data), null),
     'agent.resize': (p) => (this.host(p.key).panes.resize(p.agentId, p.cols, p.rows), null),
     'agent.ack': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.ack(p.chars, consumer), null),

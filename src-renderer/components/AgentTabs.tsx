@@ -77,6 +77,20 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
           Relaunch
         </button>
       )}
+      {a.status === 'exited' && a.resumable && (
+        <button
+          type="button"
+          className="tab-button"
+          data-testid={`resume-${id}`}
+          title="Start its CLI again on the same conversation (it claims its tasks again through the board)"
+          onClick={(e) => {
+            e.stopPropagation();
+            void c.resume(id);
+          }}
+        >
+          Resume conversation
+        </button>
+      )}
       <button
         type="button"
         className="tab-close"

@@ -6,6 +6,7 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
     a.name === b.name &&
     a.status === b.status &&
     a.pid === b.pid &&
+    a.resumable === b.resumable &&
     a.profile === b.profile &&
     a.exit?.code === b.exit?.code &&
     a.exit?.signal === b.exit?.signal &&

@@ -379,6 +379,16 @@ export class AppController {
     return a;
   }
 
+  /** The exited agent's CLI started again on its own conversation: same tab, same agent id. */
+  async resume(agentId: string): Promise<AgentInfo | null> {
+    const key = this.state.activeKey;
+    if (!key) return null;
+    const a = valueOf(await this.call('agent.resume', { key, agentId }, `resume ${this.agentName(agentId)}'s conversation`));
+    if (a) this.setAgents(this.state.agentIds.map((id) => (id === a.id ? a : this.state.agents[id])).filter((x): x is AgentInfo => !!x));
+    if (a) this.store.setState({ activeAgentId: a.id });
+    return a;
+  }
+
   /** A launch answered: show the new agent's tab even if the `agents` push has not come yet. */
   private adopt(a: AgentInfo): void {
     const s = this.state;

@@ -49,6 +49,8 @@ export const windowMethods = {
   'agent.launch': method<AgentInfo>()(z.object({ key, profile: z.enum(PROFILE_IDS), command: z.string().min(1).max(4096).optional(), cols, rows }).strict()),
   'agent.close': method<null>()(z.object({ key, agentId }).strict()),
   'agent.relaunch': method<AgentInfo>()(z.object({ key, agentId }).strict()),
+  /** Starts an exited agent's CLI again on its own conversation: same agent, new process and secret. */
+  'agent.resume': method<AgentInfo>()(z.object({ key, agentId }).strict()),
   'agent.input': method<null>()(z.object({ key, agentId, data: z.string().max(1024 * 1024) }).strict()),
   'agent.resize': method<null>()(z.object({ key, agentId, cols, rows }).strict()),
   'agent.ack': method<null>()(z.object({ key, agentId, chars: z.number().int().min(0).max(1e9) }).strict()),
@@ -73,6 +75,8 @@ export interface AgentInfo {
   exit: { code: number; signal: number | null } | null;
   /** Task ids it holds a live claim on. */
   claims: string[];
+  /** Its process is gone and its CLI's conversation can be started again (`agent.resume`). */
+  resumable?: boolean;
 }
 
 export interface ThreadSummary {

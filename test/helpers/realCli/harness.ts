@@ -102,6 +102,9 @@ export interface RealCliThread {
   event(match: (e: BoardEvent) => boolean, timeoutMs: number, what: string): Promise<BoardEvent>;
   /** Launches a pane through `kind`'s profile with a screen on it (see LaunchOptions). */
   launch(kind: AgentKind, options?: LaunchOptions): Promise<Pane>;
+  /** Resumes an exited agent's conversation through its profile (`panes.resume`): the same agent in a new
+   *  process, with a new screen that shows what the new process prints. */
+  resume(agentId: string, options?: LaunchOptions): Promise<Pane>;
   /** Runs an installed CLI to its end, by default in the folder with `env`; killed if the test ends first. */
   run(command: string, args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult>;
   dispose(): Promise<void>;
@@ -171,6 +174,31 @@ export async function openRealCliThread(name: string, env: Record<string, string
   const recording = host.panes.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
   const cleanups: Array<() => void> = [() => recording.dispose()];
   const aborted = new AbortController();
+  /** A screen on the agent's pane and its `step`; the screen starts with what the pane printed after `from`. */
+  const paneOn = (agent: AgentInfo, from: number, { cols, rows, answerQueries, diagnose }: Required<Omit<LaunchOptions, 'diagnose'>> & LaunchOptions): Pane => {
+    // Everything so far, then every chunk to come: both in this same tick, so nothing is missed.
+    const screen = new PaneScreen(host, agent.id, t.output(agent.id).slice(from), { cols, rows, answerQueries });
+    const exited = new Promise<never>((_, reject) => {
+      const sub = host.panes.onExit.event((e) => {
+        if (e.agentId === agent.id) reject(new Error(`${agent.profile} exited (${JSON.stringify(e.exit)})`));
+      });
+      cleanups.push(() => sub.dispose());
+    });
+    exited.catch(() => undefined);
+    cleanups.push(() => screen.dispose());
+    const tell = () =>
+      [diagnose && `--- ${agent.profile}: the test's diagnosis ---\n${diagnose()}`, `--- proxy trap ---\n${trap.attempts.join('\n')}`, `--- screen ---\n${screen.text().trimEnd().split('\n').slice(-60).join('\n')}`]
+        .filter(Boolean)
+        .join('\n');
+    const step = async <T>(p: Promise<T>): Promise<T> => {
+      try {
+        return await Promise.race([p, exited]);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${tell()}`);
+      }
+    };
+    return { agent, screen, step };
+  };
   const t: RealCliThread = {
     host,
     folder,
@@ -180,29 +208,11 @@ export async function openRealCliThread(name: string, env: Record<string, string
     output: (agentId) => outputs.get(agentId) ?? '',
     event: (match, timeoutMs, what) => boardEvent(host, match, timeoutMs, what),
     async launch(kind, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
-      const agent = await host.panes.launch(kind, { cols, rows });
-      // Everything so far, then every chunk to come: both in this same tick, so nothing is missed.
-      const screen = new PaneScreen(host, agent.id, t.output(agent.id), { cols, rows, answerQueries });
-      const exited = new Promise<never>((_, reject) => {
-        const sub = host.panes.onExit.event((e) => {
-          if (e.agentId === agent.id) reject(new Error(`${kind} exited (${JSON.stringify(e.exit)})`));
-        });
-        cleanups.push(() => sub.dispose());
-      });
-      exited.catch(() => undefined);
-      cleanups.push(() => screen.dispose());
-      const tell = () =>
-        [diagnose && `--- ${kind}: the test's diagnosis ---\n${diagnose()}`, `--- proxy trap ---\n${trap.attempts.join('\n')}`, `--- screen ---\n${screen.text().trimEnd().split('\n').slice(-60).join('\n')}`]
-          .filter(Boolean)
-          .join('\n');
-      const step = async <T>(p: Promise<T>): Promise<T> => {
-        try {
-          return await Promise.race([p, exited]);
-        } catch (err) {
-          throw new Error(`${(err as Error).message}\n${tell()}`);
-        }
-      };
-      return { agent, screen, step };
+      return paneOn(await host.panes.launch(kind, { cols, rows }), 0, { cols, rows, answerQueries, diagnose });
+    },
+    async resume(agentId, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
+      const before = t.output(agentId).length;
+      return paneOn(await host.panes.resume(agentId), before, { cols, rows, answerQueries, diagnose });
     },
     run(command, args, { cwd = folder, env: runEnv = baseEnv, timeoutMs = 30_000 } = {}) {
       return new Promise((resolve) => {
@@ -375,11 +385,13 @@ export class PaneScreen {
    * anywhere on screen: a prompt box wraps a long line between its borders). Sent in one write with the
    * Enter, TUIs take the whole chunk for a paste, in which the Enter is a newline rather than "send".
    */
-  async type(text: string, echoed?: RegExp): Promise<void> {
+  async type(text: string, echoed?: RegExp, enterAfterMs = 0): Promise<void> {
     this.host.panes.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
     const start = squeeze(text.slice(0, 40));
     const shown = echoed ? () => echoed.test(this.visible()) : () => squeeze(this.visible()).includes(start);
     await this.until(shown, 10_000, `"${text}" in the prompt`);
+    // A CLI's own timer after a paste (see GEMINI_PASTE_GUARD_MS), not a wait for output.
+    if (enterAfterMs > 0) await new Promise((r) => setTimeout(r, enterAfterMs));
     this.host.panes.input(this.agentId, '\r');
   }
 
@@ -534,4 +546,54 @@ export function sseStart(res: ServerResponse): void {
 /** Writes one server-sent event. */
 export function sse(res: ServerResponse, data: unknown, event?: string): void {
   res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * Stops a pane's program as a crash or a reboot would (SIGKILL to its whole process group, no chance to
+ * tidy up) and resolves once the host has seen it exit, so that its tab offers a resume.
+ */
+export async function killPane(t: RealCliThread, pane: Pane): Promise<void> {
+  const id = pane.agent.id;
+  const exited = new Promise<void>((resolve) => {
+    const sub = t.host.panes.onExit.event((e) => {
+      if (e.agentId === id) {
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+  process.kill(-pane.agent.pid!, 'SIGKILL');
+  await exited;
+  expect(t.host.panes.agents().find((a) => a.id === id)).toMatchObject({ status: 'exited', resumable: true });
+}
+
+/** The command line a process runs (Linux): the one the profile gave the pane. */
+export function argvOf(pid: number): string[] {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+}
+
+/** Gemini CLI 0.61 takes an Enter within 40 ms of a paste it cannot trust for a newline in the message
+ *  (a guard against pasted text sending itself), and its key handler sees the guard lifted only once React has
+ *  rendered again, which on a busy machine took more than 80 ms. A person's Enter comes later still. */
+export const GEMINI_PASTE_GUARD_MS = 500;
+
+/** How often `untilSaved` looks at the CLI's files: a CLI saves within a few hundred ms of a turn. */
+const SAVED_POLL_MS = 100;
+
+/**
+ * Resolves once a file under `dir` (searched recursively) whose path matches `name` contains `text`: the CLI
+ * has saved that part of the conversation. A kill -9 before then loses it, which is the CLI's own behaviour
+ * and not what a resume test is about.
+ */
+export async function untilSaved(dir: string, name: RegExp, text: string, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => name.test(f)) : [];
+    for (const f of files) {
+      const path = join(dir, f);
+      if (fs.statSync(path).isFile() && fs.readFileSync(path, 'utf8').includes(text)) return path;
+    }
+    if (Date.now() > deadline) throw new Error(`no file matching ${name} under ${dir} saved "${text}" within ${timeoutMs} ms (files: ${files.join(', ') || 'none'})`);
+    await new Promise((r) => setTimeout(r, SAVED_POLL_MS));
+  }
 }

@@ -227,6 +227,24 @@ describe('AppController', () => {
     expect(c.state.activeAgentId).toBe('a3');
   });
 
+  it("resumes an exited agent's conversation in its own tab: same id, same place, its terminal kept", async () => {
+    const { c, t, panes, setAgents } = setup();
+    setAgents([agent('a1', { name: 'shell 1' }), agent('a2', { name: 'claude 1', profile: 'claude', status: 'exited', pid: null, exit: { code: 0, signal: 9 }, resumable: true })]);
+    c.start();
+    await settle();
+    expect(c.state.agents.a2?.resumable).toBe(true);
+    const synced = panes.restores.length;
+    t.on('agent.resume', (p) => agent(p.agentId, { name: 'claude 1', profile: 'claude', status: 'running', pid: 4321, resumable: false }));
+    const a = await c.resume('a2');
+    expect(t.callsOf('agent.resume')).toEqual([{ key: KEY, agentId: 'a2' }]);
+    expect(a).toMatchObject({ id: 'a2', status: 'running' });
+    expect(c.state.agentIds).toEqual(['a1', 'a2']);
+    expect(c.state.agents.a2).toMatchObject({ status: 'running', pid: 4321, resumable: false });
+    expect(c.state.activeAgentId).toBe('a2');
+    // The same tab: no pane was made or dropped, so its terminal goes on with the resumed output.
+    expect(panes.restores.length).toBe(synced);
+  });
+
   it('after a reconnect fetches the board and every terminal screen again', async () => {
     const { c, t, panes, host, skipEvents } = setup();
     c.start();

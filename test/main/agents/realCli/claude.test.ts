@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MCP_SERVER_NAME } from '../../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
-import { ASK, boardWork, closedAfterEach, describeRealCli, NOTE, openRealCliThread, squeeze, type Pane, type RealCliThread } from '../../../helpers/realCli/harness.js';
+import { argvOf, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, squeeze, untilSaved, type Pane, type RealCliThread } from '../../../helpers/realCli/harness.js';
 import { startFakeAnthropic, type Script } from '../../../helpers/realCli/fakeAnthropic.js';
 
 const API_KEY = 'sk-ant-api03-forkbench-test-key-0123456789';
@@ -93,6 +93,17 @@ const boardScript: Script = {
   },
 };
 
+const REMEMBER = 'Remember this code word for later: KIWI-7031.';
+const NOTED = 'Noted: the code word is safe with me.';
+const RECALL = 'Which code word did I give you?';
+const RECALLED = 'You gave me the code word from before.';
+
+/** A model with no board work: it answers the first message, and the question about it once asked. */
+const memoryScript: Script = {
+  isAgent: boardScript.isAgent,
+  next: (c) => ({ text: JSON.stringify(c.body.messages).includes(RECALL) ? RECALLED : NOTED }),
+};
+
 /** Phrases of Claude Code's approval dialogs (as 2.1.332 words them); none may show in a run. */
 const APPROVAL_DIALOG = ['Do you want to proceed?', "don't ask again", 'always allow', 'Do you want to use this API key?', 'Is this a project you created or one you trust?'];
 
@@ -108,6 +119,43 @@ const ready = (pane: Pane) => pane.step(pane.screen.until(() => /^❯/m.test(pan
 
 describeRealCli('claude', 'Claude Code, the real CLI through its profile', () => {
   const open = closedAfterEach();
+
+  it('killed and resumed through its profile: the same agent on the same conversation, which the model gets back in full', async () => {
+    const api = open(await startFakeAnthropic(memoryScript));
+    const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
+    seedHome(t.home, 'default', { [t.folder]: {} });
+    const first = await t.launch('claude', { diagnose: api.summary });
+    await ready(first);
+    await first.step(first.screen.type(REMEMBER));
+    await first.step(first.screen.shows(NOTED, 15_000, 'the answer to the first message'));
+    // The profile named the conversation at launch: its id is on the command line.
+    const argv = argvOf(first.agent.pid!);
+    const sessionId = argv[argv.indexOf('--session-id') + 1]!;
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    // Claude Code keeps the conversation as ~/.claude/projects/<folder>/<session id>.jsonl, by that very id.
+    await untilSaved(join(t.home, '.claude', 'projects'), new RegExp(`${sessionId}\\.jsonl$`), NOTED, 10_000);
+    await killPane(t, first);
+    const before = api.turns.length;
+
+    const resumed = await t.resume(first.agent.id, { diagnose: api.summary });
+    expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
+    expect(resumed.agent.pid).not.toBe(first.agent.pid);
+    const resumedArgv = argvOf(resumed.agent.pid!);
+    expect(resumedArgv.slice(resumedArgv.indexOf('--resume'), resumedArgv.indexOf('--resume') + 2)).toEqual(['--resume', sessionId]);
+    expect(resumedArgv).not.toContain('--session-id');
+    await ready(resumed);
+    await resumed.step(resumed.screen.type(RECALL));
+    await resumed.step(resumed.screen.shows(RECALLED, 15_000, 'the answer after the resume'));
+
+    // The resumed agent's first request to the model carries the earlier exchange, then the new message.
+    const after = api.turns.slice(before);
+    expect(after.length, api.summary()).toBeGreaterThan(0);
+    const said = after[0]!.conversation.body.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((b) => b.text ?? '').join(''))).join('\n');
+    expect(said).toContain(REMEMBER);
+    expect(said).toContain(NOTED);
+    expect(said.indexOf(REMEMBER)).toBeLessThan(said.indexOf(RECALL));
+    expect(t.trap.attempts).toEqual([]);
+  }, 90_000);
 
   it.each<PermissionMode>(['default', 'auto'])(
     'in %s permission mode: claims, notes and renews over MCP and lists the board with Bash, with no approval prompt',

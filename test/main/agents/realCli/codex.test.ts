@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { CLI_SCRIPT } from '../../../../src-main/host/cliShim.js';
-import { ASK, boardWork, closedAfterEach, describeRealCli, NOTE, openRealCliThread } from '../../../helpers/realCli/harness.js';
+import { argvOf, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, untilSaved } from '../../../helpers/realCli/harness.js';
 import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
 
 const API_KEY = 'sk-forkbench-test-key-0123456789';
@@ -94,6 +94,11 @@ function boardScript(): { isAgent(c: Conversation): boolean; next(c: Conversatio
   };
 }
 
+const REMEMBER = 'Remember this code word for later: KIWI-7031.';
+const NOTED = 'Noted: the code word is safe with me.';
+const RECALL = 'Which code word did I give you?';
+const RECALLED = 'You gave me the code word from before.';
+
 /** Text of Codex's approval dialogs: an MCP tool call ("Allow the forkbench MCP server to run tool
  *  "claim"?" with Allow / Allow for this session / Always allow / Cancel), a command, an edit. */
 const APPROVAL_DIALOG = /Allow the .{1,80} to run|Allow for this session|Always allow|Would you like to (run|make|apply)|Yes, proceed|don't ask again/i;
@@ -107,10 +112,6 @@ function configOverrides(argv: string[]): string[] {
   return out;
 }
 
-/** The command line a process runs (Linux): here, the one the profile gave the pane. */
-function argvOf(pid: number): string[] {
-  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
-}
 
 describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
   const open = closedAfterEach();
@@ -188,6 +189,47 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
     expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
     expect(listed.stdout).not.toContain(t.host.registry.get(agent.id)!.secret);
   }, 60_000);
+
+  it('killed and resumed through its profile (`codex resume <its own session id>`): the model gets the earlier exchange back', async () => {
+    const script = {
+      isAgent: boardScript().isAgent,
+      next: (c: Conversation): Turn => ({ text: c.text.includes(RECALL) ? RECALLED : NOTED }),
+    };
+    const api = open(await startFakeResponses(script));
+    const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
+    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+    const composer = (text: string) => new RegExp(`› ${text.slice(0, 40).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
+    const talk = async (pane: Awaited<ReturnType<typeof t.launch>>, say: string, answer: string) => {
+      const { screen: s, step } = pane;
+      await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
+      await step(s.type(say, composer(say)));
+      await step(s.until(() => s.visible().includes(answer), 20_000, `the answer "${answer}"`));
+    };
+
+    const first = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
+    await talk(first, REMEMBER, NOTED);
+    // Codex names the session itself and files it as sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl.
+    const sessions = join(t.env.CODEX_HOME!, 'sessions');
+    const file = await untilSaved(sessions, /rollout-.*\.jsonl$/, NOTED, 10_000);
+    const sessionId = /([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1];
+    expect(sessionId, file).toBeDefined();
+    await killPane(t, first);
+    const before = api.turns.length;
+
+    const resumed = await t.resume(first.agent.id, { answerQueries: true, diagnose: api.summary });
+    expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
+    const argv = argvOf(resumed.agent.pid!);
+    expect(argv.slice(argv.indexOf('resume'), argv.indexOf('resume') + 2)).toEqual(['resume', sessionId]);
+    await talk(resumed, RECALL, RECALLED);
+
+    const after = api.turns.slice(before);
+    expect(after.length, api.summary()).toBeGreaterThan(0);
+    const said = after[0]!.conversation.text;
+    expect(said).toContain(REMEMBER);
+    expect(said).toContain(NOTED);
+    expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
+    expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+  }, 90_000);
 
   it('with network access for its sandbox (a setting of the person), `forkbench board` in its shell lists the board', async () => {
     const { agent, shell } = await boardSession('\n[sandbox_workspace_write]\nnetwork_access = true\n');

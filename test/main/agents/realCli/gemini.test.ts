@@ -10,13 +10,18 @@
  * ever arriving). And `gemini mcp list`, run with the environment the pane got, finds the server connected.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
-import { boardWork, closedAfterEach, describeRealCli, environOf, NO_PROC, NOTE, openRealCliThread, plain } from '../../../helpers/realCli/harness.js';
+import { argvOf, boardWork, closedAfterEach, describeRealCli, environOf, GEMINI_PASTE_GUARD_MS, killPane, NO_PROC, NOTE, openRealCliThread, plain, untilSaved } from '../../../helpers/realCli/harness.js';
 import { startFakeGemini, type Conversation, type Script, type Turn } from '../../../helpers/realCli/fakeGemini.js';
 
 const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
 const READY = 'Board instructions received; standing by.';
+
+const REMEMBER = 'Remember this code word for later: KIWI-7031.';
+const NOTED = 'Noted: the code word is safe with me.';
+const RECALL = 'Which code word did I give you?';
+const RECALLED = 'You gave me the code word from before.';
 
 /**
  * What a person who has used Gemini CLI before has in ~/.gemini/settings.json: the API key picked as the way
@@ -111,6 +116,37 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
     expect(api.requests.map((r) => `${r.method} ${r.path}`).filter((p) => !/:(streamGenerateContent|generateContent|countTokens)\b/.test(p))).toEqual([]);
     expect(t.trap.attempts).toEqual([]);
   }, 90_000);
+
+  it('killed and resumed through its profile (--resume <the id it was started with>): the model gets the earlier exchange back', async () => {
+    const { api, t, pane: first } = await launch({
+      next: (c) => ({ text: c.text.includes(RECALL) ? RECALLED : c.text.includes(REMEMBER) ? NOTED : READY }),
+    });
+    await first.step(first.screen.shows(READY, 45_000, 'the answer to the first message'));
+    await first.step(first.screen.type(REMEMBER, undefined, GEMINI_PASTE_GUARD_MS));
+    await first.step(first.screen.shows(NOTED, 20_000, 'the answer to the code word'));
+    const argv = argvOf(first.agent.pid!);
+    const sessionId = argv[argv.indexOf('--session-id') + 1]!;
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    // Gemini saves the chat under its home's tmp/<project>/chats; the profile keeps that home in the
+    // agent's folder in the data folder (the harness keeps it under the test's temporary folder).
+    await untilSaved(dirname(t.folder), /chats\/[^/]*\.jsonl?$/, NOTED, 10_000);
+    await killPane(t, first);
+    const before = api.turns.length;
+
+    const resumed = await t.resume(first.agent.id, { diagnose: api.summary });
+    expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
+    const resumedArgv = argvOf(resumed.agent.pid!);
+    expect(resumedArgv.slice(resumedArgv.indexOf('--resume'), resumedArgv.indexOf('--resume') + 2)).toEqual(['--resume', sessionId]);
+    // The profile's first message comes again (the agent's claims ended with its old process): its answer
+    // is the resumed session's first exchange.
+    await resumed.step(resumed.screen.until(() => api.turns.length > before, 45_000, 'the first request after the resume'));
+    const said = api.turns[before]!.conversation.text;
+    expect(said, api.summary()).toContain(REMEMBER);
+    expect(said).toContain(NOTED);
+    await resumed.step(resumed.screen.type(RECALL, undefined, GEMINI_PASTE_GUARD_MS));
+    await resumed.step(resumed.screen.shows(RECALLED, 20_000, 'the answer after the resume'));
+    expect(t.trap.attempts).toEqual([]);
+  }, 120_000);
 
   it.skipIf(NO_PROC)(`\`gemini mcp list\` with the pane's environment finds the board server connected${NO_PROC ? ` (skipped: ${NO_PROC})` : ''}`, async () => {
     const { t, pane: { agent, screen, step } } = await launch({ next: () => ({ text: READY }) });

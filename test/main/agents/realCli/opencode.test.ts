@@ -10,10 +10,10 @@
  * binary, so nothing is installed at run time) whose baseURL is the fake server.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type ChatRequest, type ChatStep, messageText, openAiChat, toolResults } from '../../../helpers/realCli/fakeOpenAiChat.js';
-import { ASK, boardWork, closedAfterEach, describeRealCli, environOf, NO_PROC, NOTE, openRealCliThread, plain, ROOT, type RealCliThread, startFakeModelServer } from '../../../helpers/realCli/harness.js';
+import { argvOf, ASK, boardWork, closedAfterEach, describeRealCli, environOf, killPane, NO_PROC, NOTE, openRealCliThread, plain, ROOT, type RealCliThread, startFakeModelServer, untilSaved } from '../../../helpers/realCli/harness.js';
 
 const MODEL = 'fake-model';
 const PROVIDER = 'forkbench-fake';
@@ -89,6 +89,11 @@ function script(body: ChatRequest): ChatStep {
   }
 }
 
+const REMEMBER = 'Remember this code word for later: KIWI-7031.';
+const NOTED = 'Noted: the code word is safe with me.';
+const RECALL = 'Which code word did I give you?';
+const RECALLED = 'You gave me the code word from before.';
+
 /**
  * OpenCode's permission dialog (1.18: "Permission required" over Allow once / Allow always / Reject), and
  * how it names a call to one of the board's tools ("Call tool forkbench_claim"; a shell command's is
@@ -102,6 +107,51 @@ describeRealCli(
   'OpenCode (real CLI) on the board',
   () => {
     const open = closedAfterEach();
+
+    it('killed and resumed through its profile (--session <the one session in its own database>): the model gets the earlier exchange back', async () => {
+      const api = open(
+        await startFakeModelServer(
+          openAiChat((body) => {
+            // Side requests (the session title) come without tools.
+            if ((body.tools ?? []).length === 0) return { text: 'Code word' };
+            return { text: JSON.stringify(body.messages).includes(RECALL) ? RECALLED : NOTED };
+          }),
+        ),
+      );
+      const t = open(await openRealCliThread('opencode', OFFLINE_ENV));
+      writeUserConfig(t, `${api.url}/v1`);
+      const agentRequests = () => api.requests.map((r) => r.body as ChatRequest).filter((b) => (b.tools ?? []).length > 0);
+      const talk = async (pane: Awaited<ReturnType<typeof t.launch>>, ready: RegExp, say: string, answer: string) => {
+        const { screen, step } = pane;
+        await step(screen.until(() => ready.test(screen.visible()), 120_000, 'the TUI prompt'));
+        await step(screen.type(say));
+        await step(screen.until(() => screen.visible().includes(answer), 60_000, `the answer "${answer}"`));
+      };
+
+      const first = await t.launch('opencode', { cols: 140 });
+      await talk(first, /Ask anything/, REMEMBER, NOTED);
+      // The profile gave the agent a session database of its own, in its folder in the data folder.
+      expect(environOf(first.agent.pid!).OPENCODE_DB).toMatch(/opencode\.db$/);
+      await untilSaved(dirname(t.folder), /opencode\.db(-wal)?$/, NOTED, 10_000);
+      await killPane(t, first);
+      const before = agentRequests().length;
+
+      const resumed = await t.resume(first.agent.id, { cols: 140 });
+      expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
+      const argv = argvOf(resumed.agent.pid!);
+      expect(argv[argv.indexOf('--session') + 1]).toMatch(/^ses_/);
+      // A resumed session opens on its history (no empty-prompt placeholder): the earlier answer is on screen.
+      await talk(resumed, new RegExp(`${NOTED.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\s\\S]*ctrl\\+p commands`), RECALL, RECALLED);
+
+      const after = agentRequests().slice(before);
+      expect(after.length).toBeGreaterThan(0);
+      const said = after[0]!.messages.map(messageText).join('\n');
+      expect(said).toContain(REMEMBER);
+      expect(said).toContain(NOTED);
+      expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
+      expect(t.trap.attempts).toEqual([]);
+      // OpenCode's start took over a minute on this 2-core machine under the load of four other suites.
+    }, 400_000);
 
     it.each<[string, Record<string, string> | undefined]>([
       ['a user with no permission rules', undefined],

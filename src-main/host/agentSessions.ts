@@ -1,0 +1,115 @@
+/**
+ * The agents' conversations, as the panes start and resume them: each agent's record in the Thread's
+ * AgentStore, its folder that outlives the host, and its CLI's session spec (src-main/agents/sessionSpecs).
+ * A resumed agent is the same agent (id, name, record) on the same conversation, with a new process and a
+ * new secret; its claims ended when its old process went and are not revived.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { Refusal } from '../base/procedureServer.js';
+import type { AgentRegistry } from '../agents/agentRegistry.js';
+import type { AgentKind, LaunchPlan } from '../agents/profileKit.js';
+import { sessionSpecOf, type SessionContext } from '../agents/sessionSpecs.js';
+import { AgentStore, type StoredAgent } from './agentStore.js';
+
+const STATE_DIR_MODE = 0o700;
+
+export class AgentSessions {
+  constructor(
+    private readonly store: AgentStore,
+    /** Parent of the agents' folders that outlive the host (in the Thread's data folder). */
+    private readonly stateRoot: string,
+    private readonly warn: (message: string) => void = () => undefined,
+  ) {}
+
+  static open(dataDir: string, warn?: (message: string) => void): AgentSessions {
+    return new AgentSessions(AgentStore.open(join(dataDir, 'agents.json'), warn), join(dataDir, 'agents'), warn);
+  }
+
+  /** The agents of earlier runs, listed as exited so their tabs can offer a resume. */
+  restoreInto(registry: AgentRegistry, now: number): StoredAgent[] {
+    const restored = this.store.list();
+    for (const a of restored) {
+      registry.restore(a.id, a.profile, a.name, now);
+      if (a.state === 'running') this.store.update(a.id, { state: 'exited' });
+    }
+    return restored;
+  }
+
+  get(id: string): StoredAgent | undefined {
+    return this.store.get(id);
+  }
+
+  stateDirOf(id: string): string {
+    const dir = join(this.stateRoot, id);
+    fs.mkdirSync(dir, { recursive: true, mode: STATE_DIR_MODE });
+    return dir;
+  }
+
+  private context(a: StoredAgent, env: Record<string, string | undefined>): SessionContext {
+    return { agentId: a.id, stateDir: this.stateDirOf(a.id), env, cwd: a.cwd, startedAt: a.startedAt };
+  }
+
+  /**
+   * The plan with its conversation named: a first start records the id the CLI is given (if it takes one),
+   * a resume points the CLI at `resumeId`. The record is written before the process starts, so a crash
+   * right after still leaves its conversation findable.
+   */
+  plan(a: StoredAgent, plan: LaunchPlan, env: Record<string, string | undefined>, resumeId: string | null): LaunchPlan {
+    const spec = sessionSpecOf(a.profile as AgentKind);
+    // A shell or a custom command has no conversation of its own: nothing to keep for it.
+    if (!spec) return plan;
+    const ctx = this.context(a, env);
+    if (resumeId !== null) {
+      this.store.put({ ...a, sessionId: resumeId, state: 'running' });
+      return spec.resume(plan, resumeId, ctx);
+    }
+    const started = spec.start(plan, ctx);
+    this.store.put({ ...a, sessionId: started.sessionId, state: 'running' });
+    return started.plan;
+  }
+
+  /** Whether `id`'s conversation can be resumed: its CLI has a session spec and the agent has a record. */
+  resumable(id: string): boolean {
+    const a = this.store.get(id);
+    return a !== undefined && sessionSpecOf(a.profile as AgentKind) !== undefined;
+  }
+
+  /**
+   * The conversation to resume `id` on: the recorded id, or, for a CLI that names its own sessions, the one
+   * its session files show as this agent's. Refused with a reason a person can act on.
+   */
+  async resumeId(id: string, env: Record<string, string | undefined>): Promise<string> {
+    const a = this.store.get(id);
+    if (!a) throw new Refusal('no-such-agent', `agent ${id} has no record to resume from`);
+    const spec = sessionSpecOf(a.profile as AgentKind);
+    if (!spec) throw new Refusal('not-resumable', `${a.name} (${a.profile}) has no conversation of its own to resume: relaunch it instead`);
+    if (a.sessionId) return a.sessionId;
+    const found = (await spec.find?.(this.context(a, env)).catch(() => null)) ?? null;
+    if (!found) throw new Refusal('no-session', `${a.name} recorded no conversation to resume (it exited before its first exchange): relaunch it instead`);
+    this.store.update(id, { sessionId: found });
+    return found;
+  }
+
+  /** The agent's process is gone: the record says so, and a conversation id the CLI chose is looked up now,
+   *  while its files are fresh. */
+  exited(id: string, env: Record<string, string | undefined>): void {
+    const a = this.store.get(id);
+    if (!a) return;
+    this.store.update(id, { state: 'exited' });
+    const spec = sessionSpecOf(a.profile as AgentKind);
+    if (a.sessionId || !spec?.find) return;
+    void spec
+      .find(this.context(a, env))
+      .then((found) => {
+        if (found && this.store.get(id) && !this.store.get(id)!.sessionId) this.store.update(id, { sessionId: found });
+      })
+      .catch((err: Error) => this.warn(`forkbench: could not find ${a.name}'s conversation: ${err.message}`));
+  }
+
+  /** The person closed the agent's tab: its record and its folder go (the CLI's own files stay the CLI's). */
+  forget(id: string): void {
+    this.store.remove(id);
+    fs.rmSync(join(this.stateRoot, id), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The Thread's agents as they outlive their processes and the host: who each was (id, profile, name), where
+ * it ran, and the id of its CLI's conversation, so that its tab can still offer "Resume conversation" after
+ * the process is gone or the host restarted. One JSON file in the Thread's data folder, replaced atomically
+ * and readable by the owner only (a record names a conversation, whose files hold the person's work).
+ *
+ * A file that cannot be read is moved aside with a clear message and the Thread starts with no agents to
+ * resume; the board lives in its own files and is never touched.
+ */
+import * as fs from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { PROFILE_IDS } from '../../src-shared/protocol/windowApi.js';
+import { writeFileAtomic } from '../base/atomicWrite.js';
+
+export const STORE_VERSION = 1;
+/** Owner-only: the file, and the folder it sits in. */
+export const STORE_FILE_MODE = 0o600;
+const STORE_DIR_MODE = 0o700;
+
+const StoredAgentSchema = z
+  .object({
+    id: z.string().min(1).max(200),
+    profile: z.enum(PROFILE_IDS),
+    name: z.string().min(1).max(200),
+    cwd: z.string().min(1).max(4096),
+    /** A custom pane's command line, run again as it was. */
+    command: z.string().max(4096).optional(),
+    /** The CLI's own conversation id (Aider: its history file); null until known. */
+    sessionId: z.string().min(1).max(4096).nullable(),
+    /** 'running' while a process of the agent lives; a record read at start is never running any more. */
+    state: z.enum(['running', 'exited']),
+    /** Date.now() of the agent's first start: its CLI's sessions from before are not its own. */
+    startedAt: z.number().int().min(0),
+    cols: z.number().int().min(1).max(10_000),
+    rows: z.number().int().min(1).max(10_000),
+  })
+  .strict();
+
+export type StoredAgent = z.infer<typeof StoredAgentSchema>;
+
+const StoreFileSchema = z.object({ version: z.literal(STORE_VERSION), agents: z.array(StoredAgentSchema) }).strict();
+
+export class AgentStore {
+  private readonly agents = new Map<string, StoredAgent>();
+
+  private constructor(readonly path: string) {}
+
+  /**
+   * The records in `path` (none if it does not exist). A file that is not valid JSON or not a record file
+   * is renamed to `<path>.corrupt-<time>` and reported through `warn`; the store starts empty.
+   */
+  static open(path: string, warn: (message: string) => void = () => undefined, now: () => number = Date.now): AgentStore {
+    const store = new AgentStore(path);
+    let text: string;
+    try {
+      text = fs.readFileSync(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return store;
+      throw new Error(`the agent records in ${path} cannot be read: ${(err as Error).message}`);
+    }
+    const parsed = parse(text);
+    if (!parsed.ok) {
+      const aside = `${path}.corrupt-${now()}`;
+      fs.renameSync(path, aside);
+      warn(`forkbench: the agent records in ${path} are damaged (${parsed.reason}); kept as ${aside}. Earlier agents cannot be resumed from this Thread; its board is untouched.`);
+      return store;
+    }
+    for (const a of parsed.agents) store.agents.set(a.id, a);
+    return store;
+  }
+
+  list(): StoredAgent[] {
+    return [...this.agents.values()];
+  }
+
+  get(id: string): StoredAgent | undefined {
+    return this.agents.get(id);
+  }
+
+  put(agent: StoredAgent): void {
+    this.agents.set(agent.id, StoredAgentSchema.parse(agent));
+    this.save();
+  }
+
+  /** Changes some fields of a record; nothing for an unknown id. */
+  update(id: string, patch: Partial<Omit<StoredAgent, 'id'>>): void {
+    const a = this.agents.get(id);
+    if (!a) return;
+    this.put({ ...a, ...patch });
+  }
+
+  remove(id: string): void {
+    if (this.agents.delete(id)) this.save();
+  }
+
+  private save(): void {
+    fs.mkdirSync(dirname(this.path), { recursive: true, mode: STORE_DIR_MODE });
+    const body = JSON.stringify({ version: STORE_VERSION, agents: this.list() }, null, 2);
+    // Durable: a record written as an agent starts is what a resume after a power cut has to go by.
+    writeFileAtomic(this.path, `${body}\n`, { mode: STORE_FILE_MODE, durable: true });
+  }
+}
+
+function parse(text: string): { ok: true; agents: StoredAgent[] } | { ok: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, reason: `not JSON: ${(err as Error).message}` };
+  }
+  const checked = StoreFileSchema.safeParse(json);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    return { ok: false, reason: `${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'not a record file'}` };
+  }
+  return { ok: true, agents: checked.data.agents };
+}

@@ -1,0 +1,218 @@
+/**
+ * Resuming an agent's conversation through the host, with a real pty and a real process: a stand-in for an
+ * agent CLI, installed as `claude` on the panes' PATH, that keeps a "conversation" by the session id it is
+ * given (a file under its HOME), shows it again on `--resume <id>`, and claims T-1 through `forkbench` as an
+ * agent does. The agent is killed -9, resumed by the window's `agent.resume`, and again after the host
+ * itself was closed and opened anew: the same agent id each time, a new secret, a new claim with a new token.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { WindowRouter } from '../../../src-main/host/windowRouter.js';
+import { ensureBuilt } from '../../helpers/cli.js';
+
+/** The stand-in CLI (see the fixture), installed as `claude` on the panes' PATH. */
+const FAKE_CLI = join(import.meta.dirname, '..', '..', 'fixtures', 'fakeSessionCli.sh');
+
+const roots: string[] = [];
+const managers: ThreadManager[] = [];
+beforeAll(() => ensureBuilt());
+afterEach(async () => {
+  for (const m of managers.splice(0)) await m.dispose();
+  for (const d of roots.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function setup() {
+  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-resume-'));
+  roots.push(root);
+  const folder = join(root, 'project');
+  const home = join(root, 'home');
+  const bin = join(root, 'bin');
+  for (const d of [folder, home, bin]) fs.mkdirSync(d);
+  fs.copyFileSync(FAKE_CLI, join(bin, 'claude'));
+  fs.chmodSync(join(bin, 'claude'), 0o755);
+  const warnings: string[] = [];
+  const manager = () => {
+    const m = new ThreadManager({
+      dataRoot: join(root, 'data'),
+      runtimeRoot: join(root, 'run'),
+      liveness: false,
+      env: { PATH: `${bin}:${process.env.PATH}`, HOME: home, LANG: 'C.UTF-8' },
+      warn: (w) => warnings.push(w),
+    });
+    managers.push(m);
+    return m;
+  };
+  return { root, folder, home, manager, warnings };
+}
+
+/** Resolves with everything the agent's pane printed once it matches `pattern`. */
+function paneShows(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; the pane printed: ${seen.slice(-500)}`)), timeoutMs);
+    const sub = host.panes.onData.event(({ agentId: id, data }) => {
+      if (id !== agentId) return;
+      seen += data;
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve(seen);
+      }
+    });
+  });
+}
+
+function untilExited(host: ThreadHost, agentId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const sub = host.panes.onExit.event((e) => {
+      if (e.agentId === agentId) {
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+}
+
+const grants = (host: ThreadHost) => host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'grant' }> => e.kind === 'grant');
+const agentOf = (host: ThreadHost, id: string) => host.panes.agents().find((a) => a.id === id);
+
+describe('resuming an agent on its own conversation', () => {
+  it('killed -9, it is resumed by agent.resume as the same agent with a new secret, and claims again with a new token', async () => {
+    const { folder, home, manager } = setup();
+    const threads = manager();
+    const router = new WindowRouter(threads);
+    const host = await threads.open(folder);
+    await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
+
+    const first = await host.panes.launch('claude');
+    const firstOut = await paneShows(host, first.id, /CLAIMED \d+ AS /);
+    const sessionId = /NEW SESSION (\S+)/.exec(firstOut)?.[1];
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(firstOut).toContain(`CLAIMED 1 AS ${first.id}`);
+    const firstSecret = host.registry.get(first.id)!.secret;
+
+    // A resume is refused while the process runs: it would be two processes on one conversation.
+    const early = await router.call('agent.resume', { key: host.key, agentId: first.id }, 'win-1');
+    expect(early).toMatchObject({ ok: false });
+
+    const exited = untilExited(host, first.id);
+    process.kill(-first.pid!, 'SIGKILL');
+    await exited;
+    expect(agentOf(host, first.id)).toMatchObject({ status: 'exited', resumable: true, claims: [] });
+    expect(host.board.log().filter((e) => e.kind === 'claim-ended').map((e) => (e as { reason: string }).reason)).toEqual(['process-exited']);
+
+    const resumedOut = paneShows(host, first.id, /CLAIMED \d+ AS /);
+    const reply = await router.call('agent.resume', { key: host.key, agentId: first.id }, 'win-1');
+    expect(reply.ok, JSON.stringify(reply)).toBe(true);
+    const resumed = (reply as { ok: true; value: AgentInfo }).value;
+    expect(resumed).toMatchObject({ id: first.id, name: first.name, profile: 'claude', status: 'running', resumable: false });
+    expect(resumed.pid).not.toBe(first.pid);
+    const out = await resumedOut;
+    // The CLI was pointed at its own conversation, which it found.
+    expect(out).toContain(`RESUMED ${sessionId}: first message`);
+    expect(fs.readFileSync(join(home, 'sessions', sessionId!), 'utf8')).toBe('first message\nagain\n');
+    // A new claim through the board, under a new token; the old secret is dead.
+    expect(out).toContain(`CLAIMED 2 AS ${first.id}`);
+    expect(grants(host).map((g) => [g.agentId, g.token])).toEqual([
+      [first.id, 1],
+      [first.id, 2],
+    ]);
+    expect(host.registry.authenticate(firstSecret)).toBeNull();
+    expect(host.registry.get(first.id)!.secret).not.toBe(firstSecret);
+    expect(host.panes.agents().filter((a) => a.id === first.id)).toHaveLength(1);
+  }, 60_000);
+
+  it('resumed the moment its death is known (before waiting for its exit): the new process keeps its secret and its claim', async () => {
+    const { folder, manager } = setup();
+    const threads = manager();
+    const host = await threads.open(folder);
+    await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
+    const first = await host.panes.launch('claude');
+    await paneShows(host, first.id, /CLAIMED 1 AS /);
+    // The death (its claims released, the tab exited) comes ~1 ms after the kill; the exit, after the
+    // output tail has drained, or when the resume disposes the old session. Nothing of the old pane's
+    // ending may reach the resumed agent's secret or claims.
+    const dead = new Promise<void>((resolve) => {
+      const sub = host.panes.onAgents.event((list) => {
+        if (list.find((a) => a.id === first.id)?.status === 'exited') {
+          sub.dispose();
+          resolve();
+        }
+      });
+    });
+    process.kill(-first.pid!, 'SIGKILL');
+    await dead;
+    const claimed = paneShows(host, first.id, /CLAIMED 2 AS /);
+    await host.panes.resume(first.id);
+    await claimed;
+    const rec = host.registry.get(first.id)!;
+    expect(host.registry.authenticate(rec.secret)).toBe(rec);
+    expect(rec.status).toBe('running');
+    expect(host.board.engine.claimsOf(first.id)).toEqual(['T-1']);
+    expect(host.board.log().filter((e) => e.kind === 'claim-ended')).toHaveLength(1);
+  }, 60_000);
+
+  it('after the host was closed and opened again, the tab is back as exited and resumes the same conversation', async () => {
+    const { folder, manager, warnings } = setup();
+    let threads = manager();
+    let host = await threads.open(folder);
+    await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
+    const first = await host.panes.launch('claude');
+    const firstOut = await paneShows(host, first.id, /CLAIMED \d+ AS /);
+    const sessionId = /NEW SESSION (\S+)/.exec(firstOut)![1]!;
+    // A shell keeps no conversation: it does not come back.
+    const shell = await host.panes.launch('shell');
+    await threads.dispose();
+    managers.splice(managers.indexOf(threads), 1);
+
+    threads = manager();
+    host = await threads.open(folder);
+    expect(host.panes.agents().map((a) => a.id)).toEqual([first.id]);
+    expect(agentOf(host, first.id)).toMatchObject({ name: first.name, status: 'exited', resumable: true, pid: null, claims: [] });
+    expect(agentOf(host, shell.id)).toBeUndefined();
+    // Nothing can act as the agent before it is resumed.
+    expect(host.panes.isRunning(first.id)).toBe(false);
+
+    const out = paneShows(host, first.id, /CLAIMED \d+ AS /);
+    const resumed = await host.panes.resume(first.id);
+    expect(resumed).toMatchObject({ id: first.id, status: 'running' });
+    const text = await out;
+    expect(text).toContain(`RESUMED ${sessionId}: first message`);
+    // The claim the host's close ended is not revived: a new grant with the next token.
+    expect(text).toContain(`CLAIMED 2 AS ${first.id}`);
+    // A new launch counts on after the restored names.
+    const next = await host.panes.launch('claude');
+    expect(next.name).toBe('claude 2');
+    expect(warnings).toEqual([]);
+  }, 60_000);
+
+  it('a damaged record file is set aside with a message; the board and its tasks are untouched', async () => {
+    const { folder, manager, warnings } = setup();
+    let threads = manager();
+    let host = await threads.open(folder);
+    await host.board.run((e) => e.addTask({ title: 'keep me' }));
+    const first = await host.panes.launch('claude');
+    await paneShows(host, first.id, /CLAIMED \d+ AS /);
+    const records = join(host.board.dir, 'agents.json');
+    expect(fs.statSync(records).mode & 0o777).toBe(0o600);
+    await threads.dispose();
+    managers.splice(managers.indexOf(threads), 1);
+    fs.writeFileSync(records, '{"version":1,"agents":[{"id":');
+
+    threads = manager();
+    host = await threads.open(folder);
+    expect(warnings.some((w) => w.includes(`the agent records in ${records} are damaged`) && w.includes('its board is untouched'))).toBe(true);
+    expect(host.panes.agents()).toEqual([]);
+    expect([...host.board.state.tasks.values()].map((t) => t.title)).toEqual(['keep me']);
+    expect(fs.readdirSync(host.board.dir).some((f) => f.startsWith('agents.json.corrupt-'))).toBe(true);
+    // The Thread goes on: a new agent is recorded in a fresh file.
+    await host.panes.launch('claude');
+    expect(JSON.parse(fs.readFileSync(records, 'utf8')).agents).toHaveLength(1);
+  }, 60_000);
+});
