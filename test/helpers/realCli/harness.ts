@@ -572,6 +572,25 @@ export function argvOf(pid: number): string[] {
   return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
 }
 
+/** How often `settledArgv` reads a new process's command line. */
+const ARGV_POLL_MS = 50;
+
+/**
+ * A just-launched process's command line once it has one: read at once, a pane's pid can still be between
+ * fork and exec (an empty or a passing cmdline) on a loaded machine. Settled means the same twice running.
+ */
+export async function settledArgv(pid: number, timeoutMs = 10_000): Promise<string[]> {
+  const t0 = Date.now();
+  let last = '';
+  for (;;) {
+    const now = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (now && now === last) return now.split('\0').slice(0, -1);
+    if (Date.now() - t0 > timeoutMs) throw new Error(`pid ${pid} has no settled command line after ${timeoutMs} ms (last: ${JSON.stringify(now)})`);
+    last = now;
+    await new Promise((r) => setTimeout(r, ARGV_POLL_MS));
+  }
+}
+
 /** Gemini CLI 0.61 takes an Enter within 40 ms of a paste it cannot trust for a newline in the message
  *  (a guard against pasted text sending itself), and its key handler sees the guard lifted only once React has
  *  rendered again, which on a busy machine took more than 80 ms. A person's Enter comes later still. */

@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MCP_SERVER_NAME } from '../../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
-import { argvOf, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, squeeze, untilSaved, type Pane, type RealCliThread } from '../../../helpers/realCli/harness.js';
+import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, squeeze, untilSaved, type Pane, type RealCliThread } from '../../../helpers/realCli/harness.js';
 import { startFakeAnthropic, type Script } from '../../../helpers/realCli/fakeAnthropic.js';
 
 const API_KEY = 'sk-ant-api03-forkbench-test-key-0123456789';
@@ -129,7 +129,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     await first.step(first.screen.type(REMEMBER));
     await first.step(first.screen.shows(NOTED, 15_000, 'the answer to the first message'));
     // The profile named the conversation at launch: its id is on the command line.
-    const argv = argvOf(first.agent.pid!);
+    const argv = await settledArgv(first.agent.pid!);
     const sessionId = argv[argv.indexOf('--session-id') + 1]!;
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     // Claude Code keeps the conversation as ~/.claude/projects/<folder>/<session id>.jsonl, by that very id.
@@ -140,7 +140,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     const resumed = await t.resume(first.agent.id, { diagnose: api.summary });
     expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
     expect(resumed.agent.pid).not.toBe(first.agent.pid);
-    const resumedArgv = argvOf(resumed.agent.pid!);
+    const resumedArgv = await settledArgv(resumed.agent.pid!);
     expect(resumedArgv.slice(resumedArgv.indexOf('--resume'), resumedArgv.indexOf('--resume') + 2)).toEqual(['--resume', sessionId]);
     expect(resumedArgv).not.toContain('--session-id');
     await ready(resumed);

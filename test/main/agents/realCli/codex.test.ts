@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { CLI_SCRIPT } from '../../../../src-main/host/cliShim.js';
-import { argvOf, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, untilSaved } from '../../../helpers/realCli/harness.js';
+import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, untilSaved } from '../../../helpers/realCli/harness.js';
 import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
 
 const API_KEY = 'sk-forkbench-test-key-0123456789';
@@ -218,7 +218,7 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
 
     const resumed = await t.resume(first.agent.id, { answerQueries: true, diagnose: api.summary });
     expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
-    const argv = argvOf(resumed.agent.pid!);
+    const argv = await settledArgv(resumed.agent.pid!);
     expect(argv.slice(argv.indexOf('resume'), argv.indexOf('resume') + 2)).toEqual(['resume', sessionId]);
     await talk(resumed, RECALL, RECALLED);
 

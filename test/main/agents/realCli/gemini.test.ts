@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
-import { argvOf, boardWork, closedAfterEach, describeRealCli, environOf, GEMINI_PASTE_GUARD_MS, killPane, NO_PROC, NOTE, openRealCliThread, plain, untilSaved } from '../../../helpers/realCli/harness.js';
+import { settledArgv, boardWork, closedAfterEach, describeRealCli, environOf, GEMINI_PASTE_GUARD_MS, killPane, NO_PROC, NOTE, openRealCliThread, plain, untilSaved } from '../../../helpers/realCli/harness.js';
 import { startFakeGemini, type Conversation, type Script, type Turn } from '../../../helpers/realCli/fakeGemini.js';
 
 const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
@@ -124,7 +124,7 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
     await first.step(first.screen.shows(READY, 45_000, 'the answer to the first message'));
     await first.step(first.screen.type(REMEMBER, undefined, GEMINI_PASTE_GUARD_MS));
     await first.step(first.screen.shows(NOTED, 20_000, 'the answer to the code word'));
-    const argv = argvOf(first.agent.pid!);
+    const argv = await settledArgv(first.agent.pid!);
     const sessionId = argv[argv.indexOf('--session-id') + 1]!;
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     // Gemini saves the chat under its home's tmp/<project>/chats; the profile keeps that home in the
@@ -135,7 +135,7 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
 
     const resumed = await t.resume(first.agent.id, { diagnose: api.summary });
     expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
-    const resumedArgv = argvOf(resumed.agent.pid!);
+    const resumedArgv = await settledArgv(resumed.agent.pid!);
     expect(resumedArgv.slice(resumedArgv.indexOf('--resume'), resumedArgv.indexOf('--resume') + 2)).toEqual(['--resume', sessionId]);
     // The profile's first message comes again (the agent's claims ended with its old process): its answer
     // is the resumed session's first exchange.

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type ChatRequest, type ChatStep, messageText, openAiChat, toolResults } from '../../../helpers/realCli/fakeOpenAiChat.js';
-import { argvOf, ASK, boardWork, closedAfterEach, describeRealCli, environOf, killPane, NO_PROC, NOTE, openRealCliThread, plain, ROOT, type RealCliThread, startFakeModelServer, untilSaved } from '../../../helpers/realCli/harness.js';
+import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, environOf, killPane, NO_PROC, NOTE, openRealCliThread, plain, ROOT, type RealCliThread, startFakeModelServer, untilSaved } from '../../../helpers/realCli/harness.js';
 
 const MODEL = 'fake-model';
 const PROVIDER = 'forkbench-fake';
@@ -138,7 +138,7 @@ describeRealCli(
 
       const resumed = await t.resume(first.agent.id, { cols: 140 });
       expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
-      const argv = argvOf(resumed.agent.pid!);
+      const argv = await settledArgv(resumed.agent.pid!);
       expect(argv[argv.indexOf('--session') + 1]).toMatch(/^ses_/);
       // A resumed session opens on its history (no empty-prompt placeholder): the earlier answer is on screen.
       await talk(resumed, new RegExp(`${NOTED.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\s\\S]*ctrl\\+p commands`), RECALL, RECALLED);
