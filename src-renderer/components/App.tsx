@@ -1,24 +1,42 @@
+import { useEffect, useState } from 'react';
 import { useApp } from '../state/hooks.js';
-import { ErrorBanner, Toasts, TopBar } from './Chrome.js';
+import { ErrorBanner, Toasts, TopBar, type Drawer } from './Chrome.js';
 import { EventLog } from './EventLog.js';
 import { PromptHost } from './prompt.js';
 import { ThreadList } from './ThreadList.js';
 import { ThreadView } from './ThreadView.js';
 
+/**
+ * The frame: Threads on the left, the Thread in the middle, the event log on the right. In a window of
+ * 1050 px or less (app.css) the side panels leave the grid and become drawers over the main area, opened
+ * from the top bar, so the main area keeps the whole width.
+ */
 export function App() {
   const activeKey = useApp((s) => s.activeKey);
+  const [drawer, setDrawer] = useState<Drawer>(null);
+  useEffect(() => {
+    if (!drawer) return;
+    const close = (e: KeyboardEvent) => e.key === 'Escape' && setDrawer(null);
+    document.addEventListener('keydown', close);
+    return () => document.removeEventListener('keydown', close);
+  }, [drawer]);
+  // Picking a Thread is what the Threads drawer was opened for: it closes, the Thread shows.
+  useEffect(() => setDrawer((d) => (d === 'threads' ? null : d)), [activeKey]);
   return (
     <div className="app">
-      <TopBar />
+      <TopBar drawer={drawer} onDrawer={(d) => setDrawer((cur) => (cur === d ? null : d))} />
       <ErrorBanner />
-      <div className="layout">
-        <aside className="sidebar">
+      <div className={`layout${drawer ? ` drawer-${drawer}` : ''}`} data-testid="layout">
+        <aside className="sidebar" id="threads-panel" data-testid="threads-panel">
           <ThreadList />
         </aside>
-        <main className="main">{activeKey ? <ThreadView key={activeKey} /> : <Welcome />}</main>
-        <aside className="logpanel">
+        <main className="main" data-testid="main">
+          {activeKey ? <ThreadView key={activeKey} /> : <Welcome />}
+        </main>
+        <aside className="logpanel" id="log-panel" data-testid="log-panel">
           <EventLog />
         </aside>
+        {drawer && <div className="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(null)} />}
       </div>
       <Toasts />
       <PromptHost />

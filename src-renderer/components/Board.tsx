@@ -44,7 +44,13 @@ const Column = memo(function Column({ state }: { state: TaskState }) {
   const ids = useApp((s) => s.columns[state]);
   const { setNodeRef, isOver } = useDroppable({ id: state === 'open' ? OPEN_COLUMN_DROP_ID : `column:${state}`, disabled: state !== 'open' });
   return (
-    <section ref={setNodeRef} className={`column column-${state}${isOver ? ' drop-over' : ''}`} data-testid={`column-${state}`} role="listitem" aria-label={LABELS[state]}>
+    <section
+      ref={setNodeRef}
+      className={`column column-${state}${ids.length === 0 ? ' empty' : ''}${isOver ? ' drop-over' : ''}`}
+      data-testid={`column-${state}`}
+      role="listitem"
+      aria-label={LABELS[state]}
+    >
       <h3 className="column-title">
         {LABELS[state]} <span className="count">{ids.length}</span>
       </h3>

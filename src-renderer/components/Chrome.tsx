@@ -1,11 +1,24 @@
 import { useApp, useController } from '../state/hooks.js';
 
-/** Top bar: the folder on screen, the connection and the notifications switch. */
-export function TopBar() {
+/** A side panel shown as a drawer over the main area (narrow windows only; wide ones show both). */
+export type Drawer = 'threads' | 'log' | null;
+
+/** Top bar: the panel toggles (narrow windows), the folder on screen, the connection and the notifications switch. */
+export function TopBar({ drawer, onDrawer }: { drawer: Drawer; onDrawer: (d: 'threads' | 'log') => void }) {
   const folder = useApp((s) => s.folder);
   const active = useApp((s) => s.activeKey);
   return (
     <header className="topbar">
+      <button
+        type="button"
+        className="panel-toggle"
+        data-testid="toggle-threads"
+        aria-controls="threads-panel"
+        aria-expanded={drawer === 'threads'}
+        onClick={() => onDrawer('threads')}
+      >
+        ☰ Threads
+      </button>
       <span className="brand">Forkbench</span>
       {active && (
         <span className="topbar-folder" title={folder}>
@@ -15,6 +28,9 @@ export function TopBar() {
       <span className="spacer" />
       <ConnectionStatus />
       <NotifyBell />
+      <button type="button" className="panel-toggle" data-testid="toggle-log" aria-controls="log-panel" aria-expanded={drawer === 'log'} onClick={() => onDrawer('log')}>
+        Events
+      </button>
     </header>
   );
 }
