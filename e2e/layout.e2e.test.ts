@@ -30,7 +30,10 @@ const box = async (testId: string) => {
 };
 
 function terminalSize(agentId: string): Promise<{ cols: number; rows: number } | null> {
-  return page.evaluate((id) => window.__forkbenchDebug?.terminalSize(id) ?? null, agentId);
+  return page.evaluate(
+    (id) => (window as unknown as { __forkbenchDebug?: { terminalSize(id: string): { cols: number; rows: number } | null } }).__forkbenchDebug?.terminalSize(id) ?? null,
+    agentId,
+  );
 }
 
 async function launchShell(): Promise<string> {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useApp } from '../state/hooks.js';
-import { ErrorBanner, Toasts, TopBar, type Drawer } from './Chrome.js';
+import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Chrome.js';
 import { EventLog } from './EventLog.js';
 import { PromptHost } from './prompt.js';
 import { ThreadList } from './ThreadList.js';
@@ -13,6 +13,9 @@ import { ThreadView } from './ThreadView.js';
  */
 export function App() {
   const activeKey = useApp((s) => s.activeKey);
+  // Not live: the Thread stays in view, greyed and inert (nothing there can reach the host), so no one
+  // mistakes it for the host's present state.
+  const offline = useApp((s) => s.connection !== 'connected' && s.connection !== 'connecting');
   const [drawer, setDrawer] = useState<Drawer>(null);
   useEffect(() => {
     if (!drawer) return;
@@ -25,12 +28,13 @@ export function App() {
   return (
     <div className="app">
       <TopBar drawer={drawer} onDrawer={(d) => setDrawer((cur) => (cur === d ? null : d))} />
+      <ConnectionBanner />
       <ErrorBanner />
-      <div className={`layout${drawer ? ` drawer-${drawer}` : ''}`} data-testid="layout">
+      <div className={`layout${drawer ? ` drawer-${drawer}` : ''}${offline ? ' offline' : ''}`} data-testid="layout" data-offline={offline}>
         <aside className="sidebar" id="threads-panel" data-testid="threads-panel">
           <ThreadList />
         </aside>
-        <main className="main" data-testid="main">
+        <main className="main" data-testid="main" inert={offline}>
           {activeKey ? <ThreadView key={activeKey} /> : <Welcome />}
         </main>
         <aside className="logpanel" id="log-panel" data-testid="log-panel">
@@ -45,11 +49,17 @@ export function App() {
 }
 
 function Welcome() {
-  const connected = useApp((s) => s.connection === 'connected');
+  const connection = useApp((s) => s.connection);
+  const text =
+    connection === 'connected'
+      ? 'Open a folder on the left, or pick a thread, to see its board and agents.'
+      : connection === 'connecting'
+        ? 'Connecting to the Forkbench host…'
+        : 'Not connected to the Forkbench host: the message above says why.';
   return (
     <div className="welcome">
       <h1>Forkbench</h1>
-      <p>{connected ? 'Open a folder on the left, or pick a thread, to see its board and agents.' : 'Connecting to the Forkbench host…'}</p>
+      <p>{text}</p>
     </div>
   );
 }

@@ -1,4 +1,5 @@
 import { useApp, useController } from '../state/hooks.js';
+import type { ConnectionState } from '../transport/types.js';
 
 /** A side panel shown as a drawer over the main area (narrow windows only; wide ones show both). */
 export type Drawer = 'threads' | 'log' | null;
@@ -35,13 +36,42 @@ export function TopBar({ drawer, onDrawer }: { drawer: Drawer; onDrawer: (d: 'th
   );
 }
 
+const CONNECTION_LABEL: Record<ConnectionState, string> = {
+  connecting: 'connecting…',
+  connected: 'connected',
+  'host-stopped': 'host stopped',
+  refused: 'not let in',
+  'link-spent': 'not let in',
+};
+
 function ConnectionStatus() {
   const state = useApp((s) => s.connection);
   return (
     <span className={`connection ${state}`} data-testid="connection-status" data-state={state} role="status">
       <span className="status-dot" aria-hidden="true" />
-      {state === 'connected' ? 'connected' : 'connecting…'}
+      {CONNECTION_LABEL[state]}
     </span>
+  );
+}
+
+/** What a person must know when the page is not live: that what they see is stale, and what to do. */
+const CONNECTION_PROBLEM: Partial<Record<ConnectionState, string>> = {
+  'host-stopped':
+    'The Forkbench host stopped or cannot be reached. What you see is how it was: agents’ states are unknown and nothing can be changed. This page reconnects by itself when the host is back (run `forkbench serve` again).',
+  refused:
+    'The Forkbench host does not accept this page: its session token is wrong or from an earlier host on another data folder. Open the newest link `forkbench serve` printed.',
+  'link-spent':
+    'This link was used already (each link lets one browser in), and this browser has no session on the host. Open the newest link `forkbench serve` printed.',
+};
+
+export function ConnectionBanner() {
+  const state = useApp((s) => s.connection);
+  const text = CONNECTION_PROBLEM[state];
+  if (!text) return null;
+  return (
+    <div className={`connection-banner ${state}`} data-testid="connection-banner" data-state={state} role="alert">
+      {text}
+    </div>
   );
 }
 
