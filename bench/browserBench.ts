@@ -98,6 +98,8 @@ async function launchInPage(page: Page, command: string): Promise<string> {
 
 async function closeInPage(page: Page, id: string): Promise<void> {
   await page.getByTestId(`close-${id}`).click();
+  // A running agent's tab asks first (issue 20).
+  await page.getByTestId('confirm-ok').click();
   await page.getByTestId(`agent-tab-${id}`).waitFor({ state: 'detached' });
 }
 

@@ -173,11 +173,19 @@ export class Panes {
     return this.agents().find((a) => a.id === record.id) as AgentInfo;
   }
 
-  /** A relaunch is a new agent with the same profile; the old tab's history stays with the old id. */
-  relaunch(agentId: string): Promise<AgentInfo> {
+  /**
+   * A relaunch is a new agent with the same profile, size and command. Of an agent that exited it takes the
+   * place: listed where the old one was, and the old one closed (its claims ended when it exited), so the
+   * window shows one tab that lives again rather than a dead tab beside a new one.
+   */
+  async relaunch(agentId: string): Promise<AgentInfo> {
     const p = this.panes.get(agentId);
     if (!p) throw new Error(`no agent ${agentId}`);
-    return this.launch(p.launch.profile, { cols: p.launch.cols, rows: p.launch.rows, command: p.launch.command });
+    const next = await this.launch(p.launch.profile, { cols: p.launch.cols, rows: p.launch.rows, command: p.launch.command });
+    if (p.record.status !== 'exited') return next;
+    this.d.registry.moveTo(next.id, agentId);
+    await this.close(agentId);
+    return this.agents().find((a) => a.id === next.id) ?? next;
   }
 
   /** The pane was closed: a hard signal. Claims are released first, then the process group is killed. */

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useApp } from '../state/hooks.js';
 import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Chrome.js';
+import { ConfirmHost } from './confirm.js';
 import { EventLog } from './EventLog.js';
 import { PromptHost } from './prompt.js';
 import { ThreadList } from './ThreadList.js';
@@ -44,6 +45,7 @@ export function App() {
       </div>
       <Toasts />
       <PromptHost />
+      <ConfirmHost />
     </div>
   );
 }

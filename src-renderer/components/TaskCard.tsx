@@ -4,6 +4,7 @@ import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { isLapsed } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
+import { askConfirm } from './confirm.js';
 import { askText } from './prompt.js';
 
 export interface DragData {
@@ -148,8 +149,14 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
               Diff
             </button>
           )}
-          <button type="button" className="good" data-testid={`approve-${id}`} onClick={() => void c.actions.approveTask(id)}>
-            Approve
+          <button
+            type="button"
+            className="good"
+            data-testid={`approve-${id}`}
+            title={task.worktree ? 'Opens the diff: approve there merges it' : 'Asks first: approve moves it to Done'}
+            onClick={() => void approveAsking(c, task)}
+          >
+            Approve…
           </button>
           <button
             type="button"
@@ -171,6 +178,16 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
       )}
     </div>
   );
+}
+
+/**
+ * Approve from a card never merges at once: work with a branch opens its diff, where the dialog's Approve
+ * merges it; work without one (no git) asks first, since approving ends the task's review for good.
+ */
+async function approveAsking(c: ReturnType<typeof useController>, task: Task): Promise<void> {
+  if (task.worktree) return c.worktrees.openReview(task.id);
+  const ok = await askConfirm(`Approve ${task.id}?`, `"${task.title}" moves to Done. The agent's work stays where it is: this folder has no task branches to merge.`, `Approve ${task.id}`, 'good');
+  if (ok) await c.actions.approveTask(task.id);
 }
 
 function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
