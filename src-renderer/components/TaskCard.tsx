@@ -6,6 +6,12 @@ import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
 import { askConfirm } from './confirm.js';
 import { askText } from './prompt.js';
+import { openTaskDetails } from './TaskDetails.js';
+
+/** What inside a card keeps its own clicks (a click there does not open the details). */
+const CARD_CONTROLS = 'button, input, textarea, select, a, form';
+/** A press that moved less than this before it was let go is a click, not a drag. */
+const CLICK_SLOP_PX = 4;
 
 export interface DragData {
   taskId: string;
@@ -92,13 +98,37 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
     },
     [setNodeRef, setActivatorNodeRef],
   );
+  const c = useController();
   return (
     // The whole card is the drag handle (buttons and fields inside it excepted, see CardPointerSensor);
-    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels.
+    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels. A click
+    // that is no drag, or Enter, opens the task's details.
     <article
       ref={ref}
       {...listeners}
       {...attributes}
+      // Not onClick: a press starts a drag at once (CardPointerSensor has no activation distance), dnd-kit
+      // swallows the click that follows, and the drag preview covers the card, so the release is heard on
+      // the window. A press let go where it began is a click.
+      onPointerDownCapture={(e) => {
+        if (e.button !== 0 || (e.target as Element).closest(CARD_CONTROLS)) return;
+        const from = { x: e.clientX, y: e.clientY };
+        window.addEventListener(
+          'pointerup',
+          (up) => {
+            if (Math.hypot(up.clientX - from.x, up.clientY - from.y) < CLICK_SLOP_PX) openTaskDetails(c, id);
+          },
+          { once: true, capture: true },
+        );
+      }}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' && e.target === e.currentTarget && !isDragging) {
+          e.preventDefault();
+          openTaskDetails(c, id);
+          return;
+        }
+        listeners?.onKeyDown?.(e);
+      }}
       role="group"
       aria-roledescription="draggable task"
       aria-label={label}

@@ -18,14 +18,19 @@ import { GoalEditor } from './GoalEditor.js';
 import { CardPreview, type DragData } from './TaskCard.js';
 import { TerminalArea } from './TerminalArea.js';
 import { ReviewDialog } from './ReviewDialog.js';
+import { TaskDetails } from './TaskDetails.js';
 import { ThreadSettings } from './ThreadSettings.js';
 import { GitStatus, WorktreesPanel } from './Worktrees.js';
+
+/** Space picks a focused card up and drops it; Enter is left to open the card's details (TaskCard), and
+ *  drops a card already picked up. */
+const KEYBOARD_DRAG_CODES = { start: ['Space'], cancel: ['Escape'], end: ['Space', 'Enter'] };
 
 export function ThreadView() {
   const c = useController();
   const folder = useApp((s) => s.folder);
   const loaded = useApp((s) => s.board !== null);
-  const sensors = useSensors(useSensor(CardPointerSensor), useSensor(KeyboardSensor, { coordinateGetter: jumpToDroppable }));
+  const sensors = useSensors(useSensor(CardPointerSensor), useSensor(KeyboardSensor, { coordinateGetter: jumpToDroppable, keyboardCodes: KEYBOARD_DRAG_CODES }));
 
   // No drag state here: a drag re-renders only what shows it (the preview, the cards' drag sources, the
   // drop targets), never the whole Thread view.
@@ -67,6 +72,7 @@ export function ThreadView() {
           <TerminalArea />
         </section>
         <ReviewDialog />
+        <TaskDetails />
       </div>
       <DragPreview />
     </DndContext>
