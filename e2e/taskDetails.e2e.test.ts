@@ -77,5 +77,14 @@ describe('the task details panel', () => {
     await expect.poll(() => details().getByTestId('details-reasons').textContent()).toContain('the tests do not cover empty files');
     expect(await details().getByTestId('details-reasons').textContent()).toContain('rejected by you');
     await w.shot('details-02-done-note-and-reject-reason');
+    await page.keyboard.press('Escape');
+
+    // The event log filters too: only T-1's notes.
+    const entries = page.locator('[data-testid="log-entry"]');
+    const all = await entries.count();
+    await page.getByTestId('log-filter').fill('T-1 note by');
+    await expect.poll(() => entries.count()).toBeLessThan(all);
+    expect(await entries.evaluateAll((els) => [...new Set(els.map((e) => e.getAttribute('data-kind')))])).toEqual(['note']);
+    expect(await entries.count()).toBe(3);
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { isLapsed } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
+import { AssignMenu } from './AssignMenu.js';
 import { askConfirm } from './confirm.js';
 import { askText } from './prompt.js';
 import { openTaskDetails } from './TaskDetails.js';
@@ -150,6 +151,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
       <button type="button" data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
         Edit
       </button>
+      {(task.state === 'open' || task.state === 'claimed') && <AssignMenu taskId={id} holder={task.claim?.agentId ?? ''} />}
       {task.state === 'open' && (
         <button
           type="button"
