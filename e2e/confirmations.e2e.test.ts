@@ -109,5 +109,15 @@ describe('confirmations where a click loses work', () => {
     await page.getByTestId('approve-T-2').click();
     await page.getByTestId('confirm-ok').click();
     await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('done');
+
+    // `?` lists the shortcuts (not from a field or a terminal, where it is a character); Escape closes it.
+    await page.getByTestId('edit-T-2').focus();
+    await page.keyboard.press('?');
+    await page.getByTestId('shortcut-help').waitFor();
+    expect(await page.getByTestId('shortcut-help').textContent()).toContain('Search the board');
+    await w.shot('confirm-04-shortcut-list');
+    await page.keyboard.press('Escape');
+    await page.getByTestId('shortcut-help').waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('edit-T-2');
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Ch
 import { ConfirmHost } from './confirm.js';
 import { EventLog } from './EventLog.js';
 import { PromptHost } from './prompt.js';
+import { ShortcutHelp } from './ShortcutHelp.js';
 import { ThreadList } from './ThreadList.js';
 import { ThreadView } from './ThreadView.js';
 
@@ -46,6 +47,7 @@ export function App() {
       <Toasts />
       <PromptHost />
       <ConfirmHost />
+      <ShortcutHelp />
     </div>
   );
 }
