@@ -110,6 +110,20 @@ describe('confirmations where a click loses work', () => {
     await page.getByTestId('confirm-ok').click();
     await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('done');
 
+    // A keyboard drag is announced in the names the window shows, not internal ids.
+    const relaunchedName = (await page.getByTestId(`agent-tab-${relaunched}`).getAttribute('data-name')) as string;
+    const live = page.locator('[id^="DndLiveRegion"]');
+    await card('T-1').focus();
+    await page.keyboard.press('Space');
+    // picked up, and at once over the column it is in
+    await expect.poll(() => live.textContent()).toMatch(/(Picked up T-1 “Port the parser”|T-1 “Port the parser” is over the Open column)/);
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => live.textContent()).toContain(`T-1 “Port the parser” is over ${relaunchedName}’s tab (assign)`);
+    expect(await live.textContent()).not.toContain('agent:');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => live.textContent()).toContain('cancelled');
+    expect(await card('T-1').getAttribute('data-state')).toBe('open');
+
     // `?` lists the shortcuts (not from a field or a terminal, where it is a character); Escape closes it.
     await page.getByTestId('edit-T-2').focus();
     await page.keyboard.press('?');

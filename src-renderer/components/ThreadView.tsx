@@ -13,7 +13,7 @@ import { useApp, useController } from '../state/hooks.js';
 import { AddTaskForm } from './AddTaskForm.js';
 import { AGENT_DROP_PREFIX, AgentTabs } from './AgentTabs.js';
 import { Board, OPEN_COLUMN_DROP_ID } from './Board.js';
-import { CardPointerSensor, collide, jumpToDroppable } from './dnd.js';
+import { CardPointerSensor, collide, dragAnnouncements, DRAG_INSTRUCTIONS, jumpToDroppable } from './dnd.js';
 import { GoalEditor } from './GoalEditor.js';
 import { CardPreview, type DragData } from './TaskCard.js';
 import { TerminalArea } from './TerminalArea.js';
@@ -47,8 +47,14 @@ export function ThreadView() {
     }
   };
 
+  const announcements = useMemo(() => dragAnnouncements(c), [c]);
   return (
-    <DndContext sensors={sensors} collisionDetection={collide} onDragEnd={onDragEnd}>
+    <DndContext
+      sensors={sensors}
+      collisionDetection={collide}
+      onDragEnd={onDragEnd}
+      accessibility={{ announcements, screenReaderInstructions: { draggable: DRAG_INSTRUCTIONS } }}
+    >
       <div className="thread-view">
         <section className="thread-head">
           <GoalEditor />
