@@ -27,9 +27,22 @@ describe('the task details panel', () => {
   it("shows the notes an agent wrote, its holder and token, the done note, a reject reason and the history", async () => {
     await page.goto(withQuery(served.url, 'debug=1'));
     await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    // Focus stays where the person was: after adding a task (Ctrl+Enter in Details), after the goal
+    // (Enter), after Thread settings (Escape).
     await page.getByTestId('add-task-title').fill('Parse the config');
-    await page.getByTestId('add-task-submit').click();
+    await page.getByTestId('add-task-body').fill('the YAML one');
+    await page.getByTestId('add-task-body').press('Control+Enter');
     await card('T-1').waitFor();
+    expect(await focused()).toBe('add-task-title');
+    await page.getByTestId('thread-goal').focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Ship the config loader');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('thread-goal').textContent()).toBe('Ship the config loader');
+    await expect.poll(focused).toBe('thread-goal');
+    await page.getByTestId('thread-settings').click();
+    await page.getByTestId('settings-lease').press('Escape');
+    await expect.poll(focused).toBe('thread-settings');
     await page.getByTestId('launch-menu').click();
     await page.getByTestId('launch-shell').click();
     const tab = page.locator('[data-testid^="agent-tab-"]').first();

@@ -49,7 +49,8 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         </span>
       )}
       {editing ? <EditForm task={task} onDone={() => setEditing(false)} /> : task.body && <p className="card-body">{task.body}</p>}
-      {task.claim && (
+      {/* In review the task waits for a person, not for its agent: no lease countdown to read as a deadline. */}
+      {task.claim && task.state !== 'review' && (
         <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
       )}
       <div className="card-meta">
