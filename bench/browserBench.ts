@@ -98,7 +98,11 @@ async function launchInPage(page: Page, command: string): Promise<string> {
 
 async function closeInPage(page: Page, id: string): Promise<void> {
   await page.getByTestId(`close-${id}`).click();
-  await page.getByTestId(`agent-tab-${id}`).waitFor({ state: 'detached' });
+  // A running agent's tab asks first (issue 20); one that exited closes at once.
+  const tab = page.getByTestId(`agent-tab-${id}`);
+  await Promise.race([page.getByTestId('confirm-dialog').waitFor(), tab.waitFor({ state: 'detached' })]);
+  if ((await page.getByTestId('confirm-dialog').count()) > 0) await page.getByTestId('confirm-ok').click();
+  await tab.waitFor({ state: 'detached' });
 }
 
 /** The probe's result: ms, as the page measured it. */

@@ -91,6 +91,8 @@ describe('worktrees under claims in a real browser', () => {
     await expect.poll(() => page.getByTestId('diff-file').first().getAttribute('data-path')).toBe('notes.txt');
     await expect.poll(() => page.getByTestId('diff-patch').textContent()).toContain('+B was here');
     await expect.poll(() => page.getByTestId('diff-token').getAttribute('data-ok')).toBe('true');
+    // the note B gave with done, beside the diff (issue 20)
+    await expect.poll(() => page.getByTestId('diff-done-note').textContent()).toContain('rewritten');
     await shot('12-review-diff');
     await page.getByTestId('diff-approve-T-2').click();
     await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('done');

@@ -33,6 +33,8 @@ controller.start();
 interface ForkbenchDebug {
   store: AppController['store'];
   terminalText(agentId: string): string;
+  /** The size an agent's terminal has in the page (what the pty was told), or null without such a pane. */
+  terminalSize(agentId: string): { cols: number; rows: number } | null;
   /** Live output chars an agent's pane has parsed so far (what its acks count); 0 without such a pane. */
   parsedChars(agentId: string): number;
   /** Call `fn` after each parsed write of an agent's live output (null stops); false without such a pane. */
@@ -61,6 +63,10 @@ if (new URLSearchParams(location.search).get('debug') === '1') {
   window.__forkbenchDebug = {
     store: controller.store,
     terminalText: (agentId) => terminals.get(agentId)?.text() ?? '',
+    terminalSize(agentId) {
+      const term = terminals.get(agentId)?.term;
+      return term ? { cols: term.cols, rows: term.rows } : null;
+    },
     parsedChars: (agentId) => terminals.get(agentId)?.feed.parsedChars ?? 0,
     onParsed(agentId, fn) {
       const pane = terminals.get(agentId);

@@ -79,6 +79,18 @@ export class AgentRegistry {
     return rec.status === 'exited' ? null : rec;
   }
 
+  /** Put `id` where `place` is in the order agents are listed (a relaunch takes its dead agent's tab). */
+  moveTo(id: string, place: string): void {
+    const rec = this.byId.get(id);
+    if (!rec || !this.byId.has(place) || id === place) return;
+    const order = [...this.byId.values()].filter((r) => r.id !== id);
+    this.byId.clear();
+    for (const r of order) {
+      if (r.id === place) this.byId.set(id, rec);
+      this.byId.set(r.id, r);
+    }
+  }
+
   /** Forget the agent altogether (its pane was closed). */
   remove(id: string): void {
     this.forgetSecret(id);

@@ -226,12 +226,21 @@ export class Panes {
     return this.agents().find((a) => a.id === record.id) as AgentInfo;
   }
 
-  /** A relaunch is a new agent with the same profile; the old tab's history stays with the old id. */
-  relaunch(agentId: string): Promise<AgentInfo> {
-    // An agent of an earlier run has no pane here: its record says how it was started.
-    const from = this.panes.get(agentId)?.launch ?? this.d.sessions.get(agentId);
+  /**
+   * A relaunch is a new agent with the same profile, size and command. Of an agent that exited (or one of an
+   * earlier run, which has no pane here: its record says how it was started) it takes the place: listed where
+   * the old one was, and the old one closed (its claims ended when it exited), so the window shows one tab
+   * that lives again rather than a dead tab beside a new one.
+   */
+  async relaunch(agentId: string): Promise<AgentInfo> {
+    const p = this.panes.get(agentId);
+    const from = p?.launch ?? this.d.sessions.get(agentId);
     if (!from) throw new Error(`no agent ${agentId}`);
-    return this.launch(from.profile as ProfileId, { cols: from.cols, rows: from.rows, command: from.command });
+    const next = await this.launch(from.profile as ProfileId, { cols: from.cols, rows: from.rows, command: from.command });
+    if (p && p.record.status !== 'exited') return next;
+    this.d.registry.moveTo(next.id, agentId);
+    await this.close(agentId);
+    return this.agents().find((a) => a.id === next.id) ?? next;
   }
 
   /** The pane was closed: a hard signal. Claims are released first, then the process group is killed. */

@@ -1,5 +1,6 @@
 import { failed, type Result } from '../../src-shared/board/result.js';
 import { serializeBoard } from '../../src-shared/board/serialized.js';
+import type { BoardEvent } from '../../src-shared/board/events.js';
 import {
   PROFILE_IDS,
   windowMethods,
@@ -16,6 +17,15 @@ import type { ThreadManager } from './threadManager.js';
 
 /** Events a window gets with its snapshot: enough to fill the log panel without reading the whole history. */
 const LOG_TAIL = 300;
+/** A task's history as a window shows it: its latest events, enough for a task reworked many times. */
+const TASK_HISTORY_LIMIT = 500;
+
+/** The events about `taskId`, oldest first, without renewals (a live claim renews every ~30 s, and a
+ *  history of renewals hides what happened), the newest TASK_HISTORY_LIMIT of them. */
+function taskHistory(log: readonly BoardEvent[], taskId: string): BoardEvent[] {
+  const mine = log.filter((e) => e.kind !== 'renew' && 'taskId' in e && e.taskId === taskId);
+  return mine.slice(-TASK_HISTORY_LIMIT);
+}
 
 /**
  * The one router behind every window transport (Electron IPC and serve's WebSocket): validate the request
@@ -106,6 +116,7 @@ export class WindowRouter {
     },
     'agent.detach': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.detach(consumer), null),
     'task.diff': (p) => this.host(p.key).worktrees.require().review.diff(p.taskId),
+    'task.history': (p) => taskHistory(this.host(p.key).board.log(), p.taskId),
     'worktree.list': async (p) => (await this.host(p.key).worktrees.git?.folders.list()) ?? [],
     'worktree.remove': async (p) => {
       await this.host(p.key).worktrees.require().folders.remove(p.taskId, p.force);

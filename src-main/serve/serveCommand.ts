@@ -7,6 +7,7 @@ import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { startServe, type ServeHandle } from './serveServer.js';
+import { loadServeState, saveServeState } from './serveState.js';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -16,7 +17,7 @@ import { startServe, type ServeHandle } from './serveServer.js';
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
   let folder: string;
-  let port = 0;
+  let port: number | null = null;
   try {
     const { values, positionals } = parseArgs({ args: argv, options: { port: { type: 'string' } }, allowPositionals: true });
     if (positionals.length > 1) throw new Error('give at most one folder');
@@ -47,26 +48,56 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const lock = claim.lock;
+  // The token and port of the last run on this data folder: a page left open across a restart reconnects.
+  let state: ReturnType<typeof loadServeState>;
+  try {
+    state = loadServeState(dataRoot);
+  } catch (err) {
+    process.stderr.write(`forkbench serve: cannot keep the window's token in ${dataRoot}: ${(err as Error).message}\n`);
+    lock.release();
+    return 1;
+  }
+  if (state.replaced) warn(`forkbench serve: ${state.replaced}; made a new token (pages opened before need a new link)`);
   const threads = new ThreadManager({ dataRoot, warn });
   // The port first: a port that is taken is said in one line before anything is opened (no Thread, no
   // agents' socket, no journal), and holding it from here on leaves no gap for another process to take it.
   let served: ServeHandle;
-  try {
-    served = await startServe({
+  const listen = (on: number) =>
+    startServe({
       threads,
       staticDir,
-      port,
+      port: on,
+      token: state.token,
+      // Pages come in once the Thread is open (a page left open across a restart asks for it at once).
+      holdWindows: true,
       warn,
       // Each link opens one browser; the next one gets a link of its own.
       onLinkUsed: (url) => process.stdout.write(`That link is used up now. For another browser:\nOpen ${url}\n`),
     });
+  try {
+    try {
+      served = await listen(port ?? state.port ?? 0);
+    } catch (err) {
+      // The last run's port is a wish, not a promise: taken now, any free one does (the pages open on the
+      // old address then need the new link, which is printed as always).
+      if (port !== null || state.port === null || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      warn(`forkbench serve: port ${state.port} (the last run's) is taken now; pages opened on it need the new link`);
+      served = await listen(0);
+    }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') process.stderr.write(`forkbench serve: port ${port} is in use; pick another with --port N, or leave it out for a free one\n`);
-    else process.stderr.write(`forkbench serve: cannot listen on 127.0.0.1:${port}: ${(err as Error).message}\n`);
+    else process.stderr.write(`forkbench serve: cannot listen on 127.0.0.1:${port ?? 0}: ${(err as Error).message}\n`);
     await threads.dispose();
     lock.release();
     return 1;
+  }
+  if (served.port !== state.port) {
+    try {
+      saveServeState(dataRoot, { token: state.token, port: served.port });
+    } catch (err) {
+      warn(`forkbench serve: cannot record the port in ${dataRoot}: ${(err as Error).message}; a restart may pick another`);
+    }
   }
   // The origin only: the link's one-time code is not for whoever reads the lock, and it changes on use.
   threads.hostUrl = new URL(served.url).origin;
@@ -80,6 +111,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     lock.release();
     return 1;
   }
+  served.admit();
   const sleep = SuspendWatch.start((ms) => {
     process.stderr.write(`forkbench serve: the machine slept ${Math.round(ms / 1000)} s; live claims get grace\n`);
     void threads.resumeGrace();
@@ -94,6 +126,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       void (async () => {
         try {
           sleep?.dispose();
+          // The windows hear it first: their pages show the host stopped now, not after every agent ended.
+          served.stopping();
           await threads.dispose();
           await served.close();
         } catch (err) {

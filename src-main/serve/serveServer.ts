@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { serializedBoardJson } from '../../src-shared/board/serialized.js';
-import { LINK_CODE_PARAM, SESSION_PATH } from '../../src-shared/protocol/serveLink.js';
+import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SessionProbe, STOPPING_CLOSE_CODE } from '../../src-shared/protocol/serveLink.js';
 import { WsRequestSchema, type ThreadSnapshot, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
@@ -28,6 +28,9 @@ export interface ServeOptions {
   port?: number;
   /** Fixed token for tests; random otherwise. */
   token?: string;
+  /** Windows are turned away (503, as while stopping) until `admit()`: a host that listens before its
+   *  Thread is open would otherwise answer a reconnecting page's snapshot with no-such-thread. */
+  holdWindows?: boolean;
   /** A browser spent the link's code: `url` is the link for the next browser. */
   onLinkUsed?: (url: string) => void;
   /** Where a request that failed in an unforeseen way is reported (it is also answered, with a 500 or an error). */
@@ -42,6 +45,11 @@ export interface ServeHandle {
   token: string;
   /** A Cookie header with the credential, for windows that are not browsers (tests, benchmarks). */
   cookie: string;
+  /** The host is stopping: every window is told so and let go at once (its page shows the host stopped
+   *  while claims are released and agents end), and new windows are turned away until close(). */
+  stopping(): void;
+  /** Let windows in (after `holdWindows`). */
+  admit(): void;
   close(): Promise<void>;
 }
 
@@ -61,7 +69,10 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
   const ownOrigin = (origin: string | undefined) => !!origin && allowedHosts().map((h) => `http://${h}`).includes(origin);
   const link = () => `http://127.0.0.1:${port}/#${LINK_CODE_PARAM}=${session.linkCode}`;
+  let stopping = false;
+  let holding = o.holdWindows ?? false;
   const server = http.createServer((req, res) => {
+    if (req.url === SESSION_PROBE_PATH) return sessionProbe(req, res, { session, port, allowedHosts: allowedHosts(), unavailable: stopping ? 'stopping' : holding ? 'starting' : null });
     if (req.url === SESSION_PATH) {
       const trade = { session, port, allowedHosts: allowedHosts(), ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
       tradeCode(req, res, trade).catch((err: unknown) => {
@@ -95,6 +106,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       if (!allowedHosts().includes(req.headers.host ?? '')) return refuse(403, 'Forbidden host');
       if (!ownOrigin(req.headers.origin)) return refuse(403, 'Forbidden origin');
       if (!session.admits(req.headers.cookie, port)) return refuse(401, 'Unauthorized');
+      if (stopping || holding) return refuse(503, stopping ? 'Stopping' : 'Starting');
       wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads, warn));
     } catch (err) {
       warn(`forkbench serve: WebSocket upgrade failed: ${(err as Error).message}`);
@@ -116,6 +128,13 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     port,
     token: session.token,
     cookie: `${ServeSession.cookieName(port)}=${session.token}`,
+    admit: () => {
+      holding = false;
+    },
+    stopping: () => {
+      stopping = true;
+      for (const c of wss.clients) c.close(STOPPING_CLOSE_CODE, 'the Forkbench host is stopping');
+    },
     close: async () => {
       for (const c of wss.clients) c.terminate();
       wss.close();
@@ -155,6 +174,25 @@ async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t:
   if (!t.session.redeem(body.trim())) return answer(403, 'this link was used already: open the newest link `forkbench serve` printed\n');
   res.writeHead(204, { 'Set-Cookie': t.session.setCookie(t.port), 'Cache-Control': 'no-store' }).end();
   t.onLinkUsed();
+}
+
+/**
+ * `GET /session-check`: whether the request's cookie would let a socket in, as a status (SessionProbe) and a line
+ * a person can read (503 while starting or stopping). Host and Origin are checked as for the socket, when an
+ * Origin is sent (a same-origin GET from the page need not send one); it says nothing but yes or no about the
+ * cookie.
+ */
+function sessionProbe(req: http.IncomingMessage, res: http.ServerResponse, p: { session: ServeSession; port: number; allowedHosts: string[]; unavailable: 'stopping' | 'starting' | null }): void {
+  const answer = (status: number, text: string) =>
+    void res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end(text);
+  if (req.method !== 'GET') return answer(405, '');
+  const origin = req.headers.origin;
+  if (!p.allowedHosts.includes(req.headers.host ?? '') || (origin !== undefined && !p.allowedHosts.map((h) => `http://${h}`).includes(origin))) {
+    return answer(403, 'forbidden\n');
+  }
+  if (p.unavailable) return answer(SessionProbe.unavailable, `the Forkbench host is ${p.unavailable}\n`);
+  if (!p.session.admits(req.headers.cookie, p.port)) return answer(SessionProbe.refused, 'this page has no session on this host: open the newest link `forkbench serve` printed\n');
+  res.writeHead(SessionProbe.admitted, { 'Cache-Control': 'no-store' }).end();
 }
 
 let windows = 0;

@@ -3,6 +3,7 @@ import { useDroppable } from '@dnd-kit/core';
 import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import { describeExit, nearestDeadlineOf } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
+import { closeAgentAsking } from './agentClose.js';
 import { Countdown } from './Countdown.js';
 
 export const AGENT_DROP_PREFIX = 'agent:';
@@ -95,11 +96,11 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
         type="button"
         className="tab-close"
         data-testid={`close-${id}`}
-        aria-label={`Close ${a.name} (releases its claims)`}
-        title="Close: kills the agent and releases its claims"
+        aria-label={`Close ${a.name} (asks first while it runs; releases its claims)`}
+        title="Close: ends the agent (asks first while it runs) and releases its claims"
         onClick={(e) => {
           e.stopPropagation();
-          void c.actions.closeAgent(id);
+          void closeAgentAsking(c, id);
         }}
       >
         ×

@@ -1,37 +1,69 @@
+import { useEffect, useState } from 'react';
 import { useApp } from '../state/hooks.js';
-import { ErrorBanner, Toasts, TopBar } from './Chrome.js';
+import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Chrome.js';
+import { ConfirmHost } from './confirm.js';
 import { EventLog } from './EventLog.js';
 import { PromptHost } from './prompt.js';
+import { ShortcutHelp } from './ShortcutHelp.js';
 import { ThreadList } from './ThreadList.js';
 import { ThreadView } from './ThreadView.js';
 
+/**
+ * The frame: Threads on the left, the Thread in the middle, the event log on the right. In a window of
+ * 1050 px or less (app.css) the side panels leave the grid and become drawers over the main area, opened
+ * from the top bar, so the main area keeps the whole width.
+ */
 export function App() {
   const activeKey = useApp((s) => s.activeKey);
+  // Not live: the Thread stays in view, greyed and inert (nothing there can reach the host), so no one
+  // mistakes it for the host's present state.
+  const offline = useApp((s) => s.connection !== 'connected' && s.connection !== 'connecting');
+  const [drawer, setDrawer] = useState<Drawer>(null);
+  useEffect(() => {
+    if (!drawer) return;
+    const close = (e: KeyboardEvent) => e.key === 'Escape' && setDrawer(null);
+    document.addEventListener('keydown', close);
+    return () => document.removeEventListener('keydown', close);
+  }, [drawer]);
+  // Picking a Thread is what the Threads drawer was opened for: it closes, the Thread shows.
+  useEffect(() => setDrawer((d) => (d === 'threads' ? null : d)), [activeKey]);
   return (
     <div className="app">
-      <TopBar />
+      <TopBar drawer={drawer} onDrawer={(d) => setDrawer((cur) => (cur === d ? null : d))} />
+      <ConnectionBanner />
       <ErrorBanner />
-      <div className="layout">
-        <aside className="sidebar">
+      <div className={`layout${drawer ? ` drawer-${drawer}` : ''}${offline ? ' offline' : ''}`} data-testid="layout" data-offline={offline}>
+        <aside className="sidebar" id="threads-panel" data-testid="threads-panel">
           <ThreadList />
         </aside>
-        <main className="main">{activeKey ? <ThreadView key={activeKey} /> : <Welcome />}</main>
-        <aside className="logpanel">
+        <main className="main" data-testid="main" inert={offline}>
+          {activeKey ? <ThreadView key={activeKey} /> : <Welcome />}
+        </main>
+        <aside className="logpanel" id="log-panel" data-testid="log-panel">
           <EventLog />
         </aside>
+        {drawer && <div className="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(null)} />}
       </div>
       <Toasts />
       <PromptHost />
+      <ConfirmHost />
+      <ShortcutHelp />
     </div>
   );
 }
 
 function Welcome() {
-  const connected = useApp((s) => s.connection === 'connected');
+  const connection = useApp((s) => s.connection);
+  const text =
+    connection === 'connected'
+      ? 'Open a folder on the left, or pick a thread, to see its board and agents.'
+      : connection === 'connecting'
+        ? 'Connecting to the Forkbench host…'
+        : 'Not connected to the Forkbench host: the message above says why.';
   return (
     <div className="welcome">
       <h1>Forkbench</h1>
-      <p>{connected ? 'Open a folder on the left, or pick a thread, to see its board and agents.' : 'Connecting to the Forkbench host…'}</p>
+      <p>{text}</p>
     </div>
   );
 }

@@ -1,7 +1,8 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { useDroppable } from '@dnd-kit/core';
 import { TASK_STATES, type TaskState } from '../../src-shared/board/model.js';
-import { useApp } from '../state/hooks.js';
+import { matchTasks } from '../state/boardSearch.js';
+import { useApp, useController } from '../state/hooks.js';
 import { TaskCard } from './TaskCard.js';
 import { containsRange, layoutItems, visibleRange, type VirtualLayout, type VirtualRange } from './virtualRange.js';
 
@@ -31,20 +32,79 @@ export const VirtualConstants = {
 
 export function Board() {
   return (
-    <div className="board" role="list" aria-label="Backlog">
-      {TASK_STATES.map((s) => (
-        <Column key={s} state={s} />
-      ))}
+    <>
+      <BoardSearch />
+      <div className="board" role="list" aria-label="Backlog">
+        {TASK_STATES.map((s) => (
+          <Column key={s} state={s} />
+        ))}
+      </div>
+    </>
+  );
+}
+
+/** Whether a key press belongs to a field (or a terminal, whose input is a textarea), not to the page. */
+const typingIn = (t: EventTarget | null) => t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+
+/**
+ * Search over the board: `/` from anywhere but a field focuses it, Enter moves to the first match, Escape
+ * clears it. The columns show only the matches (matchTasks), virtualized as ever.
+ */
+function BoardSearch() {
+  const c = useController();
+  const query = useApp((s) => s.boardQuery);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || typingIn(e.target)) return;
+      e.preventDefault();
+      input.current?.focus();
+      input.current?.select();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+  return (
+    <div className="board-search" role="search">
+      <input
+        ref={input}
+        type="search"
+        data-testid="board-search"
+        value={query}
+        onChange={(e) => c.store.setState({ boardQuery: e.target.value })}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter') {
+            e.preventDefault();
+            document.querySelector<HTMLElement>('.board [data-testid^="card-"]')?.focus();
+          } else if (e.key === 'Escape') {
+            c.store.setState({ boardQuery: '' });
+          }
+        }}
+        placeholder="Search tasks: id, title, holder, state  ( / )"
+        aria-label="Search the board's tasks by id, title, holder or state"
+        aria-keyshortcuts="/"
+      />
     </div>
   );
 }
 
 /** The column re-renders when its ids change or a drag enters or leaves it; its cards only when their ids change. */
 const Column = memo(function Column({ state }: { state: TaskState }) {
-  const ids = useApp((s) => s.columns[state]);
+  const all = useApp((s) => s.columns[state]);
+  const query = useApp((s) => s.boardQuery);
+  // Only while searching does the column follow every board change (a title or holder may start to match).
+  const version = useApp((s) => (s.boardQuery ? s.boardVersion : 0));
+  const c = useController();
+  const ids = useMemo(() => matchTasks(all, c.state.board, c.state.agents, query), [all, query, version, c]);
   const { setNodeRef, isOver } = useDroppable({ id: state === 'open' ? OPEN_COLUMN_DROP_ID : `column:${state}`, disabled: state !== 'open' });
   return (
-    <section ref={setNodeRef} className={`column column-${state}${isOver ? ' drop-over' : ''}`} data-testid={`column-${state}`} role="listitem" aria-label={LABELS[state]}>
+    <section
+      ref={setNodeRef}
+      className={`column column-${state}${ids.length === 0 ? ' empty' : ''}${isOver ? ' drop-over' : ''}`}
+      data-testid={`column-${state}`}
+      role="listitem"
+      aria-label={LABELS[state]}
+    >
       <h3 className="column-title">
         {LABELS[state]} <span className="count">{ids.length}</span>
       </h3>

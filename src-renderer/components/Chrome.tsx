@@ -1,11 +1,25 @@
 import { useApp, useController } from '../state/hooks.js';
+import type { ConnectionState } from '../transport/types.js';
 
-/** Top bar: the folder on screen, the connection and the notifications switch. */
-export function TopBar() {
+/** A side panel shown as a drawer over the main area (narrow windows only; wide ones show both). */
+export type Drawer = 'threads' | 'log' | null;
+
+/** Top bar: the panel toggles (narrow windows), the folder on screen, the connection and the notifications switch. */
+export function TopBar({ drawer, onDrawer }: { drawer: Drawer; onDrawer: (d: 'threads' | 'log') => void }) {
   const folder = useApp((s) => s.folder);
   const active = useApp((s) => s.activeKey);
   return (
     <header className="topbar">
+      <button
+        type="button"
+        className="panel-toggle"
+        data-testid="toggle-threads"
+        aria-controls="threads-panel"
+        aria-expanded={drawer === 'threads'}
+        onClick={() => onDrawer('threads')}
+      >
+        ☰ Threads
+      </button>
       <span className="brand">Forkbench</span>
       {active && (
         <span className="topbar-folder" title={folder}>
@@ -15,17 +29,49 @@ export function TopBar() {
       <span className="spacer" />
       <ConnectionStatus />
       <NotifyBell />
+      <button type="button" className="panel-toggle" data-testid="toggle-log" aria-controls="log-panel" aria-expanded={drawer === 'log'} onClick={() => onDrawer('log')}>
+        Events
+      </button>
     </header>
   );
 }
+
+const CONNECTION_LABEL: Record<ConnectionState, string> = {
+  connecting: 'connecting…',
+  connected: 'connected',
+  'host-stopped': 'host stopped',
+  refused: 'not let in',
+  'link-spent': 'not let in',
+};
 
 function ConnectionStatus() {
   const state = useApp((s) => s.connection);
   return (
     <span className={`connection ${state}`} data-testid="connection-status" data-state={state} role="status">
       <span className="status-dot" aria-hidden="true" />
-      {state === 'connected' ? 'connected' : 'connecting…'}
+      {CONNECTION_LABEL[state]}
     </span>
+  );
+}
+
+/** What a person must know when the page is not live: that what they see is stale, and what to do. */
+const CONNECTION_PROBLEM: Partial<Record<ConnectionState, string>> = {
+  'host-stopped':
+    'The Forkbench host stopped or cannot be reached. What you see is how it was: agents’ states are unknown and nothing can be changed. This page reconnects by itself when the host is back (run `forkbench serve` again).',
+  refused:
+    'The Forkbench host does not accept this page: its session token is wrong or from an earlier host on another data folder. Open the newest link `forkbench serve` printed.',
+  'link-spent':
+    'This link was used already (each link lets one browser in), and this browser has no session on the host. Open the newest link `forkbench serve` printed.',
+};
+
+export function ConnectionBanner() {
+  const state = useApp((s) => s.connection);
+  const text = CONNECTION_PROBLEM[state];
+  if (!text) return null;
+  return (
+    <div className={`connection-banner ${state}`} data-testid="connection-banner" data-state={state} role="alert">
+      {text}
+    </div>
   );
 }
 

@@ -1,5 +1,5 @@
-import { memo } from 'react';
-import type { LogEntry } from '../state/eventLog.js';
+import { memo, useMemo, useState } from 'react';
+import { filterLog, type LogEntry } from '../state/eventLog.js';
 import { useApp } from '../state/hooks.js';
 
 const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
@@ -12,14 +12,31 @@ const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-di
  */
 export function EventLog() {
   const log = useApp((s) => s.log);
+  // Renewals are most of the log (every live claim renews every ~30 s) and say nothing new: hidden unless asked.
+  const [renewals, setRenewals] = useState(false);
+  const [query, setQuery] = useState('');
+  const shown = useMemo(() => filterLog(log, { renewals, query }), [log, renewals, query]);
   return (
     <section className="event-log" data-testid="event-log" aria-label="Event log">
       <h2>
-        Events <span className="count">{log.length}</span>
+        Events <span className="count">{shown.length === log.length ? log.length : `${shown.length} of ${log.length}`}</span>
       </h2>
+      <div className="log-filter">
+        <input
+          type="search"
+          data-testid="log-filter"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          placeholder="Filter: T-3, shell 2, rejected…"
+          aria-label="Filter the event log"
+        />
+        <label className="log-renewals">
+          <input type="checkbox" data-testid="log-show-renewals" checked={renewals} onChange={(e) => setRenewals(e.target.checked)} /> renewals
+        </label>
+      </div>
       <div className="log-scroll">
         <ol className="log-lines">
-          {log.map((e) => (
+          {shown.map((e) => (
             <LogLine key={e.seq} entry={e} />
           ))}
         </ol>

@@ -17,10 +17,12 @@ export function GoalEditor() {
     setDraft(pending ?? goal);
     setEditing(true);
   };
-  const finish = async (save: boolean) => {
+  const finish = async (save: boolean, byKey = false) => {
     if (finishing.current) return;
     finishing.current = true;
     setEditing(false);
+    // Finished from the keyboard, the person is still here: the goal keeps the focus (a blur went elsewhere).
+    if (byKey) requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid="thread-goal"]')?.focus());
     if (!save || draft === goal) return;
     setPending(draft);
     if (!(await c.actions.setGoal(draft))) setPending(null);
@@ -39,10 +41,10 @@ export function GoalEditor() {
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) {
               e.preventDefault();
-              void finish(true);
+              void finish(true, true);
             } else if (e.key === 'Escape') {
               e.preventDefault();
-              void finish(false);
+              void finish(false, true);
             }
           }}
           aria-label="Thread goal"

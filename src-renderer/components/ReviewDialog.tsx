@@ -6,6 +6,7 @@ import { classifyPatch, fileLineIndex, fileStatusLabel, PATCH_PAGE, type PatchLi
 import { tokenCheck } from '../state/reviewVerdict.js';
 import { useApp, useController } from '../state/hooks.js';
 import { askText } from './prompt.js';
+import { ReviewDoneNote } from './TaskDetails.js';
 
 /** The review dialog for the task a card's "Diff" button chose: its branch against its base, and the verdict. */
 export function ReviewDialog() {
@@ -84,6 +85,7 @@ function ReviewOf({ taskId }: { taskId: string }) {
             ×
           </button>
         </header>
+        <ReviewDoneNote taskId={taskId} />
         {diff ? <DiffBody diff={diff} /> : <p className="muted">{loading ? 'Reading the branch…' : 'The diff could not be read (see the message above).'}</p>}
         {refusal && (
           <p className="review-refusal" role="alert" data-testid="diff-refusal" data-code={refusal.code}>

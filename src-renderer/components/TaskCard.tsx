@@ -4,7 +4,15 @@ import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { isLapsed } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
+import { AssignMenu } from './AssignMenu.js';
+import { askConfirm } from './confirm.js';
 import { askText } from './prompt.js';
+import { openTaskDetails } from './TaskDetails.js';
+
+/** What inside a card keeps its own clicks (a click there does not open the details). */
+const CARD_CONTROLS = 'button, input, textarea, select, a, form';
+/** A press that moved less than this before it was let go is a click, not a drag. */
+const CLICK_SLOP_PX = 4;
 
 export interface DragData {
   taskId: string;
@@ -41,7 +49,8 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         </span>
       )}
       {editing ? <EditForm task={task} onDone={() => setEditing(false)} /> : task.body && <p className="card-body">{task.body}</p>}
-      {task.claim && (
+      {/* In review the task waits for a person, not for its agent: no lease countdown to read as a deadline. */}
+      {task.claim && task.state !== 'review' && (
         <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
       )}
       <div className="card-meta">
@@ -91,13 +100,37 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
     },
     [setNodeRef, setActivatorNodeRef],
   );
+  const c = useController();
   return (
     // The whole card is the drag handle (buttons and fields inside it excepted, see CardPointerSensor);
-    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels.
+    // focused, Space picks it up, arrows move between drop targets, Space drops, Escape cancels. A click
+    // that is no drag, or Enter, opens the task's details.
     <article
       ref={ref}
       {...listeners}
       {...attributes}
+      // Not onClick: a press starts a drag at once (CardPointerSensor has no activation distance), dnd-kit
+      // swallows the click that follows, and the drag preview covers the card, so the release is heard on
+      // the window. A press let go where it began is a click.
+      onPointerDownCapture={(e) => {
+        if (e.button !== 0 || (e.target as Element).closest(CARD_CONTROLS)) return;
+        const from = { x: e.clientX, y: e.clientY };
+        window.addEventListener(
+          'pointerup',
+          (up) => {
+            if (Math.hypot(up.clientX - from.x, up.clientY - from.y) < CLICK_SLOP_PX) openTaskDetails(c, id);
+          },
+          { once: true, capture: true },
+        );
+      }}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' && e.target === e.currentTarget && !isDragging) {
+          e.preventDefault();
+          openTaskDetails(c, id);
+          return;
+        }
+        listeners?.onKeyDown?.(e);
+      }}
       role="group"
       aria-roledescription="draggable task"
       aria-label={label}
@@ -119,6 +152,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
       <button type="button" data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
         Edit
       </button>
+      {(task.state === 'open' || task.state === 'claimed') && <AssignMenu taskId={id} holder={task.claim?.agentId ?? ''} />}
       {task.state === 'open' && (
         <button
           type="button"
@@ -148,8 +182,14 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
               Diff
             </button>
           )}
-          <button type="button" className="good" data-testid={`approve-${id}`} onClick={() => void c.actions.approveTask(id)}>
-            Approve
+          <button
+            type="button"
+            className="good"
+            data-testid={`approve-${id}`}
+            title={task.worktree ? 'Opens the diff: approve there merges it' : 'Asks first: approve moves it to Done'}
+            onClick={() => void approveAsking(c, task)}
+          >
+            Approve…
           </button>
           <button
             type="button"
@@ -171,6 +211,16 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
       )}
     </div>
   );
+}
+
+/**
+ * Approve from a card never merges at once: work with a branch opens its diff, where the dialog's Approve
+ * merges it; work without one (no git) asks first, since approving ends the task's review for good.
+ */
+async function approveAsking(c: ReturnType<typeof useController>, task: Task): Promise<void> {
+  if (task.worktree) return c.worktrees.openReview(task.id);
+  const ok = await askConfirm(`Approve ${task.id}?`, `"${task.title}" moves to Done. The agent's work stays where it is: this folder has no task branches to merge.`, `Approve ${task.id}`, 'good');
+  if (ok) await c.actions.approveTask(task.id);
 }
 
 function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {

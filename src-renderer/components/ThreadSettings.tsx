@@ -44,7 +44,12 @@ export function ThreadSettings() {
     const nextCopy = parseCopyFiles(copy);
     if (formatCopyFiles(nextCopy) !== formatCopyFiles(copyFiles)) patch.copyFiles = nextCopy;
     const ok = await c.actions.setSettings(patch);
-    if (ok) setOpen(false);
+    if (ok) close();
+  };
+  /** Closed, the focus goes back to the line that opened the form. */
+  const close = () => {
+    setOpen(false);
+    requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid="thread-settings"]')?.focus());
   };
 
   if (!open) {
@@ -60,6 +65,12 @@ export function ThreadSettings() {
       onSubmit={(e) => {
         e.preventDefault();
         void save();
+      }}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          close();
+        }
       }}
     >
       <label>
@@ -93,7 +104,7 @@ export function ThreadSettings() {
       <button type="submit" data-testid="settings-save">
         Save
       </button>
-      <button type="button" onClick={() => setOpen(false)}>
+      <button type="button" onClick={close}>
         Cancel
       </button>
     </form>

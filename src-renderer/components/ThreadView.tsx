@@ -13,19 +13,24 @@ import { useApp, useController } from '../state/hooks.js';
 import { AddTaskForm } from './AddTaskForm.js';
 import { AGENT_DROP_PREFIX, AgentTabs } from './AgentTabs.js';
 import { Board, OPEN_COLUMN_DROP_ID } from './Board.js';
-import { CardPointerSensor, collide, jumpToDroppable } from './dnd.js';
+import { CardPointerSensor, collide, dragAnnouncements, DRAG_INSTRUCTIONS, jumpToDroppable } from './dnd.js';
 import { GoalEditor } from './GoalEditor.js';
 import { CardPreview, type DragData } from './TaskCard.js';
 import { TerminalArea } from './TerminalArea.js';
 import { ReviewDialog } from './ReviewDialog.js';
+import { TaskDetails } from './TaskDetails.js';
 import { ThreadSettings } from './ThreadSettings.js';
 import { GitStatus, WorktreesPanel } from './Worktrees.js';
+
+/** Space picks a focused card up and drops it; Enter is left to open the card's details (TaskCard), and
+ *  drops a card already picked up. */
+const KEYBOARD_DRAG_CODES = { start: ['Space'], cancel: ['Escape'], end: ['Space', 'Enter'] };
 
 export function ThreadView() {
   const c = useController();
   const folder = useApp((s) => s.folder);
   const loaded = useApp((s) => s.board !== null);
-  const sensors = useSensors(useSensor(CardPointerSensor), useSensor(KeyboardSensor, { coordinateGetter: jumpToDroppable }));
+  const sensors = useSensors(useSensor(CardPointerSensor), useSensor(KeyboardSensor, { coordinateGetter: jumpToDroppable, keyboardCodes: KEYBOARD_DRAG_CODES }));
 
   // No drag state here: a drag re-renders only what shows it (the preview, the cards' drag sources, the
   // drop targets), never the whole Thread view.
@@ -42,8 +47,14 @@ export function ThreadView() {
     }
   };
 
+  const announcements = useMemo(() => dragAnnouncements(c), [c]);
   return (
-    <DndContext sensors={sensors} collisionDetection={collide} onDragEnd={onDragEnd}>
+    <DndContext
+      sensors={sensors}
+      collisionDetection={collide}
+      onDragEnd={onDragEnd}
+      accessibility={{ announcements, screenReaderInstructions: { draggable: DRAG_INSTRUCTIONS } }}
+    >
       <div className="thread-view">
         <section className="thread-head">
           <GoalEditor />
@@ -67,6 +78,7 @@ export function ThreadView() {
           <TerminalArea />
         </section>
         <ReviewDialog />
+        <TaskDetails />
       </div>
       <DragPreview />
     </DndContext>

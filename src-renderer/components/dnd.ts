@@ -1,4 +1,6 @@
 import type { PointerEvent as ReactPointerEvent } from 'react';
+import type { Announcements, UniqueIdentifier } from '@dnd-kit/core';
+import type { AppController } from '../state/controller.js';
 import { closestCenter, pointerWithin, PointerSensor, type CollisionDetection, type KeyboardCoordinateGetter, type PointerSensorOptions } from '@dnd-kit/core';
 
 /** Pointer drags hit what is under the pointer; keyboard drags (no pointer) take the nearest target. */
@@ -58,4 +60,38 @@ export class CardPointerSensor extends PointerSensor {
       },
     },
   ];
+}
+
+/** What a screen reader hears on focusing a card. */
+export const DRAG_INSTRUCTIONS =
+  'Enter opens the task. Space picks it up; arrow keys move it between the Open column and the agents’ tabs; Space drops it there, Escape puts it back.';
+
+/**
+ * What the live region says during a drag, in the names the window shows ("T-3 Add tests", "shell 2's tab"),
+ * never dnd-kit's internal ids (`agent:shell-1-58ec136ed677`).
+ */
+export function dragAnnouncements(c: AppController): Announcements {
+  const task = (id: UniqueIdentifier) => {
+    const taskId = String(id).replace(/^task:/, '');
+    const title = c.state.board?.tasks.get(taskId)?.title;
+    return title ? `${taskId} “${title}”` : taskId;
+  };
+  const target = (id: UniqueIdentifier | undefined) => {
+    const s = String(id ?? '');
+    if (s.startsWith('agent:')) return `${c.agentName(s.slice('agent:'.length))}’s tab (assign)`;
+    if (s === 'column:open') return 'the Open column (release)';
+    return null;
+  };
+  return {
+    onDragStart: ({ active }) => `Picked up ${task(active.id)}.`,
+    onDragOver: ({ active, over }) => {
+      const t = target(over?.id);
+      return t ? `${task(active.id)} is over ${t}.` : `${task(active.id)} is over no drop target.`;
+    },
+    onDragEnd: ({ active, over }) => {
+      const t = target(over?.id);
+      return t ? `${task(active.id)} dropped on ${t}.` : `${task(active.id)} put back.`;
+    },
+    onDragCancel: ({ active }) => `Dragging ${task(active.id)} cancelled; it is where it was.`,
+  };
 }

@@ -56,6 +56,10 @@ export interface AppState {
   worktrees: readonly WorktreeInfo[] | null;
   /** The task whose diff the review dialog shows. */
   reviewTaskId: string | null;
+  /** The task whose details panel is open (a click or Enter on its card). */
+  detailsTaskId: string | null;
+  /** The board search ('' shows every task). */
+  boardQuery: string;
 }
 
 /** What removing a worktree came to: `confirm` carries the host's warning about work that would be lost. */
@@ -85,8 +89,11 @@ export const nullPanes: PaneHost = {
 };
 
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
-export function noThreadShown(): Pick<AppState, 'board' | 'columns' | 'agentClaims' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId'> {
-  return { board: null, columns: EMPTY_COLUMNS, agentClaims: NO_CLAIMS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null };
+export function noThreadShown(): Pick<
+  AppState,
+  'board' | 'columns' | 'agentClaims' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery'
+> {
+  return { board: null, columns: EMPTY_COLUMNS, agentClaims: NO_CLAIMS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '' };
 }
 
 export function initialState(): AppState {

@@ -101,3 +101,18 @@ export function appendLog(log: readonly LogEntry[], entries: readonly LogEntry[]
   }
   return all.length > cap ? all.slice(-cap) : all;
 }
+
+/**
+ * The lines the event-log panel shows: renewals only when asked for, and only lines whose kind or text
+ * holds every word of `query` (case aside), so `T-3 rejected` finds T-3's refused writes.
+ */
+export function filterLog(log: readonly LogEntry[], o: { renewals: boolean; query: string }): readonly LogEntry[] {
+  const words = o.query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (o.renewals && words.length === 0) return log;
+  return log.filter((e) => {
+    if (!o.renewals && e.kind === 'renew') return false;
+    if (words.length === 0) return true;
+    const text = `${e.kind} ${e.summary} ${e.code ?? ''}`.toLowerCase();
+    return words.every((w) => text.includes(w));
+  });
+}

@@ -169,8 +169,10 @@ export class PaneTerminal {
     if (!this.visible || this.disposed) return;
     const dims = this.fit.proposeDimensions();
     if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows) || dims.cols < 2 || dims.rows < 2) return;
-    const cols = Math.min(TerminalSize.maxCols, dims.cols);
-    const rows = Math.min(TerminalSize.maxRows, dims.rows);
+    // Never below a usable size: a squeezed box clips the terminal (its container hides the overflow)
+    // instead of telling the pty a width at which the shell's redraw garbles its screen for good.
+    const cols = clamp(dims.cols, TerminalSize.usableCols, TerminalSize.maxCols);
+    const rows = clamp(dims.rows, TerminalSize.usableRows, TerminalSize.maxRows);
     if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
     this.onFitted?.({ cols, rows });
     if (this.sentSize?.cols === cols && this.sentSize.rows === rows) return;
@@ -232,4 +234,8 @@ export class PaneTerminal {
     this.feed.dispose();
     this.term.dispose();
   }
+}
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.max(lo, Math.min(hi, n));
 }

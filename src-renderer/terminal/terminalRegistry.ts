@@ -86,7 +86,7 @@ export class TerminalRegistry implements PaneHost {
     if (this.lastFit) return this.lastFit;
     const r = this.area?.getBoundingClientRect();
     if (r && r.width > 50 && r.height > 50) {
-      return { cols: clamp(Math.floor((r.width - 16) / CELL.width), 20, TerminalSize.maxCols), rows: clamp(Math.floor((r.height - 8) / CELL.height), 5, TerminalSize.maxRows) };
+      return { cols: clamp(Math.floor((r.width - 16) / CELL.width), TerminalSize.usableCols, TerminalSize.maxCols), rows: clamp(Math.floor((r.height - 8) / CELL.height), TerminalSize.usableRows, TerminalSize.maxRows) };
     }
     return { ...DEFAULT_TERMINAL_SIZE };
   }

@@ -1,4 +1,5 @@
-import { LINK_CODE_PARAM, SESSION_PATH } from '../../src-shared/protocol/serveLink.js';
+import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SessionProbe } from '../../src-shared/protocol/serveLink.js';
+import type { ProbeResult } from './types.js';
 import { takeFromFragment } from '../address.js';
 
 /**
@@ -28,4 +29,17 @@ export async function tradeLinkCode(code: string, post: (path: string, body: str
 export function wsUrlFor(location: { protocol: string; host: string }): string {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   return `${proto}//${location.host}/ws`;
+}
+
+/** Why the socket did not open, as the host says it (`GET /session-check`): a fetch that fails is a host not there. */
+export async function probeSession(get: (path: string) => Promise<{ status: number }>): Promise<ProbeResult> {
+  try {
+    const { status } = await get(SESSION_PROBE_PATH);
+    if (status === SessionProbe.admitted) return 'admitted';
+    if (status === SessionProbe.refused) return 'refused';
+    // 503 while starting or stopping; anything else (a proxy's 502, say) is a host that cannot serve this page now.
+    return status === SessionProbe.unavailable ? 'unavailable' : 'unreachable';
+  } catch {
+    return 'unreachable';
+  }
 }

@@ -1,7 +1,16 @@
 import type { WindowApi, WindowError } from '../../src-shared/protocol/windowApi.js';
 
-/** Whether the renderer can reach the host right now. Electron's IPC is always `connected`. */
-export type ConnectionState = 'connecting' | 'connected';
+/**
+ * Whether the renderer can reach the host right now. Electron's IPC is always `connected`. Over serve's
+ * WebSocket: `connecting` before the first connection, `host-stopped` once a connection was lost or the host
+ * cannot be reached (the page keeps retrying), `refused` when the host is up but does not accept this page's
+ * cookie (a wrong or old token), `link-spent` when it does not and the link the page was opened with had
+ * been used already.
+ */
+export type ConnectionState = 'connecting' | 'connected' | 'host-stopped' | 'refused' | 'link-spent';
+
+/** What the host said when asked why a socket did not open (serve's `GET /session-check`). */
+export type ProbeResult = 'admitted' | 'refused' | 'unavailable' | 'unreachable';
 
 /** A `WindowApi` plus the connection state: the only thing the rest of the renderer sees of a transport. */
 export interface Transport extends WindowApi {

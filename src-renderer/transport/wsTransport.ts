@@ -6,7 +6,7 @@ import type {
   WsClientMessage,
   WsServerMessage,
 } from '../../src-shared/protocol/windowApi.js';
-import { HostCallError, type ConnectionState, type Transport } from './types.js';
+import { HostCallError, type ConnectionState, type ProbeResult, type Transport } from './types.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 /** Reconnect delays. Fast first retries cover a host restart; the cap keeps a dead host from being hammered. */
@@ -15,8 +15,9 @@ export const ReconnectConstants = {
   initialDelayMs: 250,
   /** Each failed attempt doubles the delay... */
   factor: 2,
-  /** ...up to this, so a host that comes back is found within 5 s. */
-  maxDelayMs: 5_000,
+  /** ...up to this, so a host that comes back is found within about a second (issue 20 asks for the page
+   *  live again within 2 s); a refused connection to 127.0.0.1 a second costs the machine nothing. */
+  maxDelayMs: 1_000,
   /** ± this fraction of random jitter, so several windows do not retry in lockstep. */
   jitter: 0.2,
 } as const;
@@ -40,8 +41,12 @@ export interface SocketLike {
 
 export interface WsTransportOptions {
   url: string;
-  /** The first connection waits until this settles (serve's code trade, which sets the socket's cookie). */
+  /** The first connection waits until this settles (serve's code trade, which sets the socket's cookie);
+   *  `false` means the trade was refused (a spent link). */
   ready?: Promise<unknown>;
+  /** Asks the host why a socket did not open (the browser hides the refusal's status). Without it a socket
+   *  that never opens leaves the state as it was. */
+  probe?: () => Promise<ProbeResult>;
   createSocket?: (url: string) => SocketLike;
   setTimeout?: (f: () => void, ms: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
@@ -72,6 +77,10 @@ export class WsTransport implements Transport {
   private attempt = 0;
   private retryTimer: unknown = null;
   private disposed = false;
+  /** The link's code was refused by the host: a refused socket then says the link was spent. */
+  private linkSpent = false;
+  /** Counts attempts, so a probe's late answer about an earlier attempt changes nothing. */
+  private generation = 0;
   private readonly createSocket: (url: string) => SocketLike;
   private readonly setTimer: (f: () => void, ms: number) => unknown;
   private readonly clearTimer: (handle: unknown) => void;
@@ -82,7 +91,11 @@ export class WsTransport implements Transport {
     this.clearTimer = opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
     // Connected once `ready` settles, either way: the host then says for itself whether the socket is let in.
     const connect = () => this.connect();
-    if (opts.ready) void opts.ready.then(connect, connect);
+    if (opts.ready)
+      void opts.ready.then((traded) => {
+        this.linkSpent = traded === false;
+        connect();
+      }, connect);
     else connect();
   }
 
@@ -149,8 +162,11 @@ export class WsTransport implements Transport {
       return;
     }
     this.socket = socket;
+    const generation = ++this.generation;
+    let opened = false;
     socket.onopen = () => {
       if (this.socket !== socket) return;
+      opened = true;
       this.attempt = 0;
       this.setState('connected');
     };
@@ -164,9 +180,26 @@ export class WsTransport implements Transport {
       if (this.socket !== socket) return;
       this.socket = null;
       this.failPending('the connection to the Forkbench host closed');
-      this.setState('connecting');
+      // A connection that was up is gone: the page says so at once, whatever the cause, since nothing it
+      // shows is live any more. One that never opened is asked about, to tell a refusal from a dead host.
+      if (opened) this.setState('host-stopped');
+      else this.askWhy(generation);
       this.scheduleRetry();
     };
+  }
+
+  private askWhy(generation: number): void {
+    const probe = this.opts.probe;
+    if (!probe) return;
+    void probe().then(
+      (r) => {
+        // Superseded by a later attempt, or connected meanwhile: this answer is about nothing on screen.
+        if (this.disposed || generation !== this.generation || this._state === 'connected') return;
+        if (r === 'refused') this.setState(this.linkSpent ? 'link-spent' : 'refused');
+        else if (r !== 'admitted') this.setState('host-stopped');
+      },
+      () => undefined,
+    );
   }
 
   private scheduleRetry(): void {

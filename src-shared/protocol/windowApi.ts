@@ -57,6 +57,8 @@ export const windowMethods = {
   'agent.screen': method<string>()(z.object({ key, agentId }).strict()),
   'agent.detach': method<null>()(z.object({ key, agentId }).strict()),
   'task.diff': method<TaskDiff>()(z.object({ key, taskId }).strict()),
+  /** The task's events from the board's journal, oldest first, renewals left out (windowRouter's limit). */
+  'task.history': method<BoardEvent[]>()(z.object({ key, taskId }).strict()),
   'worktree.list': method<WorktreeInfo[]>()(z.object({ key }).strict()),
   /** `force` is the person saying yes to losing uncommitted changes in it; without it such a worktree stays. */
   'worktree.remove': method<null>()(z.object({ key, taskId, force: z.boolean() }).strict()),

@@ -6,6 +6,10 @@ export const TerminalSize = {
   /** Below this a shell's redraw garbles and a TUI cannot lay itself out. */
   minCols: 2,
   minRows: 2,
+  /** What the window ever sizes a pane to: a narrow or half-laid-out window clips the terminal rather
+   *  than shrink it, since a shell prompt, a TUI's status line or an agent's diff is unreadable narrower. */
+  usableCols: 40,
+  usableRows: 8,
   /** Wider than any screen at any font size; a bound so a bad resize cannot ask for gigabytes of buffer. */
   maxCols: 1000,
   maxRows: 500,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { appendLog, LOG_CAP, summarize, toLogEntry } from '../../../src-renderer/state/eventLog.js';
+import { appendLog, filterLog, LOG_CAP, summarize, toLogEntry, type LogEntry } from '../../../src-renderer/state/eventLog.js';
 import { engineWith } from '../../helpers/renderer.js';
 
 describe('event log lines', () => {
@@ -70,5 +70,22 @@ describe('event log lines', () => {
       "shell 1's git commit/push on T-3 refused (stale-token): token 4 is over; T-3 is now token 6",
     ]);
     expect(lines[4]!.code).toBe('stale-token');
+  });
+});
+
+describe('the event log filter', () => {
+  const entry = (seq: number, kind: LogEntry['kind'], summary: string, code: string | null = null): LogEntry => ({ seq, at: seq, kind, summary, code, repeat: 1 });
+  const log = [
+    entry(1, 'grant', 'T-3 claimed by shell 2 (token 4)'),
+    entry(2, 'renew', 'T-3 lease renewed for shell 2 (liveness)'),
+    entry(3, 'write-rejected', 'shell 1 note T-3 rejected: stale-token: your claim ended', 'stale-token'),
+    entry(4, 'note', 'T-4 note by shell 1: done'),
+  ];
+  it('hides renewals unless asked, and keeps lines holding every word of the query', () => {
+    expect(filterLog(log, { renewals: false, query: '' }).map((e) => e.seq)).toEqual([1, 3, 4]);
+    expect(filterLog(log, { renewals: true, query: '' })).toBe(log);
+    expect(filterLog(log, { renewals: false, query: 'T-3 REJECTED' }).map((e) => e.seq)).toEqual([3]);
+    expect(filterLog(log, { renewals: true, query: 't-3 shell 2' }).map((e) => e.seq)).toEqual([1, 2]);
+    expect(filterLog(log, { renewals: false, query: 'stale-token' }).map((e) => e.seq)).toEqual([3]);
   });
 });

@@ -78,7 +78,8 @@ describe('WsTransport', () => {
     const p = t.call('threads.list', {});
     last().drop();
     await expect(p).rejects.toMatchObject({ code: 'disconnected' });
-    expect(t.state).toBe('connecting');
+    // a connection that was up is gone: the page says the host stopped, not that it is still connecting
+    expect(t.state).toBe('host-stopped');
   });
 
   it('reconnects with growing, capped backoff and reports each reconnect', () => {
@@ -98,7 +99,7 @@ describe('WsTransport', () => {
     expect(timers.at(-1)!.ms).toBe(ReconnectConstants.initialDelayMs); // reset after a good connection
     timers.shift()!.f();
     last().open();
-    expect(states).toEqual(['connected', 'connecting', 'connected']);
+    expect(states).toEqual(['connected', 'host-stopped', 'connected']);
     expect(sockets.every((s) => s.url === 'ws://127.0.0.1:4000/ws')).toBe(true);
   });
 
@@ -115,6 +116,60 @@ describe('WsTransport', () => {
     }
   });
 
+  it('asks the host why a socket did not open: a refused cookie, a spent link, a host not there', async () => {
+    const answers: string[] = [];
+    const probed = () => new Promise((r) => setTimeout(r, 0));
+    for (const [answer, traded, want] of [
+      ['refused', true, 'refused'],
+      ['refused', false, 'link-spent'],
+      ['unreachable', true, 'host-stopped'],
+      ['unavailable', true, 'host-stopped'],
+      ['admitted', true, 'connecting'],
+    ] as const) {
+      const sockets: FakeSocket[] = [];
+      const t = new WsTransport({
+        url: 'ws://127.0.0.1:4000/ws',
+        ready: Promise.resolve(traded),
+        probe: async () => (answers.push(answer), answer),
+        createSocket: (url) => {
+          const s = new FakeSocket(url);
+          sockets.push(s);
+          return s;
+        },
+        setTimeout: () => undefined,
+        clearTimeout: () => undefined,
+      });
+      await probed();
+      sockets[0]!.drop();
+      await probed();
+      expect(t.state).toBe(want);
+    }
+    expect(answers).toHaveLength(5);
+  });
+
+  it('a late probe answer about an earlier attempt does not undo a connection', async () => {
+    let answer!: (r: 'refused') => void;
+    const sockets: FakeSocket[] = [];
+    const timers: Array<() => void> = [];
+    const t = new WsTransport({
+      url: 'ws://127.0.0.1:4000/ws',
+      probe: () => new Promise((r) => (answer = r)),
+      createSocket: (url) => {
+        const s = new FakeSocket(url);
+        sockets.push(s);
+        return s;
+      },
+      setTimeout: (f) => timers.push(f),
+      clearTimeout: () => undefined,
+    });
+    sockets[0]!.drop();
+    timers.shift()!();
+    sockets[1]!.open();
+    answer('refused');
+    await new Promise((r) => setTimeout(r, 0));
+    expect(t.state).toBe('connected');
+  });
+
   it('dispose closes the socket and stops reconnecting', () => {
     const { t, last, timers } = setup();
     last().open();
@@ -126,7 +181,7 @@ describe('WsTransport', () => {
   it('backoff has jitter within ±20%', () => {
     expect(backoffDelay(0, () => 0)).toBe(200);
     expect(backoffDelay(0, () => 1)).toBe(300);
-    expect(backoffDelay(20, () => 0.5)).toBe(5_000);
+    expect(backoffDelay(20, () => 0.5)).toBe(1_000);
   });
 });
 

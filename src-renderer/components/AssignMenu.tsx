@@ -1,0 +1,88 @@
+import { useEffect, useRef, useState } from 'react';
+import { useApp, useController } from '../state/hooks.js';
+
+/**
+ * "Assign to…" on a card: the keyboard's way to do what dragging onto an agent's tab does. The menu lists
+ * the agents that can take work (not exited, not the holder); arrows move, Enter picks, Escape closes, and
+ * the focus goes back to the button.
+ */
+export function AssignMenu({ taskId, holder }: { taskId: string; holder: string }) {
+  const c = useController();
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  const ids = useApp((s) => s.agentIds);
+  const agents = useApp((s) => s.agents);
+  const choices = ids.filter((id) => agents[id] && agents[id].status !== 'exited' && id !== holder);
+  useEffect(() => {
+    if (open) menu.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    button.current?.focus();
+  };
+  const move = (by: number) => {
+    const items = [...(menu.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
+    if (items.length === 0) return;
+    const at = items.indexOf(document.activeElement as HTMLElement);
+    items[(at + by + items.length) % items.length]?.focus();
+  };
+  return (
+    <>
+      <button
+        type="button"
+        ref={button}
+        data-testid={`assign-${taskId}`}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowDown' && !open) {
+            e.preventDefault();
+            setOpen(true);
+          }
+        }}
+      >
+        Assign to…
+      </button>
+      {open && (
+        <div
+          className="assign-menu"
+          role="menu"
+          ref={menu}
+          aria-label={`Assign ${taskId} to`}
+          data-testid={`assign-menu-${taskId}`}
+          onKeyDown={(e) => {
+            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+              e.preventDefault();
+              move(e.key === 'ArrowDown' ? 1 : -1);
+            } else if (e.key === 'Escape') {
+              e.preventDefault();
+              e.stopPropagation();
+              close();
+            }
+          }}
+        >
+          {choices.length === 0 && <span className="muted">No running agent: launch one first.</span>}
+          {choices.map((id) => (
+            <button
+              key={id}
+              type="button"
+              role="menuitem"
+              data-testid={`assign-${taskId}-to-${id}`}
+              onClick={() => {
+                close();
+                // The card moves to another column, drawn anew there: the focus follows it to its button.
+                void c.actions.assignTask(taskId, id).then(() =>
+                  requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="assign-${taskId}"]`)?.focus()),
+                );
+              }}
+            >
+              {agents[id]?.name ?? id}
+            </button>
+          ))}
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,77 @@
+import { useEffect, useRef, useState } from 'react';
+
+/** Every shortcut the window has, in one place (`?` shows it). */
+const SHORTCUTS: ReadonlyArray<[string, string]> = [
+  ['/', 'Search the board (id, title, holder, state); Enter goes to the first match, Escape clears'],
+  ['Enter on a card', 'Open the task’s details; Escape closes them'],
+  ['Space on a card', 'Pick it up; arrows move between drop targets (Open, each agent’s tab); Space drops; Escape cancels'],
+  ['Assign to… on a card', 'Assign it from the keyboard: arrows pick an agent, Enter assigns'],
+  ['Ctrl+F in a terminal', 'Find in that agent’s terminal; Enter / Shift+Enter next / previous'],
+  ['Escape', 'Close a menu, dialog or drawer'],
+  ['?', 'This list'],
+];
+
+const typingIn = (t: EventTarget | null) => t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+
+/** `?` anywhere but a field or a terminal: the shortcut list, closed by Escape, the focus given back. */
+export function ShortcutHelp() {
+  const [open, setOpen] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  const returnTo = useRef<Element | null>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== '?' || e.ctrlKey || e.metaKey || e.altKey || typingIn(e.target)) return;
+      e.preventDefault();
+      setOpen((o) => !o);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+  useEffect(() => {
+    if (!open) return;
+    returnTo.current = document.activeElement;
+    box.current?.focus();
+    return () => {
+      const back = returnTo.current;
+      if (back instanceof HTMLElement && back.isConnected) back.focus();
+    };
+  }, [open]);
+  if (!open) return null;
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && setOpen(false)}>
+      <div
+        className="modal shortcuts"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Keyboard shortcuts"
+        tabIndex={-1}
+        ref={box}
+        data-testid="shortcut-help"
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            e.stopPropagation();
+            setOpen(false);
+          }
+        }}
+      >
+        <div className="modal-title">Keyboard shortcuts</div>
+        <dl className="details-facts">
+          {SHORTCUTS.map(([k, what]) => (
+            <div key={k} style={{ display: 'contents' }}>
+              <dt>
+                <kbd>{k}</kbd>
+              </dt>
+              <dd>{what}</dd>
+            </div>
+          ))}
+        </dl>
+        <div className="modal-buttons">
+          <button type="button" data-testid="shortcut-help-close" onClick={() => setOpen(false)}>
+            Close
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,237 @@
+import { useEffect, useRef, useState } from 'react';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { Task } from '../../src-shared/board/model.js';
+import { summarize } from '../state/eventLog.js';
+import { useApp, useController } from '../state/hooks.js';
+import { taskStory, type StoryNote } from '../state/taskStory.js';
+
+const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+
+/** Open the details panel of a task (the panel itself gives the focus back to where it was on close). */
+export function openTaskDetails(c: ReturnType<typeof useController>, taskId: string): void {
+  c.store.setState({ detailsTaskId: taskId });
+}
+
+/**
+ * Everything the board knows about one task, where a person can read it: the notes agents wrote (who and
+ * when), the done note, the reasons it was sent back or blocked, its holder and token, its worktree and
+ * branch, its attempts, and its history from the board's journal. Opened by a click or Enter on a card;
+ * Escape or × closes it and the focus goes back to the card.
+ */
+export function TaskDetails() {
+  const taskId = useApp((s) => s.detailsTaskId);
+  return taskId ? <DetailsOf key={taskId} taskId={taskId} /> : null;
+}
+
+/** A task's history, fetched anew whenever the task changes (every event about it replaces its object). */
+export function useTaskHistory(taskId: string, task: Task | undefined): BoardEvent[] | null {
+  const c = useController();
+  const key = useApp((s) => s.activeKey);
+  const [events, setEvents] = useState<BoardEvent[] | null>(null);
+  useEffect(() => {
+    if (!key) return;
+    let live = true;
+    c.transport.call('task.history', { key, taskId }).then(
+      (h) => live && setEvents(h),
+      (err: unknown) => live && c.notices.showError(`read the history of ${taskId}`, err),
+    );
+    return () => {
+      live = false;
+    };
+  }, [c, key, taskId, task]);
+  return events;
+}
+
+function DetailsOf({ taskId }: { taskId: string }) {
+  const c = useController();
+  const task = useApp((s) => s.board?.tasks.get(taskId));
+  const events = useTaskHistory(taskId, task);
+  const root = useRef<HTMLElement>(null);
+  const returnTo = useRef<Element | null>(null);
+  useEffect(() => {
+    returnTo.current = document.activeElement;
+    root.current?.focus();
+    return () => {
+      const back = returnTo.current;
+      // The card may have been redrawn meanwhile: its new element, by its test id, takes the focus.
+      const card = back instanceof HTMLElement && back.isConnected ? back : document.querySelector<HTMLElement>(`[data-testid="card-${taskId}"]`);
+      card?.focus();
+    };
+  }, [taskId]);
+  const close = () => c.store.setState({ detailsTaskId: null });
+  const name = (id: string) => c.agentName(id);
+  if (!task) {
+    return (
+      <aside className="details" ref={root} tabIndex={-1} role="dialog" aria-label={`Task ${taskId}`} data-testid="task-details" onKeyDown={(e) => e.key === 'Escape' && close()}>
+        <p className="muted">{taskId} is no longer on the board.</p>
+      </aside>
+    );
+  }
+  const story = events ? taskStory(events) : null;
+  return (
+    <aside
+      className="details"
+      ref={root}
+      tabIndex={-1}
+      role="dialog"
+      aria-labelledby="details-title"
+      data-testid="task-details"
+      data-task={taskId}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          close();
+        }
+      }}
+    >
+      <header className="details-head">
+        <span className="card-id">{task.id}</span>
+        <h2 className="details-title" id="details-title">
+          {task.title}
+        </h2>
+        <button type="button" className="dismiss" aria-label="Close details" data-testid="details-close" onClick={close}>
+          ×
+        </button>
+      </header>
+      <dl className="details-facts">
+        <dt>State</dt>
+        <dd data-testid="details-state">{task.state}</dd>
+        {task.claim && (
+          <>
+            <dt>Holder</dt>
+            <dd data-testid="details-holder">
+              {name(task.claim.agentId)} <span className="muted">since {when.format(task.claim.grantedAtWall)}</span>
+            </dd>
+            <dt>Token</dt>
+            <dd data-testid="details-token">
+              <code>{task.claim.token}</code>
+            </dd>
+          </>
+        )}
+        {!task.claim && task.lastClaim && (
+          <>
+            <dt>Last claim</dt>
+            <dd>
+              {name(task.lastClaim.agentId)}, token <code>{task.lastClaim.token}</code>, ended: {task.lastClaim.reason}
+            </dd>
+          </>
+        )}
+        <dt>Attempts</dt>
+        <dd data-testid="details-attempts">
+          {task.attempts}
+          {task.failures > 0 ? `, ${task.failures} ended involuntarily` : ''}
+        </dd>
+        {task.worktree && (
+          <>
+            <dt>Branch</dt>
+            <dd>
+              <code className="branch">{task.worktree.branch}</code> <span className="muted">from {task.worktree.base}</span>
+            </dd>
+            <dt>Worktree</dt>
+            <dd>
+              <code className="path" data-testid="details-worktree">
+                {task.worktree.path}
+              </code>
+            </dd>
+          </>
+        )}
+        {task.verify && (
+          <>
+            <dt>Verify</dt>
+            <dd>
+              <code>{task.verify}</code>
+            </dd>
+          </>
+        )}
+      </dl>
+      {task.body && <p className="details-body">{task.body}</p>}
+      {task.state === 'blocked' && task.blockedReason && (
+        <p className="card-reason" data-testid="details-blocked">
+          blocked: {task.blockedReason}
+        </p>
+      )}
+      {story?.doneNote && (
+        <section className="details-section" data-testid="details-done-note">
+          <h3>Done note</h3>
+          <NoteLine note={story.doneNote} name={name} />
+        </section>
+      )}
+      {story && story.reasons.length > 0 && (
+        <section className="details-section" data-testid="details-reasons">
+          <h3>Sent back or blocked</h3>
+          <ul>
+            {story.reasons.map((r, i) => (
+              <li key={i}>
+                <NoteLine note={r} name={name} prefix={r.kind === 'returned' ? 'rejected' : 'blocked'} />
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <section className="details-section">
+        <h3>
+          Notes <span className="count">{task.notes.length}</span>
+        </h3>
+        {task.notes.length === 0 ? (
+          <p className="muted">No notes yet.</p>
+        ) : (
+          <ul data-testid="details-notes">
+            {task.notes.map((n, i) => (
+              <li key={i} data-testid="details-note">
+                <NoteLine note={n} name={name} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section className="details-section">
+        <h3>History</h3>
+        {events === null ? (
+          <p className="muted">Reading the board’s journal…</p>
+        ) : (
+          <ol className="details-history" data-testid="details-history">
+            {events.map((e) => (
+              <li key={e.seq}>
+                <time dateTime={new Date(e.at).toISOString()}>{when.format(e.at)}</time> {summarize(e, name)}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </aside>
+  );
+}
+
+function NoteLine({ note, name, prefix }: { note: StoryNote; name: (id: string) => string; prefix?: string }) {
+  return (
+    <div className="note-line">
+      <div className="note-meta">
+        {prefix ? `${prefix} by ` : ''}
+        <strong data-testid="note-author">{name(note.by)}</strong> · <time dateTime={new Date(note.at).toISOString()}>{when.format(note.at)}</time>
+      </div>
+      <div className="note-text" data-testid="note-text">
+        {note.text}
+      </div>
+    </div>
+  );
+}
+
+/** The done note in the review dialog, beside the diff it is about. */
+export function ReviewDoneNote({ taskId }: { taskId: string }) {
+  const c = useController();
+  const task = useApp((s) => s.board?.tasks.get(taskId));
+  const events = useTaskHistory(taskId, task);
+  const note = events ? taskStory(events).doneNote : null;
+  if (!events) return null;
+  return (
+    <p className="review-done-note" data-testid="diff-done-note">
+      {note ? (
+        <>
+          <strong>{c.agentName(note.by)}</strong> said done: <span className="note-text">{note.text}</span>
+        </>
+      ) : (
+        <span className="muted">No note came with done.</span>
+      )}
+    </p>
+  );
+}
