@@ -13,7 +13,8 @@ import { WorktreeManager } from '../git/worktreeManager.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
-import { Panes } from './panes.js';
+import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
+import { Panes, type AdoptedPane } from './panes.js';
 import { verifyDone } from './verifyOnDone.js';
 
 export { LockConstants } from './panes.js';
@@ -37,6 +38,8 @@ export interface ThreadHostOptions {
   warn?: (message: string) => void;
   /** The environment agents start from; defaults to this process's. */
   env?: Record<string, string | undefined>;
+  /** Run the agents in this pty host, so they outlive this board host; without it they are its children. */
+  ptyHost?: PtyHostLink;
 }
 
 /** Stable short key for a folder, so the same folder always opens the same board. */
@@ -84,7 +87,21 @@ export class ThreadHost {
     const folder = resolve(opts.folder);
     if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`);
     const key = threadKeyOf(folder);
-    const board = await BoardService.open({ dir: join(opts.dataRoot, 'threads', key), threadId: key, goal: opts.goal ?? '', warn: opts.warn });
+    // Agents the pty host kept while no board host ran: the live ones keep their claims (grace), the ones
+    // that exited meanwhile lose theirs now with the reason, once.
+    const kept = opts.ptyHost ? await opts.ptyHost.panesOf(key) : [];
+    const live = kept.filter((k) => !k.listing.dead);
+    const liveIds = new Set(live.map((k) => k.listing.meta.agentId));
+    const exitedIds = kept.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
+    const board = await BoardService.open({
+      dir: join(opts.dataRoot, 'threads', key),
+      threadId: key,
+      goal: opts.goal ?? '',
+      warn: opts.warn,
+      isAgentAlive: (id) => liveIds.has(id),
+      exitedAgents: exitedIds,
+    });
+    for (const k of kept) if (k.listing.dead) k.pty.dispose();
     const rt = runtimeDir(opts.runtimeRoot);
     const registry = new AgentRegistry();
     // The worktrees come before the socket, whose hooks they answer; the socket's path is known before it
@@ -94,6 +111,8 @@ export class ThreadHost {
     const worktrees = new ClaimWorktrees(board, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
     const panes = new Panes({
       folder,
+      threadKey: key,
+      ptys: opts.ptyHost,
       board,
       registry,
       socketPath,
@@ -133,10 +152,27 @@ export class ThreadHost {
       throw err;
     }
     await worktrees.git?.threadFolder.fence().catch((err: Error) => opts.warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
+    panes.adopt(live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })));
     const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn });
     host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness);
     if (opts.liveness !== false) liveness.schedule();
     return host;
+  }
+
+  /** Close the Thread but leave its agents running in the pty host (`serve --keep-agents`): no claim ends
+   *  (the next board host gives them grace), no pane is killed, the board is flushed. */
+  async leave(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.liveness.stop();
+    this.panes.stop();
+    this.worktrees.stop();
+    this.panes.leave();
+    await this.worktrees.close();
+    await this.socket.close();
+    await this.board.close();
+    this.unsubscribeBoard();
+    this.onBoardEvent.dispose();
   }
 
   /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */

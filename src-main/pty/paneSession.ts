@@ -1,5 +1,5 @@
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
-import type { PtyExit, PtySpawnOptions } from './ptySessionTypes.js';
+import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './ptySessionTypes.js';
 
 /**
  * What the host's panes use of a terminal session: a PtySession in this process, or a RemotePty whose
@@ -10,6 +10,10 @@ export interface PaneSession {
   /** performance.now() of the last output. */
   readonly lastOutputAt: number;
   readonly exit: PtyExit | undefined;
+  /** Resolves with the exit once reported. */
+  readonly exited: Promise<PtyExit>;
+  /** Flow control's state (for a remote pane: as of the last answer, a round trip old at most). */
+  readonly flowStats: PtyFlowStats;
   readonly onData: (listener: (data: string) => void) => Disposable;
   readonly onDeath: (listener: () => void) => Disposable;
   readonly onExit: (listener: (exit: PtyExit) => void) => Disposable;
@@ -26,6 +30,9 @@ export interface PaneSession {
   serialize(): string;
   kill(): Promise<PtyExit>;
   dispose(): void;
+  /** Stop hearing the pane and leave its process running (a board host that goes, keeping its agents);
+   *  only a session kept elsewhere (the pty host's) has it. */
+  release?(): void;
 }
 
 /** Who the pane is, for a pty host that must hand it back after a board host restart. */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PtyExit } from '../pty/ptySessionTypes.js';
+import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
 
 /**
  * What the board host and its pty host say to each other (control frames; pty data goes as binary frames,
@@ -55,6 +55,7 @@ export interface PtyHostMethods {
   detach: { params: { pane: number; consumer: string }; result: null };
   screen: { params: { pane: number }; result: { text: string; bracketedPaste: boolean } };
   kill: { params: { pane: number }; result: PtyExit };
+  stats: { params: { pane: number }; result: PtyFlowStats };
   /** Kill now (if alive) and forget the pane. */
   dispose: { params: { pane: number }; result: null };
   /** End every pane and exit: the board host stops and takes its agents with it. */

@@ -201,6 +201,8 @@ export class PtyHostServer {
       }
       case 'kill':
         return pane(p).session.kill();
+      case 'stats':
+        return pane(p).session.flowStats;
       case 'dispose': {
         const h = this.panes.get((p as { pane: number }).pane);
         if (h) this.forget(h);

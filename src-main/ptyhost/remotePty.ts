@@ -1,7 +1,7 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneSession } from '../pty/paneSession.js';
-import type { PtyExit } from '../pty/ptySessionTypes.js';
+import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
 import type { PtyHostMethod, PtyHostMethods } from './protocol.js';
 
 /** What a RemotePty needs of its connection. */
@@ -28,6 +28,7 @@ export class RemotePty implements PaneSession {
   private pasteMode: boolean;
   private disposed = false;
   private lostFlag = false;
+  private stats: PtyFlowStats = { paused: false, maxUnackedChars: 0, mirrorUnackedChars: 0, batchedChars: 0, droppedChars: 0 };
   private resolveExited!: (exit: PtyExit) => void;
   readonly exited = new Promise<PtyExit>((resolve) => (this.resolveExited = resolve));
 
@@ -49,6 +50,17 @@ export class RemotePty implements PaneSession {
 
   get exit(): PtyExit | undefined {
     return this.exitValue;
+  }
+
+  /** As of the last answer; each read asks for a fresh one, so a poll sees the state a round trip late. */
+  get flowStats(): PtyFlowStats {
+    if (!this.disposed && !this.exitValue) {
+      this.link.request('stats', { pane: this.pane }).then(
+        (s) => (this.stats = s),
+        () => undefined,
+      );
+    }
+    return this.stats;
   }
 
   get lost(): boolean {
