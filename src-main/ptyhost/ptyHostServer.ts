@@ -44,6 +44,8 @@ export class PtyHostServer {
 
   private nextPane = 1;
   private client: net.Socket | null = null;
+  /** Connections that asked for more than hello: board hosts that used us. */
+  private readonly used = new WeakSet<net.Socket>();
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private stopping = false;
 
@@ -62,13 +64,17 @@ export class PtyHostServer {
       if (await socketLive(o.socketPath)) throw new Error(`another pty host already listens on ${o.socketPath}`);
       fs.rmSync(o.socketPath, { force: true });
     }
+    // Bound under a private name, narrowed to 0600, then renamed into place: a board host polling for the
+    // socket never sees it with the umask's mode (which it would rightly refuse).
+    const bound = `${o.socketPath}.${process.pid}.new`;
+    fs.rmSync(bound, { force: true });
     const server = net.createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(o.socketPath, () => resolve());
+      server.listen(bound, () => resolve());
     });
-    // The folder is 0700, so nobody else could reach the socket before this narrows it.
-    fs.chmodSync(o.socketPath, 0o600);
+    fs.chmodSync(bound, 0o600);
+    fs.renameSync(bound, o.socketPath);
     return new PtyHostServer(server, o);
   }
 
@@ -121,11 +127,15 @@ export class PtyHostServer {
     this.client = null;
     this.detachConsumers();
     if (this.stopping) return;
-    // Nothing to keep: the agents it held have all gone and so has its board host. (A pty host that never
-    // held a pane waits out its idle time: a refused board host of another version leaves it as it was.)
-    if (this.panes.size === 0 && this.nextPane > 1) return void this.stop('no panes and no board host');
+    // Nothing to keep: no agent left and its board host gone. (A board host that only said hello, one of
+    // another version that refused us, leaves us as we were: serving whoever started us, until idle.)
+    if (this.panes.size === 0 && this.servedSince(sock)) return void this.stop('no panes and no board host');
     this.o.log?.(`board host gone; keeping ${this.panes.size} pane(s) for ${Math.round(this.o.idleMs / 1000)} s`);
     this.armIdle();
+  }
+
+  private servedSince(sock: net.Socket): boolean {
+    return this.used.has(sock);
   }
 
   /** Windows of a board host that is gone must not hold any pty paused. */
@@ -153,6 +163,7 @@ export class PtyHostServer {
       return;
     }
     if (msg.t !== 'req') return;
+    if (msg.m !== 'hello') this.used.add(sock);
     void this.answer(msg.m, msg.p).then(
       (v) => this.send({ t: 'res', id: msg.id, ok: true, v }),
       (err: Error) => this.send({ t: 'res', id: msg.id, ok: false, error: err.message }),
