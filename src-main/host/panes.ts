@@ -188,14 +188,16 @@ export class Panes {
    * Take back the panes a pty host kept while this board host was down: each is the same agent (id,
    * secret, and the socket path its environment already names), so its next board call is accepted.
    */
-  adopt(found: AdoptedPane[]): void {
-    for (const f of found) {
-      const record = this.d.registry.restore({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
-      // Names keep counting from the highest one in use: a new shell after `shell 2` is `shell 3`.
+  adopt(found: AdoptedPane[], gone: Array<{ profile: string; name: string }> = []): void {
+    // Names keep counting from the highest one used, the gone agents' too: after `shell 2` comes `shell 3`.
+    for (const f of [...found, ...gone]) {
       const n = Number(/ (\d+)$/.exec(f.name)?.[1] ?? 0);
       const profile = f.profile as ProfileId;
       if (n > (this.launched.get(profile) ?? 0)) this.launched.set(profile, n);
-      this.wire(record, f.session, { profile, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
+    }
+    for (const f of found) {
+      const record = this.d.registry.restore({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
+      this.wire(record, f.session, { profile: f.profile as ProfileId, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
     }
     if (found.length) this.fireAgents();
   }

@@ -152,7 +152,10 @@ export class ThreadHost {
       throw err;
     }
     await worktrees.git?.threadFolder.fence().catch((err: Error) => opts.warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
-    panes.adopt(live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })));
+    panes.adopt(
+      live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
+      kept.filter((k) => k.listing.dead).map((k) => k.listing.meta),
+    );
     const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn });
     host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness);
     if (opts.liveness !== false) liveness.schedule();
