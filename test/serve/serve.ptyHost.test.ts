@@ -118,3 +118,35 @@ describe('agents outlive serve in the pty host', () => {
     await waitFor(() => !alive(a.pid!) && !alive(b.pid!) && !alive(ptyHost!), 10_000, 'agents and pty host to end');
   });
 });
+
+describe('serve --keep-agents and the idle pty host', () => {
+  it('Ctrl-C with --keep-agents leaves agents and claims; with no board host for the idle time the pty host ends them and exits', async () => {
+    const idleRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-idle-'));
+    const proj = join(idleRoot, 'project');
+    fs.mkdirSync(proj);
+    const k = threadKeyOf(proj);
+    try {
+      // 3 s: long enough to see the agent outlive serve, short enough for a test.
+      const env = { FORKBENCH_PTY_HOST_IDLE_MS: '3000' };
+      const s = await serveOn({ root: idleRoot, project: proj, key: k, env, args: ['--keep-agents'] });
+      serves.push(s);
+      await s.window.call('task.add', { key: k, title: 'kept' });
+      const a = await s.window.call('agent.launch', { key: k, profile: 'shell', cols: 80, rows: 24 });
+      await s.window.call('agent.input', { key: k, agentId: a.id, data: 'forkbench claim T-1 && echo "CLAIMED"-1\r' });
+      const text = () => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === a.id ? p.data : '')).join('');
+      await waitFor(() => text().includes('CLAIMED-1\r'), 20_000, 'the claim');
+      const ptyHost = ptyHostPidOf(join(idleRoot, 'data'))!;
+      s.proc.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+      expect(s.err()).toContain(`agents keep running in the pty host (pid ${ptyHost})`);
+      expect(alive(a.pid!)).toBe(true);
+      // Its claim was not released on the way out.
+      const journal = fs.readdirSync(join(idleRoot, 'data', 'threads', k)).map((f) => fs.readFileSync(join(idleRoot, 'data', 'threads', k, f), 'utf8')).join('');
+      expect(journal).not.toContain('host-stopped');
+      await waitFor(() => !alive(a.pid!) && !alive(ptyHost), 15_000, 'the idle pty host to end its agent and exit');
+      expect(fs.readFileSync(join(idleRoot, 'data', 'ptyhost', 'ptyhost.log'), 'utf8')).toContain('stopping: no board host for 3 s');
+    } finally {
+      fs.rmSync(idleRoot, { recursive: true, force: true });
+    }
+  });
+});
