@@ -38,8 +38,9 @@ export interface ThreadHostOptions {
   warn?: (message: string) => void;
   /** The environment agents start from; defaults to this process's. */
   env?: Record<string, string | undefined>;
-  /** Run the agents in this pty host, so they outlive this board host; without it they are its children. */
-  ptyHost?: PtyHostLink;
+  /** Run the agents in this pty host, so they outlive this board host; without it they are its children.
+   *  A promise while it starts (Electron's main opens its windows' plumbing before it is up). */
+  ptyHost?: PtyHostLink | Promise<PtyHostLink>;
 }
 
 /** Stable short key for a folder, so the same folder always opens the same board. */
@@ -89,7 +90,8 @@ export class ThreadHost {
     const key = threadKeyOf(folder);
     // Agents the pty host kept while no board host ran: the live ones keep their claims (grace), the ones
     // that exited meanwhile lose theirs now with the reason, once.
-    const kept = opts.ptyHost ? await opts.ptyHost.panesOf(key) : [];
+    const ptyHost = await opts.ptyHost;
+    const kept = ptyHost ? await ptyHost.panesOf(key) : [];
     const live = kept.filter((k) => !k.listing.dead);
     const liveIds = new Set(live.map((k) => k.listing.meta.agentId));
     const exitedIds = kept.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
@@ -112,7 +114,7 @@ export class ThreadHost {
     const panes = new Panes({
       folder,
       threadKey: key,
-      ptys: opts.ptyHost,
+      ptys: ptyHost,
       board,
       registry,
       socketPath,

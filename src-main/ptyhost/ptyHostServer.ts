@@ -31,6 +31,12 @@ export interface PtyHostServerOptions {
   log?: (line: string) => void;
 }
 
+export const PtyHostServerConstants = {
+  /** With no pane to keep, waiting the full idle time for a board host only leaves a process behind: one
+   *  that started us and died before using us, or one of another version that refused us. */
+  emptyGraceMs: 10_000,
+} as const;
+
 /** A consumer id of the board host's, as the session knows it: never the mirror's. */
 const consumerKey = (c: string) => `w:${c}`;
 
@@ -90,6 +96,13 @@ export class PtyHostServer {
         if (!greeted) {
           if (msg.t !== 'req' || msg.m !== 'hello') return sock.destroy();
           greeted = true;
+          const hi = msg.p as Partial<PtyHostMethods['hello']['params']> | null;
+          // A board host of another version only hears who we are (it refuses us); it never takes over the
+          // connection of the board host we serve.
+          if (hi?.version !== this.o.version || hi?.protocol !== PTY_HOST_PROTOCOL) {
+            sock.end(controlFrame({ t: 'res', id: msg.id, ok: true, v: this.hello() }));
+            return;
+          }
           this.adopt(sock);
         }
         this.onControl(sock, msg);
@@ -128,10 +141,14 @@ export class PtyHostServer {
     this.detachConsumers();
     if (this.stopping) return;
     // Nothing to keep: no agent left and its board host gone. (A board host that only said hello, one of
-    // another version that refused us, leaves us as we were: serving whoever started us, until idle.)
+    // another version that refused us, leaves us as we were, for the empty grace.)
     if (this.panes.size === 0 && this.servedSince(sock)) return void this.stop('no panes and no board host');
     this.o.log?.(`board host gone; keeping ${this.panes.size} pane(s) for ${Math.round(this.o.idleMs / 1000)} s`);
     this.armIdle();
+  }
+
+  private hello(): PtyHostMethods['hello']['result'] {
+    return { version: this.o.version, protocol: PTY_HOST_PROTOCOL, pid: process.pid };
   }
 
   private servedSince(sock: net.Socket): boolean {
@@ -148,7 +165,8 @@ export class PtyHostServer {
 
   private armIdle(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => void this.stop(`no board host for ${Math.round(this.o.idleMs / 1000)} s`), this.o.idleMs);
+    const ms = this.panes.size === 0 ? Math.min(this.o.idleMs, PtyHostServerConstants.emptyGraceMs) : this.o.idleMs;
+    this.idleTimer = setTimeout(() => void this.stop(`no board host for ${Math.round(ms / 1000)} s`), ms);
   }
 
   private send(message: unknown): void {
@@ -178,7 +196,7 @@ export class PtyHostServer {
     };
     switch (m) {
       case 'hello':
-        return { version: this.o.version, protocol: PTY_HOST_PROTOCOL, pid: process.pid } satisfies PtyHostMethods['hello']['result'];
+        return this.hello();
       case 'spawn':
         return this.spawn(p as SpawnParams);
       case 'list':
