@@ -62,6 +62,15 @@ export class AgentRegistry {
     return rec;
   }
 
+  /** An agent that outlived a board host (its pty host kept it): back under its own id and secret, so its
+   *  next call is accepted as before. */
+  adopt(r: { id: string; name: string; profile: string; secret: string; pid: number }, now: number): AgentRecord {
+    const rec: AgentRecord = { id: r.id, name: r.name, profile: r.profile, secret: r.secret, status: 'running', pid: r.pid, exit: null, lastBoardCallAt: now };
+    this.byId.set(rec.id, rec);
+    this.byDigest.set(digest(rec.secret).toString('hex'), rec);
+    return rec;
+  }
+
   get(id: string): AgentRecord | undefined {
     return this.byId.get(id);
   }

@@ -17,6 +17,9 @@ export interface BoardServiceOptions {
   monotonic?: () => number;
   /** Which agents still exist. After a restart none do, so by default every claim is released. */
   isAgentAlive?: (agentId: string) => boolean;
+  /** Agents found to have exited while no board host watched (their pty host kept their exit): their claims
+   *  end with `agent-exited`, the real reason, rather than the `host-restarted` of an unknown holder. */
+  exitedAgents?: readonly string[];
   compactEvery?: number;
   warn?: (message: string) => void;
 }
@@ -91,6 +94,7 @@ export class BoardService {
     } else {
       // No agent process outlives its host: their claims end now, with the reason, instead of waiting out
       // their leases; any holder that does still exist gets grace.
+      for (const id of opts.exitedAgents ?? []) this.engine.releaseAllHeldBy(id, 'agent-exited');
       this.engine.grace(opts.isAgentAlive ?? (() => false), 'host-restarted');
     }
     await this.commit();

@@ -7,6 +7,8 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
+import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
+import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { isSafeExternal, isTrustedSender, registerWindowIpc } from './ipcBridge.js';
 import { routePush } from './pushRouting.js';
 import { applyPermissionPolicy } from './permissionPolicy.js';
@@ -38,7 +40,22 @@ if (claim && !claim.ok) {
 } else if (!claim) {
   app.quit();
 } else {
-  const threads = new ThreadManager({ dataRoot: app.getPath('userData') });
+  const dataRoot = app.getPath('userData');
+  // Agents run in the data folder's pty host, so a crash or an update of the app does not end them; the
+  // next start takes them back. FORKBENCH_PTY_HOST=0 keeps them as the app's children instead.
+  const ptyHost =
+    process.env.FORKBENCH_PTY_HOST === '0'
+      ? undefined
+      : (async () => PtyHostLink.open(dataRoot, { idleMs: ptyHostIdleMs(), warn: (m) => process.stderr.write(`${m}\n`) }))().catch((err: Error) => {
+          const message = `Forkbench cannot use its pty host: ${err.message}`;
+          process.stderr.write(`${message}\n`);
+          dialog.showErrorBox('Forkbench cannot take back its agents', message);
+          claim.lock.release();
+          app.exit(1);
+          throw err;
+        });
+  ptyHost?.catch(() => undefined);
+  const threads = new ThreadManager({ dataRoot, ptyHost });
   const router = new WindowRouter(threads);
   const windows = new Map<string, BrowserWindow>();
   const ours = (wc: WebContents) => [...windows.values()].some((w) => !w.isDestroyed() && w.webContents.id === wc.id);
@@ -111,10 +128,15 @@ if (claim && !claim.ok) {
     if (quitting) return;
     e.preventDefault();
     quitting = true;
-    void threads.dispose().finally(() => {
-      claim.lock.release();
-      app.quit();
-    });
+    // Quitting stops the agents, as before the pty host; keeping them running on purpose is serve's
+    // --keep-agents for now.
+    void threads
+      .dispose()
+      .then(async () => (await ptyHost?.catch(() => undefined))?.shutdown())
+      .finally(() => {
+        claim.lock.release();
+        app.quit();
+      });
   });
   app.on('window-all-closed', () => app.quit());
 

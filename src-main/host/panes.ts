@@ -9,6 +9,7 @@ import type { AgentRecord, AgentRegistry } from '../agents/agentRegistry.js';
 import type { LivenessSubject } from '../agents/liveness.js';
 import { paneOfProcess } from '../agents/peerCredentials.js';
 import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../agents/profiles.js';
+import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
 import { PaneTypist } from './assignmentTyping.js';
 import { CLI_SCRIPT } from './cliShim.js';
@@ -28,14 +29,33 @@ export const LockConstants = {
 
 export interface Pane extends LivenessSubject {
   record: AgentRecord;
-  session: PtySession;
+  session: PaneSession;
   launch: { profile: ProfileId; command?: string; cols: number; rows: number; name: string };
   /** Types the host's messages into the pane when it is quiet. */
   typist: PaneTypist;
 }
 
+/** Panes in this process: a board host that goes takes its agents with it. */
+export const localPtys: PtyFactory = { spawn: async (command, args, options) => PtySession.spawn(command, args, options) };
+
+/** A pane the pty host kept through a board host restart, to be taken back. */
+export interface AdoptedPane {
+  session: PaneSession;
+  agentId: string;
+  secret: string;
+  profile: string;
+  name: string;
+  command?: string;
+  cols: number;
+  rows: number;
+}
+
 export interface PanesDeps {
   folder: string;
+  /** The Thread's key, which the pty host keeps with each pane so a restarted host finds its own. */
+  threadKey?: string;
+  /** Where panes run: this process (the default) or the pty host. */
+  ptys?: PtyFactory;
   board: BoardService;
   registry: AgentRegistry;
   socketPath: string;
@@ -194,9 +214,14 @@ export class Panes {
     }
     // The plan's env carries the agent's identity (every profile builds it with forkbenchEnv).
     const env: Record<string, string | undefined> = { ...d.env, ...spec.env };
-    let session: PtySession;
+    let session: PaneSession;
     try {
-      session = PtySession.spawn(spec.command, spec.args, { cwd: d.folder, env, cols, rows });
+      session = await (d.ptys ?? localPtys).spawn(
+        spec.command,
+        spec.args,
+        { cwd: d.folder, env, cols, rows },
+        { threadKey: d.threadKey ?? '', agentId: record.id, secret: record.secret, socketPath: d.socketPath, profile, name: record.name, command },
+      );
     } catch (err) {
       record.status = 'exited';
       record.exit = { code: 127, signal: null };
@@ -207,11 +232,35 @@ export class Panes {
     }
     record.pid = session.pid;
     record.status = 'running';
+    this.wire(record, session, { profile, command, cols, rows, name: record.name });
+    this.fireAgents();
+    return this.agents().find((a) => a.id === record.id) as AgentInfo;
+  }
+
+  /**
+   * Take back the panes a pty host kept while this board host was down: each is the same agent (id,
+   * secret, and the socket path its environment already names), so its next board call is accepted.
+   */
+  adopt(found: AdoptedPane[], gone: Array<{ profile: string; name: string }> = []): void {
+    // Names keep counting from the highest one used, the gone agents' too: after `shell 2` comes `shell 3`.
+    for (const f of [...found, ...gone]) {
+      const n = Number(/ (\d+)$/.exec(f.name)?.[1] ?? 0);
+      const profile = f.profile as ProfileId;
+      if (n > (this.launched.get(profile) ?? 0)) this.launched.set(profile, n);
+    }
+    for (const f of found) {
+      const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
+      this.wire(record, f.session, { profile: f.profile as ProfileId, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
+    }
+    if (found.length) this.fireAgents();
+  }
+
+  private wire(record: AgentRecord, session: PaneSession, launch: Pane['launch']): void {
     const pane: Pane = {
       record,
       session,
-      launch: { profile, command, cols, rows, name: record.name },
-      typist: new PaneTypist(session, profile === 'shell' || profile === 'custom', d.typingQuietMs),
+      launch,
+      typist: new PaneTypist(session, launch.profile === 'shell' || launch.profile === 'custom', this.d.typingQuietMs),
       startedAt: performance.now(),
       get lastOutputAt() {
         return session.lastOutputAt;
@@ -222,8 +271,6 @@ export class Panes {
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
     session.onExit((exit) => void this.exited(pane, exit.exitCode, exit.signal ?? null));
-    this.fireAgents();
-    return this.agents().find((a) => a.id === record.id) as AgentInfo;
   }
 
   /**
@@ -329,7 +376,7 @@ export class Panes {
    * The tab says so now too: a person pressing Ctrl-C under a flood should not wait for the tail.
    */
   private async died(pane: Pane): Promise<void> {
-    await this.agentGone(pane, 'process-exited').catch(() => undefined);
+    await this.agentGone(pane, this.goneReason(pane)).catch(() => undefined);
     this.clearLocksWhenGone(pane);
     if (this.panes.get(pane.record.id) === pane) this.fireAgents();
   }
@@ -339,11 +386,16 @@ export class Panes {
     if (!this.closing && this.panes.get(pane.record.id) === pane) this.d.sessions.exited(pane.record.id, this.d.env);
     // Normally `died` already ended every claim; this catches a session that could not tell death apart
     // from exit, and anything granted to the agent by a person in between. Nothing held: nothing written.
-    await this.agentGone(pane, 'process-exited').catch(() => undefined);
+    await this.agentGone(pane, this.goneReason(pane)).catch(() => undefined);
     // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
     if (this.closing || this.panes.get(pane.record.id) !== pane) return;
     this.onExit.fire({ agentId: pane.record.id, name: pane.record.name, exit: pane.record.exit });
     this.fireAgents();
+  }
+
+  /** A watched exit is the process's; a pane lost with its pty host is the agent's, seen gone. */
+  private goneReason(pane: Pane): HardReleaseReason {
+    return pane.session.lost ? 'agent-exited' : 'process-exited';
   }
 
   /**
@@ -367,6 +419,16 @@ export class Panes {
     this.closing = true;
     this.store.dispose();
     for (const p of this.panes.values()) p.typist.dispose();
+  }
+
+  /** After stop(), for a board host that leaves its agents running (`serve --keep-agents`): stop hearing the
+   *  panes, kill nothing, keep the agents' files (their CLI config holds their secret). */
+  leave(): void {
+    for (const p of this.panes.values()) p.session.release?.();
+    this.panes.clear();
+    this.onData.dispose();
+    this.onAgents.dispose();
+    this.onExit.dispose();
   }
 
   /** After stop(): every pane's process group killed and its session disposed. */

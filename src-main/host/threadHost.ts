@@ -14,7 +14,8 @@ import { AgentSessions } from './agentSessions.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
-import { Panes } from './panes.js';
+import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
+import { Panes, type AdoptedPane } from './panes.js';
 import { verifyDone } from './verifyOnDone.js';
 
 export { LockConstants } from './panes.js';
@@ -38,6 +39,9 @@ export interface ThreadHostOptions {
   warn?: (message: string) => void;
   /** The environment agents start from; defaults to this process's. */
   env?: Record<string, string | undefined>;
+  /** Run the agents in this pty host, so they outlive this board host; without it they are its children.
+   *  A promise while it starts (Electron's main opens its windows' plumbing before it is up). */
+  ptyHost?: PtyHostLink | Promise<PtyHostLink>;
 }
 
 /** Stable short key for a folder, so the same folder always opens the same board. */
@@ -88,7 +92,22 @@ export class ThreadHost {
     const boardDir = join(opts.dataRoot, 'threads', key);
     // Before the board: a record file that cannot be read at all stops the open with nothing opened yet.
     const sessions = AgentSessions.open(boardDir, opts.warn);
-    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn });
+    // Agents the pty host kept while no board host ran: the live ones keep their claims (grace), the ones
+    // that exited meanwhile lose theirs now with the reason, once.
+    const ptyHost = await opts.ptyHost;
+    const kept = ptyHost ? await ptyHost.panesOf(key) : [];
+    const live = kept.filter((k) => !k.listing.dead);
+    const liveIds = new Set(live.map((k) => k.listing.meta.agentId));
+    const exitedIds = kept.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
+    const board = await BoardService.open({
+      dir: boardDir,
+      threadId: key,
+      goal: opts.goal ?? '',
+      warn: opts.warn,
+      isAgentAlive: (id) => liveIds.has(id),
+      exitedAgents: exitedIds,
+    });
+    for (const k of kept) if (k.listing.dead) k.pty.dispose();
     const rt = runtimeDir(opts.runtimeRoot);
     const registry = new AgentRegistry();
     // The worktrees come before the socket, whose hooks they answer; the socket's path is known before it
@@ -98,6 +117,8 @@ export class ThreadHost {
     const worktrees = new ClaimWorktrees(board, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
     const panes = new Panes({
       folder,
+      threadKey: key,
+      ptys: ptyHost,
       board,
       registry,
       socketPath,
@@ -138,10 +159,30 @@ export class ThreadHost {
       throw err;
     }
     await worktrees.git?.threadFolder.fence().catch((err: Error) => opts.warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
+    panes.adopt(
+      live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
+      kept.filter((k) => k.listing.dead).map((k) => k.listing.meta),
+    );
     const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn });
     host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness);
     if (opts.liveness !== false) liveness.schedule();
     return host;
+  }
+
+  /** Close the Thread but leave its agents running in the pty host (`serve --keep-agents`): no claim ends
+   *  (the next board host gives them grace), no pane is killed, the board is flushed. */
+  async leave(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.liveness.stop();
+    this.panes.stop();
+    this.worktrees.stop();
+    this.panes.leave();
+    await this.worktrees.close();
+    await this.socket.close();
+    await this.board.close();
+    this.unsubscribeBoard();
+    this.onBoardEvent.dispose();
   }
 
   /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */

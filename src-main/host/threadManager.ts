@@ -106,11 +106,12 @@ export class ThreadManager {
     await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.panes.isRunning(id))));
   }
 
-  /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. */
-  async dispose(): Promise<void> {
+  /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. With
+   *  `keepAgents` (their panes in a pty host), the agents keep running and keep their claims instead. */
+  async dispose(o: { keepAgents?: boolean } = {}): Promise<void> {
     const all = this.openHosts();
     this.hosts.clear();
-    await Promise.all(all.map((h) => h.dispose()));
+    await Promise.all(all.map((h) => (o.keepAgents ? h.leave() : h.dispose())));
     for (const lock of this.threadLocks.values()) lock.release();
     this.threadLocks.clear();
     await this.recent.flush();

@@ -5,21 +5,40 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../base/dataDir.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
+import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
+import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { startServe, type ServeHandle } from './serveServer.js';
 import { loadServeState, saveServeState } from './serveState.js';
+
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--no-pty-host]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
  * to a browser on 127.0.0.1. Prints a link on stdout whose one-time code lets one browser in (and a new link
  * each time one is used). Ctrl-C stops cleanly: every claim is released with `host-stopped`, every agent's
  * process group is ended, the board is flushed; an uncaught exception stops the same way.
+ *
+ * The agents run in the data folder's pty host (src-main/ptyhost), so a `serve` that crashes or is killed
+ * -9 finds them again on its next start, claims and screens included. `--keep-agents` makes Ctrl-C leave
+ * them running too; `--no-pty-host` (or FORKBENCH_PTY_HOST=0) runs them as serve's own children instead.
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
   let folder: string;
   let port: number | null = null;
+  let keepAgents = false;
+  let usePtyHost = process.env.FORKBENCH_PTY_HOST !== '0';
+  let idleMs: number;
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: { port: { type: 'string' } }, allowPositionals: true });
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { port: { type: 'string' }, 'keep-agents': { type: 'boolean' }, 'no-pty-host': { type: 'boolean' } },
+      allowPositionals: true,
+    });
+    if (values['no-pty-host']) usePtyHost = false;
+    keepAgents = values['keep-agents'] === true;
+    if (keepAgents && !usePtyHost) throw new Error('--keep-agents needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
+    idleMs = ptyHostIdleMs();
     if (positionals.length > 1) throw new Error('give at most one folder');
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
@@ -27,7 +46,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       port = Number(values.port);
     }
   } catch (err) {
-    process.stderr.write(`forkbench serve: ${(err as Error).message}\nusage: forkbench serve [FOLDER] [--port N]\n`);
+    process.stderr.write(`forkbench serve: ${(err as Error).message}\n${USAGE}\n`);
     return 2;
   }
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) {
@@ -58,7 +77,19 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     return 1;
   }
   if (state.replaced) warn(`forkbench serve: ${state.replaced}; made a new token (pages opened before need a new link)`);
-  const threads = new ThreadManager({ dataRoot, warn });
+  let ptyHost: PtyHostLink | undefined;
+  if (usePtyHost) {
+    try {
+      ptyHost = await PtyHostLink.open(dataRoot, { idleMs, warn });
+    } catch (err) {
+      process.stderr.write(`forkbench serve: cannot use the pty host: ${(err as Error).message}\n`);
+      lock.release();
+      return 1;
+    }
+  }
+  /** Serve did not get going: agents kept from before stay with their pty host; a new, empty one goes. */
+  const dropPtyHost = async () => (ptyHost?.started ? await ptyHost.shutdown() : ptyHost?.leave());
+  const threads = new ThreadManager({ dataRoot, warn, ptyHost });
   // The port first: a port that is taken is said in one line before anything is opened (no Thread, no
   // agents' socket, no journal), and holding it from here on leaves no gap for another process to take it.
   let served: ServeHandle;
@@ -88,7 +119,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') process.stderr.write(`forkbench serve: port ${port} is in use; pick another with --port N, or leave it out for a free one\n`);
     else process.stderr.write(`forkbench serve: cannot listen on 127.0.0.1:${port ?? 0}: ${(err as Error).message}\n`);
-    await threads.dispose();
+    await threads.dispose({ keepAgents: true });
+    await dropPtyHost();
     lock.release();
     return 1;
   }
@@ -107,7 +139,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`forkbench serve: cannot open ${folder}: ${(err as Error).message}\n`);
     await served.close();
-    await threads.dispose();
+    await threads.dispose({ keepAgents: true });
+    await dropPtyHost();
     lock.release();
     return 1;
   }
@@ -122,13 +155,19 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     const stop = (why: string, exitCode: number) => {
       if (stopping) return;
       stopping = true;
-      process.stderr.write(`\nforkbench serve: ${why}, stopping: releasing claims and ending agents…\n`);
+      process.stderr.write(
+        keepAgents
+          ? `\nforkbench serve: ${why}, stopping: agents keep running in the pty host (pid ${ptyHost?.hostPid}); start serve again to see them…\n`
+          : `\nforkbench serve: ${why}, stopping: releasing claims and ending agents…\n`,
+      );
       void (async () => {
         try {
           sleep?.dispose();
           // The windows hear it first: their pages show the host stopped now, not after every agent ended.
           served.stopping();
-          await threads.dispose();
+          await threads.dispose({ keepAgents });
+          if (keepAgents) ptyHost?.leave();
+          else await ptyHost?.shutdown();
           await served.close();
         } catch (err) {
           process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);

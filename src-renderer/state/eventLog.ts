@@ -24,6 +24,7 @@ const REASONS: Record<ClaimEndReason, string> = {
   completed: 'completed',
   'no-worktree': 'no worktree',
   'process-exited': 'process exited',
+  'agent-exited': 'agent exited while the host was away',
   'pane-closed': 'pane closed',
   'host-restarted': 'host restarted',
   'host-stopped': 'host stopped',

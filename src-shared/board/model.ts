@@ -34,8 +34,10 @@ export type ClaimEndReason =
   | 'no-worktree' // the board could not give the claim its git worktree, so no work could start fenced
   | HardReleaseReason;
 
-/** Signals that end a claim at once, with no timer: the agent is certainly gone. */
-export type HardReleaseReason = 'process-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped';
+/** Signals that end a claim at once, with no timer: the agent is certainly gone. `agent-exited`: its
+ *  process was found gone without its exit being watched: it exited while the board host was down, or its
+ *  pty host died (not a failed attempt: nothing says the agent failed). */
+export type HardReleaseReason = 'process-exited' | 'agent-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped';
 
 export interface Note {
   readonly by: string; // agent id or 'user'

@@ -1,0 +1,51 @@
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './ptySessionTypes.js';
+
+/**
+ * What the host's panes use of a terminal session: a PtySession in this process, or a RemotePty whose
+ * PtySession lives in the pty host. The rest of the host cannot tell them apart.
+ */
+export interface PaneSession {
+  readonly pid: number;
+  /** performance.now() of the last output. */
+  readonly lastOutputAt: number;
+  readonly exit: PtyExit | undefined;
+  /** Resolves with the exit once reported. */
+  readonly exited: Promise<PtyExit>;
+  /** Flow control's state (for a remote pane: as of the last answer, a round trip old at most). */
+  readonly flowStats: PtyFlowStats;
+  readonly onData: (listener: (data: string) => void) => Disposable;
+  readonly onDeath: (listener: () => void) => Disposable;
+  readonly onExit: (listener: (exit: PtyExit) => void) => Disposable;
+  /** Set when the process was lost without its death being watched (its pty host died): the board says the
+   *  agent exited rather than the process-exited of a watched exit. */
+  readonly lost?: boolean;
+  write(data: string): void;
+  asPaste(text: string): string;
+  resize(cols: number, rows: number): void;
+  attach(consumerId?: string): void;
+  detach(consumerId?: string): void;
+  ack(chars: number, consumerId?: string): void;
+  flushMirror(): Promise<void>;
+  serialize(): string;
+  kill(): Promise<PtyExit>;
+  dispose(): void;
+  /** Stop hearing the pane and leave its process running (a board host that goes, keeping its agents);
+   *  only a session kept elsewhere (the pty host's) has it. */
+  release?(): void;
+}
+
+/** Who the pane is, for a pty host that must hand it back after a board host restart. */
+export interface PaneIdentity {
+  threadKey: string;
+  agentId: string;
+  secret: string;
+  socketPath: string;
+  profile: string;
+  name: string;
+  command?: string;
+}
+
+export interface PtyFactory {
+  spawn(command: string, args: readonly string[], options: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession>;
+}

@@ -1,0 +1,177 @@
+import * as net from 'node:net';
+import { dirname } from 'node:path';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
+import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
+import { controlFrame, dataFrame, FrameDecoder } from './frames.js';
+import { PTY_HOST_PROTOCOL, type HostMessage, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
+import { RemotePty, type RemoteLink } from './remotePty.js';
+import { checkSocket } from './socketChecks.js';
+
+export const PtyHostClientConstants = {
+  /** A pty host that does not answer hello within this is not one we can use. */
+  helloTimeoutMs: 5000,
+} as const;
+
+/** A pty host of another Forkbench (or protocol) holds this data folder's agents. */
+export class PtyHostVersionError extends Error {
+  constructor(
+    readonly theirs: { version: string; protocol: number; pid: number },
+    ours: string,
+  ) {
+    super(
+      `a pty host of Forkbench ${theirs.version} (protocol ${theirs.protocol}, pid ${theirs.pid}) holds this data folder's agents, ` +
+        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. Stop it (kill ${theirs.pid}; its agents end) and start again`,
+    );
+  }
+}
+
+/**
+ * The board host's connection to its pty host: requests with answers, pty data both ways as binary frames,
+ * and the panes as RemotePty. The pty host's death (the socket closes without our asking) ends every pane
+ * at once, reported as lost.
+ */
+export class PtyHostClient implements RemoteLink, PtyFactory {
+  private readonly remotes = new Map<number, RemotePty>();
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private closedFlag = false;
+  private leaving = false;
+  /** Fired once when the connection ends; `lost` when we did not end it. */
+  readonly onClose = new Emitter<{ lost: boolean }>();
+  hostPid = 0;
+
+  private constructor(private readonly sock: net.Socket) {
+    const decoder = new FrameDecoder({
+      control: (m) => this.onMessage(m as HostMessage),
+      data: (pane, data) => this.remotes.get(pane)?.deliver(data),
+    });
+    sock.on('data', (chunk) => {
+      try {
+        decoder.push(chunk);
+      } catch {
+        sock.destroy();
+      }
+    });
+    sock.on('error', () => undefined);
+    sock.on('close', () => this.closed());
+  }
+
+  /** Connect to the pty host at `socketPath` after checking the socket is ours and private, and greet it;
+   *  a pty host of another version is refused (PtyHostVersionError) and left running. */
+  static async connect(socketPath: string, version: string): Promise<PtyHostClient> {
+    checkSocket(dirname(socketPath), socketPath);
+    const sock = await new Promise<net.Socket>((resolve, reject) => {
+      const s = net.createConnection(socketPath);
+      s.once('connect', () => resolve(s));
+      s.once('error', reject);
+    });
+    const client = new PtyHostClient(sock);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const hello = await Promise.race([
+      client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the pty host at ${socketPath} did not answer`)), PtyHostClientConstants.helloTimeoutMs))),
+    ]).finally(() => clearTimeout(timer)).catch((err: Error) => {
+      client.leave();
+      throw err;
+    });
+    if (hello.version !== version || hello.protocol !== PTY_HOST_PROTOCOL) {
+      client.leave();
+      throw new PtyHostVersionError(hello, version);
+    }
+    client.hostPid = hello.pid;
+    return client;
+  }
+
+  get isClosed(): boolean {
+    return this.closedFlag;
+  }
+
+  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params']): Promise<PtyHostMethods[M]['result']> {
+    if (this.closedFlag) return Promise.reject(new Error('the pty host is gone'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.sock.write(controlFrame({ t: 'req', id, m, p }));
+    });
+  }
+
+  sendData(pane: number, data: string): void {
+    if (!this.closedFlag) this.sock.write(dataFrame(pane, data));
+  }
+
+  sendAck(pane: number, consumer: string, chars: number): void {
+    if (!this.closedFlag) this.sock.write(controlFrame({ t: 'ack', pane, consumer, chars }));
+  }
+
+  async spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
+    const { pane, pid } = await this.request('spawn', {
+      command,
+      args: [...args],
+      cwd: o.cwd,
+      env: o.env,
+      cols: o.cols,
+      rows: o.rows,
+      meta: { ...who, cwd: o.cwd },
+    });
+    const r = new RemotePty(this, pane, pid);
+    this.remotes.set(pane, r);
+    return r;
+  }
+
+  /** The pty host's panes, each as a RemotePty that already hears its pane's events. */
+  async list(): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
+    const all = await this.request('list', {});
+    return all.map((listing) => {
+      let pty = this.remotes.get(listing.pane);
+      if (!pty) {
+        pty = new RemotePty(this, listing.pane, listing.pid, listing);
+        this.remotes.set(listing.pane, pty);
+      }
+      return { listing, pty };
+    });
+  }
+
+  /** Ask the pty host to end every pane and exit (the board host stops with its agents). */
+  async shutdown(): Promise<void> {
+    await this.request('shutdown', {}).catch(() => undefined);
+    this.leave();
+  }
+
+  /** Disconnect and leave the panes running (the board host goes; the agents stay). */
+  leave(): void {
+    this.leaving = true;
+    for (const r of this.remotes.values()) r.release();
+    this.sock.destroy();
+  }
+
+  private onMessage(m: HostMessage): void {
+    switch (m.t) {
+      case 'res': {
+        const w = this.waiting.get(m.id);
+        this.waiting.delete(m.id);
+        if (m.ok) w?.resolve(m.v);
+        else w?.reject(new Error(m.error));
+        return;
+      }
+      case 'death':
+        return this.remotes.get(m.pane)?.died();
+      case 'exit':
+        return this.remotes.get(m.pane)?.exitedWith(m.exit);
+      case 'paste-mode':
+        return this.remotes.get(m.pane)?.setPasteMode(m.on);
+    }
+  }
+
+  private closed(): void {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    for (const w of this.waiting.values()) w.reject(new Error('the pty host is gone'));
+    this.waiting.clear();
+    const lost = !this.leaving;
+    // Every pane ends now, in one go: the board releases their claims as the pty host's agents' exits.
+    if (lost) for (const r of this.remotes.values()) r.lostWithHost();
+    this.onClose.fire({ lost });
+    this.onClose.dispose();
+  }
+}

@@ -1,0 +1,62 @@
+import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
+import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
+import type { PtyHostClient } from './ptyHostClient.js';
+import { connectPtyHost } from './ptyHostLauncher.js';
+import type { PaneListing } from './protocol.js';
+import type { RemotePty } from './remotePty.js';
+
+/**
+ * A board host's way to its data folder's pty host. A pty host that died (killed -9; its panes already
+ * ended as lost) is replaced by a new one at the next launch, so the board host carries on.
+ */
+export class PtyHostLink implements PtyFactory {
+  private constructor(
+    private client: PtyHostClient,
+    private readonly dataRoot: string,
+    private readonly o: { idleMs?: number; warn?: (m: string) => void },
+    /** Whether this board host started the pty host (no agents were kept for it). */
+    readonly started: boolean,
+  ) {
+    this.watch();
+  }
+
+  static async open(dataRoot: string, o: { idleMs?: number; warn?: (m: string) => void } = {}): Promise<PtyHostLink> {
+    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs });
+    return new PtyHostLink(client, dataRoot, o, started);
+  }
+
+  get hostPid(): number {
+    return this.client.hostPid;
+  }
+
+  private watch(): void {
+    const c = this.client;
+    c.onClose.event(({ lost }) => {
+      if (lost) this.o.warn?.(`forkbench: the pty host (pid ${c.hostPid}) is gone; its agents ended with it. A new one starts with the next agent`);
+    });
+  }
+
+  async spawn(command: string, args: readonly string[], options: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
+    if (this.client.isClosed) {
+      this.client = (await connectPtyHost(this.dataRoot, { idleMs: this.o.idleMs })).client;
+      this.watch();
+    }
+    return this.client.spawn(command, args, options, who);
+  }
+
+  /** The panes the pty host holds for one Thread, each already a RemotePty. */
+  async panesOf(threadKey: string): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
+    if (this.client.isClosed) return [];
+    return (await this.client.list()).filter((f) => f.listing.meta.threadKey === threadKey);
+  }
+
+  /** The board host stops with its agents: the pty host ends them all and exits. */
+  shutdown(): Promise<void> {
+    return this.client.shutdown();
+  }
+
+  /** The board host goes and leaves its agents running in the pty host. */
+  leave(): void {
+    this.client.leave();
+  }
+}

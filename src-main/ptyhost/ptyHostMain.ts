@@ -1,0 +1,39 @@
+import { parseArgs } from 'node:util';
+import { PtyHostServer } from './ptyHostServer.js';
+import { forkbenchVersion } from './protocol.js';
+
+/**
+ * The pty host process: `node ptyHostMain.js --socket PATH --idle-ms N`. Started detached by a board host
+ * (its own session, stdio to a log file), it holds the agents' ptys while board hosts come and go, and
+ * stops once it has had no board host for the idle time, or none and no pane.
+ */
+const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ptyhost[${process.pid}]: ${line}\n`);
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { socket: { type: 'string' }, 'idle-ms': { type: 'string' } } });
+  const idleMs = Number(values['idle-ms']);
+  if (!values.socket || !Number.isInteger(idleMs) || idleMs < 1) {
+    log('usage: ptyHostMain --socket PATH --idle-ms N');
+    process.exit(2);
+  }
+  // The version a test may claim, to see a board host refuse a pty host of another Forkbench.
+  const version = process.env.FORKBENCH_PTY_HOST_CLAIM_VERSION || forkbenchVersion();
+  let server: PtyHostServer;
+  try {
+    server = await PtyHostServer.listen({ socketPath: values.socket, version, idleMs, log, onStop: () => process.exit(0) });
+  } catch (err) {
+    log(`cannot start: ${(err as Error).message}`);
+    process.exit(3);
+  }
+  log(`listening on ${values.socket} (Forkbench ${version})`);
+  // Asked to stop (a person's kill, a logout): agents end cleanly, not orphaned.
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void server.stop(sig));
+  // The terminal it was started from going away is no reason to stop: that is what it is for.
+  process.on('SIGHUP', () => undefined);
+  process.on('uncaughtException', (err) => {
+    log(`uncaught exception: ${err.stack ?? err.message}`);
+    void server.stop('uncaught exception');
+  });
+}
+
+void main();

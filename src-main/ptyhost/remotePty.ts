@@ -1,0 +1,200 @@
+import { showControls } from '../../src-shared/text/controlChars.js';
+import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { PaneSession } from '../pty/paneSession.js';
+import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
+import type { PtyHostMethod, PtyHostMethods } from './protocol.js';
+
+/** What a RemotePty needs of its connection. */
+export interface RemoteLink {
+  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params']): Promise<PtyHostMethods[M]['result']>;
+  sendData(pane: number, data: string): void;
+  sendAck(pane: number, consumer: string, chars: number): void;
+}
+
+const WINDOW = 'window';
+
+/**
+ * A pane whose PtySession lives in the pty host: the surface panes.ts uses, over the wire. Death and exit
+ * are latched: a listener that subscribes after they happened (a pane adopted while it died) still hears.
+ */
+export class RemotePty implements PaneSession {
+  private readonly dataEmitter = new Emitter<string>();
+  private readonly deathEmitter = new Emitter<void>();
+  private readonly exitEmitter = new Emitter<PtyExit>();
+  private dead = false;
+  private exitValue: PtyExit | undefined;
+  private lastOutput: number;
+  private screenText = '';
+  private pasteMode: boolean;
+  private disposed = false;
+  private lostFlag = false;
+  private stats: PtyFlowStats = { paused: false, maxUnackedChars: 0, mirrorUnackedChars: 0, batchedChars: 0, droppedChars: 0 };
+  private resolveExited!: (exit: PtyExit) => void;
+  readonly exited = new Promise<PtyExit>((resolve) => (this.resolveExited = resolve));
+
+  constructor(
+    private readonly link: RemoteLink,
+    readonly pane: number,
+    readonly pid: number,
+    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null } = {},
+  ) {
+    this.lastOutput = performance.now() - (o.quietForMs ?? 0);
+    this.pasteMode = o.bracketedPaste ?? false;
+    if (o.dead) this.died();
+    if (o.exit) this.exitedWith(o.exit);
+  }
+
+  get lastOutputAt(): number {
+    return this.lastOutput;
+  }
+
+  get exit(): PtyExit | undefined {
+    return this.exitValue;
+  }
+
+  /** As of the last answer; each read asks for a fresh one, so a poll sees the state a round trip late. */
+  get flowStats(): PtyFlowStats {
+    if (!this.disposed && !this.exitValue) {
+      this.link.request('stats', { pane: this.pane }).then(
+        (s) => (this.stats = s),
+        () => undefined,
+      );
+    }
+    return this.stats;
+  }
+
+  get lost(): boolean {
+    return this.lostFlag;
+  }
+
+  get onData(): (listener: (data: string) => void) => Disposable {
+    return this.dataEmitter.event;
+  }
+
+  readonly onDeath = (listener: () => void): Disposable => {
+    if (this.dead) queueMicrotask(listener);
+    return this.deathEmitter.event(listener);
+  };
+
+  readonly onExit = (listener: (exit: PtyExit) => void): Disposable => {
+    const exit = this.exitValue;
+    if (exit) queueMicrotask(() => listener(exit));
+    return this.exitEmitter.event(listener);
+  };
+
+  // --- from the pty host ---
+
+  /** @internal the link delivers the pane's output */
+  deliver(data: string): void {
+    if (this.disposed) return;
+    this.lastOutput = performance.now();
+    this.dataEmitter.fire(data);
+  }
+
+  /** @internal */
+  died(): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.deathEmitter.fire();
+  }
+
+  /** @internal */
+  exitedWith(exit: PtyExit): void {
+    if (this.exitValue) return;
+    this.died();
+    this.exitValue = exit;
+    this.exitEmitter.fire(exit);
+    this.resolveExited(exit);
+  }
+
+  /** @internal */
+  setPasteMode(on: boolean): void {
+    this.pasteMode = on;
+  }
+
+  /**
+   * @internal The pty host is gone without a word (killed -9): the pane's master went with it, so its
+   * process got SIGHUP; its group is killed as well so nothing of the agent lives on unseen.
+   */
+  lostWithHost(): void {
+    if (this.exitValue) return;
+    this.lostFlag = true;
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    this.exitedWith({ exitCode: 0, signal: 9, signalName: 'SIGKILL' });
+  }
+
+  // --- to the pty host ---
+
+  write(data: string): void {
+    if (this.disposed || this.exitValue) return;
+    this.link.sendData(this.pane, data);
+  }
+
+  /** As PtySession.asPaste: controls shown as escapes, bracketed when the program asked for it. */
+  asPaste(text: string): string {
+    const plain = showControls(text, 'none');
+    return this.pasteMode ? `\x1b[200~${plain}\x1b[201~` : plain;
+  }
+
+  resize(cols: number, rows: number): void {
+    if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) {
+      throw new RangeError(`resize needs positive integer cols and rows, got ${cols}x${rows}`);
+    }
+    if (this.disposed) return;
+    this.quietly(this.link.request('resize', { pane: this.pane, cols, rows }));
+  }
+
+  attach(consumerId: string = WINDOW): void {
+    if (!this.disposed) this.quietly(this.link.request('attach', { pane: this.pane, consumer: consumerId }));
+  }
+
+  detach(consumerId: string = WINDOW): void {
+    if (!this.disposed) this.quietly(this.link.request('detach', { pane: this.pane, consumer: consumerId }));
+  }
+
+  ack(chars: number, consumerId: string = WINDOW): void {
+    if (!this.disposed) this.link.sendAck(this.pane, consumerId, chars);
+  }
+
+  /** Fetches the screen from the pty host's mirror; serialize() then returns it. */
+  async flushMirror(): Promise<void> {
+    if (this.disposed || this.lostFlag) return;
+    const s = await this.link.request('screen', { pane: this.pane }).catch(() => null);
+    if (!s) return;
+    this.screenText = s.text;
+    this.pasteMode = s.bracketedPaste;
+  }
+
+  serialize(): string {
+    return this.screenText;
+  }
+
+  kill(): Promise<PtyExit> {
+    if (!this.disposed && !this.exitValue) this.quietly(this.link.request('kill', { pane: this.pane }));
+    return this.exited;
+  }
+
+  /** Kill (if alive) and forget, in the pty host too. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.quietly(this.link.request('dispose', { pane: this.pane }));
+    this.release();
+  }
+
+  /** Stop listening without touching the pty: the board host leaves and the agent keeps running. */
+  release(): void {
+    this.disposed = true;
+    this.dataEmitter.dispose();
+    this.deathEmitter.dispose();
+    this.exitEmitter.dispose();
+  }
+
+  /** A call whose only failure is a pty host that is gone, which the link reports on its own. */
+  private quietly(p: Promise<unknown>): void {
+    p.catch(() => undefined);
+  }
+}

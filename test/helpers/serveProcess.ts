@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { windowOn, type WindowClient } from '../../e2e/windowClient.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface ServeProc {
+  proc: ChildProcess;
+  exit: Promise<number | null>;
+  window: WindowClient;
+  err: () => string;
+}
+
+/**
+ * `forkbench serve PROJECT` as a real process on a given data folder and runtime folder (so a second
+ * serve can come up on the same ones), with a window connected over its WebSocket as the page does, and
+ * (given the Thread's key) hearing that Thread's pushes.
+ */
+export async function serveOn(o: { root: string; project: string; key?: string; env?: NodeJS.ProcessEnv; args?: string[] }): Promise<ServeProc> {
+  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', o.project, ...(o.args ?? [])], {
+    env: { ...process.env, ...o.env, FORKBENCH_DATA_DIR: join(o.root, 'data'), XDG_RUNTIME_DIR: join(o.root, 'run') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (err += d));
+  const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const link = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve printed no link in 30 s: ${err}`)), 30_000);
+    proc.stdout!.on('data', () => {
+      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exit.then((code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  const port = Number(new URL(link).port);
+  const traded = await fetch(`http://127.0.0.1:${port}/session`, {
+    method: 'POST',
+    headers: { Origin: `http://127.0.0.1:${port}` },
+    body: new URL(link).hash.replace(/^#code=/, ''),
+  });
+  const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  if (traded.status !== 204) throw new Error(`code trade failed: ${traded.status}`);
+  const window = await windowOn({ port, cookie } as never);
+  // As the page does: parsed output is acked, so a pane this window attached to (agent.screen) is paced by
+  // it, not stopped at the high watermark.
+  window.onPush((p) => {
+    if (p.type === 'pane-data') void window.call('agent.ack', { key: p.key, agentId: p.agentId, chars: p.data.length }).catch(() => undefined);
+  });
+  if (o.key) await window.call('thread.snapshot', { key: o.key });
+  return { proc, exit, window, err: () => err };
+}
+
+/** The pty host's pid, from the line it logs when it listens (the newest one). */
+export function ptyHostPidOf(dataDir: string): number | null {
+  try {
+    const log = fs.readFileSync(join(dataDir, 'ptyhost', 'ptyhost.log'), 'utf8');
+    const all = [...log.matchAll(/ptyhost\[(\d+)\]: listening/g)];
+    return all.length ? Number(all[all.length - 1]![1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};

@@ -1,0 +1,127 @@
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
+import { waitFor } from '../../helpers/pty.js';
+
+const linux = process.platform === 'linux';
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function folders() {
+  const root = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-thread-'));
+  const folder = join(root, 'project');
+  fs.mkdirSync(folder);
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  return { folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run') };
+}
+
+async function openWith(f: ReturnType<typeof folders>): Promise<{ host: ThreadHost; link: PtyHostLink }> {
+  const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
+  const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link });
+  let done = false;
+  cleanups.push(async () => {
+    if (done) return;
+    done = true;
+    await host.dispose();
+    await link.shutdown();
+  });
+  return { host, link };
+}
+
+async function claim(host: ThreadHost, agentId: string, title: string): Promise<{ taskId: string; token: number }> {
+  const t = await host.board.run((e) => e.addTask({ title }));
+  if (!t.ok) throw new Error(t.error.message);
+  const c = await host.board.run((e) => e.claim(agentId, t.value.id));
+  if (!c.ok) throw new Error(c.error.message);
+  return { taskId: t.value.id, token: c.value.token };
+}
+
+/** Polls the pane's screen (an async read, so not waitFor's) until it shows `text`. */
+async function screenShows(host: ThreadHost, agentId: string, text: string): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  for (;;) {
+    const screen = await host.panes.screen(agentId);
+    if (screen.includes(text)) return;
+    if (performance.now() > deadline) throw new Error(`the screen never showed ${text}: ${JSON.stringify(screen)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const endsOf = (events: BoardEvent[]) => events.filter((e) => e.kind === 'claim-ended').map((e) => ({ agentId: (e as { agentId: string }).agentId, reason: (e as { reason: string }).reason }));
+
+describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
+  it('pty host killed -9: every agent claim ends agent-exited at once; the next launch gets a new pty host', async () => {
+    const { host, link } = await openWith(folders());
+    const a = await host.panes.launch('shell');
+    const b = await host.panes.launch('custom', { command: 'yes flood' });
+    await claim(host, a.id, 'one');
+    await claim(host, b.id, 'two');
+    const events: BoardEvent[] = [];
+    host.board.onEvent((e) => events.push(e));
+    const oldHost = link.hostPid;
+    const t0 = performance.now();
+    process.kill(oldHost, 'SIGKILL');
+    await waitFor(() => endsOf(events).length === 2, 5_000, 'both claims to end');
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(endsOf(events).sort((x, y) => x.agentId.localeCompare(y.agentId))).toEqual(
+      [{ agentId: a.id, reason: 'agent-exited' }, { agentId: b.id, reason: 'agent-exited' }].sort((x, y) => x.agentId.localeCompare(y.agentId)),
+    );
+    await waitFor(() => !alive(a.pid!) && !alive(b.pid!), 5_000, 'agents gone');
+    expect(host.panes.isRunning(a.id)).toBe(false);
+    // The board host carries on: a new agent starts in a new pty host.
+    const c = await host.panes.launch('custom', { command: 'echo "NEW"-HOST; exec sleep 60' });
+    expect(alive(c.pid!)).toBe(true);
+    expect(link.hostPid).not.toBe(oldHost);
+    expect(alive(link.hostPid)).toBe(true);
+  });
+
+  it('a board host that leaves keeps agents and claims; the next one adopts them under the same ids, secrets and names', async () => {
+    const f = folders();
+    const first = await openWith(f);
+    const a = await first.host.panes.launch('shell');
+    const b = await first.host.panes.launch('shell');
+    const ca = await claim(first.host, a.id, 'kept');
+    const cb = await claim(first.host, b.id, 'lost');
+    const secretA = first.host.registry.get(a.id)!.secret;
+    first.host.panes.input(a.id, 'echo "MARK"-A\r');
+    await screenShows(first.host, a.id, 'MARK-A');
+    await first.host.leave();
+    first.link.leave();
+    expect(alive(a.pid!) && alive(b.pid!)).toBe(true);
+    process.kill(b.pid!, 'SIGKILL');
+    await waitFor(() => !alive(b.pid!), 5_000, 'b to die');
+
+    const second = await openWith(f);
+    expect(second.link.started).toBe(false);
+    const h = second.host;
+    expect(h.panes.agents().map((x) => [x.id, x.pid, x.status, x.name])).toEqual([[a.id, a.pid, 'running', a.name]]);
+    expect(h.registry.authenticate(secretA)?.id).toBe(a.id);
+    expect(h.board.state.tasks.get(ca.taskId)?.claim).toMatchObject({ agentId: a.id, token: ca.token });
+    expect(h.board.state.tasks.get(cb.taskId)?.claim).toBeNull();
+    expect(h.board.logTail(50).filter((e) => e.kind === 'claim-ended')).toMatchObject([{ agentId: b.id, taskId: cb.taskId, reason: 'agent-exited' }]);
+    expect(await h.panes.screen(a.id)).toContain('MARK-A');
+    // Typing reaches it; names go on counting; a death now is the watched process-exited.
+    h.panes.input(a.id, 'echo "AGAIN"-A\r');
+    await screenShows(h, a.id, 'AGAIN-A');
+    const c = await h.panes.launch('shell');
+    expect(c.name).toBe('shell 3');
+    const ended = new Promise<BoardEvent>((resolve) => h.board.onEvent((e) => e.kind === 'claim-ended' && resolve(e)));
+    process.kill(a.pid!, 'SIGKILL');
+    expect(await ended).toMatchObject({ agentId: a.id, reason: 'process-exited' });
+  });
+});

@@ -1,0 +1,152 @@
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureRendererBuilt } from '../../../e2e/harness.js';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { waitFor } from '../../helpers/pty.js';
+import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+
+let root: string;
+let project: string;
+let key: string;
+const serves: ServeProc[] = [];
+beforeAll(() => {
+  ensureRendererBuilt();
+  root = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-serve-'));
+  project = join(root, 'project');
+  fs.mkdirSync(project);
+  key = threadKeyOf(project);
+});
+afterAll(async () => {
+  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  const pid = ptyHostPidOf(join(root, 'data'));
+  if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+async function start(args: string[] = []): Promise<ServeProc> {
+  const s = await serveOn({ root, project, key, args });
+  serves.push(s);
+  return s;
+}
+
+/** Everything a pane printed to this window (its pushes), as text. Markers are echoed as "X"-Y, so the
+ *  echo of the typed line never matches the output X-Y. */
+function paneText(s: ServeProc, agentId: string): string {
+  return s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
+}
+
+const type = (s: ServeProc, agentId: string, line: string) => s.window.call('agent.input', { key, agentId, data: `${line}\r` });
+
+async function claimsOf(s: ServeProc): Promise<Map<string, { agentId: string; token: number }>> {
+  const snap = await s.window.call('thread.snapshot', { key });
+  const m = new Map<string, { agentId: string; token: number }>();
+  for (const t of snap.board.tasks) if (t.claim) m.set(t.id, { agentId: t.claim.agentId, token: t.claim.token });
+  return m;
+}
+
+describe('agents outlive serve in the pty host', () => {
+  it('kill -9 of serve mid-flood: the next serve has the same agents, pids, screens, claims and tokens; renew is accepted; an agent gone meanwhile lost its claim as agent-exited', async () => {
+    const first = await start();
+    for (const title of ['flood work', 'quiet work', 'doomed work']) await first.window.call('task.add', { key, title });
+    const launch = () => first.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
+    const a: AgentInfo = await launch();
+    const b: AgentInfo = await launch();
+    const c: AgentInfo = await launch();
+    for (const [agent, task] of [[a, 'T-1'], [b, 'T-2'], [c, 'T-3']] as const) {
+      await type(first, agent.id, `forkbench claim ${task} && echo "CLAIMED"-${task}`);
+      await waitFor(() => paneText(first, agent.id).includes(`CLAIMED-${task}\r`), 20_000, `${task} claimed`).catch((e: Error) => {
+        throw new Error(`${e.message}; pane: ${JSON.stringify(paneText(first, agent.id).slice(-600))}; serve: ${first.err()}`);
+      });
+    }
+    await type(first, b.id, 'echo "BEFORE"-MARK-B');
+    await waitFor(() => paneText(first, b.id).includes('BEFORE-MARK-B\r'), 10_000, 'B mark');
+    // A floods in the background (its shell still takes input): ~40 MB, still running when serve dies.
+    await type(first, a.id, '(yes flood-line-of-a | head -c 40000000; echo; echo "FLOOD"-DONE) &');
+    await waitFor(() => paneText(first, a.id).split('flood-line-of-a').length > 1000, 20_000, 'the flood to run');
+    const before = await claimsOf(first);
+    expect([...before.keys()].sort()).toEqual(['T-1', 'T-2', 'T-3']);
+    const ptyHost = ptyHostPidOf(join(root, 'data'));
+    expect(ptyHost).not.toBeNull();
+
+    expect(paneText(first, a.id), 'the flood is still running when serve dies').not.toContain('FLOOD-DONE');
+    first.proc.kill('SIGKILL');
+    await first.exit;
+    // While no board host runs: the pty host and the agents live on; C is killed.
+    expect(alive(ptyHost!)).toBe(true);
+    expect(alive(a.pid!) && alive(b.pid!)).toBe(true);
+    process.kill(c.pid!, 'SIGKILL');
+    await waitFor(() => !alive(c.pid!), 5000, 'C to die');
+
+    const second = await start();
+    const snap = await second.window.call('thread.snapshot', { key });
+    const agents = new Map(snap.agents.map((x) => [x.id, x]));
+    expect(agents.get(a.id)).toMatchObject({ status: 'running', pid: a.pid, name: a.name });
+    expect(agents.get(b.id)).toMatchObject({ status: 'running', pid: b.pid, name: b.name });
+    expect(agents.has(c.id)).toBe(false);
+    // Claims kept, same holders and tokens; C's ended once, as agent-exited.
+    const after = await claimsOf(second);
+    expect(after.get('T-1')).toEqual(before.get('T-1'));
+    expect(after.get('T-2')).toEqual(before.get('T-2'));
+    expect(after.has('T-3')).toBe(false);
+    const ends = snap.log.filter((e: BoardEvent) => e.kind === 'claim-ended' && e.taskId === 'T-3');
+    expect(ends).toMatchObject([{ agentId: c.id, reason: 'agent-exited' }]);
+    const graced = snap.log.filter((e: BoardEvent) => e.kind === 'renew' && e.via === 'grace').map((e) => (e as { taskId: string }).taskId);
+    expect(graced.sort()).toEqual(['T-1', 'T-2']);
+    expect(snap.log.some((e: BoardEvent) => e.kind === 'claim-ended' && e.reason === 'host-restarted')).toBe(false);
+
+    // Screens come back from the pty host's mirrors.
+    expect(await second.window.call('agent.screen', { key, agentId: b.id })).toContain('BEFORE-MARK-B');
+    expect(await second.window.call('agent.screen', { key, agentId: a.id })).toContain('flood-line-of-a');
+
+    // Their next board calls are accepted under the same secret (the same socket path serves them again).
+    await type(second, b.id, 'forkbench renew T-2 && echo "RENEWED"-B');
+    await waitFor(() => paneText(second, b.id).includes('RENEWED-B\r'), 20_000, 'B renew');
+    await waitFor(() => paneText(second, a.id).includes('FLOOD-DONE'), 60_000, 'the flood to end');
+    await type(second, a.id, 'forkbench renew T-1 && echo "RENEWED"-A');
+    await waitFor(() => paneText(second, a.id).includes('RENEWED-A\r'), 20_000, 'A renew');
+    const renewed = await second.window.call('thread.snapshot', { key });
+    const writes = renewed.log.filter((e: BoardEvent) => e.kind === 'renew' && e.via === 'write').map((e) => (e as { agentId: string }).agentId);
+    expect(writes).toEqual(expect.arrayContaining([a.id, b.id]));
+
+    // Ctrl-C without --keep-agents stops as before: agents ended, claims released, the pty host gone.
+    second.proc.kill('SIGINT');
+    expect(await second.exit).toBe(0);
+    await waitFor(() => !alive(a.pid!) && !alive(b.pid!) && !alive(ptyHost!), 10_000, 'agents and pty host to end');
+  });
+});
+
+describe('serve --keep-agents and the idle pty host', () => {
+  it('Ctrl-C with --keep-agents leaves agents and claims; with no board host for the idle time the pty host ends them and exits', async () => {
+    const idleRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-idle-'));
+    const proj = join(idleRoot, 'project');
+    fs.mkdirSync(proj);
+    const k = threadKeyOf(proj);
+    try {
+      // 3 s: long enough to see the agent outlive serve, short enough for a test.
+      const env = { FORKBENCH_PTY_HOST_IDLE_MS: '3000' };
+      const s = await serveOn({ root: idleRoot, project: proj, key: k, env, args: ['--keep-agents'] });
+      serves.push(s);
+      await s.window.call('task.add', { key: k, title: 'kept' });
+      const a = await s.window.call('agent.launch', { key: k, profile: 'shell', cols: 80, rows: 24 });
+      await s.window.call('agent.input', { key: k, agentId: a.id, data: 'forkbench claim T-1 && echo "CLAIMED"-1\r' });
+      const text = () => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === a.id ? p.data : '')).join('');
+      await waitFor(() => text().includes('CLAIMED-1\r'), 20_000, 'the claim');
+      const ptyHost = ptyHostPidOf(join(idleRoot, 'data'))!;
+      s.proc.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+      expect(s.err()).toContain(`agents keep running in the pty host (pid ${ptyHost})`);
+      expect(alive(a.pid!)).toBe(true);
+      // Its claim was not released on the way out.
+      const journal = fs.readdirSync(join(idleRoot, 'data', 'threads', k)).map((f) => fs.readFileSync(join(idleRoot, 'data', 'threads', k, f), 'utf8')).join('');
+      expect(journal).not.toContain('host-stopped');
+      await waitFor(() => !alive(a.pid!) && !alive(ptyHost), 15_000, 'the idle pty host to end its agent and exit');
+      expect(fs.readFileSync(join(idleRoot, 'data', 'ptyhost', 'ptyhost.log'), 'utf8')).toContain('stopping: no board host for 3 s');
+    } finally {
+      fs.rmSync(idleRoot, { recursive: true, force: true });
+    }
+  });
+});
