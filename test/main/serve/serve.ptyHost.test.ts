@@ -141,7 +141,9 @@ describe('serve --keep-agents and the idle pty host', () => {
       expect(s.err()).toContain(`agents keep running in the pty host (pid ${ptyHost})`);
       expect(alive(a.pid!)).toBe(true);
       // Its claim was not released on the way out.
-      const journal = fs.readdirSync(join(idleRoot, 'data', 'threads', k)).map((f) => fs.readFileSync(join(idleRoot, 'data', 'threads', k, f), 'utf8')).join('');
+      // The board's files (the Thread's folder also holds the agents' own folders, which are not its journal).
+      const threadDir = join(idleRoot, 'data', 'threads', k);
+      const journal = fs.readdirSync(threadDir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => fs.readFileSync(join(threadDir, f.name), 'utf8')).join('');
       expect(journal).not.toContain('host-stopped');
       await waitFor(() => !alive(a.pid!) && !alive(ptyHost), 15_000, 'the idle pty host to end its agent and exit');
       expect(fs.readFileSync(join(idleRoot, 'data', 'ptyhost', 'ptyhost.log'), 'utf8')).toContain('stopping: no board host for 3 s');
