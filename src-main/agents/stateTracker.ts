@@ -43,8 +43,9 @@ export function cleanStateText(text: string | null | undefined): string | null {
  * - the liveness check speaks only about progress: it turns `working` into `stalled` and back, and never
  *   overrides a wait or a finished turn (an agent waiting on a person makes no progress, rightly);
  * - otherwise a signal from a source at least as strong as the current state's replaces it;
- * - a weaker source may still say `needs-input` (a prompt on screen is evidence even where the hook said
- *   nothing, as for Claude's question dialogs), but never clears a stronger source's wait or turn;
+ * - a weaker source may still turn `working` into `needs-input` (a prompt on screen is evidence even where
+ *   the hook said nothing, as for Claude's question dialogs), but never clears a stronger source's wait or
+ *   turn;
  * - the person pressing Enter in a waiting or idle pane answers it: `working`.
  */
 export class AgentStateTracker implements Disposable {
@@ -100,7 +101,9 @@ export class AgentStateTracker implements Disposable {
       return false;
     }
     if (sourceRank(s.source) <= sourceRank(cur.source)) return this.set(s);
-    if (s.state === 'needs-input' && cur.state !== 'needs-input') return this.set(s);
+    // Only over `working`: after a finished turn a weaker "attention" signal is the CLI's idle reminder
+    // (Claude's fires on a timer), not a question.
+    if (s.state === 'needs-input' && cur.state === 'working') return this.set(s);
     // A weaker source cannot clear a stronger one's word, but it can move a stalled agent: liveness is the
     // weakest of all, and any other signal is fresher news of the agent than "nothing moved".
     if (cur.state === 'stalled') return this.set(s);

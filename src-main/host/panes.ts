@@ -11,6 +11,7 @@ import { paneOfProcess } from '../agents/peerCredentials.js';
 import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../agents/profiles.js';
 import { PtySession } from '../pty/ptySession.js';
 import { PaneTypist } from './assignmentTyping.js';
+import type { AgentStates } from './agentStates.js';
 import { CLI_SCRIPT } from './cliShim.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
@@ -49,6 +50,8 @@ export interface PanesDeps {
   clearLocksOf: ((agentId: string) => string[]) | null;
   typingQuietMs?: number;
   warn?: (message: string) => void;
+  /** Each pane's agent state (hooks, terminal signals, screen). */
+  states?: AgentStates;
 }
 
 /**
@@ -86,6 +89,7 @@ export class Panes {
       pid: r.pid,
       exit: r.exit,
       claims: this.d.board.engine.claimsOf(r.id),
+      state: this.d.states?.info(r.id) ?? null,
     }));
   }
 
@@ -165,6 +169,7 @@ export class Panes {
       },
     };
     this.panes.set(record.id, pane);
+    d.states?.track(record.id, record.name, profile, session);
     session.onData((data) => this.onData.fire({ agentId: record.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
@@ -193,6 +198,7 @@ export class Panes {
     fs.rmSync(join(this.d.agentFilesDir, agentId), { recursive: true, force: true });
     // Closed by the person: it no longer appears in the agent list.
     this.d.registry.remove(agentId);
+    this.d.states?.forget(agentId);
     this.fireAgents();
   }
 
@@ -200,6 +206,7 @@ export class Panes {
     const p = this.panes.get(agentId);
     if (!p) return;
     p.typist.noteInput();
+    this.d.states?.input(agentId, data);
     p.session.write(data);
   }
 
@@ -246,6 +253,7 @@ export class Panes {
     this.d.registry.forgetSecret(id);
     pane.record.status = 'exited';
     pane.typist.dispose();
+    this.d.states?.gone(id);
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(id, reason));
   }
 

@@ -14,6 +14,7 @@ import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
 import { Panes } from './panes.js';
+import { AgentStates } from './agentStates.js';
 import { verifyDone } from './verifyOnDone.js';
 
 export { LockConstants } from './panes.js';
@@ -67,6 +68,7 @@ export class ThreadHost {
     readonly worktrees: ClaimWorktrees,
     readonly panes: Panes,
     readonly liveness: LivenessLoop,
+    readonly states: AgentStates,
   ) {
     this.key = threadKeyOf(folder);
     const assignments = new Assignments({ board, panes, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
@@ -92,7 +94,11 @@ export class ThreadHost {
     const socketPath = socketPathFor(rt, key);
     const git = await WorktreeManager.open(folder, board.dir, board, socketPath).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
     const worktrees = new ClaimWorktrees(board, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
+    // Panes are made after the states they report to; a state change redraws the agent list.
+    let panesRef: Panes | null = null;
+    const states = new AgentStates({ board, onChange: () => panesRef?.fireAgents() });
     const panes = new Panes({
+      states,
       folder,
       board,
       registry,
@@ -105,6 +111,7 @@ export class ThreadHost {
       typingQuietMs: opts.typingQuietMs,
       warn: opts.warn,
     });
+    panesRef = panes;
     let host: ThreadHost | null = null;
     const onDone = (agentId: string, taskId: string) =>
       void verifyDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs }, agentId, taskId).catch((err: Error) => {
@@ -125,6 +132,8 @@ export class ThreadHost {
           offRecord: records
             ? (taskId) => void records.repair(taskId).catch((err: Error) => opts.warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`))
             : undefined,
+          reportState: (agentId, state, text) => states.report(agentId, state, text),
+          agentStates: () => states.views(),
         },
         { perl: findOnPath('perl'), paneOf: (pid) => panes.paneOfProcess(pid) },
       );
@@ -133,8 +142,8 @@ export class ThreadHost {
       throw err;
     }
     await worktrees.git?.threadFolder.fence().catch((err: Error) => opts.warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
-    const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn });
-    host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness);
+    const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn, states });
+    host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
     if (opts.liveness !== false) liveness.schedule();
     return host;
   }
@@ -146,6 +155,7 @@ export class ThreadHost {
     // slow-worktree note or lock retry fires while the board is busy with the releases below.
     this.disposed = true;
     this.liveness.stop();
+    this.states.stop();
     this.panes.stop();
     this.worktrees.stop();
     // Every claim ends now with the reason (the board stays open for exactly this write).

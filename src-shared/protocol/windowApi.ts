@@ -1,4 +1,5 @@
 import type { Notice } from '../notices/notices.js';
+import type { AgentStateInfo } from '../agents/agentState.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
 import type { Task } from '../board/model.js';
@@ -73,6 +74,8 @@ export interface AgentInfo {
   exit: { code: number; signal: number | null } | null;
   /** Task ids it holds a live claim on. */
   claims: string[];
+  /** What it is doing (working, waiting for you, idle, stalled, exited) and which signal said so. */
+  state?: AgentStateInfo | null;
 }
 
 export interface ThreadSummary {

@@ -59,6 +59,8 @@ describe('agent state tracker', () => {
     expect(t.info.state).toBe('needs-input');
     t.signal({ state: 'idle', source: 'hook' });
     expect(t.signal({ state: 'working', source: 'screen' })).toBe(false);
+    // nor turn a finished turn into a wait: that is an idle reminder, not a question
+    expect(t.signal({ state: 'needs-input', source: 'terminal', text: 'Claude is waiting for your input' })).toBe(false);
     expect(t.info.state).toBe('idle');
   });
 
