@@ -1,4 +1,5 @@
 import { useApp, useController } from '../state/hooks.js';
+import { WaitingCount } from './AgentStateBadge.js';
 
 /** Top bar: the folder on screen, the connection and the notifications switch. */
 export function TopBar() {
@@ -13,6 +14,7 @@ export function TopBar() {
         </span>
       )}
       <span className="spacer" />
+      <WaitingCount />
       <ConnectionStatus />
       <NotifyBell />
     </header>

@@ -4,6 +4,7 @@ import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { isLapsed } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
+import { AgentStateBadge } from './AgentStateBadge.js';
 import { askText } from './prompt.js';
 
 export interface DragData {
@@ -16,6 +17,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holder = task?.claim?.agentId ?? '';
   const holderName = useApp((s) => (holder ? (s.agents[holder]?.name ?? holder) : ''));
   const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
+  const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
   const leaseMs = useApp((s) => s.leaseMs);
   const [editing, setEditing] = useState(false);
   if (!task) return null;
@@ -53,7 +55,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         {holder && (
           <span className="holder" title={holder}>
             {holderName}
-            {stalled ? ' (stalled)' : ''}
+            {stalled ? ' (stalled)' : ''} <AgentStateBadge info={holderState} testId={`card-agent-state-${id}`} />
           </span>
         )}
         <span title="times granted">attempts {task.attempts}</span>
