@@ -4,7 +4,8 @@ import '@xterm/xterm/css/xterm.css';
 import './styles/app.css';
 import { replaceAddress } from './address.js';
 import { App } from './components/App.js';
-import { notificationPermission, requestNotificationPermission, systemNotify } from './notifications.js';
+import { notificationPermission, requestNotificationPermission, systemNotify, systemNotifyClick } from './notifications.js';
+import { nextWaiting } from './state/agentAlerts.js';
 import { AppController } from './state/controller.js';
 import { ServicesContext } from './state/hooks.js';
 import { followShownThread } from './state/threadInUrl.js';
@@ -20,6 +21,8 @@ const terminals = new TerminalRegistry(transport, (action, err) => controller?.n
 controller = new AppController(transport, {
   panes: terminals,
   systemNotify,
+  agentNotify: systemNotifyClick,
+  looking: () => document.visibilityState === 'visible' && document.hasFocus(),
   notifyPermission: notificationPermission,
   requestNotifyPermission: requestNotificationPermission,
   // Electron opens one window per Thread, naming it in the query; a browser tab picks one itself and keeps
@@ -28,6 +31,20 @@ controller = new AppController(transport, {
 });
 followShownThread(controller.store, location, replaceAddress);
 controller.start();
+
+/** The "next waiting agent" shortcut: Alt+Shift+N, caught before a focused terminal takes the keys. */
+const NEXT_WAITING_KEY = { altKey: true, shiftKey: true, code: 'KeyN' } as const;
+window.addEventListener(
+  'keydown',
+  (e) => {
+    if (!e.altKey || !e.shiftKey || e.ctrlKey || e.metaKey || e.code !== NEXT_WAITING_KEY.code || !controller) return;
+    e.preventDefault();
+    e.stopPropagation();
+    const id = nextWaiting(controller.store.getState());
+    if (id) controller.selectAgent(id);
+  },
+  true,
+);
 
 /** What end-to-end tests and the browser bench may reach in the page, with `?debug=1` only. */
 interface ForkbenchDebug {

@@ -27,3 +27,19 @@ export function systemNotify(title: string, body: string): boolean {
     return false;
   }
 }
+
+/** A system notification whose click brings the page forward and runs `onClick`; false when not permitted. */
+export function systemNotifyClick(title: string, body: string, onClick: () => void, tag?: string): boolean {
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return false;
+  try {
+    const n = new Notification(title, { body, tag });
+    n.onclick = () => {
+      window.focus();
+      onClick();
+      n.close();
+    };
+    return true;
+  } catch {
+    return false;
+  }
+}

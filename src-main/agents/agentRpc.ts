@@ -1,10 +1,11 @@
 import { USER, type BranchRecord, type Task } from '../../src-shared/board/model.js';
 import { failed, type Result } from '../../src-shared/board/result.js';
+import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentState.js';
 import type { ClaimResult, ClaimWorktree, RecordView } from '../../src-shared/protocol/agentMethods.js';
 import { agentProcedures, type AgentParams } from '../../src-shared/protocol/agentSchemas.js';
 import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
-import { boardView, taskView } from '../../src-shared/protocol/views.js';
+import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
@@ -23,6 +24,11 @@ export interface AgentCallHooks {
   readMove?(taskId: string, ref: string, to: string): Promise<{ tree: string }>;
   /** A move the board refused to record, or a branch found off its record: put the branch back. */
   offRecord?(taskId: string): void;
+  /** An agent reports its own state (`status`): the state as it now stands, or a Refusal thrown
+   *  (rate-limited). Absent where the host tracks no states. */
+  reportState?(agentId: string, state: ReportableState, text: string | null): AgentStateInfo;
+  /** Every agent's state, for the board's answer. */
+  agentStates?(): AgentStateView[];
 }
 
 /** Who calls, on which board: what every handler gets beside its validated params. */
@@ -41,7 +47,7 @@ const now = (c: Caller): number => c.board.clock.now();
 
 /** One handler per method, typed by the method's entry in the shared procedure table. */
 const handlers: Handlers<typeof agentProcedures, Caller> = {
-  board: (_p, c) => boardView(c.board.state, now(c)),
+  board: (_p, c) => ({ ...boardView(c.board.state, now(c)), agents: c.hooks.agentStates?.() ?? [] }),
   show: (p, c) => {
     const t = c.board.state.tasks.get(idOf(p));
     if (!t) throw new Refusal('no-such-task', `no task ${idOf(p)}`);
@@ -75,6 +81,10 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
   release: (p, c) => decide(c, (e) => e.release(c.agentId, idOf(p), p.token)),
   add: async (p, c) => taskView(await decide(c, (e) => e.addTask({ title: p.title as string, body: p.body }, c.agentId)), now(c)),
   edit: (p, c) => decide(c, (e) => e.edit(c.agentId, idOf(p), { title: p.title, body: p.body }, p.token)),
+  status: (p, c) => {
+    if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
+    return c.hooks.reportState(c.agentId, p.state as ReportableState, p.text ?? null);
+  },
 };
 
 /**

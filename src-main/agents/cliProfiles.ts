@@ -16,6 +16,7 @@ import {
   standardMcpConfig,
   toml,
 } from './profileKit.js';
+import { claudeHookSettings, codexHookArgs, geminiHooks, opencodePlugin } from './stateHooks.js';
 
 export const claude: AgentProfile = {
   kind: 'claude',
@@ -23,6 +24,8 @@ export const claude: AgentProfile = {
   build(ctx) {
     const mcpPath = join(ctx.agentDir, 'claude-mcp.json');
     const instructions = boardInstructions(ctx, { mcp: true });
+    // The agent's state hooks (stateHooks.ts): a settings layer of their own, the user's stay as they are.
+    const stateHooks = claudeHookSettings(ctx);
     return {
       kind: 'claude',
       command: 'claude',
@@ -36,11 +39,13 @@ export const claude: AgentProfile = {
         // Adds our server to the user's own (no --strict-mcp-config: their servers keep working).
         '--mcp-config',
         mcpPath,
+        '--settings',
+        stateHooks.path,
         '--append-system-prompt',
         instructions,
       ],
       env: forkbenchEnv(ctx),
-      files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, instructions)],
+      files: [{ path: mcpPath, content: standardMcpConfig(ctx), mode: PRIVATE_FILE_MODE }, instructionsFile(ctx, instructions), stateHooks],
       instructionsVia: 'system-prompt',
       mcp: true,
     };
@@ -89,6 +94,8 @@ export const codex: AgentProfile = {
         // `-c` accepts unknown keys silently, so an older codex just ignores it; the file stays as fallback.
         '-c',
         `developer_instructions=${toml(instructions)}`,
+        // The agent's state hooks (stateHooks.ts), as overrides like the MCP server's.
+        ...codexHookArgs(ctx),
       ],
       env: forkbenchEnv(ctx),
       files: [instructionsFile(ctx, instructions)],
@@ -157,7 +164,7 @@ export const gemini: AgentProfile = {
         {
           path: join(home, '.gemini', 'settings.json'),
           // $VAR references Gemini expands from its environment: the file holds no secret.
-          content: json({ mcpServers: { [MCP_SERVER_NAME]: { command, args, env: identityRefs((k) => `$${k}`), trust: true } } }),
+          content: json({ mcpServers: { [MCP_SERVER_NAME]: { command, args, env: identityRefs((k) => `$${k}`), trust: true } }, hooks: geminiHooks(ctx) }),
           mode: PRIVATE_FILE_MODE,
           merge: 'json',
           ...(userDir ? { base: join(userDir, 'settings.json') } : {}),
@@ -197,6 +204,8 @@ export const opencode: AgentProfile = {
     const configPath = join(ctx.agentDir, 'opencode.json');
     const instructions = instructionsFile(ctx, boardInstructions(ctx, { mcp: true }));
     const { command, args } = mcpCommand(ctx);
+    // The agent's state reports (stateHooks.ts): OpenCode's events through a plugin in the agent's folder.
+    const plugin = opencodePlugin(ctx);
     return {
       kind: 'opencode',
       command: 'opencode',
@@ -216,10 +225,12 @@ export const opencode: AgentProfile = {
             // The board's tools never wait on a dialog, whatever the user's own rules ask (a renewal stuck
             // behind one lets the lease lapse); as Claude Code's --allowedTools. Their bash rule stays theirs.
             permission: { [`${MCP_SERVER_NAME}_*`]: 'allow' },
+            plugin: [plugin.spec],
           }),
           mode: SHARED_FILE_MODE,
         },
         instructions,
+        plugin.file,
       ],
       instructionsVia: 'config-instructions',
       mcp: true,

@@ -46,6 +46,31 @@ export interface LivenessLoopDeps {
   warn?: (message: string) => void;
   readCpu?: (pid: number) => Promise<TreeCpu>;
   now?: () => number;
+  /** The agents' states: an agent waiting on a person is held, not judged on its progress. */
+  states?: LivenessStates;
+}
+
+/** What the loop reads of, and tells to, the agents' states (src-main/host/agentStates.ts). */
+export interface LivenessStates {
+  /** How long the agent has waited on a person (ms, on the loop's clock), or null when it is not waiting. */
+  waitingFor(agentId: string): number | null;
+  /** The verdict on an agent that is not waiting. */
+  progress(agentId: string, verdict: 'renew' | 'stalled'): void;
+}
+
+/** What the loop does with an agent: renew as live, hold for a person, end a wait that ran too long, or
+ *  leave its claims to run out. Pure, so the rule is a unit test. */
+export type HoldVerdict = LivenessVerdict | 'hold' | 'waited-too-long';
+
+/**
+ * An agent waiting on a person makes no progress, and should not: the person holds it up. While it waits
+ * its claims are renewed, up to the Thread's wait hold; then they lapse with reason `waited-too-long`. A
+ * stopped or zombie process is not waiting on anyone, whatever its screen last showed.
+ */
+export function judgeWithWait(f: LivenessFacts & { waitingMs: number | null; waitHoldMs: number }): HoldVerdict {
+  const base = judgeLiveness(f);
+  if (base === 'gone' || f.waitingMs === null || f.state === 'stopped' || f.state === 'zombie') return base;
+  return f.waitingMs >= f.waitHoldMs ? 'waited-too-long' : 'hold';
 }
 
 /**
@@ -105,14 +130,24 @@ export class LivenessLoop {
         cpu.lastChangeAt = now;
       }
       const lastProgressAt = Math.max(s.lastOutputAt, r.lastBoardCallAt, cpu.lastChangeAt);
-      const verdict = judgeLiveness({ state: facts.state, lastProgressAt, now, leaseMs });
+      const { waitHoldMs } = this.d.board.state.settings;
+      const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(r.id) ?? null, waitHoldMs });
       const before = r.status;
+      const holds = this.d.board.engine.claimsOf(r.id).length > 0;
       if (verdict === 'renew') {
         r.status = 'running';
-        if (this.d.board.engine.claimsOf(r.id).length) await this.d.board.apply((e) => e.renewLive(r.id));
+        if (holds) await this.d.board.apply((e) => e.renewLive(r.id));
       } else if (verdict === 'stalled') {
         r.status = 'stalled';
+      } else if (verdict === 'hold') {
+        // Alive and waiting: shown running (the state says "waiting for you"), its claims kept.
+        r.status = 'running';
+        if (holds) await this.d.board.apply((e) => e.renewLive(r.id, 'waiting'));
+      } else if (verdict === 'waited-too-long') {
+        r.status = 'running';
+        if (holds) await this.d.board.apply((e) => e.endWaited(r.id));
       }
+      if (verdict === 'renew' || verdict === 'stalled') this.d.states?.progress(r.id, verdict);
       if (r.status !== before) this.d.onStatus();
     }
   }

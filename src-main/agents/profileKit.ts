@@ -145,7 +145,7 @@ export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; san
   // Writes that keep a claim alive: claim starts one, done and release end it, add is about no claim.
   const notRenewing = new Set(['claim', 'add', 'done', 'release']);
   const writes = methods.filter((m) => m.write && !notRenewing.has(m.name)).map((m) => m.name);
-  const reads = methods.filter((m) => !m.write).map((m) => m.name);
+  const reads = methods.filter((m) => !m.write && !m.report).map((m) => m.name);
   return [
     `You are agent "${ctx.agentId}" in Forkbench: several coding agents work side by side and share one task board.`,
     `Coordinate through the board with ${via}:`,

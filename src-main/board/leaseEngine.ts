@@ -1,4 +1,5 @@
-import type { AgentWriteOp, BoardEvent, BoardEventBody } from '../../src-shared/board/events.js';
+import type { AgentWriteOp, BoardEvent, BoardEventBody, RenewVia } from '../../src-shared/board/events.js';
+import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { isExpired } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
@@ -299,14 +300,34 @@ export class LeaseEngine {
    * The host's background check found the agent alive and making progress: extend every claim it holds.
    * A claim already past its deadline is not revived (a lapsed lease stays lapsed).
    */
-  renewLive(agentId: string): number {
+  renewLive(agentId: string, via: 'liveness' | 'waiting' = 'liveness'): number {
     this.sweep();
     let n = 0;
     for (const id of this.claimsOf(agentId)) {
       const c = (this.board.tasks.get(id) as Task).claim as Claim;
-      if (this.extend(id, c, 'liveness')) n++;
+      if (this.extend(id, c, via)) n++;
     }
     return n;
+  }
+
+  /**
+   * The agent has waited on a person for longer than the Thread allows: its claims lapse now, with the
+   * reason said, so the task goes back to the backlog for someone who can work on it. Not a failed attempt
+   * (the task did not defeat the agent; nobody answered it).
+   */
+  endWaited(agentId: string): string[] {
+    this.sweep();
+    const ids = this.claimsOf(agentId);
+    for (const id of ids) {
+      const t = this.board.tasks.get(id) as Task;
+      this.end(id, t.claim as Claim, 'waited-too-long', stateAfterClaimEnd(t, 'waited-too-long', this.board.settings.poisonLimit));
+    }
+    return ids;
+  }
+
+  /** An agent's state changed: one line in the journal and the log, nothing else on the board. */
+  agentState(agentId: string, state: AgentState, source: StateSource, text: string | null): void {
+    this.emit({ kind: 'agent-state', agentId, state, source, text });
   }
 
   /** A hard signal (pane closed, process exited): the agent is certainly gone, so its claims end now. */
@@ -540,7 +561,7 @@ export class LeaseEngine {
   }
 
   /** Extend a live claim to a full lease from now; never shortens. Returns whether it moved. */
-  private extend(taskId: string, c: Claim, via: 'write' | 'liveness' | 'grace'): boolean {
+  private extend(taskId: string, c: Claim, via: RenewVia): boolean {
     const deadline = this.clock.now() + this.board.settings.leaseMs;
     if (deadline <= c.deadline) return false;
     this.emit({ kind: 'renew', taskId, agentId: c.agentId, token: c.token, deadline, via });

@@ -1,5 +1,6 @@
 import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
-import type { BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
+import type { AgentStateView, BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
+import { SOURCE_WORDS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import type { RpcFailure } from './rpcClient.js';
 import { refusal, refusalLine } from '../../src-shared/protocol/cliWords.js';
@@ -40,8 +41,16 @@ export function formatBoard(b: BoardView): string {
   const lines = [`Goal: ${goalLine(b.goal)}`, `Lease: ${secs(b.leaseMs)}`, ''];
   if (!b.tasks.length) lines.push('No tasks yet. Add one: forkbench add "TITLE"');
   for (const t of b.tasks) lines.push(`${t.id.padEnd(6)} ${t.state.padEnd(15)} ${line(t.title)}${holder(t.claim)}`);
+  if (b.agents?.length) lines.push('', 'Agents:', ...b.agents.map(agentLine));
   return lines.join('\n');
 }
+
+/** One agent's state as the board lists it: `claude 1 (claude-1-…)  waiting for you (from its hook): Allow Bash?` */
+function agentLine(a: AgentStateView): string {
+  return `  ${line(a.name)} (${line(a.id)})  ${stateLine(a)}`;
+}
+
+const stateLine = (s: AgentStateInfo): string => `${STATE_WORDS[s.state]} (${SOURCE_WORDS[s.source]})${s.text ? `: ${line(s.text)}` : ''}`;
 
 export function formatTask(t: TaskView): string {
   const lines = [`${t.id}  ${line(t.title)}`, `state: ${t.state}${holder(t.claim)}`, `attempts: ${t.attempts}`];
@@ -71,6 +80,7 @@ const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
   add: (t) => `Added ${t.id} "${line(t.title)}".`,
   fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,
   record: (r) => `${r.taskId}: ${r.sha.slice(0, 10)} recorded as its work under token ${r.token}.`,
+  status: (s) => `You are shown as ${stateLine(s)}.`,
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M]): string {

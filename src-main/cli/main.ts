@@ -7,6 +7,9 @@ import { DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, 
 
 /** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
 const CONNECT_TIMEOUT_MS = 5000;
+/** A hook's call: the board answers a status in about a millisecond; two seconds is a host under load, and
+ *  longer would be felt as the agent's CLI freezing on every tool call. */
+const HOOK_CALL_TIMEOUT_MS = 2000;
 
 /**
  * `forkbench`: the board from an agent's shell. It keeps no state between calls: the socket, the agent's
@@ -42,6 +45,7 @@ function usage(): string {
     '',
     'Other commands:',
     '  forkbench mcp                                 run an MCP server on stdio with the same operations as tools',
+    "  forkbench status STATE --hook                 as a CLI's hook: the prompt from the event on stdin, no output, exit 0",
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
@@ -115,17 +119,14 @@ interface Io {
   out(s: string): void;
   err(s: string): void;
   env: NodeJS.ProcessEnv;
+  /** A hook's event (`status --hook`); defaults to reading this process's stdin. */
+  stdin?: () => Promise<string>;
 }
 
 export async function run(argv: string[], io: Io): Promise<number> {
   const [cmd, ...rest] = argv;
   const json = rest.includes('--json');
-  const usageFail = (msg: string, spec?: MethodSpec) => {
-    if (json) io.out(printJson({ ok: false, error: { reason: 'usage', message: msg } }));
-    // A mistyped command gets its own synopsis; only an unknown one gets the whole list.
-    else io.err(spec ? `forkbench: ${msg}\n(forkbench help lists every command)` : `forkbench: ${msg}\n\n${usage()}`);
-    return Exit.usage;
-  };
+  const usageFail = (msg: string, spec?: MethodSpec) => usageFailure(io, json, msg, spec);
   if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
     io.out(usage());
     return cmd ? Exit.ok : Exit.usage;
@@ -142,6 +143,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
   const spec = methodSpec(cmd);
   if (!spec) return usageFail(`unknown command '${cmd}'`);
+  // `status --hook`: run by an agent CLI's hook, which must never be disturbed: nothing on stdout (some
+  // CLIs read a hook's stdout as a decision or as context for the model), exit 0 whatever happens.
+  const hook = cmd === 'status' && rest.includes('--hook');
+  if (hook) return runHookStatus(rest.filter((a) => a !== '--hook'), io, spec);
   let params: Record<string, unknown>;
   let heldTask: boolean;
   try {
@@ -150,6 +155,36 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (err instanceof UsageError) return usageFail(err.message, spec);
     throw err;
   }
+  return callBoard(spec, params, json, io, heldTask);
+}
+
+/** A hook's status report: the prompt's text from the hook's event on stdin, and no output but errors. */
+async function runHookStatus(argv: string[], io: Io, spec: MethodSpec): Promise<number> {
+  let params: Record<string, unknown>;
+  try {
+    params = parseCommand(spec, argv).params;
+  } catch (err) {
+    io.err(`forkbench: ${(err as Error).message}`);
+    return Exit.ok;
+  }
+  const { readHookEvent, readHookStdin } = await import('./hookInput.js');
+  const event = readHookEvent(await (io.stdin ?? readHookStdin)());
+  if (event.skip) return Exit.ok;
+  if (params.text === undefined && event.text && params.state === 'needs-input') params.text = event.text;
+  // A hook holds its CLI up while it runs: a board that is down or slow is not waited for.
+  const env = { ...io.env, FORKBENCH_TIMEOUT_MS: String(HOOK_CALL_TIMEOUT_MS), FORKBENCH_BOARD_WAIT_MS: '0' };
+  await callBoard(spec, params, false, { ...io, env, out: () => undefined });
+  return Exit.ok;
+}
+
+/** A usage error, said once: as JSON, or a mistyped command with its own synopsis (an unknown one gets the list). */
+function usageFailure(io: Io, json: boolean, msg: string, spec?: MethodSpec): number {
+  if (json) io.out(printJson({ ok: false, error: { reason: 'usage', message: msg } }));
+  else io.err(spec ? `forkbench: ${msg}\n(forkbench help lists every command)` : `forkbench: ${msg}\n\n${usage()}`);
+  return Exit.usage;
+}
+
+async function callBoard(spec: MethodSpec, params: Record<string, unknown>, json: boolean, io: Io, heldTask = false): Promise<number> {
   const socket = io.env[AgentEnv.socket];
   const secret = io.env[AgentEnv.secret];
   const unreachable = (msg: string) => {
@@ -182,7 +217,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     io.out(await callAndShow(client, spec.name, params, json));
     return Exit.ok;
   } catch (err) {
-    if (err instanceof UsageError) return usageFail(err.message, spec);
+    if (err instanceof UsageError) return usageFailure(io, json, err.message, spec);
     if (err instanceof RpcFailure) {
       const reason = refusalReason(err);
       if (json) io.out(printJson({ ok: false, error: { reason, message: err.error.message } }));

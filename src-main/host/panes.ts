@@ -4,76 +4,21 @@ import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
-import type { BoardService } from '../board/boardService.js';
-import type { AgentRecord, AgentRegistry } from '../agents/agentRegistry.js';
-import type { LivenessSubject } from '../agents/liveness.js';
+import type { AgentRecord } from '../agents/agentRegistry.js';
 import { paneOfProcess } from '../agents/peerCredentials.js';
 import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../agents/profiles.js';
-import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
-import { PtySession } from '../pty/ptySession.js';
+import type { PaneSession } from '../pty/paneSession.js';
 import { PaneTypist } from './assignmentTyping.js';
+import { clearLocksWhenGone } from './paneLocks.js';
+import { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps } from './paneTypes.js';
+
+export { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps };
 import { CLI_SCRIPT } from './cliShim.js';
-import type { AgentSessions } from './agentSessions.js';
 import type { StoredAgent } from './agentStore.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 
 const DEFAULT_SIZE = DEFAULT_TERMINAL_SIZE;
-
-export const LockConstants = {
-  /** A group killed -9 is gone within milliseconds; its children may take a moment to be reaped. */
-  retryMs: 250,
-  /** 40 × 250 ms: a background job of the agent that outlives it by ten seconds keeps its locks. */
-  tries: 40,
-} as const;
-
-export interface Pane extends LivenessSubject {
-  record: AgentRecord;
-  session: PaneSession;
-  launch: { profile: ProfileId; command?: string; cols: number; rows: number; name: string };
-  /** Types the host's messages into the pane when it is quiet. */
-  typist: PaneTypist;
-}
-
-/** Panes in this process: a board host that goes takes its agents with it. */
-export const localPtys: PtyFactory = { spawn: async (command, args, options) => PtySession.spawn(command, args, options) };
-
-/** A pane the pty host kept through a board host restart, to be taken back. */
-export interface AdoptedPane {
-  session: PaneSession;
-  agentId: string;
-  secret: string;
-  profile: string;
-  name: string;
-  command?: string;
-  cols: number;
-  rows: number;
-}
-
-export interface PanesDeps {
-  folder: string;
-  /** The Thread's key, which the pty host keeps with each pane so a restarted host finds its own. */
-  threadKey?: string;
-  /** Where panes run: this process (the default) or the pty host. */
-  ptys?: PtyFactory;
-  board: BoardService;
-  registry: AgentRegistry;
-  socketPath: string;
-  /** The per-install CLI shim folder, put first on each agent's PATH. */
-  binDir: string;
-  /** Where each agent's config files (holding its secret) go, one folder per agent. */
-  agentFilesDir: string;
-  /** The environment agents start from. */
-  env: Record<string, string | undefined>;
-  /** Folders outside the Thread's folder that agents edit (the worktrees). */
-  writableRoots: () => string[];
-  /** Clear the git locks a gone agent left; returns what was cleared. */
-  clearLocksOf: ((agentId: string) => string[]) | null;
-  typingQuietMs?: number;
-  warn?: (message: string) => void;
-  /** The agents' records and conversations, kept across processes and host restarts. */
-  sessions: AgentSessions;
-}
 
 /**
  * The agents' panes: each launch is a new agent (id, secret, pty); the one way an agent goes (`agentGone`)
@@ -116,6 +61,7 @@ export class Panes {
       exit: r.exit,
       claims: this.d.board.engine.claimsOf(r.id),
       resumable: r.status === 'exited' && this.d.sessions.resumable(r.id),
+      state: this.d.states?.info(r.id) ?? null,
     }));
   }
 
@@ -267,6 +213,7 @@ export class Panes {
       },
     };
     this.panes.set(record.id, pane);
+    this.d.states?.track(record.id, record.name, launch.profile, session, { cols: launch.cols, rows: launch.rows });
     session.onData((data) => this.onData.fire({ agentId: record.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
@@ -311,6 +258,7 @@ export class Panes {
     // Closed by the person: it no longer appears in the agent list, and it cannot be resumed.
     this.d.registry.remove(agentId);
     this.d.sessions.forget(agentId);
+    this.d.states?.forget(agentId);
     this.fireAgents();
   }
 
@@ -318,6 +266,7 @@ export class Panes {
     const p = this.panes.get(agentId);
     if (!p) return;
     p.typist.noteInput();
+    this.d.states?.input(agentId, data);
     p.session.write(data);
   }
 
@@ -327,6 +276,7 @@ export class Panes {
     p.launch.cols = cols;
     p.launch.rows = rows;
     p.session.resize(cols, rows);
+    this.d.states?.resize(agentId, cols, rows);
   }
 
   /** A window went away: it no longer paces any pane of this Thread. */
@@ -366,6 +316,7 @@ export class Panes {
     // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
     if (this.d.registry.get(id) !== pane.record) return;
     this.d.registry.forgetSecret(id);
+    this.d.states?.gone(id);
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(id, reason));
   }
 
@@ -398,20 +349,9 @@ export class Panes {
     return pane.session.lost ? 'agent-exited' : 'process-exited';
   }
 
-  /**
-   * Git locks an agent left behind (killed -9 inside `git commit`) are cleared once nothing of its process
-   * group is left to finish them; until then they are git's own business.
-   */
-  private clearLocksWhenGone(pane: Pane, triesLeft: number = LockConstants.tries): void {
-    const pgid = pane.record.pid;
-    const clearLocksOf = this.d.clearLocksOf;
-    if (!clearLocksOf || pgid === null || this.closing) return;
-    if (groupAlive(pgid)) {
-      if (triesLeft > 0) this.store.timeout(() => this.clearLocksWhenGone(pane, triesLeft - 1), LockConstants.retryMs);
-      return;
-    }
-    const cleared = clearLocksOf(pane.record.id);
-    if (cleared.length) this.d.warn?.(`forkbench: cleared ${cleared.length} git lock(s) left by ${pane.record.name}: ${cleared.join(', ')}`);
+  /** Git locks the agent left behind, cleared once its process group is gone (paneLocks.ts). */
+  private clearLocksWhenGone(pane: Pane): void {
+    clearLocksWhenGone(pane, { clearLocksOf: this.d.clearLocksOf, warn: this.d.warn, closing: () => this.closing, later: (fn, ms) => this.store.timeout(fn, ms) });
   }
 
   /** The Thread is shutting (its claims already released by the board): no more pushes, timers or typing. */
@@ -444,15 +384,5 @@ export class Panes {
     this.onData.dispose();
     this.onAgents.dispose();
     this.onExit.dispose();
-  }
-}
-
-/** Whether any process of a group is left (signal 0 asks without sending anything). */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -16,6 +16,7 @@ import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { Panes, type AdoptedPane } from './panes.js';
+import { AgentStates } from './agentStates.js';
 import { verifyDone } from './verifyOnDone.js';
 
 export { LockConstants } from './panes.js';
@@ -72,6 +73,7 @@ export class ThreadHost {
     readonly worktrees: ClaimWorktrees,
     readonly panes: Panes,
     readonly liveness: LivenessLoop,
+    readonly states: AgentStates,
   ) {
     this.key = threadKeyOf(folder);
     const assignments = new Assignments({ board, panes, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
@@ -115,7 +117,11 @@ export class ThreadHost {
     const socketPath = socketPathFor(rt, key);
     const git = await WorktreeManager.open(folder, board.dir, board, socketPath).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
     const worktrees = new ClaimWorktrees(board, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
+    // Panes are made after the states they report to; a state change redraws the agent list.
+    let panesRef: Panes | null = null;
+    const states = new AgentStates({ board, onChange: () => panesRef?.fireAgents() });
     const panes = new Panes({
+      states,
       folder,
       threadKey: key,
       ptys: ptyHost,
@@ -131,6 +137,7 @@ export class ThreadHost {
       warn: opts.warn,
       sessions,
     });
+    panesRef = panes;
     let host: ThreadHost | null = null;
     const onDone = (agentId: string, taskId: string) =>
       void verifyDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs }, agentId, taskId).catch((err: Error) => {
@@ -151,6 +158,8 @@ export class ThreadHost {
           offRecord: records
             ? (taskId) => void records.repair(taskId).catch((err: Error) => opts.warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`))
             : undefined,
+          reportState: (agentId, state, text) => states.report(agentId, state, text),
+          agentStates: () => states.views(),
         },
         { perl: findOnPath('perl'), paneOf: (pid) => panes.paneOfProcess(pid) },
       );
@@ -163,8 +172,8 @@ export class ThreadHost {
       live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
       kept.filter((k) => k.listing.dead).map((k) => k.listing.meta),
     );
-    const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn });
-    host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness);
+    const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn, states });
+    host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
     if (opts.liveness !== false) liveness.schedule();
     return host;
   }
@@ -192,6 +201,7 @@ export class ThreadHost {
     // slow-worktree note or lock retry fires while the board is busy with the releases below.
     this.disposed = true;
     this.liveness.stop();
+    this.states.stop();
     this.panes.stop();
     this.worktrees.stop();
     // Every claim ends now with the reason (the board stays open for exactly this write).

@@ -5,7 +5,7 @@
  */
 import serializeModule from '@xterm/addon-serialize';
 import headlessModule from '@xterm/headless';
-import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 
 // Both packages ship CommonJS only; under NodeNext their exports arrive on the default import.
 const { Terminal } = headlessModule;
@@ -17,16 +17,46 @@ export const HeadlessMirrorConstants = {
   scrollback: 1_000,
 } as const;
 
+/**
+ * What a program in the pane said to the terminal itself rather than onto the screen: a desktop notification
+ * (OSC 9, or OSC 777;notify), the bell, a new window title. Agent CLIs use them to ask for attention.
+ */
+export type TerminalSignal = { kind: 'notify'; text: string } | { kind: 'bell' } | { kind: 'title'; text: string };
+
 export class HeadlessMirror implements Disposable {
   private readonly term: InstanceType<typeof Terminal>;
   private readonly serializer: InstanceType<typeof SerializeAddon>;
   private disposed = false;
+  /** Fired as xterm parses them, in order with the output around them. */
+  readonly onSignal = new Emitter<TerminalSignal>();
 
   constructor(cols: number, rows: number, scrollback: number = HeadlessMirrorConstants.scrollback) {
     // allowProposedApi: the serialize addon reads buffer internals that headless marks as proposed.
     this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer);
+    this.term.parser.registerOscHandler(9, (data) => {
+      // OSC 9;4;… is ConEmu's progress bar (Windows Terminal and some CLIs set it while working), not a message.
+      if (!/^4;/.test(data)) this.onSignal.fire({ kind: 'notify', text: data });
+      return true;
+    });
+    this.term.parser.registerOscHandler(777, (data) => {
+      // rxvt's OSC 777;notify;TITLE;BODY
+      const m = /^notify;([^;]*);?([\s\S]*)$/.exec(data);
+      if (m) this.onSignal.fire({ kind: 'notify', text: [m[1], m[2]].filter(Boolean).join(': ') });
+      return true;
+    });
+    this.term.onBell(() => this.onSignal.fire({ kind: 'bell' }));
+    this.term.onTitleChange((text) => this.onSignal.fire({ kind: 'title', text }));
+  }
+
+  /** The lines on the screen now (not the scrollback), as text without trailing blanks. */
+  visibleLines(): string[] {
+    if (this.disposed) return [];
+    const buf = this.term.buffer.active;
+    const lines: string[] = [];
+    for (let y = buf.viewportY; y < buf.viewportY + this.term.rows; y++) lines.push(buf.getLine(y)?.translateToString(true) ?? '');
+    return lines;
   }
 
   /** Whether the program asked for bracketed paste (DECSET 2004), as far as its output is parsed. */
@@ -58,6 +88,7 @@ export class HeadlessMirror implements Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.onSignal.dispose();
     this.term.dispose();
   }
 }

@@ -83,7 +83,7 @@ export class PtySession implements Disposable {
   private readonly flow: FlowControl;
   private readonly batcher: OutputBatcher;
   private readonly writer: ChunkedWriter;
-  private readonly mirror: HeadlessMirror;
+  readonly mirror: HeadlessMirror; // public for its terminal signals and visible lines (agent states)
   private readonly killer: ProcessGroupKiller;
   private readonly now: () => number;
   private readonly timers: Timers;

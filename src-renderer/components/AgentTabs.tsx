@@ -5,6 +5,7 @@ import { describeExit, nearestDeadlineOf } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { closeAgentAsking } from './agentClose.js';
 import { Countdown } from './Countdown.js';
+import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 
 export const AGENT_DROP_PREFIX = 'agent:';
 
@@ -18,6 +19,7 @@ export function AgentTabs() {
         ))}
         {ids.length === 0 && <span className="tabs-empty">No agents yet.</span>}
       </div>
+      <AgentNotifyToggle />
       <LaunchMenu />
     </div>
   );
@@ -47,6 +49,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
       className={`tab status-${a.status}${active ? ' active' : ''}${isOver ? ' drop-over' : ''}`}
       data-testid={`agent-tab-${id}`}
       data-status={a.status}
+      data-state={a.state?.state ?? ''}
       data-name={a.name}
       data-pid={a.pid ?? ''}
       data-claims={claims?.length ?? 0}
@@ -62,6 +65,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
       <span className={`status-dot ${a.status}`} aria-hidden="true" />
       <span className="tab-name">{a.name}</span>
       <span className="tab-status">{statusText(a)}</span>
+      {a.status !== 'exited' && <AgentStateBadge info={a.state} testId={`agent-state-${id}`} />}
       {deadline !== null && (
         <Countdown deadline={deadline} leaseMs={leaseMs} stalled={a.status === 'stalled'} testId={`agent-countdown-${id}`} variant="ring" />
       )}

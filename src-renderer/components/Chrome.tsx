@@ -1,5 +1,6 @@
 import { useApp, useController } from '../state/hooks.js';
 import type { ConnectionState } from '../transport/types.js';
+import { WaitingCount } from './AgentStateBadge.js';
 
 /** A side panel shown as a drawer over the main area (narrow windows only; wide ones show both). */
 export type Drawer = 'threads' | 'log' | null;
@@ -27,6 +28,7 @@ export function TopBar({ drawer, onDrawer }: { drawer: Drawer; onDrawer: (d: 'th
         </span>
       )}
       <span className="spacer" />
+      <WaitingCount />
       <ConnectionStatus />
       <NotifyBell />
       <button type="button" className="panel-toggle" data-testid="toggle-log" aria-controls="log-panel" aria-expanded={drawer === 'log'} onClick={() => onDrawer('log')}>

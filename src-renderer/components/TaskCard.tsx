@@ -6,6 +6,7 @@ import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
 import { AssignMenu } from './AssignMenu.js';
 import { askConfirm } from './confirm.js';
+import { AgentStateBadge } from './AgentStateBadge.js';
 import { askText } from './prompt.js';
 import { openTaskDetails } from './TaskDetails.js';
 
@@ -24,6 +25,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holder = task?.claim?.agentId ?? '';
   const holderName = useApp((s) => (holder ? (s.agents[holder]?.name ?? holder) : ''));
   const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
+  const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
   const leaseMs = useApp((s) => s.leaseMs);
   const [editing, setEditing] = useState(false);
   if (!task) return null;
@@ -62,7 +64,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         {holder && (
           <span className="holder" title={holder}>
             {holderName}
-            {stalled ? ' (stalled)' : ''}
+            {stalled ? ' (stalled)' : ''} <AgentStateBadge info={holderState} testId={`card-agent-state-${id}`} />
           </span>
         )}
         <span title="times granted">attempts {task.attempts}</span>

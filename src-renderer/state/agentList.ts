@@ -5,6 +5,9 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
   return (
     a.name === b.name &&
     a.status === b.status &&
+    a.state?.state === b.state?.state &&
+    a.state?.source === b.state?.source &&
+    a.state?.text === b.state?.text &&
     a.pid === b.pid &&
     a.resumable === b.resumable &&
     a.profile === b.profile &&

@@ -70,6 +70,10 @@ export interface ControllerOptions {
   panes?: PaneHost;
   /** Show a system notification; false if it could not (no permission): a toast is shown instead. */
   systemNotify?: (title: string, body: string) => boolean;
+  /** A system notification that runs `onClick` when clicked (agents waiting or done); false without permission. */
+  agentNotify?: (title: string, body: string, onClick: () => void, tag: string) => boolean;
+  /** Whether the person is looking at the page (focused, visible): no agent notification for the tab they see. */
+  looking?: () => boolean;
   notifyPermission?: () => NotifyPermission;
   requestNotifyPermission?: () => Promise<NotifyPermission>;
   clock?: HostClock;

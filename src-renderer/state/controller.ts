@@ -25,6 +25,7 @@ import { hostCaller, valueOf, type CallHost } from './hostCall.js';
 import { HostClock } from './hostClock.js';
 import { PageNotices } from './notices.js';
 import { WorktreesPanel } from './worktreesPanel.js';
+import { AgentAlerts } from './agentAlerts.js';
 
 export * from './appState.js';
 export { NoticeConstants } from './notices.js';
@@ -55,6 +56,7 @@ export class AppController {
   private readonly call: CallHost;
   /** What a person does to the board of the Thread on screen. */
   readonly actions: BoardActions;
+  private readonly alerts: AgentAlerts;
   /** The "exactly one open Thread: show it" shortcut is taken once, never again after a person chose. */
   private autoOpened = false;
 
@@ -77,6 +79,7 @@ export class AppController {
     this.call = hostCaller(transport, this.notices);
     this.worktrees = new WorktreesPanel(this.store, transport, this.call, this.notices);
     this.actions = new BoardActions(this.store, this.call, (id) => this.agentName(id));
+    this.alerts = new AgentAlerts(this.store, { notify: opts.agentNotify, looking: opts.looking }, (id) => this.selectAgent(id));
   }
 
   get state(): AppState {
@@ -319,6 +322,7 @@ export class AppController {
   }
 
   private setAgents(list: readonly AgentInfo[]): void {
+    this.alerts.follow(this.state.agents, list);
     for (const a of list) this.knownNames.set(a.id, a.name);
     const agents = Object.fromEntries(list.map((a) => [a.id, a]));
     // Keep unchanged AgentInfo objects identical, so a tab whose agent did not change does not re-render.

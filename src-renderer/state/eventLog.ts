@@ -1,5 +1,7 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { ClaimEndReason } from '../../src-shared/board/model.js';
+import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 
 /** Lines the event-log panel keeps: enough to scroll back through a busy minute, cheap to render. */
 export const LOG_CAP = 500;
@@ -23,6 +25,7 @@ const REASONS: Record<ClaimEndReason, string> = {
   reassigned: 'was reassigned',
   completed: 'completed',
   'no-worktree': 'no worktree',
+  'waited-too-long': 'waited too long for a person',
   'process-exited': 'process exited',
   'agent-exited': 'agent exited while the host was away',
   'pane-closed': 'pane closed',
@@ -77,6 +80,9 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'worktree-removed':
       if (e.path !== undefined) return `${e.taskId} worktree ${e.path} removed by ${name(e.by)}`;
       return e.why === 'merged' ? `${e.taskId} merged into its base; worktree removed` : `${e.taskId} worktree removed by ${name(e.by)}`;
+    case 'agent-state':
+      // The text is a prompt the agent's CLI showed: its controls are shown as escapes, never acted on.
+      return `${name(e.agentId)} ${STATE_WORDS[e.state]} (${SOURCE_WORDS[e.source]})${e.text ? `: ${clip(showControls(e.text, 'none'), 160)}` : ''}`;
     case 'write-rejected':
       // A refused fence is git (a hook in the task's worktree) stopping a commit or push, not a board call the
       // agent made itself: say so, or the line reads like a stray command.

@@ -27,6 +27,7 @@ const KINDS = {
   'worktree-removed': true,
   'branch-recorded': true,
   'write-rejected': true,
+  'agent-state': true,
 } as const satisfies Record<BoardEventKind, true>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

@@ -1,5 +1,6 @@
 import type { BranchRecord, ClaimEndReason, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
+import type { AgentState, StateSource } from '../agents/agentState.js';
 
 /**
  * Every change to a board is one event. The same events are the journal on disk (replayed on load), the
@@ -52,6 +53,9 @@ export type BoardEventBody =
   | { kind: 'worktree-removed'; taskId: string; by: string; why: 'merged' | 'removed'; path?: string }
   /** A move of the task's branch that the board accepted under a live claim: from the old record to `record`. */
   | { kind: 'branch-recorded'; taskId: string; from: string | null; record: BranchRecord }
+  /** An agent's state changed (working, waiting for a person, idle, stalled, exited), with the signal that
+   *  said so. Changes nothing on the board: it is for the log, and for a person reading back who waited. */
+  | { kind: 'agent-state'; agentId: string; state: AgentState; source: StateSource; text: string | null }
   /** A write the board refused, with the rule that refused it. Changes nothing but the log. */
   | {
       kind: 'write-rejected';
@@ -63,7 +67,8 @@ export type BoardEventBody =
       message: string;
     };
 
-export type RenewVia = 'write' | 'liveness' | 'grace';
+/** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
+export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
 export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record';
 

@@ -22,6 +22,12 @@ export const Limits = {
   maxGoalChars: 64 * 1024,
   maxVerifyChars: 4 * 1024,
   maxAgentIdChars: 128,
+  /** A person's turn: half an hour covers a meeting or lunch; past it the task is better off in the backlog
+   *  than held by an agent nobody answers. */
+  defaultWaitHoldMs: 30 * 60_000,
+  /** Longest wait hold: a day; longer, and a task waits on someone who has gone home for the weekend. Its
+   *  floor is the board's shortest lease (short holds exist for tests and demos, as short leases do). */
+  maxWaitHoldMs: 24 * 60 * 60_000,
 } as const;
 
 /** The parts of a lease that mean something, each once. */

@@ -32,6 +32,7 @@ export type ClaimEndReason =
   | 'reassigned' // a person moved the task to another agent
   | 'completed' // the task was approved: the work is over, and so is the claim
   | 'no-worktree' // the board could not give the claim its git worktree, so no work could start fenced
+  | 'waited-too-long' // the holder waited on a person for longer than the Thread's setting allows
   | HardReleaseReason;
 
 /** Signals that end a claim at once, with no timer: the agent is certainly gone. `agent-exited`: its
@@ -115,6 +116,11 @@ export interface ThreadSettings {
   readonly baseBranch: string | null;
   /** Files (relative to the repository) copied into every new worktree, like `.env`: git does not track them. */
   readonly copyFiles: readonly string[];
+  /** How long the liveness check keeps renewing the claims of an agent that waits on a person (ms); after
+   *  that they lapse with reason `waited-too-long`. */
+  readonly waitHoldMs: number;
+  /** Desktop notifications when an agent starts waiting or finishes its turn: a person opts in per Thread. */
+  readonly notifyAgents: boolean;
 }
 
 export interface BoardState {

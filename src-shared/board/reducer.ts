@@ -26,6 +26,8 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   verify: null,
   baseBranch: null,
   copyFiles: [],
+  waitHoldMs: Limits.defaultWaitHoldMs,
+  notifyAgents: false,
 };
 
 /** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave
@@ -177,6 +179,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, record: e.record }));
       break;
     case 'write-rejected':
+    case 'agent-state':
       break;
   }
   b.seq = e.seq;

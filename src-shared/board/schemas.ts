@@ -81,6 +81,12 @@ export const SettingsPatchSchema = z
     baseBranch: BranchNameSchema.nullable(),
     /** 50 files is far more than the handful of untracked config files a project needs in each worktree. */
     copyFiles: z.array(CopyFileSchema).max(50, 'at most 50 files to copy'),
+    waitHoldMs: z
+      .number()
+      .int()
+      .min(Limits.minLeaseMs, `the wait hold must be at least ${Limits.minLeaseMs} ms`)
+      .max(Limits.maxWaitHoldMs, `the wait hold must be at most ${Limits.maxWaitHoldMs} ms`),
+    notifyAgents: z.boolean(),
   })
   .partial()
   .strict();

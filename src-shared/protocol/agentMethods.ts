@@ -5,9 +5,11 @@
  * `node`, and loading a schema library would double that.
  */
 
+import type { AgentStateInfo } from '../agents/agentState.js';
 import type { BoardView, ClaimView, TaskView, WorktreeView } from './views.js';
 
-export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha';
+/** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it. */
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt';
 
 export interface ParamSpec {
   readonly name: string;
@@ -28,9 +30,11 @@ export interface MethodSpec {
   readonly write: boolean;
   /** Called by the git hooks in a task's worktree, not by agents themselves: no MCP tool for it. */
   readonly git?: boolean;
+  /** A report about the agent itself (its state), neither a read nor a write of the board. */
+  readonly report?: boolean;
 }
 
-export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit', 'fence', 'record'] as const;
+export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit', 'fence', 'record', 'status'] as const;
 export type AgentMethod = (typeof AGENT_METHOD_NAMES)[number];
 
 const taskId = (required: boolean, describe = 'task id, like T-12'): ParamSpec => ({ name: 'taskId', kind: 'taskId', required, positional: true, describe });
@@ -103,6 +107,18 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     write: true,
     git: true,
   },
+  {
+    name: 'status',
+    summary:
+      "Say what you are doing: working, needs-input (waiting on the person; --text: the question) or idle (your turn is over). Your CLI's hooks run this; the window shows it and notifies the person.",
+    params: [
+      { name: 'state', kind: 'agentState', required: true, positional: true, describe: 'working, needs-input or idle' },
+      { name: 'text', kind: 'prompt', required: false, positional: false, describe: 'what you are asking the person (with needs-input)' },
+    ],
+    // A report about the agent, not a write on a task: no fence, no lease renewal.
+    write: false,
+    report: true,
+  },
 ];
 
 /**
@@ -123,6 +139,7 @@ export interface AgentResults {
   edit: ClaimView;
   fence: ClaimView;
   record: RecordView;
+  status: AgentStateInfo;
 }
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
+import { REPORTABLE_STATES } from '../agents/agentState.js';
 import { AGENT_METHODS, type AgentMethod, type AgentResults, type ParamKind } from './agentMethods.js';
 import type { Procedure } from './procedure.js';
 
@@ -13,6 +14,10 @@ const kindSchema: Record<ParamKind, z.ZodType> = {
   // What git prints: a full ref name and a full object id (SHA-1, or SHA-256 in a repository that uses it).
   ref: z.string().regex(/^refs\/[^\s\0]{1,250}$/, 'a full ref name, like refs/heads/forkbench/T-3'),
   sha: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a full commit id (40 or 64 hex digits)'),
+  agentState: z.enum(REPORTABLE_STATES, { error: `a state is one of ${REPORTABLE_STATES.join(', ')}` }),
+  // A CLI's prompt may hold anything, controls included: they are shown as escapes where it is kept, so a
+  // dialog's text is never refused for them. 4,000 characters is a long question with its options.
+  prompt: z.string().max(4000, 'the prompt text is longer than 4000 characters'),
 };
 
 /** The zod shape of one method's params (what MCP's registerTool takes as inputSchema). */
@@ -42,6 +47,7 @@ export interface AgentParams {
   ref?: string;
   from?: string;
   to?: string;
+  state?: string;
 }
 
 /** The agents' API as procedures: the same shape as the window's (src-shared/protocol/procedure.ts). */

@@ -1,6 +1,7 @@
 import type { Note, Task, TaskState } from '../board/model.js';
 import type { Board } from '../board/reducer.js';
 import { remainingMs } from '../board/lease.js';
+import type { AgentStateInfo } from '../agents/agentState.js';
 
 /**
  * What crosses a process boundary about claims. The host's monotonic deadlines mean nothing elsewhere, so a
@@ -39,6 +40,14 @@ export interface BoardView {
   readonly goal: string;
   readonly leaseMs: number;
   readonly tasks: readonly Omit<TaskView, 'body' | 'notes' | 'worktree'>[];
+  /** Every agent of the Thread with its state, so agents and scripts see who waits on the person. */
+  readonly agents?: readonly AgentStateView[];
+}
+
+/** One agent as the board's answer lists it. */
+export interface AgentStateView extends AgentStateInfo {
+  readonly id: string;
+  readonly name: string;
 }
 
 export function claimView(task: Task, now: number): ClaimView | null {

@@ -1,4 +1,5 @@
 import type { Notice } from '../notices/notices.js';
+import type { AgentStateInfo } from '../agents/agentState.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
 import type { Task } from '../board/model.js';
@@ -79,6 +80,8 @@ export interface AgentInfo {
   claims: string[];
   /** Its process is gone and its CLI's conversation can be started again (`agent.resume`). */
   resumable?: boolean;
+  /** What it is doing (working, waiting for you, idle, stalled, exited) and which signal said so. */
+  state?: AgentStateInfo | null;
 }
 
 export interface ThreadSummary {

@@ -248,7 +248,7 @@ type EventOf<K extends BoardEvent['kind']> = Extract<BoardEvent, { kind: K }>;
  */
 export async function boardWork(t: RealCliThread, pane: Pane, claimWithinMs = 30_000): Promise<{ grant: EventOf<'grant'>; note: EventOf<'note'>; renew: EventOf<'renew'> }> {
   const id = pane.agent.id;
-  const mine = (e: BoardEvent) => 'agentId' in e && e.agentId === id && e.taskId === 'T-1';
+  const mine = (e: BoardEvent) => 'agentId' in e && 'taskId' in e && e.agentId === id && e.taskId === 'T-1';
   const wait = async <K extends BoardEvent['kind']>(kind: K, match: (e: EventOf<K>) => boolean, timeoutMs: number, what: string) =>
     (await pane.step(t.event((e) => e.kind === kind && match(e as EventOf<K>), timeoutMs, what))) as EventOf<K>;
   const grant = await wait('grant', mine, claimWithinMs, 'the claim of T-1');

@@ -75,6 +75,7 @@ describe('Claude Code', () => {
     expect(plan.args).toEqual([
       '--allowedTools', 'mcp__forkbench,Bash(forkbench:*)',
       '--mcp-config', `${agentDir}/claude-mcp.json`,
+      '--settings', `${agentDir}/claude-settings.json`,
       '--append-system-prompt', boardInstructions(ctx, { mcp: true }),
     ]);
     expect(plan.instructionsVia).toBe('system-prompt');
@@ -87,6 +88,45 @@ describe('Claude Code', () => {
     expect(JSON.parse(f.content)).toEqual({
       mcpServers: { forkbench: { type: 'stdio', command: '/usr/bin/node', args: [ctx.cliPath, 'mcp'], env: identity } },
     });
+  });
+});
+
+describe('agent state hooks', () => {
+  const status = (state: string) => `'/usr/bin/node' '${ctx.cliPath}' status ${state} --hook`;
+  const hook = (state: string) => [{ type: 'command', command: status(state), timeout: 5 }];
+  it('Claude Code: a settings layer of its own with the state hooks, idle_prompt never hooked', () => {
+    const f = fileOf(buildLaunch('claude', ctx), 'claude-settings.json')!;
+    expect(f.path).toBe(`${agentDir}/claude-settings.json`);
+    expect(f.content).not.toContain(TOKEN);
+    expect(JSON.parse(f.content)).toEqual({
+      hooks: {
+        UserPromptSubmit: [{ hooks: hook('working') }],
+        PreToolUse: [{ matcher: '*', hooks: hook('working') }],
+        PermissionRequest: [{ matcher: '*', hooks: hook('needs-input') }],
+        PostToolUse: [{ matcher: '*', hooks: hook('working') }],
+        Notification: [{ matcher: 'permission_prompt|elicitation_dialog', hooks: hook('needs-input') }],
+        Stop: [{ hooks: hook('idle') }],
+      },
+    });
+  });
+  it('Codex: hook overrides after the others', () => {
+    const plan = buildLaunch('codex', ctx);
+    const overrides = plan.args.filter((_, i) => plan.args[i - 1] === '-c');
+    expect(overrides.slice(7).map((o) => o.slice(0, o.indexOf('=')))).toEqual(['hooks.UserPromptSubmit', 'hooks.PermissionRequest', 'hooks.PostToolUse', 'hooks.Stop']);
+  });
+  it('Gemini CLI: hooks in its own home\'s settings; OpenCode: a plugin in the agent folder', () => {
+    const g = JSON.parse(fileOf(buildLaunch('gemini', ctx), '.gemini/settings.json')!.content);
+    expect(g.hooks).toEqual({
+      BeforeAgent: [{ hooks: hook('working') }],
+      AfterTool: [{ hooks: hook('working') }],
+      Notification: [{ matcher: 'ToolPermission', hooks: hook('needs-input') }],
+      AfterAgent: [{ hooks: hook('idle') }],
+    });
+    const o = buildLaunch('opencode', ctx);
+    const plugin = fileOf(o, 'forkbench-status.js')!;
+    expect(plugin.content).toContain("event.type === 'permission.asked'");
+    expect(plugin.content).not.toContain(TOKEN);
+    expect(JSON.parse(fileOf(o, 'opencode.json')!.content).plugin).toEqual([`file://${agentDir}/forkbench-status.js`]);
   });
 });
 
@@ -107,7 +147,8 @@ describe('Codex CLI', () => {
       'allow_login_shell=false',
     ]);
     expect(overrides[6]!.startsWith('developer_instructions="You are agent')).toBe(true);
-    expect(overrides).toHaveLength(7);
+    // then the four state hooks (see 'agent state hooks')
+    expect(overrides).toHaveLength(11);
     expect(plan.args.filter((a, i) => a.startsWith('--') && plan.args[i - 1] !== '-c')).toEqual(['--no-daemon']);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
   });
@@ -142,6 +183,7 @@ describe('Codex CLI', () => {
     expect(decoded.v4).toBe(true);
     expect(decoded.v5).toBe(false);
     expect(decoded.v6).toBe(boardInstructions(ctx, { mcp: true, sandboxedShell: true }));
+    expect(decoded.v8).toEqual([{ hooks: [{ type: 'command', command: `'/usr/bin/node' '${ctx.cliPath}' status needs-input --hook`, timeout: 5 }] }]);
   });
 });
 
@@ -172,6 +214,7 @@ describe('Gemini CLI', () => {
           trust: true,
         },
       },
+      hooks: expect.any(Object),
     });
     expect(plan.links).toEqual([{ from: '/home/ada/.gemini', into: `${home}/.gemini` }]);
     // A user who moved Gemini's home keeps it.
@@ -222,6 +265,7 @@ describe('OpenCode', () => {
       },
       instructions: [`${agentDir}/FORKBENCH.md`],
       permission: { 'forkbench_*': 'allow' },
+      plugin: [`file://${agentDir}/forkbench-status.js`],
     });
   });
 });
@@ -326,7 +370,7 @@ describe('writeProfileFiles', () => {
     const dir = join(tmp(), 'agent-7');
     const plan = buildLaunch('gemini', { ...ctx, agentDir: dir, baseEnv: { ...ctx.baseEnv, HOME: join(tmp(), 'nobody') } });
     await writeProfileFiles(plan.files, plan.links);
-    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'gemini-home', '.gemini', 'settings.json'), 'utf8')))).toEqual(['mcpServers']);
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'gemini-home', '.gemini', 'settings.json'), 'utf8')))).toEqual(['mcpServers', 'hooks']);
   });
 
   it('refuses to merge settings that are not plain JSON, and leaves them as they were', async () => {

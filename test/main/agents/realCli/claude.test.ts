@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
+import type { BoardEvent } from '../../../../src-shared/board/events.js';
 import { MCP_SERVER_NAME } from '../../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, squeeze, untilSaved, type Pane, type RealCliThread } from '../../../helpers/realCli/harness.js';
@@ -104,6 +105,18 @@ const memoryScript: Script = {
   next: (c) => ({ text: JSON.stringify(c.body.messages).includes(RECALL) ? RECALLED : NOTED }),
 };
 
+const PERMISSION_FILE = 'permitted.txt';
+const PERMISSION_ASK = 'Create the file permitted.txt with touch.';
+const PERMISSION_FINAL = 'permitted.txt is there now.';
+/** A turn that needs a person: a Bash command no rule allows, so manual mode asks; then the final answer. */
+const permissionScript: Script = {
+  isAgent: boardScript.isAgent,
+  next(c) {
+    if (!c.calls.find((call) => call.name === 'Bash')) return { tool: 'Bash', input: { command: `touch ${PERMISSION_FILE}`, description: 'Create the file' } };
+    return { text: PERMISSION_FINAL };
+  },
+};
+
 /** Phrases of Claude Code's approval dialogs (as 2.1.332 words them); none may show in a run. */
 const APPROVAL_DIALOG = ['Do you want to proceed?', "don't ask again", 'always allow', 'Do you want to use this API key?', 'Is this a project you created or one you trust?'];
 
@@ -186,6 +199,42 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     },
     60_000,
   );
+
+  it('its state from its own hooks: a permission prompt is needs-input within 1 s (source hook), the answer working, the final answer idle', async () => {
+    const api = open(await startFakeAnthropic(permissionScript));
+    const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
+    seedHome(t.home, 'default', { [t.folder]: {} });
+    // Every state event with the moment it reached the host, to compare with the moment the dialog showed.
+    const states: Array<{ e: Extract<BoardEvent, { kind: 'agent-state' }>; at: number }> = [];
+    t.host.board.onEvent((e) => {
+      if (e.kind === 'agent-state') states.push({ e, at: performance.now() });
+    });
+    const pane = await t.launch('claude', { diagnose: () => `${api.summary()}\nstates: ${states.map((s) => `${s.e.state}/${s.e.source}`).join(' ')}` });
+    const { agent, screen, step } = pane;
+    const mine = (state: string, after = 0) => () => states.some((s) => s.e.agentId === agent.id && s.e.state === state && s.e.seq > after);
+    await ready(pane);
+    await step(screen.type(PERMISSION_ASK));
+    await step(screen.until(() => /Do you want to proceed\?/.test(screen.visible()), 30_000, 'the permission dialog'));
+    const shownAt = performance.now();
+    // The screen matcher may see the dialog first; the PermissionRequest hook (a node process to start) then
+    // names the tool and command, as the stronger source.
+    const fromHook = (s: (typeof states)[number]) => s.e.agentId === agent.id && s.e.state === 'needs-input' && s.e.source === 'hook';
+    await step(screen.until(() => states.some(fromHook), 5_000, 'needs-input from the hook'));
+    const waiting = states.find(fromHook)!;
+    expect(waiting.at - shownAt).toBeLessThan(1000);
+    expect(waiting.e).toMatchObject({ source: 'hook', text: expect.stringContaining(`touch ${PERMISSION_FILE}`) });
+    expect(t.host.panes.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
+    // The person answers Yes in the pane.
+    t.host.panes.input(agent.id, '\r');
+    await step(screen.until(mine('working', waiting.e.seq), 10_000, 'working after the answer'));
+    await step(screen.shows(PERMISSION_FINAL, 30_000, 'the final answer'));
+    await step(screen.until(mine('idle', waiting.e.seq), 10_000, 'idle after the final answer'));
+    expect(fs.existsSync(join(t.folder, PERMISSION_FILE))).toBe(true);
+    const after = states.filter((s) => s.e.agentId === agent.id && s.e.seq > waiting.e.seq).map((s) => `${s.e.state}/${s.e.source}`);
+    expect(after.at(-1)).toBe('idle/hook');
+    expect(after).toContain('working/terminal');
+    expect(t.trap.attempts).toEqual([]);
+  }, 90_000);
 
   it("Claude Code's own MCP listings show the profile's forkbench server connected", async () => {
     const api = open(await startFakeAnthropic(boardScript));

@@ -1,0 +1,81 @@
+import type { AgentState } from '../../src-shared/agents/agentState.js';
+import type { AgentKind } from './profileKit.js';
+
+/**
+ * What each CLI's terminal signals and screen mean, per profile. Hooks (cliProfiles' hook files) are the
+ * strong signal where a CLI has them; these are the weaker ones, read off the host's mirror of the pane.
+ * Phrases are the CLIs' own (as the installed versions word them); a CLI that rewords a dialog loses only
+ * the screen guess, never a hook.
+ */
+export interface ProfileSignals {
+  /** An OSC 9 / OSC 777 notification means the agent waits for the person. Off where the CLI's hooks say
+   *  it better: Claude Code's notifications include the 60 s idle timer that fires mid-thought. */
+  readonly notifyWaits: boolean;
+  /** The bell means the agent waits (shells ring it for a failed completion: off there). */
+  readonly bellWaits: boolean;
+  /** Window titles that say what the agent does. */
+  readonly titles: readonly { readonly pattern: RegExp; readonly state: AgentState }[];
+  /** Lines of a prompt that waits for the person, as the CLI shows it: the last resort. */
+  readonly prompts: readonly RegExp[];
+  /** A hook's needs-input counts only if a prompt is still on screen this long after (Codex's auto-review
+   *  grants some approvals its PermissionRequest hook already announced). */
+  readonly confirmHookWaitMs?: number;
+}
+
+const NONE: ProfileSignals = { notifyWaits: false, bellWaits: false, titles: [], prompts: [] };
+
+export const PROFILE_SIGNALS: Record<AgentKind, ProfileSignals> = {
+  claude: {
+    notifyWaits: false,
+    bellWaits: false,
+    titles: [],
+    // The permission dialogs (hooked too) and the question dialogs of AskUserQuestion (no reliable hook).
+    prompts: [/Do you want to (?:proceed|make this edit|create|allow|overwrite)/, /Enter to select · .*Esc to cancel/],
+  },
+  codex: {
+    notifyWaits: true,
+    bellWaits: false,
+    titles: [],
+    prompts: [/Would you like to (?:run the following command|make the following edits|grant these permissions|send input to)/],
+    // Long enough for the auto-review to grant and the dialog to close (it answers within a model call's
+    // first tokens, ~100 ms on a fast link), short of the 1 s a person should wait to be told.
+    confirmHookWaitMs: 400,
+  },
+  gemini: {
+    notifyWaits: true,
+    bellWaits: false,
+    // Gemini CLI's dynamic title: "✋  Action Required (dir)", "✦  Working… (dir)", "◇  Ready (dir)".
+    titles: [
+      { pattern: /Action Required/, state: 'needs-input' },
+      { pattern: /Working…/, state: 'working' },
+      { pattern: /◇\s+Ready/, state: 'idle' },
+    ],
+    prompts: [/Allow execution of/, /Apply this change\?/, /Do you want to proceed\?/],
+  },
+  opencode: {
+    notifyWaits: true,
+    bellWaits: false,
+    titles: [],
+    prompts: [/Permission required/],
+  },
+  aider: {
+    notifyWaits: true,
+    // Aider rings the bell when it waits for input with --notifications; a rung bell is a question there.
+    bellWaits: true,
+    titles: [],
+    prompts: [/\(Y\)es\/\(N\)o/],
+  },
+  shell: NONE,
+  custom: { ...NONE, notifyWaits: true },
+};
+
+/** The first visible line that is a known prompt, or null. */
+export function promptOnScreen(signals: ProfileSignals, lines: readonly string[]): string | null {
+  for (const l of lines) if (signals.prompts.some((p) => p.test(l))) return l.trim();
+  return null;
+}
+
+/** What a window title says, or null when it says nothing this profile knows. */
+export function stateOfTitle(signals: ProfileSignals, title: string): AgentState | null {
+  return signals.titles.find((t) => t.pattern.test(title))?.state ?? null;
+}

@@ -1,0 +1,132 @@
+import { MAX_STATE_TEXT_CHARS, sourceRank, type AgentState, type AgentStateInfo, type StateSource } from '../../src-shared/agents/agentState.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
+
+/** One thing a signal says about an agent. */
+export interface StateSignal {
+  readonly state: AgentState;
+  readonly source: StateSource;
+  /** The prompt's text, as the signal carried it (raw: controls are made visible here). */
+  readonly text?: string | null;
+}
+
+/** A signal that counts only if what it reports is still so a moment later (Codex's PermissionRequest also
+ *  fires for approvals its auto-review grants at once: the prompt counts once it is still on screen). */
+export interface Confirm {
+  readonly afterMs: number;
+  /** Asked once `afterMs` has passed: is the prompt still there? */
+  readonly stillShown: () => boolean;
+}
+
+export interface TrackerDeps {
+  /** Monotonic ms (performance.now() in the host; a fake in tests): how long a state has lasted. */
+  now: () => number;
+  /** Wall clock ms, for display only. */
+  wall: () => number;
+  /** Run `fn` after `ms` (the host's timers; a fake in tests). */
+  schedule: (fn: () => void, ms: number) => Disposable;
+  /** Every change, once. */
+  onChange: (next: AgentStateInfo, before: AgentStateInfo) => void;
+}
+
+/** A prompt's text as kept: controls shown as escapes (never acted on where it is shown), clipped. */
+export function cleanStateText(text: string | null | undefined): string | null {
+  if (!text) return null;
+  const one = showControls(text.trim(), 'tab-newline');
+  if (!one) return null;
+  return one.length > MAX_STATE_TEXT_CHARS ? `${one.slice(0, MAX_STATE_TEXT_CHARS - 1)}…` : one;
+}
+
+/**
+ * One pane's state, merged from every signal its agent gives. The rules, in order:
+ * - exited is final; nothing after it counts;
+ * - the liveness check speaks only about progress: it turns `working` into `stalled` and back, and never
+ *   overrides a wait or a finished turn (an agent waiting on a person makes no progress, rightly);
+ * - otherwise a signal from a source at least as strong as the current state's replaces it;
+ * - a weaker source may still turn `working` into `needs-input` (a prompt on screen is evidence even where
+ *   the hook said nothing, as for Claude's question dialogs), but never clears a stronger source's wait or
+ *   turn;
+ * - the person pressing Enter in a waiting or idle pane answers it: `working`.
+ */
+export class AgentStateTracker implements Disposable {
+  private cur: AgentStateInfo;
+  private enteredAt: number;
+  private pending: Disposable | null = null;
+  private disposed = false;
+
+  constructor(private readonly d: TrackerDeps) {
+    this.cur = { state: 'working', source: 'liveness', text: null, since: d.wall() };
+    this.enteredAt = d.now();
+  }
+
+  get info(): AgentStateInfo {
+    return this.cur;
+  }
+
+  /** How long the current state has lasted (monotonic ms). */
+  heldFor(): number {
+    return this.d.now() - this.enteredAt;
+  }
+
+  /** Apply a signal; with `confirm`, only once it is still true after a moment. Returns whether the state
+   *  changed now. A newer signal of any kind drops a pending one. */
+  signal(s: StateSignal, confirm?: Confirm): boolean {
+    if (this.disposed) return false;
+    this.pending?.dispose();
+    this.pending = null;
+    if (confirm) {
+      this.pending = this.d.schedule(() => {
+        this.pending = null;
+        if (confirm.stillShown()) this.apply(s);
+      }, confirm.afterMs);
+      return false;
+    }
+    return this.apply(s);
+  }
+
+  /** The person pressed Enter in the pane: an answer to a prompt, or a new instruction after a turn. */
+  personAnswered(): boolean {
+    if (this.cur.state !== 'needs-input' && this.cur.state !== 'idle') return false;
+    this.pending?.dispose();
+    this.pending = null;
+    return this.set({ state: 'working', source: 'terminal', text: null });
+  }
+
+  private apply(s: StateSignal): boolean {
+    const cur = this.cur;
+    if (cur.state === 'exited') return false;
+    if (s.state === 'exited') return this.set(s);
+    if (s.source === 'liveness') {
+      if ((s.state === 'stalled' && cur.state === 'working') || (s.state === 'working' && cur.state === 'stalled')) return this.set(s);
+      return false;
+    }
+    if (sourceRank(s.source) <= sourceRank(cur.source)) return this.set(s);
+    // Only over `working`: after a finished turn a weaker "attention" signal is the CLI's idle reminder
+    // (Claude's fires on a timer), not a question.
+    if (s.state === 'needs-input' && cur.state === 'working') return this.set(s);
+    // A weaker source cannot clear a stronger one's word, but it can move a stalled agent: liveness is the
+    // weakest of all, and any other signal is fresher news of the agent than "nothing moved".
+    if (cur.state === 'stalled') return this.set(s);
+    return false;
+  }
+
+  private set(s: StateSignal): boolean {
+    const text = s.state === 'needs-input' ? cleanStateText(s.text) : null;
+    const before = this.cur;
+    if (before.state === s.state && before.text === text) {
+      // The same state from a stronger source: keep its start, name the better source.
+      if (sourceRank(s.source) < sourceRank(before.source)) this.cur = { ...before, source: s.source };
+      return false;
+    }
+    this.cur = { state: s.state, source: s.source, text, since: this.d.wall() };
+    if (before.state !== s.state) this.enteredAt = this.d.now();
+    this.d.onChange(this.cur, before);
+    return true;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.pending?.dispose();
+    this.pending = null;
+  }
+}

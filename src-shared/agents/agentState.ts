@@ -1,0 +1,66 @@
+/**
+ * What an agent is doing, as a person needs to know it: working, waiting for them, done with its turn,
+ * stuck, or gone. Each state comes from one of the signals an agent's CLI gives, and the signal is kept with
+ * it, because a state read off the screen deserves less trust than one the CLI's own hook reported.
+ */
+
+export const AGENT_STATES = ['working', 'needs-input', 'idle', 'stalled', 'exited'] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+/** The states an agent (its hooks, through `forkbench status`) may report; stalled and exited are the
+ *  host's own findings, which no agent can claim or deny. */
+export const REPORTABLE_STATES = ['working', 'needs-input', 'idle'] as const;
+export type ReportableState = (typeof REPORTABLE_STATES)[number];
+
+/**
+ * Where a state came from, strongest first: the CLI's own hook knows; a terminal signal (OSC 9/777, BEL, a
+ * title) is the program saying something less precise; the screen is a guess from known prompt text; the
+ * liveness check only knows whether anything moved.
+ */
+export const STATE_SOURCES = ['hook', 'terminal', 'screen', 'liveness'] as const;
+export type StateSource = (typeof STATE_SOURCES)[number];
+
+/** Lower is stronger. */
+export const sourceRank = (s: StateSource): number => STATE_SOURCES.indexOf(s);
+
+export interface AgentStateInfo {
+  readonly state: AgentState;
+  readonly source: StateSource;
+  /** The prompt's text when waiting on one and it is known; controls already shown as escapes. */
+  readonly text: string | null;
+  /** Wall clock of the change, display only. */
+  readonly since: number;
+}
+
+/** Longest prompt text kept: a dialog's question and its options, not a screenful. */
+export const MAX_STATE_TEXT_CHARS = 500;
+
+/** The word a person reads for each state (tabs, cards, the CLI's board). */
+export const STATE_WORDS: Record<AgentState, string> = {
+  working: 'working',
+  'needs-input': 'waiting for you',
+  idle: 'idle',
+  stalled: 'stalled',
+  exited: 'exited',
+};
+
+/** An icon beside the word, so the state is not told by colour alone. */
+export const STATE_ICONS: Record<AgentState, string> = {
+  working: '⚙',
+  'needs-input': '✋',
+  idle: '✓',
+  stalled: '⏸',
+  exited: '■',
+};
+
+/** How a source is named beside a state ("waiting for you, from the screen"). */
+export const SOURCE_WORDS: Record<StateSource, string> = {
+  hook: 'from its hook',
+  terminal: 'from the terminal',
+  screen: 'from the screen',
+  liveness: 'from liveness',
+};
+
+export function isAgentState(s: unknown): s is AgentState {
+  return typeof s === 'string' && (AGENT_STATES as readonly string[]).includes(s);
+}

@@ -1,0 +1,181 @@
+/**
+ * Agent states end to end in a live host: real ptys, the real `forkbench` CLI over the agents' socket, the
+ * host's mirror. `forkbench status` from a hook, the refusals (wrong secret, exited agent, unknown state,
+ * a flood), terminal signals (OSC 9), the per-profile screen matcher and the person's Enter, each change one
+ * `agent-state` event with its source, and `forkbench board` listing every agent's state.
+ */
+import { execFile } from 'node:child_process';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import { RpcClient, RpcFailure } from '../../../src-main/cli/rpcClient.js';
+import type { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { AgentStates } from '../../../src-main/host/agentStates.js';
+import { PtySession } from '../../../src-main/pty/ptySession.js';
+import { CLI, ensureBuilt } from '../../helpers/cli.js';
+import { nextEvent } from '../../helpers/events.js';
+import { hostFixture } from '../../helpers/hosts.js';
+
+const fixture = hostFixture('states');
+beforeAll(() => ensureBuilt());
+afterEach(() => fixture.cleanup());
+
+type Run = { code: number; stdout: string; stderr: string };
+function cli(host: ThreadHost, secret: string | undefined, args: string[], stdin?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: secret } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    if (stdin !== undefined) child.stdin?.end(stdin);
+    else child.stdin?.end();
+  });
+}
+const secretOf = (host: ThreadHost, id: string) => host.registry.get(id)?.secret;
+const stateEvents = (host: ThreadHost, id: string) =>
+  host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'agent-state' }> => e.kind === 'agent-state' && e.agentId === id);
+const stateEvent = (host: ThreadHost, id: string, state: string, timeoutMs = 5000) =>
+  nextEvent(host, (e) => e.kind === 'agent-state' && e.agentId === id && e.state === state, timeoutMs, `${id} ${state}`) as Promise<Extract<BoardEvent, { kind: 'agent-state' }>>;
+
+describe('forkbench status', () => {
+  it('a hook reports needs-input, working and idle: one journaled event each, with its source, and the board lists it', async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const waiting = stateEvent(host, a.id, 'needs-input');
+    const r = await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b]0;pwned\x07 rm?', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).result).toMatchObject({ state: 'needs-input', source: 'hook', text: 'Allow \\x1b]0;pwned\\x07 rm?' });
+    expect(await waiting).toMatchObject({ source: 'hook', text: 'Allow \\x1b]0;pwned\\x07 rm?' });
+    expect(host.panes.agents().find((x) => x.id === a.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
+    // The same report again is no change: nothing more in the journal.
+    await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b]0;pwned\x07 rm?']);
+    expect(stateEvents(host, a.id).length).toBe(1);
+    const board = await cli(host, secretOf(host, a.id), ['board']);
+    expect(board.stdout).toContain(`${a.name} (${a.id})  waiting for you (from its hook): Allow \\x1b]0;pwned\\x07 rm?`);
+    expect(board.stdout).not.toContain('\x1b');
+    const json = JSON.parse((await cli(host, secretOf(host, a.id), ['board', '--json'])).stdout);
+    expect(json.result.agents).toEqual([expect.objectContaining({ id: a.id, name: a.name, state: 'needs-input', source: 'hook' })]);
+    expect((await cli(host, secretOf(host, a.id), ['status', 'working'])).code).toBe(0);
+    expect((await cli(host, secretOf(host, a.id), ['status', 'idle'])).code).toBe(0);
+    expect(stateEvents(host, a.id).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
+  });
+
+  it('refuses a wrong secret, an unknown state and an exited agent with a typed reason, and changes nothing', async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: 'read line; exit 0' });
+    const wrong = await cli(host, 'not-the-secret', ['status', 'needs-input', '--json']);
+    expect(wrong.code).toBe(3);
+    expect(JSON.parse(wrong.stdout).error.message).toMatch(/unknown or expired agent secret/);
+    const unknown = await cli(host, secretOf(host, a.id), ['status', 'sleeping', '--json']);
+    expect(unknown.code).toBe(3);
+    expect(JSON.parse(unknown.stdout).error).toMatchObject({ reason: 'invalid-input' });
+    expect(JSON.parse(unknown.stdout).error.message).toMatch(/working, needs-input, idle/);
+    // stalled and exited are the host's findings, not the agent's to claim
+    expect((await cli(host, secretOf(host, a.id), ['status', 'exited'])).code).toBe(3);
+    expect(stateEvents(host, a.id)).toEqual([]);
+    const secret = secretOf(host, a.id);
+    const exited = stateEvent(host, a.id, 'exited');
+    host.panes.input(a.id, 'bye\r');
+    expect(await exited).toMatchObject({ source: 'liveness' });
+    const late = await cli(host, secret, ['status', 'working', '--json']);
+    expect(late.code).toBe(3);
+    expect(JSON.parse(late.stdout).error.message).toMatch(/unknown or expired agent secret/);
+    expect(stateEvents(host, a.id).map((e) => e.state)).toEqual(['exited']);
+  });
+
+  it('a flood of status calls is rate-limited per agent, and the board answers other agents meanwhile', async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const flood = await RpcClient.reach(host.socket.path, secretOf(host, a.id) as string);
+    const other = await RpcClient.reach(host.socket.path, secretOf(host, b.id) as string);
+    try {
+      const calls = Array.from({ length: 400 }, (_, i) => flood.call('status', { state: i % 2 ? 'working' : 'idle' }).then(() => 'ok', (e: RpcFailure) => (e.error.data as { reason: string }).reason));
+      const t0 = performance.now();
+      await other.call('board');
+      const boardMs = performance.now() - t0;
+      const outcomes = await Promise.all(calls);
+      expect(outcomes.filter((o) => o === 'rate-limited').length).toBeGreaterThan(300);
+      expect(outcomes.filter((o) => o === 'ok').length).toBeGreaterThan(0);
+      expect(new Set(outcomes)).toEqual(new Set(['ok', 'rate-limited']));
+      // Another agent's board call is not queued behind the flood (its own connection, no board write).
+      expect(boardMs).toBeLessThan(1000);
+      // Only changes reached the journal, and no more of them than calls were let through (a write queued
+      // after theirs is on disk once they are).
+      await host.board.run(() => ({ ok: true as const, value: null }));
+      // (a call let through may repeat the state a refused one would have changed: no event for it)
+      const changes = stateEvents(host, a.id).length;
+      expect(changes).toBeGreaterThan(0);
+      expect(changes).toBeLessThanOrEqual(outcomes.filter((o) => o === 'ok').length);
+      expect((await other.call('status', { state: 'idle' })).state).toBe('idle');
+    } finally {
+      flood.close();
+      other.close();
+    }
+  });
+
+  it('--hook reads the event on stdin, prints nothing, exits 0 even when refused, and drops Claude\'s idle_prompt', async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const waiting = stateEvent(host, a.id, 'needs-input');
+    const event = JSON.stringify({ hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'rm -rf build' } });
+    const r = await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--hook'], event);
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+    expect(await waiting).toMatchObject({ source: 'hook', text: 'Bash: rm -rf build' });
+    const idle = JSON.stringify({ hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' });
+    expect(await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--hook'], idle)).toMatchObject({ code: 0, stdout: '' });
+    const message = JSON.stringify({ hook_event_name: 'Notification', notification_type: 'elicitation_dialog', message: 'Pick a database' });
+    const asked = stateEvent(host, a.id, 'needs-input');
+    await cli(host, secretOf(host, a.id), ['status', 'working', '--hook'], '{}');
+    await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--hook'], message);
+    expect(await asked).toMatchObject({ text: 'Pick a database' });
+    expect(stateEvents(host, a.id).map((e) => e.text)).toEqual(['Bash: rm -rf build', null, 'Pick a database']);
+    // A hook must never disturb its CLI: a refusal still exits 0 with nothing on stdout.
+    expect(await cli(host, 'wrong', ['status', 'idle', '--hook'], '{}')).toMatchObject({ code: 0, stdout: '' });
+  });
+});
+
+describe('terminal and screen signals', () => {
+  it('an OSC 9 notification is needs-input from the terminal, and Enter in the pane is the answer', async () => {
+    const host = await fixture.open();
+    const waiting = nextEvent(host, (e) => e.kind === 'agent-state' && e.state === 'needs-input');
+    const a = await host.panes.launch('custom', { command: `printf '\\033]9;Approve the migration?\\007'; read answer; echo "got $answer"; exec sleep 600` });
+    expect(await waiting).toMatchObject({ agentId: a.id, source: 'terminal', text: 'Approve the migration?' });
+    const working = stateEvent(host, a.id, 'working');
+    host.panes.input(a.id, 'yes\r');
+    expect(await working).toMatchObject({ source: 'terminal' });
+  });
+
+  it('OSC 9;4 progress is not a notification', async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: `printf '\\033]9;4;1;50\\007'; echo progress-sent; exec sleep 600` });
+    await new Promise<void>((resolve) => host.panes.onData.event(({ data }) => data.includes('progress-sent') && resolve()));
+    await host.panes.get(a.id)?.session.flushMirror();
+    expect(stateEvents(host, a.id)).toEqual([]);
+  });
+
+  it("a known prompt on a profile's screen is needs-input from the screen, and clears when the prompt goes", async () => {
+    const host = await fixture.open();
+    // Claude Code's own dialog wording, drawn by a stand-in program in a real pty, read as the claude
+    // profile reads its screen (the real CLI's dialogs are in test/agents/realCli/claude.test.ts).
+    const session = PtySession.spawn('/bin/sh', ['-c', `printf ' Do you want to proceed?\\n ❯ 1. Yes\\n'; read answer; printf '\\033[2J\\033[Hran it\\n'; exec sleep 600`], { cwd: host.folder, env: { PATH: process.env.PATH }, cols: 80, rows: 24 });
+    const states = new AgentStates({ board: host.board, onChange: () => undefined });
+    try {
+      const waiting = stateEvent(host, 'stand-in', 'needs-input');
+      states.track('stand-in', 'claude 1', 'claude', session, { cols: 80, rows: 24 });
+      expect(await waiting).toMatchObject({ source: 'screen', text: 'Do you want to proceed?' });
+      expect(states.info('stand-in')).toMatchObject({ state: 'needs-input', source: 'screen' });
+      const working = stateEvent(host, 'stand-in', 'working');
+      const redrawn = new Promise<void>((resolve) => session.onData((d) => d.includes('ran it') && resolve()));
+      states.input('stand-in', '1\r');
+      session.write('1\r');
+      expect(await working).toMatchObject({ source: 'terminal' });
+      // Once the screen is redrawn without the prompt, it is not raised again.
+      await redrawn;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(stateEvents(host, 'stand-in').map((e) => e.state)).toEqual(['needs-input', 'working']);
+    } finally {
+      states.stop();
+      await session.kill();
+      session.dispose();
+    }
+  });
+});
