@@ -23,3 +23,18 @@ export function pickActive(current: string | null, list: readonly AgentInfo[]): 
   if (current && list.some((a) => a.id === current)) return current;
   return (list.find((a) => a.status !== 'exited') ?? list[0])?.id ?? null;
 }
+
+/** The host's list by id, keeping unchanged AgentInfo objects identical so their tabs do not re-render. */
+export function keepUnchanged(old: Readonly<Record<string, AgentInfo>>, list: readonly AgentInfo[]): Record<string, AgentInfo> {
+  const agents: Record<string, AgentInfo> = Object.fromEntries(list.map((a) => [a.id, a]));
+  for (const a of list) {
+    const o = old[a.id];
+    if (o && sameAgent(o, a)) agents[a.id] = o;
+  }
+  return agents;
+}
+
+/** The same ids in the same order: the tab strip need not be laid out again. */
+export function sameOrder(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => b[i] === id);
+}

@@ -15,7 +15,7 @@ import type {
 import type { PaneHost } from '../terminal/paneHost.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
 import { HostCallError, type Transport } from '../transport/types.js';
-import { pickActive, sameAgent } from './agentList.js';
+import { keepUnchanged, pickActive, sameOrder } from './agentList.js';
 import { initialState, noThreadShown, nullPanes, type AppState, type ControllerOptions } from './appState.js';
 import { BoardActions } from './actions.js';
 import { applyLiveEvent, boardFromSnapshot, computeAgentClaims, computeColumns, updateIndex } from './boardState.js';
@@ -324,15 +324,9 @@ export class AppController {
   private setAgents(list: readonly AgentInfo[]): void {
     this.alerts.follow(this.state.agents, list);
     for (const a of list) this.knownNames.set(a.id, a.name);
-    const agents = Object.fromEntries(list.map((a) => [a.id, a]));
-    // Keep unchanged AgentInfo objects identical, so a tab whose agent did not change does not re-render.
-    const old = this.state.agents;
-    for (const a of list) {
-      const o = old[a.id];
-      if (o && sameAgent(o, a)) agents[a.id] = o;
-    }
+    const agents = keepUnchanged(this.state.agents, list);
     const ids = list.map((a) => a.id);
-    const sameIds = ids.length === this.state.agentIds.length && ids.every((id, i) => this.state.agentIds[i] === id);
+    const sameIds = sameOrder(ids, this.state.agentIds);
     if (!sameIds) this.panes.sync(ids, false);
     this.store.setState({
       agents,
