@@ -16,7 +16,7 @@ import {
   standardMcpConfig,
   toml,
 } from './profileKit.js';
-import { claudeHookSettings, codexHookArgs, geminiHooks, opencodePlugin } from './stateHooks.js';
+import { claudeHookSettings, geminiHooks, opencodePlugin } from './stateHooks.js';
 
 export const claude: AgentProfile = {
   kind: 'claude',
@@ -94,8 +94,9 @@ export const codex: AgentProfile = {
         // `-c` accepts unknown keys silently, so an older codex just ignores it; the file stays as fallback.
         '-c',
         `developer_instructions=${toml(instructions)}`,
-        // The agent's state hooks (stateHooks.ts), as overrides like the MCP server's.
-        ...codexHookArgs(ctx),
+        // No state hooks for Codex: hooks given on its command line stop it at a "Hooks need review" dialog
+        // before its first turn (codex 0.x asks the person to trust new hooks). Its state comes from the
+        // terminal and the screen (stateSignals.ts) until it can be given trusted hooks.
       ],
       env: forkbenchEnv(ctx),
       files: [instructionsFile(ctx, instructions)],

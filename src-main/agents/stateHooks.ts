@@ -46,22 +46,6 @@ export function claudeHookSettings(ctx: ProfileContext): ProfileFile {
   return { path: join(ctx.agentDir, 'claude-settings.json'), content: json({ hooks }), mode: SHARED_FILE_MODE };
 }
 
-/**
- * Codex CLI, as `-c hooks.EVENT=[…]` overrides (a layer over ~/.codex/config.toml, which stays untouched).
- * Its PermissionRequest also fires for approvals the auto-review then grants: the host counts it only once
- * the prompt is still on screen (stateSignals' confirmHookWaitMs).
- */
-export function codexHookArgs(ctx: ProfileContext): string[] {
-  const table = groups(ctx, [
-    ['UserPromptSubmit', 'working'],
-    ['PermissionRequest', 'needs-input'],
-    ['PostToolUse', 'working'],
-    ['Stop', 'idle'],
-  ]);
-  const toml = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? `[${v.map(toml).join(', ')}]` : typeof v === 'object' && v ? `{ ${Object.entries(v).map(([k, x]) => `${k} = ${toml(x)}`).join(', ')} }` : String(v));
-  return Object.entries(table).flatMap(([event, g]) => ['-c', `hooks.${event}=${toml(g)}`]);
-}
-
 /** Gemini CLI's hooks, merged into the settings.json of the agent's own Gemini home. */
 export function geminiHooks(ctx: ProfileContext): HookGroups {
   return groups(ctx, [
