@@ -18,7 +18,7 @@ import { HostCallError, type Transport } from '../transport/types.js';
 import { keepUnchanged, pickActive, sameOrder } from './agentList.js';
 import { initialState, noThreadShown, nullPanes, type AppState, type ControllerOptions } from './appState.js';
 import { BoardActions } from './actions.js';
-import { applyLiveEvent, boardFromSnapshot, computeAgentClaims, computeColumns, updateIndex } from './boardState.js';
+import { applyLiveEvent, boardFromSnapshot, computeColumns, updateColumns } from './boardState.js';
 import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
 import { changesWorktrees } from './worktreeStatus.js';
 import { hostCaller, valueOf, type CallHost } from './hostCall.js';
@@ -230,7 +230,6 @@ export class AppController {
       goal: board.goal,
       leaseMs: board.settings.leaseMs,
       columns: computeColumns(board, this.state.columns),
-      agentClaims: computeAgentClaims(board, this.state.agentClaims),
       agentIds: snap.agents.map((a) => a.id),
       agents,
       activeAgentId: pickActive(prevActive, snap.agents),
@@ -274,7 +273,8 @@ export class AppController {
     if (!board) return;
     const baseBefore = board.settings.baseBranch;
     // Every event changes at most the one task it names (the reducer replaces that task's object): its
-    // before/after say which column and which agent's claims changed, without scanning the board.
+    // before/after say which column changed, without scanning the board. Who holds it comes with the host's
+    // agent list, pushed after this event.
     const taskId = 'taskId' in e ? e.taskId : null;
     const before = taskId ? board.tasks.get(taskId) : undefined;
     const r = applyLiveEvent(board, e);
@@ -290,14 +290,10 @@ export class AppController {
       boardVersion: s.boardVersion + 1,
       log: appendLog(s.log, [toLogEntry(e, (id) => this.agentName(id))]),
     };
-    if (e.kind === 'thread-created') {
-      patch.columns = computeColumns(board, s.columns);
-      patch.agentClaims = computeAgentClaims(board, s.agentClaims);
-    } else if (taskId) {
-      const index = { columns: s.columns, agentClaims: s.agentClaims };
-      const next = updateIndex(index, taskId, before, board.tasks.get(taskId));
-      if (next.columns !== index.columns) patch.columns = next.columns;
-      if (next.agentClaims !== index.agentClaims) patch.agentClaims = next.agentClaims;
+    if (e.kind === 'thread-created') patch.columns = computeColumns(board, s.columns);
+    else if (taskId) {
+      const columns = updateColumns(s.columns, taskId, before, board.tasks.get(taskId));
+      if (columns !== s.columns) patch.columns = columns;
     }
     if (e.kind === 'goal-set') {
       patch.goal = e.goal;
