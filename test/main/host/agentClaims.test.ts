@@ -1,14 +1,12 @@
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Limits } from '../../../src-shared/board/limits.js';
 import type { WindowMethod, WindowParams, WindowPush, WindowResult } from '../../../src-shared/protocol/windowApi.js';
-import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import type { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { WindowRouter } from '../../../src-main/host/windowRouter.js';
 import { AppController } from '../../../src-renderer/state/controller.js';
 import { HostCallError, type Transport } from '../../../src-renderer/transport/types.js';
 import { nextEvent } from '../../helpers/events.js';
+import { managerFixture } from '../../helpers/hosts.js';
 
 /**
  * Each agent's claims are the host's: the page draws `AgentInfo.claims` from the agent list the host pushes,
@@ -46,22 +44,17 @@ class HostTransport implements Transport {
   dispose(): void {}
 }
 
-const roots: string[] = [];
-const cleanups: Array<() => Promise<void> | void> = [];
+const fixture = managerFixture('claims');
+const pages: AppController[] = [];
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  for (const r of roots.splice(0)) fs.rmSync(r, { recursive: true, force: true });
+  for (const p of pages.splice(0)) p.dispose();
+  await fixture.cleanup();
 });
 
 async function pageOnRealHost() {
-  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-claims-'));
-  roots.push(root);
-  const folder = join(root, 'project');
-  fs.mkdirSync(folder);
-  const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
-  cleanups.push(() => threads.dispose());
+  const { threads, folder } = fixture.make();
   const page = new AppController(new HostTransport(new WindowRouter(threads), threads));
-  cleanups.push(() => page.dispose());
+  pages.push(page);
   page.start();
   expect(await page.openFolder(folder)).toBe(true);
   const host = threads.get(page.state.activeKey as string);
