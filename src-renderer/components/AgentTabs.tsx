@@ -33,9 +33,9 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
   const c = useController();
   const a = useApp((s) => s.agents[id]);
   const active = useApp((s) => s.activeAgentId === id);
-  // Only this agent's claims (kept per event in the store), never a scan of every task per tab per update.
-  const claims = useApp((s) => s.agentClaims[id]);
-  const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agentClaims[id]));
+  // Only this agent's claims, as the host sent them with its agent list: never a scan of every task per tab.
+  const claims = a?.claims;
+  const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agents[id]?.claims));
   const leaseMs = useApp((s) => s.leaseMs);
   // An exited agent cannot take a task: it is no drop target (the host would refuse anyway).
   const { setNodeRef, isOver } = useDroppable({ id: `${AGENT_DROP_PREFIX}${id}`, data: { agentId: id }, disabled: !a || a.status === 'exited' });
