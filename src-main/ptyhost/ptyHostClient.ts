@@ -1,17 +1,57 @@
 import * as net from 'node:net';
 import { dirname } from 'node:path';
+import { firstIssue } from '../../src-shared/board/schemas.js';
+import { globalTimers, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
 import { controlFrame, dataFrame, FrameDecoder } from './frames.js';
-import { PTY_HOST_PROTOCOL, type HostMessage, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
+import { hostMessage, idOf, ptyHostMethods, type HostMessage } from './ptyHostMethods.js';
+import { PTY_HOST_PROTOCOL, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
 import { RemotePty, type RemoteLink } from './remotePty.js';
 import { checkSocket } from './socketChecks.js';
 
 export const PtyHostClientConstants = {
   /** A pty host that does not answer hello within this is not one we can use. */
   helloTimeoutMs: 5000,
+  /** Any other request: the slowest a working pty host is, is a kill (its SIGKILL step comes 2 s after the
+   *  SIGHUP) or the screen of a flooded pane (its mirror drains first), both well inside 10 s on a loaded
+   *  2-core machine. Past that it is stopped (SIGSTOP, a debugger) or wedged, and the caller is told so
+   *  rather than waiting for ever. */
+  requestTimeoutMs: 10_000,
+  /** Problems reported per connection (bad messages, late answers): enough to diagnose, not a flood. */
+  reportedProblems: 20,
 } as const;
+
+export interface PtyHostClientOptions {
+  requestTimeoutMs?: number;
+  timers?: TimerSource;
+}
+
+/** The pty host refused a request, with its code (`invalid-input`, `no-such-pane`, `busy`...). */
+export class PtyHostRequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The pty host did not answer in time; its connection (and every agent) is kept. */
+export class PtyHostTimeoutError extends Error {
+  readonly code = 'pty-host-timeout';
+  constructor(method: string, ms: number, hostPid: number) {
+    super(`the pty host (pid ${hostPid}) did not answer ${method} within ${ms / 1000} s; it may be stopped or overloaded, and its agents are left as they are`);
+  }
+}
+
+interface Waiting {
+  m: PtyHostMethod;
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  timer: unknown;
+}
 
 /** A pty host of another Forkbench (or protocol) holds this data folder's agents. */
 export class PtyHostVersionError extends Error {
@@ -33,18 +73,32 @@ export class PtyHostVersionError extends Error {
  */
 export class PtyHostClient implements RemoteLink, PtyFactory {
   private readonly remotes = new Map<number, RemotePty>();
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, Waiting>();
+  /** Requests given up on (timed out), by id, so a late answer is recognised: a late spawn's pane is ended. */
+  private readonly abandoned = new Map<number, PtyHostMethod>();
+  private problems = 0;
+  private readonly timers: TimerSource;
+  private readonly requestTimeoutMs: number;
   private nextId = 1;
   private closedFlag = false;
   private leaving = false;
   /** Fired once when the connection ends; `lost` when we did not end it. */
   readonly onClose = new Emitter<{ lost: boolean }>();
+  /** What went wrong without ending the connection (a message that is not ours, an answer too late), for
+   *  the board host's log. */
+  readonly onProblem = new Emitter<string>();
   hostPid = 0;
 
-  private constructor(private readonly sock: net.Socket) {
+  private constructor(
+    private readonly sock: net.Socket,
+    o: PtyHostClientOptions = {},
+  ) {
+    this.timers = o.timers ?? globalTimers;
+    this.requestTimeoutMs = o.requestTimeoutMs ?? PtyHostClientConstants.requestTimeoutMs;
     const decoder = new FrameDecoder({
-      control: (m) => this.onMessage(m as HostMessage),
-      data: (pane, data) => this.remotes.get(pane)?.deliver(data),
+      control: (m) => this.guarded(() => this.onMessage(m)),
+      data: (pane, data) => this.guarded(() => this.remotes.get(pane)?.deliver(data)),
+      malformed: (why) => this.problem(`skipped a frame from the pty host: ${why}`),
     });
     sock.on('data', (chunk) => {
       try {
@@ -59,14 +113,14 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
 
   /** Connect to the pty host at `socketPath` after checking the socket is ours and private, and greet it;
    *  a pty host of another version is refused (PtyHostVersionError) and left running. */
-  static async connect(socketPath: string, version: string): Promise<PtyHostClient> {
+  static async connect(socketPath: string, version: string, o: PtyHostClientOptions = {}): Promise<PtyHostClient> {
     checkSocket(dirname(socketPath), socketPath);
     const sock = await new Promise<net.Socket>((resolve, reject) => {
       const s = net.createConnection(socketPath);
       s.once('connect', () => resolve(s));
       s.once('error', reject);
     });
-    const client = new PtyHostClient(sock);
+    const client = new PtyHostClient(sock, o);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const hello = await Promise.race([
       client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }),
@@ -87,11 +141,18 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     return this.closedFlag;
   }
 
-  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params']): Promise<PtyHostMethods[M]['result']> {
+  /** A request and its answer, checked against the method's answer schema; refused (PtyHostRequestError),
+   *  or given up after the bound (PtyHostTimeoutError) with the connection kept. */
+  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params'], timeoutMs = this.requestTimeoutMs): Promise<PtyHostMethods[M]['result']> {
     if (this.closedFlag) return Promise.reject(new Error('the pty host is gone'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      const timer = this.timers.setTimeout(() => {
+        this.waiting.delete(id);
+        this.abandoned.set(id, m);
+        reject(new PtyHostTimeoutError(m, timeoutMs, this.hostPid));
+      }, timeoutMs);
+      this.waiting.set(id, { m, resolve: resolve as (v: unknown) => void, reject, timer });
       this.sock.write(controlFrame({ t: 'req', id, m, p }));
     });
   }
@@ -105,7 +166,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   }
 
   async spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
-    const { pane, pid } = await this.request('spawn', {
+    const { pane } = await this.request('spawn', {
       command,
       args: [...args],
       cwd: o.cwd,
@@ -114,22 +175,29 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
       rows: o.rows,
       meta: { ...who, cwd: o.cwd },
     });
-    const r = new RemotePty(this, pane, pid);
-    this.remotes.set(pane, r);
-    return r;
+    return this.remotes.get(pane) as RemotePty;
   }
 
   /** The pty host's panes, each as a RemotePty that already hears its pane's events. */
   async list(): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
     const all = await this.request('list', {});
-    return all.map((listing) => {
-      let pty = this.remotes.get(listing.pane);
-      if (!pty) {
-        pty = new RemotePty(this, listing.pane, listing.pid, listing);
-        this.remotes.set(listing.pane, pty);
+    return all.map((listing) => ({ listing, pty: this.remotes.get(listing.pane) as RemotePty }));
+  }
+
+  /**
+   * The panes an answer names become RemotePtys as the answer is read, not when its caller resumes: the
+   * pane's output may follow in the same read, and would otherwise reach no pane. A new pane holds that
+   * early output for its first listener.
+   */
+  private heard(m: PtyHostMethod, v: unknown): void {
+    if (m === 'spawn') {
+      const { pane, pid } = v as PtyHostMethods['spawn']['result'];
+      this.remotes.set(pane, new RemotePty(this, pane, pid, { holdEarlyOutput: true }));
+    } else if (m === 'list') {
+      for (const listing of v as PaneListing[]) {
+        if (!this.remotes.has(listing.pane)) this.remotes.set(listing.pane, new RemotePty(this, listing.pane, listing.pid, listing));
       }
-      return { listing, pty };
-    });
+    }
   }
 
   /** Ask the pty host to end every pane and exit (the board host stops with its agents). */
@@ -145,14 +213,44 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.sock.destroy();
   }
 
-  private onMessage(m: HostMessage): void {
+  /** One message's handling: a fault in it (a listener's bug) is reported, and the link, which every agent
+   *  depends on, goes on. */
+  private guarded(handle: () => void): void {
+    try {
+      handle();
+    } catch (err) {
+      this.problem(`a pty host message could not be handled: ${(err as Error).stack ?? (err as Error).message}`);
+    }
+  }
+
+  private problem(what: string): void {
+    if (this.problems++ < PtyHostClientConstants.reportedProblems) this.onProblem.fire(`forkbench: pty host link: ${what}`);
+  }
+
+  private onMessage(raw: unknown): void {
+    const parsed = hostMessage.safeParse(raw);
+    if (!parsed.success) {
+      const why = firstIssue(parsed.error);
+      // A request waiting on it fails now, saying why, rather than at its timeout.
+      const id = idOf(raw);
+      const w = id === null ? undefined : this.settle(id);
+      w?.reject(new Error(`the pty host's answer to ${w.m} is not an answer (${why})`));
+      return this.problem(`ignored a message that is not one of ours (${why}): ${JSON.stringify(raw).slice(0, 200)}`);
+    }
+    const m: HostMessage = parsed.data;
     switch (m.t) {
       case 'res': {
-        const w = this.waiting.get(m.id);
-        this.waiting.delete(m.id);
-        if (m.ok) w?.resolve(m.v);
-        else w?.reject(new Error(m.error));
-        return;
+        const w = this.settle(m.id);
+        if (!w) return this.late(m.id, m.ok ? m.v : undefined);
+        if (!m.ok) return w.reject(new PtyHostRequestError(m.code ?? 'failed', m.error));
+        const v = ptyHostMethods[w.m].result.safeParse(m.v);
+        if (v.success) {
+          this.heard(w.m, v.data);
+          return w.resolve(v.data);
+        }
+        const why = `the pty host answered ${w.m} with something else (${firstIssue(v.error)})`;
+        this.problem(why);
+        return w.reject(new Error(why));
       }
       case 'death':
         return this.remotes.get(m.pane)?.died();
@@ -163,15 +261,41 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     }
   }
 
+  /** The request `id` is answered: no longer waiting, its timer cleared. */
+  private settle(id: number): Waiting | undefined {
+    const w = this.waiting.get(id);
+    if (!w) return undefined;
+    this.waiting.delete(id);
+    this.timers.clearTimeout(w.timer);
+    return w;
+  }
+
+  /** An answer to a request given up on. A spawn's caller was told the launch failed (its agent shows as
+   *  exited): the pane made meanwhile is nobody's agent, so it is ended rather than left running unseen. */
+  private late(id: number, v: unknown): void {
+    const m = this.abandoned.get(id);
+    this.abandoned.delete(id);
+    if (m === undefined) return this.problem(`an answer to request ${id}, which was never asked`);
+    const made = m === 'spawn' ? ptyHostMethods.spawn.result.safeParse(v) : null;
+    if (!made?.success) return;
+    this.problem(`the pty host started pane ${made.data.pane} (pid ${made.data.pid}) after its spawn was given up; ending it`);
+    this.request('dispose', { pane: made.data.pane }).catch(() => undefined);
+  }
+
   private closed(): void {
     if (this.closedFlag) return;
     this.closedFlag = true;
-    for (const w of this.waiting.values()) w.reject(new Error('the pty host is gone'));
+    for (const w of this.waiting.values()) {
+      this.timers.clearTimeout(w.timer);
+      w.reject(new Error('the pty host is gone'));
+    }
     this.waiting.clear();
+    this.abandoned.clear();
     const lost = !this.leaving;
     // Every pane ends now, in one go: the board releases their claims as the pty host's agents' exits.
     if (lost) for (const r of this.remotes.values()) r.lostWithHost();
     this.onClose.fire({ lost });
     this.onClose.dispose();
+    this.onProblem.dispose();
   }
 }

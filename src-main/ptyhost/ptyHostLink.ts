@@ -1,9 +1,16 @@
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
-import type { PtyHostClient } from './ptyHostClient.js';
+import type { PtyHostClient, PtyHostClientOptions } from './ptyHostClient.js';
 import { connectPtyHost } from './ptyHostLauncher.js';
 import type { PaneListing } from './protocol.js';
 import type { RemotePty } from './remotePty.js';
+
+interface LinkOptions {
+  idleMs?: number;
+  warn?: (m: string) => void;
+  /** The request bound and timers (tests shorten the bound). */
+  client?: PtyHostClientOptions;
+}
 
 /**
  * A board host's way to its data folder's pty host. A pty host that died (killed -9; its panes already
@@ -13,15 +20,15 @@ export class PtyHostLink implements PtyFactory {
   private constructor(
     private client: PtyHostClient,
     private readonly dataRoot: string,
-    private readonly o: { idleMs?: number; warn?: (m: string) => void },
+    private readonly o: LinkOptions,
     /** Whether this board host started the pty host (no agents were kept for it). */
     readonly started: boolean,
   ) {
     this.watch();
   }
 
-  static async open(dataRoot: string, o: { idleMs?: number; warn?: (m: string) => void } = {}): Promise<PtyHostLink> {
-    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs });
+  static async open(dataRoot: string, o: LinkOptions = {}): Promise<PtyHostLink> {
+    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, client: o.client });
     return new PtyHostLink(client, dataRoot, o, started);
   }
 
@@ -31,6 +38,7 @@ export class PtyHostLink implements PtyFactory {
 
   private watch(): void {
     const c = this.client;
+    c.onProblem.event((m) => this.o.warn?.(m));
     c.onClose.event(({ lost }) => {
       if (lost) this.o.warn?.(`forkbench: the pty host (pid ${c.hostPid}) is gone; its agents ended with it. A new one starts with the next agent`);
     });
@@ -38,7 +46,7 @@ export class PtyHostLink implements PtyFactory {
 
   async spawn(command: string, args: readonly string[], options: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
     if (this.client.isClosed) {
-      this.client = (await connectPtyHost(this.dataRoot, { idleMs: this.o.idleMs })).client;
+      this.client = (await connectPtyHost(this.dataRoot, { idleMs: this.o.idleMs, client: this.o.client })).client;
       this.watch();
     }
     return this.client.spawn(command, args, options, who);

@@ -12,6 +12,10 @@ export interface RemoteLink {
 }
 
 const WINDOW = 'window';
+/** Output a new pane may hold for its first listener: what a shell prints in the few microtasks between
+ *  the spawn's answer and its caller subscribing is a prompt, not megabytes; past the bound a pane nobody
+ *  listens to drops it (its screen is still in the pty host's mirror). */
+const EARLY_OUTPUT_CHARS = 1024 * 1024;
 
 /**
  * A pane whose PtySession lives in the pty host: the surface panes.ts uses, over the wire. Death and exit
@@ -28,6 +32,10 @@ export class RemotePty implements PaneSession {
   private pasteMode: boolean;
   private disposed = false;
   private lostFlag = false;
+  /** Output that came before anyone listened (a new pane only), replayed to the first listener. */
+  private early: string[] | null;
+  private earlyChars = 0;
+  private replaying = false;
   private stats: PtyFlowStats = { paused: false, maxUnackedChars: 0, mirrorUnackedChars: 0, batchedChars: 0, droppedChars: 0 };
   private resolveExited!: (exit: PtyExit) => void;
   readonly exited = new Promise<PtyExit>((resolve) => (this.resolveExited = resolve));
@@ -36,8 +44,9 @@ export class RemotePty implements PaneSession {
     private readonly link: RemoteLink,
     readonly pane: number,
     readonly pid: number,
-    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null } = {},
+    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null; holdEarlyOutput?: boolean } = {},
   ) {
+    this.early = o.holdEarlyOutput ? [] : null;
     this.lastOutput = performance.now() - (o.quietForMs ?? 0);
     this.pasteMode = o.bracketedPaste ?? false;
     if (o.dead) this.died();
@@ -67,9 +76,20 @@ export class RemotePty implements PaneSession {
     return this.lostFlag;
   }
 
-  get onData(): (listener: (data: string) => void) => Disposable {
-    return this.dataEmitter.event;
-  }
+  /** The first subscription replays the held output a microtask later, to every listener subscribed by
+   *  then (a pane's listeners subscribe together), in order with what arrives meanwhile. */
+  readonly onData = (listener: (data: string) => void): Disposable => {
+    const subscribed = this.dataEmitter.event(listener);
+    if (this.early && !this.replaying) {
+      this.replaying = true;
+      queueMicrotask(() => {
+        const early = this.early ?? [];
+        this.early = null;
+        for (const chunk of early) this.dataEmitter.fire(chunk);
+      });
+    }
+    return subscribed;
+  };
 
   readonly onDeath = (listener: () => void): Disposable => {
     if (this.dead) queueMicrotask(listener);
@@ -88,7 +108,13 @@ export class RemotePty implements PaneSession {
   deliver(data: string): void {
     if (this.disposed) return;
     this.lastOutput = performance.now();
-    this.dataEmitter.fire(data);
+    if (this.early && this.earlyChars + data.length <= EARLY_OUTPUT_CHARS) {
+      this.early.push(data);
+      this.earlyChars += data.length;
+    } else {
+      this.early = null;
+      this.dataEmitter.fire(data);
+    }
   }
 
   /** @internal */
@@ -188,6 +214,7 @@ export class RemotePty implements PaneSession {
   /** Stop listening without touching the pty: the board host leaves and the agent keeps running. */
   release(): void {
     this.disposed = true;
+    this.early = null;
     this.dataEmitter.dispose();
     this.deathEmitter.dispose();
     this.exitEmitter.dispose();
