@@ -52,10 +52,22 @@ export class PtyHostLink implements PtyFactory {
     return this.client.spawn(command, args, options, who);
   }
 
-  /** The panes the pty host holds for one Thread, each already a RemotePty. */
+  /** The panes the pty host holds for one Thread, each already a RemotePty, said on the log (some may be
+   *  agents whose launch no board host saw finish: serve killed with the spawn in flight). A pty host that
+   *  dies while asked holds none: its agents went with it. */
   async panesOf(threadKey: string): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
     if (this.client.isClosed) return [];
-    return (await this.client.list()).filter((f) => f.listing.meta.threadKey === threadKey);
+    const client = this.client;
+    const all = await client.list().catch((err: Error) => {
+      if (client.isClosed) return [];
+      throw err;
+    });
+    const found = all.filter((f) => f.listing.meta.threadKey === threadKey);
+    const named = (dead: boolean) => found.filter((f) => f.listing.dead === dead).map((f) => `${f.listing.meta.name} (pid ${f.listing.pid})`);
+    const [live, gone] = [named(false), named(true)];
+    if (live.length) this.o.warn?.(`forkbench: taking back ${live.length} agent(s) the pty host kept: ${live.join(', ')}`);
+    if (gone.length) this.o.warn?.(`forkbench: ${gone.length} agent(s) exited while no board host ran: ${gone.join(', ')}`);
+    return found;
   }
 
   /** The board host stops with its agents: the pty host ends them all and exits. */
