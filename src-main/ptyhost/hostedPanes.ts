@@ -2,6 +2,7 @@ import { Refusal, type Handlers } from '../base/procedureServer.js';
 import { PtySession } from '../pty/ptySession.js';
 import type { PtyExit } from '../pty/ptySessionTypes.js';
 import { controlFrame, dataFrame } from './frames.js';
+import { recordedPane, writePaneRecord } from './paneRecord.js';
 import type { HostMessage, ptyHostMethods, SpawnParams } from './ptyHostMethods.js';
 import type { PaneListing, PaneMeta } from './protocol.js';
 
@@ -16,6 +17,7 @@ interface HostedPane {
   pasteMode: boolean;
   /** Window consumers the connected board host attached, so they go when it does. */
   consumers: Set<string>;
+  recorded: ReturnType<typeof recordedPane>;
 }
 
 /** A consumer id of the board host's, as the session knows it: never the mirror's. */
@@ -33,8 +35,15 @@ export class HostedPanes {
   private readonly panes = new Map<number, HostedPane>();
   private nextPane = 1;
 
-  /** `send` reaches the connected board host, if any: pane output and pane events go nowhere without one. */
-  constructor(private readonly send: (frame: Buffer) => void) {}
+  constructor(
+    private readonly o: {
+      /** Reaches the connected board host, if any: pane output and pane events go nowhere without one. */
+      send: (frame: Buffer) => void;
+      /** Where the panes' processes are recorded (paneRecord.ts). */
+      recordPath: string;
+      log?: (line: string) => void;
+    },
+  ) {}
 
   get size(): number {
     return this.panes.size;
@@ -106,7 +115,16 @@ export class HostedPanes {
   }
 
   private event(message: HostMessage): void {
-    this.send(controlFrame(message));
+    this.o.send(controlFrame(message));
+  }
+
+  /** Rewritten as panes come and go; a record that cannot be written costs only the sweep after our death. */
+  private record(): void {
+    try {
+      writePaneRecord(this.o.recordPath, [...this.panes.values()].map((h) => h.recorded));
+    } catch (err) {
+      this.o.log?.(`could not record the panes' processes in ${this.o.recordPath}: ${(err as Error).message}`);
+    }
   }
 
   private spawn(p: SpawnParams): { pane: number; pid: number } {
@@ -117,10 +135,11 @@ export class HostedPanes {
       throw new Refusal('spawn-failed', `could not start ${p.command}: ${(err as Error).message}`);
     }
     const pane = this.nextPane++;
-    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set() };
+    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set(), recorded: recordedPane(session.pid) };
     this.panes.set(pane, h);
+    this.record();
     session.onData((data) => {
-      this.send(dataFrame(pane, data));
+      this.o.send(dataFrame(pane, data));
       // The typist wraps its messages in bracketed paste when the program asked for it: tell the board host
       // when that changes (rarely: a TUI's start and end), not per chunk.
       const on = session.asPaste('') !== '';
@@ -158,5 +177,6 @@ export class HostedPanes {
   private forget(h: HostedPane): void {
     this.panes.delete(h.pane);
     h.session.dispose();
+    this.record();
   }
 }

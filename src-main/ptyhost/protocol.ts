@@ -36,11 +36,14 @@ export interface PaneListing {
 /** The methods and messages themselves, each with its schema: ptyHostMethods.ts. */
 export type { ClientMessage, HostMessage, PtyHostMethod, PtyHostMethods, SpawnParams } from './ptyHostMethods.js';
 
-/** The pty host's folder and socket inside a data folder. */
-export function ptyHostPaths(dataRoot: string): { dir: string; socket: string; log: string } {
+/** The pty host's folder and socket inside a data folder, its log, and the record of its panes' processes
+ *  (paneRecord.ts), which is always beside the socket. */
+export function ptyHostPaths(dataRoot: string): { dir: string; socket: string; log: string; panes: string } {
   const dir = join(dataRoot, 'ptyhost');
-  return { dir, socket: join(dir, 'pty.sock'), log: join(dir, 'ptyhost.log') };
+  return { dir, socket: join(dir, 'pty.sock'), log: join(dir, 'ptyhost.log'), panes: paneRecordBeside(join(dir, 'pty.sock')) };
 }
+
+export const paneRecordBeside = (socketPath: string): string => join(dirname(socketPath), 'panes.json');
 
 let version: string | null = null;
 /** This Forkbench's version (package.json), which a pty host must share with its board host. */

@@ -6,8 +6,9 @@ import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
 import { controlFrame, dataFrame, FrameDecoder } from './frames.js';
+import { sweepPaneRecord } from './paneRecord.js';
 import { hostMessage, idOf, ptyHostMethods, type HostMessage } from './ptyHostMethods.js';
-import { PTY_HOST_PROTOCOL, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
+import { paneRecordBeside, PTY_HOST_PROTOCOL, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
 import { RemotePty, type RemoteLink } from './remotePty.js';
 import { checkSocket } from './socketChecks.js';
 
@@ -79,6 +80,8 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   private problems = 0;
   private readonly timers: TimerSource;
   private readonly requestTimeoutMs: number;
+  /** The pty host's record of its panes' processes (set by connect), swept if it is lost. */
+  private recordPath: string | null = null;
   private nextId = 1;
   private closedFlag = false;
   private leaving = false;
@@ -121,6 +124,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
       s.once('error', reject);
     });
     const client = new PtyHostClient(sock, o);
+    client.recordPath = paneRecordBeside(socketPath);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const hello = await Promise.race([
       client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }),
@@ -294,6 +298,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     const lost = !this.leaving;
     // Every pane ends now, in one go: the board releases their claims as the pty host's agents' exits.
     if (lost) for (const r of this.remotes.values()) r.lostWithHost();
+    // And those it never told us of (it died before answering our list): ended as well, not left unseen.
+    const known = new Set([...this.remotes.values()].map((r) => r.pid));
+    const unseen = lost && this.recordPath ? sweepPaneRecord(this.recordPath).filter((pid) => !known.has(pid)) : [];
+    if (unseen.length) this.problem(`ended ${unseen.length} agent process(es) of the lost pty host it had not listed yet: pids ${unseen.join(', ')}`);
     this.onClose.fire({ lost });
     this.onClose.dispose();
     this.onProblem.dispose();

@@ -6,8 +6,9 @@ import { firstIssue } from '../../src-shared/board/schemas.js';
 import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { controlFrame, FrameDecoder } from './frames.js';
 import { HostedPanes } from './hostedPanes.js';
+import { sweepPaneRecord } from './paneRecord.js';
 import { clientMessage, helloParams, idOf, ptyHostMethods, type HelloAnswer } from './ptyHostMethods.js';
-import { PTY_HOST_PROTOCOL } from './protocol.js';
+import { paneRecordBeside, PTY_HOST_PROTOCOL } from './protocol.js';
 import { ensurePrivateDir, socketLive } from './socketChecks.js';
 
 export interface PtyHostServerOptions {
@@ -37,25 +38,27 @@ export const PtyHostServerConstants = {
  * so nothing but the board host in charge can type into a pane or end one.
  */
 export class PtyHostServer {
-  private readonly panes = new HostedPanes((frame) => this.send(frame));
+  private readonly panes: HostedPanes;
   private client: net.Socket | null = null;
   /** Connections that asked for more than hello: board hosts that used us. */
   private readonly used = new WeakSet<net.Socket>();
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private stopping = false;
-  private readonly handlers: Handlers<typeof ptyHostMethods, void> = {
-    ...this.panes.handlers,
-    hello: () => this.hello(),
-    shutdown: () => {
-      setImmediate(() => void this.stop('the board host stopped its agents'));
-      return null;
-    },
-  };
+  private readonly handlers: Handlers<typeof ptyHostMethods, void>;
 
   private constructor(
     private readonly server: net.Server,
     private readonly o: PtyHostServerOptions,
   ) {
+    this.panes = new HostedPanes({ send: (frame) => this.send(frame), recordPath: paneRecordBeside(o.socketPath), log: o.log });
+    this.handlers = {
+      ...this.panes.handlers,
+      hello: () => this.hello(),
+      shutdown: () => {
+        setImmediate(() => void this.stop('the board host stopped its agents'));
+        return null;
+      },
+    };
     server.on('connection', (sock) => this.accept(sock));
     this.armIdle();
   }
@@ -67,6 +70,10 @@ export class PtyHostServer {
       if (await socketLive(o.socketPath)) throw new Error(`another pty host already listens on ${o.socketPath}`);
       fs.rmSync(o.socketPath, { force: true });
     }
+    // No pty host listens: one that did is dead, and any of its panes' processes that outlived it (one
+    // ignoring SIGHUP) nobody would ever see again.
+    const swept = sweepPaneRecord(paneRecordBeside(o.socketPath));
+    if (swept.length) o.log?.(`ended ${swept.length} process(es) of the panes of a pty host that died: pids ${swept.join(', ')}`);
     // Bound under a private name, narrowed to 0600, then renamed into place: a board host polling for the
     // socket never sees it with the umask's mode (which it would rightly refuse).
     const bound = `${o.socketPath}.${process.pid}.new`;
@@ -225,6 +232,7 @@ export class PtyHostServer {
     this.client?.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.o.socketPath, { force: true });
+    fs.rmSync(paneRecordBeside(this.o.socketPath), { force: true });
     this.o.onStop(why);
   }
 }
