@@ -152,7 +152,8 @@ export class PtyHostServer {
       return false;
     }
     const current = this.client;
-    if (current && current !== sock && !current.destroyed) {
+    // A connection whose end we have read is a board host that left: its close may not have come yet.
+    if (current && current !== sock && !current.destroyed && !current.readableEnded) {
       this.o.log?.('refused a second board host: one is connected');
       const error = `the pty host (pid ${process.pid}) already serves a board host of this data folder, and serves one at a time`;
       sock.end(controlFrame({ t: 'res', id, ok: false, code: 'busy', error }));
@@ -162,8 +163,13 @@ export class PtyHostServer {
     return true;
   }
 
-  /** The board host that greeted us while none was: from now on its requests and input are served. */
+  /** The board host that greeted us while none was (or the one before has ended its connection): from now
+   *  on its requests and input are served. */
   private adopt(sock: net.Socket): void {
+    if (this.client && this.client !== sock) {
+      this.panes.detachConsumers();
+      this.client.destroy();
+    }
     this.client = sock;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
