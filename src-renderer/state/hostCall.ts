@@ -10,7 +10,10 @@ export type CallHost = <M extends WindowMethod>(method: M, params: WindowParams<
 export function hostCaller(transport: Transport, notices: PageNotices): CallHost {
   return async (method, params, action) => {
     try {
-      return { ok: true, value: await transport.call(method, params) };
+      const value = await transport.call(method, params);
+      // Done now: a banner about this same action failing earlier is out of date.
+      notices.succeeded(action);
+      return { ok: true, value };
     } catch (err) {
       // Nothing is swallowed: every refusal is said in the banner, and answered to the caller.
       return { ok: false, error: notices.showError(action, err) };
