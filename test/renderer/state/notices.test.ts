@@ -49,7 +49,7 @@ describe('error banners', () => {
 
   it('one message from several actions (a lost connection) is one banner that names them all', async () => {
     const { actions, t, banners, engine } = setup();
-    t.setState('disconnected');
+    t.setState('host-stopped');
     await actions.approveTask('T-1');
     await actions.releaseTask('T-2');
     await actions.approveTask('T-1');
