@@ -130,7 +130,9 @@ function DetailsOf({ taskId }: { taskId: string }) {
           <>
             <dt>Branch</dt>
             <dd>
-              <code className="branch">{task.worktree.branch}</code> <span className="muted">from {task.worktree.base}</span>
+              <code className="branch" data-testid="details-branch">
+                {task.worktree.branch}
+              </code> <span className="muted">from {task.worktree.base}</span>
             </dd>
             <dt>Worktree</dt>
             <dd>

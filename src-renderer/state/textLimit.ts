@@ -15,7 +15,7 @@ export interface TextLimit {
 
 export const TEXT_LIMITS = {
   title: { what: 'title', max: Limits.maxTitleChars, trimmed: true },
-  body: { what: 'details', max: Limits.maxBodyChars },
+  body: { what: 'details text', max: Limits.maxBodyChars },
   goal: { what: 'goal', max: Limits.maxGoalChars },
   reason: { what: 'reason', max: Limits.maxNoteChars },
 } as const satisfies Record<string, TextLimit>;
