@@ -6,6 +6,8 @@ import { replaceAddress } from './address.js';
 import { App } from './components/App.js';
 import { notificationPermission, requestNotificationPermission, systemNotify, systemNotifyClick } from './notifications.js';
 import { nextWaiting } from './state/agentAlerts.js';
+import { CommandsContext } from './components/useCommands.js';
+import { CommandRegistry } from './state/commandRegistry.js';
 import { AppController } from './state/controller.js';
 import { ServicesContext } from './state/hooks.js';
 import { followShownThread } from './state/threadInUrl.js';
@@ -32,16 +34,34 @@ controller = new AppController(transport, {
 followShownThread(controller.store, location, replaceAddress);
 controller.start();
 
+/** The window's actions by name, for the command palette (components add theirs while shown). */
+const commands = new CommandRegistry();
+
+/** Go to the next agent waiting for you: Alt+Shift+N, and the palette's command of the same name. */
+function goToNextWaiting(): void {
+  const id = controller ? nextWaiting(controller.store.getState()) : null;
+  if (id) controller?.selectAgent(id);
+}
+commands.add(() => [
+  {
+    id: 'next-waiting',
+    title: 'Go to the next agent waiting for you',
+    group: 'Agents',
+    keys: 'Alt+Shift+N',
+    ...(controller && nextWaiting(controller.store.getState()) ? {} : { disabled: 'No agent is waiting for you' }),
+    run: goToNextWaiting,
+  },
+]);
+
 /** The "next waiting agent" shortcut: Alt+Shift+N, caught before a focused terminal takes the keys. */
 const NEXT_WAITING_KEY = { altKey: true, shiftKey: true, code: 'KeyN' } as const;
 window.addEventListener(
   'keydown',
   (e) => {
-    if (!e.altKey || !e.shiftKey || e.ctrlKey || e.metaKey || e.code !== NEXT_WAITING_KEY.code || !controller) return;
+    if (!e.altKey || !e.shiftKey || e.ctrlKey || e.metaKey || e.code !== NEXT_WAITING_KEY.code) return;
     e.preventDefault();
     e.stopPropagation();
-    const id = nextWaiting(controller.store.getState());
-    if (id) controller.selectAgent(id);
+    goToNextWaiting();
   },
   true,
 );
@@ -103,7 +123,9 @@ if (!root) throw new Error('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
     <ServicesContext.Provider value={{ controller, terminals }}>
-      <App />
+      <CommandsContext.Provider value={commands}>
+        <App />
+      </CommandsContext.Provider>
     </ServicesContext.Provider>
   </StrictMode>,
 );

@@ -10,9 +10,6 @@ import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedure
 import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 
-/** An agent call's answer, before the socket frames it as JSON-RPC (whose own key for the value is `result`). */
-type CallOutcome = Result<unknown, RpcError>;
-
 /** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
 export interface AgentCallHooks {
   onDone?(agentId: string, taskId: string): void;
@@ -129,7 +126,8 @@ function rpcError(f: CallFailure): RpcError {
   return { code: RpcCode.rejected, message: f.message, data: { reason: f.code } };
 }
 
-async function answer(out: Promise<Result<unknown, CallFailure>>): Promise<CallOutcome> {
+/** An agent call's answer, before the socket frames it as JSON-RPC (whose own key for the value is `result`). */
+async function answer(out: Promise<Result<unknown, CallFailure>>): Promise<Result<unknown, RpcError>> {
   const r = await out;
   return r.ok ? r : failed(rpcError(r.error));
 }
@@ -138,7 +136,7 @@ async function answer(out: Promise<Result<unknown, CallFailure>>): Promise<CallO
  * A person's report of a commit by hand in a task's folder. The caller has already been found to run in no
  * agent's pane; only `record` is open to a person, and it records under the claim the folder was made for.
  */
-export async function callAsPerson(board: BoardService, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<CallOutcome> {
+export async function callAsPerson(board: BoardService, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<Result<unknown, RpcError>> {
   if (method !== 'record') return failed({ code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
   return answer(callProcedure({ record: agentProcedures.record }, personHandlers, method, params, { board, agentId: USER, hooks }));
 }
@@ -148,6 +146,6 @@ export async function callAsPerson(board: BoardService, method: string, params: 
  * table, run on the board as that agent, answered with a value or a typed refusal. The caller has already
  * proven who the agent is; nothing in `params` can name another agent.
  */
-export function callAsAgent(board: BoardService, agentId: string, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<CallOutcome> {
+export function callAsAgent(board: BoardService, agentId: string, method: string, params: unknown, hooks: AgentCallHooks = {}): Promise<Result<unknown, RpcError>> {
   return answer(callProcedure(agentProcedures, handlers, method, params, { board, agentId, hooks }));
 }

@@ -1,3 +1,4 @@
+import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import type { BoardService } from '../board/boardService.js';
@@ -102,6 +103,11 @@ export class LivenessLoop {
         })
         .finally(() => this.schedule());
     }, effectiveRenewIntervalMs(this.d.board.state.settings));
+  }
+
+  /** The board's event: a new lease or interval takes effect now, not after the old interval runs out. */
+  follow(e: BoardEvent): void {
+    if (e.kind === 'settings-set') this.schedule();
   }
 
   /** One round. */

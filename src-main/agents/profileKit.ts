@@ -7,9 +7,6 @@ import { effectiveRenewIntervalMs, Limits } from '../../src-shared/board/limits.
 import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/agentMethods.js';
 import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 
-
-export type AgentKind = ProfileIdShared;
-
 export interface ProfileContext {
   /** The Thread's folder: the project the agents work in and their starting directory (exported as
    *  FORKBENCH_THREAD_DIR). */
@@ -66,7 +63,7 @@ export type InstructionsChannel =
   | 'file'; // only written to FORKBENCH_INSTRUCTIONS for a person or a custom agent
 
 export interface LaunchPlan {
-  kind: AgentKind;
+  kind: ProfileIdShared;
   command: string;
   args: string[];
   /** Variables to add to the pane's environment (PATH is the full new value). */
@@ -85,7 +82,7 @@ export interface CustomCommand {
 }
 
 export interface AgentProfile {
-  kind: AgentKind;
+  kind: ProfileIdShared;
   label: string;
   build(ctx: ProfileContext, custom?: CustomCommand): LaunchPlan;
 }

@@ -16,13 +16,14 @@
  * - Building a plan is pure; `writeProfileFiles` does the I/O.
  */
 import { aider, claude, codex, gemini, opencode } from './cliProfiles.js';
-import type { AgentKind, AgentProfile, CustomCommand, LaunchPlan, ProfileContext } from './profileKit.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { AgentProfile, CustomCommand, LaunchPlan, ProfileContext } from './profileKit.js';
 import { custom, shell } from './shellProfiles.js';
 
 export * from './profileKit.js';
 
-export const PROFILES: Readonly<Record<AgentKind, AgentProfile>> = { claude, codex, gemini, aider, opencode, shell, custom };
+export const PROFILES: Readonly<Record<ProfileIdShared, AgentProfile>> = { claude, codex, gemini, aider, opencode, shell, custom };
 
-export function buildLaunch(kind: AgentKind, ctx: ProfileContext, customCommand?: CustomCommand): LaunchPlan {
+export function buildLaunch(kind: ProfileIdShared, ctx: ProfileContext, customCommand?: CustomCommand): LaunchPlan {
   return PROFILES[kind].build(ctx, customCommand);
 }

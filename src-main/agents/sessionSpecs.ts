@@ -15,7 +15,8 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { AgentKind, LaunchPlan } from './profileKit.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { LaunchPlan } from './profileKit.js';
 
 export interface SessionContext {
   agentId: string;
@@ -173,7 +174,7 @@ export const aiderSession: SessionSpec = {
 };
 
 /** The profiles whose conversations can be resumed; a shell or a custom command has none of its own. */
-export const SESSION_SPECS: Readonly<Partial<Record<AgentKind, SessionSpec>>> = {
+export const SESSION_SPECS: Readonly<Partial<Record<ProfileIdShared, SessionSpec>>> = {
   claude: claudeSession,
   codex: codexSession,
   gemini: geminiSession,
@@ -181,6 +182,6 @@ export const SESSION_SPECS: Readonly<Partial<Record<AgentKind, SessionSpec>>> = 
   aider: aiderSession,
 };
 
-export function sessionSpecOf(kind: AgentKind): SessionSpec | undefined {
+export function sessionSpecOf(kind: ProfileIdShared): SessionSpec | undefined {
   return SESSION_SPECS[kind];
 }

@@ -1,4 +1,4 @@
-/** The panes a person drives: a login shell, or a command Forkbench has no profile for. */
+/** The panes a person drives: a shell (the user's login shell), or a command Forkbench has no profile for. */
 import { basename, join } from 'node:path';
 import { shellQuote } from '../../src-shared/text/shellQuote.js';
 import {
@@ -60,7 +60,8 @@ function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[];
 
 export const shell: AgentProfile = {
   kind: 'shell',
-  label: 'Login shell',
+  // What a person looks for in the Launch menu: the user's own login shell, with `forkbench` on PATH.
+  label: 'Shell',
   build(ctx) {
     const sh = resolveLoginShell(ctx.baseEnv);
     const start = shellStartup(ctx, sh);

@@ -1,5 +1,5 @@
 import type { AgentState } from '../../src-shared/agents/agentState.js';
-import type { AgentKind } from './profileKit.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 
 /**
  * What each CLI's terminal signals and screen mean, per profile. Hooks (cliProfiles' hook files) are the
@@ -24,7 +24,7 @@ export interface ProfileSignals {
 
 const NONE: ProfileSignals = { notifyWaits: false, bellWaits: false, titles: [], prompts: [] };
 
-export const PROFILE_SIGNALS: Record<AgentKind, ProfileSignals> = {
+export const PROFILE_SIGNALS: Record<ProfileIdShared, ProfileSignals> = {
   claude: {
     notifyWaits: false,
     bellWaits: false,

@@ -13,12 +13,12 @@ interface IpcLike {
   removeListener(channel: string, listener: (event: unknown, ...args: unknown[]) => void): unknown;
 }
 
-type Reply = import('../../src-shared/protocol/windowApi.js').WindowReply;
+type WindowReply = import('../../src-shared/protocol/windowApi.js').WindowReply;
 
 export function createBridge(ipc: IpcLike) {
   return Object.freeze({
     call: async (method: string, params: unknown): Promise<unknown> => {
-      const reply = (await ipc.invoke(CALL_CHANNEL, String(method), params)) as Reply;
+      const reply = (await ipc.invoke(CALL_CHANNEL, String(method), params)) as WindowReply;
       if (reply.ok) return reply.value;
       throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
     },

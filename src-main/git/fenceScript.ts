@@ -4,6 +4,86 @@ import { PERSON_CHECK_METHOD } from '../../src-shared/protocol/hookMethods.js';
 import { BRANCH_PREFIX, PERSON_OVERRIDE_ENV, Trailers } from '../../src-shared/git/taskBranch.js';
 
 /**
+ * How both hook programs talk to the board, stated once and written into each: one JSON-RPC line over the
+ * board's socket (`ask`), its refusal read back (`refusal`, `unjson`), and a landed move's answer said on
+ * stderr when it was not recorded (`said_record`). Perl subs, so where they sit in a script does not matter.
+ */
+const BOARD_TALK = String.raw`# One JSON-RPC line over the board's socket: the first line of its answer. A board that cannot be asked
+# answers undef, or whatever $fail answers for the reason (\&unreachable: git stops there).
+sub ask {
+  my ($line, $path, $fail) = @_;
+  # A board that does not answer (a stopped host) must not hang the commit forever: give up after 10 s.
+  my $buf = '';
+  my $ok = eval {
+    local $SIG{ALRM} = sub { die "timeout\n" };
+    alarm 10;
+    # Linux's sockaddr_un is spelled out: loading the Socket module costs ~8 ms, more than the whole check.
+    my ($family, $stream, $addr);
+    if ($^O eq 'linux') {
+      ($family, $stream, $addr) = (1, 1, pack('S', 1) . $path . "\0");
+    } else {
+      require Socket;
+      ($family, $stream, $addr) = (Socket::PF_UNIX(), Socket::SOCK_STREAM(), Socket::pack_sockaddr_un($path));
+    }
+    socket(my $s, $family, $stream, 0) or die "$!\n";
+    connect($s, $addr) or die "cannot reach the board at $path: $!\n";
+    my $off = 0;
+    while ($off < length $line) {
+      my $n = syswrite($s, $line, length($line) - $off, $off);
+      die "$!\n" unless defined $n;
+      $off += $n;
+    }
+    while (index($buf, "\n") < 0) {
+      my $n = sysread($s, $buf, 65536, length $buf);
+      die "the board closed the connection\n" unless $n;
+    }
+    alarm 0;
+    close $s;
+    1;
+  };
+  alarm 0;
+  unless ($ok) {
+    my $why = $@ // '';
+    chomp $why;
+    $why = 'no answer from the board within 10 s' if $why eq 'timeout';
+    return $fail ? $fail->($why) : undef;
+  }
+  return substr($buf, 0, index($buf, "\n"));
+}
+
+# The board's refusal in an answer: (reason, message), or nothing when it answered with a result.
+sub refusal {
+  my ($answer) = @_;
+  return () if $answer =~ /"result"\s*:/ && $answer !~ /"error"\s*:/;
+  my ($reason) = $answer =~ /"reason"\s*:\s*"([a-z-]+)"/;
+  my ($message) = $answer =~ /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+  return ($reason // 'unauthorized', unjson($message // 'the board refused'));
+}
+
+sub unjson {
+  my ($s) = @_;
+  $s =~ s/\\u([0-9a-fA-F]{4})/chr(hex $1)/ge;
+  $s =~ s/\\n/\n/g;
+  $s =~ s/\\t/\t/g;
+  $s =~ s/\\(.)/$1/g;
+  return $s;
+}
+
+# The board's answer to a landed move's record: a refusal cannot undo what git did, so it is said, and the
+# board keeps the move out of the task's work.
+sub said_record {
+  my ($answer, $task, $sha) = @_;
+  my $what = substr($sha, 0, 10);
+  if (!defined $answer) {
+    print STDERR "forkbench: NOT RECORDED: the board could not be asked, so commit $what is not $task\'s work yet.\n";
+    return;
+  }
+  my ($reason, $message) = refusal($answer);
+  print STDERR "forkbench: NOT RECORDED ($reason): $message. Commit $what is not $task\'s work.\n" if defined $reason;
+}
+`;
+
+/**
  * The hook program every fenced folder runs. Perl, not the `forkbench` CLI: git itself depends on perl
  * (Debian's git package requires it; macOS and Git for Windows ship it), and perl with its socket module
  * starts in ~10 ms where Node takes ~70 ms on the same machine.
@@ -136,7 +216,7 @@ sub person {
   return ($person_said = 0) if $mode eq 'task' && ($ENV{${PERSON_OVERRIDE_ENV}} // '') eq '';
   my $sock = $claim{socket} // '';
   return ($person_said = 1) if $sock eq '' || !-S $sock;
-  my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"${PERSON_CHECK_METHOD}","params":{}}' . "\n", $sock, 1);
+  my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"${PERSON_CHECK_METHOD}","params":{}}' . "\n", $sock);
   return ($person_said = 1) unless defined $answer;
   if ($answer =~ /"person"\s*:\s*true/) { return ($person_said = 1); }
   my ($pane) = $answer =~ /"pane"\s*:\s*"((?:[^"\\]|\\.)*)"/;
@@ -181,7 +261,7 @@ sub gate {
     my $secret = $ENV{${AgentEnv.secret}} // '';
     my $sock = $ENV{${AgentEnv.socket}} // '';
     if ($secret =~ /^[A-Za-z0-9_-]{1,256}$/ && $sock ne '' && $task =~ /^T-\d+$/ && ($claim{token} // '') =~ /^\d+$/) {
-      my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"fence","params":{"taskId":"' . $task . '","token":' . $claim{token} . '},"auth":"' . $secret . '"}' . "\n", $sock);
+      my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"fence","params":{"taskId":"' . $task . '","token":' . $claim{token} . '},"auth":"' . $secret . '"}' . "\n", $sock, \&unreachable);
       check($answer, $what);
     }
     my $me = $ENV{${AgentEnv.agentId}} // '';
@@ -202,16 +282,14 @@ sub gate {
   # A commit by the agent this folder was issued to is asked about once, when its ref update is prepared:
   # that check sees the move itself. Anyone else's commit is asked about now, for the board's own words.
   return if !$move && $what eq 'commit' && defined my_token();
-  my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"fence","params":{' . params($move) . '},"auth":"' . $secret . '"}' . "\n", $sock);
+  my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"fence","params":{' . params($move) . '},"auth":"' . $secret . '"}' . "\n", $sock, \&unreachable);
   check($answer, $what);
 }
 
 sub check {
   my ($answer, $what) = @_;
-  return if $answer =~ /"result"\s*:/ && $answer !~ /"error"\s*:/;
-  my ($reason) = $answer =~ /"reason"\s*:\s*"([a-z-]+)"/;
-  my ($message) = $answer =~ /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/;
-  refuse($reason // 'unauthorized', unjson($message // 'the board refused') . " (git $what stopped)");
+  my ($reason, $message) = refusal($answer);
+  refuse($reason, "$message (git $what stopped)") if defined $reason;
 }
 
 # After the move landed: ask the board to record it. A refusal cannot undo what git did; it is said, and the
@@ -222,73 +300,15 @@ sub report {
   my $sock = socket_path();
   return if $sock eq '';
   my $auth = $secret =~ /^[A-Za-z0-9_-]{1,256}$/ ? ',"auth":"' . $secret . '"' : '';
-  my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"record","params":{' . params($m) . '}' . $auth . "}\n", $sock, 1);
-  if (!defined $answer) {
-    print STDERR "forkbench: NOT RECORDED: the board could not be asked, so commit " . substr($m->[1], 0, 10) . " is not $task\'s work yet.\n";
-    return;
-  }
-  return if $answer =~ /"result"\s*:/ && $answer !~ /"error"\s*:/;
-  my ($reason) = $answer =~ /"reason"\s*:\s*"([a-z-]+)"/;
-  my ($message) = $answer =~ /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/;
-  print STDERR "forkbench: NOT RECORDED (" . ($reason // 'unauthorized') . "): " . unjson($message // 'the board refused') . ". Commit " . substr($m->[1], 0, 10) . " is not $task\'s work.\n";
+  my $answer = ask('{"jsonrpc":"2.0","id":1,"method":"record","params":{' . params($m) . '}' . $auth . "}\n", $sock);
+  said_record($answer, $task, $m->[1]);
 }
 
-# One JSON-RPC line over the board's socket. With $soft, an unreachable board answers undef instead of stopping git.
-sub ask {
-  my ($line, $path, $soft) = @_;
-  my $fail = sub { return undef if $soft; unreachable(@_); };
-  # A board that does not answer (a stopped host) must not hang the commit forever: give up after 10 s.
-  my $buf = '';
-  my $ok = eval {
-    local $SIG{ALRM} = sub { die "timeout\n" };
-    alarm 10;
-    # Linux's sockaddr_un is spelled out: loading the Socket module costs ~8 ms, more than the whole check.
-    my ($family, $stream, $addr);
-    if ($^O eq 'linux') {
-      ($family, $stream, $addr) = (1, 1, pack('S', 1) . $path . "\0");
-    } else {
-      require Socket;
-      ($family, $stream, $addr) = (Socket::PF_UNIX(), Socket::SOCK_STREAM(), Socket::pack_sockaddr_un($path));
-    }
-    socket(my $s, $family, $stream, 0) or die "$!\n";
-    connect($s, $addr) or die "cannot reach the board at $path: $!\n";
-    my $off = 0;
-    while ($off < length $line) {
-      my $n = syswrite($s, $line, length($line) - $off, $off);
-      die "$!\n" unless defined $n;
-      $off += $n;
-    }
-    while (index($buf, "\n") < 0) {
-      my $n = sysread($s, $buf, 65536, length $buf);
-      die "the board closed the connection\n" unless $n;
-    }
-    alarm 0;
-    close $s;
-    1;
-  };
-  alarm 0;
-  unless ($ok) {
-    my $why = $@ // '';
-    chomp $why;
-    $why = 'no answer from the board within 10 s' if $why eq 'timeout';
-    return $fail->($why);
-  }
-  return substr($buf, 0, index($buf, "\n"));
-}
-
+${BOARD_TALK}
 sub unreachable {
   my ($why) = @_;
   print STDERR "forkbench: cannot confirm your claim on $task ($why), so git stops here: the fence fails closed.\n";
   exit ${Exit.unreachable};
-}
-
-sub unjson {
-  my ($s) = @_;
-  $s =~ s/\\u([0-9a-fA-F]{4})/chr(hex $1)/ge;
-  $s =~ s/\\n/\n/g;
-  $s =~ s/\\t/\t/g;
-  $s =~ s/\\(.)/$1/g;
-  return $s;
 }
 
 # The repository's own hook of the same name still runs (husky, lint-staged, a team's checks).
@@ -331,38 +351,9 @@ for my $line (split /\n/, $in) {
   my ($old, $new, $ref) = split / /, $line, 3;
   next unless defined $ref && $ref eq "refs/heads/$c{branch}";
   my $req = '{"jsonrpc":"2.0","id":1,"method":"record","params":{"taskId":"' . $c{task} . '"' . $tok . ',"ref":"' . $ref . '","from":"' . $old . '","to":"' . $new . '"}' . $auth . "}\n";
-  my $answer = ask($req, $sock);
-  my $what = substr($new, 0, 10);
-  if (!defined $answer) { print STDERR "forkbench: NOT RECORDED: the board could not be asked, so commit $what is not $c{task}'s work yet.\n"; next; }
-  next if $answer =~ /"result"\s*:/ && $answer !~ /"error"\s*:/;
-  my ($reason) = $answer =~ /"reason"\s*:\s*"([a-z-]+)"/;
-  my ($message) = $answer =~ /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/;
-  $message //= 'the board refused';
-  $message =~ s/\\u([0-9a-fA-F]{4})/chr(hex $1)/ge;
-  $message =~ s/\\(.)/$1/g;
-  print STDERR "forkbench: NOT RECORDED (" . ($reason // 'unauthorized') . "): $message. Commit $what is not $c{task}'s work.\n";
+  said_record(ask($req, $sock), $c{task}, $new);
 }
 exit 0;
 
-sub ask {
-  my ($line, $path) = @_;
-  my $buf = '';
-  my $ok = eval {
-    local $SIG{ALRM} = sub { die "timeout\n" };
-    alarm 10;
-    my ($family, $stream, $addr);
-    if ($^O eq 'linux') { ($family, $stream, $addr) = (1, 1, pack('S', 1) . $path . "\0"); }
-    else { require Socket; ($family, $stream, $addr) = (Socket::PF_UNIX(), Socket::SOCK_STREAM(), Socket::pack_sockaddr_un($path)); }
-    socket(my $s, $family, $stream, 0) or die;
-    connect($s, $addr) or die;
-    my $off = 0;
-    while ($off < length $line) { my $n = syswrite($s, $line, length($line) - $off, $off); die unless defined $n; $off += $n; }
-    while (index($buf, "\n") < 0) { my $n = sysread($s, $buf, 65536, length $buf); die unless $n; }
-    alarm 0;
-    1;
-  };
-  alarm 0;
-  return $ok ? substr($buf, 0, index($buf, "\n")) : undef;
-}
-`;
+${BOARD_TALK}`;
 }

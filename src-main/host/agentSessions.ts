@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { Refusal } from '../base/procedureServer.js';
 import type { AgentRegistry } from '../agents/agentRegistry.js';
-import type { AgentKind, LaunchPlan } from '../agents/profileKit.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { LaunchPlan } from '../agents/profileKit.js';
 import { sessionSpecOf, type SessionContext } from '../agents/sessionSpecs.js';
 import { AgentNumbers } from './agentNumbers.js';
 import { AgentStore, type StoredAgent } from './agentStore.js';
@@ -60,7 +61,7 @@ export class AgentSessions {
    * right after still leaves its conversation findable.
    */
   plan(a: StoredAgent, plan: LaunchPlan, env: Record<string, string | undefined>, resumeId: string | null): LaunchPlan {
-    const spec = sessionSpecOf(a.profile as AgentKind);
+    const spec = sessionSpecOf(a.profile as ProfileIdShared);
     // A shell or a custom command has no conversation of its own: nothing to keep for it.
     if (!spec) return plan;
     const ctx = this.context(a, env);
@@ -76,7 +77,7 @@ export class AgentSessions {
   /** Whether `id`'s conversation can be resumed: its CLI has a session spec and the agent has a record. */
   resumable(id: string): boolean {
     const a = this.store.get(id);
-    return a !== undefined && sessionSpecOf(a.profile as AgentKind) !== undefined;
+    return a !== undefined && sessionSpecOf(a.profile as ProfileIdShared) !== undefined;
   }
 
   /**
@@ -86,7 +87,7 @@ export class AgentSessions {
   async resumeId(id: string, env: Record<string, string | undefined>): Promise<string> {
     const a = this.store.get(id);
     if (!a) throw new Refusal('no-such-agent', `agent ${id} has no record to resume from`);
-    const spec = sessionSpecOf(a.profile as AgentKind);
+    const spec = sessionSpecOf(a.profile as ProfileIdShared);
     if (!spec) throw new Refusal('not-resumable', `${a.name} (${a.profile}) has no conversation of its own to resume: relaunch it instead`);
     if (a.sessionId) return a.sessionId;
     const found = (await spec.find?.(this.context(a, env)).catch(() => null)) ?? null;
@@ -101,7 +102,7 @@ export class AgentSessions {
     const a = this.store.get(id);
     if (!a) return;
     this.store.update(id, { state: 'exited' });
-    const spec = sessionSpecOf(a.profile as AgentKind);
+    const spec = sessionSpecOf(a.profile as ProfileIdShared);
     if (a.sessionId || !spec?.find) return;
     void spec
       .find(this.context(a, env))

@@ -1,10 +1,12 @@
 import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentState.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { AgentStateView } from '../../src-shared/protocol/views.js';
 import { PROFILE_SIGNALS, promptOnScreen, stateOfTitle, type ProfileSignals } from '../agents/stateSignals.js';
 import { AgentStateTracker } from '../agents/stateTracker.js';
 import { StatusLimiter } from '../agents/statusLimiter.js';
-import type { AgentKind } from '../agents/profileKit.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import { Refusal } from '../base/procedureServer.js';
 import type { BoardService } from '../board/boardService.js';
 import { HeadlessMirror } from '../pty/headlessMirror.js';
@@ -25,8 +27,6 @@ export const StateTiming = {
 
 export interface AgentStatesDeps {
   board: BoardService;
-  /** A state changed: the windows' agent list (and their notifications) follow. */
-  onChange: (agentId: string, next: AgentStateInfo, before: AgentStateInfo) => void;
   /** Monotonic ms; performance.now() by default. */
   now?: () => number;
 }
@@ -56,6 +56,8 @@ export class AgentStates {
   private readonly limiter: StatusLimiter;
   private readonly now: () => number;
   private stopped = false;
+  /** A state changed: the windows' agent list (and their notifications) follow. */
+  readonly onChange = new Emitter<{ agentId: string; next: AgentStateInfo; before: AgentStateInfo }>();
 
   constructor(private readonly d: AgentStatesDeps) {
     this.now = d.now ?? (() => performance.now());
@@ -63,7 +65,7 @@ export class AgentStates {
   }
 
   /** A pane is launched: its signals are read from now on. */
-  track(agentId: string, name: string, profile: AgentKind, session: PaneSession, size: { cols: number; rows: number }): void {
+  track(agentId: string, name: string, profile: ProfileIdShared, session: PaneSession, size: { cols: number; rows: number }): void {
     const store = new DisposableStore();
     // A pane in this process has its mirror; one kept in the pty host is mirrored here from its output, so
     // terminal signals and screen prompts are read the same way wherever the pty lives.
@@ -155,9 +157,16 @@ export class AgentStates {
     return [...this.entries].map(([id, e]) => ({ id, name: e.name, ...e.tracker.info }));
   }
 
-  /** The Thread shuts: no more signals, timers or journal lines. */
+  /** What the agents' socket asks of the states: an agent's own report (`forkbench status`), and every
+   *  agent's state for the board's answer. */
+  agentHooks(): Pick<AgentCallHooks, 'reportState' | 'agentStates'> {
+    return { reportState: (agentId, state, text) => this.report(agentId, state, text), agentStates: () => this.views() };
+  }
+
+  /** The Thread shuts: no more signals, timers, journal lines or change notices. */
   stop(): void {
     this.stopped = true;
+    this.onChange.dispose();
     for (const e of this.entries.values()) e.store.dispose();
   }
 
@@ -184,6 +193,6 @@ export class AgentStates {
     if (this.stopped) return;
     // The journal line is the record of who waited and why; a board that cannot write loses only the line.
     void this.d.board.apply((eng) => eng.agentState(agentId, next.state, next.source, next.text)).catch(() => undefined);
-    this.d.onChange(agentId, next, before);
+    this.onChange.fire({ agentId, next, before });
   }
 }

@@ -8,7 +8,8 @@ import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import type { BoardService } from '../board/boardService.js';
-import { WorktreeError, type WorktreeManager } from '../git/worktreeManager.js';
+import type { AgentCallHooks } from '../agents/agentRpc.js';
+import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 
 export const WorktreeConstants = {
   /** A worktree of a small repository is ready in ~0.1–0.5 s here; past 1.5 s the holder and the window are told why they wait. */
@@ -38,6 +39,40 @@ export class ClaimWorktrees {
     readonly git: WorktreeManager | null,
     readonly reason: string,
   ) {}
+
+  /**
+   * The Thread's worktrees, or none with the reason (not a repository, no perl, git failing). Made before the
+   * agents' socket, whose hooks they answer: the socket's path is known before it listens, and the fence
+   * hooks only dial it once an agent commits.
+   */
+  static async open(folder: string, board: BoardService, socketPath: string): Promise<ClaimWorktrees> {
+    const git = await WorktreeManager.open(folder, board.dir, board, socketPath).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
+    return git instanceof WorktreeManager ? new ClaimWorktrees(board, git, '') : new ClaimWorktrees(board, null, git.reason);
+  }
+
+  /** The Thread is shutting or shut: nothing more is reported from git work that outlives it. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * What the agents' socket asks of git: a new claim's folder, a reported branch move read from git itself
+   * (a report is a claim; the repository is the fact), and a branch put back at its record.
+   */
+  agentHooks(warn?: (message: string) => void): Pick<AgentCallHooks, 'afterGrant' | 'readMove' | 'offRecord'> {
+    const records = this.git?.records;
+    if (!records) return { afterGrant: (taskId, token) => this.worktreeOf(taskId, token) };
+    return {
+      afterGrant: (taskId, token) => this.worktreeOf(taskId, token),
+      readMove: (taskId, ref, to) => records.readMove(taskId, ref, to),
+      offRecord: (taskId) => void records.repair(taskId).catch((err: Error) => warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`)),
+    };
+  }
+
+  /** Once the agents' socket listens: the Thread's own folder gets the hooks that fence agents' commits. */
+  async fenceThreadFolder(warn?: (message: string) => void): Promise<void> {
+    await this.git?.threadFolder.fence().catch((err: Error) => warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
+  }
 
   isolation(): GitIsolation {
     return this.git ? this.git.isolation() : { isolated: false, reason: this.reason };

@@ -1,6 +1,6 @@
 import type { AgentRecord, AgentRegistry } from '../agents/agentRegistry.js';
 import type { LivenessSubject } from '../agents/liveness.js';
-import type { AgentKind as ProfileId } from '../agents/profiles.js';
+import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
@@ -20,7 +20,7 @@ export const LockConstants = {
 export interface Pane extends LivenessSubject {
   record: AgentRecord;
   session: PaneSession;
-  launch: { profile: ProfileId; command?: string; cols: number; rows: number; name: string };
+  launch: { profile: ProfileIdShared; command?: string; cols: number; rows: number; name: string };
   /** Types the host's messages into the pane when it is quiet. */
   typist: PaneTypist;
 }

@@ -1,12 +1,15 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { changesHolder } from '../../src-shared/board/eventKinds.js';
 import type { HardReleaseReason } from '../../src-shared/board/model.js';
+import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import type { AgentRecord } from '../agents/agentRegistry.js';
 import { paneOfProcess } from '../agents/peerCredentials.js';
-import { buildLaunch, writeProfileFiles, type AgentKind as ProfileId } from '../agents/profiles.js';
+import { buildLaunch, writeProfileFiles } from '../agents/profiles.js';
 import type { PaneSession } from '../pty/paneSession.js';
 import { PaneTypist } from './assignmentTyping.js';
 import { clearLocksWhenGone } from './paneLocks.js';
@@ -17,8 +20,6 @@ import { CLI_SCRIPT } from './cliShim.js';
 import type { StoredAgent } from './agentStore.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
-
-const DEFAULT_SIZE = DEFAULT_TERMINAL_SIZE;
 
 /**
  * The agents' panes: each launch is a new agent (id, secret, pty); the one way an agent goes (`agentGone`)
@@ -37,6 +38,8 @@ export class Panes {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
     // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from).
     d.sessions.restoreInto(d.registry, performance.now());
+    // A state change (working, waiting for you, ...) redraws the agent list.
+    if (d.states) this.store.add(d.states.onChange.event(() => this.fireAgents()));
   }
 
   get(agentId: string): Pane | undefined {
@@ -55,7 +58,8 @@ export class Panes {
       status: r.status,
       pid: r.pid,
       exit: r.exit,
-      claims: this.d.board.engine.claimsOf(r.id),
+      // In display order: the window draws this list as it comes, and computes no claims of its own.
+      claims: this.d.board.engine.claimsOf(r.id).sort(compareTaskIds),
       resumable: r.status === 'exited' && this.d.sessions.resumable(r.id),
       state: this.d.states?.info(r.id) ?? null,
     }));
@@ -65,6 +69,12 @@ export class Panes {
     if (!this.closing) this.onAgents.fire(this.agents());
   }
 
+  /** The board's event: one that can change who holds what (grant, release, lapse, drag, approval, an agent's
+   *  exit) sends the windows the agent list again, so each tab's claims are the host's and never stale. */
+  follow(e: BoardEvent): void {
+    if (changesHolder(e.kind)) this.fireAgents();
+  }
+
   /** An agent that exists and has not exited: one whose claims are still meaningful. */
   isRunning(agentId: string): boolean {
     const r = this.d.registry.get(agentId);
@@ -72,11 +82,11 @@ export class Panes {
   }
 
   /** Launch an agent in a new pane. Every launch is a new agent: new id, new secret. */
-  async launch(profile: ProfileId, o: { cols?: number; rows?: number; command?: string; name?: string } = {}): Promise<AgentInfo> {
+  async launch(profile: ProfileIdShared, o: { cols?: number; rows?: number; command?: string; name?: string } = {}): Promise<AgentInfo> {
     if (this.closing) throw new Error('this Thread is closed');
     const { d } = this;
-    const cols = o.cols ?? DEFAULT_SIZE.cols;
-    const rows = o.rows ?? DEFAULT_SIZE.rows;
+    const cols = o.cols ?? DEFAULT_TERMINAL_SIZE.cols;
+    const rows = o.rows ?? DEFAULT_TERMINAL_SIZE.rows;
     // Names count up per profile and are never reused in a Thread, across host restarts too (AgentNumbers):
     // the event log and the journal keep naming the agents of earlier runs.
     const n = d.sessions.numbers.next(profile);
@@ -112,7 +122,7 @@ export class Panes {
 
   private async start(record: AgentRecord, stored: StoredAgent, resumeId: string | null, fresh: boolean): Promise<AgentInfo> {
     const { d } = this;
-    const { profile, cols, rows } = stored as StoredAgent & { profile: ProfileId };
+    const { profile, cols, rows } = stored as StoredAgent & { profile: ProfileIdShared };
     const command = stored.command;
     const filesDir = join(d.agentFilesDir, record.id);
     fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
@@ -188,7 +198,7 @@ export class Panes {
     for (const f of [...found, ...gone]) this.d.sessions.numbers.saw(f.profile, f.name);
     for (const f of found) {
       const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
-      this.wire(record, f.session, { profile: f.profile as ProfileId, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
+      this.wire(record, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
     }
     if (found.length) this.fireAgents();
   }
@@ -222,7 +232,7 @@ export class Panes {
     const p = this.panes.get(agentId);
     const from = p?.launch ?? this.d.sessions.get(agentId);
     if (!from) throw new Error(`no agent ${agentId}`);
-    const next = await this.launch(from.profile as ProfileId, { cols: from.cols, rows: from.rows, command: from.command });
+    const next = await this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command });
     if (p && p.record.status !== 'exited') return next;
     this.d.registry.moveTo(next.id, agentId);
     await this.close(agentId);

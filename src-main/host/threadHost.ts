@@ -9,19 +9,17 @@ import { AgentSocket, socketPathFor } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { findOnPath } from '../base/pathLookup.js';
-import { WorktreeManager } from '../git/worktreeManager.js';
+import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { AgentSessions } from './agentSessions.js';
+import { AgentStates } from './agentStates.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
-import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
-import { Panes, type AdoptedPane } from './panes.js';
-import { AgentStates } from './agentStates.js';
-import { verifyDone } from './verifyOnDone.js';
+import { KeptPanes } from './keptPanes.js';
+import { Panes } from './panes.js';
+import { verifyOnDone } from './verifyOnDone.js';
 
-export { LockConstants } from './panes.js';
 export { TypingConstants } from './assignmentTyping.js';
-export { WorktreeConstants } from './claimWorktrees.js';
 
 export interface ThreadHostOptions {
   /** The project folder the agents work in. */
@@ -55,7 +53,8 @@ export function threadKeyOf(folder: string): string {
  * agents' panes, the liveness loop, the assignment messages and verify. Electron and `serve` both host
  * exactly this; neither adds behaviour of its own. Each job is a room of its own; this file only wires
  * them, in the order a reader can follow: the board's events go to the worktrees first (a grant gets its
- * folder), then to the windows, then to the panes (who is told what).
+ * folder), then to the windows, then to the panes (who is told what, and the agent list when who holds
+ * what changed), then to the liveness loop (a new lease or interval).
  */
 export class ThreadHost {
   readonly key: string;
@@ -81,9 +80,8 @@ export class ThreadHost {
       worktrees.follow(e);
       this.onBoardEvent.fire(e);
       assignments.follow(e);
-      if (e.kind === 'grant' || e.kind === 'claim-ended' || e.kind === 'reassign') panes.fireAgents();
-      // A new lease or interval takes effect now, not after the old interval runs out.
-      if (e.kind === 'settings-set' && !this.disposed) liveness.schedule();
+      panes.follow(e);
+      liveness.follow(e);
     });
   }
 
@@ -94,119 +92,64 @@ export class ThreadHost {
     const boardDir = join(opts.dataRoot, 'threads', key);
     // Before the board: a record file that cannot be read at all stops the open with nothing opened yet.
     const sessions = AgentSessions.open(boardDir, opts.warn);
-    // Agents the pty host kept while no board host ran: the live ones keep their claims (grace), the ones
-    // that exited meanwhile lose theirs now with the reason, once.
     const ptyHost = await opts.ptyHost;
-    const kept = ptyHost ? await ptyHost.panesOf(key) : [];
-    const live = kept.filter((k) => !k.listing.dead);
-    const liveIds = new Set(live.map((k) => k.listing.meta.agentId));
-    const exitedIds = kept.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
-    const board = await BoardService.open({
-      dir: boardDir,
-      threadId: key,
-      goal: opts.goal ?? '',
-      warn: opts.warn,
-      isAgentAlive: (id) => liveIds.has(id),
-      exitedAgents: exitedIds,
-    });
-    for (const k of kept) if (k.listing.dead) k.pty.dispose();
+    const kept = await KeptPanes.read(ptyHost, key);
+    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, isAgentAlive: (id) => kept.isLive(id), exitedAgents: kept.exitedIds });
+    kept.dropExited();
     const rt = runtimeDir(opts.runtimeRoot);
     const registry = new AgentRegistry();
-    // The worktrees come before the socket, whose hooks they answer; the socket's path is known before it
-    // listens, and the fence hooks only dial it once an agent commits.
     const socketPath = socketPathFor(rt, key);
-    const git = await WorktreeManager.open(folder, board.dir, board, socketPath).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
-    const worktrees = new ClaimWorktrees(board, git instanceof WorktreeManager ? git : null, 'reason' in git ? git.reason : '');
-    // Panes are made after the states they report to; a state change redraws the agent list.
-    let panesRef: Panes | null = null;
-    const states = new AgentStates({ board, onChange: () => panesRef?.fireAgents() });
+    const worktrees = await ClaimWorktrees.open(folder, board, socketPath);
+    const states = new AgentStates({ board });
     const panes = new Panes({
-      states,
-      folder,
-      threadKey: key,
-      ptys: ptyHost,
-      board,
-      registry,
-      socketPath,
+      states, folder, threadKey: key, ptys: ptyHost, board, registry, socketPath, sessions, typingQuietMs: opts.typingQuietMs, warn: opts.warn,
       binDir: ensureCliShim(rt),
       agentFilesDir: join(rt, `agents-${key}`),
       env: opts.env ?? process.env,
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
       clearLocksOf: worktrees.git ? (id) => worktrees.require().folders.clearLocksOf(id) : null,
-      typingQuietMs: opts.typingQuietMs,
-      warn: opts.warn,
-      sessions,
     });
-    panesRef = panes;
-    let host: ThreadHost | null = null;
-    const onDone = (agentId: string, taskId: string) =>
-      void verifyDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs }, agentId, taskId).catch((err: Error) => {
-        // A verify that outlives its Thread (closed mid-run) has nowhere to report; anything else is said.
-        if (!host?.disposed) opts.warn?.(`forkbench: verify of ${taskId} failed to run: ${err.message}`);
-      });
-    const records = worktrees.git?.records;
-    let socket: AgentSocket;
-    try {
-      socket = await AgentSocket.listen(
-        socketPath,
-        registry,
-        board,
-        {
-          afterGrant: (taskId, token) => worktrees.worktreeOf(taskId, token),
-          onDone,
-          readMove: records ? (taskId, ref, to) => records.readMove(taskId, ref, to) : undefined,
-          offRecord: records
-            ? (taskId) => void records.repair(taskId).catch((err: Error) => opts.warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`))
-            : undefined,
-          reportState: (agentId, state, text) => states.report(agentId, state, text),
-          agentStates: () => states.views(),
-        },
-        { perl: findOnPath('perl'), paneOf: (pid) => panes.paneOfProcess(pid) },
-      );
-    } catch (err) {
+    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn }) };
+    const judge = { perl: findOnPath('perl'), paneOf: (pid: number) => panes.paneOfProcess(pid) };
+    const socket = await AgentSocket.listen(socketPath, registry, board, hooks, judge).catch(async (err: unknown) => {
       await board.close();
       throw err;
-    }
-    await worktrees.git?.threadFolder.fence().catch((err: Error) => opts.warn?.(`forkbench: the Thread's folder could not be fenced for agents: ${err.message}`));
-    panes.adopt(
-      live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
-      kept.filter((k) => k.listing.dead).map((k) => k.listing.meta),
-    );
+    });
+    await worktrees.fenceThreadFolder(opts.warn);
+    kept.adoptInto(panes);
     const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn, states });
-    host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
+    const host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
     if (opts.liveness !== false) liveness.schedule();
     return host;
   }
 
   /** Close the Thread but leave its agents running in the pty host (`serve --keep-agents`): no claim ends
    *  (the next board host gives them grace), no pane is killed, the board is flushed. */
-  async leave(): Promise<void> {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.liveness.stop();
-    this.panes.stop();
-    this.worktrees.stop();
-    this.panes.leave();
-    await this.worktrees.close();
-    await this.socket.close();
-    await this.board.close();
-    this.unsubscribeBoard();
-    this.onBoardEvent.dispose();
+  leave(): Promise<void> {
+    return this.close('leave');
   }
 
   /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */
-  async dispose(reason: 'host-stopped' = 'host-stopped'): Promise<void> {
+  dispose(reason: 'host-stopped' = 'host-stopped'): Promise<void> {
+    return this.close(reason);
+  }
+
+  /** The one teardown: `leave` keeps the agents and their claims; a reason ends every claim and kills them. */
+  private async close(how: 'leave' | 'host-stopped'): Promise<void> {
     if (this.disposed) return;
     // First, before any await: a liveness round in flight neither renews nor re-arms, and no typing poll,
-    // slow-worktree note or lock retry fires while the board is busy with the releases below.
+    // state timer, slow-worktree note or lock retry fires while the board is busy with what follows.
     this.disposed = true;
     this.liveness.stop();
     this.states.stop();
     this.panes.stop();
     this.worktrees.stop();
-    // Every claim ends now with the reason (the board stays open for exactly this write).
-    await this.board.apply((e) => e.shutdown(reason)).catch(() => undefined);
-    await this.panes.killAll();
+    if (how === 'leave') this.panes.leave();
+    else {
+      // Every claim ends now with the reason (the board stays open for exactly this write).
+      await this.board.apply((e) => e.shutdown(how)).catch(() => undefined);
+      await this.panes.killAll();
+    }
     await this.worktrees.close();
     await this.socket.close();
     await this.board.close();

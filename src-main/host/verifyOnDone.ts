@@ -2,12 +2,28 @@ import type { BoardService } from '../board/boardService.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
 
+export interface VerifyDeps {
+  board: BoardService;
+  worktrees: ClaimWorktrees;
+  folder: string;
+  timeoutMs?: number;
+}
+
+/** The agents' socket's `onDone` hook: each done is verified in the background, and a verify that could not
+ *  run is said (unless its Thread closed meanwhile: then it has nowhere to report). */
+export function verifyOnDone(d: VerifyDeps & { warn?: (message: string) => void }): (agentId: string, taskId: string) => void {
+  return (agentId, taskId) =>
+    void verifyDone(d, agentId, taskId).catch((err: Error) => {
+      if (!d.worktrees.isClosed) d.warn?.(`forkbench: verify of ${taskId} failed to run: ${err.message}`);
+    });
+}
+
 /**
  * An agent said done: run the task's (or the Thread's) verify command in the work's folder. Pass → approve
  * (which merges); fail → back to the agent with the output. Without a command the task waits for a person.
  */
 export async function verifyDone(
-  d: { board: BoardService; worktrees: ClaimWorktrees; folder: string; timeoutMs?: number },
+  d: VerifyDeps,
   agentId: string,
   taskId: string,
 ): Promise<void> {

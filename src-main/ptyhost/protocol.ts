@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { PaneIdentity } from '../pty/paneSession.js';
 import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
 
 /**
@@ -9,17 +10,11 @@ import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
  */
 export const PTY_HOST_PROTOCOL = 1;
 
-/** What the board host needs to take a pane back after a restart: the agent it is, as the board knows it.
- *  Held by the pty host in memory only; the secret is never written to disk. */
-export interface PaneMeta {
-  threadKey: string;
-  agentId: string;
-  secret: string;
-  socketPath: string;
-  profile: string;
-  name: string;
+/** What the board host needs to take a pane back after a restart: the agent it is, as the board knows it
+ *  (its PaneIdentity), and the folder it runs in. Held by the pty host in memory only; the secret is never
+ *  written to disk. */
+export interface PaneMeta extends PaneIdentity {
   cwd: string;
-  command?: string;
 }
 
 export interface PaneListing {

@@ -1,16 +1,30 @@
-import { memo, useEffect, useRef, useState, type FormEvent } from 'react';
+import { memo } from 'react';
 import { useDroppable } from '@dnd-kit/core';
-import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { describeExit, nearestDeadlineOf } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { closeAgentAsking } from './agentClose.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
+import { LaunchMenu } from './LaunchMenu.js';
+import { useCommands } from './useCommands.js';
 
 export const AGENT_DROP_PREFIX = 'agent:';
 
 export function AgentTabs() {
+  const c = useController();
   const ids = useApp((s) => s.agentIds);
+  // The palette's "go to agent N": what a click on the Nth tab does.
+  useCommands(() =>
+    c.state.agentIds.map((id, i) => ({
+      id: `agent-tab-${i + 1}`,
+      title: `Go to agent ${i + 1}: ${c.agentName(id)}`,
+      group: 'Agents',
+      keywords: 'tab switch terminal',
+      detail: c.state.agents[id] ? statusText(c.state.agents[id]) : undefined,
+      run: () => c.selectAgent(id),
+    })),
+  );
   return (
     <div className="tabbar">
       <div className="tabs" role="tablist" aria-label="Agents">
@@ -33,9 +47,9 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
   const c = useController();
   const a = useApp((s) => s.agents[id]);
   const active = useApp((s) => s.activeAgentId === id);
-  // Only this agent's claims (kept per event in the store), never a scan of every task per tab per update.
-  const claims = useApp((s) => s.agentClaims[id]);
-  const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agentClaims[id]));
+  // Only this agent's claims, as the host sent them with its agent list: never a scan of every task per tab.
+  const claims = a?.claims;
+  const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agents[id]?.claims));
   const leaseMs = useApp((s) => s.leaseMs);
   // An exited agent cannot take a task: it is no drop target (the host would refuse anyway).
   const { setNodeRef, isOver } = useDroppable({ id: `${AGENT_DROP_PREFIX}${id}`, data: { agentId: id }, disabled: !a || a.status === 'exited' });
@@ -112,75 +126,3 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
     </div>
   );
 });
-
-const CUSTOM: { id: ProfileIdShared; label: string; available: boolean } = { id: 'custom', label: 'Custom command', available: true };
-
-function LaunchMenu() {
-  const c = useController();
-  const snapshotProfiles = useApp((s) => s.profiles);
-  const profiles = snapshotProfiles.some((p) => p.id === 'custom') ? snapshotProfiles : [...snapshotProfiles, CUSTOM];
-  const [open, setOpen] = useState(false);
-  const [custom, setCustom] = useState(false);
-  const [command, setCommand] = useState('');
-  const root = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (!open) return;
-    const close = (e: MouseEvent) => {
-      if (root.current && !root.current.contains(e.target as Node)) setOpen(false);
-    };
-    document.addEventListener('mousedown', close);
-    return () => document.removeEventListener('mousedown', close);
-  }, [open]);
-  const launch = async (profile: ProfileIdShared, cmd?: string) => {
-    setOpen(false);
-    setCustom(false);
-    await c.launch(profile, cmd);
-  };
-  const submitCustom = (e: FormEvent) => {
-    e.preventDefault();
-    const cmd = command.trim();
-    if (!cmd) return;
-    setCommand('');
-    void launch('custom', cmd);
-  };
-  return (
-    <div className="launch" ref={root}>
-      <button type="button" className="primary" data-testid="launch-menu" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
-        + Launch agent
-      </button>
-      {open && (
-        <div className="menu" role="menu" onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
-          {profiles.map((p) => (
-            <button
-              key={p.id}
-              type="button"
-              role="menuitem"
-              data-testid={`launch-${p.id}`}
-              disabled={!p.available}
-              title={p.available ? undefined : `${p.label} is not installed on this machine`}
-              onClick={() => (p.id === 'custom' ? setCustom(true) : void launch(p.id))}
-            >
-              {p.id === 'custom' ? `${p.label.replace(/…$/, '')}…` : p.label}
-              {!p.available && <span className="unavailable"> (not found)</span>}
-            </button>
-          ))}
-          {custom && (
-            <form className="custom-form" onSubmit={submitCustom}>
-              <input
-                data-testid="custom-command"
-                value={command}
-                onChange={(e) => setCommand(e.target.value)}
-                placeholder="command line, e.g. npx my-agent --flag"
-                aria-label="Custom command line"
-                autoFocus
-              />
-              <button type="submit" className="primary" data-testid="custom-launch" disabled={!command.trim()}>
-                Launch
-              </button>
-            </form>
-          )}
-        </div>
-      )}
-    </div>
-  );
-}

@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'react';
 import { useApp } from '../state/hooks.js';
 import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Chrome.js';
+import { CommandPalette } from './CommandPalette.js';
 import { ConfirmHost } from './confirm.js';
 import { EventLog } from './EventLog.js';
 import { PromptHost } from './prompt.js';
 import { ShortcutHelp } from './ShortcutHelp.js';
 import { ThreadList } from './ThreadList.js';
 import { ThreadView } from './ThreadView.js';
+import { useWindowCommands } from './windowCommands.js';
 
 /**
  * The frame: Threads on the left, the Thread in the middle, the event log on the right. In a window of
@@ -19,6 +21,8 @@ export function App() {
   // mistakes it for the host's present state.
   const offline = useApp((s) => s.connection !== 'connected' && s.connection !== 'connecting');
   const [drawer, setDrawer] = useState<Drawer>(null);
+  const toggleDrawer = (d: Exclude<Drawer, null>) => setDrawer((cur) => (cur === d ? null : d));
+  useWindowCommands(drawer, toggleDrawer);
   useEffect(() => {
     if (!drawer) return;
     const close = (e: KeyboardEvent) => e.key === 'Escape' && setDrawer(null);
@@ -29,7 +33,7 @@ export function App() {
   useEffect(() => setDrawer((d) => (d === 'threads' ? null : d)), [activeKey]);
   return (
     <div className="app">
-      <TopBar drawer={drawer} onDrawer={(d) => setDrawer((cur) => (cur === d ? null : d))} />
+      <TopBar drawer={drawer} onDrawer={toggleDrawer} />
       <ConnectionBanner />
       <ErrorBanner />
       <div className={`layout${drawer ? ` drawer-${drawer}` : ''}${offline ? ' offline' : ''}`} data-testid="layout" data-offline={offline}>
@@ -48,6 +52,7 @@ export function App() {
       <PromptHost />
       <ConfirmHost />
       <ShortcutHelp />
+      <CommandPalette />
     </div>
   );
 }

@@ -3,7 +3,9 @@ import { useDroppable } from '@dnd-kit/core';
 import { TASK_STATES, type TaskState } from '../../src-shared/board/model.js';
 import { matchTasks } from '../state/boardSearch.js';
 import { useApp, useController } from '../state/hooks.js';
+import { typingIn } from './keys.js';
 import { TaskCard } from './TaskCard.js';
+import { useCommands } from './useCommands.js';
 import { containsRange, layoutItems, visibleRange, type VirtualLayout, type VirtualRange } from './virtualRange.js';
 
 const LABELS: Record<TaskState, string> = {
@@ -43,9 +45,6 @@ export function Board() {
   );
 }
 
-/** Whether a key press belongs to a field (or a terminal, whose input is a textarea), not to the page. */
-const typingIn = (t: EventTarget | null) => t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
-
 /**
  * Search over the board: `/` from anywhere but a field focuses it, Enter moves to the first match, Escape
  * clears it. The columns show only the matches (matchTasks), virtualized as ever.
@@ -54,12 +53,16 @@ function BoardSearch() {
   const c = useController();
   const query = useApp((s) => s.boardQuery);
   const input = useRef<HTMLInputElement>(null);
+  const focusSearch = () => {
+    input.current?.focus();
+    input.current?.select();
+  };
+  useCommands(() => [{ id: 'focus-search', title: 'Search the board', group: 'Board', keys: '/', keywords: 'find filter tasks', run: focusSearch }]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || typingIn(e.target)) return;
       e.preventDefault();
-      input.current?.focus();
-      input.current?.select();
+      focusSearch();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);

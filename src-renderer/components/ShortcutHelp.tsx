@@ -1,23 +1,28 @@
 import { useEffect, useRef, useState } from 'react';
+import { PALETTE_KEYS } from './CommandPalette.js';
+import { typingIn } from './keys.js';
+import { useCommands } from './useCommands.js';
 
 /** Every shortcut the window has, in one place (`?` shows it). */
 const SHORTCUTS: ReadonlyArray<[string, string]> = [
+  [PALETTE_KEYS, 'Command palette: every action of the window by name, a task by its id or title (Ctrl+K not in a terminal or a field)'],
   ['/', 'Search the board (id, title, holder, state); Enter goes to the first match, Escape clears'],
   ['Enter on a card', 'Open the task’s details; Escape closes them'],
   ['Space on a card', 'Pick it up; arrows move between drop targets (Open, each agent’s tab); Space drops; Escape cancels'],
   ['Assign to… on a card', 'Assign it from the keyboard: arrows pick an agent, Enter assigns'],
   ['Ctrl+F in a terminal', 'Find in that agent’s terminal; Enter / Shift+Enter next / previous'],
+  ['Alt+Shift+N', 'Go to the next agent waiting for you'],
+  ['↑ ↓ in a menu', 'Move in the Launch and Assign to… menus (Home / End: first / last launch choice); Enter picks; Escape closes it and goes back to its button'],
   ['Escape', 'Close a menu, dialog or drawer'],
   ['?', 'This list'],
 ];
-
-const typingIn = (t: EventTarget | null) => t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
 
 /** `?` anywhere but a field or a terminal: the shortcut list, closed by Escape, the focus given back. */
 export function ShortcutHelp() {
   const [open, setOpen] = useState(false);
   const box = useRef<HTMLDivElement>(null);
   const returnTo = useRef<Element | null>(null);
+  useCommands(() => [{ id: 'show-shortcuts', title: 'Show keyboard shortcuts', group: 'Window', keys: '?', keywords: 'help keys', run: () => setOpen(true) }]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== '?' || e.ctrlKey || e.metaKey || e.altKey || typingIn(e.target)) return;

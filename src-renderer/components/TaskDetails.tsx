@@ -36,10 +36,10 @@ export function useTaskHistory(taskId: string, task: Task | undefined): BoardEve
   useEffect(() => {
     if (!key) return;
     let live = true;
-    c.transport.call('task.history', { key, taskId }).then(
-      (h) => live && setEvents(h),
-      (err: unknown) => live && c.notices.showError(`read the history of ${taskId}`, err),
-    );
+    // A panel closed meanwhile has nobody to show the history, or its failure, to.
+    void c.call('task.history', { key, taskId }, `read the history of ${taskId}`, { handled: () => !live }).then((h) => {
+      if (live && h.ok) setEvents(h.value);
+    });
     return () => {
       live = false;
     };

@@ -1,12 +1,15 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { useApp, useTerminals } from '../state/hooks.js';
 import type { PaneTerminal } from '../terminal/paneTerminal.js';
+import { FirstSteps } from './FirstSteps.js';
 
 /** The visible agent's terminal. Panes live in the TerminalRegistry; this only moves one into view. */
 export function TerminalArea() {
   const terminals = useTerminals();
   useSyncExternalStore(terminals.subscribe, terminals.getVersion);
   const activeId = useApp((s) => s.activeAgentId);
+  // A Thread with nothing in it yet: the area explains how to start instead of staying blank.
+  const fresh = useApp((s) => s.board !== null && s.agentIds.length === 0 && Object.values(s.columns).every((ids) => ids.length === 0));
   const pane = activeId ? terminals.get(activeId) : undefined;
   const area = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -19,6 +22,8 @@ export function TerminalArea() {
     <div className="terminal-area" ref={area}>
       {pane && activeId ? (
         <PaneView key={activeId} pane={pane} agentId={activeId} />
+      ) : fresh ? (
+        <FirstSteps />
       ) : (
         <div className="terminal-empty">Launch an agent to open a terminal here.</div>
       )}
@@ -55,7 +60,21 @@ function PaneView({ pane, agentId }: { pane: PaneTerminal; agentId: string }) {
         }
       }}
     >
-      {searching && <SearchBox pane={pane} onClose={closeSearch} />}
+      {searching ? (
+        <SearchBox pane={pane} onClose={closeSearch} />
+      ) : (
+        // Says that Ctrl+F searches this terminal, and does it for a pointer.
+        <button
+          type="button"
+          className="find-hint"
+          data-testid="terminal-find-hint"
+          title="Find in this terminal (Ctrl+F while it has the focus)"
+          aria-keyshortcuts="Control+F"
+          onClick={() => setSearching(true)}
+        >
+          Find <kbd>Ctrl+F</kbd>
+        </button>
+      )}
       <div className="terminal-container" data-testid={`terminal-${agentId}`} ref={container} />
     </div>
   );

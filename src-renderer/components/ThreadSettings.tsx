@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Limits } from '../../src-shared/board/limits.js';
 import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSettingsFields.js';
 import { useApp, useController } from '../state/hooks.js';
+import { useCommands } from './useCommands.js';
 
 const NONE: readonly string[] = [];
 
@@ -33,6 +34,7 @@ export function ThreadSettings() {
     setCopy(formatCopyFiles(copyFiles));
     setOpen(true);
   };
+  useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy', run: start }]);
   const save = async () => {
     const s = Number(lease);
     if (!Number.isFinite(s)) return;

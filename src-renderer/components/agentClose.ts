@@ -4,7 +4,8 @@ import { askConfirm } from './confirm.js';
 /** Task ids with their titles, for a person: `T-2 "Add tests"`. */
 function describeHeld(c: AppController, agentId: string): string[] {
   const board = c.state.board;
-  return (c.state.agentClaims[agentId] ?? []).map((id) => {
+  // The host's word on what it holds (sent with the agent list), as the tab shows it.
+  return (c.state.agents[agentId]?.claims ?? []).map((id) => {
     const title = board?.tasks.get(id)?.title;
     return title ? `${id} "${title}"` : id;
   });

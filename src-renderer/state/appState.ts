@@ -3,7 +3,7 @@ import type { PaneHost } from '../terminal/paneHost.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type { AgentInfo, GitIsolation, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import type { ConnectionState } from '../transport/types.js';
-import { EMPTY_COLUMNS, NO_CLAIMS, type AgentClaims, type Columns } from './boardState.js';
+import { EMPTY_COLUMNS, type Columns } from './boardState.js';
 import type { LogEntry } from './eventLog.js';
 import type { HostClock } from './hostClock.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
@@ -45,9 +45,8 @@ export interface AppState {
   leaseMs: number;
   /** Task ids per column in display order, kept up to date per event (only the changed columns get new arrays). */
   columns: Columns;
-  /** Task ids each agent holds a claim on, kept up to date per event (grant, claim end, reassign, return). */
-  agentClaims: AgentClaims;
   agentIds: readonly string[];
+  /** The host's agent list; each agent's `claims` are the host's, pushed after every change of holder. */
   agents: Readonly<Record<string, AgentInfo>>;
   activeAgentId: string | null;
   log: readonly LogEntry[];
@@ -102,9 +101,9 @@ export const nullPanes: PaneHost = {
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
 export function noThreadShown(): Pick<
   AppState,
-  'board' | 'columns' | 'agentClaims' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery'
+  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery'
 > {
-  return { board: null, columns: EMPTY_COLUMNS, agentClaims: NO_CLAIMS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '' };
+  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '' };
 }
 
 export function initialState(): AppState {

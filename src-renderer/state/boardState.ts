@@ -1,6 +1,6 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { TASK_STATES, type Task, type TaskState } from '../../src-shared/board/model.js';
-import { applyEvent, taskNumber, type Board } from '../../src-shared/board/reducer.js';
+import { applyEvent, compareTaskIds, type Board } from '../../src-shared/board/reducer.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import type { AgentInfo, ThreadSnapshot } from '../../src-shared/protocol/windowApi.js';
 import { LeaseFractions } from '../../src-shared/board/limits.js';
@@ -36,11 +36,8 @@ export function applyLiveEvent(board: Board, e: BoardEvent): ApplyOutcome {
 }
 
 
-/** Display order of task ids: by number (T-9 before T-10). */
-export function compareTaskIds(a: string, b: string): number {
-  const d = taskNumber(a) - taskNumber(b);
-  return Number.isNaN(d) ? a.localeCompare(b) : d;
-}
+/** Display order of task ids (shared with the host, which sends each agent's claims in it). */
+export { compareTaskIds };
 
 function byNumber(a: Task, b: Task): number {
   return compareTaskIds(a.id, b.id);
@@ -106,61 +103,14 @@ export function moveTask(cols: Columns, taskId: string, from: TaskState | null, 
   return out;
 }
 
-/** The tasks each agent holds a live claim on, in display order. Agents holding none are absent. */
-export type AgentClaims = Readonly<Record<string, readonly string[]>>;
-
-export const NO_CLAIMS: AgentClaims = {};
-
-/** Every agent's claims, from the whole board (a snapshot); an agent whose list did not change keeps its array. */
-export function computeAgentClaims(board: Board, prev?: AgentClaims): AgentClaims {
-  const out: Record<string, string[]> = {};
-  for (const t of board.tasks.values()) if (t.claim) (out[t.claim.agentId] ??= []).push(t.id);
-  const result: Record<string, readonly string[]> = {};
-  for (const [agentId, ids] of Object.entries(out)) {
-    ids.sort(compareTaskIds);
-    const old = prev?.[agentId];
-    result[agentId] = old && sameIds(old, ids) ? old : ids;
-  }
-  return result;
-}
-
 /**
- * A task's holder changed (grant, reassign, claim end, a review returned to the backlog): move it between the
- * two agents' lists. `from`/`to` are agent ids, null for "nobody". The other agents keep their arrays.
+ * One event changed one task (`before` and `after` are that task's objects; the reducer replaces, never
+ * mutates, them): the columns after it. Returns the same columns when the task stayed in its column (a
+ * renewal, a note, an edit, a change of holder), so nothing that draws columns re-renders. Which agent holds
+ * what is the host's to say: it comes with the agent list (`AgentInfo.claims`), never computed here.
  */
-export function moveClaim(claims: AgentClaims, taskId: string, from: string | null, to: string | null): AgentClaims {
-  if (from === to) return claims;
-  const out: Record<string, readonly string[]> = { ...claims };
-  if (from !== null && out[from]) {
-    const rest = removeSorted(out[from], taskId);
-    if (rest.length === 0) delete out[from];
-    else out[from] = rest;
-  }
-  if (to !== null) out[to] = insertSorted(out[to] ?? [], taskId);
-  return out;
-}
-
-/** What the renderer keeps besides the board to draw it without scanning every task per event. */
-export interface BoardIndex {
-  readonly columns: Columns;
-  readonly agentClaims: AgentClaims;
-}
-
-/**
- * The index after one event changed one task (`before` and `after` are that task's objects; the reducer
- * replaces, never mutates, them). Returns the same index when the task stayed in its column and with its holder
- * (a renewal, a note, an edit), so nothing that draws columns or tabs re-renders.
- */
-export function updateIndex(index: BoardIndex, taskId: string, before: Task | undefined, after: Task | undefined): BoardIndex {
-  const fromState = before?.state ?? null;
-  const toState = after?.state ?? null;
-  const fromHolder = before?.claim?.agentId ?? null;
-  const toHolder = after?.claim?.agentId ?? null;
-  if (fromState === toState && fromHolder === toHolder) return index;
-  return {
-    columns: moveTask(index.columns, taskId, fromState, toState),
-    agentClaims: moveClaim(index.agentClaims, taskId, fromHolder, toHolder),
-  };
+export function updateColumns(columns: Columns, taskId: string, before: Task | undefined, after: Task | undefined): Columns {
+  return moveTask(columns, taskId, before?.state ?? null, after?.state ?? null);
 }
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {
@@ -179,7 +129,7 @@ export function isLapsed(task: Pick<Task, 'claim' | 'lastClaim'>): boolean {
 }
 
 /** The soonest deadline among the live claims an agent holds, or null when it holds none. Scans every task:
- *  the window uses `nearestDeadlineOf` with the agent's claims from `AgentClaims` instead. */
+ *  the window uses `nearestDeadlineOf` with the agent's claims as the host sent them instead. */
 export function nearestDeadline(board: Board | null, agentId: string): number | null {
   if (!board) return null;
   let best: number | null = null;
@@ -190,7 +140,7 @@ export function nearestDeadline(board: Board | null, agentId: string): number | 
   return best;
 }
 
-/** The soonest deadline among the given tasks' live claims (an agent's, from `AgentClaims`): O(its claims). */
+/** The soonest deadline among the given tasks' live claims (an agent's, as the host sent them): O(its claims). */
 export function nearestDeadlineOf(board: Board | null, taskIds: readonly string[] | undefined): number | null {
   if (!board || !taskIds) return null;
   let best: number | null = null;

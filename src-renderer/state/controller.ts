@@ -5,7 +5,6 @@ import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type {
   AgentInfo,
   ProfileIdShared,
-  ThreadSnapshot,
   ThreadSummary,
   WindowError,
   WindowMethod,
@@ -14,11 +13,11 @@ import type {
 } from '../../src-shared/protocol/windowApi.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
-import { HostCallError, type Transport } from '../transport/types.js';
+import type { Transport } from '../transport/types.js';
 import { keepUnchanged, pickActive, sameOrder } from './agentList.js';
 import { initialState, noThreadShown, nullPanes, type AppState, type ControllerOptions } from './appState.js';
 import { BoardActions } from './actions.js';
-import { applyLiveEvent, boardFromSnapshot, computeAgentClaims, computeColumns, updateIndex } from './boardState.js';
+import { applyLiveEvent, boardFromSnapshot, computeColumns, updateColumns } from './boardState.js';
 import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
 import { changesWorktrees } from './worktreeStatus.js';
 import { hostCaller, valueOf, type CallHost } from './hostCall.js';
@@ -52,8 +51,8 @@ export class AppController {
   readonly notices: PageNotices;
   /** The review dialog and the worktrees panel. */
   readonly worktrees: WorktreesPanel;
-  /** The one way this window calls the host. */
-  private readonly call: CallHost;
+  /** The one way this window calls the host (components call through it too). */
+  readonly call: CallHost;
   /** What a person does to the board of the Thread on screen. */
   readonly actions: BoardActions;
   private readonly alerts: AgentAlerts;
@@ -77,7 +76,7 @@ export class AppController {
     }));
     this.notices = new PageNotices(this.store, this.disposables, opts);
     this.call = hostCaller(transport, this.notices);
-    this.worktrees = new WorktreesPanel(this.store, transport, this.call, this.notices);
+    this.worktrees = new WorktreesPanel(this.store, this.call);
     this.actions = new BoardActions(this.store, this.call, (id) => this.agentName(id));
     this.alerts = new AgentAlerts(this.store, { notify: opts.agentNotify, looking: opts.looking }, (id) => this.selectAgent(id));
   }
@@ -188,14 +187,11 @@ export class AppController {
       this.store.setState({ activeKey: key, ...noThreadShown() });
       this.panes.setThread(key);
     }
-    let snap: ThreadSnapshot | null = null;
-    let notOpen = false;
-    try {
-      snap = await this.transport.call('thread.snapshot', { key });
-    } catch (err) {
-      notOpen = tentative && err instanceof HostCallError && err.code === 'no-such-thread';
-      if (!notOpen) this.notices.showError('load the thread', err);
-    }
+    // A remembered Thread that is not open on the host is no error to show: the caller decides.
+    const isNotOpen = (e: WindowError) => tentative && e.code === 'no-such-thread';
+    const got = await this.call('thread.snapshot', { key }, 'load the thread', { handled: isNotOpen });
+    const snap = valueOf(got);
+    const notOpen = !got.ok && isNotOpen(got.error);
     if (this.loading?.key !== key) return false; // superseded by another load
     const buffered = this.loading.buffered;
     this.loading = null;
@@ -230,7 +226,6 @@ export class AppController {
       goal: board.goal,
       leaseMs: board.settings.leaseMs,
       columns: computeColumns(board, this.state.columns),
-      agentClaims: computeAgentClaims(board, this.state.agentClaims),
       agentIds: snap.agents.map((a) => a.id),
       agents,
       activeAgentId: pickActive(prevActive, snap.agents),
@@ -274,7 +269,8 @@ export class AppController {
     if (!board) return;
     const baseBefore = board.settings.baseBranch;
     // Every event changes at most the one task it names (the reducer replaces that task's object): its
-    // before/after say which column and which agent's claims changed, without scanning the board.
+    // before/after say which column changed, without scanning the board. Who holds it comes with the host's
+    // agent list, pushed after this event.
     const taskId = 'taskId' in e ? e.taskId : null;
     const before = taskId ? board.tasks.get(taskId) : undefined;
     const r = applyLiveEvent(board, e);
@@ -290,14 +286,10 @@ export class AppController {
       boardVersion: s.boardVersion + 1,
       log: appendLog(s.log, [toLogEntry(e, (id) => this.agentName(id))]),
     };
-    if (e.kind === 'thread-created') {
-      patch.columns = computeColumns(board, s.columns);
-      patch.agentClaims = computeAgentClaims(board, s.agentClaims);
-    } else if (taskId) {
-      const index = { columns: s.columns, agentClaims: s.agentClaims };
-      const next = updateIndex(index, taskId, before, board.tasks.get(taskId));
-      if (next.columns !== index.columns) patch.columns = next.columns;
-      if (next.agentClaims !== index.agentClaims) patch.agentClaims = next.agentClaims;
+    if (e.kind === 'thread-created') patch.columns = computeColumns(board, s.columns);
+    else if (taskId) {
+      const columns = updateColumns(s.columns, taskId, before, board.tasks.get(taskId));
+      if (columns !== s.columns) patch.columns = columns;
     }
     if (e.kind === 'goal-set') {
       patch.goal = e.goal;
@@ -341,6 +333,8 @@ export class AppController {
     const id = `${key}\n${agentId}`;
     let b = this.backgroundAcks.get(id);
     if (!b) {
+      // Not through the call verb: an ack is flow control, not something the person did, so a lost one has
+      // nothing to say in a banner (a reconnect resets every batcher, and the host its credit).
       b = new AckBatcher((n) => void this.transport.call('agent.ack', { key, agentId, chars: n }).catch(() => undefined));
       this.backgroundAcks.set(id, b);
     }

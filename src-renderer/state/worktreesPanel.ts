@@ -1,9 +1,7 @@
 import type { StoreApi } from 'zustand/vanilla';
-import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
-import { toWindowError, type Transport } from '../transport/types.js';
+import type { TaskDiff, WindowError } from '../../src-shared/protocol/windowApi.js';
 import type { AppState, RemoveOutcome } from './appState.js';
 import { valueOf, type CallHost } from './hostCall.js';
-import type { PageNotices } from './notices.js';
 
 /** The review dialog and the worktrees panel of the Thread on screen. */
 export class WorktreesPanel {
@@ -12,9 +10,7 @@ export class WorktreesPanel {
 
   constructor(
     private readonly store: StoreApi<AppState>,
-    private readonly transport: Transport,
     private readonly call: CallHost,
-    private readonly notices: PageNotices,
   ) {}
 
   private get state(): AppState {
@@ -75,14 +71,9 @@ export class WorktreesPanel {
   async removeWorktree(taskId: string, force: boolean): Promise<RemoveOutcome> {
     const key = this.state.activeKey;
     if (!key) return { kind: 'failed' };
-    try {
-      await this.transport.call('worktree.remove', { key, taskId, force });
-    } catch (err) {
-      const e = toWindowError(err);
-      if (e.code === 'uncommitted' && !force) return { kind: 'confirm', message: e.message };
-      this.notices.showError(`remove the worktree of ${taskId}`, err);
-      return { kind: 'failed' };
-    }
+    const asksFirst = (e: WindowError) => e.code === 'uncommitted' && !force;
+    const r = await this.call('worktree.remove', { key, taskId, force }, `remove the worktree of ${taskId}`, { handled: asksFirst });
+    if (!r.ok) return asksFirst(r.error) ? { kind: 'confirm', message: r.error.message } : { kind: 'failed' };
     // The `worktree-removed` event refreshes the list too, but it may have come before this answer.
     await this.refreshWorktrees();
     return { kind: 'removed' };

@@ -1,10 +1,11 @@
-import { Terminal, type ITheme } from '@xterm/xterm';
+import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import type { Transport } from '../transport/types.js';
 import { PaneFeed } from './paneFeed.js';
+import { pageTerminalTheme, watchColorScheme } from './terminalTheme.js';
 import { webglSupport } from './webglSupport.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 
@@ -14,15 +15,6 @@ export const TerminalConstants = {
   /** A lost WebGL context is retried this many times per pane before it stays on the DOM renderer. */
   maxWebglAttempts: 3,
 } as const;
-
-const THEME: ITheme = {
-  background: '#0f1115',
-  foreground: '#d7dae0',
-  cursor: '#e6e6e6',
-  selectionBackground: '#3a4a6b',
-  black: '#1c1f26',
-  brightBlack: '#5c6370',
-};
 
 export type ReportError = (action: string, err: unknown) => void;
 
@@ -59,6 +51,8 @@ export class PaneTerminal {
   private resizeObserver: ResizeObserver | null = null;
   private fitFrame = 0;
   private sentSize: { cols: number; rows: number } | null = null;
+  /** Stops following the system's colour scheme (dispose). */
+  private readonly stopSchemeWatch: () => void;
   /** Set by the component showing this pane: Ctrl/Cmd+F was pressed inside the terminal. */
   onFindRequested: (() => void) | null = null;
   /** Called with the size after each fit, so new agents can be launched at the size a pane shows. */
@@ -76,9 +70,14 @@ export class PaneTerminal {
       scrollback: TerminalConstants.scrollback,
       fontFamily: 'ui-monospace, "Cascadia Code", "JetBrains Mono", Menlo, Consolas, monospace',
       fontSize: 13,
-      theme: THEME,
+      theme: pageTerminalTheme(),
       cursorBlink: false,
       convertEol: false,
+    });
+    // The scheme changes while the pane lives (the system goes dark at dusk): the terminal follows at once,
+    // hidden panes too, so a tab switch never shows the other scheme's colours.
+    this.stopSchemeWatch = watchColorScheme(() => {
+      if (!this.disposed) this.term.options.theme = pageTerminalTheme();
     });
     this.term.loadAddon(this.fit);
     this.term.loadAddon(this.search);
@@ -231,6 +230,7 @@ export class PaneTerminal {
     if (this.disposed) return;
     this.hide();
     this.disposed = true;
+    this.stopSchemeWatch();
     this.feed.dispose();
     this.term.dispose();
   }

@@ -4,32 +4,39 @@ import type { BoardEventKind } from './events.js';
  * Every event kind the reducer knows, at run time: a journal line of any other kind is damage (or a journal
  * from a newer Forkbench), and replaying it as a no-op would silently move the board's sequence on. The
  * `satisfies` makes the type check fail until a kind added to events.ts is listed here too (and one listed
- * here that events.ts lost).
+ * here that events.ts lost). Each kind's value says whether it can change which agent holds a task: after
+ * those the host sends the windows its agent list again, whose claims are the only ones the tabs draw.
  */
 const KINDS = {
-  'thread-created': true,
-  'goal-set': true,
-  'settings-set': true,
-  'task-added': true,
-  'task-edited': true,
+  'thread-created': false,
+  'goal-set': false,
+  'settings-set': false,
+  'task-added': false,
+  'task-edited': false,
   grant: true,
-  renew: true,
+  renew: false,
   'claim-ended': true,
   reassign: true,
-  note: true,
-  submitted: true,
-  approved: true,
+  note: false,
+  submitted: false,
+  approved: false,
   returned: true,
-  blocked: true,
-  unblocked: true,
-  reset: true,
-  'worktree-set': true,
-  'worktree-removed': true,
-  'branch-recorded': true,
-  'write-rejected': true,
-  'agent-state': true,
-} as const satisfies Record<BoardEventKind, true>;
+  blocked: false,
+  unblocked: false,
+  reset: false,
+  'worktree-set': false,
+  'worktree-removed': false,
+  'branch-recorded': false,
+  'write-rejected': false,
+  'agent-state': false,
+} as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {
   return typeof kind === 'string' && Object.hasOwn(KINDS, kind);
+}
+
+/** Whether an event of this kind can move a task to another holder or to none (grant, claim end, reassign, a
+ *  review returned to the backlog). Every other kind leaves each agent's claims as they were. */
+export function changesHolder(kind: BoardEventKind): boolean {
+  return KINDS[kind];
 }

@@ -70,6 +70,12 @@ export function taskNumber(taskId: string): number {
   return taskId.startsWith('T-') ? Number(taskId.slice(2)) : NaN;
 }
 
+/** Display order of task ids: by number (T-9 before T-10). The host sends each agent's claims in it. */
+export function compareTaskIds(a: string, b: string): number {
+  const d = taskNumber(a) - taskNumber(b);
+  return Number.isNaN(d) ? a.localeCompare(b) : d;
+}
+
 export function applyEvent(b: Board, e: BoardEvent): void {
   if (e.seq <= b.seq) throw new EventMismatch(e, `sequence ${e.seq} is not after ${b.seq}`);
   switch (e.kind) {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
+import { ThreadManager } from '../../src-main/host/threadManager.js';
 
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
@@ -25,6 +26,31 @@ export function hostFixture(prefix: string) {
     },
     async cleanup(): Promise<void> {
       for (const h of hosts.splice(0)) await h.dispose();
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * What Electron's main and `serve` run, on fresh folders: `make` gives a ThreadManager (liveness off, for
+ * tests that drive time through the board) and a project folder for it to open; `cleanup` (an afterEach)
+ * disposes every manager and removes the folders.
+ */
+export function managerFixture(prefix: string) {
+  const managers: ThreadManager[] = [];
+  const dirs: string[] = [];
+  return {
+    make(): { threads: ThreadManager; folder: string } {
+      const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
+      dirs.push(root);
+      const folder = join(root, 'project');
+      fs.mkdirSync(folder);
+      const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+      managers.push(threads);
+      return { threads, folder };
+    },
+    async cleanup(): Promise<void> {
+      for (const m of managers.splice(0)) await m.dispose();
       for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
     },
   };

@@ -36,7 +36,7 @@ export function snapshotOf(
     agents: o.agents ?? [],
     log: o.log ?? [],
     profiles: [
-      { id: 'shell', label: 'Login shell', available: true },
+      { id: 'shell', label: 'Shell', available: true },
       { id: 'claude', label: 'Claude Code', available: false },
       { id: 'custom', label: 'Custom command', available: true },
     ],

@@ -117,8 +117,10 @@ describe('scripts/check-layers.mjs', () => {
 
   it('inside src-main and src-renderer, an import upward or beside fails, each at its line', () => {
     const expected = expectedProblems(INNER_FAIL);
-    // One per rank boundary of both orders, the git/agents rank, and a folder nobody placed.
-    expect(expected.size).toBe(15);
+    // One per rank boundary of both orders, the git/agents rank, and a folder nobody placed; the ptyhost rank
+    // is crossed both ways (pty up into it, it up into agents).
+    expect(expected.size).toBe(17);
+    for (const f of ['src-main/pty/remote.ts:1', 'src-main/ptyhost/client.ts:2']) expect(expected.get(f)).toMatch(/ptyhost/);
     const { problems } = checkLayers(INNER_FAIL);
     expect(problems.map((p) => `${p.file}:${p.line}`).sort()).toEqual([...expected.keys()].sort());
     for (const p of problems) expect(p.reason).toContain(expected.get(`${p.file}:${p.line}`));
@@ -127,8 +129,9 @@ describe('scripts/check-layers.mjs', () => {
   });
 
   it('inside src-main and src-renderer, imports downward and within a folder pass', () => {
+    // ptyhost imports pty and base below it, and host above imports ptyhost.
     const r = checkLayers(INNER_PASS);
     expect(r.problems).toEqual([]);
-    expect(r.files).toBe(17);
+    expect(r.files).toBe(18);
   });
 });

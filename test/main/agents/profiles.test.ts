@@ -11,11 +11,11 @@ import {
   PROFILES,
   resolveLoginShell,
   writeProfileFiles,
-  type AgentKind,
   type LaunchPlan,
   type ProfileContext,
 } from '../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../src-shared/protocol/agentMethods.js';
+import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
 
 const TOKEN = 'tok-SECRET-7f3a';
 const agentDir = '/data/threads/t1/agents/agent-7';
@@ -37,7 +37,7 @@ const identity = {
   FORKBENCH_THREAD_DIR: '/work/repo',
 };
 const fileOf = (plan: LaunchPlan, name: string) => plan.files.find((f) => f.path.endsWith(name));
-const kinds = Object.keys(PROFILES) as AgentKind[];
+const kinds = Object.keys(PROFILES) as ProfileIdShared[];
 const plans = kinds.map((k) => [k, buildLaunch(k, ctx, { command: 'my-agent', args: ['--x'] })] as const);
 
 describe('every profile', () => {

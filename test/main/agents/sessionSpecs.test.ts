@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildLaunch, type AgentKind, type LaunchPlan, type ProfileContext } from '../../../src-main/agents/profiles.js';
+import { buildLaunch, type LaunchPlan, type ProfileContext } from '../../../src-main/agents/profiles.js';
+import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
 import {
   aiderHistory,
   findCodexSession,
@@ -44,7 +45,7 @@ const sessionCtx = (agentId: string, stateDir: string, env: Record<string, strin
   startedAt,
 });
 
-function plan(kind: AgentKind, agentId = 'agent-7', stateDir = '/data/agents/agent-7'): LaunchPlan {
+function plan(kind: ProfileIdShared, agentId = 'agent-7', stateDir = '/data/agents/agent-7'): LaunchPlan {
   return buildLaunch(kind, profileCtx(agentId, stateDir));
 }
 
@@ -55,7 +56,7 @@ describe('session specs', () => {
     expect(sessionSpecOf('custom')).toBeUndefined();
   });
 
-  it.each<AgentKind>(['claude', 'gemini'])('%s starts with a new uuid of ours as --session-id and resumes with --resume <that id>', (kind) => {
+  it.each<ProfileIdShared>(['claude', 'gemini'])('%s starts with a new uuid of ours as --session-id and resumes with --resume <that id>', (kind) => {
     const spec = sessionSpecOf(kind)!;
     const base = plan(kind);
     const ctx = sessionCtx('agent-7', '/data/agents/agent-7');

@@ -157,7 +157,7 @@ describe('terminal and screen signals', () => {
     // Claude Code's own dialog wording, drawn by a stand-in program in a real pty, read as the claude
     // profile reads its screen (the real CLI's dialogs are in test/agents/realCli/claude.test.ts).
     const session = PtySession.spawn('/bin/sh', ['-c', `printf ' Do you want to proceed?\\n ❯ 1. Yes\\n'; read answer; printf '\\033[2J\\033[Hran it\\n'; exec sleep 600`], { cwd: host.folder, env: { PATH: process.env.PATH }, cols: 80, rows: 24 });
-    const states = new AgentStates({ board: host.board, onChange: () => undefined });
+    const states = new AgentStates({ board: host.board });
     try {
       const waiting = stateEvent(host, 'stand-in', 'needs-input');
       states.track('stand-in', 'claude 1', 'claude', session, { cols: 80, rows: 24 });

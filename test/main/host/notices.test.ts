@@ -1,25 +1,13 @@
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Limits } from '../../../src-shared/board/limits.js';
 import type { WindowPush } from '../../../src-shared/protocol/windowApi.js';
-import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { managerFixture } from '../../helpers/hosts.js';
 
-const roots: string[] = [];
-const managers: ThreadManager[] = [];
-afterEach(async () => {
-  for (const m of managers.splice(0)) await m.dispose();
-  for (const r of roots.splice(0)) fs.rmSync(r, { recursive: true, force: true });
-});
+const fixture = managerFixture('notices');
+afterEach(() => fixture.cleanup());
 
 async function openThread() {
-  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-notices-'));
-  roots.push(root);
-  const folder = join(root, 'project');
-  fs.mkdirSync(folder);
-  const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
-  managers.push(threads);
+  const { threads, folder } = fixture.make();
   const pushes: WindowPush[] = [];
   threads.onPush.event((p) => void pushes.push(p));
   const host = await threads.open(folder);

@@ -6,23 +6,22 @@ import {
   applyLiveEvent,
   boardFromSnapshot,
   compareTaskIds,
-  computeAgentClaims,
   computeColumns,
   insertSorted,
-  moveClaim,
   moveTask,
   nearestDeadline,
   nearestDeadlineOf,
   removeSorted,
-  updateIndex,
-  type BoardIndex,
+  updateColumns,
+  type Columns,
 } from '../../../src-renderer/state/boardState.js';
 import { AppController } from '../../../src-renderer/state/controller.js';
 import { agent, engineWith, FakeTransport, settle, snapshotOf } from '../../helpers/renderer.js';
 
 /**
- * The renderer keeps its columns and each agent's claims up to date per event instead of regrouping and
- * sorting every task per event (issue 11): whatever the events, the result must equal the full computation.
+ * The renderer keeps its columns up to date per event instead of regrouping and sorting every task per event
+ * (issue 11): whatever the events, the result must equal the full computation. Each agent's claims are the
+ * host's (sent with its agent list, test/main/host/agentClaims.test.ts), never computed here.
  */
 
 describe('sorted id lists', () => {
@@ -49,14 +48,6 @@ describe('sorted id lists', () => {
     expect(next.done).toBe(cols.done);
     expect(moveTask(cols, 'T-1', 'open', 'open')).toBe(cols);
     expect(moveTask(cols, 'T-4', null, 'open').open).toEqual(['T-1', 'T-3', 'T-4']);
-  });
-
-  it('moves a claim between agents; an agent left with none is dropped', () => {
-    const claims = { a1: ['T-1', 'T-3'], a2: ['T-2'] };
-    const next = moveClaim(claims, 'T-2', 'a2', 'a1');
-    expect(next).toEqual({ a1: ['T-1', 'T-2', 'T-3'] });
-    expect(moveClaim(next, 'T-5', null, 'a3').a1).toBe(next.a1);
-    expect(moveClaim(claims, 'T-1', 'a1', 'a1')).toBe(claims);
   });
 });
 
@@ -159,7 +150,7 @@ describe('the incremental board index', () => {
       fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => {
         const h = engineWith(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']);
         const board = boardFromSnapshot(snapshotOf(h.engine).board);
-        let index: BoardIndex = { columns: computeColumns(board), agentClaims: computeAgentClaims(board) };
+        let index: Columns = computeColumns(board);
         h.events.length = 0;
         for (const o of ops) {
           run(h, o);
@@ -168,15 +159,15 @@ describe('the incremental board index', () => {
             const before = taskId ? board.tasks.get(taskId) : undefined;
             const prev = index;
             expect(applyLiveEvent(board, e)).toBe('applied');
-            if (taskId) index = updateIndex(index, taskId, before, board.tasks.get(taskId));
-            expect(index.columns).toEqual(computeColumns(board));
-            expect(index.agentClaims).toEqual(computeAgentClaims(board));
+            if (taskId) index = updateColumns(index, taskId, before, board.tasks.get(taskId));
+            expect(index).toEqual(computeColumns(board));
             // Events that move nothing (renewals, notes, rejected writes) leave the index as it was.
             if (e.kind === 'renew' || e.kind === 'note' || e.kind === 'write-rejected' || e.kind === 'task-edited') expect(index).toBe(prev);
-            for (const id of AGENTS) expect(nearestDeadlineOf(board, index.agentClaims[id])).toBe(nearestDeadline(board, id));
+            // The tab's countdown from the claims the host sends (its engine's, in display order) is the
+            // soonest deadline the page's own board shows for that agent.
+            for (const id of AGENTS) expect(nearestDeadlineOf(board, h.engine.claimsOf(id).sort(compareTaskIds))).toBe(nearestDeadline(board, id));
           }
         }
-        for (const id of AGENTS) expect(index.agentClaims[id] ?? []).toEqual(h.engine.claimsOf(id).slice().sort(compareTaskIds));
       }),
       { numRuns: 300 },
     );
@@ -187,22 +178,21 @@ describe('the incremental board index', () => {
     engine.claim('a1', 'T-1');
     engine.claim('a2', 'T-2');
     const board = boardFromSnapshot(snapshotOf(engine).board);
-    const index: BoardIndex = { columns: computeColumns(board), agentClaims: computeAgentClaims(board) };
+    const index = computeColumns(board);
     events.length = 0;
     engine.done('a2', 'T-2');
     const [e] = events;
     const before = board.tasks.get('T-2');
     applyLiveEvent(board, e!);
-    const next = updateIndex(index, 'T-2', before, board.tasks.get('T-2'));
-    expect(next.columns.review).toEqual(['T-2']);
-    expect(next.columns.claimed).toEqual(['T-1']);
-    expect(next.columns.open).toBe(index.columns.open);
-    // done keeps the claim (review waits with its holder): nobody's claims changed.
-    expect(next.agentClaims).toBe(index.agentClaims);
+    const next = updateColumns(index, 'T-2', before, board.tasks.get('T-2'));
+    expect(next.review).toEqual(['T-2']);
+    expect(next.claimed).toEqual(['T-1']);
+    expect(next.open).toBe(index.open);
   });
 });
 
-describe('AppController keeps the index per event', () => {
+describe('AppController keeps the columns per event', () => {
+  // Each agent's claims after the same changes, as the host pushes them: test/main/host/agentClaims.test.ts.
   it('matches a full recount after grants, a reassignment, a review and an exit', async () => {
     const host = engineWith(['a', 'b', 'c', 'd']);
     const t = new FakeTransport();
@@ -227,16 +217,14 @@ describe('AppController keeps the index per event', () => {
     host.engine.claim('a1', 'T-1');
     host.engine.assign('T-2', 'a2');
     push();
-    expect(c.state.agentClaims).toEqual({ a1: ['T-1', 'T-3'], a2: ['T-2'] });
-    const a2Claims = c.state.agentClaims.a2;
+    expect(c.state.columns.claimed).toEqual(['T-1', 'T-2', 'T-3']);
     const claimed = c.state.columns.claimed;
 
-    // A renewal changes a deadline, not a column or a holder: neither array changes.
+    // A renewal changes a deadline, not a column: the column's array does not change.
     host.clock.advance(1000);
     host.engine.renew('a1', 'T-1');
     push();
     expect(c.state.columns.claimed).toBe(claimed);
-    expect(c.state.agentClaims.a2).toBe(a2Claims);
 
     host.engine.assign('T-3', 'a2');
     host.engine.done('a1', 'T-1');
@@ -244,8 +232,6 @@ describe('AppController keeps the index per event', () => {
     push();
     const board = c.state.board!;
     expect(c.state.columns).toEqual(computeColumns(board));
-    expect(c.state.agentClaims).toEqual(computeAgentClaims(board));
-    expect(c.state.agentClaims).toEqual({ a1: ['T-1'] });
     expect(c.state.columns.review).toEqual(['T-1']);
     c.dispose();
   });

@@ -1,0 +1,41 @@
+import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
+import type { AdoptedPane, Panes } from './panes.js';
+
+type Found = Awaited<ReturnType<PtyHostLink['panesOf']>>;
+
+/**
+ * The agents a pty host kept for this Thread while no board host ran. The board opens knowing which are
+ * alive (they keep their claims, with grace) and which exited meanwhile (they lose theirs now, with the
+ * reason, once); then the live ones are taken back as panes. Without a pty host there are none.
+ */
+export class KeptPanes {
+  private readonly liveIds: ReadonlySet<string>;
+  /** Agents whose process ended while no board host listened. */
+  readonly exitedIds: readonly string[];
+
+  private constructor(private readonly found: Found) {
+    this.liveIds = new Set(found.filter((k) => !k.listing.dead).map((k) => k.listing.meta.agentId));
+    this.exitedIds = found.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
+  }
+
+  static async read(ptyHost: PtyHostLink | undefined, threadKey: string): Promise<KeptPanes> {
+    return new KeptPanes(ptyHost ? await ptyHost.panesOf(threadKey) : []);
+  }
+
+  isLive(agentId: string): boolean {
+    return this.liveIds.has(agentId);
+  }
+
+  /** Once the board knows the exited ones: their panes are let go, nothing more is read from them. */
+  dropExited(): void {
+    for (const k of this.found) if (k.listing.dead) k.pty.dispose();
+  }
+
+  /** The live ones become this host's panes again; the exited ones' names still count for new names. */
+  adoptInto(panes: Panes): void {
+    panes.adopt(
+      this.found.filter((k) => !k.listing.dead).map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
+      this.found.filter((k) => k.listing.dead).map((k) => k.listing.meta),
+    );
+  }
+}
