@@ -21,7 +21,8 @@ export class PtyHostVersionError extends Error {
   ) {
     super(
       `a pty host of Forkbench ${theirs.version} (protocol ${theirs.protocol}, pid ${theirs.pid}) holds this data folder's agents, ` +
-        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. Stop it (kill ${theirs.pid}; its agents end) and start again`,
+        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. To stop it and its agents and start this ` +
+        `version's: \`forkbench serve --replace-pty-host\`, or "Stop it and its agents" in the app`,
     );
   }
 }

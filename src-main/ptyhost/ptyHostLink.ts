@@ -20,8 +20,10 @@ export class PtyHostLink implements PtyFactory {
     this.watch();
   }
 
-  static async open(dataRoot: string, o: { idleMs?: number; warn?: (m: string) => void } = {}): Promise<PtyHostLink> {
-    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs });
+  /** With `replaceOther`, a pty host of another Forkbench version is stopped with its agents first (the
+   *  person chose to: `serve --replace-pty-host`, the app's "Stop it and its agents"); without, it is refused. */
+  static async open(dataRoot: string, o: { idleMs?: number; warn?: (m: string) => void; replaceOther?: boolean } = {}): Promise<PtyHostLink> {
+    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, replaceOther: o.replaceOther, warn: o.warn });
     return new PtyHostLink(client, dataRoot, o, started);
   }
 

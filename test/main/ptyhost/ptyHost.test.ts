@@ -140,6 +140,36 @@ describe('the pty host process', () => {
     await expect(connectPtyHost(root)).rejects.toThrow(/0\.0\.0-other/);
   });
 
+  it('replaceOther stops a pty host of another version, its agents ending cleanly, and starts ours in its place', async () => {
+    const root = dataRoot();
+    const other = { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' };
+    const refused = (await connectPtyHost(root, { env: other }).catch((e: unknown) => e)) as PtyHostVersionError;
+    expect(refused).toBeInstanceOf(PtyHostVersionError);
+    expect(refused.message).toContain('forkbench serve --replace-pty-host');
+    const oldPid = refused.theirs.pid;
+    hostPids.push(oldPid);
+    // An agent of the old version's, as its own board host made it (speaking its version), which says how
+    // it ended: a clean end is a hang-up or a term it can answer, not a kill.
+    const theirs = await PtyHostClient.connect(ptyHostPaths(root).socket, '0.0.0-other');
+    const marker = join(root, 'ended-by');
+    const agent = await shellPane(theirs, 'old', `trap 'echo HUP > ${marker}; exit 0' HUP; trap 'echo TERM > ${marker}; exit 0' TERM; echo READY; while :; do sleep 0.1; done`);
+    await waitFor(() => agent.out().includes('READY'), 5000, 'the old agent to start');
+    theirs.leave();
+
+    const warnings: string[] = [];
+    const got = await connect(root, { replaceOther: true, warn: (m) => warnings.push(m) });
+    expect(got.started).toBe(true);
+    expect(got.client.hostPid).not.toBe(oldPid);
+    expect(alive(oldPid)).toBe(false);
+    expect(alive(agent.pty.pid)).toBe(false);
+    expect(fs.readFileSync(marker, 'utf8').trim()).toBe('HUP');
+    expect(warnings).toEqual([`forkbench: stopped the pty host of Forkbench 0.0.0-other (pid ${oldPid}) and its agents; starting this version's`]);
+    expect(fs.readFileSync(ptyHostPaths(root).log, 'utf8')).toContain(`ptyhost[${oldPid}]: stopping: SIGTERM`);
+    // Ours works: a pane runs in it.
+    const mine = await shellPane(got.client, 'new', 'echo NEW-HOST; exec sleep 100');
+    await waitFor(() => mine.out().includes('NEW-HOST'), 5000, 'a pane in the new pty host');
+  });
+
   it('refuses a socket folder or socket with wrong modes or another owner, touching nothing', async () => {
     const root = dataRoot();
     const paths = ptyHostPaths(root);

@@ -6,6 +6,9 @@ import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
+import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
+import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
 
@@ -149,6 +152,57 @@ describe('serve --keep-agents and the idle pty host', () => {
       expect(fs.readFileSync(join(idleRoot, 'data', 'ptyhost', 'ptyhost.log'), 'utf8')).toContain('stopping: no board host for 3 s');
     } finally {
       fs.rmSync(idleRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a pty host of another Forkbench version', () => {
+  it('serve refuses it and names --replace-pty-host; with it, the old pty host and its agents end and serve runs on a new one', async () => {
+    const otherRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-other-'));
+    const proj = join(otherRoot, 'project');
+    fs.mkdirSync(proj);
+    const k = threadKeyOf(proj);
+    const data = join(otherRoot, 'data');
+    let oldPid = 0;
+    try {
+      // The other version's pty host, holding an agent its own board host started.
+      const refused = (await connectPtyHost(data, { env: { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' } }).catch((e: unknown) => e)) as PtyHostVersionError;
+      expect(refused).toBeInstanceOf(PtyHostVersionError);
+      oldPid = refused.theirs.pid;
+      const theirs = await PtyHostClient.connect(ptyHostPaths(data).socket, '0.0.0-other');
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
+      const meta = { threadKey: k, agentId: 'old-agent', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
+      const oldAgent = await theirs.spawn('/bin/sh', ['-c', 'exec sleep 300'], { cwd: proj, env, cols: 80, rows: 24 }, meta);
+      theirs.leave();
+
+      // Without the flag: refused, with the way out named; nothing is stopped.
+      const err = await serveOn({ root: otherRoot, project: proj, key: k }).then(
+        () => null,
+        (e: Error) => e.message,
+      );
+      expect(err).toMatch(/^serve exited 1: forkbench serve: cannot use the pty host: a pty host of Forkbench 0\.0\.0-other/);
+      expect(err).toContain('forkbench serve --replace-pty-host');
+      expect(alive(oldPid) && alive(oldAgent.pid)).toBe(true);
+
+      // With it: the old one ends with its agent, serve starts its own and runs agents there.
+      const s = await serveOn({ root: otherRoot, project: proj, key: k, args: ['--replace-pty-host'] });
+      serves.push(s);
+      expect(s.err()).toContain(`stopped the pty host of Forkbench 0.0.0-other (pid ${oldPid}) and its agents; starting this version's`);
+      expect(alive(oldPid)).toBe(false);
+      expect(alive(oldAgent.pid)).toBe(false);
+      const newPid = ptyHostPidOf(data);
+      expect(newPid).not.toBe(oldPid);
+      const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec sleep 300', cols: 80, rows: 24 });
+      expect(alive(a.pid!)).toBe(true);
+      // It is the new pty host's child (the stat line's 4th field, after the name in parentheses).
+      const ppid = Number(fs.readFileSync(`/proc/${a.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      expect(ppid).toBe(newPid);
+      s.proc.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+      await waitFor(() => !alive(a.pid!) && !alive(newPid!), 10_000, 'serve to end its agent and its pty host');
+    } finally {
+      if (oldPid && alive(oldPid)) process.kill(oldPid, 'SIGKILL');
+      fs.rmSync(otherRoot, { recursive: true, force: true });
     }
   });
 });
