@@ -57,6 +57,19 @@ export class PtyHostLink implements PtyFactory {
     return this.client.shutdown();
   }
 
+  /**
+   * The board host stopped its own agents (its Threads are closed): the pty host goes too, unless it still
+   * runs agents of Threads this board host did not open, kept there by an earlier run to come back to; those
+   * are not this quit's to end, so it is left serving them. Returns how many it kept.
+   */
+  async stopUnlessKept(): Promise<number> {
+    if (this.client.isClosed) return 0;
+    const others = (await this.client.list().catch(() => [])).filter((p) => !p.listing.dead).length;
+    if (others > 0) this.leave();
+    else await this.shutdown();
+    return others;
+  }
+
   /** The board host goes and leaves its agents running in the pty host. */
   leave(): void {
     this.client.leave();

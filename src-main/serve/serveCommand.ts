@@ -172,7 +172,10 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           served.stopping();
           await threads.dispose({ keepAgents });
           if (keepAgents) ptyHost?.leave();
-          else await ptyHost?.shutdown();
+          else {
+            const others = (await ptyHost?.stopUnlessKept()) ?? 0;
+            if (others > 0) warn(`forkbench serve: ${others} agent(s) of other Threads, kept from an earlier run, keep running in the pty host (pid ${ptyHost?.hostPid})`);
+          }
           await served.close();
         } catch (err) {
           process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);
