@@ -9,7 +9,9 @@ import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
-import { waitFor } from '../../helpers/pty.js';
+import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
+import { readProcFacts } from '../../../src-main/pty/procReader.js';
+import { sleep, waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
 
 let root: string;
@@ -203,6 +205,75 @@ describe('a pty host of another Forkbench version', () => {
     } finally {
       if (oldPid && alive(oldPid)) process.kill(oldPid, 'SIGKILL');
       fs.rmSync(otherRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('flow control from a window through serve and the pty host', () => {
+  /** The child has stopped: asleep and no CPU gained over three polls in a row (it blocked in write(2)). A
+   *  flood also blocks for moments while its reader catches up; the checks after this one tell the two apart. */
+  async function blocked(pid: number): Promise<void> {
+    const deadline = performance.now() + 15_000;
+    let last = (await readProcFacts(pid)).cpuMs;
+    let still = 0;
+    while (still < 3) {
+      if (performance.now() > deadline) throw new Error('the flooding child never blocked');
+      await sleep(100);
+      const f = await readProcFacts(pid);
+      still = f.state === 'sleeping' && f.cpuMs === last ? still + 1 : 0;
+      last = f.cpuMs;
+    }
+  }
+
+  async function running(pid: number): Promise<void> {
+    const cpu0 = (await readProcFacts(pid)).cpuMs;
+    // `yes` at full speed uses a core; 200 ms of CPU is far past what a blocked one could gather.
+    const deadline = performance.now() + 10_000;
+    for (;;) {
+      const f = await readProcFacts(pid);
+      if (f.cpuMs - cpu0 > 200) return;
+      if (performance.now() > deadline) throw new Error(`the child stayed blocked (state ${f.state}, +${f.cpuMs - cpu0} ms CPU)`);
+      await sleep(20);
+    }
+  }
+
+  it('a window that never acks blocks a flooding agent held in the pty host; its ack, then its going, release it', async () => {
+    const flowRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-flow-serve-'));
+    const proj = join(flowRoot, 'project');
+    fs.mkdirSync(proj);
+    const k = threadKeyOf(proj);
+    try {
+      const s = await serveOn({ root: flowRoot, project: proj, key: k, ack: false });
+      serves.push(s);
+      const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec yes flood', cols: 80, rows: 24 });
+      let chars = 0;
+      s.window.onPush((p) => {
+        if (p.type === 'pane-data' && p.agentId === a.id) chars += p.data.length;
+      });
+      // The window shows the pane (it becomes one of its consumers) and then never acks.
+      await s.window.call('agent.screen', { key: k, agentId: a.id });
+      await blocked(a.pid!);
+      const chars0 = chars;
+      const cpu0 = (await readProcFacts(a.pid!)).cpuMs;
+      await sleep(500);
+      const facts = await readProcFacts(a.pid!);
+      expect(facts.state).toBe('sleeping');
+      expect(facts.cpuMs - cpu0).toBeLessThanOrEqual(20);
+      // At most a read chunk of the pty (64 KiB) was still on its way.
+      expect(chars - chars0).toBeLessThanOrEqual(64 * 1024);
+
+      // Its ack lets the flood on for another window's worth.
+      const acked = chars;
+      await s.window.call('agent.ack', { key: k, agentId: a.id, chars: acked });
+      await waitFor(() => chars > acked + FlowLimits.lowWatermarkChars, 15_000, 'output after the ack');
+      await blocked(a.pid!);
+      // The page goes away (its WebSocket closes): the pane runs on, paced by the mirrors alone.
+      s.window.close();
+      await running(a.pid!);
+      s.proc.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+    } finally {
+      fs.rmSync(flowRoot, { recursive: true, force: true });
     }
   });
 });
