@@ -104,6 +104,21 @@ describe('the pty host process', () => {
     expect(fs.existsSync(paths.socket)).toBe(false);
   });
 
+  it("a pane's first output, read together with the answer to its spawn, reaches the spawner's listener", async () => {
+    const root = dataRoot();
+    const { client } = await connect(root);
+    const marker = join(root, 'printed');
+    const spawning = client.spawn('/bin/sh', ['-c', `echo FIRST-WORDS; touch ${marker}; exec sleep 100`], { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 }, who('first'));
+    // Hold this event loop until the child has printed, and a little past the pty host's 5 ms output batch:
+    // its answer and the first output then wait in the socket to be read at once.
+    while (!fs.existsSync(marker)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    const pty = (await spawning) as RemotePty;
+    let out = '';
+    pty.onData((d) => (out += d));
+    await waitFor(() => out.includes('FIRST-WORDS'), 5000, 'the first output');
+  });
+
   it('kill -9 of the pty host ends every pane at once, reported as lost', async () => {
     const root = dataRoot();
     const { client } = await connect(root);
