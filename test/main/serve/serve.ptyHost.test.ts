@@ -204,6 +204,8 @@ describe('a pty host of another Forkbench version', () => {
       await waitFor(() => !alive(a.pid!) && !alive(newPid!), 10_000, 'serve to end its agent and its pty host');
     } finally {
       if (oldPid && alive(oldPid)) process.kill(oldPid, 'SIGKILL');
+      const pid = ptyHostPidOf(data);
+      if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
       fs.rmSync(otherRoot, { recursive: true, force: true });
     }
   });
@@ -273,6 +275,9 @@ describe('flow control from a window through serve and the pty host', () => {
       s.proc.kill('SIGINT');
       expect(await s.exit).toBe(0);
     } finally {
+      // A failure above leaves serve to afterAll's kill -9, which leaves its pty host: end it here.
+      const pid = ptyHostPidOf(join(flowRoot, 'data'));
+      if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
       fs.rmSync(flowRoot, { recursive: true, force: true });
     }
   });
