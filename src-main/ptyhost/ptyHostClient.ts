@@ -21,7 +21,8 @@ export class PtyHostVersionError extends Error {
   ) {
     super(
       `a pty host of Forkbench ${theirs.version} (protocol ${theirs.protocol}, pid ${theirs.pid}) holds this data folder's agents, ` +
-        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. Stop it (kill ${theirs.pid}; its agents end) and start again`,
+        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. To stop it and its agents and start this ` +
+        `version's: \`forkbench serve --replace-pty-host\`, or "Stop it and its agents" in the app`,
     );
   }
 }
@@ -88,10 +89,19 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   }
 
   request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params']): Promise<PtyHostMethods[M]['result']> {
+    return this.requestThen(m, p, (v) => v);
+  }
+
+  /**
+   * A request whose answer is turned into `then`'s value as the answer frame is read, before the frames after
+   * it: a pane's first output can come in the same read as the answer that names it, and must find its
+   * RemotePty already there (an `await` would see it only after that output was handed out and lost).
+   */
+  private requestThen<M extends PtyHostMethod, T>(m: M, p: PtyHostMethods[M]['params'], then: (v: PtyHostMethods[M]['result']) => T): Promise<T> {
     if (this.closedFlag) return Promise.reject(new Error('the pty host is gone'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.waiting.set(id, { resolve: (v) => resolve(then(v as PtyHostMethods[M]['result'])), reject });
       this.sock.write(controlFrame({ t: 'req', id, m, p }));
     });
   }
@@ -104,32 +114,27 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     if (!this.closedFlag) this.sock.write(controlFrame({ t: 'ack', pane, consumer, chars }));
   }
 
-  async spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
-    const { pane, pid } = await this.request('spawn', {
-      command,
-      args: [...args],
-      cwd: o.cwd,
-      env: o.env,
-      cols: o.cols,
-      rows: o.rows,
-      meta: { ...who, cwd: o.cwd },
+  spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
+    const params = { command, args: [...args], cwd: o.cwd, env: o.env, cols: o.cols, rows: o.rows, meta: { ...who, cwd: o.cwd } };
+    return this.requestThen('spawn', params, ({ pane, pid }) => {
+      const r = new RemotePty(this, pane, pid, { holdEarly: true });
+      this.remotes.set(pane, r);
+      return r;
     });
-    const r = new RemotePty(this, pane, pid);
-    this.remotes.set(pane, r);
-    return r;
   }
 
   /** The pty host's panes, each as a RemotePty that already hears its pane's events. */
-  async list(): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
-    const all = await this.request('list', {});
-    return all.map((listing) => {
-      let pty = this.remotes.get(listing.pane);
-      if (!pty) {
-        pty = new RemotePty(this, listing.pane, listing.pid, listing);
-        this.remotes.set(listing.pane, pty);
-      }
-      return { listing, pty };
-    });
+  list(): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
+    return this.requestThen('list', {}, (all) =>
+      all.map((listing) => {
+        let pty = this.remotes.get(listing.pane);
+        if (!pty) {
+          pty = new RemotePty(this, listing.pane, listing.pid, listing);
+          this.remotes.set(listing.pane, pty);
+        }
+        return { listing, pty };
+      }),
+    );
   }
 
   /** Ask the pty host to end every pane and exit (the board host stops with its agents). */

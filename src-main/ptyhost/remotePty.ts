@@ -12,6 +12,10 @@ export interface RemoteLink {
 }
 
 const WINDOW = 'window';
+/** The most early output kept for a pane's first listener: a new pane's first screenful or so arrives before
+ *  its spawner has subscribed, within a tick. Past this (nobody came to listen) it is dropped; the pty host's
+ *  mirror still holds the screen. */
+const EARLY_MAX_CHARS = 1_000_000;
 
 /**
  * A pane whose PtySession lives in the pty host: the surface panes.ts uses, over the wire. Death and exit
@@ -28,6 +32,11 @@ export class RemotePty implements PaneSession {
   private pasteMode: boolean;
   private disposed = false;
   private lostFlag = false;
+  /** Output delivered before anyone listened (a spawned pane's first words can come in the same read as
+   *  the answer that names it): handed to the listeners of the first tick someone listens. Null once given. */
+  private early: string[] | null;
+  private earlyChars = 0;
+  private earlyQueued = false;
   private stats: PtyFlowStats = { paused: false, maxUnackedChars: 0, mirrorUnackedChars: 0, batchedChars: 0, droppedChars: 0 };
   private resolveExited!: (exit: PtyExit) => void;
   readonly exited = new Promise<PtyExit>((resolve) => (this.resolveExited = resolve));
@@ -36,8 +45,9 @@ export class RemotePty implements PaneSession {
     private readonly link: RemoteLink,
     readonly pane: number,
     readonly pid: number,
-    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null } = {},
+    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null; holdEarly?: boolean } = {},
   ) {
+    this.early = o.holdEarly ? [] : null;
     this.lastOutput = performance.now() - (o.quietForMs ?? 0);
     this.pasteMode = o.bracketedPaste ?? false;
     if (o.dead) this.died();
@@ -67,9 +77,19 @@ export class RemotePty implements PaneSession {
     return this.lostFlag;
   }
 
-  get onData(): (listener: (data: string) => void) => Disposable {
-    return this.dataEmitter.event;
-  }
+  readonly onData = (listener: (data: string) => void): Disposable => {
+    const sub = this.dataEmitter.event(listener);
+    if (this.early && !this.earlyQueued) {
+      this.earlyQueued = true;
+      // A tick later, so every listener its spawner adds at once hears it, in order before what comes next.
+      queueMicrotask(() => {
+        const text = this.early?.join('') ?? '';
+        this.early = null;
+        if (text && !this.disposed) this.dataEmitter.fire(text);
+      });
+    }
+    return sub;
+  };
 
   readonly onDeath = (listener: () => void): Disposable => {
     if (this.dead) queueMicrotask(listener);
@@ -88,6 +108,11 @@ export class RemotePty implements PaneSession {
   deliver(data: string): void {
     if (this.disposed) return;
     this.lastOutput = performance.now();
+    if (this.early) {
+      if (this.earlyChars + data.length <= EARLY_MAX_CHARS) this.early.push(data);
+      this.earlyChars += data.length;
+      return;
+    }
     this.dataEmitter.fire(data);
   }
 
@@ -188,6 +213,7 @@ export class RemotePty implements PaneSession {
   /** Stop listening without touching the pty: the board host leaves and the agent keeps running. */
   release(): void {
     this.disposed = true;
+    this.early = null;
     this.dataEmitter.dispose();
     this.deathEmitter.dispose();
     this.exitEmitter.dispose();
