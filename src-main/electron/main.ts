@@ -150,9 +150,25 @@ if (claim && !claim.ok) {
 
   let quitting = false;
   let asking: Promise<QuitChoice> | null = null;
+  /** A quit nobody is there to answer: the system shutting down or logging out, or a signal (a package
+   *  manager's update, `kill`). A question would hold the quit until the session kills us anyway, so the
+   *  answer is the one that loses nothing: keep the agents in the pty host (which ends them itself after its
+   *  idle time), or stop them cleanly where there is no pty host. */
+  let unattended = false;
+  const quitUnattended = (e?: { preventDefault(): void }) => {
+    // powerMonitor's shutdown: asking the system to wait is how Electron gets the time to leave cleanly.
+    e?.preventDefault();
+    unattended = true;
+    app.quit();
+  };
+  for (const sig of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.once(sig, () => quitUnattended());
   app.on('before-quit', (e) => {
     if (quitting) return;
     e.preventDefault();
+    if (unattended) {
+      quitting = true;
+      return leave(ptyHost !== undefined && runningAgents() > 0);
+    }
     // A second quit while the question is open (another Ctrl+Q, the last window closed) waits for its answer.
     if (asking) return;
     const running = runningAgents();
@@ -164,6 +180,8 @@ if (claim && !claim.ok) {
     asking = askQuitChoice(dialog, parent, { running, canKeep: ptyHost !== undefined, idleMs: ptyHost ? ptyHostIdleMs() : 0 }).catch(() => 'cancel' as const);
     void asking.then((choice) => {
       asking = null;
+      // Answered after an unattended quit already left (the system shut down while the question was open).
+      if (quitting) return;
       if (choice === 'cancel') {
         // The quit came from closing the last window: the person stays, so their Threads come back.
         if (![...windows.values()].some((w) => !w.isDestroyed())) for (const h of threads.openHosts()) void openThread(h.folder);
@@ -177,6 +195,7 @@ if (claim && !claim.ok) {
 
   void app.whenReady().then(() => {
     powerMonitor.on('resume', () => void threads.resumeGrace());
+    powerMonitor.on('shutdown', (e?: { preventDefault(): void }) => quitUnattended(e));
   });
   void app.whenReady().then(() => {
     // Before the first window: Electron grants every permission a page asks for unless told otherwise.

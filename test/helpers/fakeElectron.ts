@@ -128,7 +128,7 @@ export function resetFake(): void {
   fake.messageBoxes.length = 0;
   fake.answers.length = 0;
   fake.quit.done = false;
-  for (const f of [fake.electron.app.quit, fake.electron.app.exit, fake.electron.ipcMain.handle, fake.electron.dialog.showErrorBox, fake.electron.dialog.showMessageBox]) f.mockClear();
+  for (const f of [fake.electron.app.quit, fake.electron.app.exit, fake.electron.ipcMain.handle, fake.electron.powerMonitor.on, fake.electron.dialog.showErrorBox, fake.electron.dialog.showMessageBox]) f.mockClear();
 }
 
 export const fakeStore = {

@@ -160,6 +160,32 @@ describe.runIf(linux)('quitting the app with agents running', () => {
   }, 120_000);
 });
 
+describe.runIf(linux)('a quit nobody is there to answer', () => {
+  it("the system's shutdown asks nothing, delays the shutdown while it leaves, and keeps the agents and their claims for the next start", async () => {
+    const data = join(root, 'data-shutdown');
+    const first = await startApp(data);
+    const a = await claimingAgent(first);
+    const claimed = (await holderOf(first))!;
+    const onShutdown = first.fake.electron.powerMonitor.on.mock.calls.filter((c) => c[0] === 'shutdown').map((c) => c[1] as (e: { preventDefault(): void }) => void);
+    expect(onShutdown.length).toBe(1);
+    const delayed = vi.fn();
+    onShutdown[0]!({ preventDefault: delayed });
+    await vi.waitFor(() => expect(first.fake.quit.done).toBe(true), { timeout: 20_000 });
+    expect(delayed).toHaveBeenCalled();
+    // No question: a dialog here would hold the quit until the session killed the app.
+    expect(first.fake.messageBoxes).toEqual([]);
+    expect(alive(a.pid!)).toBe(true);
+    expect(journal(data)).not.toContain('host-stopped');
+
+    const second = await startApp(data);
+    expect(await holderOf(second)).toEqual(claimed);
+    second.fake.answers.push('Stop agents');
+    second.quit();
+    await vi.waitFor(() => expect(second.fake.quit.done).toBe(true), { timeout: 20_000 });
+    await waitFor(() => !alive(a.pid!), 10_000, 'the agent to end');
+  }, 120_000);
+});
+
 describe.runIf(linux)('a pty host of another Forkbench version at start', () => {
   it('Quit leaves it and its agents running; "Stop it and its agents" ends them and the app runs on a new pty host', async () => {
     const data = join(root, 'data-other');
