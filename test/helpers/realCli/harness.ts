@@ -616,3 +616,62 @@ export async function untilSaved(dir: string, name: RegExp, text: string, timeou
     await new Promise((r) => setTimeout(r, SAVED_POLL_MS));
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Agent states
+
+type StateEvent = EventOf<'agent-state'>;
+
+/** One agent-state event with the moment (performance.now()) it reached the host. */
+export interface StateSeen {
+  e: StateEvent;
+  at: number;
+}
+
+export interface StateRecord {
+  /** Every agent-state event since the record began, in order. */
+  readonly all: StateSeen[];
+  /** Resolves with the first recorded state (past or to come) that matches; rejects after timeoutMs. Waits on
+   *  board events, not on the screen: a hook's report may come after the pane's last output. */
+  until(match: (s: StateSeen) => boolean, timeoutMs: number, what: string): Promise<StateSeen>;
+  /** `state/source` of each, for failure messages. */
+  summary(): string;
+}
+
+/**
+ * Records a Thread's agent-state events from now on, each with the moment it arrived, so a test can compare
+ * it with the moment its screen showed a prompt. Begun before the pane launches, it misses none.
+ */
+export function recordStates(t: RealCliThread): StateRecord {
+  const all: StateSeen[] = [];
+  const waiters = new Set<() => void>();
+  t.host.board.onEvent((e) => {
+    if (e.kind !== 'agent-state') return;
+    all.push({ e, at: performance.now() });
+    for (const w of [...waiters]) w();
+  });
+  return {
+    all,
+    until(match, timeoutMs, what) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = all.find(match);
+          if (!found) return;
+          finish();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+        }, timeoutMs);
+        const finish = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    summary: () => all.map((s) => `${s.e.agentId}: ${s.e.state}/${s.e.source}${s.e.text ? ` "${s.e.text}"` : ''}`).join('\n'),
+  };
+}
