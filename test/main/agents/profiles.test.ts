@@ -143,8 +143,11 @@ describe('Codex CLI', () => {
       'allow_login_shell=false',
     ]);
     expect(overrides[6]!.startsWith('developer_instructions="You are agent')).toBe(true);
+    // Its state from the terminal: its notifications as OSC 9 (an approval request's names the command),
+    // whether or not the pane is focused (its program status, OSC 7501, needs no setting).
+    expect(overrides.slice(7)).toEqual(['tui.notifications=true', 'tui.notification_method="osc9"', 'tui.notification_condition="always"']);
     // and no state hooks: Codex stops at a "Hooks need review" dialog for hooks given this way
-    expect(overrides).toHaveLength(7);
+    expect(overrides).toHaveLength(10);
     expect(overrides.some((o) => o.startsWith('hooks.'))).toBe(false);
     expect(plan.args.filter((a, i) => a.startsWith('--') && plan.args[i - 1] !== '-c')).toEqual(['--no-daemon']);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
