@@ -7,6 +7,8 @@
  */
 import { execFile } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { RpcClient, RpcFailure } from '../../../src-main/cli/rpcClient.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
@@ -75,6 +77,40 @@ describe('forkbench status', () => {
     expect((await cli(host, secretOf(host, a.id), ['status', 'working'])).code).toBe(0);
     expect((await cli(host, secretOf(host, a.id), ['status', 'idle'])).code).toBe(0);
     expect(stateEvents(host, a.id).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
+  });
+
+  it("MCP's board tool shows each agent's state, as `forkbench board --json` does", async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const waiting = stateEvent(host, a.id, 'needs-input');
+    await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b[2J rm?']);
+    await waiting;
+    const idle = stateEvent(host, b.id, 'idle');
+    await cli(host, secretOf(host, b.id), ['status', 'idle']);
+    await idle;
+    // B asks through `forkbench mcp`, as an MCP-speaking agent would, with the SDK's own client.
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env.PATH ?? '', FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: secretOf(host, b.id)! } }));
+    try {
+      const answer = await client.callTool({ name: 'board', arguments: {} });
+      expect(answer.isError).toBeFalsy();
+      const text = (answer.content as Array<{ text: string }>)[0]!.text;
+      expect(text).not.toContain('\x1b');
+      const agents = (JSON.parse(text) as { agents: Array<{ id: string; state: string; source: string; text: string | null }> }).agents;
+      expect(agents).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ id: a.id, name: a.name, state: 'needs-input', source: 'hook', text: 'Allow \\x1b[2J rm?' }),
+          expect.objectContaining({ id: b.id, name: b.name, state: 'idle', source: 'hook' }),
+        ]),
+      );
+      expect(agents).toHaveLength(2);
+      // The same as the CLI's answer.
+      const json = JSON.parse((await cli(host, secretOf(host, b.id), ['board', '--json'])).stdout);
+      expect(agents).toEqual(json.result.agents);
+    } finally {
+      await client.close();
+    }
   });
 
   it('refuses a wrong secret, an unknown state and an exited agent with a typed reason, and changes nothing', async () => {
