@@ -42,10 +42,11 @@ export const PROFILE_SIGNALS: Record<AgentKind, ProfileSignals> = {
     // ("Approval requested: touch x"); a finished turn's is the answer's text, which is no question.
     notifyWaits: /^Approval requested: /,
     bellWaits: false,
-    // Codex 0.171 reports its turn as OSC 7501 whatever its settings: idle at start, working, blocked (an
-    // approval or a question waits on the person, before its dialog is drawn), done when the turn ends, and
-    // clear on exit (no state).
-    programStates: { idle: 'idle', working: 'working', blocked: 'needs-input', done: 'idle' },
+    // Codex 0.171 reports its turn as OSC 7501 whatever its settings: working, blocked (an approval or a
+    // question waits on the person, before its dialog is drawn), done when the turn ends. Not read: idle,
+    // which it says as it starts and between its own start-up steps (a pane that has done nothing has
+    // finished no turn: the window would tell the person so), and clear on exit.
+    programStates: { working: 'working', blocked: 'needs-input', done: 'idle' },
     titles: [],
     prompts: [/Would you like to (?:run the following command|make the following edits|grant these permissions|send input to)/],
     // Long enough for the auto-review to grant and the dialog to close (it answers within a model call's
