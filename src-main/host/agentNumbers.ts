@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../base/atomicWrite.js';
+import { readCheckedJson } from '../base/checkedJsonFile.js';
 import { STORE_FILE_MODE } from './agentStore.js';
 
 const NUMBERS_VERSION = 1;
@@ -31,28 +32,13 @@ export class AgentNumbers {
 
   static open(path: string, warn: (message: string) => void = () => undefined, now: () => number = Date.now): AgentNumbers {
     const numbers = new AgentNumbers(path);
-    let text: string;
-    try {
-      text = fs.readFileSync(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return numbers;
-      throw new Error(`the agent numbers in ${path} cannot be read: ${(err as Error).message}`);
-    }
-    let checked: ReturnType<typeof NumbersFileSchema.safeParse> | null = null;
-    let why = '';
-    try {
-      checked = NumbersFileSchema.safeParse(JSON.parse(text));
-      if (!checked.success) why = `${checked.error.issues[0]?.path.join('.') || 'the file'}: ${checked.error.issues[0]?.message ?? 'not a numbers file'}`;
-    } catch (err) {
-      why = `not JSON: ${(err as Error).message}`;
-    }
-    if (!checked?.success) {
-      const aside = `${path}.corrupt-${now()}`;
-      fs.renameSync(path, aside);
-      warn(`forkbench: the agent numbers in ${path} are damaged (${why}); kept as ${aside}. New agents are numbered after the ones still on record.`);
-      return numbers;
-    }
-    for (const [profile, n] of Object.entries(checked.data.last)) numbers.last.set(profile, n);
+    const file = readCheckedJson(path, NumbersFileSchema, {
+      what: 'agent numbers',
+      consequence: 'New agents are numbered after the ones still on record.',
+      warn,
+      now,
+    });
+    for (const [profile, n] of Object.entries(file?.last ?? {})) numbers.last.set(profile, n);
     return numbers;
   }
 
