@@ -38,16 +38,16 @@ export function withQuery(link: string, query: string): string {
  * `forkbench serve FOLDER` as a user runs it: a real child process, its link read from stdout. The first
  * link's code is traded here, as a page trades it, for the cookie that test clients send (`cookie`); `url`
  * is the next link serve prints, still unspent, for a browser. `prepare` fills the folder first (a git
- * repository, say); `env` is added to serve's environment, which its agents inherit; `nodeArgs` go to node;
- * `root` restarts on an earlier serve's folders.
+ * repository, say); `env` is added to serve's environment, which its agents inherit; `nodeArgs` go to node,
+ * `args` to serve (`--keep-agents`); `root` restarts on an earlier serve's folders.
  */
-export async function startServe(o: { prepare?: (folder: string) => void; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; root?: string } = {}): Promise<Served> {
+export async function startServe(o: { prepare?: (folder: string) => void; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; args?: string[]; root?: string } = {}): Promise<Served> {
   // `root` again: the same project and data folder as an earlier serve, as a person restarting it has.
   const root = o.root ?? fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-'));
   const folder = join(root, 'project');
   if (!o.root) fs.mkdirSync(folder);
   o.prepare?.(folder);
-  const proc = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'forkbench.cjs'), 'serve', folder], {
+  const proc = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'forkbench.cjs'), 'serve', folder, ...(o.args ?? [])], {
     env: { ...process.env, ...o.env, FORKBENCH_DATA_DIR: join(root, 'data'), XDG_RUNTIME_DIR: join(root, 'run') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -80,8 +80,9 @@ describe('the task details panel', () => {
     // done with a note, then a person rejects it with a reason: both are in the details.
     await typeIn(page, agent, 'forkbench done T-1 --token 1 --note "all tests pass"');
     await expect.poll(() => card('T-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
-    page.once('dialog', (d) => void d.accept('the tests do not cover empty files'));
     await page.getByTestId('reject-T-1').click();
+    await page.getByTestId('prompt-input').fill('the tests do not cover empty files');
+    await page.getByTestId('prompt-ok').click();
     await expect.poll(() => card('T-1').getAttribute('data-state'), { timeout: 10_000 }).not.toBe('review');
     await card('T-1').locator('.card-title').click();
     await details().waitFor();

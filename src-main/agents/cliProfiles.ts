@@ -96,7 +96,18 @@ export const codex: AgentProfile = {
         `developer_instructions=${toml(instructions)}`,
         // No state hooks for Codex: hooks given on its command line stop it at a "Hooks need review" dialog
         // before its first turn (codex 0.x asks the person to trust new hooks). Its state comes from the
-        // terminal and the screen (stateSignals.ts) until it can be given trusted hooks.
+        // terminal (stateSignals.ts): its program status (OSC 7501, sent whatever its settings) says working,
+        // blocked and done, and its notification of an approval request (OSC 9, asked for here) names the
+        // command; its other notifications are not read (a finished turn's carries the answer). Always, not
+        // only while the pane is unfocused: whether to tell the person is the window's call. The pane is the
+        // terminal these reach, so the user's own notification settings lose nothing. (All notifications: a
+        // list of kinds given with -c left codex 0.171 sending none.)
+        '-c',
+        'tui.notifications=true',
+        '-c',
+        `tui.notification_method=${toml('osc9')}`,
+        '-c',
+        `tui.notification_condition=${toml('always')}`,
       ],
       env: forkbenchEnv(ctx),
       files: [instructionsFile(ctx, instructions)],

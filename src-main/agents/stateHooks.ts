@@ -11,8 +11,11 @@ import type { ReportableState } from '../../src-shared/agents/agentState.js';
 import { shellQuote } from '../../src-shared/text/shellQuote.js';
 import { json, type ProfileContext, type ProfileFile, SHARED_FILE_MODE } from './profileKit.js';
 
-/** Seconds a CLI gives a hook: the call answers in milliseconds; the CLI's own default is minutes. */
-const HOOK_TIMEOUT_S = 5;
+/** How long a CLI gives a hook: the call answers in milliseconds (it gives up on a slow board after
+ *  HOOK_CALL_TIMEOUT_MS), but a node process takes a few hundred ms to start on a loaded machine; the CLIs'
+ *  own defaults are a minute or more. Claude Code counts a hook's timeout in seconds, Gemini CLI in
+ *  milliseconds: given 5, Gemini killed every hook after 5 ms and showed each as failed. */
+const HOOK_TIMEOUT = { claudeSeconds: 5, geminiMs: 5_000 } as const;
 
 export function statusCommand(ctx: ProfileContext, state: ReportableState): string {
   return `${shellQuote(ctx.nodePath)} ${shellQuote(ctx.cliPath)} status ${state} --hook`;
@@ -20,10 +23,11 @@ export function statusCommand(ctx: ProfileContext, state: ReportableState): stri
 
 type HookGroups = Record<string, Array<{ matcher?: string; hooks: Array<{ type: 'command'; command: string; timeout: number }> }>>;
 
-function groups(ctx: ProfileContext, events: ReadonlyArray<readonly [event: string, state: ReportableState, matcher?: string]>): HookGroups {
+/** `timeout` is in the CLI's own unit (see HOOK_TIMEOUT). */
+function groups(ctx: ProfileContext, timeout: number, events: ReadonlyArray<readonly [event: string, state: ReportableState, matcher?: string]>): HookGroups {
   const out: HookGroups = {};
   for (const [event, state, matcher] of events) {
-    (out[event] ??= []).push({ ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: statusCommand(ctx, state), timeout: HOOK_TIMEOUT_S }] });
+    (out[event] ??= []).push({ ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: statusCommand(ctx, state), timeout }] });
   }
   return out;
 }
@@ -35,7 +39,7 @@ function groups(ctx: ProfileContext, events: ReadonlyArray<readonly [event: stri
  * a fixed 60 s timer that fires mid-thought, so it is never hooked.
  */
 export function claudeHookSettings(ctx: ProfileContext): ProfileFile {
-  const hooks = groups(ctx, [
+  const hooks = groups(ctx, HOOK_TIMEOUT.claudeSeconds, [
     ['UserPromptSubmit', 'working'],
     ['PreToolUse', 'working', '*'],
     ['PermissionRequest', 'needs-input', '*'],
@@ -48,7 +52,7 @@ export function claudeHookSettings(ctx: ProfileContext): ProfileFile {
 
 /** Gemini CLI's hooks, merged into the settings.json of the agent's own Gemini home. */
 export function geminiHooks(ctx: ProfileContext): HookGroups {
-  return groups(ctx, [
+  return groups(ctx, HOOK_TIMEOUT.geminiMs, [
     ['BeforeAgent', 'working'],
     ['AfterTool', 'working'],
     ['Notification', 'needs-input', 'ToolPermission'],
@@ -70,10 +74,13 @@ const report = (state, text) => {
   const child = spawn(${JSON.stringify(ctx.nodePath)}, args, { stdio: ['ignore', 'ignore', 'ignore'] });
   child.on('error', () => {});
 };
+// What a permission is asked for, as "bash: forkbench board" (OpenCode 1.18 names the permission and the
+// patterns it covers; older ones a title).
+const asked = (p) => (p.permission && Array.isArray(p.patterns) && p.patterns.length ? \`\${p.permission}: \${p.patterns.join(', ')}\` : p.title ?? p.permission ?? p.type);
 export const ForkbenchStatus = async () => ({
   event: async ({ event }) => {
     const p = event.properties ?? {};
-    if (event.type === 'permission.asked') report('needs-input', p.title ?? p.permission ?? p.type);
+    if (event.type === 'permission.asked') report('needs-input', asked(p));
     else if (event.type === 'question.asked') report('needs-input', p.questions?.[0]?.question ?? p.question);
     else if (event.type === 'session.idle') report('idle');
     else if (event.type === 'session.status' && p.status?.type === 'busy') report('working');

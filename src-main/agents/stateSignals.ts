@@ -1,5 +1,7 @@
 import type { AgentState } from '../../src-shared/agents/agentState.js';
 import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { TerminalSignal } from '../pty/headlessMirror.js';
+import type { StateSignal } from './stateTracker.js';
 
 /**
  * What each CLI's terminal signals and screen mean, per profile. Hooks (cliProfiles' hook files) are the
@@ -8,11 +10,14 @@ import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
  * the screen guess, never a hook.
  */
 export interface ProfileSignals {
-  /** An OSC 9 / OSC 777 notification means the agent waits for the person. Off where the CLI's hooks say
-   *  it better: Claude Code's notifications include the 60 s idle timer that fires mid-thought. */
-  readonly notifyWaits: boolean;
+  /** An OSC 9 / OSC 777 notification means the agent waits for the person: every one, or those whose text
+   *  matches (a CLI that also notifies for other things). Off where the CLI's hooks say it better: Claude
+   *  Code's notifications include the 60 s idle timer that fires mid-thought. */
+  readonly notifyWaits: boolean | RegExp;
   /** The bell means the agent waits (shells ring it for a failed completion: off there). */
   readonly bellWaits: boolean;
+  /** What a program status's state (OSC 7501;state=S) means, where the CLI sends one. */
+  readonly programStates?: Readonly<Record<string, AgentState>>;
   /** Window titles that say what the agent does. */
   readonly titles: readonly { readonly pattern: RegExp; readonly state: AgentState }[];
   /** Lines of a prompt that waits for the person, as the CLI shows it: the last resort. */
@@ -33,8 +38,15 @@ export const PROFILE_SIGNALS: Record<ProfileIdShared, ProfileSignals> = {
     prompts: [/Do you want to (?:proceed|make this edit|create|allow|overwrite)/, /Enter to select · .*Esc to cancel/],
   },
   codex: {
-    notifyWaits: true,
+    // Its profile turns its notifications on (tui.notifications): an approval request's names the command
+    // ("Approval requested: touch x"); a finished turn's is the answer's text, which is no question.
+    notifyWaits: /^Approval requested: /,
     bellWaits: false,
+    // Codex 0.171 reports its turn as OSC 7501 whatever its settings: working, blocked (an approval or a
+    // question waits on the person, before its dialog is drawn), done when the turn ends. Not read: idle,
+    // which it says as it starts and between its own start-up steps (a pane that has done nothing has
+    // finished no turn: the window would tell the person so), and clear on exit.
+    programStates: { working: 'working', blocked: 'needs-input', done: 'idle' },
     titles: [],
     prompts: [/Would you like to (?:run the following command|make the following edits|grant these permissions|send input to)/],
     // Long enough for the auto-review to grant and the dialog to close (it answers within a model call's
@@ -78,4 +90,24 @@ export function promptOnScreen(signals: ProfileSignals, lines: readonly string[]
 /** What a window title says, or null when it says nothing this profile knows. */
 export function stateOfTitle(signals: ProfileSignals, title: string): AgentState | null {
   return signals.titles.find((t) => t.pattern.test(title))?.state ?? null;
+}
+
+/** What a terminal signal says about the agent under this profile, or null when it says nothing. */
+export function stateOfSignal(signals: ProfileSignals, sig: TerminalSignal): StateSignal | null {
+  switch (sig.kind) {
+    case 'notify': {
+      const w = signals.notifyWaits;
+      return w === true || (w instanceof RegExp && w.test(sig.text)) ? { state: 'needs-input', source: 'terminal', text: sig.text } : null;
+    }
+    case 'bell':
+      return signals.bellWaits ? { state: 'needs-input', source: 'terminal' } : null;
+    case 'title': {
+      const state = stateOfTitle(signals, sig.text);
+      return state ? { state, source: 'terminal', text: state === 'needs-input' ? sig.text : null } : null;
+    }
+    case 'status': {
+      const state = signals.programStates?.[sig.state];
+      return state ? { state, source: 'terminal' } : null;
+    }
+  }
 }

@@ -46,7 +46,8 @@ export function cleanStateText(text: string | null | undefined): string | null {
  * - a weaker source may still turn `working` into `needs-input` (a prompt on screen is evidence even where
  *   the hook said nothing, as for Claude's question dialogs), but never clears a stronger source's wait or
  *   turn;
- * - the person pressing Enter in a waiting or idle pane answers it: `working`.
+ * - the person pressing Enter in a waiting or idle pane answers it: `working`;
+ * - a wait said again without its prompt's text keeps the text it had.
  */
 export class AgentStateTracker implements Disposable {
   private cur: AgentStateInfo;
@@ -111,8 +112,10 @@ export class AgentStateTracker implements Disposable {
   }
 
   private set(s: StateSignal): boolean {
-    const text = s.state === 'needs-input' ? cleanStateText(s.text) : null;
     const before = this.cur;
+    // A wait that names no prompt, said while a named one is on, is the same wait said again (Codex's program
+    // status "blocked" follows the notification that named the command): it keeps the name.
+    const text = s.state === 'needs-input' ? (cleanStateText(s.text) ?? (before.state === 'needs-input' ? before.text : null)) : null;
     if (before.state === s.state && before.text === text) {
       // The same state from a stronger source: keep its start, name the better source.
       if (sourceRank(s.source) < sourceRank(before.source)) this.cur = { ...before, source: s.source };

@@ -13,6 +13,7 @@ import { ClaimIndex } from './claimIndex.js';
 import { DeadlineQueue } from './deadlineQueue.js';
 import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { isInState } from '../../src-shared/board/stateWords.js';
 
 type Listener = (e: BoardEvent) => void;
 /** A task's text as the edge validated it (src-shared/board/schemas.ts): the title trimmed, one line. */
@@ -162,8 +163,10 @@ export class LeaseEngine {
     const t = this.board.tasks.get(id);
     if (!t) return this.refuse(agentId, id, null, 'claim', 'no-such-task', `no task ${id}`);
     if (t.state !== 'open') {
-      const holder = t.claim ? ` by ${t.claim.agentId === agentId ? 'you' : t.claim.agentId}` : '';
-      return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} is ${t.state}${holder}; only open tasks can be claimed`);
+      const who = t.claim ? (t.claim.agentId === agentId ? 'you' : t.claim.agentId) : '';
+      // "T-2 is claimed by you", but "T-2 is in review (held by you)": a review is not held "by" anyone.
+      const holder = who ? (t.state === 'claimed' ? ` by ${who}` : ` (held by ${who})`) : '';
+      return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} ${isInState(t.state)}${holder}; only open tasks can be claimed`);
     }
     this.grant(id, agentId, agentId);
     return ok(this.view(this.board.tasks.get(id) as Task) as ClaimView);
@@ -200,7 +203,7 @@ export class LeaseEngine {
     const c = this.checkWrite(agentId, taskId, token, 'done');
     if (!c.ok) return c;
     const t = this.board.tasks.get(taskId) as Task;
-    if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} is already in ${t.state}`);
+    if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} ${isInState(t.state, { already: true })}`);
     if (text !== null) this.emit({ kind: 'note', taskId, by: agentId, text });
     // The work under review is what the board recorded at this moment, never a branch head that moves later.
     this.emit({ kind: 'submitted', taskId, agentId, token: c.value.token, record: t.worktree ? t.record : null });
@@ -267,7 +270,7 @@ export class LeaseEngine {
     if (ref !== `refs/heads/${wt.branch}`) return { code: 'not-holder', message: `${ref} is not the branch of ${t.id}'s current claim (${wt.branch})` };
     if (t.state === 'review' && !person && t.submitted)
       return { code: 'bad-state', message: `${t.id} is in review: its work was frozen at ${shortSha(t.submitted.sha)} when you said done; commits now are not part of it. Ask for it back (reject) to work on` };
-    if (t.state !== 'claimed' && t.state !== 'review' && !person) return { code: 'bad-state', message: `${t.id} is ${t.state}` };
+    if (t.state !== 'claimed' && t.state !== 'review' && !person) return { code: 'bad-state', message: `${t.id} ${isInState(t.state)}` };
     // A branch made before the board kept records has none yet: its first move starts the record.
     if (t.record && t.record.sha !== from)
       return {
@@ -407,7 +410,7 @@ export class LeaseEngine {
       if (task.state === 'needs-attention') this.emit({ kind: 'reset', taskId, by });
       this.grant(taskId, agentId, by);
     } else {
-      return reject('bad-state', `${taskId} is ${task.state}; only open or claimed tasks can be assigned`);
+      return reject('bad-state', `${taskId} ${isInState(task.state)}; only open or claimed tasks can be assigned`);
     }
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
@@ -419,7 +422,7 @@ export class LeaseEngine {
     const task = t.value;
     if (task.claim) this.end(taskId, task.claim, 'user-released', 'open');
     else if (task.state === 'review') this.emit({ kind: 'returned', taskId, by, reason: 'released by a person', to: 'open' });
-    else return reject('bad-state', `${taskId} is ${task.state}, not held by anyone`);
+    else return reject('bad-state', `${taskId} ${isInState(task.state)}, not held by anyone`);
     return ok(null);
   }
 
@@ -427,7 +430,7 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
-    if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be approved`);
+    if (task.state !== 'review') return reject('bad-state', `${taskId} ${isInState(task.state)}; only a task in review can be approved`);
     if (task.claim) this.end(taskId, task.claim, 'completed', 'review');
     this.emit({ kind: 'approved', taskId, by });
     return ok(null);
@@ -438,7 +441,7 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
-    if (task.state !== 'review') return reject('bad-state', `${taskId} is ${task.state}; only a task in review can be rejected`);
+    if (task.state !== 'review') return reject('bad-state', `${taskId} ${isInState(task.state)}; only a task in review can be rejected`);
     const to = task.claim ? 'claimed' : 'open';
     if (reason) this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
     this.emit({ kind: 'returned', taskId, by, reason, to });
@@ -449,7 +452,7 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const state = (this.board.tasks.get(taskId) as Task).state;
-    if (state !== 'open') return reject('bad-state', `${taskId} is ${state}; only an open task can be blocked`);
+    if (state !== 'open') return reject('bad-state', `${taskId} ${isInState(state)}; only an open task can be blocked`);
     this.emit({ kind: 'blocked', taskId, by, reason });
     return ok(null);
   }
@@ -457,7 +460,7 @@ export class LeaseEngine {
   unblock(taskId: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    if (t.value.state !== 'blocked') return reject('bad-state', `${taskId} is ${t.value.state}, not blocked`);
+    if (t.value.state !== 'blocked') return reject('bad-state', `${taskId} ${isInState(t.value.state)}, not blocked`);
     this.emit({ kind: 'unblocked', taskId, by });
     return ok(null);
   }
@@ -466,7 +469,7 @@ export class LeaseEngine {
   reset(taskId: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    if (t.value.state !== 'needs-attention') return reject('bad-state', `${taskId} is ${t.value.state}, not needs-attention`);
+    if (t.value.state !== 'needs-attention') return reject('bad-state', `${taskId} ${isInState(t.value.state)}, not in needs-attention`);
     this.emit({ kind: 'reset', taskId, by });
     return ok(null);
   }

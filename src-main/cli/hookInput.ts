@@ -48,7 +48,11 @@ export function readHookEvent(raw: string): { skip: boolean; text: string | null
   // nothing about waiting. The profiles never hook it; this catches a matcher that lets it through.
   if (ev.notification_type === 'idle_prompt') return { skip: true, text: null };
   const message = str(ev.message);
-  if (message) return { skip: false, text: message };
+  // Gemini CLI's Notification says "Tool Confirm Shell Command requires execution" and puts what is asked
+  // for in its details: the command, the file, or the MCP tool.
+  const details = (typeof ev.details === 'object' && ev.details !== null ? ev.details : {}) as Record<string, unknown>;
+  const asked = str(details.command) ?? str(details.filePath) ?? str(details.fileName) ?? str(details.toolName);
+  if (message) return { skip: false, text: asked ? `${message}: ${asked}` : message };
   const tool = str(ev.tool_name);
   if (tool) {
     const input = (typeof ev.tool_input === 'object' && ev.tool_input !== null ? ev.tool_input : {}) as Record<string, unknown>;

@@ -7,8 +7,9 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
-import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
+import { openAppPtyHost, PtyHostKeptError } from './ptyHostStart.js';
+import { askQuitChoice, type QuitChoice } from './quitChoice.js';
 import { isSafeExternal, isTrustedSender, registerWindowIpc } from './ipcBridge.js';
 import { routePush } from './pushRouting.js';
 import { applyPermissionPolicy } from './permissionPolicy.js';
@@ -43,13 +44,18 @@ if (claim && !claim.ok) {
   const dataRoot = app.getPath('userData');
   // Agents run in the data folder's pty host, so a crash or an update of the app does not end them; the
   // next start takes them back. FORKBENCH_PTY_HOST=0 keeps them as the app's children instead.
+  const warn = (m: string) => process.stderr.write(`${m}\n`);
   const ptyHost =
     process.env.FORKBENCH_PTY_HOST === '0'
       ? undefined
-      : (async () => PtyHostLink.open(dataRoot, { idleMs: ptyHostIdleMs(), warn: (m) => process.stderr.write(`${m}\n`) }))().catch((err: Error) => {
-          const message = `Forkbench cannot use its pty host: ${err.message}`;
-          process.stderr.write(`${message}\n`);
-          dialog.showErrorBox('Forkbench cannot take back its agents', message);
+      : (async () => openAppPtyHost(dataRoot, { idleMs: ptyHostIdleMs(), warn, dialog, ready: () => app.whenReady() }))().catch((err: Error) => {
+          if (err instanceof PtyHostKeptError) {
+            warn('Forkbench: the agents of another Forkbench version were left running, as asked; quitting');
+          } else {
+            const message = `Forkbench cannot use its pty host: ${err.message}`;
+            warn(message);
+            dialog.showErrorBox('Forkbench cannot take back its agents', message);
+          }
           claim.lock.release();
           app.exit(1);
           throw err;
@@ -123,30 +129,79 @@ if (claim && !claim.ok) {
 
   app.on('second-instance', (_e, argv, cwd) => void openThread(folderFromArgs(argv.slice(1), cwd)));
 
-  let quitting = false;
-  app.on('before-quit', (e) => {
-    if (quitting) return;
-    e.preventDefault();
-    quitting = true;
-    // Quitting stops the agents, as before the pty host; keeping them running on purpose is serve's
-    // --keep-agents for now.
+  /** Agents whose processes still run, in every open Thread. */
+  const runningAgents = () => threads.openHosts().reduce((n, h) => n + h.panes.agents().filter((a) => a.status !== 'exited').length, 0);
+  /** Stop or keep the agents, then quit. Kept ones stay in the pty host with their claims, as after
+   *  `serve --keep-agents`: the board host leaves without ending a claim and the next start takes them back. */
+  const leave = (keep: boolean) =>
     void threads
-      .dispose()
-      .then(async () => (await ptyHost?.catch(() => undefined))?.shutdown())
+      .dispose({ keepAgents: keep })
+      .then(async () => {
+        const link = await ptyHost?.catch(() => undefined);
+        if (keep) return link?.leave();
+        const others = (await link?.stopUnlessKept()) ?? 0;
+        if (others > 0) warn(`Forkbench: ${others} agent(s) of Threads not open now keep running in the pty host (pid ${link?.hostPid})`);
+      })
+      .catch((err: Error) => warn(`Forkbench: while quitting: ${err.message}`))
       .finally(() => {
         claim.lock.release();
         app.quit();
       });
+
+  let quitting = false;
+  let asking: Promise<QuitChoice> | null = null;
+  /** A quit nobody is there to answer: the system shutting down or logging out, or a signal (a package
+   *  manager's update, `kill`). A question would hold the quit until the session kills us anyway, so the
+   *  answer is the one that loses nothing: keep the agents in the pty host (which ends them itself after its
+   *  idle time), or stop them cleanly where there is no pty host. */
+  let unattended = false;
+  const quitUnattended = (e?: { preventDefault(): void }) => {
+    // powerMonitor's shutdown: asking the system to wait is how Electron gets the time to leave cleanly.
+    e?.preventDefault();
+    unattended = true;
+    app.quit();
+  };
+  for (const sig of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.once(sig, () => quitUnattended());
+  app.on('before-quit', (e) => {
+    if (quitting) return;
+    e.preventDefault();
+    if (unattended) {
+      quitting = true;
+      return leave(ptyHost !== undefined && runningAgents() > 0);
+    }
+    // A second quit while the question is open (another Ctrl+Q, the last window closed) waits for its answer.
+    if (asking) return;
+    const running = runningAgents();
+    if (running === 0) {
+      quitting = true;
+      return leave(false);
+    }
+    const parent = [...windows.values()].find((w) => !w.isDestroyed()) ?? null;
+    asking = askQuitChoice(dialog, parent, { running, canKeep: ptyHost !== undefined, idleMs: ptyHost ? ptyHostIdleMs() : 0 }).catch(() => 'cancel' as const);
+    void asking.then((choice) => {
+      asking = null;
+      // Answered after an unattended quit already left (the system shut down while the question was open).
+      if (quitting) return;
+      if (choice === 'cancel') {
+        // The quit came from closing the last window: the person stays, so their Threads come back.
+        if (![...windows.values()].some((w) => !w.isDestroyed())) for (const h of threads.openHosts()) void openThread(h.folder);
+        return;
+      }
+      quitting = true;
+      leave(choice === 'keep');
+    });
   });
   app.on('window-all-closed', () => app.quit());
 
   void app.whenReady().then(() => {
     powerMonitor.on('resume', () => void threads.resumeGrace());
+    powerMonitor.on('shutdown', (e?: { preventDefault(): void }) => quitUnattended(e));
   });
   void app.whenReady().then(() => {
     // Before the first window: Electron grants every permission a page asks for unless told otherwise.
     applyPermissionPolicy(session.defaultSession, PAGE_URL);
-    return openThread(folderFromArgs(process.argv.slice(1), process.cwd()));
+    // A Thread that cannot open (its pty host refused above, say) is reported, not left as an unhandled rejection.
+    return openThread(folderFromArgs(process.argv.slice(1), process.cwd())).catch((err: Error) => warn(`Forkbench: cannot open the Thread: ${err.message}`));
   });
 }
 

@@ -11,6 +11,7 @@ import type { AgentRegistry } from '../agents/agentRegistry.js';
 import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import type { LaunchPlan } from '../agents/profileKit.js';
 import { sessionSpecOf, type SessionContext } from '../agents/sessionSpecs.js';
+import { AgentNumbers } from './agentNumbers.js';
 import { AgentStore, type StoredAgent } from './agentStore.js';
 
 const STATE_DIR_MODE = 0o700;
@@ -20,19 +21,22 @@ export class AgentSessions {
     private readonly store: AgentStore,
     /** Parent of the agents' folders that outlive the host (in the Thread's data folder). */
     private readonly stateRoot: string,
+    /** The numbers agent names used in this Thread, every profile's, shells too: they outlive the host. */
+    readonly numbers: AgentNumbers,
     private readonly warn: (message: string) => void = () => undefined,
   ) {}
 
   static open(dataDir: string, warn?: (message: string) => void): AgentSessions {
-    return new AgentSessions(AgentStore.open(join(dataDir, 'agents.json'), warn), join(dataDir, 'agents'), warn);
+    return new AgentSessions(AgentStore.open(join(dataDir, 'agents.json'), warn), join(dataDir, 'agents'), AgentNumbers.open(join(dataDir, 'agent-numbers.json'), warn), warn);
   }
 
-  /** The agents of earlier runs, listed as exited so their tabs can offer a resume. */
+  /** The agents of earlier runs, listed as exited so their tabs can offer a resume; names count on after theirs. */
   restoreInto(registry: AgentRegistry, now: number): StoredAgent[] {
     const restored = this.store.list();
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
       if (a.state === 'running') this.store.update(a.id, { state: 'exited' });
+      this.numbers.saw(a.profile, a.name);
     }
     return restored;
   }

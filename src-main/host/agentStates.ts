@@ -3,7 +3,7 @@ import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/di
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { AgentStateView } from '../../src-shared/protocol/views.js';
-import { PROFILE_SIGNALS, promptOnScreen, stateOfTitle, type ProfileSignals } from '../agents/stateSignals.js';
+import { PROFILE_SIGNALS, promptOnScreen, stateOfSignal, type ProfileSignals } from '../agents/stateSignals.js';
 import { AgentStateTracker } from '../agents/stateTracker.js';
 import { StatusLimiter } from '../agents/statusLimiter.js';
 import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
@@ -87,12 +87,8 @@ export class AgentStates {
     this.entries.set(agentId, e);
     store.add(
       mirror.onSignal.event((sig) => {
-        if (sig.kind === 'notify' && e.signals.notifyWaits) tracker.signal({ state: 'needs-input', source: 'terminal', text: sig.text });
-        else if (sig.kind === 'bell' && e.signals.bellWaits) tracker.signal({ state: 'needs-input', source: 'terminal' });
-        else if (sig.kind === 'title') {
-          const state = stateOfTitle(e.signals, sig.text);
-          if (state) tracker.signal({ state, source: 'terminal', text: state === 'needs-input' ? sig.text : null });
-        }
+        const s = stateOfSignal(e.signals, sig);
+        if (s) tracker.signal(s);
       }),
     );
     if (e.signals.prompts.length) store.add(session.onData(() => this.screenSoon(e)));

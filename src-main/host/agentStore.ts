@@ -12,6 +12,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { PROFILE_IDS } from '../../src-shared/protocol/windowApi.js';
 import { writeFileAtomic } from '../base/atomicWrite.js';
+import { readCheckedJson } from '../base/checkedJsonFile.js';
 
 export const STORE_VERSION = 1;
 /** Owner-only: the file, and the folder it sits in. */
@@ -52,21 +53,13 @@ export class AgentStore {
    */
   static open(path: string, warn: (message: string) => void = () => undefined, now: () => number = Date.now): AgentStore {
     const store = new AgentStore(path);
-    let text: string;
-    try {
-      text = fs.readFileSync(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return store;
-      throw new Error(`the agent records in ${path} cannot be read: ${(err as Error).message}`);
-    }
-    const parsed = parse(text);
-    if (!parsed.ok) {
-      const aside = `${path}.corrupt-${now()}`;
-      fs.renameSync(path, aside);
-      warn(`forkbench: the agent records in ${path} are damaged (${parsed.reason}); kept as ${aside}. Earlier agents cannot be resumed from this Thread; its board is untouched.`);
-      return store;
-    }
-    for (const a of parsed.agents) store.agents.set(a.id, a);
+    const file = readCheckedJson(path, StoreFileSchema, {
+      what: 'agent records',
+      consequence: 'Earlier agents cannot be resumed from this Thread; its board is untouched.',
+      warn,
+      now,
+    });
+    for (const a of file?.agents ?? []) store.agents.set(a.id, a);
     return store;
   }
 
@@ -100,19 +93,4 @@ export class AgentStore {
     // Durable: a record written as an agent starts is what a resume after a power cut has to go by.
     writeFileAtomic(this.path, `${body}\n`, { mode: STORE_FILE_MODE, durable: true });
   }
-}
-
-function parse(text: string): { ok: true; agents: StoredAgent[] } | { ok: false; reason: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, reason: `not JSON: ${(err as Error).message}` };
-  }
-  const checked = StoreFileSchema.safeParse(json);
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    return { ok: false, reason: `${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'not a record file'}` };
-  }
-  return { ok: true, agents: checked.data.agents };
 }

@@ -29,7 +29,6 @@ import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js
 export class Panes {
   private readonly panes = new Map<string, Pane>();
   private readonly store = new DisposableStore();
-  private readonly launched = new Map<ProfileIdShared, number>();
   private closing = false;
   readonly onData = new Emitter<{ agentId: string; data: string }>();
   readonly onAgents = new Emitter<AgentInfo[]>();
@@ -37,11 +36,8 @@ export class Panes {
 
   constructor(private readonly d: PanesDeps) {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
-    // The agents of earlier runs come back as exited tabs; new names count on after theirs.
-    for (const a of d.sessions.restoreInto(d.registry, performance.now())) {
-      const n = Number(new RegExp(`^${a.profile} (\\d+)$`).exec(a.name)?.[1] ?? 0);
-      if (n > (this.launched.get(a.profile) ?? 0)) this.launched.set(a.profile, n);
-    }
+    // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from).
+    d.sessions.restoreInto(d.registry, performance.now());
     // A state change (working, waiting for you, ...) redraws the agent list.
     if (d.states) this.store.add(d.states.onChange.event(() => this.fireAgents()));
   }
@@ -91,9 +87,9 @@ export class Panes {
     const { d } = this;
     const cols = o.cols ?? DEFAULT_TERMINAL_SIZE.cols;
     const rows = o.rows ?? DEFAULT_TERMINAL_SIZE.rows;
-    // Names count up per profile and are never reused in a Thread's run, like the tabs a person remembers.
-    const n = (this.launched.get(profile) ?? 0) + 1;
-    this.launched.set(profile, n);
+    // Names count up per profile and are never reused in a Thread, across host restarts too (AgentNumbers):
+    // the event log and the journal keep naming the agents of earlier runs.
+    const n = d.sessions.numbers.next(profile);
     // performance.now(), not the board clock: the liveness check compares it with pty output times, and the
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
     const record = d.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now());
@@ -199,11 +195,7 @@ export class Panes {
    */
   adopt(found: AdoptedPane[], gone: Array<{ profile: string; name: string }> = []): void {
     // Names keep counting from the highest one used, the gone agents' too: after `shell 2` comes `shell 3`.
-    for (const f of [...found, ...gone]) {
-      const n = Number(/ (\d+)$/.exec(f.name)?.[1] ?? 0);
-      const profile = f.profile as ProfileIdShared;
-      if (n > (this.launched.get(profile) ?? 0)) this.launched.set(profile, n);
-    }
+    for (const f of [...found, ...gone]) this.d.sessions.numbers.saw(f.profile, f.name);
     for (const f of found) {
       const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
       this.wire(record, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });

@@ -19,9 +19,28 @@ export const HeadlessMirrorConstants = {
 
 /**
  * What a program in the pane said to the terminal itself rather than onto the screen: a desktop notification
- * (OSC 9, or OSC 777;notify), the bell, a new window title. Agent CLIs use them to ask for attention.
+ * (OSC 9, or OSC 777;notify), the bell, a new window title, or a program status (OSC 7501;state=S:key=value…,
+ * which Codex sends as its turn goes: idle, working, blocked on the person, done). Agent CLIs use them to ask
+ * for attention.
  */
-export type TerminalSignal = { kind: 'notify'; text: string } | { kind: 'bell' } | { kind: 'title'; text: string };
+export type TerminalSignal =
+  | { kind: 'notify'; text: string }
+  | { kind: 'bell' }
+  | { kind: 'title'; text: string }
+  | { kind: 'status'; state: string; fields: Readonly<Record<string, string>> };
+
+/** OSC 7501's `state=blocked:app=codex:kind=permission` as its fields; null without a state. */
+export function parseProgramStatus(data: string): { state: string; fields: Record<string, string> } | null {
+  const fields: Record<string, string> = {};
+  for (const part of data.split(':')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) fields[part.slice(0, eq)] = part.slice(eq + 1);
+  }
+  const state = fields.state;
+  if (!state) return null;
+  delete fields.state;
+  return { state, fields };
+}
 
 export class HeadlessMirror implements Disposable {
   private readonly term: InstanceType<typeof Terminal>;
@@ -44,6 +63,11 @@ export class HeadlessMirror implements Disposable {
       // rxvt's OSC 777;notify;TITLE;BODY
       const m = /^notify;([^;]*);?([\s\S]*)$/.exec(data);
       if (m) this.onSignal.fire({ kind: 'notify', text: [m[1], m[2]].filter(Boolean).join(': ') });
+      return true;
+    });
+    this.term.parser.registerOscHandler(7501, (data) => {
+      const status = parseProgramStatus(data);
+      if (status) this.onSignal.fire({ kind: 'status', ...status });
       return true;
     });
     this.term.onBell(() => this.onSignal.fire({ kind: 'bell' }));

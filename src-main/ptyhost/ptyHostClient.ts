@@ -62,7 +62,8 @@ export class PtyHostVersionError extends Error {
   ) {
     super(
       `a pty host of Forkbench ${theirs.version} (protocol ${theirs.protocol}, pid ${theirs.pid}) holds this data folder's agents, ` +
-        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. Stop it (kill ${theirs.pid}; its agents end) and start again`,
+        `and this is Forkbench ${ours} (protocol ${PTY_HOST_PROTOCOL}); refusing to use it. To stop it and its agents and start this ` +
+        `version's: \`forkbench serve --replace-pty-host\`, or "Stop it and its agents" in the app`,
     );
   }
 }
@@ -148,6 +149,20 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   /** A request and its answer, checked against the method's answer schema; refused (PtyHostRequestError),
    *  or given up after the bound (PtyHostTimeoutError) with the connection kept. */
   request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params'], timeoutMs = this.requestTimeoutMs): Promise<PtyHostMethods[M]['result']> {
+    return this.requestThen(m, p, (v) => v, timeoutMs);
+  }
+
+  /**
+   * A request whose answer is turned into `then`'s value as the answer frame is read, before the frames after
+   * it: a pane's first output can come in the same read as the answer that names it, and must find its
+   * RemotePty already there (an `await` would see it only after that output was handed out and lost).
+   */
+  private requestThen<M extends PtyHostMethod, T>(
+    m: M,
+    p: PtyHostMethods[M]['params'],
+    then: (v: PtyHostMethods[M]['result']) => T,
+    timeoutMs = this.requestTimeoutMs,
+  ): Promise<T> {
     if (this.closedFlag) return Promise.reject(new Error('the pty host is gone'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -156,7 +171,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
         this.abandoned.set(id, m);
         reject(new PtyHostTimeoutError(m, timeoutMs, this.hostPid));
       }, timeoutMs);
-      this.waiting.set(id, { m, resolve: resolve as (v: unknown) => void, reject, timer });
+      this.waiting.set(id, { m, resolve: (v) => resolve(then(v as PtyHostMethods[M]['result'])), reject, timer });
       this.sock.write(controlFrame({ t: 'req', id, m, p }));
     });
   }
@@ -169,39 +184,27 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     if (!this.closedFlag) this.sock.write(controlFrame({ t: 'ack', pane, consumer, chars }));
   }
 
-  async spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
-    const { pane } = await this.request('spawn', {
-      command,
-      args: [...args],
-      cwd: o.cwd,
-      env: o.env,
-      cols: o.cols,
-      rows: o.rows,
-      meta: { ...who, cwd: o.cwd },
+  spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
+    const params = { command, args: [...args], cwd: o.cwd, env: o.env, cols: o.cols, rows: o.rows, meta: { ...who, cwd: o.cwd } };
+    return this.requestThen('spawn', params, ({ pane, pid }) => {
+      const r = new RemotePty(this, pane, pid, { holdEarly: true });
+      this.remotes.set(pane, r);
+      return r;
     });
-    return this.remotes.get(pane) as RemotePty;
   }
 
   /** The pty host's panes, each as a RemotePty that already hears its pane's events. */
-  async list(): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
-    const all = await this.request('list', {});
-    return all.map((listing) => ({ listing, pty: this.remotes.get(listing.pane) as RemotePty }));
-  }
-
-  /**
-   * The panes an answer names become RemotePtys as the answer is read, not when its caller resumes: the
-   * pane's output may follow in the same read, and would otherwise reach no pane. A new pane holds that
-   * early output for its first listener.
-   */
-  private heard(m: PtyHostMethod, v: unknown): void {
-    if (m === 'spawn') {
-      const { pane, pid } = v as PtyHostMethods['spawn']['result'];
-      this.remotes.set(pane, new RemotePty(this, pane, pid, { holdEarlyOutput: true }));
-    } else if (m === 'list') {
-      for (const listing of v as PaneListing[]) {
-        if (!this.remotes.has(listing.pane)) this.remotes.set(listing.pane, new RemotePty(this, listing.pane, listing.pid, listing));
-      }
-    }
+  list(): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
+    return this.requestThen('list', {}, (all) =>
+      all.map((listing) => {
+        let pty = this.remotes.get(listing.pane);
+        if (!pty) {
+          pty = new RemotePty(this, listing.pane, listing.pid, listing);
+          this.remotes.set(listing.pane, pty);
+        }
+        return { listing, pty };
+      }),
+    );
   }
 
   /** Ask the pty host to end every pane and exit (the board host stops with its agents). */
@@ -248,10 +251,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
         if (!w) return this.late(m.id, m.ok ? m.v : undefined);
         if (!m.ok) return w.reject(new PtyHostRequestError(m.code ?? 'failed', m.error));
         const v = ptyHostMethods[w.m].result.safeParse(m.v);
-        if (v.success) {
-          this.heard(w.m, v.data);
-          return w.resolve(v.data);
-        }
+        if (v.success) return w.resolve(v.data);
         const why = `the pty host answered ${w.m} with something else (${firstIssue(v.error)})`;
         this.problem(why);
         return w.reject(new Error(why));

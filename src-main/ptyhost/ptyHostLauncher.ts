@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PtyHostClient, PtyHostRequestError, type PtyHostClientOptions } from './ptyHostClient.js';
+import { PtyHostClient, PtyHostRequestError, PtyHostVersionError, type PtyHostClientOptions } from './ptyHostClient.js';
 import { forkbenchVersion, ptyHostPaths } from './protocol.js';
 import { ensurePrivateDir } from './socketChecks.js';
 
@@ -17,6 +17,9 @@ export const PtyHostLaunchConstants = {
    *  died (its successor is starting) is seen gone within a few ms of its death; 3 s covers a loaded
    *  machine, and past that another board host really is connected. */
   busyWaitMs: 3_000,
+  /** A pty host asked to stop ends each agent with SIGHUP, SIGTERM 150 ms later and SIGKILL 2 s after that
+   *  (PtySession.kill), all at once: ~2.5 s. 10 s covers that on a loaded machine; past it, it is killed. */
+  stopTimeoutMs: 10_000,
 } as const;
 
 /** The idle time from FORKBENCH_PTY_HOST_IDLE_MS (the setting), else the default. Bad values say so. */
@@ -58,14 +61,26 @@ async function connectWhenFree(socket: string, version: string, o: PtyHostClient
  */
 export async function connectPtyHost(
   dataRoot: string,
-  o: { idleMs?: number; version?: string; env?: Record<string, string | undefined>; client?: PtyHostClientOptions } = {},
+  o: {
+    idleMs?: number;
+    version?: string;
+    env?: Record<string, string | undefined>;
+    /** A pty host of another version is stopped (its agents end cleanly) and ours started in its place. */
+    replaceOther?: boolean;
+    warn?: (m: string) => void;
+    /** The request bound and timers (tests shorten the bound). */
+    client?: PtyHostClientOptions;
+  } = {},
 ): Promise<{ client: PtyHostClient; started: boolean }> {
   const paths = ptyHostPaths(dataRoot);
   const version = o.version ?? forkbenchVersion();
   try {
     return { client: await connectWhenFree(paths.socket, version, o.client ?? {}), started: false };
   } catch (err) {
-    if (!missing(err)) throw err;
+    if (err instanceof PtyHostVersionError && o.replaceOther) {
+      await stopOtherPtyHost(err.theirs);
+      o.warn?.(`forkbench: stopped the pty host of Forkbench ${err.theirs.version} (pid ${err.theirs.pid}) and its agents; starting this version's`);
+    } else if (!missing(err)) throw err;
   }
   ensurePrivateDir(paths.dir);
   const log = fs.openSync(paths.log, 'a', 0o600);
@@ -92,6 +107,61 @@ export async function connectPtyHost(
     }
     await new Promise((r) => setTimeout(r, PtyHostLaunchConstants.pollMs));
   }
+}
+
+/**
+ * Stop a pty host of another version the way any version stops on SIGTERM: its agents end cleanly (their
+ * process groups hang up, then terms, then kills) and it removes its socket. Its protocol may not be ours,
+ * so a signal, not a request. One that has not gone in time is killed; its agents then get the hang-up of
+ * their closed terminals.
+ */
+export async function stopOtherPtyHost(theirs: { pid: number; version: string }): Promise<void> {
+  const { pid } = theirs;
+  // The pid came from a hello over our owner-only socket; still, only a process that is a pty host is
+  // signalled (the one that answered could have exited since and its pid gone to something else).
+  const what = processKind(pid);
+  if (what === 'gone') return;
+  if (what === 'other') throw new Error(`pid ${pid}, which answered as the pty host of Forkbench ${theirs.version}, no longer runs one; not stopping it`);
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
+    throw new Error(`cannot stop the pty host of Forkbench ${theirs.version} (pid ${pid}): ${(err as Error).message}`);
+  }
+  const deadline = Date.now() + PtyHostLaunchConstants.stopTimeoutMs;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone at last
+      }
+      break;
+    }
+    await new Promise((r) => setTimeout(r, PtyHostLaunchConstants.pollMs));
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether `pid` runs a pty host (any version's is `node …/ptyHostMain.js`). Where there is no /proc to
+ *  ask, the hello's word is taken. */
+function processKind(pid: number): 'gone' | 'pty-host' | 'other' {
+  if (!processAlive(pid)) return 'gone';
+  let cmdline: string;
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return fs.existsSync('/proc/self') ? 'gone' : 'pty-host';
+  }
+  return cmdline.includes('ptyHostMain') ? 'pty-host' : 'other';
 }
 
 function readTail(path: string): string {

@@ -8,6 +8,7 @@ import type { RemotePty } from './remotePty.js';
 interface LinkOptions {
   idleMs?: number;
   warn?: (m: string) => void;
+  replaceOther?: boolean;
   /** The request bound and timers (tests shorten the bound). */
   client?: PtyHostClientOptions;
 }
@@ -27,8 +28,10 @@ export class PtyHostLink implements PtyFactory {
     this.watch();
   }
 
+  /** With `replaceOther`, a pty host of another Forkbench version is stopped with its agents first (the
+   *  person chose to: `serve --replace-pty-host`, the app's "Stop it and its agents"); without, it is refused. */
   static async open(dataRoot: string, o: LinkOptions = {}): Promise<PtyHostLink> {
-    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, client: o.client });
+    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, replaceOther: o.replaceOther, warn: o.warn, client: o.client });
     return new PtyHostLink(client, dataRoot, o, started);
   }
 
@@ -73,6 +76,19 @@ export class PtyHostLink implements PtyFactory {
   /** The board host stops with its agents: the pty host ends them all and exits. */
   shutdown(): Promise<void> {
     return this.client.shutdown();
+  }
+
+  /**
+   * The board host stopped its own agents (its Threads are closed): the pty host goes too, unless it still
+   * runs agents of Threads this board host did not open, kept there by an earlier run to come back to; those
+   * are not this quit's to end, so it is left serving them. Returns how many it kept.
+   */
+  async stopUnlessKept(): Promise<number> {
+    if (this.client.isClosed) return 0;
+    const others = (await this.client.list().catch(() => [])).filter((p) => !p.listing.dead).length;
+    if (others > 0) this.leave();
+    else await this.shutdown();
+    return others;
   }
 
   /** The board host goes and leaves its agents running in the pty host. */

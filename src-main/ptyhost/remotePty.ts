@@ -12,10 +12,10 @@ export interface RemoteLink {
 }
 
 const WINDOW = 'window';
-/** Output a new pane may hold for its first listener: what a shell prints in the few microtasks between
- *  the spawn's answer and its caller subscribing is a prompt, not megabytes; past the bound a pane nobody
- *  listens to drops it (its screen is still in the pty host's mirror). */
-const EARLY_OUTPUT_CHARS = 1024 * 1024;
+/** The most early output kept for a pane's first listener: a new pane's first screenful or so arrives before
+ *  its spawner has subscribed, within a tick. Past this (nobody came to listen) it is dropped; the pty host's
+ *  mirror still holds the screen. */
+const EARLY_MAX_CHARS = 1_000_000;
 
 /**
  * A pane whose PtySession lives in the pty host: the surface panes.ts uses, over the wire. Death and exit
@@ -32,10 +32,11 @@ export class RemotePty implements PaneSession {
   private pasteMode: boolean;
   private disposed = false;
   private lostFlag = false;
-  /** Output that came before anyone listened (a new pane only), replayed to the first listener. */
+  /** Output delivered before anyone listened (a spawned pane's first words can come in the same read as
+   *  the answer that names it): handed to the listeners of the first tick someone listens. Null once given. */
   private early: string[] | null;
   private earlyChars = 0;
-  private replaying = false;
+  private earlyQueued = false;
   private stats: PtyFlowStats = { paused: false, maxUnackedChars: 0, mirrorUnackedChars: 0, batchedChars: 0, droppedChars: 0 };
   private resolveExited!: (exit: PtyExit) => void;
   readonly exited = new Promise<PtyExit>((resolve) => (this.resolveExited = resolve));
@@ -44,9 +45,9 @@ export class RemotePty implements PaneSession {
     private readonly link: RemoteLink,
     readonly pane: number,
     readonly pid: number,
-    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null; holdEarlyOutput?: boolean } = {},
+    o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null; holdEarly?: boolean } = {},
   ) {
-    this.early = o.holdEarlyOutput ? [] : null;
+    this.early = o.holdEarly ? [] : null;
     this.lastOutput = performance.now() - (o.quietForMs ?? 0);
     this.pasteMode = o.bracketedPaste ?? false;
     if (o.dead) this.died();
@@ -76,19 +77,18 @@ export class RemotePty implements PaneSession {
     return this.lostFlag;
   }
 
-  /** The first subscription replays the held output a microtask later, to every listener subscribed by
-   *  then (a pane's listeners subscribe together), in order with what arrives meanwhile. */
   readonly onData = (listener: (data: string) => void): Disposable => {
-    const subscribed = this.dataEmitter.event(listener);
-    if (this.early && !this.replaying) {
-      this.replaying = true;
+    const sub = this.dataEmitter.event(listener);
+    if (this.early && !this.earlyQueued) {
+      this.earlyQueued = true;
+      // A tick later, so every listener its spawner adds at once hears it, in order before what comes next.
       queueMicrotask(() => {
-        const early = this.early ?? [];
+        const text = this.early?.join('') ?? '';
         this.early = null;
-        for (const chunk of early) this.dataEmitter.fire(chunk);
+        if (text && !this.disposed) this.dataEmitter.fire(text);
       });
     }
-    return subscribed;
+    return sub;
   };
 
   readonly onDeath = (listener: () => void): Disposable => {
@@ -108,13 +108,12 @@ export class RemotePty implements PaneSession {
   deliver(data: string): void {
     if (this.disposed) return;
     this.lastOutput = performance.now();
-    if (this.early && this.earlyChars + data.length <= EARLY_OUTPUT_CHARS) {
-      this.early.push(data);
+    if (this.early) {
+      if (this.earlyChars + data.length <= EARLY_MAX_CHARS) this.early.push(data);
       this.earlyChars += data.length;
-    } else {
-      this.early = null;
-      this.dataEmitter.fire(data);
+      return;
     }
+    this.dataEmitter.fire(data);
   }
 
   /** @internal */

@@ -11,7 +11,7 @@ import { ThreadManager } from '../host/threadManager.js';
 import { startServe, type ServeHandle } from './serveServer.js';
 import { loadServeState, saveServeState } from './serveState.js';
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--no-pty-host]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -22,22 +22,27 @@ const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--no-
  * The agents run in the data folder's pty host (src-main/ptyhost), so a `serve` that crashes or is killed
  * -9 finds them again on its next start, claims and screens included. `--keep-agents` makes Ctrl-C leave
  * them running too; `--no-pty-host` (or FORKBENCH_PTY_HOST=0) runs them as serve's own children instead.
+ * A pty host of another Forkbench version is refused; `--replace-pty-host` stops it, ending its agents, and
+ * starts this version's.
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
   let folder: string;
   let port: number | null = null;
   let keepAgents = false;
+  let replacePtyHost = false;
   let usePtyHost = process.env.FORKBENCH_PTY_HOST !== '0';
   let idleMs: number;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { port: { type: 'string' }, 'keep-agents': { type: 'boolean' }, 'no-pty-host': { type: 'boolean' } },
+      options: { port: { type: 'string' }, 'keep-agents': { type: 'boolean' }, 'replace-pty-host': { type: 'boolean' }, 'no-pty-host': { type: 'boolean' } },
       allowPositionals: true,
     });
     if (values['no-pty-host']) usePtyHost = false;
     keepAgents = values['keep-agents'] === true;
+    replacePtyHost = values['replace-pty-host'] === true;
     if (keepAgents && !usePtyHost) throw new Error('--keep-agents needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
+    if (replacePtyHost && !usePtyHost) throw new Error('--replace-pty-host needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
     idleMs = ptyHostIdleMs();
     if (positionals.length > 1) throw new Error('give at most one folder');
     folder = resolve(positionals[0] ?? process.cwd());
@@ -80,7 +85,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   let ptyHost: PtyHostLink | undefined;
   if (usePtyHost) {
     try {
-      ptyHost = await PtyHostLink.open(dataRoot, { idleMs, warn });
+      ptyHost = await PtyHostLink.open(dataRoot, { idleMs, warn, replaceOther: replacePtyHost });
     } catch (err) {
       process.stderr.write(`forkbench serve: cannot use the pty host: ${(err as Error).message}\n`);
       lock.release();
@@ -167,7 +172,10 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           served.stopping();
           await threads.dispose({ keepAgents });
           if (keepAgents) ptyHost?.leave();
-          else await ptyHost?.shutdown();
+          else {
+            const others = (await ptyHost?.stopUnlessKept()) ?? 0;
+            if (others > 0) warn(`forkbench serve: ${others} agent(s) of other Threads, kept from an earlier run, keep running in the pty host (pid ${ptyHost?.hostPid})`);
+          }
           await served.close();
         } catch (err) {
           process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);

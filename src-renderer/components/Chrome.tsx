@@ -106,7 +106,8 @@ function NotifyBell() {
   );
 }
 
-/** Errors from the host, kept until dismissed: a refused action is never silent. */
+/** Errors from the host: a refused action is never silent. Each stays until dismissed, until the same
+ *  action succeeds, or a minute after it last came (PageNotices). */
 export function ErrorBanner() {
   const c = useController();
   const errors = useApp((s) => s.errors);
@@ -114,9 +115,15 @@ export function ErrorBanner() {
   return (
     <div className="error-banner" data-testid="error-banner" role="alert">
       {errors.map((e) => (
-        <div key={e.id} className="error-line" data-code={e.code}>
+        <div key={e.id} className="error-line" data-code={e.code} data-count={e.count} data-testid="error-line">
           <span className="error-text">
-            Could not {e.action}: <strong>{e.code}</strong> — {e.message}
+            Could not {e.action}
+            {e.actions.length > 1 ? ` (nor ${e.actions.slice(0, -1).join(', ')})` : ''}: <strong>{e.code}</strong> — {e.message}
+            {e.count > 1 && (
+              <span className="h20b-error-count" data-testid="error-count" title={`refused ${e.count} times`}>
+                ×{e.count}
+              </span>
+            )}
           </span>
           <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.notices.dismissError(e.id)}>
             ×

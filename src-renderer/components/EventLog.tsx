@@ -1,4 +1,5 @@
 import { memo, useMemo, useState } from 'react';
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { filterLog, type LogEntry } from '../state/eventLog.js';
 import { useApp } from '../state/hooks.js';
 
@@ -52,7 +53,8 @@ const LogLine = memo(function LogLine({ entry: e }: { entry: LogEntry }) {
       <time dateTime={new Date(e.at).toISOString()}>{time.format(e.at)}</time>
       <span className="log-kind">{e.kind}</span>
       <span className="log-summary">
-        {e.summary}
+        {/* Titles and notes quoted in it are journal text: controls shown as escapes, the line isolated. */}
+        <bdi>{showControls(e.summary, 'tab-newline')}</bdi>
         {e.repeat > 1 ? <span className="log-repeat"> ×{e.repeat}</span> : null}
       </span>
     </li>

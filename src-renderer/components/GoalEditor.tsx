@@ -1,5 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { useApp, useController } from '../state/hooks.js';
+import { limitState, TEXT_LIMITS } from '../state/textLimit.js';
+import { CharCount, LimitReason } from './CharCount.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 
 /** The Thread's goal, edited in place: click → textarea → saved on blur or Enter (Shift+Enter: newline). */
 export function GoalEditor() {
@@ -11,6 +14,7 @@ export function GoalEditor() {
   const [pending, setPending] = useState<string | null>(null);
   const finishing = useRef(false);
   useEffect(() => setPending(null), [goal]);
+  const limit = limitState(draft, TEXT_LIMITS.goal);
 
   const start = () => {
     finishing.current = false;
@@ -19,6 +23,9 @@ export function GoalEditor() {
   };
   const finish = async (save: boolean, byKey = false) => {
     if (finishing.current) return;
+    // A goal over its limit is not saved and not dropped either: the editor stays, with the reason, until
+    // it is shortened or Escape gives it up.
+    if (save && limit.over !== null && draft !== goal) return;
     finishing.current = true;
     setEditing(false);
     // Finished from the keyboard, the person is still here: the goal keeps the focus (a blur went elsewhere).
@@ -48,7 +55,15 @@ export function GoalEditor() {
             }
           }}
           aria-label="Thread goal"
+          aria-invalid={limit.over !== null}
+          aria-describedby="goal-limit"
         />
+        <div className="h20b-limit-line">
+          <CharCount state={limit} testId="goal-count" />
+        </div>
+        <div id="goal-limit">
+          <LimitReason reason={limit.over && `${limit.over} Escape gives up the change.`} testId="goal-limit" />
+        </div>
       </div>
     );
   }
@@ -67,7 +82,7 @@ export function GoalEditor() {
         }
       }}
     >
-      {shown ? shown : <span className="placeholder">Set the goal for this thread…</span>}
+      {shown ? <bdi>{showControls(shown, 'tab-newline')}</bdi> : <span className="placeholder">Set the goal for this thread…</span>}
     </div>
   );
 }

@@ -1,7 +1,10 @@
 import { memo, useCallback, useState, type FormEvent, type ReactNode } from 'react';
 import { useDraggable } from '@dnd-kit/core';
 import type { Task, TaskState } from '../../src-shared/board/model.js';
-import { isLapsed } from '../state/boardState.js';
+import { USER } from '../../src-shared/board/model.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
+import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
+import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
 import { Countdown } from './Countdown.js';
 import { AssignMenu } from './AssignMenu.js';
@@ -9,6 +12,7 @@ import { askConfirm } from './confirm.js';
 import { AgentStateBadge } from './AgentStateBadge.js';
 import { askText } from './prompt.js';
 import { openTaskDetails } from './TaskDetails.js';
+import { CharCount, LimitReason } from './CharCount.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
 const CARD_CONTROLS = 'button, input, textarea, select, a, form';
@@ -29,11 +33,16 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const leaseMs = useApp((s) => s.leaseMs);
   const [editing, setEditing] = useState(false);
   if (!task) return null;
-  const lapsed = isLapsed(task);
+  // A review card waits for a person: never LAPSED there (cardMarks.ts).
+  const lapsed = showsLapsed(task);
+  // Text from the journal is shown, never obeyed: controls as escapes (older journals may hold them), and
+  // each piece of user text isolated (<bdi>), so a right-to-left title cannot reorder the id beside it.
+  const title = showControls(task.title, 'none');
+  const sentBack = sentBackOf(task);
   return (
     <DraggableCard
       id={id}
-      label={`${id}: ${task.title}`}
+      label={`${id}: ${title}`}
       className={`card state-${task.state}${lapsed ? ' lapsed' : ''}${stalled ? ' stalled' : ''}`}
       state={task.state}
       holder={holder}
@@ -43,14 +52,24 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
           ⠿
         </span>
         <span className="card-id">{id}</span>
-        <span className="card-title">{task.title}</span>
+        <bdi className="card-title" data-testid={`card-title-${id}`}>
+          {title}
+        </bdi>
       </header>
       {lapsed && (
         <span className="lapsed-mark" data-testid={`lapsed-${id}`} title="The last claim's lease ran out">
           lapsed
         </span>
       )}
-      {editing ? <EditForm task={task} onDone={() => setEditing(false)} /> : task.body && <p className="card-body">{task.body}</p>}
+      {editing ? (
+        <EditForm task={task} onDone={() => setEditing(false)} />
+      ) : (
+        task.body && (
+          <p className="card-body">
+            <bdi>{showControls(task.body, 'tab-newline')}</bdi>
+          </p>
+        )
+      )}
       {/* In review the task waits for a person, not for its agent: no lease countdown to read as a deadline. */}
       {task.claim && task.state !== 'review' && (
         <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
@@ -70,7 +89,22 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         <span title="times granted">attempts {task.attempts}</span>
         <span title="notes">notes {task.notes.length}</span>
       </div>
-      {task.state === 'blocked' && task.blockedReason && <p className="card-reason">blocked: {task.blockedReason}</p>}
+      {task.state === 'blocked' && task.blockedReason && (
+        <p className="card-reason" data-testid={`card-blocked-${id}`}>
+          blocked: <bdi>{showControls(task.blockedReason, 'tab-newline')}</bdi>
+        </p>
+      )}
+      {sentBack && (
+        // Why its work came back from review, for whoever works on it next (the details panel has every one).
+        <p className="card-reason" data-testid={`card-sent-back-${id}`} title={showControls(sentBack.reason, 'tab-newline')}>
+          {sentBack.by === USER ? 'rejected' : `rejected by ${sentBack.by}`}
+          {sentBack.reason ? (
+            <>
+              : <bdi>{shortReason(showControls(sentBack.reason, 'tab-newline'))}</bdi>
+            </>
+          ) : null}
+        </p>
+      )}
       <CardActions task={task} editing={editing} onEdit={() => setEditing((e) => !e)} />
     </DraggableCard>
   );
@@ -221,7 +255,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
  */
 async function approveAsking(c: ReturnType<typeof useController>, task: Task): Promise<void> {
   if (task.worktree) return c.worktrees.openReview(task.id);
-  const ok = await askConfirm(`Approve ${task.id}?`, `"${task.title}" moves to Done. The agent's work stays where it is: this folder has no task branches to merge.`, `Approve ${task.id}`, 'good');
+  const ok = await askConfirm(`Approve ${task.id}?`, `"${showControls(task.title, 'none')}" moves to Done. The agent's work stays where it is: this folder has no task branches to merge.`, `Approve ${task.id}`, 'good');
   if (ok) await c.actions.approveTask(task.id);
 }
 
@@ -229,8 +263,12 @@ function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
   const c = useController();
   const [title, setTitle] = useState(task.title);
   const [body, setBody] = useState(task.body);
+  const titleLimit = limitState(title, TEXT_LIMITS.title);
+  const bodyLimit = limitState(body, TEXT_LIMITS.body);
+  const over = firstOver(titleLimit, bodyLimit);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    if (over) return;
     const patch: { title?: string; body?: string } = {};
     if (title !== task.title) patch.title = title;
     if (body !== task.body) patch.body = body;
@@ -238,13 +276,16 @@ function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
   };
   return (
     <form className="card-edit" onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onDone()}>
-      <input data-testid={`edit-title-${task.id}`} value={title} onChange={(e) => setTitle(e.target.value)} aria-label="Title" autoFocus />
-      <textarea data-testid={`edit-body-${task.id}`} value={body} onChange={(e) => setBody(e.target.value)} aria-label="Body" rows={3} />
+      <input data-testid={`edit-title-${task.id}`} value={title} onChange={(e) => setTitle(e.target.value)} aria-label="Title" aria-invalid={titleLimit.over !== null} autoFocus />
+      <CharCount state={titleLimit} testId={`edit-title-count-${task.id}`} />
+      <textarea data-testid={`edit-body-${task.id}`} value={body} onChange={(e) => setBody(e.target.value)} aria-label="Body" aria-invalid={bodyLimit.over !== null} rows={3} />
+      <CharCount state={bodyLimit} testId={`edit-body-count-${task.id}`} />
+      <LimitReason reason={over} testId={`edit-limit-${task.id}`} />
       <div className="card-edit-buttons">
         <button type="button" onClick={onDone}>
           Cancel
         </button>
-        <button type="submit" className="primary" data-testid={`edit-save-${task.id}`}>
+        <button type="submit" className="primary" data-testid={`edit-save-${task.id}`} disabled={over !== null} title={over ?? undefined}>
           Save
         </button>
       </div>
@@ -259,7 +300,7 @@ export function CardPreview({ id }: { id: string }) {
     <div className="card card-preview">
       <header className="card-head">
         <span className="card-id">{id}</span>
-        <span className="card-title">{title}</span>
+        <bdi className="card-title">{showControls(title, 'none')}</bdi>
       </header>
     </div>
   );

@@ -1,9 +1,14 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Task } from '../../src-shared/board/model.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { summarize } from '../state/eventLog.js';
 import { useApp, useController } from '../state/hooks.js';
 import { taskStory, type StoryNote } from '../state/taskStory.js';
+
+/** Board text as the panel draws it: controls an older journal may hold shown as escapes, isolated from
+ *  the text around it (<bdi>) so a right-to-left run cannot reorder the labels beside it. */
+const UserText = ({ text, oneLine = false }: { text: string; oneLine?: boolean }) => <bdi>{showControls(text, oneLine ? 'none' : 'tab-newline')}</bdi>;
 
 const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
@@ -87,7 +92,7 @@ function DetailsOf({ taskId }: { taskId: string }) {
       <header className="details-head">
         <span className="card-id">{task.id}</span>
         <h2 className="details-title" id="details-title">
-          {task.title}
+          <UserText text={task.title} oneLine />
         </h2>
         <button type="button" className="dismiss" aria-label="Close details" data-testid="details-close" onClick={close}>
           ×
@@ -125,7 +130,9 @@ function DetailsOf({ taskId }: { taskId: string }) {
           <>
             <dt>Branch</dt>
             <dd>
-              <code className="branch">{task.worktree.branch}</code> <span className="muted">from {task.worktree.base}</span>
+              <code className="branch" data-testid="details-branch">
+                {task.worktree.branch}
+              </code> <span className="muted">from {task.worktree.base}</span>
             </dd>
             <dt>Worktree</dt>
             <dd>
@@ -139,15 +146,21 @@ function DetailsOf({ taskId }: { taskId: string }) {
           <>
             <dt>Verify</dt>
             <dd>
-              <code>{task.verify}</code>
+              <code>
+                <UserText text={task.verify} />
+              </code>
             </dd>
           </>
         )}
       </dl>
-      {task.body && <p className="details-body">{task.body}</p>}
+      {task.body && (
+        <p className="details-body">
+          <UserText text={task.body} />
+        </p>
+      )}
       {task.state === 'blocked' && task.blockedReason && (
         <p className="card-reason" data-testid="details-blocked">
-          blocked: {task.blockedReason}
+          blocked: <UserText text={task.blockedReason} />
         </p>
       )}
       {story?.doneNote && (
@@ -192,7 +205,7 @@ function DetailsOf({ taskId }: { taskId: string }) {
           <ol className="details-history" data-testid="details-history">
             {events.map((e) => (
               <li key={e.seq}>
-                <time dateTime={new Date(e.at).toISOString()}>{when.format(e.at)}</time> {summarize(e, name)}
+                <time dateTime={new Date(e.at).toISOString()}>{when.format(e.at)}</time> <UserText text={summarize(e, name)} />
               </li>
             ))}
           </ol>
@@ -210,7 +223,7 @@ function NoteLine({ note, name, prefix }: { note: StoryNote; name: (id: string) 
         <strong data-testid="note-author">{name(note.by)}</strong> · <time dateTime={new Date(note.at).toISOString()}>{when.format(note.at)}</time>
       </div>
       <div className="note-text" data-testid="note-text">
-        {note.text}
+        <UserText text={note.text} />
       </div>
     </div>
   );
@@ -227,7 +240,9 @@ export function ReviewDoneNote({ taskId }: { taskId: string }) {
     <p className="review-done-note" data-testid="diff-done-note">
       {note ? (
         <>
-          <strong>{c.agentName(note.by)}</strong> said done: <span className="note-text">{note.text}</span>
+          <strong>{c.agentName(note.by)}</strong> said done: <span className="note-text">
+            <UserText text={note.text} />
+          </span>
         </>
       ) : (
         <span className="muted">No note came with done.</span>

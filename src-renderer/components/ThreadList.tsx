@@ -1,3 +1,4 @@
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { useState, type FormEvent } from 'react';
 import { useApp, useController } from '../state/hooks.js';
 
@@ -30,7 +31,8 @@ export function ThreadList() {
               title={t.folder}
             >
               <span className="thread-name">{basename(t.folder)}</span>
-              <span className="thread-goal">{t.goal || (t.open ? 'open' : 'closed')}</span>
+              {/* The goal is journal text: controls an older journal may hold shown as escapes, isolated. */}
+              <bdi className="thread-goal">{t.goal ? showControls(t.goal, 'tab-newline') : t.open ? 'open' : 'closed'}</bdi>
             </button>
           </li>
         ))}

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Limits } from '../../src-shared/board/limits.js';
 import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSettingsFields.js';
 import { useApp, useController } from '../state/hooks.js';
+import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '../state/waitHoldField.js';
 import { useCommands } from './useCommands.js';
 
 const NONE: readonly string[] = [];
@@ -9,9 +10,10 @@ const NONE: readonly string[] = [];
 const seconds = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
 
 /**
- * The Thread's lease length, verify command and worktree settings. Shown as one line; a click opens a small
- * form. The host validates the bounds and names (the same schema as every other caller) and a refusal shows
- * in the error banner.
+ * The Thread's lease length, verify command, wait hold and worktree settings. Shown as one line; a click
+ * opens a small form. The host validates the bounds and names (the same schema as every other caller) and a
+ * refusal shows in the error banner; the wait hold, typed in minutes, is checked here first and a mistake is
+ * named beside its field.
  */
 export function ThreadSettings() {
   const c = useController();
@@ -19,6 +21,7 @@ export function ThreadSettings() {
   const verify = useApp((s) => (s.boardVersion, s.board?.settings.verify ?? null));
   const baseBranch = useApp((s) => (s.boardVersion, s.board?.settings.baseBranch ?? null));
   const copyFiles = useApp((s) => (s.boardVersion, s.board?.settings.copyFiles ?? NONE));
+  const waitHoldMs = useApp((s) => (s.boardVersion, s.board?.settings.waitHoldMs ?? null));
   /** The folder's current branch, as the host reported it, to say what an empty "Base branch" means. */
   const current = useApp((s) => (s.git?.isolated && s.board?.settings.baseBranch == null ? s.git.baseBranch : null));
   const [open, setOpen] = useState(false);
@@ -26,19 +29,31 @@ export function ThreadSettings() {
   const [cmd, setCmd] = useState('');
   const [base, setBase] = useState('');
   const [copy, setCopy] = useState('');
+  const [hold, setHold] = useState('');
+  const [holdError, setHoldError] = useState<string | null>(null);
 
   const start = () => {
     setLease(String(Math.round(leaseMs / 1000)));
     setCmd(verify ?? '');
     setBase(baseBranch ?? '');
     setCopy(formatCopyFiles(copyFiles));
+    setHold(waitHoldMs === null ? '' : formatWaitHold(waitHoldMs));
+    setHoldError(null);
     setOpen(true);
   };
   useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy', run: start }]);
   const save = async () => {
     const s = Number(lease);
     if (!Number.isFinite(s)) return;
+    const nextHold = parseWaitHold(hold);
+    if (!nextHold.ok) {
+      setHoldError(nextHold.error);
+      document.querySelector<HTMLElement>('[data-testid="settings-wait-hold"]')?.focus();
+      return;
+    }
+    setHoldError(null);
     const patch: Parameters<typeof c.actions.setSettings>[0] = { leaseMs: Math.round(s * 1000), verify: cmd.trim() ? cmd.trim() : null };
+    if (nextHold.ms !== waitHoldMs) patch.waitHoldMs = nextHold.ms;
     // The worktree fields go only when changed: a new base branch is a real change (the git line is read
     // again), and a host without git support need not see them at all.
     const nextBase = parseBaseBranch(base);
@@ -56,14 +71,18 @@ export function ThreadSettings() {
 
   if (!open) {
     return (
-      <button type="button" className="thread-settings link" data-testid="thread-settings" onClick={start} title="Change the lease and the verify command">
-        lease {seconds(leaseMs)} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
+      <button type="button" className="thread-settings link" data-testid="thread-settings" onClick={start} title="Change the lease, the wait hold and the verify command">
+        lease {seconds(leaseMs)}
+        {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
       </button>
     );
   }
   return (
     <form
       className="thread-settings editing"
+      // The fields' bounds are checked by this form (the wait hold, named beside it) and the host (the rest,
+      // in the error banner), not by the browser's own bubbles.
+      noValidate
       onSubmit={(e) => {
         e.preventDefault();
         void save();
@@ -86,6 +105,28 @@ export function ThreadSettings() {
           onChange={(e) => setLease(e.target.value)}
         />
       </label>
+      <label title="How long an agent that waits for you keeps its claims past the lease; then they lapse as waited-too-long">
+        Wait hold (min)
+        <input
+          data-testid="settings-wait-hold"
+          type="number"
+          step="any"
+          min={WaitHoldBounds.minMinutes}
+          max={WaitHoldBounds.maxMinutes}
+          value={hold}
+          aria-invalid={holdError !== null}
+          aria-describedby={holdError !== null ? 'settings-wait-hold-error' : undefined}
+          onChange={(e) => {
+            setHold(e.target.value);
+            setHoldError(null);
+          }}
+        />
+      </label>
+      {holdError !== null && (
+        <span id="settings-wait-hold-error" className="field-error" role="alert" data-testid="settings-wait-hold-error">
+          {holdError}
+        </span>
+      )}
       <label className="grow">
         Verify command
         <input data-testid="settings-verify" placeholder="e.g. npm test (empty: a person reviews)" value={cmd} onChange={(e) => setCmd(e.target.value)} />

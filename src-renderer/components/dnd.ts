@@ -1,6 +1,7 @@
 import type { PointerEvent as ReactPointerEvent } from 'react';
 import type { Announcements, UniqueIdentifier } from '@dnd-kit/core';
 import type { AppController } from '../state/controller.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { closestCenter, pointerWithin, PointerSensor, type CollisionDetection, type KeyboardCoordinateGetter, type PointerSensorOptions } from '@dnd-kit/core';
 
 /** Pointer drags hit what is under the pointer; keyboard drags (no pointer) take the nearest target. */
@@ -74,7 +75,8 @@ export function dragAnnouncements(c: AppController): Announcements {
   const task = (id: UniqueIdentifier) => {
     const taskId = String(id).replace(/^task:/, '');
     const title = c.state.board?.tasks.get(taskId)?.title;
-    return title ? `${taskId} “${title}”` : taskId;
+    // Read out as shown on the card: controls an older journal may hold as escapes, never obeyed.
+    return title ? `${taskId} “${showControls(title, 'none')}”` : taskId;
   };
   const target = (id: UniqueIdentifier | undefined) => {
     const s = String(id ?? '');

@@ -1,48 +1,51 @@
 import { useEffect, useRef, useState } from 'react';
 import { createStore, useStore } from 'zustand';
+import { limitState, TEXT_LIMITS, type TextLimit } from '../state/textLimit.js';
+import { CharCount, LimitReason } from './CharCount.js';
 
 interface PromptRequest {
   title: string;
   initial: string;
+  limit: TextLimit;
   resolve: (value: string | null) => void;
 }
 
 const promptStore = createStore<{ request: PromptRequest | null }>(() => ({ request: null }));
 
 /**
- * Ask a person for a line of text (a block or reject reason). In a browser this is `window.prompt`; Electron
- * does not implement prompt(), so there (and wherever prompt is missing) an in-page dialog asks instead.
- * Resolves to null when cancelled.
+ * Ask a person for a line of text (a block or reject reason), in an in-page dialog that shows the text's
+ * limit as it is typed and will not send more than the board takes. Not `window.prompt`: it cannot show a
+ * limit, Electron has none, and it stops the page (pushes, terminals) while it is open. Resolves to null
+ * when cancelled.
  */
-export function askText(title: string, initial = ''): Promise<string | null> {
-  if (!window.forkbench && typeof window.prompt === 'function') {
-    try {
-      return Promise.resolve(window.prompt(title, initial));
-    } catch {
-      /* fall through to the in-page dialog */
-    }
-  }
+export function askText(title: string, initial = '', limit: TextLimit = TEXT_LIMITS.reason): Promise<string | null> {
   return new Promise((resolve) => {
     promptStore.getState().request?.resolve(null);
-    promptStore.setState({ request: { title, initial, resolve } });
+    promptStore.setState({ request: { title, initial, limit, resolve } });
   });
 }
 
-/** The in-page dialog used by askText where window.prompt is not available. */
+/** The dialog askText opens. The focus goes back to where the person was when it closes. */
 export function PromptHost() {
   const request = useStore(promptStore, (s) => s.request);
   const [value, setValue] = useState('');
   const input = useRef<HTMLInputElement>(null);
+  const returnTo = useRef<Element | null>(null);
   useEffect(() => {
     if (request) {
+      returnTo.current = document.activeElement;
       setValue(request.initial);
       queueMicrotask(() => input.current?.focus());
     }
   }, [request]);
   if (!request) return null;
+  const limit = limitState(value, request.limit);
   const finish = (v: string | null) => {
     promptStore.setState({ request: null });
     request.resolve(v);
+    const back = returnTo.current;
+    returnTo.current = null;
+    if (back instanceof HTMLElement && back.isConnected) back.focus();
   };
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && finish(null)}>
@@ -51,9 +54,10 @@ export function PromptHost() {
         role="dialog"
         aria-modal="true"
         aria-label={request.title}
+        data-testid="prompt-dialog"
         onSubmit={(e) => {
           e.preventDefault();
-          finish(value);
+          if (limit.over === null) finish(value);
         }}
       >
         <label className="modal-title" htmlFor="prompt-input">
@@ -65,13 +69,27 @@ export function PromptHost() {
           data-testid="prompt-input"
           value={value}
           onChange={(e) => setValue(e.target.value)}
-          onKeyDown={(e) => e.key === 'Escape' && finish(null)}
+          aria-invalid={limit.over !== null}
+          aria-describedby="prompt-limit"
+          onKeyDown={(e) => {
+            if (e.key !== 'Escape') return;
+            // Only this dialog closes: not the review dialog or details panel under it.
+            e.preventDefault();
+            e.stopPropagation();
+            finish(null);
+          }}
         />
+        <div className="h20b-limit-line">
+          <CharCount state={limit} testId="prompt-count" />
+        </div>
+        <div id="prompt-limit">
+          <LimitReason reason={limit.over} testId="prompt-limit" />
+        </div>
         <div className="modal-buttons">
           <button type="button" data-testid="prompt-cancel" onClick={() => finish(null)}>
             Cancel
           </button>
-          <button type="submit" data-testid="prompt-ok" className="primary">
+          <button type="submit" data-testid="prompt-ok" className="primary" disabled={limit.over !== null} title={limit.over ?? undefined}>
             OK
           </button>
         </div>

@@ -13,8 +13,13 @@ export interface Banner {
   readonly id: number;
   readonly code: string;
   readonly message: string;
-  /** What the person was doing, e.g. "approve T-3". */
+  /** What the person was doing, e.g. "approve T-3": the latest of `actions`. */
   readonly action: string;
+  /** Every action refused with this same code and message, oldest first, each once: the banner goes when
+   *  each of them has since succeeded. */
+  readonly actions: readonly string[];
+  /** How many times this refusal came (one banner for all of them). */
+  readonly count: number;
 }
 
 export interface Toast {
@@ -80,6 +85,8 @@ export interface ControllerOptions {
   initialThread?: string | null;
   /** How long a toast stays (ms). */
   toastMs?: number;
+  /** How long an error banner stays after its refusal last came (ms). */
+  bannerMs?: number;
   setTimeout?: (f: () => void, ms: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
 }

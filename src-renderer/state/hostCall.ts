@@ -21,7 +21,10 @@ export type CallHost = <M extends WindowMethod>(
 export function hostCaller(transport: Transport, notices: PageNotices): CallHost {
   return async (method, params, action, options) => {
     try {
-      return { ok: true, value: await transport.call(method, params) };
+      const value = await transport.call(method, params);
+      // Done now: a banner about this same action failing earlier is out of date.
+      notices.succeeded(action);
+      return { ok: true, value };
     } catch (err) {
       // Nothing is swallowed: every refusal is said in the banner (or by the caller that handles it), and
       // answered to the caller.

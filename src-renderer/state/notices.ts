@@ -1,5 +1,5 @@
 import type { StoreApi } from 'zustand/vanilla';
-import type { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
+import type { DisposableStore, TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import type { WindowError } from '../../src-shared/protocol/windowApi.js';
 import { toWindowError } from '../transport/types.js';
 import type { AppState, Banner, ControllerOptions, Toast } from './appState.js';
@@ -9,9 +9,14 @@ export const NoticeConstants = {
   dedupeMs: 2_000,
   /** How long an in-page toast stays. */
   toastMs: 8_000,
+  /** How long an error banner stays after its refusal last came. A banner is about something the person
+   *  just did: a minute is time to read it (or to look back at the page after a slow merge), and past that
+   *  it speaks of a page that has since moved on. Dismissing it, or the action succeeding, ends it sooner. */
+  bannerMs: 60_000,
 } as const;
 
-/** Banners kept at once: older ones drop off so a storm of errors cannot bury the page. */
+/** Banners kept at once: older ones drop off so a storm of different errors cannot bury the page (the
+ *  same error again adds to its banner's count instead). */
 const MAX_BANNERS = 5;
 const MAX_TOASTS = 5;
 
@@ -21,6 +26,8 @@ const MAX_TOASTS = 5;
  */
 export class PageNotices {
   private readonly recent = new Map<string, number>();
+  /** Each banner's expiry timer (in the controller's store, so none outlives the window). */
+  private readonly expiry = new Map<number, TimerHandle>();
   private nextId = 1;
 
   constructor(
@@ -60,15 +67,56 @@ export class PageNotices {
     this.store.setState({ toasts: this.state.toasts.filter((t) => t.id !== id) });
   }
 
+  /**
+   * A refused action, in a banner. The same refusal again (same code and message) is the same banner with
+   * its count up and its expiry restarted, whichever action it came from; a banner goes when it is
+   * dismissed, when every action it speaks of has since succeeded (`succeeded`), or `bannerMs` after its
+   * refusal last came.
+   */
   showError(action: string, err: unknown): WindowError {
     const e = toWindowError(err);
-    const b: Banner = { id: this.nextId++, code: e.code, message: e.message, action };
-    this.store.setState({ errors: [...this.state.errors, b].slice(-MAX_BANNERS) });
+    const same = this.state.errors.find((b) => b.code === e.code && b.message === e.message);
+    let errors: Banner[];
+    let id: number;
+    if (same) {
+      id = same.id;
+      const actions = [...same.actions.filter((a) => a !== action), action];
+      errors = this.state.errors.map((b) => (b === same ? { ...same, action, actions, count: same.count + 1 } : b));
+    } else {
+      id = this.nextId++;
+      errors = [...this.state.errors, { id, code: e.code, message: e.message, action, actions: [action], count: 1 }];
+      for (const dropped of errors.slice(0, -MAX_BANNERS)) this.endExpiry(dropped.id);
+      errors = errors.slice(-MAX_BANNERS);
+    }
+    this.store.setState({ errors });
+    this.endExpiry(id);
+    if (!this.disposables.isDisposed) this.expiry.set(id, this.disposables.timeout(() => this.dismissError(id), this.opts.bannerMs ?? NoticeConstants.bannerMs));
     return e;
   }
 
+  /** `action` went through: it is no longer a reason for any banner, and a banner left with none goes. */
+  succeeded(action: string): void {
+    const errors = this.state.errors;
+    if (!errors.some((b) => b.actions.includes(action))) return;
+    const kept: Banner[] = [];
+    for (const b of errors) {
+      if (!b.actions.includes(action)) kept.push(b);
+      else if (b.actions.length > 1) {
+        const actions = b.actions.filter((a) => a !== action);
+        kept.push({ ...b, actions, action: actions.at(-1) as string });
+      } else this.endExpiry(b.id);
+    }
+    this.store.setState({ errors: kept });
+  }
+
   dismissError(id: number): void {
+    this.endExpiry(id);
     this.store.setState({ errors: this.state.errors.filter((b) => b.id !== id) });
+  }
+
+  private endExpiry(id: number): void {
+    this.expiry.get(id)?.dispose();
+    this.expiry.delete(id);
   }
 
   async requestNotifications(): Promise<void> {

@@ -46,6 +46,13 @@ export interface Note {
   readonly at: number; // wall clock, display only
 }
 
+/** Work sent back from review: by whom (a person, `verify`), why, and when (wall clock, display only). */
+export interface SentBack {
+  readonly by: string;
+  readonly reason: string;
+  readonly at: number;
+}
+
 export interface Task {
   readonly id: string; // short and human: T-12
   readonly title: string;
@@ -60,6 +67,9 @@ export interface Task {
   readonly notes: readonly Note[];
   /** The reason given when the task was blocked. */
   readonly blockedReason: string | null;
+  /** Why its work last came back from review (a person's reject, a failed verify), until it is submitted
+   *  again or approved: what the card shows the next one to work on it. Absent in snapshots from before. */
+  readonly sentBack?: SentBack | null;
   /** A shell command that checks a task said to be done (issue: verify runner). */
   readonly verify: string | null;
   readonly createdAt: number; // wall clock

@@ -40,6 +40,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   failures: 0,
   notes: [],
   blockedReason: null,
+  sentBack: null,
   verify: null,
   worktree: null,
   parked: [],
@@ -145,17 +146,17 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.at }] }));
       break;
     case 'submitted':
-      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null }));
+      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null, sentBack: null }));
       break;
     case 'approved':
       // The engine ends any claim with its own claim-ended event first, so no claim ends unrecorded.
       update(b, e, (t) => {
         if (t.claim) throw new EventMismatch(e, 'the claim must end before approval');
-        return { ...t, state: 'done' };
+        return { ...t, state: 'done', sentBack: null };
       });
       break;
     case 'returned':
-      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null }));
+      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at } }));
       break;
     case 'blocked':
       update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));

@@ -25,15 +25,30 @@ function fakeElectron() {
   const defaultSession = { setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() };
   /** app.getPath's answer. */
   const dataDir = { path: '/nonexistent-forkbench-test' };
+  /** The message boxes main showed, and the button labels a test gives as their answers, in order. */
+  const messageBoxes: Array<{ type?: string; message: string; detail?: string; buttons: string[]; defaultId?: number; cancelId?: number }> = [];
+  const answers: string[] = [];
+  /** Whether the app went all the way through a quit (no before-quit listener prevented it). */
+  const quit = { done: false };
   class BrowserWindow {
     readonly id = windows.length + 1;
+    private readonly handlers = new Map<string, Array<() => void>>();
+    private destroyed = false;
     readonly webContents = { id: this.id, on: vi.fn(), send: vi.fn((channel: string, p: unknown) => void sent.push({ window: this.id, channel, push: p })) };
     constructor(readonly options: { webPreferences: Record<string, unknown> }) {
       windows.push(this);
     }
-    on() {}
+    on(event: string, l: () => void) {
+      this.handlers.set(event, [...(this.handlers.get(event) ?? []), l]);
+    }
+    /** As a person closing the window: 'close', then gone, then 'closed'. */
+    close() {
+      for (const l of this.handlers.get('close') ?? []) l();
+      this.destroyed = true;
+      for (const l of this.handlers.get('closed') ?? []) l();
+    }
     isDestroyed() {
-      return false;
+      return this.destroyed;
     }
     focus() {}
     getBounds() {
@@ -58,6 +73,9 @@ function fakeElectron() {
     windows,
     defaultSession,
     dataDir,
+    messageBoxes,
+    answers,
+    quit,
     electron: {
       app: {
         isPackaged: true,
@@ -65,11 +83,27 @@ function fakeElectron() {
         getPath: () => dataDir.path,
         on: (event: string, l: (...a: unknown[]) => unknown) => listeners.set(event, [...(listeners.get(event) ?? []), l]),
         whenReady: () => Promise.resolve(),
-        quit: vi.fn(),
+        // As Electron's: before-quit first, and a listener that prevents it stops the quit.
+        quit: vi.fn(() => {
+          const e = { defaultPrevented: false, preventDefault: () => void (e.defaultPrevented = true) };
+          for (const l of listeners.get('before-quit') ?? []) l(e);
+          if (!e.defaultPrevented) quit.done = true;
+        }),
         exit: vi.fn(),
       },
       BrowserWindow,
-      dialog: { showErrorBox: vi.fn() },
+      dialog: {
+        showErrorBox: vi.fn(),
+        /** Answers with the button the test named next (a box nobody expected fails the test). */
+        showMessageBox: vi.fn(async (...args: unknown[]) => {
+          const o = (args.length > 1 ? args[1] : args[0]) as (typeof messageBoxes)[number];
+          messageBoxes.push(o);
+          const label = answers.shift();
+          const response = label === undefined ? -1 : o.buttons.indexOf(label);
+          if (response < 0) throw new Error(`the test has no answer '${label}' for the box "${o.message}" (buttons: ${o.buttons.join(', ')})`);
+          return { response, checkboxChecked: false };
+        }),
+      },
       ipcMain: { handle: vi.fn() },
       Notification,
       powerMonitor: { on: vi.fn() },
@@ -80,6 +114,22 @@ function fakeElectron() {
 }
 
 export const fake = fakeElectron();
+
+/**
+ * Forget everything the last main.ts did, for a test that loads it again (vi.resetModules) as a new start of
+ * the app: the mocked `electron` module stays this same object across resets, so it is cleared, not remade.
+ */
+export function resetFake(): void {
+  fake.sent.length = 0;
+  fake.osNotifications.length = 0;
+  fake.push.fire = null;
+  fake.listeners.clear();
+  fake.windows.length = 0;
+  fake.messageBoxes.length = 0;
+  fake.answers.length = 0;
+  fake.quit.done = false;
+  for (const f of [fake.electron.app.quit, fake.electron.app.exit, fake.electron.ipcMain.handle, fake.electron.powerMonitor.on, fake.electron.dialog.showErrorBox, fake.electron.dialog.showMessageBox]) f.mockClear();
+}
 
 export const fakeStore = {
   default: class {
@@ -103,6 +153,7 @@ export const fakeThreadManager = {
       },
     };
     open = async (folder: string) => ({ key: FAKE_THREAD_KEY, folder });
+    openHosts = () => [];
     resumeGrace = async () => undefined;
     dispose = async () => undefined;
   },

@@ -17,7 +17,7 @@ export interface ServeProc {
  * serve can come up on the same ones), with a window connected over its WebSocket as the page does, and
  * (given the Thread's key) hearing that Thread's pushes.
  */
-export async function serveOn(o: { root: string; project: string; key?: string; env?: NodeJS.ProcessEnv; args?: string[] }): Promise<ServeProc> {
+export async function serveOn(o: { root: string; project: string; key?: string; env?: NodeJS.ProcessEnv; args?: string[]; ack?: boolean }): Promise<ServeProc> {
   const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', o.project, ...(o.args ?? [])], {
     env: { ...process.env, ...o.env, FORKBENCH_DATA_DIR: join(o.root, 'data'), XDG_RUNTIME_DIR: join(o.root, 'run') },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -48,8 +48,8 @@ export async function serveOn(o: { root: string; project: string; key?: string; 
   if (traded.status !== 204) throw new Error(`code trade failed: ${traded.status}`);
   const window = await windowOn({ port, cookie } as never);
   // As the page does: parsed output is acked, so a pane this window attached to (agent.screen) is paced by
-  // it, not stopped at the high watermark.
-  window.onPush((p) => {
+  // it, not stopped at the high watermark. (`ack: false`: a window that never acks, a frozen page.)
+  if (o.ack !== false) window.onPush((p) => {
     if (p.type === 'pane-data') void window.call('agent.ack', { key: p.key, agentId: p.agentId, chars: p.data.length }).catch(() => undefined);
   });
   if (o.key) await window.call('thread.snapshot', { key: o.key });

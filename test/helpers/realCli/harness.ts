@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import headlessModule from '@xterm/headless';
 import { afterEach, beforeAll, describe, expect } from 'vitest';
-import type { ProfileIdShared as AgentKind } from '../../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { findOnPath } from '../../../src-main/base/pathLookup.js';
@@ -101,7 +101,7 @@ export interface RealCliThread {
   /** Resolves with the first board event (past or future) that matches. */
   event(match: (e: BoardEvent) => boolean, timeoutMs: number, what: string): Promise<BoardEvent>;
   /** Launches a pane through `kind`'s profile with a screen on it (see LaunchOptions). */
-  launch(kind: AgentKind, options?: LaunchOptions): Promise<Pane>;
+  launch(kind: ProfileIdShared, options?: LaunchOptions): Promise<Pane>;
   /** Resumes an exited agent's conversation through its profile (`panes.resume`): the same agent in a new
    *  process, with a new screen that shows what the new process prints. */
   resume(agentId: string, options?: LaunchOptions): Promise<Pane>;
@@ -615,4 +615,63 @@ export async function untilSaved(dir: string, name: RegExp, text: string, timeou
     if (Date.now() > deadline) throw new Error(`no file matching ${name} under ${dir} saved "${text}" within ${timeoutMs} ms (files: ${files.join(', ') || 'none'})`);
     await new Promise((r) => setTimeout(r, SAVED_POLL_MS));
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Agent states
+
+type StateEvent = EventOf<'agent-state'>;
+
+/** One agent-state event with the moment (performance.now()) it reached the host. */
+export interface StateSeen {
+  e: StateEvent;
+  at: number;
+}
+
+export interface StateRecord {
+  /** Every agent-state event since the record began, in order. */
+  readonly all: StateSeen[];
+  /** Resolves with the first recorded state (past or to come) that matches; rejects after timeoutMs. Waits on
+   *  board events, not on the screen: a hook's report may come after the pane's last output. */
+  until(match: (s: StateSeen) => boolean, timeoutMs: number, what: string): Promise<StateSeen>;
+  /** `state/source` of each, for failure messages. */
+  summary(): string;
+}
+
+/**
+ * Records a Thread's agent-state events from now on, each with the moment it arrived, so a test can compare
+ * it with the moment its screen showed a prompt. Begun before the pane launches, it misses none.
+ */
+export function recordStates(t: RealCliThread): StateRecord {
+  const all: StateSeen[] = [];
+  const waiters = new Set<() => void>();
+  t.host.board.onEvent((e) => {
+    if (e.kind !== 'agent-state') return;
+    all.push({ e, at: performance.now() });
+    for (const w of [...waiters]) w();
+  });
+  return {
+    all,
+    until(match, timeoutMs, what) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = all.find(match);
+          if (!found) return;
+          finish();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+        }, timeoutMs);
+        const finish = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    summary: () => all.map((s) => `${s.e.agentId}: ${s.e.state}/${s.e.source}${s.e.text ? ` "${s.e.text}"` : ''}`).join('\n'),
+  };
 }

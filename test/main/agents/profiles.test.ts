@@ -93,7 +93,8 @@ describe('Claude Code', () => {
 
 describe('agent state hooks', () => {
   const status = (state: string) => `'/usr/bin/node' '${ctx.cliPath}' status ${state} --hook`;
-  const hook = (state: string) => [{ type: 'command', command: status(state), timeout: 5 }];
+  // Claude Code counts a hook's timeout in seconds, Gemini CLI in milliseconds: 5 s for both.
+  const hook = (state: string, timeout = 5) => [{ type: 'command', command: status(state), timeout }];
   it('Claude Code: a settings layer of its own with the state hooks, idle_prompt never hooked', () => {
     const f = fileOf(buildLaunch('claude', ctx), 'claude-settings.json')!;
     expect(f.path).toBe(`${agentDir}/claude-settings.json`);
@@ -112,10 +113,10 @@ describe('agent state hooks', () => {
   it('Gemini CLI: hooks in its own home\'s settings; OpenCode: a plugin in the agent folder', () => {
     const g = JSON.parse(fileOf(buildLaunch('gemini', ctx), '.gemini/settings.json')!.content);
     expect(g.hooks).toEqual({
-      BeforeAgent: [{ hooks: hook('working') }],
-      AfterTool: [{ hooks: hook('working') }],
-      Notification: [{ matcher: 'ToolPermission', hooks: hook('needs-input') }],
-      AfterAgent: [{ hooks: hook('idle') }],
+      BeforeAgent: [{ hooks: hook('working', 5000) }],
+      AfterTool: [{ hooks: hook('working', 5000) }],
+      Notification: [{ matcher: 'ToolPermission', hooks: hook('needs-input', 5000) }],
+      AfterAgent: [{ hooks: hook('idle', 5000) }],
     });
     const o = buildLaunch('opencode', ctx);
     const plugin = fileOf(o, 'forkbench-status.js')!;
@@ -142,8 +143,11 @@ describe('Codex CLI', () => {
       'allow_login_shell=false',
     ]);
     expect(overrides[6]!.startsWith('developer_instructions="You are agent')).toBe(true);
+    // Its state from the terminal: its notifications as OSC 9 (an approval request's names the command),
+    // whether or not the pane is focused (its program status, OSC 7501, needs no setting).
+    expect(overrides.slice(7)).toEqual(['tui.notifications=true', 'tui.notification_method="osc9"', 'tui.notification_condition="always"']);
     // and no state hooks: Codex stops at a "Hooks need review" dialog for hooks given this way
-    expect(overrides).toHaveLength(7);
+    expect(overrides).toHaveLength(10);
     expect(overrides.some((o) => o.startsWith('hooks.'))).toBe(false);
     expect(plan.args.filter((a, i) => a.startsWith('--') && plan.args[i - 1] !== '-c')).toEqual(['--no-daemon']);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);

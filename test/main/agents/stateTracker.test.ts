@@ -51,6 +51,21 @@ describe('agent state tracker', () => {
     expect(changes).toHaveLength(2);
   });
 
+  it('a wait said again without its prompt keeps the prompt\'s text (Codex: OSC 9 names it, its program status follows)', () => {
+    const { t, changes } = tracker();
+    t.signal({ state: 'needs-input', source: 'terminal', text: 'Approval requested: touch permitted.txt' });
+    expect(t.signal({ state: 'needs-input', source: 'terminal' })).toBe(false);
+    expect(t.info).toMatchObject({ state: 'needs-input', text: 'Approval requested: touch permitted.txt' });
+    expect(changes).toHaveLength(1);
+    // A stronger source without text names itself and keeps the text too.
+    t.signal({ state: 'needs-input', source: 'hook' });
+    expect(t.info).toMatchObject({ source: 'hook', text: 'Approval requested: touch permitted.txt' });
+    // After the answer, a new textless wait has no old text to keep.
+    t.signal({ state: 'working', source: 'hook' });
+    t.signal({ state: 'needs-input', source: 'hook' });
+    expect(t.info).toMatchObject({ state: 'needs-input', text: null });
+  });
+
   it('a weaker source cannot clear a stronger one\'s wait or finished turn', () => {
     const { t } = tracker();
     t.signal({ state: 'needs-input', source: 'hook', text: 'allow?' });

@@ -1,18 +1,22 @@
 /**
  * Agent states end to end in a live host: real ptys, the real `forkbench` CLI over the agents' socket, the
  * host's mirror. `forkbench status` from a hook, the refusals (wrong secret, exited agent, unknown state,
- * a flood), terminal signals (OSC 9), the per-profile screen matcher and the person's Enter, each change one
- * `agent-state` event with its source, and `forkbench board` listing every agent's state.
+ * a flood), terminal signals (OSC 9 and 777, the bell, titles, Codex's OSC 7501), the per-profile screen
+ * matcher and the person's Enter, each change one `agent-state` event with its source, and `forkbench board`
+ * listing every agent's state.
  */
 import { execFile } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { RpcClient, RpcFailure } from '../../../src-main/cli/rpcClient.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { AgentStates } from '../../../src-main/host/agentStates.js';
+import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
 import { PtySession } from '../../../src-main/pty/ptySession.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
-import { nextEvent } from '../../helpers/events.js';
+import { nextEvent, paneText } from '../../helpers/events.js';
 import { hostFixture } from '../../helpers/hosts.js';
 
 const fixture = hostFixture('states');
@@ -35,6 +39,23 @@ const stateEvents = (host: ThreadHost, id: string) =>
 const stateEvent = (host: ThreadHost, id: string, state: string, timeoutMs = 5000) =>
   nextEvent(host, (e) => e.kind === 'agent-state' && e.agentId === id && e.state === state, timeoutMs, `${id} ${state}`) as Promise<Extract<BoardEvent, { kind: 'agent-state' }>>;
 
+/**
+ * A stand-in program (a shell script in a real pty) read as `profile` reads its pane, with its states
+ * journaled as the agent "stand-in": for the profiles whose CLI a test cannot run here.
+ */
+async function withStandIn(host: ThreadHost, profile: ProfileIdShared, script: string, body: (session: PtySession) => Promise<void>): Promise<void> {
+  const session = PtySession.spawn('/bin/sh', ['-c', script], { cwd: host.folder, env: { PATH: process.env.PATH, LANG: 'C.UTF-8' }, cols: 80, rows: 24 });
+  const states = new AgentStates({ board: host.board });
+  try {
+    states.track('stand-in', `${profile} 1`, profile, session, { cols: 80, rows: 24 });
+    await body(session);
+  } finally {
+    states.stop();
+    await session.kill();
+    session.dispose();
+  }
+}
+
 describe('forkbench status', () => {
   it('a hook reports needs-input, working and idle: one journaled event each, with its source, and the board lists it', async () => {
     const host = await fixture.open();
@@ -56,6 +77,40 @@ describe('forkbench status', () => {
     expect((await cli(host, secretOf(host, a.id), ['status', 'working'])).code).toBe(0);
     expect((await cli(host, secretOf(host, a.id), ['status', 'idle'])).code).toBe(0);
     expect(stateEvents(host, a.id).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
+  });
+
+  it("MCP's board tool shows each agent's state, as `forkbench board --json` does", async () => {
+    const host = await fixture.open();
+    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const waiting = stateEvent(host, a.id, 'needs-input');
+    await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b[2J rm?']);
+    await waiting;
+    const idle = stateEvent(host, b.id, 'idle');
+    await cli(host, secretOf(host, b.id), ['status', 'idle']);
+    await idle;
+    // B asks through `forkbench mcp`, as an MCP-speaking agent would, with the SDK's own client.
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env.PATH ?? '', FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: secretOf(host, b.id)! } }));
+    try {
+      const answer = await client.callTool({ name: 'board', arguments: {} });
+      expect(answer.isError).toBeFalsy();
+      const text = (answer.content as Array<{ text: string }>)[0]!.text;
+      expect(text).not.toContain('\x1b');
+      const agents = (JSON.parse(text) as { agents: Array<{ id: string; state: string; source: string; text: string | null }> }).agents;
+      expect(agents).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ id: a.id, name: a.name, state: 'needs-input', source: 'hook', text: 'Allow \\x1b[2J rm?' }),
+          expect.objectContaining({ id: b.id, name: b.name, state: 'idle', source: 'hook' }),
+        ]),
+      );
+      expect(agents).toHaveLength(2);
+      // The same as the CLI's answer.
+      const json = JSON.parse((await cli(host, secretOf(host, b.id), ['board', '--json'])).stdout);
+      expect(agents).toEqual(json.result.agents);
+    } finally {
+      await client.close();
+    }
   });
 
   it('refuses a wrong secret, an unknown state and an exited agent with a typed reason, and changes nothing', async () => {
@@ -177,5 +232,65 @@ describe('terminal and screen signals', () => {
       await session.kill();
       session.dispose();
     }
+  });
+
+  it('an OSC 777 notification is needs-input from the terminal, its title and body as the text', async () => {
+    const host = await fixture.open();
+    const waiting = nextEvent(host, (e) => e.kind === 'agent-state' && e.state === 'needs-input');
+    const a = await host.panes.launch('custom', { command: `printf '\\033]777;notify;Deploy;Push to production?\\033\\\\'; exec sleep 600` });
+    expect(await waiting).toMatchObject({ agentId: a.id, source: 'terminal', text: 'Deploy: Push to production?' });
+  });
+
+  it('the bell is needs-input where the profile says a bell asks (Aider), and nothing in a plain pane', async () => {
+    const host = await fixture.open();
+    const plain = await host.panes.launch('custom', { command: `printf 'rang\\007\\n'; exec sleep 600` });
+    await paneText(host, plain.id, /rang/);
+    await host.panes.get(plain.id)?.session.flushMirror();
+    expect(stateEvents(host, plain.id)).toEqual([]);
+    await withStandIn(host, 'aider', `printf 'Add file? \\007'; exec sleep 600`, async () => {
+      expect(await stateEvent(host, 'stand-in', 'needs-input')).toMatchObject({ source: 'terminal', text: null });
+    });
+  });
+
+  it("window titles say what the agent does where the profile knows them (Gemini CLI's)", async () => {
+    const host = await fixture.open();
+    // Gemini CLI 0.61's own titles, in the order a turn with a permission sets them.
+    const title = (t: string) => `printf '\\033]0;${t}\\007'; read x;`;
+    await withStandIn(host, 'gemini', `${title('✋  Action Required (project)')} ${title('✦  Working… (project)')} ${title('◇  Ready (project)')} exec sleep 600`, async (session) => {
+      expect(await stateEvent(host, 'stand-in', 'needs-input')).toMatchObject({ source: 'terminal', text: '✋  Action Required (project)' });
+      const working = stateEvent(host, 'stand-in', 'idle');
+      session.write('\r');
+      session.write('\r');
+      expect(await working).toMatchObject({ source: 'terminal' });
+      expect(stateEvents(host, 'stand-in').map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/terminal', 'working/terminal', 'idle/terminal']);
+    });
+  });
+
+  it("Codex's program status (OSC 7501) and its approval notification: blocked is needs-input named by the notification, done is idle, idle at start nothing", async () => {
+    const host = await fixture.open();
+    // Codex 0.171's sequences, as it sends them for a command that needs approval (see the real-CLI test).
+    const status = (s: string) => `printf '\\033]7501;state=${s}:app=codex\\033\\\\';`;
+    const approval = `printf '\\033]9;Approval requested: touch x\\007';`;
+    const turnDone = `printf '\\033]9;x is there now.\\007';`;
+    await withStandIn(host, 'codex', `${status('idle')} read x; ${status('working')} ${approval} ${status('blocked:kind=permission')} read x; ${status('working')} ${turnDone} ${status('done')} read x; ${status('clear')} echo cleared; exec sleep 600`, async (session) => {
+      const waiting = stateEvent(host, 'stand-in', 'needs-input');
+      session.write('\r');
+      expect(await waiting).toMatchObject({ source: 'terminal', text: 'Approval requested: touch x' });
+      const done = stateEvent(host, 'stand-in', 'idle');
+      session.write('\r');
+      expect(await done).toMatchObject({ source: 'terminal' });
+      const cleared = new Promise<void>((resolve) => session.onData((d) => d.includes('cleared') && resolve()));
+      session.write('\r');
+      await cleared;
+      await session.flushMirror();
+      // One event per change: "idle" at start is no finished turn (nor "working" after it a change from the
+      // working every pane starts in), the status that repeats the notification's wait kept its text, the
+      // finished turn's notification (the answer) was not read as a question, and "clear" says nothing.
+      expect(stateEvents(host, 'stand-in').map((e) => `${e.state}/${e.source}/${e.text}`)).toEqual([
+        'needs-input/terminal/Approval requested: touch x',
+        'working/terminal/null',
+        'idle/terminal/null',
+      ]);
+    });
   });
 });

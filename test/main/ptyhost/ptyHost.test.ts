@@ -104,6 +104,21 @@ describe('the pty host process', () => {
     expect(fs.existsSync(paths.socket)).toBe(false);
   });
 
+  it("a pane's first output, read together with the answer to its spawn, reaches the spawner's listener", async () => {
+    const root = dataRoot();
+    const { client } = await connect(root);
+    const marker = join(root, 'printed');
+    const spawning = client.spawn('/bin/sh', ['-c', `echo FIRST-WORDS; touch ${marker}; exec sleep 100`], { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 }, who('first'));
+    // Hold this event loop until the child has printed, and a little past the pty host's 5 ms output batch:
+    // its answer and the first output then wait in the socket to be read at once.
+    while (!fs.existsSync(marker)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    const pty = (await spawning) as RemotePty;
+    let out = '';
+    pty.onData((d) => (out += d));
+    await waitFor(() => out.includes('FIRST-WORDS'), 5000, 'the first output');
+  });
+
   it('kill -9 of the pty host ends every pane at once, reported as lost', async () => {
     const root = dataRoot();
     const { client } = await connect(root);
@@ -138,6 +153,36 @@ describe('the pty host process', () => {
     expect(alive(theirs.pid)).toBe(true);
     // A second try is refused the same way: it is not replaced behind the user's back.
     await expect(connectPtyHost(root)).rejects.toThrow(/0\.0\.0-other/);
+  });
+
+  it('replaceOther stops a pty host of another version, its agents ending cleanly, and starts ours in its place', async () => {
+    const root = dataRoot();
+    const other = { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' };
+    const refused = (await connectPtyHost(root, { env: other }).catch((e: unknown) => e)) as PtyHostVersionError;
+    expect(refused).toBeInstanceOf(PtyHostVersionError);
+    expect(refused.message).toContain('forkbench serve --replace-pty-host');
+    const oldPid = refused.theirs.pid;
+    hostPids.push(oldPid);
+    // An agent of the old version's, as its own board host made it (speaking its version), which says how
+    // it ended: a clean end is a hang-up or a term it can answer, not a kill.
+    const theirs = await PtyHostClient.connect(ptyHostPaths(root).socket, '0.0.0-other');
+    const marker = join(root, 'ended-by');
+    const agent = await shellPane(theirs, 'old', `trap 'echo HUP > ${marker}; exit 0' HUP; trap 'echo TERM > ${marker}; exit 0' TERM; echo READY; while :; do sleep 0.1; done`);
+    await waitFor(() => agent.out().includes('READY'), 5000, 'the old agent to start');
+    theirs.leave();
+
+    const warnings: string[] = [];
+    const got = await connect(root, { replaceOther: true, warn: (m) => warnings.push(m) });
+    expect(got.started).toBe(true);
+    expect(got.client.hostPid).not.toBe(oldPid);
+    expect(alive(oldPid)).toBe(false);
+    expect(alive(agent.pty.pid)).toBe(false);
+    expect(fs.readFileSync(marker, 'utf8').trim()).toBe('HUP');
+    expect(warnings).toEqual([`forkbench: stopped the pty host of Forkbench 0.0.0-other (pid ${oldPid}) and its agents; starting this version's`]);
+    expect(fs.readFileSync(ptyHostPaths(root).log, 'utf8')).toContain(`ptyhost[${oldPid}]: stopping: SIGTERM`);
+    // Ours works: a pane runs in it.
+    const mine = await shellPane(got.client, 'new', 'echo NEW-HOST; exec sleep 100');
+    await waitFor(() => mine.out().includes('NEW-HOST'), 5000, 'a pane in the new pty host');
   });
 
   it('refuses a socket folder or socket with wrong modes or another owner, touching nothing', async () => {

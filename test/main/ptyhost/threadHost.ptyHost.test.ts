@@ -124,4 +124,26 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     process.kill(a.pid!, 'SIGKILL');
     expect(await ended).toMatchObject({ agentId: a.id, reason: 'process-exited' });
   });
+
+  it('stopping its own agents leaves the pty host running for the kept agents of a Thread not open here', async () => {
+    const f = folders();
+    const { host, link } = await openWith(f);
+    const mine = await host.panes.launch('custom', { command: 'exec sleep 300' });
+    // An agent an earlier run kept for another Thread.
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.folder, LANG: 'C.UTF-8' };
+    const who = { threadKey: 'another-thread', agentId: 'kept', secret: 'k'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
+    const kept = await link.spawn('/bin/sh', ['-c', 'exec sleep 300'], { cwd: f.folder, env, cols: 80, rows: 24 }, who);
+    cleanups.push(() => void (alive(kept.pid) && process.kill(kept.pid, 'SIGKILL')));
+    await host.dispose();
+    expect(await link.stopUnlessKept()).toBe(1);
+    expect(alive(mine.pid!)).toBe(false);
+    expect(alive(kept.pid) && alive(link.hostPid)).toBe(true);
+    // With nothing kept, the same call ends the pty host.
+    const again = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
+    expect(again.hostPid).toBe(link.hostPid);
+    process.kill(kept.pid, 'SIGKILL');
+    await waitFor(() => !alive(kept.pid), 5_000, 'the kept agent to die');
+    expect(await again.stopUnlessKept()).toBe(0);
+    await waitFor(() => !alive(again.hostPid), 10_000, 'the pty host to exit');
+  });
 });

@@ -6,7 +6,12 @@ import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
-import { waitFor } from '../../helpers/pty.js';
+import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
+import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
+import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
+import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
+import { readProcFacts } from '../../../src-main/pty/procReader.js';
+import { sleep, waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
 
 let root: string;
@@ -149,6 +154,131 @@ describe('serve --keep-agents and the idle pty host', () => {
       expect(fs.readFileSync(join(idleRoot, 'data', 'ptyhost', 'ptyhost.log'), 'utf8')).toContain('stopping: no board host for 3 s');
     } finally {
       fs.rmSync(idleRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a pty host of another Forkbench version', () => {
+  it('serve refuses it and names --replace-pty-host; with it, the old pty host and its agents end and serve runs on a new one', async () => {
+    const otherRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-other-'));
+    const proj = join(otherRoot, 'project');
+    fs.mkdirSync(proj);
+    const k = threadKeyOf(proj);
+    const data = join(otherRoot, 'data');
+    let oldPid = 0;
+    try {
+      // The other version's pty host, holding an agent its own board host started.
+      const refused = (await connectPtyHost(data, { env: { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' } }).catch((e: unknown) => e)) as PtyHostVersionError;
+      expect(refused).toBeInstanceOf(PtyHostVersionError);
+      oldPid = refused.theirs.pid;
+      const theirs = await PtyHostClient.connect(ptyHostPaths(data).socket, '0.0.0-other');
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
+      const meta = { threadKey: k, agentId: 'old-agent', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
+      const oldAgent = await theirs.spawn('/bin/sh', ['-c', 'exec sleep 300'], { cwd: proj, env, cols: 80, rows: 24 }, meta);
+      theirs.leave();
+
+      // Without the flag: refused, with the way out named; nothing is stopped.
+      const err = await serveOn({ root: otherRoot, project: proj, key: k }).then(
+        () => null,
+        (e: Error) => e.message,
+      );
+      expect(err).toMatch(/^serve exited 1: forkbench serve: cannot use the pty host: a pty host of Forkbench 0\.0\.0-other/);
+      expect(err).toContain('forkbench serve --replace-pty-host');
+      expect(alive(oldPid) && alive(oldAgent.pid)).toBe(true);
+
+      // With it: the old one ends with its agent, serve starts its own and runs agents there.
+      const s = await serveOn({ root: otherRoot, project: proj, key: k, args: ['--replace-pty-host'] });
+      serves.push(s);
+      expect(s.err()).toContain(`stopped the pty host of Forkbench 0.0.0-other (pid ${oldPid}) and its agents; starting this version's`);
+      expect(alive(oldPid)).toBe(false);
+      expect(alive(oldAgent.pid)).toBe(false);
+      const newPid = ptyHostPidOf(data);
+      expect(newPid).not.toBe(oldPid);
+      const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec sleep 300', cols: 80, rows: 24 });
+      expect(alive(a.pid!)).toBe(true);
+      // It is the new pty host's child (the stat line's 4th field, after the name in parentheses).
+      const ppid = Number(fs.readFileSync(`/proc/${a.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      expect(ppid).toBe(newPid);
+      s.proc.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+      await waitFor(() => !alive(a.pid!) && !alive(newPid!), 10_000, 'serve to end its agent and its pty host');
+    } finally {
+      if (oldPid && alive(oldPid)) process.kill(oldPid, 'SIGKILL');
+      const pid = ptyHostPidOf(data);
+      if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+      fs.rmSync(otherRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('flow control from a window through serve and the pty host', () => {
+  /** The child has stopped: asleep and no CPU gained over three polls in a row (it blocked in write(2)). A
+   *  flood also blocks for moments while its reader catches up; the checks after this one tell the two apart. */
+  async function blocked(pid: number): Promise<void> {
+    const deadline = performance.now() + 15_000;
+    let last = (await readProcFacts(pid)).cpuMs;
+    let still = 0;
+    while (still < 3) {
+      if (performance.now() > deadline) throw new Error('the flooding child never blocked');
+      await sleep(100);
+      const f = await readProcFacts(pid);
+      still = f.state === 'sleeping' && f.cpuMs === last ? still + 1 : 0;
+      last = f.cpuMs;
+    }
+  }
+
+  async function running(pid: number): Promise<void> {
+    const cpu0 = (await readProcFacts(pid)).cpuMs;
+    // `yes` at full speed uses a core; 200 ms of CPU is far past what a blocked one could gather.
+    const deadline = performance.now() + 10_000;
+    for (;;) {
+      const f = await readProcFacts(pid);
+      if (f.cpuMs - cpu0 > 200) return;
+      if (performance.now() > deadline) throw new Error(`the child stayed blocked (state ${f.state}, +${f.cpuMs - cpu0} ms CPU)`);
+      await sleep(20);
+    }
+  }
+
+  it('a window that never acks blocks a flooding agent held in the pty host; its ack, then its going, release it', async () => {
+    const flowRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-flow-serve-'));
+    const proj = join(flowRoot, 'project');
+    fs.mkdirSync(proj);
+    const k = threadKeyOf(proj);
+    try {
+      const s = await serveOn({ root: flowRoot, project: proj, key: k, ack: false });
+      serves.push(s);
+      const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec yes flood', cols: 80, rows: 24 });
+      let chars = 0;
+      s.window.onPush((p) => {
+        if (p.type === 'pane-data' && p.agentId === a.id) chars += p.data.length;
+      });
+      // The window shows the pane (it becomes one of its consumers) and then never acks.
+      await s.window.call('agent.screen', { key: k, agentId: a.id });
+      await blocked(a.pid!);
+      const chars0 = chars;
+      const cpu0 = (await readProcFacts(a.pid!)).cpuMs;
+      await sleep(500);
+      const facts = await readProcFacts(a.pid!);
+      expect(facts.state).toBe('sleeping');
+      expect(facts.cpuMs - cpu0).toBeLessThanOrEqual(20);
+      // At most a read chunk of the pty (64 KiB) was still on its way.
+      expect(chars - chars0).toBeLessThanOrEqual(64 * 1024);
+
+      // Its ack lets the flood on for another window's worth.
+      const acked = chars;
+      await s.window.call('agent.ack', { key: k, agentId: a.id, chars: acked });
+      await waitFor(() => chars > acked + FlowLimits.lowWatermarkChars, 15_000, 'output after the ack');
+      await blocked(a.pid!);
+      // The page goes away (its WebSocket closes): the pane runs on, paced by the mirrors alone.
+      s.window.close();
+      await running(a.pid!);
+      s.proc.kill('SIGINT');
+      expect(await s.exit).toBe(0);
+    } finally {
+      // A failure above leaves serve to afterAll's kill -9, which leaves its pty host: end it here.
+      const pid = ptyHostPidOf(join(flowRoot, 'data'));
+      if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+      fs.rmSync(flowRoot, { recursive: true, force: true });
     }
   });
 });

@@ -192,7 +192,7 @@ describe('AppController', () => {
       throw new HostCallError('bad-state', 'T-1 is open; only a task in review can be approved');
     });
     expect(await c.actions.approveTask('T-1')).toBe(false);
-    expect(c.state.errors).toEqual([{ id: expect.any(Number), code: 'bad-state', message: 'T-1 is open; only a task in review can be approved', action: 'approve T-1' }]);
+    expect(c.state.errors).toEqual([{ id: expect.any(Number), code: 'bad-state', message: 'T-1 is open; only a task in review can be approved', action: 'approve T-1', actions: ['approve T-1'], count: 1 }]);
     c.notices.dismissError(c.state.errors[0]!.id);
     expect(c.state.errors).toEqual([]);
     expect(await c.actions.releaseTask('T-2')).toBe(true);

@@ -29,6 +29,31 @@ describe('event log lines', () => {
     expect(s).not.toContain('\n');
   });
 
+  it("reads an agent's state change with its source, and its prompt's controls as escapes, clipped", () => {
+    const names = (id: string) => ({ a1: 'claude 1' })[id] ?? id;
+    const at = { at: 0, mono: 0 };
+    const state = (seq: number, e: Pick<Extract<BoardEvent, { kind: 'agent-state' }>, 'state' | 'source' | 'text'>): BoardEvent => ({ ...at, seq, kind: 'agent-state', agentId: 'a1', ...e });
+    const lines = [
+      state(1, { state: 'needs-input', source: 'hook', text: 'Bash: touch permitted.txt' }),
+      state(2, { state: 'working', source: 'terminal', text: null }),
+      state(3, { state: 'needs-input', source: 'screen', text: 'Run \x1b[2J now?\nYes' }),
+      state(4, { state: 'idle', source: 'hook', text: null }),
+      state(5, { state: 'stalled', source: 'liveness', text: null }),
+      state(6, { state: 'needs-input', source: 'terminal', text: `Approve ${'x'.repeat(400)}` }),
+    ].map((e) => toLogEntry(e, names));
+    expect(lines.map((l) => l.summary).slice(0, 5)).toEqual([
+      'claude 1 waiting for you (from its hook): Bash: touch permitted.txt',
+      'claude 1 working (from the terminal)',
+      'claude 1 waiting for you (from the screen): Run \\x1b[2J now?\\x0aYes',
+      'claude 1 idle (from its hook)',
+      'claude 1 stalled (from liveness)',
+    ]);
+    expect(lines.every((l) => l.kind === 'agent-state' && l.code === null)).toBe(true);
+    const long = lines[5]!.summary;
+    expect(long.startsWith('claude 1 waiting for you (from the terminal): Approve xxx')).toBe(true);
+    expect(long.length).toBeLessThan(250);
+  });
+
   it('keeps the newest ~500 lines', () => {
     const mk = (seq: number) => ({ seq, at: 0, kind: 'note' as const, summary: '', code: null, repeat: 1 });
     let log = appendLog([], Array.from({ length: 400 }, (_, i) => mk(i + 1)));

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { CLI_SCRIPT } from '../../../../src-main/host/cliShim.js';
-import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, untilSaved } from '../../../helpers/realCli/harness.js';
+import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, untilSaved, type Pane, type StateSeen } from '../../../helpers/realCli/harness.js';
 import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
 
 const API_KEY = 'sk-forkbench-test-key-0123456789';
@@ -99,6 +99,21 @@ const NOTED = 'Noted: the code word is safe with me.';
 const RECALL = 'Which code word did I give you?';
 const RECALLED = 'You gave me the code word from before.';
 
+const PERMISSION_FILE = 'permitted.txt';
+const PERMISSION_ASK = 'Create the file permitted.txt with touch.';
+const PERMISSION_FINAL = 'permitted.txt is there now.';
+/** A turn that needs a person: a command the model asks to run outside the sandbox (Codex's on-request
+ *  approvals ask the person for that), then the final answer. */
+function permissionScript(): { isAgent(c: Conversation): boolean; next(c: Conversation): Turn } {
+  return {
+    isAgent: boardScript().isAgent,
+    next: (c) =>
+      c.calls.find((call) => call.name === 'exec_command' && call.answered)
+        ? { text: PERMISSION_FINAL }
+        : { tool: 'exec_command', input: { cmd: `touch ${PERMISSION_FILE}`, sandbox_permissions: 'require_escalated', justification: 'Create the file you asked for?' } },
+  };
+}
+
 /** Text of Codex's approval dialogs: an MCP tool call ("Allow the forkbench MCP server to run tool
  *  "claim"?" with Allow / Allow for this session / Always allow / Cancel), a command, an edit. */
 const APPROVAL_DIALOG = /Allow the .{1,80} to run|Allow for this session|Always allow|Would you like to (run|make|apply)|Yes, proceed|don't ask again/i;
@@ -112,6 +127,36 @@ function configOverrides(argv: string[]): string[] {
   return out;
 }
 
+
+/** The composer's line: `› ` and the text typed so far. */
+const composer = (text: string) => new RegExp(`› ${text.slice(0, 40).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
+
+/**
+ * Waits for the composer, then asks /mcp (each answer is the servers' state at that moment), as a person
+ * would, until the board's server shows connected; returns its last status line. Codex does not wait for an
+ * MCP server that is not `required` before the first turn (it gives it a short grace), so a task sent while
+ * the board's server still starts reaches the model without the board's tools. And a turn sent while it
+ * starts left Codex 0.171 without its approval notification (OSC 9), its program status alone said so.
+ */
+async function boardConnected(pane: Pane): Promise<{ state: string; tools: number }> {
+  const { screen: s, step } = pane;
+  await step(s.until(() => /Ask Codex to do anything/.test(s.visible()), 20_000, 'the Codex composer'));
+  // The board server's status line in every answer so far:
+  const statuses = () =>
+    s.text().split('\n').flatMap((line) => {
+      const m = /^\s*• forkbench: (\S+) \((\d+) tools?\)/.exec(line);
+      return m ? [{ state: m[1]!, tools: Number(m[2]) }] : [];
+    });
+  let status = { state: 'not asked', tools: 0 };
+  for (let asked = 0; status.state !== 'connected'; asked++) {
+    if (asked === 50) await step(Promise.reject(new Error(`/mcp never showed the board's server connected; last: ${status.state}`)));
+    const before = statuses().length;
+    await step(s.type('/mcp', composer('/mcp')));
+    await step(s.until(() => statuses().length > before, 20_000, 'the answer to /mcp'));
+    status = statuses().at(-1)!;
+  }
+  return status;
+}
 
 describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
   const open = closedAfterEach();
@@ -128,27 +173,8 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
 
     const pane = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
     const { agent, screen: s, step } = pane;
-    // The composer's line: `› ` and the text typed so far.
-    const composer = (text: string) => new RegExp(`› ${text.slice(0, 40).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
 
-    await step(s.until(() => /Ask Codex to do anything/.test(s.visible()), 20_000, 'the Codex composer'));
-    // Codex does not wait for an MCP server that is not `required` before the first turn (it gives it a short
-    // grace), so a task sent while the board's server still starts reaches the model without the board's
-    // tools. So, as a person would, ask /mcp (each answer is the servers' state at that moment) until the
-    // board's server shows connected. Its status line in every answer so far:
-    const statuses = () =>
-      s.text().split('\n').flatMap((line) => {
-        const m = /^\s*• forkbench: (\S+) \((\d+) tools?\)/.exec(line);
-        return m ? [{ state: m[1]!, tools: Number(m[2]) }] : [];
-      });
-    let status = { state: 'not asked', tools: 0 };
-    for (let asked = 0; status.state !== 'connected'; asked++) {
-      if (asked === 50) await step(Promise.reject(new Error(`/mcp never showed the board's server connected; last: ${status.state}`)));
-      const before = statuses().length;
-      await step(s.type('/mcp', composer('/mcp')));
-      await step(s.until(() => statuses().length > before, 20_000, 'the answer to /mcp'));
-      status = statuses().at(-1)!;
-    }
+    const status = await boardConnected(pane);
 
     await step(s.type(ASK, composer(ASK)));
     await boardWork(t, pane);
@@ -198,7 +224,6 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
     const api = open(await startFakeResponses(script));
     const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
     seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
-    const composer = (text: string) => new RegExp(`› ${text.slice(0, 40).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
     const talk = async (pane: Awaited<ReturnType<typeof t.launch>>, say: string, answer: string) => {
       const { screen: s, step } = pane;
       await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
@@ -228,6 +253,43 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
     expect(said).toContain(REMEMBER);
     expect(said).toContain(NOTED);
     expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
+    expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+  }, 90_000);
+
+  it('its state from the terminal (it has no hooks): an approval is needs-input within 1 s of the dialog (program status OSC 7501, the command named by its OSC 9), the answer working, the final answer idle', async () => {
+    const api = open(await startFakeResponses(permissionScript()));
+    const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
+    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+    const states = recordStates(t);
+    const pane = await t.launch('codex', { answerQueries: true, diagnose: () => `${api.summary()}\nstates:\n${states.summary()}` });
+    const { agent, screen: s, step } = pane;
+    const mine = (state: string, source: string, after = 0) => (x: StateSeen) => x.e.agentId === agent.id && x.e.state === state && x.e.source === source && x.e.seq > after;
+
+    await boardConnected(pane);
+    await step(s.type(PERMISSION_ASK, composer(PERMISSION_ASK)));
+    await step(s.until(() => /Would you like to run the following command\?/.test(s.visible()), 30_000, 'the approval dialog'));
+    const shownAt = performance.now();
+    // Codex says it is blocked on the person as the request arrives, before it draws the dialog.
+    const waiting = await step(states.until(mine('needs-input', 'terminal'), 5_000, 'needs-input from the terminal'));
+    expect(waiting.at - shownAt).toBeLessThan(1000);
+    expect(waiting.e.text).toBe(`Approval requested: touch ${PERMISSION_FILE}`);
+    expect(t.host.panes.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'terminal' });
+    // The path: Codex's program status and its approval notification, both in what the pane printed.
+    const printed = t.output(agent.id);
+    expect(printed).toContain('\x1b]7501;state=blocked:app=codex:kind=permission');
+    expect(printed).toContain(`\x1b]9;Approval requested: touch ${PERMISSION_FILE}\x07`);
+
+    // The person answers Yes (the dialog's first choice).
+    t.host.panes.input(agent.id, '\r');
+    await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
+    await step(s.until(() => s.visible().includes(PERMISSION_FINAL), 20_000, 'the final answer'));
+    // The turn's end is its program status "done": nothing else says idle for Codex.
+    await step(states.until(mine('idle', 'terminal', waiting.e.seq), 10_000, 'idle after the final answer'));
+    // (The pane's output reaches the test's screen after the host's mirror has read it.)
+    await step(s.until(() => t.output(agent.id).includes('\x1b]7501;state=done:app=codex'), 5_000, 'the program status "done" in the output'));
+    expect(fs.existsSync(join(t.folder, PERMISSION_FILE))).toBe(true);
+    const after = states.all.filter((x) => x.e.agentId === agent.id && x.e.seq > waiting.e.seq).map((x) => `${x.e.state}/${x.e.source}`);
+    expect(after).toEqual(['working/terminal', 'idle/terminal']);
     expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
   }, 90_000);
 

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
-import { settledArgv, boardWork, closedAfterEach, describeRealCli, environOf, GEMINI_PASTE_GUARD_MS, killPane, NO_PROC, NOTE, openRealCliThread, plain, untilSaved } from '../../../helpers/realCli/harness.js';
+import { settledArgv, boardWork, closedAfterEach, describeRealCli, environOf, GEMINI_PASTE_GUARD_MS, killPane, NO_PROC, NOTE, openRealCliThread, plain, recordStates, untilSaved, type StateSeen } from '../../../helpers/realCli/harness.js';
 import { startFakeGemini, type Conversation, type Script, type Turn } from '../../../helpers/realCli/fakeGemini.js';
 
 const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
@@ -69,6 +69,22 @@ function boardScript(): Script {
     },
   };
 }
+
+const PERMISSION_FILE = 'permitted.txt';
+const PERMISSION_ASK = 'Create the file permitted.txt with touch.';
+const PERMISSION_FINAL = 'permitted.txt is there now.';
+/** A model that answers the instructions, then for a turn that needs a person runs a shell command no policy
+ *  rule allows (Gemini asks for it), then gives the final answer. */
+const permissionScript: Script = {
+  next(c) {
+    if (!c.text.includes(PERMISSION_ASK)) return { text: READY };
+    if (!c.calls.find((call) => call.name === 'run_shell_command')) return { call: 'run_shell_command', args: { command: `touch ${PERMISSION_FILE}`, description: 'Create the file' } };
+    return { text: PERMISSION_FINAL };
+  },
+};
+
+/** Gemini CLI 0.61's confirmation dialog for a shell command. */
+const SHELL_DIALOG = /Allow execution of/;
 
 /** Text of Gemini CLI's approval dialogs ("Allow execution of [Shell]?", "Allow once", ...) and trust dialog. */
 const APPROVAL_DIALOG = /Allow execution|Allow once|Allow for this session|Allow for all future sessions|Waiting for user confirmation|Do you trust/i;
@@ -145,6 +161,42 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
     expect(said).toContain(NOTED);
     await resumed.step(resumed.screen.type(RECALL, undefined, GEMINI_PASTE_GUARD_MS));
     await resumed.step(resumed.screen.shows(RECALLED, 20_000, 'the answer after the resume'));
+    expect(t.trap.attempts).toEqual([]);
+  }, 120_000);
+
+  it('its state from its own hooks: a shell permission is needs-input within 1 s (source hook, the command named), the answer working, the final answer idle', async () => {
+    const api = open(await startFakeGemini(permissionScript));
+    const t = open(await openRealCliThread('gemini', { GEMINI_API_KEY: 'forkbench-test-key', GOOGLE_GEMINI_BASE_URL: api.url }));
+    seedHome(t.home);
+    const states = recordStates(t);
+    const pane = await t.launch('gemini', { diagnose: () => `${api.summary()}\nstates:\n${states.summary()}` });
+    const { agent, screen, step } = pane;
+    const mine = (state: string, source: string, after = 0) => (x: StateSeen) => x.e.agentId === agent.id && x.e.state === state && x.e.source === source && x.e.seq > after;
+
+    // The instructions' turn (sent by --prompt-interactive) ends as every turn does: AfterAgent says idle.
+    await step(screen.shows(READY, 45_000, 'the answer to the first message'));
+    const ready = await step(states.until(mine('idle', 'hook'), 10_000, 'idle from the AfterAgent hook'));
+    await step(screen.type(PERMISSION_ASK, undefined, GEMINI_PASTE_GUARD_MS));
+    await step(screen.until(() => SHELL_DIALOG.test(screen.visible()), 30_000, 'the permission dialog'));
+    const shownAt = performance.now();
+    // Its Notification hook (ToolPermission) fires as the dialog comes up.
+    const waiting = await step(states.until(mine('needs-input', 'hook', ready.e.seq), 5_000, 'needs-input from the Notification hook'));
+    expect(waiting.at - shownAt).toBeLessThan(1000);
+    expect(waiting.e.text).toContain(`touch ${PERMISSION_FILE}`);
+    expect(t.host.panes.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
+    // No hook failed (a hook Gemini kills or that errs is shown in the pane as "Hook(s) … failed").
+    expect(screen.seen()).not.toMatch(/Hook\(s\).*failed/);
+
+    // The person answers "Allow once" (the dialog's first choice).
+    t.host.panes.input(agent.id, '\r');
+    await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
+    await step(screen.shows(PERMISSION_FINAL, 30_000, 'the final answer'));
+    await step(states.until(mine('idle', 'hook', waiting.e.seq), 10_000, 'idle from the AfterAgent hook'));
+    expect(fs.existsSync(join(t.folder, PERMISSION_FILE))).toBe(true);
+    const after = states.all.filter((x) => x.e.agentId === agent.id && x.e.seq > waiting.e.seq).map((x) => `${x.e.state}/${x.e.source}`);
+    expect(after.at(-1)).toBe('idle/hook');
+    expect(after).not.toContain('needs-input/hook');
+    expect(screen.seen()).not.toMatch(/Hook\(s\).*failed/);
     expect(t.trap.attempts).toEqual([]);
   }, 120_000);
 

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type ChatRequest, type ChatStep, messageText, openAiChat, toolResults } from '../../../helpers/realCli/fakeOpenAiChat.js';
-import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, environOf, killPane, NO_PROC, NOTE, openRealCliThread, plain, ROOT, type RealCliThread, startFakeModelServer, untilSaved } from '../../../helpers/realCli/harness.js';
+import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, environOf, killPane, NO_PROC, NOTE, openRealCliThread, plain, recordStates, ROOT, type RealCliThread, startFakeModelServer, untilSaved } from '../../../helpers/realCli/harness.js';
 
 const MODEL = 'fake-model';
 const PROVIDER = 'forkbench-fake';
@@ -162,8 +162,10 @@ describeRealCli(
       const api = open(await startFakeModelServer(openAiChat(script)));
       const t = open(await openRealCliThread('opencode', OFFLINE_ENV));
       writeUserConfig(t, `${api.url}/v1`, permission);
-      const pane = await t.launch('opencode', { cols: 140 });
+      const states = recordStates(t);
+      const pane = await t.launch('opencode', { cols: 140, diagnose: () => `states:\n${states.summary()}` });
       const { agent, screen, step } = pane;
+      const mine = (state: string, source: string, after = 0) => (x: (typeof states.all)[number]) => x.e.agentId === agent.id && x.e.state === state && x.e.source === source && x.e.seq > after;
 
       // No first-run screens: the prompt comes up with the configured model.
       await step(screen.until(() => /Ask anything/.test(screen.visible()), 25_000, 'the TUI prompt'));
@@ -176,11 +178,22 @@ describeRealCli(
         // The user's "bash": "ask" is theirs to answer: the dialog comes up for the shell command, while the
         // model's bash call (its fourth, after three results) waits. Allow once, as they would.
         await step(screen.until(() => PERMISSION_DIALOG.test(screen.visible()), 15_000, 'the permission dialog for bash'));
+        const shownAt = performance.now();
         expect(screen.visible()).toMatch(/# Shell command[\s┃]*\$ forkbench board/);
         expect(toolResults(main().at(-1)!)).toHaveLength(3);
+        // Its state, from its own events: the profile's plugin turns permission.asked into needs-input with
+        // the permission's title, within a second of the dialog showing (or before it: the event comes first).
+        const waiting = await step(states.until(mine('needs-input', 'hook'), 5_000, 'needs-input from the plugin'));
+        expect(waiting.at - shownAt).toBeLessThan(1000);
+        expect(waiting.e.text).toContain('forkbench board');
         t.host.panes.input(agent.id, '\r');
+        await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
+        await step(screen.until(() => screen.visible().includes(FINAL), 15_000, 'the final answer'));
+        await step(states.until(mine('idle', 'hook', waiting.e.seq), 10_000, 'idle after the final answer'));
       }
       await step(screen.until(() => screen.visible().includes(FINAL), 15_000, 'the final answer'));
+      // The turn's end, from its session.idle event (the plugin's report).
+      await step(states.until(mine('idle', 'hook'), 10_000, 'idle after the final answer'));
       expect(beforeBash).not.toMatch(PERMISSION_DIALOG);
       expect(screen.seen()).not.toMatch(permission ? BOARD_TOOL_DIALOG : PERMISSION_DIALOG);
       // The calls were on the screen: what was seen is the session's own.
