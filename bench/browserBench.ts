@@ -8,6 +8,7 @@ import { openWindow, type Served, withQuery } from '../e2e/harness.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, snapshotCalls, startLongTasks, stopLongTasks } from '../e2e/pageMeasures.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
 import { throughput } from './browserThroughput.js';
+import { promptEnv, stateInPage } from './stateLatency.js';
 import { armParsed, type BenchWindow, closeInPage, f1, launchInPage, NAME_SHIM, p, probeResult, progress, type Probe, until, verdict } from './pageKit.js';
 import type { Row } from './table.js';
 
@@ -232,13 +233,14 @@ async function claimsAndDrags(page: Page, w: WindowClient, key: string, agentId:
 /**
  * The browser section of `npm run bench`: pty → page throughput beside the in-page parse ceiling, keystroke
  * echo and Ctrl-C under flood as the page sees them, claim-event render time and drag long tasks at 1k and
- * 5k tasks, and the page's snapshot call and reload.
+ * 5k tasks, the page's snapshot call and reload, and a prompt → the agent's state on its tab.
  */
 export async function browserBench(): Promise<Row[]> {
   const chromium = findChromium();
   if (!chromium.found) return [{ name: 'browser section skipped', value: NaN, unit: '', note: chromium.problem }];
   const rows: Row[] = [];
-  const s = await openWindow();
+  const prompts = promptEnv();
+  const s = await openWindow({ env: prompts.env });
   let w: WindowClient | null = null;
   try {
     const { page } = s;
@@ -261,6 +263,8 @@ export async function browserBench(): Promise<Row[]> {
     const [thread] = await w.call('threads.list', {});
     if (!thread) throw new Error('browser bench: serve has no Thread open');
     const key = thread.key;
+    progress('prompt → state');
+    await stateInPage(page, w, key, rows);
     const target = await launchInPage(page, 'exec sleep 600');
     let have = 0;
     for (const tasks of SIZES) {
@@ -273,6 +277,7 @@ export async function browserBench(): Promise<Row[]> {
   } finally {
     w?.close();
     await s.close();
+    prompts.dispose();
   }
   return rows;
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
+import { promptEnv, stateOverSocket } from './stateLatency.js';
 import { median, percentileOf, type Row } from './table.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -58,7 +59,7 @@ function ackAll(w: WindowClient, key: string): () => void {
 
 /**
  * The window's side of the host, over serve's WebSocket as a page uses it: serve's start, a snapshot at
- * 1k and 5k tasks, keystroke echo, and Ctrl-C under an output flood.
+ * 1k and 5k tasks, keystroke echo, Ctrl-C under an output flood, and a prompt → the agent's state.
  */
 export async function windowBench(): Promise<Row[]> {
   const rows: Row[] = [];
@@ -75,8 +76,9 @@ export async function windowBench(): Promise<Row[]> {
   rows.push({ name: 'serve start → URL (median)', value: median(serveStart), unit: 'ms', note: `bare node ${median(bare).toFixed(0)} ms, ratio ${(median(serveStart) / median(bare)).toFixed(2)}` });
 
   let served: Served | null = null;
+  const prompts = promptEnv();
   try {
-    served = await startServe();
+    served = await startServe({ env: prompts.env });
     const w = await windowOn(served);
     const key = await threadKey(w);
     const stopAcks = ackAll(w, key);
@@ -135,6 +137,9 @@ export async function windowBench(): Promise<Row[]> {
     rows.push({ name: 'Ctrl-C under flood p50', value: percentileOf(ctrlC, 50), unit: 'ms', note: '^C → agent exited, `yes` flooding, 20 runs' });
     rows.push({ name: 'Ctrl-C under flood p99', value: percentileOf(ctrlC, 99), unit: 'ms', note: `goal < 100 ${percentileOf(ctrlC, 99) < 100 ? '(met)' : '(NOT met)'}` });
 
+    // Prompt on screen → the agent's state pushed to the window (issue 19).
+    await stateOverSocket(w, key, rows);
+
     // thread.snapshot at 1k and 5k tasks: what a window waits for when it opens or reloads.
     let have = 0;
     for (const n of [1000, 5000]) {
@@ -153,6 +158,7 @@ export async function windowBench(): Promise<Row[]> {
   } finally {
     await served?.stop();
     if (served) fs.rmSync(served.root, { recursive: true, force: true });
+    prompts.dispose();
   }
   return rows;
 }
