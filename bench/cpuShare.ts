@@ -76,8 +76,9 @@ export async function sampleCpu(servePid: number, ptyHostPid?: number | null): P
       continue;
     }
     const group: CpuGroup = serve.has(p.pid) ? 'serve' : agents.has(p.pid) ? 'agents' : (chromiumType(p.pid) ?? 'other');
-    // A process's children it has reaped (a pane's `cat`) count as its own.
-    add(p.pid, group, p.cpuMs + reaped);
+    // A process's children it has reaped (a pane's `cat`) count as its own; not for the rest of the
+    // machine, where a test runner reaping a worker that ran for a minute would add that minute at once.
+    add(p.pid, group, p.cpuMs + (group === 'other' ? 0 : reaped));
   }
   return { at: performance.now(), byPid };
 }
