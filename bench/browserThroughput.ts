@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import type { WindowSession } from '../e2e/harness.js';
 import { OutputBatcherConstants } from '../src-main/pty/outputBatcher.js';
 import { cpuBetween, cpuShareAvailable, describeCpu, sampleCpu, type CpuSpent } from './cpuShare.js';
@@ -26,6 +27,35 @@ const HOSTS_MS_PER_MB_GOAL = 30;
  *  (socket messages, JSON, acks, React) at most half of it again. */
 const RENDERER_RATIO_GOAL = 1.5;
 
+/** The renderer main thread's time by kind (Chromium's Performance metrics, in s): all of its tasks, and
+ *  within them script, style and layout. Tasks less those three are mostly painting and the renderer's
+ *  own message handling. Wall time, not CPU: on cores other work contends for it grows with the wait. */
+interface MainThread {
+  task: number;
+  script: number;
+  style: number;
+  layout: number;
+}
+
+/** A reader of the page's main-thread totals, to subtract one reading from the next. */
+async function mainThreadOf(page: Page): Promise<{ read(): Promise<MainThread>; close(): Promise<void> }> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  return {
+    async read() {
+      const m = new Map((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+      return { task: m.get('TaskDuration') ?? 0, script: m.get('ScriptDuration') ?? 0, style: m.get('RecalcStyleDuration') ?? 0, layout: m.get('LayoutDuration') ?? 0 };
+    },
+    close: () => cdp.detach(),
+  };
+}
+
+const mainThreadSpent = (a: MainThread, b: MainThread): MainThread => ({ task: b.task - a.task, script: b.script - a.script, style: b.style - a.style, layout: b.layout - a.layout });
+
+/** "main thread 1.20 s: script 0.60, style 0.10, layout 0.10, other 0.40" */
+const describeMain = (m: MainThread) =>
+  `main thread ${m.task.toFixed(2)} s: script ${m.script.toFixed(2)}, style ${m.style.toFixed(2)}, layout ${m.layout.toFixed(2)}, other (paint, messages) ${(m.task - m.script - m.style - m.layout).toFixed(2)}`;
+
 /** pty → page: `cat` of a file into a pane shown in the page, against the same bytes parsed from memory. */
 export async function throughput(s: WindowSession, rows: Row[]): Promise<void> {
   const { page } = s;
@@ -42,10 +72,13 @@ export async function throughput(s: WindowSession, rows: Row[]): Promise<void> {
   await until('the pane to say ready', () => page.evaluate((a) => (window as unknown as BenchWindow).__forkbenchDebug.terminalText(a), id), (t) => t.includes('ready'));
   await armParsed(page, id, sent);
   const servePid = s.served.proc.pid as number;
+  const main = await mainThreadOf(page);
+  const mainBefore = await main.read();
   const cpuBefore = cpuShareAvailable ? await sampleCpu(servePid) : null;
   await page.keyboard.press('x');
   const paneMs = await probeResult(page, 'the flood to be parsed', 120_000);
   const paneCpu = cpuBefore ? cpuBetween(cpuBefore, await sampleCpu(servePid)) : null;
+  const paneMain = mainThreadSpent(mainBefore, await main.read());
   const firstMs = await page.evaluate(() => (window as unknown as BenchWindow).__probe.first - (window as unknown as BenchWindow).__probe.t0);
   const terminalBox = await page.getByTestId(`terminal-${id}`).boundingBox();
   await closeInPage(page, id);
@@ -53,6 +86,7 @@ export async function throughput(s: WindowSession, rows: Row[]): Promise<void> {
   // The ceiling: the same chars, in the pty's batch size, into a pane terminal made as the app makes one
   // and laid over the same spot, straight from memory: no pty, host or WebSocket.
   await page.evaluate((t) => ((window as unknown as BenchWindow).__benchText = t.replace(/\n/g, '\r\n')), text);
+  const ceilingMainBefore = await main.read();
   const ceilingBefore = cpuShareAvailable ? await sampleCpu(servePid) : null;
   const ceilingMs = await page.evaluate(
     async ([box, chunk]) => {
@@ -79,6 +113,8 @@ export async function throughput(s: WindowSession, rows: Row[]): Promise<void> {
     [terminalBox ?? { x: 0, y: 0, width: 800, height: 600 }, OutputBatcherConstants.maxBatchChars] as const,
   );
   const ceilingCpu = ceilingBefore ? cpuBetween(ceilingBefore, await sampleCpu(servePid)) : null;
+  const ceilingMain = mainThreadSpent(ceilingMainBefore, await main.read());
+  await main.close();
   const mbs = (ms: number) => bytes / 1e6 / (ms / 1000);
   const ratio = mbs(paneMs) / mbs(ceilingMs);
   const mb = `${(bytes / 1e6).toFixed(0)} MB`;
@@ -92,7 +128,7 @@ export async function throughput(s: WindowSession, rows: Row[]): Promise<void> {
   rows.push({ name: 'page throughput / ceiling', value: ratio, unit: 'x', note: `goal ≥ 0.8 ${verdict(ratio >= 0.8)}` });
   if (paneCpu && ceilingCpu) {
     cpuRows(rows, paneCpu, ceilingCpu);
-    cpuPerMbRows(rows, paneCpu, ceilingCpu, bytes / 1e6);
+    cpuPerMbRows(rows, paneCpu, ceilingCpu, bytes / 1e6, { pane: paneMain, ceiling: ceilingMain });
   }
 }
 
@@ -121,7 +157,7 @@ function cpuRows(rows: Row[], pane: CpuSpent, ceiling: CpuSpent): void {
  * CPU per MB delivered to the page, for the issue's goals. The clock ticks at 10 ms (USER_HZ 100), so over
  * a 20 MB flood a figure is good to ~0.5 ms per MB per process.
  */
-function cpuPerMbRows(rows: Row[], pane: CpuSpent, ceiling: CpuSpent, mb: number): void {
+function cpuPerMbRows(rows: Row[], pane: CpuSpent, ceiling: CpuSpent, mb: number, main: { pane: MainThread; ceiling: MainThread }): void {
   const per = (ms: number) => ms / mb;
   const hosts = per(pane.ms.serve + pane.ms.ptyhost);
   rows.push({ name: 'board host CPU per MB → page', value: per(pane.ms.serve), unit: 'ms/MB', note: "`serve`: frames from the pty host, its own mirror of each pane for state signals, JSON, WebSocket, acks" });
@@ -139,4 +175,6 @@ function cpuPerMbRows(rows: Row[], pane: CpuSpent, ceiling: CpuSpent, mb: number
     unit: 'x',
     note: `the renderer's CPU for the flood ${per(pane.ms.renderer).toFixed(1)} ms/MB against the ceiling's ${per(ceiling.ms.renderer).toFixed(1)} ms/MB for the same chars; goal ≤ ${RENDERER_RATIO_GOAL} ${verdict(ratio <= RENDERER_RATIO_GOAL)}`,
   });
+  rows.push({ name: "page's main thread in the flood", value: main.pane.task, unit: 's', note: describeMain(main.pane) });
+  rows.push({ name: "page's main thread in the ceiling", value: main.ceiling.task, unit: 's', note: describeMain(main.ceiling) });
 }
