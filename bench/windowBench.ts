@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
+import type { WindowPush } from '../src-shared/protocol/windowApi.js';
 import { promptEnv, stateOverSocket } from './stateLatency.js';
 import { median, percentileOf, type Row } from './table.js';
 
@@ -31,11 +32,29 @@ function timeToOutput(args: string[], until: RegExp | null, env: NodeJS.ProcessE
   });
 }
 
-/** The key of the one Thread a served host has open. */
+/** The key of the one Thread a served host has open, opened in this window as a page opens it (its
+ *  snapshot): serve sends a window the pushes of the Threads it has open only. */
 async function threadKey(w: WindowClient): Promise<string> {
   const [t] = await w.call('threads.list', {});
   if (!t) throw new Error('serve has no Thread open');
+  await w.call('thread.snapshot', { key: t.key });
   return t.key;
+}
+
+/** The first push `match` accepts; a bench that waits on one fails after 10 s instead of hanging. */
+function nextPush(w: WindowClient, what: string, match: (p: WindowPush) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`window bench: no ${what} in 10 s`));
+    }, 10_000);
+    const off = w.onPush((p) => {
+      if (!match(p)) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
 }
 
 /** Add tasks all at once: the board's group commit takes them in a few hundred fsyncs. */
@@ -88,14 +107,7 @@ export async function windowBench(): Promise<Row[]> {
     const echo: number[] = [];
     for (let i = 0; i < 200; i++) {
       const ch = String.fromCharCode(97 + (i % 26));
-      const back = new Promise<void>((resolve) => {
-        const off = w.onPush((p) => {
-          if (p.type === 'pane-data' && p.agentId === cat && p.data.includes(ch)) {
-            off();
-            resolve();
-          }
-        });
-      });
+      const back = nextPush(w, `the echo of '${ch}'`, (p) => p.type === 'pane-data' && p.agentId === cat && p.data.includes(ch));
       const t0 = performance.now();
       await w.call('agent.input', { key, agentId: cat, data: ch });
       await back;
@@ -111,23 +123,9 @@ export async function windowBench(): Promise<Row[]> {
     const ctrlC: number[] = [];
     for (let i = 0; i < 20; i++) {
       const yes = await attachedPane(w, key, 'exec yes');
-      await new Promise<void>((resolve) => {
-        const off = w.onPush((p) => {
-          if (p.type === 'pane-data' && p.agentId === yes) {
-            off();
-            resolve();
-          }
-        });
-      });
+      await nextPush(w, "`yes`'s output", (p) => p.type === 'pane-data' && p.agentId === yes);
       await new Promise((r) => setTimeout(r, 200)); // flooding for a while, flow control engaged
-      const exited = new Promise<void>((resolve) => {
-        const off = w.onPush((p) => {
-          if (p.type === 'agents' && p.agents.some((a) => a.id === yes && a.status === 'exited')) {
-            off();
-            resolve();
-          }
-        });
-      });
+      const exited = nextPush(w, '`yes` to exit after ^C', (p) => p.type === 'agents' && p.agents.some((a) => a.id === yes && a.status === 'exited'));
       const t0 = performance.now();
       await w.call('agent.input', { key, agentId: yes, data: '\x03' });
       await exited;
