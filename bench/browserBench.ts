@@ -152,9 +152,9 @@ async function snapshots(page: Page, s: Served, tasks: number, rows: Row[]): Pro
           ws.onmessage = (e) => String(e.data).startsWith(`{"id":${id},`) && resolve({ ms: performance.now() - t0, data: String(e.data) });
           ws.send(JSON.stringify({ id, method, params }));
         });
-      const list = JSON.parse((await call(1, 'threads.list', {})).data) as { result: Array<{ key: string }> };
+      const list = JSON.parse((await call(1, 'threads.list', {})).data) as { value: Array<{ key: string }> };
       const times: number[] = [];
-      for (let i = 0; i < 5; i++) times.push((await call(i + 2, 'thread.snapshot', { key: list.result[0]?.key })).ms);
+      for (let i = 0; i < 5; i++) times.push((await call(i + 2, 'thread.snapshot', { key: list.value[0]?.key })).ms);
       ws.close();
       return times;
     },
