@@ -13,6 +13,9 @@ export const PtyHostClientConstants = {
   helloTimeoutMs: 5000,
 } as const;
 
+/** A frame from the pty host waiting to be handled: a control message, or a pane's output. */
+type Inbound = { m: HostMessage } | { pane: number; data: string };
+
 /** A pty host of another Forkbench (or protocol) holds this data folder's agents. */
 export class PtyHostVersionError extends Error {
   constructor(
@@ -42,10 +45,14 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   readonly onClose = new Emitter<{ lost: boolean }>();
   hostPid = 0;
 
+  /** Frames read and not yet handled, in order (see drain). */
+  private readonly inbox: Inbound[] = [];
+  private drainLater: ReturnType<typeof setImmediate> | null = null;
+
   private constructor(private readonly sock: net.Socket) {
     const decoder = new FrameDecoder({
-      control: (m) => this.onMessage(m as HostMessage),
-      data: (pane, data) => this.remotes.get(pane)?.deliver(data),
+      control: (m) => this.inbox.push({ m: m as HostMessage }),
+      data: (pane, data) => this.inbox.push({ pane, data }),
     });
     sock.on('data', (chunk) => {
       try {
@@ -53,9 +60,32 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
       } catch {
         sock.destroy();
       }
+      this.drain();
     });
     sock.on('error', () => undefined);
     sock.on('close', () => this.closed());
+  }
+
+  /**
+   * Handles the frames read so far, in order; after an answer, the frames behind it wait for a later turn
+   * of the event loop. An answer's awaiting code (promise callbacks) runs only once the current read is
+   * handled, and one read often holds an answer and the pane output the pty host sent after it: delivered
+   * at once, that output would overtake the answer. The window's screen restore relies on the order: a
+   * screen (`screen`, answered before the output that follows it) reaches the window before that output,
+   * or the window drops the output as already in the screen (src-renderer/terminal/paneFeed.ts).
+   */
+  private drain(): void {
+    if (this.drainLater) return;
+    for (let next = this.inbox.shift(); next; next = this.inbox.shift()) {
+      this.handle(next);
+      if ('m' in next && next.m.t === 'res' && this.inbox.length > 0) {
+        this.drainLater = setImmediate(() => {
+          this.drainLater = null;
+          this.drain();
+        });
+        return;
+      }
+    }
   }
 
   /** Connect to the pty host at `socketPath` after checking the socket is ours and private, and greet it;
@@ -150,6 +180,11 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.sock.destroy();
   }
 
+  private handle(next: Inbound): void {
+    if ('m' in next) this.onMessage(next.m);
+    else this.remotes.get(next.pane)?.deliver(next.data);
+  }
+
   private onMessage(m: HostMessage): void {
     switch (m.t) {
       case 'res': {
@@ -170,6 +205,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
 
   private closed(): void {
     if (this.closedFlag) return;
+    // What the pty host said before it went (a pane's exit, say) is heard before its going.
+    if (this.drainLater) clearImmediate(this.drainLater);
+    this.drainLater = null;
+    for (let next = this.inbox.shift(); next; next = this.inbox.shift()) this.handle(next);
     this.closedFlag = true;
     for (const w of this.waiting.values()) w.reject(new Error('the pty host is gone'));
     this.waiting.clear();
