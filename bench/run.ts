@@ -7,7 +7,7 @@ import { boardBench } from './boardBench.js';
 import { printTable, type Row } from './table.js';
 
 const suites: Array<[string, () => Promise<Row[]>]> = [['board', boardBench]];
-for (const extra of ['./ptyBench.js', './agentBench.js', './gitBench.js', './windowBench.js', './browserBench.js']) {
+for (const extra of ['./ptyBench.js', './agentBench.js', './gitBench.js', './windowBench.js', './restartBench.js', './browserBench.js']) {
   const path = new URL(extra.replace(/\.js$/, '.ts'), import.meta.url);
   if (!fs.existsSync(path)) continue;
   const mod = (await import(extra)) as Record<string, unknown>;

@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
+import type { WindowPush } from '../src-shared/protocol/windowApi.js';
+import { promptEnv, stateOverSocket } from './stateLatency.js';
 import { median, percentileOf, type Row } from './table.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -30,11 +32,29 @@ function timeToOutput(args: string[], until: RegExp | null, env: NodeJS.ProcessE
   });
 }
 
-/** The key of the one Thread a served host has open. */
+/** The key of the one Thread a served host has open, opened in this window as a page opens it (its
+ *  snapshot): serve sends a window the pushes of the Threads it has open only. */
 async function threadKey(w: WindowClient): Promise<string> {
   const [t] = await w.call('threads.list', {});
   if (!t) throw new Error('serve has no Thread open');
+  await w.call('thread.snapshot', { key: t.key });
   return t.key;
+}
+
+/** The first push `match` accepts; a bench that waits on one fails after 10 s instead of hanging. */
+function nextPush(w: WindowClient, what: string, match: (p: WindowPush) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`window bench: no ${what} in 10 s`));
+    }, 10_000);
+    const off = w.onPush((p) => {
+      if (!match(p)) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
 }
 
 /** Add tasks all at once: the board's group commit takes them in a few hundred fsyncs. */
@@ -58,7 +78,7 @@ function ackAll(w: WindowClient, key: string): () => void {
 
 /**
  * The window's side of the host, over serve's WebSocket as a page uses it: serve's start, a snapshot at
- * 1k and 5k tasks, keystroke echo, and Ctrl-C under an output flood.
+ * 1k and 5k tasks, keystroke echo, Ctrl-C under an output flood, and a prompt → the agent's state.
  */
 export async function windowBench(): Promise<Row[]> {
   const rows: Row[] = [];
@@ -75,8 +95,9 @@ export async function windowBench(): Promise<Row[]> {
   rows.push({ name: 'serve start → URL (median)', value: median(serveStart), unit: 'ms', note: `bare node ${median(bare).toFixed(0)} ms, ratio ${(median(serveStart) / median(bare)).toFixed(2)}` });
 
   let served: Served | null = null;
+  const prompts = promptEnv();
   try {
-    served = await startServe();
+    served = await startServe({ env: prompts.env });
     const w = await windowOn(served);
     const key = await threadKey(w);
     const stopAcks = ackAll(w, key);
@@ -86,14 +107,7 @@ export async function windowBench(): Promise<Row[]> {
     const echo: number[] = [];
     for (let i = 0; i < 200; i++) {
       const ch = String.fromCharCode(97 + (i % 26));
-      const back = new Promise<void>((resolve) => {
-        const off = w.onPush((p) => {
-          if (p.type === 'pane-data' && p.agentId === cat && p.data.includes(ch)) {
-            off();
-            resolve();
-          }
-        });
-      });
+      const back = nextPush(w, `the echo of '${ch}'`, (p) => p.type === 'pane-data' && p.agentId === cat && p.data.includes(ch));
       const t0 = performance.now();
       await w.call('agent.input', { key, agentId: cat, data: ch });
       await back;
@@ -109,23 +123,9 @@ export async function windowBench(): Promise<Row[]> {
     const ctrlC: number[] = [];
     for (let i = 0; i < 20; i++) {
       const yes = await attachedPane(w, key, 'exec yes');
-      await new Promise<void>((resolve) => {
-        const off = w.onPush((p) => {
-          if (p.type === 'pane-data' && p.agentId === yes) {
-            off();
-            resolve();
-          }
-        });
-      });
+      await nextPush(w, "`yes`'s output", (p) => p.type === 'pane-data' && p.agentId === yes);
       await new Promise((r) => setTimeout(r, 200)); // flooding for a while, flow control engaged
-      const exited = new Promise<void>((resolve) => {
-        const off = w.onPush((p) => {
-          if (p.type === 'agents' && p.agents.some((a) => a.id === yes && a.status === 'exited')) {
-            off();
-            resolve();
-          }
-        });
-      });
+      const exited = nextPush(w, '`yes` to exit after ^C', (p) => p.type === 'agents' && p.agents.some((a) => a.id === yes && a.status === 'exited'));
       const t0 = performance.now();
       await w.call('agent.input', { key, agentId: yes, data: '\x03' });
       await exited;
@@ -134,6 +134,9 @@ export async function windowBench(): Promise<Row[]> {
     }
     rows.push({ name: 'Ctrl-C under flood p50', value: percentileOf(ctrlC, 50), unit: 'ms', note: '^C → agent exited, `yes` flooding, 20 runs' });
     rows.push({ name: 'Ctrl-C under flood p99', value: percentileOf(ctrlC, 99), unit: 'ms', note: `goal < 100 ${percentileOf(ctrlC, 99) < 100 ? '(met)' : '(NOT met)'}` });
+
+    // Prompt on screen → the agent's state pushed to the window (issue 19).
+    await stateOverSocket(w, key, rows);
 
     // thread.snapshot at 1k and 5k tasks: what a window waits for when it opens or reloads.
     let have = 0;
@@ -153,6 +156,7 @@ export async function windowBench(): Promise<Row[]> {
   } finally {
     await served?.stop();
     if (served) fs.rmSync(served.root, { recursive: true, force: true });
+    prompts.dispose();
   }
   return rows;
 }

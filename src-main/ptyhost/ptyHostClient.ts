@@ -54,6 +54,9 @@ interface Waiting {
   timer: unknown;
 }
 
+/** A frame from the pty host waiting to be handled: a control message (not yet checked), or a pane's output. */
+type Inbound = { m: unknown } | { pane: number; data: string };
+
 /** A pty host of another Forkbench (or protocol) holds this data folder's agents. */
 export class PtyHostVersionError extends Error {
   constructor(
@@ -93,6 +96,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   readonly onProblem = new Emitter<string>();
   hostPid = 0;
 
+  /** Frames read and not yet handled, in order (see drain). */
+  private readonly inbox: Inbound[] = [];
+  private drainLater: ReturnType<typeof setImmediate> | null = null;
+
   private constructor(
     private readonly sock: net.Socket,
     o: PtyHostClientOptions = {},
@@ -100,8 +107,8 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.timers = o.timers ?? globalTimers;
     this.requestTimeoutMs = o.requestTimeoutMs ?? PtyHostClientConstants.requestTimeoutMs;
     const decoder = new FrameDecoder({
-      control: (m) => this.guarded(() => this.onMessage(m)),
-      data: (pane, data) => this.guarded(() => this.remotes.get(pane)?.deliver(data)),
+      control: (m) => this.inbox.push({ m }),
+      data: (pane, data) => this.inbox.push({ pane, data }),
       malformed: (why) => this.problem(`skipped a frame from the pty host: ${why}`),
     });
     sock.on('data', (chunk) => {
@@ -110,9 +117,32 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
       } catch {
         sock.destroy();
       }
+      this.drain();
     });
     sock.on('error', () => undefined);
     sock.on('close', () => this.closed());
+  }
+
+  /**
+   * Handles the frames read so far, in order; after an answer, the frames behind it wait for a later turn
+   * of the event loop. An answer's awaiting code (promise callbacks) runs only once the current read is
+   * handled, and one read often holds an answer and the pane output the pty host sent after it: delivered
+   * at once, that output would overtake the answer. The window's screen restore relies on the order: a
+   * screen (`screen`, answered before the output that follows it) reaches the window before that output,
+   * or the window drops the output as already in the screen (src-renderer/terminal/paneFeed.ts).
+   */
+  private drain(): void {
+    if (this.drainLater) return;
+    for (let next = this.inbox.shift(); next; next = this.inbox.shift()) {
+      this.handle(next);
+      if ('m' in next && (next.m as { t?: unknown } | null)?.t === 'res' && this.inbox.length > 0) {
+        this.drainLater = setImmediate(() => {
+          this.drainLater = null;
+          this.drain();
+        });
+        return;
+      }
+    }
   }
 
   /** Connect to the pty host at `socketPath` after checking the socket is ours and private, and greet it;
@@ -220,11 +250,12 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.sock.destroy();
   }
 
-  /** One message's handling: a fault in it (a listener's bug) is reported, and the link, which every agent
+  /** One frame's handling: a fault in it (a listener's bug) is reported, and the link, which every agent
    *  depends on, goes on. */
-  private guarded(handle: () => void): void {
+  private handle(next: Inbound): void {
     try {
-      handle();
+      if ('m' in next) this.onMessage(next.m);
+      else this.remotes.get(next.pane)?.deliver(next.data);
     } catch (err) {
       this.problem(`a pty host message could not be handled: ${(err as Error).stack ?? (err as Error).message}`);
     }
@@ -288,6 +319,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
 
   private closed(): void {
     if (this.closedFlag) return;
+    // What the pty host said before it went (a pane's exit, say) is heard before its going.
+    if (this.drainLater) clearImmediate(this.drainLater);
+    this.drainLater = null;
+    for (let next = this.inbox.shift(); next; next = this.inbox.shift()) this.handle(next);
     this.closedFlag = true;
     for (const w of this.waiting.values()) {
       this.timers.clearTimeout(w.timer);
