@@ -205,9 +205,15 @@ export class RemotePty implements PaneSession {
     return this.screenText;
   }
 
+  /** Resolves with the exit; fails only when the pty host does not answer in its bound (stopped, wedged),
+   *  so whoever closes the pane is told rather than left waiting. A pty host that is gone ends it as lost. */
   kill(): Promise<PtyExit> {
-    if (!this.disposed && !this.exitValue) this.quietly(this.link.request('kill', { pane: this.pane }));
-    return this.exited;
+    if (this.disposed || this.exitValue) return this.exited;
+    const asked = this.link.request('kill', { pane: this.pane }).then(
+      () => this.exited,
+      (err: { code?: unknown }) => (err?.code === 'pty-host-timeout' ? Promise.reject(err as Error) : this.exited),
+    );
+    return Promise.race([this.exited, asked]);
   }
 
   /** Kill (if alive) and forget, in the pty host too. */

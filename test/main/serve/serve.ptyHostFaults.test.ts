@@ -81,8 +81,9 @@ describe.runIf(linux)('serve and its pty host, faults in flight', () => {
     const a = await launch(s, f.key);
     await type(s, f.key, a.id, 'echo "A"-READY');
     await waitFor(() => paneText(s, a.id).includes('A-READY\r'), 20_000, 'A to answer');
+    const closing = await launch(s, f.key);
     const host = f.ptyHost();
-    expect(childrenOf(host)).toEqual([a.pid]);
+    expect(childrenOf(host)).toEqual([a.pid, closing.pid].sort((x, y) => x! - y!));
 
     process.kill(host, 'SIGSTOP');
     const t0 = performance.now();
@@ -98,6 +99,11 @@ describe.runIf(linux)('serve and its pty host, faults in flight', () => {
     await s.window.call('task.add', { key: f.key, title: 'added while the pty host is stopped' });
     await type(s, f.key, a.id, 'echo "TYPED"-WHILE-STOPPED');
     const screen = s.window.call('agent.screen', { key: f.key, agentId: a.id }).then(() => performance.now() - t0);
+    // Closing a pane waits for its exit, which a stopped pty host cannot report: it fails in the bound too.
+    const closed = s.window.call('agent.close', { key: f.key, agentId: closing.id }).then(
+      () => null,
+      (err: Error) => ({ err, after: performance.now() - t0 }),
+    );
 
     const failed = await launching;
     expect(failed, 'the launch must fail while the pty host is stopped').not.toBeNull();
@@ -107,10 +113,15 @@ describe.runIf(linux)('serve and its pty host, faults in flight', () => {
     expect(failed!.after).toBeGreaterThan(bound - 500);
     expect(failed!.after).toBeLessThan(bound + 5_000);
     expect(await screen).toBeLessThan(bound + 5_000);
+    const closeFailed = await closed;
+    expect(closeFailed?.err.message).toContain(`did not answer kill within ${bound / 1000} s`);
+    expect(closeFailed!.after).toBeLessThan(bound + 5_000);
     expect(alive(host)).toBe(true);
 
     // Resumed: the spawn it reads now makes a pane nobody launched any more, which serve ends.
     process.kill(host, 'SIGCONT');
+    // The kill it was asked for is carried out now.
+    await waitFor(() => !alive(closing.pid!), 10_000, 'the closed pane to end');
     const late = await waitFor(() => /started pane \d+ \(pid (\d+)\) after its spawn was given up; ending it/.exec(s.err()), 10_000, 'serve to end the late pane');
     const latePid = Number(late![1]);
     await waitFor(() => !alive(latePid), 10_000, 'the late pane to end');
