@@ -45,6 +45,9 @@ export function dataFrame(pane: number, data: string): Buffer {
 export interface FrameSink {
   control(message: unknown): void;
   data(pane: number, data: string): void;
+  /** A frame of a sane length that is no frame of ours (a control frame that is not JSON, an unknown kind,
+   *  a data frame too short for its pane): skipped, since its length still says where the next one starts. */
+  malformed(why: string): void;
 }
 
 /**
@@ -57,8 +60,8 @@ export class FrameDecoder {
 
   constructor(private readonly sink: FrameSink) {}
 
-  /** Throws on a frame that cannot be ours (bad kind, absurd length, JSON that does not parse): the caller
-   *  drops the connection, since nothing after it can be trusted to line up. */
+  /** Throws on a length that cannot be ours (zero, or past the limit): the caller drops the connection, since
+   *  nothing after it can be trusted to line up. Any other bad frame goes to the sink's `malformed`. */
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.buffered += chunk.length;
@@ -75,12 +78,18 @@ export class FrameDecoder {
   private dispatch(frame: Buffer): void {
     const kind = frame.readUInt8(4);
     if (kind === FrameKind.control) {
-      this.sink.control(JSON.parse(frame.toString('utf8', HEAD)));
+      let message: unknown;
+      try {
+        message = JSON.parse(frame.toString('utf8', HEAD));
+      } catch (err) {
+        return this.sink.malformed(`a control frame of ${frame.length - HEAD} bytes that is not JSON (${(err as Error).message})`);
+      }
+      this.sink.control(message);
     } else if (kind === FrameKind.data) {
-      if (frame.length < HEAD + PANE) throw new Error('pty host data frame without a pane');
+      if (frame.length < HEAD + PANE) return this.sink.malformed('a data frame without a pane');
       this.sink.data(frame.readUInt32BE(HEAD), frame.toString('utf8', HEAD + PANE));
     } else {
-      throw new Error(`pty host frame of unknown kind ${kind}`);
+      this.sink.malformed(`a frame of unknown kind ${kind}`);
     }
   }
 

@@ -2,11 +2,13 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PaneIdentity } from '../pty/paneSession.js';
-import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
+import type { PtyExit } from '../pty/ptySessionTypes.js';
 
 /**
- * What the board host and its pty host say to each other (control frames; pty data goes as binary frames,
- * see frames.ts). Bumped on any change of these shapes: a pty host of another protocol is refused.
+ * What the board host and its pty host say to each other (control frames, ptyHostMethods.ts; pty data goes
+ * as binary frames, see frames.ts). Bumped on any change of these shapes: a pty host of another protocol is
+ * refused. (An answer's optional `code` and the checks of every field added none: a peer that sent what
+ * the shapes say is served as before.)
  */
 export const PTY_HOST_PROTOCOL = 1;
 
@@ -31,50 +33,17 @@ export interface PaneListing {
   bracketedPaste: boolean;
 }
 
-export interface SpawnParams {
-  command: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string | undefined>;
-  cols: number;
-  rows: number;
-  meta: PaneMeta;
-}
+/** The methods and messages themselves, each with its schema: ptyHostMethods.ts. */
+export type { ClientMessage, HostMessage, PtyHostMethod, PtyHostMethods, SpawnParams } from './ptyHostMethods.js';
 
-export interface PtyHostMethods {
-  hello: { params: { version: string; protocol: number }; result: { version: string; protocol: number; pid: number } };
-  spawn: { params: SpawnParams; result: { pane: number; pid: number } };
-  list: { params: Record<string, never>; result: PaneListing[] };
-  resize: { params: { pane: number; cols: number; rows: number }; result: null };
-  attach: { params: { pane: number; consumer: string }; result: null };
-  detach: { params: { pane: number; consumer: string }; result: null };
-  screen: { params: { pane: number }; result: { text: string; bracketedPaste: boolean } };
-  kill: { params: { pane: number }; result: PtyExit };
-  stats: { params: { pane: number }; result: PtyFlowStats };
-  /** Kill now (if alive) and forget the pane. */
-  dispose: { params: { pane: number }; result: null };
-  /** End every pane and exit: the board host stops and takes its agents with it. */
-  shutdown: { params: Record<string, never>; result: null };
-}
-export type PtyHostMethod = keyof PtyHostMethods;
-
-export type ClientMessage =
-  | { t: 'req'; id: number; m: PtyHostMethod; p: unknown }
-  /** Fire and forget: acks are frequent and nobody waits on them. */
-  | { t: 'ack'; pane: number; consumer: string; chars: number };
-
-export type HostMessage =
-  | { t: 'res'; id: number; ok: true; v: unknown }
-  | { t: 'res'; id: number; ok: false; error: string }
-  | { t: 'death'; pane: number }
-  | { t: 'exit'; pane: number; exit: PtyExit }
-  | { t: 'paste-mode'; pane: number; on: boolean };
-
-/** The pty host's folder and socket inside a data folder. */
-export function ptyHostPaths(dataRoot: string): { dir: string; socket: string; log: string } {
+/** The pty host's folder and socket inside a data folder, its log, and the record of its panes' processes
+ *  (paneRecord.ts), which is always beside the socket. */
+export function ptyHostPaths(dataRoot: string): { dir: string; socket: string; log: string; panes: string } {
   const dir = join(dataRoot, 'ptyhost');
-  return { dir, socket: join(dir, 'pty.sock'), log: join(dir, 'ptyhost.log') };
+  return { dir, socket: join(dir, 'pty.sock'), log: join(dir, 'ptyhost.log'), panes: paneRecordBeside(join(dir, 'pty.sock')) };
 }
+
+export const paneRecordBeside = (socketPath: string): string => join(dirname(socketPath), 'panes.json');
 
 let version: string | null = null;
 /** This Forkbench's version (package.json), which a pty host must share with its board host. */

@@ -1,20 +1,61 @@
 import * as net from 'node:net';
 import { dirname } from 'node:path';
+import { firstIssue } from '../../src-shared/board/schemas.js';
+import { globalTimers, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
 import { controlFrame, dataFrame, FrameDecoder } from './frames.js';
-import { PTY_HOST_PROTOCOL, type HostMessage, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
+import { sweepPaneRecord } from './paneRecord.js';
+import { hostMessage, idOf, ptyHostMethods, type HostMessage } from './ptyHostMethods.js';
+import { paneRecordBeside, PTY_HOST_PROTOCOL, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
 import { RemotePty, type RemoteLink } from './remotePty.js';
 import { checkSocket } from './socketChecks.js';
 
 export const PtyHostClientConstants = {
   /** A pty host that does not answer hello within this is not one we can use. */
   helloTimeoutMs: 5000,
+  /** Any other request: the slowest a working pty host is, is a kill (its SIGKILL step comes 2 s after the
+   *  SIGHUP) or the screen of a flooded pane (its mirror drains first), both well inside 10 s on a loaded
+   *  2-core machine. Past that it is stopped (SIGSTOP, a debugger) or wedged, and the caller is told so
+   *  rather than waiting for ever. */
+  requestTimeoutMs: 10_000,
+  /** Problems reported per connection (bad messages, late answers): enough to diagnose, not a flood. */
+  reportedProblems: 20,
 } as const;
 
-/** A frame from the pty host waiting to be handled: a control message, or a pane's output. */
-type Inbound = { m: HostMessage } | { pane: number; data: string };
+export interface PtyHostClientOptions {
+  requestTimeoutMs?: number;
+  timers?: TimerSource;
+}
+
+/** The pty host refused a request, with its code (`invalid-input`, `no-such-pane`, `busy`...). */
+export class PtyHostRequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The pty host did not answer in time; its connection (and every agent) is kept. */
+export class PtyHostTimeoutError extends Error {
+  readonly code = 'pty-host-timeout';
+  constructor(method: string, ms: number, hostPid: number) {
+    super(`the pty host (pid ${hostPid}) did not answer ${method} within ${ms / 1000} s; it may be stopped or overloaded, and its agents are left as they are`);
+  }
+}
+
+interface Waiting {
+  m: PtyHostMethod;
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  timer: unknown;
+}
+
+/** A frame from the pty host waiting to be handled: a control message (not yet checked), or a pane's output. */
+type Inbound = { m: unknown } | { pane: number; data: string };
 
 /** A pty host of another Forkbench (or protocol) holds this data folder's agents. */
 export class PtyHostVersionError extends Error {
@@ -37,22 +78,38 @@ export class PtyHostVersionError extends Error {
  */
 export class PtyHostClient implements RemoteLink, PtyFactory {
   private readonly remotes = new Map<number, RemotePty>();
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, Waiting>();
+  /** Requests given up on (timed out), by id, so a late answer is recognised: a late spawn's pane is ended. */
+  private readonly abandoned = new Map<number, PtyHostMethod>();
+  private problems = 0;
+  private readonly timers: TimerSource;
+  private readonly requestTimeoutMs: number;
+  /** The pty host's record of its panes' processes (set by connect), swept if it is lost. */
+  private recordPath: string | null = null;
   private nextId = 1;
   private closedFlag = false;
   private leaving = false;
   /** Fired once when the connection ends; `lost` when we did not end it. */
   readonly onClose = new Emitter<{ lost: boolean }>();
+  /** What went wrong without ending the connection (a message that is not ours, an answer too late), for
+   *  the board host's log. */
+  readonly onProblem = new Emitter<string>();
   hostPid = 0;
 
   /** Frames read and not yet handled, in order (see drain). */
   private readonly inbox: Inbound[] = [];
   private drainLater: ReturnType<typeof setImmediate> | null = null;
 
-  private constructor(private readonly sock: net.Socket) {
+  private constructor(
+    private readonly sock: net.Socket,
+    o: PtyHostClientOptions = {},
+  ) {
+    this.timers = o.timers ?? globalTimers;
+    this.requestTimeoutMs = o.requestTimeoutMs ?? PtyHostClientConstants.requestTimeoutMs;
     const decoder = new FrameDecoder({
-      control: (m) => this.inbox.push({ m: m as HostMessage }),
+      control: (m) => this.inbox.push({ m }),
       data: (pane, data) => this.inbox.push({ pane, data }),
+      malformed: (why) => this.problem(`skipped a frame from the pty host: ${why}`),
     });
     sock.on('data', (chunk) => {
       try {
@@ -78,7 +135,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     if (this.drainLater) return;
     for (let next = this.inbox.shift(); next; next = this.inbox.shift()) {
       this.handle(next);
-      if ('m' in next && next.m.t === 'res' && this.inbox.length > 0) {
+      if ('m' in next && (next.m as { t?: unknown } | null)?.t === 'res' && this.inbox.length > 0) {
         this.drainLater = setImmediate(() => {
           this.drainLater = null;
           this.drain();
@@ -90,14 +147,15 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
 
   /** Connect to the pty host at `socketPath` after checking the socket is ours and private, and greet it;
    *  a pty host of another version is refused (PtyHostVersionError) and left running. */
-  static async connect(socketPath: string, version: string): Promise<PtyHostClient> {
+  static async connect(socketPath: string, version: string, o: PtyHostClientOptions = {}): Promise<PtyHostClient> {
     checkSocket(dirname(socketPath), socketPath);
     const sock = await new Promise<net.Socket>((resolve, reject) => {
       const s = net.createConnection(socketPath);
       s.once('connect', () => resolve(s));
       s.once('error', reject);
     });
-    const client = new PtyHostClient(sock);
+    const client = new PtyHostClient(sock, o);
+    client.recordPath = paneRecordBeside(socketPath);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const hello = await Promise.race([
       client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }),
@@ -118,8 +176,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     return this.closedFlag;
   }
 
-  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params']): Promise<PtyHostMethods[M]['result']> {
-    return this.requestThen(m, p, (v) => v);
+  /** A request and its answer, checked against the method's answer schema; refused (PtyHostRequestError),
+   *  or given up after the bound (PtyHostTimeoutError) with the connection kept. */
+  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params'], timeoutMs = this.requestTimeoutMs): Promise<PtyHostMethods[M]['result']> {
+    return this.requestThen(m, p, (v) => v, timeoutMs);
   }
 
   /**
@@ -127,11 +187,21 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
    * it: a pane's first output can come in the same read as the answer that names it, and must find its
    * RemotePty already there (an `await` would see it only after that output was handed out and lost).
    */
-  private requestThen<M extends PtyHostMethod, T>(m: M, p: PtyHostMethods[M]['params'], then: (v: PtyHostMethods[M]['result']) => T): Promise<T> {
+  private requestThen<M extends PtyHostMethod, T>(
+    m: M,
+    p: PtyHostMethods[M]['params'],
+    then: (v: PtyHostMethods[M]['result']) => T,
+    timeoutMs = this.requestTimeoutMs,
+  ): Promise<T> {
     if (this.closedFlag) return Promise.reject(new Error('the pty host is gone'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve: (v) => resolve(then(v as PtyHostMethods[M]['result'])), reject });
+      const timer = this.timers.setTimeout(() => {
+        this.waiting.delete(id);
+        this.abandoned.set(id, m);
+        reject(new PtyHostTimeoutError(m, timeoutMs, this.hostPid));
+      }, timeoutMs);
+      this.waiting.set(id, { m, resolve: (v) => resolve(then(v as PtyHostMethods[M]['result'])), reject, timer });
       this.sock.write(controlFrame({ t: 'req', id, m, p }));
     });
   }
@@ -180,19 +250,42 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.sock.destroy();
   }
 
+  /** One frame's handling: a fault in it (a listener's bug) is reported, and the link, which every agent
+   *  depends on, goes on. */
   private handle(next: Inbound): void {
-    if ('m' in next) this.onMessage(next.m);
-    else this.remotes.get(next.pane)?.deliver(next.data);
+    try {
+      if ('m' in next) this.onMessage(next.m);
+      else this.remotes.get(next.pane)?.deliver(next.data);
+    } catch (err) {
+      this.problem(`a pty host message could not be handled: ${(err as Error).stack ?? (err as Error).message}`);
+    }
   }
 
-  private onMessage(m: HostMessage): void {
+  private problem(what: string): void {
+    if (this.problems++ < PtyHostClientConstants.reportedProblems) this.onProblem.fire(`forkbench: pty host link: ${what}`);
+  }
+
+  private onMessage(raw: unknown): void {
+    const parsed = hostMessage.safeParse(raw);
+    if (!parsed.success) {
+      const why = firstIssue(parsed.error);
+      // A request waiting on it fails now, saying why, rather than at its timeout.
+      const id = idOf(raw);
+      const w = id === null ? undefined : this.settle(id);
+      w?.reject(new Error(`the pty host's answer to ${w.m} is not an answer (${why})`));
+      return this.problem(`ignored a message that is not one of ours (${why}): ${JSON.stringify(raw).slice(0, 200)}`);
+    }
+    const m: HostMessage = parsed.data;
     switch (m.t) {
       case 'res': {
-        const w = this.waiting.get(m.id);
-        this.waiting.delete(m.id);
-        if (m.ok) w?.resolve(m.v);
-        else w?.reject(new Error(m.error));
-        return;
+        const w = this.settle(m.id);
+        if (!w) return this.late(m.id, m.ok ? m.v : undefined);
+        if (!m.ok) return w.reject(new PtyHostRequestError(m.code ?? 'failed', m.error));
+        const v = ptyHostMethods[w.m].result.safeParse(m.v);
+        if (v.success) return w.resolve(v.data);
+        const why = `the pty host answered ${w.m} with something else (${firstIssue(v.error)})`;
+        this.problem(why);
+        return w.reject(new Error(why));
       }
       case 'death':
         return this.remotes.get(m.pane)?.died();
@@ -203,6 +296,27 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     }
   }
 
+  /** The request `id` is answered: no longer waiting, its timer cleared. */
+  private settle(id: number): Waiting | undefined {
+    const w = this.waiting.get(id);
+    if (!w) return undefined;
+    this.waiting.delete(id);
+    this.timers.clearTimeout(w.timer);
+    return w;
+  }
+
+  /** An answer to a request given up on. A spawn's caller was told the launch failed (its agent shows as
+   *  exited): the pane made meanwhile is nobody's agent, so it is ended rather than left running unseen. */
+  private late(id: number, v: unknown): void {
+    const m = this.abandoned.get(id);
+    this.abandoned.delete(id);
+    if (m === undefined) return this.problem(`an answer to request ${id}, which was never asked`);
+    const made = m === 'spawn' ? ptyHostMethods.spawn.result.safeParse(v) : null;
+    if (!made?.success) return;
+    this.problem(`the pty host started pane ${made.data.pane} (pid ${made.data.pid}) after its spawn was given up; ending it`);
+    this.request('dispose', { pane: made.data.pane }).catch(() => undefined);
+  }
+
   private closed(): void {
     if (this.closedFlag) return;
     // What the pty host said before it went (a pane's exit, say) is heard before its going.
@@ -210,12 +324,21 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.drainLater = null;
     for (let next = this.inbox.shift(); next; next = this.inbox.shift()) this.handle(next);
     this.closedFlag = true;
-    for (const w of this.waiting.values()) w.reject(new Error('the pty host is gone'));
+    for (const w of this.waiting.values()) {
+      this.timers.clearTimeout(w.timer);
+      w.reject(new Error('the pty host is gone'));
+    }
     this.waiting.clear();
+    this.abandoned.clear();
     const lost = !this.leaving;
     // Every pane ends now, in one go: the board releases their claims as the pty host's agents' exits.
     if (lost) for (const r of this.remotes.values()) r.lostWithHost();
+    // And those it never told us of (it died before answering our list): ended as well, not left unseen.
+    const known = new Set([...this.remotes.values()].map((r) => r.pid));
+    const unseen = lost && this.recordPath ? sweepPaneRecord(this.recordPath).filter((pid) => !known.has(pid)) : [];
+    if (unseen.length) this.problem(`ended ${unseen.length} agent process(es) of the lost pty host it had not listed yet: pids ${unseen.join(', ')}`);
     this.onClose.fire({ lost });
     this.onClose.dispose();
+    this.onProblem.dispose();
   }
 }

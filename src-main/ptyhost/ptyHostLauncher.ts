@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PtyHostClient, PtyHostVersionError } from './ptyHostClient.js';
+import { PtyHostClient, PtyHostRequestError, PtyHostVersionError, type PtyHostClientOptions } from './ptyHostClient.js';
 import { forkbenchVersion, ptyHostPaths } from './protocol.js';
 import { ensurePrivateDir } from './socketChecks.js';
 
@@ -13,6 +13,10 @@ export const PtyHostLaunchConstants = {
   /** Node starts and listens in ~100 ms here; 10 s covers a loaded 2-core machine. */
   startTimeoutMs: 10_000,
   pollMs: 25,
+  /** A pty host refuses a second board host while its first one's connection lives. A board host that just
+   *  died (its successor is starting) is seen gone within a few ms of its death; 3 s covers a loaded
+   *  machine, and past that another board host really is connected. */
+  busyWaitMs: 3_000,
   /** A pty host asked to stop ends each agent with SIGHUP, SIGTERM 150 ms later and SIGKILL 2 s after that
    *  (PtySession.kill), all at once: ~2.5 s. 10 s covers that on a loaded machine; past it, it is killed. */
   stopTimeoutMs: 10_000,
@@ -35,6 +39,20 @@ function mainScript(): string {
 }
 
 const missing = (err: unknown) => ['ENOENT', 'ECONNREFUSED'].includes((err as NodeJS.ErrnoException).code ?? '');
+const busy = (err: unknown) => err instanceof PtyHostRequestError && err.code === 'busy';
+
+/** Connect and greet, again while the pty host says it is busy with a board host that is on its way out. */
+async function connectWhenFree(socket: string, version: string, o: PtyHostClientOptions): Promise<PtyHostClient> {
+  const deadline = Date.now() + PtyHostLaunchConstants.busyWaitMs;
+  for (;;) {
+    try {
+      return await PtyHostClient.connect(socket, version, o);
+    } catch (err) {
+      if (!busy(err) || Date.now() > deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, PtyHostLaunchConstants.pollMs));
+  }
+}
 
 /**
  * The data folder's pty host: the one already running (after a board host restart), or a new one started
@@ -50,12 +68,14 @@ export async function connectPtyHost(
     /** A pty host of another version is stopped (its agents end cleanly) and ours started in its place. */
     replaceOther?: boolean;
     warn?: (m: string) => void;
+    /** The request bound and timers (tests shorten the bound). */
+    client?: PtyHostClientOptions;
   } = {},
 ): Promise<{ client: PtyHostClient; started: boolean }> {
   const paths = ptyHostPaths(dataRoot);
   const version = o.version ?? forkbenchVersion();
   try {
-    return { client: await PtyHostClient.connect(paths.socket, version), started: false };
+    return { client: await connectWhenFree(paths.socket, version, o.client ?? {}), started: false };
   } catch (err) {
     if (err instanceof PtyHostVersionError && o.replaceOther) {
       await stopOtherPtyHost(err.theirs);
@@ -77,7 +97,7 @@ export async function connectPtyHost(
   const deadline = Date.now() + PtyHostLaunchConstants.startTimeoutMs;
   for (;;) {
     try {
-      return { client: await PtyHostClient.connect(paths.socket, version), started: true };
+      return { client: await connectWhenFree(paths.socket, version, o.client ?? {}), started: true };
     } catch (err) {
       if (!missing(err)) throw err;
     }

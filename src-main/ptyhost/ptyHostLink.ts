@@ -1,9 +1,17 @@
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
-import type { PtyHostClient } from './ptyHostClient.js';
+import type { PtyHostClient, PtyHostClientOptions } from './ptyHostClient.js';
 import { connectPtyHost } from './ptyHostLauncher.js';
 import type { PaneListing } from './protocol.js';
 import type { RemotePty } from './remotePty.js';
+
+interface LinkOptions {
+  idleMs?: number;
+  warn?: (m: string) => void;
+  replaceOther?: boolean;
+  /** The request bound and timers (tests shorten the bound). */
+  client?: PtyHostClientOptions;
+}
 
 /**
  * A board host's way to its data folder's pty host. A pty host that died (killed -9; its panes already
@@ -13,7 +21,7 @@ export class PtyHostLink implements PtyFactory {
   private constructor(
     private client: PtyHostClient,
     private readonly dataRoot: string,
-    private readonly o: { idleMs?: number; warn?: (m: string) => void },
+    private readonly o: LinkOptions,
     /** Whether this board host started the pty host (no agents were kept for it). */
     readonly started: boolean,
   ) {
@@ -22,8 +30,8 @@ export class PtyHostLink implements PtyFactory {
 
   /** With `replaceOther`, a pty host of another Forkbench version is stopped with its agents first (the
    *  person chose to: `serve --replace-pty-host`, the app's "Stop it and its agents"); without, it is refused. */
-  static async open(dataRoot: string, o: { idleMs?: number; warn?: (m: string) => void; replaceOther?: boolean } = {}): Promise<PtyHostLink> {
-    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, replaceOther: o.replaceOther, warn: o.warn });
+  static async open(dataRoot: string, o: LinkOptions = {}): Promise<PtyHostLink> {
+    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, replaceOther: o.replaceOther, warn: o.warn, client: o.client });
     return new PtyHostLink(client, dataRoot, o, started);
   }
 
@@ -33,6 +41,7 @@ export class PtyHostLink implements PtyFactory {
 
   private watch(): void {
     const c = this.client;
+    c.onProblem.event((m) => this.o.warn?.(m));
     c.onClose.event(({ lost }) => {
       if (lost) this.o.warn?.(`forkbench: the pty host (pid ${c.hostPid}) is gone; its agents ended with it. A new one starts with the next agent`);
     });
@@ -40,16 +49,28 @@ export class PtyHostLink implements PtyFactory {
 
   async spawn(command: string, args: readonly string[], options: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
     if (this.client.isClosed) {
-      this.client = (await connectPtyHost(this.dataRoot, { idleMs: this.o.idleMs })).client;
+      this.client = (await connectPtyHost(this.dataRoot, { idleMs: this.o.idleMs, client: this.o.client })).client;
       this.watch();
     }
     return this.client.spawn(command, args, options, who);
   }
 
-  /** The panes the pty host holds for one Thread, each already a RemotePty. */
+  /** The panes the pty host holds for one Thread, each already a RemotePty, said on the log (some may be
+   *  agents whose launch no board host saw finish: serve killed with the spawn in flight). A pty host that
+   *  dies while asked holds none: its agents went with it. */
   async panesOf(threadKey: string): Promise<Array<{ listing: PaneListing; pty: RemotePty }>> {
     if (this.client.isClosed) return [];
-    return (await this.client.list()).filter((f) => f.listing.meta.threadKey === threadKey);
+    const client = this.client;
+    const all = await client.list().catch((err: Error) => {
+      if (client.isClosed) return [];
+      throw err;
+    });
+    const found = all.filter((f) => f.listing.meta.threadKey === threadKey);
+    const named = (dead: boolean) => found.filter((f) => f.listing.dead === dead).map((f) => `${f.listing.meta.name} (pid ${f.listing.pid})`);
+    const [live, gone] = [named(false), named(true)];
+    if (live.length) this.o.warn?.(`forkbench: taking back ${live.length} agent(s) the pty host kept: ${live.join(', ')}`);
+    if (gone.length) this.o.warn?.(`forkbench: ${gone.length} agent(s) exited while no board host ran: ${gone.join(', ')}`);
+    return found;
   }
 
   /** The board host stops with its agents: the pty host ends them all and exits. */

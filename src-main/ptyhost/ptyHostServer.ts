@@ -2,24 +2,14 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { dirname } from 'node:path';
 
-import { PtySession } from '../pty/ptySession.js';
-import type { PtyExit } from '../pty/ptySessionTypes.js';
-import { controlFrame, dataFrame, FrameDecoder } from './frames.js';
-import { PTY_HOST_PROTOCOL, type ClientMessage, type PaneListing, type PaneMeta, type PtyHostMethods, type SpawnParams } from './protocol.js';
+import { firstIssue } from '../../src-shared/board/schemas.js';
+import { callProcedure, type Handlers } from '../base/procedureServer.js';
+import { controlFrame, FrameDecoder } from './frames.js';
+import { HostedPanes } from './hostedPanes.js';
+import { sweepPaneRecord } from './paneRecord.js';
+import { clientMessage, helloParams, idOf, ptyHostMethods, type HelloAnswer } from './ptyHostMethods.js';
+import { paneRecordBeside, PTY_HOST_PROTOCOL } from './protocol.js';
 import { ensurePrivateDir, socketLive } from './socketChecks.js';
-
-interface HostedPane {
-  pane: number;
-  session: PtySession;
-  meta: PaneMeta;
-  cols: number;
-  rows: number;
-  dead: boolean;
-  exit: PtyExit | null;
-  pasteMode: boolean;
-  /** Window consumers the connected board host attached, so they go when it does. */
-  consumers: Set<string>;
-}
 
 export interface PtyHostServerOptions {
   socketPath: string;
@@ -35,30 +25,40 @@ export const PtyHostServerConstants = {
   /** With no pane to keep, waiting the full idle time for a board host only leaves a process behind: one
    *  that started us and died before using us, or one of another version that refused us. */
   emptyGraceMs: 10_000,
+  /** Bad messages logged per connection: enough to see what a broken board host sends, not a log it can
+   *  fill. */
+  loggedBadPerConnection: 20,
 } as const;
 
-/** A consumer id of the board host's, as the session knows it: never the mirror's. */
-const consumerKey = (c: string) => `w:${c}`;
-
 /**
- * The pty host's side: owns the agents' PtySessions (pty, mirror, exit watcher) and serves one board host
- * at a time. A board host that goes away (crash, kill -9, `serve --keep-agents`) leaves the panes running,
- * paced by their mirrors alone; the next one connects, lists them and takes them back.
+ * The pty host's side: owns the agents' panes (hostedPanes.ts) and serves one board host at a time. A board
+ * host that goes away (crash, kill -9, `serve --keep-agents`) leaves the panes running, paced by their
+ * mirrors alone; the next one connects, lists them and takes them back. The first board host to greet is
+ * the one while its connection lives: a second greeting is refused (`busy`), never allowed to take over,
+ * so nothing but the board host in charge can type into a pane or end one.
  */
 export class PtyHostServer {
-  private readonly panes = new Map<number, HostedPane>();
-
-  private nextPane = 1;
+  private readonly panes: HostedPanes;
   private client: net.Socket | null = null;
   /** Connections that asked for more than hello: board hosts that used us. */
   private readonly used = new WeakSet<net.Socket>();
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private stopping = false;
+  private readonly handlers: Handlers<typeof ptyHostMethods, void>;
 
   private constructor(
     private readonly server: net.Server,
     private readonly o: PtyHostServerOptions,
   ) {
+    this.panes = new HostedPanes({ send: (frame) => this.send(frame), recordPath: paneRecordBeside(o.socketPath), log: o.log });
+    this.handlers = {
+      ...this.panes.handlers,
+      hello: () => this.hello(),
+      shutdown: () => {
+        setImmediate(() => void this.stop('the board host stopped its agents'));
+        return null;
+      },
+    };
     server.on('connection', (sock) => this.accept(sock));
     this.armIdle();
   }
@@ -70,6 +70,10 @@ export class PtyHostServer {
       if (await socketLive(o.socketPath)) throw new Error(`another pty host already listens on ${o.socketPath}`);
       fs.rmSync(o.socketPath, { force: true });
     }
+    // No pty host listens: one that did is dead, and any of its panes' processes that outlived it (one
+    // ignoring SIGHUP) nobody would ever see again.
+    const swept = sweepPaneRecord(paneRecordBeside(o.socketPath));
+    if (swept.length) o.log?.(`ended ${swept.length} process(es) of the panes of a pty host that died: pids ${swept.join(', ')}`);
     // Bound under a private name, narrowed to 0600, then renamed into place: a board host polling for the
     // socket never sees it with the umask's mode (which it would rightly refuse).
     const bound = `${o.socketPath}.${process.pid}.new`;
@@ -90,32 +94,39 @@ export class PtyHostServer {
 
   private accept(sock: net.Socket): void {
     let greeted = false;
+    let logged = 0;
+    /** What a board host sent that is not ours: logged (a few), answered when it has an id, never acted on. */
+    const complain = (why: string, raw?: unknown) => {
+      const id = idOf(raw);
+      if (id !== null) this.answerTo(sock, { t: 'res', id, ok: false, code: 'invalid-message', error: `not a request of the pty host's: ${why}` });
+      if (logged++ < PtyHostServerConstants.loggedBadPerConnection) this.o.log?.(`ignored from the board host: ${why}`);
+    };
     const decoder = new FrameDecoder({
-      control: (m) => {
-        const msg = m as ClientMessage;
+      control: (raw) => {
         if (!greeted) {
-          if (msg.t !== 'req' || msg.m !== 'hello') return sock.destroy();
+          if (!this.greet(sock, raw)) return;
           greeted = true;
-          const hi = msg.p as Partial<PtyHostMethods['hello']['params']> | null;
-          // A board host of another version only hears who we are (it refuses us); it never takes over the
-          // connection of the board host we serve.
-          if (hi?.version !== this.o.version || hi?.protocol !== PTY_HOST_PROTOCOL) {
-            sock.end(controlFrame({ t: 'res', id: msg.id, ok: true, v: this.hello() }));
-            return;
-          }
-          this.adopt(sock);
         }
-        this.onControl(sock, msg);
+        if (sock !== this.client) return;
+        const msg = clientMessage.safeParse(raw);
+        if (!msg.success) return complain(firstIssue(msg.error), raw);
+        if (msg.data.t === 'ack') return this.panes.ack(msg.data.pane, msg.data.consumer, msg.data.chars);
+        this.request(sock, msg.data.id, msg.data.m, msg.data.p);
       },
       data: (pane, data) => {
-        if (sock === this.client) this.panes.get(pane)?.session.write(data);
+        if (sock === this.client) this.panes.write(pane, data);
+      },
+      malformed: (why) => {
+        // Before its hello a connection is nobody's: it goes. The board host's is kept, the frame skipped.
+        if (sock === this.client) complain(why);
+        else sock.destroy();
       },
     });
     sock.on('data', (chunk) => {
       try {
         decoder.push(chunk);
       } catch (err) {
-        this.o.log?.(`dropping a board host connection: ${(err as Error).message}`);
+        this.o.log?.(`dropping a connection: ${(err as Error).message}`);
         sock.destroy();
       }
     });
@@ -123,12 +134,41 @@ export class PtyHostServer {
     sock.on('close', () => this.dropped(sock));
   }
 
-  /** A greeted board host is the one: one board host per data folder, so an older connection is stale. */
+  /**
+   * A connection's first frame: it must be a hello of ours. One of another version only hears who we are
+   * (it refuses us); one that comes while a board host is served is refused as busy. Either way it is ended
+   * and never takes over the connection of the board host we serve. Whether to go on with the connection.
+   */
+  private greet(sock: net.Socket, raw: unknown): boolean {
+    const msg = clientMessage.safeParse(raw);
+    const hi = msg.success && msg.data.t === 'req' && msg.data.m === 'hello' ? helloParams.safeParse(msg.data.p) : null;
+    if (!msg.success || msg.data.t !== 'req' || !hi?.success) {
+      sock.destroy();
+      return false;
+    }
+    const id = msg.data.id;
+    if (hi.data.version !== this.o.version || hi.data.protocol !== PTY_HOST_PROTOCOL) {
+      sock.end(controlFrame({ t: 'res', id, ok: true, v: this.hello() }));
+      return false;
+    }
+    const current = this.client;
+    // A connection whose end we have read is a board host that left: its close may not have come yet.
+    if (current && current !== sock && !current.destroyed && !current.readableEnded) {
+      this.o.log?.('refused a second board host: one is connected');
+      const error = `the pty host (pid ${process.pid}) already serves a board host of this data folder, and serves one at a time`;
+      sock.end(controlFrame({ t: 'res', id, ok: false, code: 'busy', error }));
+      return false;
+    }
+    this.adopt(sock);
+    return true;
+  }
+
+  /** The board host that greeted us while none was (or the one before has ended its connection): from now
+   *  on its requests and input are served. */
   private adopt(sock: net.Socket): void {
-    const old = this.client;
-    if (old && old !== sock) {
-      this.detachConsumers();
-      old.destroy();
+    if (this.client && this.client !== sock) {
+      this.panes.detachConsumers();
+      this.client.destroy();
     }
     this.client = sock;
     if (this.idleTimer) clearTimeout(this.idleTimer);
@@ -138,7 +178,7 @@ export class PtyHostServer {
   private dropped(sock: net.Socket): void {
     if (sock !== this.client) return;
     this.client = null;
-    this.detachConsumers();
+    this.panes.detachConsumers();
     if (this.stopping) return;
     // Nothing to keep: no agent left and its board host gone. (A board host that only said hello, one of
     // another version that refused us, leaves us as we were, for the empty grace.)
@@ -147,20 +187,12 @@ export class PtyHostServer {
     this.armIdle();
   }
 
-  private hello(): PtyHostMethods['hello']['result'] {
+  private hello(): HelloAnswer {
     return { version: this.o.version, protocol: PTY_HOST_PROTOCOL, pid: process.pid };
   }
 
   private servedSince(sock: net.Socket): boolean {
     return this.used.has(sock);
-  }
-
-  /** Windows of a board host that is gone must not hold any pty paused. */
-  private detachConsumers(): void {
-    for (const p of this.panes.values()) {
-      for (const c of p.consumers) p.session.detach(consumerKey(c));
-      p.consumers.clear();
-    }
   }
 
   private armIdle(): void {
@@ -169,126 +201,31 @@ export class PtyHostServer {
     this.idleTimer = setTimeout(() => void this.stop(`no board host for ${Math.round(ms / 1000)} s`), ms);
   }
 
-  private send(message: unknown): void {
-    if (this.client && !this.client.destroyed) this.client.write(controlFrame(message));
+  /** Pane output and events: to the board host we serve, if any. */
+  private send(frame: Buffer): void {
+    if (this.client && !this.client.destroyed) this.client.write(frame);
   }
 
-  private onControl(sock: net.Socket, msg: ClientMessage): void {
-    if (sock !== this.client) return;
-    if (msg.t === 'ack') {
-      const p = this.panes.get(msg.pane);
-      if (p && Number.isFinite(msg.chars)) p.session.ack(msg.chars, consumerKey(msg.consumer));
-      return;
-    }
-    if (msg.t !== 'req') return;
-    if (msg.m !== 'hello') this.used.add(sock);
-    void this.answer(msg.m, msg.p).then(
-      (v) => this.send({ t: 'res', id: msg.id, ok: true, v }),
-      (err: Error) => this.send({ t: 'res', id: msg.id, ok: false, error: err.message }),
-    );
+  /** An answer goes to the connection that asked, and only while it is still the one we serve. */
+  private answerTo(sock: net.Socket, message: unknown): void {
+    if (sock === this.client && !sock.destroyed) sock.write(controlFrame(message));
   }
 
-  private async answer(m: string, p: unknown): Promise<unknown> {
-    const pane = (q: unknown) => {
-      const hosted = this.panes.get((q as { pane: number }).pane);
-      if (!hosted) throw new Error(`no pane ${(q as { pane: number }).pane}`);
-      return hosted;
-    };
-    switch (m) {
-      case 'hello':
-        return this.hello();
-      case 'spawn':
-        return this.spawn(p as SpawnParams);
-      case 'list':
-        return [...this.panes.values()].map((h) => this.listing(h));
-      case 'resize': {
-        const q = p as PtyHostMethods['resize']['params'];
-        const h = pane(q);
-        h.session.resize(q.cols, q.rows);
-        h.cols = q.cols;
-        h.rows = q.rows;
-        return null;
-      }
-      case 'attach': {
-        const q = p as PtyHostMethods['attach']['params'];
-        const h = pane(q);
-        h.session.attach(consumerKey(q.consumer));
-        h.consumers.add(q.consumer);
-        return null;
-      }
-      case 'detach': {
-        const q = p as PtyHostMethods['detach']['params'];
-        const h = pane(q);
-        h.session.detach(consumerKey(q.consumer));
-        h.consumers.delete(q.consumer);
-        return null;
-      }
-      case 'screen': {
-        const h = pane(p);
-        await h.session.flushMirror();
-        return { text: h.session.serialize(), bracketedPaste: h.session.asPaste('') !== '' };
-      }
-      case 'kill':
-        return pane(p).session.kill();
-      case 'stats':
-        return pane(p).session.flowStats;
-      case 'dispose': {
-        const h = this.panes.get((p as { pane: number }).pane);
-        if (h) this.forget(h);
-        return null;
-      }
-      case 'shutdown':
-        setImmediate(() => void this.stop('the board host stopped its agents'));
-        return null;
-      default:
-        throw new Error(`unknown method ${m}`);
-    }
-  }
-
-  private spawn(p: SpawnParams): PtyHostMethods['spawn']['result'] {
-    const session = PtySession.spawn(p.command, p.args, { cwd: p.cwd, env: p.env, cols: p.cols, rows: p.rows });
-    const pane = this.nextPane++;
-    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set() };
-    this.panes.set(pane, h);
-    session.onData((data) => {
-      if (this.client && !this.client.destroyed) this.client.write(dataFrame(pane, data));
-      // The typist wraps its messages in bracketed paste when the program asked for it: tell the board host
-      // when that changes (rarely: a TUI's start and end), not per chunk.
-      const on = session.asPaste('') !== '';
-      if (on !== h.pasteMode) {
-        h.pasteMode = on;
-        this.send({ t: 'paste-mode', pane, on });
-      }
-    });
-    session.onDeath(() => {
-      h.dead = true;
-      this.send({ t: 'death', pane });
-    });
-    session.onExit((exit) => {
-      h.dead = true;
-      h.exit = exit;
-      this.send({ t: 'exit', pane, exit });
-    });
-    return { pane, pid: session.pid };
-  }
-
-  private listing(h: HostedPane): PaneListing {
-    return {
-      pane: h.pane,
-      pid: h.session.pid,
-      meta: h.meta,
-      cols: h.cols,
-      rows: h.rows,
-      dead: h.dead,
-      exit: h.exit,
-      quietForMs: Math.max(0, performance.now() - h.session.lastOutputAt),
-      bracketedPaste: h.pasteMode,
-    };
-  }
-
-  private forget(h: HostedPane): void {
-    this.panes.delete(h.pane);
-    h.session.dispose();
+  /** One request, through the one procedure edge: the method looked up, its params validated, its handler
+   *  run on the validated value, and its value or a typed error answered. */
+  private request(sock: net.Socket, id: number, m: unknown, p: unknown): void {
+    if (m !== 'hello') this.used.add(sock);
+    const name = typeof m === 'string' ? m.slice(0, 64) : typeof m;
+    callProcedure(ptyHostMethods, this.handlers, m, p, undefined)
+      // A fault of the edge itself is this request's failure, never the process's (every agent's) end.
+      .catch((err: Error) => ({ ok: false as const, error: { at: 'handler' as const, code: 'failed', message: err.message } }))
+      .then((r) => {
+        if (r.ok) return this.answerTo(sock, { t: 'res', id, ok: true, v: r.value });
+        const where = r.error.at === 'method' ? '' : `${name}: `;
+        if (r.error.code === 'failed') this.o.log?.(`${name} failed: ${r.error.message}`);
+        this.answerTo(sock, { t: 'res', id, ok: false, code: r.error.code, error: `${where}${r.error.message}` });
+      })
+      .catch((err: Error) => this.o.log?.(`could not answer ${name}: ${err.message}`));
   }
 
   /** End every agent cleanly (SIGHUP, then TERM, then KILL to each process group) and stop serving. */
@@ -297,12 +234,11 @@ export class PtyHostServer {
     this.stopping = true;
     this.o.log?.(`stopping: ${why}`);
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    await Promise.all([...this.panes.values()].map((h) => h.session.kill().catch(() => undefined)));
-    for (const h of [...this.panes.values()]) this.forget(h);
-
+    await this.panes.endAll();
     this.client?.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.o.socketPath, { force: true });
+    fs.rmSync(paneRecordBeside(this.o.socketPath), { force: true });
     this.o.onStop(why);
   }
 }

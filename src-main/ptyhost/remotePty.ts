@@ -1,6 +1,8 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneSession } from '../pty/paneSession.js';
+import { readStartTicks } from '../pty/procReader.js';
+import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
 import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
 import type { PtyHostMethod, PtyHostMethods } from './protocol.js';
 
@@ -38,6 +40,8 @@ export class RemotePty implements PaneSession {
   private earlyChars = 0;
   private earlyQueued = false;
   private stats: PtyFlowStats = { paused: false, maxUnackedChars: 0, mirrorUnackedChars: 0, batchedChars: 0, droppedChars: 0 };
+  /** Which process the pane's root is (where /proc says): its pid alone may be a stranger's once it died. */
+  private readonly startTicks: number | undefined;
   private resolveExited!: (exit: PtyExit) => void;
   readonly exited = new Promise<PtyExit>((resolve) => (this.resolveExited = resolve));
 
@@ -48,6 +52,7 @@ export class RemotePty implements PaneSession {
     o: { quietForMs?: number; bracketedPaste?: boolean; dead?: boolean; exit?: PtyExit | null; holdEarly?: boolean } = {},
   ) {
     this.early = o.holdEarly ? [] : null;
+    this.startTicks = o.dead ? undefined : readStartTicks(pid);
     this.lastOutput = performance.now() - (o.quietForMs ?? 0);
     this.pasteMode = o.bracketedPaste ?? false;
     if (o.dead) this.died();
@@ -139,15 +144,17 @@ export class RemotePty implements PaneSession {
 
   /**
    * @internal The pty host is gone without a word (killed -9): the pane's master went with it, so its
-   * process got SIGHUP; its group is killed as well so nothing of the agent lives on unseen.
+   * process got SIGHUP; its session's groups are killed as well so nothing of the agent lives on unseen.
    */
   lostWithHost(): void {
     if (this.exitValue) return;
     this.lostFlag = true;
-    try {
-      process.kill(-this.pid, 'SIGKILL');
-    } catch {
-      // already gone
+    // Every group of its session (a shell's jobs, a CLI started from it, sit in groups of their own), and
+    // only while its pid is still this process: one freed by its death may already be a stranger's.
+    if (this.startTicks !== undefined || !this.dead) {
+      const killer = new ProcessGroupKiller(this.pid, { rootStartTicks: this.startTicks });
+      killer.killNow();
+      killer.dispose();
     }
     this.exitedWith({ exitCode: 0, signal: 9, signalName: 'SIGKILL' });
   }
@@ -198,9 +205,15 @@ export class RemotePty implements PaneSession {
     return this.screenText;
   }
 
+  /** Resolves with the exit; fails only when the pty host does not answer in its bound (stopped, wedged),
+   *  so whoever closes the pane is told rather than left waiting. A pty host that is gone ends it as lost. */
   kill(): Promise<PtyExit> {
-    if (!this.disposed && !this.exitValue) this.quietly(this.link.request('kill', { pane: this.pane }));
-    return this.exited;
+    if (this.disposed || this.exitValue) return this.exited;
+    const asked = this.link.request('kill', { pane: this.pane }).then(
+      () => this.exited,
+      (err: { code?: unknown }) => (err?.code === 'pty-host-timeout' ? Promise.reject(err as Error) : this.exited),
+    );
+    return Promise.race([this.exited, asked]);
   }
 
   /** Kill (if alive) and forget, in the pty host too. */

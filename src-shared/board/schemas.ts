@@ -97,8 +97,10 @@ export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid input';
   // "title: title is empty" says the field twice: a message that already names its field stands alone.
-  const field = String(issue.path.at(-1) ?? '');
-  const named = field !== '' && new RegExp(`^(the )?${field}\\b`, 'i').test(issue.message);
+  // Compared as text, never as a pattern: a field can be a caller's key (a record's), `(` and all.
+  const field = String(issue.path.at(-1) ?? '').toLowerCase();
+  const message = issue.message.toLowerCase();
+  const named = field !== '' && [field, `the ${field}`].some((head) => message.startsWith(head) && !/\w/.test(message.charAt(head.length)));
   const path = issue.path.length && !named ? `${issue.path.join('.')}: ` : '';
   return `${path}${issue.message}`;
 }

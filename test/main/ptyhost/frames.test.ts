@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { controlFrame, dataFrame, FrameDecoder, FrameKind } from '../../../src-main/ptyhost/frames.js';
 
-type Got = { control: unknown } | { pane: number; data: string };
+type Got = { control: unknown } | { pane: number; data: string } | { malformed: string };
 
 function decodeAll(chunks: Buffer[]): Got[] {
   const got: Got[] = [];
-  const d = new FrameDecoder({ control: (m) => got.push({ control: m }), data: (pane, data) => got.push({ pane, data }) });
+  const d = new FrameDecoder({ control: (m) => got.push({ control: m }), data: (pane, data) => got.push({ pane, data }), malformed: (why) => got.push({ malformed: why }) });
   for (const c of chunks) d.push(c);
   return got;
 }
@@ -56,9 +56,21 @@ describe('pty host frames', () => {
     expect(f.subarray(9).toString('utf8')).toBe('é');
   });
 
-  it('refuses a frame of unknown kind or absurd length rather than guessing', () => {
-    const bad = Buffer.from([0, 0, 0, 2, 9, 0]);
-    expect(() => decodeAll([bad])).toThrow(/unknown kind 9/);
+  it('skips a frame of a sane length that is not ours, says why, and reads the next one', () => {
+    const frame = (kind: number, body: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, 1 + body.length, kind]), body]);
+    const next = controlFrame({ t: 'ack', pane: 1, consumer: 'w', chars: 3 });
+    const got = decodeAll([Buffer.concat([frame(9, Buffer.from('x')), next, frame(1, Buffer.from('{not json')), next, frame(2, Buffer.from([0, 1])), next])]);
+    expect(got).toEqual([
+      { malformed: 'a frame of unknown kind 9' },
+      { control: { t: 'ack', pane: 1, consumer: 'w', chars: 3 } },
+      { malformed: expect.stringMatching(/^a control frame of 9 bytes that is not JSON \(/) },
+      { control: { t: 'ack', pane: 1, consumer: 'w', chars: 3 } },
+      { malformed: 'a data frame without a pane' },
+      { control: { t: 'ack', pane: 1, consumer: 'w', chars: 3 } },
+    ]);
+  });
+
+  it('refuses a frame of absurd length rather than guessing where the next one starts', () => {
     const huge = Buffer.from([0xff, 0xff, 0xff, 0xff, 1]);
     expect(() => decodeAll([huge])).toThrow(/frame of 4294967295 bytes/);
     const empty = Buffer.from([0, 0, 0, 0, 1]);

@@ -47,6 +47,7 @@ async function scriptedHost(after: Buffer, thenGo = false): Promise<{ socket: st
         else s.write(res(null));
       },
       data: () => undefined,
+      malformed: () => undefined,
     });
     s.on('data', (c) => decoder.push(c));
     s.on('error', () => undefined);

@@ -1,0 +1,182 @@
+import { Refusal, type Handlers } from '../base/procedureServer.js';
+import { PtySession } from '../pty/ptySession.js';
+import type { PtyExit } from '../pty/ptySessionTypes.js';
+import { controlFrame, dataFrame } from './frames.js';
+import { recordedPane, writePaneRecord } from './paneRecord.js';
+import type { HostMessage, ptyHostMethods, SpawnParams } from './ptyHostMethods.js';
+import type { PaneListing, PaneMeta } from './protocol.js';
+
+interface HostedPane {
+  pane: number;
+  session: PtySession;
+  meta: PaneMeta;
+  cols: number;
+  rows: number;
+  dead: boolean;
+  exit: PtyExit | null;
+  pasteMode: boolean;
+  /** Window consumers the connected board host attached, so they go when it does. */
+  consumers: Set<string>;
+  recorded: ReturnType<typeof recordedPane>;
+}
+
+/** A consumer id of the board host's, as the session knows it: never the mirror's. */
+const consumerKey = (c: string) => `w:${c}`;
+
+/** The methods that act on panes; the pty host's own (hello, shutdown) are the server's. */
+export type PaneHandlers = Omit<Handlers<typeof ptyHostMethods, void>, 'hello' | 'shutdown'>;
+
+/**
+ * The agents' PtySessions, as the pty host holds them (pty, mirror, exit watcher), and the methods that act
+ * on them. Every handler gets params the procedure edge already validated against ptyHostMethods, so no
+ * size, name or argument reaches a PtySession or node-pty unchecked.
+ */
+export class HostedPanes {
+  private readonly panes = new Map<number, HostedPane>();
+  private nextPane = 1;
+
+  constructor(
+    private readonly o: {
+      /** Reaches the connected board host, if any: pane output and pane events go nowhere without one. */
+      send: (frame: Buffer) => void;
+      /** Where the panes' processes are recorded (paneRecord.ts). */
+      recordPath: string;
+      log?: (line: string) => void;
+    },
+  ) {}
+
+  get size(): number {
+    return this.panes.size;
+  }
+
+  /** The board host typed into a pane (a data frame); a pane that is gone takes nothing. */
+  write(pane: number, data: string): void {
+    this.panes.get(pane)?.session.write(data);
+  }
+
+  ack(pane: number, consumer: string, chars: number): void {
+    this.panes.get(pane)?.session.ack(chars, consumerKey(consumer));
+  }
+
+  /** Windows of a board host that is gone must not hold any pty paused. */
+  detachConsumers(): void {
+    for (const p of this.panes.values()) {
+      for (const c of p.consumers) p.session.detach(consumerKey(c));
+      p.consumers.clear();
+    }
+  }
+
+  /** End every agent cleanly (SIGHUP, then TERM, then KILL to each process group) and forget them. */
+  async endAll(): Promise<void> {
+    await Promise.all([...this.panes.values()].map((h) => h.session.kill().catch(() => undefined)));
+    for (const h of [...this.panes.values()]) this.forget(h);
+  }
+
+  readonly handlers: PaneHandlers = {
+    spawn: (p) => this.spawn(p),
+    list: () => [...this.panes.values()].map((h) => this.listing(h)),
+    resize: ({ pane, cols, rows }) => {
+      const h = this.get(pane);
+      h.session.resize(cols, rows);
+      h.cols = cols;
+      h.rows = rows;
+      return null;
+    },
+    attach: ({ pane, consumer }) => {
+      const h = this.get(pane);
+      h.session.attach(consumerKey(consumer));
+      h.consumers.add(consumer);
+      return null;
+    },
+    detach: ({ pane, consumer }) => {
+      const h = this.get(pane);
+      h.session.detach(consumerKey(consumer));
+      h.consumers.delete(consumer);
+      return null;
+    },
+    screen: async ({ pane }) => {
+      const h = this.get(pane);
+      await h.session.flushMirror();
+      return { text: h.session.serialize(), bracketedPaste: h.session.asPaste('') !== '' };
+    },
+    kill: ({ pane }) => this.get(pane).session.kill(),
+    stats: ({ pane }) => this.get(pane).session.flowStats,
+    dispose: ({ pane }) => {
+      const h = this.panes.get(pane);
+      if (h) this.forget(h);
+      return null;
+    },
+  };
+
+  private get(pane: number): HostedPane {
+    const hosted = this.panes.get(pane);
+    if (!hosted) throw new Refusal('no-such-pane', `no pane ${pane}`);
+    return hosted;
+  }
+
+  private event(message: HostMessage): void {
+    this.o.send(controlFrame(message));
+  }
+
+  /** Rewritten as panes come and go; a record that cannot be written costs only the sweep after our death. */
+  private record(): void {
+    try {
+      writePaneRecord(this.o.recordPath, [...this.panes.values()].map((h) => h.recorded));
+    } catch (err) {
+      this.o.log?.(`could not record the panes' processes in ${this.o.recordPath}: ${(err as Error).message}`);
+    }
+  }
+
+  private spawn(p: SpawnParams): { pane: number; pid: number } {
+    let session: PtySession;
+    try {
+      session = PtySession.spawn(p.command, p.args, { cwd: p.cwd, env: p.env, cols: p.cols, rows: p.rows });
+    } catch (err) {
+      throw new Refusal('spawn-failed', `could not start ${p.command}: ${(err as Error).message}`);
+    }
+    const pane = this.nextPane++;
+    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set(), recorded: recordedPane(session.pid) };
+    this.panes.set(pane, h);
+    this.record();
+    session.onData((data) => {
+      this.o.send(dataFrame(pane, data));
+      // The typist wraps its messages in bracketed paste when the program asked for it: tell the board host
+      // when that changes (rarely: a TUI's start and end), not per chunk.
+      const on = session.asPaste('') !== '';
+      if (on !== h.pasteMode) {
+        h.pasteMode = on;
+        this.event({ t: 'paste-mode', pane, on });
+      }
+    });
+    session.onDeath(() => {
+      h.dead = true;
+      this.event({ t: 'death', pane });
+    });
+    session.onExit((exit) => {
+      h.dead = true;
+      h.exit = exit;
+      this.event({ t: 'exit', pane, exit });
+    });
+    return { pane, pid: session.pid };
+  }
+
+  private listing(h: HostedPane): PaneListing {
+    return {
+      pane: h.pane,
+      pid: h.session.pid,
+      meta: h.meta,
+      cols: h.cols,
+      rows: h.rows,
+      dead: h.dead,
+      exit: h.exit,
+      quietForMs: Math.max(0, performance.now() - h.session.lastOutputAt),
+      bracketedPaste: h.pasteMode,
+    };
+  }
+
+  private forget(h: HostedPane): void {
+    this.panes.delete(h.pane);
+    h.session.dispose();
+    this.record();
+  }
+}
