@@ -7,6 +7,7 @@ import { closeAgentAsking } from './agentClose.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 import { LaunchMenu } from './LaunchMenu.js';
+import { FindInTerminal } from './TerminalArea.js';
 import { useCommands } from './useCommands.js';
 
 export const AGENT_DROP_PREFIX = 'agent:';
@@ -33,6 +34,7 @@ export function AgentTabs() {
         ))}
         {ids.length === 0 && <span className="tabs-empty">No agents yet.</span>}
       </div>
+      <FindInTerminal />
       <AgentNotifyToggle />
       <LaunchMenu />
     </div>
@@ -78,7 +80,10 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
     >
       <span className={`status-dot ${a.status}`} aria-hidden="true" />
       <span className="tab-name">{a.name}</span>
-      <span className="tab-status">{statusText(a)}</span>
+      {/* "running" beside a state badge ("working", "waiting for you", "idle") says nothing the badge does not, and
+          two agents' tabs did not fit beside the bar's buttons at 1280 px: the word shows only when it adds
+          something (starting, stalled, exited, or no state known) and when the host is gone ("unknown"). */}
+      <span className={`tab-status${a.status === 'running' && a.state ? ' quiet' : ''}`}>{statusText(a)}</span>
       {a.status !== 'exited' && <AgentStateBadge info={a.state} testId={`agent-state-${id}`} />}
       {deadline !== null && (
         <Countdown deadline={deadline} leaseMs={leaseMs} stalled={a.status === 'stalled'} testId={`agent-countdown-${id}`} variant="ring" />

@@ -28,7 +28,7 @@ export function EventLog() {
           data-testid="log-filter"
           value={query}
           onChange={(e) => setQuery(e.target.value)}
-          placeholder="Filter: T-3, shell 2, rejected…"
+          placeholder="Filter: T-3, shell 2…"
           aria-label="Filter the event log"
         />
         <label className="log-renewals">

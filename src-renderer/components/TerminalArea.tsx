@@ -60,23 +60,33 @@ function PaneView({ pane, agentId }: { pane: PaneTerminal; agentId: string }) {
         }
       }}
     >
-      {searching ? (
-        <SearchBox pane={pane} onClose={closeSearch} />
-      ) : (
-        // Says that Ctrl+F searches this terminal, and does it for a pointer.
-        <button
-          type="button"
-          className="find-hint"
-          data-testid="terminal-find-hint"
-          title="Find in this terminal (Ctrl+F while it has the focus)"
-          aria-keyshortcuts="Control+F"
-          onClick={() => setSearching(true)}
-        >
-          Find <kbd>Ctrl+F</kbd>
-        </button>
-      )}
+      {searching && <SearchBox pane={pane} onClose={closeSearch} />}
       <div className="terminal-container" data-testid={`terminal-${agentId}`} ref={container} />
     </div>
+  );
+}
+
+/**
+ * Says that Ctrl+F finds text in the terminal on screen, and does it for a pointer: in the tab bar, not
+ * over the terminal, where it covered the end of the first row's text (and was faded to 2:1 to hide less).
+ */
+export function FindInTerminal() {
+  const terminals = useTerminals();
+  useSyncExternalStore(terminals.subscribe, terminals.getVersion);
+  const activeId = useApp((s) => s.activeAgentId);
+  const pane = activeId ? terminals.get(activeId) : undefined;
+  if (!pane) return null;
+  return (
+    <button
+      type="button"
+      className="find-hint"
+      data-testid="terminal-find-hint"
+      title="Find in this terminal (Ctrl+F while it has the focus)"
+      aria-keyshortcuts="Control+F"
+      onClick={() => pane.onFindRequested?.()}
+    >
+      Find <kbd>Ctrl+F</kbd>
+    </button>
   );
 }
 

@@ -24,7 +24,8 @@ const isColor = (v: string) => /^(#|rgba?\()/.test(v);
 /** Text colours and the backgrounds the stylesheet draws them on. */
 const TEXT_ON: ReadonlyArray<[string, string[]]> = [
   ['--text', ['--bg', '--bg-2', '--bg-3', '--bg-term']],
-  ['--muted', ['--bg', '--bg-2', '--bg-3']],
+  // also the rows a menu or the palette marks (an active row's group label) and the banners' asides
+  ['--muted', ['--bg', '--bg-2', '--bg-3', '--menu-hover', '--hover-bg', '--warn-bg', '--bad-bg', '--info-bg', '--good-bg']],
   ['--on-accent', ['--accent-2']],
   ['--good-text', ['--bg-2', '--bg-3', '--good-bg']],
   ['--bad-text', ['--bg-2', '--bg-3', '--bad-bg']],
@@ -51,8 +52,8 @@ describe('the page palettes', () => {
 
   it('defines every custom property the stylesheet uses', () => {
     const used = new Set([...css.matchAll(/var\((--[\w-]+)[,)]/g)].map((m) => m[1] as string));
-    // `.countdown` sets its own --c before using it; --fg falls back to inherit.
-    const local = new Set(['--c', '--fg']);
+    // `.countdown` sets its own --c before using it.
+    const local = new Set(['--c']);
     expect([...used].filter((p) => !dark.has(p) && !local.has(p))).toEqual([]);
   });
 
