@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
+import { outliveClosedStdio } from '../base/closedStdio.js';
 import { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
@@ -31,6 +32,8 @@ interface Bounds {
   height: number;
 }
 const store = new Store<{ windows: Record<string, Bounds> }>({ defaults: { windows: {} } });
+// Started from a terminal that is closed later, the app's warnings have no reader left.
+outliveClosedStdio();
 
 // Electron's own lock covers a second app only; the data folder's lock also covers `serve` beside the app.
 const claim = app.requestSingleInstanceLock() ? claimDataFolder(app.getPath('userData'), 'the Forkbench app') : null;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../base/dataDir.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
+import { outliveClosedStdio } from '../base/closedStdio.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
 import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
@@ -26,6 +27,7 @@ const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--rep
  * starts this version's.
  */
 export async function runServeCommand(argv: string[]): Promise<number> {
+  outliveClosedStdio();
   let folder: string;
   let port: number | null = null;
   let keepAgents = false;

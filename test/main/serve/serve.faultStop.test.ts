@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 /** serve with an agent holding T-1, and the fault injector armed. */
-async function serveWithClaim(fault: 'throw' | 'reject') {
+async function serveWithClaim(fault: 'throw' | 'reject' | 'none') {
   ensureRendererBuilt();
   const s = await startServe({ nodeArgs: ['--import', FAULT], env: { FORKBENCH_TEST_FAULT: fault } });
   served = s;
@@ -52,5 +52,23 @@ describe('serve after a fault nobody caught', () => {
     expect(s.proc.exitCode).toBeNull();
     expect((await w.call('thread.snapshot', { key })).board.tasks[0]?.state).toBe('claimed');
     w.close();
+  }, 60_000);
+
+  it('with nobody reading its output any more (the terminal closed), Ctrl-C still stops it cleanly', async () => {
+    const { s, w, key, pid } = await serveWithClaim('none');
+    w.close();
+    // The reader of serve's stdout and stderr goes away, as a closed terminal's or an exited `| head`'s does:
+    // every write serve makes from now on fails with EPIPE.
+    s.proc.stdout?.destroy();
+    s.proc.stderr?.destroy();
+    const exited = new Promise<number | null>((resolve) => s.proc.once('exit', resolve));
+    s.proc.kill('SIGINT');
+    // Before the fix it spun at 100% CPU in a loop of failing writes and never exited (SIGTERM too).
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 20_000))]);
+    if (code === 'hung') s.proc.kill('SIGKILL');
+    expect(code).toBe(0);
+    expect(() => process.kill(pid, 0)).toThrow();
+    const boardDir = join(s.root, 'data', 'threads', key);
+    expect(loadBoard(boardDir).board.tasks.get('T-1')).toMatchObject({ state: 'open', lastClaim: { reason: 'host-stopped' } });
   }, 60_000);
 });
