@@ -98,6 +98,8 @@ export function ThreadSettings() {
         Lease (s)
         <input
           data-testid="settings-lease"
+          // The line that opened the form is gone: without a field to take it, the focus would fall to the page.
+          autoFocus
           type="number"
           min={Limits.minLeaseMs / 1000}
           max={Limits.maxLeaseMs / 1000}

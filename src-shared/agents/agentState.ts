@@ -49,7 +49,8 @@ export const STATE_ICONS: Record<AgentState, string> = {
   working: '⚙',
   'needs-input': '✋',
   idle: '✓',
-  stalled: '⏸',
+  // U+2016, not U+23F8 (⏸): the pause sign is missing from common fonts (DejaVu draws it as an empty box).
+  stalled: '‖',
   exited: '■',
 };
 
