@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AgentStatus } from '../../src-shared/protocol/windowApi.js';
+import { agentIdOf } from '../../src-shared/agents/agentIds.js';
 
 /** What the host knows about one launched agent. A relaunch is a new agent with a new id and secret. */
 export interface AgentRecord {
@@ -26,12 +27,12 @@ export class AgentRegistry {
   private readonly byDigest = new Map<string, AgentRecord>();
   private counter = 0;
 
-  /** A new agent. Its id `<profile>-<n>-<48 random bits>` is not reused across host restarts either: the counter
-   *  restarts with the host, the random part makes a repeat vanishingly unlikely. */
-  /** `now` is performance.now(): the clock lastBoardCallAt is kept in. */
-  create(profile: string, name: string, now: number): AgentRecord {
+  /** A new agent. Its id (agentIdOf) carries `n`, the number of its name ("shell 3"), so the window can still
+   *  name it after it is gone; without one, this registry's own count. `now` is performance.now(): the
+   *  clock lastBoardCallAt is kept in. */
+  create(profile: string, name: string, now: number, n?: number): AgentRecord {
     this.counter++;
-    const id = `${profile}-${this.counter}-${randomBytes(6).toString('hex')}`;
+    const id = agentIdOf(profile, n ?? this.counter, randomBytes(6).toString('hex'));
     const secret = randomBytes(32).toString('base64url');
     const rec: AgentRecord = { id, name, profile, secret, status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
     this.byId.set(id, rec);

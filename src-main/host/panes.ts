@@ -92,7 +92,7 @@ export class Panes {
     const n = d.sessions.numbers.next(profile);
     // performance.now(), not the board clock: the liveness check compares it with pty output times, and the
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
-    const record = d.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now());
+    const record = d.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now(), n);
     const stored: StoredAgent = { id: record.id, profile, name: record.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
     if (o.command) stored.command = o.command;
     return this.start(record, stored, null, true);

@@ -25,6 +25,7 @@ import { HostClock } from './hostClock.js';
 import { PageNotices } from './notices.js';
 import { WorktreesPanel } from './worktreesPanel.js';
 import { AgentAlerts } from './agentAlerts.js';
+import { nameFromAgentId } from '../../src-shared/agents/agentIds.js';
 
 export * from './appState.js';
 export { NoticeConstants } from './notices.js';
@@ -349,7 +350,7 @@ export class AppController {
 
   agentName(id: string): string {
     if (id === USER) return 'you';
-    return this.state.agents[id]?.name ?? this.knownNames.get(id) ?? id;
+    return this.state.agents[id]?.name ?? this.knownNames.get(id) ?? nameFromAgentId(id) ?? id;
   }
 
   async launch(profile: ProfileIdShared, command?: string): Promise<AgentInfo | null> {

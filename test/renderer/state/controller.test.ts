@@ -88,6 +88,15 @@ describe('AppController', () => {
     expect(panes.restores).toEqual([{ ids: ['a1', 'a2'], all: false }]);
   });
 
+  it("names an agent that has left the host's list (closed, relaunched, of an earlier run) from its id in the log", async () => {
+    const { c, host } = setup();
+    // The engine journals claims by id; this one's agent is in no agent list the page ever had.
+    host.engine.claim('shell-7-0123456789ab', 'T-1');
+    c.start();
+    await settle();
+    expect(c.state.log.at(-1)?.summary).toBe('T-1 claimed by shell 7 (token 1)');
+  });
+
   it('does not choose for the person when several Threads are open', async () => {
     const { c } = setup({ threads: [{ key: KEY, open: true }, { key: 'fedcba9876543210', open: true }] });
     c.start();
