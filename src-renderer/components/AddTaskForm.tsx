@@ -29,8 +29,8 @@ export function AddTaskForm() {
     }
   };
   return (
-    <form className="add-task h20b-add-task" onSubmit={submit}>
-      <div className="h20b-field h20b-field-title">
+    <form className="add-task add-task-counted" onSubmit={submit}>
+      <div className="counted-field counted-field-title">
         <input
           ref={titleInput}
           data-testid="add-task-title"
@@ -43,7 +43,7 @@ export function AddTaskForm() {
         />
         <CharCount state={titleLimit} testId="add-task-title-count" />
       </div>
-      <div className="h20b-field h20b-field-body">
+      <div className="counted-field counted-field-body">
         <textarea
           data-testid="add-task-body"
           value={body}
@@ -62,7 +62,7 @@ export function AddTaskForm() {
       <button type="submit" className="primary" data-testid="add-task-submit" disabled={!title.trim() || over !== null} title={over ?? undefined}>
         Add task
       </button>
-      <div id="add-task-limit" className="h20b-limit-slot">
+      <div id="add-task-limit" className="limit-slot">
         <LimitReason reason={over} testId="add-task-limit" />
       </div>
     </form>

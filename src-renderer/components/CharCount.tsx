@@ -7,7 +7,7 @@ import type { LimitState } from '../state/textLimit.js';
 export function CharCount({ state, testId }: { state: LimitState; testId: string }) {
   const over = state.over !== null;
   return (
-    <span className={`h20b-char-count${over ? ' over' : ''}`} data-testid={testId} data-over={over} title={`at most ${state.max.toLocaleString('en-US')} characters`}>
+    <span className={`char-count${over ? ' over' : ''}`} data-testid={testId} data-over={over} title={`at most ${state.max.toLocaleString('en-US')} characters`}>
       {state.count.toLocaleString('en-US')} / {state.max.toLocaleString('en-US')}
     </span>
   );
@@ -17,7 +17,7 @@ export function CharCount({ state, testId }: { state: LimitState; testId: string
 export function LimitReason({ reason, testId }: { reason: string | null; testId: string }) {
   if (!reason) return null;
   return (
-    <p className="h20b-limit-reason" role="alert" data-testid={testId}>
+    <p className="limit-reason" role="alert" data-testid={testId}>
       {reason}
     </p>
   );

@@ -120,7 +120,7 @@ export function ErrorBanner() {
             Could not {e.action}
             {e.actions.length > 1 ? ` (nor ${e.actions.slice(0, -1).join(', ')})` : ''}: <strong>{e.code}</strong> — {e.message}
             {e.count > 1 && (
-              <span className="h20b-error-count" data-testid="error-count" title={`refused ${e.count} times`}>
+              <span className="error-count" data-testid="error-count" title={`refused ${e.count} times`}>
                 ×{e.count}
               </span>
             )}

@@ -58,7 +58,7 @@ export function GoalEditor() {
           aria-invalid={limit.over !== null}
           aria-describedby="goal-limit"
         />
-        <div className="h20b-limit-line">
+        <div className="limit-line">
           <CharCount state={limit} testId="goal-count" />
         </div>
         <div id="goal-limit">

@@ -79,7 +79,7 @@ export function PromptHost() {
             finish(null);
           }}
         />
-        <div className="h20b-limit-line">
+        <div className="limit-line">
           <CharCount state={limit} testId="prompt-count" />
         </div>
         <div id="prompt-limit">
