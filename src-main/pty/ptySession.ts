@@ -141,6 +141,7 @@ export class PtySession implements Disposable {
     this.flow.addConsumer(MIRROR_CONSUMER);
     this.mirror = this.disposables.add(new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback));
     this.batcher = this.disposables.add(new OutputBatcher((data) => this.dataEmitter.fire(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
+    this.mirror.onSignal.event(() => this.batcher.flush()); // a signal after the output it came in: the prompt shows, then the wait
     this.writer = this.disposables.add(new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers }));
     // Which process the root is (its pid and start time), read once for the killer and the exit watcher.
     const rootStartTicks = readStartTicks(this.pid);
@@ -192,7 +193,7 @@ export class PtySession implements Disposable {
     return this.exitEmitter.event;
   }
 
-  /** Fired as the mirror parses them, in order with the output around them. */
+  /** Fired as the mirror parses them, after the output they came in. */
   get onSignal(): (listener: (sig: TerminalSignal) => void) => Disposable {
     return this.mirror.onSignal.event;
   }
@@ -272,9 +273,8 @@ export class PtySession implements Disposable {
     await this.mirror.drained();
   }
 
-  async screenLines(): Promise<string[]> {
-    await this.mirror.drained();
-    return this.mirror.visibleLines();
+  screenLines(): Promise<string[]> {
+    return this.mirror.drained().then(() => this.mirror.visibleLines());
   }
 
   /**

@@ -113,6 +113,22 @@ describe.runIf(linux)("agent states of a pane in the pty host, from the pty host
     expect(bells).toBeLessThan(100);
   });
 
+  it('a signal reaches the board host after the output it came in, never ahead of it (20 rounds)', async () => {
+    const { host, link } = await openHost();
+    // Two writes a moment apart: the second (the question and its notification) waits in the
+    // pty host's 5 ms output batch while its mirror has already parsed it.
+    const script = `for i in $(seq 1 20); do printf "x$i "; sleep 0.001; printf "ASK$i\\033]9;q$i\\007 "; sleep 0.03; done; exec sleep 600`;
+    const s = await standIn(host, link, 'custom', script);
+    let out = '';
+    const seenAt: string[] = [];
+    s.pty.onData((d) => (out += d));
+    s.pty.onSignal((sig) => {
+      if (sig.kind === 'notify') seenAt.push(`${sig.text}:${out.includes(`ASK${sig.text.slice(1)}`)}`);
+    });
+    await until('20 notifications', () => seenAt.length >= 20);
+    expect(seenAt).toEqual(Array.from({ length: 20 }, (_, i) => `q${i + 1}:true`));
+  });
+
   it("a known prompt on the screen is needs-input from the screen; Enter answers it and it is not raised again while still drawn", async () => {
     const { host, link } = await openHost();
     // The prompt stays drawn for a moment after the answer (as a CLI's dialog does for a frame), then goes.
