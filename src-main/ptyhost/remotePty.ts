@@ -215,11 +215,11 @@ export class RemotePty implements PaneSession {
     return this.screenText;
   }
 
-  /** From the pty host's mirror, once it has parsed what the pane printed so far; none from a pane that is
-   *  gone or a pty host that does not answer. */
+  /** From the pty host's mirror, once it has parsed what the pane printed so far. Fails for a pane that is
+   *  gone or a pty host that does not answer: no lines is not an empty screen (a prompt read as gone). */
   async screenLines(): Promise<string[]> {
-    if (this.disposed || this.lostFlag) return [];
-    return this.link.request('lines', { pane: this.pane }).catch(() => []);
+    if (this.disposed || this.lostFlag) throw new Error(`pane ${this.pane} is gone`);
+    return this.link.request('lines', { pane: this.pane });
   }
 
   /** Resolves with the exit; fails only when the pty host does not answer in its bound (stopped, wedged),
