@@ -161,8 +161,8 @@ function cpuRows(rows: Row[], pane: CpuSpent, ceiling: CpuSpent): void {
 function cpuPerMbRows(rows: Row[], pane: CpuSpent, ceiling: CpuSpent, mb: number, main: { pane: MainThread; ceiling: MainThread }): void {
   const per = (ms: number) => ms / mb;
   const hosts = per(pane.ms.serve + pane.ms.ptyhost);
-  rows.push({ name: 'board host CPU per MB → page', value: per(pane.ms.serve), unit: 'ms/MB', note: "`serve`: frames from the pty host, its own mirror of each pane for state signals, JSON, WebSocket, acks" });
-  rows.push({ name: 'pty host CPU per MB → page', value: per(pane.ms.ptyhost), unit: 'ms/MB', note: "the pty's reads, the pane's mirror (headless xterm), batching, frames to the board host" });
+  rows.push({ name: 'board host CPU per MB → page', value: per(pane.ms.serve), unit: 'ms/MB', note: "`serve`: frames from the pty host, binary WebSocket messages to the page, acks" });
+  rows.push({ name: 'pty host CPU per MB → page', value: per(pane.ms.ptyhost), unit: 'ms/MB', note: "the pty's reads, the pane's one mirror (headless xterm: restore, pacing, state signals), batching, frames to the board host" });
   rows.push({
     name: 'board host + pty host per MB',
     value: hosts,

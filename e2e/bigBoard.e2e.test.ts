@@ -25,7 +25,9 @@ class HostClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private constructor(private readonly ws: WebSocket) {
-    ws.on('message', (raw) => {
+    ws.on('message', (raw, isBinary) => {
+      // Pane output (binary) is no answer.
+      if (isBinary) return;
       const msg = JSON.parse(raw.toString()) as WsServerMessage;
       if ('push' in msg) return;
       const p = this.pending.get(msg.id);

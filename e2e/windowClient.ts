@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { readPaneFrame } from '../src-shared/protocol/paneFrame.js';
 import type { WindowMethod, WindowParams, WindowPush, WindowResult, WsServerMessage } from '../src-shared/protocol/windowApi.js';
 import type { Served } from './harness.js';
 
@@ -16,6 +17,13 @@ export function windowSocket(s: Pick<Served, 'port' | 'cookie'>): WebSocket {
   return new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: { Origin: `http://127.0.0.1:${s.port}`, Cookie: s.cookie } });
 }
 
+/** A binary message from the host as the `pane-data` push it carries, read as the page reads it. */
+export function paneDataOf(raw: Buffer): WindowPush {
+  const head = readPaneFrame(raw);
+  if ('error' in head) throw new Error(head.error);
+  return { type: 'pane-data', key: head.key, agentId: head.agentId, data: raw.toString('utf8', head.textAt) };
+}
+
 /**
  * A window on a served host without a browser: the same WebSocket protocol, token and Origin the page uses.
  * For tests and benchmarks that drive the host as a window would and time what comes back.
@@ -30,8 +38,8 @@ export async function windowOn(s: Served): Promise<WindowClient> {
   const pushes: WindowPush[] = [];
   const listeners = new Set<(p: WindowPush) => void>();
   const waiting = new Map<number, (m: WsServerMessage) => void>();
-  ws.on('message', (raw) => {
-    const m = JSON.parse(raw.toString()) as WsServerMessage;
+  ws.on('message', (raw, isBinary) => {
+    const m = isBinary ? { push: paneDataOf(raw as Buffer) } : (JSON.parse(raw.toString()) as WsServerMessage);
     if ('id' in m) {
       waiting.get(m.id)?.(m);
       waiting.delete(m.id);

@@ -14,8 +14,8 @@ export interface StateSignal {
  *  fires for approvals its auto-review grants at once: the prompt counts once it is still on screen). */
 export interface Confirm {
   readonly afterMs: number;
-  /** Asked once `afterMs` has passed: is the prompt still there? */
-  readonly stillShown: () => boolean;
+  /** Asked once `afterMs` has passed: is the prompt still there? (A pane in the pty host answers later.) */
+  readonly stillShown: () => boolean | Promise<boolean>;
 }
 
 export interface TrackerDeps {
@@ -76,13 +76,22 @@ export class AgentStateTracker implements Disposable {
     this.pending?.dispose();
     this.pending = null;
     if (confirm) {
-      this.pending = this.d.schedule(() => {
-        this.pending = null;
-        if (confirm.stillShown()) this.apply(s);
+      const pending: Disposable = this.d.schedule(() => {
+        const shown = confirm.stillShown();
+        if (typeof shown === 'boolean') return this.confirmed(pending, s, shown);
+        // Still pending while the answer is on its way: a newer signal meanwhile drops it, as it would the timer.
+        shown.then((yes) => this.confirmed(pending, s, yes)).catch(() => this.confirmed(pending, s, false));
       }, confirm.afterMs);
+      this.pending = pending;
       return false;
     }
     return this.apply(s);
+  }
+
+  private confirmed(pending: Disposable, s: StateSignal, shown: boolean): void {
+    if (this.pending !== pending || this.disposed) return;
+    this.pending = null;
+    if (shown) this.apply(s);
   }
 
   /** The person pressed Enter in the pane: an answer to a prompt, or a new instruction after a turn. */

@@ -9,15 +9,7 @@ import { StatusLimiter } from '../agents/statusLimiter.js';
 import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import { Refusal } from '../base/procedureServer.js';
 import type { BoardService } from '../board/boardService.js';
-import { HeadlessMirror } from '../pty/headlessMirror.js';
 import type { PaneSession } from '../pty/paneSession.js';
-import { PtySession } from '../pty/ptySession.js';
-
-/**
- * Scrollback of the board host's own mirror of a pane kept in the pty host: signals and the visible screen
- * are all it is read for, so no history is kept.
- */
-const SIGNAL_MIRROR_SCROLLBACK = 0;
 
 export const StateTiming = {
   /** Output settles for this long before the screen is read again: a redraw is many writes, and reading
@@ -35,15 +27,19 @@ interface Entry {
   readonly name: string;
   readonly tracker: AgentStateTracker;
   readonly signals: ProfileSignals;
-  /** The screen the pane's signals and prompts are read from. */
-  readonly mirror: HeadlessMirror;
-  /** The mirror is this host's own copy (the pane lives in the pty host), resized here. */
-  readonly ownMirror: boolean;
+  /** Its signals and screen come from the pane's one mirror: in this process, or in the pty host. */
+  readonly session: PaneSession;
   readonly store: DisposableStore;
   screenTimer: TimerHandle | null;
   /** The prompt line on screen when the person pressed Enter: answered, so not raised again until gone
    *  (the dialog may still be drawn for a frame after the keystroke). */
   answered: string | null;
+  /** The person's Enters so far: a screen read asked for before the latest one saw the prompt it answered. */
+  enters: number;
+  /** The screen reads, one after another, so each applies in the order it was asked. */
+  reads: Promise<void>;
+  /** The agent is gone: its signals are no longer read. */
+  done: boolean;
 }
 
 /**
@@ -65,17 +61,8 @@ export class AgentStates {
   }
 
   /** A pane is launched: its signals are read from now on. */
-  track(agentId: string, name: string, profile: ProfileIdShared, session: PaneSession, size: { cols: number; rows: number }): void {
+  track(agentId: string, name: string, profile: ProfileIdShared, session: PaneSession): void {
     const store = new DisposableStore();
-    // A pane in this process has its mirror; one kept in the pty host is mirrored here from its output, so
-    // terminal signals and screen prompts are read the same way wherever the pty lives.
-    let mirror: HeadlessMirror;
-    if (session instanceof PtySession) mirror = session.mirror;
-    else {
-      const own = store.add(new HeadlessMirror(size.cols, size.rows, SIGNAL_MIRROR_SCROLLBACK));
-      store.add(session.onData((d) => own.write(d)));
-      mirror = own;
-    }
     const tracker = new AgentStateTracker({
       now: this.now,
       wall: () => Date.now(),
@@ -83,10 +70,10 @@ export class AgentStates {
       onChange: (next, before) => this.changed(agentId, next, before),
     });
     store.add(tracker);
-    const e: Entry = { name, tracker, signals: PROFILE_SIGNALS[profile], mirror, ownMirror: !(session instanceof PtySession), store, screenTimer: null, answered: null };
+    const e: Entry = { name, tracker, signals: PROFILE_SIGNALS[profile], session, store, screenTimer: null, answered: null, enters: 0, reads: Promise.resolve(), done: false };
     this.entries.set(agentId, e);
     store.add(
-      mirror.onSignal.event((sig) => {
+      session.onSignal((sig) => {
         const s = stateOfSignal(e.signals, sig);
         if (s) tracker.signal(s);
       }),
@@ -100,22 +87,19 @@ export class AgentStates {
     const e = this.entries.get(agentId);
     if (!e) throw new Refusal('bad-state', 'no pane of this Thread runs this agent');
     const wait = state === 'needs-input' ? e.signals.confirmHookWaitMs : undefined;
-    const confirm = wait === undefined ? undefined : { afterMs: wait, stillShown: () => promptOnScreen(e.signals, e.mirror.visibleLines()) !== null };
+    const confirm = wait === undefined ? undefined : { afterMs: wait, stillShown: async () => promptOnScreen(e.signals, await e.session.screenLines()) !== null };
     e.tracker.signal({ state, source: 'hook', text }, confirm);
     return e.tracker.info;
-  }
-
-  /** The pane was resized: a mirror of the board host's own follows (the pane's own mirror is resized with it). */
-  resize(agentId: string, cols: number, rows: number): void {
-    const e = this.entries.get(agentId);
-    if (e?.ownMirror) e.mirror.resize(cols, rows);
   }
 
   /** What the person typed: Enter answers a prompt or starts a new turn. */
   input(agentId: string, data: string): void {
     const e = this.entries.get(agentId);
     if (!e || !data.includes('\r')) return;
-    if (e.signals.prompts.length) e.answered = promptOnScreen(e.signals, e.mirror.visibleLines());
+    const enter = ++e.enters;
+    // The screen as it is before the keystroke reaches the program (it is written after this): the prompt
+    // on it is the one answered.
+    if (e.signals.prompts.length) this.readLines(e, (lines) => enter === e.enters && (e.answered = promptOnScreen(e.signals, lines)));
     e.tracker.personAnswered();
   }
 
@@ -135,6 +119,7 @@ export class AgentStates {
     const e = this.entries.get(agentId);
     if (!e) return;
     e.tracker.signal({ state: 'exited', source: 'liveness' });
+    e.done = true;
     e.store.dispose();
     this.limiter.forget(agentId);
   }
@@ -168,12 +153,28 @@ export class AgentStates {
 
   private screenSoon(e: Entry): void {
     if (e.screenTimer?.pending) return;
-    e.screenTimer = e.store.timeout(() => void e.mirror.drained().then(() => this.readScreen(e)), StateTiming.screenSettleMs);
+    e.screenTimer = e.store.timeout(() => {
+      // A read asked for before an Enter that lands after it is of the screen the person answered: the
+      // Enter's own read says which prompt that was, and this one must not raise it again.
+      const enters = e.enters;
+      this.readLines(e, (lines) => enters === e.enters && this.readScreen(e, lines));
+    }, StateTiming.screenSettleMs);
   }
 
-  private readScreen(e: Entry): void {
+  /** The pane's screen lines, once parsed, to `apply`, after every read asked for before (a pane in the pty
+   *  host answers over its link); nothing for a pane gone meanwhile. */
+  private readLines(e: Entry, apply: (lines: string[]) => unknown): void {
+    e.reads = e.reads
+      .then(() => e.session.screenLines())
+      .then((lines) => {
+        if (!this.stopped && !e.done) apply(lines);
+      })
+      .catch(() => undefined);
+  }
+
+  private readScreen(e: Entry, lines: string[]): void {
     if (this.stopped) return;
-    const line = promptOnScreen(e.signals, e.mirror.visibleLines());
+    const line = promptOnScreen(e.signals, lines);
     const cur = e.tracker.info;
     if (line === null) e.answered = null;
     else if (line === e.answered) return;

@@ -215,7 +215,7 @@ export class Panes {
       },
     };
     this.panes.set(record.id, pane);
-    this.d.states?.track(record.id, record.name, launch.profile, session, { cols: launch.cols, rows: launch.rows });
+    this.d.states?.track(record.id, record.name, launch.profile, session);
     session.onData((data) => this.onData.fire({ agentId: record.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
@@ -278,7 +278,6 @@ export class Panes {
     p.launch.cols = cols;
     p.launch.rows = rows;
     p.session.resize(cols, rows);
-    this.d.states?.resize(agentId, cols, rows);
   }
 
   /** A window went away: it no longer paces any pane of this Thread. */

@@ -1,4 +1,5 @@
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { TerminalSignal } from './headlessMirror.js';
 import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './ptySessionTypes.js';
 
 /**
@@ -17,6 +18,9 @@ export interface PaneSession {
   readonly onData: (listener: (data: string) => void) => Disposable;
   readonly onDeath: (listener: () => void) => Disposable;
   readonly onExit: (listener: (exit: PtyExit) => void) => Disposable;
+  /** What the program said to the terminal itself (notifications, the bell, titles, program status), as the
+   *  pane's mirror parses it: the one mirror, wherever the pty lives. */
+  readonly onSignal: (listener: (sig: TerminalSignal) => void) => Disposable;
   /** Set when the process was lost without its death being watched (its pty host died): the board says the
    *  agent exited rather than the process-exited of a watched exit. */
   readonly lost?: boolean;
@@ -27,6 +31,9 @@ export interface PaneSession {
   detach(consumerId?: string): void;
   ack(chars: number, consumerId?: string): void;
   flushMirror(): Promise<void>;
+  /** The lines on the pane's screen (not the scrollback) once what it printed so far is parsed, as text
+   *  without trailing blanks: what a screen matcher reads. */
+  screenLines(): Promise<string[]>;
   serialize(): string;
   kill(): Promise<PtyExit>;
   dispose(): void;

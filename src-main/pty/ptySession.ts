@@ -21,7 +21,7 @@ import { watchChildExit } from './childExitWatcher.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { FlowLimits } from '../../src-shared/terminal/flowLimits.js';
 import { FlowControl } from './flowControl.js';
-import { HeadlessMirror, HeadlessMirrorConstants } from './headlessMirror.js';
+import { HeadlessMirror, HeadlessMirrorConstants, type TerminalSignal } from './headlessMirror.js';
 import { withoutInheritedFds } from './inheritedFds.js';
 import { SlaveHold } from './slaveHold.js';
 import { ChunkedWriter } from './inputChunker.js';
@@ -83,7 +83,7 @@ export class PtySession implements Disposable {
   private readonly flow: FlowControl;
   private readonly batcher: OutputBatcher;
   private readonly writer: ChunkedWriter;
-  readonly mirror: HeadlessMirror; // public for its terminal signals and visible lines (agent states)
+  private readonly mirror: HeadlessMirror;
   private readonly killer: ProcessGroupKiller;
   private readonly now: () => number;
   private readonly timers: Timers;
@@ -102,8 +102,7 @@ export class PtySession implements Disposable {
   private exitDeadline = 0;
   private exitTimer: TimerHandle | undefined;
   private exitReported = false;
-  /** onDeath has fired. */
-  private dead = false;
+  private dead = false; // onDeath has fired
   private killing = false;
   private disposed = false;
   private resolveExited!: (exit: PtyExit) => void;
@@ -121,15 +120,12 @@ export class PtySession implements Disposable {
     // Everything the session owns is registered here as it is made, so dispose is one call; they go in the
     // order they were made (the store's order), the timers armed later after them.
     this.disposables = new DisposableStore(this.timers);
-    this.disposables.add(this.dataEmitter);
-    this.disposables.add(this.deathEmitter);
-    this.disposables.add(this.exitEmitter);
+    for (const e of [this.dataEmitter, this.deathEmitter, this.exitEmitter]) this.disposables.add(e);
     this.exitQuietMs = sessionOptions.exitQuietMs ?? PtySessionConstants.exitQuietMs;
     this.exitMaxWaitMs = sessionOptions.exitMaxWaitMs ?? PtySessionConstants.exitMaxWaitMs;
     this.drainQuietMs = sessionOptions.drainQuietMs ?? PtySessionConstants.drainQuietMs;
     this.lastOutput = this.now();
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
-
     this.flow = new FlowControl(
       {
         pause: () => this.pty.pause(),
@@ -144,7 +140,8 @@ export class PtySession implements Disposable {
     );
     this.flow.addConsumer(MIRROR_CONSUMER);
     this.mirror = this.disposables.add(new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback));
-    this.batcher = this.disposables.add(new OutputBatcher((data) => this.onBatch(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
+    this.batcher = this.disposables.add(new OutputBatcher((data) => this.dataEmitter.fire(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
+    this.mirror.onSignal.event(() => this.batcher.flush()); // a signal after the output it came in: the prompt shows, then the wait
     this.writer = this.disposables.add(new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers }));
     // Which process the root is (its pid and start time), read once for the killer and the exit watcher.
     const rootStartTicks = readStartTicks(this.pid);
@@ -169,16 +166,15 @@ export class PtySession implements Disposable {
     );
     this.childWatch = this.disposables.add(
       watchChildExit(
-      this.pid,
-      () => {
-        this.armDrain();
-        this.markDead();
-      },
-      rootStartTicks,
-    ),
+        this.pid,
+        () => {
+          this.armDrain();
+          this.markDead();
+        },
+        rootStartTicks,
+      ),
     );
   }
-
 
   /** Output: the first chunk after a quiet gap at once, what follows batched (one message per ~5 ms, or per
    *  up to 100k chars in a flood: see OutputBatcherConstants). */
@@ -195,6 +191,11 @@ export class PtySession implements Disposable {
   /** Fired once, after the process exited and its output drained (or the short cap passed). */
   get onExit(): (listener: (exit: PtyExit) => void) => Disposable {
     return this.exitEmitter.event;
+  }
+
+  /** Fired as the mirror parses them, after the output they came in. */
+  get onSignal(): (listener: (sig: TerminalSignal) => void) => Disposable {
+    return this.mirror.onSignal.event;
   }
 
   /** Text as a terminal pastes it into this pane: between the bracketed-paste marks when the program asked
@@ -272,6 +273,10 @@ export class PtySession implements Disposable {
     await this.mirror.drained();
   }
 
+  screenLines(): Promise<string[]> {
+    return this.mirror.drained().then(() => this.mirror.visibleLines());
+  }
+
   /**
    * Ends the pane: SIGHUP to every process group of the pane's session, SIGTERM 150 ms later, SIGKILL
    * after 2 s for whatever remains. Resolves with the reported exit.
@@ -321,10 +326,6 @@ export class PtySession implements Disposable {
     if (this.ptyExit && !this.exitReported) this.armExitTimer();
   }
 
-  private onBatch(data: string): void {
-    this.dataEmitter.fire(data);
-  }
-
   /** The child is gone: say so once, now, however much output is still to be read. */
   private markDead(): void {
     if (this.dead || this.disposed) return;
@@ -345,7 +346,6 @@ export class PtySession implements Disposable {
       else this.armDrain();
     }, this.drainQuietMs);
   }
-
 
   private onPtyExit(e: { exitCode: number; signal?: number }): void {
     if (this.ptyExit) return;

@@ -94,6 +94,7 @@ export class HostedPanes {
       h.consumers.delete(consumer);
       return null;
     },
+    lines: ({ pane }) => this.get(pane).session.screenLines(),
     screen: async ({ pane }) => {
       const h = this.get(pane);
       await h.session.flushMirror();
@@ -148,6 +149,7 @@ export class HostedPanes {
         this.event({ t: 'paste-mode', pane, on });
       }
     });
+    this.signalsOf(h);
     session.onDeath(() => {
       h.dead = true;
       this.event({ t: 'death', pane });
@@ -158,6 +160,23 @@ export class HostedPanes {
       this.event({ t: 'exit', pane, exit });
     });
     return { pane, pid: session.pid };
+  }
+
+  /**
+   * The pane's terminal signals, as its mirror parses them, to the board host as small control frames: it
+   * reads the agent's state from them and keeps no mirror of its own. A signal said again within one parse
+   * pass (a bell flood, a title set over and over in one write) is one frame: the same word said twice at
+   * once says nothing more, and a frame per bell would cost the wire ~40 bytes for each byte of output.
+   */
+  private signalsOf(h: HostedPane): void {
+    let last: string | null = null;
+    h.session.onSignal((sig) => {
+      const key = JSON.stringify(sig);
+      if (key === last) return;
+      if (last === null) queueMicrotask(() => (last = null));
+      last = key;
+      this.event({ t: 'signal', pane: h.pane, sig });
+    });
   }
 
   private listing(h: HostedPane): PaneListing {

@@ -8,9 +8,10 @@ import type { PtyExit } from '../pty/ptySessionTypes.js';
  * What the board host and its pty host say to each other (control frames, ptyHostMethods.ts; pty data goes
  * as binary frames, see frames.ts). Bumped on any change of these shapes: a pty host of another protocol is
  * refused. (An answer's optional `code` and the checks of every field added none: a peer that sent what
- * the shapes say is served as before.)
+ * the shapes say is served as before.) 2: the pane's terminal signals (`signal`) and its screen's lines
+ * (`lines`), read off the pty host's mirror, so the board host keeps none of its own.
  */
-export const PTY_HOST_PROTOCOL = 1;
+export const PTY_HOST_PROTOCOL = 2;
 
 /** What the board host needs to take a pane back after a restart: the agent it is, as the board knows it
  *  (its PaneIdentity), and the folder it runs in. Held by the pty host in memory only; the secret is never

@@ -293,6 +293,8 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
         return this.remotes.get(m.pane)?.exitedWith(m.exit);
       case 'paste-mode':
         return this.remotes.get(m.pane)?.setPasteMode(m.on);
+      case 'signal':
+        return this.remotes.get(m.pane)?.signalled(m.sig);
     }
   }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { procedure, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
+import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
 import type { PaneListing, PaneMeta } from './protocol.js';
 
@@ -70,6 +71,14 @@ const listing: z.ZodType<PaneListing> = z.object({
   bracketedPaste: z.boolean(),
 });
 
+/** A terminal signal as the pty host's mirror parsed it (headlessMirror.ts). */
+const terminalSignal: z.ZodType<TerminalSignal> = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('notify'), text: z.string() }),
+  z.object({ kind: z.literal('bell') }),
+  z.object({ kind: z.literal('title'), text: z.string() }),
+  z.object({ kind: z.literal('status'), state: z.string(), fields: z.record(z.string(), z.string()) }),
+]);
+
 const spawnParams = z.object({
   command: cString.min(1),
   args: z.array(cString),
@@ -97,6 +106,9 @@ export const ptyHostMethods = {
   attach: method<null>()(z.object({ pane, consumer }), z.null()),
   detach: method<null>()(z.object({ pane, consumer }), z.null()),
   screen: method<{ text: string; bracketedPaste: boolean }>()(paneOnly, z.object({ text: z.string(), bracketedPaste: z.boolean() })),
+  /** The lines on the pane's screen once its output so far is parsed: the board host's screen matcher reads
+   *  them (it keeps no mirror of its own). */
+  lines: method<string[]>()(paneOnly, z.array(z.string())),
   kill: method<PtyExit>()(paneOnly, ptyExit),
   stats: method<PtyFlowStats>()(paneOnly, flowStats),
   /** Kill now (if alive) and forget the pane. */
@@ -134,6 +146,7 @@ export const hostMessage = z.union([
   z.object({ t: z.literal('death'), pane }),
   z.object({ t: z.literal('exit'), pane, exit: ptyExit }),
   z.object({ t: z.literal('paste-mode'), pane, on: z.boolean() }),
+  z.object({ t: z.literal('signal'), pane, sig: terminalSignal }),
 ]);
 export type HostMessage = z.output<typeof hostMessage>;
 

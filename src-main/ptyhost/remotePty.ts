@@ -1,5 +1,6 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { PaneSession } from '../pty/paneSession.js';
 import { readStartTicks } from '../pty/procReader.js';
 import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
@@ -27,6 +28,7 @@ export class RemotePty implements PaneSession {
   private readonly dataEmitter = new Emitter<string>();
   private readonly deathEmitter = new Emitter<void>();
   private readonly exitEmitter = new Emitter<PtyExit>();
+  private readonly signalEmitter = new Emitter<TerminalSignal>();
   private dead = false;
   private exitValue: PtyExit | undefined;
   private lastOutput: number;
@@ -107,6 +109,9 @@ export class RemotePty implements PaneSession {
     return this.exitEmitter.event(listener);
   };
 
+  /** Read off the pty host's mirror of the pane, sent as it parses them. */
+  readonly onSignal = (listener: (sig: TerminalSignal) => void): Disposable => this.signalEmitter.event(listener);
+
   // --- from the pty host ---
 
   /** @internal the link delivers the pane's output */
@@ -135,6 +140,11 @@ export class RemotePty implements PaneSession {
     this.exitValue = exit;
     this.exitEmitter.fire(exit);
     this.resolveExited(exit);
+  }
+
+  /** @internal */
+  signalled(sig: TerminalSignal): void {
+    if (!this.disposed) this.signalEmitter.fire(sig);
   }
 
   /** @internal */
@@ -205,6 +215,13 @@ export class RemotePty implements PaneSession {
     return this.screenText;
   }
 
+  /** From the pty host's mirror, once it has parsed what the pane printed so far. Fails for a pane that is
+   *  gone or a pty host that does not answer: no lines is not an empty screen (a prompt read as gone). */
+  async screenLines(): Promise<string[]> {
+    if (this.disposed || this.lostFlag) throw new Error(`pane ${this.pane} is gone`);
+    return this.link.request('lines', { pane: this.pane });
+  }
+
   /** Resolves with the exit; fails only when the pty host does not answer in its bound (stopped, wedged),
    *  so whoever closes the pane is told rather than left waiting. A pty host that is gone ends it as lost. */
   kill(): Promise<PtyExit> {
@@ -230,6 +247,7 @@ export class RemotePty implements PaneSession {
     this.dataEmitter.dispose();
     this.deathEmitter.dispose();
     this.exitEmitter.dispose();
+    this.signalEmitter.dispose();
   }
 
   /** A call whose only failure is a pty host that is gone, which the link reports on its own. */

@@ -4,7 +4,8 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { serializedBoardJson } from '../../src-shared/board/serialized.js';
 import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SessionProbe, STOPPING_CLOSE_CODE } from '../../src-shared/protocol/serveLink.js';
-import { WsRequestSchema, type ThreadSnapshot, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
+import { paneFrameHead } from '../../src-shared/protocol/paneFrame.js';
+import { WsRequestSchema, type ThreadSnapshot, type WindowPush, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
 import { ServeSession } from './serveSession.js';
@@ -87,6 +88,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     void statics(req, res);
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: ServeConstants.maxPayloadBytes });
+  const paneMessage = paneMessages();
 
   server.on('upgrade', (req, socket, head) => {
     // A client that resets the connection while it is refused must not take the process with it.
@@ -107,7 +109,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       if (!ownOrigin(req.headers.origin)) return refuse(403, 'Forbidden origin');
       if (!session.admits(req.headers.cookie, port)) return refuse(401, 'Unauthorized');
       if (stopping || holding) return refuse(503, stopping ? 'Stopping' : 'Starting');
-      wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads, warn));
+      wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads, warn, paneMessage));
     } catch (err) {
       warn(`forkbench serve: WebSocket upgrade failed: ${(err as Error).message}`);
       refuse(500, 'Internal Server Error');
@@ -195,23 +197,44 @@ function sessionProbe(req: http.IncomingMessage, res: http.ServerResponse, p: { 
   res.writeHead(SessionProbe.admitted, { 'Cache-Control': 'no-store' }).end();
 }
 
+type PaneData = Extract<WindowPush, { type: 'pane-data' }>;
+
+/**
+ * Pane output as the binary message the page reads (src-shared/protocol/paneFrame.ts): the text's UTF-8
+ * written once straight behind its header, and the same bytes sent to every window of its Thread.
+ */
+function paneMessages(): (push: PaneData) => Buffer {
+  let last: { push: PaneData; message: Buffer } | null = null;
+  return (push) => {
+    if (last?.push === push) return last.message;
+    const head = paneFrameHead(push.key, push.agentId);
+    const message = Buffer.allocUnsafe(head.length + Buffer.byteLength(push.data, 'utf8'));
+    message.set(head, 0);
+    message.write(push.data, head.length, 'utf8');
+    last = { push, message };
+    return message;
+  };
+}
+
 let windows = 0;
 
-function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager, warn: (message: string) => void): void {
+function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager, warn: (message: string) => void, paneMessage: (push: PaneData) => Buffer): void {
   const consumer = `ws-${++windows}`;
-  const sendText = (text: string) => {
+  const sendMessage = (message: string | Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     if (ws.bufferedAmount > ServeConstants.maxBufferedBytes) {
       ws.terminate();
       return;
     }
-    ws.send(text);
+    ws.send(message, { binary: typeof message !== 'string' });
   };
-  const send = (m: WsServerMessage) => sendText(JSON.stringify(m));
+  const send = (m: WsServerMessage) => sendMessage(JSON.stringify(m));
   // Pushes go to the windows that have the Thread open, as Electron sends each to its Thread's window.
   const opened = new Set<string>();
   const sub = threads.onPush.event((push) => {
-    if (opened.has(push.key)) send({ push });
+    if (!opened.has(push.key)) return;
+    if (push.type === 'pane-data') sendMessage(paneMessage(push));
+    else send({ push });
   });
   const answer = async (raw: RawData, isBinary: boolean): Promise<void> => {
     const frame = readFrame(raw, isBinary);
@@ -223,7 +246,7 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     if (method === 'thread.snapshot' && typeof key === 'string') opened.add(key);
     const out = await router.call(method, params, consumer);
     if (out.ok && method === 'threads.open') opened.add((out.value as { key: string }).key);
-    if (out.ok && method === 'thread.snapshot') sendText(snapshotAnswer(id, out.value as ThreadSnapshot));
+    if (out.ok && method === 'thread.snapshot') sendMessage(snapshotAnswer(id, out.value as ThreadSnapshot));
     else send({ id, ...out });
   };
   ws.on('message', (raw, isBinary) => {

@@ -6,6 +6,7 @@ import type {
   WsClientMessage,
   WsServerMessage,
 } from '../../src-shared/protocol/windowApi.js';
+import { readPaneFrame } from '../../src-shared/protocol/paneFrame.js';
 import { HostCallError, type ConnectionState, type ProbeResult, type Transport } from './types.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
@@ -31,6 +32,8 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
 /** The subset of the browser WebSocket this transport uses, so tests can hand it a fake. */
 export interface SocketLike {
   readonly readyState: number;
+  /** Binary messages (pane output) arrive as ArrayBuffers, read without a copy into a Blob first. */
+  binaryType?: string;
   send(data: string): void;
   close(code?: number, reason?: string): void;
   onopen: ((ev: unknown) => void) | null;
@@ -73,6 +76,8 @@ export class WsTransport implements Transport {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly pushes = new Emitter<WindowPush>();
+  /** Not `stream`: the host sends each message's text whole, never a character split across two. */
+  private readonly utf8 = new TextDecoder();
   private readonly states = new Emitter<ConnectionState>();
   private attempt = 0;
   private retryTimer: unknown = null;
@@ -161,6 +166,7 @@ export class WsTransport implements Transport {
       this.scheduleRetry();
       return;
     }
+    socket.binaryType = 'arraybuffer';
     this.socket = socket;
     const generation = ++this.generation;
     let opened = false;
@@ -209,6 +215,7 @@ export class WsTransport implements Transport {
   }
 
   private receive(data: unknown): void {
+    if (data instanceof ArrayBuffer) return this.receivePane(new Uint8Array(data));
     if (typeof data !== 'string') return;
     let msg: WsServerMessage;
     try {
@@ -225,6 +232,16 @@ export class WsTransport implements Transport {
     this.pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.value);
     else p.reject(new HostCallError(msg.error?.code ?? 'error', msg.error?.message ?? 'the host refused the request'));
+  }
+
+  /** Pane output: its header read, its text decoded in one call, and pushed as the `pane-data` it stands for. */
+  private receivePane(bytes: Uint8Array): void {
+    const head = readPaneFrame(bytes);
+    if ('error' in head) {
+      console.error(`forkbench: dropped a message from the host: ${head.error}`);
+      return;
+    }
+    this.pushes.fire({ type: 'pane-data', key: head.key, agentId: head.agentId, data: this.utf8.decode(bytes.subarray(head.textAt)) });
   }
 
   private failPending(why: string): void {

@@ -202,7 +202,8 @@ export const WsRequestSchema = z
   })
   .strict();
 
-/** Messages on the WebSocket (serve mode). Electron IPC carries the same request/response shapes. */
+/** Messages on the WebSocket (serve mode). Electron IPC carries the same request/response shapes. A
+ *  `pane-data` push comes as a binary message instead (paneFrame.ts); everything else as this JSON text. */
 export type WsClientMessage = Omit<z.infer<typeof WsRequestSchema>, 'method'> & { method: WindowMethod };
 export type WsServerMessage = ({ id: number } & WindowReply) | { push: WindowPush };
 /** A window call's answer as Electron's IPC and serve's WebSocket both carry it. */

@@ -23,6 +23,7 @@ import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { findOnPath } from '../../../src-main/base/pathLookup.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ensureBuilt } from '../cli.js';
 import { nextEvent } from '../events.js';
 
@@ -168,7 +169,10 @@ export async function openRealCliThread(name: string, env: Record<string, string
     ...proxyEnv(trap),
     ...(typeof env === 'function' ? env({ home, folder }) : env),
   };
-  const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv });
+  // FORKBENCH_REALCLI_PTY_HOST=1: the panes live in a pty host, as under `serve` and the app, so each CLI's
+  // state is read off the pty host's mirror (its signals as frames, its screen by request).
+  const ptyHost = process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 }) : undefined;
+  const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost });
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
   const recording = host.panes.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
@@ -226,6 +230,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
       aborted.abort();
       for (const c of cleanups.splice(0)) c();
       await host.dispose();
+      await ptyHost?.shutdown();
       await trap.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -47,7 +47,7 @@ async function withStandIn(host: ThreadHost, profile: ProfileIdShared, script: s
   const session = PtySession.spawn('/bin/sh', ['-c', script], { cwd: host.folder, env: { PATH: process.env.PATH, LANG: 'C.UTF-8' }, cols: 80, rows: 24 });
   const states = new AgentStates({ board: host.board });
   try {
-    states.track('stand-in', `${profile} 1`, profile, session, { cols: 80, rows: 24 });
+    states.track('stand-in', `${profile} 1`, profile, session);
     await body(session);
   } finally {
     states.stop();
@@ -215,7 +215,7 @@ describe('terminal and screen signals', () => {
     const states = new AgentStates({ board: host.board });
     try {
       const waiting = stateEvent(host, 'stand-in', 'needs-input');
-      states.track('stand-in', 'claude 1', 'claude', session, { cols: 80, rows: 24 });
+      states.track('stand-in', 'claude 1', 'claude', session);
       expect(await waiting).toMatchObject({ source: 'screen', text: 'Do you want to proceed?' });
       expect(states.info('stand-in')).toMatchObject({ state: 'needs-input', source: 'screen' });
       const working = stateEvent(host, 'stand-in', 'working');

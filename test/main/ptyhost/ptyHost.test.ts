@@ -7,7 +7,7 @@ import type { PaneIdentity } from '../../../src-main/pty/paneSession.js';
 import { controlFrame } from '../../../src-main/ptyhost/frames.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
-import { forkbenchVersion, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
+import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -148,7 +148,7 @@ describe('the pty host process', () => {
     expect(err).toBeInstanceOf(PtyHostVersionError);
     const theirs = (err as PtyHostVersionError).theirs;
     hostPids.push(theirs.pid);
-    expect((err as Error).message).toContain(`a pty host of Forkbench 0.0.0-other (protocol 1, pid ${theirs.pid})`);
+    expect((err as Error).message).toContain(`a pty host of Forkbench 0.0.0-other (protocol ${PTY_HOST_PROTOCOL}, pid ${theirs.pid})`);
     expect((err as Error).message).toContain(`this is Forkbench ${forkbenchVersion()}`);
     expect(alive(theirs.pid)).toBe(true);
     // A second try is refused the same way: it is not replaced behind the user's back.
@@ -193,7 +193,7 @@ describe('the pty host process', () => {
     await expect(connectPtyHost(root)).rejects.toThrow(`${paths.dir} has mode 0755, not 0700`);
     fs.chmodSync(paths.dir, 0o700);
     // A listening socket, but open to everyone.
-    const srv = net.createServer((s) => s.on('data', () => s.write(controlFrame({ t: 'res', id: 1, ok: true, v: { version: forkbenchVersion(), protocol: 1, pid: 1 } }))));
+    const srv = net.createServer((s) => s.on('data', () => s.write(controlFrame({ t: 'res', id: 1, ok: true, v: { version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: 1 } }))));
     await new Promise<void>((r) => srv.listen(paths.socket, () => r()));
     try {
       fs.chmodSync(paths.socket, 0o666);

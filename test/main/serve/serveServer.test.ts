@@ -6,7 +6,8 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
-import type { ThreadSnapshot, WsServerMessage } from '../../../src-shared/protocol/windowApi.js';
+import { paneFrameHead } from '../../../src-shared/protocol/paneFrame.js';
+import type { AgentInfo, ThreadSnapshot, WsServerMessage } from '../../../src-shared/protocol/windowApi.js';
 
 let root: string;
 let threads: ThreadManager;
@@ -164,6 +165,44 @@ describe('serve mode', () => {
     });
     expect(heard.get(a)).toEqual([`${key}:task-added`]);
     expect(heard.get(b)).toEqual([`${otherKey}:task-added`]);
+    a.close();
+    b.close();
+  });
+
+  it('sends pane output as binary messages, its header and the UTF-8 bytes with no JSON, the same to every window', async () => {
+    const windows = await Promise.all([connect({}), connect({})]);
+    const [a, b] = windows.map((w) => {
+      if (!w.ws) throw new Error('no connection');
+      return w.ws;
+    }) as [WebSocket, WebSocket];
+    const binary = new Map<WebSocket, Buffer[]>([[a, []], [b, []]]);
+    const jsonPanes: unknown[] = [];
+    const answers = new Map<number, WsServerMessage>();
+    for (const ws of [a, b]) {
+      ws.on('message', (raw, isBinary) => {
+        if (isBinary) return void binary.get(ws)?.push(raw as Buffer);
+        const m = JSON.parse(raw.toString()) as WsServerMessage;
+        if ('push' in m && m.push.type === 'pane-data') jsonPanes.push(m);
+        if ('id' in m && ws === a) answers.set(m.id, m);
+      });
+    }
+    const call = async (ws: WebSocket, id: number, method: string, params: unknown) => {
+      ws.send(JSON.stringify({ id, method, params }));
+      for (let i = 0; i < 500 && !answers.has(id); i++) await new Promise((r) => setTimeout(r, 10));
+      return answers.get(id) as { ok: boolean; value: unknown };
+    };
+    b.send(JSON.stringify({ id: 1, method: 'thread.snapshot', params: { key } }));
+    await call(a, 1, 'thread.snapshot', { key });
+    const text = 'café \x1b[1mbold\x1b[0m 🙂 done';
+    const launched = await call(a, 2, 'agent.launch', { key, profile: 'custom', command: `printf 'caf\\303\\251 \\033[1mbold\\033[0m \\360\\237\\231\\202 done'; exec sleep 600`, cols: 80, rows: 24 });
+    const agentId = (launched.value as AgentInfo).id;
+    const head = Buffer.from(paneFrameHead(key, agentId));
+    const textOf = (ws: WebSocket) => Buffer.concat((binary.get(ws) ?? []).filter((m) => m.subarray(0, head.length).equals(head)).map((m) => m.subarray(head.length))).toString('utf8');
+    for (let i = 0; i < 500 && !(textOf(a).includes('done') && textOf(b).includes('done')); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(textOf(a)).toBe(text);
+    expect(Buffer.concat(binary.get(a) ?? [])).toEqual(Buffer.concat(binary.get(b) ?? []));
+    expect(jsonPanes).toEqual([]);
+    await call(a, 3, 'agent.close', { key, agentId });
     a.close();
     b.close();
   });

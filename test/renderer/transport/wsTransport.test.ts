@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { takeLinkCode, tradeLinkCode, wsUrlFor } from '../../../src-renderer/transport/linkCode.js';
 import { toWindowError } from '../../../src-renderer/transport/types.js';
 import { backoffDelay, ReconnectConstants, WsTransport, type SocketLike } from '../../../src-renderer/transport/wsTransport.js';
+import { paneFrameHead } from '../../../src-shared/protocol/paneFrame.js';
 
 class FakeSocket implements SocketLike {
   readyState = 0;
+  binaryType = 'blob';
   sent: any[] = [];
   closed = false;
   onopen: ((ev: unknown) => void) | null = null;
@@ -28,6 +30,10 @@ class FakeSocket implements SocketLike {
   }
   reply(m: unknown): void {
     this.onmessage?.({ data: JSON.stringify(m) });
+  }
+  /** A binary message, as the browser hands it over with binaryType 'arraybuffer'. */
+  replyBytes(bytes: Uint8Array): void {
+    this.onmessage?.({ data: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
   }
 }
 
@@ -69,6 +75,39 @@ describe('WsTransport', () => {
     await expect(a).resolves.toEqual([]);
     await expect(b).rejects.toMatchObject({ code: 'bad-state', message: 'T-1 is open' });
     expect(pushes).toEqual([{ type: 'notify', title: 't', body: 'b' }]);
+  });
+
+  it('reads pane output from binary messages as pane-data pushes, in order with the JSON ones, and drops what is not one', () => {
+    const { t, last } = setup();
+    last().open();
+    expect(last().binaryType).toBe('arraybuffer');
+    const pushes: unknown[] = [];
+    t.subscribe((p) => pushes.push(p));
+    const pane = (agentId: string, text: string) => {
+      const head = paneFrameHead('0123456789abcdef', agentId);
+      const body = new TextEncoder().encode(text);
+      const m = new Uint8Array(head.length + body.length);
+      m.set(head);
+      m.set(body, head.length);
+      return m;
+    };
+    const errors: unknown[] = [];
+    const logged = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args.join(' '));
+    try {
+      last().replyBytes(pane('a1', 'café \x1b[1m🙂'));
+      last().reply({ push: { type: 'notify', title: 't', body: 'b' } });
+      last().replyBytes(new Uint8Array([9, 9, 9]));
+      last().replyBytes(pane('a2', ''));
+    } finally {
+      console.error = logged;
+    }
+    expect(pushes).toEqual([
+      { type: 'pane-data', key: '0123456789abcdef', agentId: 'a1', data: 'café \x1b[1m🙂' },
+      { type: 'notify', title: 't', body: 'b' },
+      { type: 'pane-data', key: '0123456789abcdef', agentId: 'a2', data: '' },
+    ]);
+    expect(errors).toEqual([expect.stringMatching(/dropped a message from the host: .*no pane output \(kind 9\)/)]);
   });
 
   it('fails calls at once while disconnected, and in-flight calls when the socket closes', async () => {
