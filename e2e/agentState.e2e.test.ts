@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
@@ -68,13 +71,17 @@ describe('agent states in the window', () => {
     // restored screen (paneFeed.ts), which the live count leaves out, so that count could stay 0 for good.
     await page.getByTestId(`agent-tab-${a}`).click();
     await expect.poll(() => screenText(page, a), { timeout: 45_000 }).toMatch(/[#$]\s*$/);
-    // A claims T-1, then asks the person (an ESC sequence in the question, to be shown as text).
-    await typeIn(page, a, `forkbench claim T-1 && forkbench status needs-input --text "$(printf 'Run the migration?\\033[2J')"`);
+    // A claims T-1, then asks the person (an ESC sequence in the question, to be shown as text) once the
+    // test says go: only then is the person surely looking at B, so A's notification is for a tab they are
+    // not looking at. (Asked at once, it could beat the click on B, and rightly raise no notification.)
+    const go = join(fs.mkdtempSync(join(tmpdir(), 'fb-agent-state-')), 'go');
+    await typeIn(page, a, `forkbench claim T-1 && while [ ! -e ${go} ]; do sleep 0.05; done && forkbench status needs-input --text "$(printf 'Run the migration?\\033[2J')"`);
     await expect.poll(() => page.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: 30_000 }).toBe(a).catch(async (err) => {
       throw new Error(`${(err as Error).message}\npane: ${await screenText(page, a)}`);
     });
-    // The person looks at B meanwhile: A's notification is for a tab they are not looking at.
     await page.getByTestId(`agent-tab-${b}`).click();
+    await expect.poll(() => page.getByTestId(`agent-tab-${b}`).getAttribute('aria-selected')).toBe('true');
+    fs.writeFileSync(go, '');
     await expect.poll(() => page.getByTestId(`agent-tab-${a}`).getAttribute('data-state'), { timeout: 10_000 }).toBe('needs-input');
     const badge = page.getByTestId(`agent-state-${a}`);
     expect(await badge.innerText()).toMatch(/✋\s*waiting for you/);
