@@ -9,11 +9,12 @@ import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { waitFor } from '../../helpers/pty.js';
+import { alive } from '../../helpers/serveProcess.js';
 
 const roots: string[] = [];
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
 });
 afterAll(() => {
   for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
@@ -34,12 +35,14 @@ async function hostWithPane() {
   const root = dataRoot();
   const { client } = await connectPtyHost(root, { idleMs: 60_000 });
   const hostPid = client.hostPid;
-  cleanups.push(() => {
+  cleanups.push(async () => {
     try {
       process.kill(hostPid, 'SIGTERM');
     } catch {
-      // gone
+      return; // gone
     }
+    // Gone before its folder is removed: a pty host still stopping writes its log and pane records there.
+    await waitFor(() => !alive(hostPid), 10_000, 'the pty host to exit').catch(() => process.kill(hostPid, 'SIGKILL'));
   });
   const pty = (await client.spawn('/bin/sh', ['-c', 'while IFS= read -r l; do echo "got:$l"; done'], { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 }, WHO)) as RemotePty;
   client.leave();
@@ -203,7 +206,12 @@ describe('what a real pty host sends passes the board host\'s checks', () => {
   it('an exit of its own (no signal, so no signal keys on the wire) and a kill by signal', async () => {
     const root = dataRoot();
     const { client } = await connectPtyHost(root, { idleMs: 60_000 });
-    cleanups.push(() => void client.shutdown());
+    cleanups.push(async () => {
+      const pid = client.hostPid;
+      await client.shutdown();
+      // Its stop goes on after it answers (panes killed, records and socket removed, in its folder).
+      await waitFor(() => !alive(pid), 10_000, 'the pty host to exit');
+    });
     const own = await client.spawn('/bin/sh', ['-c', 'exit 3'], { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 }, WHO);
     expect(await own.exited).toEqual({ exitCode: 3, signal: undefined, signalName: undefined });
     const killed = await client.spawn('/bin/sh', ['-c', 'exec sleep 100'], { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 }, { ...WHO, agentId: 'a2' });
