@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
 import { median, percentileOf, type Row } from './table.js';
+import { alive } from '../test/helpers/processes.js';
 
 const AGENTS = 10;
 /** Restarts measured: p99 of 20 is their worst, as elsewhere in the bench. */
@@ -23,14 +24,6 @@ const GOAL_ADDED_MS = 250;
 const GOAL_P99_MS = 1000;
 
 const verdict = (ok: boolean) => (ok ? '(met)' : '(NOT met)');
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { typeIn } from './pageActions.js';
+import { alive } from '../test/helpers/processes.js';
 
 /**
  * Issue 20, finding 3: no click loses work unasked. × on a running agent's tab asks first and says what the
@@ -21,14 +22,6 @@ afterAll(() => w?.close());
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 const tabIds = () => page.locator('[data-testid^="agent-tab-"]').evaluateAll((els) => els.map((e) => (e.getAttribute('data-testid') as string).replace('agent-tab-', '')));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function launchShell(): Promise<{ id: string; pid: number }> {
   const before = new Set(await tabIds());

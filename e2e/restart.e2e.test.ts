@@ -11,6 +11,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
+import { alive } from '../test/helpers/processes.js';
 
 let browser: Browser | undefined;
 const serves: Served[] = [];
@@ -30,14 +31,6 @@ afterAll(async () => {
 
 const state = (page: Page) => page.getByTestId('connection-status').getAttribute('data-state');
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Waits until a file exists: the shell's word that it did something while nobody watched. */
 async function fileAppears(path: string, timeoutMs: number): Promise<void> {

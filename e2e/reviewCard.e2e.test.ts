@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/host/threadHost.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
+import { git, openWindowOnRepo } from './gitThread.js';
 
 /**
  * Issue 20 (findings 3, 4 and 7) on a git Thread, in Debian's Chromium against `forkbench serve`, with a
@@ -13,22 +13,12 @@ import { screenText, typeIn } from './pageActions.js';
  * path and branch; Approve pressed on a card opens the diff and merges nothing; a reject's reason is on the
  * card; a refusal that comes again is one banner with a count, gone once the same action succeeds.
  */
-const IDENTITY = { GIT_AUTHOR_NAME: 'E2E', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'E2E', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
 beforeAll(async () => {
-  w = await openWindow({
-    env: IDENTITY,
-    prepare: (folder) => {
-      git(folder, 'init', '-q', '-b', 'main');
-      fs.writeFileSync(join(folder, 'notes.txt'), 'first line\n');
-      git(folder, 'add', '-A');
-      git(folder, 'commit', '-qm', 'first');
-    },
-  });
+  w = await openWindowOnRepo();
   ({ served, page } = w);
 }, 60_000);
 

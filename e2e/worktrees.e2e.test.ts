@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/host/threadHost.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
+import { git, openWindowOnRepo } from './gitThread.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
 const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
@@ -16,22 +16,12 @@ const screenText = (agentId: string) => textOf(page, agentId);
  * real ptys that run real git. Two agents edit the same file in their own worktrees; approval merges one; the
  * other, reassigned, cannot commit any more. Screenshots go to test-results/e2e/.
  */
-const IDENTITY = { GIT_AUTHOR_NAME: 'E2E', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'E2E', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
 beforeAll(async () => {
-  w = await openWindow({
-    env: IDENTITY,
-    prepare: (folder) => {
-      git(folder, 'init', '-q', '-b', 'main');
-      fs.writeFileSync(join(folder, 'notes.txt'), 'first line\n');
-      git(folder, 'add', '-A');
-      git(folder, 'commit', '-qm', 'first');
-    },
-  });
+  w = await openWindowOnRepo();
   ({ served, page } = w);
 }, 60_000);
 

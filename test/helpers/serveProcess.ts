@@ -67,11 +67,4 @@ export function ptyHostPidOf(dataDir: string): number | null {
   }
 }
 
-export const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+export { alive } from './processes.js';

@@ -20,6 +20,7 @@ import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { waitFor } from '../../helpers/pty.js';
+import { alive } from '../../helpers/processes.js';
 
 const SEED = Number(process.env.FORKBENCH_FUZZ_SEED ?? 17_2026);
 /** Each run is up to 6 frames on the board connection and sometimes a stranger's connection: a few ms
@@ -37,14 +38,6 @@ let live = 0;
 let livePid = 0;
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-fuzz-'));

@@ -10,6 +10,7 @@ import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { waitFor } from '../../helpers/pty.js';
+import { alive } from '../../helpers/processes.js';
 
 const roots: string[] = [];
 const hostPids: number[] = [];
@@ -50,14 +51,6 @@ const who = (agentId: string): PaneIdentity => ({
   name: agentId,
 });
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function shellPane(client: PtyHostClient, id: string, script: string): Promise<{ pty: RemotePty; out: () => string }> {
   const pty = (await client.spawn('/bin/sh', ['-c', script], { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 }, who(id))) as RemotePty;

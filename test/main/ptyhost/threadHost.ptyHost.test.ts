@@ -6,6 +6,7 @@ import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { waitFor } from '../../helpers/pty.js';
+import { alive } from '../../helpers/processes.js';
 
 const linux = process.platform === 'linux';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -13,14 +14,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function folders() {
   const root = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-thread-'));
