@@ -56,7 +56,7 @@ export class AgentStateTracker implements Disposable {
   private disposed = false;
 
   constructor(private readonly d: TrackerDeps) {
-    this.cur = { state: 'working', source: 'liveness', text: null, since: d.wall() };
+    this.cur = { state: 'working', source: 'liveness', text: null, since: d.wall(), presumed: true };
     this.enteredAt = d.now();
   }
 
@@ -127,10 +127,13 @@ export class AgentStateTracker implements Disposable {
     const text = s.state === 'needs-input' ? (cleanStateText(s.text) ?? (before.state === 'needs-input' ? before.text : null)) : null;
     if (before.state === s.state && before.text === text) {
       // The same state from a stronger source: keep its start, name the better source.
-      if (sourceRank(s.source) < sourceRank(before.source)) this.cur = { ...before, source: s.source };
+      // A stronger source is never the liveness check: what the launch presumed is now said.
+      if (sourceRank(s.source) < sourceRank(before.source)) this.cur = { state: before.state, source: s.source, text: before.text, since: before.since };
       return false;
     }
-    this.cur = { state: s.state, source: s.source, text, since: this.d.wall() };
+    // The launch's guess stays a guess while only the liveness check speaks (working ⇄ stalled).
+    const presumed = before.presumed && s.source === 'liveness';
+    this.cur = { state: s.state, source: s.source, text, since: this.d.wall(), ...(presumed ? { presumed } : {}) };
     if (before.state !== s.state) this.enteredAt = this.d.now();
     this.d.onChange(this.cur, before);
     return true;

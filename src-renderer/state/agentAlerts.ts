@@ -18,7 +18,8 @@ export function alertsFor(before: Readonly<Record<string, AgentInfo>>, after: re
     // An agent the window has not seen before (a reload) is not news: only a change seen here is.
     if (!before[a.id] || was === now) continue;
     if (now === 'needs-input') out.push({ agent: a, kind: 'waiting' });
-    else if (now === 'idle' && was === 'working') out.push({ agent: a, kind: 'done' });
+    // A turn the host only presumed (the CLI starting up) ending in "ready" finished nothing.
+    else if (now === 'idle' && was === 'working' && !before[a.id]?.state?.presumed) out.push({ agent: a, kind: 'done' });
   }
   return out;
 }

@@ -30,6 +30,10 @@ export interface AgentStateInfo {
   readonly text: string | null;
   /** Wall clock of the change, display only. */
   readonly since: number;
+  /** Set while only the launch and the liveness check have spoken: `working` (or `stalled`) is then what
+   *  the host assumed of a CLI starting up, not a turn the agent began. The CLI's first "ready" (Gemini's
+   *  title) is therefore no finished turn to tell the person about. */
+  readonly presumed?: true;
 }
 
 /** Longest prompt text kept: a dialog's question and its options, not a screenful. */

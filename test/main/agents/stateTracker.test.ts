@@ -38,6 +38,28 @@ describe('agent state tracker', () => {
     expect(states()).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
   });
 
+  it('the launch\'s working is presumed until a signal says otherwise: liveness keeps the guess, any other source ends it', () => {
+    const { t } = tracker();
+    expect(t.info.presumed).toBe(true);
+    t.signal({ state: 'stalled', source: 'liveness' });
+    t.signal({ state: 'working', source: 'liveness' });
+    expect(t.info).toMatchObject({ state: 'working', presumed: true });
+    // Gemini's "◇ Ready" title while it starts up: idle, and no longer a guess.
+    t.signal({ state: 'idle', source: 'terminal' });
+    expect(t.info.presumed).toBeUndefined();
+    t.signal({ state: 'working', source: 'hook' });
+    expect(t.info).toMatchObject({ state: 'working', source: 'hook' });
+    expect(t.info.presumed).toBeUndefined();
+  });
+
+  it('a stronger source saying the presumed state again makes it said, not presumed', () => {
+    const { t, changes } = tracker();
+    expect(t.signal({ state: 'working', source: 'hook' })).toBe(false);
+    expect(changes).toHaveLength(0);
+    expect(t.info).toMatchObject({ state: 'working', source: 'hook' });
+    expect(t.info.presumed).toBeUndefined();
+  });
+
   it('a repeated signal is no change: one event per change, however often a hook fires', () => {
     const { t, changes } = tracker();
     t.signal({ state: 'working', source: 'hook' });

@@ -23,6 +23,14 @@ describe('agent alerts', () => {
     expect(alertsFor({ a: agent('a', 'needs-input') }, [agent('a', 'idle')])).toEqual([]);
   });
 
+  it('a CLI that is ready after starting up (the launch only presumed it working) finished no turn', () => {
+    const starting: AgentInfo = { ...agent('a', 'working'), state: { state: 'working', source: 'liveness', text: null, since: 0, presumed: true } };
+    const ready = agent('a', 'idle');
+    expect(alertsFor({ a: starting }, [ready])).toEqual([]);
+    // Once a turn was said to begin, its end is news.
+    expect(alertsFor({ a: agent('a', 'working') }, [ready]).map((x) => x.kind)).toEqual(['done']);
+  });
+
   it('names the agent and the task, and shows controls in the question as text', () => {
     const t = alertText(agent('a', 'needs-input', 'Run \x1b[2J?'), 'waiting', { id: 'T-1', title: 'Migrate' });
     expect(t).toEqual({ title: 'shell a is waiting for you', body: 'T-1 "Migrate"\nRun \\x1b[2J?' });
