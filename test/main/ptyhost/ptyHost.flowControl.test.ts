@@ -4,16 +4,14 @@
  * blocks in write(2): asleep, no CPU, nothing more on the wire. Acking, detaching, or the board host going
  * away releases it. The in-process counterpart is ptySession.test.ts ("a window that never acks ...").
  */
-import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
 import { readProcFacts } from '../../../src-main/pty/procReader.js';
 import type { PtyHostClient } from '../../../src-main/ptyhost/ptyHostClient.js';
-import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { sleep, waitFor } from '../../helpers/pty.js';
+import { ptyHostsOfThisFile } from '../../helpers/ptyHosts.js';
 
 const linux = process.platform === 'linux';
 /** node's tty ReadStream reads at most 64 KiB at once: the most that can arrive after a pause was decided. */
@@ -21,29 +19,10 @@ const READ_CHUNK = 64 * 1024;
 const HIGH = FlowLimits.highWatermarkChars;
 const FROZEN = 'frozen-window';
 
-const roots: string[] = [];
-const hostPids: number[] = [];
-const clients: PtyHostClient[] = [];
-afterEach(() => {
-  for (const c of clients.splice(0)) c.leave();
-  for (const pid of hostPids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      // gone already
-    }
-  }
-});
-afterAll(() => {
-  for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
-});
+const hosts = ptyHostsOfThisFile('fb-ptyhost-flow-');
 
 async function floodInPtyHost(): Promise<{ client: PtyHostClient; pty: RemotePty; chars: () => number }> {
-  const root = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-flow-'));
-  roots.push(root);
-  const { client } = await connectPtyHost(root, { idleMs: 60_000 });
-  clients.push(client);
-  hostPids.push(client.hostPid);
+  const { client } = await hosts.connect(hosts.dataRoot(), { idleMs: 60_000 });
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
   const who = { threadKey: 'k1', agentId: 'flood', secret: 'f'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'custom', name: 'flood' };
   const pty = (await client.spawn('yes', ['flood'], { cwd: tmpdir(), env, cols: 80, rows: 24 }, who)) as RemotePty;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PaneIdentity } from '../../../src-main/pty/paneSession.js';
 import { controlFrame } from '../../../src-main/ptyhost/frames.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
@@ -11,36 +11,9 @@ import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
+import { ptyHostsOfThisFile } from '../../helpers/ptyHosts.js';
 
-const roots: string[] = [];
-const hostPids: number[] = [];
-const clients: PtyHostClient[] = [];
-afterEach(() => {
-  for (const c of clients.splice(0)) c.leave();
-  for (const pid of hostPids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      // gone already
-    }
-  }
-});
-afterAll(() => {
-  for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
-});
-
-function dataRoot(): string {
-  const r = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-'));
-  roots.push(r);
-  return r;
-}
-
-async function connect(root: string, o: Parameters<typeof connectPtyHost>[1] = {}) {
-  const got = await connectPtyHost(root, o);
-  clients.push(got.client);
-  hostPids.push(got.client.hostPid);
-  return got;
-}
+const { dataRoot, connect, endAfterTest } = ptyHostsOfThisFile();
 
 const who = (agentId: string): PaneIdentity => ({
   threadKey: 'k1',
@@ -140,7 +113,7 @@ describe('the pty host process', () => {
     const err = await connectPtyHost(root, { env: { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PtyHostVersionError);
     const theirs = (err as PtyHostVersionError).theirs;
-    hostPids.push(theirs.pid);
+    endAfterTest(theirs.pid);
     expect((err as Error).message).toContain(`a pty host of Forkbench 0.0.0-other (protocol ${PTY_HOST_PROTOCOL}, pid ${theirs.pid})`);
     expect((err as Error).message).toContain(`this is Forkbench ${forkbenchVersion()}`);
     expect(alive(theirs.pid)).toBe(true);
@@ -155,7 +128,7 @@ describe('the pty host process', () => {
     expect(refused).toBeInstanceOf(PtyHostVersionError);
     expect(refused.message).toContain('forkbench serve --replace-pty-host');
     const oldPid = refused.theirs.pid;
-    hostPids.push(oldPid);
+    endAfterTest(oldPid);
     // An agent of the old version's, as its own board host made it (speaking its version), which says how
     // it ended: a clean end is a hang-up or a term it can answer, not a kill.
     const theirs = await PtyHostClient.connect(ptyHostPaths(root).socket, '0.0.0-other');
