@@ -33,10 +33,13 @@ export const VirtualConstants = {
 } as const;
 
 export function Board() {
+  // A class, not a CSS :has() over the columns: :has() is re-matched on every change inside the board, and
+  // a search that matches nothing is no empty board.
+  const noTasks = useApp((s) => TASK_STATES.every((t) => s.columns[t].length === 0));
   return (
     <>
       <BoardSearch />
-      <div className="board" role="list" aria-label="Backlog">
+      <div className={`board${noTasks ? ' no-tasks' : ''}`} role="list" aria-label="Backlog">
         {TASK_STATES.map((s) => (
           <Column key={s} state={s} />
         ))}
