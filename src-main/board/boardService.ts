@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
@@ -20,6 +21,10 @@ export interface BoardServiceOptions {
   /** Agents found to have exited while no board host watched (their pty host kept their exit): their claims
    *  end with `agent-exited`, the real reason, rather than the `host-restarted` of an unknown holder. */
   exitedAgents?: readonly string[];
+  /** Why any other holder that no longer exists loses its claim at open. `host-restarted` (the default): its
+   *  process was the host's child and ended with it. With a pty host, agents outlive the host, so a holder
+   *  gone by now ended on its own or with its pty host: `agent-exited` (KeptPanes.goneReason). */
+  goneReason?: HardReleaseReason;
   compactEvery?: number;
   warn?: (message: string) => void;
 }
@@ -92,10 +97,10 @@ export class BoardService {
     if (this.engine.state.seq === 0) {
       this.engine.createThread(opts.threadId ?? randomUUID(), opts.goal ?? '');
     } else {
-      // No agent process outlives its host: their claims end now, with the reason, instead of waiting out
-      // their leases; any holder that does still exist gets grace.
+      // A holder that no longer exists loses its claim now, with the reason, instead of waiting out its
+      // lease; any holder that does still exist (kept by a pty host) gets grace.
       for (const id of opts.exitedAgents ?? []) this.engine.releaseAllHeldBy(id, 'agent-exited');
-      this.engine.grace(opts.isAgentAlive ?? (() => false), 'host-restarted');
+      this.engine.grace(opts.isAgentAlive ?? (() => false), opts.goneReason ?? 'host-restarted');
     }
     await this.commit();
     this.arm();

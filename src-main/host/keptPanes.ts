@@ -13,13 +13,19 @@ export class KeptPanes {
   /** Agents whose process ended while no board host listened. */
   readonly exitedIds: readonly string[];
 
-  private constructor(private readonly found: Found) {
+  private constructor(
+    private readonly found: Found,
+    /** Why a claim's holder that is not among the live ones lost it (BoardServiceOptions.goneReason). With a
+     *  pty host the agents do not end with the board host: one that is gone exited, on its own or with a pty
+     *  host that died (killed, or the machine restarted), even when nothing was left to list it. */
+    readonly goneReason: 'agent-exited' | 'host-restarted',
+  ) {
     this.liveIds = new Set(found.filter((k) => !k.listing.dead).map((k) => k.listing.meta.agentId));
     this.exitedIds = found.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
   }
 
   static async read(ptyHost: PtyHostLink | undefined, threadKey: string): Promise<KeptPanes> {
-    return new KeptPanes(ptyHost ? await ptyHost.panesOf(threadKey) : []);
+    return ptyHost ? new KeptPanes(await ptyHost.panesOf(threadKey), 'agent-exited') : new KeptPanes([], 'host-restarted');
   }
 
   isLive(agentId: string): boolean {

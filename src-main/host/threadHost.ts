@@ -94,7 +94,7 @@ export class ThreadHost {
     const sessions = AgentSessions.open(boardDir, opts.warn);
     const ptyHost = await opts.ptyHost;
     const kept = await KeptPanes.read(ptyHost, key);
-    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, isAgentAlive: (id) => kept.isLive(id), exitedAgents: kept.exitedIds });
+    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, isAgentAlive: (id) => kept.isLive(id), exitedAgents: kept.exitedIds, goneReason: kept.goneReason });
     kept.dropExited();
     const rt = runtimeDir(opts.runtimeRoot);
     const registry = new AgentRegistry();

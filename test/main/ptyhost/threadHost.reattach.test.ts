@@ -87,9 +87,9 @@ const FAULTS: Array<{ when: string; reason: string; around: (pid: number, list: 
   })),
   {
     when: 'while its list is unanswered',
-    // Nothing was listed, so nothing says these holders were its agents: the board's reason for a holder it
-    // cannot find after a restart.
-    reason: 'host-restarted',
+    // Nothing was listed; but with a pty host no agent ends with its board host, so a holder gone by now
+    // exited: here, with its pty host.
+    reason: 'agent-exited',
     around: async (pid, list) => {
       process.kill(pid, 'SIGSTOP');
       const listing = list();
@@ -134,6 +134,31 @@ describe.runIf(linux)('the pty host killed -9 while a new board host takes its a
     expect(alive(c.pid!)).toBe(true);
     expect(link.hostPid).not.toBe(oldHost);
     expect(alive(oldHost)).toBe(false);
+    });
+  });
+});
+
+describe.runIf(linux)('the pty host killed -9 while no board host ran', () => {
+  it('the next board host starts a new pty host and ends the claims of the agents that died with the old one as agent-exited, once', async () => {
+    const f = folders();
+    await withLog(f.dataRoot, async () => {
+      const firstLink = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
+      const first = await ThreadHost.open({ ...f, liveness: false, ptyHost: firstLink });
+      const a = await first.panes.launch('shell');
+      const b = await first.panes.launch('shell');
+      const tasks = [await claim(first, a.id, 'one'), await claim(first, b.id, 'two')];
+      await first.leave();
+      firstLink.leave();
+      process.kill(firstLink.hostPid, 'SIGKILL');
+      await waitFor(() => !alive(firstLink.hostPid), 5_000, 'the pty host to die');
+
+      const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
+      expect(link.started).toBe(true);
+      const host = await openWith(f, link);
+      expect(tasks.map((t) => host.board.state.tasks.get(t)?.claim ?? null)).toEqual([null, null]);
+      const ends = host.board.logTail(200).filter((e: BoardEvent) => e.kind === 'claim-ended');
+      expect(ends.map((e) => [(e as { taskId: string }).taskId, (e as { reason: string }).reason]).sort()).toEqual(tasks.map((t) => [t, 'agent-exited']));
+      await waitFor(() => !alive(a.pid!) && !alive(b.pid!), 5_000, 'both agents to be gone');
     });
   });
 });
