@@ -88,7 +88,7 @@ export function promptOnScreen(signals: ProfileSignals, lines: readonly string[]
 }
 
 /** What a window title says, or null when it says nothing this profile knows. */
-export function stateOfTitle(signals: ProfileSignals, title: string): AgentState | null {
+function stateOfTitle(signals: ProfileSignals, title: string): AgentState | null {
   return signals.titles.find((t) => t.pattern.test(title))?.state ?? null;
 }
 

@@ -141,8 +141,7 @@ if (claim && !claim.ok) {
       .dispose({ keepAgents: keep })
       .then(async () => {
         const link = await ptyHost?.catch(() => undefined);
-        if (keep) return link?.leave();
-        const others = (await link?.stopUnlessKept()) ?? 0;
+        const others = (await link?.quit(keep)) ?? 0;
         if (others > 0) warn(`Forkbench: ${others} agent(s) of Threads not open now keep running in the pty host (pid ${link?.hostPid})`);
       })
       .catch((err: Error) => warn(`Forkbench: while quitting: ${err.message}`))

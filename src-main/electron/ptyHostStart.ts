@@ -2,7 +2,7 @@ import type { Dialog } from 'electron';
 import { PtyHostVersionError } from '../ptyhost/ptyHostClient.js';
 import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 
-export const REPLACE_BUTTONS = { replace: 'Stop it and its agents', quit: 'Quit' } as const;
+const REPLACE_BUTTONS = { replace: 'Stop it and its agents', quit: 'Quit' } as const;
 
 /** The person chose to leave a pty host of another version alone, and so to quit. */
 export class PtyHostKeptError extends Error {}

@@ -3,7 +3,7 @@ import type { BrowserWindow, Dialog } from 'electron';
 /** What quitting does with the agents still running. */
 export type QuitChoice = 'stop' | 'keep' | 'cancel';
 
-export const QUIT_BUTTONS = {
+const QUIT_BUTTONS = {
   stop: 'Stop agents',
   keep: 'Keep running in background',
   cancel: 'Cancel',

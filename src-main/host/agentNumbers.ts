@@ -49,11 +49,19 @@ export class AgentNumbers {
 
   /** An agent of this name exists or existed (restored, adopted): numbers count on after it. */
   saw(profile: string, name: string): void {
-    const n = numberInName(name);
-    if (n > this.lastOf(profile)) {
+    this.sawAll([{ profile, name }]);
+  }
+
+  /** As `saw`, for every agent a Thread opens with: the file is written once, if a number rose. */
+  sawAll(agents: Iterable<{ profile: string; name: string }>): void {
+    let rose = false;
+    for (const { profile, name } of agents) {
+      const n = numberInName(name);
+      if (n <= this.lastOf(profile)) continue;
       this.last.set(profile, n);
-      this.save();
+      rose = true;
     }
+    if (rose) this.save();
   }
 
   /** The next number for `profile`, recorded before anything is named with it: never given out twice. */

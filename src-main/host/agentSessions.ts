@@ -36,8 +36,8 @@ export class AgentSessions {
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
       if (a.state === 'running') this.store.update(a.id, { state: 'exited' });
-      this.numbers.saw(a.profile, a.name);
     }
+    this.numbers.sawAll(restored);
     return restored;
   }
 

@@ -29,6 +29,7 @@ interface Entry {
   readonly signals: ProfileSignals;
   /** Its signals and screen come from the pane's one mirror: in this process, or in the pty host. */
   readonly session: PaneSession;
+  /** Disposed when the agent is gone: its signals are no longer read. */
   readonly store: DisposableStore;
   screenTimer: TimerHandle | null;
   /** The prompt line on screen when the person pressed Enter: answered, so not raised again until gone
@@ -38,8 +39,6 @@ interface Entry {
   enters: number;
   /** The screen reads, one after another, so each applies in the order it was asked. */
   reads: Promise<void>;
-  /** The agent is gone: its signals are no longer read. */
-  done: boolean;
 }
 
 /**
@@ -70,7 +69,7 @@ export class AgentStates {
       onChange: (next, before) => this.changed(agentId, next, before),
     });
     store.add(tracker);
-    const e: Entry = { name, tracker, signals: PROFILE_SIGNALS[profile], session, store, screenTimer: null, answered: null, enters: 0, reads: Promise.resolve(), done: false };
+    const e: Entry = { name, tracker, signals: PROFILE_SIGNALS[profile], session, store, screenTimer: null, answered: null, enters: 0, reads: Promise.resolve() };
     this.entries.set(agentId, e);
     store.add(
       session.onSignal((sig) => {
@@ -119,7 +118,6 @@ export class AgentStates {
     const e = this.entries.get(agentId);
     if (!e) return;
     e.tracker.signal({ state: 'exited', source: 'liveness' });
-    e.done = true;
     e.store.dispose();
     this.limiter.forget(agentId);
   }
@@ -167,13 +165,12 @@ export class AgentStates {
     e.reads = e.reads
       .then(() => e.session.screenLines())
       .then((lines) => {
-        if (!this.stopped && !e.done) apply(lines);
+        if (!this.stopped && !e.store.isDisposed) apply(lines);
       })
       .catch(() => undefined);
   }
 
   private readScreen(e: Entry, lines: string[]): void {
-    if (this.stopped) return;
     const line = promptOnScreen(e.signals, lines);
     const cur = e.tracker.info;
     if (line === null) e.answered = null;

@@ -11,7 +11,7 @@ import type { BoardService } from '../board/boardService.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 
-export const WorktreeConstants = {
+const WorktreeConstants = {
   /** A worktree of a small repository is ready in ~0.1–0.5 s here; past 1.5 s the holder and the window are told why they wait. */
   slowNoteMs: 1500,
 } as const;
@@ -60,10 +60,11 @@ export class ClaimWorktrees {
    * (a report is a claim; the repository is the fact), and a branch put back at its record.
    */
   agentHooks(warn?: (message: string) => void): Pick<AgentCallHooks, 'afterGrant' | 'readMove' | 'offRecord'> {
+    const afterGrant = (taskId: string, token: number) => this.worktreeOf(taskId, token);
     const records = this.git?.records;
-    if (!records) return { afterGrant: (taskId, token) => this.worktreeOf(taskId, token) };
+    if (!records) return { afterGrant };
     return {
-      afterGrant: (taskId, token) => this.worktreeOf(taskId, token),
+      afterGrant,
       readMove: (taskId, ref, to) => records.readMove(taskId, ref, to),
       offRecord: (taskId) => void records.repair(taskId).catch((err: Error) => warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`)),
     };

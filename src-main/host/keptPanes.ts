@@ -9,19 +9,23 @@ type Found = Awaited<ReturnType<PtyHostLink['panesOf']>>;
  * reason, once); then the live ones are taken back as panes. Without a pty host there are none.
  */
 export class KeptPanes {
+  private readonly live: Found;
+  private readonly exited: Found;
   private readonly liveIds: ReadonlySet<string>;
   /** Agents whose process ended while no board host listened. */
   readonly exitedIds: readonly string[];
 
   private constructor(
-    private readonly found: Found,
+    found: Found,
     /** Why a claim's holder that is not among the live ones lost it (BoardServiceOptions.goneReason). With a
      *  pty host the agents do not end with the board host: one that is gone exited, on its own or with a pty
      *  host that died (killed, or the machine restarted), even when nothing was left to list it. */
     readonly goneReason: 'agent-exited' | 'host-restarted',
   ) {
-    this.liveIds = new Set(found.filter((k) => !k.listing.dead).map((k) => k.listing.meta.agentId));
-    this.exitedIds = found.filter((k) => k.listing.dead).map((k) => k.listing.meta.agentId);
+    this.live = found.filter((k) => !k.listing.dead);
+    this.exited = found.filter((k) => k.listing.dead);
+    this.liveIds = new Set(this.live.map((k) => k.listing.meta.agentId));
+    this.exitedIds = this.exited.map((k) => k.listing.meta.agentId);
   }
 
   static async read(ptyHost: PtyHostLink | undefined, threadKey: string): Promise<KeptPanes> {
@@ -34,14 +38,14 @@ export class KeptPanes {
 
   /** Once the board knows the exited ones: their panes are let go, nothing more is read from them. */
   dropExited(): void {
-    for (const k of this.found) if (k.listing.dead) k.pty.dispose();
+    for (const k of this.exited) k.pty.dispose();
   }
 
   /** The live ones become this host's panes again; the exited ones' names still count for new names. */
   adoptInto(panes: Panes): void {
     panes.adopt(
-      this.found.filter((k) => !k.listing.dead).map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
-      this.found.filter((k) => k.listing.dead).map((k) => k.listing.meta),
+      this.live.map((k): AdoptedPane => ({ session: k.pty, ...k.listing.meta, cols: k.listing.cols, rows: k.listing.rows })),
+      this.exited.map((k) => k.listing.meta),
     );
   }
 }

@@ -195,7 +195,7 @@ export class Panes {
    */
   adopt(found: AdoptedPane[], gone: Array<{ profile: string; name: string }> = []): void {
     // Names keep counting from the highest one used, the gone agents' too: after `shell 2` comes `shell 3`.
-    for (const f of [...found, ...gone]) this.d.sessions.numbers.saw(f.profile, f.name);
+    this.d.sessions.numbers.sawAll([...found, ...gone]);
     for (const f of found) {
       const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
       this.wire(record, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });

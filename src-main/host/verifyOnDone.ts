@@ -2,7 +2,7 @@ import type { BoardService } from '../board/boardService.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
 
-export interface VerifyDeps {
+interface VerifyDeps {
   board: BoardService;
   worktrees: ClaimWorktrees;
   folder: string;
@@ -22,7 +22,7 @@ export function verifyOnDone(d: VerifyDeps & { warn?: (message: string) => void 
  * An agent said done: run the task's (or the Thread's) verify command in the work's folder. Pass → approve
  * (which merges); fail → back to the agent with the output. Without a command the task waits for a person.
  */
-export async function verifyDone(
+async function verifyDone(
   d: VerifyDeps,
   agentId: string,
   taskId: string,

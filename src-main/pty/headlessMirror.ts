@@ -30,7 +30,7 @@ export type TerminalSignal =
   | { kind: 'status'; state: string; fields: Readonly<Record<string, string>> };
 
 /** OSC 7501's `state=blocked:app=codex:kind=permission` as its fields; null without a state. */
-export function parseProgramStatus(data: string): { state: string; fields: Record<string, string> } | null {
+function parseProgramStatus(data: string): { state: string; fields: Record<string, string> } | null {
   const fields: Record<string, string> = {};
   for (const part of data.split(':')) {
     const eq = part.indexOf('=');

@@ -66,10 +66,13 @@ export class HostedPanes {
     }
   }
 
-  /** End every agent cleanly (SIGHUP, then TERM, then KILL to each process group) and forget them. */
+  /** End every agent cleanly (SIGHUP, then TERM, then KILL to each process group) and forget them. The
+   *  record is left as it was: the pty host removes it as it stops, and a pid in it that outlives this is
+   *  no longer the process it names (its start time differs), so no sweep can signal it. */
   async endAll(): Promise<void> {
     await Promise.all([...this.panes.values()].map((h) => h.session.kill().catch(() => undefined)));
-    for (const h of [...this.panes.values()]) this.forget(h);
+    for (const h of this.panes.values()) h.session.dispose();
+    this.panes.clear();
   }
 
   readonly handlers: PaneHandlers = {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { writeFileAtomic } from '../base/atomicWrite.js';
 import { readStartTicks } from '../pty/procReader.js';
 import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
 
@@ -19,11 +20,9 @@ interface RecordedPane {
   startTicks: number | undefined;
 }
 
-/** Written whole to a private name and renamed into place: a reader never sees half a record. */
+/** Written whole and renamed into place: a reader never sees half a record. */
 export function writePaneRecord(path: string, panes: RecordedPane[]): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify({ panes }), { mode: 0o600 });
-  fs.renameSync(tmp, path);
+  writeFileAtomic(path, JSON.stringify({ panes }), { mode: 0o600 });
 }
 
 /** The pane's entry, read once at spawn (the process is ours and alive then). */
@@ -34,9 +33,9 @@ export function recordedPane(pid: number): RecordedPane {
 /**
  * End every recorded pane that still runs as the same process (start time checked: no start time, as on a
  * platform without /proc, means it cannot be told, and nothing is signalled), with its session's process
- * groups; the record goes. The pids ended.
+ * groups, except the pids in `done` (already ended by who calls); the record goes. The pids ended.
  */
-export function sweepPaneRecord(path: string): number[] {
+export function sweepPaneRecord(path: string, done: ReadonlySet<number> = new Set()): number[] {
   let raw: unknown;
   try {
     raw = JSON.parse(fs.readFileSync(path, 'utf8'));
@@ -49,7 +48,7 @@ export function sweepPaneRecord(path: string): number[] {
   for (const p of Array.isArray(panes) ? (panes as Array<Partial<RecordedPane> | null>) : []) {
     const pid = p?.pid;
     const startTicks = p?.startTicks;
-    if (!Number.isInteger(pid) || (pid as number) <= 1 || !Number.isInteger(startTicks)) continue;
+    if (!Number.isInteger(pid) || (pid as number) <= 1 || !Number.isInteger(startTicks) || done.has(pid as number)) continue;
     if (readStartTicks(pid as number) !== startTicks) continue;
     const killer = new ProcessGroupKiller(pid as number, { rootStartTicks: startTicks });
     killer.killNow();

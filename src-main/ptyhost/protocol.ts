@@ -39,9 +39,9 @@ export type { ClientMessage, HostMessage, PtyHostMethod, PtyHostMethods, SpawnPa
 
 /** The pty host's folder and socket inside a data folder, its log, and the record of its panes' processes
  *  (paneRecord.ts), which is always beside the socket. */
-export function ptyHostPaths(dataRoot: string): { dir: string; socket: string; log: string; panes: string } {
+export function ptyHostPaths(dataRoot: string): { dir: string; socket: string; log: string } {
   const dir = join(dataRoot, 'ptyhost');
-  return { dir, socket: join(dir, 'pty.sock'), log: join(dir, 'ptyhost.log'), panes: paneRecordBeside(join(dir, 'pty.sock')) };
+  return { dir, socket: join(dir, 'pty.sock'), log: join(dir, 'ptyhost.log') };
 }
 
 export const paneRecordBeside = (socketPath: string): string => join(dirname(socketPath), 'panes.json');

@@ -334,10 +334,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.abandoned.clear();
     const lost = !this.leaving;
     // Every pane ends now, in one go: the board releases their claims as the pty host's agents' exits.
-    if (lost) for (const r of this.remotes.values()) r.lostWithHost();
+    const ended = new Set(lost ? [...this.remotes.values()].filter((r) => r.lostWithHost()).map((r) => r.pid) : []);
     // And those it never told us of (it died before answering our list): ended as well, not left unseen.
     const known = new Set([...this.remotes.values()].map((r) => r.pid));
-    const unseen = lost && this.recordPath ? sweepPaneRecord(this.recordPath).filter((pid) => !known.has(pid)) : [];
+    const unseen = lost && this.recordPath ? sweepPaneRecord(this.recordPath, ended).filter((pid) => !known.has(pid)) : [];
     if (unseen.length) this.problem(`ended ${unseen.length} agent process(es) of the lost pty host it had not listed yet: pids ${unseen.join(', ')}`);
     this.onClose.fire({ lost });
     this.onClose.dispose();

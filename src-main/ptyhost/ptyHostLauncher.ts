@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isChildDead } from '../pty/childExitWatcher.js';
 import { PtyHostClient, PtyHostRequestError, PtyHostVersionError, type PtyHostClientOptions } from './ptyHostClient.js';
 import { forkbenchVersion, ptyHostPaths } from './protocol.js';
 import { ensurePrivateDir } from './socketChecks.js';
@@ -129,7 +130,7 @@ export async function stopOtherPtyHost(theirs: { pid: number; version: string })
     throw new Error(`cannot stop the pty host of Forkbench ${theirs.version} (pid ${pid}): ${(err as Error).message}`);
   }
   const deadline = Date.now() + PtyHostLaunchConstants.stopTimeoutMs;
-  while (processAlive(pid)) {
+  while (!isChildDead(pid)) {
     if (Date.now() > deadline) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -142,19 +143,10 @@ export async function stopOtherPtyHost(theirs: { pid: number; version: string })
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Whether `pid` runs a pty host (any version's is `node …/ptyHostMain.js`). Where there is no /proc to
  *  ask, the hello's word is taken. */
 function processKind(pid: number): 'gone' | 'pty-host' | 'other' {
-  if (!processAlive(pid)) return 'gone';
+  if (isChildDead(pid)) return 'gone';
   let cmdline: string;
   try {
     cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');

@@ -85,10 +85,19 @@ export class PtyHostLink implements PtyFactory {
    */
   async stopUnlessKept(): Promise<number> {
     if (this.client.isClosed) return 0;
-    const others = (await this.client.list().catch(() => [])).filter((p) => !p.listing.dead).length;
+    // Only counted: a listing, not the panes' RemotePty objects (each reads /proc) that `list` would make.
+    const others = (await this.client.request('list', {}).catch(() => [])).filter((l) => !l.dead).length;
     if (others > 0) this.leave();
     else await this.shutdown();
     return others;
+  }
+
+  /** The board host quits after closing its Threads: with `keepAgents` it leaves them running here, else it
+   *  stops them (stopUnlessKept). Returns how many agents of other Threads the pty host still runs. */
+  async quit(keepAgents: boolean): Promise<number> {
+    if (!keepAgents) return this.stopUnlessKept();
+    this.leave();
+    return 0;
   }
 
   /** The board host goes and leaves its agents running in the pty host. */

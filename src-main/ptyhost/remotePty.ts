@@ -156,17 +156,20 @@ export class RemotePty implements PaneSession {
    * @internal The pty host is gone without a word (killed -9): the pane's master went with it, so its
    * process got SIGHUP; its session's groups are killed as well so nothing of the agent lives on unseen.
    */
-  lostWithHost(): void {
-    if (this.exitValue) return;
+  /** Whether its process is ended now (or had already exited): a sweep of the pane record can pass it by. */
+  lostWithHost(): boolean {
+    if (this.exitValue) return true;
     this.lostFlag = true;
     // Every group of its session (a shell's jobs, a CLI started from it, sit in groups of their own), and
     // only while its pid is still this process: one freed by its death may already be a stranger's.
-    if (this.startTicks !== undefined || !this.dead) {
+    const killing = this.startTicks !== undefined || !this.dead;
+    if (killing) {
       const killer = new ProcessGroupKiller(this.pid, { rootStartTicks: this.startTicks });
       killer.killNow();
       killer.dispose();
     }
     this.exitedWith({ exitCode: 0, signal: 9, signalName: 'SIGKILL' });
+    return killing;
   }
 
   // --- to the pty host ---

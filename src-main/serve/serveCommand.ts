@@ -173,11 +173,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           // The windows hear it first: their pages show the host stopped now, not after every agent ended.
           served.stopping();
           await threads.dispose({ keepAgents });
-          if (keepAgents) ptyHost?.leave();
-          else {
-            const others = (await ptyHost?.stopUnlessKept()) ?? 0;
-            if (others > 0) warn(`forkbench serve: ${others} agent(s) of other Threads, kept from an earlier run, keep running in the pty host (pid ${ptyHost?.hostPid})`);
-          }
+          const others = (await ptyHost?.quit(keepAgents)) ?? 0;
+          if (others > 0) warn(`forkbench serve: ${others} agent(s) of other Threads, kept from an earlier run, keep running in the pty host (pid ${ptyHost?.hostPid})`);
           await served.close();
         } catch (err) {
           process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);

@@ -17,7 +17,7 @@ export const PaneFrame = {
 } as const;
 
 /** Where a pane output message's text starts, and whose it is. */
-export interface PaneFrameHead {
+interface PaneFrameHead {
   key: string;
   agentId: string;
   textAt: number;
