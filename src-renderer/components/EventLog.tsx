@@ -1,5 +1,5 @@
 import { memo, useMemo, useState } from 'react';
-import { showControls } from '../../src-shared/text/controlChars.js';
+import { UserText } from './UserText.js';
 import { filterLog, type LogEntry } from '../state/eventLog.js';
 import { useApp } from '../state/hooks.js';
 
@@ -54,7 +54,7 @@ const LogLine = memo(function LogLine({ entry: e }: { entry: LogEntry }) {
       <span className="log-kind">{e.kind}</span>
       <span className="log-summary">
         {/* Titles and notes quoted in it are journal text: controls shown as escapes, the line isolated. */}
-        <bdi>{showControls(e.summary, 'tab-newline')}</bdi>
+        <UserText text={e.summary} />
         {e.repeat > 1 ? <span className="log-repeat"> ×{e.repeat}</span> : null}
       </span>
     </li>

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { useApp, useController } from '../state/hooks.js';
 import { limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { CharCount, LimitReason } from './CharCount.js';
-import { showControls } from '../../src-shared/text/controlChars.js';
+import { UserText } from './UserText.js';
 
 /** The Thread's goal, edited in place: click → textarea → saved on blur or Enter (Shift+Enter: newline). */
 export function GoalEditor() {
@@ -82,7 +82,7 @@ export function GoalEditor() {
         }
       }}
     >
-      {shown ? <bdi>{showControls(shown, 'tab-newline')}</bdi> : <span className="placeholder">Set the goal for this thread…</span>}
+      {shown ? <UserText text={shown} /> : <span className="placeholder">Set the goal for this thread…</span>}
     </div>
   );
 }

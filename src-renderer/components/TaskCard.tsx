@@ -3,6 +3,7 @@ import { useDraggable } from '@dnd-kit/core';
 import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { USER } from '../../src-shared/board/model.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
+import { UserText } from './UserText.js';
 import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
 import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -66,7 +67,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
       ) : (
         task.body && (
           <p className="card-body">
-            <bdi>{showControls(task.body, 'tab-newline')}</bdi>
+            <UserText text={task.body} />
           </p>
         )
       )}
@@ -91,7 +92,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
       </div>
       {task.state === 'blocked' && task.blockedReason && (
         <p className="card-reason" data-testid={`card-blocked-${id}`}>
-          blocked: <bdi>{showControls(task.blockedReason, 'tab-newline')}</bdi>
+          blocked: <UserText text={task.blockedReason} />
         </p>
       )}
       {sentBack && (

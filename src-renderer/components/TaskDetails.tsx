@@ -1,14 +1,11 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Task } from '../../src-shared/board/model.js';
-import { showControls } from '../../src-shared/text/controlChars.js';
 import { summarize } from '../state/eventLog.js';
 import { useApp, useController } from '../state/hooks.js';
 import { taskStory, type StoryNote } from '../state/taskStory.js';
+import { UserText } from './UserText.js';
 
-/** Board text as the panel draws it: controls an older journal may hold shown as escapes, isolated from
- *  the text around it (<bdi>) so a right-to-left run cannot reorder the labels beside it. */
-const UserText = ({ text, oneLine = false }: { text: string; oneLine?: boolean }) => <bdi>{showControls(text, oneLine ? 'none' : 'tab-newline')}</bdi>;
 
 const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
