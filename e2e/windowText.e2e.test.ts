@@ -65,6 +65,15 @@ describe('journal text and limits in the window', () => {
     await w.shot('text-01-old-journal-escapes');
     await page.keyboard.press('Escape');
     await details.waitFor({ state: 'detached' });
+
+    // The command palette names the task it opens with the same escapes.
+    await page.keyboard.press('Control+k');
+    await page.getByTestId('palette-input').fill('evil');
+    expect(await page.getByTestId('palette-item-open-task-T-1').textContent()).toContain('Open T-1 “fix the \\u202eevil\\u202c parser \\x1b[2J”');
+    const inPalette = await page.getByTestId('command-palette').evaluate((el) => (el as HTMLElement).innerText);
+    expect(RAW.exec(inPalette)).toBeNull();
+    await page.keyboard.press('Escape');
+    await page.getByTestId('command-palette').waitFor({ state: 'detached' });
   });
 
   it('limits show while typing, and past them the form is not sent and says why', async () => {

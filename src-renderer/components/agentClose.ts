@@ -1,13 +1,14 @@
+import { showControls } from '../../src-shared/text/controlChars.js';
 import type { AppController } from '../state/controller.js';
 import { askConfirm } from './confirm.js';
 
-/** Task ids with their titles, for a person: `T-2 "Add tests"`. */
-function describeHeld(c: AppController, agentId: string): string[] {
+/** Task ids with their titles, for a person: `T-2 "Add tests"`; a title's controls shown as escapes. */
+export function describeHeld(c: Pick<AppController, 'state'>, agentId: string): string[] {
   const board = c.state.board;
   // The host's word on what it holds (sent with the agent list), as the tab shows it.
   return (c.state.agents[agentId]?.claims ?? []).map((id) => {
     const title = board?.tasks.get(id)?.title;
-    return title ? `${id} "${title}"` : id;
+    return title ? `${id} "${showControls(title, 'none')}"` : id;
   });
 }
 

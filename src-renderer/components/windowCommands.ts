@@ -1,3 +1,4 @@
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { matchTasks } from '../state/boardSearch.js';
 import type { PaletteCommand } from '../state/commandRegistry.js';
 import { useController } from '../state/hooks.js';
@@ -58,7 +59,7 @@ export function useWindowCommands(drawer: Drawer, toggleDrawer: (d: Exclude<Draw
         const holder = t.claim ? c.agentName(t.claim.agentId) : '';
         out.push({
           id: `open-task-${id}`,
-          title: `Open ${id} “${t.title}”`,
+          title: `Open ${id} “${showControls(t.title, 'none')}”`,
           group: 'Tasks',
           detail: holder ? `${t.state}, ${holder}` : t.state,
           keywords: `${holder} details ${id.replace('-', '')}`,
