@@ -108,6 +108,10 @@ describe('journal text and limits in the window', () => {
     await titleInput.fill('Second task');
     await submit.click();
     await card('T-2').waitFor();
+    // After that round trip, nothing over a limit was ever sent: no refusal came back, and the second task
+    // is T-2, not T-3.
+    expect(await page.getByTestId('card-title-T-2').textContent()).toBe('Second task');
+    expect(await page.getByTestId('error-line').count()).toBe(0);
 
     // The goal: Enter past its limit keeps the editor open with the reason; Escape gives the change up.
     await page.getByTestId('thread-goal').click();
