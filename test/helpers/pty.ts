@@ -1,10 +1,11 @@
 import { PtySession, type PtySessionOptions } from '../../src-main/pty/ptySession.js';
 
-/** Polls `check` until it returns a truthy value or the deadline passes: tests wait on state, not sleeps. */
-export async function waitFor<T>(check: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+/** Polls `check` (which may read asynchronously: a pty host, /proc) until it gives a truthy value or the
+ *  deadline passes: tests wait on state, not sleeps. */
+export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));

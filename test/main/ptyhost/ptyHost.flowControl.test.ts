@@ -34,13 +34,7 @@ async function floodInPtyHost(): Promise<{ client: PtyHostClient; pty: RemotePty
 const stats = (client: PtyHostClient, pty: RemotePty) => client.request('stats', { pane: pty.pane });
 
 /** Polls the pty host until the pane's pty is paused. */
-async function pausedIn(client: PtyHostClient, pty: RemotePty): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!(await stats(client, pty)).paused) {
-    if (performance.now() > deadline) throw new Error('the pane never paused');
-    await sleep(10);
-  }
-}
+const pausedIn = (client: PtyHostClient, pty: RemotePty) => waitFor(async () => (await stats(client, pty)).paused, 10_000, 'the pane to pause');
 
 /** Over half a second the child neither runs nor gets a read chunk more through: it is blocked in write(2). */
 async function expectBlocked(client: PtyHostClient, pty: RemotePty, chars: () => number): Promise<void> {

@@ -15,6 +15,7 @@ import type { TerminalSignal } from '../../../src-main/pty/headlessMirror.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { nextEvent } from '../../helpers/events.js';
+import { waitFor } from '../../helpers/pty.js';
 
 const linux = process.platform === 'linux';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -58,13 +59,7 @@ async function standIn(host: ThreadHost, link: PtyHostLink, profile: ProfileIdSh
   return { pty: pty as RemotePty, states, signals };
 }
 
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const end = performance.now() + ms;
-  while (!(await ok())) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+const until = (what: string, ok: () => boolean | Promise<boolean>) => waitFor(ok, 10_000, what);
 
 describe.runIf(linux)("agent states of a pane in the pty host, from the pty host's mirror", () => {
   it('an OSC 9 notification of a launched agent is needs-input from the terminal, Enter answers it', async () => {

@@ -44,16 +44,9 @@ async function claim(host: ThreadHost, agentId: string, title: string): Promise<
   return { taskId: t.value.id, token: c.value.token };
 }
 
-/** Polls the pane's screen (an async read, so not waitFor's) until it shows `text`. */
-async function screenShows(host: ThreadHost, agentId: string, text: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  for (;;) {
-    const screen = await host.panes.screen(agentId);
-    if (screen.includes(text)) return;
-    if (performance.now() > deadline) throw new Error(`the screen never showed ${text}: ${JSON.stringify(screen)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls the pane's screen until it shows `text`. */
+const screenShows = (host: ThreadHost, agentId: string, text: string) =>
+  waitFor(async () => (await host.panes.screen(agentId)).includes(text), 10_000, `the screen to show ${text}`);
 
 const endsOf = (events: BoardEvent[]) => events.filter((e) => e.kind === 'claim-ended').map((e) => ({ agentId: (e as { agentId: string }).agentId, reason: (e as { reason: string }).reason }));
 
