@@ -1,9 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import type { WindowMethod, WindowParams, WindowResult, WsServerMessage } from '../src-shared/protocol/windowApi.js';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard } from './pageActions.js';
+import { windowOn, type WindowClient } from './windowClient.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, startLongTasks, stopLongTasks } from './pageMeasures.js';
 
 /**
@@ -18,48 +17,8 @@ const CLAIM_ROUNDS = 15;
 let w: WindowSession;
 let served: Served;
 let page: Page;
-let host: HostClient;
-
 /** A second window on the same serve, from node: the window API over its WebSocket, calls pipelined. */
-class HostClient {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private constructor(private readonly ws: WebSocket) {
-    ws.on('message', (raw, isBinary) => {
-      // Pane output (binary) is no answer.
-      if (isBinary) return;
-      const msg = JSON.parse(raw.toString()) as WsServerMessage;
-      if ('push' in msg) return;
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      if (msg.ok) p.resolve(msg.value);
-      else p.reject(new Error(`${msg.error?.code}: ${msg.error?.message}`));
-    });
-  }
-
-  static async connect(s: Served): Promise<HostClient> {
-    const origin = `http://127.0.0.1:${s.port}`;
-    const ws = new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { origin, headers: { Cookie: s.cookie } });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    return new HostClient(ws);
-  }
-
-  call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.ws.send(JSON.stringify({ id, method, params }));
-    });
-  }
-
-  close(): void {
-    this.ws.close();
-  }
-}
+let host: WindowClient;
 
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,7 +30,7 @@ const stats = (xs: number[]) => {
 beforeAll(async () => {
   w = await openWindow();
   ({ served, page } = w);
-  host = await HostClient.connect(served);
+  host = await windowOn(served);
 }, 60_000);
 
 afterAll(async () => {
