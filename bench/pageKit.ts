@@ -36,7 +36,7 @@ export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) =
   for (;;) {
     const v = await get();
     if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`browser bench: timed out waiting for ${what} (last: ${JSON.stringify(v)?.slice(0, 200)})`);
+    if (Date.now() > end) throw new Error(`bench: timed out waiting for ${what} (last: ${JSON.stringify(v)?.slice(0, 200)})`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

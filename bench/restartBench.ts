@@ -11,6 +11,8 @@ import { startServe, type Served } from '../e2e/harness.js';
 import { windowOn, type WindowClient } from '../e2e/windowClient.js';
 import { median, percentileOf, type Row } from './table.js';
 import { alive } from '../test/helpers/processes.js';
+import { ptyHostPidOf } from '../test/helpers/serveProcess.js';
+import { until, verdict } from './pageKit.js';
 
 const AGENTS = 10;
 /** Restarts measured: p99 of 20 is their worst, as elsewhere in the bench. */
@@ -23,31 +25,8 @@ const GOAL_ADDED_MS = 250;
  *  before wondering whether it worked. */
 const GOAL_P99_MS = 1000;
 
-const verdict = (ok: boolean) => (ok ? '(met)' : '(NOT met)');
-
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await get();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`restart bench: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** The line agent `i` prints once started: what its screen must show after every restart. */
 const mark = (i: number) => `restart-bench-agent-${i}-up`;
-
-/** The pty host's pid, from the line it logs when it listens. */
-function ptyHostPid(root: string): number | null {
-  try {
-    const log = fs.readFileSync(join(root, 'data', 'ptyhost', 'ptyhost.log'), 'utf8');
-    const all = [...log.matchAll(/ptyhost\[(\d+)\]: listening/g)];
-    return all.length ? Number(all[all.length - 1]![1]) : null;
-  } catch {
-    return null;
-  }
-}
 
 async function threadKey(w: WindowClient): Promise<string> {
   const [t] = await w.call('threads.list', {});
@@ -107,7 +86,7 @@ export async function restartBench(): Promise<Row[]> {
       marks.set(a.id, mark(i));
     }
     const ready = w;
-    await until('every agent to print its line', () => allBack(ready, key, pids, marks).then(() => true, () => false), (ok) => ok);
+    await until('every agent to print its line', () => allBack(ready, key, pids, marks).then(() => true, () => false), (ok) => ok, 20_000, 20);
 
     // The bare restarts: no pty host and no agent, on folders of their own, taken turn about with the
     // measured ones so both meet the same load from whatever else this machine runs.
@@ -162,8 +141,8 @@ export async function restartBench(): Promise<Row[]> {
       fs.rmSync(bareServed.root, { recursive: true, force: true });
     }
     if (root) {
-      const host = ptyHostPid(root);
-      await until('the pty host and agents to end', async () => ![...pids.values(), ...(host ? [host] : [])].some(alive), (gone) => gone, 15_000).catch((err: Error) => {
+      const host = ptyHostPidOf(join(root, 'data'));
+      await until('the pty host and agents to end', async () => ![...pids.values(), ...(host ? [host] : [])].some(alive), (gone) => gone, 15_000, 20).catch((err: Error) => {
         console.error(`${err.message}; killing them`);
         for (const pid of [...pids.values(), ...(host ? [host] : [])]) if (alive(pid)) process.kill(pid, 'SIGKILL');
       });

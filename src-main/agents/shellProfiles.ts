@@ -10,7 +10,6 @@ import {
   boardInstructions,
   forkbenchEnv,
   instructionsFile,
-  json,
   resolveLoginShell,
   standardMcpConfig,
 } from './profileKit.js';

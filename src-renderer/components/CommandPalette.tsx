@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { PaletteCommand } from '../state/commandRegistry.js';
 import { typingIn } from './keys.js';
 import { useCommandRegistry } from './useCommands.js';
+import { useReturnFocus } from './returnFocus.js';
 
 /** How far PageUp / PageDown move in the list: about what the list shows at once. */
 const PAGE = 8;
@@ -31,7 +32,7 @@ export function CommandPalette() {
   const [open, setOpen] = useState(false);
   const [query, setQuery] = useState('');
   const [active, setActive] = useState(0);
-  const returnTo = useRef<Element | null>(null);
+  const focus = useReturnFocus();
   const list = useRef<HTMLUListElement>(null);
 
   useEffect(() => {
@@ -41,13 +42,13 @@ export function CommandPalette() {
       e.preventDefault();
       e.stopPropagation();
       setOpen((was) => {
-        if (!was) returnTo.current = document.activeElement;
+        if (!was) focus.remember();
         return true;
       });
     };
     window.addEventListener('keydown', onKey, true);
     return () => window.removeEventListener('keydown', onKey, true);
-  }, []);
+  }, [focus]);
 
   // Read on every render while open: the commands follow the query and the window's state of the moment.
   const commands = open ? registry.matching(query) : [];
@@ -65,12 +66,10 @@ export function CommandPalette() {
   if (!open) return null;
 
   const close = () => {
-    const back = returnTo.current;
-    returnTo.current = null;
     setOpen(false);
     setQuery('');
     setActive(0);
-    if (back instanceof HTMLElement && back.isConnected) back.focus();
+    focus.restore();
   };
   const run = (cmd: PaletteCommand | undefined) => {
     if (!cmd || cmd.disabled) return;

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { PALETTE_KEYS } from './CommandPalette.js';
 import { typingIn } from './keys.js';
 import { useCommands } from './useCommands.js';
+import { useReturnFocus } from './returnFocus.js';
 
 /** Every shortcut the window has, in one place (`?` shows it). */
 const SHORTCUTS: ReadonlyArray<[string, string]> = [
@@ -21,7 +22,7 @@ const SHORTCUTS: ReadonlyArray<[string, string]> = [
 export function ShortcutHelp() {
   const [open, setOpen] = useState(false);
   const box = useRef<HTMLDivElement>(null);
-  const returnTo = useRef<Element | null>(null);
+  const focus = useReturnFocus();
   useCommands(() => [{ id: 'show-shortcuts', title: 'Show keyboard shortcuts', group: 'Window', keys: '?', keywords: 'help keys', run: () => setOpen(true) }]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -34,13 +35,10 @@ export function ShortcutHelp() {
   }, []);
   useEffect(() => {
     if (!open) return;
-    returnTo.current = document.activeElement;
+    focus.remember();
     box.current?.focus();
-    return () => {
-      const back = returnTo.current;
-      if (back instanceof HTMLElement && back.isConnected) back.focus();
-    };
-  }, [open]);
+    return () => void focus.restore();
+  }, [open, focus]);
   if (!open) return null;
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && setOpen(false)}>

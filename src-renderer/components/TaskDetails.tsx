@@ -5,6 +5,7 @@ import { summarize } from '../state/eventLog.js';
 import { useApp, useController } from '../state/hooks.js';
 import { taskStory, type StoryNote } from '../state/taskStory.js';
 import { UserText } from './UserText.js';
+import { useReturnFocus } from './returnFocus.js';
 
 
 const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
@@ -49,17 +50,15 @@ function DetailsOf({ taskId }: { taskId: string }) {
   const task = useApp((s) => s.board?.tasks.get(taskId));
   const events = useTaskHistory(taskId, task);
   const root = useRef<HTMLElement>(null);
-  const returnTo = useRef<Element | null>(null);
+  const focus = useReturnFocus();
   useEffect(() => {
-    returnTo.current = document.activeElement;
+    focus.remember();
     root.current?.focus();
     return () => {
-      const back = returnTo.current;
       // The card may have been redrawn meanwhile: its new element, by its test id, takes the focus.
-      const card = back instanceof HTMLElement && back.isConnected ? back : document.querySelector<HTMLElement>(`[data-testid="card-${taskId}"]`);
-      card?.focus();
+      if (!focus.restore()) document.querySelector<HTMLElement>(`[data-testid="card-${taskId}"]`)?.focus();
     };
-  }, [taskId]);
+  }, [taskId, focus]);
   const close = () => c.store.setState({ detailsTaskId: null });
   const name = (id: string) => c.agentName(id);
   if (!task) {

@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { createStore, useStore } from 'zustand';
+import { useReturnFocus } from './returnFocus.js';
 
 interface ConfirmRequest {
   title: string;
@@ -29,19 +30,17 @@ export function askConfirm(title: string, body: string, confirmLabel: string, to
 export function ConfirmHost() {
   const request = useStore(confirmStore, (s) => s.request);
   const cancel = useRef<HTMLButtonElement>(null);
-  const returnTo = useRef<Element | null>(null);
+  const focus = useReturnFocus();
   useEffect(() => {
     if (!request) return;
-    returnTo.current = document.activeElement;
+    focus.remember();
     cancel.current?.focus();
-  }, [request]);
+  }, [request, focus]);
   if (!request) return null;
   const finish = (yes: boolean) => {
     confirmStore.setState({ request: null });
     request.resolve(yes);
-    const back = returnTo.current;
-    returnTo.current = null;
-    if (back instanceof HTMLElement && back.isConnected) back.focus();
+    focus.restore();
   };
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && finish(false)}>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { createStore, useStore } from 'zustand';
 import { limitState, TEXT_LIMITS, type TextLimit } from '../state/textLimit.js';
 import { CharCount, LimitReason } from './CharCount.js';
+import { useReturnFocus } from './returnFocus.js';
 
 interface PromptRequest {
   title: string;
@@ -30,22 +31,20 @@ export function PromptHost() {
   const request = useStore(promptStore, (s) => s.request);
   const [value, setValue] = useState('');
   const input = useRef<HTMLInputElement>(null);
-  const returnTo = useRef<Element | null>(null);
+  const focus = useReturnFocus();
   useEffect(() => {
     if (request) {
-      returnTo.current = document.activeElement;
+      focus.remember();
       setValue(request.initial);
       queueMicrotask(() => input.current?.focus());
     }
-  }, [request]);
+  }, [request, focus]);
   if (!request) return null;
   const limit = limitState(value, request.limit);
   const finish = (v: string | null) => {
     promptStore.setState({ request: null });
     request.resolve(v);
-    const back = returnTo.current;
-    returnTo.current = null;
-    if (back instanceof HTMLElement && back.isConnected) back.focus();
+    focus.restore();
   };
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && finish(null)}>

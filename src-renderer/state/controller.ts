@@ -7,7 +7,6 @@ import type {
   ProfileIdShared,
   ThreadSummary,
   WindowError,
-  WindowMethod,
   WindowParams,
   WindowPush,
 } from '../../src-shared/protocol/windowApi.js';
