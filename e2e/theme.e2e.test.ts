@@ -63,6 +63,11 @@ interface SchemeLook {
 
 /** What the window looks like now: painted backgrounds of the page and the terminal, and text contrasts. */
 async function look(agentId: string): Promise<SchemeLook> {
+  // A scheme change fades backgrounds and colours in (`transition` in app.css): measured mid-way, a tab
+  // read 1.6:1. Wait for the page's colour transitions to end, not for a fixed time.
+  await page.waitForFunction(() =>
+    document.getAnimations().every((a) => !(a instanceof CSSTransition) || !/color|background/.test(a.transitionProperty)),
+  );
   const main = (await page.getByTestId('main').boundingBox()) as { x: number; y: number; width: number; height: number };
   const term = (await page.getByTestId(`terminal-${agentId}`).boundingBox()) as { x: number; y: number; width: number; height: number };
   const contrasts: Record<string, number> = {};
