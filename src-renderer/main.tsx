@@ -6,7 +6,6 @@ import { replaceAddress } from './address.js';
 import { App } from './components/App.js';
 import { notificationPermission, requestNotificationPermission, systemNotify, systemNotifyClick } from './notifications.js';
 import { nextWaiting } from './state/agentAlerts.js';
-import { CommandsContext } from './components/useCommands.js';
 import { CommandRegistry } from './state/commandRegistry.js';
 import { AppController } from './state/controller.js';
 import { ServicesContext } from './state/hooks.js';
@@ -122,10 +121,8 @@ const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
-    <ServicesContext.Provider value={{ controller, terminals }}>
-      <CommandsContext.Provider value={commands}>
-        <App />
-      </CommandsContext.Provider>
+    <ServicesContext.Provider value={{ controller, terminals, commands }}>
+      <App />
     </ServicesContext.Provider>
   </StrictMode>,
 );

@@ -2,6 +2,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, use
 import { useDroppable } from '@dnd-kit/core';
 import { TASK_STATES, type TaskState } from '../../src-shared/board/model.js';
 import { matchTasks } from '../state/boardSearch.js';
+import { noTasks } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { typingIn } from './keys.js';
 import { TaskCard } from './TaskCard.js';
@@ -35,11 +36,11 @@ export const VirtualConstants = {
 export function Board() {
   // A class, not a CSS :has() over the columns: :has() is re-matched on every change inside the board, and
   // a search that matches nothing is no empty board.
-  const noTasks = useApp((s) => TASK_STATES.every((t) => s.columns[t].length === 0));
+  const empty = useApp((s) => noTasks(s.columns));
   return (
     <>
       <BoardSearch />
-      <div className={`board${noTasks ? ' no-tasks' : ''}`} role="list" aria-label="Backlog">
+      <div className={`board${empty ? ' no-tasks' : ''}`} role="list" aria-label="Backlog">
         {TASK_STATES.map((s) => (
           <Column key={s} state={s} />
         ))}

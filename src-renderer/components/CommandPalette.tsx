@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { PaletteCommand } from '../state/commandRegistry.js';
 import { typingIn } from './keys.js';
-import { useCommandRegistry } from './useCommands.js';
+import { useCommandRegistry } from '../state/hooks.js';
 import { useReturnFocus } from './returnFocus.js';
 
 /** How far PageUp / PageDown move in the list: about what the list shows at once. */

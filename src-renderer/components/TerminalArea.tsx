@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { noTasks } from '../state/boardState.js';
 import { useApp, useTerminals } from '../state/hooks.js';
 import type { PaneTerminal } from '../terminal/paneTerminal.js';
 import { FirstSteps } from './FirstSteps.js';
@@ -9,7 +10,7 @@ export function TerminalArea() {
   useSyncExternalStore(terminals.subscribe, terminals.getVersion);
   const activeId = useApp((s) => s.activeAgentId);
   // A Thread with nothing in it yet: the area explains how to start instead of staying blank.
-  const fresh = useApp((s) => s.board !== null && s.agentIds.length === 0 && Object.values(s.columns).every((ids) => ids.length === 0));
+  const fresh = useApp((s) => s.board !== null && s.agentIds.length === 0 && noTasks(s.columns));
   const pane = activeId ? terminals.get(activeId) : undefined;
   const area = useRef<HTMLDivElement>(null);
   useEffect(() => {

@@ -1,14 +1,6 @@
-import { createContext, useContext, useEffect, useRef } from 'react';
-import { CommandRegistry, type CommandSource } from '../state/commandRegistry.js';
-
-/** The window's command registry (App provides it; the palette reads it). */
-export const CommandsContext = createContext<CommandRegistry | null>(null);
-
-export function useCommandRegistry(): CommandRegistry {
-  const r = useContext(CommandsContext);
-  if (!r) throw new Error('CommandsContext is missing');
-  return r;
-}
+import { useEffect, useRef } from 'react';
+import type { CommandSource } from '../state/commandRegistry.js';
+import { useCommandRegistry } from '../state/hooks.js';
 
 /**
  * Offer this component's actions to the command palette for as long as it is shown. `source` is read

@@ -61,6 +61,9 @@ export function computeColumns(board: Board, prev?: Columns): Columns {
 
 export const EMPTY_COLUMNS: Columns = computeColumns({ tasks: new Map() } as Board);
 
+/** The board holds no task in any state (a new Thread). */
+export const noTasks = (cols: Columns): boolean => Object.values(cols).every((ids) => ids.length === 0);
+
 /** Where `id` is, or would go, in an array sorted by compareTaskIds: the first index not before it. */
 function lowerBound(ids: readonly string[], id: string): number {
   let lo = 0;

@@ -1,12 +1,15 @@
 import { createContext, useContext } from 'react';
 import { useStore } from 'zustand';
 import type { TerminalRegistry } from '../terminal/terminalRegistry.js';
+import type { CommandRegistry } from './commandRegistry.js';
 import type { AppController, AppState } from './controller.js';
 import type { HostClock } from './hostClock.js';
 
 export interface AppServices {
   controller: AppController;
   terminals: TerminalRegistry;
+  /** The window's commands: components offer theirs (useCommands), the palette reads them. */
+  commands: CommandRegistry;
 }
 
 export const ServicesContext = createContext<AppServices | null>(null);
@@ -19,6 +22,10 @@ function useServices(): AppServices {
 
 export function useController(): AppController {
   return useServices().controller;
+}
+
+export function useCommandRegistry(): CommandRegistry {
+  return useServices().commands;
 }
 
 export function useTerminals(): TerminalRegistry {
