@@ -84,6 +84,8 @@ export class PtySession implements Disposable {
   private readonly batcher: OutputBatcher;
   private readonly writer: ChunkedWriter;
   private readonly mirror: HeadlessMirror;
+  /** The root process's start time (/proc), undefined where it cannot be read. */
+  readonly rootStartTicks: number | undefined;
   private readonly killer: ProcessGroupKiller;
   private readonly now: () => number;
   private readonly timers: Timers;
@@ -143,8 +145,9 @@ export class PtySession implements Disposable {
     this.batcher = this.disposables.add(new OutputBatcher((data) => this.dataEmitter.fire(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
     this.mirror.onSignal.event(() => this.batcher.flush()); // a signal after the output it came in: the prompt shows, then the wait
     this.writer = this.disposables.add(new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers }));
-    // Which process the root is (its pid and start time), read once for the killer and the exit watcher.
-    const rootStartTicks = readStartTicks(this.pid);
+    // Which process the root is (its pid and start time), read once for the killer, the exit watcher and
+    // the pty host's record of its panes.
+    const rootStartTicks = (this.rootStartTicks = readStartTicks(this.pid));
     this.killer = this.disposables.add(
       new ProcessGroupKiller(this.pid, {
         termAfterMs: sessionOptions.termAfterMs,

@@ -139,7 +139,7 @@ export class HostedPanes {
       throw new Refusal('spawn-failed', `could not start ${p.command}: ${(err as Error).message}`);
     }
     const pane = this.nextPane++;
-    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set(), recorded: recordedPane(session.pid) };
+    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set(), recorded: recordedPane(session.pid, session.rootStartTicks) };
     this.panes.set(pane, h);
     this.record();
     session.onData((data) => {

@@ -25,9 +25,9 @@ export function writePaneRecord(path: string, panes: RecordedPane[]): void {
   writeFileAtomic(path, JSON.stringify({ panes }), { mode: 0o600 });
 }
 
-/** The pane's entry, read once at spawn (the process is ours and alive then). */
-export function recordedPane(pid: number): RecordedPane {
-  return { pid, startTicks: readStartTicks(pid) };
+/** The pane's entry, its start time as the session read it at spawn (the process is ours and alive then). */
+export function recordedPane(pid: number, startTicks: number | undefined): RecordedPane {
+  return { pid, startTicks };
 }
 
 /**

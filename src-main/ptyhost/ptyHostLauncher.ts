@@ -60,19 +60,18 @@ async function connectWhenFree(socket: string, version: string, o: PtyHostClient
  * detached (its own session, so a Ctrl-C or a closed terminal of the board host does not reach it). A
  * socket that is not ours or not private, or a pty host of another version, is refused with its reason.
  */
-export async function connectPtyHost(
-  dataRoot: string,
-  o: {
-    idleMs?: number;
-    version?: string;
-    env?: Record<string, string | undefined>;
-    /** A pty host of another version is stopped (its agents end cleanly) and ours started in its place. */
-    replaceOther?: boolean;
-    warn?: (m: string) => void;
-    /** The request bound and timers (tests shorten the bound). */
-    client?: PtyHostClientOptions;
-  } = {},
-): Promise<{ client: PtyHostClient; started: boolean }> {
+export interface PtyHostLaunchOptions {
+  idleMs?: number;
+  version?: string;
+  env?: Record<string, string | undefined>;
+  /** A pty host of another version is stopped (its agents end cleanly) and ours started in its place. */
+  replaceOther?: boolean;
+  warn?: (m: string) => void;
+  /** The request bound and timers (tests shorten the bound). */
+  client?: PtyHostClientOptions;
+}
+
+export async function connectPtyHost(dataRoot: string, o: PtyHostLaunchOptions = {}): Promise<{ client: PtyHostClient; started: boolean }> {
   const paths = ptyHostPaths(dataRoot);
   const version = o.version ?? forkbenchVersion();
   try {

@@ -1,17 +1,12 @@
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
-import type { PtyHostClient, PtyHostClientOptions } from './ptyHostClient.js';
-import { connectPtyHost } from './ptyHostLauncher.js';
+import type { PtyHostClient } from './ptyHostClient.js';
+import { connectPtyHost, type PtyHostLaunchOptions } from './ptyHostLauncher.js';
 import type { PaneListing } from './protocol.js';
 import type { RemotePty } from './remotePty.js';
 
-interface LinkOptions {
-  idleMs?: number;
-  warn?: (m: string) => void;
-  replaceOther?: boolean;
-  /** The request bound and timers (tests shorten the bound). */
-  client?: PtyHostClientOptions;
-}
+/** The board host's pty host is always this Forkbench's version, started with the board host's env. */
+type LinkOptions = Pick<PtyHostLaunchOptions, 'idleMs' | 'warn' | 'replaceOther' | 'client'>;
 
 /**
  * A board host's way to its data folder's pty host. A pty host that died (killed -9; its panes already
@@ -31,7 +26,7 @@ export class PtyHostLink implements PtyFactory {
   /** With `replaceOther`, a pty host of another Forkbench version is stopped with its agents first (the
    *  person chose to: `serve --replace-pty-host`, the app's "Stop it and its agents"); without, it is refused. */
   static async open(dataRoot: string, o: LinkOptions = {}): Promise<PtyHostLink> {
-    const { client, started } = await connectPtyHost(dataRoot, { idleMs: o.idleMs, replaceOther: o.replaceOther, warn: o.warn, client: o.client });
+    const { client, started } = await connectPtyHost(dataRoot, o);
     return new PtyHostLink(client, dataRoot, o, started);
   }
 

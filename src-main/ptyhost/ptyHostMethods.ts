@@ -123,9 +123,6 @@ export type PtyHostMethods = {
   [M in PtyHostMethod]: { params: z.input<(typeof ptyHostMethods)[M]['input']>; result: z.output<(typeof ptyHostMethods)[M]['result']> };
 };
 
-/** The hello's params, checked before anything else on a connection. */
-export const helloParams = hello;
-
 /** Ids are echoed back as they came: a safe whole number, so both ends see the same one. */
 const id = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 

@@ -7,7 +7,7 @@ import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { controlFrame, FrameDecoder } from './frames.js';
 import { HostedPanes } from './hostedPanes.js';
 import { sweepPaneRecord } from './paneRecord.js';
-import { clientMessage, helloParams, idOf, ptyHostMethods, type HelloAnswer } from './ptyHostMethods.js';
+import { clientMessage, idOf, ptyHostMethods, type HelloAnswer } from './ptyHostMethods.js';
 import { paneRecordBeside, PTY_HOST_PROTOCOL } from './protocol.js';
 import { ensurePrivateDir, socketLive } from './socketChecks.js';
 
@@ -141,7 +141,7 @@ export class PtyHostServer {
    */
   private greet(sock: net.Socket, raw: unknown): boolean {
     const msg = clientMessage.safeParse(raw);
-    const hi = msg.success && msg.data.t === 'req' && msg.data.m === 'hello' ? helloParams.safeParse(msg.data.p) : null;
+    const hi = msg.success && msg.data.t === 'req' && msg.data.m === 'hello' ? ptyHostMethods.hello.input.safeParse(msg.data.p) : null;
     if (!msg.success || msg.data.t !== 'req' || !hi?.success) {
       sock.destroy();
       return false;
