@@ -3,6 +3,7 @@
  * at a time, waiting on the page, and launching and closing panes from the page as a person does.
  */
 import type { Page } from 'playwright-core';
+import { agentTabIds } from '../e2e/pageActions.js';
 import { percentileOf } from './table.js';
 
 export const p = percentileOf;
@@ -42,8 +43,6 @@ export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) =
 }
 
 
-export const agentTabIds = (page: Page) =>
-  page.locator('[data-testid^="agent-tab-"]').evaluateAll((els) => els.map((e) => (e.getAttribute('data-testid') as string).slice('agent-tab-'.length)));
 
 /** Launch a custom command from the page's Launch menu, as a person does; its tab is selected and its pane shown. */
 export async function launchInPage(page: Page, command: string): Promise<string> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
-import { screenText, typeIn } from './pageActions.js';
+import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 
 /**
  * Agent states in the window (issue 19), end to end: `forkbench serve`, Debian's Chromium, real ptys. An
@@ -41,19 +41,9 @@ afterAll(() => w?.close());
 
 const notes = () => page.evaluate(() => (window as unknown as { __notes: Array<{ title: string; body: string }> }).__notes.map((n) => ({ title: n.title, body: n.body })));
 
-async function launchShell(): Promise<string> {
-  const before = new Set(await page.locator('[data-testid^="agent-tab-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid'))));
-  // A plain interactive sh, not the login shell: a login shell's start-up files are the machine's business
-  // (here they take seconds), and this test is about the window.
-  await page.getByTestId('launch-menu').click();
-  await page.getByTestId('launch-custom').click();
-  await page.getByTestId('custom-command').fill('exec sh -i');
-  await page.getByTestId('custom-launch').click();
-  const tabs = page.locator('[data-testid^="agent-tab-"]');
-  await expect.poll(async () => (await tabs.count()) > before.size).toBe(true);
-  const ids = await tabs.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid') as string));
-  return (ids.find((t) => !before.has(t)) as string).replace('agent-tab-', '');
-}
+// A plain interactive sh, not the login shell: a login shell's start-up files are the machine's business
+// (here they take seconds), and this test is about the window.
+const launchShell = () => launchFromMenu(page, 'exec sh -i');
 
 describe('agent states in the window', () => {
   it('the tab and card show "waiting for you", the header counts it, a notification is raised and its click selects the tab', async () => {

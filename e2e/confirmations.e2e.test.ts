@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
-import { typeIn } from './pageActions.js';
+import { agentTabIds, launchFromMenu, typeIn } from './pageActions.js';
 import { alive } from '../test/helpers/processes.js';
 
 /**
@@ -21,15 +21,10 @@ beforeAll(async () => {
 afterAll(() => w?.close());
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
-const tabIds = () => page.locator('[data-testid^="agent-tab-"]').evaluateAll((els) => els.map((e) => (e.getAttribute('data-testid') as string).replace('agent-tab-', '')));
+const tabIds = () => agentTabIds(page);
 
 async function launchShell(): Promise<{ id: string; pid: number }> {
-  const before = new Set(await tabIds());
-  await page.getByTestId('launch-menu').click();
-  await page.getByTestId('launch-shell').click();
-  await expect.poll(async () => (await tabIds()).length).toBe(before.size + 1);
-  const id = (await tabIds()).find((t) => !before.has(t)) as string;
-  await expect.poll(() => page.getByTestId(`agent-tab-${id}`).getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+  const id = await launchFromMenu(page);
   return { id, pid: Number(await page.getByTestId(`agent-tab-${id}`).getAttribute('data-pid')) };
 }
 

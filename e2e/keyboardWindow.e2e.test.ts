@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INSTALL_HINTS } from '../src-shared/agents/installHints.js';
 import { findOnPath } from '../src-main/base/pathLookup.js';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { agentTabIds, newAgentTab } from './pageActions.js';
 
 /**
  * Issue 20, findings 6 and 7: a first open explains what to do; the Launch menu works from the keyboard,
@@ -35,16 +36,11 @@ const focused = () => page.evaluate(() => document.activeElement?.getAttribute('
 /** Whether the focus is in an agent's terminal (xterm's input is a textarea inside the pane's container). */
 const focusInTerminal = (agentId: string) =>
   page.evaluate((id) => !!document.activeElement?.closest(`[data-testid="terminal-${id}"]`) && document.activeElement?.tagName === 'TEXTAREA', agentId);
-const tabIds = () => page.locator('[data-testid^="agent-tab-"]').evaluateAll((els) => els.map((e) => (e.getAttribute('data-testid') as string).replace('agent-tab-', '')));
+const tabIds = () => agentTabIds(page);
 const palette = () => page.getByTestId('command-palette');
 const selected = () => palette().locator('[aria-selected="true"]').getAttribute('data-testid');
 
-async function newAgent(before: string[]): Promise<string> {
-  await expect.poll(async () => (await tabIds()).length, { timeout: 10_000 }).toBe(before.length + 1);
-  const id = (await tabIds()).find((t) => !before.includes(t)) as string;
-  await expect.poll(() => page.getByTestId(`agent-tab-${id}`).getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
-  return id;
-}
+const newAgent = (before: string[]) => newAgentTab(page, before);
 
 describe('the window from the keyboard', () => {
   it('explains a new Thread, launches from the Launch menu and runs commands from the palette, keyboard only', async () => {

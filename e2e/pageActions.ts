@@ -6,6 +6,32 @@ import { expect } from 'vitest';
  * what the page shows, never on a fixed delay.
  */
 
+/** The agents' ids, in the order their tabs stand. */
+export const agentTabIds = (page: Page): Promise<string[]> =>
+  page.locator('[data-testid^="agent-tab-"]').evaluateAll((els) => els.map((e) => (e.getAttribute('data-testid') as string).slice('agent-tab-'.length)));
+
+/** The agent whose tab appeared since `before` (its ids then), once the tab says it is running. */
+export async function newAgentTab(page: Page, before: readonly string[]): Promise<string> {
+  await expect.poll(async () => (await agentTabIds(page)).length, { timeout: 10_000 }).toBe(before.length + 1);
+  const id = (await agentTabIds(page)).find((t) => !before.includes(t)) as string;
+  await expect.poll(() => page.getByTestId(`agent-tab-${id}`).getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+  return id;
+}
+
+/** Launch from the Launch menu as a person does: the login shell, or `command` as a custom one. Its id,
+ *  once its tab says it is running. */
+export async function launchFromMenu(page: Page, command?: string): Promise<string> {
+  const before = await agentTabIds(page);
+  await page.getByTestId('launch-menu').click();
+  if (command === undefined) await page.getByTestId('launch-shell').click();
+  else {
+    await page.getByTestId('launch-custom').click();
+    await page.getByTestId('custom-command').fill(command);
+    await page.getByTestId('custom-launch').click();
+  }
+  return newAgentTab(page, before);
+}
+
 /** Type a command into an agent's terminal, as a person would. */
 export async function typeIn(page: Page, agentId: string, text: string): Promise<void> {
   await page.getByTestId(`agent-tab-${agentId}`).click();
