@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +63,7 @@ describe('agent states in the window', () => {
     // A claims T-1, then asks the person (an ESC sequence in the question, to be shown as text) once the
     // test says go: only then is the person surely looking at B, so A's notification is for a tab they are
     // not looking at. (Asked at once, it could beat the click on B, and rightly raise no notification.)
-    const go = join(fs.mkdtempSync(join(tmpdir(), 'fb-agent-state-')), 'go');
+    const go = join(served.root, 'go');
     await typeIn(page, a, `forkbench claim T-1 && while [ ! -e ${go} ]; do sleep 0.05; done && forkbench status needs-input --text "$(printf 'Run the migration?\\033[2J')"`);
     await expect.poll(() => page.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: 30_000 }).toBe(a).catch(async (err) => {
       throw new Error(`${(err as Error).message}\npane: ${await screenText(page, a)}`);

@@ -8,6 +8,7 @@ import { controlFrame, dataFrame, FrameDecoder } from '../../../src-main/ptyhost
 import { PtyHostClient } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, type ClientMessage } from '../../../src-main/ptyhost/protocol.js';
 import { ensurePrivateDir } from '../../../src-main/ptyhost/socketChecks.js';
+import { waitFor } from '../../helpers/pty.js';
 
 /**
  * The order the board host hears its pty host in. A pty host answers a `screen` request and then sends the
@@ -78,7 +79,7 @@ describe('the board host hears its pty host in order', () => {
       heard.push(`screen: ${pty.serialize()}`);
     })();
     await replied;
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => heard.length >= 2, 5_000, 'the output behind the screen');
     expect(heard).toEqual(['screen: SCREEN', 'data: output after the screen']);
     // What came behind the output is still heard, in order: bracketed paste now on.
     expect(pty.asPaste('x')).toBe('\x1b[200~x\x1b[201~');

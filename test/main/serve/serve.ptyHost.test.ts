@@ -10,7 +10,7 @@ import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/pt
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
-import { readProcFacts } from '../../../src-main/pty/procReader.js';
+import { readProcFacts, readProcStat } from '../../../src-main/pty/procReader.js';
 import { sleep, waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
 
@@ -196,9 +196,8 @@ describe('a pty host of another Forkbench version', () => {
       expect(newPid).not.toBe(oldPid);
       const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec sleep 300', cols: 80, rows: 24 });
       expect(alive(a.pid!)).toBe(true);
-      // It is the new pty host's child (the stat line's 4th field, after the name in parentheses).
-      const ppid = Number(fs.readFileSync(`/proc/${a.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
-      expect(ppid).toBe(newPid);
+      // It is the new pty host's child.
+      expect(readProcStat(a.pid!)?.ppid).toBe(newPid);
       s.proc.kill('SIGINT');
       expect(await s.exit).toBe(0);
       await waitFor(() => !alive(a.pid!) && !alive(newPid!), 10_000, 'serve to end its agent and its pty host');

@@ -9,6 +9,7 @@ import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { PtyHostClientConstants } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+import { readProcStat } from '../../../src-main/pty/procReader.js';
 
 /**
  * Faults in the middle of an operation between serve and its pty host, with real processes: the pty host
@@ -54,14 +55,8 @@ const launch = (s: ServeProc, key: string): Promise<AgentInfo> => s.window.call(
 function childrenOf(pid: number): number[] {
   const kids: number[] = [];
   for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      // The command name is in parentheses and may hold spaces: the parent's pid is the second field after it.
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) kids.push(Number(d));
-    } catch {
-      // gone meanwhile
-    }
+    // A process gone meanwhile reads as undefined.
+    if (/^\d+$/.test(d) && readProcStat(Number(d))?.ppid === pid) kids.push(Number(d));
   }
   return kids.sort((a, b) => a - b);
 }
