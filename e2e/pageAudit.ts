@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { luminance, parseColor, type Rgba } from '../test/helpers/contrast.js';
+import { over, parseColor, ratioOf, type Rgba } from '../test/helpers/contrast.js';
 
 /**
  * What a picky person checks by eye, measured in the page for the window-walk e2e: text they can see and
@@ -66,16 +66,12 @@ export function visibleTexts(page: Page, root: string): Promise<TextSample[]> {
   }, root);
 }
 
-const over = (t: Rgba, u: Rgba): Rgba => ({ r: t.r * t.a + u.r * (1 - t.a), g: t.g * t.a + u.g * (1 - t.a), b: t.b * t.a + u.b * (1 - t.a), a: 1 });
-
 /** The contrast of a sample as painted: its backgrounds laid over white in order, its colour over them. */
 export function paintedContrast(s: TextSample): number {
   let bg: Rgba = { r: 255, g: 255, b: 255, a: 1 };
   for (const b of s.backgrounds) bg = over(parseColor(b), bg);
   const c = parseColor(s.color);
-  const fg = over({ ...c, a: c.a * s.opacity }, bg);
-  const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a) as [number, number];
-  return (hi + 0.05) / (lo + 0.05);
+  return ratioOf(over({ ...c, a: c.a * s.opacity }, bg), bg);
 }
 
 /** The samples under WCAG AA (4.5:1, or 3:1 for large text), said as "ratio: what". */

@@ -23,7 +23,8 @@ export function parseColor(css: string): Rgba {
   throw new Error(`not a colour this test reads: "${css}"`);
 }
 
-function over(top: Rgba, under: Rgba): Rgba {
+/** `top` painted over `under`, as the browser composites it (alpha blending); the result is opaque. */
+export function over(top: Rgba, under: Rgba): Rgba {
   const mix = (t: number, u: number) => t * top.a + u * (1 - top.a);
   return { r: mix(top.r, under.r), g: mix(top.g, under.g), b: mix(top.b, under.b), a: 1 };
 }
@@ -41,7 +42,11 @@ export function luminance(c: Rgba): number {
 export function contrastRatio(fg: string, bg: string): number {
   const back = parseColor(bg);
   if (back.a !== 1) throw new Error(`the background must be opaque: "${bg}"`);
-  const l1 = luminance(over(parseColor(fg), back));
-  const l2 = luminance(back);
+  return ratioOf(over(parseColor(fg), back), back);
+}
+
+/** The WCAG contrast ratio of two opaque colours (1 to 21). */
+export function ratioOf(a: Rgba, b: Rgba): number {
+  const [l1, l2] = [luminance(a), luminance(b)];
   return (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
 }
