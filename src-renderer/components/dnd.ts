@@ -22,9 +22,7 @@ export const jumpToDroppable: KeyboardCoordinateGetter = (event, { context, curr
   if (!collisionRect) return undefined;
   const targets = droppableContainers
     .getEnabled()
-    // A key pressed at once after the pick-up can come before dnd-kit has measured every target: one not
-    // measured yet is measured here, or the only target known would be the card's own column.
-    .map((c) => ({ id: c.id, rect: droppableRects.get(c.id) ?? c.node.current?.getBoundingClientRect() }))
+    .map((c) => ({ id: c.id, rect: droppableRects.get(c.id) }))
     .filter((t): t is { id: typeof t.id; rect: NonNullable<typeof t.rect> } => !!t.rect)
     .sort((a, b) => a.rect.top - b.rect.top || a.rect.left - b.rect.left);
   if (targets.length === 0) return undefined;
