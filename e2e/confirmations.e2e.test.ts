@@ -105,6 +105,9 @@ describe('confirmations where a click loses work', () => {
     await page.keyboard.press('Space');
     // picked up, and at once over the column it is in
     await expect.poll(() => live.textContent()).toMatch(/(Picked up T-1 “Port the parser”|T-1 “Port the parser” is over the Open column)/);
+    // dnd-kit's keyboard sensor listens for the arrows only from a timer it sets as the drag starts: an arrow
+    // pressed before that timer ran is lost (half the runs here). A timer set now runs after it.
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
     await page.keyboard.press('ArrowRight');
     await expect.poll(() => live.textContent()).toContain(`T-1 “Port the parser” is over ${relaunchedName}’s tab (assign)`);
     expect(await live.textContent()).not.toContain('agent:');
