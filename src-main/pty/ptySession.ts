@@ -40,10 +40,9 @@ export const PtySessionConstants = {
   /** Hard cap on that wait, including waiting for the mirror to parse what it holds (<= ~165k chars under
    *  flow control, a few ms). Output still trickling in after this is shown but no longer delays the event. */
   exitMaxWaitMs: 50,
-  /** After the child died, the pty must be quiet this long before the session lets go of the slave and
-   *  thereby ends the output: a pty read returns within microseconds while data is pending, so 10 ms of
-   *  silence means drained, and it costs the kill-to-exit path only 10 ms (and nothing on the kill-to-death
-   *  path the claims follow). */
+  /** After the child died, the pty must be quiet this long before the session lets go of the slave (ending
+   *  the output): a pty read returns within microseconds while data is pending, so 10 ms of silence means
+   *  drained, for 10 ms on the kill-to-exit path (nothing on the kill-to-death path the claims follow). */
   drainQuietMs: 10,
   /** After the slave is let go, how long the pty gets to close by itself before node-pty's held-back socket
    *  destroy runs (node-pty's own figure for a pty that never closes). */
@@ -84,8 +83,7 @@ export class PtySession implements Disposable {
   private readonly batcher: OutputBatcher;
   private readonly writer: ChunkedWriter;
   private readonly mirror: HeadlessMirror;
-  /** The root process's start time (/proc), undefined where it cannot be read. */
-  readonly rootStartTicks: number | undefined;
+  readonly rootStartTicks: number | undefined; // the root process's start time (/proc), if readable
   private readonly killer: ProcessGroupKiller;
   private readonly now: () => number;
   private readonly timers: Timers;
@@ -145,8 +143,7 @@ export class PtySession implements Disposable {
     this.batcher = this.disposables.add(new OutputBatcher((data) => this.dataEmitter.fire(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
     this.mirror.onSignal.event(() => this.batcher.flush()); // a signal after the output it came in: the prompt shows, then the wait
     this.writer = this.disposables.add(new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers }));
-    // Which process the root is (its pid and start time), read once for the killer, the exit watcher and
-    // the pty host's record of its panes.
+    // Which process the root is (pid and start time), read once for the killer, exit watcher and pane record.
     const rootStartTicks = (this.rootStartTicks = readStartTicks(this.pid));
     this.killer = this.disposables.add(
       new ProcessGroupKiller(this.pid, {
