@@ -3,9 +3,12 @@
  * between runs. Numbers that matter are measured here, never asserted in a timed test.
  */
 import * as fs from 'node:fs';
+import { provideChromium } from '../e2e/npmChromium.js';
 import { boardBench } from './boardBench.js';
 import { printTable, type Row } from './table.js';
 
+// The browser suites' Chromium: the machine's, else the npm package's (named before their modules load).
+await provideChromium();
 const suites: Array<[string, () => Promise<Row[]>]> = [['board', boardBench]];
 for (const extra of ['./ptyBench.js', './agentBench.js', './gitBench.js', './windowBench.js', './restartBench.js', './browserBench.js']) {
   const path = new URL(extra.replace(/\.js$/, '.ts'), import.meta.url);

@@ -7,7 +7,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, win32 } from 'node:path';
 
-export const GET_CHROMIUM = 'install one with `apt-get install -y chromium`, or set CHROME_PATH to a Chrome or Chromium binary';
+export const GET_CHROMIUM = 'run `npm install` (its devDependencies ship one), install one with `apt-get install -y chromium`, or set CHROME_PATH to a Chrome or Chromium binary';
 
 export interface ChromiumSearch {
   env?: NodeJS.ProcessEnv;

@@ -3,6 +3,7 @@ import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { lingeringKills } from '../pty/processGroupKiller.js';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
@@ -143,6 +144,8 @@ if (claim && !claim.ok) {
         const link = await ptyHost?.catch(() => undefined);
         const others = (await link?.quit(keep)) ?? 0;
         if (others > 0) warn(`Forkbench: ${others} agent(s) of Threads not open now keep running in the pty host (pid ${link?.hostPid})`);
+        // Agents that ran as this process's children (no pty host) get their TERM and KILL before it quits.
+        await lingeringKills();
       })
       .catch((err: Error) => warn(`Forkbench: while quitting: ${err.message}`))
       .finally(() => {

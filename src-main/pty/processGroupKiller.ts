@@ -1,5 +1,11 @@
 /**
- * Ends everything a pane started: SIGHUP, then SIGTERM, then SIGKILL after a bound.
+ * Ends everything a pane started: SIGHUP, then SIGTERM, then SIGKILL after a bound; the pane's other
+ * processes first, its root (the session leader) once they are gone.
+ *
+ * The root goes last because its exit is a second, unasked-for hang-up: the kernel sends SIGHUP to the
+ * terminal's foreground group when the session leader exits. A shell's start-up files run in that group,
+ * and a start-up step cleaning up after our SIGHUP (pyenv's rehash removing its lock in an EXIT trap) was
+ * cut off by it and left the lock behind for every later shell on the machine.
  *
  * The root of a pty is a session leader (forkpty calls setsid), so its pid is also its session id and its
  * first process group. An interactive shell puts each job in a process group of its own, so signalling
@@ -22,9 +28,24 @@ export const KillConstants = {
   /** SIGKILL for whatever still runs. 2 s gives a well-behaved agent time to flush its state on TERM and
    *  is short enough that a stuck pane is gone before a person clicks "kill" a second time. */
   killAfterMs: 2_000,
+  /** How often the pane's processes are looked at again while they end: the root is hung up as soon as
+   *  the others are gone, and a process that forked meanwhile is signalled too. A /proc scan costs a few
+   *  ms here, so 25 ms keeps an escalation's scans to under a tenth of one core. */
+  pollMs: 25,
 } as const;
 
 export type ListProcesses = () => Promise<ProcStat[]>;
+
+/** Escalations handed over by owners that went away (finish()), until each has ended. */
+const lingering = new Set<ProcessGroupKiller>();
+const drained: Array<() => void> = [];
+
+/** Resolves once every escalation handed over with finish() has ended (at most killAfterMs from now): a
+ *  process about to exit waits for it, or its agents' stragglers would outlive the SIGKILL step. */
+export function lingeringKills(): Promise<void> {
+  if (lingering.size === 0) return Promise.resolve();
+  return new Promise((resolve) => drained.push(resolve));
+}
 
 /** Which process the pane's root is: its pid, and its start time where the platform tells it. */
 export interface RootIdentity {
@@ -60,20 +81,39 @@ export function groupsToSignal(table: readonly ProcStat[], root: RootIdentity, s
   return [...groups];
 }
 
+/**
+ * The pane's processes other than its root: its session's and the root's descendants, with the same care
+ * as groupsToSignal (a stranger at the root's pid means nothing of the pane is left; the caller's own
+ * group is never among them). Pure.
+ */
+export function othersToSignal(table: readonly ProcStat[], root: RootIdentity, selfPid: number = process.pid): number[] {
+  const row = table.find((p) => p.pid === root.pid);
+  if (row && !isRoot(row, root)) return [];
+  const self = table.find((p) => p.pid === selfPid);
+  const pids = new Set<number>();
+  for (const p of table) if (p.session === root.pid && p.state !== 'zombie') pids.add(p.pid);
+  if (row) for (const p of descendantsOf(table, root.pid)) if (p.state !== 'zombie') pids.add(p.pid);
+  pids.delete(root.pid);
+  for (const p of table) if (pids.has(p.pid) && (p.pid <= 1 || (self && p.pgrp === self.pgrp))) pids.delete(p.pid);
+  return [...pids];
+}
+
 function isRoot(row: ProcStat, root: RootIdentity): boolean {
   if (root.startTicks !== undefined && row.startTicks !== undefined) return row.startTicks === root.startTicks;
   return row.pgrp === root.pid && (row.session === undefined || row.session === root.pid);
 }
 
-/** Sends `signal` to a process group; false when the group no longer exists. */
-function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+/** Sends `signal` to a process group (a negative id) or a process; false when it no longer exists. */
+function signalOne(id: number, signal: NodeJS.Signals): boolean {
   try {
-    process.kill(-pgid, signal);
+    process.kill(id, signal);
     return true;
   } catch {
-    return false; // ESRCH: the group is gone. EPERM cannot happen for our own children.
+    return false; // ESRCH: gone. EPERM cannot happen for our own children.
   }
 }
+
+const LEVELS = ['SIGHUP', 'SIGTERM', 'SIGKILL'] as const;
 
 export interface ProcessGroupKillerOptions {
   termAfterMs?: number;
@@ -82,6 +122,8 @@ export interface ProcessGroupKillerOptions {
   listProcesses?: ListProcesses;
   /** The root's start time; read from /proc when not given. */
   rootStartTicks?: number;
+  /** Milliseconds, for the escalation's steps (tests drive it with their timers). */
+  now?: () => number;
 }
 
 export class ProcessGroupKiller implements Disposable {
@@ -89,12 +131,18 @@ export class ProcessGroupKiller implements Disposable {
   private readonly termAfterMs: number;
   private readonly killAfterMs: number;
   private readonly list: ListProcesses;
-  /** The SIGTERM and SIGKILL steps of the escalation. */
+  private readonly now: () => number;
+  /** The next look at the pane's processes. */
   private readonly steps: DisposableStore;
-  private started = false;
+  private startedAt: number | undefined;
   private disposed = false;
-  /** Groups seen for this pane, for `killNow()` (synchronous, so it cannot scan) and for a failed scan. */
-  private readonly known = new Set<number>();
+  /** finish() was called: the escalation runs to its end whatever the owner does. */
+  private finishing = false;
+  /** The escalation is over: nothing of the pane is left, or SIGKILL went to all of it. */
+  private ended = false;
+  /** The strongest signal sent so far to the others and to the root's groups (-1: none). */
+  private sentOthers = -1;
+  private sentRoot = -1;
   private readonly root: RootIdentity;
 
   constructor(
@@ -106,48 +154,79 @@ export class ProcessGroupKiller implements Disposable {
     this.termAfterMs = options.termAfterMs ?? KillConstants.termAfterMs;
     this.killAfterMs = options.killAfterMs ?? KillConstants.killAfterMs;
     this.list = options.listProcesses ?? listProcesses;
+    this.now = options.now ?? (() => performance.now());
     this.root = { pid: rootPid, startTicks: options.rootStartTicks ?? readStartTicks(rootPid) };
-    this.known.add(rootPid);
   }
 
   /** Starts the escalation. Idempotent: a second kill() does not restart the clock. */
   start(): void {
-    if (this.started || this.disposed) return;
-    this.started = true;
-    // The root's group synchronously, before any scan: the common case (an agent that exits on HUP) must
-    // not wait for a whole /proc scan.
-    if (this.rootIsSameProcess()) signalGroup(this.rootPid, 'SIGHUP');
-    void this.signalAll('SIGHUP');
-    this.steps.timeout(() => void this.signalAll('SIGTERM'), this.termAfterMs);
-    this.steps.timeout(() => void this.signalAll('SIGKILL'), this.killAfterMs);
+    if (this.startedAt !== undefined || this.disposed) return;
+    this.startedAt = this.now();
+    void this.look();
   }
 
-  /** Teardown without grace: SIGKILL to every known group now, then to any other group a scan finds (jobs
-   *  of an interactive shell live in groups of their own). Works after dispose(). */
-  killNow(): void {
-    // Without a scan, the groups seen before are trusted only while the root is still the same process:
-    // once it has been reaped, their ids may have passed to strangers.
-    if (this.rootIsSameProcess()) for (const g of this.known) signalGroup(g, 'SIGKILL');
-    void this.signalAll('SIGKILL', true);
+  /**
+   * The owner is going away (its pane closed, its host stopping), but what the pane started may still be
+   * running, or still cleaning up after the SIGHUP: the escalation goes on without the owner (started now
+   * if it was not) and ends itself once nothing of the pane is left, or after its SIGKILL step. A process
+   * is never cut off mid-clean-up by its owner's teardown. A process that is exiting waits for these with
+   * lingeringKills().
+   */
+  finish(): void {
+    if (this.disposed || this.finishing || this.ended) return;
+    this.finishing = true;
+    lingering.add(this);
+    this.start();
   }
 
+  /** Cancels the escalation, unless finish() handed it over to run to its end. */
   dispose(): void {
+    if (this.finishing) return;
     this.disposed = true;
     this.steps.dispose();
   }
 
-  private async signalAll(signal: NodeJS.Signals, evenIfDisposed = false): Promise<void> {
-    if (this.disposed && !evenIfDisposed) return;
+  /** One look at the pane: the others get the signal their time has come to, the root (its groups) once
+   *  the others are gone or it is time to kill; then the next look, unless all is over. */
+  private async look(): Promise<void> {
+    if (this.disposed) return;
+    const elapsed = this.now() - (this.startedAt ?? 0);
+    const level = elapsed >= this.killAfterMs ? 2 : elapsed >= this.termAfterMs ? 1 : 0;
+    let others: number[];
     let groups: number[];
     try {
-      // A fresh scan each time: a group that has died since the last scan is not signalled again.
-      groups = groupsToSignal(await this.list(), this.root);
-      for (const g of groups) this.known.add(g);
+      const table = await this.list();
+      others = othersToSignal(table, this.root);
+      groups = groupsToSignal(table, this.root);
     } catch {
-      groups = [...this.known]; // a failed scan still leaves the groups already seen
+      // A failed scan: the root's own group, while the root is still the process spawned.
+      others = [];
+      groups = this.rootIsSameProcess() ? [this.rootPid] : [];
     }
-    if (this.disposed && !evenIfDisposed) return;
-    for (const g of groups) signalGroup(g, signal);
+    if (this.disposed) return;
+    const signal = LEVELS[level]!;
+    if (others.length > 0 && this.sentOthers < level) {
+      for (const pid of others) signalOne(pid, signal);
+      this.sentOthers = level;
+    }
+    if ((others.length === 0 || level === 2) && this.sentRoot < level) {
+      for (const g of groups) signalOne(-g, signal);
+      this.sentRoot = level;
+    }
+    if ((others.length === 0 && this.rootGone()) || this.sentRoot === 2) return this.over();
+    this.steps.timeout(() => void this.look(), KillConstants.pollMs);
+  }
+
+  private over(): void {
+    this.ended = true;
+    this.disposed = true;
+    this.steps.dispose();
+    if (lingering.delete(this) && lingering.size === 0) for (const w of drained.splice(0)) w();
+  }
+
+  /** The root has exited (or its pid is a stranger's now). */
+  private rootGone(): boolean {
+    return !this.rootIsSameProcess() || readStartTicks(this.rootPid) === undefined;
   }
 
   /** True while the root runs and is the process spawned; where start times are unknown (no /proc), it

@@ -295,8 +295,9 @@ export class PtySession implements Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    // A live (or still dying) process group is killed at once; the killer's own steps then go with it.
-    if (!this.ptyExit || this.killing) this.killer.killNow();
+    // A live (or still dying) process group is ended as kill() ends it, HUP, TERM, then KILL, by a killer
+    // that outlives the session: a process is not cut off in its clean-up because its pane went away.
+    if (!this.ptyExit || this.killing) this.killer.finish();
     // The members and every timer (none may run for a disposed session). The slave goes too and, with
     // nobody left to read the tail, a held socket destroy runs now: node-pty then closes the pty and reports
     // the exit that `exited` waits for.

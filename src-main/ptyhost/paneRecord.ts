@@ -50,9 +50,7 @@ export function sweepPaneRecord(path: string, done: ReadonlySet<number> = new Se
     const startTicks = p?.startTicks;
     if (!Number.isInteger(pid) || (pid as number) <= 1 || !Number.isInteger(startTicks) || done.has(pid as number)) continue;
     if (readStartTicks(pid as number) !== startTicks) continue;
-    const killer = new ProcessGroupKiller(pid as number, { rootStartTicks: startTicks });
-    killer.killNow();
-    killer.dispose();
+    new ProcessGroupKiller(pid as number, { rootStartTicks: startTicks }).finish();
     ended.push(pid as number);
   }
   return ended;

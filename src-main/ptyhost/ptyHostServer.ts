@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { controlFrame, FrameDecoder } from './frames.js';
+import { lingeringKills } from '../pty/processGroupKiller.js';
 import { HostedPanes } from './hostedPanes.js';
 import { sweepPaneRecord } from './paneRecord.js';
 import { clientMessage, idOf, ptyHostMethods, type HelloAnswer } from './ptyHostMethods.js';
@@ -235,6 +236,8 @@ export class PtyHostServer {
     this.o.log?.(`stopping: ${why}`);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     await this.panes.endAll();
+    // The roots are gone; what they started still gets its TERM and KILL before this process exits.
+    await lingeringKills();
     this.client?.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.o.socketPath, { force: true });

@@ -164,9 +164,8 @@ export class RemotePty implements PaneSession {
     // only while its pid is still this process: one freed by its death may already be a stranger's.
     const killing = this.startTicks !== undefined || !this.dead;
     if (killing) {
-      const killer = new ProcessGroupKiller(this.pid, { rootStartTicks: this.startTicks });
-      killer.killNow();
-      killer.dispose();
+      // HUP, TERM, KILL as any close ends an agent: what it started may hold a lock it must let go of.
+      new ProcessGroupKiller(this.pid, { rootStartTicks: this.startTicks }).finish();
     }
     this.exitedWith({ exitCode: 0, signal: 9, signalName: 'SIGKILL' });
     return killing;

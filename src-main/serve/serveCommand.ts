@@ -6,6 +6,7 @@ import { defaultDataRoot } from '../base/dataDir.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
 import { SuspendWatch } from '../host/suspendWatch.js';
+import { lingeringKills } from '../pty/processGroupKiller.js';
 import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { ThreadManager } from '../host/threadManager.js';
@@ -200,6 +201,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       process.stderr.write(`forkbench serve: unhandled rejection (still serving): ${describeFault(reason)}\n`);
     });
   });
+  // Agents that ran as this process's children (--no-pty-host) get their TERM and KILL before it exits.
+  await lingeringKills();
   process.stderr.write('forkbench serve: stopped\n');
   return code;
 }

@@ -6,21 +6,23 @@ import { ThreadManager } from '../../src-main/host/threadManager.js';
 
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
- * runtime folder in one temp root), `cleanup` (an afterEach) disposes them all and removes their folders.
+ * runtime folder in one temp root; `env` is what its agents start from), `cleanup` (an afterEach) disposes them all and removes their folders.
  */
 export function hostFixture(prefix: string) {
   const hosts: ThreadHost[] = [];
   const dirs: string[] = [];
   return {
     /** `seedBoard` writes the Thread's board folder before the host opens it (a journal from an older version). */
-    async open(opts: { liveness?: boolean; typingQuietMs?: number; seedBoard?: (boardDir: string, threadKey: string) => void } = {}): Promise<ThreadHost> {
+    async open(
+      opts: { liveness?: boolean; typingQuietMs?: number; seedBoard?: (boardDir: string, threadKey: string) => void; env?: Record<string, string | undefined> } = {},
+    ): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
       dirs.push(root);
       const folder = join(root, 'project');
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env });
       hosts.push(host);
       return host;
     },

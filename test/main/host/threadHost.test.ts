@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { nextEvent, paneText } from '../../helpers/events.js';
+import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 
@@ -14,8 +16,10 @@ const fixture = hostFixture('host');
 const openHost = fixture.open;
 
 beforeAll(() => ensureBuilt());
+const homes: string[] = [];
 afterEach(async () => {
   await fixture.cleanup();
+  for (const h of homes.splice(0)) fs.rmSync(h, { recursive: true, force: true });
 });
 
 
@@ -146,7 +150,11 @@ describe('agents in real ptys', () => {
   });
 
   it('a login shell pane still finds `forkbench` after its start-up files reset PATH', async () => {
-    const host = await openHost();
+    // The user's start-up file, as many are: PATH set from scratch.
+    const home = fs.mkdtempSync(join(tmpdir(), 'forkbench-path-home-'));
+    homes.push(home);
+    const vars = makeHome(home, { '.profile': 'PATH=/usr/bin:/bin\nexport PATH\n' });
+    const host = await openHost({ env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...vars } });
     const agent = await host.panes.launch('shell');
     host.panes.input(agent.id, 'forkbench board; echo "exit=$?"\r');
     await paneText(host, agent.id, /Goal:[\s\S]*exit=0/);

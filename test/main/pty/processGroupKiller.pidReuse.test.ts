@@ -25,6 +25,6 @@ describe.runIf(canUnsharePids())('process-group kills and pid reuse', () => {
     });
     expect(run.status, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
-    expect(result).toEqual({ samePid: true, strangerSurvived: true, controlSignal: 'SIGKILL' });
+    expect(result).toEqual({ samePid: true, strangerSurvived: true, controlSignal: 'SIGHUP' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupsToSignal } from '../../../src-main/pty/processGroupKiller.js';
+import { groupsToSignal, othersToSignal } from '../../../src-main/pty/processGroupKiller.js';
 import type { ProcStat } from '../../../src-main/pty/procReader.js';
 
 const p = (pid: number, ppid: number, pgrp: number, session: number | undefined, startTicks?: number): ProcStat => ({
@@ -56,5 +56,18 @@ describe('groupsToSignal', () => {
   it("never signals the caller's own process group, even when the pane's tree seems to hold it", () => {
     const table = [self, p(100, 1, 100, 100), p(101, 100, 40, 100), p(102, 100, 102, 100)];
     expect(groupsToSignal(table, { pid: 100 }, SELF).sort()).toEqual([100, 102]);
+  });
+});
+
+describe('othersToSignal: the pane’s processes that end before its root', () => {
+  it('every process of the session and under the root but the root itself, zombies and the caller’s group left out', () => {
+    const zombie = { ...p(105, 100, 100, 100), state: 'zombie' as const };
+    // 101: a start-up step in the root's own group; 102: a job; 103: a job's child in another session; 104: a stranger.
+    const table = [self, p(100, 1, 100, 100), p(101, 100, 100, 100), p(102, 100, 102, 100), p(103, 102, 103, 103), p(104, 1, 104, 104), zombie, p(106, 100, 40, 100)];
+    expect(othersToSignal(table, { pid: 100 }, SELF).sort()).toEqual([101, 102, 103]);
+  });
+
+  it('nothing when a stranger holds the root pid', () => {
+    expect(othersToSignal([self, p(100, 1, 100, 100, 999), p(101, 100, 100, 100)], { pid: 100, startTicks: 1_234 }, SELF)).toEqual([]);
   });
 });

@@ -242,11 +242,11 @@ describe('kill and exit', () => {
     p.session.dispose();
   });
 
-  it('exited still resolves when disposed before the exit', async () => {
+  it('exited still resolves when disposed before the exit, ended by a hang-up it could clean up on', async () => {
     const p = pane('sleep', ['30']);
     p.session.dispose();
     const exit = await exitOf(p.session, 2_000);
-    expect(exit.signalName).toBe('SIGKILL');
+    expect(exit.signalName).toBe('SIGHUP');
   });
 });
 
