@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { lingeringKills } from '../pty/processGroupKiller.js';
 import { PROJECT_ROOT } from '../host/cliShim.js';
+import { electronDevRuntime, packagedRuntime, useNodeRuntime } from '../base/nodeRuntime.js';
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
 import { ThreadManager } from '../host/threadManager.js';
@@ -25,6 +26,9 @@ import { THREAD_PARAM } from '../../src-shared/protocol/windowApi.js';
 const PAGE = join(PROJECT_ROOT, 'dist-renderer', 'index.html');
 const PAGE_URL = pathToFileURL(PAGE).href;
 const PRELOAD = join(PROJECT_ROOT, 'dist-main', 'src-main', 'electron', 'preload.cjs');
+// The pty host and the agents' CLI run as Node: in a package, the Node shipped beside the app (its
+// runAsNode fuse is off); in development, Electron's own binary as Node (nodeRuntime.ts).
+useNodeRuntime(app.isPackaged ? packagedRuntime(process.resourcesPath) : electronDevRuntime());
 
 interface Bounds {
   x?: number;

@@ -16,7 +16,7 @@ import { clearLocksWhenGone } from './paneLocks.js';
 import { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps } from './paneTypes.js';
 
 export { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps };
-import { CLI_SCRIPT } from './cliShim.js';
+import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
 import type { StoredAgent } from './agentStore.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
@@ -136,8 +136,8 @@ export class Panes {
           socketPath: d.socketPath,
           agentId: record.id,
           agentToken: record.secret,
-          cliPath: CLI_SCRIPT,
-          nodePath: process.execPath,
+          cliPath: cliScript(),
+          nodePath: nodeRuntime().node,
           binDir: d.binDir,
           leaseMs: d.board.state.settings.leaseMs,
           renewMs: effectiveRenewIntervalMs(d.board.state.settings),

@@ -1,6 +1,6 @@
 /**
  * Ends everything a pane started: SIGHUP, then SIGTERM, then SIGKILL after a bound; the pane's other
- * processes first, its root (the session leader) once they are gone.
+ * processes first, its root (the session leader) once they are gone or their SIGTERM is due.
  *
  * The root goes last because its exit is a second, unasked-for hang-up: the kernel sends SIGHUP to the
  * terminal's foreground group when the session leader exits. A shell's start-up files run in that group,
@@ -14,9 +14,10 @@
  * reports no session id). Pids are reused, so every scan first checks that the root is still the process
  * that was spawned (see groupsToSignal).
  */
+import * as fs from 'node:fs';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { descendantsOf, listProcesses, readStartTicks, type ProcStat } from './procReader.js';
+import { descendantsOf, listProcesses, readProcStat, readStartTicks, type ProcStat } from './procReader.js';
 import { realTimers, type Timers } from '../base/timers.js';
 
 export const KillConstants = {
@@ -28,9 +29,9 @@ export const KillConstants = {
   /** SIGKILL for whatever still runs. 2 s gives a well-behaved agent time to flush its state on TERM and
    *  is short enough that a stuck pane is gone before a person clicks "kill" a second time. */
   killAfterMs: 2_000,
-  /** How often the pane's processes are looked at again while they end: the root is hung up as soon as
-   *  the others are gone, and a process that forked meanwhile is signalled too. A /proc scan costs a few
-   *  ms here, so 25 ms keeps an escalation's scans to under a tenth of one core. */
+  /** How often the processes seen are looked at while they end, so the root is hung up soon after the
+   *  others are gone. A look reads only their /proc/PID/stat; a whole /proc scan (a few ms with a few
+   *  hundred processes) runs only when a signal is due. */
   pollMs: 25,
 } as const;
 
@@ -115,6 +116,23 @@ function signalOne(id: number, signal: NodeJS.Signals): boolean {
 
 const LEVELS = ['SIGHUP', 'SIGTERM', 'SIGKILL'] as const;
 
+const HAS_PROC = fs.existsSync('/proc/self/stat');
+
+/** Still running (a zombie has ended: it only waits for its parent to read its status). Where there is no
+ *  /proc, whether the pid exists at all. */
+function isLive(pid: number): boolean {
+  if (!HAS_PROC) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const st = readProcStat(pid);
+  return st !== undefined && st.state !== 'zombie';
+}
+
 export interface ProcessGroupKillerOptions {
   termAfterMs?: number;
   killAfterMs?: number;
@@ -143,6 +161,9 @@ export class ProcessGroupKiller implements Disposable {
   /** The strongest signal sent so far to the others and to the root's groups (-1: none). */
   private sentOthers = -1;
   private sentRoot = -1;
+  /** The step of the last whole scan, and the processes other than the root it found. */
+  private scannedAt = -1;
+  private seen: number[] = [];
   private readonly root: RootIdentity;
 
   constructor(
@@ -186,12 +207,17 @@ export class ProcessGroupKiller implements Disposable {
     this.steps.dispose();
   }
 
-  /** One look at the pane: the others get the signal their time has come to, the root (its groups) once
-   *  the others are gone or it is time to kill; then the next look, unless all is over. */
+  /** One look at the pane, every pollMs: a whole scan when a signal is due (a new step, or every process
+   *  seen before gone, so the root's turn may have come); else only the processes seen before are read. */
   private async look(): Promise<void> {
     if (this.disposed) return;
     const elapsed = this.now() - (this.startedAt ?? 0);
     const level = elapsed >= this.killAfterMs ? 2 : elapsed >= this.termAfterMs ? 1 : 0;
+    if (level === this.scannedAt && this.seen.some(isLive)) {
+      this.steps.timeout(() => void this.look(), KillConstants.pollMs);
+      return;
+    }
+    this.scannedAt = level;
     let others: number[];
     let groups: number[];
     try {
@@ -204,16 +230,21 @@ export class ProcessGroupKiller implements Disposable {
       groups = this.rootIsSameProcess() ? [this.rootPid] : [];
     }
     if (this.disposed) return;
-    const signal = LEVELS[level]!;
+    this.seen = others;
     if (others.length > 0 && this.sentOthers < level) {
-      for (const pid of others) signalOne(pid, signal);
+      for (const pid of others) signalOne(pid, LEVELS[level]!);
       this.sentOthers = level;
     }
-    if ((others.length === 0 || level === 2) && this.sentRoot < level) {
-      for (const g of groups) signalOne(-g, signal);
-      this.sentRoot = level;
+    // The root a step behind while others remain (HUP once their TERM is due), level with them once they
+    // are gone, and KILL for all at the end: a root that keeps starting processes still hears its HUP.
+    const rootLevel = others.length === 0 || level === 2 ? level : level - 1;
+    if (rootLevel >= 0 && this.sentRoot < rootLevel) {
+      for (const g of groups) signalOne(-g, LEVELS[rootLevel]!);
+      this.sentRoot = rootLevel;
     }
     if ((others.length === 0 && this.rootGone()) || this.sentRoot === 2) return this.over();
+    // While only the root is left, its exit is what is waited for: it is one of the processes watched.
+    if (others.length === 0) this.seen = [this.rootPid];
     this.steps.timeout(() => void this.look(), KillConstants.pollMs);
   }
 
@@ -226,7 +257,7 @@ export class ProcessGroupKiller implements Disposable {
 
   /** The root has exited (or its pid is a stranger's now). */
   private rootGone(): boolean {
-    return !this.rootIsSameProcess() || readStartTicks(this.rootPid) === undefined;
+    return !this.rootIsSameProcess() || !isLive(this.rootPid);
   }
 
   /** True while the root runs and is the process spawned; where start times are unknown (no /proc), it

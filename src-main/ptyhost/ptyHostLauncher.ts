@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { nodeRuntime, ptyHostScript, type NodeRuntime } from '../base/nodeRuntime.js';
 import { isChildDead } from '../pty/childExitWatcher.js';
 import { PtyHostClient, PtyHostRequestError, PtyHostVersionError, type PtyHostClientOptions } from './ptyHostClient.js';
 import { forkbenchVersion, ptyHostPaths } from './protocol.js';
@@ -32,11 +31,9 @@ export function ptyHostIdleMs(env: Record<string, string | undefined> = process.
   return n;
 }
 
-function mainScript(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const beside = join(here, 'ptyHostMain.js');
-  // Loaded from source (tests under tsx): the built pty host is what runs as a process.
-  return fs.existsSync(beside) ? beside : join(here, '..', '..', 'dist-main', 'src-main', 'ptyhost', 'ptyHostMain.js');
+/** The pty host's command line and environment under a runtime: what connectPtyHost starts. */
+export function ptyHostCommand(rt: NodeRuntime, socket: string, idleMs: number, env: Record<string, string | undefined> = process.env) {
+  return { command: rt.node, args: [ptyHostScript(rt), '--socket', socket, '--idle-ms', String(idleMs)], env: { ...env, ...rt.env } };
 }
 
 const missing = (err: unknown) => ['ENOENT', 'ECONNREFUSED'].includes((err as NodeJS.ErrnoException).code ?? '');
@@ -69,6 +66,8 @@ export interface PtyHostLaunchOptions {
   warn?: (m: string) => void;
   /** The request bound and timers (tests shorten the bound). */
   client?: PtyHostClientOptions;
+  /** What runs the pty host; the process's own runtime by default (nodeRuntime.ts). */
+  runtime?: NodeRuntime;
 }
 
 export async function connectPtyHost(dataRoot: string, o: PtyHostLaunchOptions = {}): Promise<{ client: PtyHostClient; started: boolean }> {
@@ -84,12 +83,8 @@ export async function connectPtyHost(dataRoot: string, o: PtyHostLaunchOptions =
   }
   ensurePrivateDir(paths.dir);
   const log = fs.openSync(paths.log, 'a', 0o600);
-  const child = spawn(process.execPath, [mainScript(), '--socket', paths.socket, '--idle-ms', String(o.idleMs ?? PtyHostLaunchConstants.defaultIdleMs)], {
-    detached: true,
-    stdio: ['ignore', log, log],
-    // Electron's binary runs as plain Node with this; Node ignores it.
-    env: { ...(o.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
-  });
+  const run = ptyHostCommand(o.runtime ?? nodeRuntime(), paths.socket, o.idleMs ?? PtyHostLaunchConstants.defaultIdleMs, o.env ?? process.env);
+  const child = spawn(run.command, run.args, { detached: true, stdio: ['ignore', log, log], env: run.env });
   fs.closeSync(log);
   child.unref();
   let exited: string | null = null;

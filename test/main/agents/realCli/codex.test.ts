@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
-import { CLI_SCRIPT } from '../../../../src-main/host/cliShim.js';
+import { cliScript } from '../../../../src-main/base/nodeRuntime.js';
 import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, untilSaved, type Pane, type StateSeen } from '../../../helpers/realCli/harness.js';
 import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
 
@@ -210,7 +210,7 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
     expect(listed.code, listed.stderr).toBe(0);
     const servers = JSON.parse(listed.stdout) as Array<{ name: string; enabled: boolean; transport: { env_vars?: string[] } }>;
     const forkbench = servers.find((server) => server.name === 'forkbench');
-    expect(forkbench, listed.stdout).toMatchObject({ enabled: true, transport: { type: 'stdio', command: process.execPath, args: [CLI_SCRIPT, 'mcp'] } });
+    expect(forkbench, listed.stdout).toMatchObject({ enabled: true, transport: { type: 'stdio', command: process.execPath, args: [cliScript(), 'mcp'] } });
     // The identity is forwarded from Codex's environment by name, never written into the config.
     expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
     expect(listed.stdout).not.toContain(t.host.registry.get(agent.id)!.secret);

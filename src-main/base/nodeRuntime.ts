@@ -1,0 +1,70 @@
+/**
+ * What runs Forkbench's own scripts as processes of their own: the pty host, and every agent's `forkbench`
+ * and `forkbench mcp`. Which one depends on how Forkbench itself runs, and is chosen once by its entry point:
+ *
+ * - `serve`, the CLI and the tests: the Node that runs this process, on this checkout;
+ * - the app in development (`npm start`): Electron's own binary as Node (ELECTRON_RUN_AS_NODE), on the checkout;
+ * - the packaged app: the Node shipped beside it in resources/node (electron-builder.yml's extraResources),
+ *   on the scripts in app.asar.unpacked. The package turns Electron's runAsNode fuse off, so its binary
+ *   cannot serve as Node, and a plain Node cannot read inside app.asar.
+ */
+import * as fs from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface NodeRuntime {
+  /** The executable. */
+  node: string;
+  /** What it needs in its environment besides the caller's. */
+  env: Record<string, string>;
+  /** The folder holding bin/ and dist-main/ as plain files. */
+  root: string;
+}
+
+/** The folder that holds package.json and bin/forkbench.cjs: above this file in source and in dist-main
+ *  (in a package: app.asar, which only Electron itself reads). */
+function appRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (fs.existsSync(join(dir, 'package.json')) && fs.existsSync(join(dir, 'bin', 'forkbench.cjs'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find the Forkbench folder (bin/forkbench.cjs) above ' + fileURLToPath(import.meta.url));
+}
+
+export const APP_ROOT = appRoot();
+
+export function checkoutRuntime(): NodeRuntime {
+  return { node: process.execPath, env: {}, root: APP_ROOT };
+}
+
+/** Electron's binary as Node: only where its runAsNode fuse is on, as in development. */
+export function electronDevRuntime(): NodeRuntime {
+  return { node: process.execPath, env: { ELECTRON_RUN_AS_NODE: '1' }, root: APP_ROOT };
+}
+
+/** Where the packaged app keeps its Node, in `resources` (what electron-builder.yml's extraResources puts
+ *  there: the `to` of its node entry). */
+export const PACKAGED_NODE_DIR = 'node';
+
+export function packagedRuntime(resourcesPath: string, platform: NodeJS.Platform = process.platform): NodeRuntime {
+  const node = platform === 'win32' ? join(resourcesPath, PACKAGED_NODE_DIR, 'node.exe') : join(resourcesPath, PACKAGED_NODE_DIR, 'bin', 'node');
+  return { node, env: {}, root: join(resourcesPath, 'app.asar.unpacked') };
+}
+
+let current: NodeRuntime | undefined;
+
+/** Set once by the entry point, before any agent or pty host starts. */
+export function useNodeRuntime(runtime: NodeRuntime): void {
+  current = runtime;
+}
+
+export function nodeRuntime(): NodeRuntime {
+  return (current ??= checkoutRuntime());
+}
+
+/** The agents' CLI entry script. */
+export const cliScript = (rt: NodeRuntime = nodeRuntime()): string => join(rt.root, 'bin', 'forkbench.cjs');
+
+/** The pty host, bundled into one module (node-pty beside it) so it needs nothing from app.asar. */
+export const ptyHostScript = (rt: NodeRuntime = nodeRuntime()): string => join(rt.root, 'dist-main', 'ptyhost', 'ptyHostMain.mjs');
