@@ -9,7 +9,9 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { lingeringKills } from '../../../src-main/pty/processGroupKiller.js';
+import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { alive } from '../../helpers/processes.js';
@@ -17,7 +19,9 @@ import { waitFor } from '../../helpers/pty.js';
 
 const fixture = hostFixture('startup-lock');
 const homes: string[] = [];
+const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
   await fixture.cleanup();
   for (const h of homes.splice(0)) fs.rmSync(h, { recursive: true, force: true });
 });
@@ -53,6 +57,25 @@ describe('a tab closed during its shell’s start-up', () => {
     await host.panes.close(agent.id);
     await lingeringKills();
     expect(alive(pid), 'the lock holder is gone').toBe(false);
+    expect(fs.existsSync(join(home, '.shim-lock')), 'the lock was released').toBe(false);
+  });
+
+  it('in a pty host (serve and the app): the lock is released too', async () => {
+    const { home, env } = lockingHome();
+    const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-lock-pty-'));
+    fs.mkdirSync(join(root, 'project'));
+    const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
+    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, env, ptyHost: link });
+    cleanups.push(async () => {
+      await host.dispose();
+      await link.shutdown();
+      fs.rmSync(root, { recursive: true, force: true });
+    });
+    const agent = await host.panes.launch('shell');
+    const pid = await waitFor(() => fs.existsSync(join(home, 'rehash.pid')) && Number(fs.readFileSync(join(home, 'rehash.pid'), 'utf8')), 10_000, 'the start-up file to take its lock');
+    await host.panes.close(agent.id);
+    // The pty host's own killer ends it: within its 2 s bound.
+    await waitFor(() => !alive(pid), 5_000, 'the lock holder to end');
     expect(fs.existsSync(join(home, '.shim-lock')), 'the lock was released').toBe(false);
   });
 });
