@@ -268,8 +268,15 @@ export class LeaseEngine {
     const wt = t.worktree;
     if (!wt) return { code: 'bad-state', message: `${t.id} has no worktree` };
     if (ref !== `refs/heads/${wt.branch}`) return { code: 'not-holder', message: `${ref} is not the branch of ${t.id}'s current claim (${wt.branch})` };
-    if (t.state === 'review' && !person && t.submitted)
-      return { code: 'bad-state', message: `${t.id} is in review: its work was frozen at ${shortSha(t.submitted.sha)} when you said done; commits now are not part of it. Ask for it back (reject) to work on` };
+    // Frozen for everyone: approval merges what `done` named, and a record taken now, even a person's,
+    // would put work under the claim that said done that it never saw (a forged person's record did).
+    if (t.state === 'review' && t.submitted)
+      return {
+        code: 'bad-state',
+        message: person
+          ? `${t.id} is in review: its work was frozen at ${shortSha(t.submitted.sha)} when its agent said done, and approval merges exactly that; a commit now is not part of it. Reject it to work on, then commit`
+          : `${t.id} is in review: its work was frozen at ${shortSha(t.submitted.sha)} when you said done; commits now are not part of it. Ask for it back (reject) to work on`,
+      };
     if (t.state !== 'claimed' && t.state !== 'review' && !person) return { code: 'bad-state', message: `${t.id} ${isInState(t.state)}` };
     // A branch made before the board kept records has none yet: its first move starts the record.
     if (t.record && t.record.sha !== from)

@@ -10,7 +10,25 @@
  *
  * (vi.mock is hoisted per file, so the calls themselves cannot live here) and reads what main did from `fake`.
  */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { vi } from 'vitest';
+
+/**
+ * The fake app says it is packaged, so main.ts runs its helpers on a package's resources: here the shipped
+ * Node is this Node and app.asar.unpacked is this checkout (test/packaging checks the real layout).
+ */
+function fakeResources(): string {
+  const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-fake-resources-'));
+  fs.mkdirSync(join(dir, 'node', 'bin'), { recursive: true });
+  fs.symlinkSync(process.execPath, join(dir, 'node', 'bin', 'node'));
+  fs.symlinkSync(join(import.meta.dirname, '..', '..'), join(dir, 'app.asar.unpacked'));
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+const withResources = process as NodeJS.Process & { resourcesPath?: string };
+withResources.resourcesPath ??= fakeResources();
 
 function fakeElectron() {
   /** What windows were sent, in order. */
