@@ -8,13 +8,13 @@ import type { BoardService } from '../board/boardService.js';
 import type { AgentRegistry } from './agentRegistry.js';
 import { PERSON_CHECK_METHOD, type PersonCheckResult } from '../../src-shared/protocol/hookMethods.js';
 import { callAsAgent, callAsPerson, type AgentCallHooks } from './agentRpc.js';
-import { peerPid } from './peerCredentials.js';
+import { peerPid, type Caller } from './peerCredentials.js';
 
 /** How the socket tells a person from an agent pane: the host knows its panes; perl reads the peer's pid. */
 export interface PeerJudge {
   perl: string | null;
   /** The pane a process runs in (its name), or null for a process in none. */
-  paneOf(pid: number): string | null;
+  callerOf(pid: number | null): Caller;
 }
 
 /** Where a Thread's socket lives. Unix sockets have a ~104-byte path limit (macOS), so the name is short. */
@@ -128,13 +128,12 @@ export class AgentSocket {
     // No secret: a git hook asking for a person. The kernel says who is calling; the host says whether that
     // process is in a pane. Only the person check and a person's record are open this way.
     if (m.auth === undefined && (m.method === PERSON_CHECK_METHOD || m.method === 'record') && judge) {
-      const pid = await peerPid(conn, judge.perl);
-      const pane = pid === null ? '(unknown caller)' : judge.paneOf(pid);
+      const caller = judge.callerOf(await peerPid(conn, judge.perl));
       if (m.method === PERSON_CHECK_METHOD) {
-        const result: PersonCheckResult = pane === null ? { person: true } : { person: false, pane };
+        const result: PersonCheckResult = caller;
         return send({ jsonrpc: '2.0', id, result });
       }
-      if (pane !== null) return fail(id, { code: RpcCode.unauthorized, message: `a process in the agent pane ${pane} is not a person`, data: { reason: 'unauthorized' } });
+      if (!caller.person) return fail(id, { code: RpcCode.unauthorized, message: `${caller.pane.startsWith('(') ? caller.pane.slice(1, -1) : `a process in the agent pane ${caller.pane}`} is not a person`, data: { reason: 'unauthorized' } });
       const out = await callAsPerson(board, m.method, m.params, hooks);
       return out.ok ? send({ jsonrpc: '2.0', id, result: out.value }) : fail(id, out.error);
     }

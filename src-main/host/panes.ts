@@ -8,7 +8,7 @@ import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import type { AgentRecord } from '../agents/agentRegistry.js';
-import { paneOfProcess } from '../agents/peerCredentials.js';
+import { callerOf, type Caller } from '../agents/peerCredentials.js';
 import { buildLaunch, writeProfileFiles } from '../agents/profiles.js';
 import type { PaneSession } from '../pty/paneSession.js';
 import { PaneTypist } from './assignmentTyping.js';
@@ -299,11 +299,12 @@ export class Panes {
     if (p && p.record.status !== 'exited') p.typist.say(text);
   }
 
-  /** The agent pane a process runs in (its name), or null: how the host tells a person's git from an agent's. */
-  paneOfProcess(pid: number): string | null {
+  /** Whether a process is a person's or runs in an agent pane (which): how the host tells a person's git from
+   *  an agent's. */
+  callerOf(pid: number | null): Caller {
     const roots = new Map<number, string>();
     for (const p of this.panes.values()) if (p.record.pid !== null) roots.set(p.record.pid, p.record.name);
-    return paneOfProcess(pid, roots);
+    return callerOf(pid, roots);
   }
 
   /**

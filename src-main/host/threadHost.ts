@@ -110,7 +110,7 @@ export class ThreadHost {
       clearLocksOf: worktrees.git ? (id) => worktrees.require().folders.clearLocksOf(id) : null,
     });
     const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn }) };
-    const judge = { perl: findOnPath('perl'), paneOf: (pid: number) => panes.paneOfProcess(pid) };
+    const judge = { perl: findOnPath('perl'), callerOf: (pid: number | null) => panes.callerOf(pid) };
     const socket = await AgentSocket.listen(socketPath, registry, board, hooks, judge).catch(async (err: unknown) => {
       await board.close();
       throw err;

@@ -61,3 +61,10 @@ export function forkbenchVersion(): string {
   }
   return (version = 'unknown');
 }
+
+/**
+ * The name (comm, 15 characters at most) of the process that holds a pty host's panes as a subreaper
+ * (ptyHostLauncher.ts): a process an agent started stays below it even after a double fork and setsid,
+ * which would otherwise leave it with no pane in its ancestry (agents/peerCredentials.ts).
+ */
+export const PANE_REAPER_NAME = 'forkbench-panes';

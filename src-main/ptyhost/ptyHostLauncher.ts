@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { nodeRuntime, ptyHostScript, type NodeRuntime } from '../base/nodeRuntime.js';
+import { findOnPath } from '../base/pathLookup.js';
 import { isChildDead } from '../pty/childExitWatcher.js';
 import { PtyHostClient, PtyHostRequestError, PtyHostVersionError, type PtyHostClientOptions } from './ptyHostClient.js';
-import { forkbenchVersion, ptyHostPaths } from './protocol.js';
+import { forkbenchVersion, PANE_REAPER_NAME, ptyHostPaths } from './protocol.js';
 import { ensurePrivateDir } from './socketChecks.js';
 
 export const PtyHostLaunchConstants = {
@@ -31,9 +32,36 @@ export function ptyHostIdleMs(env: Record<string, string | undefined> = process.
   return n;
 }
 
+/**
+ * The pty host runs under a small perl parent that is a child subreaper (prctl PR_SET_CHILD_SUBREAPER, kept
+ * across its exec of Node): a process an agent starts and detaches from its pane (a double fork, setsid) is
+ * adopted by it instead of by init, so it is still known as an agent's when it asks to be taken for a person
+ * (peerCredentials.callerOf, by this process's name). It reaps what it adopts, forwards the signals that stop
+ * the pty host, and exits as the pty host does. Where prctl's number is not known (not Linux on these CPUs),
+ * it is only a parent.
+ */
+const PANE_REAPER = `
+use POSIX ();
+$0 = '${PANE_REAPER_NAME}';
+my %prctl = (x86_64 => 157, aarch64 => 167, i386 => 172, i686 => 172, armv7l => 172);
+my $nr = $^O eq 'linux' ? $prctl{(POSIX::uname())[4]} : undef;
+syscall($nr, 36, 1, 0, 0, 0) if $nr;
+my $child = fork;
+exit 127 unless defined $child;
+if ($child == 0) { exec { $ARGV[0] } @ARGV; exit 127 }
+for my $s (qw(TERM INT HUP)) { $SIG{$s} = sub { kill $s, $child } }
+while (1) {
+  my $w = waitpid(-1, 0);
+  if ($w == $child) { exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) }
+  if ($w == -1) { next if $!{EINTR}; exit 0 }
+}`;
+
 /** The pty host's command line and environment under a runtime: what connectPtyHost starts. */
-export function ptyHostCommand(rt: NodeRuntime, socket: string, idleMs: number, env: Record<string, string | undefined> = process.env) {
-  return { command: rt.node, args: [ptyHostScript(rt), '--socket', socket, '--idle-ms', String(idleMs)], env: { ...env, ...rt.env } };
+export function ptyHostCommand(rt: NodeRuntime, socket: string, idleMs: number, env: Record<string, string | undefined> = process.env, perl: string | null = findOnPath('perl')) {
+  const script = ptyHostScript(rt);
+  const node = [rt.node, script, '--socket', socket, '--idle-ms', String(idleMs)];
+  const [command, ...args] = perl && process.platform === 'linux' ? [perl, '-e', PANE_REAPER, ...node] : node;
+  return { command: command!, args, script, env: { ...env, ...rt.env } };
 }
 
 const missing = (err: unknown) => ['ENOENT', 'ECONNREFUSED'].includes((err as NodeJS.ErrnoException).code ?? '');

@@ -1,0 +1,73 @@
+/**
+ * Issue 29, finding 2: the person check failed open. A process in a pane that connected, forked and let the
+ * connecting process exit was told `{"person":true}` (its pid could not be read, so "no pane"); so was one
+ * that left its pane with `setsid -f`. With that, an agent had its commit recorded as the person's.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
+import { PERSON_CHECK_METHOD } from '../../../src-shared/protocol/hookMethods.js';
+import { hostFixture } from '../../helpers/hosts.js';
+import { waitFor } from '../../helpers/pty.js';
+
+/** Connects to the agents' socket; with `fork`, the connecting process exits and its child asks. Writes
+ *  the answer line to `out`. */
+const ASKER = `
+use IO::Socket::UNIX;
+my ($sock, $out, $fork) = @ARGV;
+my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $sock) or die "connect: $!";
+if ($fork) { my $p = fork; die "fork: $!" unless defined $p; exit 0 if $p; select(undef, undef, undef, 0.3); }
+print $s qq({"jsonrpc":"2.0","id":1,"method":"${PERSON_CHECK_METHOD}","params":{}}\\n);
+my $a = <$s>;
+open(my $f, '>', "$out.tmp") or die; print $f $a; close $f; rename("$out.tmp", $out) or die;
+`;
+
+const fixture = hostFixture('person');
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  await fixture.cleanup();
+});
+
+const answerIn = async (out: string) => JSON.parse(await waitFor(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8'), 10_000, 'the person check’s answer')).result;
+
+function ask(socket: string, out: string, fork: boolean): Promise<void> {
+  return new Promise((resolve, reject) => execFile('perl', ['-e', ASKER, socket, out, fork ? '1' : ''], (err) => (err ? reject(err) : resolve())));
+}
+
+describe('the person check fails closed', () => {
+  it('a process outside every pane is a person (the control)', async () => {
+    const host = await fixture.open();
+    const out = join(host.folder, 'answer');
+    await ask(host.socket.path, out, false);
+    expect(await answerIn(out)).toEqual({ person: true });
+  });
+
+  it('a caller that connects, forks and exits is not a person: what cannot be read is no one', async () => {
+    const host = await fixture.open();
+    const out = join(host.folder, 'answer');
+    await ask(host.socket.path, out, true);
+    expect(await answerIn(out)).toMatchObject({ person: false, pane: '(a caller that is gone)' });
+  });
+
+  it('a process a pane detached with `setsid -f` is not a person: the pty host’s reaper adopted it', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-person-pty-'));
+    fs.mkdirSync(join(root, 'project'));
+    const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
+    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link });
+    cleanups.push(async () => {
+      await host.dispose();
+      await link.shutdown();
+      fs.rmSync(root, { recursive: true, force: true });
+    });
+    const out = join(root, 'answer');
+    const script = join(root, 'asker.pl');
+    fs.writeFileSync(script, ASKER);
+    await host.panes.launch('custom', { command: `setsid -f perl ${script} "$FORKBENCH_SOCKET" ${out} ''; exec sleep 60` });
+    expect(await answerIn(out)).toMatchObject({ person: false, pane: '(a process an agent started, outside its pane)' });
+  });
+});
