@@ -72,3 +72,36 @@ export function git(
 export async function gitLine(cwd: string, args: readonly string[]): Promise<string> {
   return (await git(cwd, args)).stdout.trim();
 }
+
+/**
+ * Settings that name a program, set where an agent can write them (the repository's .git/config, a task
+ * worktree's config.worktree): the host's own git must never run them. Each is put back to git's own
+ * behaviour for the host's commands, whatever the repository says.
+ */
+const NO_AGENT_PROGRAMS = [
+  'core.fsmonitor=false',
+  'core.sshCommand=ssh',
+  'core.askPass=',
+  'credential.helper=',
+  'gpg.program=gpg',
+  'gpg.ssh.program=ssh-keygen',
+  'gpg.x509.program=gpgsm',
+].flatMap((kv) => ['-c', kv]);
+
+/** Commands that may run a filter (clean, smudge, process), merge or diff driver named by .gitattributes. */
+const RUNS_DRIVERS = new Set(['status', 'diff', 'show', 'merge-tree', 'merge', 'worktree', 'checkout', 'add', 'commit', 'stash']);
+/** The keys of drivers: which program a `filter=`, `merge=` or `diff=` attribute runs. */
+const DRIVER_KEY = /^(filter|merge|diff)\..+\.(clean|smudge|process|driver|command|textconv)$/i;
+
+/**
+ * `args` with the `-c` settings that keep git from running a program the repository's config names: the
+ * fixed ones above, and, for commands that may run drivers, every driver the config defines, emptied (git
+ * then runs no filter; a merge that needed the driver fails, and the task stays in review with a note).
+ */
+export async function withoutAgentPrograms(cwd: string, args: readonly string[]): Promise<string[]> {
+  const command = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c');
+  if (!command || !RUNS_DRIVERS.has(command)) return [...NO_AGENT_PROGRAMS, ...args];
+  const listed = await git(cwd, ['config', '--null', '--name-only', '--get-regexp', '^(filter|merge|diff)\\.'], { allowFail: true });
+  const drivers = listed.stdout.split('\0').filter((k) => DRIVER_KEY.test(k));
+  return [...NO_AGENT_PROGRAMS, ...drivers.flatMap((k) => ['-c', `${k}=`]), ...args];
+}

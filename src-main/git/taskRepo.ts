@@ -5,7 +5,7 @@ import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import type { GitIsolation, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
-import { git } from './git.js';
+import { git, withoutAgentPrograms } from './git.js';
 import { currentBranch, type RepoProbe } from './repoProbe.js';
 
 export class WorktreeError extends Error {
@@ -56,9 +56,10 @@ export class TaskRepo {
     readonly chainTo: string,
   ) {}
 
-  /** git as the host runs it: the repository's own hooks, never the fence's. */
-  git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}) {
-    return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...args], { ...o, closeFds: this.repoHasHooks() });
+  /** git as the host runs it: the repository's own hooks, never the fence's, and no program an agent could
+   *  have named in the repository's or a worktree's config (withoutAgentPrograms). */
+  async git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}) {
+    return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...(await withoutAgentPrograms(cwd, args))], { ...o, closeFds: this.repoHasHooks() });
   }
 
   /** Whether git may run code of the repository's (a hook that is not git's .sample): that code then starts

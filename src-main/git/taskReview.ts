@@ -46,7 +46,7 @@ export class TaskReview {
       this.r.aheadOf(wt.base, rev),
       this.r.git(root, ['diff', '--name-status', '-M', '-z', range]),
       this.r.git(root, ['diff', '--numstat', '-M', '-z', range]),
-      this.r.git(root, ['diff', '--no-color', '--no-ext-diff', '-M', range]),
+      this.r.git(root, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '-M', range]),
       this.r.uncommittedOf(wt),
     ]);
     const stats = parseNumstat(nums.stdout);

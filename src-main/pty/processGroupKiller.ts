@@ -118,6 +118,15 @@ const LEVELS = ['SIGHUP', 'SIGTERM', 'SIGKILL'] as const;
 
 const HAS_PROC = fs.existsSync('/proc/self/stat');
 
+/** Whether the kernel lists no child of `pid` (false where it cannot be read: then a scan decides). */
+function childlessRoot(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim() === '';
+  } catch {
+    return false;
+  }
+}
+
 /** Still running (a zombie has ended: it only waits for its parent to read its status). Where there is no
  *  /proc, whether the pid exists at all. */
 function isLive(pid: number): boolean {
@@ -183,6 +192,12 @@ export class ProcessGroupKiller implements Disposable {
   start(): void {
     if (this.startedAt !== undefined || this.disposed) return;
     this.startedAt = this.now();
+    // A root with no child (an idle shell, an agent exec'd as the root) is hung up at once, before any scan:
+    // the common case must not wait for a whole /proc scan (nor leave its exit to land in other work).
+    if (this.rootIsSameProcess() && childlessRoot(this.rootPid)) {
+      signalOne(-this.rootPid, 'SIGHUP');
+      this.sentRoot = 0;
+    }
     void this.look();
   }
 
@@ -213,7 +228,10 @@ export class ProcessGroupKiller implements Disposable {
     if (this.disposed) return;
     const elapsed = this.now() - (this.startedAt ?? 0);
     const level = elapsed >= this.killAfterMs ? 2 : elapsed >= this.termAfterMs ? 1 : 0;
-    if (level === this.scannedAt && this.seen.some(isLive)) {
+    // The last scan found only the root, and it has been signalled and is gone: done, with no more scans
+    // (each blocks the event loop for a few ms, which other panes' exits and output then wait on).
+    if (this.scannedAt >= 0 && this.seen.length === 0 && this.sentRoot >= 0 && this.rootGone()) return this.over();
+    if (level === this.scannedAt && (this.seen.length > 0 ? this.seen.some(isLive) : !this.rootGone())) {
       this.steps.timeout(() => void this.look(), KillConstants.pollMs);
       return;
     }
@@ -243,8 +261,6 @@ export class ProcessGroupKiller implements Disposable {
       this.sentRoot = rootLevel;
     }
     if ((others.length === 0 && this.rootGone()) || this.sentRoot === 2) return this.over();
-    // While only the root is left, its exit is what is waited for: it is one of the processes watched.
-    if (others.length === 0) this.seen = [this.rootPid];
     this.steps.timeout(() => void this.look(), KillConstants.pollMs);
   }
 
