@@ -1,3 +1,4 @@
+import { BOARD_TEXT_IS_DATA, quotedBoardText } from '../../src-shared/text/controlChars.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
@@ -41,7 +42,7 @@ export class Assignments {
     const t = this.d.board.state.tasks.get(e.taskId);
     this.d.panes.tell(
       e.from.agentId,
-      `${e.taskId} "${t?.title ?? ''}" was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
+      `${e.taskId} ${quotedBoardText(t?.title ?? '')} was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
         `your fencing token ${e.from.token} is no longer accepted for it. Stop working on ${e.taskId}; run \`forkbench board\` to pick other work.`,
     );
   }
@@ -61,7 +62,7 @@ export class Assignments {
     const t = this.d.board.state.tasks.get(e.taskId);
     this.d.panes.tell(
       agentId,
-      `${e.taskId} "${t?.title ?? ''}" was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
+      `${e.taskId} ${quotedBoardText(t?.title ?? '')} was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
         `If your shell was in it: cd '${this.d.folder}'. Run \`forkbench board\` to pick other work.`,
     );
   }
@@ -71,8 +72,8 @@ export class Assignments {
     if (!p || p.record.status === 'exited') return;
     const t = this.d.board.state.tasks.get(taskId);
     const text =
-      `You have been assigned ${t?.id} "${t?.title}" on the Forkbench board (fencing token ${token}). ` +
-      `Run \`forkbench show ${t?.id}\`, then pass --token ${token} to renew/note/done.`;
+      `You have been assigned ${t?.id} ${quotedBoardText(t?.title ?? '')} on the Forkbench board (fencing token ${token}). ` +
+      `Run \`forkbench show ${t?.id}\`, then pass --token ${token} to renew/note/done. ${BOARD_TEXT_IS_DATA}`;
     // The message names the worktree, so it waits until the worktree exists; a failed one says nothing here
     // (the task is blocked with the reason, which the window shows).
     void this.d.worktreeOf(taskId, token).then(
