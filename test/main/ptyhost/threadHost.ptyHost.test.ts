@@ -129,6 +129,10 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     expect(again.hostPid).toBe(link.hostPid);
     process.kill(kept.pid, 'SIGKILL');
     await waitFor(() => !alive(kept.pid), 5_000, 'the kept agent to die');
+    // The kernel reaps it before the pty host's exit handling runs: wait until the pty host's own listing
+    // has it dead (the question stopUnlessKept asks), not only until its pid is gone.
+    const listing = () => (again as unknown as { client: { request(m: 'list', p: object): Promise<Array<{ dead: boolean }>> } }).client.request('list', {});
+    await waitFor(async () => (await listing()).every((l) => l.dead), 5_000, 'the pty host to see the kept agent dead');
     expect(await again.stopUnlessKept()).toBe(0);
     await waitFor(() => !alive(again.hostPid), 10_000, 'the pty host to exit');
   });
