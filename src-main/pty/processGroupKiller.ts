@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { descendantsOf, listProcesses, readProcStat, readStartTicks, type ProcStat } from './procReader.js';
-import { realTimers, type Timers } from '../base/timers.js';
+import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
 export const KillConstants = {
   /** SIGHUP alone first: it is what closing a terminal sends, and shells forward it to their jobs and
@@ -184,7 +184,7 @@ export class ProcessGroupKiller implements Disposable {
     this.termAfterMs = options.termAfterMs ?? KillConstants.termAfterMs;
     this.killAfterMs = options.killAfterMs ?? KillConstants.killAfterMs;
     this.list = options.listProcesses ?? listProcesses;
-    this.now = options.now ?? (() => performance.now());
+    this.now = options.now ?? monotonicNow;
     this.root = { pid: rootPid, startTicks: options.rootStartTicks ?? readStartTicks(rootPid) };
   }
 

@@ -150,6 +150,7 @@ export class PtySession implements Disposable {
         termAfterMs: sessionOptions.termAfterMs,
         killAfterMs: sessionOptions.killAfterMs,
         timers: this.timers,
+        now: this.now,
         listProcesses: sessionOptions.listProcesses,
         rootStartTicks,
       }),
