@@ -240,21 +240,24 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     const frame = readFrame(raw, isBinary);
     if (!frame.ok) return send({ id: frame.id, ok: false, error: { code: 'bad-message', message: frame.message } });
     const { id, method, params } = frame.request;
-    // From its snapshot on, the window hears the Thread's pushes (a few it already has are harmless: the
-    // page orders events by sequence).
-    const key = (params as { key?: unknown } | undefined)?.key;
-    if (method === 'thread.snapshot' && typeof key === 'string') opened.add(key);
-    const out = await router.call(method, params, consumer);
-    if (out.ok && method === 'threads.open') opened.add((out.value as { key: string }).key);
-    if (out.ok && method === 'thread.snapshot') sendMessage(snapshotAnswer(id, out.value as ThreadSnapshot));
-    else send({ id, ...out });
+    try {
+      // From its snapshot on, the window hears the Thread's pushes (a few it already has are harmless: the
+      // page orders events by sequence).
+      const key = (params as { key?: unknown } | undefined)?.key;
+      if (method === 'thread.snapshot' && typeof key === 'string') opened.add(key);
+      const out = await router.call(method, params, consumer);
+      if (out.ok && method === 'threads.open') opened.add((out.value as { key: string }).key);
+      if (out.ok && method === 'thread.snapshot') sendMessage(snapshotAnswer(id, out.value as ThreadSnapshot));
+      else send({ id, ...out });
+    } catch (err) {
+      // The router answers every refusal itself; this is a fault of the host's own (a snapshot too large to
+      // write, say), answered under the request's own id so the page is not left waiting for it.
+      warn(`forkbench serve: a window request (${method}) failed: ${(err as Error)?.stack ?? String(err)}`);
+      send({ id, ok: false, error: { code: 'failed', message: `the host failed on ${method}: ${(err as Error)?.message ?? String(err)}; see its log` } });
+    }
   };
   ws.on('message', (raw, isBinary) => {
-    answer(raw, isBinary).catch((err: unknown) => {
-      // The router answers every refusal itself; this is a fault of the host's own, so it is reported too.
-      warn(`forkbench serve: a window request failed: ${(err as Error)?.stack ?? String(err)}`);
-      send({ id: -1, ok: false, error: { code: 'failed', message: 'the host failed on this request; see its log' } });
-    });
+    answer(raw, isBinary).catch((err: unknown) => warn(`forkbench serve: a window message failed: ${(err as Error)?.stack ?? String(err)}`));
   });
   ws.on('close', () => {
     sub.dispose();

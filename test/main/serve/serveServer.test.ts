@@ -3,7 +3,8 @@ import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WindowRouter } from '../../../src-main/host/windowRouter.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
 import { paneFrameHead } from '../../../src-shared/protocol/paneFrame.js';
@@ -205,6 +206,26 @@ describe('serve mode', () => {
     await call(a, 3, 'agent.close', { key, agentId });
     a.close();
     b.close();
+  });
+
+  it('a fault of the host on a request is answered under that request’s id, never an id the page did not use (issue 29)', async () => {
+    // Writing thread.snapshot's answer threw RangeError (a board too large for one string) and was answered
+    // under id -1: the page waited for its own id for ever, after every restart too. The fault is injected
+    // where it struck: the serialization of the answer, after the router had answered.
+    const stringify = JSON.stringify;
+    const spy = vi.spyOn(JSON, 'stringify').mockImplementation(((value: unknown, ...rest: unknown[]) => {
+      if ((value as { value?: { board?: unknown } } | null)?.value?.board === 0) throw new RangeError('Invalid string length');
+      return (stringify as (...a: unknown[]) => string)(value, ...rest);
+    }) as typeof JSON.stringify);
+    const { ws } = await connect({});
+    try {
+      const reply = new Promise<WsServerMessage>((resolve) => ws!.on('message', (d, binary) => !binary && resolve(JSON.parse(String(d)) as WsServerMessage)));
+      ws!.send(JSON.stringify({ id: 41, method: 'thread.snapshot', params: { key } }));
+      expect(await reply).toMatchObject({ id: 41, ok: false, error: { code: 'failed', message: expect.stringMatching(/thread\.snapshot: Invalid string length/) } });
+    } finally {
+      spy.mockRestore();
+      ws!.close();
+    }
   });
 
   it('serves the built page and nothing outside it', async () => {
