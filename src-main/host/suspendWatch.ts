@@ -41,7 +41,14 @@ export class SuspendWatch {
   }
 
   check(): void {
-    const up = this.uptime();
+    let up: number;
+    try {
+      up = this.uptime();
+    } catch {
+      // Out of descriptors (EMFILE), say: this round is skipped. A timer must never turn a failed read into
+      // an uncaught exception, which stops the host.
+      return;
+    }
     const mono = this.mono();
     const slept = up - this.lastUptime - (mono - this.lastMono);
     this.lastUptime = up;
