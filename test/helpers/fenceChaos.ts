@@ -20,8 +20,16 @@ export interface ChaosOptions {
   durationMs: number;
   agents: number;
   seed: number;
+  /** The run goes on past durationMs until it has injected this many kills and stops and seen this many
+   *  acknowledged commits: on a loaded machine the rounds are slower, and a run where little happened
+   *  proves little. It never goes past MAX_STRETCH × durationMs. */
+  minFaults?: number;
+  minAcks?: number;
   log?: (s: string) => void;
 }
+
+/** How far past its duration a run may stretch to reach its minimums; a test's timeout must allow for it. */
+export const MAX_STRETCH = 3;
 
 export interface ChaosReport {
   acked: number;
@@ -115,7 +123,9 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   const stopped = new Set<number>();
   const t0 = Date.now();
   let tasks = 6;
-  while (Date.now() - t0 < o.durationMs) {
+  const acked = () => fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean).length;
+  const enough = () => r.kills + r.stops >= (o.minFaults ?? 0) && acked() >= (o.minAcks ?? 0);
+  while (Date.now() - t0 < o.durationMs || (!enough() && Date.now() - t0 < MAX_STRETCH * o.durationMs)) {
     await sleep(250 + random() * 450);
     const pick = agents[Math.floor(random() * agents.length)] as { id: string; pid: number };
     const roll = random();
