@@ -7,8 +7,12 @@ export interface AgentRecord {
   readonly id: string;
   readonly name: string;
   readonly profile: string;
-  /** 256 bits, random per launch; handed to the agent in its environment and never shown in the UI. */
+  /** 256 bits, random per launch; handed to the agent in its environment and never shown in the UI. Empty
+   *  for an agent adopted after a board host restart, which is known by its digest alone: the pty host keeps
+   *  no secret, and an empty one never authenticates. */
   readonly secret: string;
+  /** SHA-256 of the secret, in hex: what a call's secret is checked against. */
+  readonly secretDigest: string;
   status: AgentStatus;
   pid: number | null;
   exit: { code: number; signal: number | null } | null;
@@ -17,6 +21,9 @@ export interface AgentRecord {
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
+/** The digest of a secret as records and the pty host keep it. */
+export const secretDigestOf = (secret: string): string => digest(secret).toString('hex');
+
 
 /**
  * Agents by id and by secret. Lookup by secret hashes the presented value and compares digests in constant
@@ -33,10 +40,14 @@ export class AgentRegistry {
   create(profile: string, name: string, now: number, n?: number): AgentRecord {
     this.counter++;
     const id = agentIdOf(profile, n ?? this.counter, randomBytes(6).toString('hex'));
+    return this.register(id, name, profile, now);
+  }
+
+  private register(id: string, name: string, profile: string, now: number): AgentRecord {
     const secret = randomBytes(32).toString('base64url');
-    const rec: AgentRecord = { id, name, profile, secret, status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
+    const rec: AgentRecord = { id, name, profile, secret, secretDigest: secretDigestOf(secret), status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
     this.byId.set(id, rec);
-    this.byDigest.set(digest(secret).toString('hex'), rec);
+    this.byDigest.set(rec.secretDigest, rec);
     return rec;
   }
 
@@ -48,27 +59,23 @@ export class AgentRegistry {
     const old = this.byId.get(id);
     if (!old) throw new Error(`no agent ${id}`);
     this.forgetSecret(id);
-    const secret = randomBytes(32).toString('base64url');
-    const rec: AgentRecord = { id, name: old.name, profile: old.profile, secret, status: 'starting', pid: null, exit: null, lastBoardCallAt: now };
-    this.byId.set(id, rec);
-    this.byDigest.set(digest(secret).toString('hex'), rec);
-    return rec;
+    return this.register(id, old.name, old.profile, now);
   }
 
   /** An agent of an earlier run of the host, listed as exited; its secret is never registered, so nothing
    *  can act as it until it is revived. */
   restore(id: string, profile: string, name: string, now: number): AgentRecord {
-    const rec: AgentRecord = { id, name, profile, secret: randomBytes(32).toString('base64url'), status: 'exited', pid: null, exit: null, lastBoardCallAt: now };
+    const rec: AgentRecord = { id, name, profile, secret: '', secretDigest: '', status: 'exited', pid: null, exit: null, lastBoardCallAt: now };
     this.byId.set(id, rec);
     return rec;
   }
 
-  /** An agent that outlived a board host (its pty host kept it): back under its own id and secret, so its
-   *  next call is accepted as before. */
-  adopt(r: { id: string; name: string; profile: string; secret: string; pid: number }, now: number): AgentRecord {
-    const rec: AgentRecord = { id: r.id, name: r.name, profile: r.profile, secret: r.secret, status: 'running', pid: r.pid, exit: null, lastBoardCallAt: now };
+  /** An agent that outlived a board host (its pty host kept it): back under its own id and its secret's
+   *  digest, so its next call is accepted as before. */
+  adopt(r: { id: string; name: string; profile: string; secretDigest: string; pid: number }, now: number): AgentRecord {
+    const rec: AgentRecord = { id: r.id, name: r.name, profile: r.profile, secret: '', secretDigest: r.secretDigest, status: 'running', pid: r.pid, exit: null, lastBoardCallAt: now };
     this.byId.set(rec.id, rec);
-    this.byDigest.set(digest(rec.secret).toString('hex'), rec);
+    this.byDigest.set(rec.secretDigest, rec);
     return rec;
   }
 
@@ -85,7 +92,7 @@ export class AgentRegistry {
     if (typeof secret !== 'string' || secret.length === 0 || secret.length > 256) return null;
     const d = digest(secret);
     const rec = this.byDigest.get(d.toString('hex'));
-    if (!rec || !timingSafeEqual(digest(rec.secret), d)) return null;
+    if (!rec || !timingSafeEqual(Buffer.from(rec.secretDigest, 'hex'), d)) return null;
     return rec.status === 'exited' ? null : rec;
   }
 
@@ -110,6 +117,6 @@ export class AgentRegistry {
   /** Forget the secret: nothing can act as this agent any more. */
   forgetSecret(id: string): void {
     const rec = this.byId.get(id);
-    if (rec) this.byDigest.delete(digest(rec.secret).toString('hex'));
+    if (rec) this.byDigest.delete(rec.secretDigest);
   }
 }

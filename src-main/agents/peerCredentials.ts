@@ -18,7 +18,11 @@ export function peerPid(conn: net.Socket, perl: string | null): Promise<number |
   if (process.platform !== 'linux' || !perl) return Promise.resolve(null);
   return new Promise((resolve) => {
     let out = '';
-    const child = spawn(perl, ['-e', PEERCRED_SCRIPT], { stdio: ['ignore', 'pipe', 'ignore', conn] });
+    // The descriptor's number, not the socket: a stream handed to spawn as stdio stops being read in this
+    // process (Node's rule for a stream a child now uses), and the connection must go on being served.
+    const fd = (conn as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return resolve(null);
+    const child = spawn(perl, ['-e', PEERCRED_SCRIPT], { stdio: ['ignore', 'pipe', 'ignore', fd] });
     const timer = setTimeout(() => child.kill('SIGKILL'), PEERCRED_TIMEOUT_MS);
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', () => {

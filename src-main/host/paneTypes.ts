@@ -32,7 +32,7 @@ export const localPtys: PtyFactory = { spawn: async (command, args, options) => 
 export interface AdoptedPane {
   session: PaneSession;
   agentId: string;
-  secret: string;
+  secretDigest: string;
   profile: string;
   name: string;
   command?: string;

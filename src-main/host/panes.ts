@@ -172,7 +172,7 @@ export class Panes {
         spec.command,
         spec.args,
         { cwd: d.folder, env, cols, rows },
-        { threadKey: d.threadKey ?? '', agentId: record.id, secret: record.secret, socketPath: d.socketPath, profile, name: record.name, command },
+        { threadKey: d.threadKey ?? '', agentId: record.id, secretDigest: record.secretDigest, socketPath: d.socketPath, profile, name: record.name, command },
       );
     } catch (err) {
       record.status = 'exited';
@@ -197,7 +197,7 @@ export class Panes {
     // Names keep counting from the highest one used, the gone agents' too: after `shell 2` comes `shell 3`.
     this.d.sessions.numbers.sawAll([...found, ...gone]);
     for (const f of found) {
-      const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secret: f.secret, pid: f.session.pid }, performance.now());
+      const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
       this.wire(record, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
     }
     if (found.length) this.fireAgents();

@@ -46,7 +46,9 @@ export interface PaneSession {
 export interface PaneIdentity {
   threadKey: string;
   agentId: string;
-  secret: string;
+  /** SHA-256 of the agent's secret, in hex: enough for a board host to know the agent's calls again after
+   *  a restart, and useless to a process that reads it (the pty host answers `list` with it). */
+  secretDigest: string;
   socketPath: string;
   profile: string;
   name: string;

@@ -58,7 +58,11 @@ export class FrameDecoder {
   private chunks: Buffer[] = [];
   private buffered = 0;
 
-  constructor(private readonly sink: FrameSink) {}
+  /** `limit`: the largest frame accepted now (a connection not yet adopted is allowed far less). */
+  constructor(
+    private readonly sink: FrameSink,
+    private readonly limit: () => number = () => FrameLimits.maxFrameBytes,
+  ) {}
 
   /** Throws on a length that cannot be ours (zero, or past the limit): the caller drops the connection, since
    *  nothing after it can be trusted to line up. Any other bad frame goes to the sink's `malformed`. */
@@ -68,7 +72,7 @@ export class FrameDecoder {
     while (this.buffered >= HEAD) {
       const head = this.peek(HEAD);
       const len = head.readUInt32BE(0);
-      if (len < 1 || len > FrameLimits.maxFrameBytes) throw new Error(`pty host frame of ${len} bytes`);
+      if (len < 1 || len > this.limit()) throw new Error(`pty host frame of ${len} bytes`);
       if (this.buffered < 4 + len) return;
       const frame = this.take(4 + len);
       this.dispatch(frame);

@@ -24,7 +24,7 @@ interface HostedPane {
 const consumerKey = (c: string) => `w:${c}`;
 
 /** The methods that act on panes; the pty host's own (hello, shutdown) are the server's. */
-export type PaneHandlers = Omit<Handlers<typeof ptyHostMethods, void>, 'hello' | 'shutdown'>;
+export type PaneHandlers = Omit<Handlers<typeof ptyHostMethods, void>, 'hello' | 'prove' | 'shutdown'>;
 
 /**
  * The agents' PtySessions, as the pty host holds them (pty, mirror, exit watcher), and the methods that act
@@ -47,6 +47,11 @@ export class HostedPanes {
 
   get size(): number {
     return this.panes.size;
+  }
+
+  /** Each pane's root process: it leads its pane's session and process group. */
+  rootPids(): number[] {
+    return [...this.panes.values()].map((h) => h.session.pid);
   }
 
   /** The board host typed into a pane (a data frame); a pane that is gone takes nothing. */

@@ -9,13 +9,13 @@ import type { PtyExit } from '../pty/ptySessionTypes.js';
  * as binary frames, see frames.ts). Bumped on any change of these shapes: a pty host of another protocol is
  * refused. (An answer's optional `code` and the checks of every field added none: a peer that sent what
  * the shapes say is served as before.) 2: the pane's terminal signals (`signal`) and its screen's lines
- * (`lines`), read off the pty host's mirror, so the board host keeps none of its own.
+ * (`lines`), read off the pty host's mirror, so the board host keeps none of its own. 3: a greeting is
+ * adopted only by its ancestry or the adoption key's proof (`prove`); panes carry their secret's digest.
  */
-export const PTY_HOST_PROTOCOL = 2;
+export const PTY_HOST_PROTOCOL = 3;
 
 /** What the board host needs to take a pane back after a restart: the agent it is, as the board knows it
- *  (its PaneIdentity), and the folder it runs in. Held by the pty host in memory only; the secret is never
- *  written to disk. */
+ *  (its PaneIdentity), and the folder it runs in. Held by the pty host in memory only; it holds no secret. */
 export interface PaneMeta extends PaneIdentity {
   cwd: string;
 }

@@ -10,6 +10,7 @@ import { sweepPaneRecord } from './paneRecord.js';
 import { hostMessage, idOf, ptyHostMethods, type HostMessage } from './ptyHostMethods.js';
 import { paneRecordBeside, PTY_HOST_PROTOCOL, type PaneListing, type PtyHostMethod, type PtyHostMethods } from './protocol.js';
 import { RemotePty, type RemoteLink } from './remotePty.js';
+import { proofFor } from './adoptionKey.js';
 import { checkSocket } from './socketChecks.js';
 
 export const PtyHostClientConstants = {
@@ -27,6 +28,8 @@ export const PtyHostClientConstants = {
 export interface PtyHostClientOptions {
   requestTimeoutMs?: number;
   timers?: TimerSource;
+  /** The adoption key this board host started the pty host with (adoptionKey.ts), if it did. */
+  key?: Buffer;
 }
 
 /** The pty host refused a request, with its code (`invalid-input`, `no-such-pane`, `busy`...). */
@@ -169,6 +172,17 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
       throw new PtyHostVersionError(hello, version);
     }
     client.hostPid = hello.pid;
+    if (!hello.adopted) {
+      // The pty host could not tell who we are from the kernel: only the key it was started with settles it.
+      if (!o.key || !hello.challenge) {
+        client.leave();
+        throw new PtyHostRequestError('refused', `the pty host (pid ${hello.pid}) cannot tell this process from one of its agents, and this board host did not start it (it holds no key for it)`);
+      }
+      await client.request('prove', { proof: proofFor(o.key, hello.challenge) }).catch((err: Error) => {
+        client.leave();
+        throw err;
+      });
+    }
     return client;
   }
 

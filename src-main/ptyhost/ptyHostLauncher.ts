@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Writable } from 'node:stream';
+import { newAdoptionKey } from './adoptionKey.js';
 import { nodeRuntime, ptyHostScript, type NodeRuntime } from '../base/nodeRuntime.js';
 import { findOnPath } from '../base/pathLookup.js';
 import { isChildDead } from '../pty/childExitWatcher.js';
@@ -32,6 +34,10 @@ export function ptyHostIdleMs(env: Record<string, string | undefined> = process.
   return n;
 }
 
+/** The descriptor the pty host reads its adoption key from (the first after stdio); its reaper closes its
+ *  own copy, so no process but the pty host ever has it open. */
+export const ADOPTION_KEY_FD = 3;
+
 /**
  * The pty host runs under a small perl parent that is a child subreaper (prctl PR_SET_CHILD_SUBREAPER, kept
  * across its exec of Node): a process an agent starts and detaches from its pane (a double fork, setsid) is
@@ -49,6 +55,7 @@ syscall($nr, 36, 1, 0, 0, 0) if $nr;
 my $child = fork;
 exit 127 unless defined $child;
 if ($child == 0) { exec { $ARGV[0] } @ARGV; exit 127 }
+POSIX::close(${ADOPTION_KEY_FD});
 for my $s (qw(TERM INT HUP)) { $SIG{$s} = sub { kill $s, $child } }
 while (1) {
   my $w = waitpid(-1, 0);
@@ -56,10 +63,11 @@ while (1) {
   if ($w == -1) { next if $!{EINTR}; exit 0 }
 }`;
 
-/** The pty host's command line and environment under a runtime: what connectPtyHost starts. */
+/** The pty host's command line and environment under a runtime: what connectPtyHost starts, with its
+ *  adoption key written to descriptor ADOPTION_KEY_FD. */
 export function ptyHostCommand(rt: NodeRuntime, socket: string, idleMs: number, env: Record<string, string | undefined> = process.env, perl: string | null = findOnPath('perl')) {
   const script = ptyHostScript(rt);
-  const node = [rt.node, script, '--socket', socket, '--idle-ms', String(idleMs)];
+  const node = [rt.node, script, '--socket', socket, '--idle-ms', String(idleMs), '--key-fd', String(ADOPTION_KEY_FD)];
   const [command, ...args] = perl && process.platform === 'linux' ? [perl, '-e', PANE_REAPER, ...node] : node;
   return { command: command!, args, script, env: { ...env, ...rt.env } };
 }
@@ -112,15 +120,19 @@ export async function connectPtyHost(dataRoot: string, o: PtyHostLaunchOptions =
   ensurePrivateDir(paths.dir);
   const log = fs.openSync(paths.log, 'a', 0o600);
   const run = ptyHostCommand(o.runtime ?? nodeRuntime(), paths.socket, o.idleMs ?? PtyHostLaunchConstants.defaultIdleMs, o.env ?? process.env);
-  const child = spawn(run.command, run.args, { detached: true, stdio: ['ignore', log, log], env: run.env });
+  const child = spawn(run.command, run.args, { detached: true, stdio: ['ignore', log, log, 'pipe'], env: run.env });
   fs.closeSync(log);
+  const key = newAdoptionKey();
+  const keyPipe = child.stdio[ADOPTION_KEY_FD] as Writable;
+  keyPipe.on('error', () => undefined); // a pty host that died at once: its log says why
+  keyPipe.end(key);
   child.unref();
   let exited: string | null = null;
   child.once('exit', (code, signal) => (exited = `exited ${code ?? signal}`));
   const deadline = Date.now() + PtyHostLaunchConstants.startTimeoutMs;
   for (;;) {
     try {
-      return { client: await connectWhenFree(paths.socket, version, o.client ?? {}), started: true };
+      return { client: await connectWhenFree(paths.socket, version, { ...o.client, key }), started: true };
     } catch (err) {
       if (!missing(err)) throw err;
     }

@@ -1,26 +1,38 @@
 import { parseArgs } from 'node:util';
+import { readKeyFrom } from './adoptionKey.js';
 import { PtyHostServer } from './ptyHostServer.js';
 import { forkbenchVersion } from './protocol.js';
 
 /**
- * The pty host process: `node ptyHostMain.js --socket PATH --idle-ms N`. Started detached by a board host
+ * The pty host process: `node ptyHostMain.js --socket PATH --idle-ms N [--key-fd FD]`. Started detached by a board host
  * (its own session, stdio to a log file), it holds the agents' ptys while board hosts come and go, and
  * stops once it has had no board host for the idle time, or none and no pane.
  */
 const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ptyhost[${process.pid}]: ${line}\n`);
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { socket: { type: 'string' }, 'idle-ms': { type: 'string' } } });
+  const { values } = parseArgs({ options: { socket: { type: 'string' }, 'idle-ms': { type: 'string' }, 'key-fd': { type: 'string' } } });
   const idleMs = Number(values['idle-ms']);
-  if (!values.socket || !Number.isInteger(idleMs) || idleMs < 1) {
-    log('usage: ptyHostMain --socket PATH --idle-ms N');
+  const keyFd = values['key-fd'] === undefined ? null : Number(values['key-fd']);
+  if (!values.socket || !Number.isInteger(idleMs) || idleMs < 1 || (keyFd !== null && !Number.isInteger(keyFd))) {
+    log('usage: ptyHostMain --socket PATH --idle-ms N [--key-fd FD]');
     process.exit(2);
+  }
+  // Read and closed before any pane exists, so no agent's process ever inherits it.
+  let key: Buffer | null = null;
+  if (keyFd !== null) {
+    try {
+      key = await readKeyFrom(keyFd);
+    } catch (err) {
+      log(`cannot start: ${(err as Error).message}`);
+      process.exit(3);
+    }
   }
   // The version a test may claim, to see a board host refuse a pty host of another Forkbench.
   const version = process.env.FORKBENCH_PTY_HOST_CLAIM_VERSION || forkbenchVersion();
   let server: PtyHostServer;
   try {
-    server = await PtyHostServer.listen({ socketPath: values.socket, version, idleMs, log, onStop: () => process.exit(0) });
+    server = await PtyHostServer.listen({ socketPath: values.socket, version, idleMs, key, log, onStop: () => process.exit(0) });
   } catch (err) {
     log(`cannot start: ${(err as Error).message}`);
     process.exit(3);

@@ -37,7 +37,7 @@ const nothing = z.object({});
 const meta: z.ZodType<PaneMeta, PaneMeta> = z.object({
   threadKey: z.string(),
   agentId: z.string().min(1),
-  secret: z.string().min(1),
+  secretDigest: z.string().regex(/^[0-9a-f]{64}$/, 'is not a SHA-256 digest in hex'),
   socketPath: z.string(),
   profile: z.string(),
   name: z.string(),
@@ -91,7 +91,11 @@ const spawnParams = z.object({
 export type SpawnParams = z.output<typeof spawnParams>;
 
 const hello = z.object({ version: z.string(), protocol: z.number().int() });
-export type HelloAnswer = { version: string; protocol: number; pid: number };
+/** `adopted`: the greeting process was taken as the board host (its ancestry is no pane's). Otherwise it
+ *  may still prove the adoption key against `challenge` (`prove`). An answer to a board host of another
+ *  version carries neither: it refuses us. */
+export type HelloAnswer = { version: string; protocol: number; pid: number; challenge?: string; adopted?: boolean };
+const hexProof = z.string().regex(/^[0-9a-f]{64}$/, 'is not an HMAC-SHA256 in hex');
 
 /** One method: its params' schema (validated by the pty host) and its answer's (validated by the board host). */
 const method =
@@ -99,7 +103,10 @@ const method =
   <I extends z.ZodType>(input: I, result: z.ZodType<O>) => ({ ...procedure<O>()(input), result });
 
 export const ptyHostMethods = {
-  hello: method<HelloAnswer>()(hello, z.object({ version: z.string(), protocol: z.number().int(), pid })),
+  hello: method<HelloAnswer>()(hello, z.object({ version: z.string(), protocol: z.number().int(), pid, challenge: z.string().optional(), adopted: z.boolean().optional() })),
+  /** The adoption key's proof for the hello's challenge (adoptionKey.ts): what the board host that started
+   *  this pty host answers when its ancestry alone did not settle who it is. */
+  prove: method<null>()(z.object({ proof: hexProof }), z.null()),
   spawn: method<{ pane: number; pid: number }>()(spawnParams, z.object({ pane, pid })),
   list: method<PaneListing[]>()(nothing, z.array(listing)),
   resize: method<null>()(z.object({ pane, cols, rows }), z.null()),

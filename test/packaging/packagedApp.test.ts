@@ -152,7 +152,7 @@ describe('the packaged layout, run as the packaged app runs it', () => {
     const pane = await client.spawn('/bin/sh', ['-c', 'echo PACKAGED-PTY; exec sleep 60'], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, cols: 80, rows: 24 }, {
       threadKey: 't',
       agentId: 'a',
-      secret: 's'.repeat(32),
+      secretDigest: 'd'.repeat(64),
       socketPath: join(work, 'none.sock'),
       profile: 'custom',
       name: 'packaged',

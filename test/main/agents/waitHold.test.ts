@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { judgeWithWait, LivenessLoop, type LivenessStates, type LivenessSubject } from '../../../src-main/agents/liveness.js';
-import type { AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import { secretDigestOf, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
 
 const dirs: string[] = [];
@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-const record = (id: string): AgentRecord => ({ id, name: id, profile: 'claude', secret: 's', status: 'running', pid: 4242, exit: null, lastBoardCallAt: 0 });
+const record = (id: string): AgentRecord => ({ id, name: id, profile: 'claude', secret: 's', secretDigest: secretDigestOf('s'), status: 'running', pid: 4242, exit: null, lastBoardCallAt: 0 });
 
 async function setup(waitHoldMs?: number) {
   let t = 0;

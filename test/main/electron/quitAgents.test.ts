@@ -195,7 +195,7 @@ describe.runIf(linux)('a pty host of another Forkbench version at start', () => 
     pids.push(oldPid);
     const theirs = await PtyHostClient.connect(ptyHostPaths(data).socket, '0.0.0-other');
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-    const meta = { threadKey: key, agentId: 'old-agent', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
+    const meta = { threadKey: key, agentId: 'old-agent', secretDigest: 'd'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
     const oldAgent = await theirs.spawn('/bin/sh', ['-c', 'exec sleep 300'], { cwd: project, env, cols: 80, rows: 24 }, meta);
     pids.push(oldAgent.pid);
     theirs.leave();

@@ -27,7 +27,7 @@ function dataRoot(): string {
 }
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-const WHO = { threadKey: 'k', agentId: 'a1', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'a1' };
+const WHO = { threadKey: 'k', agentId: 'a1', secretDigest: 'd'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'a1' };
 
 /** A real pty host with one pane that answers each line it reads, its board host left, and a raw board host
  *  connection in its place that sends frames as they are. */
@@ -139,7 +139,7 @@ describe('the board host ignores a malformed message from its pty host, and the 
       const d = new FrameDecoder({
         control: (m) => {
           const r = m as { id: number; m: string };
-          if (r.m === 'hello') s.write(controlFrame({ t: 'res', id: r.id, ok: true, v: { version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: process.pid } }));
+          if (r.m === 'hello') s.write(controlFrame({ t: 'res', id: r.id, ok: true, v: { version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: process.pid, adopted: true } }));
           else asked.push(r);
         },
         data: () => undefined,

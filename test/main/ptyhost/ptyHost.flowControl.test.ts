@@ -24,7 +24,7 @@ const hosts = ptyHostsOfThisFile('fb-ptyhost-flow-');
 async function floodInPtyHost(): Promise<{ client: PtyHostClient; pty: RemotePty; chars: () => number }> {
   const { client } = await hosts.connect(hosts.dataRoot(), { idleMs: 60_000 });
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-  const who = { threadKey: 'k1', agentId: 'flood', secret: 'f'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'custom', name: 'flood' };
+  const who = { threadKey: 'k1', agentId: 'flood', secretDigest: 'f'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'custom', name: 'flood' };
   const pty = (await client.spawn('yes', ['flood'], { cwd: tmpdir(), env, cols: 80, rows: 24 }, who)) as RemotePty;
   let chars = 0;
   pty.onData((d) => (chars += d.length));

@@ -48,7 +48,7 @@ beforeAll(async () => {
     '/bin/sh',
     ['-c', 'while IFS= read -r line; do echo "got:$line"; done'],
     { cwd: tmpdir(), env: ENV, cols: 80, rows: 24 },
-    { threadKey: 'fuzz', agentId: 'live', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'live' },
+    { threadKey: 'fuzz', agentId: 'live', secretDigest: 'd'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'live' },
   );
   live = (pty as RemotePty).pane;
   // The arbitraries name pane 1 as the live one: the first pane of a fresh pty host.
@@ -148,7 +148,7 @@ const size = fc.oneof(fc.integer({ min: -5, max: 2_000 }), fc.constantFrom(0, -1
 const str = fc.oneof(fc.string({ maxLength: 20 }), wrong);
 const meta = fc.oneof(
   fc.record(
-    { threadKey: str, agentId: str, secret: str, socketPath: str, profile: str, name: str, command: str, cwd: str },
+    { threadKey: str, agentId: str, secretDigest: str, socketPath: str, profile: str, name: str, command: str, cwd: str },
     { requiredKeys: [] },
   ),
   wrong,

@@ -44,7 +44,7 @@ const stateEvent = (host: ThreadHost, id: string, state: string) =>
 
 /** A stand-in program in a pane of the pty host, read as `profile` reads its pane, journaled as "stand-in". */
 async function standIn(host: ThreadHost, link: PtyHostLink, profile: ProfileIdShared, script: string): Promise<{ pty: RemotePty; states: AgentStates; signals: TerminalSignal[] }> {
-  const who = { threadKey: 'k', agentId: 'stand-in', secret: 's'.repeat(32), socketPath: '/tmp/none.sock', profile, name: `${profile} 1` };
+  const who = { threadKey: 'k', agentId: 'stand-in', secretDigest: 'd'.repeat(64), socketPath: '/tmp/none.sock', profile, name: `${profile} 1` };
   const pty = await link.spawn('/bin/sh', ['-c', script], { cwd: host.folder, env: { PATH: process.env.PATH, LANG: 'C.UTF-8' }, cols: 80, rows: 24 }, who);
   expect(pty).toBeInstanceOf(RemotePty);
   const states = new AgentStates({ board: host.board });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { PaneIdentity } from '../../../src-main/pty/paneSession.js';
 import { controlFrame } from '../../../src-main/ptyhost/frames.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
+import { secretDigestOf } from '../../../src-main/agents/agentRegistry.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
@@ -18,7 +19,7 @@ const { dataRoot, connect, endAfterTest } = ptyHostsOfThisFile();
 const who = (agentId: string): PaneIdentity => ({
   threadKey: 'k1',
   agentId,
-  secret: `secret-of-${agentId}-${'s'.repeat(20)}`,
+  secretDigest: secretDigestOf(`secret-of-${agentId}`),
   socketPath: '/tmp/nowhere.sock',
   profile: 'shell',
   name: agentId,
@@ -49,7 +50,7 @@ describe('the pty host process', () => {
     expect(second.client.hostPid).toBe(first.client.hostPid);
     const listed = await second.client.list();
     expect(listed.map((l) => [l.listing.meta.agentId, l.listing.pid, l.listing.dead])).toEqual([['a1', a.pty.pid, false]]);
-    expect(listed[0]!.listing.meta.secret).toBe(who('a1').secret);
+    expect(listed[0]!.listing.meta.secretDigest).toBe(who('a1').secretDigest);
     expect(alive(a.pty.pid)).toBe(true);
     const again = listed[0]!.pty;
     await again.flushMirror();
@@ -159,7 +160,7 @@ describe('the pty host process', () => {
     await expect(connectPtyHost(root)).rejects.toThrow(`${paths.dir} has mode 0755, not 0700`);
     fs.chmodSync(paths.dir, 0o700);
     // A listening socket, but open to everyone.
-    const srv = net.createServer((s) => s.on('data', () => s.write(controlFrame({ t: 'res', id: 1, ok: true, v: { version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: 1 } }))));
+    const srv = net.createServer((s) => s.on('data', () => s.write(controlFrame({ t: 'res', id: 1, ok: true, v: { version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: 1, adopted: true } }))));
     await new Promise<void>((r) => srv.listen(paths.socket, () => r()));
     try {
       fs.chmodSync(paths.socket, 0o666);

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-const WHO = { threadKey: 'k', agentId: 'a1', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'a1' };
+const WHO = { threadKey: 'k', agentId: 'a1', secretDigest: 'd'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'a1' };
 /** Rounds of a simultaneous greeting: which connection the pty host reads first varies between them. */
 const ROUNDS = 12;
 

@@ -38,7 +38,7 @@ async function scriptedHost(after: Buffer, thenGo = false): Promise<{ socket: st
         const msg = m as ClientMessage;
         if (msg.t !== 'req') return;
         const res = (v: unknown) => controlFrame({ t: 'res', id: msg.id, ok: true, v });
-        if (msg.m === 'hello') s.write(res({ version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: process.pid }));
+        if (msg.m === 'hello') s.write(res({ version: forkbenchVersion(), protocol: PTY_HOST_PROTOCOL, pid: process.pid, adopted: true }));
         else if (msg.m === 'spawn') s.write(res({ pane: 7, pid: child.pid }));
         else if (msg.m === 'screen') {
           const both = Buffer.concat([res({ text: 'SCREEN', bracketedPaste: false }), after]);
@@ -68,7 +68,7 @@ describe('the board host hears its pty host in order', () => {
     const { socket } = await scriptedHost(Buffer.concat([dataFrame(7, 'output after the screen'), controlFrame({ t: 'paste-mode', pane: 7, on: true })]));
     const client = await PtyHostClient.connect(socket, forkbenchVersion());
     cleanups.push(() => client.leave());
-    const pty = await client.spawn('sh', [], { cwd: tmpdir(), env: {}, cols: 80, rows: 24 }, { threadKey: 'k', agentId: 'a', secret: 's', socketPath: '/nowhere', profile: 'shell', name: 'a' });
+    const pty = await client.spawn('sh', [], { cwd: tmpdir(), env: {}, cols: 80, rows: 24 }, { threadKey: 'k', agentId: 'a', secretDigest: 'd'.repeat(64), socketPath: '/nowhere', profile: 'shell', name: 'a' });
     const heard: string[] = [];
     pty.onData((d) => heard.push(`data: ${d}`));
     // As the window's screen request does: await the screen, then (a few promise steps on) reply with it.
@@ -89,7 +89,7 @@ describe('the board host hears its pty host in order', () => {
     const { socket } = await scriptedHost(controlFrame({ t: 'exit', pane: 7, exit: { exitCode: 3, signal: 0 } }), true);
     const client = await PtyHostClient.connect(socket, forkbenchVersion());
     cleanups.push(() => client.leave());
-    const pty = await client.spawn('sh', [], { cwd: tmpdir(), env: {}, cols: 80, rows: 24 }, { threadKey: 'k', agentId: 'a', secret: 's', socketPath: '/nowhere', profile: 'shell', name: 'a' });
+    const pty = await client.spawn('sh', [], { cwd: tmpdir(), env: {}, cols: 80, rows: 24 }, { threadKey: 'k', agentId: 'a', secretDigest: 'd'.repeat(64), socketPath: '/nowhere', profile: 'shell', name: 'a' });
     const exit = new Promise((resolve) => pty.onExit(resolve));
     await pty.flushMirror();
     // The exit it reported, not the one a pty host lost without a word gets (SIGKILL, lost).

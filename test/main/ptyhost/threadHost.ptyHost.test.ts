@@ -117,7 +117,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const mine = await host.panes.launch('custom', { command: 'exec sleep 300' });
     // An agent an earlier run kept for another Thread.
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.folder, LANG: 'C.UTF-8' };
-    const who = { threadKey: 'another-thread', agentId: 'kept', secret: 'k'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
+    const who = { threadKey: 'another-thread', agentId: 'kept', secretDigest: 'e'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
     const kept = await link.spawn('/bin/sh', ['-c', 'exec sleep 300'], { cwd: f.folder, env, cols: 80, rows: 24 }, who);
     cleanups.push(() => void (alive(kept.pid) && process.kill(kept.pid, 'SIGKILL')));
     await host.dispose();

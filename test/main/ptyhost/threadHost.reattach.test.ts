@@ -168,7 +168,7 @@ describe.runIf(linux)('an agent that outlives its pty host', () => {
     const f = folders();
     await withLog(f.dataRoot, async () => {
       const first = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
-      const who = { threadKey: 'k', agentId: 'stubborn', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'custom', name: 'stubborn' };
+      const who = { threadKey: 'k', agentId: 'stubborn', secretDigest: 'd'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'custom', name: 'stubborn' };
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir() };
       const pane = await first.spawn('/bin/sh', ['-c', 'trap "" HUP; while :; do sleep 1; done'], { cwd: tmpdir(), env, cols: 80, rows: 24 }, who);
       first.leave();

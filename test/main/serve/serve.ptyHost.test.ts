@@ -173,7 +173,7 @@ describe('a pty host of another Forkbench version', () => {
       oldPid = refused.theirs.pid;
       const theirs = await PtyHostClient.connect(ptyHostPaths(data).socket, '0.0.0-other');
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' };
-      const meta = { threadKey: k, agentId: 'old-agent', secret: 's'.repeat(32), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
+      const meta = { threadKey: k, agentId: 'old-agent', secretDigest: 'd'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };
       const oldAgent = await theirs.spawn('/bin/sh', ['-c', 'exec sleep 300'], { cwd: proj, env, cols: 80, rows: 24 }, meta);
       theirs.leave();
 
