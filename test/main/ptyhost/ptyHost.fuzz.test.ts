@@ -3,7 +3,8 @@
  * one) sends random control frames: requests of every method with wrong types, out-of-range sizes, absurd
  * pane numbers, null and non-object messages, text that is not JSON, acks with bogus counts, and data frames
  * to panes that do not exist. Meanwhile other connections send garbage bytes, absurd frame lengths, data
- * frames before any hello, and hellos of this and of other versions followed by input for the live pane.
+ * frames before any hello, and hellos of this and of other versions followed by input for the live pane; and
+ * a flood of connections that never become a board host must each end, none adopted, memory bounded.
  * After every run the board host's connection still answers; afterwards the pty host is alive, the pane
  * still echoes typed input, nothing a stranger sent reached it, and a proper board host connects.
  * The seed is fixed and printed on failure; FORKBENCH_FUZZ_SEED=<n> replays or explores another.
@@ -17,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TerminalSize } from '../../../src-shared/terminal/terminalSize.js';
 import { controlFrame, dataFrame, FrameDecoder } from '../../../src-main/ptyhost/frames.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
+import { PtyHostServerConstants } from '../../../src-main/ptyhost/ptyHostServer.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { waitFor } from '../../helpers/pty.js';
@@ -244,6 +246,24 @@ const stranger: fc.Arbitrary<Stranger> = fc.oneof(
   ),
 );
 
+/** Strangers' connections in a flood: more than the pty host hears at once. */
+const FLOOD = 400;
+/** What a flooding stranger sends before (never) being adopted. */
+const preHello: fc.Arbitrary<Buffer> = fc.oneof(
+  fc.constant(Buffer.alloc(0)),
+  fc.constantFrom(60 * 1024 * 1024, 4096, 5000).map((len) => Buffer.concat([absurd(len), Buffer.alloc(3000, 0x61)])),
+  fc.uint8Array({ minLength: 1, maxLength: 2000 }).map((b) => Buffer.from(b)),
+  fc.constant(Buffer.concat([hello(1), controlFrame({ t: 'req', id: 2, m: 'prove', p: { proof: '0'.repeat(64) } })])),
+  fc.constant(Buffer.concat([hello(1), dataFrame(1, `${MARK}-flood\r`), controlFrame({ t: 'req', id: 3, m: 'list', p: {} })])),
+  fc.integer({ min: 1, max: 40 }).map((n) => Buffer.concat(Array.from({ length: n }, () => controlFrame({ t: 'req', id: 9, m: 'x'.repeat(1000), p: {} })))),
+);
+
+/** A process's resident memory, in KiB. */
+function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0);
+}
+
 /** A stranger's try; resolves once the pty host has answered or closed it (or, for bytes, right away). */
 async function tryAsStranger(s: Stranger, strangers: Raw[]): Promise<void> {
   const r = new Raw();
@@ -312,6 +332,47 @@ describe(`the pty host under random input (seed ${SEED})`, () => {
     } finally {
       board.close();
       for (const s of strangers) s.close();
+    }
+  }, 120_000);
+
+  it('a flood of connections that never become a board host (idle, half frames, oversized lengths, junk, wrong proofs): each is ended within its deadline, none is adopted, the pty host stays under a stated memory bound and its board host is answered throughout', async () => {
+    const board = new Raw();
+    await board.send(hello(0));
+    expect((await board.answerTo(0, 'the board hello')).ok).toBe(true);
+    const rssBefore = rssKb(hostPid);
+    const floods: Raw[] = [];
+    try {
+      await withSeed(() =>
+        fc.assert(
+          fc.asyncProperty(fc.array(preHello, { minLength: FLOOD / 4, maxLength: FLOOD / 4 }), async (batch) => {
+            for (const b of batch) {
+              const r = new Raw();
+              floods.push(r);
+              void r.send(b).catch(() => undefined);
+            }
+            // The board host in charge is answered while they are all open.
+            const probe = 2_000_000_000 + floods.length;
+            await board.send(controlFrame({ t: 'req', id: probe, m: 'list', p: {} }));
+            expect((await board.answerTo(probe, `a probe amid ${floods.length} strangers`)).ok).toBe(true);
+          }),
+          { seed: SEED, numRuns: 4, endOnFailure: true },
+        ),
+      );
+      // Every stranger is ended: at once (a cap, a frame too large, junk), or at its greeting's deadline.
+      await waitFor(() => floods.every((r) => r.closed), 3 * PtyHostServerConstants.unadoptedMs, 'every stranger to be ended');
+      expect(floods.flatMap((r) => r.dataFrames)).toEqual([]);
+      expect(floods.filter((r) => [...r.answers.values()].some((a) => a.ok && (a.v as { adopted?: boolean } | null)?.adopted))).toEqual([]);
+      const grewKb = rssKb(hostPid) - rssBefore;
+      console.log(`pty host flood: ${floods.length} strangers, resident memory grew by ${grewKb} KiB`);
+      // A stranger may make it hold 16 KiB at most, and 16 are heard at once: far under 64 MB, where a
+      // 64 MiB frame each (as before this bound) would have been gigabytes.
+      expect(grewKb, `the pty host grew by ${grewKb} KiB`).toBeLessThan(64 * 1024);
+      const after = 2_100_000_000;
+      await board.send(controlFrame({ t: 'req', id: after, m: 'list', p: {} }));
+      expect((await board.answerTo(after, 'a probe after the flood')).ok).toBe(true);
+    } finally {
+      board.close();
+      for (const r of floods) r.close();
     }
   }, 120_000);
 
