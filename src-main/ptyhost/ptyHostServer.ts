@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { findOnPath } from '../base/pathLookup.js';
-import { peerPid } from '../agents/peerCredentials.js';
+import { peerPid } from '../pty/peerPid.js';
 import { readProcStat } from '../pty/procReader.js';
 import { newChallenge, proofHolds } from './adoptionKey.js';
 import { commandLineOf, judgePeer, type OwnProcesses } from './boardHostPeer.js';
