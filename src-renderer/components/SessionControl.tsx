@@ -24,13 +24,13 @@ export function SessionControl() {
   return (
     <button
       type="button"
-      className="panel-toggle"
+      className="session-revoke"
       data-testid="revoke-other-sessions"
-      title="End every other browser's session on this host: they need a new link from `forkbench serve`"
+      title="Sign out every other browser on this host (a link opened elsewhere, a copied credential): they need a new link from `forkbench serve`"
       disabled={!connected}
       onClick={() => void revoke()}
     >
-      Sign out other browsers{said ? ` (${said})` : ''}
+      Sign out others{said ? ` (${said})` : ''}
     </button>
   );
 }
