@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SESSION_ENDED_CLOSE_CODE } from '../src-shared/protocol/serveLink.js';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+import { join } from 'node:path';
+import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served } from './harness.js';
 import { windowSocket } from './windowClient.js';
 
 // Issue 29, finding 5: browsers keep cookies per host name, not per port, so once the serve link was opened
@@ -90,6 +91,8 @@ describe("the window's credential in a real browser", () => {
     await page.getByTestId('revoke-other-sessions').click();
     await expect.poll(() => page.getByTestId('revoke-other-sessions').textContent()).toMatch(/\(1 signed out\)/);
     expect(await cut).toBe(SESSION_ENDED_CLOSE_CODE);
+    fs.mkdirSync(SHOTS, { recursive: true });
+    await page.locator('.topbar').screenshot({ path: join(SHOTS, 'serve-credential-signed-out-others.png') });
     expect(await tryWindow(s)).toBe(401);
     // the page that signed the others out is still live
     expect(await state(page)).toBe('connected');

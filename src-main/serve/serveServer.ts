@@ -128,7 +128,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     if (!ownHost(req)) return void res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' }).end('forbidden host: open the link `forkbench serve` printed\n');
     if (req.url === SESSION_PROBE_PATH) return sessionProbe(req, res, { session: sessionOf(req), ownOrigin, unavailable: stopping ? 'stopping' : holding ? 'starting' : null });
     if (req.url === SESSION_PATH) {
-      const trade = { sessions, ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
+      const trade = { sessions, previous: sessionOf(req), endWindows, ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
       tradeCode(req, res, trade).catch(failed(req, res, 'the code trade'));
       return;
     }
@@ -223,6 +223,9 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
 
 interface Trade {
   sessions: ServeSessions;
+  /** The session the trading browser had (its cookie), which the new one replaces. */
+  previous: ReturnType<ServeSessions['find']>;
+  endWindows: (ended: readonly object[], why: string) => void;
   ownOrigin: (origin: string | undefined) => boolean;
   onLinkUsed: () => void;
 }
@@ -246,8 +249,10 @@ async function smallBody(req: http.IncomingMessage, res: http.ServerResponse): P
 
 /**
  * `POST /session` with the link's code as its body: the live code is spent and answered with a new
- * credential for this browser, as its cookie. Only the page this server sent may trade (the server's Host,
- * already checked, and its Origin), so another site cannot plant its own session in the browser either.
+ * credential for this browser, as its cookie. The browser's previous credential, if it sent one, is ended:
+ * a copy of it opens nothing from now on (the browser's own windows reconnect with the new cookie). Only the
+ * page this server sent may trade (the server's Host, already checked, and its Origin), so another site
+ * cannot plant its own session in the browser either.
  */
 async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t: Trade): Promise<void> {
   if (req.method !== 'POST') return plain(res, 405);
@@ -256,6 +261,10 @@ async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t:
   if (body === null) return;
   const credential = t.sessions.redeem(body.trim());
   if (!credential) return plain(res, 403, 'this link was used already: open the newest link `forkbench serve` printed\n');
+  if (t.previous) {
+    t.sessions.revoke(t.previous);
+    t.endWindows([t.previous], 'this browser opened a new link: reconnect with its new session');
+  }
   res.writeHead(204, { 'Set-Cookie': sessionCookie(credential), 'Cache-Control': 'no-store' }).end();
   t.onLinkUsed();
 }

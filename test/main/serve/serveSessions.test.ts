@@ -53,7 +53,7 @@ async function host(o: { port?: number; sessions?: { port: number | null; saved:
     link = links.at(-1) as string;
     return cookie;
   };
-  return { root, served, clock, t, kept, browser };
+  return { root, served, clock, t, kept, browser, link: () => link };
 }
 
 /** Opens the window socket with `cookie`: the socket, or the refusal's status. */
@@ -120,6 +120,22 @@ describe('browser sessions on serve', () => {
     expect(await connect(h.served, cookie)).toEqual({ status: 401 });
     // the sweep goes on for the next ones
     expect(h.t.has((ms) => ms === ServeConstants.expirySweepMs)).toBe(true);
+  });
+
+  it("ends a browser's previous credential when that browser trades a new link: a copy of the old one opens nothing", async () => {
+    const h = await host();
+    const old = await h.browser();
+    const oldWindow = await opens(h.served, old);
+    const cut = closeCode(oldWindow);
+    // the same browser opens the next link: its trade carries the cookie it has
+    const next = h.link();
+    const traded = await serveRequest(h.served, { method: 'POST', path: '/session', body: new URL(next).hash.replace('#code=', ''), headers: { Cookie: old } });
+    expect(traded.status).toBe(204);
+    const fresh = String(traded.headers['set-cookie']).split(';')[0] as string;
+    expect(fresh).not.toBe(old);
+    expect(await cut).toBe(SESSION_ENDED_CLOSE_CODE);
+    expect(await connect(h.served, old)).toEqual({ status: 401 });
+    (await opens(h.served, fresh)).close();
   });
 
   it("lets a window sign out the other browsers, closing their windows at once, and then its own", async () => {
