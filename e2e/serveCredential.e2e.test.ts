@@ -76,6 +76,16 @@ describe("the window's credential in a real browser", () => {
     }
     console.log(`the other server was sent ${seen.length} requests, none with a cookie`);
 
+    // The name resolves to both loopbacks and Chromium tries [::1] first: serve holds that side of its port
+    // too, so no other program can listen there and be sent the page's cookie.
+    const squat = http.createServer();
+    const squatted = await new Promise<string>((resolve) => {
+      squat.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+      squat.listen(s.port, '::1', () => resolve('listening'));
+    });
+    squat.close();
+    expect(['EADDRINUSE', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']).toContain(squatted);
+
     // The page of the link, at a loopback address instead of its own name, is not served: no page there
     // could hold a cookie that other ports see.
     const byAddress = await context.newPage();

@@ -1,5 +1,4 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { serializedBoardJson } from '../../src-shared/board/serialized.js';
@@ -20,6 +19,7 @@ import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
 import { credentialsIn, ServeSessions, sessionCookie, type SavedSession } from './serveSession.js';
 import { newServeHost } from './serveState.js';
+import { listenOnLoopback } from './loopbackListen.js';
 import { staticFiles } from './staticFiles.js';
 
 export const ServeConstants = {
@@ -78,7 +78,8 @@ export interface ServeHandle {
 }
 
 /**
- * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on 127.0.0.1 only, under a
+ * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on loopback only (127.0.0.1
+ * and [::1], the same port: loopbackListen.ts), under a
  * host name of its own (`forkbench-<random>.localhost`, which browsers resolve to loopback themselves).
  * Each browser gets a credential of its own as an HttpOnly cookie of that name, in trade for the printed
  * link's one-time code (ServeSessions), so it is never in an address, and no other server is ever sent it:
@@ -187,11 +188,10 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     }
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
+  const listening = await listenOnLoopback(server, o.port ?? 0);
+  port = listening.port;
+  const v6 = listening.v6;
+  v6?.on('error', (err) => warn(`forkbench serve: [::1]: ${err.message}`));
   // The sessions a run before gave out were for the page at its port: on another port no page has them.
   if (o.sessions && o.sessions.port !== port) sessions.clear();
   armSweep();
@@ -216,7 +216,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => (v6 ? v6.close(() => resolve()) : resolve()))]);
     },
   };
 }

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -68,6 +69,41 @@ describe('serve mode', () => {
     expect(new URL(served.url).hostname).toBe(served.host);
     expect(credential).toMatch(/^[\w-]{43}$/);
     expect(served.url).not.toContain(credential);
+  });
+
+  it('holds its port on both loopbacks: browsers try [::1] first for a .localhost name, so no other program may listen there', async () => {
+    const squat = net.createServer();
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+      squat.once('error', (e) => resolve(e));
+      squat.listen(served.port, '::1', () => resolve(null));
+    });
+    squat.close();
+    // a machine with no IPv6 loopback has no [::1] for anyone to listen on
+    expect(['EADDRINUSE', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']).toContain(err?.code);
+    if (err?.code !== 'EADDRINUSE') return;
+    const over6 = await new Promise<number>((resolve, reject) =>
+      http.get({ host: '::1', port: served.port, path: '/', headers: { Host: `${served.host}:${served.port}` } }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject),
+    );
+    expect(over6).toBe(200);
+  });
+
+  it('takes no port whose [::1] side another program holds: a given one fails as taken, a random one is another', async () => {
+    const squat = net.createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      squat.once('error', () => resolve(false));
+      squat.listen(0, '::1', () => resolve(true));
+    });
+    if (!ok) return; // no IPv6 loopback here: nothing to hold
+    const held = (squat.address() as net.AddressInfo).port;
+    try {
+      const staticDir = join(root, 'static');
+      await expect(startServe({ threads, staticDir, port: held })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      const other = await startServe({ threads, staticDir });
+      expect(other.port).not.toBe(held);
+      await other.close();
+    } finally {
+      squat.close();
+    }
   });
 
   it("trades the link's code once, from this server's own page only, for a cookie of its own name: HttpOnly, SameSite=Strict, a new credential each trade", async () => {
