@@ -17,7 +17,7 @@ import { paneFrameHead } from '../../src-shared/protocol/paneFrame.js';
 import { WsRequestSchema, type ThreadSnapshot, type WindowPush, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
-import { credentialsIn, ServeSessions, sessionCookie, type SavedSession } from './serveSession.js';
+import { credentialsIn, ServeSessions, sessionCookie, type SavedSession, type Session } from './serveSession.js';
 import { newServeHost } from './serveState.js';
 import { listenOnLoopback } from './loopbackListen.js';
 import { staticFiles } from './staticFiles.js';
@@ -79,8 +79,8 @@ export interface ServeHandle {
 
 /**
  * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on loopback only (127.0.0.1
- * and [::1], the same port: loopbackListen.ts), under a
- * host name of its own (`forkbench-<random>.localhost`, which browsers resolve to loopback themselves).
+ * and [::1], the same port: loopbackListen.ts), under a host name of its own (`forkbench-<random>.localhost`,
+ * which browsers resolve to loopback themselves).
  * Each browser gets a credential of its own as an HttpOnly cookie of that name, in trade for the printed
  * link's one-time code (ServeSessions), so it is never in an address, and no other server is ever sent it:
  * browsers keep cookies per host name (not per port), and no other server has this name. It expires, and a
@@ -110,8 +110,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
     return null;
   };
   /** Each session's open windows, closed when it is revoked or expires. */
-  const windowsOf = new Map<object, Set<WebSocket>>();
-  const endWindows = (ended: readonly object[], why: string) => {
+  const windowsOf = new Map<Session, Set<WebSocket>>();
+  const endWindows = (ended: readonly Session[], why: string) => {
     for (const s of ended) for (const ws of windowsOf.get(s) ?? []) ws.close(SESSION_ENDED_CLOSE_CODE, why);
   };
   let stopping = false;
@@ -216,7 +216,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections();
-      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => (v6 ? v6.close(() => resolve()) : resolve()))]);
+      const closing = (s: { close(done: () => void): unknown } | null) => new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
+      await Promise.all([closing(server), closing(v6)]);
     },
   };
 }
@@ -224,8 +225,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
 interface Trade {
   sessions: ServeSessions;
   /** The session the trading browser had (its cookie), which the new one replaces. */
-  previous: ReturnType<ServeSessions['find']>;
-  endWindows: (ended: readonly object[], why: string) => void;
+  previous: Session | null;
+  endWindows: (ended: readonly Session[], why: string) => void;
   ownOrigin: (origin: string | undefined) => boolean;
   onLinkUsed: () => void;
 }
@@ -276,7 +277,7 @@ async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t:
 async function revokeSessions(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  r: { sessions: ServeSessions; session: ReturnType<ServeSessions['find']>; ownOrigin: (origin: string | undefined) => boolean; endWindows: (ended: readonly object[], why: string) => void },
+  r: { sessions: ServeSessions; session: Session | null; ownOrigin: (origin: string | undefined) => boolean; endWindows: (ended: readonly Session[], why: string) => void },
 ): Promise<void> {
   if (req.method !== 'POST') return plain(res, 405);
   if (!r.ownOrigin(req.headers.origin)) return plain(res, 403, 'forbidden\n');
@@ -302,7 +303,7 @@ async function revokeSessions(
  * a person can read (503 while starting or stopping). The Origin is checked as for the socket when one is sent
  * (a same-origin GET from the page need not send one); it says nothing but yes or no about the cookie.
  */
-function sessionProbe(req: http.IncomingMessage, res: http.ServerResponse, p: { session: unknown; ownOrigin: (origin: string | undefined) => boolean; unavailable: 'stopping' | 'starting' | null }): void {
+function sessionProbe(req: http.IncomingMessage, res: http.ServerResponse, p: { session: Session | null; ownOrigin: (origin: string | undefined) => boolean; unavailable: 'stopping' | 'starting' | null }): void {
   if (req.method !== 'GET') return plain(res, 405);
   if (req.headers.origin !== undefined && !p.ownOrigin(req.headers.origin)) return plain(res, 403, 'forbidden\n');
   if (p.unavailable) return plain(res, SessionProbe.unavailable, `the Forkbench host is ${p.unavailable}\n`);

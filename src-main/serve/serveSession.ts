@@ -38,7 +38,7 @@ export interface SavedSession {
 }
 
 /** A live session; `open` counts its windows, which keep it from idling out. */
-interface Session extends SavedSession {
+export interface Session extends SavedSession {
   open: number;
 }
 
