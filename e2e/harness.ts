@@ -27,6 +27,8 @@ export interface Served {
   root: string;
   proc: ChildProcess;
   stderr: () => string;
+  /** Every link serve printed so far (a browser's trade makes it print the next). */
+  links: () => string[];
   stop(): Promise<number | null>;
 }
 
@@ -86,6 +88,7 @@ export async function startServe(o: { prepare?: (folder: string) => void; env?: 
     root,
     proc,
     stderr: () => err,
+    links: () => [...out.matchAll(PRINTED_LINK)].map((m) => m[1] as string),
     stop: () =>
       new Promise((resolve) => {
         if (proc.exitCode !== null) return resolve(proc.exitCode);

@@ -106,9 +106,20 @@ describe("the window's credential in a real browser", () => {
     expect(await tryWindow(s)).toBe(401);
     // the page that signed the others out is still live
     expect(await state(page)).toBe('connected');
+    // The browser's credential from its previous trade, copied out: when that browser opens a new link, the
+    // trade ends the old credential, and the page goes on with its new one.
+    const previous = { ...s, cookie: `forkbench=${credential}` };
+    expect(await tryWindow(previous)).toBe(101);
+    await expect.poll(() => s.links().length).toBe(3);
+    await page.goto(s.links()[2] as string);
+    await expect.poll(() => state(page), { timeout: 15_000 }).toBe('connected');
+    const renewed = (await context.cookies()).find((c) => c.name.startsWith('forkbench'))?.value ?? '';
+    expect(renewed).toMatch(/^[\w-]{43}$/);
+    expect(renewed).not.toBe(credential);
+    expect(await tryWindow(previous)).toBe(401);
     // The browser's own credential, copied out and replayed from elsewhere, works only while its session
     // lives: once that browser signs out (its own session revoked) it opens nothing.
-    const stolen = { ...s, cookie: `forkbench=${credential}` };
+    const stolen = { ...s, cookie: `forkbench=${renewed}` };
     expect(await tryWindow(stolen)).toBe(101);
     const own = await page.evaluate(() => fetch('/session-revoke', { method: 'POST', body: 'own' }).then((r) => r.status));
     expect(own).toBe(200);
