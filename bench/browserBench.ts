@@ -144,7 +144,7 @@ async function snapshots(page: Page, s: Served, tasks: number, rows: Row[]): Pro
   const quiet = await page.evaluate(
     async (port) => {
       // the page's own cookie lets it in, as it lets the page's transport in
-      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+      const ws = new WebSocket(`ws://${location.host}/ws`);
       await new Promise((r) => (ws.onopen = r));
       const call = (id: number, method: string, params: unknown) =>
         new Promise<{ ms: number; data: string }>((resolve) => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
+import { serveRequest } from './serveClient.js';
 
 /**
  * Issue 20, finding 2: an honest connection. The host stops: within a second the page is greyed, says the
@@ -56,12 +57,13 @@ describe('the connection in a real browser', () => {
     await shot(page, 'connection-01-host-stopped');
     expect(await exited).toBe(0);
 
-    // The host returns on the same data folder: same port, same token; the page is live again by itself.
+    // The host returns on the same data folder: same name, same port, the browser's session kept; the page
+    // is live again by itself.
     const second = await startServe({ root: first.root });
     serves.push(second);
     const backAt = Date.now();
     expect(second.port).toBe(first.port);
-    expect(second.token).toBe(first.token);
+    expect(second.host).toBe(first.host);
     expect(fs.statSync(join(first.root, 'data', 'serve.json')).mode & 0o777).toBe(0o600);
     await expect.poll(() => state(page), { timeout: 2000, interval: 20 }).toBe('connected');
     const liveMs = Date.now() - backAt;
@@ -74,9 +76,9 @@ describe('the connection in a real browser', () => {
 
     // A wrong token: the page says it is not let in and what to do, instead of "connecting…" forever.
     const wrong = await browser.newContext();
-    await wrong.addCookies([{ name: `forkbench-${second.port}`, value: 'x'.repeat(43), domain: '127.0.0.1', path: '/' }]);
+    await wrong.addCookies([{ name: 'forkbench', value: 'x'.repeat(43), domain: second.host, path: '/' }]);
     const wrongPage = await wrong.newPage();
-    await wrongPage.goto(`http://127.0.0.1:${second.port}/`);
+    await wrongPage.goto(`http://${second.host}:${second.port}/`);
     await expect.poll(() => state(wrongPage), { timeout: 5000 }).toBe('refused');
     expect(await wrongPage.getByTestId('connection-banner').textContent()).toMatch(/does not accept this page.*Open the newest link/);
     await shot(wrongPage, 'connection-03-wrong-token');
@@ -84,7 +86,7 @@ describe('the connection in a real browser', () => {
 
     // A link someone else used already, in a browser with no session: said as such.
     const code = new URL(second.url).hash.replace('#code=', '');
-    const spent = await fetch(`http://127.0.0.1:${second.port}/session`, { method: 'POST', headers: { Origin: `http://127.0.0.1:${second.port}` }, body: code });
+    const spent = await serveRequest(second, { method: 'POST', path: '/session', body: code });
     expect(spent.status).toBe(204);
     const late = await browser.newContext();
     const latePage = await late.newPage();

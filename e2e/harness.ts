@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { findChromium } from './findChromium.js';
+import { PRINTED_LINK, tradeLink } from './serveClient.js';
 
 const ROOT = join(import.meta.dirname, '..');
 /** The user's Chromium or Chrome: FORKBENCH_CHROMIUM, CHROME_PATH, the usual install paths, PATH (findChromium.ts). */
@@ -15,15 +16,19 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 export interface Served {
   /** A printed link whose one-time code no one has spent: for the browser. */
   url: string;
-  /** The window's credential, which the code trade set as a cookie. */
-  token: string;
+  /** The credential the harness's own code trade got (a browser that opens `url` gets one of its own). */
+  credential: string;
   /** The Cookie header that carries it, for windows that are not browsers. */
   cookie: string;
+  /** The server's own host name (`forkbench-….localhost`): the only one it answers under. */
+  host: string;
   port: number;
   folder: string;
   root: string;
   proc: ChildProcess;
   stderr: () => string;
+  /** Every link serve printed so far (a browser's trade makes it print the next). */
+  links: () => string[];
   stop(): Promise<number | null>;
 }
 
@@ -58,7 +63,7 @@ export async function startServe(o: { prepare?: (folder: string) => void; env?: 
   /** The `n`th link serve printed (0 = the first). */
   const nthLink = (n: number) =>
     new Promise<string>((resolve, reject) => {
-      const find = () => [...out.matchAll(/Open (http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]+)/g)][n]?.[1];
+      const find = () => [...out.matchAll(PRINTED_LINK)][n]?.[1];
       const timer = setTimeout(() => reject(new Error(`serve printed no link #${n + 1} in 30 s; stderr: ${err}`)), 30_000);
       const check = () => {
         const link = find();
@@ -72,23 +77,18 @@ export async function startServe(o: { prepare?: (folder: string) => void; env?: 
       check();
     });
   const first = await nthLink(0);
-  const port = Number(new URL(first).port);
-  const traded = await fetch(`http://127.0.0.1:${port}/session`, {
-    method: 'POST',
-    headers: { Origin: `http://127.0.0.1:${port}` },
-    body: new URL(first).hash.replace(/^#code=/, ''),
-  });
-  const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  if (traded.status !== 204 || !cookie.includes('=')) throw new Error(`serve did not trade its link's code for a cookie: ${traded.status}`);
+  const { cookie, credential } = await tradeLink(first);
   return {
     url: await nthLink(1),
-    token: cookie.slice(cookie.indexOf('=') + 1),
+    credential,
     cookie,
-    port,
+    host: new URL(first).hostname,
+    port: Number(new URL(first).port),
     folder,
     root,
     proc,
     stderr: () => err,
+    links: () => [...out.matchAll(PRINTED_LINK)].map((m) => m[1] as string),
     stop: () =>
       new Promise((resolve) => {
         if (proc.exitCode !== null) return resolve(proc.exitCode);

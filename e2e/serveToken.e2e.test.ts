@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+import { serveRequest } from './serveClient.js';
 
 // Issue 16: the page took `?token=` out of its address, but Chromium had stored the navigated address
 // already: History, the cache and the session kept the token. Here a real Chromium with a profile on disk
@@ -56,24 +57,28 @@ describe('the serve token in a real browser', () => {
     addresses.push(await page.evaluate(() => location.href));
 
     const code = new URL(s.url).hash.replace('#code=', '');
+    // The browser's own credential (its trade made one for it alone), as the browser keeps it.
+    const credential = (await context.cookies()).find((c) => c.name === 'forkbench')?.value ?? '';
+    expect(credential).toMatch(/^[\w-]{43}$/);
+    expect(credential).not.toBe(s.credential);
     expect(new URL(addresses.at(-1) as string).hash).toBe(''); // the code is out of the address bar
     expect(requested.length).toBeGreaterThan(2);
-    expect(requested.some((u) => u.startsWith(`ws://127.0.0.1:${s.port}/ws`))).toBe(true);
-    expect(requested.filter((u) => u.includes(s.token))).toEqual([]);
+    expect(requested.some((u) => u.startsWith(`ws://${s.host}:${s.port}/ws`))).toBe(true);
+    expect(requested.filter((u) => u.includes(credential))).toEqual([]);
     for (const a of addresses) expect(new URL(a).searchParams.has('token')).toBe(false);
-    expect(addresses.filter((a) => a.includes(s.token))).toEqual([]);
+    expect(addresses.filter((a) => a.includes(credential))).toEqual([]);
 
     // Closing the browser writes out History, Cookies, the session and the cache.
     await context.close();
     context = undefined;
     // The scan reads what the browser kept: files that name this server's address. A full Chromium keeps it
     // in History; the headless shell of the npm package keeps no History, but its session storage has it.
-    const kept = filesContaining(join(profile, 'Default'), `127.0.0.1:${s.port}`);
+    const kept = filesContaining(join(profile, 'Default'), `${s.host}:${s.port}`);
     expect(kept.some((f) => f === 'History' || f.startsWith('Session Storage/')), kept.join(', ')).toBe(true);
-    expect(filesContaining(profile, s.token)).toEqual([]);
-    expect(filesContaining(profile, encodeURIComponent(s.token))).toEqual([]);
+    expect(filesContaining(profile, credential)).toEqual([]);
+    expect(filesContaining(profile, encodeURIComponent(credential))).toEqual([]);
     // What it kept of the printed link (History has `/#code=…`) opens nothing: the code is spent.
-    const again = await fetch(`http://127.0.0.1:${s.port}/session`, { method: 'POST', headers: { Origin: `http://127.0.0.1:${s.port}` }, body: code });
+    const again = await serveRequest(s, { method: 'POST', path: '/session', body: code });
     expect(again.status).toBe(403);
   }, 90_000);
 });

@@ -12,9 +12,9 @@ export interface WindowClient {
   close(): void;
 }
 
-/** A WebSocket to the served host, authenticated as the page's is: the window's cookie and its Origin. */
-export function windowSocket(s: Pick<Served, 'port' | 'cookie'>): WebSocket {
-  return new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: { Origin: `http://127.0.0.1:${s.port}`, Cookie: s.cookie } });
+/** A WebSocket to the served host, authenticated as the page's is: its cookie, the server's Host and its Origin. */
+export function windowSocket(s: Pick<Served, 'port' | 'host' | 'cookie'>): WebSocket {
+  return new WebSocket(`ws://127.0.0.1:${s.port}/ws`, { headers: { Host: `${s.host}:${s.port}`, Origin: `http://${s.host}:${s.port}`, Cookie: s.cookie } });
 }
 
 /** A binary message from the host as the `pane-data` push it carries, read as the page reads it. */
@@ -28,7 +28,7 @@ export function paneDataOf(raw: Buffer): WindowPush {
  * A window on a served host without a browser: the same WebSocket protocol, token and Origin the page uses.
  * For tests and benchmarks that drive the host as a window would and time what comes back.
  */
-export async function windowOn(s: Served): Promise<WindowClient> {
+export async function windowOn(s: Pick<Served, 'port' | 'host' | 'cookie'>): Promise<WindowClient> {
   const ws = windowSocket(s);
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);

@@ -75,16 +75,25 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const lock = claim.lock;
-  // The token and port of the last run on this data folder: a page left open across a restart reconnects.
+  // The address and sessions of the last run on this data folder: a page left open across a restart reconnects.
   let state: ReturnType<typeof loadServeState>;
   try {
     state = loadServeState(dataRoot);
   } catch (err) {
-    process.stderr.write(`forkbench serve: cannot keep the window's token in ${dataRoot}: ${(err as Error).message}\n`);
+    process.stderr.write(`forkbench serve: cannot keep the window's state in ${dataRoot}: ${(err as Error).message}\n`);
     lock.release();
     return 1;
   }
-  if (state.replaced) warn(`forkbench serve: ${state.replaced}; made a new token (pages opened before need a new link)`);
+  if (state.replaced) warn(`forkbench serve: ${state.replaced}; started afresh (pages opened before need a new link)`);
+  // What the next run finds: the sessions as they change, the port once listening.
+  const kept = { host: state.host, port: state.port, sessions: state.sessions };
+  const keep = () => {
+    try {
+      saveServeState(dataRoot, kept);
+    } catch (err) {
+      warn(`forkbench serve: cannot record the window's state in ${dataRoot}: ${(err as Error).message}; a restart may need a new link`);
+    }
+  };
   let ptyHost: PtyHostLink | undefined;
   if (usePtyHost) {
     try {
@@ -106,7 +115,12 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       threads,
       staticDir,
       port: on,
-      token: state.token,
+      host: state.host,
+      sessions: { port: state.port, saved: state.sessions },
+      onSessionsChanged: (saved) => {
+        kept.sessions = saved;
+        keep();
+      },
       // Pages come in once the Thread is open (a page left open across a restart asks for it at once).
       holdWindows: true,
       warn,
@@ -132,12 +146,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     lock.release();
     return 1;
   }
-  if (served.port !== state.port) {
-    try {
-      saveServeState(dataRoot, { token: state.token, port: served.port });
-    } catch (err) {
-      warn(`forkbench serve: cannot record the port in ${dataRoot}: ${(err as Error).message}; a restart may pick another`);
-    }
+  if (served.port !== kept.port) {
+    kept.port = served.port;
+    keep();
   }
   // The origin only: the link's one-time code is not for whoever reads the lock, and it changes on use.
   threads.hostUrl = new URL(served.url).origin;

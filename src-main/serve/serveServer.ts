@@ -1,14 +1,25 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { serializedBoardJson } from '../../src-shared/board/serialized.js';
-import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SessionProbe, STOPPING_CLOSE_CODE } from '../../src-shared/protocol/serveLink.js';
+import { globalTimers, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
+import {
+  LINK_CODE_PARAM,
+  SESSION_ENDED_CLOSE_CODE,
+  SESSION_PATH,
+  SESSION_PROBE_PATH,
+  SESSION_REVOKE_PATH,
+  SessionProbe,
+  SessionRevoke,
+  STOPPING_CLOSE_CODE,
+} from '../../src-shared/protocol/serveLink.js';
 import { paneFrameHead } from '../../src-shared/protocol/paneFrame.js';
 import { WsRequestSchema, type ThreadSnapshot, type WindowPush, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
 import type { ThreadManager } from '../host/threadManager.js';
 import { WindowRouter } from '../host/windowRouter.js';
-import { ServeSession } from './serveSession.js';
+import { credentialsIn, ServeSessions, sessionCookie, type SavedSession, type Session } from './serveSession.js';
+import { newServeHost } from './serveState.js';
+import { listenOnLoopback } from './loopbackListen.js';
 import { staticFiles } from './staticFiles.js';
 
 export const ServeConstants = {
@@ -17,8 +28,11 @@ export const ServeConstants = {
   /** A window that stops reading (a frozen tab) has this much queued before it is cut off, so one bad
    *  tab cannot grow the host's memory; flow control keeps a healthy window far below it. */
   maxBufferedBytes: 8 * 1024 * 1024,
-  /** Largest body the code trade reads: a code is 43 characters; anything near this is not one. */
+  /** Largest body the code trade (and a revoke) reads: a code is 43 characters; anything near this is not one. */
   maxCodeBodyBytes: 1024,
+  /** How often sessions past their time are looked for, to close their windows: a minute late on a lifetime
+   *  of a week changes nothing, and the check is a walk over at most SessionConstants.maxSessions. */
+  expirySweepMs: 60_000,
 } as const;
 
 export interface ServeOptions {
@@ -27,8 +41,17 @@ export interface ServeOptions {
   staticDir: string;
   /** 0 = a random free port. */
   port?: number;
-  /** Fixed token for tests; random otherwise. */
-  token?: string;
+  /** The host name the window is served under (serveState's `forkbench-….localhost`); a new one otherwise. */
+  host?: string;
+  /** The sessions a run before gave out, and the port they were for: on another port they open nothing
+   *  (the page's address, and so its origin, was the other port's). */
+  sessions?: { port: number | null; saved: readonly SavedSession[] };
+  /** The sessions changed (a trade, a use, a revoke, an expiry): what to keep for the next run. */
+  onSessionsChanged?: (saved: SavedSession[]) => void;
+  /** Wall-clock ms, for the sessions' expiry (injected by tests). */
+  now?: () => number;
+  /** Timers for the expiry sweep (injected by tests). */
+  timers?: TimerSource;
   /** Windows are turned away (503, as while stopping) until `admit()`: a host that listens before its
    *  Thread is open would otherwise answer a reconnecting page's snapshot with no-such-thread. */
   holdWindows?: boolean;
@@ -42,10 +65,10 @@ export interface ServeHandle {
   /** The link to open now: its code is live until a browser spends it (then `onLinkUsed` has the next). */
   readonly url: string;
   port: number;
-  /** The window's credential, as its cookie carries it. */
-  token: string;
-  /** A Cookie header with the credential, for windows that are not browsers (tests, benchmarks). */
-  cookie: string;
+  /** The host name the window is served under: the only one its Host and Origin may name. */
+  host: string;
+  /** `http://host:port`: the page's origin. */
+  origin: string;
   /** The host is stopping: every window is told so and let go at once (its page shows the host stopped
    *  while claims are released and agents end), and new windows are turned away until close(). */
   stopping(): void;
@@ -55,38 +78,76 @@ export interface ServeHandle {
 }
 
 /**
- * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on 127.0.0.1 only.
- * A random token guards the socket (another local user cannot guess it): the browser gets it as an HttpOnly
- * cookie in trade for the printed link's one-time code (ServeSession), so it is never in an address. The
- * Origin must be this server's own (another site open in the browser cannot drive it), and the Host header
- * must be a loopback name (a DNS-rebinding page cannot either).
+ * Browser mode: the built renderer over HTTP and the window API over a WebSocket, on loopback only (127.0.0.1
+ * and [::1], the same port: loopbackListen.ts), under a host name of its own (`forkbench-<random>.localhost`,
+ * which browsers resolve to loopback themselves).
+ * Each browser gets a credential of its own as an HttpOnly cookie of that name, in trade for the printed
+ * link's one-time code (ServeSessions), so it is never in an address, and no other server is ever sent it:
+ * browsers keep cookies per host name (not per port), and no other server has this name. It expires, and a
+ * window can revoke the others. The Host must be that name (a DNS-rebinding page cannot drive the window,
+ * and a page at 127.0.0.1 or localhost gets no cookie another port would see) and the Origin this server's
+ * own (another site open in the browser cannot drive it either).
  */
 export async function startServe(o: ServeOptions): Promise<ServeHandle> {
-  const session = new ServeSession(o.token);
+  const now = o.now ?? Date.now;
+  const timers = o.timers ?? globalTimers;
+  const sessions = new ServeSessions({ now, saved: o.sessions?.saved, onChange: (saved) => o.onSessionsChanged?.(saved) });
   const router = new WindowRouter(o.threads);
   const warn = o.warn ?? ((m: string) => process.stderr.write(`${m}\n`));
   const statics = staticFiles(o.staticDir, warn);
+  const host = o.host ?? newServeHost();
   let port = 0;
-  const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
-  const ownOrigin = (origin: string | undefined) => !!origin && allowedHosts().map((h) => `http://${h}`).includes(origin);
-  const link = () => `http://127.0.0.1:${port}/#${LINK_CODE_PARAM}=${session.linkCode}`;
+  const allowedHosts = () => [`${host}:${port}`];
+  const ownOrigin = (origin: string | undefined) => origin === `http://${host}:${port}`;
+  const ownHost = (req: http.IncomingMessage) => allowedHosts().includes(req.headers.host ?? '');
+  const link = () => `http://${host}:${port}/#${LINK_CODE_PARAM}=${sessions.linkCode}`;
+  /** The session a request's cookie opens, if any. */
+  const sessionOf = (req: http.IncomingMessage) => {
+    for (const c of credentialsIn(req.headers.cookie)) {
+      const s = sessions.find(c);
+      if (s) return s;
+    }
+    return null;
+  };
+  /** Each session's open windows, closed when it is revoked or expires. */
+  const windowsOf = new Map<Session, Set<WebSocket>>();
+  const endWindows = (ended: readonly Session[], why: string) => {
+    for (const s of ended) for (const ws of windowsOf.get(s) ?? []) ws.close(SESSION_ENDED_CLOSE_CODE, why);
+  };
   let stopping = false;
   let holding = o.holdWindows ?? false;
+  const failed = (req: http.IncomingMessage, res: http.ServerResponse, what: string) => (err: unknown) => {
+    // A client that went away in mid-body is no fault of the host's: nothing to report, no one to answer.
+    if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return void res.destroy();
+    warn(`forkbench serve: ${what} failed: ${(err as Error)?.message}`);
+    if (!res.headersSent) res.writeHead(500);
+    res.end();
+  };
   const server = http.createServer((req, res) => {
-    if (req.url === SESSION_PROBE_PATH) return sessionProbe(req, res, { session, port, allowedHosts: allowedHosts(), unavailable: stopping ? 'stopping' : holding ? 'starting' : null });
+    // Every answer, the page itself included, only under the server's own name: a page served at 127.0.0.1
+    // or localhost would have its cookie there, where every other local server is sent it.
+    if (!ownHost(req)) return void res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' }).end('forbidden host: open the link `forkbench serve` printed\n');
+    if (req.url === SESSION_PROBE_PATH) return sessionProbe(req, res, { session: sessionOf(req), ownOrigin, unavailable: stopping ? 'stopping' : holding ? 'starting' : null });
     if (req.url === SESSION_PATH) {
-      const trade = { session, port, allowedHosts: allowedHosts(), ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
-      tradeCode(req, res, trade).catch((err: unknown) => {
-        // A client that went away in mid-body is no fault of the host's: nothing to report, no one to answer.
-        if (req.destroyed || (err as NodeJS.ErrnoException)?.code === 'ECONNRESET') return void res.destroy();
-        warn(`forkbench serve: the code trade failed: ${(err as Error)?.message}`);
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
+      const trade = { sessions, previous: sessionOf(req), endWindows, ownOrigin, onLinkUsed: () => o.onLinkUsed?.(link()) };
+      tradeCode(req, res, trade).catch(failed(req, res, 'the code trade'));
+      return;
+    }
+    if (req.url === SESSION_REVOKE_PATH) {
+      revokeSessions(req, res, { sessions, session: sessionOf(req), ownOrigin, endWindows }).catch(failed(req, res, 'a revoke'));
       return;
     }
     void statics(req, res);
   });
+  // Sessions past their time have their windows closed (a new window is refused by `find` at once).
+  let sweep: unknown = null;
+  const armSweep = () => {
+    sweep = timers.setTimeout(() => {
+      endWindows(sessions.expire(), 'this browser session expired: open the newest link `forkbench serve` printed');
+      armSweep();
+    }, ServeConstants.expirySweepMs);
+    timers.unref?.(sweep);
+  };
   const wss = new WebSocketServer({ noServer: true, maxPayload: ServeConstants.maxPayloadBytes });
   const paneMessage = paneMessages();
 
@@ -105,22 +166,35 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
         return refuse(400, 'Bad Request');
       }
       if (url.pathname !== '/ws') return refuse(404, 'Not Found');
-      if (!allowedHosts().includes(req.headers.host ?? '')) return refuse(403, 'Forbidden host');
+      if (!ownHost(req)) return refuse(403, 'Forbidden host');
       if (!ownOrigin(req.headers.origin)) return refuse(403, 'Forbidden origin');
-      if (!session.admits(req.headers.cookie, port)) return refuse(401, 'Unauthorized');
+      const session = sessionOf(req);
+      if (!session) return refuse(401, 'Unauthorized');
       if (stopping || holding) return refuse(503, stopping ? 'Stopping' : 'Starting');
-      wss.handleUpgrade(req, socket, head, (ws) => serveWindow(ws, router, o.threads, warn, paneMessage));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const open = windowsOf.get(session) ?? new Set<WebSocket>();
+        windowsOf.set(session, open.add(ws));
+        sessions.opened(session);
+        ws.once('close', () => {
+          open.delete(ws);
+          if (open.size === 0) windowsOf.delete(session);
+          sessions.closed(session);
+        });
+        serveWindow(ws, router, o.threads, warn, paneMessage);
+      });
     } catch (err) {
       warn(`forkbench serve: WebSocket upgrade failed: ${(err as Error).message}`);
       refuse(500, 'Internal Server Error');
     }
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
+  const listening = await listenOnLoopback(server, o.port ?? 0);
+  port = listening.port;
+  const v6 = listening.v6;
+  v6?.on('error', (err) => warn(`forkbench serve: [::1]: ${err.message}`));
+  // The sessions a run before gave out were for the page at its port: on another port no page has them.
+  if (o.sessions && o.sessions.port !== port) sessions.clear();
+  armSweep();
   // Listening, an error no request owns (the listening socket failing) is reported, not thrown.
   server.on('error', (err) => warn(`forkbench serve: ${err.message}`));
   return {
@@ -128,8 +202,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       return link();
     },
     port,
-    token: session.token,
-    cookie: `${ServeSession.cookieName(port)}=${session.token}`,
+    host,
+    origin: `http://${host}:${port}`,
     admit: () => {
       holding = false;
     },
@@ -138,62 +212,102 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
       for (const c of wss.clients) c.close(STOPPING_CLOSE_CODE, 'the Forkbench host is stopping');
     },
     close: async () => {
+      timers.clearTimeout(sweep);
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closing = (s: { close(done: () => void): unknown } | null) => new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
+      await Promise.all([closing(server), closing(v6)]);
     },
   };
 }
 
 interface Trade {
-  session: ServeSession;
-  port: number;
-  allowedHosts: string[];
+  sessions: ServeSessions;
+  /** The session the trading browser had (its cookie), which the new one replaces. */
+  previous: Session | null;
+  endWindows: (ended: readonly Session[], why: string) => void;
   ownOrigin: (origin: string | undefined) => boolean;
   onLinkUsed: () => void;
 }
 
-/**
- * `POST /session` with the link's code as its body: the live code is spent and answered with the window's
- * cookie. Only the page this server sent may trade (Host and Origin as for the socket), so another site
- * cannot plant its own session in the browser either.
- */
-async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t: Trade): Promise<void> {
-  const answer = (status: number, text = '') =>
-    void res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end(text);
-  if (req.method !== 'POST') return answer(405);
-  if (!t.allowedHosts.includes(req.headers.host ?? '') || !t.ownOrigin(req.headers.origin)) return answer(403, 'forbidden\n');
+const plain = (res: http.ServerResponse, status: number, text = '', headers: http.OutgoingHttpHeaders = {}) =>
+  void res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...headers }).end(text);
+
+/** A small request body as text, or null when it is over ServeConstants.maxCodeBodyBytes (answered 413). */
+async function smallBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string | null> {
   let body = '';
   for await (const chunk of req) {
     body += String(chunk);
     if (body.length > ServeConstants.maxCodeBodyBytes) {
-      answer(413);
+      plain(res, 413);
       req.destroy();
-      return;
+      return null;
     }
   }
-  if (!t.session.redeem(body.trim())) return answer(403, 'this link was used already: open the newest link `forkbench serve` printed\n');
-  res.writeHead(204, { 'Set-Cookie': t.session.setCookie(t.port), 'Cache-Control': 'no-store' }).end();
+  return body;
+}
+
+/**
+ * `POST /session` with the link's code as its body: the live code is spent and answered with a new
+ * credential for this browser, as its cookie. The browser's previous credential, if it sent one, is ended:
+ * a copy of it opens nothing from now on (the browser's own windows reconnect with the new cookie). Only the
+ * page this server sent may trade (the server's Host, already checked, and its Origin), so another site
+ * cannot plant its own session in the browser either.
+ */
+async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t: Trade): Promise<void> {
+  if (req.method !== 'POST') return plain(res, 405);
+  if (!t.ownOrigin(req.headers.origin)) return plain(res, 403, 'forbidden\n');
+  const body = await smallBody(req, res);
+  if (body === null) return;
+  const credential = t.sessions.redeem(body.trim());
+  if (!credential) return plain(res, 403, 'this link was used already: open the newest link `forkbench serve` printed\n');
+  if (t.previous) {
+    t.sessions.revoke(t.previous);
+    t.endWindows([t.previous], 'this browser opened a new link: reconnect with its new session');
+  }
+  res.writeHead(204, { 'Set-Cookie': sessionCookie(credential), 'Cache-Control': 'no-store' }).end();
   t.onLinkUsed();
 }
 
 /**
- * `GET /session-check`: whether the request's cookie would let a socket in, as a status (SessionProbe) and a line
- * a person can read (503 while starting or stopping). Host and Origin are checked as for the socket, when an
- * Origin is sent (a same-origin GET from the page need not send one); it says nothing but yes or no about the
- * cookie.
+ * `POST /session-revoke` from a page with a session: ends every other browser's session (`others`), their
+ * windows closed at once, or the page's own (`own`). Answers how many were ended. Origin as for the trade.
  */
-function sessionProbe(req: http.IncomingMessage, res: http.ServerResponse, p: { session: ServeSession; port: number; allowedHosts: string[]; unavailable: 'stopping' | 'starting' | null }): void {
-  const answer = (status: number, text: string) =>
-    void res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end(text);
-  if (req.method !== 'GET') return answer(405, '');
-  const origin = req.headers.origin;
-  if (!p.allowedHosts.includes(req.headers.host ?? '') || (origin !== undefined && !p.allowedHosts.map((h) => `http://${h}`).includes(origin))) {
-    return answer(403, 'forbidden\n');
+async function revokeSessions(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  r: { sessions: ServeSessions; session: Session | null; ownOrigin: (origin: string | undefined) => boolean; endWindows: (ended: readonly Session[], why: string) => void },
+): Promise<void> {
+  if (req.method !== 'POST') return plain(res, 405);
+  if (!r.ownOrigin(req.headers.origin)) return plain(res, 403, 'forbidden\n');
+  const body = await smallBody(req, res);
+  if (body === null) return;
+  if (!r.session) return plain(res, SessionProbe.refused, 'this page has no session on this host\n');
+  const what = body.trim();
+  if (what === SessionRevoke.others) {
+    const ended = r.sessions.revokeOthers(r.session);
+    r.endWindows(ended, 'signed out from another window: open the newest link `forkbench serve` printed');
+    return plain(res, 200, String(ended.length));
   }
-  if (p.unavailable) return answer(SessionProbe.unavailable, `the Forkbench host is ${p.unavailable}\n`);
-  if (!p.session.admits(req.headers.cookie, p.port)) return answer(SessionProbe.refused, 'this page has no session on this host: open the newest link `forkbench serve` printed\n');
+  if (what === SessionRevoke.own) {
+    r.sessions.revoke(r.session);
+    r.endWindows([r.session], 'signed out: open the newest link `forkbench serve` printed');
+    return plain(res, 200, '1');
+  }
+  return plain(res, 400, `say ${SessionRevoke.others} or ${SessionRevoke.own}\n`);
+}
+
+/**
+ * `GET /session-check`: whether the request's cookie would let a socket in, as a status (SessionProbe) and a line
+ * a person can read (503 while starting or stopping). The Origin is checked as for the socket when one is sent
+ * (a same-origin GET from the page need not send one); it says nothing but yes or no about the cookie.
+ */
+function sessionProbe(req: http.IncomingMessage, res: http.ServerResponse, p: { session: Session | null; ownOrigin: (origin: string | undefined) => boolean; unavailable: 'stopping' | 'starting' | null }): void {
+  if (req.method !== 'GET') return plain(res, 405);
+  if (req.headers.origin !== undefined && !p.ownOrigin(req.headers.origin)) return plain(res, 403, 'forbidden\n');
+  if (p.unavailable) return plain(res, SessionProbe.unavailable, `the Forkbench host is ${p.unavailable}\n`);
+  if (!p.session) return plain(res, SessionProbe.refused, 'this page has no session on this host (none, expired or signed out): open the newest link `forkbench serve` printed\n');
   res.writeHead(SessionProbe.admitted, { 'Cache-Control': 'no-store' }).end();
 }
 

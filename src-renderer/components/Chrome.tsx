@@ -1,6 +1,7 @@
 import { useApp, useController } from '../state/hooks.js';
 import type { ConnectionState } from '../transport/types.js';
 import { WaitingCount } from './AgentStateBadge.js';
+import { SessionControl } from './SessionControl.js';
 
 /** A side panel shown as a drawer over the main area (narrow windows only; wide ones show both). */
 export type Drawer = 'threads' | 'log' | null;
@@ -30,6 +31,7 @@ export function TopBar({ drawer, onDrawer }: { drawer: Drawer; onDrawer: (d: 'th
       <span className="spacer" />
       <WaitingCount />
       <ConnectionStatus />
+      <SessionControl />
       <NotifyBell />
       <button type="button" className="panel-toggle" data-testid="toggle-log" aria-controls="log-panel" aria-expanded={drawer === 'log'} onClick={() => onDrawer('log')}>
         Events
@@ -61,7 +63,7 @@ const CONNECTION_PROBLEM: Partial<Record<ConnectionState, string>> = {
   'host-stopped':
     'The Forkbench host stopped or cannot be reached. What you see is how it was: agents’ states are unknown and nothing can be changed. This page reconnects by itself when the host is back (run `forkbench serve` again).',
   refused:
-    'The Forkbench host does not accept this page: its session token is wrong or from an earlier host on another data folder. Open the newest link `forkbench serve` printed.',
+    'The Forkbench host does not accept this page: its browser session expired, was signed out from another window, or is from an earlier host on another data folder or port. Open the newest link `forkbench serve` printed.',
   'link-spent':
     'This link was used already (each link lets one browser in), and this browser has no session on the host. Open the newest link `forkbench serve` printed.',
 };

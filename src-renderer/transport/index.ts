@@ -1,6 +1,6 @@
 import type { WindowApi } from '../../src-shared/protocol/windowApi.js';
 import { replaceAddress } from '../address.js';
-import { probeSession, takeLinkCode, tradeLinkCode, wsUrlFor } from './linkCode.js';
+import { probeSession, revokeSessions, takeLinkCode, tradeLinkCode, wsUrlFor } from './linkCode.js';
 import { toWindowError, HostCallError, type ConnectionState, type Transport } from './types.js';
 import { WsTransport } from './wsTransport.js';
 
@@ -39,5 +39,6 @@ export function chooseTransport(): Transport {
   // The socket waits for the trade: its handshake must carry the cookie the trade sets.
   const traded = code === null ? undefined : tradeLinkCode(code, post);
   const get = (path: string) => fetch(path, { credentials: 'same-origin', cache: 'no-store' });
-  return new WsTransport({ url: wsUrlFor(location), ready: traded, probe: () => probeSession(get) });
+  const sessions = { revokeOthers: () => revokeSessions('others', post) };
+  return new WsTransport({ url: wsUrlFor(location), ready: traded, probe: () => probeSession(get), sessions });
 }

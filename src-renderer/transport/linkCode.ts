@@ -1,4 +1,4 @@
-import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SessionProbe } from '../../src-shared/protocol/serveLink.js';
+import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SESSION_REVOKE_PATH, SessionProbe, type SessionRevoke } from '../../src-shared/protocol/serveLink.js';
 import type { ProbeResult } from './types.js';
 import { takeFromFragment } from '../address.js';
 
@@ -42,4 +42,18 @@ export async function probeSession(get: (path: string) => Promise<{ status: numb
   } catch {
     return 'unreachable';
   }
+}
+
+/**
+ * Ends browser sessions on the serve host: every other browser's (`others`: their windows close at once and
+ * need a new link) or this page's own. The number ended, or the host's refusal as an error a person can read.
+ */
+export async function revokeSessions(
+  what: (typeof SessionRevoke)[keyof typeof SessionRevoke],
+  post: (path: string, body: string) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>,
+): Promise<number> {
+  const res = await post(SESSION_REVOKE_PATH, what);
+  const text = (await res.text()).trim();
+  if (!res.ok) throw new Error(text || `the host answered ${res.status}`);
+  return Number(text);
 }

@@ -9,6 +9,12 @@ import type { WindowApi, WindowError } from '../../src-shared/protocol/windowApi
  */
 export type ConnectionState = 'connecting' | 'connected' | 'host-stopped' | 'refused' | 'link-spent';
 
+/** The browser sessions of a serve host, as a page can end them (transport/linkCode.ts revokeSessions). */
+export interface BrowserSessions {
+  /** Ends every other browser's session: the number ended. */
+  revokeOthers(): Promise<number>;
+}
+
 /** What the host said when asked why a socket did not open (serve's `GET /session-check`). */
 export type ProbeResult = 'admitted' | 'refused' | 'unavailable' | 'unreachable';
 
@@ -16,6 +22,8 @@ export type ProbeResult = 'admitted' | 'refused' | 'unavailable' | 'unreachable'
 export interface Transport extends WindowApi {
   readonly kind: 'electron' | 'websocket';
   readonly state: ConnectionState;
+  /** Serve's browser sessions, which this page can end (absent in Electron, which has none). */
+  readonly sessions?: BrowserSessions;
   /** Fires on every change of `state`, including every reconnect (a new `connected`). */
   onState(listener: (state: ConnectionState) => void): () => void;
   dispose(): void;

@@ -7,7 +7,7 @@ import type {
   WsServerMessage,
 } from '../../src-shared/protocol/windowApi.js';
 import { readPaneFrame } from '../../src-shared/protocol/paneFrame.js';
-import { HostCallError, type ConnectionState, type ProbeResult, type Transport } from './types.js';
+import { HostCallError, type BrowserSessions, type ConnectionState, type ProbeResult, type Transport } from './types.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
 /** Reconnect delays. Fast first retries cover a host restart; the cap keeps a dead host from being hammered. */
@@ -50,6 +50,8 @@ export interface WsTransportOptions {
   /** Asks the host why a socket did not open (the browser hides the refusal's status). Without it a socket
    *  that never opens leaves the state as it was. */
   probe?: () => Promise<ProbeResult>;
+  /** The host's browser sessions, as this page can end them. */
+  sessions?: BrowserSessions;
   createSocket?: (url: string) => SocketLike;
   setTimeout?: (f: () => void, ms: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
@@ -106,6 +108,10 @@ export class WsTransport implements Transport {
 
   get state(): ConnectionState {
     return this._state;
+  }
+
+  get sessions(): BrowserSessions | undefined {
+    return this.opts.sessions;
   }
 
   call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>> {

@@ -1,9 +1,11 @@
 /**
- * How a browser gets into `serve`, shared by the host and the page. The printed link carries a one-time code
- * in its fragment (`/#code=…`): a fragment is never sent in a request, so no request URL, cache entry or
- * server log holds it. The page takes it out of its address, then trades it once, in a POST body, for the
- * window's credential as an HttpOnly cookie that its WebSocket then carries. The page's scripts never see the
- * credential, and no address the browser keeps opens the window again: the code is spent.
+ * How a browser gets into `serve`, shared by the host and the page. The printed link names the server's own
+ * host (`http://forkbench-<random>.localhost:PORT/`) and carries a one-time code in its fragment (`#code=…`):
+ * a fragment is never sent in a request, so no request URL, cache entry or server log holds it. The page
+ * takes it out of its address, then trades it once, in a POST body, for a credential of this browser's own
+ * as an HttpOnly cookie of that host name, which its WebSocket then carries. The page's scripts never see the
+ * credential, no other server is ever sent it (a cookie goes to its host name only, and no other server has
+ * this one), and no address the browser keeps opens the window again: the code is spent.
  */
 
 /** The fragment parameter of the printed link. */
@@ -18,6 +20,15 @@ export const SESSION_PROBE_PATH = '/session-check';
 /** What `GET` on SESSION_PROBE_PATH answers, for a page whose socket closed or was refused, to say why (a browser's
  *  WebSocket never sees the refusal's status): its cookie is let in, it is not, or the host is starting or stopping. */
 export const SessionProbe = { admitted: 204, refused: 401, unavailable: 503 } as const;
+
+/** Where a page ends browser sessions (a POST; its body one of SessionRevoke). 200, the number ended, as text. */
+export const SESSION_REVOKE_PATH = '/session-revoke';
+
+/** What SESSION_REVOKE_PATH ends: every other browser's session, or this page's own. */
+export const SessionRevoke = { others: 'others', own: 'own' } as const;
+
+/** The close code of a window whose session was revoked or expired: it needs a new link. */
+export const SESSION_ENDED_CLOSE_CODE = 4003;
 
 /** The WebSocket close code a stopping host sends every window (4000–4999 are the application's own). */
 export const STOPPING_CLOSE_CODE = 4001;

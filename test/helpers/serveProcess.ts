@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { addressOf, tradeLink } from '../../e2e/serveClient.js';
 import { windowOn, type WindowClient } from '../../e2e/windowClient.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -30,7 +31,7 @@ export async function serveOn(o: { root: string; project: string; key?: string; 
   const link = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve printed no link in 30 s: ${err}`)), 30_000);
     proc.stdout!.on('data', () => {
-      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]+)/.exec(out);
+      const m = /Open (http:\/\/[a-z0-9.-]+:\d+\/#code=[\w-]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -38,15 +39,8 @@ export async function serveOn(o: { root: string; project: string; key?: string; 
     });
     void exit.then((code) => reject(new Error(`serve exited ${code}: ${err}`)));
   });
-  const port = Number(new URL(link).port);
-  const traded = await fetch(`http://127.0.0.1:${port}/session`, {
-    method: 'POST',
-    headers: { Origin: `http://127.0.0.1:${port}` },
-    body: new URL(link).hash.replace(/^#code=/, ''),
-  });
-  const cookie = (traded.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  if (traded.status !== 204) throw new Error(`code trade failed: ${traded.status}`);
-  const window = await windowOn({ port, cookie } as never);
+  const { cookie } = await tradeLink(link);
+  const window = await windowOn({ ...addressOf(link), cookie });
   // As the page does: parsed output is acked, so a pane this window attached to (agent.screen) is paced by
   // it, not stopped at the high watermark. (`ack: false`: a window that never acks, a frozen page.)
   if (o.ack !== false) window.onPush((p) => {

@@ -23,7 +23,7 @@ function rawGet(path: string): Promise<number> {
   return new Promise((resolve) => {
     const sock = net.connect(served.port, '127.0.0.1');
     let got = '';
-    sock.on('connect', () => sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${served.port}\r\nConnection: close\r\n\r\n`));
+    sock.on('connect', () => sock.write(`GET ${path} HTTP/1.1\r\nHost: ${served.host}:${served.port}\r\nConnection: close\r\n\r\n`));
     sock.on('data', (d) => (got += d.toString('latin1')));
     sock.on('error', () => resolve(0));
     sock.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0)));
@@ -49,7 +49,7 @@ describe('serve survives a bad request', () => {
   it('takes a code trade that ends in mid-body as the client leaving, not as a fault', async () => {
     await new Promise<void>((resolve) => {
       const sock = net.connect(served.port, '127.0.0.1', () =>
-        sock.write(`POST /session HTTP/1.1\r\nHost: 127.0.0.1:${served.port}\r\nOrigin: http://127.0.0.1:${served.port}\r\nContent-Length: 100\r\n\r\nabc`, () =>
+        sock.write(`POST /session HTTP/1.1\r\nHost: ${served.host}:${served.port}\r\nOrigin: http://${served.host}:${served.port}\r\nContent-Length: 100\r\n\r\nabc`, () =>
           // the body has started arriving: the host is reading it when the client goes
           setTimeout(() => sock.resetAndDestroy(), 100),
         ),
@@ -99,7 +99,7 @@ describe('serve survives a bad request', () => {
       let got = Buffer.alloc(0);
       sock.on('connect', () =>
         sock.write(
-          `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${served.port}\r\nOrigin: http://127.0.0.1:${served.port}\r\nCookie: ${served.cookie}\r\n` +
+          `GET /ws HTTP/1.1\r\nHost: ${served.host}:${served.port}\r\nOrigin: http://${served.host}:${served.port}\r\nCookie: ${served.cookie}\r\n` +
             'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
         ),
       );

@@ -195,7 +195,7 @@ describe(`serve under random input (seed ${SEED})`, () => {
       fc.assert(
         fc.asyncProperty(request, async (r) => {
           const hs = r.upgrade ? [['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ['Sec-WebSocket-Version', '13'], ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ==']] : [];
-          const head = [...hs, ['Host', `127.0.0.1:${served.port}`], ...r.headers]
+          const head = [...hs, ['Host', `${served.host}:${served.port}`], ...r.headers]
             .map(([n, v]) => `${n}: ${String(v).replace(/[\r\n]/g, ' ')}`)
             .join('\r\n');
           const status = await send(Buffer.concat([Buffer.from(`${r.method} ${r.path.replace(/[\s]/g, '%20')} HTTP/1.1\r\n${head}\r\n\r\n`), Buffer.from(r.body)]));

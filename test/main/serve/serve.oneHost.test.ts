@@ -40,7 +40,7 @@ function serve(data: string) {
   const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const serving = new Promise<string>((resolve, reject) => {
     proc.stdout!.on('data', () => {
-      const m = /Open (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /Open (http:\/\/forkbench-[0-9a-f]{32}\.localhost:\d+)/.exec(out);
       if (m) resolve(m[1]!);
     });
     void exit.then((code) => reject(new Error(`serve exited ${code}: ${err}`)));
@@ -93,7 +93,7 @@ describe('one host per data folder and per Thread folder', () => {
     expect(fs.existsSync(join(root, 'data', 'host.lock'))).toBe(true);
     const next = serve('data');
     const nextOrigin = await next.serving;
-    expect(nextOrigin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(nextOrigin).toMatch(/^http:\/\/forkbench-[0-9a-f]{32}\.localhost:\d+$/);
     expect(await socketAnswers(sockPath)).toContain('not JSON');
     next.proc.kill('SIGINT');
     expect(await next.exit).toBe(0);

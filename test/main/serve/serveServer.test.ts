@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WindowRouter } from '../../../src-main/host/windowRouter.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
+import { serveRequest, tradeLink } from '../../../e2e/serveClient.js';
 import { paneFrameHead } from '../../../src-shared/protocol/paneFrame.js';
 import type { AgentInfo, ThreadSnapshot, WsServerMessage } from '../../../src-shared/protocol/windowApi.js';
 
@@ -14,6 +16,8 @@ let root: string;
 let threads: ThreadManager;
 let served: ServeHandle;
 let key: string;
+/** A credential from a trade of the first link, for the windows these tests open. */
+let credential: string;
 const links: string[] = [];
 
 beforeAll(async () => {
@@ -29,6 +33,7 @@ beforeAll(async () => {
   threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   key = (await threads.open(join(root, 'project'))).key;
   served = await startServe({ threads, staticDir, onLinkUsed: (url) => links.push(url) });
+  ({ credential } = await tradeLink(served.url));
 });
 afterAll(async () => {
   await threads.dispose();
@@ -38,9 +43,9 @@ afterAll(async () => {
 
 function connect(opts: { token?: string; origin?: string; host?: string; cookie?: string }): Promise<{ ws?: WebSocket; status?: number }> {
   return new Promise((resolve) => {
-    const cookie = opts.cookie ?? `forkbench-${served.port}=${opts.token ?? served.token}`;
+    const cookie = opts.cookie ?? `forkbench=${opts.token ?? credential}`;
     const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, {
-      headers: { Origin: opts.origin ?? `http://127.0.0.1:${served.port}`, Cookie: cookie, ...(opts.host ? { Host: opts.host } : {}) },
+      headers: { Origin: opts.origin ?? served.origin, Cookie: cookie, Host: opts.host ?? `${served.host}:${served.port}` },
     });
     ws.once('open', () => resolve({ ws }));
     ws.once('unexpected-response', (_req, res) => resolve({ status: res.statusCode }));
@@ -48,9 +53,9 @@ function connect(opts: { token?: string; origin?: string; host?: string; cookie?
   });
 }
 
-function get(path: string): Promise<{ status: number; body: string }> {
+function get(path: string, host = `${served.host}:${served.port}`): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
-    http.get({ host: '127.0.0.1', port: served.port, path }, (res) => {
+    http.get({ host: '127.0.0.1', port: served.port, path, headers: { Host: host } }, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -59,29 +64,70 @@ function get(path: string): Promise<{ status: number; body: string }> {
 }
 
 describe('serve mode', () => {
-  it('listens on loopback only and prints a link with a long random one-time code, never the token', () => {
-    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#code=[\w-]{43}$/);
-    expect(served.token).toMatch(/^[\w-]{43}$/);
-    expect(served.url).not.toContain(served.token);
+  it('listens on loopback only under a random name of its own, and prints a link with a long random one-time code', () => {
+    expect(served.url).toMatch(/^http:\/\/forkbench-[0-9a-f]{32}\.localhost:\d+\/#code=[\w-]{43}$/);
+    expect(new URL(served.url).hostname).toBe(served.host);
+    expect(credential).toMatch(/^[\w-]{43}$/);
+    expect(served.url).not.toContain(credential);
   });
 
-  it("trades the link's code once, from this server's own page only, for an HttpOnly SameSite=Strict cookie", async () => {
-    const own = `http://127.0.0.1:${served.port}`;
-    const trade = (code: string, headers: Record<string, string> = { Origin: own }) =>
-      fetch(`${own}/session`, { method: 'POST', headers, body: code });
+  it('holds its port on both loopbacks: browsers try [::1] first for a .localhost name, so no other program may listen there', async () => {
+    const squat = net.createServer();
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+      squat.once('error', (e) => resolve(e));
+      squat.listen(served.port, '::1', () => resolve(null));
+    });
+    squat.close();
+    // a machine with no IPv6 loopback has no [::1] for anyone to listen on
+    expect(['EADDRINUSE', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']).toContain(err?.code);
+    if (err?.code !== 'EADDRINUSE') return;
+    const over6 = await new Promise<number>((resolve, reject) =>
+      http.get({ host: '::1', port: served.port, path: '/', headers: { Host: `${served.host}:${served.port}` } }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject),
+    );
+    expect(over6).toBe(200);
+  });
+
+  it('takes no port whose [::1] side another program holds: a given one fails as taken, a random one is another', async () => {
+    const squat = net.createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      squat.once('error', () => resolve(false));
+      squat.listen(0, '::1', () => resolve(true));
+    });
+    if (!ok) return; // no IPv6 loopback here: nothing to hold
+    const held = (squat.address() as net.AddressInfo).port;
+    try {
+      const staticDir = join(root, 'static');
+      await expect(startServe({ threads, staticDir, port: held })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      const other = await startServe({ threads, staticDir });
+      expect(other.port).not.toBe(held);
+      await other.close();
+    } finally {
+      squat.close();
+    }
+  });
+
+  it("trades the link's code once, from this server's own page only, for a cookie of its own name: HttpOnly, SameSite=Strict, a new credential each trade", async () => {
+    const trade = (code: string, headers: Record<string, string> = {}) => serveRequest(served, { method: 'POST', path: '/session', body: code, headers });
     const code = new URL(served.url).hash.replace('#code=', '');
-    // another site's page, or a rebound name, cannot spend it
+    // another site's page, a page at a loopback address, or a rebound name, cannot spend it
     expect((await trade(code, { Origin: 'https://evil.example' })).status).toBe(403);
-    expect((await trade(code, {})).status).toBe(403);
+    expect((await trade(code, { Origin: `http://127.0.0.1:${served.port}` })).status).toBe(403);
+    expect((await trade(code, { Host: `127.0.0.1:${served.port}`, Origin: `http://127.0.0.1:${served.port}` })).status).toBe(403);
+    expect((await trade(code, { Host: `localhost:${served.port}`, Origin: `http://localhost:${served.port}` })).status).toBe(403);
     expect((await trade('A'.repeat(43))).status).toBe(403);
     const ok = await trade(code);
     expect(ok.status).toBe(204);
-    expect(ok.headers.get('set-cookie')).toBe(`forkbench-${served.port}=${served.token}; HttpOnly; SameSite=Strict; Path=/`);
+    const setCookie = String(ok.headers['set-cookie']);
+    expect(setCookie).toMatch(/^forkbench=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    // host-only (no Domain) and no expiry written to disk: the browser keeps it in memory for this name alone
+    expect(setCookie).not.toMatch(/Domain|Expires|Max-Age/i);
+    // a credential of this trade's own, not the one an earlier trade gave
+    expect(setCookie).not.toContain(credential);
     // spent: the same link opens nothing again, and the next browser has a link of its own
     expect((await trade(code)).status).toBe(403);
-    expect(links).toEqual([served.url]);
+    expect(links.at(-1)).toBe(served.url);
     expect(served.url).not.toContain(code);
-    expect((await fetch(`${own}/session`, { headers: { Origin: own } })).status).toBe(405);
+    expect((await serveRequest(served, { path: '/session' })).status).toBe(405);
     expect((await trade('x'.repeat(10_000))).status).toBe(413);
   });
 
@@ -89,17 +135,24 @@ describe('serve mode', () => {
     expect((await connect({ token: '' })).status).toBe(401);
     expect((await connect({ cookie: '' })).status).toBe(401);
     expect((await connect({ token: 'A'.repeat(43) })).status).toBe(401);
-    expect((await connect({ cookie: `forkbench-${served.port + 1}=${served.token}` })).status).toBe(401);
+    // the cookie of earlier versions (named for the port) opens nothing
+    expect((await connect({ cookie: `forkbench-${served.port}=${credential}` })).status).toBe(401);
     // the token in the address is not accepted any more: it would be kept in the browser's history
     const inUrl = await new Promise<number | undefined>((resolve) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws?token=${served.token}`, { headers: { Origin: `http://127.0.0.1:${served.port}` } });
+      const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws?token=${credential}`, { headers: { Origin: served.origin, Host: `${served.host}:${served.port}` } });
       ws.once('open', () => (ws.close(), resolve(101)));
       ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
     });
     expect(inUrl).toBe(401);
     expect((await connect({ origin: 'https://evil.example' })).status).toBe(403);
     expect((await connect({ origin: `http://127.0.0.1:${served.port + 1}` })).status).toBe(403);
+    expect((await connect({ origin: `http://${served.host}:${served.port + 1}` })).status).toBe(403);
     expect((await connect({ host: `evil.example:${served.port}` })).status).toBe(403);
+    // loopback addresses are not its name: a page there would keep its cookie where other ports see it
+    for (const h of ['127.0.0.1', 'localhost']) {
+      expect((await connect({ host: `${h}:${served.port}`, origin: `http://${h}:${served.port}` })).status).toBe(403);
+      expect((await connect({ host: `${h}:${served.port}` })).status).toBe(403);
+    }
   });
 
   it('answers the window API over the socket, validating every request', async () => {
@@ -228,8 +281,11 @@ describe('serve mode', () => {
     }
   });
 
-  it('serves the built page and nothing outside it', async () => {
+  it('serves the built page and nothing outside it, under its own name only', async () => {
     expect((await get('/')).body).toContain('<title>fb</title>');
+    for (const h of [`127.0.0.1:${served.port}`, `localhost:${served.port}`, `forkbench-${'0'.repeat(32)}.localhost:${served.port}`]) {
+      expect(await get('/', h)).toEqual({ status: 403, body: 'forbidden host: open the link `forkbench serve` printed\n' });
+    }
     expect((await get('/../secret.txt')).body).not.toContain('do not serve');
     for (const probe of ['/%2e%2e/secret.txt', '/..%2fsecret.txt', '/assets/..%2f..%2fsecret.txt']) {
       const r = await get(probe);

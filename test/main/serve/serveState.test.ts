@@ -8,6 +8,7 @@ import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { startServe } from '../../../src-main/serve/serveServer.js';
 import { loadServeState, saveServeState, SERVE_STATE_FILE } from '../../../src-main/serve/serveState.js';
 import { SessionProbe, STOPPING_CLOSE_CODE } from '../../../src-shared/protocol/serveLink.js';
+import { tradeLink } from '../../../e2e/serveClient.js';
 
 const roots: string[] = [];
 const tmp = () => {
@@ -19,33 +20,43 @@ afterEach(() => {
   for (const r of roots.splice(0)) fs.rmSync(r, { recursive: true, force: true });
 });
 
-describe('the serve token kept per data folder', () => {
-  it('is made once, owner-only, and the same on the next run, with the port the last run recorded', () => {
+describe('the serve state kept per data folder', () => {
+  it('is made once, owner-only, and the same on the next run, with the port and sessions the last run recorded', () => {
     const data = join(tmp(), 'data');
     const first = loadServeState(data);
-    expect(first).toMatchObject({ port: null, replaced: null });
-    expect(first.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first).toMatchObject({ port: null, sessions: [], replaced: null });
+    expect(first.host).toMatch(/^forkbench-[0-9a-f]{32}\.localhost$/);
     const file = join(data, SERVE_STATE_FILE);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    saveServeState(data, { token: first.token, port: 43117 });
+    const sessions = [{ hash: 'h'.repeat(43), createdAt: 1, lastUsedAt: 2 }];
+    saveServeState(data, { host: first.host, port: 43117, sessions });
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    expect(loadServeState(data)).toEqual({ token: first.token, port: 43117, replaced: null });
+    expect(loadServeState(data)).toEqual({ host: first.host, port: 43117, sessions, replaced: null });
   });
 
-  it('replaces a token others could read, or a file that holds none, and says why', () => {
+  it('starts afresh on a file others could read, or one that holds no state, and says why', () => {
     const data = tmp();
-    const { token } = loadServeState(data);
+    const { host } = loadServeState(data);
     const file = join(data, SERVE_STATE_FILE);
     fs.chmodSync(file, 0o644);
     const widened = loadServeState(data);
     expect(widened.replaced).toMatch(/readable by others \(mode 644\)/);
-    expect(widened.token).not.toBe(token);
+    expect(widened.host).not.toBe(host);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
 
-    fs.writeFileSync(file, '{"token":"short"}', { mode: 0o600 });
+    fs.writeFileSync(file, '{"host":"example.com","port":1,"sessions":[]}', { mode: 0o600 });
     const bad = loadServeState(data);
-    expect(bad.replaced).toMatch(/did not hold a serve token/);
-    expect(loadServeState(data)).toEqual({ token: bad.token, port: null, replaced: null });
+    expect(bad.replaced).toMatch(/did not hold serve's state/);
+    expect(loadServeState(data)).toEqual({ host: bad.host, port: null, sessions: [], replaced: null });
+  });
+
+  it("keeps an earlier version's port but not its cookie token, which opens nothing now", () => {
+    const data = tmp();
+    fs.writeFileSync(join(data, SERVE_STATE_FILE), JSON.stringify({ token: 'A'.repeat(43), port: 43117 }), { mode: 0o600 });
+    const moved = loadServeState(data);
+    expect(moved).toMatchObject({ port: 43117, sessions: [], replaced: null });
+    expect(JSON.stringify(moved)).not.toContain('A'.repeat(43));
+    expect(fs.readFileSync(join(data, SERVE_STATE_FILE), 'utf8')).not.toContain('A'.repeat(43));
   });
 });
 
@@ -57,10 +68,12 @@ describe('GET /session-check and a stopping host', () => {
     fs.writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>fb</title>');
     const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
     const served = await startServe({ threads, staticDir, holdWindows: true });
+    const own = { Host: `${served.host}:${served.port}`, Origin: served.origin };
     try {
+      const { cookie } = await tradeLink(served.url);
       const probe = (cookie?: string) =>
         new Promise<{ status: number; body: string }>((resolve, reject) => {
-          const headers: Record<string, string> = cookie ? { Cookie: cookie } : {};
+          const headers: Record<string, string> = { Host: own.Host, ...(cookie ? { Cookie: cookie } : {}) };
           http
             .get({ host: '127.0.0.1', port: served.port, path: '/session-check', headers }, (res) => {
               let body = '';
@@ -70,16 +83,16 @@ describe('GET /session-check and a stopping host', () => {
             .on('error', reject);
         });
       // held until the host says it is ready: a page that comes early is told to wait, not let in
-      const early = await probe(served.cookie);
+      const early = await probe(cookie);
       expect(early).toEqual({ status: SessionProbe.unavailable, body: 'the Forkbench host is starting\n' });
       served.admit();
-      expect((await probe(served.cookie)).status).toBe(SessionProbe.admitted);
-      const wrong = await probe(`forkbench-${served.port}=not-the-token`);
+      expect((await probe(cookie)).status).toBe(SessionProbe.admitted);
+      const wrong = await probe('forkbench=not-the-token');
       expect(wrong.status).toBe(SessionProbe.refused);
       expect(wrong.body).toMatch(/open the newest link/);
       expect((await probe()).status).toBe(SessionProbe.refused);
 
-      const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, { headers: { Origin: `http://127.0.0.1:${served.port}`, Cookie: served.cookie } });
+      const ws = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, { headers: { ...own, Cookie: cookie } });
       await new Promise((resolve, reject) => {
         ws.once('open', resolve);
         ws.once('error', reject);
@@ -87,10 +100,10 @@ describe('GET /session-check and a stopping host', () => {
       const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
       served.stopping();
       expect(await closed).toBe(STOPPING_CLOSE_CODE);
-      expect((await probe(served.cookie)).status).toBe(SessionProbe.unavailable);
+      expect((await probe(cookie)).status).toBe(SessionProbe.unavailable);
       // and no new window gets in while it stops
       const again = await new Promise<number>((resolve) => {
-        const w2 = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, { headers: { Origin: `http://127.0.0.1:${served.port}`, Cookie: served.cookie } });
+        const w2 = new WebSocket(`ws://127.0.0.1:${served.port}/ws`, { headers: { ...own, Cookie: cookie } });
         w2.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
         w2.once('open', () => resolve(101));
         w2.once('error', () => undefined);
