@@ -111,12 +111,14 @@ export class ThreadHost {
     });
     const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn }) };
     const judge = { perl: findOnPath('perl'), callerOf: (pid: number | null) => panes.callerOf(pid) };
+    // The kept agents are known (their secrets' digests registered) before the socket listens: an agent
+    // waiting for the board calls the moment it can, and must be answered as itself, not as a stranger.
+    kept.adoptInto(panes);
     const socket = await AgentSocket.listen(socketPath, registry, board, hooks, judge).catch(async (err: unknown) => {
       await board.close();
       throw err;
     });
     await worktrees.fenceThreadFolder(opts.warn);
-    kept.adoptInto(panes);
     const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn, states });
     const host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
     if (opts.liveness !== false) liveness.schedule();

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
+import { makeRepo } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
 
@@ -47,6 +48,26 @@ async function claim(host: ThreadHost, agentId: string, title: string): Promise<
 /** Polls the pane's screen until it shows `text`. */
 const screenShows = (host: ThreadHost, agentId: string, text: string) =>
   waitFor(async () => (await host.panes.screen(agentId)).includes(text), 10_000, `the screen to show ${text}`);
+
+/** Run in an agent's shell: waits until the board host's socket answers, then until it does not (that host
+ *  is gone), then connects every millisecond and, the moment one succeeds, makes one call as this agent and
+ *  writes the answer. Marker files say where it is. */
+const POLL_FIRST_CALL = String.raw`
+use IO::Socket::UNIX; use Time::HiRes qw(usleep);
+my ($result) = @ARGV;
+my $path = $ENV{FORKBENCH_SOCKET};
+sub try { IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path) }
+until (my $c = try()) { usleep(5000) }
+open(my $m, '>', "$result.armed"); close $m;
+while (my $c = try()) { close $c; usleep(5000) }
+open($m, '>', "$result.waiting"); close $m;
+my $c;
+usleep(1000) until ($c = try());
+print $c qq({"jsonrpc":"2.0","id":1,"method":"board","params":{},"auth":"$ENV{FORKBENCH_SECRET}"}
+);
+my $line = <$c>;
+open(my $out, '>', "$result.tmp"); print $out $line; close $out; rename("$result.tmp", $result);
+`;
 
 const endsOf = (events: BoardEvent[]) => events.filter((e) => e.kind === 'claim-ended').map((e) => ({ agentId: (e as { agentId: string }).agentId, reason: (e as { reason: string }).reason }));
 
@@ -109,6 +130,29 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const ended = new Promise<BoardEvent>((resolve) => h.board.onEvent((e) => e.kind === 'claim-ended' && resolve(e)));
     process.kill(a.pid!, 'SIGKILL');
     expect(await ended).toMatchObject({ agentId: a.id, reason: 'process-exited' });
+  });
+
+  it('a kept agent that calls the moment the next board host listens is answered as itself, never as an unknown secret', async () => {
+    const f = folders();
+    // A repository: opening fences its folder (git config runs), which is where the gap was.
+    makeRepo(f.folder);
+    const first = await openWith(f);
+    const a = await first.host.panes.launch('shell');
+    // From the agent's own shell: wait for this board host to go, then connect every millisecond and make a
+    // call the moment the next one listens (as the CLI does, polling for the socket, only faster).
+    const result = join(f.folder, 'first-call.txt');
+    const poller = join(f.folder, 'poll.pl');
+    fs.writeFileSync(poller, POLL_FIRST_CALL);
+    first.host.panes.input(a.id, `perl '${poller}' '${result}' &\r`);
+    await waitFor(() => fs.existsSync(`${result}.armed`), 10_000, 'the poller to see the board host');
+    await first.host.leave();
+    first.link.leave();
+    await waitFor(() => fs.existsSync(`${result}.waiting`), 10_000, 'the poller to see it gone');
+    const second = await openWith(f);
+    await waitFor(() => fs.existsSync(result), 10_000, 'the first call after the restart');
+    const answer = JSON.parse(fs.readFileSync(result, 'utf8')) as { result?: unknown; error?: { message: string } };
+    expect(answer.error, `the first call after the restart: ${JSON.stringify(answer)}`).toBeUndefined();
+    expect(second.host.panes.agents().map((x) => x.id)).toEqual([a.id]);
   });
 
   it('stopping its own agents leaves the pty host running for the kept agents of a Thread not open here', async () => {
