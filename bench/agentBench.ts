@@ -88,7 +88,7 @@ async function slowWriters(socketPath: string, secret: string): Promise<Row[]> {
 export async function agentBench(): Promise<Row[]> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-abench-'));
   fs.mkdirSync(join(root, 'project'));
-  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
   const rows: Row[] = [];
   try {
     // Hard release: kill -9 of an agent holding a claim → the claim-ended event. The claim goes on the pane's
