@@ -42,7 +42,7 @@ export class ConnectionBudget {
   /** Waiting connections, in the order they came (a Map keeps insertion order), with their deadlines. */
   private readonly waiting = new Map<net.Socket, unknown>();
   private readonly ownerOf = new Map<net.Socket, string>();
-  private readonly perAgent = new Map<string, number>();
+  private readonly perAgent = new Map<string, Set<net.Socket>>();
   /** Connections with a request being answered: never closed to make room under their caller's feet. */
   private readonly busy = new Set<net.Socket>();
   private total = 0;
@@ -80,11 +80,14 @@ export class ConnectionBudget {
   /** The connection's first authenticated call, as `agentId`: false when that agent holds its share. */
   bind(c: net.Socket, agentId: string): boolean {
     if (this.ownerOf.has(c)) return this.ownerOf.get(c) === agentId;
-    const n = this.perAgent.get(agentId) ?? 0;
-    if (n >= this.limits.maxPerAgent) return false;
+    // Gone while its call was being checked: its close has been counted already, so it takes no share.
+    if (c.destroyed || !this.waiting.has(c)) return false;
+    const mine = this.perAgent.get(agentId) ?? new Set<net.Socket>();
+    if (mine.size >= this.limits.maxPerAgent) return false;
     this.stopWaiting(c);
     this.ownerOf.set(c, agentId);
-    this.perAgent.set(agentId, n + 1);
+    mine.add(c);
+    this.perAgent.set(agentId, mine);
     return true;
   }
 
@@ -101,9 +104,9 @@ export class ConnectionBudget {
     this.busy.delete(c);
     if (owner !== undefined) {
       this.ownerOf.delete(c);
-      const n = (this.perAgent.get(owner) ?? 1) - 1;
-      if (n > 0) this.perAgent.set(owner, n);
-      else this.perAgent.delete(owner);
+      const mine = this.perAgent.get(owner);
+      mine?.delete(c);
+      if (mine?.size === 0) this.perAgent.delete(owner);
     }
     if (wasWaiting || owner !== undefined) this.total--;
   }

@@ -49,6 +49,9 @@ export async function peerPid(conn: net.Socket, perl: string | null): Promise<nu
       settled = true;
       clearTimeout(timer);
       release();
+      // Node stops reading a socket it hands to a child as stdio (the child is meant to read it): read on,
+      // or the connection never sees its client's close and holds its descriptor and slot for good.
+      if (!conn.destroyed) conn.resume();
       resolve(pid);
     };
     const child = spawn(perl, ['-e', PEERCRED_SCRIPT], { stdio: ['ignore', 'pipe', 'ignore', conn] });

@@ -43,6 +43,9 @@ describe('an agent’s secret works only from its own pane', () => {
     expect(own.code, own.answer).toBe(0);
     expect(JSON.parse(own.answer).error).toBeUndefined();
     expect(own.answer).toContain(`"threadId":"${host.key}"`);
+    // Both CLIs have exited: their connections are closed on the host too (reading the peer's credentials
+    // hands the connection to a child for a moment, and Node stops reading it then; it must read on).
+    await expect.poll(() => host.socket.budget.counts.total).toBe(0);
   }, 60_000);
 
   it('a secret used by a process in no pane at all (the test process) is refused, with the reason', async () => {
