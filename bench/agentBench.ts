@@ -120,7 +120,7 @@ async function idleFlood(socketPath: string, secret: string, taskId: string): Pr
 const FRESH_CALLS = `
 const net = require('node:net');
 const fs = require('node:fs');
-const [path, secret, n, out] = process.argv.slice(1);
+const [path, secret, n, out] = process.argv.slice(2);
 const one = () => new Promise((resolve, reject) => {
   const t0 = performance.now();
   const c = net.createConnection(path, () => c.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'board', auth: secret }) + '\\n'));
@@ -146,10 +146,10 @@ async function peerCheckCost(root: string): Promise<Row[]> {
       const script = join(dir, 'fresh.js');
       const out = join(dir, 'fresh.json');
       fs.writeFileSync(script, FRESH_CALLS);
-      await host.panes.launch('custom', { command: `"${process.execPath}" "${script}" "$FORKBENCH_SOCKET" "$FORKBENCH_SECRET" ${N} "${out}"; exec sleep 600` });
+      const pane = await host.panes.launch('custom', { command: `"${process.execPath}" "${script}" "$FORKBENCH_SOCKET" "$FORKBENCH_SECRET" ${N} "${out}"; exec sleep 600` });
       const t0 = performance.now();
       while (!fs.existsSync(out)) {
-        if (performance.now() - t0 > 60_000) throw new Error('the pane wrote no timings in 60 s');
+        if (performance.now() - t0 > 60_000) throw new Error(`the pane wrote no timings in 60 s: ${await host.panes.screen(pane.id)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
       const got = JSON.parse(fs.readFileSync(out, 'utf8')) as number[] | { error: string };
