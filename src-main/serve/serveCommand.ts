@@ -166,7 +166,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   const code = await new Promise<number>((done) => {
     let stopping = false;
     let finished = false;
-    /** The stop could not finish (it threw, or it overran its deadline, or a second signal came): exit
+    /** The stop could not finish (it threw, or it overran its deadline): exit
      *  now, and leave whatever agents are still alive to the pty host; the next serve finds them. */
     const giveUp = (why: string) => {
       if (finished) return;
@@ -181,11 +181,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       done(1);
     };
     const stop = (why: string, exitCode: number) => {
-      if (stopping) {
-        // A second Ctrl-C while the stop hangs: the person wants out; nothing is left to wait for.
-        if (why === 'SIGINT' || why === 'SIGTERM') giveUp(`${why} again`);
-        return;
-      }
+      // Repeats are ignored: conf's exit hook re-raises every signal it catches (see below); a stop that hangs
+      // is ended by its deadline instead.
+      if (stopping) return;
       stopping = true;
       process.stderr.write(
         keepAgents
