@@ -132,7 +132,7 @@ const one = () => new Promise((resolve, reject) => {
 
 /**
  * What holding a secret to its pane costs: a fresh connection's first call from inside the agent's pane
- * (the host reads SO_PEERCRED with a perl process, once per connection), against the same from a host that
+ * (the host reads SO_PEERCRED once per connection, through its long-lived perl helper), against the same from a host that
  * does not check (the test-only `secretsFromAnywhere`).
  */
 async function peerCheckCost(root: string): Promise<Row[]> {
@@ -162,7 +162,7 @@ async function peerCheckCost(root: string): Promise<Row[]> {
   const [u, c] = [times.unchecked!, times.checked!];
   return [
     { name: 'fresh connection call p50, unchecked', value: percentile(u, 50), unit: 'ms', note: `board, ${N - 1} connections from a pane` },
-    { name: 'fresh connection call p50, held to pane', value: percentile(c, 50), unit: 'ms', note: 'SO_PEERCRED via one perl per connection' },
+    { name: 'fresh connection call p50, held to pane', value: percentile(c, 50), unit: 'ms', note: 'SO_PEERCRED read by the long-lived perl helper' },
     { name: 'fresh connection call p99, held to pane', value: percentile(c, 99), unit: 'ms', note: `unchecked p99 ${percentile(u, 99).toFixed(1)} ms` },
   ];
 }

@@ -2,14 +2,16 @@ import { spawn } from 'node:child_process';
 import type * as net from 'node:net';
 import { readProcStat } from '../pty/procReader.js';
 import { PANE_REAPER_NAME } from '../ptyhost/protocol.js';
+import { PeerCredHelper } from './peerCredHelper.js';
 
 /**
  * Who is on the other end of a connection to the agents' socket, from the kernel rather than from anything
  * the caller says. Node has no API for SO_PEERCRED, so perl (which git already needs, and the hooks run)
- * reads it from a duplicate of the connection's descriptor, handed over as the child's fd 3. That costs a
- * process: ~10 ms with the constants written in, ~20 ms with `use Socket` loading them (measured on a
- * 2-core Linux box), so it is asked once per connection, and only of a connection whose first call
- * presents a live secret or asks for a person.
+ * reads it from a duplicate of the connection's descriptor: one long-lived perl that is handed each
+ * descriptor (peerCredHelper.ts, ~0.2 ms a connection), or where that cannot run, a perl per connection
+ * that gets it as its fd 3 (~10 ms with the constants written in, ~20 ms with `use Socket` loading them;
+ * measured on a 2-core Linux box). It is asked once per connection, and only of a connection whose first
+ * call presents a live secret or asks for a person.
  */
 const peercredScript = (constants: string) => `${constants}open(my $s, "+<&=3") or exit 2; my $c = getsockopt($s, $SOL, $PEERCRED) or exit 3; my ($pid) = unpack("l", $c); print "$pid\\n";`;
 
@@ -32,8 +34,25 @@ const release = () => {
   queued.shift()?.();
 };
 
+/** Helpers started in this process's life: one that keeps dying is not started over and over; the
+ *  per-connection perl takes over. */
+const MAX_HELPER_STARTS = 3;
+let helper: PeerCredHelper | null = null;
+let helperStarts = 0;
+
+/** The process's one helper, started on first use (and again if it died, a few times). */
+function sharedHelper(perl: string): PeerCredHelper | null {
+  if (helper?.alive) return helper;
+  if (helperStarts >= MAX_HELPER_STARTS) return null;
+  helperStarts++;
+  helper = PeerCredHelper.start(perl);
+  return helper;
+}
+
 export async function peerPid(conn: net.Socket, perl: string | null): Promise<number | null> {
   if (process.platform !== 'linux' || !perl) return null;
+  const shared = sharedHelper(perl);
+  if (shared) return shared.peerPid(conn);
   if (running >= MAX_CONCURRENT_PEER_READS) await new Promise<void>((go) => queued.push(go));
   running++;
   // The connection may have gone while this read waited its turn: nothing to ask the kernel about.
