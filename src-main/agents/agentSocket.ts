@@ -135,8 +135,10 @@ export class AgentSocket {
         conn.unauthenticatedBytes += chunk.length;
         if (conn.unauthenticatedBytes > this.budget.limits.unauthenticatedBytes) {
           fail(null, { code: RpcCode.invalidRequest, message: `more than ${this.budget.limits.unauthenticatedBytes} bytes before an authenticated request` });
-          c.end();
+          // The line is in the client's queue already (a Unix socket's write is): its descriptor goes now.
           c.removeAllListeners('data');
+          c.end();
+          c.destroy();
           return;
         }
       }

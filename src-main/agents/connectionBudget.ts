@@ -43,8 +43,8 @@ export class ConnectionBudget {
   private readonly waiting = new Map<net.Socket, unknown>();
   private readonly ownerOf = new Map<net.Socket, string>();
   private readonly perAgent = new Map<string, Set<net.Socket>>();
-  /** Connections with a request being answered: never closed to make room under their caller's feet. */
-  private readonly busy = new Set<net.Socket>();
+  /** Connections with requests being answered (how many): never closed to make room under their caller's feet. */
+  private readonly busy = new Map<net.Socket, number>();
   private total = 0;
 
   constructor(
@@ -91,9 +91,10 @@ export class ConnectionBudget {
     return true;
   }
 
-  /** A request on `c` is being answered (true) or has been (false). */
+  /** A request on `c` is being answered (true) or has been (false); requests may queue on one connection. */
   setBusy(c: net.Socket, busy: boolean): void {
-    if (busy) this.busy.add(c);
+    const n = (this.busy.get(c) ?? 0) + (busy ? 1 : -1);
+    if (n > 0) this.busy.set(c, n);
     else this.busy.delete(c);
   }
 
