@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,14 +26,17 @@ const SLOW_PACE_MS = 1;
 /** A board call every 10 ms while they write: often enough to see a stall of a few ms. */
 const ASK_EVERY_MS = 10;
 
-/** The writer, a separate process so that the host's CPU (this process) is measured without it. */
+/** The writer, a separate process so that the host's CPU (this process) is measured without it. It makes one
+ *  small authenticated call first: until a connection has, the host reads only a small request (issue 29). */
 const WRITER = `
 const net = require('node:net');
 const [path, secret, size, chunk, pace] = process.argv.slice(1);
 const head = '{"jsonrpc":"2.0","id":1,"method":"board","auth":' + JSON.stringify(secret) + ',"params":{"x":"';
 const tail = '"}}\\n';
 const line = head + 'y'.repeat(Number(size) - head.length - tail.length) + tail;
-const c = net.createConnection(path, () => {
+let answers = 0;
+const c = net.createConnection(path, () => c.write('{"jsonrpc":"2.0","id":0,"method":"board","auth":' + JSON.stringify(secret) + '}\\n'));
+const trickle = () => {
   let at = 0;
   const next = () => {
     if (at >= line.length) return;
@@ -42,10 +45,128 @@ const c = net.createConnection(path, () => {
     setTimeout(next, Number(pace));
   };
   next();
+};
+c.on('data', (d) => {
+  answers += String(d).split('\\n').length - 1;
+  if (answers === 1) trickle();
+  else if (answers >= 2) c.destroy();
 });
-c.on('data', () => c.destroy());
 c.on('close', () => process.exit(0));
 `;
+
+/** Connections the idle flood holds open (issue 29: ~1,000 stopped every agent at a 1024-descriptor limit). */
+const IDLE_FLOOD = 2_000;
+/** A flood connection the host closed is opened again after this long: a flooder that keeps trying, without
+ *  turning the bench into a measure of how fast two cores can connect and close. */
+const REFLOOD_MS = 100;
+
+/** The flooder, a separate process: holds IDLE_FLOOD idle connections, opening each again when the host
+ *  closes it. Prints "held" once they are all open. */
+const FLOODER = `
+const net = require('node:net');
+const [path, n, again] = process.argv.slice(1);
+let opened = 0;
+const open = () => {
+  const c = net.createConnection(path);
+  c.on('connect', () => { if (++opened === Number(n)) console.log('held'); });
+  c.on('error', () => undefined);
+  c.on('close', () => setTimeout(open, Number(again)));
+};
+(async () => { for (let i = 0; i < Number(n); i++) { open(); if (i % 200 === 199) await new Promise((r) => setTimeout(r, 20)); } })();
+`;
+
+/** One connection's `show` latencies, n calls in a row. */
+async function showLatencies(socketPath: string, secret: string, taskId: string, n: number): Promise<number[]> {
+  const client = await RpcClient.connect(socketPath, secret);
+  const lat: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await client.call('show', { taskId });
+      lat.push(performance.now() - t0);
+    }
+  } finally {
+    client.close();
+  }
+  return lat.sort((a, b) => a - b);
+}
+
+/**
+ * Issue 29: an agent's calls while another process holds 2,000 idle connections to the socket (reopening
+ * each the host closes), against the same calls without them. Goal: p99 at most twice as long.
+ */
+async function idleFlood(socketPath: string, secret: string, taskId: string, held: () => { total: number; waiting: number }): Promise<Row[]> {
+  const CALLS = 500;
+  const quiet = await showLatencies(socketPath, secret, taskId, CALLS);
+  const flooder = spawn(process.execPath, ['-e', FLOODER, socketPath, String(IDLE_FLOOD), String(REFLOOD_MS)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      flooder.stdout.on('data', (d: Buffer) => String(d).includes('held') && resolve());
+      flooder.once('exit', (code) => reject(new Error(`the flooder exited ${code}`)));
+    });
+    const flooded = await showLatencies(socketPath, secret, taskId, CALLS);
+    const during = held();
+    const p99 = percentile(flooded, 99) / percentile(quiet, 99);
+    return [
+      { name: 'agent call p99, no flood', value: percentile(quiet, 99), unit: 'ms', note: `show, ${CALLS} calls on one connection` },
+      { name: `agent call p99, ${IDLE_FLOOD} idle conns`, value: percentile(flooded, 99), unit: 'ms', note: `reopened ${REFLOOD_MS} ms after each close; p50 ${percentile(flooded, 50).toFixed(2)} ms; the host held ${during.total} (${during.waiting} waiting)` },
+      { name: 'flooded / quiet p99', value: p99, unit: 'ratio', note: 'goal <= 2' },
+    ];
+  } finally {
+    flooder.kill('SIGKILL');
+  }
+}
+
+/** A pane's script: `n` fresh connections, one `board` call each, timed; the times go to `out` as JSON. */
+const FRESH_CALLS = `
+const net = require('node:net');
+const fs = require('node:fs');
+const [path, secret, n, out] = process.argv.slice(2);
+const one = () => new Promise((resolve, reject) => {
+  const t0 = performance.now();
+  const c = net.createConnection(path, () => c.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'board', auth: secret }) + '\\n'));
+  c.on('data', (d) => { c.destroy(); String(d).includes('"result"') ? resolve(performance.now() - t0) : reject(new Error(String(d))); });
+  c.on('error', reject);
+});
+(async () => { const t = []; for (let i = 0; i < Number(n); i++) t.push(await one()); fs.writeFileSync(out + '.tmp', JSON.stringify(t)); fs.renameSync(out + '.tmp', out); })().catch((e) => fs.writeFileSync(out, JSON.stringify({ error: e.message })));
+`;
+
+/**
+ * What holding a secret to its pane costs: a fresh connection's first call from inside the agent's pane
+ * (the host reads SO_PEERCRED once per connection, through its long-lived perl helper), against the same from a host that
+ * does not check (the test-only `secretsFromAnywhere`).
+ */
+async function peerCheckCost(root: string): Promise<Row[]> {
+  const N = 40;
+  const times: Record<string, number[]> = {};
+  for (const [label, anywhere] of [['unchecked', true], ['checked', false]] as const) {
+    const dir = join(root, `peer-${label}`);
+    fs.mkdirSync(join(dir, 'project'), { recursive: true });
+    const host = await ThreadHost.open({ folder: join(dir, 'project'), dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, secretsFromAnywhere: anywhere });
+    try {
+      const script = join(dir, 'fresh.js');
+      const out = join(dir, 'fresh.json');
+      fs.writeFileSync(script, FRESH_CALLS);
+      const pane = await host.panes.launch('custom', { command: `"${process.execPath}" "${script}" "$FORKBENCH_SOCKET" "$FORKBENCH_SECRET" ${N} "${out}"; exec sleep 600` });
+      const t0 = performance.now();
+      while (!fs.existsSync(out)) {
+        if (performance.now() - t0 > 60_000) throw new Error(`the pane wrote no timings in 60 s: ${await host.panes.screen(pane.id)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const got = JSON.parse(fs.readFileSync(out, 'utf8')) as number[] | { error: string };
+      if (!Array.isArray(got)) throw new Error(`fresh calls failed: ${got.error}`);
+      times[label] = got.slice(1).sort((a, b) => a - b);
+    } finally {
+      await host.dispose();
+    }
+  }
+  const [u, c] = [times.unchecked!, times.checked!];
+  return [
+    { name: 'fresh connection call p50, unchecked', value: percentile(u, 50), unit: 'ms', note: `board, ${N - 1} connections from a pane` },
+    { name: 'fresh connection call p50, held to pane', value: percentile(c, 50), unit: 'ms', note: 'SO_PEERCRED read by the long-lived perl helper' },
+    { name: 'fresh connection call p99, held to pane', value: percentile(c, 99), unit: 'ms', note: `unchecked p99 ${percentile(u, 99).toFixed(1)} ms` },
+  ];
+}
 
 /**
  * Issue 16: four slow writers of a 1 MiB line cost the host 5.7 s of CPU (its line splitter rescanned the
@@ -88,7 +209,7 @@ async function slowWriters(socketPath: string, secret: string): Promise<Row[]> {
 export async function agentBench(): Promise<Row[]> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-abench-'));
   fs.mkdirSync(join(root, 'project'));
-  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
   const rows: Row[] = [];
   try {
     // Hard release: kill -9 of an agent holding a claim → the claim-ended event. The claim goes on the pane's
@@ -182,6 +303,8 @@ export async function agentBench(): Promise<Row[]> {
     rows.push({ name: 'socket RPC write p99', value: percentile(writes, 99), unit: 'ms' });
 
     rows.push(...(await slowWriters(host.socket.path, rec?.secret ?? '')));
+    rows.push(...(await idleFlood(host.socket.path, rec?.secret ?? '', claim.value.taskId, () => host.socket.budget.counts)));
+    rows.push(...(await peerCheckCost(root)));
   } finally {
     await host.dispose();
     fs.rmSync(root, { recursive: true, force: true });

@@ -46,7 +46,7 @@ export async function gitBench(): Promise<Row[]> {
   }
   gitSync(folder, ['add', '-A']);
   gitSync(folder, ['commit', '-qm', 'project']);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
   const rows: Row[] = [];
   try {
     // Bare git, the baseline: the same command Forkbench runs, nothing around it. A grant as an agent waits

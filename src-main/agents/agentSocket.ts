@@ -8,13 +8,37 @@ import type { BoardService } from '../board/boardService.js';
 import type { AgentRegistry } from './agentRegistry.js';
 import { PERSON_CHECK_METHOD, type PersonCheckResult } from '../../src-shared/protocol/hookMethods.js';
 import { callAsAgent, callAsPerson, type AgentCallHooks } from './agentRpc.js';
-import { peerPid, type Caller } from './peerCredentials.js';
+import { peerPid, type Caller, type Whereabouts } from './peerCredentials.js';
+import { ConnectionBudget, type Limits } from './connectionBudget.js';
+import type { Timers } from '../base/timers.js';
 
-/** How the socket tells a person from an agent pane: the host knows its panes; perl reads the peer's pid. */
+/** How the socket tells a person from an agent pane, and an agent's pane from another's: the host knows its
+ *  panes; perl reads the peer's pid. */
 export interface PeerJudge {
   perl: string | null;
   /** The pane a process runs in (its name), or null for a process in none. */
   callerOf(pid: number | null): Caller;
+  /** The agent whose pane a process runs in (by id). */
+  paneOf(pid: number | null): Whereabouts<string>;
+  /** The agent's name, for a refusal's message. */
+  nameOf(agentId: string): string;
+  /** False only where a test drives agents from outside their panes: then a secret is not tied to one. */
+  bindSecrets: boolean;
+}
+
+/** The socket's budget and clock, for tests that need them small or driven by hand. */
+export interface SocketOptions {
+  limits?: Limits;
+  timers?: Timers;
+}
+
+/** What the socket knows about one connection. */
+interface Conn {
+  readonly socket: net.Socket;
+  /** Bytes received before the connection authenticated, against the budget's limit for that. */
+  unauthenticatedBytes: number;
+  /** Where the connecting process runs: read once, at the first call that needs it. */
+  peer?: Promise<Whereabouts<string>>;
 }
 
 /** Where a Thread's socket lives. Unix sockets have a ~104-byte path limit (macOS), so the name is short. */
@@ -40,8 +64,11 @@ function socketAnswers(path: string): Promise<boolean> {
 /**
  * The agents' door to the board: newline-delimited JSON-RPC 2.0 on a Unix socket (0600, in a 0700 folder).
  * Every request carries the agent's secret; it decides who is calling, so one agent cannot act as another.
+ * A secret works only from its agent's own pane: the kernel names the connecting process (SO_PEERCRED), and
+ * the host knows which pane it runs in, so a secret read from another agent's environment is refused.
  * Anything malformed gets a JSON-RPC error; a frame over 1 MiB gets an error and the connection is closed.
- * No input can take the host down.
+ * Until a connection authenticates it may send only a small request, within a short deadline, in a small
+ * pool whose oldest member goes first (connectionBudget.ts). No input can take the host down.
  */
 export class AgentSocket {
   private readonly conns = new Set<net.Socket>();
@@ -49,9 +76,10 @@ export class AgentSocket {
   private constructor(
     readonly path: string,
     private readonly server: net.Server,
+    readonly budget: ConnectionBudget,
   ) {}
 
-  static async listen(path: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks = {}, judge?: PeerJudge): Promise<AgentSocket> {
+  static async listen(path: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks = {}, judge?: PeerJudge, opts: SocketOptions = {}): Promise<AgentSocket> {
     if (process.platform !== 'win32' && fs.existsSync(path)) {
       // A socket file left by a host that died. Anything else at that path is not ours to delete.
       if (!fs.lstatSync(path).isSocket()) throw new Error(`${path} exists and is not a socket`);
@@ -60,29 +88,60 @@ export class AgentSocket {
       fs.rmSync(path, { force: true });
     }
     const server = net.createServer();
-    const sock = new AgentSocket(path, server);
-    server.on('connection', (c) => sock.serve(c, registry, board, hooks, judge));
+    const refuse = (c: net.Socket, why: string) => {
+      // One short line, then the descriptor goes at once: a client that never reads holds nothing here.
+      if (!c.destroyed) c.end(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RpcCode.unauthorized, message: why, data: { reason: 'connection-limit' } } })}\n`);
+      c.destroy();
+    };
+    const sock = new AgentSocket(path, server, new ConnectionBudget(refuse, opts.limits, opts.timers));
+    server.on('connection', (c) => {
+      if (!sock.budget.admit(c)) return refuse(c, `the agents' socket holds ${sock.budget.limits.maxConnections} connections already`);
+      sock.serve(c, registry, board, hooks, judge);
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(path, () => resolve());
     });
+    // An accept that fails (EMFILE: the process is out of descriptors) is the server's 'error' event; with
+    // no listener that is an uncaught exception, which stops the host and ends every agent. The connection
+    // it could not take is simply not served (libuv closes it); the next accept may succeed.
+    server.on('error', () => undefined);
     if (process.platform !== 'win32') fs.chmodSync(path, 0o600);
     return sock;
   }
 
   private serve(c: net.Socket, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks, judge: PeerJudge | undefined): void {
     this.conns.add(c);
-    c.on('close', () => this.conns.delete(c));
+    const conn: Conn = { socket: c, unauthenticatedBytes: 0 };
+    c.on('close', () => {
+      this.conns.delete(c);
+      this.budget.drop(c);
+    });
     c.on('error', () => c.destroy());
+    // A client that does not read its answers: stop reading its requests until it does.
+    c.on('drain', () => c.resume());
     const decoder = new StringDecoder('utf8');
     const lines = new LineSplitter();
     // Requests on one connection are answered in order, one at a time.
     const requests = new SerialQueue();
     const send = (r: RpcResponse) => {
-      if (!c.destroyed) c.write(`${JSON.stringify(r)}\n`);
+      if (c.destroyed) return;
+      c.write(`${JSON.stringify(r)}\n`);
+      if (c.writableLength > this.budget.limits.maxQueuedAnswerBytes) c.pause();
     };
     const fail = (id: Id, error: RpcError) => send({ jsonrpc: '2.0', id, error });
     c.on('data', (chunk: Buffer) => {
+      if (!this.budget.isAuthenticated(c)) {
+        conn.unauthenticatedBytes += chunk.length;
+        if (conn.unauthenticatedBytes > this.budget.limits.unauthenticatedBytes) {
+          fail(null, { code: RpcCode.invalidRequest, message: `more than ${this.budget.limits.unauthenticatedBytes} bytes before an authenticated request` });
+          // The line is in the client's queue already (a Unix socket's write is): its descriptor goes now.
+          c.removeAllListeners('data');
+          c.end();
+          c.destroy();
+          return;
+        }
+      }
       let got: string[];
       try {
         got = lines.push(decoder.write(chunk));
@@ -97,7 +156,11 @@ export class AgentSocket {
       }
       for (const line of got) {
         if (!line.trim()) continue;
-        void requests.run(() => this.handle(line, registry, board, hooks, send, fail, c, judge)).catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }));
+        this.budget.setBusy(c, true);
+        void requests
+          .run(() => this.handle(line, registry, board, hooks, send, fail, conn, judge))
+          .catch((err: Error) => fail(null, { code: RpcCode.internalError, message: err.message }))
+          .finally(() => this.budget.setBusy(c, false));
       }
     });
   }
@@ -109,7 +172,7 @@ export class AgentSocket {
     hooks: AgentCallHooks,
     send: (r: RpcResponse) => void,
     fail: (id: Id, e: RpcError) => void,
-    conn: net.Socket,
+    conn: Conn,
     judge: PeerJudge | undefined,
   ): Promise<void> {
     let msg: unknown;
@@ -128,7 +191,7 @@ export class AgentSocket {
     // No secret: a git hook asking for a person. The kernel says who is calling; the host says whether that
     // process is in a pane. Only the person check and a person's record are open this way.
     if (m.auth === undefined && (m.method === PERSON_CHECK_METHOD || m.method === 'record') && judge) {
-      const caller = judge.callerOf(await peerPid(conn, judge.perl));
+      const caller = judge.callerOf(await peerPid(conn.socket, judge.perl));
       if (m.method === PERSON_CHECK_METHOD) {
         const result: PersonCheckResult = caller;
         return send({ jsonrpc: '2.0', id, result });
@@ -139,6 +202,19 @@ export class AgentSocket {
     }
     const agent = registry.authenticate(m.auth);
     if (!agent) return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
+    if (judge?.bindSecrets) {
+      conn.peer ??= peerPid(conn.socket, judge.perl).then((pid) => judge.paneOf(pid));
+      const from = await conn.peer;
+      if (!('in' in from) || from.in !== agent.id) {
+        const where = 'in' in from ? `the pane of ${judge.nameOf(from.in)}` : 'outside' in from ? 'a process in no agent pane' : from.unknown;
+        return fail(id, { code: RpcCode.unauthorized, message: `${agent.name}'s secret works only from its own pane; this call came from ${where}`, data: { reason: 'not-its-pane' } });
+      }
+    }
+    if (!this.budget.bind(conn.socket, agent.id)) {
+      fail(id, { code: RpcCode.unauthorized, message: `${agent.name} holds ${this.budget.limits.maxPerAgent} connections already (or this connection is another agent's)`, data: { reason: 'connection-limit' } });
+      conn.socket.end();
+      return;
+    }
     agent.lastBoardCallAt = performance.now();
     const out = await callAsAgent(board, agent.id, m.method, m.params, hooks);
     if (out.ok) send({ jsonrpc: '2.0', id, result: out.value });
@@ -146,6 +222,7 @@ export class AgentSocket {
   }
 
   async close(): Promise<void> {
+    this.budget.dispose();
     for (const c of this.conns) c.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     if (process.platform !== 'win32') fs.rmSync(this.path, { force: true });

@@ -25,7 +25,13 @@ export interface VerifyOutcome {
  * Runs a task's verify command (e.g. `npm test`) in the Thread's folder, as its own process group so a
  * timeout can kill everything it started. An agent's "done" is a claim; this is how the host checks it.
  */
-export function runVerify(command: string, cwd: string, timeoutMs: number = VerifyConstants.defaultTimeoutMs, env: NodeJS.ProcessEnv = process.env): Promise<VerifyOutcome> {
+export function runVerify(
+  command: string,
+  cwd: string,
+  timeoutMs: number = VerifyConstants.defaultTimeoutMs,
+  env: NodeJS.ProcessEnv = process.env,
+  on: { started?: (pid: number) => void } = {},
+): Promise<VerifyOutcome> {
   const started = performance.now();
   return new Promise((resolve) => {
     let tail = '';
@@ -34,7 +40,9 @@ export function runVerify(command: string, cwd: string, timeoutMs: number = Veri
     };
     // The verify command is the repository's code: it must not inherit the panes' pty masters (issue 16).
     const launch = withoutInheritedFds('/bin/sh', ['-c', command], env);
+    // detached: its own session and group, led by this pid, which the host tracks as the agent's pane.
     const child = spawn(launch.command, launch.args, { cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) on.started?.(child.pid);
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let timedOut = false;

@@ -8,7 +8,7 @@ import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
 import type { AgentRecord } from '../agents/agentRegistry.js';
-import { callerOf, type Caller } from '../agents/peerCredentials.js';
+import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peerCredentials.js';
 import { buildLaunch, writeProfileFiles } from '../agents/profiles.js';
 import type { PaneSession } from '../pty/paneSession.js';
 import { PaneTypist } from './assignmentTyping.js';
@@ -28,6 +28,8 @@ import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js
  */
 export class Panes {
   private readonly panes = new Map<string, Pane>();
+  /** Verify commands running: their root's pid, and the agent whose done they check. */
+  private readonly verifyRoots = new Map<number, string>();
   private readonly store = new DisposableStore();
   private closing = false;
   readonly onData = new Emitter<{ agentId: string; data: string }>();
@@ -304,7 +306,32 @@ export class Panes {
   callerOf(pid: number | null): Caller {
     const roots = new Map<number, string>();
     for (const p of this.panes.values()) if (p.record.pid !== null) roots.set(p.record.pid, p.record.name);
+    for (const [pid, agentId] of this.verifyRoots) roots.set(pid, `${this.nameOf(agentId)} (its verify command)`);
     return callerOf(pid, roots);
+  }
+
+  /** The agent whose pane (or verify command) a process runs in: a secret works only from there. */
+  paneOf(pid: number | null): Whereabouts<string> {
+    const roots = new Map<number, string>();
+    for (const p of this.panes.values()) if (p.record.pid !== null && p.record.status !== 'exited') roots.set(p.record.pid, p.record.id);
+    for (const [pid, agentId] of this.verifyRoots) roots.set(pid, agentId);
+    return whereIs(pid, roots);
+  }
+
+  nameOf(agentId: string): string {
+    return this.d.registry.get(agentId)?.name ?? agentId;
+  }
+
+  /**
+   * A verify command runs the task's code, which the agent wrote: its process tree counts as the agent's
+   * pane (the person check says so), from its start until `untrackVerify`. `pid` leads its own session.
+   */
+  trackVerify(pid: number, agentId: string): void {
+    this.verifyRoots.set(pid, agentId);
+  }
+
+  untrackVerify(pid: number): void {
+    this.verifyRoots.delete(pid);
   }
 
   /**

@@ -5,7 +5,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { BoardService } from '../board/boardService.js';
 import { AgentRegistry } from '../agents/agentRegistry.js';
-import { AgentSocket, socketPathFor } from '../agents/agentSocket.js';
+import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { findOnPath } from '../base/pathLookup.js';
@@ -41,6 +41,9 @@ export interface ThreadHostOptions {
   /** Run the agents in this pty host, so they outlive this board host; without it they are its children.
    *  A promise while it starts (Electron's main opens its windows' plumbing before it is up). */
   ptyHost?: PtyHostLink | Promise<PtyHostLink>;
+  /** Accept an agent's secret from any process, not only from its own pane: only for tests that stand in
+   *  for an agent from the test process. Never set by Electron or `serve`. */
+  secretsFromAnywhere?: boolean;
 }
 
 /** Stable short key for a folder, so the same folder always opens the same board. */
@@ -109,8 +112,14 @@ export class ThreadHost {
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
       clearLocksOf: worktrees.git ? (id) => worktrees.require().folders.clearLocksOf(id) : null,
     });
-    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn }) };
-    const judge = { perl: findOnPath('perl'), callerOf: (pid: number | null) => panes.callerOf(pid) };
+    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn, panes }) };
+    const judge: PeerJudge = {
+      perl: findOnPath('perl'),
+      callerOf: (pid) => panes.callerOf(pid),
+      paneOf: (pid) => panes.paneOf(pid),
+      nameOf: (id) => panes.nameOf(id),
+      bindSecrets: opts.secretsFromAnywhere !== true,
+    };
     // The kept agents are known (their secrets' digests registered) before the socket listens: an agent
     // waiting for the board calls the moment it can, and must be answered as itself, not as a stranger.
     kept.adoptInto(panes);

@@ -1,12 +1,15 @@
 import type { BoardService } from '../board/boardService.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
+import type { Panes } from './panes.js';
 
 interface VerifyDeps {
   board: BoardService;
   worktrees: ClaimWorktrees;
   folder: string;
   timeoutMs?: number;
+  /** Where the verify command's process tree is tracked as the agent's pane while it runs. */
+  panes?: Pick<Panes, 'trackVerify' | 'untrackVerify'>;
 }
 
 /** The agents' socket's `onDone` hook: each done is verified in the background, and a verify that could not
@@ -33,7 +36,11 @@ async function verifyDone(
   // A test suite can run for minutes: say so on the board, so nobody wonders why the task sits in review.
   await d.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, 'verify'));
   // The work under review is in the task's worktree, not in the shared folder.
-  const outcome = await runVerify(command, d.worktrees.workdirOf(t, d.folder), d.timeoutMs);
+  // It runs the task's code, which the agent wrote: as the agent's, so nothing in it passes for a person.
+  let root: number | undefined;
+  const outcome = await runVerify(command, d.worktrees.workdirOf(t, d.folder), d.timeoutMs, process.env, {
+    started: (pid) => d.panes?.trackVerify((root = pid), agentId),
+  }).finally(() => root !== undefined && d.panes?.untrackVerify(root));
   const now = d.board.state.tasks.get(taskId);
   // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
   if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;

@@ -13,6 +13,11 @@ import { ThreadManager } from '../host/threadManager.js';
 import { startServe, type ServeHandle } from './serveServer.js';
 import { loadServeState, saveServeState } from './serveState.js';
 
+/** How long a stop may take: ending agents waits out their grace (a few seconds each, in parallel) and the
+ *  board's last write; a stop still going after 30 s is wedged (out of descriptors, a link that never
+ *  answers), and a process that stays answering 503 forever is worse than one that exits. */
+const STOP_DEADLINE_MS = 30_000;
+
 const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host]';
 
 /**
@@ -171,7 +176,24 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   process.stdout.write(`Forkbench is serving ${folder}\nOpen ${served.url}\n(Ctrl-C to stop)\n`);
   const code = await new Promise<number>((done) => {
     let stopping = false;
+    let finished = false;
+    /** The stop could not finish (it threw, or it overran its deadline): exit
+     *  now, and leave whatever agents are still alive to the pty host; the next serve finds them. */
+    const giveUp = (why: string) => {
+      if (finished) return;
+      finished = true;
+      process.stderr.write(`forkbench serve: the stop could not finish (${why}); exiting${ptyHost ? `, the agents still running stay in the pty host (pid ${ptyHost.hostPid})` : ''}\n`);
+      try {
+        ptyHost?.leave();
+      } catch {
+        /* the link is gone already: the pty host keeps its agents either way */
+      }
+      lock.release();
+      done(1);
+    };
     const stop = (why: string, exitCode: number) => {
+      // Repeats are ignored: conf's exit hook re-raises every signal it catches (see below); a stop that hangs
+      // is ended by its deadline instead.
       if (stopping) return;
       stopping = true;
       process.stderr.write(
@@ -179,6 +201,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           ? `\nforkbench serve: ${why}, stopping: agents keep running in the pty host (pid ${ptyHost?.hostPid}); start serve again to see them…\n`
           : `\nforkbench serve: ${why}, stopping: releasing claims and ending agents…\n`,
       );
+      const deadline = setTimeout(() => giveUp(`still stopping after ${STOP_DEADLINE_MS / 1000} s`), STOP_DEADLINE_MS);
       void (async () => {
         try {
           sleep?.dispose();
@@ -189,11 +212,14 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           if (others > 0) warn(`forkbench serve: ${others} agent(s) of other Threads, kept from an earlier run, keep running in the pty host (pid ${ptyHost?.hostPid})`);
           await served.close();
         } catch (err) {
-          process.stderr.write(`forkbench serve: while stopping: ${(err as Error).message}\n`);
-        } finally {
-          lock.release();
-          done(exitCode);
+          clearTimeout(deadline);
+          return giveUp(describeFault(err));
         }
+        clearTimeout(deadline);
+        if (finished) return;
+        finished = true;
+        lock.release();
+        done(exitCode);
       })();
     };
     // `on`, not `once`, and repeats ignored: conf's exit hook (when-exit) re-raises every signal it catches,

@@ -70,6 +70,8 @@ export class Fixture {
       dataRoot: o.dataRoot ?? join(root, 'data'),
       runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
       liveness: o.liveness ?? false,
+      // The tests run git and the CLI as an agent from the test process, outside any pane.
+      secretsFromAnywhere: true,
     });
     this.hosts.push(host);
     return { host, folder, root };

@@ -14,7 +14,15 @@ export function hostFixture(prefix: string) {
   return {
     /** `seedBoard` writes the Thread's board folder before the host opens it (a journal from an older version). */
     async open(
-      opts: { liveness?: boolean; typingQuietMs?: number; seedBoard?: (boardDir: string, threadKey: string) => void; env?: Record<string, string | undefined> } = {},
+      opts: {
+        liveness?: boolean;
+        typingQuietMs?: number;
+        seedBoard?: (boardDir: string, threadKey: string) => void;
+        env?: Record<string, string | undefined>;
+        /** Default true: most tests act as an agent from the test process, outside its pane; false holds
+         *  each secret to its own pane, as Electron and serve do. */
+        secretsFromAnywhere?: boolean;
+      } = {},
     ): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
       dirs.push(root);
@@ -22,7 +30,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true });
       hosts.push(host);
       return host;
     },

@@ -18,6 +18,7 @@ import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
 import { RpcClient } from '../../../src-main/cli/rpcClient.js';
 import { AGENT_METHOD_NAMES } from '../../../src-shared/protocol/agentMethods.js';
+import { ConnectionLimits } from '../../../src-main/agents/connectionBudget.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 160_016);
 /** Runs: each is one connection of up to 5 frames plus an optional unfinished line; ~15 ms apiece here. */
@@ -304,4 +305,85 @@ describe('agents’ socket fuzz', () => {
     expect(snapshot()).toBe(before);
     expect(board.state.tasks.get('T-1')?.notes.map((n) => n.text)).toEqual(['before the fuzz']);
   }, 60_000);
+});
+
+// ---- connection floods (issue 29, finding 3) ---------------------------------------------------------------
+
+/** Flood runs: each opens up to a few hundred connections of mixed kinds, checks, and closes them all. */
+const FLOOD_RUNS = 12;
+/** How long an agent's call may take while a flood is held, here on one loaded process with its flooders. */
+const FLOOD_ANSWER_MS = 5_000;
+
+/** One flood: idle connections, unfinished lines of random sizes (some past what a waiting connection may
+ *  send), lines of junk, and connections that come and go, opened in a random order. */
+const flood = fc.record({
+  idle: fc.integer({ min: 0, max: 300 }),
+  partial: fc.array(fc.integer({ min: 1, max: ConnectionLimits.unauthenticatedBytes + 64 * 1024 }), { maxLength: 80 }),
+  junkLines: fc.integer({ min: 0, max: 100 }),
+  churn: fc.integer({ min: 0, max: 200 }),
+  order: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+});
+
+/** Opens a connection of `kind`; resolves when it is open and has sent its bytes, or was closed. */
+function open(kind: 'idle' | 'junk' | 'churn' | number, held: net.Socket[]): Promise<void> {
+  return new Promise((resolve) => {
+    const c = net.createConnection(socket.path);
+    held.push(c);
+    c.on('error', () => resolve());
+    c.on('close', () => resolve());
+    c.on('connect', () => {
+      if (kind === 'idle') return resolve();
+      if (kind === 'churn') return c.destroy();
+      const bytes = kind === 'junk' ? 'not json\n{"jsonrpc":"2.0","id":1,"method":"board","auth":"nope"}\n' : `{"jsonrpc":"2.0","id":1,"method":"note","params":{"text":"${'z'.repeat(kind)}`;
+      c.write(bytes, () => resolve());
+    });
+  });
+}
+
+describe('agents’ socket under connection floods', () => {
+  it(`${FLOOD_RUNS} floods of idle, half-line, junk and churning connections: the budget holds, an agent's call is answered, nothing leaks (seed ${SEED})`, async () => {
+    const before = snapshot();
+    const client = await RpcClient.connect(socket.path, agent.secret);
+    try {
+      await fc.assert(
+        fc.asyncProperty(flood, async (f) => {
+          const held: net.Socket[] = [];
+          const kinds: Array<'idle' | 'junk' | 'churn' | number> = [...Array(f.idle).fill('idle'), ...f.partial, ...Array(f.junkLines).fill('junk'), ...Array(f.churn).fill('churn')];
+          // A seeded shuffle, so a failing run replays in the same order.
+          let r = f.order;
+          for (let i = kinds.length - 1; i > 0; i--) {
+            r = (r * 1103515245 + 12345) % 2 ** 31;
+            const j = r % (i + 1);
+            [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
+          }
+          try {
+            await Promise.all(kinds.map((k) => open(k, held)));
+            const { total, waiting } = socket.budget.counts;
+            expect(total).toBeLessThanOrEqual(ConnectionLimits.maxConnections);
+            expect(waiting).toBeLessThanOrEqual(ConnectionLimits.maxUnauthenticated);
+            // An agent's call on its open connection, and on a fresh one, is answered under the flood.
+            const t0 = performance.now();
+            await client.call('board');
+            const fresh = await RpcClient.connect(socket.path, agent.secret);
+            try {
+              expect((await fresh.call('board')).tasks.length).toBe(3);
+            } finally {
+              fresh.close();
+            }
+            expect(performance.now() - t0).toBeLessThan(FLOOD_ANSWER_MS);
+          } finally {
+            for (const c of held) c.destroy();
+          }
+          // Every connection closed gives back its slot: only the agent's own is held.
+          await expect.poll(() => socket.budget.counts, { timeout: 5_000 }).toEqual({ total: 1, waiting: 0 });
+        }),
+        { seed: SEED, numRuns: FLOOD_RUNS, endOnFailure: true },
+      );
+    } catch (err) {
+      throw new Error(`agents' socket flood fuzz failed; replay with FUZZ_SEED=${SEED}\n${(err as Error).message}`);
+    } finally {
+      client.close();
+    }
+    expect(snapshot()).toBe(before);
+  }, 120_000);
 });

@@ -41,22 +41,31 @@ const CHUNK = 256;
 
 /**
  * Sends `line` in CHUNK-byte writes, one per event-loop turn, so the host reads (nearly) every chunk on its
- * own, as it would from a slow process; resolves with the host's answer to it.
+ * own, as it would from a slow process; resolves with the host's answer to it. The connection first makes
+ * one small authenticated call: until then only a small request is read (issue 29), and a 1 MiB line is
+ * an authenticated agent's to send.
  */
 function trickle(line: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const c = net.createConnection(socket.path);
     let answer = '';
+    let authenticated = false;
     c.setEncoding('utf8');
     c.on('data', (d: string) => {
       answer += d;
-      if (answer.includes('\n')) {
+      if (!authenticated && answer.includes('\n')) {
+        authenticated = true;
+        answer = answer.slice(answer.indexOf('\n') + 1);
+        start();
+      }
+      if (authenticated && answer.includes('\n')) {
         c.destroy();
         resolve(JSON.parse(answer.slice(0, answer.indexOf('\n'))));
       }
     });
     c.on('error', reject);
-    c.on('connect', () => {
+    c.on('connect', () => c.write(`{"jsonrpc":"2.0","id":0,"method":"board","auth":"${agent.secret}"}\n`));
+    const start = () => {
       let at = 0;
       const next = () => {
         if (at >= line.length) return;
@@ -65,7 +74,7 @@ function trickle(line: string): Promise<unknown> {
         setImmediate(next);
       };
       next();
-    });
+    };
   });
 }
 

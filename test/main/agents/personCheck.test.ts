@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
+import { cliScript } from '../../../src-main/base/nodeRuntime.js';
 import { PERSON_CHECK_METHOD } from '../../../src-shared/protocol/hookMethods.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { waitFor } from '../../helpers/pty.js';
@@ -69,5 +70,23 @@ describe('the person check fails closed', () => {
     fs.writeFileSync(script, ASKER);
     await host.panes.launch('custom', { command: `setsid -f perl ${script} "$FORKBENCH_SOCKET" ${out} ''; exec sleep 60` });
     expect(await answerIn(out)).toMatchObject({ person: false, pane: '(a process an agent started, outside its pane)' });
+  });
+
+  it('a verify command runs as its agent’s: a person check from the task’s verify script is not a person (issue 29, finding 7)', async () => {
+    const host = await fixture.open();
+    const out = join(host.folder, 'answer');
+    const script = join(host.folder, 'asker.pl');
+    fs.writeFileSync(script, ASKER);
+    // The task's code asks the host whether it is the person, as a `forkbench record` by hand would.
+    await host.board.run((e) => e.setSettings({ verify: `perl ${script} ${host.socket.path} ${out} ''; exit 1` }));
+    await host.board.run((e) => e.addTask({ title: 'verified by the agent’s code' }));
+    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const cli = (args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [cliScript(), ...args, '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.registry.get(agent.id)?.secret } }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
+    const token = JSON.parse(await cli(['claim', 'T-1'])).result.token as number;
+    await cli(['done', 'T-1', '--token', String(token)]);
+    expect(await answerIn(out)).toEqual({ person: false, pane: `${agent.name} (its verify command)` });
   });
 });
