@@ -2,9 +2,10 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 
 /**
- * The pty host's socket may only be ours: whoever can connect to it can type into every agent and read
- * their screens, and can impersonate the agents to the board (it holds their secrets). So its folder is
- * 0700 and the socket 0600, both owned by us; anything else is refused, never repaired or removed.
+ * The pty host's socket may only be ours: the board host it adopts can type into every agent and read their
+ * screens. So its folder is 0700 and the socket 0600, both owned by us; anything else is refused, never
+ * repaired or removed. (That keeps other users out; the pty host itself tells its board host from its own
+ * agents, which run as us: ptyHostServer.ts.)
  */
 
 const myUid = () => process.getuid?.() ?? null;
