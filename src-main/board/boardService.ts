@@ -26,6 +26,9 @@ export interface BoardServiceOptions {
    *  gone by now ended on its own or with its pty host: `agent-exited` (KeptPanes.goneReason). */
   goneReason?: HardReleaseReason;
   compactEvery?: number;
+  /** Journal sizes (journalFiles.ts), smaller in tests. */
+  compactBytes?: number;
+  historyKeepBytes?: number;
   warn?: (message: string) => void;
 }
 
@@ -85,7 +88,12 @@ export class BoardService {
     this.clock = boardClock(loaded.mono, opts.monotonic);
     this.durable = copyBoard(loaded.board);
     this.engine = new LeaseEngine(this.clock, loaded.board);
-    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
+    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), {
+      compactEvery: opts.compactEvery,
+      compactBytes: opts.compactBytes,
+      historyKeepBytes: opts.historyKeepBytes,
+      warn: opts.warn ?? console.warn,
+    });
     this.engine.onEvent((e) => {
       this.journal.append(e);
       this.outbox.push({ n: this.journal.appendedCount, e });

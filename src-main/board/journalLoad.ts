@@ -4,6 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
 import { decodeLine, isSegmentHeader } from './journalRecord.js';
+import { readSnapshot } from './snapshotFile.js';
 import {
   copyAside,
   cutOrRestore,
@@ -40,10 +41,7 @@ export function loadBoard(dir: string): Loaded {
     let snap: SnapshotFile;
     try {
       // Checksummed like a journal line (snapshots written before checksums have none, and still load).
-      const buf = fs.readFileSync(snapPath);
-      const d = decodeLine(buf, 0, buf.length);
-      if ('bad' in d) throw new Error(`it ${d.bad}`);
-      snap = d.value as SnapshotFile;
+      snap = readSnapshot(fs.readFileSync(snapPath));
       if (snap.format !== SNAPSHOT_FORMAT) throw new Error(`unknown snapshot format ${String(snap.format)}`);
     } catch (err) {
       refuse(snapPath, (err as Error).message, restoreOrMoveAside(dir));
