@@ -76,6 +76,7 @@ export class Journal {
     this.compactBytes = opts.compactBytes ?? COMPACT_BYTES;
     this.compactAtEvents = this.compactEvery;
     this.compactAtBytes = this.compactBytes;
+    removeStaleTemps(dir);
     this.segment = loaded.segment;
     this.segmentEvents = loaded.segmentEvents;
     if (!loaded.headed) {
@@ -206,6 +207,12 @@ export class Journal {
     this.closed = true;
     fs.closeSync(this.fd);
   }
+}
+
+/** Temp files of snapshots and segments a killed host was writing: never renamed into place, so nothing
+ *  reads them, and each is as large as the board. One host has a board open (host.lock), so none is in use. */
+function removeStaleTemps(dir: string): void {
+  for (const f of fs.readdirSync(dir)) if (/^(snapshot\.json|segment-\d+\.jsonl)\.\d+(\.\d+)?\.tmp$/.test(f)) fs.rmSync(join(dir, f), { force: true });
 }
 
 async function writeAll(fd: number, buf: Buffer): Promise<void> {
