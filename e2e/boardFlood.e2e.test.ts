@@ -64,7 +64,7 @@ describe('an add flood from one agent', () => {
 
     const out = join(served.root, 'flood.json');
     await typeIn(page, flooder, `${process.execPath} ${floodScript(out)}`);
-    await expect.poll(() => paneText(flooder), { timeout: 120_000, intervals: [500] }).toContain('FLOOD-DONE');
+    await expect.poll(() => paneText(flooder), { timeout: 120_000, interval: 500 }).toContain('FLOOD-DONE');
     const tally = JSON.parse(fs.readFileSync(out, 'utf8')) as { ok: number; refused: number; firstRefusal: string; lastRefusal: string };
     // 1 MiB of text in a row is 15 bodies of 64 KiB; everything after that within the flood is refused.
     const burst = Math.floor(BoardLimits.agentTextBurstChars / (Limits.maxBodyChars + 'flood 0'.length));

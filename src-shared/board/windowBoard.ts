@@ -11,8 +11,9 @@ import { compactTask, type CompactTask, type SerializedBoard } from './serialize
  * window never opened); this one grows with the number of tasks only.
  */
 export const WindowBoardLimits = {
-  /** A card shows a few lines of the body: 280 characters fill its clamp at any width a card has. */
-  bodyPreviewChars: 280,
+  /** A card shows three lines of the body at most, about 70 characters each at its usual width: 200
+   *  characters fill them, and 10k tasks' previews stay under 2 MB of the snapshot. */
+  bodyPreviewChars: 200,
   /** The event-log panel shows one line per event; 400 characters of a note or body is more than it shows. */
   logTextChars: 400,
   /** A task's details answer: its newest notes up to this many characters (and the body, at most 64 KiB).

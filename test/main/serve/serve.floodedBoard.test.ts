@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureRendererBuilt } from '../../../e2e/harness.js';
-import { DEFAULT_SETTINGS } from '../../../src-shared/board/reducer.js';
 import { BoardLimits, Limits } from '../../../src-shared/board/limits.js';
-import { encodeLine, JOURNAL_FORMAT, segmentHeader } from '../../../src-main/board/journalRecord.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+import { writeFloodedBoard } from '../../helpers/floodedBoard.js';
 
 /**
  * Issue 29, finding 4: a board that a flood filled before there were limits opens, and keeps opening after a
@@ -30,31 +29,13 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** The journal a flood of one agent's `add`s wrote (by the version without quotas): every line checksummed. */
-function writeFloodedJournal(): void {
-  fs.mkdirSync(boardDir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(join(boardDir, 'journal.json'), JSON.stringify({ format: JOURNAL_FORMAT, since: 1 }));
-  const fd = fs.openSync(join(boardDir, 'segment-000001.jsonl'), 'w', 0o600);
-  const at = Date.UTC(2026, 0, 1);
-  let chunk: string[] = [encodeLine(segmentHeader(1, 0)), encodeLine({ kind: 'thread-created', threadId: key, goal: '', settings: DEFAULT_SETTINGS, seq: 1, at, mono: 0 })];
-  for (let i = 1; i <= TASKS; i++) {
-    const body = `flood ${i} `.padEnd(Limits.maxBodyChars, 'x');
-    chunk.push(encodeLine({ kind: 'task-added', taskId: `T-${i}`, title: `flood ${i}`, body, verify: null, by: 'a1', seq: i + 1, at: at + i, mono: i }));
-    if (chunk.length >= 256 || i === TASKS) {
-      fs.writeSync(fd, chunk.join(''));
-      chunk = [];
-    }
-  }
-  fs.closeSync(fd);
-}
-
 const segmentBytes = () => fs.readdirSync(boardDir).filter((f) => /^segment-\d+\.jsonl$/.test(f)).reduce((n, f) => n + fs.statSync(join(boardDir, f)).size, 0);
 
 describe('a board flooded before there were limits', () => {
   it('opens in the window, gives a task its body on demand, refuses more text clearly, and after a restart opens again from a bounded journal', async () => {
     ensureBuilt();
     ensureRendererBuilt();
-    writeFloodedJournal();
+    writeFloodedBoard(boardDir, key, TASKS);
     expect(segmentBytes()).toBeGreaterThan(2 ** 29);
 
     const first = await serveOn({ root, project });
