@@ -97,5 +97,18 @@ describe('an add flood from one agent', () => {
     await card('T-1').locator('.card-title').click();
     await expect.poll(async () => (await page.getByTestId('details-body').innerText()).length, { timeout: 10_000 }).toBe(Limits.maxBodyChars);
     await w.shot('board-flood-01-details');
+    await page.keyboard.press('Escape');
+    await page.getByTestId('task-details').waitFor({ state: 'detached' });
+
+    // Editing a card whose body the window has only the start of reads the whole body first: saving a new
+    // title keeps every character of it.
+    await page.getByTestId('edit-T-2').click();
+    await expect.poll(async () => (await page.getByTestId('edit-body-T-2').inputValue()).length, { timeout: 10_000 }).toBe(Limits.maxBodyChars);
+    await page.getByTestId('edit-title-T-2').fill('flood 1, renamed');
+    await page.getByTestId('edit-save-T-2').click();
+    await expect.poll(() => page.getByTestId('card-title-T-2').textContent()).toBe('flood 1, renamed');
+    await card('T-2').locator('.card-title').click();
+    await expect.poll(async () => (await page.getByTestId('details-body').innerText()).length, { timeout: 10_000 }).toBe(Limits.maxBodyChars);
+    expect((await page.getByTestId('details-body').innerText()).startsWith('flood 1 ')).toBe(true);
   }, 240_000);
 });
