@@ -222,12 +222,13 @@ export class LeaseEngine {
   }
 
   edit(agentId: string, taskId: string, patch: { title?: string; body?: string }, token?: number): Result<ClaimView> {
+    const before = this.board.tasks.get(taskId);
+    const written = (patch.title?.length ?? 0) + (patch.body?.length ?? 0);
+    // Before the input is looked at: a refused edit is a journal line too, and a loop of empty edits is a loop.
+    const limited = this.admit(agentId, taskId, 'edit', written, before ? editGrowth(before, patch) : 0, token);
+    if (limited) return limited;
     const e = changes({ title: patch.title, body: patch.body });
     if (!e.ok) return this.refuse(agentId, taskId, token ?? null, 'edit', 'invalid-input', e.error.message);
-    const before = this.board.tasks.get(taskId);
-    const written = (e.value.title?.length ?? 0) + (e.value.body?.length ?? 0);
-    const limited = this.admit(agentId, taskId, 'edit', written, before ? editGrowth(before, e.value) : 0, token);
-    if (limited) return limited;
     const c = this.checkWrite(agentId, taskId, token, 'edit');
     if (!c.ok) return c;
     this.emit({ kind: 'task-edited', taskId, ...e.value, by: agentId });
