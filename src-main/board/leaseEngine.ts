@@ -639,9 +639,9 @@ export class LeaseEngine {
     );
   }
 
-  /** Record a refused agent write and answer it. */
+  /** Record a refused agent write (while its refusals' quota lasts) and answer it. */
   private refuse(agentId: string, taskId: string | null, token: number | null, op: AgentWriteOp, code: RejectionCode, message: string): { ok: false; error: { code: RejectionCode; message: string } } {
-    this.emit({ kind: 'write-rejected', taskId, agentId, token, op, code, message });
+    if (this.quota.logRefusal(agentId)) this.emit({ kind: 'write-rejected', taskId, agentId, token, op, code, message });
     return reject(code, message);
   }
 

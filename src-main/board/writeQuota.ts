@@ -47,8 +47,19 @@ export interface QuotaRefusal {
  */
 export class WriteQuota {
   private readonly agents = new Map<string, { writes: Bucket; text: Bucket; told: boolean }>();
+  private readonly refusalsLogged = new Map<string, Bucket>();
 
   constructor(private readonly now: () => number) {}
+
+  /** Whether a refusal of `agentId`'s goes into the journal now (BoardLimits.agentRefusalsLogged*). */
+  logRefusal(agentId: string): boolean {
+    const now = this.now();
+    let b = this.refusalsLogged.get(agentId);
+    if (!b) this.refusalsLogged.set(agentId, (b = new Bucket(BoardLimits.agentRefusalsLoggedBurst, BoardLimits.agentRefusalsLoggedPerSecond, now)));
+    if (b.waitFor(1, now) > 0) return false;
+    b.take(1);
+    return true;
+  }
 
   /**
    * Take one write of `chars` characters for `agentId`, or say why not. `firstRefusal` is true for the first

@@ -55,6 +55,11 @@ export const BoardLimits = {
   /** Sustained: 8 Ki chars a second (~28 Mi an hour) is a long plan or log per minute; at this rate one
    *  agent alone needs about an hour to reach agentTextChars. */
   agentTextCharsPerSecond: 8 * 1024,
+  /** Refused writes of an agent that go into the journal (and the window's log): every refusal of an agent
+   *  working normally (a few a minute at most), but a loop of refused claims or renewals is not a journal
+   *  line each. Refusals past it are still answered, with their reason; only their record is skipped. */
+  agentRefusalsLoggedBurst: 60,
+  agentRefusalsLoggedPerSecond: 1,
 } as const;
 
 /** The parts of a lease that mean something, each once. */

@@ -70,6 +70,19 @@ describe('an agent\'s write quota (BoardLimits)', () => {
   });
 });
 
+describe('refused writes in the journal', () => {
+  it('a loop of refused claims is answered every time but journaled only within its own quota', () => {
+    const { engine, events, clock } = setup();
+    for (let i = 0; i < 1000; i++) expect(engine.claim('a1', 'T-404')).toMatchObject({ ok: false, error: { code: 'no-such-task' } });
+    expect(events.filter((e) => e.kind === 'write-rejected')).toHaveLength(BoardLimits.agentRefusalsLoggedBurst);
+    // Another agent's refusals are its own, and the quota refills on the board's clock.
+    expect(engine.renew('a2', 'T-404').ok).toBe(false);
+    clock.advance(1000);
+    expect(engine.claim('a1', 'T-404').ok).toBe(false);
+    expect(events.filter((e) => e.kind === 'write-rejected').map((e) => (e as { agentId: string }).agentId).slice(-2)).toEqual(['a2', 'a1']);
+  });
+});
+
 describe('the board\'s text cap', () => {
   it('refuses agents at their share and everyone at the cap, keeps count across edits, and loses nothing', () => {
     const { engine, clock } = setup();
