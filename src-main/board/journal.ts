@@ -212,7 +212,7 @@ export class Journal {
 /** Temp files of snapshots and segments a killed host was writing: never renamed into place, so nothing
  *  reads them, and each is as large as the board. One host has a board open (host.lock), so none is in use. */
 function removeStaleTemps(dir: string): void {
-  for (const f of fs.readdirSync(dir)) if (/^(snapshot\.json|segment-\d+\.jsonl)\.\d+(\.\d+)?\.tmp$/.test(f)) fs.rmSync(join(dir, f), { force: true });
+  for (const f of fs.readdirSync(dir)) if (/^(snapshot\.json|journal\.json|segment-\d+\.jsonl)\.\d+(\.\d+)?\.tmp$/.test(f)) fs.rmSync(join(dir, f), { force: true });
 }
 
 async function writeAll(fd: number, buf: Buffer): Promise<void> {
