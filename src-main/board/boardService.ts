@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from '../base/clock.js';
-import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
+import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
@@ -205,6 +205,11 @@ export class BoardService {
   /** Every event still on disk, oldest first. Reads the whole history: for a window, use logTail. */
   log(): BoardEvent[] {
     return [...readLog(this.opts.dir)];
+  }
+
+  /** The events about one task still on disk, oldest first: what its details panel shows. */
+  taskLog(taskId: string): BoardEvent[] {
+    return readTaskLog(this.opts.dir, taskId);
   }
 
   /** The latest `n` events, oldest first: what an event-log panel opens with. */

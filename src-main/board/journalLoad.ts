@@ -155,6 +155,30 @@ function readSegment(dir: string, n: number): BoardEvent[] {
   return events;
 }
 
+/**
+ * The events about one task still on disk, oldest first. Only lines that name the task are parsed (found by
+ * a byte search for `"taskId":"T-12"`, as every event about it is written), so opening a task's details costs
+ * a scan of the journal, not parsing all of it (up to ~100 MB kept: journalFiles.ts).
+ */
+export function readTaskLog(dir: string, taskId: string): BoardEvent[] {
+  const needle = Buffer.from(`"taskId":${JSON.stringify(taskId)}`);
+  const events: BoardEvent[] = [];
+  for (const n of segments(dir)) {
+    const buf = fs.readFileSync(join(dir, segName(n)));
+    for (let at = buf.indexOf(needle); at !== -1; ) {
+      const start = buf.lastIndexOf(0x0a, at) + 1;
+      const nl = buf.indexOf(0x0a, at);
+      if (nl === -1) break; // a torn tail: the segment ends here
+      const d = decodeLine(buf, start, nl);
+      if ('bad' in d) break;
+      const e = d.value as BoardEvent;
+      if (!isSegmentHeader(e) && (e as { taskId?: unknown }).taskId === taskId) events.push(e);
+      at = buf.indexOf(needle, nl + 1);
+    }
+  }
+  return events;
+}
+
 /** Every event still on disk, oldest first: the log a person reads back. */
 export function* readLog(dir: string): Generator<BoardEvent> {
   for (const n of segments(dir)) yield* readSegment(dir, n);

@@ -121,7 +121,7 @@ export class WindowRouter {
       if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
       return taskDetails(t);
     },
-    'task.history': (p) => taskHistory(this.host(p.key).board.log(), p.taskId),
+    'task.history': (p) => taskHistory(this.host(p.key).board.taskLog(p.taskId), p.taskId),
     'worktree.list': async (p) => (await this.host(p.key).worktrees.git?.folders.list()) ?? [],
     'worktree.remove': async (p) => {
       await this.host(p.key).worktrees.require().folders.remove(p.taskId, p.force);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BoardService } from '../../../src-main/board/boardService.js';
-import { loadBoard, readLog } from '../../../src-main/board/journal.js';
+import { loadBoard, readLog, readTaskLog } from '../../../src-main/board/journal.js';
 
 /**
  * Issue 29, finding 4: the journal on disk stays bounded. A flood wrote a 933 MB segment; every segment was
@@ -58,6 +58,24 @@ describe('journal compaction', () => {
     expect(board.tasks.get('T-500')?.body.startsWith('edited 499')).toBe(true);
     expect(board.tasks.get('T-2000')?.body.startsWith('1999 ')).toBe(true);
   }, 120_000);
+
+  it("reads one task's events by a byte search, the same as the whole log filtered (T-1 is not T-10)", async () => {
+    const dir = freshDir();
+    const a = await BoardService.open({ dir, threadId: 'th', compactBytes: 4096, historyKeepBytes: 1 << 20 });
+    for (let i = 0; i < 12; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
+    for (const id of ['T-1', 'T-10', 'T-1', 'T-12']) {
+      const c = await a.run((e) => e.claim('ag', id));
+      if (c.ok) await a.run((e) => e.note('ag', id, `"taskId":"T-1" in a note about ${id}`, c.value.token));
+      await a.apply((e) => e.releaseAllHeldBy('ag', 'agent-exited'));
+    }
+    await a.close();
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith('segment-')).length).toBeGreaterThan(1);
+    for (const id of ['T-1', 'T-10', 'T-12', 'T-5', 'T-99']) {
+      const all = [...readLog(dir)].filter((e) => 'taskId' in e && e.taskId === id);
+      expect(readTaskLog(dir, id)).toEqual(all);
+    }
+    expect(readTaskLog(dir, 'T-1').filter((e) => e.kind === 'note')).toHaveLength(2);
+  });
 
   it('writes the snapshot a task a line, still one JSON document with its checksum, and reads it back exactly', async () => {
     const dir = freshDir();
