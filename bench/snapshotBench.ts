@@ -34,6 +34,37 @@ function floodedBoard(): Board {
   return b;
 }
 
+/** A board as large as the text cap lets agents make it: 10k tasks, each a 1 KiB body and two 512-char
+ *  notes (20 Mi characters of text). */
+function cappedBoard(): Board {
+  const b = emptyBoard('bench');
+  let seq = 0;
+  applyEvent(b, { kind: 'thread-created', threadId: 'bench', goal: '', settings: b.settings, seq: ++seq, at: 0, mono: 0 });
+  const flat = (s: string) => Buffer.from(s, 'latin1').toString('latin1');
+  for (let i = 1; i <= TASKS; i++) {
+    applyEvent(b, { kind: 'task-added', taskId: `T-${i}`, title: `task ${i}`, body: flat(`body ${i} `.padEnd(1024, 'b')), verify: null, by: 'a1', seq: ++seq, at: i, mono: i });
+    for (let n = 0; n < 2; n++) applyEvent(b, { kind: 'note', taskId: `T-${i}`, by: 'a1', text: flat(`note ${n} `.padEnd(512, 'n')), seq: ++seq, at: i, mono: i });
+  }
+  return b;
+}
+
+function atTheCap(): Row[] {
+  const board = cappedBoard();
+  const t0 = performance.now();
+  let text = serializedBoardJson(windowBoard(board));
+  const cold = performance.now() - t0;
+  const warm: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const t = performance.now();
+    text = serializedBoardJson(windowBoard(board));
+    warm.push(performance.now() - t);
+  }
+  return [
+    { name: 'window snapshot, 10k tasks at the text cap, first', value: round(cold), unit: 'ms', note: '1 KiB body + 2 notes of 512 chars each (20 Mi chars)' },
+    { name: 'window snapshot, 10k tasks at the text cap, median of 20', value: round(median(warm)), unit: 'ms', note: `${mib(Buffer.byteLength(text))} MiB of JSON` },
+  ];
+}
+
 function inProcess(): Row[] {
   globalThis.gc?.();
   const heap0 = process.memoryUsage().heapUsed;
@@ -78,11 +109,18 @@ async function overServe(): Promise<Row[]> {
         times.push(performance.now() - t);
         size = JSON.stringify(snap).length;
       }
+      const details: number[] = [];
+      for (let i = 1; i <= 11; i++) {
+        const t = performance.now();
+        await s.window.call('task.details', { key, taskId: `T-${i * 900}` });
+        details.push(performance.now() - t);
+      }
       const rss = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
       return [
         { name: 'serve: open a 10k × 64 KiB board (655 MB journal)', value: round(opened), unit: 'ms', note: 'spawn to link printed, journal read and replayed' },
         { name: 'serve: window snapshot round trip, first', value: round(times[0] as number), unit: 'ms', note: 'WebSocket request to parsed answer' },
         { name: 'serve: window snapshot round trip, median of 10 more', value: round(median(times.slice(1))), unit: 'ms', note: `answer ${mib(size)} MiB of JSON` },
+        { name: 'serve: task.details round trip (64 KiB body), median of 11', value: round(median(details)), unit: 'ms', note: 'what opening a card costs' },
         { name: 'serve: RSS with the board open', value: mib(rss), unit: 'MiB', note: 'the board holds 625 MiB of body text' },
       ];
     } finally {
@@ -96,5 +134,5 @@ async function overServe(): Promise<Row[]> {
 }
 
 export async function snapshotBench(): Promise<Row[]> {
-  return [...inProcess(), ...(await overServe())];
+  return [...inProcess(), ...atTheCap(), ...(await overServe())];
 }
