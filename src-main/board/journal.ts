@@ -170,6 +170,9 @@ export class Journal {
       this.opts.warn?.(`forkbench: the board's snapshot could not be written (${(err as Error).message}); nothing was lost, and the board goes on in ${segName(this.segment)}`);
       return;
     }
+    // Renamed into place, the snapshot names the new segment: from here a failure is the journal's (the board
+    // turns read-only), never a reason to remove that segment.
+    fsyncDir(this.dir);
     fs.closeSync(this.fd);
     this.fd = nextFd;
     this.segment = next;
@@ -212,7 +215,8 @@ export class Journal {
 /** Temp files of snapshots and segments a killed host was writing: never renamed into place, so nothing
  *  reads them, and each is as large as the board. One host has a board open (host.lock), so none is in use. */
 function removeStaleTemps(dir: string): void {
-  for (const f of fs.readdirSync(dir)) if (/^(snapshot\.json|journal\.json|segment-\d+\.jsonl)\.\d+(\.\d+)?\.tmp$/.test(f)) fs.rmSync(join(dir, f), { force: true });
+  for (const f of fs.readdirSync(dir, { withFileTypes: true }))
+    if (f.isFile() && /^(snapshot\.json|journal\.json|segment-\d+\.jsonl)\.\d+(\.\d+)?\.tmp$/.test(f.name)) fs.rmSync(join(dir, f.name), { force: true });
 }
 
 async function writeAll(fd: number, buf: Buffer): Promise<void> {

@@ -1,8 +1,6 @@
 import * as fs from 'node:fs';
-import { dirname } from 'node:path';
 import { compactTask, type SerializedBoard } from '../../src-shared/board/serialized.js';
 import type { Board } from '../../src-shared/board/reducer.js';
-import { fsyncDir } from '../base/atomicWrite.js';
 import { crc32OfBytes } from './crc32.js';
 import { checkRecord, recordSuffix } from './journalRecord.js';
 import { SNAPSHOT_FORMAT, type SnapshotFile } from './journalFiles.js';
@@ -23,8 +21,9 @@ import { SNAPSHOT_FORMAT, type SnapshotFile } from './journalFiles.js';
 /** Bytes gathered before each write: big enough that a 10k-task board takes a few dozen writes. */
 const WRITE_CHUNK = 1024 * 1024;
 
-/** Write `path` durably and atomically (temp file, fsync, rename, fsync the folder), the board's tasks one
- *  line each. A failure removes the temp file and leaves `path` as it was. */
+/** Write `path` atomically (temp file, fsync, rename), the board's tasks one line each. A failure removes the
+ *  temp file and leaves `path` as it was. The caller fsyncs the folder: once the rename is done the new
+ *  snapshot is the board's, and a failure after it is not a snapshot that failed. */
 export function writeSnapshot(path: string, segment: number, mono: number, board: Readonly<Board>): void {
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = fs.openSync(tmp, 'w', 0o600);
@@ -68,7 +67,6 @@ export function writeSnapshot(path: string, segment: number, mono: number, board
     fs.rmSync(tmp, { force: true });
     throw err;
   }
-  fsyncDir(dirname(path));
 }
 
 function boardHead(b: Readonly<Board>): Omit<SerializedBoard, 'tasks'> {

@@ -77,6 +77,25 @@ describe('journal compaction', () => {
     expect(readTaskLog(dir, 'T-1').filter((e) => e.kind === 'note')).toHaveLength(2);
   });
 
+  it('a snapshot that cannot be written loses nothing: the board goes on in its segment and snapshots later', async () => {
+    const dir = freshDir();
+    const warnings: string[] = [];
+    const a = await BoardService.open({ dir, threadId: 'th', compactBytes: 16 * 1024, warn: (m) => warnings.push(m) });
+    // Where this process writes its snapshot's temp file, something that is not a file: the write fails.
+    const blocker = join(dir, `snapshot.json.${process.pid}.tmp`);
+    fs.mkdirSync(blocker);
+    for (let i = 0; i < 20; i++) expect((await a.run((e) => e.addTask({ title: `t${i}`, body: 'x'.repeat(2000) }))).ok).toBe(true);
+    expect(warnings.join('\n')).toMatch(/snapshot could not be written .*nothing was lost/);
+    expect(fs.existsSync(join(dir, 'snapshot.json'))).toBe(false);
+    expect(a.readOnlyReason).toBeNull();
+    fs.rmdirSync(blocker);
+    for (let i = 20; i < 40; i++) expect((await a.run((e) => e.addTask({ title: `t${i}`, body: 'x'.repeat(2000) }))).ok).toBe(true);
+    const before = structuredClone(a.state);
+    await a.close();
+    expect(fs.existsSync(join(dir, 'snapshot.json'))).toBe(true);
+    expect(loadBoard(dir).board).toEqual(before);
+  });
+
   it('writes the snapshot a task a line, still one JSON document with its checksum, and reads it back exactly', async () => {
     const dir = freshDir();
     const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 50 });
