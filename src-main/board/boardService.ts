@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from '../base/clock.js';
-import { Journal, loadBoard, readLog, readLogTail } from './journal.js';
+import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 
@@ -26,6 +26,9 @@ export interface BoardServiceOptions {
    *  gone by now ended on its own or with its pty host: `agent-exited` (KeptPanes.goneReason). */
   goneReason?: HardReleaseReason;
   compactEvery?: number;
+  /** Journal sizes (journalFiles.ts), smaller in tests. */
+  compactBytes?: number;
+  historyKeepBytes?: number;
   warn?: (message: string) => void;
 }
 
@@ -85,7 +88,12 @@ export class BoardService {
     this.clock = boardClock(loaded.mono, opts.monotonic);
     this.durable = copyBoard(loaded.board);
     this.engine = new LeaseEngine(this.clock, loaded.board);
-    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), opts.compactEvery);
+    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), {
+      compactEvery: opts.compactEvery,
+      compactBytes: opts.compactBytes,
+      historyKeepBytes: opts.historyKeepBytes,
+      warn: opts.warn ?? console.warn,
+    });
     this.engine.onEvent((e) => {
       this.journal.append(e);
       this.outbox.push({ n: this.journal.appendedCount, e });
@@ -197,6 +205,11 @@ export class BoardService {
   /** Every event still on disk, oldest first. Reads the whole history: for a window, use logTail. */
   log(): BoardEvent[] {
     return [...readLog(this.opts.dir)];
+  }
+
+  /** The events about one task still on disk, oldest first: what its details panel shows. */
+  taskLog(taskId: string): BoardEvent[] {
+    return readTaskLog(this.opts.dir, taskId);
   }
 
   /** The latest `n` events, oldest first: what an event-log panel opens with. */

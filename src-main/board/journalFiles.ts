@@ -15,6 +15,14 @@ export const SNAPSHOT_FORMAT = 1;
 /** 20k events ≈ 4 MB of JSON: replays in well under a second, and snapshotting a 10k-task board (~3 MB) this
  *  rarely costs little next to the writes between. */
 export const DEFAULT_COMPACT_EVERY = 20_000;
+/** A segment this large is snapshotted and a new one begun, however few its events: 32 MiB replays in a
+ *  fraction of a second, and it bounds the journal's growth between snapshots when events are large (a
+ *  flood of 64 KiB tasks wrote 933 MB into one segment). */
+export const COMPACT_BYTES = 32 * 1024 * 1024;
+/** Segments a snapshot covers are kept, newest first, while they total at most this: the recent history a
+ *  task's history and the log panel read back, a few compactions' worth. Older ones are removed, so a
+ *  board's folder holds at most about its snapshot, this, and the segment being written. */
+export const HISTORY_KEEP_BYTES = 64 * 1024 * 1024;
 
 /**
  * The board on disk cannot be loaded as it is, and nothing was changed or replaced: the message says what

@@ -4,6 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
 import { decodeLine, isSegmentHeader } from './journalRecord.js';
+import { readSnapshot } from './snapshotFile.js';
 import {
   copyAside,
   cutOrRestore,
@@ -40,10 +41,7 @@ export function loadBoard(dir: string): Loaded {
     let snap: SnapshotFile;
     try {
       // Checksummed like a journal line (snapshots written before checksums have none, and still load).
-      const buf = fs.readFileSync(snapPath);
-      const d = decodeLine(buf, 0, buf.length);
-      if ('bad' in d) throw new Error(`it ${d.bad}`);
-      snap = d.value as SnapshotFile;
+      snap = readSnapshot(fs.readFileSync(snapPath));
       if (snap.format !== SNAPSHOT_FORMAT) throw new Error(`unknown snapshot format ${String(snap.format)}`);
     } catch (err) {
       refuse(snapPath, (err as Error).message, restoreOrMoveAside(dir));
@@ -153,6 +151,30 @@ function readSegment(dir: string, n: number): BoardEvent[] {
     if ('bad' in d) break;
     if (!isSegmentHeader(d.value)) events.push(d.value as BoardEvent);
     offset = nl + 1;
+  }
+  return events;
+}
+
+/**
+ * The events about one task still on disk, oldest first. Only lines that name the task are parsed (found by
+ * a byte search for `"taskId":"T-12"`, as every event about it is written), so opening a task's details costs
+ * a scan of the journal, not parsing all of it (up to ~100 MB kept: journalFiles.ts).
+ */
+export function readTaskLog(dir: string, taskId: string): BoardEvent[] {
+  const needle = Buffer.from(`"taskId":${JSON.stringify(taskId)}`);
+  const events: BoardEvent[] = [];
+  for (const n of segments(dir)) {
+    const buf = fs.readFileSync(join(dir, segName(n)));
+    for (let at = buf.indexOf(needle); at !== -1; ) {
+      const start = buf.lastIndexOf(0x0a, at) + 1;
+      const nl = buf.indexOf(0x0a, at);
+      if (nl === -1) break; // a torn tail: the segment ends here
+      const d = decodeLine(buf, start, nl);
+      if ('bad' in d) break;
+      const e = d.value as BoardEvent;
+      if (!isSegmentHeader(e) && (e as { taskId?: unknown }).taskId === taskId) events.push(e);
+      at = buf.indexOf(needle, nl + 1);
+    }
   }
   return events;
 }

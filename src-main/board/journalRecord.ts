@@ -1,4 +1,4 @@
-import { crc32, crc32OfString } from './crc32.js';
+import { crc32, crc32OfBytes, crc32OfString } from './crc32.js';
 
 /**
  * One line of the journal: an event, or the header that begins a segment, as JSON with its checksum as
@@ -48,18 +48,33 @@ export function isSegmentHeader(v: unknown): v is SegmentHeader {
 /** A line read back: its value and whether it carried a checksum (which then matched), or why it is bad. */
 export type DecodedLine = { value: unknown; checked: boolean } | { bad: string };
 
-/** The line `buf[start, end)`, its newline left out. */
-export function decodeLine(buf: Buffer, start: number, end: number): DecodedLine {
-  let jsonEnd = end;
-  let checked = false;
+/**
+ * The checksum of the record `buf[start, end)`: where its JSON ends (before `,"crc":…`, whose closing brace
+ * it then lacks) and whether it had a checksum, or why it is bad. Reads bytes only, so a record larger than
+ * a string may be (a streamed snapshot, snapshotFile.ts) is checked too.
+ */
+export function checkRecord(buf: Buffer, start: number, end: number): { jsonEnd: number; checked: boolean } | { bad: string } {
   if (end - start >= SUFFIX_LEN + 1 && buf[end - 1] === 0x7d && buf[end - 2] === 0x22 && buf.compare(SUFFIX_START, 0, SUFFIX_START.length, end - SUFFIX_LEN, end - 10) === 0) {
     const stored = buf.toString('latin1', end - 10, end - 2);
     if (!/^[0-9a-f]{8}$/.test(stored)) return { bad: `has a malformed checksum "${stored}"` };
-    jsonEnd = end - SUFFIX_LEN;
-    const actual = crc32(CLOSE, 0, 1, crc32(buf, start, jsonEnd));
+    const jsonEnd = end - SUFFIX_LEN;
+    const actual = crc32(CLOSE, 0, 1, crc32OfBytes(buf, start, jsonEnd));
     if (actual !== parseInt(stored, 16)) return { bad: `fails its checksum (stored ${stored}, the line's bytes give ${hex8(actual)}): it was changed after it was written` };
-    checked = true;
+    return { jsonEnd, checked: true };
   }
+  return { jsonEnd: end, checked: false };
+}
+
+/** The suffix that ends a record whose bytes (its closing brace left out) have the CRC `crcOfJson`. */
+export function recordSuffix(crcOfJsonWithoutClose: number): string {
+  return `,"crc":"${hex8(crc32(CLOSE, 0, 1, crcOfJsonWithoutClose))}"}`;
+}
+
+/** The line `buf[start, end)`, its newline left out. */
+export function decodeLine(buf: Buffer, start: number, end: number): DecodedLine {
+  const c = checkRecord(buf, start, end);
+  if ('bad' in c) return c;
+  const { jsonEnd, checked } = c;
   const json = checked ? `${buf.toString('utf8', start, jsonEnd)}}` : buf.toString('utf8', start, end);
   try {
     return { value: JSON.parse(json), checked };

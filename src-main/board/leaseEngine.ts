@@ -14,8 +14,23 @@ import { DeadlineQueue } from './deadlineQueue.js';
 import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { isInState } from '../../src-shared/board/stateWords.js';
+import { BoardLimits } from '../../src-shared/board/limits.js';
+import { boardTextChars, textDelta } from './boardText.js';
+import { WriteQuota } from './writeQuota.js';
 
 type Listener = (e: BoardEvent) => void;
+
+/** The host's own note writers (merge results, verify outcomes): held to the person's cap, not an agent's. */
+const HOST_WRITERS = new Set(['forkbench', 'verify']);
+
+/** What an edit changes a task's text by. */
+function editGrowth(t: Task, patch: Partial<TaskText>): number {
+  let d = 0;
+  if (patch.title !== undefined) d += patch.title.length - t.title.length;
+  if (patch.body !== undefined) d += patch.body.length - t.body.length;
+  if (patch.verify !== undefined) d += (patch.verify?.length ?? 0) - (t.verify?.length ?? 0);
+  return d;
+}
 /** A task's text as the edge validated it (src-shared/board/schemas.ts): the title trimmed, one line. */
 export interface TaskText {
   title: string;
@@ -48,12 +63,16 @@ export class LeaseEngine {
    *  dense (T-1…T-n, never deleted), so a cursor is O(1) per claim by id, where a sorted set would not be. */
   private openFloor = 1;
   private heldBy = new ClaimIndex();
+  /** The board's text (boardText.ts), kept as events apply: checked against the cap before each write. */
+  private text = 0;
+  private readonly quota: WriteQuota;
 
   constructor(
     private readonly clock: Clock,
     board: Board = emptyBoard(),
   ) {
     this.board = board;
+    this.quota = new WriteQuota(() => this.clock.now());
     this.indexAll();
   }
 
@@ -74,6 +93,7 @@ export class LeaseEngine {
     // Claims from disk are indexed in deadline order, so they enter the deadline queue in order.
     const byDeadline = [...this.board.tasks.values()].sort((a, b) => (a.claim?.deadline ?? 0) - (b.claim?.deadline ?? 0));
     for (const t of byDeadline) this.reindex(t.id, undefined);
+    this.text = boardTextChars(this.board);
   }
 
   // ---------------------------------------------------------------- reads
@@ -100,6 +120,11 @@ export class LeaseEngine {
     return this.clock.now();
   }
 
+  /** The board's text in characters (BoardLimits.maxTextChars is its cap). */
+  get textChars(): number {
+    return this.text;
+  }
+
   onEvent(fn: Listener): () => void {
     const sub = this.events.event(fn);
     return () => sub.dispose();
@@ -119,6 +144,8 @@ export class LeaseEngine {
 
   setGoal(goal: string, by: string = USER): Result<null> {
     this.sweep();
+    const full = this.overCap(by, goal.length - this.board.goal.length);
+    if (full) return full;
     if (goal !== this.board.goal) this.emit({ kind: 'goal-set', goal, by });
     return ok(null);
   }
@@ -135,6 +162,9 @@ export class LeaseEngine {
 
   addTask(input: TaskText, by: string = USER): Result<Task> {
     this.sweep();
+    const chars = input.title.length + (input.body?.length ?? 0) + (input.verify?.length ?? 0);
+    const limited = this.admit(by, null, 'add', chars, chars);
+    if (limited) return limited;
     const taskId = `T-${this.board.nextTaskNumber}`;
     this.emit({ kind: 'task-added', taskId, title: input.title, body: input.body ?? '', verify: input.verify ?? null, by });
     return ok(this.board.tasks.get(taskId) as Task);
@@ -146,6 +176,8 @@ export class LeaseEngine {
     if (!t.ok) return t;
     const edit = changes(patch);
     if (!edit.ok) return edit;
+    const full = this.overCap(by, editGrowth(t.value, edit.value));
+    if (full) return full;
     this.emit({ kind: 'task-edited', taskId, ...edit.value, by });
     return ok(this.board.tasks.get(taskId) as Task);
   }
@@ -180,6 +212,8 @@ export class LeaseEngine {
   }
 
   note(agentId: string, taskId: string, text: string, token?: number): Result<ClaimView> {
+    const limited = this.admit(agentId, taskId, 'note', text.length, text.length, token);
+    if (limited) return limited;
     const c = this.checkWrite(agentId, taskId, token, 'note');
     if (!c.ok) return c;
     this.emit({ kind: 'note', taskId, by: agentId, text });
@@ -188,6 +222,11 @@ export class LeaseEngine {
   }
 
   edit(agentId: string, taskId: string, patch: { title?: string; body?: string }, token?: number): Result<ClaimView> {
+    const before = this.board.tasks.get(taskId);
+    const written = (patch.title?.length ?? 0) + (patch.body?.length ?? 0);
+    // Before the input is looked at: a refused edit is a journal line too, and a loop of empty edits is a loop.
+    const limited = this.admit(agentId, taskId, 'edit', written, before ? editGrowth(before, patch) : 0, token);
+    if (limited) return limited;
     const e = changes({ title: patch.title, body: patch.body });
     if (!e.ok) return this.refuse(agentId, taskId, token ?? null, 'edit', 'invalid-input', e.error.message);
     const c = this.checkWrite(agentId, taskId, token, 'edit');
@@ -200,6 +239,11 @@ export class LeaseEngine {
   /** The holder says the task is done. That is a claim, not a fact: the task waits in review. */
   done(agentId: string, taskId: string, token?: number, note?: string): Result<ClaimView> {
     const text = note ? note : null;
+    // Saying done is never rate-limited (an agent must be able to finish); the note that comes with it is text.
+    if (text !== null) {
+      const limited = this.admit(agentId, taskId, 'done', text.length, text.length, token);
+      if (limited) return limited;
+    }
     const c = this.checkWrite(agentId, taskId, token, 'done');
     if (!c.ok) return c;
     const t = this.board.tasks.get(taskId) as Task;
@@ -484,6 +528,8 @@ export class LeaseEngine {
   userNote(taskId: string, text: string, by: string = USER): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
+    const full = this.overCap(by, text.length);
+    if (full) return full;
     this.emit({ kind: 'note', taskId, by, text });
     return ok(null);
   }
@@ -559,9 +605,43 @@ export class LeaseEngine {
     return this.refuse(agentId, taskId, tok, op, 'not-holder', `${who}; you do not`);
   }
 
-  /** Record a refused agent write and answer it. */
+  /**
+   * An agent's write of `chars` characters that grows the board's text by `growth`: within its quota
+   * (writeQuota.ts) and the agents' share of the text cap, or refused with which limit and when to retry.
+   * The person (USER) is held only to the cap. Checked before the fence, so a loop of writes to a task the
+   * agent does not hold costs its quota too (each refusal is a journal line). Of a run of quota refusals only
+   * the first is journaled: a loop that keeps calling adds nothing to the journal.
+   */
+  private admit(by: string, taskId: string | null, op: AgentWriteOp, chars: number, growth: number, token?: number): { ok: false; error: { code: RejectionCode; message: string } } | null {
+    if (by === USER) return this.overCap(by, growth);
+    const q = this.quota.take(by, chars);
+    if (!q.ok) {
+      if (q.firstRefusal) return this.refuse(by, taskId, token ?? null, op, 'rate-limited', q.message);
+      return reject('rate-limited', q.message);
+    }
+    const full = this.overCap(by, growth);
+    if (full) this.refuse(by, taskId, token ?? null, op, full.error.code, full.error.message);
+    return full;
+  }
+
+  /** The text cap: the person and the host may fill the board to BoardLimits.maxTextChars, agents to
+   *  BoardLimits.agentTextChars, so the person always has room left to write whatever the agents did. */
+  private overCap(by: string, growth: number): { ok: false; error: { code: RejectionCode; message: string } } | null {
+    if (growth <= 0) return null;
+    const agent = by !== USER && !HOST_WRITERS.has(by);
+    const cap = agent ? BoardLimits.agentTextChars : BoardLimits.maxTextChars;
+    if (this.text + growth <= cap) return null;
+    const mi = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} Mi`;
+    return reject(
+      'board-full',
+      `the board holds ${mi(this.text)} characters of text and ${agent ? 'agents may fill it to' : 'its limit is'} ${mi(cap)}; this write would add ${growth}. Nothing was written. ` +
+        (agent ? 'Ask the person to make room; waiting does not help.' : 'Shorten or empty the bodies of tasks that are done to make room.'),
+    );
+  }
+
+  /** Record a refused agent write (while its refusals' quota lasts) and answer it. */
   private refuse(agentId: string, taskId: string | null, token: number | null, op: AgentWriteOp, code: RejectionCode, message: string): { ok: false; error: { code: RejectionCode; message: string } } {
-    this.emit({ kind: 'write-rejected', taskId, agentId, token, op, code, message });
+    if (this.quota.logRefusal(agentId)) this.emit({ kind: 'write-rejected', taskId, agentId, token, op, code, message });
     return reject(code, message);
   }
 
@@ -591,6 +671,7 @@ export class LeaseEngine {
     e.mono = this.clock.now();
     const taskId = (e as { taskId?: string | null }).taskId;
     const before = taskId ? this.board.tasks.get(taskId) : undefined;
+    this.text += textDelta(e, this.board, before);
     applyEvent(this.board, e);
     if (taskId) this.reindex(taskId, before);
     this.events.fire(e);

@@ -1,5 +1,5 @@
 import { failed, type Result } from '../../src-shared/board/result.js';
-import { serializeBoard } from '../../src-shared/board/serialized.js';
+import { taskDetails, windowBoard, windowLogEvent } from '../../src-shared/board/windowBoard.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import {
   PROFILE_IDS,
@@ -116,7 +116,12 @@ export class WindowRouter {
     },
     'agent.detach': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.detach(consumer), null),
     'task.diff': (p) => this.host(p.key).worktrees.require().review.diff(p.taskId),
-    'task.history': (p) => taskHistory(this.host(p.key).board.log(), p.taskId),
+    'task.details': (p) => {
+      const t = this.host(p.key).board.state.tasks.get(p.taskId);
+      if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
+      return taskDetails(t);
+    },
+    'task.history': (p) => taskHistory(this.host(p.key).board.taskLog(p.taskId), p.taskId),
     'worktree.list': async (p) => (await this.host(p.key).worktrees.git?.folders.list()) ?? [],
     'worktree.remove': async (p) => {
       await this.host(p.key).worktrees.require().folders.remove(p.taskId, p.force);
@@ -129,10 +134,10 @@ export class WindowRouter {
     return {
       key: h.key,
       folder: h.folder,
-      board: serializeBoard(b),
+      board: windowBoard(b),
       boardNow: h.board.clock.now(),
       agents: h.panes.agents(),
-      log: h.board.logTail(LOG_TAIL),
+      log: h.board.logTail(LOG_TAIL).map(windowLogEvent),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.isAvailable(id) })),
       git: h.worktrees.isolation(),
     };

@@ -12,7 +12,7 @@ import { AssignMenu } from './AssignMenu.js';
 import { askConfirm } from './confirm.js';
 import { AgentStateBadge } from './AgentStateBadge.js';
 import { askText } from './prompt.js';
-import { openTaskDetails } from './TaskDetails.js';
+import { noteCount, openTaskDetails, useTaskDetails } from './TaskDetails.js';
 import { CharCount, LimitReason } from './CharCount.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
@@ -67,7 +67,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
       ) : (
         task.body && (
           <p className="card-body">
-            <UserText text={task.body} />
+            <UserText text={task.omitted?.bodyChars ? `${task.body}…` : task.body} />
           </p>
         )
       )}
@@ -88,7 +88,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
           </span>
         )}
         <span title="times granted">attempts {task.attempts}</span>
-        <span title="notes">notes {task.notes.length}</span>
+        <span title="notes">notes {noteCount(task)}</span>
       </div>
       {task.state === 'blocked' && task.blockedReason && (
         <p className="card-reason" data-testid={`card-blocked-${id}`}>
@@ -260,10 +260,23 @@ async function approveAsking(c: ReturnType<typeof useController>, task: Task): P
   if (ok) await c.actions.approveTask(task.id);
 }
 
+/** The edit form: where the window has only the start of the body, it reads the whole body first, so a
+ *  save never cuts a body to the part the card showed. */
 function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
+  const details = useTaskDetails(task.id, undefined);
+  if (task.omitted?.bodyChars && !details)
+    return (
+      <p className="muted" data-testid={`edit-loading-${task.id}`}>
+        Reading {task.id}…
+      </p>
+    );
+  return <EditFields task={task} body={details && task.omitted?.bodyChars ? details.body : task.body} onDone={onDone} />;
+}
+
+function EditFields({ task, body: original, onDone }: { task: Task; body: string; onDone: () => void }) {
   const c = useController();
   const [title, setTitle] = useState(task.title);
-  const [body, setBody] = useState(task.body);
+  const [body, setBody] = useState(original);
   const titleLimit = limitState(title, TEXT_LIMITS.title);
   const bodyLimit = limitState(body, TEXT_LIMITS.body);
   const over = firstOver(titleLimit, bodyLimit);
@@ -272,7 +285,7 @@ function EditForm({ task, onDone }: { task: Task; onDone: () => void }) {
     if (over) return;
     const patch: { title?: string; body?: string } = {};
     if (title !== task.title) patch.title = title;
-    if (body !== task.body) patch.body = body;
+    if (body !== original) patch.body = body;
     if (Object.keys(patch).length === 0 || (await c.actions.editTask(task.id, patch))) onDone();
   };
   return (

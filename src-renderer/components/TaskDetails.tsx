@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Task } from '../../src-shared/board/model.js';
+import type { TaskDetails as Details } from '../../src-shared/board/windowBoard.js';
 import { summarize } from '../state/eventLog.js';
 import { useApp, useController } from '../state/hooks.js';
 import { taskStory, type StoryNote } from '../state/taskStory.js';
@@ -45,10 +46,32 @@ export function useTaskHistory(taskId: string, task: Task | undefined): BoardEve
   return events;
 }
 
+/**
+ * A task's whole body and notes, which the window's snapshot leaves out (src-shared/board/windowBoard.ts),
+ * fetched when the task is opened and again whenever it changes. Null until the first answer.
+ */
+export function useTaskDetails(taskId: string, task: Task | undefined): Details | null {
+  const c = useController();
+  const key = useApp((s) => s.activeKey);
+  const [details, setDetails] = useState<Details | null>(null);
+  useEffect(() => {
+    if (!key) return;
+    let live = true;
+    void c.call('task.details', { key, taskId }, `read ${taskId}`, { handled: () => !live }).then((d) => {
+      if (live && d.ok) setDetails(d.value);
+    });
+    return () => {
+      live = false;
+    };
+  }, [c, key, taskId, task]);
+  return details;
+}
+
 function DetailsOf({ taskId }: { taskId: string }) {
   const c = useController();
   const task = useApp((s) => s.board?.tasks.get(taskId));
   const events = useTaskHistory(taskId, task);
+  const details = useTaskDetails(taskId, task);
   const root = useRef<HTMLElement>(null);
   const focus = useReturnFocus();
   useEffect(() => {
@@ -149,10 +172,16 @@ function DetailsOf({ taskId }: { taskId: string }) {
           </>
         )}
       </dl>
-      {task.body && (
-        <p className="details-body">
-          <UserText text={task.body} />
+      {details === null ? (
+        <p className="muted" data-testid="details-loading">
+          Reading {taskId}…
         </p>
+      ) : (
+        details.body && (
+          <p className="details-body" data-testid="details-body">
+            <UserText text={details.body} />
+          </p>
+        )
       )}
       {task.state === 'blocked' && task.blockedReason && (
         <p className="card-reason" data-testid="details-blocked">
@@ -179,13 +208,18 @@ function DetailsOf({ taskId }: { taskId: string }) {
       )}
       <section className="details-section">
         <h3>
-          Notes <span className="count">{task.notes.length}</span>
+          Notes <span className="count">{details ? details.olderNotes + details.notes.length : noteCount(task)}</span>
         </h3>
-        {task.notes.length === 0 ? (
+        {details === null ? null : details.notes.length === 0 ? (
           <p className="muted">No notes yet.</p>
         ) : (
           <ul data-testid="details-notes">
-            {task.notes.map((n, i) => (
+            {details.olderNotes > 0 && (
+              <li className="muted" data-testid="details-older-notes">
+                {details.olderNotes} older notes are not shown.
+              </li>
+            )}
+            {details.notes.map((n, i) => (
               <li key={i} data-testid="details-note">
                 <NoteLine note={n} name={name} />
               </li>
@@ -209,6 +243,11 @@ function DetailsOf({ taskId }: { taskId: string }) {
       </section>
     </aside>
   );
+}
+
+/** How many notes a task has, counting those its window's snapshot left out. */
+export function noteCount(task: Task): number {
+  return (task.omitted?.notes ?? 0) + task.notes.length;
 }
 
 function NoteLine({ note, name, prefix }: { note: StoryNote; name: (id: string) => string; prefix?: string }) {

@@ -30,6 +30,38 @@ export const Limits = {
   maxWaitHoldMs: 24 * 60 * 60_000,
 } as const;
 
+/**
+ * What one board holds and how fast one agent may write to it. An agent is a program running what an LLM
+ * chose: a loop that adds a 64 KiB task per call made 14,203 tasks in 25 s and a board no window could open.
+ * The board itself enforces these (leaseEngine.ts), per agent, on its own clock; refusals say which limit
+ * and when to try again, and nothing already on the board is touched.
+ */
+export const BoardLimits = {
+  /** All text on a board (goal, titles, bodies, verify commands, notes), in UTF-16 units. 32 Mi chars keeps
+   *  the board's snapshot file and its memory in tens of MB (a 10k-task board of 2 KiB tasks is ~20 Mi) and
+   *  its JSON, even if every character needed a 6-character escape, under V8's ~512 Mi-char string limit. */
+  maxTextChars: 32 * 1024 * 1024,
+  /** Agents' writes stop here, 4 Mi chars short of the cap: the person can always still add, edit and note
+   *  (to tell agents to stop, or to write down what to clean up), whatever the agents filled. */
+  agentTextChars: 28 * 1024 * 1024,
+  /** Writes (add, note, edit, a done note) an agent may make in a row: planning adds a few dozen tasks at
+   *  once, and a busy agent notes a few times a minute. */
+  agentWriteBurst: 60,
+  /** Sustained: one write a second is far more than a model that thinks between calls makes, and about 1,500
+   *  times slower than the flood. */
+  agentWritesPerSecond: 1,
+  /** Text an agent may write in a row: 16 full-size bodies. */
+  agentTextBurstChars: 1024 * 1024,
+  /** Sustained: 8 Ki chars a second (~28 Mi an hour) is a long plan or log per minute; at this rate one
+   *  agent alone needs about an hour to reach agentTextChars. */
+  agentTextCharsPerSecond: 8 * 1024,
+  /** Refused writes of an agent that go into the journal (and the window's log): every refusal of an agent
+   *  working normally (a few a minute at most), but a loop of refused claims or renewals is not a journal
+   *  line each. Refusals past it are still answered, with their reason; only their record is skipped. */
+  agentRefusalsLoggedBurst: 60,
+  agentRefusalsLoggedPerSecond: 1,
+} as const;
+
 /** The parts of a lease that mean something, each once. */
 export const LeaseFractions = {
   /** The renewal rhythm's ceiling: a quarter of the lease, so a live agent is renewed at least three times

@@ -82,6 +82,10 @@ export interface Task {
   readonly record: BranchRecord | null;
   /** What `done` froze for review: the record at that moment. Approval merges exactly this sha. */
   readonly submitted: BranchRecord | null;
+  /** Only in a window's copy of the board (windowBoard.ts): what its snapshot left out, loaded on demand
+   *  (`task.details`). `bodyChars`: the body's full length when `body` is only its start (0 once an edit
+   *  sent the whole body); `notes`: how many notes came before those in `notes`. */
+  readonly omitted?: { readonly bodyChars: number; readonly notes: number };
 }
 
 /**

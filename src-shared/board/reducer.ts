@@ -102,6 +102,8 @@ export function applyEvent(b: Board, e: BoardEvent): void {
         title: e.title ?? t.title,
         body: e.body ?? t.body,
         verify: e.verify === undefined ? t.verify : e.verify,
+        // A window's copy now has the whole body: the edit carried it.
+        ...(t.omitted && e.body !== undefined ? { omitted: { ...t.omitted, bodyChars: 0 } } : {}),
       }));
       break;
     case 'grant':

@@ -12,6 +12,8 @@ export const REJECTION_CODES = [
   'invalid-input', // a field is empty, too long or out of bounds
   'off-record', // a git branch is not where the board recorded it: that commit is not the task's work
   'read-only', // the board could not write to disk, so it takes no more writes until the host restarts
+  'rate-limited', // an agent wrote faster than its quota; the message says when to try again
+  'board-full', // the board holds as much text as it may (BoardLimits.maxTextChars)
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 

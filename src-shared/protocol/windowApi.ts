@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
 import type { Task } from '../board/model.js';
 import type { SerializedBoard } from '../board/serialized.js';
+import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
 import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
@@ -58,6 +59,8 @@ export const windowMethods = {
   'agent.screen': method<string>()(z.object({ key, agentId }).strict()),
   'agent.detach': method<null>()(z.object({ key, agentId }).strict()),
   'task.diff': method<TaskDiff>()(z.object({ key, taskId }).strict()),
+  /** A task's whole body and newest notes: the window's snapshot carries neither (windowBoard.ts). */
+  'task.details': method<TaskDetails>()(z.object({ key, taskId }).strict()),
   /** The task's events from the board's journal, oldest first, renewals left out (windowRouter's limit). */
   'task.history': method<BoardEvent[]>()(z.object({ key, taskId }).strict()),
   'worktree.list': method<WorktreeInfo[]>()(z.object({ key }).strict()),
@@ -95,6 +98,7 @@ export interface ThreadSummary {
 export interface ThreadSnapshot {
   key: string;
   folder: string;
+  /** Titles, states, claims and counts; bodies only begun and no notes (windowBoard.ts): `task.details`. */
   board: SerializedBoard;
   /** The host's board clock when the snapshot was taken: deadlines are in this clock. */
   boardNow: number;
