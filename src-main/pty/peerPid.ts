@@ -51,6 +51,13 @@ export async function peerPid(conn: net.Socket, perl: string | null): Promise<nu
   if (process.platform !== 'linux' || !perl) return null;
   const shared = sharedHelper(perl);
   if (shared) return shared.peerPid(conn);
+  return peerPidOnce(conn, perl);
+}
+
+/** The same, with a perl of its own for this one connection: for a process that asks rarely (the pty host,
+ *  at a board host's greeting) and must not keep a helper child beside the panes it holds. */
+export async function peerPidOnce(conn: net.Socket, perl: string | null): Promise<number | null> {
+  if (process.platform !== 'linux' || !perl) return null;
   if (running >= MAX_CONCURRENT_PEER_READS) await new Promise<void>((go) => queued.push(go));
   running++;
   // The connection may have gone while this read waited its turn: nothing to ask the kernel about.

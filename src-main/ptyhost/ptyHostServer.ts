@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { findOnPath } from '../base/pathLookup.js';
-import { peerPid } from '../pty/peerPid.js';
+import { peerPidOnce } from '../pty/peerPid.js';
 import { readProcStat } from '../pty/procReader.js';
 import { newChallenge, proofHolds } from './adoptionKey.js';
 import { commandLineOf, judgePeer, type OwnProcesses } from './boardHostPeer.js';
@@ -56,8 +56,9 @@ export const PtyHostServerConstants = {
    *  and 4 KiB per frame is plenty for a board host and all a stranger gets to make us hold. */
   unadoptedBytes: 16 * 1024,
   unadoptedFrameBytes: 4 * 1024,
-  /** A board host greets in one round trip and a peer check (a perl, ~20 ms); 5 s covers a loaded machine. */
-  unadoptedMs: 5_000,
+  /** A board host greets in one round trip and a peer check (a perl, ~20 ms), and its key's holder in two;
+   *  10 s covers that on a loaded 2-core machine (as the board host's own start bound does). */
+  unadoptedMs: 10_000,
   /** A real board host is one connection (two while one replaces another): more greeting at once is a
    *  flood, refused at accept. */
   maxUnadopted: 16,
@@ -211,7 +212,7 @@ export class PtyHostServer {
     g.phase = 'judging';
     g.challenge = newChallenge();
     this.judging = this.judging
-      .then(() => peerPid(sock, this.perl))
+      .then(() => peerPidOnce(sock, this.perl))
       .then((pid) => {
         if (sock.destroyed) return;
         const verdict = judgePeer(pid, this.ownProcesses());
