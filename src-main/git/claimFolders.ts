@@ -195,6 +195,18 @@ export class ClaimFolders {
     return cleared;
   }
 
+  /** The agents that worked in any task's folder (the fence's record names each folder's last claimant). */
+  agentsWithFolders(): Set<string> {
+    const agents = new Set<string>();
+    for (const t of this.r.board.state.tasks.values()) {
+      for (const wt of [t.worktree, ...t.parked]) {
+        const agent = wt ? this.hooks.read(keyOf(wt)).agent : undefined;
+        if (agent) agents.add(agent);
+      }
+    }
+    return agents;
+  }
+
   /** Every task's folders, for the window's list. */
   async list(): Promise<WorktreeInfo[]> {
     const out: WorktreeInfo[] = [];

@@ -1,4 +1,5 @@
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
+import type { GoneAgent } from './paneLocks.js';
 import type { AdoptedPane, Panes } from './panes.js';
 
 type Found = Awaited<ReturnType<PtyHostLink['panesOf']>>;
@@ -34,6 +35,18 @@ export class KeptPanes {
 
   isLive(agentId: string): boolean {
     return this.liveIds.has(agentId);
+  }
+
+  /**
+   * The agents that went while no board host ran and worked in a task's folder (`withFolders`): each listed
+   * dead with its process group, which may still be finishing a git, and each the pty host no longer lists
+   * (it died and swept what was left of its panes at its next start) with none. Their git locks are nobody's.
+   */
+  goneOf(withFolders: Iterable<string>): GoneAgent[] {
+    const gone: GoneAgent[] = this.exited.map((k) => ({ id: k.listing.meta.agentId, name: k.listing.meta.name, pgid: k.listing.pid }));
+    const listed = new Set([...this.liveIds, ...this.exitedIds]);
+    for (const id of withFolders) if (!listed.has(id)) gone.push({ id, name: id, pgid: null });
+    return gone;
   }
 
   /** Once the board knows the exited ones: their panes are let go, nothing more is read from them. */

@@ -12,7 +12,7 @@ import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peer
 import { buildLaunch, writeProfileFiles } from '../agents/profiles.js';
 import type { PaneSession } from '../pty/paneSession.js';
 import { PaneTypist } from './assignmentTyping.js';
-import { clearLocksWhenGone } from './paneLocks.js';
+import { clearGoneAgentsLocks, clearLocksWhenGone, type GoneAgent, type LockClearing } from './paneLocks.js';
 import { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps } from './paneTypes.js';
 
 export { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps };
@@ -380,7 +380,16 @@ export class Panes {
 
   /** Git locks the agent left behind, cleared once its process group is gone (paneLocks.ts). */
   private clearLocksWhenGone(pane: Pane): void {
-    clearLocksWhenGone(pane, { clearLocksOf: this.d.clearLocksOf, warn: this.d.warn, closing: () => this.closing, later: (fn, ms) => this.store.timeout(fn, ms) });
+    clearLocksWhenGone(pane, this.lockClearing());
+  }
+
+  /** The same for agents found gone when this host opened (KeptPanes.goneOf): their deaths nobody saw. */
+  clearLocksOfGone(gone: readonly GoneAgent[]): void {
+    for (const g of gone) clearGoneAgentsLocks({ ...g, name: this.d.registry.get(g.id)?.name ?? g.name }, this.lockClearing());
+  }
+
+  private lockClearing(): LockClearing {
+    return { clearLocksOf: this.d.clearLocksOf, warn: this.d.warn, closing: () => this.closing, later: (fn, ms) => this.store.timeout(fn, ms) };
   }
 
   /** The Thread is shutting (its claims already released by the board): no more pushes, timers or typing. */

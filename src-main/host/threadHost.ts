@@ -128,6 +128,8 @@ export class ThreadHost {
       throw err;
     });
     await worktrees.fenceThreadFolder(opts.warn);
+    // Agents that went while no board host ran (killed inside git, say) left locks no process will finish.
+    if (worktrees.git) panes.clearLocksOfGone(kept.goneOf(worktrees.require().folders.agentsWithFolders()));
     const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn, states });
     const host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
     if (opts.liveness !== false) liveness.schedule();

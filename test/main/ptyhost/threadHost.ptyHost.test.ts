@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
-import { makeRepo } from '../../helpers/gitFixture.js';
+import { gitSync, makeRepo } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
 
@@ -24,9 +24,9 @@ function folders() {
   return { folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run') };
 }
 
-async function openWith(f: ReturnType<typeof folders>): Promise<{ host: ThreadHost; link: PtyHostLink }> {
+async function openWith(f: ReturnType<typeof folders>, warn?: (m: string) => void): Promise<{ host: ThreadHost; link: PtyHostLink }> {
   const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
-  const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link });
+  const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link, warn });
   let done = false;
   cleanups.push(async () => {
     if (done) return;
@@ -153,6 +153,35 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const answer = JSON.parse(fs.readFileSync(result, 'utf8')) as { result?: unknown; error?: { message: string } };
     expect(answer.error, `the first call after the restart: ${JSON.stringify(answer)}`).toBeUndefined();
     expect(second.host.panes.agents().map((x) => x.id)).toEqual([a.id]);
+  });
+
+  it('an agent killed inside git while no board host ran: the next one clears the git locks it left, once its process group is gone', async () => {
+    const f = folders();
+    makeRepo(f.folder);
+    const first = await openWith(f);
+    const a = await first.host.panes.launch('shell');
+    const { taskId } = await claim(first.host, a.id, 'work');
+    await waitFor(() => Boolean(first.host.board.state.tasks.get(taskId)?.worktree), 20_000, 'the claim folder');
+    const wt = first.host.board.state.tasks.get(taskId)!.worktree!;
+    // What git leaves when it is killed -9 inside `git commit`: the index's, HEAD's and the branch's locks.
+    const admin = gitSync(wt.path, ['rev-parse', '--absolute-git-dir']);
+    const common = gitSync(f.folder, ['rev-parse', '--absolute-git-dir']);
+    const locks = [join(admin, 'index.lock'), join(admin, 'HEAD.lock'), join(common, 'refs', 'heads', `${wt.branch}.lock`)];
+    for (const l of locks) fs.writeFileSync(l, '');
+    await first.host.leave();
+    first.link.leave();
+    process.kill(-a.pid!, 'SIGKILL');
+    await waitFor(() => !alive(a.pid!), 5_000, 'A to die');
+
+    const notes: string[] = [];
+    const second = await openWith(f, (m) => notes.push(m));
+    expect(second.host.board.state.tasks.get(taskId)?.claim).toBeNull();
+    expect(locks.filter((l) => fs.existsSync(l))).toEqual([]);
+    expect(notes.join('\n')).toContain(`cleared 3 git lock(s) left by ${a.name}`);
+    // The next holder commits in that branch's folder as usual.
+    const b = await second.host.panes.launch('shell');
+    const again = await second.host.board.run((e) => e.claim(b.id, taskId));
+    expect(again.ok).toBe(true);
   });
 
   it('stopping its own agents leaves the pty host running for the kept agents of a Thread not open here', async () => {
