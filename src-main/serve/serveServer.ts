@@ -343,12 +343,20 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     ws.send(message, { binary: typeof message !== 'string' });
   };
   const send = (m: WsServerMessage) => sendMessage(JSON.stringify(m));
-  // Pushes go to the windows that have the Thread open, as Electron sends each to its Thread's window.
+  // Pushes go to the windows that have the Thread open, as Electron sends each to its Thread's window; pane
+  // output only to the window that shows it. A window shows one Thread (the one it last read a snapshot of):
+  // once it switches, the Thread it left sends it no output and holds none of its panes for its acks.
   const opened = new Set<string>();
+  let shown: string | null = null;
+  const show = (key: string) => {
+    if (shown !== null && shown !== key) threads.get(shown)?.panes.detachEverywhere(consumer);
+    shown = key;
+  };
   const sub = threads.onPush.event((push) => {
     if (!opened.has(push.key)) return;
-    if (push.type === 'pane-data') sendMessage(paneMessage(push));
-    else send({ push });
+    if (push.type === 'pane-data') {
+      if (push.key === shown) sendMessage(paneMessage(push));
+    } else send({ push });
   });
   const answer = async (raw: RawData, isBinary: boolean): Promise<void> => {
     const frame = readFrame(raw, isBinary);
@@ -358,9 +366,17 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
       // From its snapshot on, the window hears the Thread's pushes (a few it already has are harmless: the
       // page orders events by sequence).
       const key = (params as { key?: unknown } | undefined)?.key;
-      if (method === 'thread.snapshot' && typeof key === 'string') opened.add(key);
+      if (method === 'thread.snapshot' && typeof key === 'string') {
+        opened.add(key);
+        show(key);
+      }
       const out = await router.call(method, params, consumer);
-      if (out.ok && method === 'threads.open') opened.add((out.value as { key: string }).key);
+      if (out.ok && method === 'threads.open') {
+        const opens = (out.value as { key: string }).key;
+        opened.add(opens);
+        // A window's first Thread is the one it opens, until it reads a snapshot of another.
+        if (shown === null) show(opens);
+      }
       if (out.ok && method === 'thread.snapshot') sendMessage(snapshotAnswer(id, out.value as ThreadSnapshot));
       else send({ id, ...out });
     } catch (err) {
