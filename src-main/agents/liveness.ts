@@ -55,8 +55,9 @@ export interface LivenessLoopDeps {
 export interface LivenessStates {
   /** How long the agent has waited on a person (ms, on the loop's clock), or null when it is not waiting. */
   waitingFor(agentId: string): number | null;
-  /** The verdict on an agent that is not waiting. */
-  progress(agentId: string, verdict: 'renew' | 'stalled'): void;
+  /** The verdict on an agent that is not waiting: making progress, stalled (silent while it holds a claim,
+   *  or stopped), or idle (alive, silent, holding nothing: a shell at its prompt, a CLI between turns). */
+  progress(agentId: string, verdict: 'renew' | 'stalled' | 'idle'): void;
 }
 
 /** What the loop does with an agent: renew as live, hold for a person, end a wait that ran too long, or
@@ -144,7 +145,9 @@ export class LivenessLoop {
         r.status = 'running';
         if (holds) await this.d.board.apply((e) => e.renewLive(r.id));
       } else if (verdict === 'stalled') {
-        r.status = 'stalled';
+        // Silence is a stall only for an agent with work to do; one holding nothing is idle. A stopped
+        // process or a zombie is stalled whatever it holds.
+        r.status = holds || facts.state === 'stopped' || facts.state === 'zombie' ? 'stalled' : 'running';
       } else if (verdict === 'hold') {
         // Alive and waiting: shown running (the state says "waiting for you"), its claims kept.
         r.status = 'running';
@@ -153,7 +156,8 @@ export class LivenessLoop {
         r.status = 'running';
         if (holds) await this.d.board.apply((e) => e.endWaited(r.id));
       }
-      if (verdict === 'renew' || verdict === 'stalled') this.d.states?.progress(r.id, verdict);
+      if (verdict === 'renew') this.d.states?.progress(r.id, 'renew');
+      else if (verdict === 'stalled') this.d.states?.progress(r.id, r.status === 'stalled' ? 'stalled' : 'idle');
       if (r.status !== before) this.d.onStatus();
     }
   }

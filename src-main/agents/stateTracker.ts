@@ -40,8 +40,9 @@ export function cleanStateText(text: string | null | undefined): string | null {
 /**
  * One pane's state, merged from every signal its agent gives. The rules, in order:
  * - exited is final; nothing after it counts;
- * - the liveness check speaks only about progress: it turns `working` into `stalled` and back, and never
- *   overrides a wait or a finished turn (an agent waiting on a person makes no progress, rightly);
+ * - the liveness check speaks only about progress: it turns `working` into `stalled` (silent, holding a
+ *   claim) or `idle` (silent, holding nothing) and back, and never overrides a wait or a finished turn (an
+ *   agent waiting on a person makes no progress, rightly);
  * - otherwise a signal from a source at least as strong as the current state's replaces it;
  * - a weaker source may still turn `working` into `needs-input` (a prompt on screen is evidence even where
  *   the hook said nothing, as for Claude's question dialogs), but never clears a stronger source's wait or
@@ -107,7 +108,10 @@ export class AgentStateTracker implements Disposable {
     if (cur.state === 'exited') return false;
     if (s.state === 'exited') return this.set(s);
     if (s.source === 'liveness') {
-      if ((s.state === 'stalled' && cur.state === 'working') || (s.state === 'working' && cur.state === 'stalled')) return this.set(s);
+      // Its own words only: working, stalled, and idle that it said itself (an agent's own idle, a finished
+      // turn, is not the liveness check's to take back).
+      const its = cur.state === 'working' || cur.state === 'stalled' || (cur.state === 'idle' && cur.source === 'liveness');
+      if (its && (s.state === 'working' || s.state === 'stalled' || s.state === 'idle')) return this.set(s);
       return false;
     }
     if (sourceRank(s.source) <= sourceRank(cur.source)) return this.set(s);
@@ -131,7 +135,7 @@ export class AgentStateTracker implements Disposable {
       if (sourceRank(s.source) < sourceRank(before.source)) this.cur = { state: before.state, source: s.source, text: before.text, since: before.since };
       return false;
     }
-    // The launch's guess stays a guess while only the liveness check speaks (working ⇄ stalled).
+    // The launch's guess stays a guess while only the liveness check speaks (working, stalled, idle).
     const presumed = before.presumed && s.source === 'liveness';
     this.cur = { state: s.state, source: s.source, text, since: this.d.wall(), ...(presumed ? { presumed } : {}) };
     if (before.state !== s.state) this.enteredAt = this.d.now();

@@ -103,8 +103,8 @@ export class AgentStates {
   }
 
   /** The liveness check's verdict: progress or none. */
-  progress(agentId: string, verdict: 'renew' | 'stalled'): void {
-    this.entries.get(agentId)?.tracker.signal({ state: verdict === 'renew' ? 'working' : 'stalled', source: 'liveness' });
+  progress(agentId: string, verdict: 'renew' | 'stalled' | 'idle'): void {
+    this.entries.get(agentId)?.tracker.signal({ state: verdict === 'renew' ? 'working' : verdict, source: 'liveness' });
   }
 
   /** How long the agent has waited on a person (ms), or null when it is not waiting. */

@@ -1,0 +1,50 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { hostFixture } from '../../helpers/hosts.js';
+import { waitFor } from '../../helpers/pty.js';
+
+/**
+ * "Stalled" means alive, holding a claim and making no progress. Real shells at their prompt, with the
+ * real liveness loop on the shortest lease: the ones that hold nothing become idle and stay running; the one
+ * holding a claim is stalled (its claim then runs out, and it is idle like the rest); a stopped one is
+ * stalled whatever it holds.
+ */
+const fixture = hostFixture('idle-shells');
+afterEach(() => fixture.cleanup());
+
+describe('agents that make no progress', () => {
+  it('idle shells that hold nothing are idle, never stalled; a silent holder is stalled until its claim runs out; a stopped one is stalled', async () => {
+    const host = await fixture.open({ liveness: true });
+    await host.board.run((e) => e.setSettings({ leaseMs: 2_000 }));
+    const idle = await Promise.all([1, 2, 3].map(() => host.panes.launch('shell')));
+    const holder = await host.panes.launch('shell');
+    const stopped = await host.panes.launch('shell');
+    const t = await host.board.run((e) => e.addTask({ title: 'held in silence' }));
+    if (!t.ok) throw new Error(t.error.message);
+    expect((await host.board.run((e) => e.claim(holder.id, t.value.id))).ok).toBe(true);
+    process.kill(stopped.pid!, 'SIGSTOP');
+    const seen = new Map<string, Set<string>>();
+    const note = (list: AgentInfo[]) => {
+      for (const a of list) {
+        const s = seen.get(a.id) ?? new Set<string>();
+        s.add(`${a.status}/${a.state?.state}`);
+        seen.set(a.id, s);
+      }
+    };
+    host.panes.onAgents.event(note);
+    const info = (id: string) => host.panes.agents().find((a) => a.id === id)!;
+    try {
+      await waitFor(() => idle.every((a) => info(a.id).state?.state === 'idle'), 20_000, 'the idle shells to be idle');
+      await waitFor(() => seen.get(holder.id)?.has('stalled/stalled') === true, 20_000, 'the silent holder to be stalled');
+      await waitFor(() => host.board.state.tasks.get(t.value.id)?.claim === null, 20_000, "the holder's claim to run out");
+      await waitFor(() => info(holder.id).state?.state === 'idle' && info(holder.id).status === 'running', 20_000, 'the former holder to be idle');
+      await waitFor(() => info(stopped.id).status === 'stalled', 20_000, 'the stopped shell to be stalled');
+      for (const a of idle) {
+        expect(info(a.id).status).toBe('running');
+        expect([...(seen.get(a.id) ?? [])].filter((s) => s.includes('stalled')), `${a.name}: ${[...(seen.get(a.id) ?? [])].join(', ')}`).toEqual([]);
+      }
+    } finally {
+      process.kill(stopped.pid!, 'SIGCONT');
+    }
+  }, 60_000);
+});
