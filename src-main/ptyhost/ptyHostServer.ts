@@ -373,6 +373,11 @@ export class PtyHostServer {
     // The roots are gone; what they started still gets its TERM and KILL before this process exits.
     await lingeringKills();
     this.client?.destroy();
+    // The server's close waits for every connection: a greeter's must not hold the stop to its deadline.
+    for (const [sock, g] of this.unadopted) {
+      clearTimeout(g.deadline);
+      sock.destroy();
+    }
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.o.socketPath, { force: true });
     fs.rmSync(paneRecordBeside(this.o.socketPath), { force: true });
