@@ -148,7 +148,10 @@ describe.runIf(linux)('serve and its pty host, faults in flight', () => {
     await first.exit;
     process.kill(host, 'SIGCONT');
     // The pty host reads the spawn (a pane no board host recorded), then the connection's end.
-    await waitFor(() => childrenOf(host).length === 2, 10_000, 'the pty host to make the pane');
+    await waitFor(() => childrenOf(host).length === 2, 10_000, 'the pty host to make the pane').catch((e: Error) => {
+      const log = fs.readFileSync(join(f.root, 'data', 'ptyhost', 'ptyhost.log'), 'utf8').trimEnd().split('\n').slice(-12).join('\n');
+      throw new Error(`${e.message}; its children: ${childrenOf(host).join(', ')} (A is ${a.pid}); unread ${unread(host)}; its log ends:\n${log}`);
+    });
     const orphan = childrenOf(host).find((p) => p !== a.pid)!;
 
     const second = await f.start();
