@@ -56,7 +56,8 @@ const [socket, result, lock, version, protocol] = process.argv.slice(2);
 const frame = (m) => { const j = Buffer.from(JSON.stringify(m)); const b = Buffer.alloc(5); b.writeUInt32BE(j.length + 1, 0); b[4] = 1; return Buffer.concat([b, j]); };
 if (lock) { try { process.kill(JSON.parse(fs.readFileSync(lock, 'utf8')).pid, 'SIGKILL'); } catch (e) { } }
 const answers = [];
-const done = (why) => { fs.writeFileSync(result, JSON.stringify({ why, answers })); process.exit(0); };
+// Written aside and renamed: the test reads the file the moment it exists.
+const done = (why) => { fs.writeFileSync(result + '.tmp', JSON.stringify({ why, answers })); fs.renameSync(result + '.tmp', result); process.exit(0); };
 setTimeout(() => done('timeout'), 8000);
 const tryConnect = (n) => {
   const c = net.createConnection(socket);
@@ -101,7 +102,7 @@ while (sysread($c, $buf, 65536)) {
   }
   last if $all =~ /"id":2/ || $all =~ /"ok":false/;
 }
-open my $out, '>', $result; print $out $all; close $out;
+open my $out, '>', "$result.tmp"; print $out $all; close $out; rename("$result.tmp", $result);
 `;
 
 const paneText = (s: ServeProc, agentId: string) => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
@@ -185,7 +186,10 @@ describe('an agent cannot take over the pty host', () => {
         const out = join(data, name);
         spawn('perl', [deadScript, socket, out, forkbenchVersion(), String(PTY_HOST_PROTOCOL), ...(proofKey ? [proofKey.toString('hex')] : [])], { stdio: 'ignore' });
         await waitFor(() => fs.existsSync(out), 20_000, name);
-        return fs.readFileSync(out, 'utf8');
+        const said = fs.readFileSync(out, 'utf8');
+        // Nothing heard at all: the pty host's log says why.
+        if (!said) throw new Error(`the ${name} greeting heard nothing; the pty host's log: ${fs.readFileSync(log, 'utf8')}`);
+        return said;
       };
       const wrong = await greet('wrong', Buffer.alloc(32, 8));
       expect(wrong).toMatch(/"adopted":false/);

@@ -265,7 +265,13 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     // The same file, checked by `claude mcp list`. The profile writes it to the agent's folder, which the
     // harness keeps under the test's temporary folder.
     const temp = dirname(t.folder);
-    const configs = fs.readdirSync(temp, { recursive: true, encoding: 'utf8' }).filter((f) => basename(f) === 'claude-mcp.json');
+    // Not through the agent's home: Claude makes and removes its `.claude.json.lock` there while it runs, and
+    // a folder that goes mid-walk fails the walk.
+    const configs = fs
+      .readdirSync(temp)
+      .filter((d) => join(temp, d) !== t.home && fs.statSync(join(temp, d)).isDirectory())
+      .flatMap((d) => fs.readdirSync(join(temp, d), { recursive: true, encoding: 'utf8' }).map((f) => join(d, f)))
+      .filter((f) => basename(f) === 'claude-mcp.json');
     expect(configs).toHaveLength(1);
     fs.copyFileSync(join(temp, configs[0]!), join(listing, '.mcp.json'));
     const list = await t.run('claude', ['mcp', 'list'], { cwd: listing });
