@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { ensureRendererBuilt } from '../../e2e/harness.js';
+import { threadKeyOf } from '../../src-main/host/threadHost.js';
 import { addressOf, tradeLink } from '../../e2e/serveClient.js';
 import { windowOn, type WindowClient } from '../../e2e/windowClient.js';
 
@@ -61,4 +65,41 @@ export function ptyHostPidOf(dataDir: string): number | null {
   }
 }
 
-export { alive } from './processes.js';
+import { alive } from './processes.js';
+
+export { alive };
+
+/**
+ * One project folder (and its data and runtime folders) for a test file's serves, made before its tests and
+ * removed after them with every serve it started killed and its pty host ended. `at` is filled in beforeAll.
+ */
+export function servedProjectOfThisFile(prefix: string) {
+  const at = { root: '', project: '', key: '' };
+  const serves: ServeProc[] = [];
+  beforeAll(() => {
+    ensureRendererBuilt();
+    at.root = fs.mkdtempSync(join(tmpdir(), prefix));
+    at.project = join(at.root, 'project');
+    fs.mkdirSync(at.project);
+    at.key = threadKeyOf(at.project);
+  });
+  afterAll(() => {
+    for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+    const pid = ptyHostPidOf(join(at.root, 'data'));
+    if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+    fs.rmSync(at.root, { recursive: true, force: true });
+  });
+  return {
+    at,
+    /** `serve` on the file's project, killed after the file if it is still running. */
+    async start(o: { args?: string[]; ack?: boolean } = {}): Promise<ServeProc> {
+      const s = await serveOn({ root: at.root, project: at.project, key: at.key, ...o });
+      serves.push(s);
+      return s;
+    },
+    /** A serve the test started on folders of its own, killed after the file too if it is still running. */
+    killAfter(s: ServeProc): void {
+      serves.push(s);
+    },
+  };
+}

@@ -2,17 +2,15 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRendererBuilt } from '../../../e2e/harness.js';
+import { describe, expect, it } from 'vitest';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { dataLockPath } from '../../../src-main/base/hostLock.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { proofFor } from '../../../src-main/ptyhost/adoptionKey.js';
 import { ADOPTION_KEY_FD, ptyHostCommand } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { forkbenchVersion, ptyHostPaths, PTY_HOST_PROTOCOL } from '../../../src-main/ptyhost/protocol.js';
 import { checkoutRuntime } from '../../../src-main/base/nodeRuntime.js';
 import { waitFor } from '../../helpers/pty.js';
-import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+import { alive, servedProjectOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
 
 /**
  * Finding 1 of issue 29: a pane that kills its board host and greets the pty host in its place. Every
@@ -20,29 +18,7 @@ import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serv
  * writes, since the window it would print to died with serve.
  */
 
-let root: string;
-let project: string;
-let key: string;
-const serves: ServeProc[] = [];
-beforeAll(() => {
-  ensureRendererBuilt();
-  root = fs.mkdtempSync(join(tmpdir(), 'fb-takeover-'));
-  project = join(root, 'project');
-  fs.mkdirSync(project);
-  key = threadKeyOf(project);
-});
-afterAll(() => {
-  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-  const pid = ptyHostPidOf(join(root, 'data'));
-  if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
-  fs.rmSync(root, { recursive: true, force: true });
-});
-
-async function start(): Promise<ServeProc> {
-  const s = await serveOn({ root, project, key });
-  serves.push(s);
-  return s;
-}
+const { at, start } = servedProjectOfThisFile('fb-takeover-');
 
 /**
  * The attacker, in Node: kill -9 the board host named in the data folder's lock, greet the pty host with
@@ -106,7 +82,7 @@ open my $out, '>', "$result.tmp"; print $out $all; close $out; rename("$result.t
 `;
 
 const paneText = (s: ServeProc, agentId: string) => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
-const type = (s: ServeProc, agentId: string, line: string) => s.window.call('agent.input', { key, agentId, data: `${line}\r` });
+const type = (s: ServeProc, agentId: string, line: string) => s.window.call('agent.input', { key: at.key, agentId, data: `${line}\r` });
 
 async function readResult(path: string): Promise<{ why: string; answers: Array<{ id?: number; ok?: boolean; code?: string; error?: string; v?: unknown }> }> {
   await waitFor(() => fs.existsSync(path), 20_000, `the attacker's result in ${path}`);
@@ -115,6 +91,7 @@ async function readResult(path: string): Promise<{ why: string; answers: Array<{
 
 describe('an agent cannot take over the pty host', () => {
   it('a pane that kills serve -9 and greets the pty host (directly, and after setsid -f) is refused: no list, no kill; the agents and the next serve carry on', async () => {
+    const { root, key } = at;
     const dataDir = join(root, 'data');
     const greeter = join(root, 'greet.cjs');
     fs.writeFileSync(greeter, GREETER);

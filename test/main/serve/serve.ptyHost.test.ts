@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRendererBuilt } from '../../../e2e/harness.js';
+import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
@@ -12,31 +11,10 @@ import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
 import { readProcFacts, readProcStat } from '../../../src-main/pty/procReader.js';
 import { sleep, waitFor } from '../../helpers/pty.js';
-import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+import { alive, ptyHostPidOf, serveOn, servedProjectOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
 
-let root: string;
-let project: string;
-let key: string;
-const serves: ServeProc[] = [];
-beforeAll(() => {
-  ensureRendererBuilt();
-  root = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-serve-'));
-  project = join(root, 'project');
-  fs.mkdirSync(project);
-  key = threadKeyOf(project);
-});
-afterAll(async () => {
-  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-  const pid = ptyHostPidOf(join(root, 'data'));
-  if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
-  fs.rmSync(root, { recursive: true, force: true });
-});
-
-async function start(args: string[] = []): Promise<ServeProc> {
-  const s = await serveOn({ root, project, key, args });
-  serves.push(s);
-  return s;
-}
+const { at, start: startServe, killAfter } = servedProjectOfThisFile('fb-ptyhost-serve-');
+const start = (args: string[] = []) => startServe({ args });
 
 /** Everything a pane printed to this window (its pushes), as text. Markers are echoed as "X"-Y, so the
  *  echo of the typed line never matches the output X-Y. */
@@ -44,10 +22,10 @@ function paneText(s: ServeProc, agentId: string): string {
   return s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
 }
 
-const type = (s: ServeProc, agentId: string, line: string) => s.window.call('agent.input', { key, agentId, data: `${line}\r` });
+const type = (s: ServeProc, agentId: string, line: string) => s.window.call('agent.input', { key: at.key, agentId, data: `${line}\r` });
 
 async function claimsOf(s: ServeProc): Promise<Map<string, { agentId: string; token: number }>> {
-  const snap = await s.window.call('thread.snapshot', { key });
+  const snap = await s.window.call('thread.snapshot', { key: at.key });
   const m = new Map<string, { agentId: string; token: number }>();
   for (const t of snap.board.tasks) if (t.claim) m.set(t.id, { agentId: t.claim.agentId, token: t.claim.token });
   return m;
@@ -55,6 +33,7 @@ async function claimsOf(s: ServeProc): Promise<Map<string, { agentId: string; to
 
 describe('agents outlive serve in the pty host', () => {
   it('kill -9 of serve mid-flood: the next serve has the same agents, pids, screens, claims and tokens; renew is accepted; an agent gone meanwhile lost its claim as agent-exited', async () => {
+    const { root, key } = at;
     const first = await start();
     for (const title of ['flood work', 'quiet work', 'doomed work']) await first.window.call('task.add', { key, title });
     const launch = () => first.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
@@ -134,7 +113,7 @@ describe('serve --keep-agents and the idle pty host', () => {
       // 3 s: long enough to see the agent outlive serve, short enough for a test.
       const env = { FORKBENCH_PTY_HOST_IDLE_MS: '3000' };
       const s = await serveOn({ root: idleRoot, project: proj, key: k, env, args: ['--keep-agents'] });
-      serves.push(s);
+      killAfter(s);
       await s.window.call('task.add', { key: k, title: 'kept' });
       const a = await s.window.call('agent.launch', { key: k, profile: 'shell', cols: 80, rows: 24 });
       await s.window.call('agent.input', { key: k, agentId: a.id, data: 'forkbench claim T-1 && echo "CLAIMED"-1\r' });
@@ -188,7 +167,7 @@ describe('a pty host of another Forkbench version', () => {
 
       // With it: the old one ends with its agent, serve starts its own and runs agents there.
       const s = await serveOn({ root: otherRoot, project: proj, key: k, args: ['--replace-pty-host'] });
-      serves.push(s);
+      killAfter(s);
       expect(s.err()).toContain(`stopped the pty host of Forkbench 0.0.0-other (pid ${oldPid}) and its agents; starting this version's`);
       expect(alive(oldPid)).toBe(false);
       expect(alive(oldAgent.pid)).toBe(false);
@@ -245,7 +224,7 @@ describe('flow control from a window through serve and the pty host', () => {
     const k = threadKeyOf(proj);
     try {
       const s = await serveOn({ root: flowRoot, project: proj, key: k, ack: false });
-      serves.push(s);
+      killAfter(s);
       const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec yes flood', cols: 80, rows: 24 });
       let chars = 0;
       s.window.onPush((p) => {
