@@ -147,10 +147,10 @@ async function peerCheckCost(root: string): Promise<Row[]> {
       const script = join(dir, 'fresh.js');
       const out = join(dir, 'fresh.json');
       fs.writeFileSync(script, FRESH_CALLS);
-      const pane = await host.panes.launch('custom', { command: `"${process.execPath}" "${script}" "$FORKBENCH_SOCKET" "$FORKBENCH_SECRET" ${N} "${out}"; exec sleep 600` });
+      const pane = await host.roster.launch('custom', { command: `"${process.execPath}" "${script}" "$FORKBENCH_SOCKET" "$FORKBENCH_SECRET" ${N} "${out}"; exec sleep 600` });
       const t0 = performance.now();
       while (!fs.existsSync(out)) {
-        if (performance.now() - t0 > 60_000) throw new Error(`the pane wrote no timings in 60 s: ${await host.panes.screen(pane.id)}`);
+        if (performance.now() - t0 > 60_000) throw new Error(`the pane wrote no timings in 60 s: ${await host.roster.screen(pane.id)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
       const got = JSON.parse(fs.readFileSync(out, 'utf8')) as number[] | { error: string };
@@ -222,7 +222,7 @@ export async function agentBench(): Promise<Row[]> {
     for (let i = 0; i < KILLS; i++) {
       const t = await host.board.run((e) => e.addTask({ title: `k${i}` }));
       if (!t.ok) throw new Error(t.error.message);
-      const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
+      const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
       const c = await host.board.run((e) => e.claim(agent.id, t.value.id));
       if (!c.ok) throw new Error(c.error.message);
       const ended = new Promise<void>((resolve) => {
@@ -233,7 +233,7 @@ export async function agentBench(): Promise<Row[]> {
           }
         });
       });
-      const session = host.panes.get(agent.id)?.session;
+      const session = host.roster.get(agent.id)?.session;
       if (!session) throw new Error('no session');
       const t0 = performance.now();
       process.kill(agent.pid as number, 'SIGKILL');
@@ -243,7 +243,7 @@ export async function agentBench(): Promise<Row[]> {
       if (!session.exit) endedFirst++;
       await session.exited;
       exitLat.push(performance.now() - t0);
-      await host.panes.close(agent.id);
+      await host.roster.close(agent.id);
     }
     lat.sort((a, b) => a - b);
     exitLat.sort((a, b) => a - b);
@@ -253,8 +253,8 @@ export async function agentBench(): Promise<Row[]> {
     rows.push({ name: 'claim ended before the exit event', value: endedFirst, unit: `of ${KILLS}` });
 
     // CLI round trip against a bare node start, same machine, same run.
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
-    const rec = host.registry.get(agent.id);
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
+    const rec = host.roster.agent(agent.id);
     const env = { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec?.secret };
     const N = 20;
     const bare: number[] = [];

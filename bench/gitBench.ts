@@ -52,7 +52,7 @@ export async function gitBench(): Promise<Row[]> {
     // Bare git, the baseline: the same command Forkbench runs, nothing around it. A grant as an agent waits
     // for it: claim → its worktree is ready, hooks and claim file in place. Interleaved, so a noisy
     // neighbour (this VM's disk varies 5× between minutes) slows both sides alike.
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const bare: number[] = [];
     const grant: number[] = [];
     for (let i = 0; i < GRANTS; i++) {
@@ -72,7 +72,7 @@ export async function gitBench(): Promise<Row[]> {
 
     // Re-grants: the task moves between two agents, so every grant detaches and fences the last folder and
     // makes a fresh one at the record. Interleaved with bare adds again.
-    const other = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const other = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const bare2: number[] = [];
     const regrant: number[] = [];
     for (let i = 0; i < GRANTS; i++) {
@@ -92,7 +92,7 @@ export async function gitBench(): Promise<Row[]> {
     const held = host.board.state.tasks.get('T-1');
     const fenced = held?.worktree?.path as string;
     const plain = join(root, 'bare', '0');
-    const env = { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.registry.get(agent.id)?.secret, FORKBENCH_AGENT_ID: agent.id };
+    const env = { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.roster.agent(agent.id)?.secret, FORKBENCH_AGENT_ID: agent.id };
     const withHooks: number[] = [];
     const without: number[] = [];
     for (let i = 0; i < COMMITS; i++) {

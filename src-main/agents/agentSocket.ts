@@ -6,6 +6,9 @@ import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import { FrameTooLarge, LineSplitter, RpcCode, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentRegistry } from './agentRegistry.js';
+
+/** Who a secret belongs to: the Roster, or a bare registry in tests. */
+type Authenticator = Pick<AgentRegistry, 'authenticate'>;
 import { PERSON_CHECK_METHOD, type PersonCheckResult } from '../../src-shared/protocol/hookMethods.js';
 import { callAsAgent, callAsPerson, type AgentCallHooks } from './agentRpc.js';
 import { peerPid, type Caller, type Whereabouts } from './peerCredentials.js';
@@ -79,7 +82,7 @@ export class AgentSocket {
     readonly budget: ConnectionBudget,
   ) {}
 
-  static async listen(path: string, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks = {}, judge?: PeerJudge, opts: SocketOptions = {}): Promise<AgentSocket> {
+  static async listen(path: string, registry: Authenticator, board: BoardService, hooks: AgentCallHooks = {}, judge?: PeerJudge, opts: SocketOptions = {}): Promise<AgentSocket> {
     if (process.platform !== 'win32' && fs.existsSync(path)) {
       // A socket file left by a host that died. Anything else at that path is not ours to delete.
       if (!fs.lstatSync(path).isSocket()) throw new Error(`${path} exists and is not a socket`);
@@ -110,7 +113,7 @@ export class AgentSocket {
     return sock;
   }
 
-  private serve(c: net.Socket, registry: AgentRegistry, board: BoardService, hooks: AgentCallHooks, judge: PeerJudge | undefined): void {
+  private serve(c: net.Socket, registry: Authenticator, board: BoardService, hooks: AgentCallHooks, judge: PeerJudge | undefined): void {
     this.conns.add(c);
     const conn: Conn = { socket: c, unauthenticatedBytes: 0 };
     c.on('close', () => {
@@ -167,7 +170,7 @@ export class AgentSocket {
 
   private async handle(
     line: string,
-    registry: AgentRegistry,
+    registry: Authenticator,
     board: BoardService,
     hooks: AgentCallHooks,
     send: (r: RpcResponse) => void,
@@ -215,7 +218,7 @@ export class AgentSocket {
       conn.socket.end();
       return;
     }
-    agent.lastBoardCallAt = performance.now();
+    agent.calledBoard(performance.now());
     const out = await callAsAgent(board, agent.id, m.method, m.params, hooks);
     if (out.ok) send({ jsonrpc: '2.0', id, result: out.value });
     else fail(id, out.error);

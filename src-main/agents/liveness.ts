@@ -3,7 +3,7 @@ import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import type { BoardService } from '../board/boardService.js';
 import { readTreeCpu, type ProcState, type TreeCpu } from '../pty/procReader.js';
-import type { AgentRecord } from './agentRegistry.js';
+import type { Agent } from './agent.js';
 
 /**
  * The background check that renews the leases of agents that are alive and making progress. Its decision is
@@ -31,7 +31,7 @@ export function judgeLiveness(f: LivenessFacts): LivenessVerdict {
 
 /** What the loop reads of one agent's pane. */
 export interface LivenessSubject {
-  record: AgentRecord;
+  readonly agent: Agent;
   /** performance.now() of the pane's last output. */
   readonly lastOutputAt: number;
   /** performance.now() of its launch: its CPU time counts as progress from then. */
@@ -116,49 +116,48 @@ export class LivenessLoop {
     const leaseMs = this.d.board.state.settings.leaseMs;
     const readCpu = this.d.readCpu ?? readTreeCpu;
     const subjects = [...this.d.subjects()];
-    for (const id of this.cpu.keys()) if (!subjects.some((s) => s.record.id === id)) this.cpu.delete(id);
+    for (const id of this.cpu.keys()) if (!subjects.some((s) => s.agent.id === id)) this.cpu.delete(id);
     for (const s of subjects) {
-      const r = s.record;
+      const a = s.agent;
       if (this.stopped) return;
-      if (r.status === 'exited' || r.pid === null) continue;
+      if (!a.alive || a.pid === null) continue;
       let facts: TreeCpu;
       try {
-        facts = await readCpu(r.pid);
+        facts = await readCpu(a.pid);
       } catch {
         continue;
       }
       // The Thread may have been shut while /proc was read: its claims are released, nothing is renewed.
       if (this.stopped) return;
+      // Gone while /proc was read: its death is the roster's to deal with.
+      if (!a.alive) continue;
       const now = this.now();
-      const cpu = this.cpu.get(r.id) ?? { lastCpuMs: 0, lastChangeAt: s.startedAt };
-      this.cpu.set(r.id, cpu);
+      const cpu = this.cpu.get(a.id) ?? { lastCpuMs: 0, lastChangeAt: s.startedAt };
+      this.cpu.set(a.id, cpu);
       if (facts.cpuMs > cpu.lastCpuMs) {
         cpu.lastCpuMs = facts.cpuMs;
         cpu.lastChangeAt = now;
       }
-      const lastProgressAt = Math.max(s.lastOutputAt, r.lastBoardCallAt, cpu.lastChangeAt);
+      const lastProgressAt = Math.max(s.lastOutputAt, a.lastBoardCallAt, cpu.lastChangeAt);
       const { waitHoldMs } = this.d.board.state.settings;
-      const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(r.id) ?? null, waitHoldMs });
-      const before = r.status;
-      const holds = this.d.board.engine.claimsOf(r.id).length > 0;
+      const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(a.id) ?? null, waitHoldMs });
+      const before = a.status;
+      const holds = this.d.board.engine.claimsOf(a.id).length > 0;
+      const stopped = facts.state === 'stopped' || facts.state === 'zombie';
+      // Silence is a stall only for an agent with work to do; one holding nothing is idle. A stopped process
+      // or a zombie is stalled whatever it holds. Waiting on a person is no stall: the state says so.
+      const stalled = verdict === 'stalled' && (holds || stopped);
+      if (verdict !== 'gone') a.progressing(!stalled);
       if (verdict === 'renew') {
-        r.status = 'running';
-        if (holds) await this.d.board.apply((e) => e.renewLive(r.id));
-      } else if (verdict === 'stalled') {
-        // Silence is a stall only for an agent with work to do; one holding nothing is idle. A stopped
-        // process or a zombie is stalled whatever it holds.
-        r.status = holds || facts.state === 'stopped' || facts.state === 'zombie' ? 'stalled' : 'running';
+        if (holds) await this.d.board.apply((e) => e.renewLive(a.id));
       } else if (verdict === 'hold') {
-        // Alive and waiting: shown running (the state says "waiting for you"), its claims kept.
-        r.status = 'running';
-        if (holds) await this.d.board.apply((e) => e.renewLive(r.id, 'waiting'));
+        if (holds) await this.d.board.apply((e) => e.renewLive(a.id, 'waiting'));
       } else if (verdict === 'waited-too-long') {
-        r.status = 'running';
-        if (holds) await this.d.board.apply((e) => e.endWaited(r.id));
+        if (holds) await this.d.board.apply((e) => e.endWaited(a.id));
       }
-      if (verdict === 'renew') this.d.states?.progress(r.id, 'renew');
-      else if (verdict === 'stalled') this.d.states?.progress(r.id, r.status === 'stalled' ? 'stalled' : 'idle');
-      if (r.status !== before) this.d.onStatus();
+      if (verdict === 'renew') this.d.states?.progress(a.id, 'renew');
+      else if (verdict === 'stalled') this.d.states?.progress(a.id, stalled ? 'stalled' : 'idle');
+      if (a.status !== before) this.d.onStatus();
     }
   }
 

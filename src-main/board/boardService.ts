@@ -16,20 +16,25 @@ export interface BoardServiceOptions {
   goal?: string;
   /** Monotonic time source in ms (tests may inject one); the board clock resumes from the journal on top. */
   monotonic?: () => number;
-  /** Which agents still exist. After a restart none do, so by default every claim is released. */
-  isAgentAlive?: (agentId: string) => boolean;
-  /** Agents found to have exited while no board host watched (their pty host kept their exit): their claims
-   *  end with `agent-exited`, the real reason, rather than the `host-restarted` of an unknown holder. */
-  exitedAgents?: readonly string[];
-  /** Why any other holder that no longer exists loses its claim at open. `host-restarted` (the default): its
-   *  process was the host's child and ended with it. With a pty host, agents outlive the host, so a holder
-   *  gone by now ended on its own or with its pty host: `agent-exited` (KeptPanes.goneReason). */
-  goneReason?: HardReleaseReason;
+  /** Who the holders of claims are as the board opens after a restart. Without it none exists, so every claim
+   *  is released. */
+  holders?: Holders;
   compactEvery?: number;
   /** Journal sizes (journalFiles.ts), smaller in tests. */
   compactBytes?: number;
   historyKeepBytes?: number;
   warn?: (message: string) => void;
+}
+
+/**
+ * What became of a claim's holder while no board host ran: alive (its pty host kept it: its claims get
+ * grace), exited (its end was seen, or it is gone with the pty host that ran it: `agent-exited`), or unknown
+ * (it ran in the board host's own process and ended with it: `host-restarted`).
+ */
+export type HolderFate = 'alive' | 'exited' | 'unknown';
+
+export interface Holders {
+  fateOf(agentId: string): HolderFate;
 }
 
 export const BoardServiceConstants = {
@@ -107,8 +112,8 @@ export class BoardService {
     } else {
       // A holder that no longer exists loses its claim now, with the reason, instead of waiting out its
       // lease; any holder that does still exist (kept by a pty host) gets grace.
-      for (const id of opts.exitedAgents ?? []) this.engine.releaseAllHeldBy(id, 'agent-exited');
-      this.engine.grace(opts.isAgentAlive ?? (() => false), opts.goneReason ?? 'host-restarted');
+      const fate = (id: string) => opts.holders?.fateOf(id) ?? 'unknown';
+      this.engine.grace((id) => fate(id) === 'alive', (id) => (fate(id) === 'exited' ? 'agent-exited' : 'host-restarted'));
     }
     await this.commit();
     this.arm();

@@ -406,14 +406,15 @@ export class LeaseEngine {
   /**
    * After a restart or a resume from sleep: every live claim whose holder is still there gets at least a
    * full lease from now, so claims do not all lapse at once because the host was away (etcd extends every
-   * lease on leader change for the same reason). Claims whose holders are gone are ended with `reason`.
+   * lease on leader change for the same reason). Claims whose holders are gone are ended with `goneReason`
+   * (the same for every holder, or each holder's own).
    */
-  grace(isAlive: (agentId: string) => boolean, goneReason: HardReleaseReason = 'host-restarted'): { extended: number; released: number } {
+  grace(isAlive: (agentId: string) => boolean, goneReason: HardReleaseReason | ((agentId: string) => HardReleaseReason) = 'host-restarted'): { extended: number; released: number } {
     let extended = 0;
     let released = 0;
     for (const agentId of this.heldBy.agents()) {
       if (!isAlive(agentId)) {
-        released += this.releaseAllHeldBy(agentId, goneReason).length;
+        released += this.releaseAllHeldBy(agentId, typeof goneReason === 'function' ? goneReason(agentId) : goneReason).length;
         continue;
       }
       for (const id of this.claimsOf(agentId)) {

@@ -138,7 +138,7 @@ if (claim && !claim.ok) {
   app.on('second-instance', (_e, argv, cwd) => void openThread(folderFromArgs(argv.slice(1), cwd)));
 
   /** Agents whose processes still run, in every open Thread. */
-  const runningAgents = () => threads.openHosts().reduce((n, h) => n + h.panes.agents().filter((a) => a.status !== 'exited').length, 0);
+  const runningAgents = () => threads.openHosts().reduce((n, h) => n + h.roster.agents().filter((a) => a.status !== 'exited').length, 0);
   /** Stop or keep the agents, then quit. Kept ones stay in the pty host with their claims, as after
    *  `serve --keep-agents`: the board host leaves without ending a claim and the next start takes them back. */
   const leave = (keep: boolean) =>

@@ -173,24 +173,37 @@ export class ClaimFolders {
   }
 
   /**
-   * An agent is gone and so is its process group: git locks it left in its folders (a kill -9 inside `git
-   * commit` leaves `index.lock`, `HEAD.lock` or the branch's lock) can be cleared, since no process of it is
-   * there to finish. The branch's lock is cleared only when no live claim works on the branch.
+   * The git locks in an agent's folders as its death is learned, before its claims end: a kill -9 inside
+   * `git commit` leaves `index.lock`, `HEAD.lock` or the branch's lock. Taken then, every one is its own (or
+   * older): no other agent can work in the folder yet. Each is kept with its file's identity, so that
+   * `clearLocks` later removes that file and never a lock the next holder's git made at the same path.
    */
-  clearLocksOf(agentId: string): string[] {
-    const cleared: string[] = [];
+  locksOf(agentId: string): HeldLock[] {
+    const held: HeldLock[] = [];
     for (const t of this.r.board.state.tasks.values()) {
       for (const wt of [t.worktree, ...t.parked]) {
         if (!wt || this.hooks.read(keyOf(wt)).agent !== agentId) continue;
         const admin = present(wt) ? worktreeGitDir(wt.path) : null;
-        const locks = admin ? [join(admin, 'index.lock'), join(admin, 'HEAD.lock')] : [];
-        if (!t.claim || t.claim.agentId === agentId) locks.push(join(this.r.repo.commonDir, 'refs', 'heads', `${wt.branch}.lock`));
-        for (const lock of locks) {
-          if (!fs.existsSync(lock)) continue;
-          fs.rmSync(lock, { force: true });
-          cleared.push(lock);
+        const paths = admin ? [join(admin, 'index.lock'), join(admin, 'HEAD.lock')] : [];
+        // The branch is another's only through a live claim that is not the dead agent's.
+        if (!t.claim || t.claim.agentId === agentId) paths.push(join(this.r.repo.commonDir, 'refs', 'heads', `${wt.branch}.lock`));
+        for (const path of paths) {
+          const id = lockIdentity(path);
+          if (id) held.push({ path, id });
         }
       }
+    }
+    return held;
+  }
+
+  /** Removes the locks `locksOf` found that are still the same files (once nothing of the agent is left to
+   *  finish them); returns the paths removed. */
+  clearLocks(locks: readonly HeldLock[]): string[] {
+    const cleared: string[] = [];
+    for (const lock of locks) {
+      if (lockIdentity(lock.path) !== lock.id) continue;
+      fs.rmSync(lock.path, { force: true });
+      cleared.push(lock.path);
     }
     return cleared;
   }
@@ -255,5 +268,21 @@ export class ClaimFolders {
     await this.r.git(this.r.repo.root, ['worktree', 'prune']);
     fs.rmSync(wt.path, { recursive: true, force: true });
     this.hooks.forget(keyOf(wt));
+  }
+}
+
+/** A lock file found at a gone agent's death, and which file it was. */
+export interface HeldLock {
+  path: string;
+  /** Device, inode and change time: a lock the next git makes at the same path is another file. */
+  id: string;
+}
+
+function lockIdentity(path: string): string | null {
+  try {
+    const st = fs.statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.ctimeNs}`;
+  } catch {
+    return null;
   }
 }

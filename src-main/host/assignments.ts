@@ -3,7 +3,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardService } from '../board/boardService.js';
-import type { Panes } from './panes.js';
+import type { Roster } from '../roster/roster.js';
 
 /**
  * What the host types into agents' panes about their tasks: a person's assignment to its new holder (once
@@ -14,7 +14,7 @@ export class Assignments {
   constructor(
     private readonly d: {
       board: BoardService;
-      panes: Panes;
+      roster: Roster;
       worktreeOf: (taskId: string, token: number) => Promise<ClaimWorktree | null>;
       /** The Thread's folder: where an agent whose task's worktree was removed can go back to. */
       folder: string;
@@ -35,12 +35,12 @@ export class Assignments {
 
   private nameOf(agentId: string): string {
     if (agentId === USER) return 'a person in the Forkbench window';
-    return this.d.panes.get(agentId)?.record.name ?? agentId;
+    return this.d.roster.nameOf(agentId);
   }
 
   private tellTaken(e: Extract<BoardEvent, { kind: 'reassign' }>): void {
     const t = this.d.board.state.tasks.get(e.taskId);
-    this.d.panes.tell(
+    this.d.roster.tell(
       e.from.agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
         `your fencing token ${e.from.token} is no longer accepted for it. Stop working on ${e.taskId}; run \`forkbench board\` to pick other work.`,
@@ -57,10 +57,10 @@ export class Assignments {
     if (!by || e.why !== 'merged') return;
     const { agentId } = by;
     const path = e.path ?? by.path;
-    const p = this.d.panes.get(agentId);
-    if (!p || p.record.status === 'exited') return;
+    const p = this.d.roster.get(agentId);
+    if (!p || !p.agent.alive) return;
     const t = this.d.board.state.tasks.get(e.taskId);
-    this.d.panes.tell(
+    this.d.roster.tell(
       agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
         `If your shell was in it: cd '${this.d.folder}'. Run \`forkbench board\` to pick other work.`,
@@ -68,8 +68,8 @@ export class Assignments {
   }
 
   private tellAssigned(taskId: string, agentId: string, token: number): void {
-    const p = this.d.panes.get(agentId);
-    if (!p || p.record.status === 'exited') return;
+    const p = this.d.roster.get(agentId);
+    if (!p || !p.agent.alive) return;
     const t = this.d.board.state.tasks.get(taskId);
     const text =
       `You have been assigned ${t?.id} ${quotedBoardText(t?.title ?? '')} on the Forkbench board (fencing token ${token}). ` +
@@ -77,7 +77,7 @@ export class Assignments {
     // The message names the worktree, so it waits until the worktree exists; a failed one says nothing here
     // (the task is blocked with the reason, which the window shows).
     void this.d.worktreeOf(taskId, token).then(
-      (wt) => this.d.panes.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
+      (wt) => this.d.roster.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
       () => undefined,
     );
   }

@@ -4,22 +4,21 @@ import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { BoardService } from '../board/boardService.js';
-import { AgentRegistry } from '../agents/agentRegistry.js';
 import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { findOnPath } from '../base/pathLookup.js';
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
-import { AgentSessions } from './agentSessions.js';
-import { AgentStates } from './agentStates.js';
+import { AgentSessions } from '../roster/agentSessions.js';
+import { AgentStates } from '../roster/agentStates.js';
+import { KeptPanes } from '../roster/keptPanes.js';
+import { Roster } from '../roster/roster.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
-import { KeptPanes } from './keptPanes.js';
-import { Panes } from './panes.js';
 import { verifyOnDone } from './verifyOnDone.js';
 
-export { TypingConstants } from './assignmentTyping.js';
+export { TypingConstants } from '../roster/assignmentTyping.js';
 
 export interface ThreadHostOptions {
   /** The project folder the agents work in. */
@@ -53,10 +52,10 @@ export function threadKeyOf(folder: string): string {
 
 /**
  * One open Thread, put together: its board, the git worktrees under its claims, the agents' socket, the
- * agents' panes, the liveness loop, the assignment messages and verify. Electron and `serve` both host
+ * agents' roster, the liveness loop, the assignment messages and verify. Electron and `serve` both host
  * exactly this; neither adds behaviour of its own. Each job is a room of its own; this file only wires
  * them, in the order a reader can follow: the board's events go to the worktrees first (a grant gets its
- * folder), then to the windows, then to the panes (who is told what, and the agent list when who holds
+ * folder), then to the windows, then to the roster (who is told what, and the agent list when who holds
  * what changed), then to the liveness loop (a new lease or interval).
  */
 export class ThreadHost {
@@ -71,19 +70,18 @@ export class ThreadHost {
     readonly folder: string,
     readonly board: BoardService,
     readonly socket: AgentSocket,
-    readonly registry: AgentRegistry,
     readonly worktrees: ClaimWorktrees,
-    readonly panes: Panes,
+    readonly roster: Roster,
     readonly liveness: LivenessLoop,
     readonly states: AgentStates,
   ) {
     this.key = threadKeyOf(folder);
-    const assignments = new Assignments({ board, panes, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
+    const assignments = new Assignments({ board, roster, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
     this.unsubscribeBoard = board.onEvent((e) => {
       worktrees.follow(e);
       this.onBoardEvent.fire(e);
       assignments.follow(e);
-      panes.follow(e);
+      roster.follow(e);
       liveness.follow(e);
     });
   }
@@ -97,41 +95,41 @@ export class ThreadHost {
     const sessions = AgentSessions.open(boardDir, opts.warn);
     const ptyHost = await opts.ptyHost;
     const kept = await KeptPanes.read(ptyHost, key);
-    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, isAgentAlive: (id) => kept.isLive(id), exitedAgents: kept.exitedIds, goneReason: kept.goneReason });
-    kept.dropExited();
+    // The board asks one question of what the pty host kept: is this holder alive, exited, or unknown.
+    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept });
     const rt = runtimeDir(opts.runtimeRoot);
-    const registry = new AgentRegistry();
     const socketPath = socketPathFor(rt, key);
     const worktrees = await ClaimWorktrees.open(folder, board, socketPath);
     const states = new AgentStates({ board });
-    const panes = new Panes({
-      states, folder, threadKey: key, ptys: ptyHost, board, registry, socketPath, sessions, typingQuietMs: opts.typingQuietMs, warn: opts.warn,
+    // The roster is built from the kept panes: the live agents are known (their secrets' digests registered)
+    // before the socket listens, since an agent waiting for the board calls the moment it can and must be
+    // answered as itself, not as a stranger.
+    const roster = new Roster({
+      states, folder, threadKey: key, ptys: ptyHost, board, socketPath, sessions, kept, typingQuietMs: opts.typingQuietMs, warn: opts.warn,
       binDir: ensureCliShim(rt),
       agentFilesDir: join(rt, `agents-${key}`),
       env: opts.env ?? process.env,
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
-      clearLocksOf: worktrees.git ? (id) => worktrees.require().folders.clearLocksOf(id) : null,
+      lockFolders: worktrees.git ? worktrees.require().folders : null,
     });
-    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn, panes }) };
+    // Agents that went while no board host ran (killed inside git, say) left locks no process will finish:
+    // noted now, before any agent can work in their folders.
+    roster.endFoundGone();
+    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn, roster }) };
     const judge: PeerJudge = {
       perl: findOnPath('perl'),
-      callerOf: (pid) => panes.callerOf(pid),
-      paneOf: (pid) => panes.paneOf(pid),
-      nameOf: (id) => panes.nameOf(id),
+      callerOf: (pid) => roster.callerOf(pid),
+      paneOf: (pid) => roster.paneOf(pid),
+      nameOf: (id) => roster.nameOf(id),
       bindSecrets: opts.secretsFromAnywhere !== true,
     };
-    // The kept agents are known (their secrets' digests registered) before the socket listens: an agent
-    // waiting for the board calls the moment it can, and must be answered as itself, not as a stranger.
-    kept.adoptInto(panes);
-    const socket = await AgentSocket.listen(socketPath, registry, board, hooks, judge).catch(async (err: unknown) => {
+    const socket = await AgentSocket.listen(socketPath, roster, board, hooks, judge).catch(async (err: unknown) => {
       await board.close();
       throw err;
     });
     await worktrees.fenceThreadFolder(opts.warn);
-    // Agents that went while no board host ran (killed inside git, say) left locks no process will finish.
-    if (worktrees.git) panes.clearLocksOfGone(kept.goneOf(worktrees.require().folders.agentsWithFolders()));
-    const liveness = new LivenessLoop({ board, subjects: () => panes.all(), onStatus: () => panes.fireAgents(), warn: opts.warn, states });
-    const host = new ThreadHost(folder, board, socket, registry, worktrees, panes, liveness, states);
+    const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states });
+    const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states);
     if (opts.liveness !== false) liveness.schedule();
     return host;
   }
@@ -155,13 +153,13 @@ export class ThreadHost {
     this.disposed = true;
     this.liveness.stop();
     this.states.stop();
-    this.panes.stop();
+    this.roster.stop();
     this.worktrees.stop();
-    if (how === 'leave') this.panes.leave();
+    if (how === 'leave') this.roster.leave();
     else {
       // Every claim ends now with the reason (the board stays open for exactly this write).
       await this.board.apply((e) => e.shutdown(how)).catch(() => undefined);
-      await this.panes.killAll();
+      await this.roster.killAll();
     }
     await this.worktrees.close();
     await this.socket.close();

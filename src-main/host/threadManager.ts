@@ -88,7 +88,7 @@ export class ThreadManager {
       if (event.kind === 'goal-set') void this.recent.remember({ key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
       if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
         const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
-        const who = host.registry.get(event.agentId)?.name ?? event.agentId;
+        const who = host.roster.nameOf(event.agentId);
         this.onPush.fire({ type: 'notify', key, ...lapseNotice(event.taskId, who, title, event.to) });
       }
     });
@@ -96,14 +96,14 @@ export class ThreadManager {
     host.board.onReadOnly((err) =>
       this.onPush.fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) }),
     );
-    host.panes.onData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
-    host.panes.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
-    host.panes.onExit.event(({ name, exit }) => this.onPush.fire({ type: 'notify', key, ...agentExitedNotice(name, exit) }));
+    host.roster.onData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
+    host.roster.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
+    host.roster.onExit.event(({ name, exit }) => this.onPush.fire({ type: 'notify', key, ...agentExitedNotice(name, exit) }));
   }
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
   async resumeGrace(): Promise<void> {
-    await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.panes.isRunning(id))));
+    await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.roster.isRunning(id))));
   }
 
   /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. With

@@ -1,7 +1,7 @@
 import type { BoardService } from '../board/boardService.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
-import type { Panes } from './panes.js';
+import type { Roster } from '../roster/roster.js';
 
 interface VerifyDeps {
   board: BoardService;
@@ -9,7 +9,7 @@ interface VerifyDeps {
   folder: string;
   timeoutMs?: number;
   /** Where the verify command's process tree is tracked as the agent's pane while it runs. */
-  panes?: Pick<Panes, 'trackVerify' | 'untrackVerify'>;
+  roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
 }
 
 /** The agents' socket's `onDone` hook: each done is verified in the background, and a verify that could not
@@ -39,8 +39,8 @@ async function verifyDone(
   // It runs the task's code, which the agent wrote: as the agent's, so nothing in it passes for a person.
   let root: number | undefined;
   const outcome = await runVerify(command, d.worktrees.workdirOf(t, d.folder), d.timeoutMs, process.env, {
-    started: (pid) => d.panes?.trackVerify((root = pid), agentId),
-  }).finally(() => root !== undefined && d.panes?.untrackVerify(root));
+    started: (pid) => d.roster?.trackVerify((root = pid), agentId),
+  }).finally(() => root !== undefined && d.roster?.untrackVerify(root));
   const now = d.board.state.tasks.get(taskId);
   // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
   if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;

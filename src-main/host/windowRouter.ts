@@ -44,7 +44,7 @@ export class WindowRouter {
 
   /** A window went away: it must no longer hold any pane's output back. */
   detachAll(consumer: string): void {
-    for (const host of this.threads.openHosts()) host.panes.detachEverywhere(consumer);
+    for (const host of this.threads.openHosts()) host.roster.detachEverywhere(consumer);
   }
 
   private host(key: string): ThreadHost {
@@ -74,7 +74,7 @@ export class WindowRouter {
     'task.edit': (p) => this.board(p.key, (e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })),
     'task.note': (p) => this.board(p.key, (e) => e.userNote(p.taskId, p.text)),
     'task.assign': (p) => {
-      if (!this.host(p.key).panes.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
+      if (!this.host(p.key).roster.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
       return this.board(p.key, (e) => e.assign(p.taskId, p.agentId));
     },
     'task.release': (p) => this.board(p.key, (e) => e.userRelease(p.taskId)),
@@ -88,25 +88,25 @@ export class WindowRouter {
     'task.reset': (p) => this.board(p.key, (e) => e.reset(p.taskId)),
     'agent.launch': (p) => {
       if (p.profile === 'custom' && !p.command) throw new Refusal('invalid-input', 'a custom agent needs a command line');
-      return this.host(p.key).panes.launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
+      return this.host(p.key).roster.launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
     },
     'agent.close': async (p) => {
-      await this.host(p.key).panes.close(p.agentId);
+      await this.host(p.key).roster.close(p.agentId);
       return null;
     },
-    'agent.relaunch': (p) => this.host(p.key).panes.relaunch(p.agentId),
+    'agent.relaunch': (p) => this.host(p.key).roster.relaunch(p.agentId),
     'agent.resume': async (p, consumer) => {
-      const panes = this.host(p.key).panes;
+      const panes = this.host(p.key).roster;
       const a = await panes.resume(p.agentId);
       // The window already shows this agent's terminal (it asks no new screen): it paces the new pty from now on.
       panes.get(a.id)?.session.attach(consumer);
       return a;
     },
-    'agent.input': (p) => (this.host(p.key).panes.input(p.agentId, p.data), null),
-    'agent.resize': (p) => (this.host(p.key).panes.resize(p.agentId, p.cols, p.rows), null),
-    'agent.ack': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.ack(p.chars, consumer), null),
+    'agent.input': (p) => (this.host(p.key).roster.input(p.agentId, p.data), null),
+    'agent.resize': (p) => (this.host(p.key).roster.resize(p.agentId, p.cols, p.rows), null),
+    'agent.ack': (p, consumer) => (this.host(p.key).roster.get(p.agentId)?.session.ack(p.chars, consumer), null),
     'agent.screen': (p, consumer) => {
-      const panes = this.host(p.key).panes;
+      const panes = this.host(p.key).roster;
       const session = panes.get(p.agentId)?.session;
       // From now on this window consumes the pane's output and its acks pace the pty. It starts afresh: a
       // reloaded page (same consumer in Electron) will never ack what its previous incarnation was sent.
@@ -114,7 +114,7 @@ export class WindowRouter {
       session?.attach(consumer);
       return panes.screen(p.agentId);
     },
-    'agent.detach': (p, consumer) => (this.host(p.key).panes.get(p.agentId)?.session.detach(consumer), null),
+    'agent.detach': (p, consumer) => (this.host(p.key).roster.get(p.agentId)?.session.detach(consumer), null),
     'task.diff': (p) => this.host(p.key).worktrees.require().review.diff(p.taskId),
     'task.details': (p) => {
       const t = this.host(p.key).board.state.tasks.get(p.taskId);
@@ -136,7 +136,7 @@ export class WindowRouter {
       folder: h.folder,
       board: windowBoard(b),
       boardNow: h.board.clock.now(),
-      agents: h.panes.agents(),
+      agents: h.roster.agents(),
       log: h.board.logTail(LOG_TAIL).map(windowLogEvent),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.isAvailable(id) })),
       git: h.worktrees.isolation(),

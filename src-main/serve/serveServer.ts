@@ -349,7 +349,7 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
   const opened = new Set<string>();
   let shown: string | null = null;
   const show = (key: string) => {
-    if (shown !== null && shown !== key) threads.get(shown)?.panes.detachEverywhere(consumer);
+    if (shown !== null && shown !== key) threads.get(shown)?.roster.detachEverywhere(consumer);
     shown = key;
   };
   const sub = threads.onPush.event((push) => {

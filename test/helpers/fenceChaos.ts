@@ -107,7 +107,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   const script = join(dir, 'agent.sh');
   fs.writeFileSync(script, agentScript(ackLog), { mode: 0o755 });
   let notRecorded = 0;
-  host.panes.onData.event(({ data }) => {
+  host.roster.onData.event(({ data }) => {
     notRecorded += data.split('NOT RECORDED').length - 1;
   });
   const events: BoardEvent[] = [];
@@ -115,7 +115,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   for (let i = 0; i < 6; i++) await host.board.run((e) => e.addTask({ title: `chaos ${i}` }));
   const agents: Array<{ id: string; pid: number }> = [];
   const launch = async () => {
-    const a = await host.panes.launch('custom', { command: script });
+    const a = await host.roster.launch('custom', { command: script });
     agents.push({ id: a.id, pid: a.pid as number });
   };
   for (let i = 0; i < o.agents; i++) await launch();
@@ -182,7 +182,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
       // gone
     }
   }
-  await waitFor(() => host.panes.agents().every((a) => a.status === 'exited'), 10_000);
+  await waitFor(() => host.roster.agents().every((a) => a.status === 'exited'), 10_000);
   await host.worktrees.git?.idle();
   r.notRecorded = notRecorded;
   judge(host, folder, initial, ackLog, events, r);

@@ -85,7 +85,7 @@ export class Fixture {
 
 /** The environment Forkbench gives an agent: what its git hooks see. */
 export function agentEnv(host: ThreadHost, agentId: string): NodeJS.ProcessEnv {
-  const rec = host.registry.get(agentId);
+  const rec = host.roster.agent(agentId);
   if (!rec) throw new Error(`no agent ${agentId}`);
   return { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec.secret, FORKBENCH_AGENT_ID: rec.id };
 }
@@ -108,7 +108,7 @@ export async function cliAs(host: ThreadHost, agentId: string, args: string[]): 
 
 /** An agent that exists on the board (a real process in a real pty: a shell that waits). */
 export async function idleAgent(host: ThreadHost): Promise<string> {
-  const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+  const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
   return a.id;
 }
 
@@ -120,9 +120,9 @@ export async function idleAgent(host: ThreadHost): Promise<string> {
 export async function paneAgent(host: ThreadHost, dir: string, script: string): Promise<{ id: string; pid: number; output(): string; until(re: RegExp, ms?: number): Promise<void> }> {
   const file = join(dir, `agent-${Math.random().toString(36).slice(2)}.sh`);
   fs.writeFileSync(file, `#!/bin/sh\nset -u\n${script}\n`, { mode: 0o755 });
-  const a = await host.panes.launch('custom', { command: file });
+  const a = await host.roster.launch('custom', { command: file });
   let seen = '';
-  host.panes.onData.event(({ agentId, data }) => {
+  host.roster.onData.event(({ agentId, data }) => {
     if (agentId === a.id) seen += data;
   });
   return {

@@ -164,8 +164,8 @@ describe('the packaged layout, run as the packaged app runs it', () => {
 
   it('an agent’s `forkbench` and `forkbench mcp`, through the shim the packaged app writes, reach the board', async () => {
     const host = await hosts.open();
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 60' });
-    const secret = host.registry.get(agent.id)!.secret;
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 60' });
+    const secret = host.roster.agent(agent.id)!.secret;
     const bin = ensureCliShim(join(work, 'run'), cliScript(rt), rt);
     const shim = join(bin, 'forkbench');
     expect(fs.readFileSync(shim, 'utf8')).toBe(shimText(cliScript(rt), rt));

@@ -175,7 +175,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
   const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost });
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
-  const recording = host.panes.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
+  const recording = host.roster.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
   const cleanups: Array<() => void> = [() => recording.dispose()];
   const aborted = new AbortController();
   /** A screen on the agent's pane and its `step`; the screen starts with what the pane printed after `from`. */
@@ -183,7 +183,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
     // Everything so far, then every chunk to come: both in this same tick, so nothing is missed.
     const screen = new PaneScreen(host, agent.id, t.output(agent.id).slice(from), { cols, rows, answerQueries });
     const exited = new Promise<never>((_, reject) => {
-      const sub = host.panes.onExit.event((e) => {
+      const sub = host.roster.onExit.event((e) => {
         if (e.agentId === agent.id) reject(new Error(`${agent.profile} exited (${JSON.stringify(e.exit)})`));
       });
       cleanups.push(() => sub.dispose());
@@ -212,11 +212,11 @@ export async function openRealCliThread(name: string, env: Record<string, string
     output: (agentId) => outputs.get(agentId) ?? '',
     event: (match, timeoutMs, what) => boardEvent(host, match, timeoutMs, what),
     async launch(kind, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
-      return paneOn(await host.panes.launch(kind, { cols, rows }), 0, { cols, rows, answerQueries, diagnose });
+      return paneOn(await host.roster.launch(kind, { cols, rows }), 0, { cols, rows, answerQueries, diagnose });
     },
     async resume(agentId, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
       const before = t.output(agentId).length;
-      return paneOn(await host.panes.resume(agentId), before, { cols, rows, answerQueries, diagnose });
+      return paneOn(await host.roster.resume(agentId), before, { cols, rows, answerQueries, diagnose });
     },
     run(command, args, { cwd = folder, env: runEnv = baseEnv, timeoutMs = 30_000 } = {}) {
       return new Promise((resolve) => {
@@ -328,11 +328,11 @@ export class PaneScreen {
       this.updated();
     });
     this.subs.push(
-      host.panes.onData.event((e) => {
+      host.roster.onData.event((e) => {
         if (e.agentId === agentId) this.term.write(e.data, () => this.updated());
       }),
       this.term.onData((reply) => {
-        if (answering) host.panes.input(agentId, reply);
+        if (answering) host.roster.input(agentId, reply);
       }),
     );
   }
@@ -391,13 +391,13 @@ export class PaneScreen {
    * Enter, TUIs take the whole chunk for a paste, in which the Enter is a newline rather than "send".
    */
   async type(text: string, echoed?: RegExp, enterAfterMs = 0): Promise<void> {
-    this.host.panes.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
+    this.host.roster.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
     const start = squeeze(text.slice(0, 40));
     const shown = echoed ? () => echoed.test(this.visible()) : () => squeeze(this.visible()).includes(start);
     await this.until(shown, 10_000, `"${text}" in the prompt`);
     // A CLI's own timer after a paste (see GEMINI_PASTE_GUARD_MS), not a wait for output.
     if (enterAfterMs > 0) await new Promise((r) => setTimeout(r, enterAfterMs));
-    this.host.panes.input(this.agentId, '\r');
+    this.host.roster.input(this.agentId, '\r');
   }
 
   dispose(): void {
@@ -560,7 +560,7 @@ export function sse(res: ServerResponse, data: unknown, event?: string): void {
 export async function killPane(t: RealCliThread, pane: Pane): Promise<void> {
   const id = pane.agent.id;
   const exited = new Promise<void>((resolve) => {
-    const sub = t.host.panes.onExit.event((e) => {
+    const sub = t.host.roster.onExit.event((e) => {
       if (e.agentId === id) {
         sub.dispose();
         resolve();
@@ -569,7 +569,7 @@ export async function killPane(t: RealCliThread, pane: Pane): Promise<void> {
   });
   process.kill(-pane.agent.pid!, 'SIGKILL');
   await exited;
-  expect(t.host.panes.agents().find((a) => a.id === id)).toMatchObject({ status: 'exited', resumable: true });
+  expect(t.host.roster.agents().find((a) => a.id === id)).toMatchObject({ status: 'exited', resumable: true });
 }
 
 /** The command line a process runs (Linux): the one the profile gave the pane. */

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentRegistry, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import type { Agent } from '../../../src-main/agents/agent.js';
+import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
@@ -32,11 +33,11 @@ let root: string;
 let board: BoardService;
 let registry: AgentRegistry;
 let socket: AgentSocket;
-let agent: AgentRecord;
-let revoked: AgentRecord;
-let exited: AgentRecord;
+let agent: Agent;
+let revoked: Agent;
+let exited: Agent;
 /** An agent of another host: a well-formed secret this host never issued. */
-let foreign: AgentRecord;
+let foreign: Agent;
 let token: number;
 
 beforeAll(async () => {
@@ -47,8 +48,9 @@ beforeAll(async () => {
   agent = registry.create('shell', 'A', 0);
   revoked = registry.create('shell', 'R', 0);
   exited = registry.create('shell', 'X', 0);
-  agent.status = revoked.status = 'running';
-  exited.status = 'exited';
+  agent.started(process.pid);
+  revoked.started(process.pid);
+  exited.ended();
   registry.forgetSecret(revoked.id);
   foreign = new AgentRegistry().create('shell', 'F', 0);
   // A live claim with a note, so that valid-looking writes have something real to aim at.

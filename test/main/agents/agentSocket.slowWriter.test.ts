@@ -9,7 +9,8 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentRegistry, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import type { Agent } from '../../../src-main/agents/agent.js';
+import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
@@ -20,14 +21,14 @@ let root: string;
 let board: BoardService;
 let registry: AgentRegistry;
 let socket: AgentSocket;
-let agent: AgentRecord;
+let agent: Agent;
 
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-slow-'));
   board = await BoardService.open({ dir: join(root, 'board'), threadId: 'slow' });
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
-  agent.status = 'running';
+  agent.started(process.pid);
   socket = await AgentSocket.listen(socketPathFor(runtimeDir(join(root, 'run')), 'slow'), registry, board);
 });
 afterAll(async () => {

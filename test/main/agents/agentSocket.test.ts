@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
-import { AgentRegistry, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import type { Agent } from '../../../src-main/agents/agent.js';
+import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
 import { MAX_FRAME_BYTES } from '../../../src-shared/protocol/jsonrpc.js';
@@ -18,8 +19,8 @@ let root: string;
 let board: BoardService;
 let registry: AgentRegistry;
 let socket: AgentSocket;
-let a: AgentRecord;
-let b: AgentRecord;
+let a: Agent;
+let b: Agent;
 
 beforeAll(async () => {
   ensureBuilt();
@@ -30,7 +31,8 @@ beforeAll(async () => {
   registry = new AgentRegistry();
   a = registry.create('shell', 'A', 0);
   b = registry.create('shell', 'B', 0);
-  a.status = b.status = 'running';
+  a.started(process.pid);
+  b.started(process.pid);
   const dir = runtimeDir(join(root, 'run'));
   socket = await AgentSocket.listen(socketPathFor(dir, 'sock'), registry, board);
 });
@@ -40,7 +42,7 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-function cli(agent: AgentRecord | null, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(agent: Agent | null, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const agentEnv = agent ? { FORKBENCH_SOCKET: socket.path, FORKBENCH_SECRET: agent.secret, FORKBENCH_AGENT_ID: agent.id } : {};
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...agentEnv, ...env } }, (err, stdout, stderr) => {
@@ -115,9 +117,9 @@ describe('agents’ socket', () => {
     expect(wrong.code).toBe(3);
     expect(JSON.parse(wrong.stdout)).toMatchObject({ ok: false, error: { reason: '-32001' } });
     const c = registry.create('shell', 'C', 0);
-    c.status = 'running';
+    c.started(process.pid);
     expect((await cli(c, ['board'])).code).toBe(0);
-    c.status = 'exited';
+    c.ended();
     registry.forgetSecret(c.id);
     expect((await cli(c, ['board'])).code).toBe(3);
   });
@@ -137,7 +139,7 @@ describe('agents’ socket', () => {
 
   it('note and done without an id act on the one task the agent holds; none or two is a short usage error', async () => {
     const c = registry.create('shell', 'C', 0);
-    c.status = 'running';
+    c.started(process.pid);
     const none = await cli(c, ['note', 'fixed the parser']);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/note needs a task id and you hold no task/);

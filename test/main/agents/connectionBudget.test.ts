@@ -9,7 +9,8 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentRegistry, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import type { Agent } from '../../../src-main/agents/agent.js';
+import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { ConnectionLimits, type Limits } from '../../../src-main/agents/connectionBudget.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
@@ -18,7 +19,7 @@ import { BoardService } from '../../../src-main/board/boardService.js';
 let root: string;
 let board: BoardService;
 let registry: AgentRegistry;
-let agent: AgentRecord;
+let agent: Agent;
 let socket: AgentSocket | undefined;
 
 beforeEach(async () => {
@@ -26,7 +27,7 @@ beforeEach(async () => {
   board = await BoardService.open({ dir: join(root, 'board'), threadId: 'budget' });
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
-  agent.status = 'running';
+  agent.started(process.pid);
 });
 afterEach(async () => {
   await socket?.close();

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { AgentRegistry, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import type { Agent } from '../../../src-main/agents/agent.js';
+import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
@@ -30,7 +31,7 @@ const EVIL_NOTE = 'done \x9d0;title\x9c and \x85 next \u2028 sep';
 let root: string;
 let board: BoardService;
 let socket: AgentSocket;
-let agent: AgentRecord;
+let agent: Agent;
 
 beforeAll(async () => {
   ensureBuilt();
@@ -42,7 +43,7 @@ beforeAll(async () => {
   expect(board.state.tasks.get('T-1')?.title).toBe(EVIL_TITLE);
   const registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
-  agent.status = 'running';
+  agent.started(process.pid);
   socket = await AgentSocket.listen(socketPathFor(runtimeDir(join(root, 'run')), 'old'), registry, board);
 });
 afterAll(async () => {

@@ -68,7 +68,7 @@ describe('the person check fails closed', () => {
     const out = join(root, 'answer');
     const script = join(root, 'asker.pl');
     fs.writeFileSync(script, ASKER);
-    await host.panes.launch('custom', { command: `setsid -f perl ${script} "$FORKBENCH_SOCKET" ${out} ''; exec sleep 60` });
+    await host.roster.launch('custom', { command: `setsid -f perl ${script} "$FORKBENCH_SOCKET" ${out} ''; exec sleep 60` });
     expect(await answerIn(out)).toMatchObject({ person: false, pane: '(a process an agent started, outside its pane)' });
   });
 
@@ -80,10 +80,10 @@ describe('the person check fails closed', () => {
     // The task's code asks the host whether it is the person, as a `forkbench record` by hand would.
     await host.board.run((e) => e.setSettings({ verify: `perl ${script} ${host.socket.path} ${out} ''; exit 1` }));
     await host.board.run((e) => e.addTask({ title: 'verified by the agent’s code' }));
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const cli = (args: string[]) =>
       new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, [cliScript(), ...args, '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.registry.get(agent.id)?.secret } }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+        execFile(process.execPath, [cliScript(), ...args, '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.roster.agent(agent.id)?.secret } }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
       );
     const token = JSON.parse(await cli(['claim', 'T-1'])).result.token as number;
     await cli(['done', 'T-1', '--token', String(token)]);

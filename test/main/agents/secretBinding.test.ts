@@ -27,13 +27,13 @@ const inPane = (secretFrom: string, out: string) =>
 describe('an agent’s secret works only from its own pane', () => {
   it('B’s secret read from /proc/<pid>/environ and used from A’s pane is refused; from B’s own pane it works', async () => {
     const host = await fixture.open({ secretsFromAnywhere: false });
-    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
-    const bPid = await waitFor(() => host.panes.get(b.id)?.record.pid, 10_000, 'B’s pid');
+    const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
+    const bPid = await waitFor(() => host.roster.get(b.id)?.agent.pid, 10_000, 'B’s pid');
     const ownOut = join(host.folder, 'own.json');
     const stolenOut = join(host.folder, 'stolen.json');
     // A pane using its own secret: the control.
-    await host.panes.launch('custom', { command: inPane('"$FORKBENCH_SECRET"', ownOut) });
-    const a = await host.panes.launch('custom', { command: inPane(`$(tr '\\0' '\\n' < /proc/${bPid}/environ | sed -n 's/^FORKBENCH_SECRET=//p')`, stolenOut) });
+    await host.roster.launch('custom', { command: inPane('"$FORKBENCH_SECRET"', ownOut) });
+    const a = await host.roster.launch('custom', { command: inPane(`$(tr '\\0' '\\n' < /proc/${bPid}/environ | sed -n 's/^FORKBENCH_SECRET=//p')`, stolenOut) });
     const stolen = await result(stolenOut);
     expect(stolen.code, stolen.answer).not.toBe(0);
     const err = JSON.parse(stolen.answer).error;
@@ -50,9 +50,9 @@ describe('an agent’s secret works only from its own pane', () => {
 
   it('a secret used by a process in no pane at all (the test process) is refused, with the reason', async () => {
     const host = await fixture.open({ secretsFromAnywhere: false });
-    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
-    await waitFor(() => host.panes.get(b.id)?.record.pid, 10_000, 'B’s pid');
-    const secret = host.registry.get(b.id)?.secret as string;
+    const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
+    await waitFor(() => host.roster.get(b.id)?.agent.pid, 10_000, 'B’s pid');
+    const secret = host.roster.agent(b.id)?.secret as string;
     const r = await new Promise<{ code: number; stdout: string }>((resolve) =>
       execFile(process.execPath, [CLI, 'board', '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: secret } }, (e, stdout) =>
         resolve({ code: e ? Number(e.code) : 0, stdout }),

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { judgeWithWait, LivenessLoop, type LivenessStates, type LivenessSubject } from '../../../src-main/agents/liveness.js';
-import { secretDigestOf, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import { Agent, secretDigestOf } from '../../../src-main/agents/agent.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
 
 const dirs: string[] = [];
@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-const record = (id: string): AgentRecord => ({ id, name: id, profile: 'claude', secret: 's', secretDigest: secretDigestOf('s'), status: 'running', pid: 4242, exit: null, lastBoardCallAt: 0 });
+const record = (id: string): Agent => Agent.adopted({ id, name: id, profile: 'claude', secretDigest: secretDigestOf('s'), pid: 4242 }, 0);
 
 async function setup(waitHoldMs?: number) {
   let t = 0;
@@ -35,8 +35,8 @@ async function setup(waitHoldMs?: number) {
     progress: () => undefined,
   };
   const subjects: LivenessSubject[] = [
-    { record: record('waiter'), lastOutputAt: 0, startedAt: 0 },
-    { record: record('stuck'), lastOutputAt: 0, startedAt: 0 },
+    { agent: record('waiter'), lastOutputAt: 0, startedAt: 0 },
+    { agent: record('stuck'), lastOutputAt: 0, startedAt: 0 },
   ];
   // Sleeping, no CPU used: neither agent makes any progress, ever.
   const loop = new LivenessLoop({ board, subjects: () => subjects, onStatus: () => undefined, now: () => t, states, readCpu: async () => ({ state: 'sleeping', cpuMs: 0, processes: 1 }) });

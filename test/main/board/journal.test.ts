@@ -46,7 +46,7 @@ describe('journal', () => {
     await a.run((e) => e.addTask({ title: 'one' }));
     await a.run((e) => e.claim('alive', 'T-1'));
     await a.close();
-    const b = await BoardService.open({ dir, isAgentAlive: (id) => id === 'alive' });
+    const b = await BoardService.open({ dir, holders: { fateOf: (id) => (id === 'alive' ? 'alive' : 'unknown') } });
     const c = b.state.tasks.get('T-1')?.claim;
     expect(c?.agentId).toBe('alive');
     expect((c?.deadline ?? 0) - b.clock.now()).toBeGreaterThan(b.state.settings.leaseMs - 1000);

@@ -162,8 +162,8 @@ describe('a board whose journal fails', () => {
       const pushes: string[] = [];
       threads.onPush.event((p) => p.type === 'notify' && pushes.push(p.about));
       await host.board.run((e) => e.addTask({ title: 't' }));
-      const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
-      const secret = host.registry.get(a.id)?.secret as string;
+      const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
+      const secret = host.roster.agent(a.id)?.secret as string;
       const cli = (args: string[]) =>
         new Promise<{ code: number; stderr: string }>((resolve) =>
           execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: secret } }, (err, _o, stderr) =>

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentRegistry, type AgentRecord } from '../../../src-main/agents/agentRegistry.js';
+import type { Agent } from '../../../src-main/agents/agent.js';
+import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
@@ -16,7 +17,7 @@ import { CLI, ensureBuilt } from '../../helpers/cli.js';
 let root: string;
 let board: BoardService;
 let registry: AgentRegistry;
-let agent: AgentRecord;
+let agent: Agent;
 let socket: AgentSocket | null = null;
 const children: ChildProcess[] = [];
 
@@ -28,7 +29,7 @@ beforeEach(async () => {
   await board.run((e) => e.addTask({ title: 'waited for' }));
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
-  agent.status = 'running';
+  agent.started(process.pid);
 });
 afterEach(async () => {
   for (const c of children.splice(0)) c.kill('SIGKILL');

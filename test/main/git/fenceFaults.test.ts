@@ -95,7 +95,7 @@ exec sleep 600`,
     await agent.until(/CLAIMED/);
     const before = task(host)?.record?.sha as string;
     fs.writeFileSync(slow, '');
-    host.panes.input(agent.id, '\r');
+    host.roster.input(agent.id, '\r');
     await new Promise((res) => setTimeout(res, 800)); // the fence has said yes; the repo hook sleeps
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
@@ -312,7 +312,84 @@ exec sleep 600`,
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readdirSync(admin).filter((f) => f.endsWith('.lock'))).toEqual([]);
   });
+
+  it('killed inside git with a job of it still running, the task taken by the next holder, its tab closed at once: its locks go, never the holder’s', async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'killed in git' }));
+    // A git that holds the branch's lock (a ref transaction prepared, never committed; past the fence's hooks,
+    // as an agent may run git) when the agent is killed, and a background job of the agent that outlives it by a few seconds (it ignores the hangup the
+    // terminal sends when the agent's shell dies).
+    const agent = await paneAgent(
+      host,
+      fx.tmp(),
+      `${CLAIM_T1_AND_CD}
+(trap '' HUP; exec sleep 3) &
+next=$(git commit-tree -m "never lands" -p HEAD 'HEAD^{tree}')
+( echo start; echo "update $(git symbolic-ref HEAD) $next"; echo prepare; exec sleep 60 ) | git -c core.hooksPath=/dev/null update-ref --stdin
+exec sleep 600`,
+    );
+    await agent.until(/prepare: ok/);
+    const wt = task(host)?.worktree as { path: string; branch: string };
+    const branchLock = join(folder, '.git', 'refs', 'heads', `${wt.branch}.lock`);
+    const locks = [branchLock];
+    expect(locks.filter((l) => fs.existsSync(l))).toEqual(locks);
+    // Every process of the agent but its background job, which keeps its process group alive for 3 s.
+    const group = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === agent.pid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'sleep\u00003\u0000';
+      } catch {
+        return false;
+      }
+    });
+    for (const pid of group) process.kill(pid, 'SIGKILL');
+    await expect.poll(() => host.roster.agent(agent.id)?.status, { timeout: 10_000 }).toBe('exited');
+    // The next holder takes the task while the dead agent's job still runs, before anything can be cleared.
+    const b = await idleAgent(host);
+    const c = await cliAs(host, b, ['claim', 'T-1']);
+    expect(c.code).toBe(0);
+    // The person relaunches the dead agent: its old tab is closed at once.
+    await host.roster.relaunch(agent.id);
+    expect(host.roster.agent(agent.id)).toBeUndefined();
+    await expect.poll(() => locks.filter((l) => fs.existsSync(l)), { timeout: 10_000 }).toEqual([]);
+    const mine = c.out.result.worktree.path as string;
+    fs.writeFileSync(join(mine, 'notes.txt'), 'after the kill\n');
+    const r = await sh(mine, 'git commit -qam after', agentEnv(host, b));
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it("a lock the next holder's git holds at the same path is its own: the dead agent's clearing leaves it", async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'lock taken again' }));
+    const agent = await paneAgent(host, fx.tmp(), `${CLAIM_T1_AND_CD}\necho CLAIMED\n(trap '' HUP; exec sleep 3) &\nexec sleep 600`);
+    await agent.until(/CLAIMED/);
+    const wt = task(host)?.worktree as { path: string; branch: string };
+    const branchLock = join(folder, '.git', 'refs', 'heads', `${wt.branch}.lock`);
+    // A lock left by the agent's killed git, as git leaves it.
+    fs.writeFileSync(branchLock, 'dead\n');
+    process.kill(agent.pid, 'SIGKILL');
+    await expect.poll(() => host.roster.agent(agent.id)?.status, { timeout: 10_000 }).toBe('exited');
+    const b = await idleAgent(host);
+    expect((await cliAs(host, b, ['claim', 'T-1'])).code).toBe(0);
+    // The dead agent's lock went some other way meanwhile, and the holder's git made its own at that path.
+    fs.rmSync(branchLock);
+    fs.writeFileSync(branchLock, 'live\n');
+    // Its background job ends within 3 s; the clearing runs then, and finds another file.
+    await expect.poll(() => fs.readdirSync('/proc').includes(String(agent.pid)) || groupAlive(agent.pid), { timeout: 10_000 }).toBe(false);
+    await new Promise((r) => setTimeout(r, 2 * 250 + 100)); // two lock retries after the group is gone
+    expect(fs.readFileSync(branchLock, 'utf8')).toBe('live\n');
+    fs.rmSync(branchLock);
+  });
 });
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe("9. a pane never gets the person's override, and an agent pushes only its task branch", () => {
   it('env -u FORKBENCH_SECRET FORKBENCH_PERSON=1 git commit in a pane is refused; git push origin HEAD:main is refused', async () => {

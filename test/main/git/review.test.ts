@@ -54,7 +54,7 @@ describe('review shows the work, approval merges it', () => {
   it('after the merge, the agent that said done is told in its pane that its worktree is gone and where to go', async () => {
     const { host, folder } = await fx.host();
     await host.board.run((e) => e.addTask({ title: 'change notes' }));
-    const a = (await host.panes.launch('custom', { command: 'exec cat' })).id;
+    const a = (await host.roster.launch('custom', { command: 'exec cat' })).id;
     const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
     fs.writeFileSync(join(c.worktree.path, 'n.txt'), 'n\n');
     expect((await sh(c.worktree.path, 'git add -A && git commit -qm n', agentEnv(host, a))).code).toBe(0);

@@ -50,11 +50,11 @@ describe('a tab closed during its shell’s start-up', () => {
   it('leaves no lock in that shell’s home folder: its processes get HUP and TERM before KILL', async () => {
     const { home, env } = lockingHome();
     const host = await fixture.open({ env });
-    const agent = await host.panes.launch('shell');
+    const agent = await host.roster.launch('shell');
     // The start-up file is inside its lock now.
     const pid = await waitFor(() => fs.existsSync(join(home, 'rehash.pid')) && Number(fs.readFileSync(join(home, 'rehash.pid'), 'utf8')), 10_000, 'the start-up file to take its lock');
     expect(fs.existsSync(join(home, '.shim-lock'))).toBe(true);
-    await host.panes.close(agent.id);
+    await host.roster.close(agent.id);
     await lingeringKills();
     expect(alive(pid), 'the lock holder is gone').toBe(false);
     expect(fs.existsSync(join(home, '.shim-lock')), 'the lock was released').toBe(false);
@@ -71,9 +71,9 @@ describe('a tab closed during its shell’s start-up', () => {
       await link.shutdown();
       fs.rmSync(root, { recursive: true, force: true });
     });
-    const agent = await host.panes.launch('shell');
+    const agent = await host.roster.launch('shell');
     const pid = await waitFor(() => fs.existsSync(join(home, 'rehash.pid')) && Number(fs.readFileSync(join(home, 'rehash.pid'), 'utf8')), 10_000, 'the start-up file to take its lock');
-    await host.panes.close(agent.id);
+    await host.roster.close(agent.id);
     // The pty host's own killer ends it: within its 2 s bound.
     await waitFor(() => !alive(pid), 5_000, 'the lock holder to end');
     expect(fs.existsSync(join(home, '.shim-lock')), 'the lock was released').toBe(false);

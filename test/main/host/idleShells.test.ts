@@ -16,9 +16,9 @@ describe('agents that make no progress', () => {
   it('idle shells that hold nothing are idle, never stalled; a silent holder is stalled until its claim runs out; a stopped one is stalled', async () => {
     const host = await fixture.open({ liveness: true });
     await host.board.run((e) => e.setSettings({ leaseMs: 2_000 }));
-    const idle = await Promise.all([1, 2, 3].map(() => host.panes.launch('shell')));
-    const holder = await host.panes.launch('shell');
-    const stopped = await host.panes.launch('shell');
+    const idle = await Promise.all([1, 2, 3].map(() => host.roster.launch('shell')));
+    const holder = await host.roster.launch('shell');
+    const stopped = await host.roster.launch('shell');
     const t = await host.board.run((e) => e.addTask({ title: 'held in silence' }));
     if (!t.ok) throw new Error(t.error.message);
     expect((await host.board.run((e) => e.claim(holder.id, t.value.id))).ok).toBe(true);
@@ -31,8 +31,8 @@ describe('agents that make no progress', () => {
         seen.set(a.id, s);
       }
     };
-    host.panes.onAgents.event(note);
-    const info = (id: string) => host.panes.agents().find((a) => a.id === id)!;
+    host.roster.onAgents.event(note);
+    const info = (id: string) => host.roster.agents().find((a) => a.id === id)!;
     try {
       await waitFor(() => idle.every((a) => info(a.id).state?.state === 'idle'), 20_000, 'the idle shells to be idle');
       await waitFor(() => seen.get(holder.id)?.has('stalled/stalled') === true, 20_000, 'the silent holder to be stalled');

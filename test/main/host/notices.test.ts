@@ -19,7 +19,7 @@ describe('the host’s notices', () => {
     const { host, pushes } = await openThread();
     await host.board.run((e) => e.setSettings({ leaseMs: Limits.minLeaseMs, poisonLimit: 1 }));
     await host.board.run((e) => e.addTask({ title: 'flaky migration' }));
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 600', name: 'worker' });
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600', name: 'worker' });
     expect((await host.board.run((e) => e.claim(agent.id, 'T-1'))).ok).toBe(true);
     const notice = await new Promise<WindowPush>((resolve) => {
       const sub = host.board.onEvent(() => {

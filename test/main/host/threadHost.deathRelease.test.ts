@@ -21,18 +21,18 @@ describe('hard release on death', () => {
     const host = await openHost();
     const task = await host.board.run((e) => e.addTask({ title: 'flood' }));
     if (!task.ok) throw new Error(task.error.message);
-    const agent = await host.panes.launch('custom', { command: 'exec yes flood' });
+    const agent = await host.roster.launch('custom', { command: 'exec yes flood' });
     const claim = await host.board.run((e) => e.claim(agent.id, task.value.id));
     expect(claim.ok).toBe(true);
-    const session = host.panes.get(agent.id)?.session;
+    const session = host.roster.get(agent.id)?.session;
     if (!session) throw new Error('no session');
-    host.panes.get(agent.id)?.session.attach('frozen-window'); // never acks: the pane stays paused, its tail held
+    host.roster.get(agent.id)?.session.attach('frozen-window'); // never acks: the pane stays paused, its tail held
     await waitFor(() => session.flowStats.paused, 5_000, 'the pane to pause');
-    const secret = host.registry.get(agent.id)?.secret;
+    const secret = host.roster.agent(agent.id)?.secret;
 
     const order: string[] = [];
     session.onExit(() => order.push('exit'));
-    host.panes.onExit.event(() => order.push('pane-exit'));
+    host.roster.onExit.event(() => order.push('pane-exit'));
     const ended = nextEvent(host, (e) => e.kind === 'claim-ended' && e.agentId === agent.id, 5_000);
     process.kill(agent.pid as number, 'SIGKILL');
     const e = await ended;
@@ -41,13 +41,13 @@ describe('hard release on death', () => {
     expect(e).toMatchObject({ reason: 'process-exited', taskId: task.value.id });
     expect(host.board.state.tasks.get(task.value.id)?.state).toBe('open');
     expect(session.exit, 'the exit is still held by the undrained tail').toBeUndefined();
-    expect(host.registry.authenticate(secret), 'the secret died with the process').toBeNull();
+    expect(host.roster.authenticate(secret), 'the secret died with the process').toBeNull();
 
-    host.panes.get(agent.id)?.session.detach('frozen-window'); // the tail drains now
+    host.roster.get(agent.id)?.session.detach('frozen-window'); // the tail drains now
     const exit = await Promise.race([session.exited, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
     expect(exit?.signalName).toBe('SIGKILL');
     await waitFor(() => order.includes('pane-exit'), 2_000, 'the pane exit notice');
     expect(order).toEqual(['claim-ended', 'exit', 'pane-exit']);
-    expect(host.panes.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 }, claims: [] });
+    expect(host.roster.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 }, claims: [] });
   });
 });

@@ -85,7 +85,7 @@ describe('ThreadHost.dispose races', () => {
     const every = effectiveRenewIntervalMs(host.board.state.settings);
     expect(every).toBe(300);
     await host.board.run((e) => e.addTask({ title: 'held while the Thread shuts' }));
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
     expect((await host.board.run((e) => e.claim(agent.id, 'T-1'))).ok).toBe(true);
 
     const slow = slowBoardWrites(host.board);
@@ -118,8 +118,8 @@ describe('ThreadHost.dispose races', () => {
   it('notifyTimerRace: an assignment message due while the Thread shuts is never typed into the pane', async () => {
     const host = await openHost({ typingQuietMs: 1 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    const agent = await host.panes.launch('custom', { command: 'exec cat' });
-    const session = host.panes.get(agent.id)?.session!;
+    const agent = await host.roster.launch('custom', { command: 'exec cat' });
+    const session = host.roster.get(agent.id)?.session!;
     const written: string[] = [];
     const write = session.write.bind(session);
     session.write = (data: string) => {

@@ -56,7 +56,7 @@ function paneShows(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; the pane printed: ${seen.slice(-500)}`)), timeoutMs);
-    const sub = host.panes.onData.event(({ agentId: id, data }) => {
+    const sub = host.roster.onData.event(({ agentId: id, data }) => {
       if (id !== agentId) return;
       seen += data;
       if (pattern.test(seen)) {
@@ -70,7 +70,7 @@ function paneShows(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs
 
 function untilExited(host: ThreadHost, agentId: string): Promise<void> {
   return new Promise((resolve) => {
-    const sub = host.panes.onExit.event((e) => {
+    const sub = host.roster.onExit.event((e) => {
       if (e.agentId === agentId) {
         sub.dispose();
         resolve();
@@ -80,7 +80,7 @@ function untilExited(host: ThreadHost, agentId: string): Promise<void> {
 }
 
 const grants = (host: ThreadHost) => host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'grant' }> => e.kind === 'grant');
-const agentOf = (host: ThreadHost, id: string) => host.panes.agents().find((a) => a.id === id);
+const agentOf = (host: ThreadHost, id: string) => host.roster.agents().find((a) => a.id === id);
 
 describe('resuming an agent on its own conversation', () => {
   it('killed -9, it is resumed by agent.resume as the same agent with a new secret, and claims again with a new token', async () => {
@@ -90,12 +90,12 @@ describe('resuming an agent on its own conversation', () => {
     const host = await threads.open(folder);
     await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
 
-    const first = await host.panes.launch('claude');
+    const first = await host.roster.launch('claude');
     const firstOut = await paneShows(host, first.id, /CLAIMED \d+ AS /);
     const sessionId = /NEW SESSION (\S+)/.exec(firstOut)?.[1];
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(firstOut).toContain(`CLAIMED 1 AS ${first.id}`);
-    const firstSecret = host.registry.get(first.id)!.secret;
+    const firstSecret = host.roster.agent(first.id)!.secret;
 
     // A resume is refused while the process runs: it would be two processes on one conversation.
     const early = await router.call('agent.resume', { key: host.key, agentId: first.id }, 'win-1');
@@ -123,9 +123,9 @@ describe('resuming an agent on its own conversation', () => {
       [first.id, 1],
       [first.id, 2],
     ]);
-    expect(host.registry.authenticate(firstSecret)).toBeNull();
-    expect(host.registry.get(first.id)!.secret).not.toBe(firstSecret);
-    expect(host.panes.agents().filter((a) => a.id === first.id)).toHaveLength(1);
+    expect(host.roster.authenticate(firstSecret)).toBeNull();
+    expect(host.roster.agent(first.id)!.secret).not.toBe(firstSecret);
+    expect(host.roster.agents().filter((a) => a.id === first.id)).toHaveLength(1);
   }, 60_000);
 
   it('resumed the moment its death is known (before waiting for its exit): the new process keeps its secret and its claim', async () => {
@@ -133,13 +133,13 @@ describe('resuming an agent on its own conversation', () => {
     const threads = manager();
     const host = await threads.open(folder);
     await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
-    const first = await host.panes.launch('claude');
+    const first = await host.roster.launch('claude');
     await paneShows(host, first.id, /CLAIMED 1 AS /);
     // The death (its claims released, the tab exited) comes ~1 ms after the kill; the exit, after the
     // output tail has drained, or when the resume disposes the old session. Nothing of the old pane's
     // ending may reach the resumed agent's secret or claims.
     const dead = new Promise<void>((resolve) => {
-      const sub = host.panes.onAgents.event((list) => {
+      const sub = host.roster.onAgents.event((list) => {
         if (list.find((a) => a.id === first.id)?.status === 'exited') {
           sub.dispose();
           resolve();
@@ -149,10 +149,10 @@ describe('resuming an agent on its own conversation', () => {
     process.kill(-first.pid!, 'SIGKILL');
     await dead;
     const claimed = paneShows(host, first.id, /CLAIMED 2 AS /);
-    await host.panes.resume(first.id);
+    await host.roster.resume(first.id);
     await claimed;
-    const rec = host.registry.get(first.id)!;
-    expect(host.registry.authenticate(rec.secret)).toBe(rec);
+    const rec = host.roster.agent(first.id)!;
+    expect(host.roster.authenticate(rec.secret)).toBe(rec);
     expect(rec.status).toBe('running');
     expect(host.board.engine.claimsOf(first.id)).toEqual(['T-1']);
     expect(host.board.log().filter((e) => e.kind === 'claim-ended')).toHaveLength(1);
@@ -163,31 +163,31 @@ describe('resuming an agent on its own conversation', () => {
     let threads = manager();
     let host = await threads.open(folder);
     await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
-    const first = await host.panes.launch('claude');
+    const first = await host.roster.launch('claude');
     const firstOut = await paneShows(host, first.id, /CLAIMED \d+ AS /);
     const sessionId = /NEW SESSION (\S+)/.exec(firstOut)![1]!;
     // A shell keeps no conversation: it does not come back.
-    const shell = await host.panes.launch('shell');
+    const shell = await host.roster.launch('shell');
     await threads.dispose();
     managers.splice(managers.indexOf(threads), 1);
 
     threads = manager();
     host = await threads.open(folder);
-    expect(host.panes.agents().map((a) => a.id)).toEqual([first.id]);
+    expect(host.roster.agents().map((a) => a.id)).toEqual([first.id]);
     expect(agentOf(host, first.id)).toMatchObject({ name: first.name, status: 'exited', resumable: true, pid: null, claims: [] });
     expect(agentOf(host, shell.id)).toBeUndefined();
     // Nothing can act as the agent before it is resumed.
-    expect(host.panes.isRunning(first.id)).toBe(false);
+    expect(host.roster.isRunning(first.id)).toBe(false);
 
     const out = paneShows(host, first.id, /CLAIMED \d+ AS /);
-    const resumed = await host.panes.resume(first.id);
+    const resumed = await host.roster.resume(first.id);
     expect(resumed).toMatchObject({ id: first.id, status: 'running' });
     const text = await out;
     expect(text).toContain(`RESUMED ${sessionId}: first message`);
     // The claim the host's close ended is not revived: a new grant with the next token.
     expect(text).toContain(`CLAIMED 2 AS ${first.id}`);
     // A new launch counts on after the restored names.
-    const next = await host.panes.launch('claude');
+    const next = await host.roster.launch('claude');
     expect(next.name).toBe('claude 2');
     expect(warnings).toEqual([]);
   }, 60_000);
@@ -197,7 +197,7 @@ describe('resuming an agent on its own conversation', () => {
     let threads = manager();
     let host = await threads.open(folder);
     await host.board.run((e) => e.addTask({ title: 'keep me' }));
-    const first = await host.panes.launch('claude');
+    const first = await host.roster.launch('claude');
     await paneShows(host, first.id, /CLAIMED \d+ AS /);
     const records = join(host.board.dir, 'agents.json');
     expect(fs.statSync(records).mode & 0o777).toBe(0o600);
@@ -208,11 +208,11 @@ describe('resuming an agent on its own conversation', () => {
     threads = manager();
     host = await threads.open(folder);
     expect(warnings.some((w) => w.includes(`the agent records in ${records} are damaged`) && w.includes('its board is untouched'))).toBe(true);
-    expect(host.panes.agents()).toEqual([]);
+    expect(host.roster.agents()).toEqual([]);
     expect([...host.board.state.tasks.values()].map((t) => t.title)).toEqual(['keep me']);
     expect(fs.readdirSync(host.board.dir).some((f) => f.startsWith('agents.json.corrupt-'))).toBe(true);
     // The Thread goes on: a new agent is recorded in a fresh file.
-    await host.panes.launch('claude');
+    await host.roster.launch('claude');
     expect(JSON.parse(fs.readFileSync(records, 'utf8')).agents).toHaveLength(1);
   }, 60_000);
 });

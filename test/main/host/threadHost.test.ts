@@ -31,7 +31,7 @@ afterEach(async () => {
  */
 async function launchReader(host: ThreadHost, o: { bracketedPaste?: boolean } = {}): Promise<AgentInfo> {
   const reader = `${o.bracketedPaste ? "process.stdout.write('\\x1b[?2004h'); " : ''}process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-  const agent = await host.panes.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
+  const agent = await host.roster.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
   await paneText(host, agent.id, /ready/);
   return agent;
 }
@@ -48,7 +48,7 @@ async function assignAndRead(host: ThreadHost, agentId: string): Promise<string[
 const readsIn = (text: string): string[] => [...text.matchAll(/read (".*")/g)].map((m) => JSON.parse(m[1]!) as string);
 
 function cliAs(host: ThreadHost, agentId: string, args: string[]): Promise<{ code: number; out: unknown }> {
-  const rec = host.registry.get(agentId);
+  const rec = host.roster.agent(agentId);
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args, '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: rec?.secret } }, (err, stdout) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: JSON.parse(stdout) });
@@ -61,7 +61,7 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.addTask({ title: 'write the parser' }));
     const submitted = nextEvent(host, (e) => e.kind === 'submitted');
-    const agent = await host.panes.launch('custom', { command: FAKE_AGENT });
+    const agent = await host.roster.launch('custom', { command: FAKE_AGENT });
     await submitted;
     const t = host.board.state.tasks.get('T-1');
     expect(t).toMatchObject({ state: 'review', claim: { agentId: agent.id } });
@@ -73,7 +73,7 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.addTask({ title: 'task' }));
     const granted = nextEvent(host, (e) => e.kind === 'grant');
-    const agent = await host.panes.launch('custom', { command: 'forkbench claim T-1 && exec sleep 600' });
+    const agent = await host.roster.launch('custom', { command: 'forkbench claim T-1 && exec sleep 600' });
     await granted;
     await paneText(host, agent.id, /Claimed T-1/);
     const released = nextEvent(host, (e) => e.kind === 'claim-ended');
@@ -85,8 +85,8 @@ describe('agents in real ptys', () => {
     expect(e).toMatchObject({ kind: 'claim-ended', reason: 'process-exited', agentId: agent.id });
     expect(host.board.state.tasks.get('T-1')?.state).toBe('open');
     // The claim goes on the pane's death signal; the exit status follows once the output tail has drained.
-    await host.panes.get(agent.id)?.session?.exited;
-    expect(host.panes.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 } });
+    await host.roster.get(agent.id)?.session?.exited;
+    expect(host.roster.agents().find((a) => a.id === agent.id)).toMatchObject({ status: 'exited', exit: { signal: 9 } });
     // the dead agent's secret died with it
     expect((await cliAs(host, agent.id, ['board'])).code).toBe(3);
   });
@@ -95,13 +95,13 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.addTask({ title: 'task' }));
     const granted = nextEvent(host, (e) => e.kind === 'grant');
-    const agent = await host.panes.launch('custom', { command: 'forkbench claim T-1; sleep 600 & wait' });
+    const agent = await host.roster.launch('custom', { command: 'forkbench claim T-1; sleep 600 & wait' });
     await granted;
     const released = nextEvent(host, (e) => e.kind === 'claim-ended');
-    await host.panes.close(agent.id);
+    await host.roster.close(agent.id);
     expect(await released).toMatchObject({ reason: 'pane-closed' });
     expect(() => process.kill(agent.pid as number, 0)).toThrow();
-    expect(host.panes.agents().map((a) => a.id)).not.toContain(agent.id);
+    expect(host.roster.agents().map((a) => a.id)).not.toContain(agent.id);
   });
 
   it('SIGSTOP past a short lease: shown stalled, the task lapses and goes to another agent, and on SIGCONT the old write is refused', async () => {
@@ -109,7 +109,7 @@ describe('agents in real ptys', () => {
     await host.board.run((e) => e.setSettings({ leaseMs: 2000, renewIntervalMs: 250 }));
     await host.board.run((e) => e.addTask({ title: 'contended' }));
     const granted = nextEvent(host, (e) => e.kind === 'grant');
-    const a = await host.panes.launch('custom', { command: 'forkbench claim T-1; while :; do echo tick; sleep 0.2; done' });
+    const a = await host.roster.launch('custom', { command: 'forkbench claim T-1; while :; do echo tick; sleep 0.2; done' });
     const grant = await granted;
     const token = grant.kind === 'grant' ? grant.token : 0;
     // alive and printing: the liveness check renews it past its first deadline
@@ -118,8 +118,8 @@ describe('agents in real ptys', () => {
     process.kill(-(a.pid as number), 'SIGSTOP');
     try {
       await lapsed;
-      expect(host.panes.agents().find((x) => x.id === a.id)?.status).toBe('stalled');
-      const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
+      expect(host.roster.agents().find((x) => x.id === a.id)?.status).toBe('stalled');
+      const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
       const claimB = await cliAs(host, b.id, ['claim', 'T-1']);
       expect(claimB).toMatchObject({ code: 0, out: { ok: true, result: { taskId: 'T-1', agentId: b.id } } });
     } finally {
@@ -135,7 +135,7 @@ describe('agents in real ptys', () => {
     const host = await openHost();
     await host.board.run((e) => e.setSettings({ verify: 'test -f ok.txt || { echo "ok.txt is missing"; exit 1; }' }));
     await host.board.run((e) => e.addTask({ title: 'make ok.txt' }));
-    const agent = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const claim = await cliAs(host, agent.id, ['claim', 'T-1']);
     const token = String((claim.out as { result: { token: number } }).result.token);
     const returned = nextEvent(host, (e) => e.kind === 'returned');
@@ -155,15 +155,15 @@ describe('agents in real ptys', () => {
     homes.push(home);
     const vars = makeHome(home, { '.profile': 'PATH=/usr/bin:/bin\nexport PATH\n' });
     const host = await openHost({ env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...vars } });
-    const agent = await host.panes.launch('shell');
-    host.panes.input(agent.id, 'forkbench board; echo "exit=$?"\r');
+    const agent = await host.roster.launch('shell');
+    host.roster.input(agent.id, 'forkbench board; echo "exit=$?"\r');
     await paneText(host, agent.id, /Goal:[\s\S]*exit=0/);
   });
 
   it('a person’s assignment is typed into the agent’s pane once the pane is quiet, as a shell comment', async () => {
     const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    const agent = await host.panes.launch('custom', { command: 'exec cat' });
+    const agent = await host.roster.launch('custom', { command: 'exec cat' });
     const seen = paneText(host, agent.id, /# You have been assigned T-1 "review the docs"/);
     expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
     await seen;
@@ -172,8 +172,8 @@ describe('agents in real ptys', () => {
   it('a task dragged to another agent: the holder it was taken from is told at once in its pane, by whom and to whom', async () => {
     const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    const first = await host.panes.launch('custom', { command: 'exec cat', name: 'first' });
-    const second = await host.panes.launch('custom', { command: 'exec cat', name: 'second' });
+    const first = await host.roster.launch('custom', { command: 'exec cat', name: 'first' });
+    const second = await host.roster.launch('custom', { command: 'exec cat', name: 'second' });
     expect((await host.board.run((e) => e.claim(first.id, 'T-1'))).ok).toBe(true);
     const told = paneText(host, first.id, /# T-1 "review the docs" was taken from you by a person in the Forkbench window and given to second: your fencing token 1 is no longer accepted/);
     const assigned = paneText(host, second.id, /# You have been assigned T-1 "review the docs".*token 2/);

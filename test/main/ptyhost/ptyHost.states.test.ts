@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
-import { AgentStates } from '../../../src-main/host/agentStates.js';
+import { AgentStates } from '../../../src-main/roster/agentStates.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import type { TerminalSignal } from '../../../src-main/pty/headlessMirror.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
@@ -64,11 +64,11 @@ const until = (what: string, ok: () => boolean | Promise<boolean>) => waitFor(ok
 describe.runIf(linux)("agent states of a pane in the pty host, from the pty host's mirror", () => {
   it('an OSC 9 notification of a launched agent is needs-input from the terminal, Enter answers it', async () => {
     const { host } = await openHost();
-    const a = await host.panes.launch('custom', { command: `printf 'asking\\033]9;Deploy now?\\007\\n'; read line; exec sleep 600` });
+    const a = await host.roster.launch('custom', { command: `printf 'asking\\033]9;Deploy now?\\007\\n'; read line; exec sleep 600` });
     const waiting = await stateEvent(host, a.id, 'needs-input');
     expect(waiting).toMatchObject({ source: 'terminal', text: 'Deploy now?' });
     const working = stateEvent(host, a.id, 'working');
-    host.panes.input(a.id, 'y\r');
+    host.roster.input(a.id, 'y\r');
     expect(await working).toMatchObject({ source: 'terminal' });
   });
 

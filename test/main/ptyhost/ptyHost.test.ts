@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { PaneIdentity } from '../../../src-main/pty/paneSession.js';
 import { controlFrame } from '../../../src-main/ptyhost/frames.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
-import { secretDigestOf } from '../../../src-main/agents/agentRegistry.js';
+import { secretDigestOf } from '../../../src-main/agents/agent.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { forkbenchVersion, PTY_HOST_PROTOCOL, ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import type { RemotePty } from '../../../src-main/ptyhost/remotePty.js';

@@ -47,7 +47,7 @@ async function claim(host: ThreadHost, agentId: string, title: string): Promise<
 
 /** Polls the pane's screen until it shows `text`. */
 const screenShows = (host: ThreadHost, agentId: string, text: string) =>
-  waitFor(async () => (await host.panes.screen(agentId)).includes(text), 10_000, `the screen to show ${text}`);
+  waitFor(async () => (await host.roster.screen(agentId)).includes(text), 10_000, `the screen to show ${text}`);
 
 /** Run in an agent's shell: waits until the board host's socket answers, then until it does not (that host
  *  is gone), then connects every millisecond and, the moment one succeeds, makes one call as this agent and
@@ -74,8 +74,8 @@ const endsOf = (events: BoardEvent[]) => events.filter((e) => e.kind === 'claim-
 describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
   it('pty host killed -9: every agent claim ends agent-exited at once; the next launch gets a new pty host', async () => {
     const { host, link } = await openWith(folders());
-    const a = await host.panes.launch('shell');
-    const b = await host.panes.launch('custom', { command: 'yes flood' });
+    const a = await host.roster.launch('shell');
+    const b = await host.roster.launch('custom', { command: 'yes flood' });
     await claim(host, a.id, 'one');
     await claim(host, b.id, 'two');
     const events: BoardEvent[] = [];
@@ -89,9 +89,9 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
       [{ agentId: a.id, reason: 'agent-exited' }, { agentId: b.id, reason: 'agent-exited' }].sort((x, y) => x.agentId.localeCompare(y.agentId)),
     );
     await waitFor(() => !alive(a.pid!) && !alive(b.pid!), 5_000, 'agents gone');
-    expect(host.panes.isRunning(a.id)).toBe(false);
+    expect(host.roster.isRunning(a.id)).toBe(false);
     // The board host carries on: a new agent starts in a new pty host.
-    const c = await host.panes.launch('custom', { command: 'echo "NEW"-HOST; exec sleep 60' });
+    const c = await host.roster.launch('custom', { command: 'echo "NEW"-HOST; exec sleep 60' });
     expect(alive(c.pid!)).toBe(true);
     expect(link.hostPid).not.toBe(oldHost);
     expect(alive(link.hostPid)).toBe(true);
@@ -100,12 +100,12 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
   it('a board host that leaves keeps agents and claims; the next one adopts them under the same ids, secrets and names', async () => {
     const f = folders();
     const first = await openWith(f);
-    const a = await first.host.panes.launch('shell');
-    const b = await first.host.panes.launch('shell');
+    const a = await first.host.roster.launch('shell');
+    const b = await first.host.roster.launch('shell');
     const ca = await claim(first.host, a.id, 'kept');
     const cb = await claim(first.host, b.id, 'lost');
-    const secretA = first.host.registry.get(a.id)!.secret;
-    first.host.panes.input(a.id, 'echo "MARK"-A\r');
+    const secretA = first.host.roster.agent(a.id)!.secret;
+    first.host.roster.input(a.id, 'echo "MARK"-A\r');
     await screenShows(first.host, a.id, 'MARK-A');
     await first.host.leave();
     first.link.leave();
@@ -116,16 +116,16 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const second = await openWith(f);
     expect(second.link.started).toBe(false);
     const h = second.host;
-    expect(h.panes.agents().map((x) => [x.id, x.pid, x.status, x.name])).toEqual([[a.id, a.pid, 'running', a.name]]);
-    expect(h.registry.authenticate(secretA)?.id).toBe(a.id);
+    expect(h.roster.agents().map((x) => [x.id, x.pid, x.status, x.name])).toEqual([[a.id, a.pid, 'running', a.name]]);
+    expect(h.roster.authenticate(secretA)?.id).toBe(a.id);
     expect(h.board.state.tasks.get(ca.taskId)?.claim).toMatchObject({ agentId: a.id, token: ca.token });
     expect(h.board.state.tasks.get(cb.taskId)?.claim).toBeNull();
     expect(h.board.logTail(50).filter((e) => e.kind === 'claim-ended')).toMatchObject([{ agentId: b.id, taskId: cb.taskId, reason: 'agent-exited' }]);
-    expect(await h.panes.screen(a.id)).toContain('MARK-A');
+    expect(await h.roster.screen(a.id)).toContain('MARK-A');
     // Typing reaches it; names go on counting; a death now is the watched process-exited.
-    h.panes.input(a.id, 'echo "AGAIN"-A\r');
+    h.roster.input(a.id, 'echo "AGAIN"-A\r');
     await screenShows(h, a.id, 'AGAIN-A');
-    const c = await h.panes.launch('shell');
+    const c = await h.roster.launch('shell');
     expect(c.name).toBe('shell 3');
     const ended = new Promise<BoardEvent>((resolve) => h.board.onEvent((e) => e.kind === 'claim-ended' && resolve(e)));
     process.kill(a.pid!, 'SIGKILL');
@@ -137,13 +137,13 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     // A repository: opening fences its folder (git config runs), which is where the gap was.
     makeRepo(f.folder);
     const first = await openWith(f);
-    const a = await first.host.panes.launch('shell');
+    const a = await first.host.roster.launch('shell');
     // From the agent's own shell: wait for this board host to go, then connect every millisecond and make a
     // call the moment the next one listens (as the CLI does, polling for the socket, only faster).
     const result = join(f.folder, 'first-call.txt');
     const poller = join(f.folder, 'poll.pl');
     fs.writeFileSync(poller, POLL_FIRST_CALL);
-    first.host.panes.input(a.id, `perl '${poller}' '${result}' &\r`);
+    first.host.roster.input(a.id, `perl '${poller}' '${result}' &\r`);
     await waitFor(() => fs.existsSync(`${result}.armed`), 10_000, 'the poller to see the board host');
     await first.host.leave();
     first.link.leave();
@@ -152,14 +152,14 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     await waitFor(() => fs.existsSync(result), 10_000, 'the first call after the restart');
     const answer = JSON.parse(fs.readFileSync(result, 'utf8')) as { result?: unknown; error?: { message: string } };
     expect(answer.error, `the first call after the restart: ${JSON.stringify(answer)}`).toBeUndefined();
-    expect(second.host.panes.agents().map((x) => x.id)).toEqual([a.id]);
+    expect(second.host.roster.agents().map((x) => x.id)).toEqual([a.id]);
   });
 
   it('an agent killed inside git while no board host ran: the next one clears the git locks it left, once its process group is gone', async () => {
     const f = folders();
     makeRepo(f.folder);
     const first = await openWith(f);
-    const a = await first.host.panes.launch('shell');
+    const a = await first.host.roster.launch('shell');
     const { taskId } = await claim(first.host, a.id, 'work');
     await waitFor(() => Boolean(first.host.board.state.tasks.get(taskId)?.worktree), 20_000, 'the claim folder');
     const wt = first.host.board.state.tasks.get(taskId)!.worktree!;
@@ -179,7 +179,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     expect(locks.filter((l) => fs.existsSync(l))).toEqual([]);
     expect(notes.join('\n')).toContain(`cleared 3 git lock(s) left by ${a.name}`);
     // The next holder commits in that branch's folder as usual.
-    const b = await second.host.panes.launch('shell');
+    const b = await second.host.roster.launch('shell');
     const again = await second.host.board.run((e) => e.claim(b.id, taskId));
     expect(again.ok).toBe(true);
   });
@@ -187,7 +187,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
   it('stopping its own agents leaves the pty host running for the kept agents of a Thread not open here', async () => {
     const f = folders();
     const { host, link } = await openWith(f);
-    const mine = await host.panes.launch('custom', { command: 'exec sleep 300' });
+    const mine = await host.roster.launch('custom', { command: 'exec sleep 300' });
     // An agent an earlier run kept for another Thread.
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.folder, LANG: 'C.UTF-8' };
     const who = { threadKey: 'another-thread', agentId: 'kept', secretDigest: 'e'.repeat(64), socketPath: '/tmp/nowhere.sock', profile: 'shell', name: 'shell 1' };

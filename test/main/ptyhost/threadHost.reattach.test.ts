@@ -105,9 +105,9 @@ describe.runIf(linux)('the pty host killed -9 while a new board host takes its a
     await withLog(f.dataRoot, async () => {
       const firstLink = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
       const first = await ThreadHost.open({ ...f, liveness: false, ptyHost: firstLink });
-      const a = await first.panes.launch('shell');
+      const a = await first.roster.launch('shell');
       // One that ignores the hangup its pty's end sends: only a kill of its group ends it.
-      const b = await first.panes.launch('custom', { command: 'trap "" HUP; while :; do sleep 1; done' });
+      const b = await first.roster.launch('custom', { command: 'trap "" HUP; while :; do sleep 1; done' });
       const tasks = [await claim(first, a.id, 'one'), await claim(first, b.id, 'two')];
       await first.leave();
       firstLink.leave();
@@ -128,9 +128,9 @@ describe.runIf(linux)('the pty host killed -9 while a new board host takes its a
     });
     const ends = host.board.logTail(200).filter((e: BoardEvent) => e.kind === 'claim-ended');
     expect(ends.map((e) => [(e as { taskId: string }).taskId, (e as { reason: string }).reason]).sort()).toEqual(tasks.map((t) => [t, reason]));
-    expect(host.panes.isRunning(a.id) || host.panes.isRunning(b.id)).toBe(false);
+    expect(host.roster.isRunning(a.id) || host.roster.isRunning(b.id)).toBe(false);
 
-    const c = await host.panes.launch('shell');
+    const c = await host.roster.launch('shell');
     expect(alive(c.pid!)).toBe(true);
     expect(link.hostPid).not.toBe(oldHost);
     expect(alive(oldHost)).toBe(false);
@@ -144,8 +144,8 @@ describe.runIf(linux)('the pty host killed -9 while no board host ran', () => {
     await withLog(f.dataRoot, async () => {
       const firstLink = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
       const first = await ThreadHost.open({ ...f, liveness: false, ptyHost: firstLink });
-      const a = await first.panes.launch('shell');
-      const b = await first.panes.launch('shell');
+      const a = await first.roster.launch('shell');
+      const b = await first.roster.launch('shell');
       const tasks = [await claim(first, a.id, 'one'), await claim(first, b.id, 'two')];
       await first.leave();
       firstLink.leave();

@@ -225,13 +225,13 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     const waiting = await step(states.until(mine('needs-input', 'hook'), 5_000, 'needs-input from the hook'));
     expect(waiting.at - shownAt).toBeLessThan(1000);
     expect(waiting.e).toMatchObject({ source: 'hook', text: expect.stringContaining(`touch ${PERMISSION_FILE}`) });
-    expect(t.host.panes.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
+    expect(t.host.roster.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
     // The person answers Yes in the pane, as a person does: not within Claude Code's input grace, in which the
     // dialog drops keys (a keystroke typed ahead must not approve a dialog that just appeared). Sent at once,
     // the Enter was lost, the dialog stayed, and only the CLI's later Notification said so.
     const graceLeft = shownAt + CLAUDE_DIALOG_GRACE_MS - performance.now();
     if (graceLeft > 0) await new Promise((r) => setTimeout(r, graceLeft));
-    t.host.panes.input(agent.id, '\r');
+    t.host.roster.input(agent.id, '\r');
     await step(states.until(mine('working', undefined, waiting.e.seq), 10_000, 'working after the answer'));
     await step(screen.shows(PERMISSION_FINAL, 30_000, 'the final answer'));
     await step(states.until(mine('idle', undefined, waiting.e.seq), 10_000, 'idle after the final answer'));

@@ -213,7 +213,7 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
     expect(forkbench, listed.stdout).toMatchObject({ enabled: true, transport: { type: 'stdio', command: process.execPath, args: [cliScript(), 'mcp'] } });
     // The identity is forwarded from Codex's environment by name, never written into the config.
     expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
-    expect(listed.stdout).not.toContain(t.host.registry.get(agent.id)!.secret);
+    expect(listed.stdout).not.toContain(t.host.roster.agent(agent.id)!.secret);
   }, 60_000);
 
   it('killed and resumed through its profile (`codex resume <its own session id>`): the model gets the earlier exchange back', async () => {
@@ -273,14 +273,14 @@ describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
     const waiting = await step(states.until(mine('needs-input', 'terminal'), 5_000, 'needs-input from the terminal'));
     expect(waiting.at - shownAt).toBeLessThan(1000);
     expect(waiting.e.text).toBe(`Approval requested: touch ${PERMISSION_FILE}`);
-    expect(t.host.panes.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'terminal' });
+    expect(t.host.roster.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'terminal' });
     // The path: Codex's program status and its approval notification, both in what the pane printed.
     const printed = t.output(agent.id);
     expect(printed).toContain('\x1b]7501;state=blocked:app=codex:kind=permission');
     expect(printed).toContain(`\x1b]9;Approval requested: touch ${PERMISSION_FILE}\x07`);
 
     // The person answers Yes (the dialog's first choice).
-    t.host.panes.input(agent.id, '\r');
+    t.host.roster.input(agent.id, '\r');
     await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
     await step(s.until(() => s.visible().includes(PERMISSION_FINAL), 20_000, 'the final answer'));
     // The turn's end is its program status "done": nothing else says idle for Codex.

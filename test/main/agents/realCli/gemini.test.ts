@@ -183,12 +183,12 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
     const waiting = await step(states.until(mine('needs-input', 'hook', ready.e.seq), 5_000, 'needs-input from the Notification hook'));
     expect(waiting.at - shownAt).toBeLessThan(1000);
     expect(waiting.e.text).toContain(`touch ${PERMISSION_FILE}`);
-    expect(t.host.panes.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
+    expect(t.host.roster.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
     // No hook failed (a hook Gemini kills or that errs is shown in the pane as "Hook(s) … failed").
     expect(screen.seen()).not.toMatch(/Hook\(s\).*failed/);
 
     // The person answers "Allow once" (the dialog's first choice).
-    t.host.panes.input(agent.id, '\r');
+    t.host.roster.input(agent.id, '\r');
     await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
     await step(screen.shows(PERMISSION_FINAL, 30_000, 'the final answer'));
     await step(states.until(mine('idle', 'hook', waiting.e.seq), 10_000, 'idle from the AfterAgent hook'));

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PaneTypist, TypingConstants } from '../../../src-main/host/assignmentTyping.js';
+import { PaneTypist, TypingConstants } from '../../../src-main/roster/assignmentTyping.js';
 
 /** A pane that records what was written to it, on a clock the test moves with the fake timers. */
 function fakePane() {

@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { RpcClient, RpcFailure } from '../../../src-main/cli/rpcClient.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
-import { AgentStates } from '../../../src-main/host/agentStates.js';
+import { AgentStates } from '../../../src-main/roster/agentStates.js';
 import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
 import { PtySession } from '../../../src-main/pty/ptySession.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
@@ -33,7 +33,7 @@ function cli(host: ThreadHost, secret: string | undefined, args: string[], stdin
     else child.stdin?.end();
   });
 }
-const secretOf = (host: ThreadHost, id: string) => host.registry.get(id)?.secret;
+const secretOf = (host: ThreadHost, id: string) => host.roster.agent(id)?.secret;
 const stateEvents = (host: ThreadHost, id: string) =>
   host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'agent-state' }> => e.kind === 'agent-state' && e.agentId === id);
 const stateEvent = (host: ThreadHost, id: string, state: string, timeoutMs = 5000) =>
@@ -59,13 +59,13 @@ async function withStandIn(host: ThreadHost, profile: ProfileIdShared, script: s
 describe('forkbench status', () => {
   it('a hook reports needs-input, working and idle: one journaled event each, with its source, and the board lists it', async () => {
     const host = await fixture.open();
-    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const waiting = stateEvent(host, a.id, 'needs-input');
     const r = await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b]0;pwned\x07 rm?', '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).result).toMatchObject({ state: 'needs-input', source: 'hook', text: 'Allow \\x1b]0;pwned\\x07 rm?' });
     expect(await waiting).toMatchObject({ source: 'hook', text: 'Allow \\x1b]0;pwned\\x07 rm?' });
-    expect(host.panes.agents().find((x) => x.id === a.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
+    expect(host.roster.agents().find((x) => x.id === a.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
     // The same report again is no change: nothing more in the journal.
     await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b]0;pwned\x07 rm?']);
     expect(stateEvents(host, a.id).length).toBe(1);
@@ -81,8 +81,8 @@ describe('forkbench status', () => {
 
   it("MCP's board tool shows each agent's state, as `forkbench board --json` does", async () => {
     const host = await fixture.open();
-    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
-    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
+    const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const waiting = stateEvent(host, a.id, 'needs-input');
     await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b[2J rm?']);
     await waiting;
@@ -115,7 +115,7 @@ describe('forkbench status', () => {
 
   it('refuses a wrong secret, an unknown state and an exited agent with a typed reason, and changes nothing', async () => {
     const host = await fixture.open();
-    const a = await host.panes.launch('custom', { command: 'read line; exit 0' });
+    const a = await host.roster.launch('custom', { command: 'read line; exit 0' });
     const wrong = await cli(host, 'not-the-secret', ['status', 'needs-input', '--json']);
     expect(wrong.code).toBe(3);
     expect(JSON.parse(wrong.stdout).error.message).toMatch(/unknown or expired agent secret/);
@@ -128,7 +128,7 @@ describe('forkbench status', () => {
     expect(stateEvents(host, a.id)).toEqual([]);
     const secret = secretOf(host, a.id);
     const exited = stateEvent(host, a.id, 'exited');
-    host.panes.input(a.id, 'bye\r');
+    host.roster.input(a.id, 'bye\r');
     expect(await exited).toMatchObject({ source: 'liveness' });
     const late = await cli(host, secret, ['status', 'working', '--json']);
     expect(late.code).toBe(3);
@@ -138,8 +138,8 @@ describe('forkbench status', () => {
 
   it('a flood of status calls is rate-limited per agent, and the board answers other agents meanwhile', async () => {
     const host = await fixture.open();
-    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
-    const b = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
+    const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const flood = await RpcClient.reach(host.socket.path, secretOf(host, a.id) as string);
     const other = await RpcClient.reach(host.socket.path, secretOf(host, b.id) as string);
     try {
@@ -169,7 +169,7 @@ describe('forkbench status', () => {
 
   it('--hook reads the event on stdin, prints nothing, exits 0 even when refused, and drops Claude\'s idle_prompt', async () => {
     const host = await fixture.open();
-    const a = await host.panes.launch('custom', { command: 'exec sleep 600' });
+    const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const waiting = stateEvent(host, a.id, 'needs-input');
     const event = JSON.stringify({ hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'rm -rf build' } });
     const r = await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--hook'], event);
@@ -192,18 +192,18 @@ describe('terminal and screen signals', () => {
   it('an OSC 9 notification is needs-input from the terminal, and Enter in the pane is the answer', async () => {
     const host = await fixture.open();
     const waiting = nextEvent(host, (e) => e.kind === 'agent-state' && e.state === 'needs-input');
-    const a = await host.panes.launch('custom', { command: `printf '\\033]9;Approve the migration?\\007'; read answer; echo "got $answer"; exec sleep 600` });
+    const a = await host.roster.launch('custom', { command: `printf '\\033]9;Approve the migration?\\007'; read answer; echo "got $answer"; exec sleep 600` });
     expect(await waiting).toMatchObject({ agentId: a.id, source: 'terminal', text: 'Approve the migration?' });
     const working = stateEvent(host, a.id, 'working');
-    host.panes.input(a.id, 'yes\r');
+    host.roster.input(a.id, 'yes\r');
     expect(await working).toMatchObject({ source: 'terminal' });
   });
 
   it('OSC 9;4 progress is not a notification', async () => {
     const host = await fixture.open();
-    const a = await host.panes.launch('custom', { command: `printf '\\033]9;4;1;50\\007'; echo progress-sent; exec sleep 600` });
-    await new Promise<void>((resolve) => host.panes.onData.event(({ data }) => data.includes('progress-sent') && resolve()));
-    await host.panes.get(a.id)?.session.flushMirror();
+    const a = await host.roster.launch('custom', { command: `printf '\\033]9;4;1;50\\007'; echo progress-sent; exec sleep 600` });
+    await new Promise<void>((resolve) => host.roster.onData.event(({ data }) => data.includes('progress-sent') && resolve()));
+    await host.roster.get(a.id)?.session.flushMirror();
     expect(stateEvents(host, a.id)).toEqual([]);
   });
 
@@ -237,15 +237,15 @@ describe('terminal and screen signals', () => {
   it('an OSC 777 notification is needs-input from the terminal, its title and body as the text', async () => {
     const host = await fixture.open();
     const waiting = nextEvent(host, (e) => e.kind === 'agent-state' && e.state === 'needs-input');
-    const a = await host.panes.launch('custom', { command: `printf '\\033]777;notify;Deploy;Push to production?\\033\\\\'; exec sleep 600` });
+    const a = await host.roster.launch('custom', { command: `printf '\\033]777;notify;Deploy;Push to production?\\033\\\\'; exec sleep 600` });
     expect(await waiting).toMatchObject({ agentId: a.id, source: 'terminal', text: 'Deploy: Push to production?' });
   });
 
   it('the bell is needs-input where the profile says a bell asks (Aider), and nothing in a plain pane', async () => {
     const host = await fixture.open();
-    const plain = await host.panes.launch('custom', { command: `printf 'rang\\007\\n'; exec sleep 600` });
+    const plain = await host.roster.launch('custom', { command: `printf 'rang\\007\\n'; exec sleep 600` });
     await paneText(host, plain.id, /rang/);
-    await host.panes.get(plain.id)?.session.flushMirror();
+    await host.roster.get(plain.id)?.session.flushMirror();
     expect(stateEvents(host, plain.id)).toEqual([]);
     await withStandIn(host, 'aider', `printf 'Add file? \\007'; exec sleep 600`, async () => {
       expect(await stateEvent(host, 'stand-in', 'needs-input')).toMatchObject({ source: 'terminal', text: null });

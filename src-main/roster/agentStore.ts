@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { PROFILE_IDS } from '../../src-shared/protocol/windowApi.js';
+import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import { writeFileAtomic } from '../base/atomicWrite.js';
 import { readCheckedJson } from '../base/checkedJsonFile.js';
 
@@ -29,12 +30,13 @@ const StoredAgentSchema = z
     command: z.string().max(4096).optional(),
     /** The CLI's own conversation id (Aider: its history file); null until known. */
     sessionId: z.string().min(1).max(4096).nullable(),
-    /** 'running' while a process of the agent lives; a record read at start is never running any more. */
+    /** 'running' while a process of the agent lives: the Roster writes each move of the agent's life, and at
+     *  open keeps it only for an agent its pty host kept. */
     state: z.enum(['running', 'exited']),
     /** Date.now() of the agent's first start: its CLI's sessions from before are not its own. */
     startedAt: z.number().int().min(0),
-    cols: z.number().int().min(1).max(10_000),
-    rows: z.number().int().min(1).max(10_000),
+    cols: z.number().int().min(TerminalSize.minCols).max(TerminalSize.maxCols),
+    rows: z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows),
   })
   .strict();
 

@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentStore, STORE_FILE_MODE, type StoredAgent } from '../../../src-main/host/agentStore.js';
-import { AgentSessions } from '../../../src-main/host/agentSessions.js';
+import { AgentStore, STORE_FILE_MODE, type StoredAgent } from '../../../src-main/roster/agentStore.js';
+import { AgentSessions } from '../../../src-main/roster/agentSessions.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 
 const dirs: string[] = [];
@@ -111,12 +111,13 @@ describe('AgentSessions', () => {
     expect(sessions.get('claude-1-aa')!.state).toBe('exited');
     expect(sessions.resumable('claude-1-aa')).toBe(true);
 
+    const restoredSecret = rec.secret;
     const revived = registry.revive('claude-1-aa', 0);
     expect(revived.id).toBe('claude-1-aa');
-    expect(revived.secret).not.toBe(rec.secret);
-    revived.status = 'running';
+    expect(revived.secret).not.toBe(restoredSecret);
+    revived.started(process.pid);
     expect(registry.authenticate(revived.secret)).toBe(revived);
-    expect(registry.authenticate(rec.secret)).toBeNull();
+    expect(registry.authenticate(restoredSecret)).toBeNull();
   });
 
   it('a shell keeps no record; an agent with no conversation yet is refused a resume with the reason', async () => {

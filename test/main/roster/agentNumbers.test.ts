@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
-import { AgentNumbers, numberInName } from '../../../src-main/host/agentNumbers.js';
-import { STORE_FILE_MODE } from '../../../src-main/host/agentStore.js';
+import { AgentNumbers, numberInName } from '../../../src-main/roster/agentNumbers.js';
+import { STORE_FILE_MODE } from '../../../src-main/roster/agentStore.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 
 const roots: string[] = [];
@@ -47,18 +47,18 @@ describe('agent names across a host restart', () => {
     const { folder, manager, restart, warnings, numbersFile } = setup();
     const threads = manager();
     let host = await threads.open(folder);
-    const first = await host.panes.launch('shell');
-    const second = await host.panes.launch('shell');
-    const custom = await host.panes.launch('custom', { command: 'sleep 30' });
+    const first = await host.roster.launch('shell');
+    const second = await host.roster.launch('shell');
+    const custom = await host.roster.launch('custom', { command: 'sleep 30' });
     expect([first.name, second.name, custom.name]).toEqual(['shell 1', 'shell 2', 'custom 1']);
     // the person closes shell 2: its name is still in the log, so it is not given out again
-    await host.panes.close(second.id);
+    await host.roster.close(second.id);
 
     ({ host } = await restart(threads));
     // shells keep no conversation: no tab comes back for them, yet their numbers are remembered
-    expect(host.panes.agents()).toEqual([]);
-    const third = await host.panes.launch('shell');
-    const custom2 = await host.panes.launch('custom', { command: 'sleep 30' });
+    expect(host.roster.agents()).toEqual([]);
+    const third = await host.roster.launch('shell');
+    const custom2 = await host.roster.launch('custom', { command: 'sleep 30' });
     expect(third.name).toBe('shell 3');
     expect(custom2.name).toBe('custom 2');
     expect(fs.statSync(numbersFile).mode & 0o777).toBe(STORE_FILE_MODE);
@@ -69,16 +69,16 @@ describe('agent names across a host restart', () => {
     const { folder, manager, restart, warnings, numbersFile } = setup();
     const threads = manager();
     let host = await threads.open(folder);
-    await host.panes.launch('shell');
+    await host.roster.launch('shell');
     ({ host } = await restart(threads));
-    const again = await host.panes.launch('shell');
+    const again = await host.roster.launch('shell');
     expect(again.name).toBe('shell 2');
     const m = managers.at(-1)!;
     fs.writeFileSync(numbersFile, '{"version":1,"last":{"shell":');
     ({ host } = await restart(m));
     expect(warnings.join('\n')).toMatch(/agent numbers in .*agent-numbers\.json are damaged \(not JSON.*kept as .*corrupt-\d+/);
     // nothing on record for shells: the numbering starts over, as before the file existed
-    expect((await host.panes.launch('shell')).name).toBe('shell 1');
+    expect((await host.roster.launch('shell')).name).toBe('shell 1');
   }, 60_000);
 });
 

@@ -30,12 +30,13 @@ export class AgentSessions {
     return new AgentSessions(AgentStore.open(join(dataDir, 'agents.json'), warn), join(dataDir, 'agents'), AgentNumbers.open(join(dataDir, 'agent-numbers.json'), warn), warn);
   }
 
-  /** The agents of earlier runs, listed as exited so their tabs can offer a resume; names count on after theirs. */
-  restoreInto(registry: AgentRegistry, now: number): StoredAgent[] {
+  /** The agents of earlier runs, listed as exited so their tabs can offer a resume; names count on after theirs.
+   *  A record that says running stays so only for an agent that lives on (`alive`: its pty host kept it). */
+  restoreInto(registry: AgentRegistry, now: number, alive: (id: string) => boolean = () => false): StoredAgent[] {
     const restored = this.store.list();
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
-      if (a.state === 'running') this.store.update(a.id, { state: 'exited' });
+      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited' });
     }
     this.numbers.sawAll(restored);
     return restored;

@@ -2,31 +2,100 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { changesHolder } from '../../src-shared/board/eventKinds.js';
+import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { AgentInfo, ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
-import type { AgentRecord } from '../agents/agentRegistry.js';
+import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
+import type { Agent, ExitStatus } from '../agents/agent.js';
+import { AgentRegistry } from '../agents/agentRegistry.js';
+import type { LivenessSubject } from '../agents/liveness.js';
 import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peerCredentials.js';
 import { buildLaunch, writeProfileFiles } from '../agents/profiles.js';
-import type { PaneSession } from '../pty/paneSession.js';
-import { PaneTypist } from './assignmentTyping.js';
-import { clearGoneAgentsLocks, clearLocksWhenGone, type GoneAgent, type LockClearing } from './paneLocks.js';
-import { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps } from './paneTypes.js';
-
-export { localPtys, LockConstants, type AdoptedPane, type Pane, type PanesDeps };
 import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
+import type { BoardService } from '../board/boardService.js';
+import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
+import { PtySession } from '../pty/ptySession.js';
+import type { AgentSessions } from './agentSessions.js';
+import type { AgentStates } from './agentStates.js';
 import type { StoredAgent } from './agentStore.js';
-import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
-import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
+import { PaneTypist } from './assignmentTyping.js';
+import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneAgentLocks.js';
+import type { KeptPanes } from './keptPanes.js';
+
+/** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
+ *  typist that writes the host's messages into it. */
+export interface Pane extends LivenessSubject {
+  readonly agent: Agent;
+  /** The agent's start this pane runs (Agent.run): a pane of an earlier start speaks for nobody. */
+  readonly run: number;
+  readonly session: PaneSession;
+  readonly launch: { profile: ProfileIdShared; command?: string; cols: number; rows: number; name: string };
+  readonly typist: PaneTypist;
+}
+
+/** Panes in this process: a board host that goes takes its agents with it. */
+export const localPtys: PtyFactory = { spawn: async (command, args, options) => PtySession.spawn(command, args, options) };
+
+/** A pane the pty host kept through a board host restart, to be taken back. */
+export interface AdoptedPane {
+  session: PaneSession;
+  agentId: string;
+  secretDigest: string;
+  profile: string;
+  name: string;
+  command?: string;
+  cols: number;
+  rows: number;
+}
+
+export interface RosterDeps {
+  folder: string;
+  /** The Thread's key, which the pty host keeps with each pane so a restarted host finds its own. */
+  threadKey?: string;
+  /** Where panes run: this process (the default) or the pty host. */
+  ptys?: PtyFactory;
+  board: BoardService;
+  socketPath: string;
+  /** The per-install CLI shim folder, put first on each agent's PATH. */
+  binDir: string;
+  /** Where each agent's config files (holding its secret) go, one folder per agent. */
+  agentFilesDir: string;
+  /** The environment agents start from. */
+  env: Record<string, string | undefined>;
+  /** Folders outside the Thread's folder that agents edit (the worktrees). */
+  writableRoots: () => string[];
+  /** The task folders' git locks, for the ones a gone agent left (null: the Thread has no worktrees). */
+  lockFolders: AgentLockFolders | null;
+  typingQuietMs?: number;
+  warn?: (message: string) => void;
+  /** The agents' records and conversations, kept across processes and host restarts. */
+  sessions: AgentSessions;
+  /** Each pane's agent state (hooks, terminal signals, screen). */
+  states?: AgentStates;
+  /** What a pty host kept of this Thread while no board host ran: the agents to take back, and those gone. */
+  kept?: KeptPanes;
+}
+
+/** How a death was learned, and what goes with it. */
+interface Death {
+  reason: HardReleaseReason;
+  /** The process group that may still be finishing a git; null when nothing of it can be left. */
+  pgid: number | null;
+  exit?: ExitStatus;
+}
 
 /**
- * The agents' panes: each launch is a new agent (id, secret, pty); the one way an agent goes (`agentGone`)
- * revokes its secret, marks it exited and releases its claims with the real reason, whether its pane was
- * closed or its process died. Windows reach a pane's terminal through `get`.
+ * The Thread's agents, each one `Agent` (agents/agent.ts) from its launch until its tab is closed. The roster
+ * launches, resumes, relaunches, closes and adopts them, answers who a secret or a process belongs to, and
+ * keeps their records on disk true. An agent's death, however it is learned (its process seen to end, its
+ * tab closed, found gone when the host opened), goes one way (`end`): its secret dies, its claims end with
+ * the reason, its git locks are cleared once its process group is gone, its record says so.
  */
-export class Panes {
+export class Roster {
+  private readonly registry = new AgentRegistry();
   private readonly panes = new Map<string, Pane>();
   /** Verify commands running: their root's pid, and the agent whose done they check. */
   private readonly verifyRoots = new Map<number, string>();
@@ -34,12 +103,14 @@ export class Panes {
   private closing = false;
   readonly onData = new Emitter<{ agentId: string; data: string }>();
   readonly onAgents = new Emitter<AgentInfo[]>();
-  readonly onExit = new Emitter<{ agentId: string; name: string; exit: AgentRecord['exit'] }>();
+  readonly onExit = new Emitter<{ agentId: string; name: string; exit: ExitStatus | null }>();
 
-  constructor(private readonly d: PanesDeps) {
+  constructor(private readonly d: RosterDeps) {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
-    // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from).
-    d.sessions.restoreInto(d.registry, performance.now());
+    // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from); those
+    // the pty host kept are taken back at once, before anyone can call as them.
+    d.sessions.restoreInto(this.registry, performance.now(), (id) => d.kept?.isLive(id) ?? false);
+    if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.
     if (d.states) this.store.add(d.states.onChange.event(() => this.fireAgents()));
   }
@@ -52,18 +123,27 @@ export class Panes {
     return this.panes.values();
   }
 
+  /** The agent a secret belongs to, if it is alive. */
+  authenticate(secret: unknown): Agent | null {
+    return this.registry.authenticate(secret);
+  }
+
+  agent(agentId: string): Agent | undefined {
+    return this.registry.get(agentId);
+  }
+
   agents(): AgentInfo[] {
-    return this.d.registry.all().map((r) => ({
-      id: r.id,
-      name: r.name,
-      profile: r.profile,
-      status: r.status,
-      pid: r.pid,
-      exit: r.exit,
+    return this.registry.all().map((a) => ({
+      id: a.id,
+      name: a.name,
+      profile: a.profile,
+      status: a.status,
+      pid: a.pid,
+      exit: a.exit,
       // In display order: the window draws this list as it comes, and computes no claims of its own.
-      claims: this.d.board.engine.claimsOf(r.id).sort(compareTaskIds),
-      resumable: r.status === 'exited' && this.d.sessions.resumable(r.id),
-      state: this.d.states?.info(r.id) ?? null,
+      claims: this.d.board.engine.claimsOf(a.id).sort(compareTaskIds),
+      resumable: a.status === 'exited' && this.d.sessions.resumable(a.id),
+      state: this.d.states?.info(a.id) ?? null,
     }));
   }
 
@@ -79,8 +159,7 @@ export class Panes {
 
   /** An agent that exists and has not exited: one whose claims are still meaningful. */
   isRunning(agentId: string): boolean {
-    const r = this.d.registry.get(agentId);
-    return r !== undefined && r.status !== 'exited';
+    return this.registry.get(agentId)?.alive ?? false;
   }
 
   /** Launch an agent in a new pane. Every launch is a new agent: new id, new secret. */
@@ -94,16 +173,16 @@ export class Panes {
     const n = d.sessions.numbers.next(profile);
     // performance.now(), not the board clock: the liveness check compares it with pty output times, and the
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
-    const record = d.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now(), n);
-    const stored: StoredAgent = { id: record.id, profile, name: record.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
+    const agent = this.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now(), n);
+    const stored: StoredAgent = { id: agent.id, profile, name: agent.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
     if (o.command) stored.command = o.command;
-    return this.start(record, stored, null, true);
+    return this.start(agent, stored, null, true);
   }
 
   /**
    * Starts the agent's CLI again on its own conversation, after its process is gone: the same agent (id,
-   * name, record) with a new process and a new secret. The claims it held ended with its old process; it
-   * claims again through the board as any agent does (a new grant, a new token).
+   * name) with a new process and a new secret. The claims it held ended with its old process; it claims
+   * again through the board as any agent does (a new grant, a new token).
    */
   async resume(agentId: string): Promise<AgentInfo> {
     if (this.closing) throw new Error('this Thread is closed');
@@ -118,15 +197,15 @@ export class Panes {
       this.panes.delete(agentId);
       old.session.dispose();
     }
-    const record = d.registry.revive(agentId, performance.now());
-    return this.start(record, { ...stored, cols: old?.launch.cols ?? stored.cols, rows: old?.launch.rows ?? stored.rows }, sessionId, false);
+    const agent = this.registry.revive(agentId, performance.now());
+    return this.start(agent, { ...stored, cols: old?.launch.cols ?? stored.cols, rows: old?.launch.rows ?? stored.rows }, sessionId, false);
   }
 
-  private async start(record: AgentRecord, stored: StoredAgent, resumeId: string | null, fresh: boolean): Promise<AgentInfo> {
+  private async start(agent: Agent, stored: StoredAgent, resumeId: string | null, fresh: boolean): Promise<AgentInfo> {
     const { d } = this;
     const { profile, cols, rows } = stored as StoredAgent & { profile: ProfileIdShared };
     const command = stored.command;
-    const filesDir = join(d.agentFilesDir, record.id);
+    const filesDir = join(d.agentFilesDir, agent.id);
     fs.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
     let spec: ReturnType<typeof buildLaunch>;
     try {
@@ -136,8 +215,8 @@ export class Panes {
           threadDir: d.folder,
           agentDir: filesDir,
           socketPath: d.socketPath,
-          agentId: record.id,
-          agentToken: record.secret,
+          agentId: agent.id,
+          agentToken: agent.secret,
           cliPath: cliScript(),
           nodePath: nodeRuntime().node,
           binDir: d.binDir,
@@ -145,7 +224,7 @@ export class Panes {
           renewMs: effectiveRenewIntervalMs(d.board.state.settings),
           baseEnv: d.env,
           writableRoots: d.writableRoots(),
-          stateDir: d.sessions.stateDirOf(record.id),
+          stateDir: d.sessions.stateDirOf(agent.id),
         },
         // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
         command ? { command: '/bin/sh', args: ['-c', command] } : undefined,
@@ -154,15 +233,12 @@ export class Panes {
       await writeProfileFiles(spec.files, spec.links);
     } catch (err) {
       if (fresh) {
-        d.registry.remove(record.id);
-        d.sessions.forget(record.id);
+        this.registry.remove(agent.id);
+        d.sessions.forget(agent.id);
         fs.rmSync(filesDir, { recursive: true, force: true });
       } else {
         // A resume that could not start leaves the agent as it was: exited, its conversation still there.
-        d.registry.forgetSecret(record.id);
-        record.status = 'exited';
-        d.sessions.exited(record.id, d.env);
-        this.fireAgents();
+        await this.end(agent, null, { reason: 'process-exited', pgid: null });
       }
       throw err;
     }
@@ -174,40 +250,36 @@ export class Panes {
         spec.command,
         spec.args,
         { cwd: d.folder, env, cols, rows },
-        { threadKey: d.threadKey ?? '', agentId: record.id, secretDigest: record.secretDigest, socketPath: d.socketPath, profile, name: record.name, command },
+        { threadKey: d.threadKey ?? '', agentId: agent.id, secretDigest: agent.secretDigest, socketPath: d.socketPath, profile, name: agent.name, command },
       );
     } catch (err) {
-      record.status = 'exited';
-      record.exit = { code: 127, signal: null };
-      d.registry.forgetSecret(record.id);
-      d.sessions.exited(record.id, env);
-      this.fireAgents();
+      // Not found, or not executable: the shell's own "command not found" status.
+      await this.end(agent, null, { reason: 'process-exited', pgid: null, exit: { code: 127, signal: null } });
       throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
     }
-    record.pid = session.pid;
-    record.status = 'running';
-    this.wire(record, session, { profile, command, cols, rows, name: record.name });
+    agent.started(session.pid);
+    this.wire(agent, session, { profile, command, cols, rows, name: agent.name });
     this.fireAgents();
-    return this.agents().find((a) => a.id === record.id) as AgentInfo;
+    return this.agents().find((a) => a.id === agent.id) as AgentInfo;
   }
 
   /**
-   * Take back the panes a pty host kept while this board host was down: each is the same agent (id,
-   * secret, and the socket path its environment already names), so its next board call is accepted.
+   * Take back the panes a pty host kept while this board host was down: each is the same agent (id, secret's
+   * digest, and the socket path its environment already names), so its next board call is accepted.
    */
-  adopt(found: AdoptedPane[], gone: Array<{ profile: string; name: string }> = []): void {
+  private adopt(found: AdoptedPane[], gone: Array<{ profile: string; name: string }>): void {
     // Names keep counting from the highest one used, the gone agents' too: after `shell 2` comes `shell 3`.
     this.d.sessions.numbers.sawAll([...found, ...gone]);
     for (const f of found) {
-      const record = this.d.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
-      this.wire(record, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
+      const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
+      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
     }
-    if (found.length) this.fireAgents();
   }
 
-  private wire(record: AgentRecord, session: PaneSession, launch: Pane['launch']): void {
+  private wire(agent: Agent, session: PaneSession, launch: Pane['launch']): void {
     const pane: Pane = {
-      record,
+      agent,
+      run: agent.run,
       session,
       launch,
       typist: new PaneTypist(session, launch.profile === 'shell' || launch.profile === 'custom', this.d.typingQuietMs),
@@ -216,12 +288,12 @@ export class Panes {
         return session.lastOutputAt;
       },
     };
-    this.panes.set(record.id, pane);
-    this.d.states?.track(record.id, record.name, launch.profile, session);
-    session.onData((data) => this.onData.fire({ agentId: record.id, data }));
+    this.panes.set(agent.id, pane);
+    this.d.states?.track(agent.id, agent.name, launch.profile, session);
+    session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
-    session.onExit((exit) => void this.exited(pane, exit.exitCode, exit.signal ?? null));
+    session.onExit((exit) => void this.exited(pane, { code: exit.exitCode, signal: exit.signal ?? null }));
   }
 
   /**
@@ -235,32 +307,28 @@ export class Panes {
     const from = p?.launch ?? this.d.sessions.get(agentId);
     if (!from) throw new Error(`no agent ${agentId}`);
     const next = await this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command });
-    if (p && p.record.status !== 'exited') return next;
-    this.d.registry.moveTo(next.id, agentId);
+    if (p?.agent.alive) return next;
+    this.registry.moveTo(next.id, agentId);
     await this.close(agentId);
     return this.agents().find((a) => a.id === next.id) ?? next;
   }
 
   /** The pane was closed: a hard signal. Claims are released first, then the process group is killed. */
   async close(agentId: string): Promise<void> {
+    const agent = this.registry.get(agentId);
+    if (!agent) return;
     const p = this.panes.get(agentId);
-    if (!p) {
-      // An agent of an earlier run (no pane in this host): its tab and record go.
-      if (!this.d.registry.get(agentId)) return;
-      this.d.sessions.forget(agentId);
-      this.d.registry.remove(agentId);
-      this.fireAgents();
-      return;
+    if (p) {
+      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
+      this.panes.delete(agentId);
+      if (!p.session.exit) await p.session.kill();
+      p.session.dispose();
+      // Its config files hold its (now dead) secret; nothing will read them again.
+      fs.rmSync(join(this.d.agentFilesDir, agentId), { recursive: true, force: true });
     }
-    await this.agentGone(p, 'pane-closed');
-    this.panes.delete(agentId);
-    if (!p.session.exit) await p.session.kill();
-    p.session.dispose();
-    this.clearLocksWhenGone(p);
-    // Its config files hold its (now dead) secret; nothing will read them again.
-    fs.rmSync(join(this.d.agentFilesDir, agentId), { recursive: true, force: true });
-    // Closed by the person: it no longer appears in the agent list, and it cannot be resumed.
-    this.d.registry.remove(agentId);
+    // Closed by the person: it no longer appears in the agent list, and it cannot be resumed. (An agent of an
+    // earlier run has no pane here: only its tab and record go.)
+    this.registry.remove(agentId);
     this.d.sessions.forget(agentId);
     this.d.states?.forget(agentId);
     this.fireAgents();
@@ -298,14 +366,14 @@ export class Panes {
   /** Type a message of the host's into the agent's pane, when it is quiet; nothing for a gone agent. */
   tell(agentId: string, text: string): void {
     const p = this.panes.get(agentId);
-    if (p && p.record.status !== 'exited') p.typist.say(text);
+    if (p?.agent.alive) p.typist.say(text);
   }
 
   /** Whether a process is a person's or runs in an agent pane (which): how the host tells a person's git from
    *  an agent's. */
   callerOf(pid: number | null): Caller {
     const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.record.pid !== null) roots.set(p.record.pid, p.record.name);
+    for (const p of this.panes.values()) if (p.agent.pid !== null) roots.set(p.agent.pid, p.agent.name);
     for (const [pid, agentId] of this.verifyRoots) roots.set(pid, `${this.nameOf(agentId)} (its verify command)`);
     return callerOf(pid, roots);
   }
@@ -313,13 +381,13 @@ export class Panes {
   /** The agent whose pane (or verify command) a process runs in: a secret works only from there. */
   paneOf(pid: number | null): Whereabouts<string> {
     const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.record.pid !== null && p.record.status !== 'exited') roots.set(p.record.pid, p.record.id);
+    for (const p of this.panes.values()) if (p.agent.pid !== null && p.agent.alive) roots.set(p.agent.pid, p.agent.id);
     for (const [pid, agentId] of this.verifyRoots) roots.set(pid, agentId);
     return whereIs(pid, roots);
   }
 
   nameOf(agentId: string): string {
-    return this.d.registry.get(agentId)?.name ?? agentId;
+    return this.registry.get(agentId)?.name ?? agentId;
   }
 
   /**
@@ -335,18 +403,38 @@ export class Panes {
   }
 
   /**
-   * The one way an agent goes: its secret dies (its next call is refused), it shows as exited, nothing more
-   * is typed into it, and every claim it holds ends now with the reason — no timer involved.
+   * Agents that went while no board host ran (killed inside git, say): their claims ended as the board opened
+   * (KeptPanes answered its question), and this is the rest of their death. Called once the Thread's folders
+   * are known and before any agent can call, so no other agent works in their folders yet.
    */
-  private async agentGone(pane: Pane, reason: HardReleaseReason): Promise<void> {
-    const id = pane.record.id;
-    pane.record.status = 'exited';
-    pane.typist.dispose();
+  endFoundGone(): void {
+    for (const g of this.d.kept?.goneOf(this.d.lockFolders?.agentsWithFolders() ?? []) ?? []) {
+      const locks = this.d.lockFolders?.locksOf(g.id) ?? [];
+      clearOnceGone({ name: this.registry.get(g.id)?.name ?? g.name, pgid: g.pgid, locks }, this.lockClearing());
+    }
+    this.d.kept?.dropExited();
+  }
+
+  /**
+   * The one way an agent goes. The locks in its folders are noted first, while no one else can work there;
+   * then it ends (its secret dies: its next call is refused), nothing more is typed into it, its record says
+   * so, and every claim it holds ends now with the reason — no timer involved; its locks are cleared once its
+   * process group is gone. Said twice (its death, then its exit status), the second time only catches a
+   * claim a person granted in between.
+   */
+  private async end(agent: Agent, pane: Pane | null, death: Death): Promise<void> {
+    pane?.typist.dispose();
     // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
-    if (this.d.registry.get(id) !== pane.record) return;
-    this.d.registry.forgetSecret(id);
-    this.d.states?.gone(id);
-    if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(id, reason));
+    if (pane && pane.run !== agent.run) return;
+    const locks = this.closing ? [] : (this.d.lockFolders?.locksOf(agent.id) ?? []);
+    const first = agent.ended(death.exit);
+    this.registry.forgetSecret(agent.id);
+    if (first) this.d.states?.gone(agent.id);
+    // A Thread shutting down (or leaving its agents) writes nothing more of them: their records say what the
+    // next host will find.
+    if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) this.d.sessions.exited(agent.id, this.d.env);
+    if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
+    clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
   }
 
   /**
@@ -356,20 +444,17 @@ export class Panes {
    * The tab says so now too: a person pressing Ctrl-C under a flood should not wait for the tail.
    */
   private async died(pane: Pane): Promise<void> {
-    await this.agentGone(pane, this.goneReason(pane)).catch(() => undefined);
-    this.clearLocksWhenGone(pane);
-    if (this.panes.get(pane.record.id) === pane) this.fireAgents();
+    await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid }).catch(() => undefined);
+    if (this.panes.get(pane.agent.id) === pane) this.fireAgents();
   }
 
-  private async exited(pane: Pane, code: number, signal: number | null): Promise<void> {
-    pane.record.exit = { code, signal };
-    if (!this.closing && this.panes.get(pane.record.id) === pane) this.d.sessions.exited(pane.record.id, this.d.env);
+  private async exited(pane: Pane, exit: ExitStatus): Promise<void> {
     // Normally `died` already ended every claim; this catches a session that could not tell death apart
     // from exit, and anything granted to the agent by a person in between. Nothing held: nothing written.
-    await this.agentGone(pane, this.goneReason(pane)).catch(() => undefined);
+    await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid, exit }).catch(() => undefined);
     // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
-    if (this.closing || this.panes.get(pane.record.id) !== pane) return;
-    this.onExit.fire({ agentId: pane.record.id, name: pane.record.name, exit: pane.record.exit });
+    if (this.closing || this.panes.get(pane.agent.id) !== pane) return;
+    this.onExit.fire({ agentId: pane.agent.id, name: pane.agent.name, exit: pane.agent.exit });
     this.fireAgents();
   }
 
@@ -378,18 +463,8 @@ export class Panes {
     return pane.session.lost ? 'agent-exited' : 'process-exited';
   }
 
-  /** Git locks the agent left behind, cleared once its process group is gone (paneLocks.ts). */
-  private clearLocksWhenGone(pane: Pane): void {
-    clearLocksWhenGone(pane, this.lockClearing());
-  }
-
-  /** The same for agents found gone when this host opened (KeptPanes.goneOf): their deaths nobody saw. */
-  clearLocksOfGone(gone: readonly GoneAgent[]): void {
-    for (const g of gone) clearGoneAgentsLocks({ ...g, name: this.d.registry.get(g.id)?.name ?? g.name }, this.lockClearing());
-  }
-
   private lockClearing(): LockClearing {
-    return { clearLocksOf: this.d.clearLocksOf, warn: this.d.warn, closing: () => this.closing, later: (fn, ms) => this.store.timeout(fn, ms) };
+    return { folders: this.d.lockFolders, warn: this.d.warn, closing: () => this.closing, later: (fn, ms) => this.store.timeout(fn, ms) };
   }
 
   /** The Thread is shutting (its claims already released by the board): no more pushes, timers or typing. */
@@ -404,9 +479,7 @@ export class Panes {
   leave(): void {
     for (const p of this.panes.values()) p.session.release?.();
     this.panes.clear();
-    this.onData.dispose();
-    this.onAgents.dispose();
-    this.onExit.dispose();
+    this.disposeEvents();
   }
 
   /** After stop(): every pane's process group killed and its session disposed. */
@@ -419,8 +492,13 @@ export class Panes {
     );
     this.panes.clear();
     fs.rmSync(this.d.agentFilesDir, { recursive: true, force: true });
+    this.disposeEvents();
+  }
+
+  private disposeEvents(): void {
     this.onData.dispose();
     this.onAgents.dispose();
     this.onExit.dispose();
+    for (const a of this.registry.all()) a.dispose();
   }
 }
