@@ -28,6 +28,21 @@ function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: stri
 }
 
 /**
+ * The prompt marks terminals read (OSC 133, as VS Code's shell integration writes them): A as each prompt is
+ * drawn, C as a command starts to run. The host reads them as the shell's state: idle at its prompt, working
+ * while a command runs. Added after the user's own start-up files, to what they set, never in place of it;
+ * the last command's status is kept for a prompt that shows it.
+ */
+const BASH_PROMPT_MARKS =
+  "__forkbench_prompt() { local s=$?; printf '\\033]133;A\\007'; return $s; }\n" +
+  'case ";${PROMPT_COMMAND-};" in *";__forkbench_prompt;"*) ;; *) PROMPT_COMMAND="__forkbench_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}" ;; esac\n' +
+  "PS0=\"${PS0-}\"$'\\033]133;C\\007'\n";
+const ZSH_PROMPT_MARKS =
+  "__forkbench_prompt() { printf '\\033]133;A\\007'; }\n" +
+  "__forkbench_exec() { printf '\\033]133;C\\007'; }\n" +
+  'autoload -Uz add-zsh-hook && add-zsh-hook precmd __forkbench_prompt && add-zsh-hook preexec __forkbench_exec\n';
+
+/**
  * A login shell whose start-up files run as usual and which still finds `forkbench` afterwards. Login
  * start-up files reset PATH (Debian's /etc/profile does; macOS's path_helper in /etc/zprofile does), which
  * would drop the shim folder the host put first. bash gets an rc file that does a login shell's sourcing and
@@ -44,14 +59,15 @@ function shellStartup(ctx: ProfileContext, shellPath: string): { args: string[];
       '# Forkbench: what a login bash sources, then the board command first on PATH again.\n' +
       '[ -r /etc/profile ] && . /etc/profile\n' +
       'for f in "$HOME/.bash_profile" "$HOME/.bash_login" "$HOME/.profile"; do [ -r "$f" ] && { . "$f"; break; }; done\n' +
-      repath;
+      repath +
+      BASH_PROMPT_MARKS;
     return { args: ['--rcfile', rc, '-i'], env: {}, files: [{ path: rc, content: text, mode: PRIVATE_FILE_MODE }] };
   }
   if (name === 'zsh') {
     const zdot = join(dir, 'zsh');
     const source = (f: string) => `ZDOTDIR="$HOME"; [ -r "$HOME/${f}" ] && . "$HOME/${f}"; ZDOTDIR=${shellQuote(zdot)}\n`;
     const files: ProfileFile[] = ['.zshenv', '.zprofile', '.zlogin'].map((f) => ({ path: join(zdot, f), content: source(f), mode: PRIVATE_FILE_MODE }));
-    files.push({ path: join(zdot, '.zshrc'), content: `${source('.zshrc')}${repath}`, mode: PRIVATE_FILE_MODE });
+    files.push({ path: join(zdot, '.zshrc'), content: `${source('.zshrc')}${repath}${ZSH_PROMPT_MARKS}`, mode: PRIVATE_FILE_MODE });
     return { args: ['-l'], env: { ZDOTDIR: zdot }, files };
   }
   return { args: ['-l'], env: {}, files: [] };

@@ -18,6 +18,9 @@ export interface ProfileSignals {
   readonly bellWaits: boolean;
   /** What a program status's state (OSC 7501;state=S) means, where the CLI sends one. */
   readonly programStates?: Readonly<Record<string, AgentState>>;
+  /** The shell marks its prompt (OSC 133, from the start-up file its profile writes): at the prompt it is
+   *  idle, from the moment a command runs it is working. */
+  readonly promptMarks?: boolean;
   /** Window titles that say what the agent does. */
   readonly titles: readonly { readonly pattern: RegExp; readonly state: AgentState }[];
   /** Lines of a prompt that waits for the person, as the CLI shows it: the last resort. */
@@ -77,7 +80,7 @@ export const PROFILE_SIGNALS: Record<ProfileIdShared, ProfileSignals> = {
     titles: [],
     prompts: [/\(Y\)es\/\(N\)o/],
   },
-  shell: NONE,
+  shell: { ...NONE, promptMarks: true },
   custom: { ...NONE, notifyWaits: true },
 };
 
@@ -109,5 +112,9 @@ export function stateOfSignal(signals: ProfileSignals, sig: TerminalSignal): Sta
       const state = signals.programStates?.[sig.state];
       return state ? { state, source: 'terminal' } : null;
     }
+    case 'prompt':
+      // B (the command line starts) and D (the last command finished) add nothing to A and C.
+      if (!signals.promptMarks || sig.mark === 'B' || sig.mark === 'D') return null;
+      return sig.mark === 'A' ? { state: 'idle', source: 'terminal', atPrompt: true } : { state: 'working', source: 'terminal' };
   }
 }

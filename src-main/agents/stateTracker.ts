@@ -8,6 +8,9 @@ export interface StateSignal {
   readonly source: StateSource;
   /** The prompt's text, as the signal carried it (raw: controls are made visible here). */
   readonly text?: string | null;
+  /** An idle that says where the agent is, not that its work is done (a shell back at its prompt): silent
+   *  while it holds a claim, the liveness check may still call it stalled. */
+  readonly atPrompt?: boolean;
 }
 
 /** A signal that counts only if what it reports is still so a moment later (Codex's PermissionRequest also
@@ -42,7 +45,8 @@ export function cleanStateText(text: string | null | undefined): string | null {
  * - exited is final; nothing after it counts;
  * - the liveness check speaks only about progress: it turns `working` into `stalled` (silent, holding a
  *   claim) or `idle` (silent, holding nothing) and back, and never overrides a wait or a finished turn (an
- *   agent waiting on a person makes no progress, rightly);
+ *   agent waiting on a person makes no progress, rightly); a shell idle at its prompt while it holds a claim
+ *   is no finished turn, and may be called stalled;
  * - otherwise a signal from a source at least as strong as the current state's replaces it;
  * - a weaker source may still turn `working` into `needs-input` (a prompt on screen is evidence even where
  *   the hook said nothing, as for Claude's question dialogs), but never clears a stronger source's wait or
@@ -55,6 +59,8 @@ export class AgentStateTracker implements Disposable {
   private enteredAt: number;
   private pending: Disposable | null = null;
   private disposed = false;
+  /** The current idle is a shell's prompt (StateSignal.atPrompt). */
+  private idleAtPrompt = false;
 
   constructor(private readonly d: TrackerDeps) {
     this.cur = { state: 'working', source: 'liveness', text: null, since: d.wall(), presumed: true };
@@ -112,6 +118,9 @@ export class AgentStateTracker implements Disposable {
       // turn, is not the liveness check's to take back).
       const its = cur.state === 'working' || cur.state === 'stalled' || (cur.state === 'idle' && cur.source === 'liveness');
       if (its && (s.state === 'working' || s.state === 'stalled' || s.state === 'idle')) return this.set(s);
+      // A shell at its prompt that holds work and makes no progress is stalled; output alone (the echo of a
+      // typed line) does not make it working.
+      if (cur.state === 'idle' && this.idleAtPrompt && s.state === 'stalled') return this.set(s);
       return false;
     }
     if (sourceRank(s.source) <= sourceRank(cur.source)) return this.set(s);
@@ -133,12 +142,14 @@ export class AgentStateTracker implements Disposable {
       // The same state from a stronger source: keep its start, name the better source.
       // A stronger source is never the liveness check: what the launch presumed is now said.
       if (sourceRank(s.source) < sourceRank(before.source)) this.cur = { state: before.state, source: s.source, text: before.text, since: before.since };
+      if (s.state === 'idle') this.idleAtPrompt = s.atPrompt === true;
       return false;
     }
     // The launch's guess stays a guess while only the liveness check speaks (working, stalled, idle).
     const presumed = before.presumed && s.source === 'liveness';
     this.cur = { state: s.state, source: s.source, text, since: this.d.wall(), ...(presumed ? { presumed } : {}) };
     if (before.state !== s.state) this.enteredAt = this.d.now();
+    this.idleAtPrompt = s.state === 'idle' && s.atPrompt === true;
     this.d.onChange(this.cur, before);
     return true;
   }

@@ -27,7 +27,10 @@ export type TerminalSignal =
   | { kind: 'notify'; text: string }
   | { kind: 'bell' }
   | { kind: 'title'; text: string }
-  | { kind: 'status'; state: string; fields: Readonly<Record<string, string>> };
+  | { kind: 'status'; state: string; fields: Readonly<Record<string, string>> }
+  /** A shell's prompt mark (OSC 133, FinalTerm's, which VS Code, iTerm2, kitty and WezTerm read): A the prompt
+   *  starts, B the command line starts, C the command runs, D it finished. */
+  | { kind: 'prompt'; mark: 'A' | 'B' | 'C' | 'D' };
 
 /** OSC 7501's `state=blocked:app=codex:kind=permission` as its fields; null without a state. */
 function parseProgramStatus(data: string): { state: string; fields: Record<string, string> } | null {
@@ -68,6 +71,11 @@ export class HeadlessMirror implements Disposable {
     this.term.parser.registerOscHandler(7501, (data) => {
       const status = parseProgramStatus(data);
       if (status) this.onSignal.fire({ kind: 'status', ...status });
+      return true;
+    });
+    this.term.parser.registerOscHandler(133, (data) => {
+      const mark = data.charAt(0);
+      if (mark === 'A' || mark === 'B' || mark === 'C' || mark === 'D') this.onSignal.fire({ kind: 'prompt', mark });
       return true;
     });
     this.term.onBell(() => this.onSignal.fire({ kind: 'bell' }));

@@ -77,6 +77,7 @@ const terminalSignal: z.ZodType<TerminalSignal> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('bell') }),
   z.object({ kind: z.literal('title'), text: z.string() }),
   z.object({ kind: z.literal('status'), state: z.string(), fields: z.record(z.string(), z.string()) }),
+  z.object({ kind: z.literal('prompt'), mark: z.enum(['A', 'B', 'C', 'D']) }),
 ]);
 
 const spawnParams = z.object({

@@ -122,6 +122,16 @@ describe('agent state tracker', () => {
     expect(t.info.state).toBe('idle');
   });
 
+  it("a shell idle at its prompt: output is no work, but silence while it holds a claim is a stall; a turn's idle stays", () => {
+    const { t } = tracker();
+    expect(t.signal({ state: 'idle', source: 'terminal', atPrompt: true })).toBe(true);
+    expect(t.signal({ state: 'working', source: 'liveness' })).toBe(false);
+    expect(t.signal({ state: 'stalled', source: 'liveness' })).toBe(true);
+    expect(t.signal({ state: 'idle', source: 'terminal', atPrompt: true })).toBe(true);
+    t.signal({ state: 'idle', source: 'hook' });
+    expect(t.signal({ state: 'stalled', source: 'liveness' })).toBe(false);
+  });
+
   it('any fresher signal moves a stalled agent', () => {
     const { t } = tracker();
     t.signal({ state: 'working', source: 'hook' });

@@ -47,4 +47,33 @@ describe('agents that make no progress', () => {
       process.kill(stopped.pid!, 'SIGCONT');
     }
   }, 60_000);
+
+  it('a bash at its prompt is idle as soon as it draws it, working while a command runs, and idle again after (its prompt marks)', async () => {
+    // No liveness loop: what the shell says about itself is all there is.
+    const host = await fixture.open({ env: { ...process.env, SHELL: '/bin/bash' } });
+    const sh = await host.roster.launch('shell');
+    const states: string[] = [];
+    host.roster.onAgents.event((list) => {
+      const s = list.find((a) => a.id === sh.id)?.state;
+      if (s && states[states.length - 1] !== `${s.state}/${s.source}`) states.push(`${s.state}/${s.source}`);
+    });
+    const state = () => host.roster.agents().find((a) => a.id === sh.id)?.state;
+    await waitFor(() => state()?.state === 'idle', 10_000, 'the shell at its prompt to be idle');
+    expect(state()?.source).toBe('terminal');
+    host.roster.input(sh.id, 'sleep 2; echo "SLEPT"-OUT\r');
+    await waitFor(() => state()?.state === 'working', 5_000, 'the shell running a command to be working');
+    let out = '';
+    host.roster.onData.event(({ agentId, data }) => agentId === sh.id && (out += data));
+    await waitFor(() => out.includes('SLEPT-OUT'), 10_000, 'the command to end');
+    await waitFor(() => state()?.state === 'idle', 5_000, 'the shell back at its prompt to be idle');
+    // A message of the host's typed into it is a comment: nothing runs, so it stays idle through its next prompt.
+    const before = states.length;
+    let prompts = 0;
+    host.roster.get(sh.id)!.session.onSignal((sig) => sig.kind === 'prompt' && sig.mark === 'A' && prompts++);
+    host.roster.tell(sh.id, 'You have been assigned T-9 (a test message).');
+    await waitFor(() => out.includes('a test message') && prompts > 0, 10_000, 'the message typed, and the prompt after it');
+    expect(states.slice(before)).toEqual([]);
+    expect(state()?.state).toBe('idle');
+    expect(states.filter((s) => s.startsWith('stalled'))).toEqual([]);
+  }, 30_000);
 });
