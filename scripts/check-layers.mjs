@@ -55,7 +55,9 @@ export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];
  */
 export const INNER_ORDER = {
   // cli sits above serve, not beside it: `forkbench serve` is a cli command that loads serve.
-  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['git', 'agents'], ['host'], ['serve'], ['cli'], ['electron']],
+  // process is one host process (data folder, pty host link, Threads, windows, stop), as serve and Electron
+  // both run it: above the Threads it opens, below the two shells that carry its windows.
+  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['git', 'agents'], ['host'], ['process'], ['serve'], ['cli'], ['electron']],
   'src-renderer': [
     // The page's address (?thread=) is read by the transport and the state alike: below both.
     ['address'],

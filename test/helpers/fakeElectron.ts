@@ -171,6 +171,10 @@ export const fakeThreadManager = {
       },
     };
     open = async (folder: string) => ({ key: FAKE_THREAD_KEY, folder });
+    openThread = async (folder: string) => ({ key: FAKE_THREAD_KEY, folder });
+    usePtyHost() {}
+    thread = () => undefined;
+    openThreads = () => [];
     openHosts = () => [];
     resumeGrace = async () => undefined;
     dispose = async () => undefined;
