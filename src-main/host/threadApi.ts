@@ -140,7 +140,7 @@ export class ThreadApi {
     return taskHistory(this.host.board.taskLog(p.taskId), p.taskId);
   }
 
-  async worktrees(): Promise<R<'worktree.list'>> {
+  async listWorktrees(): Promise<R<'worktree.list'>> {
     return (await this.host.worktrees.git?.folders.list()) ?? [];
   }
 

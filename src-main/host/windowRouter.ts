@@ -56,7 +56,7 @@ export class WindowRouter {
     'task.diff': (p) => this.thread(p.key).taskDiff(p),
     'task.details': (p) => this.thread(p.key).taskDetails(p),
     'task.history': (p) => this.thread(p.key).taskHistory(p),
-    'worktree.list': (p) => this.thread(p.key).worktrees(),
+    'worktree.list': (p) => this.thread(p.key).listWorktrees(),
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
   };
 }

@@ -185,6 +185,5 @@ export const fakeThreadManager = {
 export const fakeWindowRouter = {
   WindowRouter: class {
     call = async () => ({ ok: true, value: null });
-    detachAll() {}
   },
 };
