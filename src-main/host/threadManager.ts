@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { resolve } from 'node:path';
 import type { ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
 import { describeHolder, HostLock } from '../base/hostLock.js';
@@ -19,6 +20,9 @@ export class ThreadManager {
   /** Each open Thread's door for windows, beside its host. */
   private readonly apis = new Map<string, ThreadApi>();
   private readonly installed = new InstalledProfiles();
+  /** Each Thread's listeners that turn its happenings into pushes: they go once the Threads closed, so the
+   *  closing's own events (claims ended host-stopped) still reach the windows. */
+  private readonly wiring = new DisposableStore();
   private readonly opening = new Map<string, Promise<ThreadHost>>();
   readonly recent: RecentThreads;
   readonly onPush = new Emitter<WindowPush>();
@@ -111,10 +115,10 @@ export class ThreadManager {
   }
 
   private wire(host: ThreadHost, api: ThreadApi): void {
-    api.pushes((push) => this.onPush.fire(push));
-    host.onBoardEvent.event((event) => {
+    this.wiring.add(api.pushes((push) => this.onPush.fire(push)));
+    this.wiring.add(host.onBoardEvent.event((event) => {
       if (event.kind === 'goal-set') void this.recent.remember({ key: host.key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
-    });
+    }));
   }
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
@@ -129,6 +133,7 @@ export class ThreadManager {
     this.hosts.clear();
     this.apis.clear();
     await Promise.all(all.map((h) => (o.keepAgents ? h.leave() : h.dispose())));
+    this.wiring.dispose();
     for (const lock of this.threadLocks.values()) lock.release();
     this.threadLocks.clear();
     await this.recent.flush();
