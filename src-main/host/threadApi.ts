@@ -34,8 +34,9 @@ function taskHistory(log: readonly BoardEvent[], taskId: string): BoardEvent[] {
  * The window's one door into a Thread: one method per window procedure (its validated params, plus the
  * window's `consumer` where flow control needs it), and the few questions the host process asks of a Thread
  * (is any agent running, grace on resume, the pushes its windows hear). The rules a window's request is held
- * to live here, not in the router. This is the only file outside a Thread's own rooms that reaches into them
- * (the board, the panes, the worktrees, the registry): when a room is renamed or split, this is what changes.
+ * to live here, not in the router. On the window's side (router, ThreadManager, the host process, serve,
+ * Electron) this is the only file that reaches into a Thread's rooms (the board, the panes, the worktrees,
+ * the registry): when a room is renamed or split, this is what changes.
  */
 export class ThreadApi {
   constructor(
