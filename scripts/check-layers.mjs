@@ -56,7 +56,9 @@ export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];
 export const INNER_ORDER = {
   // cli sits above serve, not beside it: `forkbench serve` is a cli command that loads serve.
   // roster sits above agents and git: it owns each Agent, and clears a gone agent's locks in the task folders.
-  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['git', 'agents'], ['roster'], ['host'], ['serve'], ['cli'], ['electron']],
+  // process is one host process (data folder, pty host link, Threads, windows, stop), as serve and Electron
+  // both run it: above the Threads it opens, below the two shells that carry its windows.
+  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['git', 'agents'], ['roster'], ['host'], ['process'], ['serve'], ['cli'], ['electron']],
   'src-renderer': [
     // The page's address (?thread=) is read by the transport and the state alike: below both.
     ['address'],

@@ -51,7 +51,7 @@ export interface LivenessLoopDeps {
   states?: LivenessStates;
 }
 
-/** What the loop reads of, and tells to, the agents' states (src-main/host/agentStates.ts). */
+/** What the loop reads of, and tells to, the agents' states (src-main/roster/agentStates.ts). */
 export interface LivenessStates {
   /** How long the agent has waited on a person (ms, on the loop's clock), or null when it is not waiting. */
   waitingFor(agentId: string): number | null;

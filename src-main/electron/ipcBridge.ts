@@ -1,5 +1,5 @@
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
-import type { WindowRouter } from '../host/windowRouter.js';
+import type { HostWindows } from '../process/hostWindows.js';
 
 export const CALL_CHANNEL = 'forkbench:call';
 export const PUSH_CHANNEL = 'forkbench:push';
@@ -27,11 +27,14 @@ export function isOurPageUrl(url: string, pageUrl: string): boolean {
   }
 }
 
-/** Route every window call through the one router; refuse foreign senders before anything runs. */
-export function registerWindowIpc(ipc: Pick<IpcMain, 'handle'>, router: Pick<WindowRouter, 'call'>, trusted: (e: IpcMainInvokeEvent) => boolean): void {
+/** A window's name for flow control and for the host's windows: one per webContents. */
+export const consumerOf = (webContentsId: number) => `ipc-${webContentsId}`;
+
+/** Route every window call through the host's windows (and so the one router); refuse foreign senders before anything runs. */
+export function registerWindowIpc(ipc: Pick<IpcMain, 'handle'>, windows: Pick<HostWindows, 'call'>, trusted: (e: IpcMainInvokeEvent) => boolean): void {
   ipc.handle(CALL_CHANNEL, async (event, method: unknown, params: unknown) => {
     if (!trusted(event)) return { ok: false, error: { code: 'forbidden', message: 'this window may not use the Forkbench API' } };
-    return router.call(method, params, `ipc-${event.sender.id}`);
+    return windows.call(method, params, consumerOf(event.sender.id));
   });
 }
 

@@ -3,24 +3,21 @@ import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { lingeringKills } from '../pty/processGroupKiller.js';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { electronDevRuntime, packagedRuntime, useNodeRuntime } from '../base/nodeRuntime.js';
-import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
-import { ThreadManager } from '../host/threadManager.js';
-import { WindowRouter } from '../host/windowRouter.js';
+import { HostProcess } from '../process/hostProcess.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { openAppPtyHost, PtyHostKeptError } from './ptyHostStart.js';
 import { askQuitChoice, type QuitChoice } from './quitChoice.js';
-import { isSafeExternal, isTrustedSender, registerWindowIpc } from './ipcBridge.js';
-import { routePush } from './pushRouting.js';
+import { consumerOf, isSafeExternal, isTrustedSender, PUSH_CHANNEL, registerWindowIpc } from './ipcBridge.js';
 import { applyPermissionPolicy } from './permissionPolicy.js';
 import { THREAD_PARAM } from '../../src-shared/protocol/windowApi.js';
 
 /**
- * The Electron shell: windows, IPC, notifications, window state. Everything else is the same host `serve`
- * runs; nothing outside this folder imports Electron.
+ * The Electron shell: windows, IPC, window state and the questions to the person (a pty host of another
+ * version, quitting with agents running). Everything else is the host process `serve` runs too
+ * (src-main/process/hostProcess.ts); nothing outside this folder imports Electron.
  */
 
 const PAGE = join(PROJECT_ROOT, 'dist-renderer', 'index.html');
@@ -40,8 +37,9 @@ const store = new Store<{ windows: Record<string, Bounds> }>({ defaults: { windo
 // Started from a terminal that is closed later, the app's warnings have no reader left.
 outliveClosedStdio();
 
+const warn = (m: string) => process.stderr.write(`${m}\n`);
 // Electron's own lock covers a second app only; the data folder's lock also covers `serve` beside the app.
-const claim = app.requestSingleInstanceLock() ? claimDataFolder(app.getPath('userData'), 'the Forkbench app') : null;
+const claim = app.requestSingleInstanceLock() ? HostProcess.claim({ dataRoot: app.getPath('userData'), kind: 'the Forkbench app', name: 'Forkbench', warn }) : null;
 if (claim && !claim.ok) {
   process.stderr.write(`Forkbench: ${claim.message}\n`);
   dialog.showErrorBox('Forkbench is already running', claim.message);
@@ -49,10 +47,10 @@ if (claim && !claim.ok) {
 } else if (!claim) {
   app.quit();
 } else {
+  const host = claim.host;
   const dataRoot = app.getPath('userData');
   // Agents run in the data folder's pty host, so a crash or an update of the app does not end them; the
   // next start takes them back. FORKBENCH_PTY_HOST=0 keeps them as the app's children instead.
-  const warn = (m: string) => process.stderr.write(`${m}\n`);
   const ptyHost =
     process.env.FORKBENCH_PTY_HOST === '0'
       ? undefined
@@ -64,37 +62,30 @@ if (claim && !claim.ok) {
             warn(message);
             dialog.showErrorBox('Forkbench cannot take back its agents', message);
           }
-          claim.lock.release();
+          void host.abandon();
           app.exit(1);
           throw err;
         });
   ptyHost?.catch(() => undefined);
-  const threads = new ThreadManager({ dataRoot, ptyHost });
-  const router = new WindowRouter(threads);
+  host.usePtyHost(ptyHost);
+  /** The window of each Thread, to focus it when the Thread is opened again. */
   const windows = new Map<string, BrowserWindow>();
   const ours = (wc: WebContents) => [...windows.values()].some((w) => !w.isDestroyed() && w.webContents.id === wc.id);
 
-  registerWindowIpc(ipcMain, router, (e) => isTrustedSender(e, ours, PAGE_URL));
-
-  threads.onPush.event((push) =>
-    routePush(push, (key) => {
-      const w = windows.get(key);
-      return w && !w.isDestroyed() ? w.webContents : null;
-    }),
-  );
+  registerWindowIpc(ipcMain, host.windows, (e) => isTrustedSender(e, ours, PAGE_URL));
 
   /** One window per Thread: opening a Thread that has one focuses it. */
   async function openThread(folder: string): Promise<void> {
-    const host = await threads.open(folder);
-    const existing = windows.get(host.key);
+    const thread = await host.openThread(folder);
+    const existing = windows.get(thread.key);
     if (existing && !existing.isDestroyed()) {
       existing.focus();
       return;
     }
-    const bounds = store.get('windows')[host.key] ?? { width: 1400, height: 900 };
+    const bounds = store.get('windows')[thread.key] ?? { width: 1400, height: 900 };
     const win = new BrowserWindow({
       ...bounds,
-      title: `Forkbench — ${host.folder}`,
+      title: `Forkbench — ${thread.folder}`,
       backgroundColor: '#14161a',
       webPreferences: {
         preload: PRELOAD,
@@ -111,16 +102,18 @@ if (claim && !claim.ok) {
         disableBlinkFeatures: 'Auxclick',
       },
     });
-    windows.set(host.key, win);
-    const consumer = `ipc-${win.webContents.id}`;
-    win.on('close', () => store.set('windows', { ...store.get('windows'), [host.key]: win.getBounds() }));
+    windows.set(thread.key, win);
+    const consumer = consumerOf(win.webContents.id);
+    // The window opens on its Thread; what it shows after is the host's windows' to follow.
+    const shown = host.windows.add(consumer, (push) => !win.isDestroyed() && win.webContents.send(PUSH_CHANNEL, push), thread.key);
+    win.on('close', () => store.set('windows', { ...store.get('windows'), [thread.key]: win.getBounds() }));
     // A closed or crashed window must not hold any pane's output back.
-    win.webContents.on('render-process-gone', () => router.detachAll(consumer));
+    win.webContents.on('render-process-gone', () => host.windows.lost(consumer));
     win.on('closed', () => {
-      router.detachAll(consumer);
-      windows.delete(host.key);
+      shown.dispose();
+      windows.delete(thread.key);
     });
-    await win.loadFile(PAGE, { query: { [THREAD_PARAM]: host.key } });
+    await win.loadFile(PAGE, { query: { [THREAD_PARAM]: thread.key } });
   }
 
   app.on('web-contents-created', (_e, contents) => {
@@ -137,25 +130,16 @@ if (claim && !claim.ok) {
 
   app.on('second-instance', (_e, argv, cwd) => void openThread(folderFromArgs(argv.slice(1), cwd)));
 
-  /** Agents whose processes still run, in every open Thread. */
-  const runningAgents = () => threads.openHosts().reduce((n, h) => n + h.roster.agents().filter((a) => a.status !== 'exited').length, 0);
   /** Stop or keep the agents, then quit. Kept ones stay in the pty host with their claims, as after
    *  `serve --keep-agents`: the board host leaves without ending a claim and the next start takes them back. */
   const leave = (keep: boolean) =>
-    void threads
-      .dispose({ keepAgents: keep })
-      .then(async () => {
-        const link = await ptyHost?.catch(() => undefined);
-        const others = (await link?.quit(keep)) ?? 0;
-        if (others > 0) warn(`Forkbench: ${others} agent(s) of Threads not open now keep running in the pty host (pid ${link?.hostPid})`);
-        // Agents that ran as this process's children (no pty host) get their TERM and KILL before it quits.
-        await lingeringKills();
+    void host
+      .stop({ keepAgents: keep })
+      .catch((err: Error) => {
+        warn(`Forkbench: while quitting: ${err.message}`);
+        return host.abandon();
       })
-      .catch((err: Error) => warn(`Forkbench: while quitting: ${err.message}`))
-      .finally(() => {
-        claim.lock.release();
-        app.quit();
-      });
+      .finally(() => app.quit());
 
   let quitting = false;
   let asking: Promise<QuitChoice> | null = null;
@@ -176,11 +160,11 @@ if (claim && !claim.ok) {
     e.preventDefault();
     if (unattended) {
       quitting = true;
-      return leave(ptyHost !== undefined && runningAgents() > 0);
+      return leave(ptyHost !== undefined && host.runningAgents() > 0);
     }
     // A second quit while the question is open (another Ctrl+Q, the last window closed) waits for its answer.
     if (asking) return;
-    const running = runningAgents();
+    const running = host.runningAgents();
     if (running === 0) {
       quitting = true;
       return leave(false);
@@ -193,7 +177,7 @@ if (claim && !claim.ok) {
       if (quitting) return;
       if (choice === 'cancel') {
         // The quit came from closing the last window: the person stays, so their Threads come back.
-        if (![...windows.values()].some((w) => !w.isDestroyed())) for (const h of threads.openHosts()) void openThread(h.folder);
+        if (![...windows.values()].some((w) => !w.isDestroyed())) for (const t of host.threads.openThreads()) void openThread(t.folder);
         return;
       }
       quitting = true;
@@ -203,7 +187,7 @@ if (claim && !claim.ok) {
   app.on('window-all-closed', () => app.quit());
 
   void app.whenReady().then(() => {
-    powerMonitor.on('resume', () => void threads.resumeGrace());
+    powerMonitor.on('resume', () => void host.resumeGrace());
     powerMonitor.on('shutdown', (e?: { preventDefault(): void }) => quitUnattended(e));
   });
   void app.whenReady().then(() => {

@@ -1,13 +1,14 @@
-import { agentExitedNotice, lapseNotice, readOnlyNotice } from '../../src-shared/notices/notices.js';
 import * as fs from 'node:fs';
-import { basename, resolve } from 'node:path';
-import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { AgentInfo, ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import { resolve } from 'node:path';
+import type { ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
 import { describeHolder, HostLock } from '../base/hostLock.js';
 import { socketPathFor } from '../agents/agentSocket.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
+import { InstalledProfiles } from './installedProfiles.js';
+import { ThreadApi } from './threadApi.js';
 import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
 
 /**
@@ -16,6 +17,12 @@ import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js
  */
 export class ThreadManager {
   private readonly hosts = new Map<string, ThreadHost>();
+  /** Each open Thread's door for windows, beside its host. */
+  private readonly apis = new Map<string, ThreadApi>();
+  private readonly installed = new InstalledProfiles();
+  /** Each Thread's listeners that turn its happenings into pushes: they go once the Threads closed, so the
+   *  closing's own events (claims ended host-stopped) still reach the windows. */
+  private readonly wiring = new DisposableStore();
   private readonly opening = new Map<string, Promise<ThreadHost>>();
   readonly recent: RecentThreads;
   readonly onPush = new Emitter<WindowPush>();
@@ -23,8 +30,14 @@ export class ThreadManager {
   /** Where this host is reached (serve's origin), recorded in each Thread's lock for a refused second host. */
   hostUrl: string | null = null;
 
-  constructor(private readonly base: Omit<ThreadHostOptions, 'folder'>) {
+  constructor(private base: Omit<ThreadHostOptions, 'folder'>) {
     this.recent = new RecentThreads(base.dataRoot, base.warn);
+  }
+
+  /** The pty host the Threads opened from now on run their agents in: the host process links it once,
+   *  before its first Thread opens (a promise while it starts: a Thread opening meanwhile waits for it). */
+  usePtyHost(link: ThreadHostOptions['ptyHost']): void {
+    this.base = { ...this.base, ptyHost: link };
   }
 
   get(key: string): ThreadHost | undefined {
@@ -36,8 +49,18 @@ export class ThreadManager {
     return [...this.hosts.values()];
   }
 
+  /** The open Thread `key` as windows reach it, or undefined when it is not open. */
+  thread(key: string): ThreadApi | undefined {
+    return this.apis.get(key);
+  }
+
+  /** Every open Thread as windows reach it. */
+  openThreads(): ThreadApi[] {
+    return [...this.apis.values()];
+  }
+
   async list(): Promise<ThreadSummary[]> {
-    const open = this.openHosts().map((h) => ({ key: h.key, folder: h.folder, goal: h.board.state.goal, open: true }));
+    const open = this.openThreads().map((t) => t.summary());
     const closed = (await this.recent.list())
       .filter((r) => !this.hosts.has(r.key) && fs.existsSync(r.folder))
       .map((r) => ({ key: r.key, folder: r.folder, goal: r.goal, open: false }));
@@ -59,13 +82,23 @@ export class ThreadManager {
     this.opening.set(key, p);
     try {
       const host = await p;
+      const api = new ThreadApi(host, this.installed);
       this.hosts.set(key, host);
-      this.wire(host);
-      void this.recent.remember({ key, folder: abs, goal: host.board.state.goal, openedAt: Date.now() });
+      this.apis.set(key, api);
+      this.wire(host, api);
+      void this.recent.remember({ key, folder: abs, goal: api.goal, openedAt: Date.now() });
       return host;
     } finally {
       this.opening.delete(key);
     }
+  }
+
+  /** Open `folder` (or find it open) and answer its door for windows. */
+  async openThread(folder: string): Promise<ThreadApi> {
+    const host = await this.open(folder);
+    const api = this.apis.get(host.key);
+    if (!api) throw new Error(`Thread ${host.key} closed while it opened`);
+    return api;
   }
 
   /**
@@ -81,29 +114,16 @@ export class ThreadManager {
     return got.lock;
   }
 
-  private wire(host: ThreadHost): void {
-    const key = host.key;
-    host.onBoardEvent.event((event: BoardEvent) => {
-      this.onPush.fire({ type: 'board-event', key, event });
-      if (event.kind === 'goal-set') void this.recent.remember({ key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
-      if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
-        const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
-        const who = host.roster.nameOf(event.agentId);
-        this.onPush.fire({ type: 'notify', key, ...lapseNotice(event.taskId, who, title, event.to) });
-      }
-    });
-    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
-    host.board.onReadOnly((err) =>
-      this.onPush.fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) }),
-    );
-    host.roster.onData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
-    host.roster.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
-    host.roster.onExit.event(({ name, exit }) => this.onPush.fire({ type: 'notify', key, ...agentExitedNotice(name, exit) }));
+  private wire(host: ThreadHost, api: ThreadApi): void {
+    this.wiring.add(api.pushes((push) => this.onPush.fire(push)));
+    this.wiring.add(host.onBoardEvent.event((event) => {
+      if (event.kind === 'goal-set') void this.recent.remember({ key: host.key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
+    }));
   }
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
   async resumeGrace(): Promise<void> {
-    await Promise.all(this.openHosts().map((h) => h.board.resumeGrace((id) => h.roster.isRunning(id))));
+    await Promise.all(this.openThreads().map((t) => t.resumeGrace()));
   }
 
   /** Close every Thread: claims are released with `host-stopped`, panes killed, boards flushed. With
@@ -111,7 +131,9 @@ export class ThreadManager {
   async dispose(o: { keepAgents?: boolean } = {}): Promise<void> {
     const all = this.openHosts();
     this.hosts.clear();
+    this.apis.clear();
     await Promise.all(all.map((h) => (o.keepAgents ? h.leave() : h.dispose())));
+    this.wiring.dispose();
     for (const lock of this.threadLocks.values()) lock.release();
     this.threadLocks.clear();
     await this.recent.flush();

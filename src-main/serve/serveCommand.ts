@@ -3,13 +3,10 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../base/dataDir.js';
-import { claimDataFolder } from '../base/dataFolderClaim.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
-import { SuspendWatch } from '../host/suspendWatch.js';
-import { lingeringKills } from '../pty/processGroupKiller.js';
 import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
-import { ThreadManager } from '../host/threadManager.js';
+import { HostProcess } from '../process/hostProcess.js';
 import { startServe, type ServeHandle } from './serveServer.js';
 import { loadServeState, saveServeState } from './serveState.js';
 
@@ -73,20 +70,19 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   }
   const warn = (m: string) => process.stderr.write(`${m}\n`);
   const dataRoot = defaultDataRoot();
-  // One host per data folder: a second board on it would split the board and interleave the journal.
-  const claim = claimDataFolder(dataRoot, 'forkbench serve');
-  if (!claim.ok) {
-    process.stderr.write(`forkbench serve: ${claim.message}\n`);
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn });
+  if (!claimed.ok) {
+    process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;
   }
-  const lock = claim.lock;
+  const hostProcess = claimed.host;
   // The address and sessions of the last run on this data folder: a page left open across a restart reconnects.
   let state: ReturnType<typeof loadServeState>;
   try {
     state = loadServeState(dataRoot);
   } catch (err) {
     process.stderr.write(`forkbench serve: cannot keep the window's state in ${dataRoot}: ${(err as Error).message}\n`);
-    lock.release();
+    await hostProcess.abandonStart();
     return 1;
   }
   if (state.replaced) warn(`forkbench serve: ${state.replaced}; started afresh (pages opened before need a new link)`);
@@ -105,19 +101,17 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       ptyHost = await PtyHostLink.open(dataRoot, { idleMs, warn, replaceOther: replacePtyHost });
     } catch (err) {
       process.stderr.write(`forkbench serve: cannot use the pty host: ${(err as Error).message}\n`);
-      lock.release();
+      await hostProcess.abandonStart();
       return 1;
     }
   }
-  /** Serve did not get going: agents kept from before stay with their pty host; a new, empty one goes. */
-  const dropPtyHost = async () => (ptyHost?.started ? await ptyHost.shutdown() : ptyHost?.leave());
-  const threads = new ThreadManager({ dataRoot, warn, ptyHost });
+  hostProcess.usePtyHost(ptyHost);
   // The port first: a port that is taken is said in one line before anything is opened (no Thread, no
   // agents' socket, no journal), and holding it from here on leaves no gap for another process to take it.
   let served: ServeHandle;
   const listen = (on: number) =>
     startServe({
-      threads,
+      windows: hostProcess.windows,
       staticDir,
       port: on,
       host: state.host,
@@ -146,9 +140,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') process.stderr.write(`forkbench serve: port ${port} is in use; pick another with --port N, or leave it out for a free one\n`);
     else process.stderr.write(`forkbench serve: cannot listen on 127.0.0.1:${port ?? 0}: ${(err as Error).message}\n`);
-    await threads.dispose({ keepAgents: true });
-    await dropPtyHost();
-    lock.release();
+    await hostProcess.abandonStart();
     return 1;
   }
   if (served.port !== kept.port) {
@@ -156,23 +148,17 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     keep();
   }
   // The origin only: the link's one-time code is not for whoever reads the lock, and it changes on use.
-  threads.hostUrl = new URL(served.url).origin;
-  lock.setUrl(threads.hostUrl);
+  hostProcess.setUrl(new URL(served.url).origin);
   try {
-    await threads.open(folder);
+    await hostProcess.openThread(folder);
   } catch (err) {
     process.stderr.write(`forkbench serve: cannot open ${folder}: ${(err as Error).message}\n`);
     await served.close();
-    await threads.dispose({ keepAgents: true });
-    await dropPtyHost();
-    lock.release();
+    await hostProcess.abandonStart();
     return 1;
   }
   served.admit();
-  const sleep = SuspendWatch.start((ms) => {
-    process.stderr.write(`forkbench serve: the machine slept ${Math.round(ms / 1000)} s; live claims get grace\n`);
-    void threads.resumeGrace();
-  });
+  hostProcess.watchSleep();
   process.stdout.write(`Forkbench is serving ${folder}\nOpen ${served.url}\n(Ctrl-C to stop)\n`);
   const code = await new Promise<number>((done) => {
     let stopping = false;
@@ -183,13 +169,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       if (finished) return;
       finished = true;
       process.stderr.write(`forkbench serve: the stop could not finish (${why}); exiting${ptyHost ? `, the agents still running stay in the pty host (pid ${ptyHost.hostPid})` : ''}\n`);
-      try {
-        ptyHost?.leave();
-      } catch {
-        /* the link is gone already: the pty host keeps its agents either way */
-      }
-      lock.release();
-      done(1);
+      void hostProcess.abandon().then(() => done(1));
     };
     const stop = (why: string, exitCode: number) => {
       // Repeats are ignored: conf's exit hook re-raises every signal it catches (see below); a stop that hangs
@@ -204,13 +184,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       const deadline = setTimeout(() => giveUp(`still stopping after ${STOP_DEADLINE_MS / 1000} s`), STOP_DEADLINE_MS);
       void (async () => {
         try {
-          sleep?.dispose();
           // The windows hear it first: their pages show the host stopped now, not after every agent ended.
-          served.stopping();
-          await threads.dispose({ keepAgents });
-          const others = (await ptyHost?.quit(keepAgents)) ?? 0;
-          if (others > 0) warn(`forkbench serve: ${others} agent(s) of other Threads, kept from an earlier run, keep running in the pty host (pid ${ptyHost?.hostPid})`);
-          await served.close();
+          await hostProcess.stop({ keepAgents, tellWindows: () => served.stopping(), closeTransport: () => served.close() });
         } catch (err) {
           clearTimeout(deadline);
           return giveUp(describeFault(err));
@@ -218,7 +193,6 @@ export async function runServeCommand(argv: string[]): Promise<number> {
         clearTimeout(deadline);
         if (finished) return;
         finished = true;
-        lock.release();
         done(exitCode);
       })();
     };
@@ -238,8 +212,6 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       process.stderr.write(`forkbench serve: unhandled rejection (still serving): ${describeFault(reason)}\n`);
     });
   });
-  // Agents that ran as this process's children (--no-pty-host) get their TERM and KILL before it exits.
-  await lingeringKills();
   process.stderr.write('forkbench serve: stopped\n');
   return code;
 }

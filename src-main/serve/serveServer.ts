@@ -15,8 +15,7 @@ import {
 } from '../../src-shared/protocol/serveLink.js';
 import { paneFrameHead } from '../../src-shared/protocol/paneFrame.js';
 import { WsRequestSchema, type ThreadSnapshot, type WindowPush, type WsServerMessage } from '../../src-shared/protocol/windowApi.js';
-import type { ThreadManager } from '../host/threadManager.js';
-import { WindowRouter } from '../host/windowRouter.js';
+import type { HostWindows } from '../process/hostWindows.js';
 import { credentialsIn, ServeSessions, sessionCookie, type SavedSession, type Session } from './serveSession.js';
 import { newServeHost } from './serveState.js';
 import { listenOnLoopback } from './loopbackListen.js';
@@ -36,7 +35,8 @@ export const ServeConstants = {
 } as const;
 
 export interface ServeOptions {
-  threads: ThreadManager;
+  /** The host process's windows: each socket is one, and they say which Thread it shows. */
+  windows: HostWindows;
   /** The built renderer (vite's output). */
   staticDir: string;
   /** 0 = a random free port. */
@@ -92,7 +92,6 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   const now = o.now ?? Date.now;
   const timers = o.timers ?? globalTimers;
   const sessions = new ServeSessions({ now, saved: o.sessions?.saved, onChange: (saved) => o.onSessionsChanged?.(saved) });
-  const router = new WindowRouter(o.threads);
   const warn = o.warn ?? ((m: string) => process.stderr.write(`${m}\n`));
   const statics = staticFiles(o.staticDir, warn);
   const host = o.host ?? newServeHost();
@@ -180,7 +179,7 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
           if (open.size === 0) windowsOf.delete(session);
           sessions.closed(session);
         });
-        serveWindow(ws, router, o.threads, warn, paneMessage);
+        serveWindow(ws, o.windows, warn, paneMessage);
       });
     } catch (err) {
       warn(`forkbench serve: WebSocket upgrade failed: ${(err as Error).message}`);
@@ -330,10 +329,11 @@ function paneMessages(): (push: PaneData) => Buffer {
   };
 }
 
-let windows = 0;
+/** Sockets served so far: each gets its own flow-control name. */
+let sockets = 0;
 
-function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager, warn: (message: string) => void, paneMessage: (push: PaneData) => Buffer): void {
-  const consumer = `ws-${++windows}`;
+function serveWindow(ws: WebSocket, windows: HostWindows, warn: (message: string) => void, paneMessage: (push: PaneData) => Buffer): void {
+  const consumer = `ws-${++sockets}`;
   const sendMessage = (message: string | Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     if (ws.bufferedAmount > ServeConstants.maxBufferedBytes) {
@@ -343,40 +343,14 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
     ws.send(message, { binary: typeof message !== 'string' });
   };
   const send = (m: WsServerMessage) => sendMessage(JSON.stringify(m));
-  // Pushes go to the windows that have the Thread open, as Electron sends each to its Thread's window; pane
-  // output only to the window that shows it. A window shows one Thread (the one it last read a snapshot of):
-  // once it switches, the Thread it left sends it no output and holds none of its panes for its acks.
-  const opened = new Set<string>();
-  let shown: string | null = null;
-  const show = (key: string) => {
-    if (shown !== null && shown !== key) threads.get(shown)?.roster.detachEverywhere(consumer);
-    shown = key;
-  };
-  const sub = threads.onPush.event((push) => {
-    if (!opened.has(push.key)) return;
-    if (push.type === 'pane-data') {
-      if (push.key === shown) sendMessage(paneMessage(push));
-    } else send({ push });
-  });
+  // Which pushes reach this window (its Threads', pane output only of the one it shows) is HostWindows' rule.
+  const window = windows.add(consumer, (push) => (push.type === 'pane-data' ? sendMessage(paneMessage(push)) : send({ push })));
   const answer = async (raw: RawData, isBinary: boolean): Promise<void> => {
     const frame = readFrame(raw, isBinary);
     if (!frame.ok) return send({ id: frame.id, ok: false, error: { code: 'bad-message', message: frame.message } });
     const { id, method, params } = frame.request;
     try {
-      // From its snapshot on, the window hears the Thread's pushes (a few it already has are harmless: the
-      // page orders events by sequence).
-      const key = (params as { key?: unknown } | undefined)?.key;
-      if (method === 'thread.snapshot' && typeof key === 'string') {
-        opened.add(key);
-        show(key);
-      }
-      const out = await router.call(method, params, consumer);
-      if (out.ok && method === 'threads.open') {
-        const opens = (out.value as { key: string }).key;
-        opened.add(opens);
-        // A window's first Thread is the one it opens, until it reads a snapshot of another.
-        if (shown === null) show(opens);
-      }
+      const out = await windows.call(method, params, consumer);
       if (out.ok && method === 'thread.snapshot') sendMessage(snapshotAnswer(id, out.value as ThreadSnapshot));
       else send({ id, ...out });
     } catch (err) {
@@ -389,10 +363,7 @@ function serveWindow(ws: WebSocket, router: WindowRouter, threads: ThreadManager
   ws.on('message', (raw, isBinary) => {
     answer(raw, isBinary).catch((err: unknown) => warn(`forkbench serve: a window message failed: ${(err as Error)?.stack ?? String(err)}`));
   });
-  ws.on('close', () => {
-    sub.dispose();
-    router.detachAll(consumer);
-  });
+  ws.on('close', () => window.dispose());
   ws.on('error', () => ws.terminate());
 }
 

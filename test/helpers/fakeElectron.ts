@@ -171,6 +171,10 @@ export const fakeThreadManager = {
       },
     };
     open = async (folder: string) => ({ key: FAKE_THREAD_KEY, folder });
+    openThread = async (folder: string) => ({ key: FAKE_THREAD_KEY, folder });
+    usePtyHost() {}
+    thread = () => undefined;
+    openThreads = () => [];
     openHosts = () => [];
     resumeGrace = async () => undefined;
     dispose = async () => undefined;
@@ -181,6 +185,5 @@ export const fakeThreadManager = {
 export const fakeWindowRouter = {
   WindowRouter: class {
     call = async () => ({ ok: true, value: null });
-    detachAll() {}
   },
 };

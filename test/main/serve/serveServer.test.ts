@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WindowRouter } from '../../../src-main/host/windowRouter.js';
+import { HostWindows } from '../../../src-main/process/hostWindows.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
 import { serveRequest, tradeLink } from '../../../e2e/serveClient.js';
@@ -14,6 +14,7 @@ import type { AgentInfo, ThreadSnapshot, WsServerMessage } from '../../../src-sh
 
 let root: string;
 let threads: ThreadManager;
+let windows: HostWindows;
 let served: ServeHandle;
 let key: string;
 /** A credential from a trade of the first link, for the windows these tests open. */
@@ -32,7 +33,8 @@ beforeAll(async () => {
   fs.mkdirSync(join(root, 'project'));
   threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   key = (await threads.open(join(root, 'project'))).key;
-  served = await startServe({ threads, staticDir, onLinkUsed: (url) => links.push(url) });
+  windows = new HostWindows(threads);
+  served = await startServe({ windows, staticDir, onLinkUsed: (url) => links.push(url) });
   ({ credential } = await tradeLink(served.url));
 });
 afterAll(async () => {
@@ -97,8 +99,8 @@ describe('serve mode', () => {
     const held = (squat.address() as net.AddressInfo).port;
     try {
       const staticDir = join(root, 'static');
-      await expect(startServe({ threads, staticDir, port: held })).rejects.toMatchObject({ code: 'EADDRINUSE' });
-      const other = await startServe({ threads, staticDir });
+      await expect(startServe({ windows, staticDir, port: held })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      const other = await startServe({ windows, staticDir });
       expect(other.port).not.toBe(held);
       await other.close();
     } finally {

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveRequest, tradeLink } from '../../../e2e/serveClient.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { HostWindows } from '../../../src-main/process/hostWindows.js';
 import { ServeConstants, startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
 import { SessionConstants, type SavedSession } from '../../../src-main/serve/serveSession.js';
 import { SESSION_ENDED_CLOSE_CODE, SessionProbe } from '../../../src-shared/protocol/serveLink.js';
@@ -32,7 +33,7 @@ async function host(o: { port?: number; sessions?: { port: number | null; saved:
   const links: string[] = [];
   const kept: { saved: SavedSession[] } = { saved: [] };
   const served = await startServe({
-    threads,
+    windows: new HostWindows(threads),
     staticDir,
     port: o.port,
     host: 'forkbench-0123456789abcdef0123456789abcdef.localhost',

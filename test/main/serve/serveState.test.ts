@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { HostWindows } from '../../../src-main/process/hostWindows.js';
 import { startServe } from '../../../src-main/serve/serveServer.js';
 import { loadServeState, saveServeState, SERVE_STATE_FILE } from '../../../src-main/serve/serveState.js';
 import { SessionProbe, STOPPING_CLOSE_CODE } from '../../../src-shared/protocol/serveLink.js';
@@ -67,7 +68,7 @@ describe('GET /session-check and a stopping host', () => {
     fs.mkdirSync(staticDir);
     fs.writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>fb</title>');
     const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
-    const served = await startServe({ threads, staticDir, holdWindows: true });
+    const served = await startServe({ windows: new HostWindows(threads), staticDir, holdWindows: true });
     const own = { Host: `${served.host}:${served.port}`, Origin: served.origin };
     try {
       const { cookie } = await tradeLink(served.url);

@@ -1,0 +1,251 @@
+import { agentExitedNotice, lapseNotice, readOnlyNotice } from '../../src-shared/notices/notices.js';
+import { basename } from 'node:path';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { Result } from '../../src-shared/board/result.js';
+import { taskDetails, windowBoard, windowLogEvent } from '../../src-shared/board/windowBoard.js';
+import { DisposableStore, toDisposable, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+import {
+  PROFILE_IDS,
+  type ThreadSnapshot,
+  type ThreadSummary,
+  type WindowParams as P,
+  type WindowPush,
+  type WindowResult as R,
+} from '../../src-shared/protocol/windowApi.js';
+import type { LeaseEngine } from '../board/leaseEngine.js';
+import { PROFILES } from '../agents/profiles.js';
+import { Refusal, unwrap } from '../base/procedureServer.js';
+import type { InstalledProfiles } from './installedProfiles.js';
+import type { ThreadHost } from './threadHost.js';
+
+/** Events a window gets with its snapshot: enough to fill the log panel without reading the whole history. */
+const LOG_TAIL = 300;
+/** A task's history as a window shows it: its latest events, enough for a task reworked many times. */
+const TASK_HISTORY_LIMIT = 500;
+
+/** The events about `taskId`, oldest first, without renewals (a live claim renews every ~30 s, and a
+ *  history of renewals hides what happened), the newest TASK_HISTORY_LIMIT of them. */
+function taskHistory(log: readonly BoardEvent[], taskId: string): BoardEvent[] {
+  const mine = log.filter((e) => e.kind !== 'renew' && 'taskId' in e && e.taskId === taskId);
+  return mine.slice(-TASK_HISTORY_LIMIT);
+}
+
+/**
+ * The window's one door into a Thread: one method per window procedure (its validated params, plus the
+ * window's `consumer` where flow control needs it), and the few questions the host process asks of a Thread
+ * (is any agent running, grace on resume, the pushes its windows hear). The rules a window's request is held
+ * to live here, not in the router. On the window's side (router, ThreadManager, the host process, serve,
+ * Electron) this is the only file that reaches into a Thread's rooms (the board, the panes, the worktrees,
+ * the registry): when a room is renamed or split, this is what changes.
+ */
+export class ThreadApi {
+  constructor(
+    private readonly host: ThreadHost,
+    private readonly installed: InstalledProfiles,
+  ) {}
+
+  get key(): string {
+    return this.host.key;
+  }
+
+  get folder(): string {
+    return this.host.folder;
+  }
+
+  get goal(): string {
+    return this.host.board.state.goal;
+  }
+
+  summary(): ThreadSummary {
+    return { key: this.key, folder: this.folder, goal: this.goal, open: true };
+  }
+
+  snapshot(): ThreadSnapshot {
+    const h = this.host;
+    return {
+      key: h.key,
+      folder: h.folder,
+      board: windowBoard(h.board.state),
+      boardNow: h.board.clock.now(),
+      agents: h.roster.agents(),
+      log: h.board.logTail(LOG_TAIL).map(windowLogEvent),
+      profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.installed.has(id) })),
+      git: h.worktrees.isolation(),
+    };
+  }
+
+  // The board: a person's decisions, each the engine's to accept or refuse.
+
+  setGoal(p: P<'board.setGoal'>): Promise<R<'board.setGoal'>> {
+    return this.decide((e) => e.setGoal(p.goal));
+  }
+
+  setSettings(p: P<'board.setSettings'>): Promise<R<'board.setSettings'>> {
+    return this.decide((e) => e.setSettings(p.patch));
+  }
+
+  addTask(p: P<'task.add'>): Promise<R<'task.add'>> {
+    return this.decide((e) => e.addTask({ title: p.title, body: p.body, verify: p.verify }));
+  }
+
+  editTask(p: P<'task.edit'>): Promise<R<'task.edit'>> {
+    return this.decide((e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify }));
+  }
+
+  noteTask(p: P<'task.note'>): Promise<R<'task.note'>> {
+    return this.decide((e) => e.userNote(p.taskId, p.text));
+  }
+
+  /** Only an agent whose process runs may be handed a task: an exited one would hold it until it lapsed. */
+  assignTask(p: P<'task.assign'>): Promise<R<'task.assign'>> {
+    if (!this.host.roster.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
+    return this.decide((e) => e.assign(p.taskId, p.agentId));
+  }
+
+  releaseTask(p: P<'task.release'>): Promise<R<'task.release'>> {
+    return this.decide((e) => e.userRelease(p.taskId));
+  }
+
+  async approveTask(p: P<'task.approve'>): Promise<R<'task.approve'>> {
+    await this.host.worktrees.approve(p.taskId);
+    return null;
+  }
+
+  rejectTask(p: P<'task.reject'>): Promise<R<'task.reject'>> {
+    return this.decide((e) => e.rejectReview(p.taskId, p.reason));
+  }
+
+  blockTask(p: P<'task.block'>): Promise<R<'task.block'>> {
+    return this.decide((e) => e.block(p.taskId, p.reason));
+  }
+
+  unblockTask(p: P<'task.unblock'>): Promise<R<'task.unblock'>> {
+    return this.decide((e) => e.unblock(p.taskId));
+  }
+
+  resetTask(p: P<'task.reset'>): Promise<R<'task.reset'>> {
+    return this.decide((e) => e.reset(p.taskId));
+  }
+
+  taskDiff(p: P<'task.diff'>): Promise<R<'task.diff'>> {
+    return this.host.worktrees.require().review.diff(p.taskId);
+  }
+
+  taskDetails(p: P<'task.details'>): R<'task.details'> {
+    const t = this.host.board.state.tasks.get(p.taskId);
+    if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
+    return taskDetails(t);
+  }
+
+  taskHistory(p: P<'task.history'>): R<'task.history'> {
+    return taskHistory(this.host.board.taskLog(p.taskId), p.taskId);
+  }
+
+  async listWorktrees(): Promise<R<'worktree.list'>> {
+    return (await this.host.worktrees.git?.folders.list()) ?? [];
+  }
+
+  async removeWorktree(p: P<'worktree.remove'>): Promise<R<'worktree.remove'>> {
+    await this.host.worktrees.require().folders.remove(p.taskId, p.force);
+    return null;
+  }
+
+  // The agents: their panes, and the window's part in pacing their output.
+
+  /** A custom agent is its command line: without one there is nothing to run. */
+  launchAgent(p: P<'agent.launch'>): Promise<R<'agent.launch'>> {
+    if (p.profile === 'custom' && !p.command) throw new Refusal('invalid-input', 'a custom agent needs a command line');
+    return this.host.roster.launch(p.profile, { cols: p.cols, rows: p.rows, command: p.command });
+  }
+
+  async closeAgent(p: P<'agent.close'>): Promise<R<'agent.close'>> {
+    await this.host.roster.close(p.agentId);
+    return null;
+  }
+
+  relaunchAgent(p: P<'agent.relaunch'>): Promise<R<'agent.relaunch'>> {
+    return this.host.roster.relaunch(p.agentId);
+  }
+
+  /** The window already shows this agent's terminal (it asks no new screen): it paces the new pty from now on. */
+  async resumeAgent(p: P<'agent.resume'>, consumer: string): Promise<R<'agent.resume'>> {
+    const roster = this.host.roster;
+    const a = await roster.resume(p.agentId);
+    roster.get(a.id)?.session.attach(consumer);
+    return a;
+  }
+
+  input(p: P<'agent.input'>): R<'agent.input'> {
+    this.host.roster.input(p.agentId, p.data);
+    return null;
+  }
+
+  resize(p: P<'agent.resize'>): R<'agent.resize'> {
+    this.host.roster.resize(p.agentId, p.cols, p.rows);
+    return null;
+  }
+
+  ack(p: P<'agent.ack'>, consumer: string): R<'agent.ack'> {
+    this.host.roster.get(p.agentId)?.session.ack(p.chars, consumer);
+    return null;
+  }
+
+  /** From now on this window consumes the pane's output and its acks pace the pty. It starts afresh: a
+   *  reloaded page (same consumer in Electron) will never ack what its previous incarnation was sent. */
+  screen(p: P<'agent.screen'>, consumer: string): Promise<R<'agent.screen'>> {
+    const roster = this.host.roster;
+    const session = roster.get(p.agentId)?.session;
+    session?.detach(consumer);
+    session?.attach(consumer);
+    return roster.screen(p.agentId);
+  }
+
+  detach(p: P<'agent.detach'>, consumer: string): R<'agent.detach'> {
+    this.host.roster.get(p.agentId)?.session.detach(consumer);
+    return null;
+  }
+
+  // What the host process asks of the Thread.
+
+  /** A window stopped showing this Thread (it switched, closed, or its page crashed): no pane waits on its acks. */
+  detachEverywhere(consumer: string): void {
+    this.host.roster.detachEverywhere(consumer);
+  }
+
+  /** Agents whose processes still run: what quitting would end. */
+  runningAgents(): number {
+    return this.host.roster.agents().filter((a) => a.status !== 'exited').length;
+  }
+
+  /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */
+  async resumeGrace(): Promise<void> {
+    const h = this.host;
+    await h.board.resumeGrace((id) => h.roster.isRunning(id));
+  }
+
+  /** The Thread's happenings as the pushes its windows hear: board events, notices, pane output, the agent list. */
+  pushes(fire: (push: WindowPush) => void): IDisposable {
+    const { key, host } = this;
+    const store = new DisposableStore();
+    store.add(
+      host.onBoardEvent.event((event: BoardEvent) => {
+        fire({ type: 'board-event', key, event });
+        if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
+          const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
+          const who = host.roster.nameOf(event.agentId);
+          fire({ type: 'notify', key, ...lapseNotice(event.taskId, who, title, event.to) });
+        }
+      }),
+    );
+    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
+    store.add(toDisposable(host.board.onReadOnly((err) => fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) }))));
+    store.add(host.roster.onData.event(({ agentId, data }) => fire({ type: 'pane-data', key, agentId, data })));
+    store.add(host.roster.onAgents.event((agents) => fire({ type: 'agents', key, agents })));
+    store.add(host.roster.onExit.event(({ name, exit }) => fire({ type: 'notify', key, ...agentExitedNotice(name, exit) })));
+    return store;
+  }
+
+  private async decide<T>(op: (e: LeaseEngine) => Result<T>): Promise<T> {
+    return unwrap(await this.host.board.run(op));
+  }
+}
