@@ -154,13 +154,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     });
     const client = new PtyHostClient(sock, o);
     client.recordPath = paneRecordBeside(socketPath);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const hello = await Promise.race([
-      client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the pty host at ${socketPath} did not answer`)), PtyHostClientConstants.helloTimeoutMs))),
-    ]).finally(() => clearTimeout(timer)).catch((err: Error) => {
+    const hello = await client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }, PtyHostClientConstants.helloTimeoutMs).catch((err: Error) => {
       client.leave();
-      throw err;
+      // Not yet greeted, it has no pid to name: said by its socket instead.
+      throw err instanceof PtyHostTimeoutError ? new Error(`the pty host at ${socketPath} did not answer`) : err;
     });
     if (hello.version !== version || hello.protocol !== PTY_HOST_PROTOCOL) {
       client.leave();
