@@ -2,7 +2,7 @@ import { USER, type BranchRecord, type Task } from '../../src-shared/board/model
 import { failed, type Result } from '../../src-shared/board/result.js';
 import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentState.js';
 import type { ClaimResult, ClaimWorktree, RecordView } from '../../src-shared/protocol/agentMethods.js';
-import { agentProcedures, type AgentParams } from '../../src-shared/protocol/agentSchemas.js';
+import { agentProcedures, type AgentInput } from '../../src-shared/protocol/agentSchemas.js';
 import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
@@ -35,19 +35,17 @@ interface Caller {
   hooks: AgentCallHooks;
 }
 
-/** The task id, for methods whose schema requires one. */
-const idOf = (p: AgentParams): string => p.taskId as string;
-
 /** Run one decision on the board: its value, or its rejection thrown as the call's refusal. */
 const decide = async <T>(c: Caller, op: (e: LeaseEngine) => Result<T>): Promise<T> => unwrap(await c.board.run(op));
 const now = (c: Caller): number => c.board.clock.now();
 
-/** One handler per method, typed by the method's entry in the shared procedure table. */
+/** One handler per method, typed by the method's entry in the shared procedure table: each gets its own
+ *  method's validated input (a required param is there, an optional one may not be). */
 const handlers: Handlers<typeof agentProcedures, Caller> = {
   board: (_p, c) => ({ ...boardView(c.board.state, now(c)), agents: c.hooks.agentStates?.() ?? [] }),
   show: (p, c) => {
-    const t = c.board.state.tasks.get(idOf(p));
-    if (!t) throw new Refusal('no-such-task', `no task ${idOf(p)}`);
+    const t = c.board.state.tasks.get(p.taskId);
+    if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
     return taskView(t, now(c));
   },
   claim: async (p, c) => {
@@ -62,25 +60,25 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
   },
   fence: async (p, c) => {
     const update = p.ref !== undefined && p.from !== undefined ? { ref: p.ref, from: p.from } : undefined;
-    const r = await c.board.run((e) => e.fence(c.agentId, idOf(p), p.token, update));
-    if (!r.ok && update && r.error.code === 'off-record') c.hooks.offRecord?.(idOf(p));
+    const r = await c.board.run((e) => e.fence(c.agentId, p.taskId, p.token, update));
+    if (!r.ok && update && r.error.code === 'off-record') c.hooks.offRecord?.(p.taskId);
     return unwrap(r);
   },
-  record: (p, c) => record(p, c, (e, move) => e.recordBranch(c.agentId, idOf(p), p.token, move)),
-  renew: (p, c) => decide(c, (e) => e.renew(c.agentId, idOf(p), p.token)),
-  note: (p, c) => decide(c, (e) => e.note(c.agentId, idOf(p), p.text as string, p.token)),
+  record: (p, c) => record(p, c, (e, move) => e.recordBranch(c.agentId, p.taskId, p.token, move)),
+  renew: (p, c) => decide(c, (e) => e.renew(c.agentId, p.taskId, p.token)),
+  note: (p, c) => decide(c, (e) => e.note(c.agentId, p.taskId, p.text, p.token)),
   done: async (p, c) => {
-    const v = await decide(c, (e) => e.done(c.agentId, idOf(p), p.token, p.note));
-    c.hooks.onDone?.(c.agentId, idOf(p));
+    const v = await decide(c, (e) => e.done(c.agentId, p.taskId, p.token, p.note));
+    c.hooks.onDone?.(c.agentId, p.taskId);
     const warning = noWorkWarning(c.board.state.tasks.get(v.taskId), v.token);
     return warning ? { ...v, warning } : v;
   },
-  release: (p, c) => decide(c, (e) => e.release(c.agentId, idOf(p), p.token)),
-  add: async (p, c) => taskView(await decide(c, (e) => e.addTask({ title: p.title as string, body: p.body }, c.agentId)), now(c)),
-  edit: (p, c) => decide(c, (e) => e.edit(c.agentId, idOf(p), { title: p.title, body: p.body }, p.token)),
+  release: (p, c) => decide(c, (e) => e.release(c.agentId, p.taskId, p.token)),
+  add: async (p, c) => taskView(await decide(c, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId)), now(c)),
+  edit: (p, c) => decide(c, (e) => e.edit(c.agentId, p.taskId, { title: p.title, body: p.body }, p.token)),
   status: (p, c) => {
     if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
-    return c.hooks.reportState(c.agentId, p.state as ReportableState, p.text ?? null);
+    return c.hooks.reportState(c.agentId, p.state, p.text ?? null);
   },
 };
 
@@ -96,17 +94,17 @@ function noWorkWarning(t: Task | undefined, token: number): string | undefined {
 type Move = { ref: string; from: string; to: string; tree: string };
 
 /** A landed branch move, recorded if the board takes it; whatever it refuses is put back off the branch. */
-async function record(p: AgentParams, c: Caller, op: (e: LeaseEngine, move: Move) => Result<BranchRecord>): Promise<RecordView> {
-  const id = idOf(p);
+async function record(p: AgentInput<'record'>, c: Caller, op: (e: LeaseEngine, move: Move) => Result<BranchRecord>): Promise<RecordView> {
+  const id = p.taskId;
   if (!c.hooks.readMove) throw new Refusal('bad-state', `${id} has no worktree to record`);
   let tree: string;
   try {
-    tree = (await c.hooks.readMove(id, p.ref as string, p.to as string)).tree;
+    tree = (await c.hooks.readMove(id, p.ref, p.to)).tree;
   } catch (err) {
     c.hooks.offRecord?.(id);
     throw new Refusal('off-record', (err as Error).message);
   }
-  const r = await c.board.run((e) => op(e, { ref: p.ref as string, from: p.from as string, to: p.to as string, tree }));
+  const r = await c.board.run((e) => op(e, { ref: p.ref, from: p.from, to: p.to, tree }));
   if (!r.ok) c.hooks.offRecord?.(id);
   const rec = unwrap(r);
   return { taskId: id, sha: rec.sha, token: rec.token };
@@ -114,7 +112,7 @@ async function record(p: AgentParams, c: Caller, op: (e: LeaseEngine, move: Move
 
 /** A person reports a commit by hand: only `record` is open to them, under the claim the folder was made for. */
 const personHandlers: Handlers<Pick<typeof agentProcedures, 'record'>, Caller> = {
-  record: (p, c) => record(p, c, (e, move) => e.recordByPerson(idOf(p), move)),
+  record: (p, c) => record(p, c, (e, move) => e.recordByPerson(p.taskId, move)),
 };
 
 /** The edge's failure as JSON-RPC: its standard codes for a bad name or params, `rejected` with the reason else. */

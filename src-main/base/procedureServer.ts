@@ -1,6 +1,6 @@
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { failed, type Result } from '../../src-shared/board/result.js';
-import type { CallError, CallFailure, InputOf, OutputOf, ProcedureTable } from '../../src-shared/protocol/procedure.js';
+import { MAX_METHOD_NAME_CHARS, type CallError, type CallFailure, type InputOf, type OutputOf, type Procedure, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
 
 /** A procedure's handler: the validated input, the caller's context, the procedure's answer. */
 export type Handlers<T extends ProcedureTable, Ctx> = {
@@ -24,12 +24,9 @@ export function unwrap<T>(r: Result<T, CallError>): T {
   return r.value;
 }
 
-/** The longest method name an error message quotes: every real one is far shorter. */
-const MAX_METHOD_CHARS = 64;
-
 /** A method that is not one, for an error message. Never `String(m)`: a caller's object decides what that
  *  does (`{toString: 1}` throws), and the edge must answer whatever it is given. */
-const describeMethod = (m: unknown): string => (typeof m === 'string' ? `'${m.slice(0, MAX_METHOD_CHARS)}'` : `(a ${m === null ? 'null' : typeof m})`);
+const describeMethod = (m: unknown): string => (typeof m === 'string' ? `'${m.slice(0, MAX_METHOD_NAME_CHARS)}'` : `(a ${m === null ? 'null' : typeof m})`);
 
 /**
  * The one error mapping: what a handler threw, as the caller's code and message. A Refusal and any error
@@ -56,7 +53,7 @@ export async function callProcedure<T extends ProcedureTable, Ctx>(
 ): Promise<Result<unknown, CallFailure>> {
   if (typeof method !== 'string' || !Object.hasOwn(table, method) || !Object.hasOwn(handlers, method))
     return failed({ at: 'method', code: 'unknown-method', message: `unknown method ${describeMethod(method)}` });
-  const parsed = (table[method] as T[string]).input.safeParse(params ?? {});
+  const parsed = (table[method] as Procedure).input.safeParse(params ?? {});
   if (!parsed.success) return failed({ at: 'input', code: 'invalid-input', message: firstIssue(parsed.error) });
   try {
     const handler = handlers[method] as (input: unknown, ctx: Ctx) => unknown;

@@ -1,4 +1,5 @@
-import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentMethod } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentOutput } from '../../src-shared/protocol/agentSchemas.js';
 import type { AgentStateView, BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
 import { SOURCE_WORDS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
@@ -64,7 +65,7 @@ export function formatTask(t: TaskView): string {
 const secsLeft = (c: ClaimView) => secs(c.remainingMs);
 
 /** One formatter per method, typed by what the method answers. */
-const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
+const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
   board: formatBoard,
   show: formatTask,
   claim: (c) => {
@@ -83,7 +84,7 @@ const formatters: { [M in AgentMethod]: (r: AgentResults[M]) => string } = {
   status: (s) => `You are shown as ${stateLine(s)}.`,
 };
 
-export function formatResult<M extends AgentMethod>(method: M, r: AgentResults[M]): string {
+export function formatResult<M extends AgentMethod>(method: M, r: AgentOutput<M>): string {
   // Each field is escaped above for what it is; this pass catches whatever a later field forgets.
   return text(formatters[method](r));
 }

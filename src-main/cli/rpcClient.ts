@@ -1,6 +1,8 @@
 import * as net from 'node:net';
-import type { AgentMethod, AgentResults } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentMethod } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentOutput } from '../../src-shared/protocol/agentSchemas.js';
 import { LineSplitter, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
+import { RequestTable } from '../../src-shared/protocol/requestTable.js';
 
 /** Longer than any board call takes (the slowest, a claim that adds a git worktree, takes seconds; `done`
  *  answers before its verify command runs), short enough that a stuck host does not hang an agent's turn. */
@@ -48,15 +50,18 @@ export class RpcClient {
   /** No frame limit on this side: the answers come from the host, and a board of thousands of tasks can be
    *  larger than a request may be. The splitter still scans each chunk once, however big the answer. */
   private readonly lines = new LineSplitter(Number.POSITIVE_INFINITY);
-  private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (r: RpcResponse) => void; reject: (e: Error) => void }>();
+  private readonly requests: RequestTable<AgentMethod>;
 
   private constructor(
     private readonly sock: net.Socket,
     private readonly secret: string,
-    private readonly path: string,
-    private readonly callTimeoutMs: number,
+    path: string,
+    callTimeoutMs: number,
   ) {
+    this.requests = new RequestTable<AgentMethod>({
+      timeoutMs: callTimeoutMs,
+      timedOut: (method, ms) => new Unreachable(`the board at ${path} did not answer ${method} within ${ms} ms`),
+    });
     sock.setEncoding('utf8');
     sock.on('data', (d: string) => {
       for (const line of this.lines.push(d)) {
@@ -66,21 +71,17 @@ export class RpcClient {
         } catch {
           continue;
         }
-        const w = typeof msg.id === 'number' ? this.waiting.get(msg.id) : undefined;
+        const w = typeof msg.id === 'number' ? this.requests.take(msg.id) : undefined;
         if (w) {
-          this.waiting.delete(msg.id as number);
-          w.resolve(msg);
+          if ('error' in msg) w.reject(new RpcFailure(msg.error));
+          else w.resolve(msg.result);
         } else if ('error' in msg) {
           // an error the host could not tie to a request (e.g. an oversized frame): fail everything pending
-          for (const x of this.waiting.values()) x.resolve(msg);
-          this.waiting.clear();
+          this.requests.failAll(new RpcFailure(msg.error));
         }
       }
     });
-    const gone = (why: string) => {
-      for (const w of this.waiting.values()) w.reject(new Unreachable(why));
-      this.waiting.clear();
-    };
+    const gone = (why: string) => this.requests.failAll(new Unreachable(why));
     sock.on('close', () => gone('the board closed the connection'));
     sock.on('error', (e) => gone(e.message));
   }
@@ -133,19 +134,13 @@ export class RpcClient {
 
   /** Resolves with the result, or rejects with an RpcFailure (the board answered no) or Unreachable. The
    *  result's type is the method's entry in the shared table: the host's handler is typed by the same. */
-  async call<M extends AgentMethod>(method: M, params: Record<string, unknown> = {}): Promise<AgentResults[M]> {
-    const id = this.nextId++;
-    let timer: NodeJS.Timeout | undefined;
-    const res = await new Promise<RpcResponse>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      timer = setTimeout(() => {
-        this.waiting.delete(id);
-        reject(new Unreachable(`the board at ${this.path} did not answer ${method} within ${this.callTimeoutMs} ms`));
-      }, this.callTimeoutMs);
-      this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`);
-    }).finally(() => clearTimeout(timer));
-    if ('error' in res) throw new RpcFailure(res.error);
-    return res.result as AgentResults[M];
+  call<M extends AgentMethod>(method: M, params: Record<string, unknown> = {}): Promise<AgentOutput<M>> {
+    return this.requests.request(
+      method,
+      (id) => this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`),
+      // The host's answer, typed by the method's entry in the shared table (its handler is typed by the same).
+      (result) => result as AgentOutput<M>,
+    );
   }
 
   close(): void {

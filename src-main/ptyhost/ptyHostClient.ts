@@ -1,7 +1,8 @@
 import * as net from 'node:net';
 import { dirname } from 'node:path';
 import { firstIssue } from '../../src-shared/board/schemas.js';
-import { globalTimers, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
+import type { TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
+import { RequestTable } from '../../src-shared/protocol/requestTable.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
 import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
@@ -50,13 +51,6 @@ export class PtyHostTimeoutError extends Error {
   }
 }
 
-interface Waiting {
-  m: PtyHostMethod;
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
-  timer: unknown;
-}
-
 /** A frame from the pty host waiting to be handled: a control message (not yet checked), or a pane's output. */
 type Inbound = { m: unknown } | { pane: number; data: string };
 
@@ -81,15 +75,12 @@ export class PtyHostVersionError extends Error {
  */
 export class PtyHostClient implements RemoteLink, PtyFactory {
   private readonly remotes = new Map<number, RemotePty>();
-  private readonly waiting = new Map<number, Waiting>();
-  /** Requests given up on (timed out), by id, so a late answer is recognised: a late spawn's pane is ended. */
-  private readonly abandoned = new Map<number, PtyHostMethod>();
+  /** Requests waiting, by id; those given up on (timed out) are kept so a late answer is recognised: a late
+   *  spawn's pane is ended. */
+  private readonly requests: RequestTable<PtyHostMethod>;
   private problems = 0;
-  private readonly timers: TimerSource;
-  private readonly requestTimeoutMs: number;
   /** The pty host's record of its panes' processes (set by connect), swept if it is lost. */
   private recordPath: string | null = null;
-  private nextId = 1;
   private closedFlag = false;
   private leaving = false;
   /** Fired once when the connection ends; `lost` when we did not end it. */
@@ -107,8 +98,12 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     private readonly sock: net.Socket,
     o: PtyHostClientOptions = {},
   ) {
-    this.timers = o.timers ?? globalTimers;
-    this.requestTimeoutMs = o.requestTimeoutMs ?? PtyHostClientConstants.requestTimeoutMs;
+    this.requests = new RequestTable<PtyHostMethod>({
+      timers: o.timers,
+      timeoutMs: o.requestTimeoutMs ?? PtyHostClientConstants.requestTimeoutMs,
+      timedOut: (m, ms) => new PtyHostTimeoutError(m, ms, this.hostPid),
+      keepAbandoned: true,
+    });
     const decoder = new FrameDecoder({
       control: (m) => this.inbox.push({ m }),
       data: (pane, data) => this.inbox.push({ pane, data }),
@@ -159,13 +154,10 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     });
     const client = new PtyHostClient(sock, o);
     client.recordPath = paneRecordBeside(socketPath);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const hello = await Promise.race([
-      client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the pty host at ${socketPath} did not answer`)), PtyHostClientConstants.helloTimeoutMs))),
-    ]).finally(() => clearTimeout(timer)).catch((err: Error) => {
+    const hello = await client.request('hello', { version, protocol: PTY_HOST_PROTOCOL }, PtyHostClientConstants.helloTimeoutMs).catch((err: Error) => {
       client.leave();
-      throw err;
+      // Not yet greeted, it has no pid to name: said by its socket instead.
+      throw err instanceof PtyHostTimeoutError ? new Error(`the pty host at ${socketPath} did not answer`) : err;
     });
     if (hello.version !== version || hello.protocol !== PTY_HOST_PROTOCOL) {
       client.leave();
@@ -192,7 +184,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
 
   /** A request and its answer, checked against the method's answer schema; refused (PtyHostRequestError),
    *  or given up after the bound (PtyHostTimeoutError) with the connection kept. */
-  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params'], timeoutMs = this.requestTimeoutMs): Promise<PtyHostMethods[M]['result']> {
+  request<M extends PtyHostMethod>(m: M, p: PtyHostMethods[M]['params'], timeoutMs?: number): Promise<PtyHostMethods[M]['result']> {
     return this.requestThen(m, p, (v) => v, timeoutMs);
   }
 
@@ -205,19 +197,11 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     m: M,
     p: PtyHostMethods[M]['params'],
     then: (v: PtyHostMethods[M]['result']) => T,
-    timeoutMs = this.requestTimeoutMs,
+    timeoutMs?: number,
   ): Promise<T> {
     if (this.closedFlag) return Promise.reject(new Error('the pty host is gone'));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = this.timers.setTimeout(() => {
-        this.waiting.delete(id);
-        this.abandoned.set(id, m);
-        reject(new PtyHostTimeoutError(m, timeoutMs, this.hostPid));
-      }, timeoutMs);
-      this.waiting.set(id, { m, resolve: (v) => resolve(then(v as PtyHostMethods[M]['result'])), reject, timer });
-      this.sock.write(controlFrame({ t: 'req', id, m, p }));
-    });
+    // The answer was checked against this method's output schema before it is settled (onMessage).
+    return this.requests.request(m, (id) => this.sock.write(controlFrame({ t: 'req', id, m, p })), (v) => then(v as PtyHostMethods[M]['result']), timeoutMs);
   }
 
   sendData(pane: number, data: string): void {
@@ -285,19 +269,19 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
       const why = firstIssue(parsed.error);
       // A request waiting on it fails now, saying why, rather than at its timeout.
       const id = idOf(raw);
-      const w = id === null ? undefined : this.settle(id);
-      w?.reject(new Error(`the pty host's answer to ${w.m} is not an answer (${why})`));
+      const w = id === null ? undefined : this.requests.take(id);
+      w?.reject(new Error(`the pty host's answer to ${w.tag} is not an answer (${why})`));
       return this.problem(`ignored a message that is not one of ours (${why}): ${JSON.stringify(raw).slice(0, 200)}`);
     }
     const m: HostMessage = parsed.data;
     switch (m.t) {
       case 'res': {
-        const w = this.settle(m.id);
+        const w = this.requests.take(m.id);
         if (!w) return this.late(m.id, m.ok ? m.v : undefined);
         if (!m.ok) return w.reject(new PtyHostRequestError(m.code ?? 'failed', m.error));
-        const v = ptyHostMethods[w.m].result.safeParse(m.v);
+        const v = ptyHostMethods[w.tag].output.safeParse(m.v);
         if (v.success) return w.resolve(v.data);
-        const why = `the pty host answered ${w.m} with something else (${firstIssue(v.error)})`;
+        const why = `the pty host answered ${w.tag} with something else (${firstIssue(v.error)})`;
         this.problem(why);
         return w.reject(new Error(why));
       }
@@ -312,22 +296,12 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     }
   }
 
-  /** The request `id` is answered: no longer waiting, its timer cleared. */
-  private settle(id: number): Waiting | undefined {
-    const w = this.waiting.get(id);
-    if (!w) return undefined;
-    this.waiting.delete(id);
-    this.timers.clearTimeout(w.timer);
-    return w;
-  }
-
   /** An answer to a request given up on. A spawn's caller was told the launch failed (its agent shows as
    *  exited): the pane made meanwhile is nobody's agent, so it is ended rather than left running unseen. */
   private late(id: number, v: unknown): void {
-    const m = this.abandoned.get(id);
-    this.abandoned.delete(id);
+    const m = this.requests.late(id);
     if (m === undefined) return this.problem(`an answer to request ${id}, which was never asked`);
-    const made = m === 'spawn' ? ptyHostMethods.spawn.result.safeParse(v) : null;
+    const made = m === 'spawn' ? ptyHostMethods.spawn.output.safeParse(v) : null;
     if (!made?.success) return;
     this.problem(`the pty host started pane ${made.data.pane} (pid ${made.data.pid}) after its spawn was given up; ending it`);
     this.request('dispose', { pane: made.data.pane }).catch(() => undefined);
@@ -340,12 +314,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
     this.drainLater = null;
     for (let next = this.inbox.shift(); next; next = this.inbox.shift()) this.handle(next);
     this.closedFlag = true;
-    for (const w of this.waiting.values()) {
-      this.timers.clearTimeout(w.timer);
-      w.reject(new Error('the pty host is gone'));
-    }
-    this.waiting.clear();
-    this.abandoned.clear();
+    this.requests.failAll(new Error('the pty host is gone'));
     const lost = !this.leaving;
     // Every pane ends now, in one go: the board releases their claims as the pty host's agents' exits.
     const ended = new Set(lost ? [...this.remotes.values()].filter((r) => r.lostWithHost()).map((r) => r.pid) : []);

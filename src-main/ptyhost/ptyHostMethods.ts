@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { procedure, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
+import { procedure, type OutputOf, type ParamsOf, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
@@ -8,7 +8,7 @@ import type { PaneListing, PaneMeta } from './protocol.js';
 /**
  * The pty host's methods, stated once: each one's params as the schema the pty host validates a request
  * against at its edge (ptyHostServer, through the one procedure edge of src-main/base/procedureServer), and
- * its answer as the schema the board host validates the answer against at its own (ptyHostClient). A bad
+ * its answer (`output`) as the schema the board host validates the answer against at its own (ptyHostClient). A bad
  * request is answered with an error naming the field and reaches neither node-pty nor a PtySession; a bad
  * answer fails its request and nothing else. The envelopes around them (requests, acks, answers, pane
  * events) are checked here too.
@@ -95,40 +95,37 @@ const hello = z.object({ version: z.string(), protocol: z.number().int() });
 /** `adopted`: the greeting process was taken as the board host (its ancestry is no pane's). Otherwise it
  *  may still prove the adoption key against `challenge` (`prove`). An answer to a board host of another
  *  version carries neither: it refuses us. */
-export type HelloAnswer = { version: string; protocol: number; pid: number; challenge?: string; adopted?: boolean };
+const helloAnswer = z.object({ version: z.string(), protocol: z.number().int(), pid, challenge: z.string().optional(), adopted: z.boolean().optional() });
+export type HelloAnswer = z.output<typeof helloAnswer>;
 const hexProof = z.string().regex(/^[0-9a-f]{64}$/, 'is not an HMAC-SHA256 in hex');
 
-/** One method: its params' schema (validated by the pty host) and its answer's (validated by the board host). */
-const method =
-  <O>() =>
-  <I extends z.ZodType>(input: I, result: z.ZodType<O>) => ({ ...procedure<O>()(input), result });
-
+/** Each method: its params' schema (validated by the pty host) and its answer's (validated by the board host). */
 export const ptyHostMethods = {
-  hello: method<HelloAnswer>()(hello, z.object({ version: z.string(), protocol: z.number().int(), pid, challenge: z.string().optional(), adopted: z.boolean().optional() })),
+  hello: procedure(hello, helloAnswer),
   /** The adoption key's proof for the hello's challenge (adoptionKey.ts): what the board host that started
    *  this pty host answers when its ancestry alone did not settle who it is. */
-  prove: method<null>()(z.object({ proof: hexProof }), z.null()),
-  spawn: method<{ pane: number; pid: number }>()(spawnParams, z.object({ pane, pid })),
-  list: method<PaneListing[]>()(nothing, z.array(listing)),
-  resize: method<null>()(z.object({ pane, cols, rows }), z.null()),
-  attach: method<null>()(z.object({ pane, consumer }), z.null()),
-  detach: method<null>()(z.object({ pane, consumer }), z.null()),
-  screen: method<{ text: string; bracketedPaste: boolean }>()(paneOnly, z.object({ text: z.string(), bracketedPaste: z.boolean() })),
+  prove: procedure(z.object({ proof: hexProof }), z.null()),
+  spawn: procedure(spawnParams, z.object({ pane, pid })),
+  list: procedure(nothing, z.array(listing)),
+  resize: procedure(z.object({ pane, cols, rows }), z.null()),
+  attach: procedure(z.object({ pane, consumer }), z.null()),
+  detach: procedure(z.object({ pane, consumer }), z.null()),
+  screen: procedure(paneOnly, z.object({ text: z.string(), bracketedPaste: z.boolean() })),
   /** The lines on the pane's screen once its output so far is parsed: the board host's screen matcher reads
    *  them (it keeps no mirror of its own). */
-  lines: method<string[]>()(paneOnly, z.array(z.string())),
-  kill: method<PtyExit>()(paneOnly, ptyExit),
-  stats: method<PtyFlowStats>()(paneOnly, flowStats),
+  lines: procedure(paneOnly, z.array(z.string())),
+  kill: procedure(paneOnly, ptyExit),
+  stats: procedure(paneOnly, flowStats),
   /** Kill now (if alive) and forget the pane. */
-  dispose: method<null>()(paneOnly, z.null()),
+  dispose: procedure(paneOnly, z.null()),
   /** End every pane and exit: the board host stops and takes its agents with it. */
-  shutdown: method<null>()(nothing, z.null()),
+  shutdown: procedure(nothing, z.null()),
 } as const satisfies ProcedureTable;
 
 export type PtyHostMethod = keyof typeof ptyHostMethods;
 /** What the board host sends each method and what it gets back. */
 export type PtyHostMethods = {
-  [M in PtyHostMethod]: { params: z.input<(typeof ptyHostMethods)[M]['input']>; result: z.output<(typeof ptyHostMethods)[M]['result']> };
+  [M in PtyHostMethod]: { params: ParamsOf<typeof ptyHostMethods, M>; result: OutputOf<typeof ptyHostMethods, M> };
 };
 
 /** Ids are echoed back as they came: a safe whole number, so both ends see the same one. */

@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import { dirname } from 'node:path';
 
 import { firstIssue } from '../../src-shared/board/schemas.js';
+import { MAX_METHOD_NAME_CHARS } from '../../src-shared/protocol/procedure.js';
 import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { findOnPath } from '../base/pathLookup.js';
 import { peerPidOnce } from '../pty/peerPid.js';
@@ -350,7 +351,7 @@ export class PtyHostServer {
    *  run on the validated value, and its value or a typed error answered. */
   private request(sock: net.Socket, id: number, m: unknown, p: unknown): void {
     if (m !== 'hello') this.used.add(sock);
-    const name = typeof m === 'string' ? m.slice(0, 64) : typeof m;
+    const name = typeof m === 'string' ? m.slice(0, MAX_METHOD_NAME_CHARS) : typeof m;
     callProcedure(ptyHostMethods, this.handlers, m, p, undefined)
       // A fault of the edge itself is this request's failure, never the process's (every agent's) end.
       .catch((err: Error) => ({ ok: false as const, error: { at: 'handler' as const, code: 'failed', message: err.message } }))

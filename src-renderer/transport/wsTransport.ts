@@ -9,6 +9,7 @@ import type {
 import { readPaneFrame } from '../../src-shared/protocol/paneFrame.js';
 import { HostCallError, type BrowserSessions, type ConnectionState, type ProbeResult, type Transport } from './types.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { RequestTable } from '../../src-shared/protocol/requestTable.js';
 
 /** Reconnect delays. Fast first retries cover a host restart; the cap keeps a dead host from being hammered. */
 export const ReconnectConstants = {
@@ -60,11 +61,6 @@ export interface WsTransportOptions {
 
 const OPEN = 1;
 
-interface Pending {
-  resolve(value: unknown): void;
-  reject(err: Error): void;
-}
-
 /**
  * The serve-mode transport: one WebSocket, requests answered by id, pushes as `{push}`. On close it
  * reconnects with backoff; listeners of `onState` see `connected` again and re-fetch what they show
@@ -75,8 +71,9 @@ export class WsTransport implements Transport {
   readonly kind = 'websocket' as const;
   private socket: SocketLike | null = null;
   private _state: ConnectionState = 'connecting';
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  /** Calls waiting for their answer. None is given up on by time: a call may run a merge, and every one
+   *  fails as `disconnected` when the connection goes. */
+  private readonly pending = new RequestTable<WindowMethod>({ timeoutMs: null });
   private readonly pushes = new Emitter<WindowPush>();
   /** Not `stream`: the host sends each message's text whole, never a character split across two. */
   private readonly utf8 = new TextDecoder();
@@ -119,17 +116,16 @@ export class WsTransport implements Transport {
     if (this.disposed || !socket || this._state !== 'connected' || socket.readyState !== OPEN) {
       return Promise.reject(new HostCallError('disconnected', `not connected to the Forkbench host (${method})`));
     }
-    const id = this.nextId++;
-    const msg: WsClientMessage = { id, method, params };
-    return new Promise<WindowResult<M>>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    const send = (id: number) => {
+      const msg: WsClientMessage = { id, method, params };
       try {
         socket.send(JSON.stringify(msg));
       } catch (err) {
-        this.pending.delete(id);
-        reject(new HostCallError('disconnected', `could not send ${method}: ${(err as Error).message}`));
+        throw new HostCallError('disconnected', `could not send ${method}: ${(err as Error).message}`);
       }
-    });
+    };
+    // The host's answer, typed by the method's entry in the one window table (its handler is typed by it too).
+    return this.pending.request(method, send, (value) => value as WindowResult<M>);
   }
 
   subscribe(listener: (push: WindowPush) => void): () => void {
@@ -233,9 +229,8 @@ export class WsTransport implements Transport {
       this.pushes.fire(msg.push);
       return;
     }
-    const p = this.pending.get(msg.id);
+    const p = this.pending.take(msg.id);
     if (!p) return;
-    this.pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.value);
     else p.reject(new HostCallError(msg.error?.code ?? 'error', msg.error?.message ?? 'the host refused the request'));
   }
@@ -251,9 +246,7 @@ export class WsTransport implements Transport {
   }
 
   private failPending(why: string): void {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of all) p.reject(new HostCallError('disconnected', why));
+    this.pending.failAll(new HostCallError('disconnected', why));
   }
 
   private setState(state: ConnectionState): void {

@@ -1,20 +1,22 @@
 /**
- * The agents' API, defined once. The host's socket validates against schemas built from this table
- * (agentSchemas.ts), the `forkbench` CLI builds its commands and help from it, and `forkbench mcp` turns
- * each entry into an MCP tool. It is plain data on purpose: the CLI must start in about the time of a bare
- * `node`, and loading a schema library would double that.
+ * The agents' API, defined once. The host's socket validates against the procedures built from this table
+ * (agentSchemas.ts: each method's input schema derived from its params, beside its answer's type), the
+ * `forkbench` CLI builds its commands and help from it, and `forkbench mcp` turns each entry into an MCP
+ * tool. It is plain data on purpose: the CLI must start in about the time of a bare `node`, and loading a
+ * schema library would double that; the CLI takes the procedures' types only (`import type`).
  */
 
-import type { AgentStateInfo } from '../agents/agentState.js';
-import type { BoardView, ClaimView, TaskView, WorktreeView } from './views.js';
+import type { ClaimView, WorktreeView } from './views.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it. */
 export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt';
 
-export interface ParamSpec {
-  readonly name: string;
-  readonly kind: ParamKind;
-  readonly required: boolean;
+/** One parameter. Generic so the table below keeps each one's name, kind and whether it is required as
+ *  literal types: the agents' procedures (agentSchemas.ts) derive each method's input type from them. */
+export interface ParamSpec<N extends string = string, K extends ParamKind = ParamKind, R extends boolean = boolean> {
+  readonly name: N;
+  readonly kind: K;
+  readonly required: R;
   /** On the command line: a positional argument (in order), else `--<name> VALUE`. */
   readonly positional: boolean;
   readonly describe: string;
@@ -22,8 +24,9 @@ export interface ParamSpec {
   readonly git?: boolean;
 }
 
-export interface MethodSpec {
-  readonly name: AgentMethod;
+/** A method as the table states it; `MethodSpec` is the same with its name known to be one of the table's. */
+interface MethodEntry {
+  readonly name: string;
   readonly summary: string;
   readonly params: readonly ParamSpec[];
   /** Writes go through the fence and renew the caller's lease; reads change nothing. */
@@ -34,22 +37,20 @@ export interface MethodSpec {
   readonly report?: boolean;
 }
 
-export const AGENT_METHOD_NAMES = ['board', 'show', 'claim', 'renew', 'note', 'done', 'release', 'add', 'edit', 'fence', 'record', 'status'] as const;
-export type AgentMethod = (typeof AGENT_METHOD_NAMES)[number];
-
-const taskId = (required: boolean, describe = 'task id, like T-12'): ParamSpec => ({ name: 'taskId', kind: 'taskId', required, positional: true, describe });
-const token: ParamSpec = {
+const param = <N extends string, K extends ParamKind, R extends boolean>(p: ParamSpec<N, K, R>): ParamSpec<N, K, R> => p;
+const taskId = <R extends boolean>(required: R, describe = 'task id, like T-12') => param({ name: 'taskId', kind: 'taskId', required, positional: true, describe });
+const token = param({
   name: 'token',
   kind: 'token',
   required: false,
   positional: false,
   describe: 'the fencing token your claim returned; with it, a write left over from an older claim is refused',
-};
+});
 
-const ref = (describe: string): ParamSpec => ({ name: 'ref', kind: 'ref', required: false, positional: false, describe, git: true });
-const sha = (name: string, describe: string): ParamSpec => ({ name, kind: 'sha', required: false, positional: false, describe, git: true });
+const ref = <R extends boolean>(required: R, describe: string) => param({ name: 'ref', kind: 'ref', required, positional: false, describe, git: true });
+const sha = <N extends string, R extends boolean>(name: N, required: R, describe: string) => param({ name, kind: 'sha', required, positional: false, describe, git: true });
 
-export const AGENT_METHODS: readonly MethodSpec[] = [
+const AGENT_METHOD_TABLE = [
   { name: 'board', summary: 'Show the goal and every task with its state and holder.', params: [], write: false },
   { name: 'show', summary: 'Show one task: body, holder, time left on its lease, notes.', params: [taskId(true)], write: false },
   {
@@ -62,13 +63,13 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
   {
     name: 'note',
     summary: 'Add a progress note to a task you hold.',
-    params: [taskId(true), { name: 'text', kind: 'note', required: true, positional: true, describe: 'the note' }, token],
+    params: [taskId(true), param({ name: 'text', kind: 'note', required: true, positional: true, describe: 'the note' }), token],
     write: true,
   },
   {
     name: 'done',
     summary: 'Say a task you hold is done. It goes to review (or to its verify command), not straight to done.',
-    params: [taskId(true), token, { name: 'note', kind: 'note', required: false, positional: false, describe: 'what you did' }],
+    params: [taskId(true), token, param({ name: 'note', kind: 'note', required: false, positional: false, describe: 'what you did' })],
     write: true,
   },
   { name: 'release', summary: 'Give a task you hold back to the backlog.', params: [taskId(true), token], write: true },
@@ -76,8 +77,8 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     name: 'add',
     summary: 'Add a task to the backlog.',
     params: [
-      { name: 'title', kind: 'title', required: true, positional: true, describe: 'one-line title' },
-      { name: 'body', kind: 'body', required: false, positional: false, describe: 'details' },
+      param({ name: 'title', kind: 'title', required: true, positional: true, describe: 'one-line title' }),
+      param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'details' }),
     ],
     write: true,
   },
@@ -86,8 +87,8 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     summary: 'Change the title or body of a task you hold.',
     params: [
       taskId(true),
-      { name: 'title', kind: 'title', required: false, positional: false, describe: 'new title' },
-      { name: 'body', kind: 'body', required: false, positional: false, describe: 'new body' },
+      param({ name: 'title', kind: 'title', required: false, positional: false, describe: 'new title' }),
+      param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'new body' }),
       token,
     ],
     write: true,
@@ -96,14 +97,20 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     name: 'fence',
     summary:
       "Check that you still hold a task (with --token: under that claim). The git hooks in a task's worktree run this before a commit or a push lands; it renews like any write.",
-    params: [taskId(true), token, ref('the branch a git ref update moves (with --from: checked against the board\'s record)'), sha('from', 'the commit the branch moves from'), sha('to', 'the commit it moves to')],
+    params: [
+      taskId(true),
+      token,
+      ref(false, "the branch a git ref update moves (with --from: checked against the board's record)"),
+      sha('from', false, 'the commit the branch moves from'),
+      sha('to', false, 'the commit it moves to'),
+    ],
     write: true,
   },
   {
     name: 'record',
     summary:
       "Record that your task's branch moved (the git hooks run this once a commit has landed). Only what the board records, under a live claim, is the task's work; approval merges nothing else.",
-    params: [taskId(true), token, { ...ref('the branch that moved'), required: true }, { ...sha('from', 'the commit it moved from'), required: true }, { ...sha('to', 'the commit it moved to'), required: true }],
+    params: [taskId(true), token, ref(true, 'the branch that moved'), sha('from', true, 'the commit it moved from'), sha('to', true, 'the commit it moved to')],
     write: true,
     git: true,
   },
@@ -112,35 +119,25 @@ export const AGENT_METHODS: readonly MethodSpec[] = [
     summary:
       "Say what you are doing: working, needs-input (waiting on the person; --text: the question) or idle (your turn is over). Your CLI's hooks run this; the window shows it and notifies the person.",
     params: [
-      { name: 'state', kind: 'agentState', required: true, positional: true, describe: 'working, needs-input or idle' },
-      { name: 'text', kind: 'prompt', required: false, positional: false, describe: 'what you are asking the person (with needs-input)' },
+      param({ name: 'state', kind: 'agentState', required: true, positional: true, describe: 'working, needs-input or idle' }),
+      param({ name: 'text', kind: 'prompt', required: false, positional: false, describe: 'what you are asking the person (with needs-input)' }),
     ],
     // A report about the agent, not a write on a task: no fence, no lease renewal.
     write: false,
     report: true,
   },
-];
+] as const;
 
-/**
- * What each method answers: the other half of its entry in the table above. Types only, so the CLI loads
- * nothing for them; the host's handlers, the CLI's formatters and the RPC client are all typed by this map
- * (`{ [M in AgentMethod]: … AgentResults[M] }`), so a method added to the table without a result here does
- * not compile.
- */
-export interface AgentResults {
-  board: BoardView;
-  show: TaskView;
-  claim: ClaimResult;
-  renew: ClaimView;
-  note: ClaimView;
-  done: DoneView;
-  release: { taskId: string };
-  add: TaskView;
-  edit: ClaimView;
-  fence: ClaimView;
-  record: RecordView;
-  status: AgentStateInfo;
+type TableEntry = (typeof AGENT_METHOD_TABLE)[number];
+export type AgentMethod = TableEntry['name'];
+export interface MethodSpec extends MethodEntry {
+  readonly name: AgentMethod;
 }
+export const AGENT_METHODS: readonly MethodSpec[] = AGENT_METHOD_TABLE;
+export const AGENT_METHOD_NAMES: readonly AgentMethod[] = AGENT_METHODS.map((m) => m.name);
+
+/** The params of method `M` as the table states them, literal types kept: what its input type is derived from. */
+export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name: M }>['params'][number];
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
 export interface DoneView extends ClaimView {

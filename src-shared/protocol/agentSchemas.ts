@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
-import { REPORTABLE_STATES } from '../agents/agentState.js';
-import { AGENT_METHODS, type AgentMethod, type AgentResults, type ParamKind } from './agentMethods.js';
-import type { Procedure } from './procedure.js';
+import { REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
+import { methodSpec, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
+import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
+import type { BoardView, ClaimView, TaskView } from './views.js';
 
-/** Runtime schemas for the agents' API, built from the one method table: the same rules the window's use. */
-const kindSchema: Record<ParamKind, z.ZodType> = {
+/** Each kind of parameter's schema: the same rules the window's use. */
+const kindSchema = {
   taskId: TaskIdSchema,
   token: TokenSchema,
   note: NoteTextSchema,
@@ -18,39 +19,59 @@ const kindSchema: Record<ParamKind, z.ZodType> = {
   // A CLI's prompt may hold anything, controls included: they are shown as escapes where it is kept, so a
   // dialog's text is never refused for them. 4,000 characters is a long question with its options.
   prompt: z.string().max(4000, 'the prompt text is longer than 4000 characters'),
+} as const satisfies Record<ParamKind, z.ZodType>;
+type KindSchema = typeof kindSchema;
+
+/** Method `M`'s zod shape, read off its params' literal types: a required param is its kind's schema, an
+ *  optional one that schema made optional. */
+type ShapeOf<M extends AgentMethod> = {
+  [P in AgentParamSpecs<M> as P['name']]: P['required'] extends true ? KindSchema[P['kind']] : z.ZodOptional<KindSchema[P['kind']]>;
 };
 
-/** The zod shape of one method's params (what MCP's registerTool takes as inputSchema). */
-export function paramShape(method: AgentMethod): Record<string, z.ZodType> {
-  const spec = AGENT_METHODS.find((m) => m.name === method);
-  if (!spec) throw new Error(`unknown method ${method}`);
+/**
+ * Method `M`'s input schema, built from its params in the one table (agentMethods.ts). The loop cannot tell
+ * the compiler which key gets which schema, so the shape it builds is stated to be `ShapeOf<M>`, which is
+ * what the loop does by construction (test/shared/protocol/agentProcedures.test.ts holds both to it).
+ */
+function inputOf<M extends AgentMethod>(method: M) {
   const shape: Record<string, z.ZodType> = {};
-  for (const p of spec.params) {
+  for (const p of methodSpec(method)?.params ?? []) {
     const base = kindSchema[p.kind].describe(p.describe);
     shape[p.name] = p.required ? base : base.optional();
   }
-  return shape;
+  return z.strictObject(shape as ShapeOf<M>);
 }
 
 /**
- * An agent method's params as its schema validated them. Each method takes a subset, and the table says
- * which are required; the handlers read them by name. (The table is plain data so the CLI starts without
- * loading zod, which is why these are not inferred per method.)
+ * The agents' API as procedures, in the shape the window's and the pty host's have: each method's input
+ * schema (from the table's params) and its answer's type. The host's handlers are typed by it
+ * (src-main/agents/agentRpc.ts: each gets its method's validated input, no casts), and the CLI and MCP
+ * server by its types (`AgentInput`, `AgentOutput`), imported as types only so the CLI loads no zod.
  */
-export interface AgentParams {
-  taskId?: string;
-  token?: number;
-  text?: string;
-  note?: string;
-  title?: string;
-  body?: string;
-  ref?: string;
-  from?: string;
-  to?: string;
-  state?: string;
-}
+export const agentProcedures = {
+  board: procedure(inputOf('board'), typeOnly<BoardView>()),
+  show: procedure(inputOf('show'), typeOnly<TaskView>()),
+  claim: procedure(inputOf('claim'), typeOnly<ClaimResult>()),
+  renew: procedure(inputOf('renew'), typeOnly<ClaimView>()),
+  note: procedure(inputOf('note'), typeOnly<ClaimView>()),
+  done: procedure(inputOf('done'), typeOnly<DoneView>()),
+  release: procedure(inputOf('release'), typeOnly<{ taskId: string }>()),
+  add: procedure(inputOf('add'), typeOnly<TaskView>()),
+  edit: procedure(inputOf('edit'), typeOnly<ClaimView>()),
+  fence: procedure(inputOf('fence'), typeOnly<ClaimView>()),
+  record: procedure(inputOf('record'), typeOnly<RecordView>()),
+  status: procedure(inputOf('status'), typeOnly<AgentStateInfo>()),
+} as const satisfies { readonly [M in AgentMethod]: Procedure };
 
-/** The agents' API as procedures: the same shape as the window's (src-shared/protocol/procedure.ts). */
-export const agentProcedures = Object.fromEntries(AGENT_METHODS.map((m) => [m.name, { input: z.object(paramShape(m.name)).strict() }])) as unknown as {
-  readonly [M in AgentMethod]: Procedure<z.ZodType<AgentParams>, AgentResults[M]>;
-};
+type AgentProcedures = typeof agentProcedures;
+/** A method's input as its handler gets it (validated). */
+export type AgentInput<M extends AgentMethod> = InputOf<AgentProcedures, M>;
+/** A method's params as a caller sends them. */
+export type AgentParams<M extends AgentMethod> = ParamsOf<AgentProcedures, M>;
+/** What a method answers. */
+export type AgentOutput<M extends AgentMethod> = OutputOf<AgentProcedures, M>;
+
+/** The zod shape of one method's params (what MCP's registerTool takes as inputSchema). */
+export function paramShape(method: AgentMethod): Record<string, z.ZodType> {
+  return agentProcedures[method].input.shape;
+}

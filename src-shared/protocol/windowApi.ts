@@ -8,7 +8,7 @@ import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
 import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
-import { procedure, type CallError, type InputOf, type OutputOf } from './procedure.js';
+import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
 
 /**
@@ -30,7 +30,11 @@ const agentId = AgentIdSchema;
 const cols = z.number().int().min(TerminalSize.minCols).max(TerminalSize.maxCols);
 const rows = z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows);
 
-const method = procedure;
+/** A window procedure: its params' schema, and its answer's type (the page trusts its own host's answers). */
+const method =
+  <O>() =>
+  <I extends z.ZodType>(input: I) =>
+    procedure(input, typeOnly<O>());
 
 export const windowMethods = {
   'threads.list': method<ThreadSummary[]>()(z.object({}).strict()),
@@ -189,9 +193,6 @@ export interface WindowApi {
   subscribe(listener: (push: WindowPush) => void): () => void;
 }
 
-/** The longest method name a frame may carry: every real one is far shorter, and an error message quotes it. */
-const MAX_METHOD_CHARS = 64;
-
 /**
  * A request frame on the WebSocket (serve mode), checked before any of its fields is read: a frame is
  * untrusted JSON, and `{"method":{"toString":1}}` must be refused, not stringified. The method's name is
@@ -201,7 +202,7 @@ const MAX_METHOD_CHARS = 64;
 export const WsRequestSchema = z
   .object({
     id: z.number().int().min(0),
-    method: z.string().max(MAX_METHOD_CHARS),
+    method: z.string().max(MAX_METHOD_NAME_CHARS),
     params: z.unknown().optional(),
   })
   .strict();
