@@ -228,7 +228,7 @@ export async function agentBench(): Promise<Row[]> {
       const ended = new Promise<void>((resolve) => {
         const off = host.board.onEvent((e: BoardEvent) => {
           if (e.kind === 'claim-ended' && e.agentId === agent.id) {
-            off();
+            off.dispose();
             resolve();
           }
         });

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
-import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 
 export interface BoardServiceOptions {
   /** The Thread's board folder (one per Thread, under the user's data folder). */
@@ -128,15 +127,13 @@ export class BoardService {
   }
 
   /** Durable events, in order. */
-  onEvent(fn: (e: BoardEvent) => void): () => void {
-    const sub = this.events.event(fn);
-    return () => sub.dispose();
+  onEvent(fn: (e: BoardEvent) => void): Disposable {
+    return this.events.event(fn);
   }
 
   /** Called once, when the journal fails and the board turns read-only. */
-  onReadOnly(fn: (err: BoardReadOnlyError) => void): () => void {
-    const sub = this.readOnlyEvents.event(fn);
-    return () => sub.dispose();
+  onReadOnly(fn: (err: BoardReadOnlyError) => void): Disposable {
+    return this.readOnlyEvents.event(fn);
   }
 
   /** Why the board takes no writes, or null while it does. */

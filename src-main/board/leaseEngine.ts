@@ -12,7 +12,7 @@ import type { Clock } from '../base/clock.js';
 import { ClaimIndex } from './claimIndex.js';
 import { DeadlineQueue } from './deadlineQueue.js';
 import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
-import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { isInState } from '../../src-shared/board/stateWords.js';
 import { BoardLimits } from '../../src-shared/board/limits.js';
 import { boardTextChars, textDelta } from './boardText.js';
@@ -125,9 +125,8 @@ export class LeaseEngine {
     return this.text;
   }
 
-  onEvent(fn: Listener): () => void {
-    const sub = this.events.event(fn);
-    return () => sub.dispose();
+  onEvent(fn: Listener): Disposable {
+    return this.events.event(fn);
   }
 
   view(task: Task): ClaimView | null {

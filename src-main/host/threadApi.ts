@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Result } from '../../src-shared/board/result.js';
 import { taskDetails, windowBoard, windowLogEvent } from '../../src-shared/board/windowBoard.js';
-import { DisposableStore, toDisposable, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+import { DisposableStore, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import {
   PROFILE_IDS,
   type ThreadSnapshot,
@@ -238,7 +238,7 @@ export class ThreadApi {
       }),
     );
     // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
-    store.add(toDisposable(host.board.onReadOnly((err) => fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) }))));
+    store.add(host.board.onReadOnly((err) => fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) })));
     store.add(host.roster.onData.event(({ agentId, data }) => fire({ type: 'pane-data', key, agentId, data })));
     store.add(host.roster.onAgents.event((agents) => fire({ type: 'agents', key, agents })));
     store.add(host.roster.onExit.event(({ name, exit }) => fire({ type: 'notify', key, ...agentExitedNotice(name, exit) })));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { BoardService } from '../board/boardService.js';
 import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
@@ -18,7 +18,6 @@ import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
 import { verifyOnDone } from './verifyOnDone.js';
 
-export { TypingConstants } from '../roster/assignmentTyping.js';
 
 export interface ThreadHostOptions {
   /** The project folder the agents work in. */
@@ -62,9 +61,9 @@ export class ThreadHost {
   readonly key: string;
   private disposed = false;
   readonly onBoardEvent = new Emitter<BoardEvent>();
-  /** Unsubscribes the board listener; it lives until the board is closed, so the shutdown's own releases
+  /** The board listener; it lives until the board is closed, so the shutdown's own releases
    *  (host-stopped) still reach onBoardEvent. */
-  private readonly unsubscribeBoard: () => void;
+  private readonly boardSubscription: Disposable;
 
   private constructor(
     readonly folder: string,
@@ -77,7 +76,7 @@ export class ThreadHost {
   ) {
     this.key = threadKeyOf(folder);
     const assignments = new Assignments({ board, roster, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
-    this.unsubscribeBoard = board.onEvent((e) => {
+    this.boardSubscription = board.onEvent((e) => {
       worktrees.follow(e);
       this.onBoardEvent.fire(e);
       assignments.follow(e);
@@ -164,7 +163,7 @@ export class ThreadHost {
     await this.worktrees.close();
     await this.socket.close();
     await this.board.close();
-    this.unsubscribeBoard();
+    this.boardSubscription.dispose();
     this.onBoardEvent.dispose();
   }
 }

@@ -1,6 +1,35 @@
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { TerminalSignal } from './headlessMirror.js';
-import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './ptySessionTypes.js';
+
+/** What a pane is spawned with and what it reports, whichever session runs it. */
+
+export interface PtySpawnOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  cols: number;
+  rows: number;
+  /** $TERM; defaults to xterm-256color. */
+  name?: string;
+}
+
+export interface PtyExit {
+  exitCode: number;
+  /** The signal number when the process was killed by a signal (node-pty then reports exitCode 0). */
+  signal: number | undefined;
+  /** 'SIGKILL', 'SIGHUP', ... when `signal` is set. */
+  signalName: string | undefined;
+}
+
+export interface PtyFlowStats {
+  paused: boolean;
+  /** Worst backlog among consumers (mirror included), in chars. */
+  maxUnackedChars: number;
+  mirrorUnackedChars: number;
+  /** Output waiting in the open batch (at most ~5 ms). */
+  batchedChars: number;
+  /** Output discarded while a kill was draining the pty past the high watermark. */
+  droppedChars: number;
+}
 
 /**
  * What the host's panes use of a terminal session: a PtySession in this process, or a RemotePty whose

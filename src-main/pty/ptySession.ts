@@ -27,7 +27,10 @@ import { SlaveHold } from './slaveHold.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { ProcessGroupKiller } from './processGroupKiller.js';
-import { ptyExitOf, type PtyExit, type PtyFlowStats, type PtySessionOptions, type PtySpawnOptions } from './ptySessionTypes.js';
+import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './paneSession.js';
+import { constants as osConstants } from 'node:os';
+import type { FlowControlLimits } from './flowControl.js';
+import type { ListProcesses } from './processGroupKiller.js';
 import { readStartTicks } from './procReader.js';
 import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
@@ -51,7 +54,31 @@ export const PtySessionConstants = {
   terminalName: 'xterm-256color',
 } as const;
 
-export type { PtyExit, PtyFlowStats, PtySessionOptions, PtySpawnOptions } from './ptySessionTypes.js';
+
+
+export interface PtySessionOptions {
+  scrollback?: number;
+  batchDelayMs?: number;
+  inputIntervalMs?: number;
+  exitQuietMs?: number;
+  exitMaxWaitMs?: number;
+  drainQuietMs?: number;
+  termAfterMs?: number;
+  killAfterMs?: number;
+  flowLimits?: FlowControlLimits;
+  /** Monotonic clock in ms; drives `lastOutputAt`. */
+  now?: () => number;
+  timers?: Timers;
+  listProcesses?: ListProcesses;
+}
+
+const signalNames = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
+
+/** node-pty's exit as the session reports it: a signal of 0 is none, and a signal gets its name. */
+export function ptyExitOf(e: { exitCode: number; signal?: number }): PtyExit {
+  const signal = e.signal ? e.signal : undefined;
+  return { exitCode: e.exitCode, signal, signalName: signal === undefined ? undefined : signalNames.get(signal) };
+}
 
 /** The flow-control consumer id the headless mirror uses. */
 export const MIRROR_CONSUMER = 'mirror';

@@ -1,6 +1,6 @@
 import { Refusal, type Handlers } from '../base/procedureServer.js';
 import { PtySession } from '../pty/ptySession.js';
-import type { PtyExit } from '../pty/ptySessionTypes.js';
+import type { PtyExit } from '../pty/paneSession.js';
 import { controlFrame, dataFrame } from './frames.js';
 import { recordedPane, writePaneRecord } from './paneRecord.js';
 import type { HostMessage, ptyHostMethods, SpawnParams } from './ptyHostMethods.js';

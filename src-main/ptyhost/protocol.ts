@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PaneIdentity } from '../pty/paneSession.js';
-import type { PtyExit } from '../pty/ptySessionTypes.js';
+import type { PtyExit } from '../pty/paneSession.js';
 
 /**
  * What the board host and its pty host say to each other (control frames, ptyHostMethods.ts; pty data goes

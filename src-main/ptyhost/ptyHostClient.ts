@@ -5,7 +5,7 @@ import type { TimerSource } from '../../src-shared/lifecycle/disposableStore.js'
 import { RequestTable } from '../../src-shared/protocol/requestTable.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
-import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
+import type { PtySpawnOptions } from '../pty/paneSession.js';
 import { controlFrame, dataFrame, FrameDecoder } from './frames.js';
 import { sweepPaneRecord } from './paneRecord.js';
 import { hostMessage, idOf, ptyHostMethods, type HostMessage } from './ptyHostMethods.js';

@@ -1,5 +1,5 @@
 import type { PaneIdentity, PaneSession, PtyFactory } from '../pty/paneSession.js';
-import type { PtySpawnOptions } from '../pty/ptySessionTypes.js';
+import type { PtySpawnOptions } from '../pty/paneSession.js';
 import type { PtyHostClient } from './ptyHostClient.js';
 import { connectPtyHost, type PtyHostLaunchOptions } from './ptyHostLauncher.js';
 import type { PaneListing } from './protocol.js';

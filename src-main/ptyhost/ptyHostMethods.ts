@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { procedure, type OutputOf, type ParamsOf, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
-import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
+import type { PtyExit, PtyFlowStats } from '../pty/paneSession.js';
 import type { PaneListing, PaneMeta } from './protocol.js';
 
 /**

@@ -4,7 +4,7 @@ import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { PaneSession } from '../pty/paneSession.js';
 import { readStartTicks } from '../pty/procReader.js';
 import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
-import type { PtyExit, PtyFlowStats } from '../pty/ptySessionTypes.js';
+import type { PtyExit, PtyFlowStats } from '../pty/paneSession.js';
 import type { PtyHostMethod, PtyHostMethods } from './protocol.js';
 
 /** What a RemotePty needs of its connection. */

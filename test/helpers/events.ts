@@ -5,13 +5,13 @@ import type { ThreadHost } from '../../src-main/host/threadHost.js';
 export function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs = 20_000, what = 'a board event'): Promise<BoardEvent> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      sub();
+      sub.dispose();
       reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
     }, timeoutMs);
     const sub = host.board.onEvent((e) => {
       if (match(e)) {
         clearTimeout(timer);
-        sub();
+        sub.dispose();
         resolve(e);
       }
     });

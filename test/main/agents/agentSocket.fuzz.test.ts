@@ -291,7 +291,7 @@ describe('agents’ socket fuzz', () => {
     } catch (err) {
       throw new Error(`agents' socket fuzz failed; replay with FUZZ_SEED=${SEED}\n${(err as Error).message}`);
     } finally {
-      off();
+      off.dispose();
     }
     expect(performance.now() - started, 'the fuzz stays bounded (ms)').toBeLessThan(20_000);
 

@@ -25,7 +25,7 @@ describe('the host’s notices', () => {
       const sub = host.board.onEvent(() => {
         const n = pushes.find((p) => p.type === 'notify');
         if (n) {
-          sub();
+          sub.dispose();
           resolve(n);
         }
       });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../../src-shared/board/limits.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
-import { TypingConstants } from '../../../src-main/host/threadHost.js';
+import { TypingConstants } from '../../../src-main/roster/assignmentTyping.js';
 import { hostFixture } from '../../helpers/hosts.js';
 
 /** The liveness check's /proc read, with a hook that runs while the real read is in flight. */
