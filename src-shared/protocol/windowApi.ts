@@ -10,6 +10,7 @@ import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, Se
 import type { Result } from '../board/result.js';
 import { procedure, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
+import { PROFILE_IDS, type ProfileIdShared } from '../agents/profileIds.js';
 
 /**
  * The window's API, defined once. Electron's preload exposes it through contextBridge and `serve` carries it
@@ -17,8 +18,8 @@ import { TerminalSize } from '../terminal/terminalSize.js';
  * the host before anything runs.
  */
 
-export const PROFILE_IDS = ['claude', 'codex', 'gemini', 'aider', 'opencode', 'shell', 'custom'] as const;
-export type ProfileIdShared = (typeof PROFILE_IDS)[number];
+// The window's API names profiles; src-main reads the list here too until its importers move to the list's home.
+export { PROFILE_IDS, type ProfileIdShared } from '../agents/profileIds.js';
 /** What the host knows of an agent's process: started, working (or at least alive), stalled, or gone. */
 export const AGENT_STATUSES = ['starting', 'running', 'stalled', 'exited'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
