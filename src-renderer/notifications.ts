@@ -16,20 +16,11 @@ export async function requestNotificationPermission(): Promise<NotifyPermission>
   }
 }
 
-/** A system notification when permitted; false otherwise so the caller shows an in-page toast. */
-export function systemNotify(title: string, body: string): boolean {
-  if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return false;
-  try {
-    new Notification(title, { body });
-    return true;
-  } catch {
-    // Some contexts (e.g. Chrome on Android) allow only service-worker notifications.
-    return false;
-  }
-}
-
-/** A system notification whose click brings the page forward and runs `onClick`; false when not permitted. */
-export function systemNotifyClick(title: string, body: string, onClick: () => void, tag?: string): boolean {
+/**
+ * A system notification whose click brings the page forward and runs `onClick`; false when not permitted (the
+ * caller shows an in-page toast). `tag` is the host notice's id: the OS shows one per tag.
+ */
+export function systemNotify(title: string, body: string, tag: string, onClick: () => void): boolean {
   if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return false;
   try {
     const n = new Notification(title, { body, tag });
@@ -40,6 +31,7 @@ export function systemNotifyClick(title: string, body: string, onClick: () => vo
     };
     return true;
   } catch {
+    // Some contexts (e.g. Chrome on Android) allow only service-worker notifications.
     return false;
   }
 }

@@ -17,6 +17,7 @@ import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
 import { KeptPanes } from './keptPanes.js';
 import { Panes } from './panes.js';
+import { ThreadNotices } from './threadNotices.js';
 import { verifyOnDone } from './verifyOnDone.js';
 
 export { TypingConstants } from './assignmentTyping.js';
@@ -66,6 +67,8 @@ export class ThreadHost {
   /** Unsubscribes the board listener; it lives until the board is closed, so the shutdown's own releases
    *  (host-stopped) still reach onBoardEvent. */
   private readonly unsubscribeBoard: () => void;
+  /** What the person is told (waiting, finished, lapsed, exited), kept for windows opened later. */
+  readonly notices: ThreadNotices;
 
   private constructor(
     readonly folder: string,
@@ -86,6 +89,7 @@ export class ThreadHost {
       panes.follow(e);
       liveness.follow(e);
     });
+    this.notices = new ThreadNotices(this);
   }
 
   static async open(opts: ThreadHostOptions): Promise<ThreadHost> {
@@ -153,6 +157,7 @@ export class ThreadHost {
     // First, before any await: a liveness round in flight neither renews nor re-arms, and no typing poll,
     // state timer, slow-worktree note or lock retry fires while the board is busy with what follows.
     this.disposed = true;
+    this.notices.dispose();
     this.liveness.stop();
     this.states.stop();
     this.panes.stop();

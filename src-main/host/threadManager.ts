@@ -1,6 +1,5 @@
-import { agentExitedNotice, lapseNotice, readOnlyNotice } from '../../src-shared/notices/notices.js';
 import * as fs from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { AgentInfo, ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
@@ -86,19 +85,10 @@ export class ThreadManager {
     host.onBoardEvent.event((event: BoardEvent) => {
       this.onPush.fire({ type: 'board-event', key, event });
       if (event.kind === 'goal-set') void this.recent.remember({ key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
-      if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
-        const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
-        const who = host.registry.get(event.agentId)?.name ?? event.agentId;
-        this.onPush.fire({ type: 'notify', key, ...lapseNotice(event.taskId, who, title, event.to) });
-      }
     });
-    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
-    host.board.onReadOnly((err) =>
-      this.onPush.fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) }),
-    );
+    host.notices.onPush.event((p) => this.onPush.fire(p));
     host.panes.onData.event(({ agentId, data }) => this.onPush.fire({ type: 'pane-data', key, agentId, data }));
     host.panes.onAgents.event((agents: AgentInfo[]) => this.onPush.fire({ type: 'agents', key, agents }));
-    host.panes.onExit.event(({ name, exit }) => this.onPush.fire({ type: 'notify', key, ...agentExitedNotice(name, exit) }));
   }
 
   /** The machine woke up: live agents' claims get a fresh lease before the liveness check judges them. */

@@ -127,6 +127,7 @@ export class WindowRouter {
       await this.host(p.key).worktrees.require().folders.remove(p.taskId, p.force);
       return null;
     },
+    'notice.claim': (p) => this.host(p.key).notices.claim(p.id),
   };
 
   private snapshot(h: ThreadHost): ThreadSnapshot {
@@ -140,6 +141,7 @@ export class WindowRouter {
       log: h.board.logTail(LOG_TAIL).map(windowLogEvent),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.isAvailable(id) })),
       git: h.worktrees.isolation(),
+      notices: h.notices.current(),
     };
   }
 

@@ -49,6 +49,7 @@ function setup(o: { threads?: Array<{ key: string; open: boolean }>; tasks?: str
     panes,
     clock: new HostClock(() => local),
     systemNotify: (title) => (notices.push(title), true),
+    notifyPermission: () => 'granted',
     setTimeout: (f) => timers.push(f),
     clearTimeout: () => undefined,
   });
@@ -170,8 +171,12 @@ describe('AppController', () => {
     // The page builds no notice of its own (the host is their one source).
     expect(notices).toEqual([]);
     const lapse = lapseNotice('T-1', 'shell 1', 'parse', 'open');
+    // The host gives the claim on a notice once (threadNotices.ts); the same notice twice is raised once.
+    const claimed = new Set<string>();
+    t.on('notice.claim', (p) => !claimed.has(p.id) && !!claimed.add(p.id));
     t.push({ type: 'notify', key: KEY, ...lapse });
     t.push({ type: 'notify', key: KEY, ...lapse });
+    await settle();
     for (const f of timers.splice(0)) f();
     expect(notices).toEqual(['Claim lapsed: T-1']);
   });
