@@ -107,9 +107,9 @@ export class ThreadNotices {
     this.raise(turnNotice(kind, { id: agentId, name: agent.name, text: next.text }, task ? { id: task.id, title: task.title } : null, this.at()));
   }
 
-  /** The board's clock: it resumes from the journal, so ids stay apart across host restarts too. */
+  /** The board's clock in whole ms: it resumes from the journal, so ids stay apart across host restarts too. */
   private at(): number {
-    this.lastAt = Math.max(this.s.board.clock.now(), this.lastAt + 1);
+    this.lastAt = Math.max(Math.floor(this.s.board.clock.now()), this.lastAt + 1);
     return this.lastAt;
   }
 
