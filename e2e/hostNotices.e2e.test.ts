@@ -50,7 +50,7 @@ beforeAll(async () => {
           if (m.id !== undefined && claimIds.delete(m.id)) seen.claims.push(m.ok === true && m.value === true);
         });
       }
-      send(data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
+      override send(data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
         if (typeof data === 'string' && data.includes('"notice.claim"')) claimIds.add((JSON.parse(data) as { id: number }).id);
         super.send(data);
       }
