@@ -28,7 +28,7 @@ import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { ProcessGroupKiller } from './processGroupKiller.js';
 import { ptyExitOf, type PtyExit, type PtyFlowStats, type PtySessionOptions, type PtySpawnOptions } from './ptySessionTypes.js';
-import { readStartTicks } from './procReader.js';
+import { readStartTicks } from '../base/procStat.js';
 import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
 export const PtySessionConstants = {

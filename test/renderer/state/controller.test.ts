@@ -203,7 +203,7 @@ describe('AppController', () => {
     raised[0]!.click();
     expect(c.state.activeAgentId).toBe('a2');
     // Reconnected: a notice this window already has is not raised again, nor claimed.
-    t.setState('disconnected');
+    t.setState('connecting');
     t.setState('connected');
     await settle();
     expect(raised).toHaveLength(1);
