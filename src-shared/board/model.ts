@@ -152,3 +152,7 @@ export interface BoardState {
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */
 export const USER = 'user';
+/** The host's own writes (merge results, repairs, a task it blocked), as recorded in events and notes. */
+export const HOST_ACTOR = 'forkbench';
+/** The host's verify command (its notes, and the approval or rejection it leads to). */
+export const VERIFY_ACTOR = 'verify';
