@@ -142,6 +142,7 @@ export class RpcClient {
         this.waiting.delete(id);
         reject(new Unreachable(`the board at ${this.path} did not answer ${method} within ${this.callTimeoutMs} ms`));
       }, this.callTimeoutMs);
+      // The secret goes outside `params`, so no method can ever echo it into the board.
       this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`);
     }).finally(() => clearTimeout(timer));
     if ('error' in res) throw new RpcFailure(res.error);

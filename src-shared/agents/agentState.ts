@@ -65,7 +65,3 @@ export const SOURCE_WORDS: Record<StateSource, string> = {
   screen: 'from the screen',
   liveness: 'from liveness',
 };
-
-export function isAgentState(s: unknown): s is AgentState {
-  return typeof s === 'string' && (AGENT_STATES as readonly string[]).includes(s);
-}

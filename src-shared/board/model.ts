@@ -137,19 +137,6 @@ export interface ThreadSettings {
   readonly notifyAgents: boolean;
 }
 
-export interface BoardState {
-  readonly threadId: string;
-  readonly goal: string;
-  readonly settings: ThreadSettings;
-  readonly tasks: ReadonlyMap<string, Task>;
-  /** The next fencing token to grant. Persisted, so tokens never repeat across restarts. */
-  readonly nextToken: number;
-  /** The number in the next task id (T-<n>). */
-  readonly nextTaskNumber: number;
-  /** Sequence number of the last event applied. */
-  readonly seq: number;
-}
-
 /** The actor behind a user action (drag, button) as recorded in events and notes. */
 export const USER = 'user';
 /** The host's own writes (merge results, repairs, a task it blocked), as recorded in events and notes. */

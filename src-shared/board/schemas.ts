@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
-import { TASK_STATES } from './model.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
@@ -49,7 +48,6 @@ export const AgentIdSchema = z
   .max(Limits.maxAgentIdChars)
   .regex(/^[A-Za-z0-9._:-]+$/, 'agent id has characters outside [A-Za-z0-9._:-]');
 export const TokenSchema = z.number().int().positive();
-export const TaskStateSchema = z.enum(TASK_STATES);
 
 /**
  * A branch name as `git check-ref-format --branch` would take it, less the rarely used corners: refusing a

@@ -19,15 +19,6 @@ export const RpcCode = {
   unauthorized: -32001,
 } as const;
 
-export interface RpcRequest {
-  jsonrpc: '2.0';
-  id: number | string;
-  method: string;
-  params?: Record<string, unknown>;
-  /** The calling agent's secret. Outside `params` so no method can ever echo it into the board. */
-  auth?: string;
-}
-
 export interface RpcError {
   code: number;
   message: string;
