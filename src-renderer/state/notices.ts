@@ -68,7 +68,7 @@ export class PageNotices {
   }
 
   /** The Thread's current notices from its snapshot: shown standing, and raised by this window if no other
-   *  window has (one that arose while no window was open is raised now, once). Toasted only when new here. */
+   *  window has (one that arose while no window was open is raised now, once). Never toasted: it stands. */
   fromSnapshot(threadKey: string, notices: readonly Notice[]): void {
     const known = new Set(this.state.hostNotices.map((x) => x.id));
     this.store.setState({ hostNotices: [...notices] });
