@@ -1,6 +1,6 @@
 import { firstIssue } from '../../src-shared/board/schemas.js';
 import { failed, type Result } from '../../src-shared/board/result.js';
-import type { CallError, CallFailure, InputOf, OutputOf, ProcedureTable } from '../../src-shared/protocol/procedure.js';
+import { MAX_METHOD_CHARS, type CallError, type CallFailure, type InputOf, type OutputOf, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
 
 /** A procedure's handler: the validated input, the caller's context, the procedure's answer. */
 export type Handlers<T extends ProcedureTable, Ctx> = {
@@ -23,9 +23,6 @@ export function unwrap<T>(r: Result<T, CallError>): T {
   if (!r.ok) throw new Refusal(r.error.code, r.error.message);
   return r.value;
 }
-
-/** The longest method name an error message quotes: every real one is far shorter. */
-const MAX_METHOD_CHARS = 64;
 
 /** A method that is not one, for an error message. Never `String(m)`: a caller's object decides what that
  *  does (`{toString: 1}` throws), and the edge must answer whatever it is given. */

@@ -6,6 +6,10 @@ import type { z } from 'zod';
  * same name (src-main/base/procedureServer.ts), so a procedure without a handler, or a handler that takes or
  * answers the wrong shape, does not compile; handlers get the validated value and never re-check it.
  */
+/** The longest method name a request may carry, and an error message quotes: every real one is far shorter,
+ *  and a longer one is refused before it is looked up (the WebSocket frame) or cut where it is quoted. */
+export const MAX_METHOD_CHARS = 64;
+
 export interface Procedure<I extends z.ZodType, O> {
   readonly input: I;
   /** Never set: carries the answer's type. */

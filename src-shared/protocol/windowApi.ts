@@ -8,7 +8,7 @@ import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
 import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
-import { procedure, type CallError, type InputOf, type OutputOf } from './procedure.js';
+import { MAX_METHOD_CHARS, procedure, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
 import { PROFILE_IDS, type ProfileIdShared } from '../agents/profileIds.js';
 
@@ -198,9 +198,6 @@ export interface WindowApi {
   call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>>;
   subscribe(listener: (push: WindowPush) => void): () => void;
 }
-
-/** The longest method name a frame may carry: every real one is far shorter, and an error message quotes it. */
-const MAX_METHOD_CHARS = 64;
 
 /**
  * A request frame on the WebSocket (serve mode), checked before any of its fields is read: a frame is
