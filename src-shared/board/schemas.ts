@@ -74,7 +74,7 @@ export const SettingsPatchSchema = z
       .min(Limits.minLeaseMs, `lease must be at least ${Limits.minLeaseMs} ms`)
       .max(Limits.maxLeaseMs, `lease must be at most ${Limits.maxLeaseMs} ms`),
     poisonLimit: z.number().int().min(Limits.minPoisonLimit).max(Limits.maxPoisonLimit),
-    renewIntervalMs: z.number().int().min(250).max(Limits.maxLeaseMs),
+    renewIntervalMs: z.number().int().min(Limits.minRenewIntervalMs).max(Limits.maxLeaseMs),
     verify: VerifySchema,
     baseBranch: BranchNameSchema.nullable(),
     /** 50 files is far more than the handful of untracked config files a project needs in each worktree. */
