@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
-import { REPORTABLE_STATES } from '../agents/agentState.js';
+import { MAX_PROMPT_CHARS, REPORTABLE_STATES } from '../agents/agentState.js';
 import { AGENT_METHODS, type AgentMethod, type AgentResults, type ParamKind } from './agentMethods.js';
 import type { Procedure } from './procedure.js';
 
@@ -15,9 +15,8 @@ const kindSchema: Record<ParamKind, z.ZodType> = {
   ref: z.string().regex(/^refs\/[^\s\0]{1,250}$/, 'a full ref name, like refs/heads/forkbench/T-3'),
   sha: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a full commit id (40 or 64 hex digits)'),
   agentState: z.enum(REPORTABLE_STATES, { error: `a state is one of ${REPORTABLE_STATES.join(', ')}` }),
-  // A CLI's prompt may hold anything, controls included: they are shown as escapes where it is kept, so a
-  // dialog's text is never refused for them. 4,000 characters is a long question with its options.
-  prompt: z.string().max(4000, 'the prompt text is longer than 4000 characters'),
+  // Controls are no reason to refuse a dialog's text (MAX_PROMPT_CHARS says why they may stay).
+  prompt: z.string().max(MAX_PROMPT_CHARS, `the prompt text is longer than ${MAX_PROMPT_CHARS} characters`),
 };
 
 /** The zod shape of one method's params (what MCP's registerTool takes as inputSchema). */
