@@ -15,9 +15,10 @@ import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 let w: WindowSession;
 let context: BrowserContext;
 
-/** What one window did: the OS notifications it made, and the host's answers to its notice claims. */
+/** What one window did: the OS notifications it made and closed, and the host's answers to its notice claims. */
 interface Seen {
   notes: Array<{ title: string; tag: string }>;
+  closed: string[];
   claims: boolean[];
 }
 
@@ -26,16 +27,22 @@ beforeAll(async () => {
   // A context of its own: the harness's page is in one that makes no second page.
   context = await w.browser.newContext({ viewport: { width: 1440, height: 900 } });
   await context.addInitScript(() => {
-    const seen: Seen = { notes: [], claims: [] };
+    const seen: Seen = { notes: [], closed: [], claims: [] };
     (window as unknown as { __seen: Seen }).__seen = seen;
     class Recorded {
       static permission = 'granted';
       static requestPermission = async () => 'granted';
       onclick: null | (() => void) = null;
+      onclose: null | (() => void) = null;
+      private readonly tag: string;
       constructor(title: string, o: { tag?: string } = {}) {
-        seen.notes.push({ title, tag: o.tag ?? '' });
+        this.tag = o.tag ?? '';
+        seen.notes.push({ title, tag: this.tag });
       }
-      close() {}
+      close() {
+        seen.closed.push(this.tag);
+        this.onclose?.();
+      }
     }
     (window as unknown as { Notification: unknown }).Notification = Recorded;
     // The host's answer to each `notice.claim` this window sent, read off its socket before the page reads it.
@@ -120,8 +127,10 @@ describe('notices from the host', () => {
     expect((await seen(c)).notes).toEqual([]);
     await c.screenshot({ path: join(SHOTS, 'host-notices-01-later-window.png') });
 
-    // The agent goes on working: the notice is no longer true, and every window drops it.
+    // The agent goes on working: the notice is no longer true, every window drops it, and the window that
+    // raised its OS notification closes it.
     await typeIn(a, asking, 'forkbench status working');
     for (const p of [a, b, c]) await expect.poll(() => p.getByTestId('host-notice').count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(async () => [...(await seen(a)).closed, ...(await seen(b)).closed]).toEqual([note!.tag]);
   }, 120_000);
 });

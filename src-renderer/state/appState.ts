@@ -79,6 +79,8 @@ export interface ControllerOptions {
   /** Show a system notification tagged with the notice's id, running `onClick` when clicked; false if it
    *  could not (no permission): a toast is shown instead. */
   systemNotify?: (title: string, body: string, tag: string, onClick: () => void) => boolean;
+  /** Close the system notification of that tag, if this page raised it and it still shows. */
+  closeSystemNotify?: (tag: string) => void;
   /** Whether the person is looking at the page (focused, visible): no agent notification for the tab they see. */
   looking?: () => boolean;
   notifyPermission?: () => NotifyPermission;

@@ -61,8 +61,9 @@ export class PageNotices {
     void this.raise(threadKey, n);
   }
 
-  /** The host withdrew a notice: it is no longer true. */
+  /** The host withdrew a notice: it is no longer true, in the page nor in the OS's notification list. */
   gone(threadKey: string, id: string): void {
+    this.opts.closeSystemNotify?.(id);
     if (threadKey !== this.state.activeKey || !this.state.hostNotices.some((x) => x.id === id)) return;
     this.store.setState({ hostNotices: this.state.hostNotices.filter((x) => x.id !== id) });
   }

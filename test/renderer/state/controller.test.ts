@@ -190,9 +190,11 @@ describe('AppController', () => {
     const claimed = new Set<string>();
     t.on('notice.claim', (p) => !claimed.has(p.id) && !!claimed.add(p.id));
     const raised: Array<{ title: string; tag: string; click: () => void }> = [];
+    const closed: string[] = [];
     const c = new AppController(t, {
       notifyPermission: () => 'granted',
       systemNotify: (title, _body, tag, click) => (raised.push({ title, tag, click }), true),
+      closeSystemNotify: (tag) => void closed.push(tag),
       looking: () => true,
     });
     c.start();
@@ -216,6 +218,8 @@ describe('AppController', () => {
     expect(c.state.hostNotices.map((n) => n.id)).toEqual([waiting.id, again.id]);
     t.push({ type: 'notice-gone', key: KEY, id: waiting.id });
     expect(c.state.hostNotices.map((n) => n.id)).toEqual([again.id]);
+    // Its OS notification goes too: shell 2 is no longer waiting.
+    expect(closed).toEqual([waiting.id]);
   });
 
   it('shows the host’s agent-exit notice, and shows a toast without notification permission', async () => {
