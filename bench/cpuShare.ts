@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { descendantsOf, listProcesses, type ProcStat } from '../src-main/pty/procReader.js';
+import type { ProcStat } from '../src-main/base/procStat.js';
+import { descendantsOf, listProcesses } from '../src-main/pty/procReader.js';
 
 export const CPU_GROUPS = ['serve', 'ptyhost', 'agents', 'renderer', 'gpu', 'chromium', 'other'] as const;
 export type CpuGroup = (typeof CPU_GROUPS)[number];

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { WindowClient } from '../e2e/windowClient.js';
-import type { ProfileIdShared as ProfileId } from '../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared as ProfileId } from '../src-shared/agents/profileIds.js';
 import { type BenchWindow, closeInPage, p, verdict } from './pageKit.js';
 import type { Row } from './table.js';
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Keeps the layers one-way: src-shared (no Node, no DOM) <- src-main (Node) <- src-main/electron (the only
-// place Electron may be imported); src-renderer imports only src-shared and browser packages. Inside src-main
-// and src-renderer the folders are ranked too (INNER_ORDER below): a file may import its own folder and any
+// place Electron may be imported); src-renderer imports only src-shared and browser packages. Inside each
+// layer the folders are ranked too (INNER_ORDER below): a file may import its own folder and any
 // folder ranked below it, never one ranked above or beside it.
 //
 //   node scripts/check-layers.mjs [ROOT]     ROOT defaults to this repository
@@ -54,6 +54,9 @@ export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];
  * neither imported nor import across rooms: placing it is a decision, taken here.
  */
 export const INNER_ORDER = {
+  // Words and small tools first; an agent's identity and profiles below the board that records them; the
+  // notices read the board's words; the protocol carries all of them, so it sits on top.
+  'src-shared': [['text', 'lifecycle', 'terminal', 'git'], ['agents'], ['board'], ['notices'], ['protocol']],
   // cli sits above serve, not beside it: `forkbench serve` is a cli command that loads serve.
   // roster sits above agents and git: it owns each Agent, and clears a gone agent's locks in the task folders.
   // process is one host process (data folder, pty host link, Threads, windows, stop), as serve and Electron

@@ -4,8 +4,8 @@ import '@xterm/xterm/css/xterm.css';
 import './styles/app.css';
 import { replaceAddress } from './address.js';
 import { App } from './components/App.js';
-import { notificationPermission, requestNotificationPermission, systemNotify, systemNotifyClick } from './notifications.js';
-import { nextWaiting } from './state/agentAlerts.js';
+import { closeSystemNotification, notificationPermission, requestNotificationPermission, systemNotify } from './notifications.js';
+import { nextWaiting } from './state/nextWaiting.js';
 import { CommandRegistry } from './state/commandRegistry.js';
 import { AppController } from './state/controller.js';
 import { ServicesContext } from './state/hooks.js';
@@ -22,7 +22,7 @@ const terminals = new TerminalRegistry(transport, (action, err) => controller?.n
 controller = new AppController(transport, {
   panes: terminals,
   systemNotify,
-  agentNotify: systemNotifyClick,
+  closeSystemNotify: closeSystemNotification,
   looking: () => document.visibilityState === 'visible' && document.hasFocus(),
   notifyPermission: notificationPermission,
   requestNotifyPermission: requestNotificationPermission,

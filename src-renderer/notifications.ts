@@ -16,23 +16,21 @@ export async function requestNotificationPermission(): Promise<NotifyPermission>
   }
 }
 
-/** A system notification when permitted; false otherwise so the caller shows an in-page toast. */
-export function systemNotify(title: string, body: string): boolean {
-  if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return false;
-  try {
-    new Notification(title, { body });
-    return true;
-  } catch {
-    // Some contexts (e.g. Chrome on Android) allow only service-worker notifications.
-    return false;
-  }
-}
+/** The OS notifications this page raised and the OS still shows, by tag (a host notice's id). */
+const shown = new Map<string, Notification>();
 
-/** A system notification whose click brings the page forward and runs `onClick`; false when not permitted. */
-export function systemNotifyClick(title: string, body: string, onClick: () => void, tag?: string): boolean {
+/**
+ * A system notification whose click brings the page forward and runs `onClick`; false when not permitted (the
+ * caller shows an in-page toast). `tag` is the host notice's id: the OS shows one per tag.
+ */
+export function systemNotify(title: string, body: string, tag: string, onClick: () => void): boolean {
   if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return false;
   try {
     const n = new Notification(title, { body, tag });
+    shown.set(tag, n);
+    n.onclose = () => {
+      if (shown.get(tag) === n) shown.delete(tag);
+    };
     n.onclick = () => {
       window.focus();
       onClick();
@@ -40,6 +38,13 @@ export function systemNotifyClick(title: string, body: string, onClick: () => vo
     };
     return true;
   } catch {
+    // Some contexts (e.g. Chrome on Android) allow only service-worker notifications.
     return false;
   }
+}
+
+/** The notice is no longer true (the host withdrew it): its OS notification, if this page raised it, goes. */
+export function closeSystemNotification(tag: string): void {
+  shown.get(tag)?.close();
+  shown.delete(tag);
 }

@@ -1,4 +1,4 @@
-import { readProcStat } from '../pty/procReader.js';
+import { readProcStat } from '../base/procStat.js';
 import { PANE_REAPER_NAME } from '../ptyhost/protocol.js';
 
 export { MAX_CONCURRENT_PEER_READS, peerPid } from '../pty/peerPid.js';

@@ -5,7 +5,7 @@ import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pro
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { effectiveRenewIntervalMs, Limits } from '../../src-shared/board/limits.js';
 import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/agentMethods.js';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 
 export interface ProfileContext {
   /** The Thread's folder: the project the agents work in and their starting directory (exported as

@@ -16,7 +16,7 @@
  * - Building a plan is pure; `writeProfileFiles` does the I/O.
  */
 import { aider, claude, codex, gemini, opencode } from './cliProfiles.js';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { AgentProfile, CustomCommand, LaunchPlan, ProfileContext } from './profileKit.js';
 import { custom, shell } from './shellProfiles.js';
 

@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { LaunchPlan } from './profileKit.js';
 
 export interface SessionContext {

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ReportableState } from '../../src-shared/agents/agentState.js';
+import { MAX_PROMPT_CHARS, type ReportableState } from '../../src-shared/agents/agentState.js';
 import { shellQuote } from '../../src-shared/text/shellQuote.js';
 import { json, type ProfileContext, type ProfileFile, SHARED_FILE_MODE } from './profileKit.js';
 
@@ -70,7 +70,7 @@ export function opencodePlugin(ctx: ProfileContext): { file: ProfileFile; spec: 
   const content = `// Forkbench: report this agent's state to its board (generated; rewritten at every launch).
 import { spawn } from 'node:child_process';
 const report = (state, text) => {
-  const args = [...${argv}, state, '--hook', ...(text ? ['--text', String(text).slice(0, 4000)] : [])];
+  const args = [...${argv}, state, '--hook', ...(text ? ['--text', String(text).slice(0, ${MAX_PROMPT_CHARS})] : [])];
   const child = spawn(${JSON.stringify(ctx.nodePath)}, args, { stdio: ['ignore', 'ignore', 'ignore'] });
   child.on('error', () => {});
 };

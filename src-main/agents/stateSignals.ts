@@ -1,5 +1,5 @@
 import type { AgentState } from '../../src-shared/agents/agentState.js';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { StateSignal } from './stateTracker.js';
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from './atomicWrite.js';
+import { readStartTicks } from './procStat.js';
 
 /** What a lock file says about the host that holds it. */
 export interface LockHolder {
@@ -17,15 +18,9 @@ export type LockResult = { ok: true; lock: HostLock } | { ok: false; holder: Loc
 
 /** Start time of a pid from /proc, or null when there is no such process or no /proc (not Linux). */
 export function processStartTime(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may itself hold spaces or ')': split after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // rest[0] is field 3, so field 22 is rest[19].
-    return rest[19] ?? null;
-  } catch {
-    return null;
-  }
+  // Kept as text in the lock file, as it always was: a lock written by an earlier version still compares.
+  const ticks = readStartTicks(pid);
+  return ticks === undefined ? null : String(ticks);
 }
 
 /** Whether the process that wrote `holder` still runs: the pid answers signal 0 and, where /proc tells, it

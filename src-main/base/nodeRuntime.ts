@@ -8,9 +8,8 @@
  *   on the scripts in app.asar.unpacked. The package turns Electron's runAsNode fuse off, so its binary
  *   cannot serve as Node, and a plain Node cannot read inside app.asar.
  */
-import * as fs from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { appRoot } from './packageRoot.js';
 
 export interface NodeRuntime {
   /** The executable. */
@@ -22,17 +21,6 @@ export interface NodeRuntime {
   /** Whether the pty host runs from its one-module bundle (a package: its packages are inside app.asar)
    *  rather than from the compiled modules beside node_modules. */
   bundled?: boolean;
-}
-
-/** The folder that holds package.json and bin/forkbench.cjs: above this file in source and in dist-main
- *  (in a package: app.asar, which only Electron itself reads). */
-function appRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (fs.existsSync(join(dir, 'package.json')) && fs.existsSync(join(dir, 'bin', 'forkbench.cjs'))) return dir;
-    dir = dirname(dir);
-  }
-  throw new Error('cannot find the Forkbench folder (bin/forkbench.cjs) above ' + fileURLToPath(import.meta.url));
 }
 
 export const APP_ROOT = appRoot();

@@ -3,7 +3,7 @@ import type { AgentState, StateSource } from '../../src-shared/agents/agentState
 import { isExpired } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
-import { USER } from '../../src-shared/board/model.js';
+import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
 import type { SettingsPatch } from '../../src-shared/board/schemas.js';
@@ -21,7 +21,7 @@ import { WriteQuota } from './writeQuota.js';
 type Listener = (e: BoardEvent) => void;
 
 /** The host's own note writers (merge results, verify outcomes): held to the person's cap, not an agent's. */
-const HOST_WRITERS = new Set(['forkbench', 'verify']);
+const HOST_WRITERS = new Set([HOST_ACTOR, VERIFY_ACTOR]);
 
 /** What an edit changes a task's text by. */
 function editGrowth(t: Task, patch: Partial<TaskText>): number {
@@ -565,7 +565,7 @@ export class LeaseEngine {
     const c = t.value.claim;
     if (!c || c.token !== token) return reject('stale-token', `the claim ${token} on ${taskId} is over`);
     this.end(taskId, c, 'no-worktree', 'open');
-    this.emit({ kind: 'blocked', taskId, by: 'forkbench', reason: reason.slice(0, 4000) });
+    this.emit({ kind: 'blocked', taskId, by: HOST_ACTOR, reason: reason.slice(0, 4000) });
     return ok(null);
   }
 

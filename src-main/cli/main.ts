@@ -10,6 +10,8 @@ const CONNECT_TIMEOUT_MS = 5000;
 /** A hook's call: the board answers a status in about a millisecond; two seconds is a host under load, and
  *  longer would be felt as the agent's CLI freezing on every tool call. */
 const HOOK_CALL_TIMEOUT_MS = 2000;
+/** The environment that overrides the two waits (the usage text names them with their defaults). */
+const WaitEnv = { call: 'FORKBENCH_TIMEOUT_MS', boardDown: 'FORKBENCH_BOARD_WAIT_MS' } as const;
 
 /**
  * `forkbench`: the board from an agent's shell. It keeps no state between calls: the socket, the agent's
@@ -17,9 +19,9 @@ const HOOK_CALL_TIMEOUT_MS = 2000;
  * back from `claim` for the agent to pass on.
  *
  * Exit codes (src-shared/protocol/cliWords.ts, shared with the fence hooks): ok, usage, refused by the board
- * (the reason is printed), cannot reach the board or it did not answer in time (FORKBENCH_TIMEOUT_MS,
- * default 30 s per call). A board that is down (its host restarting) is waited for first, up to
- * FORKBENCH_BOARD_WAIT_MS (default 10 s).
+ * (the reason is printed), cannot reach the board or it did not answer in time (WaitEnv.call, default
+ * DEFAULT_CALL_TIMEOUT_MS per call). A board that is down (its host restarting) is waited for first, up to
+ * WaitEnv.boardDown (default DEFAULT_BOARD_WAIT_MS).
  */
 export { Exit };
 
@@ -50,8 +52,8 @@ function usage(): string {
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
     EXIT_CODES_TEXT,
-    '(FORKBENCH_TIMEOUT_MS, default 30000); a board that is down is waited for first',
-    '(FORKBENCH_BOARD_WAIT_MS, default 10000).',
+    `(${WaitEnv.call}, default ${DEFAULT_CALL_TIMEOUT_MS}); a board that is down is waited for first`,
+    `(${WaitEnv.boardDown}, default ${DEFAULT_BOARD_WAIT_MS}).`,
   );
   return lines.join('\n');
 }
@@ -172,7 +174,7 @@ async function runHookStatus(argv: string[], io: Io, spec: MethodSpec): Promise<
   if (event.skip) return Exit.ok;
   if (params.text === undefined && event.text && params.state === 'needs-input') params.text = event.text;
   // A hook holds its CLI up while it runs: a board that is down or slow is not waited for.
-  const env = { ...io.env, FORKBENCH_TIMEOUT_MS: String(HOOK_CALL_TIMEOUT_MS), FORKBENCH_BOARD_WAIT_MS: '0' };
+  const env = { ...io.env, [WaitEnv.call]: String(HOOK_CALL_TIMEOUT_MS), [WaitEnv.boardDown]: '0' };
   await callBoard(spec, params, false, { ...io, env, out: () => undefined });
   return Exit.ok;
 }
@@ -195,9 +197,9 @@ async function callBoard(spec: MethodSpec, params: Record<string, unknown>, json
   if (!socket || !secret) return unreachable(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: run this inside an agent pane that Forkbench launched`);
   let client: RpcClient;
   try {
-    const t = io.env.FORKBENCH_TIMEOUT_MS;
+    const t = io.env[WaitEnv.call];
     const timeoutMs = t && /^\d{1,9}$/.test(t) && Number(t) > 0 ? Number(t) : DEFAULT_CALL_TIMEOUT_MS;
-    const w = io.env.FORKBENCH_BOARD_WAIT_MS;
+    const w = io.env[WaitEnv.boardDown];
     const downWaitMs = w && /^\d{1,9}$/.test(w) ? Number(w) : DEFAULT_BOARD_WAIT_MS;
     client = await RpcClient.reach(socket, secret, {
       connectTimeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),

@@ -1,6 +1,7 @@
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { GitError } from './git.js';
-import { HOST, TaskRepo, WorktreeError } from './taskRepo.js';
+import { TaskRepo, WorktreeError } from './taskRepo.js';
+import { HOST_ACTOR } from '../../src-shared/board/model.js';
 
 /** A repair that finds git's lock held (the committing process is still finishing) tries again: git
  *  holds a ref lock for milliseconds; 40 tries 75 ms apart outlast a slow hook. */
@@ -55,7 +56,7 @@ export class BranchRecords {
           if (head) await this.r.keepAside(taskId, head);
           const moved = await this.r.git(this.r.repo.root, ['update-ref', '-m', `forkbench: ${taskId} back to its record`, `refs/heads/${wt.branch}`, rec.sha, head ?? ''], { allowFail: true });
           if (moved.code === 0) {
-            await this.r.board.run((e) => e.recordRepair(taskId, head ?? '', HOST));
+            await this.r.board.run((e) => e.recordRepair(taskId, head ?? '', HOST_ACTOR));
             return;
           }
           await sleep(REPAIR_RETRY_MS);

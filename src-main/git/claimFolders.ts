@@ -9,7 +9,8 @@ import { plural } from '../../src-shared/text/plural.js';
 import type { BranchRecords } from './branchRecords.js';
 import type { FenceHooks, FolderClaim } from './fenceHooks.js';
 import { currentBranch, worktreeGitDir } from './repoProbe.js';
-import { HOST, keyOf, present, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { keyOf, present, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { HOST_ACTOR } from '../../src-shared/board/model.js';
 
 /**
  * The folders claims work in. Each grant gets a fresh folder of its own (the token in its name) on the
@@ -54,12 +55,12 @@ export class ClaimFolders {
       else if (t.worktree && refs.get(branch)) {
         // A board written before records were kept: the branch as it stands is taken as the record once.
         start = refs.get(branch) as { sha: string; tree: string };
-        record = { ...start, token: 0, by: HOST };
+        record = { ...start, token: 0, by: HOST_ACTOR };
         notes.push(`The board had no record of ${branch} yet; it records the branch as it is, at ${shortSha(start.sha)}.`);
       } else {
         if (!baseRef) throw new WorktreeError('no-base', `the base branch '${base}' does not exist in ${r.repo.root}: set an existing branch in the Thread's settings.`);
         start = baseRef;
-        record = { ...start, token: 0, by: HOST };
+        record = { ...start, token: 0, by: HOST_ACTOR };
       }
       const head = refs.get(branch);
       if (head && head.sha !== start.sha) {
@@ -90,7 +91,7 @@ export class ClaimFolders {
       const hookDir = this.hooks.install(keyOf(wt), { task: taskId, branch, base });
       this.pointHooks(path, hookDir);
       this.hooks.bind(keyOf(wt), { task: taskId, branch, base, agentId, token }, start.sha);
-      await r.board.run((e) => e.recordWorktree(taskId, wt, HOST, record));
+      await r.board.run((e) => e.recordWorktree(taskId, wt, HOST_ACTOR, record));
       // The claim may have ended while its folder was being made (a kill, a reassign): the folder then
       // answers to nobody from the start, as `fence` would have made it.
       const now = r.board.state.tasks.get(taskId);

@@ -23,9 +23,6 @@ export class WorktreeError extends Error {
   }
 }
 
-/** Who the host's own board writes are by. */
-export const HOST = 'forkbench';
-
 /** The folder is there (not deleted by hand). */
 export const present = (wt: TaskWorktree) => fs.existsSync(join(wt.path, '.git'));
 /** A grant's folder's key: its hooks folder is named for it, as the folder itself is (T-3-7). */

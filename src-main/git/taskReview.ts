@@ -5,7 +5,8 @@ import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimFolders } from './claimFolders.js';
 import { GitError, gitLine } from './git.js';
-import { HOST, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { HOST_ACTOR } from '../../src-shared/board/model.js';
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;
@@ -203,8 +204,8 @@ export class TaskReview {
         }
       }
       const gone = folders.filter((f) => !kept.includes(f));
-      if (!kept.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST));
-      else for (const f of gone) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST, f.path));
+      if (!kept.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR));
+      else for (const f of gone) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR, f.path));
       return said;
     });
   }

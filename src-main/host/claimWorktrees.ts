@@ -1,6 +1,6 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Task } from '../../src-shared/board/model.js';
-import { USER } from '../../src-shared/board/model.js';
+import { HOST_ACTOR, USER } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
@@ -184,7 +184,7 @@ export class ClaimWorktrees {
   private note(taskId: string, text: string): Promise<unknown> {
     // git's messages are terminal output, and the engine takes text as the edges validated it: made
     // printable and cut to a note's length here, where the text enters the board.
-    return this.board.run((e) => e.userNote(taskId, outputAsText(text).slice(0, Limits.maxNoteChars), 'forkbench'));
+    return this.board.run((e) => e.userNote(taskId, outputAsText(text).slice(0, Limits.maxNoteChars), HOST_ACTOR));
   }
 
   /** The Thread is shutting: no slow-worktree note or block from here on. */

@@ -1,4 +1,4 @@
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { findOnPath } from '../base/pathLookup.js';
 
 /**

@@ -1,17 +1,9 @@
-import { agentExitedNotice, lapseNotice, readOnlyNotice } from '../../src-shared/notices/notices.js';
-import { basename } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Result } from '../../src-shared/board/result.js';
 import { taskDetails, windowBoard, windowLogEvent } from '../../src-shared/board/windowBoard.js';
 import { DisposableStore, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
-import {
-  PROFILE_IDS,
-  type ThreadSnapshot,
-  type ThreadSummary,
-  type WindowParams as P,
-  type WindowPush,
-  type WindowResult as R,
-} from '../../src-shared/protocol/windowApi.js';
+import { type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
+import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { PROFILES } from '../agents/profiles.js';
 import { Refusal, unwrap } from '../base/procedureServer.js';
@@ -71,7 +63,13 @@ export class ThreadApi {
       log: h.board.logTail(LOG_TAIL).map(windowLogEvent),
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.installed.has(id) })),
       git: h.worktrees.isolation(),
+      notices: h.notices.current(),
     };
+  }
+
+  /** A window asks to raise a notice's OS notification: yes for the first to ask, once per notice. */
+  claimNotice(p: P<'notice.claim'>): R<'notice.claim'> {
+    return this.host.notices.claim(p.id);
   }
 
   // The board: a person's decisions, each the engine's to accept or refuse.
@@ -227,21 +225,11 @@ export class ThreadApi {
   pushes(fire: (push: WindowPush) => void): IDisposable {
     const { key, host } = this;
     const store = new DisposableStore();
-    store.add(
-      host.onBoardEvent.event((event: BoardEvent) => {
-        fire({ type: 'board-event', key, event });
-        if (event.kind === 'claim-ended' && event.reason === 'lapsed') {
-          const title = host.board.state.tasks.get(event.taskId)?.title ?? '';
-          const who = host.roster.nameOf(event.agentId);
-          fire({ type: 'notify', key, ...lapseNotice(event.taskId, who, title, event.to) });
-        }
-      }),
-    );
-    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
-    store.add(host.board.onReadOnly((err) => fire({ type: 'notify', key, ...readOnlyNotice(key, basename(host.folder), err.message) })));
+    store.add(host.onBoardEvent.event((event: BoardEvent) => fire({ type: 'board-event', key, event })));
+    // Waiting, finished, lapsed, exited, read-only: every notice is the Thread's own (threadNotices.ts).
+    store.add(host.notices.onPush.event(fire));
     store.add(host.roster.onData.event(({ agentId, data }) => fire({ type: 'pane-data', key, agentId, data })));
     store.add(host.roster.onAgents.event((agents) => fire({ type: 'agents', key, agents })));
-    store.add(host.roster.onExit.event(({ name, exit }) => fire({ type: 'notify', key, ...agentExitedNotice(name, exit) })));
     return store;
   }
 

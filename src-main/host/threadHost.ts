@@ -16,6 +16,7 @@ import { Roster } from '../roster/roster.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import { ensureCliShim } from './cliShim.js';
+import { ThreadNotices } from './threadNotices.js';
 import { verifyOnDone } from './verifyOnDone.js';
 
 
@@ -64,6 +65,8 @@ export class ThreadHost {
   /** The board listener; it lives until the board is closed, so the shutdown's own releases
    *  (host-stopped) still reach onBoardEvent. */
   private readonly boardSubscription: Disposable;
+  /** What the person is told (waiting, finished, lapsed, exited), kept for windows opened later. */
+  readonly notices: ThreadNotices;
 
   private constructor(
     readonly folder: string,
@@ -83,6 +86,7 @@ export class ThreadHost {
       roster.follow(e);
       liveness.follow(e);
     });
+    this.notices = new ThreadNotices(this);
   }
 
   static async open(opts: ThreadHostOptions): Promise<ThreadHost> {
@@ -150,6 +154,7 @@ export class ThreadHost {
     // First, before any await: a liveness round in flight neither renews nor re-arms, and no typing poll,
     // state timer, slow-worktree note or lock retry fires while the board is busy with what follows.
     this.disposed = true;
+    this.notices.dispose();
     this.liveness.stop();
     this.states.stop();
     this.roster.stop();

@@ -2,6 +2,7 @@ import type { BoardService } from '../board/boardService.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
 import type { Roster } from '../roster/roster.js';
+import { VERIFY_ACTOR } from '../../src-shared/board/model.js';
 
 interface VerifyDeps {
   board: BoardService;
@@ -34,7 +35,7 @@ async function verifyDone(
   const command = t?.verify ?? d.board.state.settings.verify;
   if (!t || !command) return;
   // A test suite can run for minutes: say so on the board, so nobody wonders why the task sits in review.
-  await d.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, 'verify'));
+  await d.board.run((e) => e.userNote(taskId, `Verifying with \`${command}\`…`, VERIFY_ACTOR));
   // The work under review is in the task's worktree, not in the shared folder.
   // It runs the task's code, which the agent wrote: as the agent's, so nothing in it passes for a person.
   let root: number | undefined;
@@ -45,10 +46,10 @@ async function verifyDone(
   // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
   if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;
   if (outcome.passed) {
-    await d.board.run((e) => e.userNote(taskId, `Verify \`${command}\` passed in ${(outcome.durationMs / 1000).toFixed(1)} s.`, 'verify'));
+    await d.board.run((e) => e.userNote(taskId, `Verify \`${command}\` passed in ${(outcome.durationMs / 1000).toFixed(1)} s.`, VERIFY_ACTOR));
     // A refused merge is already a note on the task, which stays in review for a person.
-    await d.worktrees.approve(taskId, 'verify').catch(() => undefined);
+    await d.worktrees.approve(taskId, VERIFY_ACTOR).catch(() => undefined);
   } else {
-    await d.board.run((e) => e.rejectReview(taskId, failureNote(command, outcome), 'verify'));
+    await d.board.run((e) => e.rejectReview(taskId, failureNote(command, outcome), VERIFY_ACTOR));
   }
 }

@@ -58,5 +58,6 @@ export class WindowRouter {
     'task.history': (p) => this.thread(p.key).taskHistory(p),
     'worktree.list': (p) => this.thread(p.key).listWorktrees(),
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
+    'notice.claim': (p) => this.thread(p.key).claimNotice(p),
   };
 }

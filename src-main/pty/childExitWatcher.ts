@@ -8,7 +8,7 @@
  * the master and let go.
  */
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { readProcStat, readStartTicks } from './procReader.js';
+import { readProcStat, readStartTicks } from '../base/procStat.js';
 
 /** After a SIGCHLD, re-check pending children at these delays (ms): where no /proc exists, a dead child
  *  looks alive until node-pty's waitpid thread has reaped it, which takes a moment. */

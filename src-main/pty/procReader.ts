@@ -9,30 +9,12 @@
  * functions so both formats are unit-tested on any machine: the macOS path does not run in CI.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readProcStat, stateFromCode, type ProcState, type ProcStat } from '../base/procStat.js';
 
-export type ProcState = 'running' | 'sleeping' | 'stopped' | 'zombie' | 'gone';
+// liveness.ts reads the state word from here, as it reads the tree's CPU.
+export type { ProcState };
 
-/** One line of /proc/<pid>/stat, reduced to what liveness and process-group kills need. */
-export interface ProcStat {
-  pid: number;
-  comm: string;
-  /** The raw state letter (R, S, D, T, t, Z, X, I, ...). */
-  code: string;
-  state: ProcState;
-  ppid: number;
-  pgrp: number;
-  /** Session id; undefined where the platform does not report it (ps on macOS). */
-  session: number | undefined;
-  /** utime + stime of the process itself, in ms. */
-  cpuMs: number;
-  /** cutime + cstime: CPU of children this process has already reaped, in ms. Undefined from ps. */
-  reapedChildCpuMs: number | undefined;
-  /** When the process started, in clock ticks since boot (field 22). With the pid it names one process for
-   *  good: pids are reused (pid_max is 32768 on many machines, and a busy test run wraps it in minutes),
-   *  start times are not. Undefined from ps. */
-  startTicks?: number;
-}
 
 export interface ProcFacts {
   pid: number;
@@ -52,9 +34,6 @@ export interface TreeCpu {
   processes: number;
 }
 
-/** Linux reports CPU in USER_HZ ticks, which the kernel ABI fixes at 100 per second on every mainstream
- *  architecture (CLK_TCK); asking `getconf` would cost a fork per check for a constant. */
-export const LINUX_CLOCK_TICKS_PER_SECOND = 100;
 
 /** Stat files read per event-loop turn during a scan. Synchronous reads of /proc cost ~20 us each, about
  *  ten times less than async reads through libuv's thread pool (measured: 71 processes in ~1.5 ms sync vs
@@ -65,56 +44,7 @@ export const PROC_READS_PER_SLICE = 64;
  *  pathological host (fork bomb, huge build farm) from turning one liveness check into seconds of I/O. */
 export const MAX_PROCESSES_SCANNED = 10_000;
 
-export function stateFromCode(code: string): ProcState {
-  switch (code) {
-    case 'R':
-      return 'running';
-    case 'T': // stopped by a signal (SIGSTOP, SIGTSTP)
-    case 't': // tracing stop (a debugger holds it): just as unable to make progress
-      return 'stopped';
-    case 'Z':
-      return 'zombie';
-    case 'X': // dead, being reaped
-    case 'x':
-      return 'gone';
-    default:
-      // S (sleeping), D (disk sleep), I (idle kernel thread), W, P, K, U (macOS uninterruptible): alive,
-      // waiting for something. Whether it makes progress is for the CPU delta to say.
-      return 'sleeping';
-  }
-}
 
-/**
- * Parses /proc/<pid>/stat. The command name sits in parentheses and may itself contain spaces and
- * parentheses (any process can set its comm with prctl), so the fields after it are found from the LAST
- * ')' in the line, never by splitting on spaces from the start.
- */
-export function parseProcStat(text: string): ProcStat | undefined {
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  if (open < 0 || close < open) return undefined;
-  const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 1).trim().split(/\s+/);
-  // rest[0] is field 3 (state); utime/stime are fields 14/15, cutime/cstime 16/17, starttime 22 (proc(5)).
-  if (!Number.isInteger(pid) || rest.length < 15) return undefined;
-  const field = (n: number): number => Number(rest[n - 3]);
-  const ticksToMs = (ticks: number): number => (ticks * 1000) / LINUX_CLOCK_TICKS_PER_SECOND;
-  const code = rest[0]!;
-  const numbers = [field(4), field(5), field(6), field(14), field(15), field(16), field(17)];
-  if (numbers.some((n) => !Number.isFinite(n))) return undefined;
-  return {
-    pid,
-    comm: text.slice(open + 1, close),
-    code,
-    state: stateFromCode(code),
-    ppid: field(4),
-    pgrp: field(5),
-    session: field(6),
-    cpuMs: ticksToMs(field(14) + field(15)),
-    reapedChildCpuMs: ticksToMs(field(16) + field(17)),
-    ...(rest.length >= 20 && Number.isFinite(field(22)) ? { startTicks: field(22) } : {}),
-  };
-}
 
 /**
  * Parses a ps CPU time: `[dd-][hh:]mm:ss[.cc]`. macOS prints `0:00.03` or `12:34.56` (minutes may exceed
@@ -214,20 +144,7 @@ function runPs(args: string[]): Promise<string> {
 
 const isLinux = process.platform === 'linux';
 
-/** /proc/<pid>/stat parsed; undefined once the process is reaped (Linux only). */
-export function readProcStat(pid: number): ProcStat | undefined {
-  try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return undefined; // ENOENT/ESRCH: exited between listing and reading
-  }
-}
 
-/** The start time of a live process (Linux), read synchronously: one small file, ~20 us. Undefined where
- *  there is no /proc or the process is gone. */
-export function readStartTicks(pid: number): number | undefined {
-  return isLinux ? readProcStat(pid)?.startTicks : undefined;
-}
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

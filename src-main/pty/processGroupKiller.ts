@@ -17,7 +17,8 @@
 import * as fs from 'node:fs';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { descendantsOf, listProcesses, readProcStat, readStartTicks, type ProcStat } from './procReader.js';
+import { isSameProcess, readProcStat, readStartTicks, type ProcStat } from '../base/procStat.js';
+import { descendantsOf, listProcesses } from './procReader.js';
 import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
 export const KillConstants = {
@@ -279,7 +280,6 @@ export class ProcessGroupKiller implements Disposable {
   /** True while the root runs and is the process spawned; where start times are unknown (no /proc), it
    *  cannot be told and is assumed. */
   private rootIsSameProcess(): boolean {
-    if (this.root.startTicks === undefined) return true;
-    return readStartTicks(this.rootPid) === this.root.startTicks;
+    return isSameProcess(this.rootPid, this.root.startTicks);
   }
 }

@@ -31,7 +31,7 @@ import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './paneSession.js';
 import { constants as osConstants } from 'node:os';
 import type { FlowControlLimits } from './flowControl.js';
 import type { ListProcesses } from './processGroupKiller.js';
-import { readStartTicks } from './procReader.js';
+import { readStartTicks } from '../base/procStat.js';
 import { monotonicNow, realTimers, type Timers } from '../base/timers.js';
 
 export const PtySessionConstants = {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readProcStat } from '../pty/procReader.js';
+import { readProcStat } from '../base/procStat.js';
 
 /**
  * Whether a process that greets the pty host may be its board host, from what the kernel says of its

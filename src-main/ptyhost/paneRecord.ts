@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { writeFileAtomic } from '../base/atomicWrite.js';
-import { readStartTicks } from '../pty/procReader.js';
+import { readStartTicks } from '../base/procStat.js';
 import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
 
 /**

@@ -1,6 +1,5 @@
-import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { forkbenchPackage } from '../base/packageRoot.js';
 import type { PaneIdentity } from '../pty/paneSession.js';
 import type { PtyExit } from '../pty/paneSession.js';
 
@@ -50,16 +49,7 @@ let version: string | null = null;
 /** This Forkbench's version (package.json), which a pty host must share with its board host. */
 export function forkbenchVersion(): string {
   if (version !== null) return version;
-  // From src-main/ptyhost (tsx) or dist-main/src-main/ptyhost (built): walk up to our package.json.
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'forkbench' && typeof pkg.version === 'string') return (version = pkg.version);
-    } catch {
-      // not here; go up
-    }
-  }
-  return (version = 'unknown');
+  return (version = forkbenchPackage()?.version ?? 'unknown');
 }
 
 /**

@@ -7,7 +7,7 @@ import { MAX_METHOD_NAME_CHARS } from '../../src-shared/protocol/procedure.js';
 import { callProcedure, type Handlers } from '../base/procedureServer.js';
 import { findOnPath } from '../base/pathLookup.js';
 import { peerPidOnce } from '../pty/peerPid.js';
-import { readProcStat } from '../pty/procReader.js';
+import { readProcStat } from '../base/procStat.js';
 import { newChallenge, proofHolds } from './adoptionKey.js';
 import { commandLineOf, judgePeer, type OwnProcesses } from './boardHostPeer.js';
 import { controlFrame, FrameDecoder, FrameLimits } from './frames.js';

@@ -2,7 +2,7 @@ import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { PaneSession } from '../pty/paneSession.js';
-import { readStartTicks } from '../pty/procReader.js';
+import { readStartTicks } from '../base/procStat.js';
 import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
 import type { PtyExit, PtyFlowStats } from '../pty/paneSession.js';
 import type { PtyHostMethod, PtyHostMethods } from './protocol.js';

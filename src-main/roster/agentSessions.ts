@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { Refusal } from '../base/procedureServer.js';
 import type { AgentRegistry } from '../agents/agentRegistry.js';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { LaunchPlan } from '../agents/profileKit.js';
 import { sessionSpecOf, type SessionContext } from '../agents/sessionSpecs.js';
 import { AgentNumbers } from './agentNumbers.js';

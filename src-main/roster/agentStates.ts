@@ -6,7 +6,7 @@ import type { AgentStateView } from '../../src-shared/protocol/views.js';
 import { PROFILE_SIGNALS, promptOnScreen, stateOfSignal, type ProfileSignals } from '../agents/stateSignals.js';
 import { AgentStateTracker } from '../agents/stateTracker.js';
 import { StatusLimiter } from '../agents/statusLimiter.js';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { Refusal } from '../base/procedureServer.js';
 import type { BoardService } from '../board/boardService.js';
 import type { PaneSession } from '../pty/paneSession.js';

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { PROFILE_IDS } from '../../src-shared/protocol/windowApi.js';
+import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import { writeFileAtomic } from '../base/atomicWrite.js';
 import { readCheckedJson } from '../base/checkedJsonFile.js';

@@ -1,6 +1,6 @@
 import { SOURCE_WORDS, STATE_ICONS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
-import { nextWaiting } from '../state/agentAlerts.js';
+import { nextWaiting } from '../state/nextWaiting.js';
 import { useApp, useController } from '../state/hooks.js';
 
 /**

@@ -136,11 +136,23 @@ export function ErrorBanner() {
   );
 }
 
+/** The host's current notices for the Thread on screen (standing until withdrawn or dismissed), then the
+ *  page's passing toasts. */
 export function Toasts() {
   const c = useController();
   const toasts = useApp((s) => s.toasts);
+  const notices = useApp((s) => s.hostNotices);
   return (
     <div className="toasts" aria-live="polite">
+      {notices.map((n) => (
+        <div key={n.id} className="toast standing" data-testid="host-notice" data-notice-id={n.id} role="status">
+          <div className="toast-title">{n.title}</div>
+          <div className="toast-body">{n.body}</div>
+          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.notices.dismissHostNotice(n.id)}>
+            ×
+          </button>
+        </div>
+      ))}
       {toasts.map((t) => (
         <div key={t.id} className="toast" data-testid="toast" role="status">
           <div className="toast-title">{t.title}</div>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { INSTALL_HINTS } from '../../src-shared/agents/installHints.js';
-import type { ProfileIdShared } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { useApp, useController } from '../state/hooks.js';
 import { useCommands } from './useCommands.js';
 

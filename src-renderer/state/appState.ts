@@ -3,6 +3,7 @@ import type { PaneHost } from '../terminal/paneHost.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type { AgentInfo, GitIsolation, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import type { ConnectionState } from '../transport/types.js';
+import type { Notice } from '../../src-shared/notices/notices.js';
 import { EMPTY_COLUMNS, type Columns } from './boardState.js';
 import type { LogEntry } from './eventLog.js';
 import type { HostClock } from './hostClock.js';
@@ -52,6 +53,9 @@ export interface AppState {
   log: readonly LogEntry[];
   errors: readonly Banner[];
   toasts: readonly Toast[];
+  /** The host's current notices for the Thread on screen, oldest first (a window opened later has them too);
+   *  each stays until the host withdraws it or the person dismisses it here. */
+  hostNotices: readonly Notice[];
   notifyPermission: NotifyPermission;
   /** Whether claims in this Thread get git worktrees; null until the snapshot says (or from a host that does not). */
   git: GitIsolation | null;
@@ -72,10 +76,11 @@ export type RemoveOutcome = { kind: 'removed' } | { kind: 'failed' } | { kind: '
 
 export interface ControllerOptions {
   panes?: PaneHost;
-  /** Show a system notification; false if it could not (no permission): a toast is shown instead. */
-  systemNotify?: (title: string, body: string) => boolean;
-  /** A system notification that runs `onClick` when clicked (agents waiting or done); false without permission. */
-  agentNotify?: (title: string, body: string, onClick: () => void, tag: string) => boolean;
+  /** Show a system notification tagged with the notice's id, running `onClick` when clicked; false if it
+   *  could not (no permission): a toast is shown instead. */
+  systemNotify?: (title: string, body: string, tag: string, onClick: () => void) => boolean;
+  /** Close the system notification of that tag, if this page raised it and it still shows. */
+  closeSystemNotify?: (tag: string) => void;
   /** Whether the person is looking at the page (focused, visible): no agent notification for the tab they see. */
   looking?: () => boolean;
   notifyPermission?: () => NotifyPermission;
@@ -101,9 +106,9 @@ export const nullPanes: PaneHost = {
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
 export function noThreadShown(): Pick<
   AppState,
-  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery'
+  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
 > {
-  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '' };
+  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
 }
 
 export function initialState(): AppState {

@@ -2,14 +2,8 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
-import type {
-  AgentInfo,
-  ProfileIdShared,
-  ThreadSummary,
-  WindowError,
-  WindowParams,
-  WindowPush,
-} from '../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, ThreadSummary, WindowError, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
 import type { Transport } from '../transport/types.js';
@@ -23,7 +17,6 @@ import { hostCaller, valueOf, type CallHost } from './hostCall.js';
 import { HostClock } from './hostClock.js';
 import { PageNotices } from './notices.js';
 import { WorktreesPanel } from './worktreesPanel.js';
-import { AgentAlerts } from './agentAlerts.js';
 import { nameFromAgentId } from '../../src-shared/agents/agentIds.js';
 
 export * from './appState.js';
@@ -55,7 +48,6 @@ export class AppController {
   readonly call: CallHost;
   /** What a person does to the board of the Thread on screen. */
   readonly actions: BoardActions;
-  private readonly alerts: AgentAlerts;
   /** The "exactly one open Thread: show it" shortcut is taken once, never again after a person chose. */
   private autoOpened = false;
 
@@ -74,11 +66,14 @@ export class AppController {
       connection: transport.state,
       notifyPermission: opts.notifyPermission?.() ?? 'unsupported',
     }));
-    this.notices = new PageNotices(this.store, this.disposables, opts);
+    this.notices = new PageNotices(this.store, this.disposables, opts, {
+      // Not through the call verb: a claim lost with the connection has nothing to say in a banner.
+      claim: (key, id) => this.transport.call('notice.claim', { key, id }).then((won) => won === true, () => false),
+      select: (id) => this.selectAgent(id),
+    });
     this.call = hostCaller(transport, this.notices);
     this.worktrees = new WorktreesPanel(this.store, this.call);
     this.actions = new BoardActions(this.store, this.call, (id) => this.agentName(id));
-    this.alerts = new AgentAlerts(this.store, { notify: opts.agentNotify, looking: opts.looking }, (id) => this.selectAgent(id));
   }
 
   get state(): AppState {
@@ -235,6 +230,7 @@ export class AppController {
       ),
       git: snap.git ?? null,
     });
+    this.notices.fromSnapshot(key, snap.notices);
     // Events pushed while away may have made or removed worktrees.
     if (this.state.worktreesOpen) void this.worktrees.refreshWorktrees();
     return true;
@@ -251,8 +247,12 @@ export class AppController {
         return;
       case 'agents':
         return this.onAgents(p.key, p.agents);
-      case 'notify':
-        return this.notices.notify(p.title, p.body, p.about);
+      case 'notify': {
+        const { type: _type, key, ...notice } = p;
+        return this.notices.fromHost(key, notice);
+      }
+      case 'notice-gone':
+        return this.notices.gone(p.key, p.id);
     }
   }
 
@@ -314,7 +314,6 @@ export class AppController {
   }
 
   private setAgents(list: readonly AgentInfo[]): void {
-    this.alerts.follow(this.state.agents, list);
     for (const a of list) this.knownNames.set(a.id, a.name);
     const agents = keepUnchanged(this.state.agents, list);
     const ids = list.map((a) => a.id);

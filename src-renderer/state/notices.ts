@@ -1,11 +1,12 @@
 import type { StoreApi } from 'zustand/vanilla';
 import type { DisposableStore, TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
+import type { Notice } from '../../src-shared/notices/notices.js';
 import type { WindowError } from '../../src-shared/protocol/windowApi.js';
 import { toWindowError } from '../transport/types.js';
 import type { AppState, Banner, ControllerOptions, Toast } from './appState.js';
 
 export const NoticeConstants = {
-  /** The same notice (same task lapsing, same agent exiting) is not repeated within this window. */
+  /** The same notice (same task lapsing, same agent exiting) is not toasted twice within this window. */
   dedupeMs: 2_000,
   /** How long an in-page toast stays. */
   toastMs: 8_000,
@@ -20,9 +21,18 @@ export const NoticeConstants = {
 const MAX_BANNERS = 5;
 const MAX_TOASTS = 5;
 
+/** What the page's notices need of the rest of the window. */
+export interface NoticePorts {
+  /** Ask the host for the right to raise a notice's OS notification: true for the first window to ask. */
+  claim(threadKey: string, noticeId: string): Promise<boolean>;
+  /** Show an agent's tab (a click on a notice about it). */
+  select(agentId: string): void;
+}
+
 /**
- * What the page tells the person: the host's notices (it is their one source), as one OS notification or,
- * without permission, an in-page toast; and the banners of refused calls.
+ * What the page tells the person: the host's notices (it is their one source), as one OS notification among
+ * all the windows (the first to claim it from the host raises it) or, without permission, an in-page toast;
+ * the current notices of the Thread on screen, standing; and the banners of refused calls.
  */
 export class PageNotices {
   private readonly recent = new Map<string, number>();
@@ -35,25 +45,65 @@ export class PageNotices {
     /** The controller's: toast timers go with the window. */
     private readonly disposables: DisposableStore,
     private readonly opts: ControllerOptions,
+    private readonly ports: NoticePorts,
   ) {}
 
   private get state(): AppState {
     return this.store.getState();
   }
 
-  /** A notice pushed by the host, its one source (src-shared/notices): shown at once. */
-  notify(title: string, body: string, about: string): void {
-    this.show(about, title, body);
+  /** A notice pushed by the host as it arose: kept while current if its Thread is on screen, and raised. */
+  fromHost(threadKey: string, n: Notice): void {
+    if (threadKey === this.state.activeKey) {
+      const kept = this.state.hostNotices.filter((x) => x.about !== n.about && x.id !== n.id);
+      this.store.setState({ hostNotices: [...kept, n] });
+    }
+    void this.raise(threadKey, n);
   }
 
-  /** A system notification if allowed, else an in-page toast; the same notice at most once per window. */
-  private show(key: string, title: string, body: string): void {
+  /** The host withdrew a notice: it is no longer true, in the page nor in the OS's notification list. */
+  gone(threadKey: string, id: string): void {
+    this.opts.closeSystemNotify?.(id);
+    if (threadKey !== this.state.activeKey || !this.state.hostNotices.some((x) => x.id === id)) return;
+    this.store.setState({ hostNotices: this.state.hostNotices.filter((x) => x.id !== id) });
+  }
+
+  /** The Thread's current notices from its snapshot: shown standing, and raised by this window if no other
+   *  window has (one that arose while no window was open is raised now, once). Never toasted: it stands. */
+  fromSnapshot(threadKey: string, notices: readonly Notice[]): void {
+    const known = new Set(this.state.hostNotices.map((x) => x.id));
+    this.store.setState({ hostNotices: [...notices] });
+    for (const n of notices) if (!known.has(n.id)) void this.raise(threadKey, n, false);
+  }
+
+  dismissHostNotice(id: string): void {
+    this.store.setState({ hostNotices: this.state.hostNotices.filter((x) => x.id !== id) });
+  }
+
+  /**
+   * One OS notification for a notice among every window: raised here only if this window may (permission)
+   * and the host gives it the claim. Without permission an in-page toast instead, at most once per window for
+   * the same thing; none about the agent whose tab the person is looking at.
+   */
+  private async raise(threadKey: string, n: Notice, toast = true): Promise<void> {
+    const s = this.state;
+    if (n.agentId && threadKey === s.activeKey && n.agentId === s.activeAgentId && (this.opts.looking?.() ?? true)) return;
+    const onClick = () => {
+      if (n.agentId && threadKey === this.state.activeKey) this.ports.select(n.agentId);
+    };
+    if (this.opts.systemNotify && this.opts.notifyPermission?.() === 'granted') {
+      if (!(await this.ports.claim(threadKey, n.id))) return;
+      if (this.disposables.isDisposed || this.opts.systemNotify(n.title, n.body, n.id, onClick)) return;
+    }
+    if (toast) this.toastOnce(n.about, n.title, n.body);
+  }
+
+  private toastOnce(about: string, title: string, body: string): void {
     const now = Date.now();
-    const last = this.recent.get(key);
+    const last = this.recent.get(about);
     if (last !== undefined && now - last < NoticeConstants.dedupeMs) return;
-    this.recent.set(key, now);
+    this.recent.set(about, now);
     if (this.recent.size > 200) this.recent.clear();
-    if (this.opts.systemNotify?.(title, body)) return;
     this.toast(title, body);
   }
 

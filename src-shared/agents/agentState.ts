@@ -36,6 +36,10 @@ export interface AgentStateInfo {
   readonly presumed?: true;
 }
 
+/** Longest prompt text an agent may report (`forkbench status … --text`): a long question with its options.
+ *  A CLI's prompt may hold anything, controls included: they are shown as escapes where it is kept. */
+export const MAX_PROMPT_CHARS = 4000;
+
 /** Longest prompt text kept: a dialog's question and its options, not a screenful. */
 export const MAX_STATE_TEXT_CHARS = 500;
 
@@ -65,7 +69,3 @@ export const SOURCE_WORDS: Record<StateSource, string> = {
   screen: 'from the screen',
   liveness: 'from liveness',
 };
-
-export function isAgentState(s: unknown): s is AgentState {
-  return typeof s === 'string' && (AGENT_STATES as readonly string[]).includes(s);
-}

@@ -1,4 +1,4 @@
-import type { ProfileIdShared } from '../protocol/windowApi.js';
+import type { ProfileIdShared } from './profileIds.js';
 
 /**
  * How to install each agent CLI Forkbench has a profile for, in one place: the Launch menu and the command

@@ -10,6 +10,10 @@ export const Limits = {
   maxLeaseMs: 12 * 60 * 60_000,
   /** Liveness check period: a quarter of the default lease, like kubelet's 10 s renew of a 40 s lease. */
   defaultRenewIntervalMs: 30_000,
+  /** Shortest liveness period a Thread may set, and the floor of the one used: each check reads every
+   *  agent's process tree, so it needs a floor. Below the shortest lease's quarter (500 ms), so the floor
+   *  never stretches a rhythm the lease needs. */
+  minRenewIntervalMs: 250,
   /** Claims that lapse this many times park the task in needs-attention (SQS maxReceiveCount). */
   defaultPoisonLimit: 3,
   minPoisonLimit: 1,
@@ -73,5 +77,5 @@ export const LeaseFractions = {
 
 /** The renewal interval actually used, by the board's liveness check and as the rhythm agents are told. */
 export function effectiveRenewIntervalMs(settings: { leaseMs: number; renewIntervalMs: number }): number {
-  return Math.max(250, Math.min(settings.renewIntervalMs, Math.floor(settings.leaseMs * LeaseFractions.renewAtMost)));
+  return Math.max(Limits.minRenewIntervalMs, Math.min(settings.renewIntervalMs, Math.floor(settings.leaseMs * LeaseFractions.renewAtMost)));
 }

@@ -137,18 +137,9 @@ export interface ThreadSettings {
   readonly notifyAgents: boolean;
 }
 
-export interface BoardState {
-  readonly threadId: string;
-  readonly goal: string;
-  readonly settings: ThreadSettings;
-  readonly tasks: ReadonlyMap<string, Task>;
-  /** The next fencing token to grant. Persisted, so tokens never repeat across restarts. */
-  readonly nextToken: number;
-  /** The number in the next task id (T-<n>). */
-  readonly nextTaskNumber: number;
-  /** Sequence number of the last event applied. */
-  readonly seq: number;
-}
-
 /** The actor behind a user action (drag, button) as recorded in events and notes. */
 export const USER = 'user';
+/** The host's own writes (merge results, repairs, a task it blocked), as recorded in events and notes. */
+export const HOST_ACTOR = 'forkbench';
+/** The host's verify command (its notes, and the approval or rejection it leads to). */
+export const VERIFY_ACTOR = 'verify';

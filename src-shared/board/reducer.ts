@@ -14,8 +14,11 @@ export interface Board {
   goal: string;
   settings: ThreadSettings;
   tasks: Map<string, Task>;
+  /** The next fencing token to grant. Persisted, so tokens never repeat across restarts. */
   nextToken: number;
+  /** The number in the next task id (T-<n>). */
   nextTaskNumber: number;
+  /** Sequence number of the last event applied. */
   seq: number;
 }
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
-import { TASK_STATES } from './model.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
@@ -49,7 +48,6 @@ export const AgentIdSchema = z
   .max(Limits.maxAgentIdChars)
   .regex(/^[A-Za-z0-9._:-]+$/, 'agent id has characters outside [A-Za-z0-9._:-]');
 export const TokenSchema = z.number().int().positive();
-export const TaskStateSchema = z.enum(TASK_STATES);
 
 /**
  * A branch name as `git check-ref-format --branch` would take it, less the rarely used corners: refusing a
@@ -76,7 +74,7 @@ export const SettingsPatchSchema = z
       .min(Limits.minLeaseMs, `lease must be at least ${Limits.minLeaseMs} ms`)
       .max(Limits.maxLeaseMs, `lease must be at most ${Limits.maxLeaseMs} ms`),
     poisonLimit: z.number().int().min(Limits.minPoisonLimit).max(Limits.maxPoisonLimit),
-    renewIntervalMs: z.number().int().min(250).max(Limits.maxLeaseMs),
+    renewIntervalMs: z.number().int().min(Limits.minRenewIntervalMs).max(Limits.maxLeaseMs),
     verify: VerifySchema,
     baseBranch: BranchNameSchema.nullable(),
     /** 50 files is far more than the handful of untracked config files a project needs in each worktree. */

@@ -1,16 +1,27 @@
+import { STATE_WORDS } from '../agents/agentState.js';
 import type { TaskState } from '../board/model.js';
+import { showControls } from '../text/controlChars.js';
 
 /**
- * The notices a person gets (a claim that lapsed, a board that turned read-only, an agent that exited). The
- * host is their one source: it builds each here and pushes it to the windows of its Thread, which show it
- * (and raise the one OS notification); no window builds a notice of its own.
+ * The notices a person gets: an agent waiting for them or done with its turn, a claim that lapsed, a board
+ * that turned read-only, an agent that exited. The host is their one source: it builds each here, keeps the
+ * current ones (a window opened later is given them with its snapshot) and pushes them to the windows of its
+ * Thread. No window builds a notice of its own; the windows raise one OS notification per notice among them
+ * all (the first to claim its `id` from the host raises it).
  */
 export interface Notice {
-  /** What the notice concerns (`lapse:T-3`, `exit:shell 1`): the same thing is not repeated. */
+  /** This notice, once: what it concerns and when it arose. A second wait of the same agent is a new id. */
+  id: string;
+  /** What the notice concerns (`lapse:T-3`, `waiting:<agent id>`): a newer notice about it replaces the older. */
   about: string;
   title: string;
   body: string;
+  /** The agent it concerns, when one: a click on its OS notification shows that agent's tab. */
+  agentId?: string;
 }
+
+/** The id of the notice about `about` that arose at `at` (the host's board clock, ms). */
+const idOf = (about: string, at: number): string => `${about}@${at}`;
 
 /** Where a lapsed task went, in a person's words. */
 function whereItWent(to: TaskState): string {
@@ -19,15 +30,35 @@ function whereItWent(to: TaskState): string {
   return `the task is in ${to}`;
 }
 
-export function lapseNotice(taskId: string, holder: string, title: string, to: TaskState): Notice {
-  return { about: `lapse:${taskId}`, title: `Claim lapsed: ${taskId}`, body: `${holder}'s lease on "${title}" ran out; ${whereItWent(to)}.` };
+export function lapseNotice(taskId: string, holder: string, title: string, to: TaskState, at = 0): Notice {
+  const about = `lapse:${taskId}`;
+  return { id: idOf(about, at), about, title: `Claim lapsed: ${taskId}`, body: `${holder}'s lease on "${title}" ran out; ${whereItWent(to)}.` };
 }
 
-export function readOnlyNotice(threadKey: string, folderName: string, reason: string): Notice {
-  return { about: `read-only:${threadKey}`, title: `Board read-only: ${folderName}`, body: reason };
+export function readOnlyNotice(threadKey: string, folderName: string, reason: string, at = 0): Notice {
+  const about = `read-only:${threadKey}`;
+  return { id: idOf(about, at), about, title: `Board read-only: ${folderName}`, body: reason };
 }
 
-export function agentExitedNotice(name: string, exit: { code: number; signal: number | null } | null): Notice {
+export function agentExitedNotice(name: string, exit: { code: number; signal: number | null } | null, at = 0, agentId?: string): Notice {
   const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
-  return { about: `exit:${name}`, title: `Agent exited: ${name}`, body: `${name} ${how}.` };
+  const about = `exit:${name}`;
+  return { id: idOf(about, at), about, title: `Agent exited: ${name}`, body: `${name} ${how}.`, ...(agentId ? { agentId } : {}) };
+}
+
+/** What a person is told about an agent's turn: it started waiting for them, or it finished. */
+export type TurnNoticeKind = 'waiting' | 'done';
+
+/** The words: the agent, its task, and the question when it is known (controls shown as text). */
+export function turnNotice(
+  kind: TurnNoticeKind,
+  agent: { id: string; name: string; text: string | null },
+  task: { id: string; title: string } | null,
+  at = 0,
+): Notice {
+  const about = `${kind}:${agent.id}`;
+  const title = kind === 'waiting' ? `${agent.name} is ${STATE_WORDS['needs-input']}` : `${agent.name} finished its turn`;
+  const on = task ? `${task.id} "${showControls(task.title, 'none')}"` : 'no task claimed';
+  const question = kind === 'waiting' && agent.text ? `\n${showControls(agent.text, 'tab-newline')}` : '';
+  return { id: idOf(about, at), about, title, body: `${on}${question}`, agentId: agent.id };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
-import { REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
+import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
 import { methodSpec, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
@@ -16,9 +16,8 @@ const kindSchema = {
   ref: z.string().regex(/^refs\/[^\s\0]{1,250}$/, 'a full ref name, like refs/heads/forkbench/T-3'),
   sha: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a full commit id (40 or 64 hex digits)'),
   agentState: z.enum(REPORTABLE_STATES, { error: `a state is one of ${REPORTABLE_STATES.join(', ')}` }),
-  // A CLI's prompt may hold anything, controls included: they are shown as escapes where it is kept, so a
-  // dialog's text is never refused for them. 4,000 characters is a long question with its options.
-  prompt: z.string().max(4000, 'the prompt text is longer than 4000 characters'),
+  // Controls are no reason to refuse a dialog's text (MAX_PROMPT_CHARS says why they may stay).
+  prompt: z.string().max(MAX_PROMPT_CHARS, `the prompt text is longer than ${MAX_PROMPT_CHARS} characters`),
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 

@@ -19,6 +19,7 @@ export const RpcCode = {
   unauthorized: -32001,
 } as const;
 
+/** An agent's call as it goes on the wire (the CLI writes it; its test reads it back). */
 export interface RpcRequest {
   jsonrpc: '2.0';
   id: number | string;

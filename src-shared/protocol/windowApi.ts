@@ -10,6 +10,7 @@ import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, Se
 import type { Result } from '../board/result.js';
 import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
+import { PROFILE_IDS, type ProfileIdShared } from '../agents/profileIds.js';
 
 /**
  * The window's API, defined once. Electron's preload exposes it through contextBridge and `serve` carries it
@@ -17,12 +18,13 @@ import { TerminalSize } from '../terminal/terminalSize.js';
  * the host before anything runs.
  */
 
-export const PROFILE_IDS = ['claude', 'codex', 'gemini', 'aider', 'opencode', 'shell', 'custom'] as const;
-export type ProfileIdShared = (typeof PROFILE_IDS)[number];
+// The window's API names profiles; src-main reads the list here too until its importers move to the list's home.
 /** What the host knows of an agent's process: started, working (or at least alive), stalled, or gone. */
 export const AGENT_STATUSES = ['starting', 'running', 'stalled', 'exited'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
+/** A notice's id is what it concerns (an agent's name or id, a task id) and a time: far shorter than this. */
+const MAX_NOTICE_ID_CHARS = 512;
 const key = z.string().regex(/^[0-9a-f]{16}$/, 'a thread key is 16 hex digits');
 const taskId = TaskIdSchema;
 const agentId = AgentIdSchema;
@@ -70,6 +72,9 @@ export const windowMethods = {
   'worktree.list': method<WorktreeInfo[]>()(z.object({ key }).strict()),
   /** `force` is the person saying yes to losing uncommitted changes in it; without it such a worktree stays. */
   'worktree.remove': method<null>()(z.object({ key, taskId, force: z.boolean() }).strict()),
+  /** A window that would raise the OS notification for a host notice asks first: true for the first window
+   *  to ask while the notice is current, false for every other, so one notice is raised once among them. */
+  'notice.claim': method<boolean>()(z.object({ key, id: z.string().min(1).max(MAX_NOTICE_ID_CHARS) }).strict()),
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;
@@ -111,6 +116,8 @@ export interface ThreadSnapshot {
   log: BoardEvent[];
   profiles: Array<{ id: ProfileIdShared; label: string; available: boolean }>;
   git: GitIsolation;
+  /** The host's current notices for this Thread, oldest first: a window opened after one arose still shows it. */
+  notices: Notice[];
 }
 
 /** Whether claims get worktrees in this Thread, and if not, why: the window says so rather than leave it silent. */
@@ -182,7 +189,9 @@ export type WindowPush =
   | { type: 'pane-data'; key: string; agentId: string; data: string }
   | { type: 'agents'; key: string; agents: AgentInfo[] }
   /** A notice for a person, built by the host (src-shared/notices); `about` names what it concerns. */
-  | ({ type: 'notify'; key: string } & Notice);
+  | ({ type: 'notify'; key: string } & Notice)
+  /** A notice is no longer true (the agent answered, was closed; a newer notice replaced it): windows drop it. */
+  | { type: 'notice-gone'; key: string; id: string };
 
 /** A refused window request: the board's rejection code, or a transport-level one. */
 export type WindowError = CallError;

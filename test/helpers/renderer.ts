@@ -25,7 +25,7 @@ export function engineWith(tasks: string[] = []) {
 
 export function snapshotOf(
   engine: LeaseEngine,
-  o: { agents?: AgentInfo[]; log?: BoardEvent[]; key?: string; git?: ThreadSnapshot['git'] } = {},
+  o: { agents?: AgentInfo[]; log?: BoardEvent[]; key?: string; git?: ThreadSnapshot['git']; notices?: ThreadSnapshot['notices'] } = {},
 ): ThreadSnapshot {
   const b = engine.state;
   return {
@@ -35,6 +35,7 @@ export function snapshotOf(
     boardNow: engine.now(),
     agents: o.agents ?? [],
     log: o.log ?? [],
+    notices: o.notices ?? [],
     profiles: [
       { id: 'shell', label: 'Shell', available: true },
       { id: 'claude', label: 'Claude Code', available: false },

@@ -115,23 +115,28 @@ describe('scripts/check-layers.mjs', () => {
     ]);
   });
 
-  it('inside src-main and src-renderer, an import upward or beside fails, each at its line', () => {
+  it('inside each layer, an import upward or beside fails, each at its line', () => {
     const expected = expectedProblems(INNER_FAIL);
-    // One per rank boundary of both orders, the git/agents rank, and a folder nobody placed; the ptyhost rank
-    // is crossed both ways (pty up into it, it up into agents).
-    expect(expected.size).toBe(17);
+    // One per rank boundary of the src-main and src-renderer orders, the git/agents rank, and a folder nobody
+    // placed; the ptyhost rank is crossed both ways (pty up into it, it up into agents). In src-shared, the
+    // inversion main had (agents reading the profile list from the protocol) and board reading notices.
+    expect(expected.size).toBe(19);
     for (const f of ['src-main/pty/remote.ts:1', 'src-main/ptyhost/client.ts:2']) expect(expected.get(f)).toMatch(/ptyhost/);
+    expect(expected.get('src-shared/agents/installHints.ts:1')).toMatch(/src-shared\/agents imports upward, src-shared\/protocol/);
     const { problems } = checkLayers(INNER_FAIL);
     expect(problems.map((p) => `${p.file}:${p.line}`).sort()).toEqual([...expected.keys()].sort());
     for (const p of problems) expect(p.reason).toContain(expected.get(`${p.file}:${p.line}`));
-    const bad = spawnSync(process.execPath, [SCRIPT, INNER_FAIL], { encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [SCRIPT, INNER_FAIL], { cwd: INNER_FAIL, encoding: 'utf8' });
     expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(
+      "src-shared/agents/installHints.ts:1: import '../protocol/windowApi.js': src-shared/agents imports upward, src-shared/protocol sits above it inside src-shared",
+    );
   });
 
-  it('inside src-main and src-renderer, imports downward and within a folder pass', () => {
-    // ptyhost imports pty and base below it, and host above imports ptyhost.
+  it('inside each layer, imports downward and within a folder pass', () => {
+    // ptyhost imports pty and base below it, and host above imports ptyhost; the protocol imports agents.
     const r = checkLayers(INNER_PASS);
     expect(r.problems).toEqual([]);
-    expect(r.files).toBe(18);
+    expect(r.files).toBe(21);
   });
 });

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import headlessModule from '@xterm/headless';
 import { afterEach, beforeAll, describe, expect } from 'vitest';
-import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { findOnPath } from '../../../src-main/base/pathLookup.js';

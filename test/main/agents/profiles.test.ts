@@ -15,7 +15,7 @@ import {
   type ProfileContext,
 } from '../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../src-shared/protocol/agentMethods.js';
-import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 
 const TOKEN = 'tok-SECRET-7f3a';
 const agentDir = '/data/threads/t1/agents/agent-7';

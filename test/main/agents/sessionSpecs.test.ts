@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildLaunch, type LaunchPlan, type ProfileContext } from '../../../src-main/agents/profiles.js';
-import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import {
   aiderHistory,
   findCodexSession,

@@ -43,3 +43,17 @@ describe('forkbench against a board that accepts but never answers', () => {
     expect(took).toBeGreaterThanOrEqual(700);
   });
 });
+
+describe('forkbench help', () => {
+  it('names the two waits with the defaults the CLI uses, from their constants', async () => {
+    const { DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS } = await import('../../../src-main/cli/rpcClient.js');
+    const out = await new Promise<string>((resolve) => {
+      let text = '';
+      const p = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'help'], { env: { ...process.env } });
+      p.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      p.on('close', () => resolve(text));
+    });
+    expect(out).toContain(`(FORKBENCH_TIMEOUT_MS, default ${DEFAULT_CALL_TIMEOUT_MS})`);
+    expect(out).toContain(`(FORKBENCH_BOARD_WAIT_MS, default ${DEFAULT_BOARD_WAIT_MS})`);
+  });
+});

@@ -44,10 +44,13 @@ describe('Electron’s notices', () => {
     const t = new FakeTransport();
     t.on('threads.list', () => [{ key: KEY, open: true, folder: '/p', goal: '' }]);
     t.on('thread.snapshot', () => snapshotOf(host.engine, { agents: [agent('a1', { name: 'shell 1' })], log: host.events.slice() }));
-    const page = new AppController(t, { systemNotify: (title) => (fake.osNotifications.push(title), true) });
+    // The one window asks the host for the notice's claim and gets it.
+    t.on('notice.claim', () => true);
+    const page = new AppController(t, { systemNotify: (title) => (fake.osNotifications.push(title), true), notifyPermission: () => 'granted' });
     page.start();
     await settle();
     for (const s of fake.sent) t.push(s.push as WindowPush);
+    await settle();
     expect(fake.osNotifications).toEqual(['Claim lapsed: T-1']);
     page.dispose();
   });

@@ -7,14 +7,13 @@ import {
   descendantsOf,
   listProcesses,
   parseCpuTime,
-  parseProcStat,
   parsePsStatTime,
   parsePsTable,
   readProcFacts,
   readTreeCpu,
-  stateFromCode,
   sumTreeCpu,
 } from '../../../src-main/pty/procReader.js';
+import { parseProcStat, stateFromCode } from '../../../src-main/base/procStat.js';
 
 const linux = process.platform === 'linux';
 const children: ChildProcess[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { groupsToSignal, othersToSignal } from '../../../src-main/pty/processGroupKiller.js';
-import type { ProcStat } from '../../../src-main/pty/procReader.js';
+import type { ProcStat } from '../../../src-main/base/procStat.js';
 
 const p = (pid: number, ppid: number, pgrp: number, session: number | undefined, startTicks?: number): ProcStat => ({
   pid, ppid, pgrp, session, comm: '', code: 'S', state: 'sleeping', cpuMs: 0, reapedChildCpuMs: 0, startTicks,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runVerify } from '../../../src-main/agents/verifyRunner.js';
-import { readProcStat } from '../../../src-main/pty/procReader.js';
+import { readProcStat } from '../../../src-main/base/procStat.js';
 import { paneTracker, waitFor } from '../../helpers/pty.js';
 
 const linux = process.platform === 'linux';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import { AgentStates } from '../../../src-main/roster/agentStates.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import type { TerminalSignal } from '../../../src-main/pty/headlessMirror.js';

@@ -13,7 +13,7 @@ import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { RpcClient, RpcFailure } from '../../../src-main/cli/rpcClient.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { AgentStates } from '../../../src-main/roster/agentStates.js';
-import type { ProfileIdShared } from '../../../src-shared/protocol/windowApi.js';
+import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import { PtySession } from '../../../src-main/pty/ptySession.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { nextEvent, paneText } from '../../helpers/events.js';

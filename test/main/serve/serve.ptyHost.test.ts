@@ -9,7 +9,8 @@ import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/pt
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
-import { readProcFacts, readProcStat } from '../../../src-main/pty/procReader.js';
+import { readProcStat } from '../../../src-main/base/procStat.js';
+import { readProcFacts } from '../../../src-main/pty/procReader.js';
 import { sleep, waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, servedProjectOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
 

@@ -9,7 +9,7 @@ import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { PtyHostClientConstants } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
-import { readProcStat } from '../../../src-main/pty/procReader.js';
+import { readProcStat } from '../../../src-main/base/procStat.js';
 
 /**
  * Faults in the middle of an operation between serve and its pty host, with real processes: the pty host

@@ -14,8 +14,8 @@ async function shown() {
   t.on('threads.list', () => [{ key: KEY, open: true, folder: '/p', goal: '' }]);
   t.on('thread.snapshot', () => snapshotOf(host.engine, { agents, log: host.events.slice() }));
   const notices: string[] = [];
-  // No system notifications: every notice becomes an in-page toast with its own timer.
-  const c = new AppController(t, { systemNotify: (title) => (notices.push(title), false) });
+  // No permission for system notifications: every notice becomes an in-page toast with its own timer.
+  const c = new AppController(t, { systemNotify: (title) => (notices.push(title), false), notifyPermission: () => 'denied' });
   c.start();
   await settle();
   expect(c.state.activeKey).toBe(KEY);
@@ -36,13 +36,15 @@ describe('AppController.dispose', () => {
   it('noticeToastRace: a host notice shown as a toast leaves no timer behind after dispose', async () => {
     const { c, t, notices } = await shown();
     vi.useFakeTimers();
-    t.push({ type: 'notify', key: KEY, about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'shell 1 exited with code 1.' });
-    expect(notices).toEqual(['Agent exited: shell 1']);
+    t.push({ type: 'notify', key: KEY, id: 'exit:shell 1@1', about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'shell 1 exited with code 1.' });
+    const toasts = () => c.state.toasts.map((x) => x.title);
+    expect(toasts()).toEqual(['Agent exited: shell 1']);
+    expect(notices).toEqual([]);
     expect(vi.getTimerCount()).toBe(1);
     c.dispose();
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(NoticeConstants.toastMs);
-    expect(notices).toEqual(['Agent exited: shell 1']);
+    expect(toasts()).toEqual(['Agent exited: shell 1']);
   });
 
   it('after dispose, pushes are not heard and a toast arms no timer', async () => {
@@ -50,7 +52,7 @@ describe('AppController.dispose', () => {
     vi.useFakeTimers();
     c.dispose();
     c.dispose();
-    t.push({ type: 'notify', key: KEY, about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'exited with code 1' });
+    t.push({ type: 'notify', key: KEY, id: 'exit:shell 1@1', about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'exited with code 1' });
     expect(c.state.toasts).toEqual([]);
     c.notices.toast('late', 'a toast after the window went away');
     expect(vi.getTimerCount()).toBe(0);

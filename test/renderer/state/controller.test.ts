@@ -5,7 +5,7 @@ import { Limits } from '../../../src-shared/board/limits.js';
 import type { ThreadSnapshot, WorktreeInfo } from '../../../src-shared/protocol/windowApi.js';
 import { AppController } from '../../../src-renderer/state/controller.js';
 import type { PaneHost } from '../../../src-renderer/terminal/paneHost.js';
-import { agentExitedNotice, lapseNotice } from '../../../src-shared/notices/notices.js';
+import { agentExitedNotice, lapseNotice, turnNotice } from '../../../src-shared/notices/notices.js';
 import { HostClock } from '../../../src-renderer/state/hostClock.js';
 import { HostCallError } from '../../../src-renderer/transport/types.js';
 import { agent, engineWith, FakeTransport, settle, snapshotOf } from '../../helpers/renderer.js';
@@ -49,6 +49,7 @@ function setup(o: { threads?: Array<{ key: string; open: boolean }>; tasks?: str
     panes,
     clock: new HostClock(() => local),
     systemNotify: (title) => (notices.push(title), true),
+    notifyPermission: () => 'granted',
     setTimeout: (f) => timers.push(f),
     clearTimeout: () => undefined,
   });
@@ -170,10 +171,55 @@ describe('AppController', () => {
     // The page builds no notice of its own (the host is their one source).
     expect(notices).toEqual([]);
     const lapse = lapseNotice('T-1', 'shell 1', 'parse', 'open');
+    // The host gives the claim on a notice once (threadNotices.ts); the same notice twice is raised once.
+    const claimed = new Set<string>();
+    t.on('notice.claim', (p) => !claimed.has(p.id) && !!claimed.add(p.id));
     t.push({ type: 'notify', key: KEY, ...lapse });
     t.push({ type: 'notify', key: KEY, ...lapse });
+    await settle();
     for (const f of timers.splice(0)) f();
     expect(notices).toEqual(['Claim lapsed: T-1']);
+  });
+
+  it('the host’s notices: those of its snapshot stand and are raised if unclaimed, pushes add and withdraw them, none for the tab being looked at', async () => {
+    const host = engineWith(['parse']);
+    const t = new FakeTransport();
+    const waiting = turnNotice('waiting', { id: 'a2', name: 'shell 2', text: 'Deploy?' }, null, 5);
+    t.on('threads.list', () => [{ key: KEY, open: true, folder: '/p', goal: '' }]);
+    t.on('thread.snapshot', () => snapshotOf(host.engine, { agents: [agent('a1'), agent('a2')], notices: [waiting] }));
+    const claimed = new Set<string>();
+    t.on('notice.claim', (p) => !claimed.has(p.id) && !!claimed.add(p.id));
+    const raised: Array<{ title: string; tag: string; click: () => void }> = [];
+    const closed: string[] = [];
+    const c = new AppController(t, {
+      notifyPermission: () => 'granted',
+      systemNotify: (title, _body, tag, click) => (raised.push({ title, tag, click }), true),
+      closeSystemNotify: (tag) => void closed.push(tag),
+      looking: () => true,
+    });
+    c.start();
+    await settle();
+    // Opened after shell 2 began waiting: the notice stands, and no window had raised it, so this one does.
+    expect(c.state.hostNotices.map((n) => n.id)).toEqual([waiting.id]);
+    expect(raised.map((r) => [r.title, r.tag])).toEqual([['shell 2 is waiting for you', waiting.id]]);
+    raised[0]!.click();
+    expect(c.state.activeAgentId).toBe('a2');
+    // Reconnected: a notice this window already has is not raised again, nor claimed.
+    t.setState('connecting');
+    t.setState('connected');
+    await settle();
+    expect(raised).toHaveLength(1);
+    // The person looks at shell 2's tab: its next notice stands but raises nothing and claims nothing.
+    const again = turnNotice('done', { id: 'a2', name: 'shell 2', text: null }, null, 9);
+    t.push({ type: 'notify', key: KEY, ...again });
+    await settle();
+    expect(raised).toHaveLength(1);
+    expect(t.callsOf('notice.claim').map((p) => p.id)).toEqual([waiting.id]);
+    expect(c.state.hostNotices.map((n) => n.id)).toEqual([waiting.id, again.id]);
+    t.push({ type: 'notice-gone', key: KEY, id: waiting.id });
+    expect(c.state.hostNotices.map((n) => n.id)).toEqual([again.id]);
+    // Its OS notification goes too: shell 2 is no longer waiting.
+    expect(closed).toEqual([waiting.id]);
   });
 
   it('shows the host’s agent-exit notice, and shows a toast without notification permission', async () => {

@@ -28,7 +28,7 @@ function setup() {
   const store = createStore<AppState>(() => ({ ...initialState(), activeKey: KEY }));
   const timers = manualTimers();
   const disposables = new DisposableStore(timers.timers);
-  const notices = new PageNotices(store, disposables, {});
+  const notices = new PageNotices(store, disposables, {}, { claim: async () => false, select: () => undefined });
   const actions = new BoardActions(store, hostCaller(t, notices), (id) => id);
   const banners = () => store.getState().errors.map((b) => ({ action: b.action, actions: b.actions, count: b.count, message: b.message }));
   return { engine, clock, t, store, timers, disposables, notices, actions, banners };

@@ -1,0 +1,131 @@
+import { basename } from 'node:path';
+import type { AgentStateInfo } from '../../src-shared/agents/agentState.js';
+import type { BoardEvent } from '../../src-shared/board/events.js';
+import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { agentExitedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
+import type { BoardService } from '../board/boardService.js';
+import type { AgentStates } from '../roster/agentStates.js';
+import type { Roster } from '../roster/roster.js';
+
+export const NoticeLimits = {
+  /** Notices kept for windows opened later. Each current one is about a live thing (an agent waiting, a task
+   *  that lapsed); past this many the oldest are let go, so a Thread running for weeks keeps no backlog a
+   *  window opened then would have to show. Far above what a person reads at once. */
+  maxKept: 50,
+} as const;
+
+/** What the notices are built from: the parts of a ThreadHost they listen to. */
+export interface NoticeSources {
+  readonly key: string;
+  readonly folder: string;
+  readonly board: BoardService;
+  readonly roster: Pick<Roster, 'onExit' | 'onAgents' | 'agents' | 'nameOf'>;
+  readonly states: Pick<AgentStates, 'onChange'>;
+}
+
+/** The board events that start a new claim on a task: its lapse notice is no longer the news. */
+const CLAIMS_AGAIN: ReadonlySet<BoardEvent['kind']> = new Set(['grant', 'reassign']);
+
+/**
+ * A Thread's notices, the host's one source of them (src-shared/notices): an agent starting to wait for the
+ * person or finishing its turn (when the Thread's notifyAgents setting is on), a claim that lapsed, an agent
+ * that exited, a board that turned read-only. It keeps the ones still true, so a window opened later is given
+ * them in its snapshot, and withdraws one that stops being true (the agent answered, worked on, or was
+ * closed). Each notice is raised as an OS notification by one window only: the first to claim its id here.
+ * The claim is the host's, not the browser's (a storage entry or a lock), because the windows may be in
+ * different browser profiles or Electron windows that share no storage, yet show on one desktop.
+ */
+export class ThreadNotices {
+  /** A notice arose or went; the Thread's windows are told (ThreadManager forwards these as they are). */
+  readonly onPush = new Emitter<WindowPush>();
+  /** The current notices by id, oldest first, and whether a window claimed each. */
+  private readonly kept = new Map<string, { notice: Notice; claimed: boolean }>();
+  private readonly store = new DisposableStore();
+  /** The last time given to a notice: two in one ms still get different ids. */
+  private lastAt = -1;
+
+  constructor(private readonly s: NoticeSources) {
+    this.store.add(s.board.onEvent((e) => this.boardEvent(e)));
+    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
+    this.store.add(s.board.onReadOnly((err) => this.raise(readOnlyNotice(s.key, basename(s.folder), err.message, this.at()))));
+    this.store.add(s.states.onChange.event(({ agentId, next, before }) => this.stateChanged(agentId, next, before)));
+    this.store.add(
+      s.roster.onExit.event(({ agentId, name, exit }) => {
+        this.withdrawAbout(`waiting:${agentId}`, `done:${agentId}`);
+        this.raise(agentExitedNotice(name, exit, this.at(), agentId));
+      }),
+    );
+    // An agent closed (or relaunched under a new id) leaves the list: nothing about it is current any more.
+    this.store.add(
+      s.roster.onAgents.event((agents) => {
+        const listed = new Set(agents.map((a) => a.id));
+        for (const { notice } of [...this.kept.values()]) if (notice.agentId && !listed.has(notice.agentId)) this.withdraw(notice.id);
+      }),
+    );
+  }
+
+  /** The current notices, oldest first, for a window's snapshot. */
+  current(): Notice[] {
+    return [...this.kept.values()].map((k) => k.notice);
+  }
+
+  /** True for the first window to claim a current notice: that window raises its OS notification. */
+  claim(id: string): boolean {
+    const k = this.kept.get(id);
+    if (!k || k.claimed) return false;
+    k.claimed = true;
+    return true;
+  }
+
+  dispose(): void {
+    this.store.dispose();
+    this.onPush.dispose();
+    this.kept.clear();
+  }
+
+  private boardEvent(e: BoardEvent): void {
+    if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
+      const title = this.s.board.state.tasks.get(e.taskId)?.title ?? '';
+      this.raise(lapseNotice(e.taskId, this.s.roster.nameOf(e.agentId), title, e.to, this.at()));
+    } else if (CLAIMS_AGAIN.has(e.kind) && 'taskId' in e) this.withdrawAbout(`lapse:${e.taskId}`);
+  }
+
+  private stateChanged(agentId: string, next: AgentStateInfo, before: AgentStateInfo): void {
+    if (next.state === before.state) return;
+    if (before.state === 'needs-input') this.withdrawAbout(`waiting:${agentId}`);
+    if (next.state === 'working' || next.state === 'needs-input') this.withdrawAbout(`done:${agentId}`);
+    // A turn the host only presumed (the CLI starting up) ending in "ready" finished nothing.
+    const kind: TurnNoticeKind | null =
+      next.state === 'needs-input' ? 'waiting' : next.state === 'idle' && before.state === 'working' && !before.presumed ? 'done' : null;
+    if (!kind || !this.s.board.state.settings.notifyAgents) return;
+    const agent = this.s.roster.agents().find((a) => a.id === agentId);
+    if (!agent) return;
+    const taskId = agent.claims[0];
+    const task = taskId ? this.s.board.state.tasks.get(taskId) : undefined;
+    this.raise(turnNotice(kind, { id: agentId, name: agent.name, text: next.text }, task ? { id: task.id, title: task.title } : null, this.at()));
+  }
+
+  /** The board's clock in whole ms: it resumes from the journal, so ids stay apart across host restarts too. */
+  private at(): number {
+    this.lastAt = Math.max(Math.floor(this.s.board.clock.now()), this.lastAt + 1);
+    return this.lastAt;
+  }
+
+  /** A notice arose: it replaces any older one about the same thing, is kept, and goes to the windows. */
+  private raise(notice: Notice): void {
+    this.withdrawAbout(notice.about);
+    this.kept.set(notice.id, { notice, claimed: false });
+    for (const old of [...this.kept.keys()].slice(0, -NoticeLimits.maxKept)) this.withdraw(old);
+    this.onPush.fire({ type: 'notify', key: this.s.key, ...notice });
+  }
+
+  private withdrawAbout(...abouts: string[]): void {
+    for (const { notice } of [...this.kept.values()]) if (abouts.includes(notice.about)) this.withdraw(notice.id);
+  }
+
+  private withdraw(id: string): void {
+    if (this.kept.delete(id)) this.onPush.fire({ type: 'notice-gone', key: this.s.key, id });
+  }
+}
