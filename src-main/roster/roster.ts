@@ -483,12 +483,14 @@ export class Roster {
     this.disposeEvents();
   }
 
-  /** After stop(): every pane's process group killed and its session disposed. */
+  /** After stop(): every pane's process group killed and its session disposed, and their records say so. */
   async killAll(): Promise<void> {
     await Promise.all(
       [...this.panes.values()].map(async (p) => {
         if (!p.session.exit) await p.session.kill().catch(() => undefined);
         p.session.dispose();
+        p.agent.ended();
+        this.d.sessions.exited(p.agent.id, this.d.env);
       }),
     );
     this.panes.clear();

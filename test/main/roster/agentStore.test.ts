@@ -120,6 +120,19 @@ describe('AgentSessions', () => {
     expect(registry.authenticate(restoredSecret)).toBeNull();
   });
 
+  it('a record stays running on disk for an agent its pty host kept; the others are written exited', () => {
+    const dir = freshDir();
+    const first = AgentSessions.open(dir);
+    const plan = { kind: 'claude' as const, command: 'claude', args: [], env: {}, files: [], instructionsVia: 'system-prompt' as const, mcp: true };
+    first.plan(agent('claude-1-aa', { sessionId: null }), plan, {}, null);
+    first.plan(agent('claude-2-bb', { sessionId: null }), plan, {}, null);
+    const sessions = AgentSessions.open(dir);
+    sessions.restoreInto(new AgentRegistry(), 0, (id) => id === 'claude-1-aa');
+    const onDisk = AgentStore.open(join(dir, 'agents.json'));
+    expect(onDisk.get('claude-1-aa')!.state).toBe('running');
+    expect(onDisk.get('claude-2-bb')!.state).toBe('exited');
+  });
+
   it('a shell keeps no record; an agent with no conversation yet is refused a resume with the reason', async () => {
     const dir = freshDir();
     const s = AgentSessions.open(dir);
