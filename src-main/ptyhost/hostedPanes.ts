@@ -165,8 +165,11 @@ export class HostedPanes {
     session.onExit((exit) => {
       h.dead = true;
       h.exit = exit;
+      // The log is the record of what happened to the agents while no board host listened.
+      this.o.log?.(`pane ${pane} (${p.meta.name}, pid ${session.pid}) ended: ${exit.signalName ?? `exit ${exit.exitCode}`}`);
       this.event({ t: 'exit', pane, exit });
     });
+    this.o.log?.(`started pane ${pane} (${p.meta.name}, pid ${session.pid})`);
     return { pane, pid: session.pid };
   }
 
