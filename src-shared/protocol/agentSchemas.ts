@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
+import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -19,6 +19,7 @@ const kindSchema = {
   // A CLI's prompt may hold anything, controls included: they are shown as escapes where it is kept, so a
   // dialog's text is never refused for them. 4,000 characters is a long question with its options.
   prompt: z.string().max(4000, 'the prompt text is longer than 4000 characters'),
+  key: z.string().regex(WRITE_KEY_PATTERN, `an idempotency key is ${WRITE_KEY_RULE}`),
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 
