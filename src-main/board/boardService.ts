@@ -192,6 +192,10 @@ export class BoardService {
       try {
         const decided = op(this.engine);
         r = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
+      } catch (err) {
+        // A decision that threw part-way keeps what it did, as an unkeyed one would, but no key: it has no outcome.
+        for (const e of held) this.record(e);
+        throw err;
       } finally {
         this.capture = null;
       }
