@@ -15,6 +15,10 @@ export interface WriteKey {
   readonly hash: string;
 }
 
+/** Refusals that are no decision about the request, and so are not a key's outcome: `rate-limited` tells the
+ *  agent to send the same write again later. (`read-only` is answered before a key is looked at.) */
+const TRANSIENT: ReadonlySet<string> = new Set(['rate-limited']);
+
 /** A keyed write's answer: the outcome, and whether it is the first one replayed (nothing was done now). */
 export interface KeyedOutcome<T> {
   readonly result: Result<T>;
@@ -173,7 +177,7 @@ export class BoardService {
 
   /**
    * Run one decision under an idempotency key. The key is looked up first, before any rule of the engine:
-   * a key seen before answers with its first outcome (success or refusal), after waiting until that is
+   * a key seen before answers with its first outcome (success or refusal but `rate-limited`), after waiting until that is
    * durable, and does nothing; a key first used for a different request is refused `key-reused`. Else the
    * decision runs, and its outcome (as `answer` makes it: the value the caller is told) goes into the journal
    * in the same append as the decision's events, the key's line first: one is never on disk without the other.
@@ -199,10 +203,16 @@ export class BoardService {
       } finally {
         this.capture = null;
       }
-      const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: r.ok ? { ok: true, value: boundedOutcome(r.value) } : r };
-      this.journal.appendRecord({ writeKey: rec, events: held.length });
-      for (const e of held) this.record(e);
-      this.keys.put(rec);
+      if (!r.ok && TRANSIENT.has(r.error.code)) {
+        // Refused for the agent's pace, not for what it asked: the write did nothing and says when to try
+        // again, so its key stays unused and that retry is decided afresh.
+        for (const e of held) this.record(e);
+      } else {
+        const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: r.ok ? { ok: true, value: boundedOutcome(r.value) } : r };
+        this.journal.appendRecord({ writeKey: rec, events: held.length });
+        for (const e of held) this.record(e);
+        this.keys.put(rec);
+      }
       await this.commit();
       return { replayed: false, result: r };
     } catch (err) {

@@ -86,14 +86,9 @@ async function runSequence(steps: Step[]): Promise<void> {
         t += s.ms;
         continue;
       }
-      if (s.op === 'approve') {
-        await retried.run((e) => e.approve(s.task));
-        await plain.run((e) => e.approve(s.task));
-        continue;
-      }
-      if (s.op === 'userRelease') {
-        await retried.run((e) => e.userRelease(s.task));
-        await plain.run((e) => e.userRelease(s.task));
+      if (s.op === 'approve' || s.op === 'userRelease') {
+        const act = s.op;
+        for (const b of [retried, plain]) await b.run((e) => (act === 'approve' ? e.approve(s.task) : e.userRelease(s.task)));
         continue;
       }
       if (s.op === 'retry') {

@@ -184,3 +184,22 @@ describe('idempotency keys on the board', () => {
     expect(seen).not.toContain('writeKey');
   });
 });
+
+describe('a rate-limited write keeps its key unused', () => {
+  it('is refused for its pace, and the same write with the same key is taken once the quota allows', async () => {
+    const clock = handClock();
+    const b = await open(freshDir(), { monotonic: clock.source });
+    let refused: Awaited<ReturnType<typeof call>> | null = null;
+    for (let i = 0; i < 500 && !refused; i++) {
+      const r = await call(b, 'a1', 'add', { title: `t${i}`, key: `k-${i}` });
+      if (!r.ok) refused = r;
+    }
+    expect(refused && !refused.ok && refused.error.data).toEqual({ reason: 'rate-limited' });
+    const tasks = b.state.tasks.size;
+    clock.advance(60_000);
+    const last = `t${tasks}`;
+    const later = await call(b, 'a1', 'add', { title: last, key: `k-${tasks}` });
+    expect(later.ok).toBe(true);
+    expect(b.state.tasks.size).toBe(tasks + 1);
+  });
+});
