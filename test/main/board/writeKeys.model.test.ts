@@ -24,7 +24,7 @@ type AgentOp =
   | { op: 'renew' | 'release'; agent: string; task: string; tok: number }
   | { op: 'note' | 'done'; agent: string; task: string; tok: number; text: string }
   | { op: 'add'; agent: string; text: string };
-type Step = AgentOp | { op: 'advance'; ms: number } | { op: 'approve' | 'userRelease'; task: string } | { op: 'retry'; pick: number; times: number; reopen: boolean };
+type Step = AgentOp | { op: 'advance'; ms: number } | { op: 'person'; act: 'approve' | 'userRelease'; task: string } | { op: 'retry'; pick: number; times: number; reopen: boolean };
 
 const agent = fc.constantFrom(...AGENTS);
 const task = fc.constantFrom(...TASKS);
@@ -37,7 +37,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constantFrom('note' as const, 'done' as const), agent, task, tok, text }),
   fc.record({ op: fc.constant('add' as const), agent, text }),
   fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: LEASE + 500 }) }),
-  fc.record({ op: fc.constantFrom('approve' as const, 'userRelease' as const), task }),
+  fc.record({ op: fc.constant('person' as const), act: fc.constantFrom('approve' as const, 'userRelease' as const), task }),
   fc.record({ op: fc.constant('retry' as const), pick: fc.nat(), times: fc.integer({ min: 1, max: 2 }), reopen: fc.boolean() }),
 );
 
@@ -86,8 +86,8 @@ async function runSequence(steps: Step[]): Promise<void> {
         t += s.ms;
         continue;
       }
-      if (s.op === 'approve' || s.op === 'userRelease') {
-        const act = s.op;
+      if (s.op === 'person') {
+        const act = s.act;
         for (const b of [retried, plain]) await b.run((e) => (act === 'approve' ? e.approve(s.task) : e.userRelease(s.task)));
         continue;
       }
