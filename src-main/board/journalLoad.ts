@@ -222,6 +222,9 @@ export function* readLog(dir: string): Generator<BoardEvent> {
   for (const n of segments(dir)) yield* readSegment(dir, n);
 }
 
+/** How a key's record line begins (journalRecord.ts, KeyLine): told from an event without parsing it. */
+const KEY_LINE_START = Buffer.from('{"writeKey":');
+
 /** Reading a segment backwards: 64 KiB holds ~300 events, what a window's log panel opens with. */
 const TAIL_BLOCK = 64 * 1024;
 
@@ -246,7 +249,8 @@ function segmentTail(file: string, want: number): BoardEvent[] {
     let pos = fs.fstatSync(fd).size;
     let carry = Buffer.alloc(0);
     const lines: Buffer[] = []; // newest first
-    while (pos > 0 && lines.length <= want) {
+    let events = 0; // lines that are not a key's record (which the log leaves out)
+    while (pos > 0 && events <= want) {
       const len = Math.min(TAIL_BLOCK, pos);
       pos -= len;
       const block = Buffer.alloc(len);
@@ -255,7 +259,11 @@ function segmentTail(file: string, want: number): BoardEvent[] {
       let end = chunk.length;
       for (let i = chunk.length - 1; i >= 0; i--) {
         if (chunk[i] !== 0x0a) continue;
-        if (i + 1 < end) lines.push(chunk.subarray(i + 1, end));
+        if (i + 1 < end) {
+          const line = chunk.subarray(i + 1, end);
+          lines.push(line);
+          if (line.compare(KEY_LINE_START, 0, KEY_LINE_START.length, 0, Math.min(line.length, KEY_LINE_START.length)) !== 0) events++;
+        }
         end = i;
       }
       carry = chunk.subarray(0, end);

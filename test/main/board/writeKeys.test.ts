@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callAsAgent } from '../../../src-main/agents/agentRpc.js';
 import { BoardService } from '../../../src-main/board/boardService.js';
-import { loadBoard, readLog } from '../../../src-main/board/journal.js';
+import { loadBoard, readLog, readLogTail } from '../../../src-main/board/journal.js';
 import { segName, segments } from '../../../src-main/board/journalFiles.js';
 import { WriteKeyLimits } from '../../../src-main/board/writeKeys.js';
 import { windowBoard } from '../../../src-shared/board/windowBoard.js';
@@ -202,4 +202,19 @@ describe('a rate-limited write keeps its key unused', () => {
     expect(later.ok).toBe(true);
     expect(b.state.tasks.size).toBe(tasks + 1);
   });
+});
+
+describe("keys' lines in the journal", () => {
+  it('leave the log read back from disk whole: the last n events are n events', async () => {
+    const clock = handClock();
+    const b = await open(freshDir(), { monotonic: clock.source });
+    // Several 64 KiB blocks of keyed writes, each a key's line and an event: the tail is read block by block.
+    for (let i = 0; i < 400; i++) {
+      clock.advance(1000); // within the agent's write quota
+      expect((await call(b, 'a1', 'add', { title: `k${i} `.padEnd(200, 'x'), key: `key-${i}` })).ok).toBe(true);
+    }
+    const seq = b.state.seq;
+    const tail = readLogTail(b.dir, 300);
+    expect(tail.map((e) => e.seq)).toEqual(Array.from({ length: 300 }, (_, i) => seq - 299 + i));
+  }, 60_000);
 });
