@@ -152,9 +152,11 @@ export class RpcClient {
 }
 
 /**
- * A write's share of the call timeout for one try: a third, so an answer lost to a stuck or restarted host
- * leaves time for two more tries within the caller's timeout. Never under MIN_TRY_MS, which is more than the
- * board takes for any write but a claim that makes a worktree.
+ * Tries of one write, and each one's share of the call timeout: a third, so an answer lost to a stuck or
+ * restarted host leaves time for two more tries within the caller's timeout. Three at most, also when answers
+ * are lost at once (a connection reset each time): a lost answer is rare, and a host that loses every one
+ * is not helped by more. Never under MIN_TRY_MS, which is more than the board takes for any write but a claim
+ * that makes a worktree.
  */
 export const WRITE_TRIES = 3;
 const MIN_TRY_MS = 1000;
@@ -178,19 +180,26 @@ export async function callWrite<M extends AgentMethod>(client: RpcClient, path: 
   const started = performance.now();
   const left = () => o.timeoutMs - (performance.now() - started);
   const tryMs = () => Math.max(1, Math.min(left(), Math.max(MIN_TRY_MS, Math.ceil(o.timeoutMs / WRITE_TRIES))));
-  let c: RpcClient | null = client;
+  // Once an answer is lost the write may have landed: whoever gives up then says how to learn its outcome.
+  const maybeLanded = (err: Unreachable) => new Unreachable(`${err.message}; the ${method} may have landed: send it again with --key ${params.key} to be told its outcome`, err.code);
+  let c: RpcClient = client;
   for (let attempt = 1; ; attempt++) {
     try {
-      c ??= await RpcClient.reach(path, secret, { ...o.reach, downWaitMs: Math.min(o.reach.downWaitMs, Math.max(0, left())), callTimeoutMs: tryMs() });
       return await c.call(method, params, tryMs());
     } catch (err) {
-      if (!(err instanceof Unreachable) || left() <= 0) throw err;
-      if (c !== client) c?.close();
-      c = null;
+      if (!(err instanceof Unreachable)) throw err;
+      if (left() <= 0 || attempt >= WRITE_TRIES) throw maybeLanded(err);
       o.onRetry(`the answer to ${method} was lost (${err.message}); sending it again with its key ${params.key} (try ${attempt + 1}), so it lands once`);
     } finally {
       // The caller closes the client it gave; a retry's own connection is closed here, whatever happened.
-      if (c && c !== client) c.close();
+      if (c !== client) c.close();
+    }
+    try {
+      // A host that went away is waited for as at the start (a restart), within what is left of the timeout;
+      // one that stays down ends the retries: reach has waited already.
+      c = await RpcClient.reach(path, secret, { ...o.reach, downWaitMs: Math.min(o.reach.downWaitMs, Math.max(0, left())), callTimeoutMs: tryMs() });
+    } catch (err) {
+      throw err instanceof Unreachable ? maybeLanded(err) : err;
     }
   }
 }

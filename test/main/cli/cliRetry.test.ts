@@ -47,9 +47,9 @@ afterEach(async () => {
  * A proxy in front of the host's socket. Its first connection forwards what the CLI sends, and when the
  * host's first answer comes back, `drop` closes the CLI's connection without relaying it (a host that went
  * away after its write) and `swallow` just never relays it (a host that stopped answering). Later
- * connections are relayed both ways.
+ * connections are relayed both ways, but for `drop-all`, which drops every answer.
  */
-async function faultyProxy(mode: 'drop' | 'swallow') {
+async function faultyProxy(mode: 'drop' | 'swallow' | 'drop-all') {
   const path = join(root, 'run', `proxy-${mode}.sock`);
   const seen = { connections: 0, lostAnswers: 0, notesWhenLost: -1 };
   const server = net.createServer((client) => {
@@ -57,10 +57,10 @@ async function faultyProxy(mode: 'drop' | 'swallow') {
     const host = net.createConnection(join(root, 'run', 'host.sock'));
     client.pipe(host);
     host.on('data', (d) => {
-      if (n > 1) return void client.write(d);
+      if (n > 1 && mode !== 'drop-all') return void client.write(d);
       seen.lostAnswers++;
       seen.notesWhenLost = board.state.tasks.get('T-1')?.notes.length ?? -1;
-      if (mode === 'drop') {
+      if (mode !== 'swallow') {
         client.destroy();
         host.destroy();
       }
@@ -146,6 +146,20 @@ describe('forkbench writes with idempotency keys', () => {
     expect(performance.now() - started).toBeLessThan(3000 + 5000); // its timeout plus a node start, under load
     expect(r.stderr).toContain('did not answer note within 1000 ms); sending it again with its key K-slow (try 2)');
     expect(notes()).toEqual(['also once']);
+  });
+
+  it('a write whose every answer is lost is tried three times, then says it may have landed and how to learn its outcome', async () => {
+    const token = await claimT1();
+    const proxy = await faultyProxy('drop-all');
+    const r = await runCli(['note', 'T-1', 'maybe', '--token', String(token), '--key', 'K-lost'], { FORKBENCH_SOCKET: proxy.path, FORKBENCH_TIMEOUT_MS: '10000' });
+    expect(r.code).toBe(4);
+    expect(proxy.seen.connections).toBe(3);
+    expect(r.stderr).toContain('the note may have landed: send it again with --key K-lost to be told its outcome');
+    expect(notes()).toEqual(['maybe']);
+    // Sent again by hand with its key, straight to the host: told it landed, and it still landed once.
+    const again = await runCli(['note', 'T-1', 'maybe', '--token', String(token), '--key', 'K-lost']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(notes()).toEqual(['maybe']);
   });
 
   it('an MCP tool call whose answer was lost is sent again with its key and lands once', async () => {
