@@ -23,12 +23,13 @@ export const WriteKeyLimits = {
    * fastest writing while bounding what a flood of fresh keys can cost (~1,000 × one outcome).
    */
   perAgent: 1000,
-  /** Keys kept on the board in all, whatever the number of agents (each launch is a new one): 20,000 at a
-   *  few hundred bytes each keeps the record, in memory and in the snapshot, to a few MB. */
+  /** Keys kept on the board in all, whatever the number of agents (each launch is a new one). An outcome is
+   *  a few hundred bytes (a claim's view, a refusal) and at most ~1.5 KB with its strings cut (below), so the
+   *  record stays under ~30 MB in memory and in the snapshot even when every key is a flood's. */
   total: 20_000,
   /** An outcome's strings longer than this are cut when stored (a task's body in `add`'s answer): the record's
-   *  size stays bounded, and what a retry needs (ids, tokens, the refusal's reason) is short. */
-  outcomeStringChars: 2000,
+   *  size stays bounded, and what a retry needs (ids, tokens, a title, the refusal's reason) is shorter. */
+  outcomeStringChars: 500,
 } as const;
 
 /** A key's record, as the journal and the snapshot hold it. `at`: board-clock ms when it was stored. */

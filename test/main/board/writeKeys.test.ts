@@ -60,6 +60,18 @@ describe('idempotency keys on the board', () => {
     expect(b.state.tasks.size).toBe(3);
   });
 
+  it("a stored outcome's long strings are cut, so each key's record is bounded; the retry still names the task", async () => {
+    const b = await open(freshDir());
+    const body = 'b'.repeat(5000);
+    const first = await call(b, 'a1', 'add', { title: 'long', body, key: 'k-long' });
+    expect(first.ok && (first.value as { body: string }).body).toBe(body);
+    const again = await call(b, 'a1', 'add', { title: 'long', body, key: 'k-long' });
+    const v = again.ok ? (again.value as { id: string; body: string }) : null;
+    expect(v?.id).toBe('T-1');
+    expect(v?.body).toBe(`${'b'.repeat(WriteKeyLimits.outcomeStringChars)}…`);
+    expect(b.state.tasks.size).toBe(1);
+  });
+
   it('a key reused for a different request is refused key-reused and does nothing', async () => {
     const b = await open(freshDir());
     await call(b, 'a1', 'add', { title: 'first', key: 'k' });
