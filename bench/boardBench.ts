@@ -77,6 +77,42 @@ async function durable(): Promise<{ serial: number; concurrent: number }> {
   }
 }
 
+/**
+ * The same, as agents write with idempotency keys (issue 31): each write's key line goes into the journal in
+ * the same append as its events. Notes on claimed tasks, so each write is a fenced op with a key.
+ */
+async function durableKeyed(): Promise<{ serial: number; concurrent: number }> {
+  const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-bench-'));
+  try {
+    const svc = await BoardService.open({ dir });
+    const tokens: number[] = [];
+    for (let i = 0; i < AGENTS; i++) {
+      await svc.run((e) => e.addTask({ title: `t${i}` }));
+      const c = await svc.run((e) => e.claim(agentOf(i), `T-${i + 1}`));
+      if (!c.ok) throw new Error(c.error.message);
+      tokens.push(c.value.token);
+    }
+    let n = 0;
+    const note = async (i: number) => {
+      const key = `k-${n++}`;
+      const r = await svc.runKeyed({ agentId: agentOf(i), key, hash: key }, (e) => e.renew(agentOf(i), `T-${i + 1}`, tokens[i]), (v) => v);
+      if (!r.result.ok) throw new Error(r.result.error.message);
+    };
+    const SERIAL = 300;
+    let t0 = performance.now();
+    for (let i = 0; i < SERIAL; i++) await note(i % AGENTS);
+    const serial = SERIAL / ((performance.now() - t0) / 1000);
+    const ROUNDS = 30;
+    t0 = performance.now();
+    for (let r = 0; r < ROUNDS; r++) await Promise.all(Array.from({ length: AGENTS }, (_, i) => note(i)));
+    const concurrent = (ROUNDS * AGENTS) / ((performance.now() - t0) / 1000);
+    await svc.close();
+    return { serial, concurrent };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** How long after its deadline the host's timer frees a lapsed claim (real timers, real clock). */
 async function expiryLag(): Promise<number[]> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-bench-'));
@@ -123,6 +159,9 @@ export async function boardBench(): Promise<Row[]> {
   const d = await durable();
   rows.push({ name: 'fsync’d writes/s, 1 writer', value: d.serial, unit: 'ops/s', note: 'acked after fdatasync' });
   rows.push({ name: 'fsync’d writes/s, 100 writers', value: d.concurrent, unit: 'ops/s', note: 'group commit' });
+  const k = await durableKeyed();
+  rows.push({ name: 'fsync’d keyed renewals/s, 1 writer', value: k.serial, unit: 'ops/s', note: 'idempotency key journaled with the write' });
+  rows.push({ name: 'fsync’d keyed renewals/s, 100 writers', value: k.concurrent, unit: 'ops/s', note: 'group commit' });
   const lags = await expiryLag();
   rows.push({ name: 'expiry lag p50', value: percentile(lags, 50), unit: 'ms', note: '200 claims, 2 s lease' });
   rows.push({ name: 'expiry lag p99', value: percentile(lags, 99), unit: 'ms', note: 'goal <= 100' });

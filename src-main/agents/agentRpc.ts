@@ -1,13 +1,14 @@
 import { USER, type BranchRecord, type Task } from '../../src-shared/board/model.js';
 import { failed, type Result } from '../../src-shared/board/result.js';
 import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentState.js';
-import type { ClaimResult, ClaimWorktree, RecordView } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentMethod, ClaimResult, ClaimWorktree, DoneView, RecordView } from '../../src-shared/protocol/agentMethods.js';
 import { agentProcedures, type AgentInput } from '../../src-shared/protocol/agentSchemas.js';
 import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
-import type { BoardService } from '../board/boardService.js';
+import { createHash } from 'node:crypto';
+import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 
 /** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
@@ -39,6 +40,29 @@ interface Caller {
 const decide = async <T>(c: Caller, op: (e: LeaseEngine) => Result<T>): Promise<T> => unwrap(await c.board.run(op));
 const now = (c: Caller): number => c.board.clock.now();
 
+/**
+ * A write's idempotency key as the board keeps it: this agent's, with the hash of the request it came with
+ * (the method and every param but the key, as validated: the schema's key order, so one request hashes one
+ * way). Keys are per agent, so no agent can read another's outcome by sending its key.
+ */
+function keyOf(c: Caller, method: AgentMethod, p: { key?: string }): WriteKey | undefined {
+  if (p.key === undefined) return undefined;
+  const { key, ...request } = p;
+  return { agentId: c.agentId, key, hash: createHash('sha256').update(JSON.stringify([method, request])).digest('base64url') };
+}
+
+/**
+ * One write's decision, under its key when it has one: the outcome (`answer` of the engine's value: what the
+ * agent is told, stored as the key's first outcome), and whether it was replayed from an earlier try, in
+ * which case nothing was done now and the caller's own side effects (hooks) must not run again.
+ */
+async function write<T, A>(c: Caller, method: AgentMethod, p: { key?: string }, op: (e: LeaseEngine) => Result<T>, answer: (v: T) => A): Promise<KeyedOutcome<A>> {
+  const k = keyOf(c, method, p);
+  if (k) return c.board.runKeyed(k, op, answer);
+  return { replayed: false, result: mapOk(await c.board.run(op), answer) };
+}
+const same = <T>(v: T): T => v;
+
 /** One handler per method, typed by the method's entry in the shared procedure table: each gets its own
  *  method's validated input (a required param is there, an optional one may not be). */
 const handlers: Handlers<typeof agentProcedures, Caller> = {
@@ -49,33 +73,38 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     return taskView(t, now(c));
   },
   claim: async (p, c) => {
-    const v = await decide(c, (e) => e.claim(c.agentId, p.taskId));
-    const granted: ClaimResult = { ...v, title: c.board.state.tasks.get(v.taskId)?.title };
+    const r = await write(c, 'claim', p, (e) => e.claim(c.agentId, p.taskId), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));
+    const granted = unwrap(r.result);
     if (!c.hooks.afterGrant) return granted;
     try {
       return { ...granted, worktree: await c.hooks.afterGrant(granted.taskId, granted.token) };
     } catch (err) {
+      // A retry is told of the grant it first got; only the first try's failure is the claim's end.
+      if (r.replayed) return granted;
       throw new Refusal('bad-state', `${granted.taskId} could not start: ${(err as Error).message}`);
     }
   },
   fence: async (p, c) => {
     const update = p.ref !== undefined && p.from !== undefined ? { ref: p.ref, from: p.from } : undefined;
-    const r = await c.board.run((e) => e.fence(c.agentId, p.taskId, p.token, update));
-    if (!r.ok && update && r.error.code === 'off-record') c.hooks.offRecord?.(p.taskId);
-    return unwrap(r);
+    const r = await write(c, 'fence', p, (e) => e.fence(c.agentId, p.taskId, p.token, update), same);
+    if (!r.result.ok && !r.replayed && update && r.result.error.code === 'off-record') c.hooks.offRecord?.(p.taskId);
+    return unwrap(r.result);
   },
   record: (p, c) => record(p, c, (e, move) => e.recordBranch(c.agentId, p.taskId, p.token, move)),
-  renew: (p, c) => decide(c, (e) => e.renew(c.agentId, p.taskId, p.token)),
-  note: (p, c) => decide(c, (e) => e.note(c.agentId, p.taskId, p.text, p.token)),
+  renew: async (p, c) => unwrap((await write(c, 'renew', p, (e) => e.renew(c.agentId, p.taskId, p.token), same)).result),
+  note: async (p, c) => unwrap((await write(c, 'note', p, (e) => e.note(c.agentId, p.taskId, p.text, p.token), same)).result),
   done: async (p, c) => {
-    const v = await decide(c, (e) => e.done(c.agentId, p.taskId, p.token, p.note));
-    c.hooks.onDone?.(c.agentId, p.taskId);
-    const warning = noWorkWarning(c.board.state.tasks.get(v.taskId), v.token);
-    return warning ? { ...v, warning } : v;
+    const r = await write(c, 'done', p, (e) => e.done(c.agentId, p.taskId, p.token, p.note), (v): DoneView => {
+      const warning = noWorkWarning(c.board.state.tasks.get(v.taskId), v.token);
+      return warning ? { ...v, warning } : v;
+    });
+    const v = unwrap(r.result);
+    if (!r.replayed) c.hooks.onDone?.(c.agentId, p.taskId);
+    return v;
   },
-  release: (p, c) => decide(c, (e) => e.release(c.agentId, p.taskId, p.token)),
-  add: async (p, c) => taskView(await decide(c, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId)), now(c)),
-  edit: (p, c) => decide(c, (e) => e.edit(c.agentId, p.taskId, { title: p.title, body: p.body }, p.token)),
+  release: async (p, c) => unwrap((await write(c, 'release', p, (e) => e.release(c.agentId, p.taskId, p.token), same)).result),
+  add: async (p, c) => unwrap((await write(c, 'add', p, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId), (t) => taskView(t, now(c)))).result),
+  edit: async (p, c) => unwrap((await write(c, 'edit', p, (e) => e.edit(c.agentId, p.taskId, { title: p.title, body: p.body }, p.token), same)).result),
   status: (p, c) => {
     if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);
@@ -93,9 +122,13 @@ function noWorkWarning(t: Task | undefined, token: number): string | undefined {
 
 type Move = { ref: string; from: string; to: string; tree: string };
 
-/** A landed branch move, recorded if the board takes it; whatever it refuses is put back off the branch. */
+/** A landed branch move, recorded if the board takes it; whatever it refuses is put back off the branch. A
+ *  retry of a record already decided gets its first outcome before git is read or the branch touched. */
 async function record(p: AgentInput<'record'>, c: Caller, op: (e: LeaseEngine, move: Move) => Result<BranchRecord>): Promise<RecordView> {
   const id = p.taskId;
+  const k = c.agentId === USER ? undefined : keyOf(c, 'record', p);
+  const prior = k && (await c.board.replay(k));
+  if (prior) return unwrap(prior) as RecordView;
   if (!c.hooks.readMove) throw new Refusal('bad-state', `${id} has no worktree to record`);
   let tree: string;
   try {
@@ -104,11 +137,14 @@ async function record(p: AgentInput<'record'>, c: Caller, op: (e: LeaseEngine, m
     c.hooks.offRecord?.(id);
     throw new Refusal('off-record', (err as Error).message);
   }
-  const r = await c.board.run((e) => op(e, { ref: p.ref, from: p.from, to: p.to, tree }));
-  if (!r.ok) c.hooks.offRecord?.(id);
-  const rec = unwrap(r);
-  return { taskId: id, sha: rec.sha, token: rec.token };
+  const decideOn = (e: LeaseEngine) => op(e, { ref: p.ref, from: p.from, to: p.to, tree });
+  const view = (rec: BranchRecord): RecordView => ({ taskId: id, sha: rec.sha, token: rec.token });
+  const r: KeyedOutcome<RecordView> = k ? await c.board.runKeyed(k, decideOn, view) : { replayed: false, result: mapOk(await c.board.run(decideOn), view) };
+  if (!r.result.ok && !r.replayed) c.hooks.offRecord?.(id);
+  return unwrap(r.result);
 }
+
+const mapOk = <T, A>(r: Result<T>, f: (v: T) => A): Result<A> => (r.ok ? { ok: true, value: f(r.value) } : r);
 
 /** A person reports a commit by hand: only `record` is open to them, under the claim the folder was made for. */
 const personHandlers: Handlers<Pick<typeof agentProcedures, 'record'>, Caller> = {

@@ -6,6 +6,24 @@ import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { boundedOutcome, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
+
+/** A write's idempotency key: whose, the key, and the hash of the request it was first used for. */
+export interface WriteKey {
+  readonly agentId: string;
+  readonly key: string;
+  readonly hash: string;
+}
+
+/** Refusals that are no decision about the request, and so are not a key's outcome: `rate-limited` tells the
+ *  agent to send the same write again later. (`read-only` is answered before a key is looked at.) */
+const TRANSIENT: ReadonlySet<string> = new Set(['rate-limited']);
+
+/** A keyed write's answer: the outcome, and whether it is the first one replayed (nothing was done now). */
+export interface KeyedOutcome<T> {
+  readonly result: Result<T>;
+  readonly replayed: boolean;
+}
 
 export interface BoardServiceOptions {
   /** The Thread's board folder (one per Thread, under the user's data folder). */
@@ -78,6 +96,10 @@ export class BoardService {
   /** The board as far as the journal has it on disk: the engine's board minus the changes still in the
    *  outbox. What the engine goes back to if the journal fails. A copyBoard: it costs one map. */
   private readonly durable: Board;
+  /** The first outcome of each agent's idempotency keys (writeKeys.ts): the board's private record. */
+  private readonly keys: WriteKeys;
+  /** While a keyed write decides: its events, held back so its key's line goes into the journal first. */
+  private capture: BoardEvent[] | null = null;
 
   static async open(opts: BoardServiceOptions): Promise<BoardService> {
     const svc = new BoardService(opts);
@@ -92,16 +114,17 @@ export class BoardService {
     this.clock = boardClock(loaded.mono, opts.monotonic);
     this.durable = copyBoard(loaded.board);
     this.engine = new LeaseEngine(this.clock, loaded.board);
-    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now() }), {
+    this.keys = new WriteKeys(() => this.clock.now());
+    for (const r of loaded.keys) this.keys.put(r);
+    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now(), keys: this.keys.records() }), {
       compactEvery: opts.compactEvery,
       compactBytes: opts.compactBytes,
       historyKeepBytes: opts.historyKeepBytes,
       warn: opts.warn ?? console.warn,
     });
     this.engine.onEvent((e) => {
-      this.journal.append(e);
-      this.outbox.push({ n: this.journal.appendedCount, e });
-      this.queueArm();
+      if (this.capture) this.capture.push(e);
+      else this.record(e);
     });
   }
 
@@ -150,6 +173,72 @@ export class BoardService {
       if (err instanceof BoardReadOnlyError) return reject('read-only', err.message);
       throw err;
     }
+  }
+
+  /**
+   * Run one decision under an idempotency key. The key is looked up first, before any rule of the engine:
+   * a key seen before answers with its first outcome (success or refusal but `rate-limited`), after waiting until that is
+   * durable, and does nothing; a key first used for a different request is refused `key-reused`. Else the
+   * decision runs, and its outcome (as `answer` makes it: the value the caller is told) goes into the journal
+   * in the same append as the decision's events, the key's line first: one is never on disk without the other.
+   */
+  async runKeyed<T, A>(k: WriteKey, op: (engine: LeaseEngine) => Result<T>, answer: (v: T) => A): Promise<KeyedOutcome<A>> {
+    try {
+      if (this.closed) throw new Error('the board is closed');
+      if (this.readOnly) throw this.readOnly;
+      const seen = this.keys.lookup(k.agentId, k.key, k.hash);
+      if (seen.found) {
+        await this.commit();
+        return { replayed: true, result: 'reused' in seen ? { ok: false, error: seen.reused } : (seen.outcome as Result<A>) };
+      }
+      const held: BoardEvent[] = (this.capture = []);
+      let r: Result<A>;
+      try {
+        const decided = op(this.engine);
+        r = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
+      } catch (err) {
+        // A decision that threw part-way keeps what it did, as an unkeyed one would, but no key: it has no outcome.
+        for (const e of held) this.record(e);
+        throw err;
+      } finally {
+        this.capture = null;
+      }
+      if (!r.ok && TRANSIENT.has(r.error.code)) {
+        // Refused for the agent's pace, not for what it asked: the write did nothing and says when to try
+        // again, so its key stays unused and that retry is decided afresh.
+        for (const e of held) this.record(e);
+      } else {
+        const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: r.ok ? { ok: true, value: boundedOutcome(r.value) } : r };
+        this.journal.appendRecord({ writeKey: rec, events: held.length });
+        for (const e of held) this.record(e);
+        this.keys.put(rec);
+      }
+      await this.commit();
+      return { replayed: false, result: r };
+    } catch (err) {
+      if (err instanceof BoardReadOnlyError) return { replayed: false, result: reject('read-only', err.message) };
+      throw err;
+    }
+  }
+
+  /** The first outcome of a key already used, without deciding anything: for a caller that must know before
+   *  it does work of its own (a branch record reads git first). Undefined for a key not seen. */
+  async replay(k: WriteKey): Promise<Result<unknown> | undefined> {
+    const seen = this.keys.lookup(k.agentId, k.key, k.hash);
+    if (!seen.found) return undefined;
+    if (!this.readOnly) await this.commit();
+    return 'reused' in seen ? { ok: false, error: seen.reused } : seen.outcome;
+  }
+
+  /** How many keys the board keeps (bounded by WriteKeyLimits). */
+  get keyCount(): number {
+    return this.keys.size;
+  }
+
+  private record(e: BoardEvent): void {
+    this.journal.append(e);
+    this.outbox.push({ n: this.journal.appendedCount, e });
+    this.queueArm();
   }
 
   /** Same, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */

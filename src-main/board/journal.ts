@@ -6,6 +6,7 @@ import { encodeLine, JOURNAL_FORMAT, segmentHeader } from './journalRecord.js';
 import { fsyncDir, writeFileAtomic } from '../base/atomicWrite.js';
 import { COMPACT_BYTES, DEFAULT_COMPACT_EVERY, HISTORY_KEEP_BYTES, MANIFEST, segName, segments, type Loaded, type Manifest } from './journalFiles.js';
 import { writeSnapshot } from './snapshotFile.js';
+import type { WriteKeyRecord } from './writeKeys.js';
 
 /**
  * The board on disk: numbered segments of JSON lines (one event a line, appended, fsync'd before a write is
@@ -69,7 +70,7 @@ export class Journal {
   constructor(
     private readonly dir: string,
     loaded: Pick<Loaded, 'board' | 'segment' | 'segmentEvents' | 'headed' | 'exists' | 'manifest'>,
-    private readonly snapshotOf: () => { board: Board; mono: number },
+    private readonly snapshotOf: () => { board: Board; mono: number; keys?: readonly WriteKeyRecord[] },
     private readonly opts: JournalOptions = {},
   ) {
     this.compactEvery = opts.compactEvery ?? DEFAULT_COMPACT_EVERY;
@@ -100,6 +101,13 @@ export class Journal {
     this.segmentEvents++;
   }
 
+  /** A record that is not an event (a key's outcome: journalRecord.ts), made durable like one. */
+  appendRecord(value: object): void {
+    if (this.closed) throw new Error('journal is closed');
+    this.pending.push(encodeLine(value));
+    this.appended++;
+  }
+
   /** Resolves when every event appended so far is on disk. */
   sync(): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
@@ -110,7 +118,7 @@ export class Journal {
     });
   }
 
-  /** Events appended since the journal opened; `durableCount` of them are on disk. Read once per event by
+  /** Records appended since the journal opened; `durableCount` of them are on disk. Read once per event by
    *  the board's publish step, so they are plain getters rather than a stats object per call. */
   get appendedCount(): number {
     return this.appended;
@@ -150,7 +158,7 @@ export class Journal {
    * board goes on in its segment, and is snapshotted again once that has grown by as much once more.
    */
   compact(): void {
-    const { board, mono } = this.snapshotOf();
+    const { board, mono, keys } = this.snapshotOf();
     const next = this.segment + 1;
     const nextPath = join(this.dir, segName(next));
     // The new segment exists, header and all, before the snapshot names it, so a crash in between leaves a
@@ -158,7 +166,7 @@ export class Journal {
     writeFileAtomic(nextPath, encodeLine(segmentHeader(next, board.seq)), { durable: true });
     const nextFd = fs.openSync(nextPath, 'a', 0o600);
     try {
-      writeSnapshot(join(this.dir, 'snapshot.json'), next, mono, board);
+      writeSnapshot(join(this.dir, 'snapshot.json'), next, mono, board, keys);
     } catch (err) {
       // Until a snapshot names it, the new segment must not exist: events go on in this one, and a segment
       // after it whose header says it follows an earlier event would be read as damage.

@@ -5,6 +5,7 @@ import type { SerializedBoard } from '../../src-shared/board/serialized.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import { isEventKind } from '../../src-shared/board/eventKinds.js';
 import { JOURNAL_FORMAT } from './journalRecord.js';
+import type { WriteKeyRecord } from './writeKeys.js';
 
 /**
  * The board folder's layout (segments, snapshot, journal.json), the errors that refuse it, and the durable
@@ -60,6 +61,8 @@ export interface SnapshotFile {
   board: SerializedBoard;
   /** Board-clock time of the last event in the snapshot. */
   mono: number;
+  /** The idempotency keys kept when it was written (writeKeys.ts); absent in snapshots from before them. */
+  keys?: readonly WriteKeyRecord[];
 }
 
 /**
@@ -77,6 +80,8 @@ export interface Loaded {
   board: Board;
   /** Board-clock time of the last event on disk: the host resumes its clock from here. */
   mono: number;
+  /** The idempotency keys' records, oldest first: the snapshot's, then every whole keyed write after it. */
+  keys: WriteKeyRecord[];
   warnings: string[];
   /** The newest segment (which need not exist yet, for a new board) and its number of events. */
   segment: number;

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
-import { decodeLine, isSegmentHeader } from './journalRecord.js';
+import { decodeLine, isKeyLine, isSegmentHeader } from './journalRecord.js';
+import type { WriteKeyRecord } from './writeKeys.js';
 import { readSnapshot } from './snapshotFile.js';
 import {
   copyAside,
@@ -35,6 +36,7 @@ export function loadBoard(dir: string): Loaded {
   let board = emptyBoard();
   let mono = 0;
   let first = 1;
+  let snapKeys: WriteKeyRecord[] = [];
   const snapPath = join(dir, 'snapshot.json');
   const hasSnapshot = fs.existsSync(snapPath);
   if (hasSnapshot) {
@@ -48,6 +50,7 @@ export function loadBoard(dir: string): Loaded {
     }
     board = deserializeBoard(snap.board);
     mono = snap.mono;
+    snapKeys = [...(snap.keys ?? [])];
     first = snap.segment;
   }
   const segs = segments(dir).filter((n) => n >= first);
@@ -62,6 +65,14 @@ export function loadBoard(dir: string): Loaded {
   let segmentEvents = 0;
   let headed = false;
   let sawHeader = false;
+  const keys: WriteKeyRecord[] = snapKeys;
+  /** A keyed write being read: its key's line, and how many of its events are still to come. */
+  let txn: { rec: WriteKeyRecord; left: number; offset: number; lineNo: number } | null = null;
+  let tornCopy: string | null = null;
+  const keep = (rec: WriteKeyRecord) => {
+    keys.push(rec);
+    mono = Math.max(mono, rec.at);
+  };
   for (const [i, n] of segs.entries()) {
     const file = join(dir, segName(n));
     const isLast = i === segs.length - 1;
@@ -83,7 +94,7 @@ export function loadBoard(dir: string): Loaded {
         // A crash mid-append leaves exactly this: the last write, without its newline. That write was never
         // acknowledged, so dropping it loses nothing anyone was told was saved; but a disk can cut a line
         // too, so the file as it was is kept.
-        const backup = copyAside(file);
+        const backup = (tornCopy = copyAside(file));
         fs.truncateSync(file, offset);
         warnings.push(
           `dropped a torn last record (${buf.length - offset} bytes at ${where}, no newline: a write cut short by a crash) at the end of ${file}; ` +
@@ -107,6 +118,16 @@ export function loadBoard(dir: string): Loaded {
       if (mustHead && !headed) refuse(file, `it does not begin with a segment header, but every segment of this board does (journal.json)`, restoreOrMoveAside(dir));
       if (headed && !d.checked) refuse(file, `${where} has no checksum, but every record of this segment has one`, cutOrRestore(dir, lineNo, offset));
       const e = d.value;
+      if (isKeyLine(e)) {
+        if (txn) refuse(file, `${where} is a key's record, but the ${txn.left} last events of the keyed write at line ${txn.lineNo} are missing`, cutOrRestore(dir, lineNo, offset));
+        txn = { rec: e.writeKey, left: e.events, offset, lineNo };
+        if (txn.left === 0) {
+          keep(txn.rec);
+          txn = null;
+        }
+        offset = nl + 1;
+        continue;
+      }
       if (!isEventRecord(e)) {
         const kind = (e as { kind?: unknown } | null)?.kind;
         const what = typeof kind === 'string' && Number.isSafeInteger((e as { seq?: unknown }).seq) ? `is an event of a kind this version of Forkbench does not know ("${kind}"); if a newer version wrote it, open the board with that one` : 'is not a board event';
@@ -130,6 +151,23 @@ export function loadBoard(dir: string): Loaded {
       mono = e.mono;
       segmentEvents++;
       offset = nl + 1;
+      if (txn && --txn.left === 0) {
+        keep(txn.rec);
+        txn = null;
+      }
+    }
+    if (txn) {
+      if (!isLast) refuse(file, `the keyed write at line ${txn.lineNo} ends before its ${txn.left} last events, but only the newest segment can be cut short by a crash`, cutOrRestore(dir, txn.lineNo, txn.offset));
+      // A crash cut a keyed write short: its events and its key were one append, never acknowledged, so all
+      // of it goes (a retry then does it once); the board is read again without it.
+      const backup = tornCopy ?? copyAside(file);
+      fs.truncateSync(file, txn.offset);
+      const again = loadBoard(dir);
+      again.warnings.unshift(
+        ...warnings,
+        `dropped a keyed write cut short by a crash (its key and ${txn.left} of its events missing, from line ${txn.lineNo} of ${file}); it was never acknowledged; the file as it was is kept as ${backup}.`,
+      );
+      return again;
     }
   }
   // Files that hold no board at all (an empty segment before headers existed) are not a new board either.
@@ -137,7 +175,7 @@ export function loadBoard(dir: string): Loaded {
     refuse(join(dir, segName(segs[0] ?? first)), 'it holds no event, not even the one that creates the board: it was emptied or never written', restoreOrMoveAside(dir), false);
   }
   const segment = segs.at(-1) ?? first;
-  return { board, mono, warnings, segment, segmentEvents, headed, exists: segs.length > 0, manifest: manifest !== null };
+  return { board, mono, keys, warnings, segment, segmentEvents, headed, exists: segs.length > 0, manifest: manifest !== null };
 }
 
 /** The events of one segment, oldest first, up to a torn tail if it has one. */
@@ -149,7 +187,7 @@ function readSegment(dir: string, n: number): BoardEvent[] {
     if (nl === -1) break; // a torn tail: the segment ends here
     const d = decodeLine(buf, offset, nl);
     if ('bad' in d) break;
-    if (!isSegmentHeader(d.value)) events.push(d.value as BoardEvent);
+    if (!isSegmentHeader(d.value) && !isKeyLine(d.value)) events.push(d.value as BoardEvent);
     offset = nl + 1;
   }
   return events;
@@ -172,7 +210,7 @@ export function readTaskLog(dir: string, taskId: string): BoardEvent[] {
       const d = decodeLine(buf, start, nl);
       if ('bad' in d) break;
       const e = d.value as BoardEvent;
-      if (!isSegmentHeader(e) && (e as { taskId?: unknown }).taskId === taskId) events.push(e);
+      if (!isSegmentHeader(e) && !isKeyLine(e) && (e as { taskId?: unknown }).taskId === taskId) events.push(e);
       at = buf.indexOf(needle, nl + 1);
     }
   }
@@ -183,6 +221,9 @@ export function readTaskLog(dir: string, taskId: string): BoardEvent[] {
 export function* readLog(dir: string): Generator<BoardEvent> {
   for (const n of segments(dir)) yield* readSegment(dir, n);
 }
+
+/** How a key's record line begins (journalRecord.ts, KeyLine): told from an event without parsing it. */
+const KEY_LINE_START = Buffer.from('{"writeKey":');
 
 /** Reading a segment backwards: 64 KiB holds ~300 events, what a window's log panel opens with. */
 const TAIL_BLOCK = 64 * 1024;
@@ -208,7 +249,8 @@ function segmentTail(file: string, want: number): BoardEvent[] {
     let pos = fs.fstatSync(fd).size;
     let carry = Buffer.alloc(0);
     const lines: Buffer[] = []; // newest first
-    while (pos > 0 && lines.length <= want) {
+    let events = 0; // lines that are not a key's record (which the log leaves out)
+    while (pos > 0 && events <= want) {
       const len = Math.min(TAIL_BLOCK, pos);
       pos -= len;
       const block = Buffer.alloc(len);
@@ -217,7 +259,11 @@ function segmentTail(file: string, want: number): BoardEvent[] {
       let end = chunk.length;
       for (let i = chunk.length - 1; i >= 0; i--) {
         if (chunk[i] !== 0x0a) continue;
-        if (i + 1 < end) lines.push(chunk.subarray(i + 1, end));
+        if (i + 1 < end) {
+          const line = chunk.subarray(i + 1, end);
+          lines.push(line);
+          if (line.compare(KEY_LINE_START, 0, KEY_LINE_START.length, 0, Math.min(line.length, KEY_LINE_START.length)) !== 0) events++;
+        }
         end = i;
       }
       carry = chunk.subarray(0, end);
@@ -227,7 +273,7 @@ function segmentTail(file: string, want: number): BoardEvent[] {
     for (const line of lines) {
       const d = decodeLine(line, 0, line.length);
       if ('bad' in d) out.length = 0; // everything newer than a line that does not parse was never readable either
-      else if (!isSegmentHeader(d.value)) out.push(d.value as BoardEvent);
+      else if (!isSegmentHeader(d.value) && !isKeyLine(d.value)) out.push(d.value as BoardEvent);
     }
     return out.slice(0, want);
   } finally {

@@ -1,4 +1,5 @@
 import { crc32, crc32OfBytes, crc32OfString } from './crc32.js';
+import type { WriteKeyRecord } from './writeKeys.js';
 
 /**
  * One line of the journal: an event, or the header that begins a segment, as JSON with its checksum as
@@ -39,6 +40,21 @@ export function encodeLine(value: object): string {
 }
 
 export const segmentHeader = (segment: number, after: number): SegmentHeader => ({ journal: JOURNAL_FORMAT, segment, after });
+
+/**
+ * An idempotency key's first outcome (writeKeys.ts), written just before the `events` events its write made
+ * and in the same append. The loader keeps the key only if all of those events are on disk after it, and
+ * drops a tail that has the key without all of them: a crash keeps a keyed write whole or not at all.
+ */
+export interface KeyLine {
+  writeKey: WriteKeyRecord;
+  events: number;
+}
+
+export function isKeyLine(v: unknown): v is KeyLine {
+  const k = v as Partial<KeyLine> | null;
+  return typeof k === 'object' && k !== null && typeof k.writeKey === 'object' && k.writeKey !== null && Number.isSafeInteger(k.events) && (k.events as number) >= 0;
+}
 
 export function isSegmentHeader(v: unknown): v is SegmentHeader {
   const h = v as Partial<SegmentHeader> | null;

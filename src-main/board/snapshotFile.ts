@@ -4,6 +4,7 @@ import type { Board } from '../../src-shared/board/reducer.js';
 import { crc32OfBytes } from './crc32.js';
 import { checkRecord, recordSuffix } from './journalRecord.js';
 import { SNAPSHOT_FORMAT, type SnapshotFile } from './journalFiles.js';
+import type { WriteKeyRecord } from './writeKeys.js';
 
 /**
  * snapshot.json, written a piece at a time. It is one JSON object with its checksum last, as it always was
@@ -24,7 +25,7 @@ const WRITE_CHUNK = 1024 * 1024;
 /** Write `path` atomically (temp file, fsync, rename), the board's tasks one line each. A failure removes the
  *  temp file and leaves `path` as it was. The caller fsyncs the folder: once the rename is done the new
  *  snapshot is the board's, and a failure after it is not a snapshot that failed. */
-export function writeSnapshot(path: string, segment: number, mono: number, board: Readonly<Board>): void {
+export function writeSnapshot(path: string, segment: number, mono: number, board: Readonly<Board>, keys: readonly WriteKeyRecord[] = []): void {
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = fs.openSync(tmp, 'w', 0o600);
   try {
@@ -43,7 +44,9 @@ export function writeSnapshot(path: string, segment: number, mono: number, board
       size += s.length;
       if (size >= WRITE_CHUNK) flush();
     };
-    const head = JSON.stringify({ format: SNAPSHOT_FORMAT, segment, mono, board: { ...boardHead(board), tasks: 0 } } satisfies Omit<SnapshotFile, 'board'> & { board: object });
+    // The keys' records (writeKeys.ts, bounded in number and size) go in the head, before the board, whose
+    // tasks must come last.
+    const head = JSON.stringify({ format: SNAPSHOT_FORMAT, segment, mono, ...(keys.length ? { keys } : {}), board: { ...boardHead(board), tasks: 0 } } satisfies Omit<SnapshotFile, 'board'> & { board: object });
     // `tasks` last, as a stand-in: the text ends `"tasks":0}}`, and the array goes where the 0 was.
     put(`${head.slice(0, -3)}[\n`);
     let first = true;

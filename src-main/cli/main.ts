@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 import { Exit, EXIT_CODES_TEXT } from '../../src-shared/protocol/cliWords.js';
 import { jsonShowControls } from '../../src-shared/text/controlChars.js';
 import { formatRefusalLine, formatResult, refusalReason } from './format.js';
-import { DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable } from './rpcClient.js';
+import { callWrite, DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable, type ReachOptions } from './rpcClient.js';
 
 /** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -51,6 +51,8 @@ function usage(): string {
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
+    'Every write takes --key K (an idempotency key; one is made per command when none is given): a write whose',
+    'answer was lost is sent again with its key within the timeout, and the board answers it with its first outcome.',
     EXIT_CODES_TEXT,
     `(${WaitEnv.call}, default ${DEFAULT_CALL_TIMEOUT_MS}); a board that is down is waited for first`,
     `(${WaitEnv.boardDown}, default ${DEFAULT_BOARD_WAIT_MS}).`,
@@ -93,12 +95,17 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
     if (p.positional) continue;
     const v = parsed.values[p.name];
     if (v === undefined) continue;
-    if (p.kind === 'token') {
+    if (p.kind === 'key') {
+      if (typeof v !== 'string' || !WRITE_KEY_PATTERN.test(v)) throw new UsageError(`--key takes ${WRITE_KEY_RULE}, not '${String(v)}'`);
+      params[p.name] = v;
+    } else if (p.kind === 'token') {
       if (typeof v !== 'string' || !/^\d{1,15}$/.test(v) || Number(v) < 1) throw new UsageError(`--token takes a positive whole number, not '${String(v)}'`);
       params[p.name] = Number(v);
     } else params[p.name] = v;
   }
   if (typeof params.taskId === 'string') params.taskId = params.taskId.toUpperCase();
+  // One key per invocation: a retry of this command's write (callWrite) sends the same one.
+  if (spec.write && params.key === undefined) params.key = crypto.randomUUID();
   return { params, json: parsed.values.json === true, heldTask };
 }
 
@@ -196,18 +203,18 @@ async function callBoard(spec: MethodSpec, params: Record<string, unknown>, json
   };
   if (!socket || !secret) return unreachable(`${AgentEnv.socket} and ${AgentEnv.secret} are not set: run this inside an agent pane that Forkbench launched`);
   let client: RpcClient;
+  const t = io.env[WaitEnv.call];
+  const timeoutMs = t && /^\d{1,9}$/.test(t) && Number(t) > 0 ? Number(t) : DEFAULT_CALL_TIMEOUT_MS;
+  const w = io.env[WaitEnv.boardDown];
+  const downWaitMs = w && /^\d{1,9}$/.test(w) ? Number(w) : DEFAULT_BOARD_WAIT_MS;
+  const reach: ReachOptions & { downWaitMs: number } = {
+    connectTimeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
+    downWaitMs,
+    // stderr, so a --json caller's stdout stays one JSON document
+    onWaiting: (m) => io.err(`forkbench: ${m}`),
+  };
   try {
-    const t = io.env[WaitEnv.call];
-    const timeoutMs = t && /^\d{1,9}$/.test(t) && Number(t) > 0 ? Number(t) : DEFAULT_CALL_TIMEOUT_MS;
-    const w = io.env[WaitEnv.boardDown];
-    const downWaitMs = w && /^\d{1,9}$/.test(w) ? Number(w) : DEFAULT_BOARD_WAIT_MS;
-    client = await RpcClient.reach(socket, secret, {
-      connectTimeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
-      callTimeoutMs: timeoutMs,
-      downWaitMs,
-      // stderr, so a --json caller's stdout stays one JSON document
-      onWaiting: (m) => io.err(`forkbench: ${m}`),
-    });
+    client = await RpcClient.reach(socket, secret, { ...reach, callTimeoutMs: timeoutMs });
   } catch (err) {
     return unreachable((err as Error).message);
   }
@@ -216,7 +223,14 @@ async function callBoard(spec: MethodSpec, params: Record<string, unknown>, json
       params.taskId = await heldTaskId(client, io.env[AgentEnv.agentId], spec);
       io.err(`forkbench: ${spec.name} on ${params.taskId as string}, the one task you hold`);
     }
-    io.out(await callAndShow(client, spec.name, params, json));
+    if (typeof params.key === 'string') {
+      const result = await callWrite(client, socket, secret, spec.name, params as Record<string, unknown> & { key: string }, {
+        timeoutMs,
+        reach,
+        onRetry: (m) => io.err(`forkbench: ${m}`),
+      });
+      io.out(json ? printJson({ ok: true, result }) : formatResult(spec.name, result));
+    } else io.out(await callAndShow(client, spec.name, params, json));
     return Exit.ok;
   } catch (err) {
     if (err instanceof UsageError) return usageFailure(io, json, err.message, spec);

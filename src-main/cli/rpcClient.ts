@@ -109,8 +109,8 @@ export class RpcClient {
   /**
    * Connect, waiting out a board host that is down (restarting) for up to `downWaitMs`: only a socket that
    * refuses or is missing is retried. A host that accepts and then does not answer is not down but stuck,
-   * and fails at once as it does for `connect`. Only connecting is retried, never a call: a write the host
-   * may have applied before it went is not sent twice.
+   * and fails at once as it does for `connect`. Only connecting is retried here; a write whose answer was
+   * lost is sent again by its caller, with its idempotency key (callWrite), never without one.
    */
   static async reach(path: string, secret: string, o: ReachOptions = {}): Promise<RpcClient> {
     const waitMs = o.downWaitMs ?? DEFAULT_BOARD_WAIT_MS;
@@ -134,12 +134,13 @@ export class RpcClient {
 
   /** Resolves with the result, or rejects with an RpcFailure (the board answered no) or Unreachable. The
    *  result's type is the method's entry in the shared table: the host's handler is typed by the same. */
-  call<M extends AgentMethod>(method: M, params: Record<string, unknown> = {}): Promise<AgentOutput<M>> {
+  call<M extends AgentMethod>(method: M, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<AgentOutput<M>> {
     return this.requests.request(
       method,
       (id) => this.sock.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params, auth: this.secret })}\n`),
       // The host's answer, typed by the method's entry in the shared table (its handler is typed by the same).
       (result) => result as AgentOutput<M>,
+      timeoutMs,
     );
   }
 
@@ -147,6 +148,59 @@ export class RpcClient {
     this.sock.end();
     // a host that never reads would keep the half-closed socket (and the process) alive
     this.sock.destroy();
+  }
+}
+
+/**
+ * Tries of one write, and each one's share of the call timeout: a third, so an answer lost to a stuck or
+ * restarted host leaves time for two more tries within the caller's timeout. Three at most, also when answers
+ * are lost at once (a connection reset each time): a lost answer is rare, and a host that loses every one
+ * is not helped by more. Never under MIN_TRY_MS, which is more than the board takes for any write but a claim
+ * that makes a worktree.
+ */
+export const WRITE_TRIES = 3;
+const MIN_TRY_MS = 1000;
+
+export interface WriteRetry {
+  /** The caller's whole timeout for the write, tries and waits for a restarting host included. */
+  timeoutMs: number;
+  reach: Omit<ReachOptions, 'callTimeoutMs' | 'downWaitMs'> & { downWaitMs: number };
+  /** Said on each retry, so a person (or an agent reading stderr) knows the write was sent again. */
+  onRetry(message: string): void;
+}
+
+/**
+ * Send a keyed write, and send it again with the same key while its answer is lost (the connection closed
+ * or was reset after it was sent, or no answer came within the try's share of the timeout) and the timeout
+ * allows: the board answers a retry with the first try's outcome, so a write that did land lands once. The
+ * first try may go on `client` (already connected); a retry connects again. A refusal is an answer: never
+ * retried.
+ */
+export async function callWrite<M extends AgentMethod>(client: RpcClient, path: string, secret: string, method: M, params: Record<string, unknown> & { key: string }, o: WriteRetry): Promise<AgentOutput<M>> {
+  const started = performance.now();
+  const left = () => o.timeoutMs - (performance.now() - started);
+  const tryMs = () => Math.max(1, Math.min(left(), Math.max(MIN_TRY_MS, Math.ceil(o.timeoutMs / WRITE_TRIES))));
+  // Once an answer is lost the write may have landed: whoever gives up then says how to learn its outcome.
+  const maybeLanded = (err: Unreachable) => new Unreachable(`${err.message}; the ${method} may have landed: send it again with --key ${params.key} to be told its outcome`, err.code);
+  let c: RpcClient = client;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await c.call(method, params, tryMs());
+    } catch (err) {
+      if (!(err instanceof Unreachable)) throw err;
+      if (left() <= 0 || attempt >= WRITE_TRIES) throw maybeLanded(err);
+      o.onRetry(`the answer to ${method} was lost (${err.message}); sending it again with its key ${params.key} (try ${attempt + 1}), so it lands once`);
+    } finally {
+      // The caller closes the client it gave; a retry's own connection is closed here, whatever happened.
+      if (c !== client) c.close();
+    }
+    try {
+      // A host that went away is waited for as at the start (a restart), within what is left of the timeout;
+      // one that stays down ends the retries: reach has waited already.
+      c = await RpcClient.reach(path, secret, { ...o.reach, downWaitMs: Math.min(o.reach.downWaitMs, Math.max(0, left())), callTimeoutMs: tryMs() });
+    } catch (err) {
+      throw err instanceof Unreachable ? maybeLanded(err) : err;
+    }
   }
 }
 

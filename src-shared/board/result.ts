@@ -14,6 +14,7 @@ export const REJECTION_CODES = [
   'read-only', // the board could not write to disk, so it takes no more writes until the host restarts
   'rate-limited', // an agent wrote faster than its quota; the message says when to try again
   'board-full', // the board holds as much text as it may (BoardLimits.maxTextChars)
+  'key-reused', // an idempotency key came back with a different request than the one it was first used for
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 

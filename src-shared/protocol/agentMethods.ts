@@ -9,7 +9,16 @@
 import type { ClaimView, WorktreeView } from './views.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it. */
-export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt';
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key';
+
+/**
+ * A write's idempotency key: the board answers a write sent again with the same key with its first outcome
+ * instead of doing it twice. Up to 64 characters (a UUID is 36; room for a script's own scheme) of letters,
+ * digits and `. _ : -`, so it is safe in a log line and a shell. Stated here, as plain data, because the
+ * CLI checks `--key` with it before it loads anything, and the host's schema (agentSchemas.ts) with the same.
+ */
+export const WRITE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+export const WRITE_KEY_RULE = '1 to 64 letters, digits or . _ : - (starting with a letter or digit)';
 
 /** One parameter. Generic so the table below keeps each one's name, kind and whether it is required as
  *  literal types: the agents' procedures (agentSchemas.ts) derive each method's input type from them. */
@@ -47,6 +56,15 @@ const token = param({
   describe: 'the fencing token your claim returned; with it, a write left over from an older claim is refused',
 });
 
+/** Every write takes one; the CLI and the MCP server make one per call when none is given. */
+const key = param({
+  name: 'key',
+  kind: 'key',
+  required: false,
+  positional: false,
+  describe: 'an idempotency key: the same write sent again with it (a retry) is answered with its first outcome, not done twice',
+});
+
 const ref = <R extends boolean>(required: R, describe: string) => param({ name: 'ref', kind: 'ref', required, positional: false, describe, git: true });
 const sha = <N extends string, R extends boolean>(name: N, required: R, describe: string) => param({ name, kind: 'sha', required, positional: false, describe, git: true });
 
@@ -56,29 +74,30 @@ const AGENT_METHOD_TABLE = [
   {
     name: 'claim',
     summary: 'Claim a task (without an id: the next open one). Prints the fencing token to pass to later writes.',
-    params: [taskId(false, 'task id; omit to take the next open task')],
+    params: [taskId(false, 'task id; omit to take the next open task'), key],
     write: true,
   },
-  { name: 'renew', summary: 'Extend your lease on a task you hold (any write does this too).', params: [taskId(true), token], write: true },
+  { name: 'renew', summary: 'Extend your lease on a task you hold (any write does this too).', params: [taskId(true), token, key], write: true },
   {
     name: 'note',
     summary: 'Add a progress note to a task you hold.',
-    params: [taskId(true), param({ name: 'text', kind: 'note', required: true, positional: true, describe: 'the note' }), token],
+    params: [taskId(true), param({ name: 'text', kind: 'note', required: true, positional: true, describe: 'the note' }), token, key],
     write: true,
   },
   {
     name: 'done',
     summary: 'Say a task you hold is done. It goes to review (or to its verify command), not straight to done.',
-    params: [taskId(true), token, param({ name: 'note', kind: 'note', required: false, positional: false, describe: 'what you did' })],
+    params: [taskId(true), token, param({ name: 'note', kind: 'note', required: false, positional: false, describe: 'what you did' }), key],
     write: true,
   },
-  { name: 'release', summary: 'Give a task you hold back to the backlog.', params: [taskId(true), token], write: true },
+  { name: 'release', summary: 'Give a task you hold back to the backlog.', params: [taskId(true), token, key], write: true },
   {
     name: 'add',
     summary: 'Add a task to the backlog.',
     params: [
       param({ name: 'title', kind: 'title', required: true, positional: true, describe: 'one-line title' }),
       param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'details' }),
+      key,
     ],
     write: true,
   },
@@ -90,6 +109,7 @@ const AGENT_METHOD_TABLE = [
       param({ name: 'title', kind: 'title', required: false, positional: false, describe: 'new title' }),
       param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'new body' }),
       token,
+      key,
     ],
     write: true,
   },
@@ -103,6 +123,7 @@ const AGENT_METHOD_TABLE = [
       ref(false, "the branch a git ref update moves (with --from: checked against the board's record)"),
       sha('from', false, 'the commit the branch moves from'),
       sha('to', false, 'the commit it moves to'),
+      key,
     ],
     write: true,
   },
@@ -110,7 +131,7 @@ const AGENT_METHOD_TABLE = [
     name: 'record',
     summary:
       "Record that your task's branch moved (the git hooks run this once a commit has landed). Only what the board records, under a live claim, is the task's work; approval merges nothing else.",
-    params: [taskId(true), token, ref(true, 'the branch that moved'), sha('from', true, 'the commit it moved from'), sha('to', true, 'the commit it moved to')],
+    params: [taskId(true), token, ref(true, 'the branch that moved'), sha('from', true, 'the commit it moved from'), sha('to', true, 'the commit it moved to'), key],
     write: true,
     git: true,
   },
@@ -168,7 +189,8 @@ export interface ClaimWorktree extends WorktreeView {
 export function synopsis(m: MethodSpec): string {
   const parts = [`forkbench ${m.name}`];
   for (const p of m.params) {
-    if (p.git) continue;
+    // The key is every write's, said once in the help rather than on each line.
+    if (p.git || p.kind === 'key') continue;
     const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
     parts.push(p.required ? name : `[${name}]`);
   }

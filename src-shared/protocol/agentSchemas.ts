@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
+import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -18,6 +18,7 @@ const kindSchema = {
   agentState: z.enum(REPORTABLE_STATES, { error: `a state is one of ${REPORTABLE_STATES.join(', ')}` }),
   // Controls are no reason to refuse a dialog's text (MAX_PROMPT_CHARS says why they may stay).
   prompt: z.string().max(MAX_PROMPT_CHARS, `the prompt text is longer than ${MAX_PROMPT_CHARS} characters`),
+  key: z.string().regex(WRITE_KEY_PATTERN, `an idempotency key is ${WRITE_KEY_RULE}`),
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 

@@ -255,7 +255,7 @@ describe('agents’ socket', () => {
       );
     const tools = JSON.parse(await run(['--method', 'tools/list'])) as { tools: Array<{ name: string; inputSchema: { properties?: Record<string, unknown> } }> };
     expect(tools.tools.map((t) => t.name)).toContain('claim');
-    expect(Object.keys(tools.tools.find((t) => t.name === 'note')?.inputSchema.properties ?? {}).sort()).toEqual(['taskId', 'text', 'token']);
+    expect(Object.keys(tools.tools.find((t) => t.name === 'note')?.inputSchema.properties ?? {}).sort()).toEqual(['key', 'taskId', 'text', 'token']);
     const added = await run(['--method', 'tools/call', '--tool-name', 'add', '--tool-arg', 'title=via the inspector']);
     const id = JSON.parse((JSON.parse(added) as { content: Array<{ text: string }> }).content[0]?.text as string).id as string;
     const claimed = JSON.parse(await run(['--method', 'tools/call', '--tool-name', 'claim', '--tool-arg', `taskId=${id}`])) as { content: Array<{ text: string }> };
