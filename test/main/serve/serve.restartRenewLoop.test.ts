@@ -23,7 +23,7 @@ function paneText(s: ServeProc, agentId: string): string {
 const codesIn = (file: string): string[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
 describe('a kept agent renewing across board host restarts', () => {
-  it(`serve killed -9 and started again ${RESTARTS} times while a shell agent renews in a loop: none is answered unauthorized: each waits for the board and renews`, async () => {
+  it(`serve killed -9 and started again ${RESTARTS} times while a shell agent renews in a loop: none is answered unauthorized: each waits for the board, retries, and renews`, async () => {
     const { key, project } = at;
     // A git project: the board host fences its folder as it opens (git runs), which is when an agent calling
     // the moment the socket listens was once answered as a stranger.
@@ -54,11 +54,9 @@ describe('a kept agent renewing across board host restarts', () => {
     const all = codesIn(codes);
     const errors = fs.existsSync(join(at.root, 'renew-errors.txt')) ? fs.readFileSync(join(at.root, 'renew-errors.txt'), 'utf8') : '';
     const why = `exit statuses ${all.join(',')}; stderr: ${errors.slice(-800)}`;
-    // Never refused as a stranger. A call the kill cut off in flight is told unreachable (4): its outcome is
-    // unknown to it, which is as it should be; at most one per loop per kill.
-    expect(all.filter((c) => c !== '0' && c !== '4'), why).toEqual([]);
-    expect(all.filter((c) => c === '4').length, why).toBeLessThanOrEqual(LOOPS * RESTARTS);
-    expect(all.slice(-CALLS_PER_RESTART), why).toEqual(Array(CALLS_PER_RESTART).fill('0'));
+    // Never refused as a stranger; a call the kill cut off in flight is sent again with its key to the next
+    // serve (the CLI retries a write whose answer was lost): every renew succeeds.
+    expect(all.filter((c) => c !== '0'), why).toEqual([]);
     const snap = await serve.window.call('thread.snapshot', { key });
     expect(snap.board.tasks.find((t: { id: string }) => t.id === 'T-1')?.claim?.agentId).toBe(a.id);
     serve.proc.kill('SIGINT');
