@@ -358,7 +358,8 @@ export class PtyHostServer {
       .then((r) => {
         if (r.ok) return this.answerTo(sock, { t: 'res', id, ok: true, v: r.value });
         const where = r.error.at === 'method' ? '' : `${name}: `;
-        if (r.error.code === 'failed') this.o.log?.(`${name} failed: ${r.error.message}`);
+        // A failure, or a request the board host should never have sent as it is: the log says so.
+        if (r.error.code === 'failed' || r.error.at !== 'handler') this.o.log?.(`${name} ${r.error.code === 'failed' ? 'failed' : `refused (${r.error.code})`}: ${r.error.message}`);
         this.answerTo(sock, { t: 'res', id, ok: false, code: r.error.code, error: `${where}${r.error.message}` });
       })
       .catch((err: Error) => this.o.log?.(`could not answer ${name}: ${err.message}`));
