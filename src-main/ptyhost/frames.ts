@@ -79,6 +79,11 @@ export class FrameDecoder {
     }
   }
 
+  /** Bytes of a frame not yet whole: what a connection that ends now leaves unread. */
+  get pending(): number {
+    return this.buffered;
+  }
+
   private dispatch(frame: Buffer): void {
     const kind = frame.readUInt8(4);
     if (kind === FrameKind.control) {

@@ -192,6 +192,8 @@ export class PtyHostServer {
     });
     sock.on('error', () => undefined);
     sock.on('close', () => {
+      // A board host that ended mid-frame (killed while writing one) sent a request that never was: said so.
+      if (sock === this.client && decoder.pending > 0) this.o.log?.(`the board host ended in the middle of a frame (${decoder.pending} bytes of it read)`);
       clearTimeout(g.deadline);
       this.unadopted.delete(sock);
       this.dropped(sock);
