@@ -36,8 +36,6 @@ interface Caller {
   hooks: AgentCallHooks;
 }
 
-/** Run one decision on the board: its value, or its rejection thrown as the call's refusal. */
-const decide = async <T>(c: Caller, op: (e: LeaseEngine) => Result<T>): Promise<T> => unwrap(await c.board.run(op));
 const now = (c: Caller): number => c.board.clock.now();
 
 /**

@@ -110,3 +110,14 @@ export function isSameProcess(pid: number, startTicks: number | undefined): bool
   if (isLinux && !now) return false;
   return startTicks === undefined || now?.startTicks === undefined || now.startTicks === startTicks;
 }
+
+/** Whether any process of a group is left (signal 0 asks without sending anything; EPERM: one is, another
+ *  user's). */
+export function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

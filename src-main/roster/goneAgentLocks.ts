@@ -1,3 +1,4 @@
+import { processGroupAlive } from '../base/procStat.js';
 import type { HeldLock } from '../git/claimFolders.js';
 
 export const LockConstants = {
@@ -41,20 +42,10 @@ export interface LockClearing {
 export function clearOnceGone(gone: GoneAgentLocks, d: LockClearing, triesLeft: number = LockConstants.tries): void {
   const folders = d.folders;
   if (!folders || gone.locks.length === 0 || d.closing()) return;
-  if (gone.pgid !== null && groupAlive(gone.pgid)) {
+  if (gone.pgid !== null && processGroupAlive(gone.pgid)) {
     if (triesLeft > 0) d.later(() => clearOnceGone(gone, d, triesLeft - 1), LockConstants.retryMs);
     return;
   }
   const cleared = folders.clearLocks(gone.locks);
   if (cleared.length) d.warn?.(`forkbench: cleared ${cleared.length} git lock(s) left by ${gone.name}: ${cleared.join(', ')}`);
-}
-
-/** Whether any process of a group is left (signal 0 asks without sending anything). */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

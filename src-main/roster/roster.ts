@@ -427,7 +427,8 @@ export class Roster {
     pane?.typist.dispose();
     // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
     if (pane && pane.run !== agent.run) return;
-    const locks = this.closing ? [] : (this.d.lockFolders?.locksOf(agent.id) ?? []);
+    // Noted once, by the word that ends it: its exit status that follows finds the same folders.
+    const locks = this.closing || !agent.alive ? [] : (this.d.lockFolders?.locksOf(agent.id) ?? []);
     const first = agent.ended(death.exit);
     this.registry.forgetSecret(agent.id);
     if (first) this.d.states?.gone(agent.id);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { processGroupAlive, readProcStat } from '../../../src-main/base/procStat.js';
 import { ensureCliShim, shimDirFor } from '../../../src-main/host/cliShim.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
@@ -336,8 +337,7 @@ exec sleep 600`,
     // Every process of the agent but its background job, which keeps its process group alive for 3 s.
     const group = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
       try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === agent.pid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'sleep\u00003\u0000';
+        return readProcStat(pid)?.pgrp === agent.pid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'sleep\u00003\u0000';
       } catch {
         return false;
       }
@@ -375,21 +375,13 @@ exec sleep 600`,
     fs.rmSync(branchLock);
     fs.writeFileSync(branchLock, 'live\n');
     // Its background job ends within 3 s; the clearing runs then, and finds another file.
-    await expect.poll(() => fs.readdirSync('/proc').includes(String(agent.pid)) || groupAlive(agent.pid), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => fs.readdirSync('/proc').includes(String(agent.pid)) || processGroupAlive(agent.pid), { timeout: 10_000 }).toBe(false);
     await new Promise((r) => setTimeout(r, 2 * 250 + 100)); // two lock retries after the group is gone
     expect(fs.readFileSync(branchLock, 'utf8')).toBe('live\n');
     fs.rmSync(branchLock);
   });
 });
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("9. a pane never gets the person's override, and an agent pushes only its task branch", () => {
   it('env -u FORKBENCH_SECRET FORKBENCH_PERSON=1 git commit in a pane is refused; git push origin HEAD:main is refused', async () => {
