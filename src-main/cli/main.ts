@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
+import { AGENT_METHODS, AgentEnv, methodSpec, synopsis, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type MethodSpec } from '../../src-shared/protocol/agentMethods.js';
 import { Exit, EXIT_CODES_TEXT } from '../../src-shared/protocol/cliWords.js';
 import { jsonShowControls } from '../../src-shared/text/controlChars.js';
 import { formatRefusalLine, formatResult, refusalReason } from './format.js';
@@ -118,12 +118,6 @@ async function heldTaskId(client: RpcClient, agentId: string | undefined, spec: 
   throw new UsageError(`${spec.name} needs a task id and ${which}: ${synopsis(spec)}`);
 }
 
-/** One call, shown as JSON or for a person. Generic in the method, so the formatter gets its own result type. */
-async function callAndShow<M extends AgentMethod>(client: RpcClient, method: M, params: Record<string, unknown>, json: boolean): Promise<string> {
-  const result = await client.call(method, params);
-  return json ? printJson({ ok: true, result }) : formatResult(method, result);
-}
-
 interface Io {
   out(s: string): void;
   err(s: string): void;
@@ -223,14 +217,12 @@ async function callBoard(spec: MethodSpec, params: Record<string, unknown>, json
       params.taskId = await heldTaskId(client, io.env[AgentEnv.agentId], spec);
       io.err(`forkbench: ${spec.name} on ${params.taskId as string}, the one task you hold`);
     }
-    if (typeof params.key === 'string') {
-      const result = await callWrite(client, socket, secret, spec.name, params as Record<string, unknown> & { key: string }, {
-        timeoutMs,
-        reach,
-        onRetry: (m) => io.err(`forkbench: ${m}`),
-      });
-      io.out(json ? printJson({ ok: true, result }) : formatResult(spec.name, result));
-    } else io.out(await callAndShow(client, spec.name, params, json));
+    // A keyed write is sent again while its answer is lost; a read is asked once.
+    const result =
+      typeof params.key === 'string'
+        ? await callWrite(client, socket, secret, spec.name, params as Record<string, unknown> & { key: string }, { timeoutMs, reach, onRetry: (m) => io.err(`forkbench: ${m}`) })
+        : await client.call(spec.name, params);
+    io.out(json ? printJson({ ok: true, result }) : formatResult(spec.name, result));
     return Exit.ok;
   } catch (err) {
     if (err instanceof UsageError) return usageFailure(io, json, err.message, spec);
