@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { AgentStateInfo } from '../../src-shared/agents/agentState.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
+import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { agentExitedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
@@ -21,7 +22,7 @@ export interface NoticeSources {
   readonly key: string;
   readonly folder: string;
   readonly board: BoardService;
-  readonly roster: Pick<Roster, 'onExit' | 'onAgents' | 'agents' | 'nameOf'>;
+  readonly roster: Pick<Roster, 'onExit' | 'onAgents' | 'agent' | 'nameOf'>;
   readonly states: Pick<AgentStates, 'onChange'>;
 }
 
@@ -100,9 +101,10 @@ export class ThreadNotices {
     const kind: TurnNoticeKind | null =
       next.state === 'needs-input' ? 'waiting' : next.state === 'idle' && before.state === 'working' && !before.presumed ? 'done' : null;
     if (!kind || !this.s.board.state.settings.notifyAgents) return;
-    const agent = this.s.roster.agents().find((a) => a.id === agentId);
+    const agent = this.s.roster.agent(agentId);
     if (!agent) return;
-    const taskId = agent.claims[0];
+    // The first of its claims as the window lists them: one agent's claims, not every agent's list.
+    const taskId = this.s.board.engine.claimsOf(agentId).sort(compareTaskIds)[0];
     const task = taskId ? this.s.board.state.tasks.get(taskId) : undefined;
     this.raise(turnNotice(kind, { id: agentId, name: agent.name, text: next.text }, task ? { id: task.id, title: task.title } : null, this.at()));
   }
