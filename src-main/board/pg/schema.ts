@@ -1,0 +1,71 @@
+/**
+ * The board's tables on PostgreSQL, as versioned migrations. All in one schema of Forkbench's own, so a board
+ * can live in a database that holds other things. A migration is never edited once released: its checksum is
+ * kept in `forkbench.schema_version`, and a changed one is refused at start. New columns or tables come as a
+ * new version at the end of the list.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Forkbench's schema: every object of the board lives here. */
+export const SCHEMA = 'forkbench';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'board',
+    sql: `
+CREATE TABLE forkbench.boards (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name text NOT NULL UNIQUE,
+  -- The last event's position. Moved only by a transaction that holds this row's lock (FOR UPDATE), so
+  -- positions are gapless and in commit order: a reader of "everything after N" never skips a late commit.
+  head bigint NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+-- The board's event log: the shared reducer's input, in order. Each host's engine is this log applied.
+CREATE TABLE forkbench.events (
+  board_id bigint NOT NULL REFERENCES forkbench.boards (id) ON DELETE CASCADE,
+  seq bigint NOT NULL,
+  task_id text,
+  body text NOT NULL,
+  PRIMARY KEY (board_id, seq)
+);
+CREATE INDEX events_by_task ON forkbench.events (board_id, task_id, seq) WHERE task_id IS NOT NULL;
+
+-- The first outcome of each agent's idempotency key, written in the same transaction as the write's events.
+CREATE TABLE forkbench.write_keys (
+  board_id bigint NOT NULL REFERENCES forkbench.boards (id) ON DELETE CASCADE,
+  agent_id text NOT NULL,
+  key text NOT NULL,
+  hash text NOT NULL,
+  outcome text NOT NULL,
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (board_id, agent_id, key)
+);
+CREATE INDEX write_keys_by_age ON forkbench.write_keys (board_id, at);
+
+-- Hosts hold leases too: a row each host renews; any host ends a lapsed host's claims (host-lost).
+CREATE TABLE forkbench.hosts (
+  board_id bigint NOT NULL REFERENCES forkbench.boards (id) ON DELETE CASCADE,
+  host_id text NOT NULL,
+  incarnation text NOT NULL,
+  name text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (board_id, host_id)
+);
+
+-- Which host runs which agent: a host acts only for its own agents, and a lapsed host's agents lose their claims.
+CREATE TABLE forkbench.agents (
+  board_id bigint NOT NULL REFERENCES forkbench.boards (id) ON DELETE CASCADE,
+  agent_id text NOT NULL,
+  host_id text NOT NULL,
+  PRIMARY KEY (board_id, agent_id)
+);
+`,
+  },
+];
