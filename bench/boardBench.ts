@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BoardService } from '../src-main/board/boardService.js';
+import { JournalBoard } from '../src-main/board/journalBoard.js';
 import { boardClock } from '../src-main/base/clock.js';
 import { LeaseEngine } from '../src-main/board/leaseEngine.js';
 import { percentile, printTable, type Row } from './table.js';
@@ -70,7 +70,7 @@ function bestOf(tasks: number): Record<'claim' | 'renew' | 'note' | 'done', numb
 async function durable(): Promise<{ serial: number; concurrent: number }> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-bench-'));
   try {
-    const svc = await BoardService.open({ dir });
+    const svc = await JournalBoard.open({ dir });
     const add = () => svc.run((e) => e.addTask({ title: 'x' }));
     const SERIAL = 300;
     let t0 = performance.now();
@@ -94,7 +94,7 @@ async function durable(): Promise<{ serial: number; concurrent: number }> {
 async function durableKeyed(): Promise<{ serial: number; concurrent: number }> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-bench-'));
   try {
-    const svc = await BoardService.open({ dir });
+    const svc = await JournalBoard.open({ dir });
     const tokens: number[] = [];
     for (let i = 0; i < AGENTS; i++) {
       await svc.run((e) => e.addTask({ title: `t${i}` }));
@@ -127,7 +127,7 @@ async function durableKeyed(): Promise<{ serial: number; concurrent: number }> {
 async function expiryLag(): Promise<number[]> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-bench-'));
   try {
-    const svc = await BoardService.open({ dir });
+    const svc = await JournalBoard.open({ dir });
     await svc.run((e) => e.setSettings({ leaseMs: 2000 }));
     const CLAIMS = 200;
     for (let i = 0; i < CLAIMS; i++) await svc.run((e) => e.addTask({ title: `t${i}` }));

@@ -1,12 +1,51 @@
-import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
-import { reject, type Result } from '../../src-shared/board/result.js';
-import { boardClock, type Clock } from '../base/clock.js';
-import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
-import { LeaseEngine } from './leaseEngine.js';
-import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { boundedOutcome, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
+import type { Board } from '../../src-shared/board/reducer.js';
+import type { Result } from '../../src-shared/board/result.js';
+import type { Clock } from '../base/clock.js';
+import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { LeaseEngine } from './leaseEngine.js';
+
+/**
+ * A Thread's board as its host uses it, whichever store keeps it: the journal in the host's data folder
+ * (journalBoard.ts: one host owns it) or PostgreSQL (pg/pgBoard.ts: several hosts share it). Both decide with
+ * the same lease engine and reducer; a store only orders, keeps and publishes what the engine decided.
+ *
+ * Every write resolves only once its events are durable, and listeners hear of an event only then (publish
+ * after commit): a window never shows a change a crash could take back.
+ */
+export interface BoardService {
+  /** The engine at the board's latest known position: reads go here; writes go through run/apply. */
+  readonly engine: LeaseEngine;
+  readonly clock: Clock;
+  readonly state: Readonly<Board>;
+  /** The Thread's data folder on this host (agents' records, worktrees' bookkeeping). */
+  readonly dir: string;
+  /** Durable events, in the board's order (on a shared board, other hosts' too). */
+  onEvent(fn: (e: BoardEvent) => void): Disposable;
+  /** The board stopped taking writes (its journal failed; its database was lost). */
+  onReadOnly(fn: (err: Error) => void): Disposable;
+  /** Why the board takes no writes, or null while it does. */
+  readonly readOnlyReason: string | null;
+  /** Run one decision and acknowledge it only once it is durable. */
+  run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>>;
+  /** Run one decision under an idempotency key: a key seen before answers with its first outcome. */
+  runKeyed<T, A>(k: WriteKey, op: (engine: LeaseEngine) => Result<T>, answer: (v: T) => A): Promise<KeyedOutcome<A>>;
+  /** The first outcome of a key already used, without deciding anything; undefined for a key not seen. */
+  replay(k: WriteKey): Promise<Result<unknown> | undefined>;
+  /** Same as run, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */
+  apply<T>(op: (engine: LeaseEngine) => T): Promise<T>;
+  /** The machine resumed from sleep, or the host was paused: this host's live claims get a fresh lease. */
+  resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }>;
+  /** Every event the store still keeps, oldest first: the whole history (tests and tools; a window reads
+   *  logTail). */
+  log(): Promise<BoardEvent[]>;
+  /** The events about one task, oldest first: what its details panel shows. */
+  taskLog(taskId: string): Promise<BoardEvent[]>;
+  /** The latest `n` events, oldest first: what an event-log panel opens with. */
+  logTail(n: number): BoardEvent[];
+  /** Stop timers and flush. (A clean shutdown releases this host's claims first: ThreadHost.dispose does.) */
+  close(): Promise<void>;
+}
 
 /** A write's idempotency key: whose, the key, and the hash of the request it was first used for. */
 export interface WriteKey {
@@ -17,7 +56,7 @@ export interface WriteKey {
 
 /** Refusals that are no decision about the request, and so are not a key's outcome: `rate-limited` tells the
  *  agent to send the same write again later. (`read-only` is answered before a key is looked at.) */
-const TRANSIENT: ReadonlySet<string> = new Set(['rate-limited']);
+export const TRANSIENT: ReadonlySet<string> = new Set(['rate-limited']);
 
 /** A keyed write's answer: the outcome, and whether it is the first one replayed (nothing was done now). */
 export interface KeyedOutcome<T> {
@@ -25,7 +64,7 @@ export interface KeyedOutcome<T> {
   readonly replayed: boolean;
 }
 
-export interface BoardServiceOptions {
+export interface JournalBoardOptions {
   /** The Thread's board folder (one per Thread, under the user's data folder). */
   dir: string;
   /** For a new board: its Thread id and goal. */
@@ -73,277 +112,3 @@ export class BoardReadOnlyError extends Error {
   }
 }
 
-/**
- * A board with side effects: the pure lease engine, its journal on disk, and the one timer that lapses
- * claims on time. Every mutating call resolves only after its events are on disk, and listeners hear of an
- * event only then too (publish after commit): a window never shows a change a crash could take back.
- */
-export class BoardService {
-  readonly engine: LeaseEngine;
-  readonly clock: Clock;
-  private readonly journal: Journal;
-  private timer: NodeJS.Timeout | null = null;
-  private armedFor: number | null = null;
-  private armQueued = false;
-  private closed = false;
-  private readonly events = new Emitter<BoardEvent>();
-  /** Events decided but not yet durable, each with its place in the journal's append count. */
-  private outbox: Array<{ n: number; e: BoardEvent }> = [];
-  private readOnly: BoardReadOnlyError | null = null;
-  private readonly readOnlyEvents = new Emitter<BoardReadOnlyError>();
-  /** The latest durable events, oldest first: a window's snapshot reads its log panel from here, not disk. */
-  private recent: BoardEvent[];
-  /** The board as far as the journal has it on disk: the engine's board minus the changes still in the
-   *  outbox. What the engine goes back to if the journal fails. A copyBoard: it costs one map. */
-  private readonly durable: Board;
-  /** The first outcome of each agent's idempotency keys (writeKeys.ts): the board's private record. */
-  private readonly keys: WriteKeys;
-  /** While a keyed write decides: its events, held back so its key's line goes into the journal first. */
-  private capture: BoardEvent[] | null = null;
-
-  static async open(opts: BoardServiceOptions): Promise<BoardService> {
-    const svc = new BoardService(opts);
-    await svc.start(opts);
-    return svc;
-  }
-
-  private constructor(private readonly opts: BoardServiceOptions) {
-    const loaded = loadBoard(opts.dir);
-    for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
-    this.recent = readLogTail(opts.dir, BoardServiceConstants.recentEvents);
-    this.clock = boardClock(loaded.mono, opts.monotonic);
-    this.durable = copyBoard(loaded.board);
-    this.engine = new LeaseEngine(this.clock, loaded.board);
-    this.keys = new WriteKeys(() => this.clock.now());
-    for (const r of loaded.keys) this.keys.put(r);
-    this.journal = new Journal(opts.dir, loaded, () => ({ board: this.engine.state as Board, mono: this.clock.now(), keys: this.keys.records() }), {
-      compactEvery: opts.compactEvery,
-      compactBytes: opts.compactBytes,
-      historyKeepBytes: opts.historyKeepBytes,
-      warn: opts.warn ?? console.warn,
-    });
-    this.engine.onEvent((e) => {
-      if (this.capture) this.capture.push(e);
-      else this.record(e);
-    });
-  }
-
-  private async start(opts: BoardServiceOptions): Promise<void> {
-    if (this.engine.state.seq === 0) {
-      this.engine.createThread(opts.threadId ?? randomUUID(), opts.goal ?? '');
-    } else {
-      // A holder that no longer exists loses its claim now, with the reason, instead of waiting out its
-      // lease; any holder that does still exist (kept by a pty host) gets grace.
-      const fate = (id: string) => opts.holders?.fateOf(id) ?? 'unknown';
-      this.engine.grace((id) => fate(id) === 'alive', (id) => (fate(id) === 'exited' ? 'agent-exited' : 'host-restarted'));
-    }
-    await this.commit();
-    this.arm();
-  }
-
-  get state(): Readonly<Board> {
-    return this.engine.state;
-  }
-
-  get dir(): string {
-    return this.opts.dir;
-  }
-
-  /** Durable events, in order. */
-  onEvent(fn: (e: BoardEvent) => void): Disposable {
-    return this.events.event(fn);
-  }
-
-  /** Called once, when the journal fails and the board turns read-only. */
-  onReadOnly(fn: (err: BoardReadOnlyError) => void): Disposable {
-    return this.readOnlyEvents.event(fn);
-  }
-
-  /** Why the board takes no writes, or null while it does. */
-  get readOnlyReason(): string | null {
-    return this.readOnly?.message ?? null;
-  }
-
-  /** Run one decision and acknowledge it only once it is durable. */
-  async run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
-    try {
-      return await this.apply(op);
-    } catch (err) {
-      // A refusal like any other, with its own reason: agents and windows already know how to show one.
-      if (err instanceof BoardReadOnlyError) return reject('read-only', err.message);
-      throw err;
-    }
-  }
-
-  /**
-   * Run one decision under an idempotency key. The key is looked up first, before any rule of the engine:
-   * a key seen before answers with its first outcome (success or refusal but `rate-limited`), after waiting until that is
-   * durable, and does nothing; a key first used for a different request is refused `key-reused`. Else the
-   * decision runs, and its outcome (as `answer` makes it: the value the caller is told) goes into the journal
-   * in the same append as the decision's events, the key's line first: one is never on disk without the other.
-   */
-  async runKeyed<T, A>(k: WriteKey, op: (engine: LeaseEngine) => Result<T>, answer: (v: T) => A): Promise<KeyedOutcome<A>> {
-    try {
-      if (this.closed) throw new Error('the board is closed');
-      if (this.readOnly) throw this.readOnly;
-      const seen = this.keys.lookup(k.agentId, k.key, k.hash);
-      if (seen.found) {
-        await this.commit();
-        return { replayed: true, result: 'reused' in seen ? { ok: false, error: seen.reused } : (seen.outcome as Result<A>) };
-      }
-      const held: BoardEvent[] = (this.capture = []);
-      let r: Result<A>;
-      try {
-        const decided = op(this.engine);
-        r = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
-      } catch (err) {
-        // A decision that threw part-way keeps what it did, as an unkeyed one would, but no key: it has no outcome.
-        for (const e of held) this.record(e);
-        throw err;
-      } finally {
-        this.capture = null;
-      }
-      if (!r.ok && TRANSIENT.has(r.error.code)) {
-        // Refused for the agent's pace, not for what it asked: the write did nothing and says when to try
-        // again, so its key stays unused and that retry is decided afresh.
-        for (const e of held) this.record(e);
-      } else {
-        const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: r.ok ? { ok: true, value: boundedOutcome(r.value) } : r };
-        this.journal.appendRecord({ writeKey: rec, events: held.length });
-        for (const e of held) this.record(e);
-        this.keys.put(rec);
-      }
-      await this.commit();
-      return { replayed: false, result: r };
-    } catch (err) {
-      if (err instanceof BoardReadOnlyError) return { replayed: false, result: reject('read-only', err.message) };
-      throw err;
-    }
-  }
-
-  /** The first outcome of a key already used, without deciding anything: for a caller that must know before
-   *  it does work of its own (a branch record reads git first). Undefined for a key not seen. */
-  async replay(k: WriteKey): Promise<Result<unknown> | undefined> {
-    const seen = this.keys.lookup(k.agentId, k.key, k.hash);
-    if (!seen.found) return undefined;
-    if (!this.readOnly) await this.commit();
-    return 'reused' in seen ? { ok: false, error: seen.reused } : seen.outcome;
-  }
-
-  /** How many keys the board keeps (bounded by WriteKeyLimits). */
-  get keyCount(): number {
-    return this.keys.size;
-  }
-
-  private record(e: BoardEvent): void {
-    this.journal.append(e);
-    this.outbox.push({ n: this.journal.appendedCount, e });
-    this.queueArm();
-  }
-
-  /** Same, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */
-  async apply<T>(op: (engine: LeaseEngine) => T): Promise<T> {
-    if (this.closed) throw new Error('the board is closed');
-    if (this.readOnly) throw this.readOnly;
-    const r = op(this.engine);
-    await this.commit();
-    return r;
-  }
-
-  /** Wait for the journal, then publish what it made durable. A failure turns the board read-only. */
-  private async commit(): Promise<void> {
-    try {
-      await this.journal.sync();
-    } catch (err) {
-      throw this.turnReadOnly(err as Error);
-    }
-    this.publish();
-  }
-
-  private publish(): void {
-    const durable = this.journal.durableCount;
-    let ready = 0;
-    while (ready < this.outbox.length && (this.outbox[ready] as { n: number }).n <= durable) ready++;
-    if (!ready) return;
-    for (const { e } of this.outbox.splice(0, ready)) {
-      applyEvent(this.durable, e);
-      this.recent.push(e);
-      this.events.fire(e);
-    }
-    // Trimmed in batches, so keeping the window costs O(1) per event rather than a copy each time.
-    if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
-  }
-
-  private turnReadOnly(cause: Error): BoardReadOnlyError {
-    if (this.readOnly) return this.readOnly;
-    this.readOnly = cause instanceof BoardReadOnlyError ? cause : new BoardReadOnlyError(cause);
-    // What was decided but never saved is dropped: publishing it now would show a change the disk never had,
-    // and so is the engine's memory of it, or agents reading the board would still see it.
-    this.outbox = [];
-    this.engine.rewind(this.durable);
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    (this.opts.warn ?? console.error)(`forkbench: ${this.readOnly.message}`);
-    this.readOnlyEvents.fire(this.readOnly);
-    return this.readOnly;
-  }
-
-  /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */
-  resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {
-    return this.apply((e) => e.grace(isAlive, 'host-restarted'));
-  }
-
-  /** Every event still on disk, oldest first. Reads the whole history: for a window, use logTail. */
-  log(): BoardEvent[] {
-    return [...readLog(this.opts.dir)];
-  }
-
-  /** The events about one task still on disk, oldest first: what its details panel shows. */
-  taskLog(taskId: string): BoardEvent[] {
-    return readTaskLog(this.opts.dir, taskId);
-  }
-
-  /** The latest `n` events, oldest first: what an event-log panel opens with. */
-  logTail(n: number): BoardEvent[] {
-    return n <= BoardServiceConstants.recentEvents ? this.recent.slice(-n) : readLogTail(this.opts.dir, n);
-  }
-
-  /** Stop the timer and flush. (A clean shutdown releases claims first: ThreadHost.dispose does.) */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.journal.close();
-  }
-
-  private queueArm(): void {
-    if (this.armQueued) return;
-    this.armQueued = true;
-    queueMicrotask(() => {
-      this.armQueued = false;
-      this.arm();
-    });
-  }
-
-  /** One timer, on the earliest deadline. Firing runs a sweep, which checks the claims as they are now. */
-  private arm(): void {
-    if (this.closed || this.readOnly) return;
-    const next = this.engine.nextDeadline();
-    if (next === this.armedFor) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.armedFor = next;
-    if (next === null) return;
-    const delay = Math.max(0, Math.ceil(next - this.clock.now()));
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.armedFor = null;
-      if (this.closed || this.readOnly) return;
-      this.engine.sweep();
-      // A failure is reported once, by turnReadOnly; the timer has nobody else to tell.
-      this.commit().catch(() => undefined);
-      this.arm();
-    }, delay);
-  }
-}

@@ -70,6 +70,10 @@ export class LeaseEngine {
   constructor(
     private readonly clock: Clock,
     board: Board = emptyBoard(),
+    /** Which agents this host runs: a host's own signals (its shutdown, its grace after a restart) concern
+     *  only them. On a board one host owns, every agent is its own; on a shared board, other hosts' agents
+     *  are theirs to end. */
+    private readonly mine: (agentId: string) => boolean = () => true,
   ) {
     this.board = board;
     this.quota = new WriteQuota(() => this.clock.now());
@@ -398,7 +402,7 @@ export class LeaseEngine {
   /** The host shuts: every claim ends now with the reason (no grace: nobody is there to work on them). */
   shutdown(reason: HardReleaseReason): number {
     let released = 0;
-    for (const agentId of [...this.heldBy.agents()]) released += this.releaseAllHeldBy(agentId, reason).length;
+    for (const agentId of [...this.heldBy.agents()]) if (this.mine(agentId)) released += this.releaseAllHeldBy(agentId, reason).length;
     return released;
   }
 
@@ -411,7 +415,8 @@ export class LeaseEngine {
   grace(isAlive: (agentId: string) => boolean, goneReason: HardReleaseReason | ((agentId: string) => HardReleaseReason) = 'host-restarted'): { extended: number; released: number } {
     let extended = 0;
     let released = 0;
-    for (const agentId of this.heldBy.agents()) {
+    for (const agentId of [...this.heldBy.agents()]) {
+      if (!this.mine(agentId)) continue;
       if (!isAlive(agentId)) {
         released += this.releaseAllHeldBy(agentId, typeof goneReason === 'function' ? goneReason(agentId) : goneReason).length;
         continue;
@@ -669,6 +674,19 @@ export class LeaseEngine {
     e.seq = this.board.seq + 1;
     e.at = this.clock.wall();
     e.mono = this.clock.now();
+    this.take(e);
+  }
+
+  /**
+   * Apply an event another host decided on a shared board, in its place in the board's one order: the
+   * same reducer and indexes as this engine's own decisions, so both hosts hold one board.
+   */
+  follow(e: BoardEvent): void {
+    if (e.seq !== this.board.seq + 1) throw new Error(`board event ${e.seq} follows ${this.board.seq}: the log has a gap`);
+    this.take(e);
+  }
+
+  private take(e: BoardEvent): void {
     const taskId = (e as { taskId?: string | null }).taskId;
     const before = taskId ? this.board.tasks.get(taskId) : undefined;
     this.text += textDelta(e, this.board, before);

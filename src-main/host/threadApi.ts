@@ -135,8 +135,8 @@ export class ThreadApi {
     return taskDetails(t);
   }
 
-  taskHistory(p: P<'task.history'>): R<'task.history'> {
-    return taskHistory(this.host.board.taskLog(p.taskId), p.taskId);
+  async taskHistory(p: P<'task.history'>): Promise<R<'task.history'>> {
+    return taskHistory(await this.host.board.taskLog(p.taskId), p.taskId);
   }
 
   async listWorktrees(): Promise<R<'worktree.list'>> {

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { BoardService } from '../board/boardService.js';
+import { JournalBoard } from '../board/journalBoard.js';
+import { type BoardService } from '../board/boardService.js';
 import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
@@ -99,7 +100,7 @@ export class ThreadHost {
     const ptyHost = await opts.ptyHost;
     const kept = await KeptPanes.read(ptyHost, key);
     // The board asks one question of what the pty host kept: is this holder alive, exited, or unknown.
-    const board = await BoardService.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept });
+    const board = await JournalBoard.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept });
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
     const worktrees = await ClaimWorktrees.open(folder, board, socketPath);

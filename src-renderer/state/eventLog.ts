@@ -31,6 +31,7 @@ const REASONS: Record<ClaimEndReason, string> = {
   'pane-closed': 'pane closed',
   'host-restarted': 'host restarted',
   'host-stopped': 'host stopped',
+  'host-lost': "its host was lost (stopped renewing the host's lease)",
 };
 
 const clip = (s: string, n = 80): string => {

@@ -37,8 +37,10 @@ export type ClaimEndReason =
 
 /** Signals that end a claim at once, with no timer: the agent is certainly gone. `agent-exited`: its
  *  process was found gone without its exit being watched: it exited while the board host was down, or its
- *  pty host died (not a failed attempt: nothing says the agent failed). */
-export type HardReleaseReason = 'process-exited' | 'agent-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped';
+ *  pty host died (not a failed attempt: nothing says the agent failed). `host-lost`: on a board shared by
+ *  several hosts, the holder's host stopped renewing its own lease (crashed, cut off, or paused past it), so
+ *  another host ended the claims it could no longer vouch for. */
+export type HardReleaseReason = 'process-exited' | 'agent-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped' | 'host-lost';
 
 export interface Note {
   readonly by: string; // agent id or 'user'

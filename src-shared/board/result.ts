@@ -15,6 +15,7 @@ export const REJECTION_CODES = [
   'rate-limited', // an agent wrote faster than its quota; the message says when to try again
   'board-full', // the board holds as much text as it may (BoardLimits.maxTextChars)
   'key-reused', // an idempotency key came back with a different request than the one it was first used for
+  'board-unavailable', // a shared board's database could not be reached: nothing was done; send it again (with its key)
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 

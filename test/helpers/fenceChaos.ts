@@ -185,15 +185,15 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   await waitFor(() => host.roster.agents().every((a) => a.status === 'exited'), 10_000);
   await host.worktrees.git?.idle();
   r.notRecorded = notRecorded;
-  judge(host, folder, initial, ackLog, events, r);
+  await judge(host, folder, initial, ackLog, events, r);
   const locks = await waitForNoLocks(join(folder, '.git'), 12_000);
   for (const l of locks) r.problems.push(`git lock left: ${l}`);
   return r;
 }
 
-function judge(host: ThreadHost, folder: string, initial: string, ackLog: string, events: BoardEvent[], r: ChaosReport): void {
+async function judge(host: ThreadHost, folder: string, initial: string, ackLog: string, events: BoardEvent[], r: ChaosReport): Promise<void> {
   const recordedUnder = new Map<string, number>();
-  for (const e of host.board.log()) if (e.kind === 'branch-recorded') recordedUnder.set(e.record.sha, e.record.token);
+  for (const e of (await host.board.log())) if (e.kind === 'branch-recorded') recordedUnder.set(e.record.sha, e.record.token);
   r.recorded = recordedUnder.size;
   const acks = fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean);
   r.acked = acks.length;

@@ -264,7 +264,7 @@ export async function boardWork(t: RealCliThread, pane: Pane, claimWithinMs = 30
   expect(grant).toMatchObject({ taskId: 'T-1', agentId: id, by: id });
   expect(note).toMatchObject({ taskId: 'T-1', by: id, text: NOTE });
   expect(renew).toMatchObject({ taskId: 'T-1', agentId: id, via: 'write', token: grant.token });
-  expect(t.host.board.log().filter((e) => e.kind === 'write-rejected')).toEqual([]);
+  expect((await t.host.board.log()).filter((e) => e.kind === 'write-rejected')).toEqual([]);
   return { grant, note, renew };
 }
 

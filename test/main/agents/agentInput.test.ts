@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { callAsAgent } from '../../../src-main/agents/agentRpc.js';
 import { RpcCode } from '../../../src-shared/protocol/jsonrpc.js';
 import { serializeBoard } from '../../../src-shared/board/serialized.js';
@@ -19,7 +20,7 @@ let token = 0;
 
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-input-'));
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'input' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'input' });
   await board.run((e) => e.addTask({ title: 'held' }));
   const claim = await callAsAgent(board, AGENT, 'claim', { taskId: 'T-1' });
   if (!claim.ok) throw new Error(claim.error.message);

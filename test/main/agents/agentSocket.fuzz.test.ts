@@ -16,7 +16,8 @@ import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { RpcClient } from '../../../src-main/cli/rpcClient.js';
 import { AGENT_METHOD_NAMES } from '../../../src-shared/protocol/agentMethods.js';
 import { ConnectionLimits } from '../../../src-main/agents/connectionBudget.js';
@@ -42,7 +43,7 @@ let token: number;
 
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-fuzz-'));
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'fuzz' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'fuzz' });
   for (const title of ['held', 'open', 'also open']) await board.run((e) => e.addTask({ title }));
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);

@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 
 let root: string;
 let board: BoardService;
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-livesock-'));
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'live' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'live' });
 });
 afterAll(async () => {
   await board.close();

@@ -13,7 +13,8 @@ import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { RpcClient } from '../../../src-main/cli/rpcClient.js';
 import { MAX_FRAME_BYTES } from '../../../src-shared/protocol/jsonrpc.js';
 
@@ -25,7 +26,7 @@ let agent: Agent;
 
 beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-slow-'));
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'slow' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'slow' });
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
   agent.started(process.pid);

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
@@ -25,7 +26,7 @@ let b: Agent;
 beforeAll(async () => {
   ensureBuilt();
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-sock-'));
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'sock' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'sock' });
   await board.run((e) => e.addTask({ title: 'first' }));
   await board.run((e) => e.addTask({ title: 'second' }));
   registry = new AgentRegistry();

@@ -14,7 +14,8 @@ import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { ConnectionLimits, type Limits } from '../../../src-main/agents/connectionBudget.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 
 let root: string;
 let board: BoardService;
@@ -24,7 +25,7 @@ let socket: AgentSocket | undefined;
 
 beforeEach(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-budget-'));
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'budget' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'budget' });
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
   agent.started(process.pid);

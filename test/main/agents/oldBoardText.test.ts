@@ -9,7 +9,8 @@ import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket, socketPathFor } from '../../../src-main/agents/agentSocket.js';
 import { runtimeDir } from '../../../src-main/agents/runtimeDir.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { legacyNote, legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 
@@ -38,7 +39,7 @@ beforeAll(async () => {
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-oldtext-'));
   const dir = join(root, 'board');
   writeLegacyJournal(dir, [legacyThread('old', `goal \x1b[31mred\x1b[0m`), legacyTask('T-1', EVIL_TITLE, EVIL_BODY), legacyNote('T-1', EVIL_NOTE)]);
-  board = await BoardService.open({ dir, warn: () => undefined });
+  board = await JournalBoard.open({ dir, warn: () => undefined });
   // the old text really is on the board: the board loads what its journal holds
   expect(board.state.tasks.get('T-1')?.title).toBe(EVIL_TITLE);
   const registry = new AgentRegistry();

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { judgeWithWait, LivenessLoop, type LivenessStates, type LivenessSubject } from '../../../src-main/agents/liveness.js';
 import { Agent, secretDigestOf } from '../../../src-main/agents/agent.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 
 const dirs: string[] = [];
 const boards: BoardService[] = [];
@@ -26,7 +27,7 @@ async function setup(waitHoldMs?: number) {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-waithold-'));
   dirs.push(dir);
   // One clock for the board and the loop: the board's deadlines and the loop's "last progress" agree.
-  const board = await BoardService.open({ dir, threadId: 'waithold', goal: '', monotonic: () => t });
+  const board = await JournalBoard.open({ dir, threadId: 'waithold', goal: '', monotonic: () => t });
   boards.push(board);
   if (waitHoldMs !== undefined) await board.run((e) => e.setSettings({ waitHoldMs }));
   const waiting = new Map<string, number>(); // agent -> when it started waiting
@@ -66,13 +67,13 @@ describe('the lease while an agent waits on a person', () => {
     // Today's rule for the stalled one: renewed while its last progress is within a lease, then left to run
     // out, so its claim is gone by two leases after its last progress (0 here).
     await s.runTo(2 * lease);
-    const lapse = s.board.log().find((e) => e.kind === 'claim-ended' && e.taskId === 'T-2');
+    const lapse = (await s.board.log()).find((e) => e.kind === 'claim-ended' && e.taskId === 'T-2');
     expect(lapse?.mono).toBeLessThanOrEqual(2 * lease);
     expect(s.holder('T-2')).toBeNull();
     expect(s.ended('T-2')).toBe('lapsed');
     expect(s.holder('T-1')).toBe('waiter');
     // Renewed as a wait, so the log says why the lease moved without progress.
-    const vias = s.board.log().filter((e) => e.kind === 'renew' && e.taskId === 'T-1').map((e) => (e.kind === 'renew' ? e.via : ''));
+    const vias = (await s.board.log()).filter((e) => e.kind === 'renew' && e.taskId === 'T-1').map((e) => (e.kind === 'renew' ? e.via : ''));
     expect(vias.length).toBeGreaterThan(0);
     expect(new Set(vias)).toEqual(new Set(['waiting']));
   });

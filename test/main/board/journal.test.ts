@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { BoardCorruptError, loadBoard, readLog, readLogTail } from '../../../src-main/board/journal.js';
 
 const dirs: string[] = [];
@@ -23,47 +23,47 @@ const segment = (dir: string) => join(dir, fs.readdirSync(dir).filter((f) => f.s
 describe('journal', () => {
   it('a board comes back after a restart, with tokens that keep increasing and claims released as host-restarted', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', goal: 'ship' });
+    const a = await JournalBoard.open({ dir, threadId: 'th', goal: 'ship' });
     await a.run((e) => e.addTask({ title: 'one', body: 'details' }));
     await a.run((e) => e.addTask({ title: 'two' }));
     const claim = await a.run((e) => e.claim('agent-1', 'T-1'));
     expect(claim.ok).toBe(true);
     await a.close();
 
-    const b = await BoardService.open({ dir });
+    const b = await JournalBoard.open({ dir });
     expect(b.state.threadId).toBe('th');
     expect(b.state.goal).toBe('ship');
     expect(b.state.tasks.get('T-1')).toMatchObject({ title: 'one', body: 'details', state: 'open', lastClaim: { reason: 'host-restarted' } });
     const again = await b.run((e) => e.claim('agent-2', 'T-1'));
     expect(again.ok && claim.ok && again.value.token > claim.value.token).toBe(true);
-    expect(b.log().map((e) => e.kind)).toEqual(['thread-created', 'task-added', 'task-added', 'grant', 'claim-ended', 'grant']);
+    expect((await b.log()).map((e) => e.kind)).toEqual(['thread-created', 'task-added', 'task-added', 'grant', 'claim-ended', 'grant']);
     await b.close();
   });
 
   it('a holder that still exists after a restart keeps its claim with a full lease of grace', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir });
+    const a = await JournalBoard.open({ dir });
     await a.run((e) => e.addTask({ title: 'one' }));
     await a.run((e) => e.claim('alive', 'T-1'));
     await a.close();
-    const b = await BoardService.open({ dir, holders: { fateOf: (id) => (id === 'alive' ? 'alive' : 'unknown') } });
+    const b = await JournalBoard.open({ dir, holders: { fateOf: (id) => (id === 'alive' ? 'alive' : 'unknown') } });
     const c = b.state.tasks.get('T-1')?.claim;
     expect(c?.agentId).toBe('alive');
     expect((c?.deadline ?? 0) - b.clock.now()).toBeGreaterThan(b.state.settings.leaseMs - 1000);
-    expect(b.log().at(-1)).toMatchObject({ kind: 'renew', via: 'grace' });
+    expect((await b.log()).at(-1)).toMatchObject({ kind: 'renew', via: 'grace' });
     await b.close();
   });
 
   it('drops a torn last record with a warning and keeps everything before it', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir });
+    const a = await JournalBoard.open({ dir });
     await a.run((e) => e.addTask({ title: 'kept' }));
     await a.close();
     const file = segment(dir);
     const good = fs.statSync(file).size;
     fs.appendFileSync(file, '{"seq":3,"kind":"task-add');
     const warnings: string[] = [];
-    const b = await BoardService.open({ dir, warn: (m) => warnings.push(m) });
+    const b = await JournalBoard.open({ dir, warn: (m) => warnings.push(m) });
     expect(warnings.join('\n')).toMatch(/torn last record/);
     expect(b.state.tasks.get('T-1')?.title).toBe('kept');
     await b.close();
@@ -73,7 +73,7 @@ describe('journal', () => {
 
   it('a file that cannot be parsed is kept aside as a backup and reported, never replaced', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir });
+    const a = await JournalBoard.open({ dir });
     await a.run((e) => e.addTask({ title: 'one' }));
     await a.run((e) => e.addTask({ title: 'two' }));
     await a.close();
@@ -84,7 +84,7 @@ describe('journal', () => {
     const damaged = fs.readFileSync(file);
     let err: unknown;
     try {
-      await BoardService.open({ dir });
+      await JournalBoard.open({ dir });
     } catch (e) {
       err = e;
     }
@@ -97,7 +97,7 @@ describe('journal', () => {
 
   it('compaction snapshots the board; load and the readable log both survive it', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, compactEvery: 25 });
+    const a = await JournalBoard.open({ dir, compactEvery: 25 });
     for (let i = 0; i < 40; i++) {
       const t = await a.run((e) => e.addTask({ title: `t${i}` }));
       if (!t.ok) throw new Error('add failed');
@@ -118,14 +118,14 @@ describe('journal', () => {
     for (const n of [1, 30, 60, 119, 120, 121, seqs.length, seqs.length + 5]) expect(readLogTail(dir, n).map((e) => e.seq)).toEqual(seqs.slice(-n));
     // what a window opens with comes from memory, and says the same as the disk
     expect(inMemory).toEqual(seqs.slice(-30));
-    const reopened = await BoardService.open({ dir });
+    const reopened = await JournalBoard.open({ dir });
     expect(reopened.logTail(30).map((e) => e.seq)).toEqual([...readLog(dir)].map((e) => e.seq).slice(-30));
     await reopened.close();
   });
 
   it('the tail of a log with a torn last line and events larger than a read block matches the whole log', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir });
+    const a = await JournalBoard.open({ dir });
     await a.run((e) => e.addTask({ title: 'big notes' }));
     // 40 KiB notes: several lines span the 64 KiB blocks the tail reads backwards
     for (let i = 0; i < 12; i++) await a.run((e) => e.userNote('T-1', `${i}:`.padEnd(40 * 1024, 'x')));
@@ -140,7 +140,7 @@ describe('journal', () => {
   it('the host timer lapses a claim at its deadline with no call from anyone, and a renewed claim is left alone', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const dir = freshDir();
-    const svc = await BoardService.open({ dir, monotonic: () => performance.now() });
+    const svc = await JournalBoard.open({ dir, monotonic: () => performance.now() });
     await svc.run((e) => e.setSettings({ leaseMs: 2000 }));
     await svc.run((e) => e.addTask({ title: 'a' }));
     await svc.run((e) => e.addTask({ title: 'b' }));

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { loadBoard, readLog, readTaskLog } from '../../../src-main/board/journal.js';
 
 /**
@@ -33,7 +33,7 @@ describe('journal compaction', () => {
   it('keeps the folder bounded while 8 MB is written, and a restart loads the same board and goes on bounded', async () => {
     const dir = freshDir();
     const opts = { dir, threadId: 'th', compactBytes: COMPACT, historyKeepBytes: KEEP };
-    const a = await BoardService.open(opts);
+    const a = await JournalBoard.open(opts);
     // Written by the person, who has no write quota (an agent's flood is refused long before this).
     for (let i = 0; i < 2000; i++) {
       const r = await a.run((e) => e.addTask({ title: `task ${i}`, body: `${i} `.padEnd(4096, 'x') }));
@@ -48,7 +48,7 @@ describe('journal compaction', () => {
     const seqs = [...readLog(dir)].map((e) => e.seq);
     expect(seqs.at(-1)).toBe(before.seq);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => (seqs[0] as number) + i));
-    const b = await BoardService.open(opts);
+    const b = await JournalBoard.open(opts);
     expect(b.state).toEqual(before);
     expect(b.logTail(30).map((e) => e.seq)).toEqual(seqs.slice(-30));
     for (let i = 0; i < 500; i++) await b.run((e) => e.editTask(`T-${i + 1}`, { body: `edited ${i}`.padEnd(4096, 'y') }));
@@ -61,7 +61,7 @@ describe('journal compaction', () => {
 
   it("reads one task's events by a byte search, the same as the whole log filtered (T-1 is not T-10)", async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', compactBytes: 4096, historyKeepBytes: 1 << 20 });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactBytes: 4096, historyKeepBytes: 1 << 20 });
     for (let i = 0; i < 12; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
     for (const id of ['T-1', 'T-10', 'T-1', 'T-12']) {
       const c = await a.run((e) => e.claim('ag', id));
@@ -80,7 +80,7 @@ describe('journal compaction', () => {
   it('a snapshot that cannot be written loses nothing: the board goes on in its segment and snapshots later', async () => {
     const dir = freshDir();
     const warnings: string[] = [];
-    const a = await BoardService.open({ dir, threadId: 'th', compactBytes: 16 * 1024, warn: (m) => warnings.push(m) });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactBytes: 16 * 1024, warn: (m) => warnings.push(m) });
     // Where this process writes its snapshot's temp file, something that is not a file: the write fails.
     const blocker = join(dir, `snapshot.json.${process.pid}.tmp`);
     fs.mkdirSync(blocker);
@@ -98,7 +98,7 @@ describe('journal compaction', () => {
 
   it('writes the snapshot a task a line, still one JSON document with its checksum, and reads it back exactly', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 50 });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactEvery: 50 });
     const odd = 'line one\nline two\t"quoted" \\ back — ünïcødé 🙂 \u0001';
     for (let i = 0; i < 60; i++) await a.run((e) => e.addTask({ title: `t${i}`, body: i % 2 ? odd : '' }));
     await a.run((e) => e.userNote('T-3', odd));
@@ -160,7 +160,7 @@ describe('compaction crash safety', () => {
       expect(() => loadBoard(dir)).not.toThrow();
     }
     expect(midSnapshot).toBeGreaterThanOrEqual(4);
-    const b = await BoardService.open({ dir, compactBytes: 32 * 1024, historyKeepBytes: 64 * 1024 });
+    const b = await JournalBoard.open({ dir, compactBytes: 32 * 1024, historyKeepBytes: 64 * 1024 });
     for (const a of acked) {
       const [taskId, round, k] = a.split(' ');
       const t = b.state.tasks.get(taskId as string);

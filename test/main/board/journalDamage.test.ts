@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { legacyNote, legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 
 /**
@@ -40,7 +40,7 @@ function recordLine(value: object): string {
 
 /** A board with a task and two acknowledged notes, closed. */
 async function boardWithNotes(dir: string): Promise<void> {
-  const a = await BoardService.open({ dir, threadId: 'th' });
+  const a = await JournalBoard.open({ dir, threadId: 'th' });
   await a.run((e) => e.addTask({ title: 'parser' }));
   await a.run((e) => e.userNote('T-1', 'first note'));
   await a.run((e) => e.userNote('T-1', 'the acknowledged note'));
@@ -50,7 +50,7 @@ async function boardWithNotes(dir: string): Promise<void> {
 async function refusal(dir: string): Promise<Error> {
   let err: unknown = null;
   try {
-    const b = await BoardService.open({ dir, warn: () => undefined });
+    const b = await JournalBoard.open({ dir, warn: () => undefined });
     await b.close();
   } catch (e) {
     err = e;
@@ -90,7 +90,7 @@ describe('a damaged journal', () => {
     fs.appendFileSync(file, '{"seq":5,"at":1,"mono":9,"kind":"note","taskId":"T-1","by":"user","te');
     const torn = fs.readFileSync(file);
     const warnings: string[] = [];
-    const b = await BoardService.open({ dir, warn: (m) => warnings.push(m) });
+    const b = await JournalBoard.open({ dir, warn: (m) => warnings.push(m) });
     expect(b.state.tasks.get('T-1')?.notes.map((n) => n.text)).toEqual(['first note', 'the acknowledged note']);
     await b.close();
     const copy = copiesOf(file);
@@ -109,7 +109,7 @@ describe('a damaged journal', () => {
     buf.fill(0, buf.length - 40); // the end of the last record and its newline: as a disk leaves an unwritten block
     fs.writeFileSync(file, buf);
     const warnings: string[] = [];
-    const b = await BoardService.open({ dir, warn: (m) => warnings.push(m) });
+    const b = await JournalBoard.open({ dir, warn: (m) => warnings.push(m) });
     await b.close();
     const copy = copiesOf(file);
     expect(copy).toHaveLength(1);
@@ -137,7 +137,7 @@ describe('a damaged journal', () => {
     const file = lastSegment(dir);
     fs.appendFileSync(file, Buffer.alloc(4096));
     const warnings: string[] = [];
-    const b = await BoardService.open({ dir, warn: (m) => warnings.push(m) });
+    const b = await JournalBoard.open({ dir, warn: (m) => warnings.push(m) });
     expect(b.state.tasks.get('T-1')?.notes).toHaveLength(2);
     await b.close();
     expect(copiesOf(file)).toHaveLength(1);
@@ -146,7 +146,7 @@ describe('a damaged journal', () => {
 
   it('one flipped byte in the snapshot: refused, the snapshot unchanged', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 3 });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactEvery: 3 });
     for (let i = 0; i < 5; i++) await a.run((e) => e.addTask({ title: `task ${i}` }));
     await a.close();
     const snap = join(dir, 'snapshot.json');
@@ -162,7 +162,7 @@ describe('a damaged journal', () => {
 
   it('the segment the snapshot names is missing: refused, not a board that lost its events', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 3 });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactEvery: 3 });
     for (let i = 0; i < 5; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
     await a.close();
     const named = (JSON.parse(fs.readFileSync(join(dir, 'snapshot.json'), 'utf8')) as { segment: number }).segment;
@@ -246,17 +246,17 @@ describe('a damaged journal', () => {
     const dir = freshDir();
     const old = writeLegacyJournal(dir, [legacyThread('old', 'ship'), legacyTask('T-1', 'kept', 'body'), legacyNote('T-1', 'old note')]);
     const oldBytes = fs.readFileSync(old);
-    const b = await BoardService.open({ dir });
+    const b = await JournalBoard.open({ dir });
     expect(b.state).toMatchObject({ threadId: 'old', goal: 'ship' });
     expect(b.state.tasks.get('T-1')).toMatchObject({ title: 'kept', body: 'body', notes: [{ text: 'old note' }] });
     await b.run((e) => e.userNote('T-1', 'new note'));
-    expect(b.log().map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect((await b.log()).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     await b.close();
     // the old segment is left as it was; the new one begins with its header and checksums every line
     expect(fs.readFileSync(old)).toEqual(oldBytes);
     expect(segmentsOf(dir)).toEqual(['segment-000001.jsonl', 'segment-000002.jsonl']);
     for (const line of fs.readFileSync(join(dir, 'segment-000002.jsonl'), 'utf8').trimEnd().split('\n')) expect(line).toMatch(/,"crc":"[0-9a-f]{8}"\}$/);
-    const again = await BoardService.open({ dir });
+    const again = await JournalBoard.open({ dir });
     expect(again.state.tasks.get('T-1')?.notes.map((n) => n.text)).toEqual(['old note', 'new note']);
     expect(again.logTail(10).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(again.logTail(10).every((e) => !('crc' in e))).toBe(true);
@@ -265,7 +265,7 @@ describe('a damaged journal', () => {
 
   it('an old journal that was compacted (a snapshot, an empty newest segment, no checksums) still loads and goes on', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 4 });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactEvery: 4 });
     // 8 events: two compactions, the second leaving a new segment with nothing in it yet
     for (let i = 0; i < 7; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
     await a.close();
@@ -278,23 +278,23 @@ describe('a damaged journal', () => {
     const named = (JSON.parse(fs.readFileSync(join(dir, 'snapshot.json'), 'utf8')) as { segment: number }).segment;
     expect(fs.statSync(join(dir, `segment-${String(named).padStart(6, '0')}.jsonl`)).size).toBe(0);
     for (const f of segmentsOf(dir)) expect(fs.readFileSync(join(dir, f), 'utf8')).not.toContain('crc');
-    const b = await BoardService.open({ dir });
+    const b = await JournalBoard.open({ dir });
     expect([...b.state.tasks.values()].map((t) => t.title)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6']);
     await b.run((e) => e.addTask({ title: 'after' }));
     await b.close();
-    const c = await BoardService.open({ dir });
+    const c = await JournalBoard.open({ dir });
     expect(c.state.tasks.get('T-8')?.title).toBe('after');
     await c.close();
   });
 
   it('a damaged line in a segment before the newest is refused, never cut', async () => {
     const dir = freshDir();
-    const a = await BoardService.open({ dir, threadId: 'th', compactEvery: 1_000 });
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactEvery: 1_000 });
     await a.run((e) => e.addTask({ title: 'one' }));
     await a.close();
     // an older segment, then the board goes on in a new one (journal.json names the first)
     const first = lastSegment(dir);
-    const b = await BoardService.open({ dir, compactEvery: 2 });
+    const b = await JournalBoard.open({ dir, compactEvery: 2 });
     await b.run((e) => e.addTask({ title: 'two' }));
     await b.run((e) => e.addTask({ title: 'three' }));
     await b.close();

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { readLog } from '../../../src-main/board/journal.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
@@ -96,7 +97,7 @@ function record(board: BoardService): { events: BoardEvent[]; readOnly: string[]
 describe('a board whose journal fails', () => {
   it('full disk: the failed write is refused as read-only, nothing undurable is published, later writes are refused, reads go on', async () => {
     const dir = join(smallDisk(96 * 1024), 'board');
-    const board = await BoardService.open({ dir, threadId: 't', warn: () => undefined });
+    const board = await JournalBoard.open({ dir, threadId: 't', warn: () => undefined });
     const seen = record(board);
     const added = await board.run((e) => e.addTask({ title: 'fill the disk' }));
     expect(added.ok).toBe(true);
@@ -132,7 +133,7 @@ describe('a board whose journal fails', () => {
 
   it('a folder that turns read-only under the board (new segment at compaction): read-only, published events all on disk', async () => {
     const dir = join(tmp(), 'board');
-    const board = await BoardService.open({ dir, threadId: 't', compactEvery: 6, warn: () => undefined });
+    const board = await JournalBoard.open({ dir, threadId: 't', compactEvery: 6, warn: () => undefined });
     const seen = record(board);
     expect((await board.run((e) => e.addTask({ title: 'a' }))).ok).toBe(true);
     // From here the folder is read-only: files already open still take writes, new files cannot be made.

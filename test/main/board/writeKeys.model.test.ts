@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callAsAgent } from '../../../src-main/agents/agentRpc.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import type { Board } from '../../../src-shared/board/reducer.js';
 
 /**
@@ -71,7 +71,7 @@ async function runSequence(steps: Step[]): Promise<void> {
   let t = 0;
   const monotonic = () => t;
   const holders = { fateOf: () => 'alive' as const };
-  const open = (dir: string) => BoardService.open({ dir: join(root, dir), threadId: 'm', monotonic, holders, warn: () => undefined });
+  const open = (dir: string) => JournalBoard.open({ dir: join(root, dir), threadId: 'm', monotonic, holders, warn: () => undefined });
   let retried = await open('retried');
   let plain = await open('plain');
   try {

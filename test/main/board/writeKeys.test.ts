@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callAsAgent } from '../../../src-main/agents/agentRpc.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { loadBoard, readLog, readLogTail } from '../../../src-main/board/journal.js';
 import { segName, segments } from '../../../src-main/board/journalFiles.js';
 import { WriteKeyLimits } from '../../../src-main/board/writeKeys.js';
@@ -15,7 +15,7 @@ import { windowBoard } from '../../../src-shared/board/windowBoard.js';
  * journal on disk; the calls go through the same edge the agents' socket uses (callAsAgent).
  */
 const dirs: string[] = [];
-const boards: BoardService[] = [];
+const boards: JournalBoard[] = [];
 function freshDir(): string {
   const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-keys-'));
   dirs.push(d);
@@ -32,19 +32,19 @@ function handClock() {
   return { source: () => t, advance: (ms: number) => (t += ms) };
 }
 
-async function open(dir: string, extra: Partial<Parameters<typeof BoardService.open>[0]> = {}): Promise<BoardService> {
-  const b = await BoardService.open({ dir, threadId: 'keys', warn: () => undefined, ...extra });
+async function open(dir: string, extra: Partial<Parameters<typeof JournalBoard.open>[0]> = {}): Promise<JournalBoard> {
+  const b = await JournalBoard.open({ dir, threadId: 'keys', warn: () => undefined, ...extra });
   boards.push(b);
   return b;
 }
-async function reopen(b: BoardService, extra: Partial<Parameters<typeof BoardService.open>[0]> = {}): Promise<BoardService> {
+async function reopen(b: JournalBoard, extra: Partial<Parameters<typeof JournalBoard.open>[0]> = {}): Promise<JournalBoard> {
   await b.close();
   boards.splice(boards.indexOf(b), 1);
   return open(b.dir, extra);
 }
 
-const call = (b: BoardService, agent: string, method: string, params: object) => callAsAgent(b, agent, method, params);
-const notesOf = (b: BoardService, id: string) => b.state.tasks.get(id)?.notes.map((n) => n.text) ?? [];
+const call = (b: JournalBoard, agent: string, method: string, params: object) => callAsAgent(b, agent, method, params);
+const notesOf = (b: JournalBoard, id: string) => b.state.tasks.get(id)?.notes.map((n) => n.text) ?? [];
 
 describe('idempotency keys on the board', () => {
   it('an add sent twice with one key makes one task, and the retry gets the first answer', async () => {

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 
 /**
@@ -29,7 +30,7 @@ beforeEach(async () => {
   ensureBuilt();
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-retry-'));
   fs.mkdirSync(join(root, 'run'), { mode: 0o700 });
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'retry' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'retry' });
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);
   agent.started(process.pid);

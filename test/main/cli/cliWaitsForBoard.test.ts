@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
-import { BoardService } from '../../../src-main/board/boardService.js';
+import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { type BoardService } from '../../../src-main/board/boardService.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 
 /**
@@ -25,7 +26,7 @@ beforeEach(async () => {
   ensureBuilt();
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-wait-'));
   fs.mkdirSync(join(root, 'run'), { mode: 0o700 });
-  board = await BoardService.open({ dir: join(root, 'board'), threadId: 'wait' });
+  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'wait' });
   await board.run((e) => e.addTask({ title: 'waited for' }));
   registry = new AgentRegistry();
   agent = registry.create('shell', 'A', 0);

@@ -22,7 +22,7 @@ const claimed = (o: { leaseMs?: number } = {}) => claimedTask(fx, o);
 
 const task = (host: { board: { state: { tasks: Map<string, any> } } }) => host.board.state.tasks.get('T-1');
 const notes = (host: { board: { state: { tasks: Map<string, any> } } }) => (task(host)?.notes ?? []).map((n: { text: string }) => n.text).join('\n');
-const recorded = (host: { board: { log(): any[] } }) => new Set(host.board.log().filter((e) => e.kind === 'branch-recorded').map((e) => e.record.sha as string));
+const recorded = async (host: { board: { log(): Promise<any[]> } }) => new Set((await host.board.log()).filter((e) => e.kind === 'branch-recorded').map((e) => e.record.sha as string));
 
 describe('1. approval never loses an acknowledged commit', () => {
   it('commits made while approval runs are refused (frozen) or kept aside; the merge is the sha done froze', async () => {
@@ -112,7 +112,7 @@ exec sleep 600`,
     expect(strays).toHaveLength(1);
     const late = strays[0] as string;
     expect(gitSync(folder, ['log', '-1', '--format=%s', late])).toBe('late');
-    expect(recorded(host).has(late)).toBe(false);
+    expect((await recorded(host)).has(late)).toBe(false);
     expect(task(host)?.record?.sha).toBe(before);
     // the new holder never sees the late file, and its commit is recorded under its token
     expect(fs.existsSync(join(issued?.path as string, 'late.txt'))).toBe(false);

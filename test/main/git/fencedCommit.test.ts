@@ -39,7 +39,7 @@ describe('commits fenced by the claim', () => {
     expect(bypass.code).not.toBe(0);
     expect(bypass.stderr).toMatch(/refused \(lapsed\)/);
     expect(gitSync(wt, ['rev-parse', 'refs/heads/forkbench/T-1'])).toBe(head);
-    const log = host.board.log().filter((e) => e.kind === 'write-rejected' && e.op === 'fence');
+    const log = (await host.board.log()).filter((e) => e.kind === 'write-rejected' && e.op === 'fence');
     expect(log.length).toBeGreaterThanOrEqual(2);
   });
 

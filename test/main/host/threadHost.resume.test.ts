@@ -79,7 +79,7 @@ function untilExited(host: ThreadHost, agentId: string): Promise<void> {
   });
 }
 
-const grants = (host: ThreadHost) => host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'grant' }> => e.kind === 'grant');
+const grants = async (host: ThreadHost) => (await host.board.log()).filter((e): e is Extract<BoardEvent, { kind: 'grant' }> => e.kind === 'grant');
 const agentOf = (host: ThreadHost, id: string) => host.roster.agents().find((a) => a.id === id);
 
 describe('resuming an agent on its own conversation', () => {
@@ -105,7 +105,7 @@ describe('resuming an agent on its own conversation', () => {
     process.kill(-first.pid!, 'SIGKILL');
     await exited;
     expect(agentOf(host, first.id)).toMatchObject({ status: 'exited', resumable: true, claims: [] });
-    expect(host.board.log().filter((e) => e.kind === 'claim-ended').map((e) => (e as { reason: string }).reason)).toEqual(['process-exited']);
+    expect((await host.board.log()).filter((e) => e.kind === 'claim-ended').map((e) => (e as { reason: string }).reason)).toEqual(['process-exited']);
 
     const resumedOut = paneShows(host, first.id, /CLAIMED \d+ AS /);
     const reply = await router.call('agent.resume', { key: host.key, agentId: first.id }, 'win-1');
@@ -119,7 +119,7 @@ describe('resuming an agent on its own conversation', () => {
     expect(fs.readFileSync(join(home, 'sessions', sessionId!), 'utf8')).toBe('first message\nagain\n');
     // A new claim through the board, under a new token; the old secret is dead.
     expect(out).toContain(`CLAIMED 2 AS ${first.id}`);
-    expect(grants(host).map((g) => [g.agentId, g.token])).toEqual([
+    expect((await grants(host)).map((g) => [g.agentId, g.token])).toEqual([
       [first.id, 1],
       [first.id, 2],
     ]);
@@ -155,7 +155,7 @@ describe('resuming an agent on its own conversation', () => {
     expect(host.roster.authenticate(rec.secret)).toBe(rec);
     expect(rec.status).toBe('running');
     expect(host.board.engine.claimsOf(first.id)).toEqual(['T-1']);
-    expect(host.board.log().filter((e) => e.kind === 'claim-ended')).toHaveLength(1);
+    expect((await host.board.log()).filter((e) => e.kind === 'claim-ended')).toHaveLength(1);
   }, 60_000);
 
   it('after the host was closed and opened again, the tab is back as exited and resumes the same conversation', async () => {

@@ -37,8 +37,8 @@ async function openHost(): Promise<{ host: ThreadHost; link: PtyHostLink }> {
   return { host, link };
 }
 
-const stateEvents = (host: ThreadHost, id: string) =>
-  host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'agent-state' }> => e.kind === 'agent-state' && e.agentId === id);
+const stateEvents = async (host: ThreadHost, id: string) =>
+  (await host.board.log()).filter((e): e is Extract<BoardEvent, { kind: 'agent-state' }> => e.kind === 'agent-state' && e.agentId === id);
 const stateEvent = (host: ThreadHost, id: string, state: string) =>
   nextEvent(host, (e) => e.kind === 'agent-state' && e.agentId === id && e.state === state, 10_000, `${id} ${state}`) as Promise<Extract<BoardEvent, { kind: 'agent-state' }>>;
 
@@ -138,7 +138,7 @@ describe.runIf(linux)("agent states of a pane in the pty host, from the pty host
     expect(await working).toMatchObject({ source: 'terminal' });
     await redrawn;
     await new Promise((r) => setTimeout(r, 200));
-    expect(stateEvents(host, 'stand-in').map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/screen', 'working/terminal']);
+    expect((await stateEvents(host, 'stand-in')).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/screen', 'working/terminal']);
   });
 
   it("a hook's needs-input that waits for confirmation asks the pty host's screen: kept with its prompt drawn, dropped without", async () => {

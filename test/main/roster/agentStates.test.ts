@@ -34,8 +34,8 @@ function cli(host: ThreadHost, secret: string | undefined, args: string[], stdin
   });
 }
 const secretOf = (host: ThreadHost, id: string) => host.roster.agent(id)?.secret;
-const stateEvents = (host: ThreadHost, id: string) =>
-  host.board.log().filter((e): e is Extract<BoardEvent, { kind: 'agent-state' }> => e.kind === 'agent-state' && e.agentId === id);
+const stateEvents = async (host: ThreadHost, id: string) =>
+  (await host.board.log()).filter((e): e is Extract<BoardEvent, { kind: 'agent-state' }> => e.kind === 'agent-state' && e.agentId === id);
 const stateEvent = (host: ThreadHost, id: string, state: string, timeoutMs = 5000) =>
   nextEvent(host, (e) => e.kind === 'agent-state' && e.agentId === id && e.state === state, timeoutMs, `${id} ${state}`) as Promise<Extract<BoardEvent, { kind: 'agent-state' }>>;
 
@@ -68,7 +68,7 @@ describe('forkbench status', () => {
     expect(host.roster.agents().find((x) => x.id === a.id)?.state).toMatchObject({ state: 'needs-input', source: 'hook' });
     // The same report again is no change: nothing more in the journal.
     await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--text', 'Allow \x1b]0;pwned\x07 rm?']);
-    expect(stateEvents(host, a.id).length).toBe(1);
+    expect((await stateEvents(host, a.id)).length).toBe(1);
     const board = await cli(host, secretOf(host, a.id), ['board']);
     expect(board.stdout).toContain(`${a.name} (${a.id})  waiting for you (from its hook): Allow \\x1b]0;pwned\\x07 rm?`);
     expect(board.stdout).not.toContain('\x1b');
@@ -76,7 +76,7 @@ describe('forkbench status', () => {
     expect(json.result.agents).toEqual([expect.objectContaining({ id: a.id, name: a.name, state: 'needs-input', source: 'hook' })]);
     expect((await cli(host, secretOf(host, a.id), ['status', 'working'])).code).toBe(0);
     expect((await cli(host, secretOf(host, a.id), ['status', 'idle'])).code).toBe(0);
-    expect(stateEvents(host, a.id).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
+    expect((await stateEvents(host, a.id)).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
   });
 
   it("MCP's board tool shows each agent's state, as `forkbench board --json` does", async () => {
@@ -125,7 +125,7 @@ describe('forkbench status', () => {
     expect(JSON.parse(unknown.stdout).error.message).toMatch(/working, needs-input, idle/);
     // stalled and exited are the host's findings, not the agent's to claim
     expect((await cli(host, secretOf(host, a.id), ['status', 'exited'])).code).toBe(3);
-    expect(stateEvents(host, a.id)).toEqual([]);
+    expect((await stateEvents(host, a.id))).toEqual([]);
     const secret = secretOf(host, a.id);
     const exited = stateEvent(host, a.id, 'exited');
     host.roster.input(a.id, 'bye\r');
@@ -133,7 +133,7 @@ describe('forkbench status', () => {
     const late = await cli(host, secret, ['status', 'working', '--json']);
     expect(late.code).toBe(3);
     expect(JSON.parse(late.stdout).error.message).toMatch(/unknown or expired agent secret/);
-    expect(stateEvents(host, a.id).map((e) => e.state)).toEqual(['exited']);
+    expect((await stateEvents(host, a.id)).map((e) => e.state)).toEqual(['exited']);
   });
 
   it('a flood of status calls is rate-limited per agent, and the board answers other agents meanwhile', async () => {
@@ -157,7 +157,7 @@ describe('forkbench status', () => {
       // after theirs is on disk once they are).
       await host.board.run(() => ({ ok: true as const, value: null }));
       // (a call let through may repeat the state a refused one would have changed: no event for it)
-      const changes = stateEvents(host, a.id).length;
+      const changes = (await stateEvents(host, a.id)).length;
       expect(changes).toBeGreaterThan(0);
       expect(changes).toBeLessThanOrEqual(outcomes.filter((o) => o === 'ok').length);
       expect((await other.call('status', { state: 'idle' })).state).toBe('idle');
@@ -182,7 +182,7 @@ describe('forkbench status', () => {
     await cli(host, secretOf(host, a.id), ['status', 'working', '--hook'], '{}');
     await cli(host, secretOf(host, a.id), ['status', 'needs-input', '--hook'], message);
     expect(await asked).toMatchObject({ text: 'Pick a database' });
-    expect(stateEvents(host, a.id).map((e) => e.text)).toEqual(['Bash: rm -rf build', null, 'Pick a database']);
+    expect((await stateEvents(host, a.id)).map((e) => e.text)).toEqual(['Bash: rm -rf build', null, 'Pick a database']);
     // A hook must never disturb its CLI: a refusal still exits 0 with nothing on stdout.
     expect(await cli(host, 'wrong', ['status', 'idle', '--hook'], '{}')).toMatchObject({ code: 0, stdout: '' });
   });
@@ -204,7 +204,7 @@ describe('terminal and screen signals', () => {
     const a = await host.roster.launch('custom', { command: `printf '\\033]9;4;1;50\\007'; echo progress-sent; exec sleep 600` });
     await new Promise<void>((resolve) => host.roster.onData.event(({ data }) => data.includes('progress-sent') && resolve()));
     await host.roster.get(a.id)?.session.flushMirror();
-    expect(stateEvents(host, a.id)).toEqual([]);
+    expect((await stateEvents(host, a.id))).toEqual([]);
   });
 
   it("a known prompt on a profile's screen is needs-input from the screen, and clears when the prompt goes", async () => {
@@ -226,7 +226,7 @@ describe('terminal and screen signals', () => {
       // Once the screen is redrawn without the prompt, it is not raised again.
       await redrawn;
       await new Promise((r) => setTimeout(r, 200));
-      expect(stateEvents(host, 'stand-in').map((e) => e.state)).toEqual(['needs-input', 'working']);
+      expect((await stateEvents(host, 'stand-in')).map((e) => e.state)).toEqual(['needs-input', 'working']);
     } finally {
       states.stop();
       await session.kill();
@@ -246,7 +246,7 @@ describe('terminal and screen signals', () => {
     const plain = await host.roster.launch('custom', { command: `printf 'rang\\007\\n'; exec sleep 600` });
     await paneText(host, plain.id, /rang/);
     await host.roster.get(plain.id)?.session.flushMirror();
-    expect(stateEvents(host, plain.id)).toEqual([]);
+    expect((await stateEvents(host, plain.id))).toEqual([]);
     await withStandIn(host, 'aider', `printf 'Add file? \\007'; exec sleep 600`, async () => {
       expect(await stateEvent(host, 'stand-in', 'needs-input')).toMatchObject({ source: 'terminal', text: null });
     });
@@ -262,7 +262,7 @@ describe('terminal and screen signals', () => {
       session.write('\r');
       session.write('\r');
       expect(await working).toMatchObject({ source: 'terminal' });
-      expect(stateEvents(host, 'stand-in').map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/terminal', 'working/terminal', 'idle/terminal']);
+      expect((await stateEvents(host, 'stand-in')).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/terminal', 'working/terminal', 'idle/terminal']);
     });
   });
 
@@ -286,7 +286,7 @@ describe('terminal and screen signals', () => {
       // One event per change: "idle" at start is no finished turn (nor "working" after it a change from the
       // working every pane starts in), the status that repeats the notification's wait kept its text, the
       // finished turn's notification (the answer) was not read as a question, and "clear" says nothing.
-      expect(stateEvents(host, 'stand-in').map((e) => `${e.state}/${e.source}/${e.text}`)).toEqual([
+      expect((await stateEvents(host, 'stand-in')).map((e) => `${e.state}/${e.source}/${e.text}`)).toEqual([
         'needs-input/terminal/Approval requested: touch x',
         'working/terminal/null',
         'idle/terminal/null',
