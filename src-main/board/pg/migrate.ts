@@ -19,7 +19,7 @@ import { MIGRATIONS, SCHEMA, type Migration } from './schema.js';
  * are one namespace per database, shared with every other application in it; a key spelled from our own name is
  * unlikely to be anyone else's, unlike 1 or 42. Passed as a string: it is beyond a JS number's exact range.
  */
-export const MIGRATION_LOCK_KEY = '5075960343005785699';
+export const MIGRATION_LOCK_KEY = '5075401110607720035';
 
 /** A database whose Forkbench schema this build must not touch: newer, edited or unknown migrations. */
 export class SchemaVersionError extends Error {

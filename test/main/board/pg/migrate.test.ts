@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checksumOf, migrate, SchemaVersionError } from '../../../../src-main/board/pg/migrate.js';
+import { checksumOf, migrate, MIGRATION_LOCK_KEY, SchemaVersionError } from '../../../../src-main/board/pg/migrate.js';
 import { MIGRATIONS, type Migration } from '../../../../src-main/board/pg/schema.js';
 import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
 
@@ -77,6 +77,10 @@ describe('migrate', () => {
     // Every version applied exactly once across the four.
     expect(results.flatMap((r) => r.applied).sort()).toEqual([1, 2]);
     expect((await versions(conns[0]!)).map((r) => r.version)).toEqual([1, 2]);
+  });
+
+  it('locks with the key its comment spells ("Forkbenc" as an int8)', () => {
+    expect(BigInt(MIGRATION_LOCK_KEY)).toBe(BigInt('0x' + Buffer.from('Forkbenc', 'ascii').toString('hex')));
   });
 
   it('refuses a database migrated by a newer Forkbench, naming both versions, and changes nothing', async () => {
