@@ -34,6 +34,9 @@ export interface BoardService {
   replay(k: WriteKey): Promise<Result<unknown> | undefined>;
   /** Same as run, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */
   apply<T>(op: (engine: LeaseEngine) => T): Promise<T>;
+  /** This host runs this agent (spawned or adopted): on a shared board its claims are this host's to vouch
+   *  for, and end `host-lost` if this host is lost. A board one host owns has nothing to record. */
+  hostAgent(agentId: string): void;
   /** The machine resumed from sleep, or the host was paused: this host's live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }>;
   /** Every event the store still keeps, oldest first: the whole history (tests and tools; a window reads

@@ -224,6 +224,9 @@ export class JournalBoard implements BoardService {
     return this.readOnly;
   }
 
+  /** Every agent of this board is this host's: nothing to record. */
+  hostAgent(): void {}
+
   /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {
     return this.apply((e) => e.grace(isAlive, 'host-restarted'));

@@ -1,0 +1,124 @@
+import type { ClientBase, Pool } from 'pg';
+
+/** A connection or the pool: a read outside a transaction may take either. */
+type Queryable = Pick<ClientBase | Pool, 'query'>;
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import type { Rejection, Result } from '../../../src-shared/board/result.js';
+
+/**
+ * The SQL of a shared board, in one place: what a deciding transaction reads and writes, and what a host
+ * reads to follow the others. Positions (`seq`, `head`) are bigint in the database and come back as strings;
+ * they become JS numbers here only because a board's positions stay far below 2^53 (one event a millisecond
+ * for 285,000 years).
+ */
+
+/** Rows fetched per read while following the log: a bounded memory cost for a host that was away long. */
+const FOLLOW_BATCH = 5000;
+
+/** The board's row, made on first use: its id is what every other table refers to. */
+export async function boardIdFor(c: ClientBase, name: string): Promise<string> {
+  await c.query('INSERT INTO forkbench.boards (name) VALUES ($1) ON CONFLICT (name) DO NOTHING', [name]);
+  const r = await c.query<{ id: string }>('SELECT id FROM forkbench.boards WHERE name = $1', [name]);
+  return (r.rows[0] as { id: string }).id;
+}
+
+/**
+ * Take the board's lock for this transaction and say where its log ends. Every writer of every host takes it
+ * first, so positions are allocated one writer at a time and commit in order.
+ */
+export async function lockBoard(c: ClientBase, boardId: string): Promise<number> {
+  const r = await c.query<{ head: string }>('SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE', [boardId]);
+  if (!r.rows[0]) throw new Error(`board ${boardId} is gone from the database`);
+  return Number(r.rows[0].head);
+}
+
+/**
+ * The server's time, read after the lock (a time read in the locking statement could predate the wait), and
+ * whether this host's own lease still holds: a host past its lease acts for nobody, whatever it believes.
+ */
+export async function timeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ now: number; hostLive: boolean }> {
+  const r = await c.query<{ now: number; live: boolean }>(
+    `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
+            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2), false) AS live`,
+    [boardId, hostId, incarnation],
+  );
+  const row = r.rows[0] as { now: number; live: boolean };
+  return { now: row.now, hostLive: row.live };
+}
+
+/** Events after `after`, in order, a batch at a time (the caller loops until it has reached the head). */
+export async function eventsAfter(c: ClientBase, boardId: string, after: number, limit = FOLLOW_BATCH): Promise<BoardEvent[]> {
+  const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [boardId, after, limit]);
+  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+}
+
+export async function headOf(c: Queryable, boardId: string): Promise<number> {
+  const r = await c.query<{ head: string }>('SELECT head FROM forkbench.boards WHERE id = $1', [boardId]);
+  return Number(r.rows[0]?.head ?? 0);
+}
+
+export async function lastEvents(c: ClientBase, boardId: string, n: number): Promise<BoardEvent[]> {
+  const r = await c.query<{ body: string }>('SELECT body FROM (SELECT seq, body FROM forkbench.events WHERE board_id = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq', [boardId, n]);
+  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+}
+
+export async function eventsOfTask(c: ClientBase, boardId: string, taskId: string): Promise<BoardEvent[]> {
+  const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND task_id = $2 ORDER BY seq', [boardId, taskId]);
+  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+}
+
+/** A key's stored first outcome, as a lookup finds it. */
+export interface StoredKey {
+  readonly agent: string;
+  readonly key: string;
+  readonly hash: string;
+  readonly outcome: Result<unknown, Rejection>;
+}
+
+/** The stored outcomes of the keys a batch carries, in one read. */
+export async function keysOf(c: ClientBase, boardId: string, wanted: ReadonlyArray<{ agentId: string; key: string }>): Promise<Map<string, StoredKey>> {
+  const out = new Map<string, StoredKey>();
+  if (!wanted.length) return out;
+  const r = await c.query<{ agent_id: string; key: string; hash: string; outcome: string }>(
+    `SELECT agent_id, key, hash, outcome FROM forkbench.write_keys
+      WHERE board_id = $1 AND (agent_id, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [boardId, wanted.map((w) => w.agentId), wanted.map((w) => w.key)],
+  );
+  for (const row of r.rows) out.set(keyId(row.agent_id, row.key), { agent: row.agent_id, key: row.key, hash: row.hash, outcome: JSON.parse(row.outcome) as Result<unknown, Rejection> });
+  return out;
+}
+
+export const keyId = (agent: string, key: string): string => `${agent}\u0000${key}`;
+
+/**
+ * Append a transaction's decisions in one statement: its events at the positions after `head`, its keys'
+ * first outcomes, the board's new head, and a wake-up for every host that listens (delivered at commit).
+ */
+export async function append(c: ClientBase, boardId: string, events: readonly BoardEvent[], keys: readonly StoredKey[]): Promise<void> {
+  const head = events.length ? (events[events.length - 1] as BoardEvent).seq : null;
+  await c.query(
+    `WITH ev AS (
+       INSERT INTO forkbench.events (board_id, seq, task_id, body)
+       SELECT $1, s, t, b FROM unnest($2::bigint[], $3::text[], $4::text[]) AS x(s, t, b)
+     ), k AS (
+       INSERT INTO forkbench.write_keys (board_id, agent_id, key, hash, outcome)
+       SELECT $1, a, k, h, o FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) AS y(a, k, h, o)
+     )
+     UPDATE forkbench.boards SET head = coalesce($9::bigint, head) WHERE id = $1
+     RETURNING pg_notify('${NOTIFY_CHANNEL}', id::text || ':' || head::text)`,
+    [
+      boardId,
+      events.map((e) => e.seq),
+      events.map((e) => (e as { taskId?: string | null }).taskId ?? null),
+      events.map((e) => JSON.stringify(e)),
+      keys.map((k) => k.agent),
+      keys.map((k) => k.key),
+      keys.map((k) => k.hash),
+      keys.map((k) => JSON.stringify(k.outcome)),
+      head,
+    ],
+  );
+}
+
+/** The channel every host of every board listens on: a payload names the board and its new head. */
+export const NOTIFY_CHANNEL = 'forkbench_board';

@@ -1,0 +1,108 @@
+import type { ClientBase, Pool } from 'pg';
+import { WriteKeyLimits } from '../writeKeys.js';
+
+/**
+ * How a host's lease on a shared board is timed. River's leader lease renews every 5 s with a 15 s lifetime:
+ * three renewals may fail (a slow network, a busy database) before the host is presumed lost, and a lost
+ * host's agents' claims end within ~20 s (its lifetime, plus up to one renewal period of another host until
+ * it sweeps) instead of waiting out the agents' own 120 s leases.
+ */
+export const HostLeaseTimes = {
+  renewMs: 5_000,
+  lifetimeMs: 15_000,
+} as const;
+
+export type HostLeaseTiming = Partial<Record<keyof typeof HostLeaseTimes, number>>;
+
+/** Keys past their retention are pruned once in this many renewals (a minute at 5 s): pruning is a
+ *  delete over an index, not worth a statement every renewal. */
+const PRUNE_EVERY = 12;
+
+export interface HostLeaseDeps {
+  pool: Pool;
+  boardId: string;
+  hostId: string;
+  incarnation: () => string;
+  timing?: HostLeaseTiming;
+  /** The database says this host's lease is over. */
+  lapsed(): void;
+  /** Another host's lease is over: its claims are to be ended. */
+  othersLapsed(): void;
+  /** Whether the database answered this round. */
+  reachable(ok: boolean, err?: Error): void;
+  warn(m: string): void;
+}
+
+/**
+ * This host's lease row: renewed on the server's clock while the host runs, and only while it has not lapsed
+ * (a renewal never revives a lease another host may already have acted on). The same round looks for other
+ * hosts that lapsed, so every host watches every other.
+ */
+export class HostLease {
+  private timer: NodeJS.Timeout | null = null;
+  private round: Promise<void> | null = null;
+  private rounds = 0;
+  private disposed = false;
+  private readonly t: { renewMs: number; lifetimeMs: number };
+
+  constructor(private readonly d: HostLeaseDeps) {
+    this.t = { ...HostLeaseTimes, ...d.timing };
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.disposed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.round = this.renew().finally(() => {
+        this.round = null;
+        this.schedule();
+      });
+    }, this.t.renewMs);
+  }
+
+  private async renew(): Promise<void> {
+    const { pool, boardId, hostId } = this.d;
+    try {
+      const r = await pool.query(
+        `UPDATE forkbench.hosts SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
+          WHERE board_id = $1 AND host_id = $2 AND incarnation = $3 AND expires_at > clock_timestamp()`,
+        [boardId, hostId, this.d.incarnation(), this.t.lifetimeMs],
+      );
+      this.d.reachable(true);
+      if (this.disposed) return;
+      if (r.rowCount === 0) this.d.lapsed();
+      const others = await pool.query('SELECT 1 FROM forkbench.hosts WHERE board_id = $1 AND host_id <> $2 AND expires_at < clock_timestamp() LIMIT 1', [boardId, hostId]);
+      if (others.rowCount) this.d.othersLapsed();
+      if (++this.rounds % PRUNE_EVERY === 0) {
+        await pool.query(`DELETE FROM forkbench.write_keys WHERE board_id = $1 AND at < clock_timestamp() - $2 * interval '1 millisecond'`, [boardId, WriteKeyLimits.retentionMs]);
+      }
+    } catch (err) {
+      this.d.reachable(false, err as Error);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.round;
+  }
+}
+
+/**
+ * Inside the board's transaction: the hosts whose lease lapsed (not this one), their rows removed so a host
+ * that wakes finds it must join again, and the agents they ran, whose claims the caller ends `host-lost`.
+ */
+export async function lapsedHosts(tx: ClientBase, boardId: string, self: string): Promise<string[]> {
+  const gone = await tx.query<{ host_id: string }>(
+    `DELETE FROM forkbench.hosts WHERE board_id = $1 AND host_id <> $2 AND expires_at < clock_timestamp() RETURNING host_id`,
+    [boardId, self],
+  );
+  if (!gone.rowCount) return [];
+  const agents = await tx.query<{ agent_id: string }>('SELECT agent_id FROM forkbench.agents WHERE board_id = $1 AND host_id = ANY($2::text[])', [
+    boardId,
+    gone.rows.map((r) => r.host_id),
+  ]);
+  return agents.rows.map((r) => r.agent_id);
+}

@@ -1,0 +1,539 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
+import { applyEvent, copyBoard, emptyBoard, type Board } from '../../../src-shared/board/reducer.js';
+import { reject, type Result } from '../../../src-shared/board/result.js';
+import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
+import { LeaseEngine } from '../leaseEngine.js';
+import { boundedOutcome } from '../writeKeys.js';
+import { BoardServiceConstants, TRANSIENT, type BoardService, type Holders, type KeyedOutcome, type WriteKey } from '../boardService.js';
+import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lastEvents, lockBoard, timeAndLease, type StoredKey } from './boardSql.js';
+import { ServerClock } from './serverClock.js';
+import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
+import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
+import { migrate } from './migrate.js';
+
+export interface PgBoardOptions {
+  /** Connections for deciding transactions and reads. */
+  pool: Pool;
+  /** A connection of its own for LISTEN (a pooler in transaction mode cannot LISTEN: then polling alone). */
+  listenClient?: ListenClientFactory;
+  /** The board's name: every host that opens this name shares one board. */
+  name: string;
+  /** This host's data folder for the Thread (agents' records; the board itself is in the database). */
+  dir: string;
+  /** This host: stable across its restarts (its agents are known by it); its name is for people. */
+  hostId: string;
+  hostName: string;
+  /** For a new board: its Thread id and goal. */
+  threadId?: string;
+  goal?: string;
+  /** Which of this host's agents are still there as it opens (kept by its pty host). */
+  holders?: Holders;
+  /** The board's time for decisions; by default the database server's clock (tests inject a manual one). */
+  decisionTime?: () => number;
+  /** This host's monotonic clock, for estimates between transactions (tests skew it). */
+  localClock?: () => number;
+  hostLease?: HostLeaseTiming;
+  /** How often to look at the board's head when no wake-up came: the safety net under LISTEN. */
+  pollMs?: number;
+  warn?: (message: string) => void;
+}
+
+/**
+ * Decisions a transaction holds at most: a burst of writes from many agents shares one commit (and one
+ * fsync), and no transaction holds the board's lock for long.
+ */
+const MAX_BATCH = 200;
+
+/** The shared board could not be reached, or this host may no longer act on it: nothing was done. */
+export class BoardUnavailableError extends Error {
+  readonly code = 'board-unavailable';
+  constructor(message: string) {
+    super(message);
+    this.name = 'BoardUnavailableError';
+  }
+}
+
+/** One decision waiting for the next transaction. */
+interface Pending {
+  readonly key?: WriteKey;
+  /** Decide at the board's position, on the server's clock. Returns the answer, and the outcome to keep under
+   *  the key (undefined: keep none). */
+  decide(engine: LeaseEngine): { answer: unknown; keep?: Result<unknown> };
+  /** Reads or writes of its own inside the transaction, before any decision (the host sweep's). */
+  prepare?(tx: PoolClient): Promise<void>;
+  /** Joining the board as a new incarnation: the one transaction a host without a live lease may run. */
+  readonly join?: boolean;
+  /** The key's first outcome was found: answer with it, decide nothing. */
+  replayed?(outcome: Result<unknown>): unknown;
+  resolve(v: unknown): void;
+  fail(err: BoardUnavailableError): void;
+}
+
+/**
+ * A Thread's board kept in PostgreSQL and shared by every host that opens its name. Each host runs the same
+ * lease engine on its own copy of the board; the database gives what one process cannot: a single order of
+ * events, durability, an atomic step and one clock.
+ *
+ * A write is one short transaction: take the board's row lock, catch up with what other hosts appended, read
+ * the server's time, decide with the engine, append the events at the next positions, commit, and only then
+ * publish and answer. Waiting writes of this host share a transaction. A failed transaction leaves nothing:
+ * the engine goes back to the last committed board and the callers are told `board-unavailable`.
+ */
+export class PgBoard implements BoardService {
+  readonly engine: LeaseEngine;
+  readonly clock: ServerClock;
+  private readonly events = new Emitter<BoardEvent>();
+  private readonly lost = new Emitter<Error>();
+  private readonly back = new Emitter<void>();
+  private readonly queue: Pending[] = [];
+  private draining = false;
+  private wantFollow = false;
+  private closed = false;
+  /** While a transaction decides: the events it makes, published only after its commit. */
+  private capture: BoardEvent[] | null = null;
+  /** The board as committed: what the engine returns to when a transaction fails. */
+  private durable: Board;
+  private recent: BoardEvent[] = [];
+  private unavailable: BoardUnavailableError | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private armedFor: number | null = null;
+  /** This host's agents: its own signals (shutdown, grace) and its lease concern only them. */
+  private readonly mine = new Set<string>();
+  private readonly unregistered = new Set<string>();
+  private incarnation = randomUUID();
+  private follower: BoardFollower | null = null;
+  private lease: HostLease | null = null;
+  private rejoining: Promise<void> | null = null;
+
+  static async open(opts: PgBoardOptions): Promise<PgBoard> {
+    // A connection lost between two statements of a transaction (no query in flight) is reported as an
+    // 'error' event on its client; the next statement fails and says so, so the event itself has nothing to add.
+    opts.pool.on('connect', (client) => client.on('error', () => undefined));
+    const c = await opts.pool.connect();
+    let boardId: string;
+    try {
+      await migrate(c);
+      boardId = await boardIdFor(c, opts.name);
+    } finally {
+      c.release();
+    }
+    const b = new PgBoard(opts, boardId);
+    try {
+      await b.start();
+    } catch (err) {
+      await b.close();
+      throw err;
+    }
+    return b;
+  }
+
+  private constructor(
+    private readonly opts: PgBoardOptions,
+    readonly boardId: string,
+  ) {
+    this.clock = new ServerClock(opts.localClock);
+    this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id));
+    this.durable = copyBoard(this.engine.state);
+    this.engine.onEvent((e) => this.capture?.push(e));
+  }
+
+  private async start(): Promise<void> {
+    const c = await this.opts.pool.connect();
+    try {
+      await this.followWith(c, false);
+      const own = await c.query<{ agent_id: string }>('SELECT agent_id FROM forkbench.agents WHERE board_id = $1 AND host_id = $2', [this.boardId, this.opts.hostId]);
+      for (const r of own.rows) this.mine.add(r.agent_id);
+      this.recent = await lastEvents(c, this.boardId, BoardServiceConstants.recentEvents);
+    } finally {
+      c.release();
+    }
+    // Joining is one transaction: this host's lease (a new incarnation), a new board's first event, and the
+    // fate of this host's agents' claims from before (kept agents get grace, gone ones lose them now).
+    const fate = (id: string) => this.opts.holders?.fateOf(id) ?? 'unknown';
+    await this.join((e) => {
+      if (e.state.seq === 0) e.createThread(this.opts.threadId ?? randomUUID(), this.opts.goal ?? '');
+      else e.grace((id) => fate(id) === 'alive', (id) => (fate(id) === 'exited' ? 'agent-exited' : 'host-restarted'));
+    });
+    this.follower = new BoardFollower({
+      pool: this.opts.pool,
+      listen: this.opts.listenClient,
+      boardId: this.boardId,
+      pollMs: this.opts.pollMs,
+      behind: (head) => head > this.engine.state.seq,
+      wake: () => this.requestFollow(),
+      warn: this.warn,
+    });
+    this.lease = new HostLease({
+      pool: this.opts.pool,
+      boardId: this.boardId,
+      hostId: this.opts.hostId,
+      incarnation: () => this.incarnation,
+      timing: this.opts.hostLease,
+      lapsed: () => void this.rejoin(),
+      othersLapsed: () => void this.sweepHosts().catch(() => undefined),
+      reachable: (ok, err) => (ok ? this.available() : this.markUnavailable(err ?? new Error("no answer"))),
+      warn: this.warn,
+    });
+    this.arm();
+  }
+
+  private get warn(): (m: string) => void {
+    return this.opts.warn ?? console.warn;
+  }
+
+  /** Take this host's lease as a new incarnation and run `then` in the same transaction. */
+  private join(then: (e: LeaseEngine) => void): Promise<unknown> {
+    const timing = { ...HostLeaseTimes, ...this.opts.hostLease };
+    return this.enqueue({
+      join: true,
+      prepare: async (tx) => {
+        await tx.query(
+          `INSERT INTO forkbench.hosts (board_id, host_id, incarnation, name, expires_at)
+           VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 millisecond')
+           ON CONFLICT (board_id, host_id) DO UPDATE SET incarnation = excluded.incarnation, name = excluded.name, expires_at = excluded.expires_at`,
+          [this.boardId, this.opts.hostId, this.incarnation, this.opts.hostName, timing.lifetimeMs],
+        );
+      },
+      decide: (e) => ({ answer: then(e) }),
+    });
+  }
+
+  /**
+   * This host's lease lapsed (it was stopped, or cut off): another host may already have ended its agents'
+   * claims. It acts for nobody until it has joined again as a new incarnation, which ends whatever claims its
+   * agents still held under the old one (`host-lost`): they were held on a promise this host could not keep.
+   */
+  private rejoin(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.rejoining ??= this.joinAgain().finally(() => {
+      this.rejoining = null;
+    });
+    return this.rejoining;
+  }
+
+  private async joinAgain(): Promise<void> {
+    this.incarnation = randomUUID();
+    this.warn(`forkbench: this host's lease on the shared board lapsed; its agents' claims are ended (host-lost) and it joins again`);
+    await this.join((e) => {
+      for (const id of this.mine) e.releaseAllHeldBy(id, 'host-lost');
+    }).catch(() => undefined);
+  }
+
+  /** End the claims of every host whose lease lapsed, and forget those hosts: one transaction, any host. */
+  private sweepHosts(): Promise<unknown> {
+    let gone: string[] = [];
+    return this.enqueue({
+      prepare: async (tx) => {
+        gone = await lapsedHosts(tx, this.boardId, this.opts.hostId);
+      },
+      decide: (e) => {
+        for (const id of gone) e.releaseAllHeldBy(id, 'host-lost');
+        return { answer: gone.length };
+      },
+    });
+  }
+
+  get state(): Readonly<Board> {
+    return this.engine.state;
+  }
+
+  get dir(): string {
+    return this.opts.dir;
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  onEvent(fn: (e: BoardEvent) => void): Disposable {
+    return this.events.event(fn);
+  }
+
+  onReadOnly(fn: (err: Error) => void): Disposable {
+    return this.lost.event(fn);
+  }
+
+  /** The database answers again after it was lost. */
+  onAvailable(fn: () => void): Disposable {
+    return this.back.event(fn);
+  }
+
+  get readOnlyReason(): string | null {
+    return this.unavailable?.message ?? null;
+  }
+
+  /** This host runs this agent: its claims are this host's to vouch for, and end if this host is lost. */
+  hostAgent(agentId: string): void {
+    if (this.mine.has(agentId)) return;
+    this.mine.add(agentId);
+    this.unregistered.add(agentId);
+  }
+
+  async run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
+    try {
+      return (await this.enqueue({ decide: (e) => ({ answer: op(e) }) })) as Result<T>;
+    } catch (err) {
+      if (err instanceof BoardUnavailableError) return reject('board-unavailable', err.message);
+      throw err;
+    }
+  }
+
+  async runKeyed<T, A>(k: WriteKey, op: (engine: LeaseEngine) => Result<T>, answer: (v: T) => A): Promise<KeyedOutcome<A>> {
+    try {
+      return (await this.enqueue({
+        key: k,
+        replayed: (outcome) => ({ replayed: true, result: outcome }),
+        decide: (e) => {
+          const decided = op(e);
+          const r: Result<A> = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
+          // Refused for the agent's pace, not for what it asked: its key stays unused (journalBoard.ts).
+          const keep = !r.ok && TRANSIENT.has(r.error.code) ? undefined : r.ok ? { ok: true as const, value: boundedOutcome(r.value) } : r;
+          return { answer: { replayed: false, result: r }, keep };
+        },
+      })) as KeyedOutcome<A>;
+    } catch (err) {
+      if (err instanceof BoardUnavailableError) return { replayed: false, result: reject('board-unavailable', err.message) };
+      throw err;
+    }
+  }
+
+  async replay(k: WriteKey): Promise<Result<unknown> | undefined> {
+    const c = await this.opts.pool.connect().catch((err: Error) => {
+      throw this.markUnavailable(err);
+    });
+    try {
+      const found = (await keysOf(c, this.boardId, [k])).get(keyId(k.agentId, k.key));
+      if (!found) return undefined;
+      return found.hash === k.hash ? found.outcome : reject('key-reused', `the key ${k.key} was used for a different request; a retry must send the same request with its key, and a new request a new key`);
+    } finally {
+      c.release();
+    }
+  }
+
+  async apply<T>(op: (engine: LeaseEngine) => T): Promise<T> {
+    return (await this.enqueue({ decide: (e) => ({ answer: op(e) }) })) as T;
+  }
+
+  resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {
+    return this.apply((e) => e.grace(isAlive, 'host-restarted'));
+  }
+
+  async log(): Promise<BoardEvent[]> {
+    return this.read((c) => eventsAfter(c, this.boardId, 0, Number.MAX_SAFE_INTEGER));
+  }
+
+  async taskLog(taskId: string): Promise<BoardEvent[]> {
+    return this.read((c) => eventsOfTask(c, this.boardId, taskId));
+  }
+
+  logTail(n: number): BoardEvent[] {
+    return this.recent.slice(-n);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.follower?.dispose();
+    await this.lease?.dispose();
+    // Decisions already queued are told, not dropped silently.
+    for (const p of this.queue.splice(0)) p.fail(new BoardUnavailableError('the board is closed'));
+  }
+
+  private async read<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.opts.pool.connect();
+    try {
+      return await fn(c);
+    } finally {
+      c.release();
+    }
+  }
+
+  private enqueue(p: Omit<Pending, 'resolve' | 'fail'>): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('the board is closed'));
+    return new Promise((resolve, fail) => {
+      this.queue.push({ ...p, resolve, fail });
+      void this.drain();
+    });
+  }
+
+  private requestFollow(): void {
+    this.wantFollow = true;
+    void this.drain();
+  }
+
+  /** One transaction at a time from this host; whatever queued meanwhile goes into the next one. */
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (!this.closed && (this.queue.length || this.wantFollow)) {
+        if (this.queue.length) await this.transact(this.queue.splice(0, MAX_BATCH));
+        else {
+          this.wantFollow = false;
+          await this.followAlone();
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Read what other hosts appended, outside any transaction: committed positions have no gaps. */
+  private async followAlone(): Promise<void> {
+    let c: PoolClient | null = null;
+    try {
+      c = await this.opts.pool.connect();
+      await this.followWith(c, true);
+      this.available();
+      this.arm();
+    } catch (err) {
+      this.markUnavailable(err as Error);
+    } finally {
+      c?.release();
+    }
+  }
+
+  /** Apply every event after this host's position, publishing each (they are committed). */
+  private async followWith(c: PoolClient, publish: boolean): Promise<void> {
+    for (;;) {
+      const batch = await eventsAfter(c, this.boardId, this.engine.state.seq);
+      if (!batch.length) return;
+      for (const e of batch) {
+        if (e.seq <= this.engine.state.seq) continue;
+        this.engine.follow(e);
+        if (publish) this.publish(e);
+        else {
+          applyEvent(this.durable, e);
+        }
+      }
+    }
+  }
+
+  private publish(e: BoardEvent): void {
+    applyEvent(this.durable, e);
+    this.recent.push(e);
+    if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
+    this.events.fire(e);
+  }
+
+  private async transact(batch: Pending[]): Promise<void> {
+    let c: PoolClient | null = null;
+    const answers: Array<() => void> = [];
+    const made: BoardEvent[] = [];
+    try {
+      c = await this.opts.pool.connect();
+      await c.query('BEGIN');
+      const head = await lockBoard(c, this.boardId);
+      if (head > this.engine.state.seq) await this.followWith(c, true);
+      const { now, hostLive } = await timeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      if (!hostLive && !batch.every((p) => p.join)) {
+        // The database says this host's lease is over: whatever it believes, it acts for nobody now.
+        throw new HostLapsedError();
+      }
+      if (this.unregistered.size) {
+        const ids = [...this.unregistered];
+        await c.query(
+          `INSERT INTO forkbench.agents (board_id, agent_id, host_id) SELECT $1, a, $2 FROM unnest($3::text[]) AS a
+           ON CONFLICT (board_id, agent_id) DO UPDATE SET host_id = excluded.host_id`,
+          [this.boardId, this.opts.hostId, ids],
+        );
+      }
+      for (const p of batch) if (p.prepare) await p.prepare(c);
+      const keyed = batch.filter((p) => p.key).map((p) => p.key as WriteKey);
+      const stored = await keysOf(c, this.boardId, keyed);
+      this.clock.fix(this.opts.decisionTime?.() ?? now);
+      const keep: StoredKey[] = [];
+      this.capture = made;
+      for (const p of batch) {
+        const k = p.key;
+        const seen = k && stored.get(keyId(k.agentId, k.key));
+        if (k && seen) {
+          const outcome: Result<unknown> = seen.hash === k.hash ? seen.outcome : reject('key-reused', `the key ${k.key} was used for a different request; a retry must send the same request with its key, and a new request a new key`);
+          answers.push(() => p.resolve(p.replayed ? p.replayed(outcome) : outcome));
+          continue;
+        }
+        const d = p.decide(this.engine);
+        if (k && d.keep) {
+          const rec: StoredKey = { agent: k.agentId, key: k.key, hash: k.hash, outcome: d.keep };
+          keep.push(rec);
+          // The same key twice in one transaction: the second is a retry of the first.
+          stored.set(keyId(k.agentId, k.key), rec);
+        }
+        answers.push(() => p.resolve(d.answer));
+      }
+      this.capture = null;
+      if (made.length || keep.length) await append(c, this.boardId, made, keep);
+      await c.query('COMMIT');
+      this.clock.release();
+      for (const id of this.unregistered) this.unregistered.delete(id);
+    } catch (err) {
+      this.capture = null;
+      this.clock.release();
+      if (c) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        c.release(err as Error);
+        c = null;
+      }
+      // Nothing of this transaction happened: the engine goes back to the committed board, and nobody hears
+      // of its events. (A COMMIT whose answer was lost may yet have landed: following the log brings it back,
+      // and a retried key finds its first outcome.)
+      this.engine.rewind(this.durable);
+      const lapsed = err instanceof HostLapsedError;
+      const why = lapsed ? new BoardUnavailableError(err.message) : this.markUnavailable(err as Error);
+      for (const p of batch) p.fail(why);
+      if (lapsed) void this.rejoin();
+      return;
+    } finally {
+      c?.release();
+    }
+    for (const e of made) this.publish(e);
+    this.available();
+    for (const a of answers) a();
+    this.arm();
+  }
+
+  private markUnavailable(err: Error): BoardUnavailableError {
+    if (this.unavailable) return this.unavailable;
+    this.unavailable = new BoardUnavailableError(`the shared board's database cannot be reached (${err.message}); nothing was done: send it again (the CLI does, with its key)`);
+    this.warn(`forkbench: ${this.unavailable.message}`);
+    this.lost.fire(this.unavailable);
+    return this.unavailable;
+  }
+
+  private available(): void {
+    if (!this.unavailable) return;
+    this.unavailable = null;
+    this.warn(`forkbench: the shared board's database answers again`);
+    this.back.fire();
+    this.requestFollow();
+  }
+
+  /** One timer, on the earliest deadline as this host estimates the server's time; the sweep it runs
+   *  decides on the server's time, so a timer that fires early or late changes nothing. */
+  private arm(): void {
+    if (this.closed) return;
+    const next = this.engine.nextDeadline();
+    if (next === this.armedFor) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedFor = next;
+    if (next === null) return;
+    const delay = Math.max(0, Math.ceil(next - this.clock.now()));
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.armedFor = null;
+      if (this.closed) return;
+      this.apply((e) => e.sweep()).catch(() => undefined);
+    }, delay);
+  }
+}
+
+class HostLapsedError extends Error {
+  constructor() {
+    super("this host's lease on the shared board lapsed (it was stopped or cut off for too long); it acts for no agent until it has joined again");
+  }
+}

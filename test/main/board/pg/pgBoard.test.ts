@@ -1,0 +1,189 @@
+/**
+ * The board on a real PostgreSQL, opened by two hosts (two PgBoards, each with its own pool, as two machines
+ * would be): one board, one order, one fence; tokens increase across hosts; keys land once; a database lost
+ * mid-run refuses writes `board-unavailable` and comes back by itself with nothing acknowledged lost; a host
+ * that stops renewing its own lease has its agents' claims ended `host-lost` by the other.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BoardEvent } from '../../../../src-shared/board/events.js';
+import { PgBoard, type PgBoardOptions } from '../../../../src-main/board/pg/pgBoard.js';
+import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
+import { waitFor } from '../../../helpers/pty.js';
+
+let pgc: PgCluster;
+let dbCount = 0;
+const open: Array<{ board: PgBoard; pool: pg.Pool }> = [];
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  pgc = await startPgCluster();
+});
+afterAll(() => pgc?.dispose());
+afterEach(async () => {
+  for (const { board, pool } of open.splice(0)) {
+    await board.close();
+    await pool.end();
+  }
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function freshDb(): Promise<string> {
+  return pgc.createDatabase(`b${++dbCount}`);
+}
+
+/** One host on the board named `name` in the database at `url`. */
+async function host(url: string, hostId: string, extra: Partial<PgBoardOptions> = {}): Promise<PgBoard> {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on('error', () => undefined);
+  const dir = fs.mkdtempSync(join(os.tmpdir(), 'fb-pgboard-'));
+  dirs.push(dir);
+  const board = await PgBoard.open({
+    pool,
+    listenClient: () => new pg.Client({ connectionString: url }),
+    name: 'git@example.com:team/app.git',
+    dir,
+    hostId,
+    hostName: hostId,
+    threadId: 'thread-1',
+    goal: 'ship it',
+    warn: () => undefined,
+    ...extra,
+  });
+  open.push({ board, pool });
+  return board;
+}
+
+const seen = (b: PgBoard) => {
+  const events: BoardEvent[] = [];
+  b.onEvent((e) => events.push(e));
+  return events;
+};
+
+describe('the board on PostgreSQL, two hosts', () => {
+  it('is one board: a task added on A is seen on B, a claim on B fences A, tokens increase across hosts', async () => {
+    const url = await freshDb();
+    const a = await host(url, 'host-a');
+    const b = await host(url, 'host-b');
+    const onB = seen(b);
+    expect(a.state.goal).toBe('ship it');
+    expect(b.state.threadId).toBe('thread-1');
+    const added = await a.run((e) => e.addTask({ title: 'first' }));
+    expect(added.ok).toBe(true);
+    await waitFor(() => onB.some((e) => e.kind === 'task-added'), 5000, 'B hears of the task');
+    expect(b.state.tasks.get('T-1')?.title).toBe('first');
+    a.hostAgent('agent-a');
+    b.hostAgent('agent-b');
+    const gb = await b.run((e) => e.claim('agent-b', 'T-1'));
+    expect(gb.ok).toBe(true);
+    // A decides after catching up under the board's lock: the claim B made is there, whatever A had heard.
+    const ga = await a.run((e) => e.claim('agent-a', 'T-1'));
+    expect(ga.ok ? 'granted' : ga.error.code).toBe('bad-state');
+    await a.run((e) => e.addTask({ title: 'second' }));
+    const g2 = await a.run((e) => e.claim('agent-a', 'T-2'));
+    expect(g2.ok && gb.ok && g2.value.token > gb.value.token).toBe(true);
+    // Both hosts hold the same log, in the same order.
+    await waitFor(() => b.state.seq === a.state.seq, 5000, 'B catches up');
+    expect(await a.log()).toEqual(await b.log());
+    expect((await a.log()).map((e) => e.seq)).toEqual([...Array(a.state.seq).keys()].map((i) => i + 1));
+  });
+
+  it('two hosts granting the same task at the same moment: exactly one grant', async () => {
+    const url = await freshDb();
+    const a = await host(url, 'host-a');
+    const b = await host(url, 'host-b');
+    for (let i = 0; i < 20; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
+    a.hostAgent('agent-a');
+    b.hostAgent('agent-b');
+    let grants = 0;
+    for (let i = 1; i <= 20; i++) {
+      const [ra, rb] = await Promise.all([a.run((e) => e.claim('agent-a', `T-${i}`)), b.run((e) => e.claim('agent-b', `T-${i}`))]);
+      grants += Number(ra.ok) + Number(rb.ok);
+      expect(Number(ra.ok) + Number(rb.ok)).toBe(1);
+    }
+    expect(grants).toBe(20);
+    const log = await a.log();
+    const tokens = log.filter((e) => e.kind === 'grant').map((e) => (e as { token: number }).token);
+    expect(tokens).toEqual([...tokens].sort((x, y) => x - y));
+    expect(new Set(tokens).size).toBe(20);
+  });
+
+  it('a key lands once, on either host; a key reused for another request is refused', async () => {
+    const url = await freshDb();
+    const a = await host(url, 'host-a');
+    const b = await host(url, 'host-b');
+    const k = { agentId: 'agent-a', key: 'k-1', hash: 'h-add-x' };
+    const first = await a.runKeyed(k, (e) => e.addTask({ title: 'x' }, 'agent-a'), (t) => ({ id: t.id }));
+    // The same request again, here and (as after a host restart) on the other host: the first outcome.
+    const again = await a.runKeyed(k, (e) => e.addTask({ title: 'x' }, 'agent-a'), (t) => ({ id: t.id }));
+    const elsewhere = await b.runKeyed(k, (e) => e.addTask({ title: 'x' }, 'agent-a'), (t) => ({ id: t.id }));
+    expect(first).toEqual({ replayed: false, result: { ok: true, value: { id: 'T-1' } } });
+    expect(again).toEqual({ replayed: true, result: { ok: true, value: { id: 'T-1' } } });
+    expect(elsewhere).toEqual({ replayed: true, result: { ok: true, value: { id: 'T-1' } } });
+    const reused = await a.runKeyed({ ...k, hash: 'h-other' }, (e) => e.addTask({ title: 'y' }, 'agent-a'), (t) => ({ id: t.id }));
+    expect(reused.result.ok ? 'ok' : reused.result.error.code).toBe('key-reused');
+    expect(a.state.tasks.size).toBe(1);
+    // Two tries of one key in one transaction: still one task.
+    const k2 = { agentId: 'agent-a', key: 'k-2', hash: 'h-add-z' };
+    const both = await Promise.all([0, 1].map(() => a.runKeyed(k2, (e) => e.addTask({ title: 'z' }, 'agent-a'), (t) => ({ id: t.id }))));
+    expect(both.map((r) => r.result)).toEqual([{ ok: true, value: { id: 'T-2' } }, { ok: true, value: { id: 'T-2' } }]);
+    expect(await a.replay(k2)).toEqual({ ok: true, value: { id: 'T-2' } });
+  });
+
+  it('the database restarted (-m immediate) mid-run: writes are refused board-unavailable, then it recovers by itself; nothing acknowledged is lost', async () => {
+    const url = await freshDb();
+    const a = await host(url, 'host-a');
+    let lost = 0;
+    let back = 0;
+    a.onReadOnly(() => lost++);
+    a.onAvailable(() => back++);
+    const acked: string[] = [];
+    let stop = false;
+    const refused: string[] = [];
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        const r = await a.run((e) => e.addTask({ title: `w${i}` }));
+        if (r.ok) acked.push(r.value.title);
+        else refused.push(r.error.code);
+      }
+    })();
+    await waitFor(() => acked.length >= 20, 10_000, 'writes land');
+    await pgc.stopServer('immediate');
+    await waitFor(() => refused.length > 0, 10_000, 'a write refused while the database is down');
+    expect(new Set(refused)).toEqual(new Set(['board-unavailable']));
+    expect(a.readOnlyReason).toMatch(/cannot be reached/);
+    await pgc.startServer();
+    const at = acked.length;
+    await waitFor(() => acked.length >= at + 20, 20_000, 'writes land again');
+    stop = true;
+    await writer;
+    expect(lost).toBe(1);
+    expect(back).toBeGreaterThanOrEqual(1);
+    // Every acknowledged write is on the board after the crash, once.
+    const fresh = await host(url, 'host-c');
+    const titles = [...fresh.state.tasks.values()].map((t) => t.title);
+    for (const t of acked) expect(titles).toContain(t);
+    expect(new Set(titles).size).toBe(titles.length);
+  });
+
+  it('a host that stops renewing its lease has its agents’ claims ended host-lost by another host', async () => {
+    const url = await freshDb();
+    const timing = { renewMs: 100, lifetimeMs: 600 };
+    const a = await host(url, 'host-a', { hostLease: timing });
+    const b = await host(url, 'host-b', { hostLease: timing });
+    await a.run((e) => e.addTask({ title: 'held by b' }));
+    b.hostAgent('agent-b');
+    expect((await b.run((e) => e.claim('agent-b', 'T-1'))).ok).toBe(true);
+    const onA = seen(a);
+    // B goes silent without a word (as a crash would): its lease stops being renewed.
+    const started = performance.now();
+    await b.close();
+    const ended = await waitFor(() => onA.find((e) => e.kind === 'claim-ended'), 10_000, 'B’s claim ended');
+    expect(ended).toMatchObject({ taskId: 'T-1', agentId: 'agent-b', reason: 'host-lost', to: 'open' });
+    expect(performance.now() - started).toBeLessThan(timing.lifetimeMs + 5 * timing.renewMs + 1000);
+    expect(a.state.tasks.get('T-1')?.claim).toBeNull();
+  });
+});
