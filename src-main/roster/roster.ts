@@ -175,6 +175,8 @@ export class Roster {
     // performance.now(), not the board clock: the liveness check compares it with pty output times, and the
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
     const agent = this.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now(), n);
+    // Before it can claim: on a shared board, its claims are this host's to vouch for.
+    d.board.hostAgent(agent.id);
     const stored: StoredAgent = { id: agent.id, profile, name: agent.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
     if (o.command) stored.command = o.command;
     return this.start(agent, stored, null, true);
@@ -273,6 +275,7 @@ export class Roster {
     this.d.sessions.numbers.sawAll([...found, ...gone]);
     for (const f of found) {
       const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
+      this.d.board.hostAgent(agent.id);
       this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
     }
   }
