@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { findOnPath } from '../../src-main/base/pathLookup.js';
 import { alive } from './processes.js';
 
 const run = promisify(execFile);
@@ -92,7 +93,7 @@ export function findPgBinDir(debianRoot = DEBIAN_PG_ROOT, searchPath = process.e
     // No Debian layout: try the other two.
   }
   try {
-    const pgConfig = findOnPath('pg_config', [], searchPath);
+    const pgConfig = findOnPath('pg_config', { PATH: searchPath });
     const dir = pgConfig && execFileSync(pgConfig, ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     if (dir && fs.existsSync(join(dir, 'initdb'))) return dir;
   } catch {
@@ -105,11 +106,6 @@ export function findPgBinDir(debianRoot = DEBIAN_PG_ROOT, searchPath = process.e
     'PostgreSQL is not installed: the board tests need its server binaries (initdb, pg_ctl). ' +
       ".ci/run installs them; by hand: apt-get install -y postgresql (tests start their own private server; they never skip for want of it).",
   );
-}
-
-function findOnPath(name: string, extra: string[], searchPath = process.env.PATH ?? ''): string | null {
-  for (const dir of [...extra, ...searchPath.split(delimiter)]) if (dir && fs.existsSync(join(dir, name))) return join(dir, name);
-  return null;
 }
 
 /** How often to look whether a stopped postmaster has exited: no event exists for a process not our child. */
@@ -155,7 +151,8 @@ const isRoot = (): boolean => typeof process.getuid === 'function' && process.ge
 /** How to run a server binary: as root, through `runuser -u postgres --` (the server refuses root). */
 function commandFor(binDir: string): { prefix: string[]; owner: { uid: number; gid: number } | null } {
   if (!isRoot()) return { prefix: [], owner: null };
-  const runuser = findOnPath('runuser', ['/usr/sbin', '/sbin']);
+  // runuser lives in /usr/sbin, which a non-login root shell's PATH may lack.
+  const runuser = findOnPath('runuser', { PATH: ['/usr/sbin', '/sbin', process.env.PATH ?? ''].join(delimiter) });
   if (!runuser) throw new Error('running as root, PostgreSQL must run as the postgres user, and runuser (util-linux) was not found');
   let ids: string;
   try {
