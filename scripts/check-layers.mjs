@@ -41,7 +41,7 @@ export const ALLOWED_PACKAGES = {
     '@dnd-kit/utilities',
     'zod',
   ],
-  'src-main': ['node-pty', 'ws', '@xterm/headless', '@xterm/addon-serialize', '@modelcontextprotocol/sdk', 'zod', 'conf'],
+  'src-main': ['node-pty', 'ws', '@xterm/headless', '@xterm/addon-serialize', '@modelcontextprotocol/sdk', 'zod', 'conf', 'pg'],
 };
 /** Only src-main/electron, the thin shell, may import these. */
 export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];

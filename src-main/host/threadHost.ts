@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { JournalBoard } from '../board/journalBoard.js';
+import { openThreadBoard, type SharedBoardSetting } from '../board/openBoard.js';
+import { BOARD_URL_ENV } from '../board/pg/connection.js';
 import { type BoardService } from '../board/boardService.js';
 import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
@@ -44,6 +45,15 @@ export interface ThreadHostOptions {
   /** Accept an agent's secret from any process, not only from its own pane: only for tests that stand in
    *  for an agent from the test process. Never set by Electron or `serve`. */
   secretsFromAnywhere?: boolean;
+  /** The Thread's board on PostgreSQL, shared with other hosts; without it, the journal in `dataRoot`. */
+  sharedBoard?: SharedBoardSetting;
+}
+
+/** The environment an agent starts from: the host's, without the shared board's URL (it may hold a
+ *  password, and an agent reaches the board only through its host). */
+function agentBaseEnv(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const { [BOARD_URL_ENV]: _url, ...rest } = env;
+  return rest;
 }
 
 /** Stable short key for a folder, so the same folder always opens the same board. */
@@ -100,7 +110,7 @@ export class ThreadHost {
     const ptyHost = await opts.ptyHost;
     const kept = await KeptPanes.read(ptyHost, key);
     // The board asks one question of what the pty host kept: is this holder alive, exited, or unknown.
-    const board = await JournalBoard.open({ dir: boardDir, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept });
+    const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard });
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
     const worktrees = await ClaimWorktrees.open(folder, board, socketPath);
@@ -112,7 +122,7 @@ export class ThreadHost {
       states, folder, threadKey: key, ptys: ptyHost, board, socketPath, sessions, kept, typingQuietMs: opts.typingQuietMs, warn: opts.warn,
       binDir: ensureCliShim(rt),
       agentFilesDir: join(rt, `agents-${key}`),
-      env: opts.env ?? process.env,
+      env: agentBaseEnv(opts.env ?? process.env),
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
       lockFolders: worktrees.git ? worktrees.require().folders : null,
     });

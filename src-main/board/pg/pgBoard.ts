@@ -16,6 +16,8 @@ import { migrate } from './migrate.js';
 export interface PgBoardOptions {
   /** Connections for deciding transactions and reads. */
   pool: Pool;
+  /** End the pool when the board closes (it was made for this board alone). */
+  ownsPool?: boolean;
   /** A connection of its own for LISTEN (a pooler in transaction mode cannot LISTEN: then polling alone). */
   listenClient?: ListenClientFactory;
   /** The board's name: every host that opens this name shares one board. */
@@ -88,7 +90,8 @@ export class PgBoard implements BoardService {
   private readonly lost = new Emitter<Error>();
   private readonly back = new Emitter<void>();
   private readonly queue: Pending[] = [];
-  private draining = false;
+  /** The loop that runs this host's transactions one at a time, while it runs. */
+  private draining: Promise<void> | null = null;
   private wantFollow = false;
   private closed = false;
   /** While a transaction decides: the events it makes, published only after its commit. */
@@ -339,8 +342,10 @@ export class PgBoard implements BoardService {
     this.timer = null;
     await this.follower?.dispose();
     await this.lease?.dispose();
-    // Decisions already queued are told, not dropped silently.
+    // Decisions already queued are told, not dropped silently; one in flight finishes first.
     for (const p of this.queue.splice(0)) p.fail(new BoardUnavailableError('the board is closed'));
+    await this.draining;
+    if (this.opts.ownsPool) await this.opts.pool.end().catch(() => undefined);
   }
 
   private async read<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
@@ -356,29 +361,32 @@ export class PgBoard implements BoardService {
     if (this.closed) return Promise.reject(new Error('the board is closed'));
     return new Promise((resolve, fail) => {
       this.queue.push({ ...p, resolve, fail });
-      void this.drain();
+      this.drain();
     });
   }
 
   private requestFollow(): void {
     this.wantFollow = true;
-    void this.drain();
+    this.drain();
   }
 
   /** One transaction at a time from this host; whatever queued meanwhile goes into the next one. */
-  private async drain(): Promise<void> {
+  private drain(): void {
     if (this.draining) return;
-    this.draining = true;
-    try {
-      while (!this.closed && (this.queue.length || this.wantFollow)) {
-        if (this.queue.length) await this.transact(this.queue.splice(0, MAX_BATCH));
-        else {
-          this.wantFollow = false;
-          await this.followAlone();
-        }
+    this.draining = this.drainLoop().finally(() => {
+      this.draining = null;
+      // Queued after the loop's last look and before this: run it now.
+      if (!this.closed && (this.queue.length || this.wantFollow)) this.drain();
+    });
+  }
+
+  private async drainLoop(): Promise<void> {
+    while (!this.closed && (this.queue.length || this.wantFollow)) {
+      if (this.queue.length) await this.transact(this.queue.splice(0, MAX_BATCH));
+      else {
+        this.wantFollow = false;
+        await this.followAlone();
       }
-    } finally {
-      this.draining = false;
     }
   }
 

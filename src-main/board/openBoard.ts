@@ -1,0 +1,55 @@
+import os from 'node:os';
+import pg from 'pg';
+import type { BoardService, Holders } from './boardService.js';
+import { JournalBoard } from './journalBoard.js';
+import { boardNameFor, CONNECT_TIMEOUT_MS, openCheckedPool } from './pg/connection.js';
+import { hostIdOf } from './pg/hostIdentity.js';
+import { PgBoard } from './pg/pgBoard.js';
+
+/** A Thread's board on PostgreSQL, shared by every host that opens the same name there. */
+export interface SharedBoardSetting {
+  /** postgres://… (from `--board` or FORKBENCH_BOARD_URL). Never written to the journal, a log or a page. */
+  readonly url: string;
+  /** `--board-name`; by default the folder's git remote, else the folder's name. */
+  readonly name?: string;
+}
+
+export interface ThreadBoardOptions {
+  /** The Thread's folder in this host's data folder. */
+  dir: string;
+  /** The project folder (its git remote names a shared board). */
+  folder: string;
+  /** The data folder: a shared board knows this host by an id kept there. */
+  dataRoot: string;
+  threadId: string;
+  goal: string;
+  holders: Holders;
+  shared?: SharedBoardSetting;
+  warn?: (message: string) => void;
+}
+
+/** The Thread's board: the journal in this host's data folder, or the shared one in PostgreSQL. */
+export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardService> {
+  if (!o.shared) return JournalBoard.open({ dir: o.dir, threadId: o.threadId, goal: o.goal, warn: o.warn, holders: o.holders });
+  const name = await boardNameFor(o.folder, o.shared.name);
+  const pool = await openCheckedPool(o.shared.url);
+  const url = o.shared.url;
+  try {
+    return await PgBoard.open({
+      pool,
+      ownsPool: true,
+      listenClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS }),
+      name,
+      dir: o.dir,
+      hostId: hostIdOf(o.dataRoot),
+      hostName: os.hostname(),
+      threadId: o.threadId,
+      goal: o.goal,
+      holders: o.holders,
+      warn: o.warn,
+    });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}
