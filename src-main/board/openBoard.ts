@@ -5,6 +5,21 @@ import { JournalBoard } from './journalBoard.js';
 import { boardNameFor, CONNECT_TIMEOUT_MS, openCheckedPool } from './pg/connection.js';
 import { hostIdOf } from './pg/hostIdentity.js';
 import { PgBoard } from './pg/pgBoard.js';
+import type { HostLeaseTiming } from './pg/hostLease.js';
+
+/**
+ * A shorter host lease than the default (HostLeaseTimes), in ms: for tests and chaos runs that kill hosts
+ * and must not wait 20 s for each. Renewals come at a third of it, as by default.
+ */
+const HOST_LEASE_ENV = 'FORKBENCH_HOST_LEASE_MS';
+
+function hostLeaseFromEnv(env: NodeJS.ProcessEnv): HostLeaseTiming | undefined {
+  const v = env[HOST_LEASE_ENV];
+  if (v === undefined || v === '') return undefined;
+  const ms = Number(v);
+  if (!Number.isInteger(ms) || ms < 300) throw new Error(`${HOST_LEASE_ENV} takes a whole number of ms, at least 300, not '${v}'`);
+  return { lifetimeMs: ms, renewMs: Math.floor(ms / 3) };
+}
 
 /** A Thread's board on PostgreSQL, shared by every host that opens the same name there. */
 export interface SharedBoardSetting {
@@ -31,6 +46,7 @@ export interface ThreadBoardOptions {
 /** The Thread's board: the journal in this host's data folder, or the shared one in PostgreSQL. */
 export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardService> {
   if (!o.shared) return JournalBoard.open({ dir: o.dir, threadId: o.threadId, goal: o.goal, warn: o.warn, holders: o.holders });
+  const hostLease = hostLeaseFromEnv(process.env);
   const name = await boardNameFor(o.folder, o.shared.name);
   const pool = await openCheckedPool(o.shared.url);
   const url = o.shared.url;
@@ -46,6 +62,7 @@ export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardServi
       threadId: o.threadId,
       goal: o.goal,
       holders: o.holders,
+      hostLease,
       warn: o.warn,
     });
   } catch (err) {

@@ -1,3 +1,5 @@
+import { BOARD_URL_ENV, boardUrlFrom, checkBoardName, parseBoardUrl } from '../board/pg/connection.js';
+import type { SharedBoardSetting } from '../board/openBoard.js';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,7 @@ import { loadServeState, saveServeState } from './serveState.js';
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host] [--board postgres://… [--board-name NAME]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -37,10 +39,18 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   let replacePtyHost = false;
   let usePtyHost = process.env.FORKBENCH_PTY_HOST !== '0';
   let idleMs: number;
+  let sharedBoard: SharedBoardSetting | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { port: { type: 'string' }, 'keep-agents': { type: 'boolean' }, 'replace-pty-host': { type: 'boolean' }, 'no-pty-host': { type: 'boolean' } },
+      options: {
+        port: { type: 'string' },
+        'keep-agents': { type: 'boolean' },
+        'replace-pty-host': { type: 'boolean' },
+        'no-pty-host': { type: 'boolean' },
+        board: { type: 'string' },
+        'board-name': { type: 'string' },
+      },
       allowPositionals: true,
     });
     if (values['no-pty-host']) usePtyHost = false;
@@ -50,6 +60,11 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     if (replacePtyHost && !usePtyHost) throw new Error('--replace-pty-host needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
     idleMs = ptyHostIdleMs();
     if (positionals.length > 1) throw new Error('give at most one folder');
+    const boardUrl = boardUrlFrom(values.board);
+    if (boardUrl !== null) {
+      parseBoardUrl(boardUrl);
+      sharedBoard = { url: boardUrl, ...(values['board-name'] !== undefined ? { name: checkBoardName(values['board-name']) } : {}) };
+    } else if (values['board-name'] !== undefined) throw new Error(`--board-name names a shared board: give --board postgres://… (or ${BOARD_URL_ENV}) too`);
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
       if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new Error(`--port takes a port number, not '${values.port}'`);
@@ -70,7 +85,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   }
   const warn = (m: string) => process.stderr.write(`${m}\n`);
   const dataRoot = defaultDataRoot();
-  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn });
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard });
   if (!claimed.ok) {
     process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;

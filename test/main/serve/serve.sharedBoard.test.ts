@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { ensureRendererBuilt } from '../../../e2e/harness.js';
+import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { alive } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/pty.js';
+import { ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+
+/**
+ * Issue 31, two hosts on one board: two real `serve` processes (each its own data folder, runtime folder and
+ * project folder, as two machines), both given one PostgreSQL board by `--board` and `--board-name`. A task
+ * added in A's window is in B's; a shell agent on A claims it with the real CLI and B's window shows the
+ * claim; an agent on B is refused it; serve A killed -9 has its agent's claim ended `host-lost` by B within
+ * the host lease (short here) plus a sweep. The board's URL never reaches an agent's environment.
+ */
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+/** A short host lease, so a killed host is noticed in seconds (the default is 15 s). */
+const HOST_LEASE_MS = 1500;
+
+let pgc: PgCluster;
+let url: string;
+let root: string;
+const serves: ServeProc[] = [];
+
+beforeAll(async () => {
+  ensureRendererBuilt();
+  pgc = await startPgCluster();
+  url = await pgc.createDatabase('team');
+  root = fs.mkdtempSync(join(tmpdir(), 'fb-shared-'));
+});
+afterAll(async () => {
+  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  for (const h of ['a', 'b']) {
+    const pid = ptyHostPidOf(join(root, h, 'data'));
+    if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+  }
+  await pgc?.dispose();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+async function host(name: string): Promise<{ s: ServeProc; key: string }> {
+  const at = join(root, name);
+  const project = join(at, 'project');
+  fs.mkdirSync(project, { recursive: true });
+  const key = threadKeyOf(project);
+  const s = await serveOn({ root: at, project, key, args: ['--board-name', 'team board'], env: { FORKBENCH_BOARD_URL: url, FORKBENCH_HOST_LEASE_MS: String(HOST_LEASE_MS) } });
+  serves.push(s);
+  return { s, key };
+}
+
+const paneText = (s: ServeProc, agentId: string) => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
+type Snap = { board: { tasks: Array<{ id: string; title: string; claim: { agentId: string; token: number } | null; lastClaim: { reason: string } | null }> } };
+const taskOn = async (s: ServeProc, key: string, id: string) => ((await s.window.call('thread.snapshot', { key })) as Snap).board.tasks.find((t) => t.id === id);
+
+describe('two serve processes on one PostgreSQL board', () => {
+  it('one backlog, one fence across hosts; a killed host’s claims end host-lost; the URL stays out of agents', async () => {
+    const a = await host('a');
+    const b = await host('b');
+    await a.s.window.call('task.add', { key: a.key, title: 'shared work' });
+    await waitFor(async () => (await taskOn(b.s, b.key, 'T-1'))?.title === 'shared work', 10_000, 'B to see the task A added');
+
+    const agentA: AgentInfo = await a.s.window.call('agent.launch', { key: a.key, profile: 'shell', cols: 120, rows: 30 });
+    await a.s.window.call('agent.input', { key: a.key, agentId: agentA.id, data: `forkbench claim T-1; echo "URL=[$FORKBENCH_BOARD_URL]"; echo "EXIT"=$?=END\r` });
+    await waitFor(() => /EXIT=\d+=END/.test(paneText(a.s, agentA.id)), 30_000, 'the claim on A');
+    expect(paneText(a.s, agentA.id)).toContain('URL=[]');
+    await waitFor(async () => (await taskOn(b.s, b.key, 'T-1'))?.claim?.agentId === agentA.id, 10_000, 'B to see A’s agent holding T-1');
+
+    const agentB: AgentInfo = await b.s.window.call('agent.launch', { key: b.key, profile: 'shell', cols: 120, rows: 30 });
+    await b.s.window.call('agent.input', { key: b.key, agentId: agentB.id, data: `forkbench claim T-1; echo "EXIT"=$?=END\r` });
+    await waitFor(() => /EXIT=\d+=END/.test(paneText(b.s, agentB.id)), 30_000, 'the claim on B');
+    expect(paneText(b.s, agentB.id)).not.toContain('EXIT=0=END');
+
+    // A dies without a word: its agent (kept by A's pty host) lives on, but nobody vouches for its claim.
+    const killedAt = performance.now();
+    a.s.proc.kill('SIGKILL');
+    await a.s.exit;
+    await waitFor(async () => { const t = await taskOn(b.s, b.key, 'T-1'); return t !== undefined && !t.claim; }, 30_000, 'B to end the claim of A’s agent').catch(async (e) => {
+      const c = new (await import('pg')).default.Client({ connectionString: url });
+      await c.connect();
+      const hosts = (await c.query('SELECT host_id, expires_at, clock_timestamp() AS now FROM forkbench.hosts')).rows;
+      const agents = (await c.query('SELECT agent_id, host_id FROM forkbench.agents')).rows;
+      await c.end();
+      throw new Error(`${e.message}\nB said: ${b.s.err()}\nhosts ${JSON.stringify(hosts)}\nagents ${JSON.stringify(agents)}`);
+    });
+    const t = await taskOn(b.s, b.key, 'T-1');
+    expect(t?.lastClaim?.reason).toBe('host-lost');
+    // Within the host lease plus a renewal period of B's (the sweep) and some slack for a loaded machine.
+    expect(performance.now() - killedAt).toBeLessThan(HOST_LEASE_MS + HOST_LEASE_MS / 3 + 5_000);
+    await b.s.window.call('agent.input', { key: b.key, agentId: agentB.id, data: `forkbench claim T-1; echo "AGAIN"=$?=END\r` });
+    await waitFor(() => /AGAIN=\d+=END/.test(paneText(b.s, agentB.id)), 30_000, 'the second claim on B');
+    expect(paneText(b.s, agentB.id)).toContain('AGAIN=0=END');
+    b.s.proc.kill('SIGINT');
+    await b.s.exit;
+  }, 120_000);
+
+  it('a database that cannot be reached at start: one line naming host and database, never the password; nothing started', async () => {
+    const at = join(root, 'c');
+    const project = join(at, 'project');
+    fs.mkdirSync(project, { recursive: true });
+    const bad = `postgresql://forkbench:s3cret-pw@/nosuchdb?host=${join(root, 'no-socket-here')}`;
+    const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', project, '--board', bad], {
+      env: { ...process.env, FORKBENCH_DATA_DIR: join(at, 'data'), XDG_RUNTIME_DIR: join(at, 'run'), FORKBENCH_PTY_HOST: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout!.on('data', (d) => (out += d));
+    proc.stderr!.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((r) => proc.on('exit', r));
+    expect(code).toBe(1);
+    expect(out).toMatch(/cannot open the board at .*\/nosuchdb/);
+    expect(out).not.toContain('s3cret-pw');
+    expect(out).not.toContain('Open http');
+  }, 60_000);
+});
