@@ -24,6 +24,8 @@ export interface BoardService {
   onEvent(fn: (e: BoardEvent) => void): Disposable;
   /** The board stopped taking writes (its journal failed; its database was lost). */
   onReadOnly(fn: (err: Error) => void): Disposable;
+  /** The board takes writes again (a shared board's database answers again; a journal never comes back). */
+  onAvailable(fn: () => void): Disposable;
   /** Why the board takes no writes, or null while it does. */
   readonly readOnlyReason: string | null;
   /** Run one decision and acknowledge it only once it is durable. */

@@ -95,6 +95,11 @@ export class JournalBoard implements BoardService {
     return this.readOnlyEvents.event(fn);
   }
 
+  /** A journal that failed stays read-only until the host restarts: nothing to hear. */
+  onAvailable(): Disposable {
+    return { dispose: () => undefined };
+  }
+
   /** Why the board takes no writes, or null while it does. */
   get readOnlyReason(): string | null {
     return this.readOnly?.message ?? null;

@@ -183,16 +183,29 @@ export async function callWrite<M extends AgentMethod>(client: RpcClient, path: 
   // Once an answer is lost the write may have landed: whoever gives up then says how to learn its outcome.
   const maybeLanded = (err: Unreachable) => new Unreachable(`${err.message}; the ${method} may have landed: send it again with --key ${params.key} to be told its outcome`, err.code);
   let c: RpcClient = client;
+  let waits = 0;
   for (let attempt = 1; ; attempt++) {
+    let keep = false;
     try {
       return await c.call(method, params, tryMs());
     } catch (err) {
+      if (err instanceof RpcFailure && isUnavailable(err)) {
+        // The host answered: its shared board's database did not, and nothing was done. The same request
+        // with its key goes again on this connection once the database may be back, within the timeout.
+        const wait = Math.min(UNAVAILABLE_WAIT_MAX_MS, UNAVAILABLE_WAIT_MS * 2 ** waits++);
+        if (left() <= wait) throw err;
+        o.onRetry(`the board is unavailable (${err.message}); sending the ${method} again with its key ${params.key} in ${(wait / 1000).toFixed(1)} s`);
+        keep = true;
+        attempt--;
+        await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
       if (!(err instanceof Unreachable)) throw err;
       if (left() <= 0 || attempt >= WRITE_TRIES) throw maybeLanded(err);
       o.onRetry(`the answer to ${method} was lost (${err.message}); sending it again with its key ${params.key} (try ${attempt + 1}), so it lands once`);
     } finally {
       // The caller closes the client it gave; a retry's own connection is closed here, whatever happened.
-      if (c !== client) c.close();
+      if (c !== client && !keep) c.close();
     }
     try {
       // A host that went away is waited for as at the start (a restart), within what is left of the timeout;
@@ -203,6 +216,16 @@ export async function callWrite<M extends AgentMethod>(client: RpcClient, path: 
     }
   }
 }
+
+/**
+ * Waits before sending a write again while the shared board's database is unavailable: from half a second,
+ * doubling to 4 s, so a database that restarts (about a second) is caught at once and one that stays down is
+ * not hammered by every agent at once.
+ */
+const UNAVAILABLE_WAIT_MS = 500;
+const UNAVAILABLE_WAIT_MAX_MS = 4_000;
+
+const isUnavailable = (err: RpcFailure): boolean => (err.error.data as { reason?: string } | undefined)?.reason === 'board-unavailable';
 
 export class RpcFailure extends Error {
   constructor(readonly error: RpcError) {

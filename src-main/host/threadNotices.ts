@@ -49,8 +49,10 @@ export class ThreadNotices {
 
   constructor(private readonly s: NoticeSources) {
     this.store.add(s.board.onEvent((e) => this.boardEvent(e)));
-    // Once per Thread: a board that cannot write says so, and then refuses writes with reason read-only.
+    // Once per outage: a board that cannot write says so, and then refuses writes (read-only, board-unavailable).
     this.store.add(s.board.onReadOnly((err) => this.raise(readOnlyNotice(s.key, basename(s.folder), err.message, this.at()))));
+    // A shared board whose database came back takes writes again: its notice is no longer true.
+    this.store.add(s.board.onAvailable(() => this.withdrawAbout(`read-only:${s.key}`)));
     this.store.add(s.states.onChange.event(({ agentId, next, before }) => this.stateChanged(agentId, next, before)));
     this.store.add(
       s.roster.onExit.event(({ agentId, name, exit }) => {

@@ -116,4 +116,31 @@ describe('two serve processes on one PostgreSQL board', () => {
     expect(out).not.toContain('s3cret-pw');
     expect(out).not.toContain('Open http');
   }, 60_000);
+
+  it('the database stopped with a note in flight: the CLI sends it again with its key until the database is back, it lands once, and the window’s notice comes and goes', async () => {
+    // The default host lease (15 s): an outage of a few seconds does not cost the host its agents' claims.
+    const at = join(root, 'd');
+    const project = join(at, 'project');
+    fs.mkdirSync(project, { recursive: true });
+    const key = threadKeyOf(project);
+    const outageUrl = await pgc.createDatabase('outage');
+    const s = await serveOn({ root: at, project, key, args: ['--board', outageUrl] });
+    serves.push(s);
+    await s.window.call('task.add', { key, title: 'noted through an outage' });
+    const agent: AgentInfo = await s.window.call('agent.launch', { key, profile: 'shell', cols: 120, rows: 30 });
+    await s.window.call('agent.input', { key, agentId: agent.id, data: `forkbench claim T-1; echo "CLAIM"=$?=END\r` });
+    await waitFor(() => /CLAIM=0=END/.test(paneText(s, agent.id)), 30_000, 'the claim');
+    await pgc.stopServer('fast');
+    await s.window.call('agent.input', { key, agentId: agent.id, data: `FORKBENCH_TIMEOUT_MS=60000 forkbench note T-1 "once"; echo "NOTE"=$?=END\r` });
+    await waitFor(() => paneText(s, agent.id).includes('the board is unavailable'), 30_000, 'the CLI to say it sends the note again');
+    const notice = await waitFor(() => s.window.pushes.find((p) => p.type === 'notify' && p.about === `read-only:${key}`), 10_000, 'the read-only notice');
+    await pgc.startServer();
+    await waitFor(() => /NOTE=\d+=END/.test(paneText(s, agent.id)), 60_000, 'the note to land');
+    expect(paneText(s, agent.id)).toContain('NOTE=0=END');
+    await waitFor(() => s.window.pushes.some((p) => p.type === 'notice-gone' && p.id === (notice as { id: string }).id), 20_000, 'the notice withdrawn');
+    const details = await s.window.call('task.details', { key, taskId: 'T-1' });
+    expect(details.notes.filter((n: { text: string }) => n.text === 'once')).toHaveLength(1);
+    s.proc.kill('SIGINT');
+    await s.exit;
+  }, 150_000);
 });
