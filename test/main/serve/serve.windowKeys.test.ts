@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { waitFor } from '../../helpers/pty.js';
 import { servedProjectOfThisFile } from '../../helpers/serveProcess.js';
 
 /**
@@ -54,6 +55,25 @@ describe('a window write sent again with its key', () => {
     expect(await w.call('task.assign', drag)).toEqual(granted);
     const grants = (await w.call('task.history', { key: at.key, taskId: task.id })).filter((e) => e.kind === 'grant');
     expect(grants).toHaveLength(1);
+    s.proc.kill('SIGINT');
+    await s.exit;
+  }, 120_000);
+
+  it('an approval sent again is answered with its first outcome, where a second approval is refused', async () => {
+    const s = await start();
+    const w = s.window;
+    const task = await w.call('task.add', { key: at.key, title: 'approved once', writeKey: 'window-key-4' });
+    const a: AgentInfo = await w.call('agent.launch', { key: at.key, profile: 'shell', cols: 120, rows: 30 });
+    await w.call('agent.input', { key: at.key, agentId: a.id, data: `forkbench claim ${task.id} && forkbench done ${task.id}\r` });
+    const stateOf = async () => (await w.call('thread.snapshot', { key: at.key })).board.tasks.find((t) => t.id === task.id)?.state;
+    await waitFor(async () => (await stateOf()) === 'review', 30_000, 'the agent to submit the task');
+    const approve = { key: at.key, taskId: task.id, writeKey: 'window-key-5' };
+    expect(await w.call('task.approve', approve)).toBeNull();
+    await expect(w.call('task.approve', { ...approve, writeKey: 'window-key-6' })).rejects.toThrow(/bad-state/);
+    expect(await w.call('task.approve', approve)).toBeNull();
+    const approvals = (await w.call('task.history', { key: at.key, taskId: task.id })).filter((e) => e.kind === 'approved');
+    expect(approvals).toHaveLength(1);
+    expect(await stateOf()).toBe('done');
     s.proc.kill('SIGINT');
     await s.exit;
   }, 120_000);
