@@ -1,7 +1,8 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Result } from '../../src-shared/board/result.js';
-import { USER } from '../../src-shared/board/model.js';
-import { taskDetails, windowBoard, windowLogEvent } from '../../src-shared/board/windowBoard.js';
+import { USER, type Task } from '../../src-shared/board/model.js';
+import { taskDetails, windowBoard, windowLogEvent, windowTask } from '../../src-shared/board/windowBoard.js';
+import type { CompactTask } from '../../src-shared/board/serialized.js';
 import { DisposableStore, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { type KeyedWindowMethod, type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
@@ -24,6 +25,10 @@ function taskHistory(log: readonly BoardEvent[], taskId: string): BoardEvent[] {
   const mine = log.filter((e) => e.kind !== 'renew' && 'taskId' in e && e.taskId === taskId);
   return mine.slice(-TASK_HISTORY_LIMIT);
 }
+
+/** A task as the window's answer carries it: as its snapshot does (no notes, the body's start), so a key's
+ *  stored outcome stays small however many notes the task has (writeKeys.ts bounds its strings only). */
+const asWindowTask = (r: Result<Task>): Result<CompactTask> => (r.ok ? { ok: true, value: windowTask(r.value) } : r);
 
 /**
  * The window's one door into a Thread: one method per window procedure (its validated params, plus the
@@ -86,11 +91,11 @@ export class ThreadApi {
   }
 
   addTask(p: P<'task.add'>): Promise<R<'task.add'>> {
-    return this.decide('task.add', p, (e) => e.addTask({ title: p.title, body: p.body, verify: p.verify }));
+    return this.decide('task.add', p, (e) => asWindowTask(e.addTask({ title: p.title, body: p.body, verify: p.verify })));
   }
 
   editTask(p: P<'task.edit'>): Promise<R<'task.edit'>> {
-    return this.decide('task.edit', p, (e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify }));
+    return this.decide('task.edit', p, (e) => asWindowTask(e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })));
   }
 
   noteTask(p: P<'task.note'>): Promise<R<'task.note'>> {

@@ -2,7 +2,7 @@ import type { Notice } from '../notices/notices.js';
 import type { AgentStateInfo } from '../agents/agentState.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
-import type { Task } from '../board/model.js';
+import type { CompactTask } from '../board/serialized.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
@@ -52,8 +52,8 @@ export const windowMethods = {
   'thread.snapshot': method<ThreadSnapshot>()(z.object({ key }).strict()),
   'board.setGoal': method<null>()(z.object({ key, goal: GoalSchema, writeKey }).strict()),
   'board.setSettings': method<null>()(z.object({ key, patch: SettingsPatchSchema, writeKey }).strict()),
-  'task.add': method<Task>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
-  'task.edit': method<Task>()(z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
+  'task.add': method<CompactTask>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
+  'task.edit': method<CompactTask>()(z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
   'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema, writeKey }).strict()),
   'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, writeKey }).strict()),
   'task.release': method<null>()(z.object({ key, taskId, writeKey }).strict()),

@@ -17,10 +17,12 @@ describe('a window write sent again with its key', () => {
   it('makes one task and answers the first outcome, refuses the key for another request, and still does after a restart', async () => {
     const first = await start();
     const w = first.window;
-    const add = { key: at.key, title: 'added once', writeKey: 'window-key-1' };
+    // A body longer than a card's preview: the answer is the window's copy of the task, the same on a retry.
+    const add = { key: at.key, title: 'added once', body: 'b'.repeat(1000), writeKey: 'window-key-1' };
     const one = await w.call('task.add', add);
     const again = await w.call('task.add', add);
     expect(again).toEqual(one);
+    expect(one.omitted).toEqual({ bodyChars: 1000, notes: 0 });
     expect((await titles(w)).filter((t) => t === 'added once')).toHaveLength(1);
 
     await expect(w.call('task.add', { ...add, title: 'something else' })).rejects.toThrow(/"code":"key-reused"/);
