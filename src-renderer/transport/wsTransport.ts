@@ -205,6 +205,7 @@ export class WsTransport implements Transport {
   dispose(): void {
     this.disposed = true;
     this.closing.fire();
+    this.closing.dispose();
     if (this.retryTimer !== null) this.clearTimer(this.retryTimer);
     this.retryTimer = null;
     const s = this.socket;
