@@ -23,17 +23,17 @@ export function gitReason(err: Error): string {
   return err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
 }
 
+/** An approval's outcome as the window's caller gets it: nothing, or the refusal thrown with its code. */
+function unwrapApproval(r: Result<unknown>): void {
+  if (!r.ok) throw Object.assign(new Error(r.error.message), { code: r.error.code });
+}
+
 /**
  * The Thread's claims as git sees them: each grant's worktree handed over (and its answer awaited by the
  * claim and by the assignment message), each ended claim's folder fenced, each recorded move and each
  * freeze passed to the folder's hooks, and approval that merges before it approves. In a Thread without
  * git, every one of these is a no-op and `reason` says why.
  */
-/** An approval's outcome as the window's caller gets it: nothing, or the refusal thrown with its code. */
-function unwrapApproval(r: Result<unknown>): void {
-  if (!r.ok) throw Object.assign(new Error(r.error.message), { code: r.error.code });
-}
-
 export class ClaimWorktrees {
   private readonly store = new DisposableStore();
   private closed = false;
