@@ -7,8 +7,8 @@ import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
-import { createHash } from 'node:crypto';
 import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
+import { requestHash } from '../board/writeKeys.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 
 /** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
@@ -46,7 +46,7 @@ const now = (c: Caller): number => c.board.clock.now();
 function keyOf(c: Caller, method: AgentMethod, p: { key?: string }): WriteKey | undefined {
   if (p.key === undefined) return undefined;
   const { key, ...request } = p;
-  return { agentId: c.agentId, key, hash: createHash('sha256').update(JSON.stringify([method, request])).digest('base64url') };
+  return { agentId: c.agentId, key, hash: requestHash(method, request) };
 }
 
 /**

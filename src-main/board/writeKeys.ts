@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Rejection, Result } from '../../src-shared/board/result.js';
 
 /**
@@ -43,6 +44,14 @@ export interface WriteKeyRecord {
 
 /** What a lookup finds: nothing (a new key), the first outcome of the same request, or a key reused. */
 export type KeyLookup = { found: false } | { found: true; outcome: Result<unknown, Rejection> } | { found: true; reused: Rejection };
+
+/**
+ * The hash a key's record keeps of its request: the method and every param but the key itself, as validated
+ * (the schema's key order, so one request hashes one way). An agent's writes and a window's use the same.
+ */
+export function requestHash(method: string, request: unknown): string {
+  return createHash('sha256').update(JSON.stringify([method, request])).digest('base64url');
+}
 
 const idOf = (agent: string, key: string) => `${agent}\u0000${key}`;
 

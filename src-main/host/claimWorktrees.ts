@@ -7,7 +7,9 @@ import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
-import type { BoardService } from '../board/boardService.js';
+import type { BoardService, WriteKey } from '../board/boardService.js';
+import type { LeaseEngine } from '../board/leaseEngine.js';
+import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 
@@ -19,6 +21,11 @@ const WorktreeConstants = {
 /** A git failure as a person reads it: our own problems say what to do; git's own errors are quoted. */
 export function gitReason(err: Error): string {
   return err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
+}
+
+/** An approval's outcome as the window's caller gets it: nothing, or the refusal thrown with its code. */
+function unwrapApproval(r: Result<unknown>): void {
+  if (!r.ok) throw Object.assign(new Error(r.error.message), { code: r.error.code });
 }
 
 /**
@@ -156,7 +163,10 @@ export class ClaimWorktrees {
    * only if the head was written under the submitting claim's token and merges cleanly: otherwise the task
    * stays in review with the reason as a note, and the base branch is untouched.
    */
-  async approve(taskId: string, by: string = USER): Promise<void> {
+  async approve(taskId: string, by: string = USER, key?: WriteKey): Promise<void> {
+    // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
+    const prior = key && (await this.board.replay(key));
+    if (prior) return void unwrapApproval(prior);
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
     let merged: string | null = null;
@@ -169,11 +179,10 @@ export class ClaimWorktrees {
         throw err;
       }
     }
-    const r = await this.board.run((e) => e.approve(taskId, by));
-    if (!r.ok) {
-      if (merged) await this.note(taskId, `Merged as ${shortSha(merged)}, but approval was refused: ${r.error.message}`);
-      throw Object.assign(new Error(r.error.message), { code: r.error.code });
-    }
+    const decide = (e: LeaseEngine) => e.approve(taskId, by);
+    const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+    if (!r.ok && merged) await this.note(taskId, `Merged as ${shortSha(merged)}, but approval was refused: ${r.error.message}`);
+    unwrapApproval(r);
     if (!git || !branch) return;
     await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
     const said = await git.review.cleanupMerged(taskId).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);

@@ -1,10 +1,14 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { Result } from '../../src-shared/board/result.js';
-import { taskDetails, windowBoard, windowLogEvent } from '../../src-shared/board/windowBoard.js';
+import { USER, type Task } from '../../src-shared/board/model.js';
+import { taskDetails, windowBoard, windowLogEvent, windowTask } from '../../src-shared/board/windowBoard.js';
+import type { CompactTask } from '../../src-shared/board/serialized.js';
 import { DisposableStore, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
-import { type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
+import { type KeyedWindowMethod, type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
+import type { WriteKey } from '../board/boardService.js';
+import { requestHash } from '../board/writeKeys.js';
 import { PROFILES } from '../agents/profiles.js';
 import { Refusal, unwrap } from '../base/procedureServer.js';
 import type { InstalledProfiles } from './installedProfiles.js';
@@ -21,6 +25,10 @@ function taskHistory(log: readonly BoardEvent[], taskId: string): BoardEvent[] {
   const mine = log.filter((e) => e.kind !== 'renew' && 'taskId' in e && e.taskId === taskId);
   return mine.slice(-TASK_HISTORY_LIMIT);
 }
+
+/** A task as the window's answer carries it: as its snapshot does (no notes, the body's start), so a key's
+ *  stored outcome stays small however many notes the task has (writeKeys.ts bounds its strings only). */
+const asWindowTask = (r: Result<Task>): Result<CompactTask> => (r.ok ? { ok: true, value: windowTask(r.value) } : r);
 
 /**
  * The window's one door into a Thread: one method per window procedure (its validated params, plus the
@@ -75,54 +83,56 @@ export class ThreadApi {
   // The board: a person's decisions, each the engine's to accept or refuse.
 
   setGoal(p: P<'board.setGoal'>): Promise<R<'board.setGoal'>> {
-    return this.decide((e) => e.setGoal(p.goal));
+    return this.decide('board.setGoal', p, (e) => e.setGoal(p.goal));
   }
 
   setSettings(p: P<'board.setSettings'>): Promise<R<'board.setSettings'>> {
-    return this.decide((e) => e.setSettings(p.patch));
+    return this.decide('board.setSettings', p, (e) => e.setSettings(p.patch));
   }
 
   addTask(p: P<'task.add'>): Promise<R<'task.add'>> {
-    return this.decide((e) => e.addTask({ title: p.title, body: p.body, verify: p.verify }));
+    return this.decide('task.add', p, (e) => asWindowTask(e.addTask({ title: p.title, body: p.body, verify: p.verify })));
   }
 
   editTask(p: P<'task.edit'>): Promise<R<'task.edit'>> {
-    return this.decide((e) => e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify }));
+    return this.decide('task.edit', p, (e) => asWindowTask(e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })));
   }
 
   noteTask(p: P<'task.note'>): Promise<R<'task.note'>> {
-    return this.decide((e) => e.userNote(p.taskId, p.text));
+    return this.decide('task.note', p, (e) => e.userNote(p.taskId, p.text));
   }
 
-  /** Only an agent whose process runs may be handed a task: an exited one would hold it until it lapsed. */
+  /** Only an agent whose process runs may be handed a task: an exited one would hold it until it lapsed. A
+   *  retried drag whose agent has exited since still gets its first outcome: the check comes after the key's. */
   assignTask(p: P<'task.assign'>): Promise<R<'task.assign'>> {
-    if (!this.host.roster.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
-    return this.decide((e) => e.assign(p.taskId, p.agentId));
+    return this.decide('task.assign', p, (e) => e.assign(p.taskId, p.agentId), () => {
+      if (!this.host.roster.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
+    });
   }
 
   releaseTask(p: P<'task.release'>): Promise<R<'task.release'>> {
-    return this.decide((e) => e.userRelease(p.taskId));
+    return this.decide('task.release', p, (e) => e.userRelease(p.taskId));
   }
 
   async approveTask(p: P<'task.approve'>): Promise<R<'task.approve'>> {
-    await this.host.worktrees.approve(p.taskId);
+    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p));
     return null;
   }
 
   rejectTask(p: P<'task.reject'>): Promise<R<'task.reject'>> {
-    return this.decide((e) => e.rejectReview(p.taskId, p.reason));
+    return this.decide('task.reject', p, (e) => e.rejectReview(p.taskId, p.reason));
   }
 
   blockTask(p: P<'task.block'>): Promise<R<'task.block'>> {
-    return this.decide((e) => e.block(p.taskId, p.reason));
+    return this.decide('task.block', p, (e) => e.block(p.taskId, p.reason));
   }
 
   unblockTask(p: P<'task.unblock'>): Promise<R<'task.unblock'>> {
-    return this.decide((e) => e.unblock(p.taskId));
+    return this.decide('task.unblock', p, (e) => e.unblock(p.taskId));
   }
 
   resetTask(p: P<'task.reset'>): Promise<R<'task.reset'>> {
-    return this.decide((e) => e.reset(p.taskId));
+    return this.decide('task.reset', p, (e) => e.reset(p.taskId));
   }
 
   taskDiff(p: P<'task.diff'>): Promise<R<'task.diff'>> {
@@ -233,7 +243,25 @@ export class ThreadApi {
     return store;
   }
 
-  private async decide<T>(op: (e: LeaseEngine) => Result<T>): Promise<T> {
-    return unwrap(await this.host.board.run(op));
+  /**
+   * A person's board write, under its idempotency key when the window sent one: a retry of it (the page's
+   * connection went before the answer) is answered with the first outcome. Every window of the host is one
+   * person, so the keys are the person's (USER: never an agent's id); the page makes a random one per action.
+   */
+  private async decide<M extends KeyedWindowMethod, T>(method: M, p: P<M>, op: (e: LeaseEngine) => Result<T>, check?: () => void): Promise<T> {
+    const board = this.host.board;
+    const k = this.writeKeyOf(method, p);
+    if (check) {
+      // A check outside the engine's rules comes after the key's record, so a retry gets its first outcome.
+      const prior = k && (await board.replay(k));
+      if (prior) return unwrap(prior as Result<T>);
+      check();
+    }
+    return unwrap(k ? (await board.runKeyed(k, op, (v: T) => v)).result : await board.run(op));
+  }
+
+  private writeKeyOf<M extends KeyedWindowMethod>(method: M, p: P<M>): WriteKey | undefined {
+    const { writeKey, ...request } = p;
+    return writeKey === undefined ? undefined : { agentId: USER, key: writeKey, hash: requestHash(method, request) };
   }
 }

@@ -1,7 +1,8 @@
 import type { StoreApi } from 'zustand/vanilla';
-import type { WindowError, WindowMethod, WindowParams } from '../../src-shared/protocol/windowApi.js';
+import type { KeyedWindowMethod, WindowError, WindowMethod, WindowParams } from '../../src-shared/protocol/windowApi.js';
 import type { AppState } from './appState.js';
 import type { CallHost } from './hostCall.js';
+import { newWriteKey } from './writeKey.js';
 
 /** What a person does to the board of the Thread on screen, each bound to the one call verb. */
 export class BoardActions {
@@ -22,24 +23,29 @@ export class BoardActions {
     return key !== null && (await this.call(method, { ...params, key } as WindowParams<M>, action)).ok;
   }
 
-  setGoal = (goal: string) => this.act('board.setGoal', { goal }, 'set the goal');
-  setSettings = (patch: WindowParams<'board.setSettings'>['patch']) => this.act('board.setSettings', { patch }, 'change the Thread settings');
-  addTask = (title: string, body?: string) => this.act('task.add', body ? { title, body } : { title }, 'add a task');
-  editTask = (taskId: string, patch: { title?: string; body?: string }) => this.act('task.edit', { taskId, ...patch }, `edit ${taskId}`);
-  blockTask = (taskId: string, reason: string) => this.act('task.block', { taskId, reason }, `block ${taskId}`);
-  unblockTask = (taskId: string) => this.act('task.unblock', { taskId }, `unblock ${taskId}`);
-  releaseTask = (taskId: string) => this.act('task.release', { taskId }, `release ${taskId}`);
+  /** A board write: one action, so one idempotency key, which a resend of it carries too. */
+  private write<M extends KeyedWindowMethod>(method: M, params: Omit<WindowParams<M>, 'key' | 'writeKey'>, action: string): Promise<boolean> {
+    return this.act(method, { ...params, writeKey: newWriteKey() } as Omit<WindowParams<M>, 'key'>, action);
+  }
+
+  setGoal = (goal: string) => this.write('board.setGoal', { goal }, 'set the goal');
+  setSettings = (patch: WindowParams<'board.setSettings'>['patch']) => this.write('board.setSettings', { patch }, 'change the Thread settings');
+  addTask = (title: string, body?: string) => this.write('task.add', body ? { title, body } : { title }, 'add a task');
+  editTask = (taskId: string, patch: { title?: string; body?: string }) => this.write('task.edit', { taskId, ...patch }, `edit ${taskId}`);
+  blockTask = (taskId: string, reason: string) => this.write('task.block', { taskId, reason }, `block ${taskId}`);
+  unblockTask = (taskId: string) => this.write('task.unblock', { taskId }, `unblock ${taskId}`);
+  releaseTask = (taskId: string) => this.write('task.release', { taskId }, `release ${taskId}`);
   approveTask = async (taskId: string) => (await this.approveWithReason(taskId)) === null;
   /** Approve, answering why not: a refused merge (conflict, wrong token, a dirty or moved base) is shown in the
    *  review dialog beside the diff, as well as in the banner. */
   approveWithReason = async (taskId: string): Promise<WindowError | null> => {
     const key = this.state.activeKey;
     if (!key) return { code: 'no-thread', message: 'no Thread is open' };
-    const r = await this.call('task.approve', { key, taskId }, `approve ${taskId}`);
+    const r = await this.call('task.approve', { key, taskId, writeKey: newWriteKey() }, `approve ${taskId}`);
     return r.ok ? null : r.error;
   };
-  rejectTask = (taskId: string, reason: string) => this.act('task.reject', { taskId, reason }, `reject ${taskId}`);
-  resetTask = (taskId: string) => this.act('task.reset', { taskId }, `reset ${taskId}`);
-  assignTask = (taskId: string, agentId: string) => this.act('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
+  rejectTask = (taskId: string, reason: string) => this.write('task.reject', { taskId, reason }, `reject ${taskId}`);
+  resetTask = (taskId: string) => this.write('task.reset', { taskId }, `reset ${taskId}`);
+  assignTask = (taskId: string, agentId: string) => this.write('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
   closeAgent = (agentId: string) => this.act('agent.close', { agentId }, `close ${this.nameOf(agentId)}`);
 }

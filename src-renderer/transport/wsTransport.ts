@@ -9,6 +9,7 @@ import type {
 import { readPaneFrame } from '../../src-shared/protocol/paneFrame.js';
 import { HostCallError, type BrowserSessions, type ConnectionState, type ProbeResult, type Transport } from './types.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { RequestTable } from '../../src-shared/protocol/requestTable.js';
 
 /** Reconnect delays. Fast first retries cover a host restart; the cap keeps a dead host from being hammered. */
@@ -23,6 +24,15 @@ export const ReconnectConstants = {
   /** ± this fraction of random jitter, so several windows do not retry in lockstep. */
   jitter: 0.2,
 } as const;
+
+/**
+ * How long after its connection went a board write whose answer was lost is still sent again (with its key,
+ * so the host answers it with its first outcome if it had taken it). A restarted `serve` is back within a
+ * couple of seconds and the page reconnects at least once a second (above); 15 s covers a slow start on a
+ * loaded machine, while the person who made the action is still looking for its answer. Later, it fails
+ * `disconnected` as any call does, and the board on screen (re-fetched on reconnect) shows whether it landed.
+ */
+export const LOST_ANSWER_RESEND_MS = 15_000;
 
 export function backoffDelay(attempt: number, random: () => number = Math.random): number {
   const base = Math.min(ReconnectConstants.maxDelayMs, ReconnectConstants.initialDelayMs * ReconnectConstants.factor ** attempt);
@@ -65,7 +75,8 @@ const OPEN = 1;
  * The serve-mode transport: one WebSocket, requests answered by id, pushes as `{push}`. On close it
  * reconnects with backoff; listeners of `onState` see `connected` again and re-fetch what they show
  * (pushes sent while disconnected are gone). A call made while disconnected fails at once with
- * `disconnected` rather than being queued: replaying keystrokes or drags later would surprise a person.
+ * `disconnected` rather than being queued: replaying keystrokes or drags later would surprise a person. Only
+ * a board write already sent, whose answer the closed connection lost, is sent again with its key (`call`).
  */
 export class WsTransport implements Transport {
   readonly kind = 'websocket' as const;
@@ -78,6 +89,8 @@ export class WsTransport implements Transport {
   /** Not `stream`: the host sends each message's text whole, never a character split across two. */
   private readonly utf8 = new TextDecoder();
   private readonly states = new Emitter<ConnectionState>();
+  /** Fires once, as the window closes: a write waiting to be sent again gives up. */
+  private readonly closing = new Emitter<void>();
   private attempt = 0;
   private retryTimer: unknown = null;
   private disposed = false;
@@ -111,9 +124,53 @@ export class WsTransport implements Transport {
     return this.opts.sessions;
   }
 
-  call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>> {
+  /**
+   * A call carrying an idempotency key (a board write) whose connection went before its answer came is sent
+   * again, the same request with the same key, once connected again within LOST_ANSWER_RESEND_MS of the loss:
+   * the host may have taken it, and the key makes it land once either way. A call made while disconnected
+   * still fails at once, keyed or not.
+   */
+  async call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>> {
+    if (!hasWriteKey(params) || !this.isOpen()) return this.send(method, params);
+    let bound: ResendBound | null = null;
+    try {
+      for (;;) {
+        try {
+          return await this.send(method, params);
+        } catch (err) {
+          if (!(err instanceof HostCallError) || err.code !== 'disconnected' || this.disposed) throw err;
+          // The bound runs from the first loss: a connection that drops again does not extend it.
+          bound ??= new ResendBound(this.setTimer, this.clearTimer, LOST_ANSWER_RESEND_MS);
+          if (!(await this.reconnected(bound))) throw err;
+        }
+      }
+    } finally {
+      bound?.dispose();
+    }
+  }
+
+  /** True once connected again (a new socket open), false if the bound ends or the window closes first. */
+  private reconnected(bound: ResendBound): Promise<boolean> {
+    return new Promise((resolve) => {
+      const subs = new DisposableStore();
+      const settle = (v: boolean) => {
+        subs.dispose();
+        resolve(v);
+      };
+      if (this.disposed || bound.expired) return settle(false);
+      subs.add(this.states.event((s) => s === 'connected' && settle(true)));
+      subs.add(bound.onExpire.event(() => settle(false)));
+      subs.add(this.closing.event(() => settle(false)));
+    });
+  }
+
+  private isOpen(): boolean {
+    return !this.disposed && this._state === 'connected' && this.socket?.readyState === OPEN;
+  }
+
+  private send<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>> {
     const socket = this.socket;
-    if (this.disposed || !socket || this._state !== 'connected' || socket.readyState !== OPEN) {
+    if (!socket || !this.isOpen()) {
       return Promise.reject(new HostCallError('disconnected', `not connected to the Forkbench host (${method})`));
     }
     const send = (id: number) => {
@@ -147,6 +204,8 @@ export class WsTransport implements Transport {
 
   dispose(): void {
     this.disposed = true;
+    this.closing.fire();
+    this.closing.dispose();
     if (this.retryTimer !== null) this.clearTimer(this.retryTimer);
     this.retryTimer = null;
     const s = this.socket;
@@ -253,5 +312,35 @@ export class WsTransport implements Transport {
     if (this._state === state) return;
     this._state = state;
     this.states.fire(state);
+  }
+}
+
+/** Whether a call's params carry an idempotency key: only such a call is sent again after a lost answer. */
+function hasWriteKey(params: unknown): boolean {
+  return typeof params === 'object' && params !== null && typeof (params as { writeKey?: unknown }).writeKey === 'string';
+}
+
+/** The time a write whose answer was lost may still be sent again: it ends once, `ms` after it was made. */
+class ResendBound {
+  expired = false;
+  readonly onExpire = new Emitter<void>();
+  private timer: unknown;
+
+  constructor(
+    setTimer: (f: () => void, ms: number) => unknown,
+    private readonly clearTimer: (handle: unknown) => void,
+    ms: number,
+  ) {
+    this.timer = setTimer(() => {
+      this.timer = null;
+      this.expired = true;
+      this.onExpire.fire();
+    }, ms);
+  }
+
+  dispose(): void {
+    if (this.timer !== null) this.clearTimer(this.timer);
+    this.timer = null;
+    this.onExpire.dispose();
   }
 }

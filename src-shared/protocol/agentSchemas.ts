@@ -5,6 +5,9 @@ import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type A
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
+/** A write's idempotency key, as the agents' writes and the window's (windowApi.ts) carry it. */
+export const WriteKeySchema = z.string().regex(WRITE_KEY_PATTERN, `an idempotency key is ${WRITE_KEY_RULE}`);
+
 /** Each kind of parameter's schema: the same rules the window's use. */
 const kindSchema = {
   taskId: TaskIdSchema,
@@ -18,7 +21,7 @@ const kindSchema = {
   agentState: z.enum(REPORTABLE_STATES, { error: `a state is one of ${REPORTABLE_STATES.join(', ')}` }),
   // Controls are no reason to refuse a dialog's text (MAX_PROMPT_CHARS says why they may stay).
   prompt: z.string().max(MAX_PROMPT_CHARS, `the prompt text is longer than ${MAX_PROMPT_CHARS} characters`),
-  key: z.string().regex(WRITE_KEY_PATTERN, `an idempotency key is ${WRITE_KEY_RULE}`),
+  key: WriteKeySchema,
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 

@@ -2,7 +2,7 @@ import type { Notice } from '../notices/notices.js';
 import type { AgentStateInfo } from '../agents/agentState.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
-import type { Task } from '../board/model.js';
+import type { CompactTask } from '../board/serialized.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
@@ -11,6 +11,7 @@ import type { Result } from '../board/result.js';
 import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
 import { PROFILE_IDS, type ProfileIdShared } from '../agents/profileIds.js';
+import { WriteKeySchema } from './agentSchemas.js';
 
 /**
  * The window's API, defined once. Electron's preload exposes it through contextBridge and `serve` carries it
@@ -31,6 +32,13 @@ const agentId = AgentIdSchema;
 /** Terminal sizes a screen can show; the bounds keep a bad message from allocating a huge buffer. */
 const cols = z.number().int().min(TerminalSize.minCols).max(TerminalSize.maxCols);
 const rows = z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows);
+/**
+ * A board write's idempotency key (issue 31): the page makes one per action a person takes and sends it again
+ * with the same request when it retries (the connection went before the answer came), and the host answers
+ * that retry with the first outcome instead of doing the write twice. Optional, so a page without keys still
+ * works; `key` is the Thread's, hence the longer name.
+ */
+const writeKey = WriteKeySchema.optional();
 
 /** A window procedure: its params' schema, and its answer's type (the page trusts its own host's answers). */
 const method =
@@ -42,18 +50,18 @@ export const windowMethods = {
   'threads.list': method<ThreadSummary[]>()(z.object({}).strict()),
   'threads.open': method<ThreadSummary>()(z.object({ folder: z.string().min(1).max(4096) }).strict()),
   'thread.snapshot': method<ThreadSnapshot>()(z.object({ key }).strict()),
-  'board.setGoal': method<null>()(z.object({ key, goal: GoalSchema }).strict()),
-  'board.setSettings': method<null>()(z.object({ key, patch: SettingsPatchSchema }).strict()),
-  'task.add': method<Task>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
-  'task.edit': method<Task>()(z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional() }).strict()),
-  'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema }).strict()),
-  'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId }).strict()),
-  'task.release': method<null>()(z.object({ key, taskId }).strict()),
-  'task.approve': method<null>()(z.object({ key, taskId }).strict()),
-  'task.reject': method<null>()(z.object({ key, taskId, reason: ReasonSchema }).strict()),
-  'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema }).strict()),
-  'task.unblock': method<null>()(z.object({ key, taskId }).strict()),
-  'task.reset': method<null>()(z.object({ key, taskId }).strict()),
+  'board.setGoal': method<null>()(z.object({ key, goal: GoalSchema, writeKey }).strict()),
+  'board.setSettings': method<null>()(z.object({ key, patch: SettingsPatchSchema, writeKey }).strict()),
+  'task.add': method<CompactTask>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
+  'task.edit': method<CompactTask>()(z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
+  'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema, writeKey }).strict()),
+  'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, writeKey }).strict()),
+  'task.release': method<null>()(z.object({ key, taskId, writeKey }).strict()),
+  'task.approve': method<null>()(z.object({ key, taskId, writeKey }).strict()),
+  'task.reject': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
+  'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
+  'task.unblock': method<null>()(z.object({ key, taskId, writeKey }).strict()),
+  'task.reset': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'agent.launch': method<AgentInfo>()(z.object({ key, profile: z.enum(PROFILE_IDS), command: z.string().min(1).max(4096).optional(), cols, rows }).strict()),
   'agent.close': method<null>()(z.object({ key, agentId }).strict()),
   'agent.relaunch': method<AgentInfo>()(z.object({ key, agentId }).strict()),
@@ -78,6 +86,8 @@ export const windowMethods = {
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;
+/** The board writes a window sends with an idempotency key (`writeKey`). */
+export type KeyedWindowMethod = { [M in WindowMethod]: 'writeKey' extends keyof WindowParams<M> ? M : never }[WindowMethod];
 export type WindowParams<M extends WindowMethod> = InputOf<typeof windowMethods, M>;
 export type WindowResult<M extends WindowMethod> = OutputOf<typeof windowMethods, M>;
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { ensureRendererBuilt } from '../../e2e/harness.js';
 import { threadKeyOf } from '../../src-main/host/threadHost.js';
-import { addressOf, tradeLink } from '../../e2e/serveClient.js';
+import { addressOf, tradeLink, type ServeAddress } from '../../e2e/serveClient.js';
 import { windowOn, type WindowClient } from '../../e2e/windowClient.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -15,6 +15,8 @@ export interface ServeProc {
   exit: Promise<number | null>;
   window: WindowClient;
   err: () => string;
+  /** Where it serves and the cookie its window's link was traded for: for a second client of the test's own. */
+  served: ServeAddress & { cookie: string };
 }
 
 /**
@@ -51,7 +53,7 @@ export async function serveOn(o: { root: string; project: string; key?: string; 
     if (p.type === 'pane-data') void window.call('agent.ack', { key: p.key, agentId: p.agentId, chars: p.data.length }).catch(() => undefined);
   });
   if (o.key) await window.call('thread.snapshot', { key: o.key });
-  return { proc, exit, window, err: () => err };
+  return { proc, exit, window, err: () => err, served: { ...addressOf(link), cookie } };
 }
 
 /** The pty host's pid, from the line it logs when it listens (the newest one). */

@@ -2,6 +2,7 @@ import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { Limits } from '../../../src-shared/board/limits.js';
+import { WRITE_KEY_PATTERN } from '../../../src-shared/protocol/agentMethods.js';
 import type { ThreadSnapshot, WorktreeInfo } from '../../../src-shared/protocol/windowApi.js';
 import { AppController } from '../../../src-renderer/state/controller.js';
 import type { PaneHost } from '../../../src-renderer/terminal/paneHost.js';
@@ -251,7 +252,35 @@ describe('AppController', () => {
     c.notices.dismissError(c.state.errors[0]!.id);
     expect(c.state.errors).toEqual([]);
     expect(await c.actions.releaseTask('T-2')).toBe(true);
-    expect(t.callsOf('task.release')).toEqual([{ key: KEY, taskId: 'T-2' }]);
+    expect(t.callsOf('task.release')).toEqual([{ key: KEY, taskId: 'T-2', writeKey: expect.stringMatching(WRITE_KEY_PATTERN) }]);
+  });
+
+  it('sends every board write with an idempotency key of its own action (issue 31), and nothing else with one', async () => {
+    const { c, t } = setup();
+    c.start();
+    await settle();
+    const a = c.actions;
+    await a.setGoal('g');
+    await a.setSettings({ notifyAgents: true });
+    await a.addTask('x');
+    await a.addTask('x'); // the same words twice are two actions: two tasks, two keys
+    await a.editTask('T-1', { title: 'y' });
+    await a.blockTask('T-1', 'r');
+    await a.unblockTask('T-1');
+    await a.assignTask('T-1', 'a1');
+    await a.releaseTask('T-1');
+    await a.approveTask('T-1');
+    await a.rejectTask('T-1', 'r');
+    await a.resetTask('T-1');
+    await a.closeAgent('a2');
+    const writes = t.calls.filter((x) => x.method !== 'agent.close' && x.method !== 'threads.list' && x.method !== 'thread.snapshot');
+    expect(writes.map((x) => x.method)).toEqual([
+      'board.setGoal', 'board.setSettings', 'task.add', 'task.add', 'task.edit', 'task.block', 'task.unblock', 'task.assign', 'task.release', 'task.approve', 'task.reject', 'task.reset',
+    ]);
+    const keys = writes.map((x) => x.params.writeKey as string);
+    for (const k of keys) expect(k).toMatch(WRITE_KEY_PATTERN);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(t.callsOf('agent.close')).toEqual([{ key: KEY, agentId: 'a2' }]);
   });
 
   it('routes pane output to its pane, and acks output nobody shows', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { takeLinkCode, tradeLinkCode, wsUrlFor } from '../../../src-renderer/transport/linkCode.js';
 import { toWindowError } from '../../../src-renderer/transport/types.js';
-import { backoffDelay, ReconnectConstants, WsTransport, type SocketLike } from '../../../src-renderer/transport/wsTransport.js';
+import { backoffDelay, LOST_ANSWER_RESEND_MS, ReconnectConstants, WsTransport, type SocketLike } from '../../../src-renderer/transport/wsTransport.js';
 import { paneFrameHead } from '../../../src-shared/protocol/paneFrame.js';
 
 class FakeSocket implements SocketLike {
@@ -221,6 +221,83 @@ describe('WsTransport', () => {
     expect(backoffDelay(0, () => 0)).toBe(200);
     expect(backoffDelay(0, () => 1)).toBe(300);
     expect(backoffDelay(20, () => 0.5)).toBe(1_000);
+  });
+
+  describe('a board write whose answer was lost (issue 31: the window per action)', () => {
+    const add = { key: '0123456789abcdef', title: 'once', writeKey: 'k-1' };
+    /** Lets the transport's awaits run: a resend follows the reconnect by a few promise turns. */
+    const turns = async () => {
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    };
+
+    it('is sent again with the same key once connected again, and answered there', async () => {
+      const { t, timers, last } = setup();
+      last().open();
+      const p = t.call('task.add', add);
+      const first = last();
+      expect(first.sent).toEqual([{ id: 1, method: 'task.add', params: add }]);
+      first.drop(); // the host may have taken it: its answer is gone with the connection
+      await turns();
+      timers.find((x) => x.ms === ReconnectConstants.initialDelayMs)!.f();
+      last().open();
+      await turns();
+      expect(last()).not.toBe(first);
+      expect(last().sent).toEqual([{ id: 2, method: 'task.add', params: add }]);
+      last().reply({ id: 2, ok: true, value: { id: 'T-1', title: 'once' } });
+      await expect(p).resolves.toEqual({ id: 'T-1', title: 'once' });
+    });
+
+    it('a write without a key, and one made while disconnected, fail as before: nothing is sent later', async () => {
+      const { t, timers, last } = setup();
+      await expect(t.call('task.add', add)).rejects.toMatchObject({ code: 'disconnected' });
+      last().open();
+      const unkeyed = t.call('task.add', { key: add.key, title: 'unkeyed' });
+      last().drop();
+      await expect(unkeyed).rejects.toMatchObject({ code: 'disconnected' });
+      timers.shift()!.f();
+      last().open();
+      await turns();
+      expect(last().sent).toEqual([]);
+    });
+
+    it('gives up when no connection comes back within the bound, and when the window closes', async () => {
+      const { t, timers, last } = setup();
+      last().open();
+      const p = t.call('task.add', add);
+      last().drop();
+      await turns();
+      const bound = timers.find((x) => x.ms === LOST_ANSWER_RESEND_MS)!;
+      bound.f();
+      await expect(p).rejects.toMatchObject({ code: 'disconnected' });
+      timers.find((x) => x.ms === ReconnectConstants.initialDelayMs)!.f();
+      last().open();
+      await turns();
+      expect(last().sent).toEqual([]);
+
+      const q = t.call('task.add', { ...add, writeKey: 'k-2' });
+      last().drop();
+      await turns();
+      t.dispose();
+      await expect(q).rejects.toMatchObject({ code: 'disconnected' });
+    });
+
+    it('the bound runs from the first loss: a resend lost again waits only for what is left of it', async () => {
+      const { t, timers, last } = setup();
+      last().open();
+      const p = t.call('task.add', add);
+      last().drop();
+      await turns();
+      const reconnect = () => timers.filter((x) => x.ms < LOST_ANSWER_RESEND_MS).at(-1)!.f();
+      reconnect();
+      last().open();
+      await turns();
+      expect(last().sent).toHaveLength(1);
+      last().drop();
+      await turns();
+      expect(timers.filter((x) => x.ms === LOST_ANSWER_RESEND_MS)).toHaveLength(1);
+      timers.find((x) => x.ms === LOST_ANSWER_RESEND_MS)!.f();
+      await expect(p).rejects.toMatchObject({ code: 'disconnected' });
+    });
   });
 });
 
