@@ -38,7 +38,13 @@ export interface BoardService {
   apply<T>(op: (engine: LeaseEngine) => T): Promise<T>;
   /** This host runs this agent (spawned or adopted): on a shared board its claims are this host's to vouch
    *  for, and end `host-lost` if this host is lost. A board one host owns has nothing to record. */
-  hostAgent(agentId: string): void;
+  hostAgent(agentId: string, about?: { name: string; profile: string }): void;
+  /** This host's agent exited or was closed: other hosts' windows stop listing it. */
+  agentGone(agentId: string): void;
+  /** Agents other hosts run on this board, as of the last look (a board one host owns has none). */
+  peers(): readonly PeerAgent[];
+  /** The list of other hosts' agents changed. */
+  onPeers(fn: () => void): Disposable;
   /** The machine resumed from sleep, or the host was paused: this host's live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }>;
   /** Every event the store still keeps, oldest first: the whole history (tests and tools; a window reads
@@ -50,6 +56,15 @@ export interface BoardService {
   logTail(n: number): BoardEvent[];
   /** Stop timers and flush. (A clean shutdown releases this host's claims first: ThreadHost.dispose does.) */
   close(): Promise<void>;
+}
+
+/** An agent another host runs on a shared board: its window lists it, and a person may give it a task. */
+export interface PeerAgent {
+  readonly id: string;
+  readonly name: string;
+  readonly profile: string;
+  /** Its host's name, as that host gave it (the machine's name). */
+  readonly host: string;
 }
 
 /** A write's idempotency key: whose, the key, and the hash of the request it was first used for. */

@@ -7,7 +7,7 @@ import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal
 import { LeaseEngine } from './leaseEngine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { boundedOutcome, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
-import { BoardReadOnlyError, BoardServiceConstants, TRANSIENT, type BoardService, type JournalBoardOptions, type KeyedOutcome, type WriteKey } from './boardService.js';
+import { BoardReadOnlyError, BoardServiceConstants, TRANSIENT, type BoardService, type JournalBoardOptions, type PeerAgent, type KeyedOutcome, type WriteKey } from './boardService.js';
 
 /**
  * The board one host owns, in its data folder: the pure lease engine, its journal on disk, and the one timer that lapses
@@ -229,8 +229,18 @@ export class JournalBoard implements BoardService {
     return this.readOnly;
   }
 
-  /** Every agent of this board is this host's: nothing to record. */
+  /** Every agent of this board is this host's: nothing to record, and no other host's to list. */
   hostAgent(): void {}
+
+  agentGone(): void {}
+
+  peers(): readonly PeerAgent[] {
+    return [];
+  }
+
+  onPeers(): Disposable {
+    return { dispose: () => undefined };
+  }
 
   /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {

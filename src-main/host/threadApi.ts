@@ -103,10 +103,11 @@ export class ThreadApi {
   }
 
   /** Only an agent whose process runs may be handed a task: an exited one would hold it until it lapsed. A
-   *  retried drag whose agent has exited since still gets its first outcome: the check comes after the key's. */
+   *  retried drag whose agent has exited since still gets its first outcome: the check comes after the key's.
+   *  On a shared board, an agent another live host runs may be handed one too: that host types it in. */
   assignTask(p: P<'task.assign'>): Promise<R<'task.assign'>> {
     return this.decide('task.assign', p, (e) => e.assign(p.taskId, p.agentId), () => {
-      if (!this.host.roster.isRunning(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
+      if (!this.host.roster.isRunning(p.agentId) && !this.host.roster.isPeer(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
     });
   }
 

@@ -114,6 +114,10 @@ export class Roster {
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.
     if (d.states) this.store.add(d.states.onChange.event(() => this.fireAgents()));
+    // Other hosts' agents on a shared board are listed too: they come and go with their hosts.
+    this.store.add(d.board.onPeers(() => this.fireAgents()));
+    // An agent that ended is no longer listed by other hosts' windows.
+    this.store.add(this.onExit.event(({ agentId }) => d.board.agentGone(agentId)));
   }
 
   get(agentId: string): Pane | undefined {
@@ -134,7 +138,7 @@ export class Roster {
   }
 
   agents(): AgentInfo[] {
-    return this.registry.all().map((a) => ({
+    const own: AgentInfo[] = this.registry.all().map((a) => ({
       id: a.id,
       name: a.name,
       profile: a.profile,
@@ -146,6 +150,22 @@ export class Roster {
       resumable: a.status === 'exited' && this.d.sessions.resumable(a.id),
       state: this.d.states?.info(a.id) ?? null,
     }));
+    const elsewhere: AgentInfo[] = this.d.board.peers().map((p) => ({
+      id: p.id,
+      name: p.name,
+      profile: p.profile,
+      status: 'running' as const,
+      pid: null,
+      exit: null,
+      claims: this.d.board.engine.claimsOf(p.id).sort(compareTaskIds),
+      host: p.host,
+    }));
+    return own.concat(elsewhere);
+  }
+
+  /** An agent another host of a shared board runs, listed here: a person may give it a task. */
+  isPeer(agentId: string): boolean {
+    return this.d.board.peers().some((p) => p.id === agentId);
   }
 
   fireAgents(): void {
@@ -176,7 +196,7 @@ export class Roster {
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
     const agent = this.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now(), n);
     // Before it can claim: on a shared board, its claims are this host's to vouch for.
-    d.board.hostAgent(agent.id);
+    d.board.hostAgent(agent.id, { name: agent.name, profile });
     const stored: StoredAgent = { id: agent.id, profile, name: agent.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
     if (o.command) stored.command = o.command;
     return this.start(agent, stored, null, true);
@@ -201,6 +221,7 @@ export class Roster {
       old.session.dispose();
     }
     const agent = this.registry.revive(agentId, performance.now());
+    d.board.hostAgent(agent.id, { name: agent.name, profile: stored.profile });
     return this.start(agent, { ...stored, cols: old?.launch.cols ?? stored.cols, rows: old?.launch.rows ?? stored.rows }, sessionId, false);
   }
 
@@ -275,7 +296,7 @@ export class Roster {
     this.d.sessions.numbers.sawAll([...found, ...gone]);
     for (const f of found) {
       const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
-      this.d.board.hostAgent(agent.id);
+      this.d.board.hostAgent(agent.id, { name: agent.name, profile: f.profile });
       this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
     }
   }

@@ -104,6 +104,9 @@ export interface AgentInfo {
   resumable?: boolean;
   /** What it is doing (working, waiting for you, idle, stalled, exited) and which signal said so. */
   state?: AgentStateInfo | null;
+  /** It runs on another host of a shared board (that host's name): its terminal is in that host's window;
+   *  here it shows its claims, and a task can be given to it. */
+  host?: string;
 }
 
 export interface ThreadSummary {

@@ -1,12 +1,13 @@
 import type { Client, Pool } from 'pg';
-import { headOf, NOTIFY_CHANNEL } from './boardSql.js';
+import { NOTIFY_CHANNEL } from './boardSql.js';
 
 /** A connection of its own for LISTEN, made anew after each loss. */
 export type ListenClientFactory = () => Client;
 
 export const FollowTimes = {
   /** The safety net under LISTEN: a host that missed a wake-up (a pooler that cannot LISTEN, a dropped
-   *  connection) still sees other hosts' changes within this. Cheap: one indexed read of one row. */
+   *  connection) still sees other hosts' changes within this, and other hosts' agents come and go in its
+   *  window within it. Cheap: an indexed read that finds nothing new, and one small join. */
   pollMs: 2_000,
   /** Between attempts to LISTEN again after the connection was lost. */
   relistenMs: 1_000,
@@ -19,7 +20,7 @@ export interface FollowerDeps {
   pollMs?: number;
   /** Whether a head is past this host's position. */
   behind(head: number): boolean;
-  /** Catch up now. */
+  /** Catch up now (and look again at what else a poll looks at). */
   wake(): void;
   warn(m: string): void;
 }
@@ -37,15 +38,7 @@ export class BoardFollower {
 
   constructor(private readonly d: FollowerDeps) {
     if (d.listen) void this.listen();
-    this.poll = setInterval(() => void this.check(), d.pollMs ?? FollowTimes.pollMs);
-  }
-
-  private async check(): Promise<void> {
-    try {
-      if (this.d.behind(await headOf(this.d.pool, this.d.boardId))) this.d.wake();
-    } catch {
-      // Unreachable: the next write or the host lease says so, once; the poll just tries again.
-    }
+    this.poll = setInterval(() => this.d.wake(), d.pollMs ?? FollowTimes.pollMs);
   }
 
   private async listen(): Promise<void> {

@@ -1,7 +1,4 @@
-import type { ClientBase, Pool } from 'pg';
-
-/** A connection or the pool: a read outside a transaction may take either. */
-type Queryable = Pick<ClientBase | Pool, 'query'>;
+import type { ClientBase } from 'pg';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { Rejection, Result } from '../../../src-shared/board/result.js';
 
@@ -50,11 +47,6 @@ export async function timeAndLease(c: ClientBase, boardId: string, hostId: strin
 export async function eventsAfter(c: ClientBase, boardId: string, after: number, limit = FOLLOW_BATCH): Promise<BoardEvent[]> {
   const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [boardId, after, limit]);
   return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
-}
-
-export async function headOf(c: Queryable, boardId: string): Promise<number> {
-  const r = await c.query<{ head: string }>('SELECT head FROM forkbench.boards WHERE id = $1', [boardId]);
-  return Number(r.rows[0]?.head ?? 0);
 }
 
 export async function lastEvents(c: ClientBase, boardId: string, n: number): Promise<BoardEvent[]> {

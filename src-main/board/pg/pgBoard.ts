@@ -6,7 +6,7 @@ import { reject, type Result } from '../../../src-shared/board/result.js';
 import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
 import { LeaseEngine } from '../leaseEngine.js';
 import { boundedOutcome } from '../writeKeys.js';
-import { BoardServiceConstants, TRANSIENT, type BoardService, type Holders, type KeyedOutcome, type WriteKey } from '../boardService.js';
+import { BoardServiceConstants, TRANSIENT, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
 import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lastEvents, lockBoard, timeAndLease, type StoredKey } from './boardSql.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
@@ -104,7 +104,11 @@ export class PgBoard implements BoardService {
   private armedFor: number | null = null;
   /** This host's agents: its own signals (shutdown, grace) and its lease concern only them. */
   private readonly mine = new Set<string>();
-  private readonly unregistered = new Set<string>();
+  /** This host's agents not yet recorded in the database, and those gone since: written by the next transaction. */
+  private readonly unregistered = new Map<string, { name: string; profile: string }>();
+  private readonly departed = new Set<string>();
+  private peerList: PeerAgent[] = [];
+  private readonly peersChanged = new Emitter<void>();
   private incarnation = randomUUID();
   private follower: BoardFollower | null = null;
   private lease: HostLease | null = null;
@@ -268,10 +272,40 @@ export class PgBoard implements BoardService {
   }
 
   /** This host runs this agent: its claims are this host's to vouch for, and end if this host is lost. */
-  hostAgent(agentId: string): void {
-    if (this.mine.has(agentId)) return;
+  hostAgent(agentId: string, about: { name: string; profile: string } = { name: agentId, profile: '' }): void {
     this.mine.add(agentId);
-    this.unregistered.add(agentId);
+    this.departed.delete(agentId);
+    this.unregistered.set(agentId, about);
+  }
+
+  agentGone(agentId: string): void {
+    if (!this.mine.has(agentId)) return;
+    this.unregistered.delete(agentId);
+    this.departed.add(agentId);
+    this.requestFollow();
+  }
+
+  peers(): readonly PeerAgent[] {
+    return this.peerList;
+  }
+
+  onPeers(fn: () => void): Disposable {
+    return this.peersChanged.event(fn);
+  }
+
+  /** Other live hosts' agents, read again: a change is told to whoever lists them. */
+  private async lookAtPeers(c: PoolClient): Promise<void> {
+    const r = await c.query<{ agent_id: string; name: string; profile: string; host: string }>(
+      `SELECT a.agent_id, a.name, a.profile, h.name AS host FROM forkbench.agents a
+         JOIN forkbench.hosts h ON h.board_id = a.board_id AND h.host_id = a.host_id
+        WHERE a.board_id = $1 AND a.host_id <> $2 AND NOT a.gone AND h.expires_at > clock_timestamp()
+        ORDER BY h.name, a.name`,
+      [this.boardId, this.opts.hostId],
+    );
+    const next = r.rows.map((row) => ({ id: row.agent_id, name: row.name, profile: row.profile, host: row.host }));
+    if (JSON.stringify(next) === JSON.stringify(this.peerList)) return;
+    this.peerList = next;
+    this.peersChanged.fire();
   }
 
   async run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>> {
@@ -396,6 +430,12 @@ export class PgBoard implements BoardService {
     try {
       c = await this.opts.pool.connect();
       await this.followWith(c, true);
+      const leaving = [...this.departed];
+      if (leaving.length) {
+        await this.recordAgents(c, [], leaving);
+        for (const id of leaving) this.departed.delete(id);
+      }
+      await this.lookAtPeers(c);
       this.available();
       this.arm();
     } catch (err) {
@@ -442,14 +482,9 @@ export class PgBoard implements BoardService {
         // The database says this host's lease is over: whatever it believes, it acts for nobody now.
         throw new HostLapsedError();
       }
-      if (this.unregistered.size) {
-        const ids = [...this.unregistered];
-        await c.query(
-          `INSERT INTO forkbench.agents (board_id, agent_id, host_id) SELECT $1, a, $2 FROM unnest($3::text[]) AS a
-           ON CONFLICT (board_id, agent_id) DO UPDATE SET host_id = excluded.host_id`,
-          [this.boardId, this.opts.hostId, ids],
-        );
-      }
+      const registering = [...this.unregistered];
+      const leaving = [...this.departed];
+      if (registering.length || leaving.length) await this.recordAgents(c, registering, leaving);
       for (const p of batch) if (p.prepare) await p.prepare(c);
       const keyed = batch.filter((p) => p.key).map((p) => p.key as WriteKey);
       const stored = await keysOf(c, this.boardId, keyed);
@@ -477,7 +512,8 @@ export class PgBoard implements BoardService {
       if (made.length || keep.length) await append(c, this.boardId, made, keep);
       await c.query('COMMIT');
       this.clock.release();
-      for (const id of this.unregistered) this.unregistered.delete(id);
+      for (const [id, about] of registering) if (this.unregistered.get(id) === about) this.unregistered.delete(id);
+      for (const id of leaving) this.departed.delete(id);
     } catch (err) {
       this.capture = null;
       this.clock.release();
@@ -502,6 +538,16 @@ export class PgBoard implements BoardService {
     this.available();
     for (const a of answers) a();
     this.arm();
+  }
+
+  private async recordAgents(c: PoolClient, registering: Array<[string, { name: string; profile: string }]>, leaving: string[]): Promise<void> {
+    await c.query(
+      `INSERT INTO forkbench.agents (board_id, agent_id, host_id, name, profile, gone)
+       SELECT $1, a, $2, n, p, false FROM unnest($3::text[], $4::text[], $5::text[]) AS x(a, n, p)
+       ON CONFLICT (board_id, agent_id) DO UPDATE SET host_id = excluded.host_id, name = excluded.name, profile = excluded.profile, gone = false`,
+      [this.boardId, this.opts.hostId, registering.map(([id]) => id), registering.map(([, a]) => a.name), registering.map(([, a]) => a.profile)],
+    );
+    if (leaving.length) await c.query('UPDATE forkbench.agents SET gone = true WHERE board_id = $1 AND host_id = $2 AND agent_id = ANY($3::text[])', [this.boardId, this.opts.hostId, leaving]);
   }
 
   private markUnavailable(err: Error): BoardUnavailableError {

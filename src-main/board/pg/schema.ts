@@ -60,10 +60,14 @@ CREATE TABLE forkbench.hosts (
 );
 
 -- Which host runs which agent: a host acts only for its own agents, and a lapsed host's agents lose their claims.
+-- Name and profile are for other hosts' windows, which list every live host's agents; gone: it exited.
 CREATE TABLE forkbench.agents (
   board_id bigint NOT NULL REFERENCES forkbench.boards (id) ON DELETE CASCADE,
   agent_id text NOT NULL,
   host_id text NOT NULL,
+  name text NOT NULL DEFAULT '',
+  profile text NOT NULL DEFAULT '',
+  gone boolean NOT NULL DEFAULT false,
   PRIMARY KEY (board_id, agent_id)
 );
 `,

@@ -74,6 +74,12 @@ describe('two serve processes on one PostgreSQL board', () => {
     await b.s.window.call('agent.input', { key: b.key, agentId: agentB.id, data: `forkbench claim T-1; echo "EXIT"=$?=END\r` });
     await waitFor(() => /EXIT=\d+=END/.test(paneText(b.s, agentB.id)), 30_000, 'the claim on B');
     expect(paneText(b.s, agentB.id)).not.toContain('EXIT=0=END');
+    // Each window lists the other host's agent, with that host's name, as a drop target without a terminal.
+    type Listed = { agents: AgentInfo[] };
+    const listedOn = async (s: ServeProc, key: string, id: string) => ((await s.window.call('thread.snapshot', { key })) as Listed).agents.find((x) => x.id === id);
+    const bOnA = await waitFor(() => listedOn(a.s, a.key, agentB.id), 10_000, 'A to list B’s agent');
+    expect(bOnA.host).toEqual(expect.any(String));
+    expect((await listedOn(b.s, b.key, agentA.id))?.claims).toEqual(['T-1']);
 
     // A dies without a word: its agent (kept by A's pty host) lives on, but nobody vouches for its claim.
     const killedAt = performance.now();
