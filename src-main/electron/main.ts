@@ -1,3 +1,4 @@
+import { boardUrlFrom } from '../board/pg/connection.js';
 import { app, BrowserWindow, dialog, ipcMain, powerMonitor, session, shell, type WebContents } from 'electron';
 import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
@@ -39,7 +40,10 @@ outliveClosedStdio();
 
 const warn = (m: string) => process.stderr.write(`${m}\n`);
 // Electron's own lock covers a second app only; the data folder's lock also covers `serve` beside the app.
-const claim = app.requestSingleInstanceLock() ? HostProcess.claim({ dataRoot: app.getPath('userData'), kind: 'the Forkbench app', name: 'Forkbench', warn }) : null;
+// A shared board for every Thread the app opens (README: "One board for several machines"), from the environment.
+const boardUrl = boardUrlFrom(undefined);
+const sharedBoard = boardUrl ? { url: boardUrl } : undefined;
+const claim = app.requestSingleInstanceLock() ? HostProcess.claim({ dataRoot: app.getPath('userData'), kind: 'the Forkbench app', name: 'Forkbench', warn, sharedBoard }) : null;
 if (claim && !claim.ok) {
   process.stderr.write(`Forkbench: ${claim.message}\n`);
   dialog.showErrorBox('Forkbench is already running', claim.message);

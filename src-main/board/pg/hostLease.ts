@@ -76,6 +76,13 @@ export class HostLease {
       if (others.rowCount) this.d.othersLapsed();
       if (++this.rounds % PRUNE_EVERY === 0) {
         await pool.query(`DELETE FROM forkbench.write_keys WHERE board_id = $1 AND at < clock_timestamp() - $2 * interval '1 millisecond'`, [boardId, WriteKeyLimits.retentionMs]);
+        // Each agent's newest keys only, as on the journal: a flood of fresh keys costs a bounded record.
+        await pool.query(
+          `DELETE FROM forkbench.write_keys w USING (
+             SELECT agent_id, key, row_number() OVER (PARTITION BY agent_id ORDER BY at DESC) AS n FROM forkbench.write_keys WHERE board_id = $1
+           ) old WHERE w.board_id = $1 AND w.agent_id = old.agent_id AND w.key = old.key AND old.n > $2`,
+          [boardId, WriteKeyLimits.perAgent],
+        );
       }
     } catch (err) {
       this.d.reachable(false, err as Error);
