@@ -117,6 +117,9 @@ export interface Plan {
 
 const noCheck = (): void => undefined;
 
+/** A refusal's code and reason, for a failing assertion's message (a store's own refusals say what went wrong). */
+const why = (r: Result<unknown>): string => (r.ok ? 'accepted' : `refused ${r.error.code}: ${r.error.message}`);
+
 /** Plan `s` against the model as it is now (before the step). */
 export function planStep(m: Model, s: Op): Plan {
   if (s.op === 'advance') {
@@ -136,9 +139,9 @@ export function planStep(m: Model, s: Op): Plan {
         check: (answer) => {
           const res = answer as Result<unknown>;
           if (id === null || m.t(id).state !== 'open') {
-            expect(res.ok).toBe(false);
+            expect(res.ok, why(res)).toBe(false);
           } else {
-            expect(res.ok).toBe(true);
+            expect(res.ok, why(res)).toBe(true);
             m.grant(m.t(id), s.agent);
             expect(res.ok && res.value).toMatchObject({ taskId: id, token: m.t(id).token, remainingMs: LEASE });
           }
@@ -169,12 +172,12 @@ export function planStep(m: Model, s: Op): Plan {
         },
         check: (answer, e) => {
           const res = answer as Result<unknown>;
-          expect(res.ok, `${s.op} by ${s.agent} on ${s.task} with ${String(token)}`).toBe(want);
+          expect(res.ok, `${s.op} by ${s.agent} on ${s.task} with ${String(token)}: ${why(res)}`).toBe(want);
           if (!res.ok) {
+            const expected = t.holder === s.agent ? ['stale-token', 'bad-state'] : t.pastHolders.has(s.agent) ? ['stale-token', 'lapsed', 'not-holder'] : ['not-holder'];
+            expect(expected, res.error.message).toContain(res.error.code);
             // a refused write changes nothing but the log
             expect(e.task(s.task)).toBe(before);
-            const expected = t.holder === s.agent ? ['stale-token', 'bad-state'] : t.pastHolders.has(s.agent) ? ['stale-token', 'lapsed', 'not-holder'] : ['not-holder'];
-            expect(expected).toContain(res.error.code);
             return;
           }
           if (s.op === 'release') {
@@ -219,7 +222,7 @@ export function planStep(m: Model, s: Op): Plan {
         check: (answer) => {
           const res = answer as Result<unknown>;
           const can = t.holder !== s.agent && (t.holder !== null || t.state === 'open' || t.state === 'needs-attention');
-          expect(res.ok).toBe(can);
+          expect(res.ok, why(res)).toBe(can);
           if (can) {
             if (t.holder) t.pastHolders.add(t.holder);
             if (t.state === 'needs-attention') t.failures = 0;
@@ -235,7 +238,7 @@ export function planStep(m: Model, s: Op): Plan {
         call: (e) => e.userRelease(s.task),
         check: (answer) => {
           const can = t.holder !== null || t.state === 'review';
-          expect((answer as Result<unknown>).ok).toBe(can);
+          expect((answer as Result<unknown>).ok, why(answer as Result<unknown>)).toBe(can);
           if (can) {
             if (t.holder) m.end(t, false);
             t.state = 'open';
@@ -250,7 +253,7 @@ export function planStep(m: Model, s: Op): Plan {
         call: (e) => e.approve(s.task),
         check: (answer) => {
           const res = answer as Result<unknown>;
-          expect(res.ok).toBe(t.state === 'review');
+          expect(res.ok, why(res)).toBe(t.state === 'review');
           if (res.ok) {
             if (t.holder) t.pastHolders.add(t.holder);
             Object.assign(t, { state: 'done', holder: null, token: null });
@@ -265,7 +268,7 @@ export function planStep(m: Model, s: Op): Plan {
         call: (e) => e.rejectReview(s.task, 'not yet'),
         check: (answer) => {
           const res = answer as Result<unknown>;
-          expect(res.ok).toBe(t.state === 'review');
+          expect(res.ok, why(res)).toBe(t.state === 'review');
           if (res.ok) t.state = t.holder ? 'claimed' : 'open';
         },
       };
@@ -277,7 +280,7 @@ export function planStep(m: Model, s: Op): Plan {
         call: (e) => e.reset(s.task),
         check: (answer) => {
           const res = answer as Result<unknown>;
-          expect(res.ok).toBe(t.state === 'needs-attention');
+          expect(res.ok, why(res)).toBe(t.state === 'needs-attention');
           if (res.ok) Object.assign(t, { state: 'open', failures: 0 });
         },
       };
