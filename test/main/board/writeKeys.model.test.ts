@@ -2,22 +2,33 @@ import fc from 'fast-check';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callAsAgent } from '../../../src-main/agents/agentRpc.js';
+import type { BoardService } from '../../../src-main/board/boardService.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { PgBoard } from '../../../src-main/board/pg/pgBoard.js';
 import type { Board } from '../../../src-shared/board/reducer.js';
+import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 
 /**
  * Property: retries change nothing. Random sequences of keyed agent writes (claims, notes, renewals, done,
  * releases, adds, with current, missing and wrong tokens), person actions and time passing run on two real
  * boards (journal on disk) in step; one of them also gets, at random points, earlier writes sent again with
  * their keys — the retries a lost answer causes. Each retry must be answered exactly as its first try was,
- * and the two boards must end the same, event for event: a retry lands nothing, refused or not.
+ * and the two boards must end the same, event for event: a retry lands nothing, refused or not. Run on both
+ * stores: two journals, and two boards on PostgreSQL (a restart there is a new PgBoard of the same host, whose
+ * keys come back from the database).
  */
 const AGENTS = ['a', 'b'] as const;
 const TASKS = ['T-1', 'T-2', 'T-3'] as const;
 const LEASE = 2_000;
 const RUNS = Number(process.env.FORKBENCH_KEY_MODEL_RUNS ?? 200);
+/** Each PostgreSQL write is a transaction and each restart a new pool and board: a few dozen sequences keep
+ *  the case to seconds on a 2-core CI machine. */
+const PG_RUNS = Number(process.env.FORKBENCH_PG_KEY_MODEL_RUNS ?? 30);
+/** Whole-case budget: generous, because a failure shrinks (re-running many sequences) before it reports. */
+const CASE_TIMEOUT_MS = 300_000;
 
 type AgentOp =
   | { op: 'claim'; agent: string; task: string | null }
@@ -66,12 +77,24 @@ function paramsOf(s: AgentOp, newest: number): Record<string, unknown> {
   }
 }
 
-async function runSequence(steps: Step[]): Promise<void> {
+/** Opens (and, called again with the same name, reopens: a host restart) one board of a sequence, and closes
+ *  one. */
+interface Store {
+  open(name: 'retried' | 'plain', root: string, now: () => number): Promise<BoardService>;
+  close(board: BoardService): Promise<void>;
+}
+
+const holders = { fateOf: () => 'alive' as const };
+
+const journal: Store = {
+  open: (name, root, now) => JournalBoard.open({ dir: join(root, name), threadId: 'm', monotonic: now, holders, warn: () => undefined }),
+  close: (board) => board.close(),
+};
+
+async function runSequence(steps: Step[], store: Store = journal): Promise<void> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-keymodel-'));
   let t = 0;
-  const monotonic = () => t;
-  const holders = { fateOf: () => 'alive' as const };
-  const open = (dir: string) => JournalBoard.open({ dir: join(root, dir), threadId: 'm', monotonic, holders, warn: () => undefined });
+  const open = (name: 'retried' | 'plain') => store.open(name, root, () => t);
   let retried = await open('retried');
   let plain = await open('plain');
   try {
@@ -97,8 +120,8 @@ async function runSequence(steps: Step[]): Promise<void> {
         if (s.reopen) {
           // A retry after the board host restarted: the key comes back from the journal. Both restart, so
           // both boards' clocks resume alike (from their last event).
-          await retried.close();
-          await plain.close();
+          await store.close(retried);
+          await store.close(plain);
           retried = await open('retried');
           plain = await open('plain');
         }
@@ -113,8 +136,8 @@ async function runSequence(steps: Step[]): Promise<void> {
     }
     expect(shape(retried.state)).toEqual(shape(plain.state));
   } finally {
-    await retried.close();
-    await plain.close();
+    await store.close(retried);
+    await store.close(plain);
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
@@ -126,4 +149,60 @@ describe('idempotency keys: a retried write lands nothing (model-based)', () => 
       { numRuns: RUNS },
     );
   }, 300_000);
+});
+
+describe('idempotency keys on PostgreSQL: a retried write lands nothing (model-based)', () => {
+  let pgc: PgCluster;
+  let url: string;
+  let sequences = 0;
+  /** Each board's pool, ended when the board closes: a restart is a new pool, as a new process has. */
+  const pools = new Map<BoardService, pg.Pool>();
+
+  beforeAll(async () => {
+    // Durability is not what this test is about (pgBoard.test.ts restarts the server): without fsync a
+    // commit costs no disk flush, so more sequences fit the same time.
+    pgc = await startPgCluster({ fsync: false });
+    url = await pgc.createDatabase('keys');
+  });
+  afterAll(() => pgc?.dispose());
+
+  /** A sequence's boards: two board names of its own in one database, one host each, on the test's clock. */
+  const postgres = (): Store => {
+    const seq = ++sequences;
+    const open: Store['open'] = async (name, root, now) => {
+      const pool = new pg.Pool({ connectionString: url, max: 4 });
+      pool.on('error', () => undefined);
+      const board = await PgBoard.open({
+        pool,
+        listenClient: () => new pg.Client({ connectionString: url }),
+        name: `keys-${seq}-${name}`,
+        dir: root,
+        hostId: `host-${name}`,
+        hostName: name,
+        threadId: 'm',
+        holders,
+        decisionTime: now,
+        localClock: now,
+        warn: () => undefined,
+      });
+      // Its agents are this host's, as its pty host's would be: after a restart their claims get grace, as
+      // the journal's do.
+      for (const a of AGENTS) board.hostAgent(a);
+      pools.set(board, pool);
+      return board;
+    };
+    const close = async (board: BoardService): Promise<void> => {
+      await board.close();
+      await pools.get(board)?.end();
+      pools.delete(board);
+    };
+    return { open, close };
+  };
+
+  it('boards with and without retries end the same, and every retry gets its first answer', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 40 }), (steps) => runSequence(steps, postgres())),
+      { numRuns: PG_RUNS },
+    );
+  }, CASE_TIMEOUT_MS);
 });
