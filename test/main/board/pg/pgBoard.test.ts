@@ -186,4 +186,37 @@ describe('the board on PostgreSQL, two hosts', () => {
     expect(performance.now() - started).toBeLessThan(timing.lifetimeMs + 5 * timing.renewMs + 1000);
     expect(a.state.tasks.get('T-1')?.claim).toBeNull();
   });
+
+  it('a host’s clock running fast or slow changes no decision: expiry is the database server’s', async () => {
+    const url = await freshDb();
+    // One host's clock runs three times too fast (its sweep timer fires early), another's three times too slow
+    // (its timer fires late): both decide on the server's time, read after the board's lock.
+    const start = performance.now();
+    const fast = await host(url, 'host-fast', { localClock: () => start + (performance.now() - start) * 3 });
+    fast.hostAgent('agent-f');
+    await fast.run((e) => e.setSettings({ leaseMs: 2000 }));
+    await fast.run((e) => e.addTask({ title: 'one' }));
+    const onFast = seen(fast);
+    const asked = performance.now();
+    const g = await fast.run((e) => e.claim('agent-f', 'T-1'));
+    if (!g.ok) throw new Error(g.error.message);
+    const ended = await waitFor(() => onFast.find((e) => e.kind === 'claim-ended'), 10_000, 'the lapse');
+    // In real time too: a host deciding on its own clock would lapse it after a third of the lease.
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(2000);
+    // Not a millisecond before its deadline on the server's clock, though this host's clock was far ahead.
+    expect(ended).toMatchObject({ reason: 'lapsed' });
+    const deadline = (await fast.log()).find((e) => e.kind === 'grant')?.deadline as number;
+    expect(ended.mono).toBeGreaterThanOrEqual(deadline);
+    await fast.close();
+
+    const slow = await host(url, 'host-slow', { localClock: () => start + (performance.now() - start) / 3 });
+    slow.hostAgent('agent-s');
+    await slow.run((e) => e.addTask({ title: 'two' }));
+    const h = await slow.run((e) => e.claim('agent-s', 'T-2'));
+    if (!h.ok) throw new Error(h.error.message);
+    // This host believes a third of the lease has passed; the server knows it is over: the write is refused.
+    await new Promise((r) => setTimeout(r, 2500));
+    const late = await slow.run((e) => e.renew('agent-s', 'T-2', h.value.token));
+    expect(late.ok ? 'renewed' : late.error.code).toBe('lapsed');
+  });
 });
