@@ -41,6 +41,9 @@ export interface BoardService {
   hostAgent(agentId: string, about?: { name: string; profile: string }): void;
   /** This host's agent exited or was closed: other hosts' windows stop listing it. */
   agentGone(agentId: string): void;
+  /** This host found its own lease on a shared board lapsed and joined again; `ended`: its agents' claims
+   *  it ended then (others may have been ended already by another host). */
+  onHostLapsed(fn: (ended: number) => void): Disposable;
   /** Agents other hosts run on this board, as of the last look (a board one host owns has none). */
   peers(): readonly PeerAgent[];
   /** The list of other hosts' agents changed. */

@@ -242,6 +242,11 @@ export class JournalBoard implements BoardService {
     return { dispose: () => undefined };
   }
 
+  /** One host, no host lease: never. */
+  onHostLapsed(): Disposable {
+    return { dispose: () => undefined };
+  }
+
   /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {
     return this.apply((e) => e.grace(isAlive, 'host-restarted'));

@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, hostLapsedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
@@ -53,6 +53,7 @@ export class ThreadNotices {
     this.store.add(s.board.onReadOnly((err) => this.raise(readOnlyNotice(s.key, basename(s.folder), err.message, this.at()))));
     // A shared board whose database came back takes writes again: its notice is no longer true.
     this.store.add(s.board.onAvailable(() => this.withdrawAbout(`read-only:${s.key}`)));
+    this.store.add(s.board.onHostLapsed((ended) => this.raise(hostLapsedNotice(s.key, basename(s.folder), ended, this.at()))));
     this.store.add(s.states.onChange.event(({ agentId, next, before }) => this.stateChanged(agentId, next, before)));
     this.store.add(
       s.roster.onExit.event(({ agentId, name, exit }) => {

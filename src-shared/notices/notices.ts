@@ -40,6 +40,18 @@ export function readOnlyNotice(threadKey: string, folderName: string, reason: st
   return { id: idOf(about, at), about, title: `Board read-only: ${folderName}`, body: reason };
 }
 
+/** A shared board's host was paused or cut off past its own lease: its agents' claims were ended. */
+export function hostLapsedNotice(threadKey: string, folderName: string, ended: number, at = 0): Notice {
+  const about = `host-lapsed:${threadKey}`;
+  const what = ended === 0 ? 'any claims its agents held were ended (host-lost)' : ended === 1 ? "its agent's claim was ended (host-lost)" : `its agents' ${ended} claims were ended (host-lost)`;
+  return {
+    id: idOf(about, at),
+    about,
+    title: `This host lost its lease: ${folderName}`,
+    body: `This host stopped renewing its lease on the shared board for too long (it was paused, asleep or cut off), so ${what}; their writes since were refused. It has joined the board again: agents can claim tasks anew.`,
+  };
+}
+
 export function agentExitedNotice(name: string, exit: { code: number; signal: number | null } | null, at = 0, agentId?: string): Notice {
   const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
   const about = `exit:${name}`;

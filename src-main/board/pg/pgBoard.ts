@@ -109,6 +109,7 @@ export class PgBoard implements BoardService {
   private readonly departed = new Set<string>();
   private peerList: PeerAgent[] = [];
   private readonly peersChanged = new Emitter<void>();
+  private readonly lapsedEvents = new Emitter<number>();
   private incarnation = randomUUID();
   private follower: BoardFollower | null = null;
   private lease: HostLease | null = null;
@@ -223,9 +224,14 @@ export class PgBoard implements BoardService {
   private async joinAgain(): Promise<void> {
     this.incarnation = randomUUID();
     this.warn(`forkbench: this host's lease on the shared board lapsed; its agents' claims are ended (host-lost) and it joins again`);
-    await this.join((e) => {
-      for (const id of this.mine) e.releaseAllHeldBy(id, 'host-lost');
-    }).catch(() => undefined);
+    let ended = 0;
+    const joined = await this.join((e) => {
+      for (const id of this.mine) ended += e.releaseAllHeldBy(id, 'host-lost').length;
+    }).then(
+      () => true,
+      () => false,
+    );
+    if (joined) this.lapsedEvents.fire(ended);
   }
 
   /** End the claims of every host whose lease lapsed, and forget those hosts: one transaction, any host. */
@@ -283,6 +289,10 @@ export class PgBoard implements BoardService {
     this.unregistered.delete(agentId);
     this.departed.add(agentId);
     this.requestFollow();
+  }
+
+  onHostLapsed(fn: (ended: number) => void): Disposable {
+    return this.lapsedEvents.event(fn);
   }
 
   peers(): readonly PeerAgent[] {

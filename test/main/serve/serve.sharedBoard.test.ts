@@ -58,7 +58,7 @@ type Snap = { board: { tasks: Array<{ id: string; title: string; claim: { agentI
 const taskOn = async (s: ServeProc, key: string, id: string) => ((await s.window.call('thread.snapshot', { key })) as Snap).board.tasks.find((t) => t.id === id);
 
 describe('two serve processes on one PostgreSQL board', () => {
-  it('one backlog, one fence across hosts; a killed host’s claims end host-lost; the URL stays out of agents', async () => {
+  it('one backlog, one fence across hosts; a paused or killed host’s claims end host-lost; the URL stays out of agents', async () => {
     const a = await host('a');
     const b = await host('b');
     await a.s.window.call('task.add', { key: a.key, title: 'shared work' });
@@ -81,18 +81,29 @@ describe('two serve processes on one PostgreSQL board', () => {
     expect(bOnA.host).toEqual(expect.any(String));
     expect((await listedOn(b.s, b.key, agentA.id))?.claims).toEqual(['T-1']);
 
-    // A dies without a word: its agent (kept by A's pty host) lives on, but nobody vouches for its claim.
+    // A is paused past its host lease (a laptop lid): B ends its agent's claim; A, woken, finds its lease gone,
+    // says so in its window, and its agent's next write is refused.
+    a.s.proc.kill('SIGSTOP');
+    await waitFor(async () => (await taskOn(b.s, b.key, 'T-1'))?.lastClaim?.reason === 'host-lost', 30_000, 'B to end the paused host’s claim');
+    a.s.proc.kill('SIGCONT');
+    await waitFor(() => a.s.window.pushes.find((p) => p.type === 'notify' && p.about === `host-lapsed:${a.key}`), 20_000, 'A’s window to say its lease lapsed');
+    await a.s.window.call('agent.input', { key: a.key, agentId: agentA.id, data: `forkbench note T-1 "after the pause"; echo "WOKE"=$?=END\r` });
+    await waitFor(() => /WOKE=\d+=END/.test(paneText(a.s, agentA.id)), 30_000, 'the woken agent’s write');
+    expect(paneText(a.s, agentA.id)).not.toContain('WOKE=0=END');
+
+    // A claims again, then dies without a word: its agent (kept by A's pty host) lives on, but nobody vouches
+    // for its claim.
+    await a.s.window.call('agent.input', { key: a.key, agentId: agentA.id, data: `forkbench claim T-1; echo "RECLAIM"=$?=END\r` });
+    await waitFor(() => /RECLAIM=\d+=END/.test(paneText(a.s, agentA.id)), 30_000, 'A’s agent to claim again');
+    expect(paneText(a.s, agentA.id)).toContain('RECLAIM=0=END');
+    await waitFor(async () => (await taskOn(b.s, b.key, 'T-1'))?.claim?.agentId === agentA.id, 10_000, 'B to see the new claim');
     const killedAt = performance.now();
     a.s.proc.kill('SIGKILL');
     await a.s.exit;
-    await waitFor(async () => { const t = await taskOn(b.s, b.key, 'T-1'); return t !== undefined && !t.claim; }, 30_000, 'B to end the claim of A’s agent').catch(async (e) => {
-      const c = new (await import('pg')).default.Client({ connectionString: url });
-      await c.connect();
-      const hosts = (await c.query('SELECT host_id, expires_at, clock_timestamp() AS now FROM forkbench.hosts')).rows;
-      const agents = (await c.query('SELECT agent_id, host_id FROM forkbench.agents')).rows;
-      await c.end();
-      throw new Error(`${e.message}\nB said: ${b.s.err()}\nhosts ${JSON.stringify(hosts)}\nagents ${JSON.stringify(agents)}`);
-    });
+    await waitFor(async () => {
+      const t = await taskOn(b.s, b.key, 'T-1');
+      return t !== undefined && !t.claim;
+    }, 30_000, 'B to end the claim of A’s agent');
     const t = await taskOn(b.s, b.key, 'T-1');
     expect(t?.lastClaim?.reason).toBe('host-lost');
     // Within the host lease plus a renewal period of B's (the sweep) and some slack for a loaded machine.
@@ -102,7 +113,7 @@ describe('two serve processes on one PostgreSQL board', () => {
     expect(paneText(b.s, agentB.id)).toContain('AGAIN=0=END');
     b.s.proc.kill('SIGINT');
     await b.s.exit;
-  }, 120_000);
+  }, 180_000);
 
   it('a database that cannot be reached at start: one line naming host and database, never the password; nothing started', async () => {
     const at = join(root, 'c');
