@@ -13,7 +13,8 @@
  * per transaction, time in each statement); FORKBENCH_BENCH_PROFILE=1 prints the statements' times.
  */
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { BoardEvent } from '../src-shared/board/events.js';
@@ -63,7 +64,7 @@ class PoolMeter {
   commits = 0;
   /** Keyed writes per transaction, as its one lookup of keys carries them. */
   readonly keyedBatches: number[] = [];
-  readonly byStatement = new Map<string, { n: number; ms: number }>();
+  readonly byStatement = new Map<string, { n: number; ms: number; all: number[] }>();
 
   watch(pool: pg.Pool): void {
     pool.on('connect', (client) => {
@@ -88,9 +89,10 @@ class PoolMeter {
 
   private time(text: string, ms: number): void {
     const k = text.replace(/\s+/g, ' ').slice(0, 70);
-    const s = this.byStatement.get(k) ?? { n: 0, ms: 0 };
+    const s = this.byStatement.get(k) ?? { n: 0, ms: 0, all: [] };
     s.n++;
     s.ms += ms;
+    s.all.push(ms);
     this.byStatement.set(k, s);
   }
 
@@ -262,6 +264,8 @@ async function pacedOps(hosts: BoardService[], label: string): Promise<Throughpu
   const perAgent = Math.round((PACED_RATE * PACED_MS) / 1000 / AGENTS);
   const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(perAgent / CYCLE.length));
   const latencies: number[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const t0 = performance.now() + PACED_START_MS;
   await Promise.all(
     agents.map(async (a, k) => {
@@ -275,6 +279,8 @@ async function pacedOps(hosts: BoardService[], label: string): Promise<Throughpu
       }
     }),
   );
+  loop.disable();
+  if (process.env.FORKBENCH_BENCH_PROFILE) process.stderr.write(`\n${label}: this process's event loop delay p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms; load average ${loadavg()[0]?.toFixed(1)}\n`);
   return { opsPerSec: (latencies.length * 1000) / (performance.now() - t0), latencies, ops: latencies.length };
 }
 
@@ -287,22 +293,28 @@ function throughputRows(name: string, t: Throughput, paced: Throughput, note: st
   ];
 }
 
+/** FORKBENCH_BENCH_PROFILE=1: where a host's transactions spent their time, statement by statement. */
+function profile(name: string, meters: PoolMeter[]): void {
+  if (!process.env.FORKBENCH_BENCH_PROFILE) return;
+  const all = new Map<string, { n: number; ms: number; all: number[] }>();
+  for (const m of meters)
+    for (const [k, v] of m.byStatement) {
+      const s = all.get(k) ?? { n: 0, ms: 0, all: [] };
+      all.set(k, { n: s.n + v.n, ms: s.ms + v.ms, all: [...s.all, ...v.all] });
+    }
+  const batches = meters.flatMap((m) => m.keyedBatches);
+  const q = (p: number) => percentileOf(batches, p);
+  process.stderr.write(`\n${name}: keyed writes per transaction: p10 ${q(10)}, p50 ${q(50)}, p90 ${q(90)}, max ${Math.max(...batches)} (${batches.length} transactions)\n`);
+  process.stderr.write(`${name}: statements (count, total ms, mean, p50, p99, max ms)\n`);
+  const f = (v: number) => v.toFixed(2).padStart(7);
+  for (const [k, v] of [...all].sort((a, b) => b[1].ms - a[1].ms))
+    process.stderr.write(`  ${String(v.n).padStart(6)} ${v.ms.toFixed(0).padStart(7)} ${f(v.ms / v.n)} ${f(percentileOf(v.all, 50))} ${f(percentileOf(v.all, 99))} ${f(Math.max(...v.all))}  ${k}\n`);
+}
+
 function meterRows(name: string, meters: PoolMeter[], ops: number): Row[] {
   const commits = meters.reduce((s, m) => s + m.commits, 0);
   const queries = meters.reduce((s, m) => s + m.queries, 0);
-  if (process.env.FORKBENCH_BENCH_PROFILE) {
-    const all = new Map<string, { n: number; ms: number }>();
-    for (const m of meters)
-      for (const [k, v] of m.byStatement) {
-        const s = all.get(k) ?? { n: 0, ms: 0 };
-        all.set(k, { n: s.n + v.n, ms: s.ms + v.ms });
-      }
-    const batches = meters.flatMap((m) => m.keyedBatches);
-    const q = (p: number) => percentileOf(batches, p);
-    process.stderr.write(`\n${name}: keyed writes per transaction: p10 ${q(10)}, p50 ${q(50)}, p90 ${q(90)}, max ${Math.max(...batches)} (${batches.length} transactions)\n`);
-    process.stderr.write(`${name}: statements (count, total ms, mean ms)\n`);
-    for (const [k, v] of [...all].sort((a, b) => b[1].ms - a[1].ms)) process.stderr.write(`  ${String(v.n).padStart(6)} ${v.ms.toFixed(0).padStart(7)} ${(v.ms / v.n).toFixed(2).padStart(7)}  ${k}\n`);
-  }
+  profile(name, meters);
   const batches = meters.flatMap((m) => m.keyedBatches);
   return [
     { name: `${name}: transactions`, value: commits, unit: 'commits', note: `all ${ROUNDS} rounds, claims included` },
@@ -425,7 +437,9 @@ export async function pgBoardBench(): Promise<Row[]> {
     one.meter.reset();
     const t1 = await fencedOps([one.board], 'one');
     const meter1 = meterRows('postgres, 1 host', [one.meter], t1.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
+    one.meter.reset();
     const p1 = await pacedOps([one.board], 'one-paced');
+    profile('postgres, 1 host, paced', [one.meter]);
     rows.push(...throughputRows('postgres, 1 host', t1, p1, `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, true));
     rows.push(...meter1);
 
@@ -439,7 +453,10 @@ export async function pgBoardBench(): Promise<Row[]> {
     b.meter.reset();
     const t2 = await fencedOps([a.board, b.board], 'two');
     const meter2 = meterRows('postgres, 2 hosts', [a.meter, b.meter], t2.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
+    a.meter.reset();
+    b.meter.reset();
     const p2 = await pacedOps([a.board, b.board], 'two-paced');
+    profile('postgres, 2 hosts, paced', [a.meter, b.meter]);
     rows.push(...throughputRows('postgres, 2 hosts', t2, p2, `${AGENTS / 2} agents on each host, one board`));
     rows.push(...meter2);
 
