@@ -259,11 +259,18 @@ async function fencedOps(hosts: BoardService[], label: string): Promise<Throughp
  * each agent's writes on a fixed schedule. A write's latency counts from when it was due, so a write that
  * waited behind its agent's previous one counts that wait too (no coordinated omission).
  */
-async function pacedOps(hosts: BoardService[], label: string): Promise<Throughput> {
+async function pacedOps(hosts: BoardService[], label: string): Promise<Throughput & { crossLags: number[] }> {
   const agents = agentsOn(hosts, label);
   const perAgent = Math.round((PACED_RATE * PACED_MS) / 1000 / AGENTS);
   const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(perAgent / CYCLE.length));
   const latencies: number[] = [];
+  // With two hosts: each `done` answered on the first host, until the second host's window hears of it.
+  const answeredAt = new Map<string, number>();
+  const heardAt = new Map<string, number>();
+  const other = hosts[1];
+  const sub = other?.onEvent((e) => {
+    if (e.kind === 'submitted') heardAt.set(e.taskId, performance.now());
+  });
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const t0 = performance.now() + PACED_START_MS;
@@ -274,14 +281,20 @@ async function pacedOps(hosts: BoardService[], label: string): Promise<Throughpu
         const wait = due - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         const { task, token } = (held[k] as Array<{ task: string; token: number }>)[Math.floor(j / CYCLE.length)] as { task: string; token: number };
-        await fencedWrite(a, task, token, CYCLE[j % CYCLE.length] as Op);
-        latencies.push(performance.now() - due);
+        const op = CYCLE[j % CYCLE.length] as Op;
+        await fencedWrite(a, task, token, op);
+        const now = performance.now();
+        latencies.push(now - due);
+        if (op === 'done' && other && a.host === hosts[0]) answeredAt.set(task, now);
       }
     }),
   );
   loop.disable();
+  if (other) await waitUntil(other, () => [...answeredAt.keys()].every((t) => heardAt.has(t)));
+  sub?.dispose();
+  const crossLags = [...answeredAt].map(([t, at]) => (heardAt.get(t) as number) - at);
   if (process.env.FORKBENCH_BENCH_PROFILE) process.stderr.write(`\n${label}: this process's event loop delay p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms; load average ${loadavg()[0]?.toFixed(1)}\n`);
-  return { opsPerSec: (latencies.length * 1000) / (performance.now() - t0), latencies, ops: latencies.length };
+  return { opsPerSec: (latencies.length * 1000) / (performance.now() - t0), latencies, ops: latencies.length, crossLags };
 }
 
 function throughputRows(name: string, t: Throughput, paced: Throughput, note: string, goals = false): Row[] {
@@ -304,8 +317,8 @@ function profile(name: string, meters: PoolMeter[]): void {
     }
   const batches = meters.flatMap((m) => m.keyedBatches);
   const q = (p: number) => percentileOf(batches, p);
-  process.stderr.write(`\n${name}: keyed writes per transaction: p10 ${q(10)}, p50 ${q(50)}, p90 ${q(90)}, max ${Math.max(...batches)} (${batches.length} transactions)\n`);
-  process.stderr.write(`${name}: statements (count, total ms, mean, p50, p99, max ms)\n`);
+  if (batches.length) process.stderr.write(`\n${name}: keyed writes per transaction: p10 ${q(10)}, p50 ${q(50)}, p90 ${q(90)}, max ${Math.max(...batches)} (${batches.length} transactions)\n`);
+  process.stderr.write(`\n${name}: statements (count, total ms, mean, p50, p99, max ms)\n`);
   const f = (v: number) => v.toFixed(2).padStart(7);
   for (const [k, v] of [...all].sort((a, b) => b[1].ms - a[1].ms))
     process.stderr.write(`  ${String(v.n).padStart(6)} ${v.ms.toFixed(0).padStart(7)} ${f(v.ms / v.n)} ${f(percentileOf(v.all, 50))} ${f(percentileOf(v.all, 99))} ${f(Math.max(...v.all))}  ${k}\n`);
@@ -413,7 +426,7 @@ async function hostLostTrial(bench: Bench): Promise<{ last: number; each: number
 }
 
 /** Resolve once `cond` holds, looking at each of the board's events (never on a timer). */
-function waitUntil(board: PgBoard, cond: () => boolean): Promise<void> {
+function waitUntil(board: BoardService, cond: () => boolean): Promise<void> {
   if (cond()) return Promise.resolve();
   return new Promise((resolve) => {
     const sub = board.onEvent(() => {
@@ -464,6 +477,8 @@ export async function pgBoardBench(): Promise<Row[]> {
     rows.push({ name: 'claim on A seen on B: p50', value: percentileOf(lags, 50), unit: 'ms', note: `${CROSS_CLAIMS} claims, one at a time (LISTEN/NOTIFY, then B's read)` });
     rows.push({ name: 'claim on A seen on B: p99', value: percentileOf(lags, 99), unit: 'ms', note: 'goal <= 250' });
     rows.push({ name: 'claim on A seen on B: max', value: Math.max(...lags), unit: 'ms' });
+    rows.push({ name: 'done on A seen on B, under load: p50', value: percentileOf(p2.crossLags, 50), unit: 'ms', note: `${p2.crossLags.length} dones during the 2 hosts' ${PACED_RATE.toLocaleString('en-US')} ops/s` });
+    rows.push({ name: 'done on A seen on B, under load: p99', value: percentileOf(p2.crossLags, 99), unit: 'ms', note: 'goal <= 250' });
 
     // Opening a third host on that board: it reads every event.
     const opens: number[] = [];
@@ -471,6 +486,7 @@ export async function pgBoardBench(): Promise<Row[]> {
       const t0 = performance.now();
       const c = await bench.host(name2, `host-open-${i}`);
       opens.push(performance.now() - t0);
+      profile(`postgres: PgBoard.open ${i + 1} (${Math.round(opens.at(-1) as number)} ms)`, [c.meter]);
       await c.board.close();
     }
     rows.push({ name: 'postgres: PgBoard.open', value: Math.min(...opens), unit: 'ms', note: `${a.board.state.seq.toLocaleString('en-US')} events (${TASKS / 1000}k tasks); best of ${OPENS}, worst ${Math.round(Math.max(...opens))} ms` });
