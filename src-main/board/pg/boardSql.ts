@@ -20,27 +20,24 @@ export async function boardIdFor(c: ClientBase, name: string): Promise<string> {
 }
 
 /**
- * Take the board's lock for this transaction and say where its log ends. Every writer of every host takes it
- * first, so positions are allocated one writer at a time and commit in order.
+ * Take the board's lock for this transaction and say where its log ends; then the server's time and whether
+ * this host's own lease still holds (a host past its lease acts for nobody, whatever it believes). Every writer
+ * of every host takes the lock first, so positions are allocated one writer at a time and commit in order.
+ * One round trip: the outer SELECT is evaluated for the row the CTE returns, which it returns only once the
+ * lock is held, so clock_timestamp() is read after any wait for the lock (a time read in the locking scan
+ * itself could predate the wait). Every round trip here is time the board is locked for every host.
  */
-export async function lockBoard(c: ClientBase, boardId: string): Promise<number> {
-  const r = await c.query<{ head: string }>('SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE', [boardId]);
-  if (!r.rows[0]) throw new Error(`board ${boardId} is gone from the database`);
-  return Number(r.rows[0].head);
-}
-
-/**
- * The server's time, read after the lock (a time read in the locking statement could predate the wait), and
- * whether this host's own lease still holds: a host past its lease acts for nobody, whatever it believes.
- */
-export async function timeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ now: number; hostLive: boolean }> {
-  const r = await c.query<{ now: number; live: boolean }>(
-    `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
-            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2), false) AS live`,
+export async function lockTimeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ head: number; now: number; hostLive: boolean }> {
+  const r = await c.query<{ head: string; now: number; live: boolean }>(
+    `WITH locked AS (SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE)
+     SELECT locked.head, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
+            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2), false) AS live
+       FROM locked`,
     [boardId, hostId, incarnation],
   );
-  const row = r.rows[0] as { now: number; live: boolean };
-  return { now: row.now, hostLive: row.live };
+  const row = r.rows[0];
+  if (!row) throw new Error(`board ${boardId} is gone from the database`);
+  return { head: Number(row.head), now: row.now, hostLive: row.live };
 }
 
 /** Events after `after`, in order, a batch at a time (the caller loops until it has reached the head). */

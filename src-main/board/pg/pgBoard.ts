@@ -7,7 +7,7 @@ import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.
 import { LeaseEngine } from '../leaseEngine.js';
 import { boundedOutcome } from '../writeKeys.js';
 import { BoardServiceConstants, TRANSIENT, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
-import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lastEvents, lockBoard, timeAndLease, type StoredKey } from './boardSql.js';
+import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lastEvents, lockTimeAndLease, type StoredKey } from './boardSql.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
 import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
@@ -456,8 +456,8 @@ export class PgBoard implements BoardService {
   }
 
   /** Apply every event after this host's position, publishing each (they are committed). */
-  private async followWith(c: PoolClient, publish: boolean): Promise<void> {
-    for (;;) {
+  private async followWith(c: PoolClient, publish: boolean, head?: number): Promise<void> {
+    while (head === undefined || this.engine.state.seq < head) {
       const batch = await eventsAfter(c, this.boardId, this.engine.state.seq);
       if (!batch.length) return;
       for (const e of batch) {
@@ -485,9 +485,9 @@ export class PgBoard implements BoardService {
     try {
       c = await this.opts.pool.connect();
       await c.query('BEGIN');
-      const head = await lockBoard(c, this.boardId);
-      if (head > this.engine.state.seq) await this.followWith(c, true);
-      const { now, hostLive } = await timeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      const { head, now, hostLive } = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      // Under the lock nothing lands past head: reading up to it is reading everything.
+      if (head > this.engine.state.seq) await this.followWith(c, true, head);
       if (!hostLive && !batch.every((p) => p.join)) {
         // The database says this host's lease is over: whatever it believes, it acts for nobody now.
         throw new HostLapsedError();
