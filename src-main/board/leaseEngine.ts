@@ -286,6 +286,9 @@ export class LeaseEngine {
     const c = this.checkWrite(agentId, taskId, token, 'record');
     if (!c.ok) return c;
     const t = this.board.tasks.get(taskId) as Task;
+    // Idempotent by its natural key (task, commit): a record of the commit the board already has (a report
+    // sent again after its answer was lost) is that record, not a move off it to be put aside.
+    if (t.record && t.record.sha === move.to && t.record.tree === move.tree && move.ref === `refs/heads/${t.worktree?.branch}`) return ok(t.record);
     const why = this.offRecord(t, move.ref, move.from);
     if (why) return this.refuse(agentId, taskId, token ?? null, 'record', why.code, why.message);
     const record: BranchRecord = { sha: move.to, tree: move.tree, token: c.value.token, by: agentId };
@@ -303,6 +306,7 @@ export class LeaseEngine {
     const f = this.find(taskId);
     if (!f.ok) return f;
     const t = f.value;
+    if (t.record && t.record.sha === move.to && t.record.tree === move.tree && move.ref === `refs/heads/${t.worktree?.branch}`) return ok(t.record);
     const why = this.offRecord(t, move.ref, move.from, true);
     if (why) return reject(why.code, why.message);
     const record: BranchRecord = { sha: move.to, tree: move.tree, token: t.worktree?.token ?? t.claim?.token ?? 0, by };
