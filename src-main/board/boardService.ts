@@ -77,9 +77,6 @@ export interface WriteKey {
   readonly hash: string;
 }
 
-/** Refusals that are no decision about the request, and so are not a key's outcome: `rate-limited` tells the
- *  agent to send the same write again later. (`read-only` is answered before a key is looked at.) */
-export const TRANSIENT: ReadonlySet<string> = new Set(['rate-limited']);
 
 /** A keyed write's answer: the outcome, and whether it is the first one replayed (nothing was done now). */
 export interface KeyedOutcome<T> {

@@ -6,8 +6,8 @@ import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
 import { LeaseEngine } from './leaseEngine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
-import { boundedOutcome, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
-import { BoardReadOnlyError, BoardServiceConstants, TRANSIENT, type BoardService, type JournalBoardOptions, type PeerAgent, type KeyedOutcome, type WriteKey } from './boardService.js';
+import { outcomeToKeep, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
+import { BoardReadOnlyError, BoardServiceConstants, type BoardService, type JournalBoardOptions, type PeerAgent, type KeyedOutcome, type WriteKey } from './boardService.js';
 
 /**
  * The board one host owns, in its data folder: the pure lease engine, its journal on disk, and the one timer that lapses
@@ -144,12 +144,11 @@ export class JournalBoard implements BoardService {
       } finally {
         this.capture = null;
       }
-      if (!r.ok && TRANSIENT.has(r.error.code)) {
-        // Refused for the agent's pace, not for what it asked: the write did nothing and says when to try
-        // again, so its key stays unused and that retry is decided afresh.
+      const keep = outcomeToKeep(r);
+      if (!keep) {
         for (const e of held) this.record(e);
       } else {
-        const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: r.ok ? { ok: true, value: boundedOutcome(r.value) } : r };
+        const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: keep };
         this.journal.appendRecord({ writeKey: rec, events: held.length });
         for (const e of held) this.record(e);
         this.keys.put(rec);

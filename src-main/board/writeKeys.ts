@@ -63,6 +63,21 @@ export function boundedOutcome(v: unknown): unknown {
   return v;
 }
 
+/** Refusals that are no decision about the request, and so are not a key's outcome: `rate-limited` tells the
+ *  agent to send the same write again later. (`read-only` and `board-unavailable` are answered before a key
+ *  is looked at or kept: nothing was decided.) */
+const TRANSIENT: ReadonlySet<string> = new Set(['rate-limited']);
+
+/**
+ * What a keyed write's key keeps, on either store: its outcome with long strings cut, or nothing for a
+ * refusal that was no decision (the write did nothing and says when to try again, so a retry under the same
+ * key is decided afresh).
+ */
+export function outcomeToKeep(r: Result<unknown, Rejection>): Result<unknown, Rejection> | undefined {
+  if (!r.ok) return TRANSIENT.has(r.error.code) ? undefined : r;
+  return { ok: true, value: boundedOutcome(r.value) };
+}
+
 export class WriteKeys {
   /** Every record, oldest first (insertion order is board-clock order): pruning takes from the front. */
   private readonly all = new Map<string, WriteKeyRecord>();

@@ -5,8 +5,8 @@ import { applyEvent, copyBoard, emptyBoard, type Board } from '../../../src-shar
 import { reject, type Result } from '../../../src-shared/board/result.js';
 import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
 import { LeaseEngine } from '../leaseEngine.js';
-import { boundedOutcome } from '../writeKeys.js';
-import { BoardServiceConstants, TRANSIENT, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
+import { outcomeToKeep } from '../writeKeys.js';
+import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
 import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lastEvents, lockTimeAndLease, type StoredKey } from './boardSql.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
@@ -335,9 +335,7 @@ export class PgBoard implements BoardService {
         decide: (e) => {
           const decided = op(e);
           const r: Result<A> = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
-          // Refused for the agent's pace, not for what it asked: its key stays unused (journalBoard.ts).
-          const keep = !r.ok && TRANSIENT.has(r.error.code) ? undefined : r.ok ? { ok: true as const, value: boundedOutcome(r.value) } : r;
-          return { answer: { replayed: false, result: r }, keep };
+          return { answer: { replayed: false, result: r }, keep: outcomeToKeep(r) };
         },
       })) as KeyedOutcome<A>;
     } catch (err) {
