@@ -39,6 +39,9 @@ export interface BoardService {
   /** This host runs this agent (spawned or adopted): on a shared board its claims are this host's to vouch
    *  for, and end `host-lost` if this host is lost. A board one host owns has nothing to record. */
   hostAgent(agentId: string, about?: { name: string; profile: string }): void;
+  /** Whether this host runs the agent (a board one host owns: every agent is its own). Work that belongs to
+   *  the agent's host alone, its git worktree, is done only there. */
+  runsHere(agentId: string): boolean;
   /** This host's agent exited or was closed: other hosts' windows stop listing it. */
   agentGone(agentId: string): void;
   /** This host found its own lease on a shared board lapsed and joined again; `ended`: its agents' claims

@@ -233,6 +233,10 @@ export class JournalBoard implements BoardService {
 
   agentGone(): void {}
 
+  runsHere(): boolean {
+    return true;
+  }
+
   peers(): readonly PeerAgent[] {
     return [];
   }

@@ -104,10 +104,12 @@ export class ClaimWorktrees {
   follow(e: BoardEvent): void {
     const git = this.git;
     if (!git) return;
-    if (e.kind === 'grant') this.grant(e.taskId, e.agentId, e.token);
-    else if (e.kind === 'reassign') {
+    // On a shared board, a grant to another host's agent is that host's to give a folder (in its own clone).
+    if (e.kind === 'grant') {
+      if (this.board.runsHere(e.agentId)) this.grant(e.taskId, e.agentId, e.token);
+    } else if (e.kind === 'reassign') {
       git.folders.fence(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
-      this.grant(e.taskId, e.to.agentId, e.to.token);
+      if (this.board.runsHere(e.to.agentId)) this.grant(e.taskId, e.to.agentId, e.to.token);
     } else if (e.kind === 'branch-recorded') git.folders.recorded(e.taskId, e.record.sha);
     else if (e.kind === 'submitted') git.folders.frozen(e.taskId, true);
     else if (e.kind === 'returned') git.folders.frozen(e.taskId, false);

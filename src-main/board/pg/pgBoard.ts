@@ -284,6 +284,10 @@ export class PgBoard implements BoardService {
     this.unregistered.set(agentId, about);
   }
 
+  runsHere(agentId: string): boolean {
+    return this.mine.has(agentId);
+  }
+
   agentGone(agentId: string): void {
     if (!this.mine.has(agentId)) return;
     this.unregistered.delete(agentId);
@@ -384,6 +388,15 @@ export class PgBoard implements BoardService {
     this.timer = null;
     await this.follower?.dispose();
     await this.lease?.dispose();
+    // A host that leaves vouching for no claim (a stop released them) ends its lease at once: other hosts
+    // stop listing its agents now, not when it would have lapsed. One that leaves agents holding claims
+    // (kept in its pty host) keeps it: a restart within the lease finds them still its own.
+    const vouches = [...this.mine].some((id) => this.engine.claimsOf(id).length > 0);
+    if (!vouches && !this.unavailable) {
+      await this.opts.pool
+        .query('UPDATE forkbench.hosts SET expires_at = clock_timestamp() WHERE board_id = $1 AND host_id = $2 AND incarnation = $3', [this.boardId, this.opts.hostId, this.incarnation])
+        .catch(() => undefined);
+    }
     // Decisions already queued are told, not dropped silently; one in flight finishes first.
     for (const p of this.queue.splice(0)) p.fail(new BoardUnavailableError('the board is closed'));
     await this.draining;
