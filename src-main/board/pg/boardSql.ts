@@ -25,13 +25,17 @@ export async function boardIdFor(c: ClientBase, name: string): Promise<string> {
  * of every host takes the lock first, so positions are allocated one writer at a time and commit in order.
  * One round trip: the outer SELECT is evaluated for the row the CTE returns, which it returns only once the
  * lock is held, so clock_timestamp() is read after any wait for the lock (a time read in the locking scan
- * itself could predate the wait). Every round trip here is time the board is locked for every host.
+ * itself could predate the wait). This host's lease row is read with a lock too (FOR SHARE): a locking read
+ * sees the row as last committed, where a plain one would see it as of the statement's start, before the
+ * wait, and call a lease renewed meanwhile lapsed. Every round trip here is time the board is locked for
+ * every host.
  */
 export async function lockTimeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ head: number; now: number; hostLive: boolean }> {
   const r = await c.query<{ head: string; now: number; live: boolean }>(
-    `WITH locked AS (SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE)
+    `WITH locked AS (SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE),
+          me AS (SELECT incarnation, expires_at FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2 FOR SHARE)
      SELECT locked.head, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
-            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2), false) AS live
+            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM me), false) AS live
        FROM locked`,
     [boardId, hostId, incarnation],
   );

@@ -48,6 +48,18 @@ export interface PgBoardOptions {
  */
 const MAX_BATCH = 200;
 
+/**
+ * How long the server lets a transaction of this host sit idle before ending it: a third of the host lease, so
+ * a host stopped with the board's lock held frees it well before its lease lapses and another host ends its
+ * claims; never under 2 s, which no healthy host comes near between two statements even on a loaded machine
+ * (a transaction is a few statements sent back to back), so a slow host is not cut off.
+ */
+const IDLE_IN_TRANSACTION_FLOOR_MS = 2_000;
+
+function idleInTransactionMs(timing: HostLeaseTiming | undefined): number {
+  return Math.max(IDLE_IN_TRANSACTION_FLOOR_MS, Math.floor((timing?.lifetimeMs ?? HostLeaseTimes.lifetimeMs) / 3));
+}
+
 /** The shared board could not be reached, or this host may no longer act on it: nothing was done. */
 export class BoardUnavailableError extends Error {
   readonly code = 'board-unavailable';
@@ -118,7 +130,13 @@ export class PgBoard implements BoardService {
   static async open(opts: PgBoardOptions): Promise<PgBoard> {
     // A connection lost between two statements of a transaction (no query in flight) is reported as an
     // 'error' event on its client; the next statement fails and says so, so the event itself has nothing to add.
-    opts.pool.on('connect', (client) => client.on('error', () => undefined));
+    opts.pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+      // A host stopped (SIGSTOP, a laptop lid) in the middle of its transaction would hold the board's lock
+      // for as long as it sleeps, and every host would wait on it. The server ends such a session instead:
+      // its transaction rolls back (nothing of it was acknowledged) and the lock is free again.
+      void client.query(`SET idle_in_transaction_session_timeout = ${idleInTransactionMs(opts.hostLease)}`).catch(() => undefined);
+    });
     const c = await opts.pool.connect();
     let boardId: string;
     try {

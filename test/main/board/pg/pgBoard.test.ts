@@ -219,4 +219,52 @@ describe('the board on PostgreSQL, two hosts', () => {
     const late = await slow.run((e) => e.renew('agent-s', 'T-2', h.value.token));
     expect(late.ok ? 'renewed' : late.error.code).toBe('lapsed');
   });
+
+  it('a host stopped inside its transaction, the board’s lock held, does not stall the board', async () => {
+    const url = await freshDb();
+    // A's connections answer nothing once A is "stopped" (its process alive, its sockets open, as SIGSTOP
+    // leaves them); the stop lands as A appends its decision, after it took the board's lock.
+    let stopped = false;
+    const never = new Promise<never>(() => undefined);
+    class StoppablePool extends pg.Pool {
+      override async connect(): Promise<pg.PoolClient> {
+        const c = await super.connect();
+        const query = c.query.bind(c) as (...a: unknown[]) => Promise<unknown>;
+        (c as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = (...a: unknown[]) => {
+          if (armed && typeof a[0] === 'string' && a[0].includes('INSERT INTO forkbench.events')) stopped = true;
+          return stopped ? never : query(...a);
+        };
+        return c;
+      }
+      override query(...a: unknown[]): never {
+        if (stopped) return never as never;
+        return (super.query as (...a: unknown[]) => never)(...a);
+      }
+    }
+    let armed = false;
+    const timing = { renewMs: 200, lifetimeMs: 600 };
+    const poolA = new StoppablePool({ connectionString: url, max: 4 });
+    poolA.on('error', () => undefined);
+    const dirA = fs.mkdtempSync(join(os.tmpdir(), 'fb-pgboard-'));
+    dirs.push(dirA);
+    const a = await PgBoard.open({ pool: poolA, name: 'git@example.com:team/app.git', dir: dirA, hostId: 'host-a', hostName: 'host-a', threadId: 'thread-1', warn: () => undefined, hostLease: timing });
+    const b = await host(url, 'host-b', { hostLease: timing });
+    await a.run((e) => e.addTask({ title: 'held by a' }));
+    await a.run((e) => e.addTask({ title: 'for b' }));
+    a.hostAgent('agent-a');
+    b.hostAgent('agent-b');
+    expect((await a.run((e) => e.claim('agent-a', 'T-1'))).ok).toBe(true);
+    armed = true;
+    void a.run((e) => e.note('agent-a', 'T-1', 'never lands'));
+    await waitFor(() => stopped, 5000, 'A to stop inside its transaction');
+    const stoppedAt = performance.now();
+    // The server ends A's idle transaction (2 s at the least): B's writes go on, and B ends A's claim host-lost.
+    const claimB = await b.run((e) => e.claim('agent-b', 'T-2'));
+    expect(claimB.ok ? 'granted' : claimB.error).toBe('granted');
+    expect(performance.now() - stoppedAt).toBeLessThan(10_000);
+    await waitFor(() => b.state.tasks.get('T-1')?.lastClaim?.reason === 'host-lost', 10_000, 'B to end A’s claim host-lost');
+    expect((await b.log()).some((e) => e.kind === 'note' && e.text === 'never lands')).toBe(false);
+    // A is left stopped; its board is not closed (its pool's statements never answer).
+    void poolA;
+  }, 60_000);
 });
