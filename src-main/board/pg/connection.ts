@@ -144,6 +144,10 @@ export function connectPool(url: string, opts: PoolOptions = {}): pg.Pool {
     ...(opts.max !== undefined ? { max: opts.max } : {}),
   });
   pool.on('error', (err) => opts.onIdleError?.(err));
+  // pg-pool listens for a connection's errors only while it is idle in the pool: one lost while handed out
+  // (a database restart between two statements) would be an uncaught 'error' and end the host. The next
+  // statement on it fails and says so; the event itself has nothing to add.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
@@ -159,7 +163,9 @@ export async function openCheckedPool(url: string, opts: PoolOptions = {}): Prom
     try {
       await client.query('SELECT 1');
     } finally {
-      client.release();
+      // Closed, not kept: every connection the board uses is made after its owner set it up (PgBoard sets
+      // each one's session settings as it connects).
+      client.release(true);
     }
     return pool;
   } catch (err) {
