@@ -7,7 +7,7 @@ import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
 import type { Transport } from '../transport/types.js';
-import { keepUnchanged, pickActive, sameOrder } from './agentList.js';
+import { keepUnchanged, localIds, pickActive, runsElsewhere, sameOrder } from './agentList.js';
 import { initialState, noThreadShown, nullPanes, type AppState, type ControllerOptions } from './appState.js';
 import { BoardActions } from './actions.js';
 import { applyLiveEvent, boardFromSnapshot, computeColumns, updateColumns } from './boardState.js';
@@ -209,9 +209,10 @@ export class AppController {
       }
     }
     const prevActive = this.state.activeAgentId;
-    // Panes first, so a component rendering the new agent list finds its terminal.
+    // Panes first, so a component rendering the new agent list finds its terminal. Only this host's agents
+    // have one: another host's pane is in that host's window.
     this.panes.setThread(key);
-    this.panes.sync(snap.agents.map((a) => a.id), reconnect);
+    this.panes.sync(localIds(snap.agents), reconnect);
     this.store.setState({
       activeKey: key,
       folder: snap.folder,
@@ -318,7 +319,7 @@ export class AppController {
     const agents = keepUnchanged(this.state.agents, list);
     const ids = list.map((a) => a.id);
     const sameIds = sameOrder(ids, this.state.agentIds);
-    if (!sameIds) this.panes.sync(ids, false);
+    if (!sameIds) this.panes.sync(localIds(list), false);
     this.store.setState({
       agents,
       agentIds: sameIds ? this.state.agentIds : ids,
@@ -364,7 +365,8 @@ export class AppController {
 
   async relaunch(agentId: string): Promise<AgentInfo | null> {
     const key = this.state.activeKey;
-    if (!key) return null;
+    // Another host's agent is that host's to start again.
+    if (!key || runsElsewhere(this.state.agents[agentId])) return null;
     const a = valueOf(await this.call('agent.relaunch', { key, agentId }, `relaunch ${this.agentName(agentId)}`));
     if (a) this.adopt(a);
     return a;
@@ -373,7 +375,7 @@ export class AppController {
   /** The exited agent's CLI started again on its own conversation: same tab, same agent id. */
   async resume(agentId: string): Promise<AgentInfo | null> {
     const key = this.state.activeKey;
-    if (!key) return null;
+    if (!key || runsElsewhere(this.state.agents[agentId])) return null;
     const a = valueOf(await this.call('agent.resume', { key, agentId }, `resume ${this.agentName(agentId)}'s conversation`));
     if (a) this.setAgents(this.state.agentIds.map((id) => (id === a.id ? a : this.state.agents[id])).filter((x): x is AgentInfo => !!x));
     if (a) this.store.setState({ activeAgentId: a.id });
