@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import { useDroppable } from '@dnd-kit/core';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
-import { agentLabel, runsElsewhere } from '../state/agentList.js';
+import { runsElsewhere } from '../state/agentList.js';
 import { describeExit, nearestDeadlineOf } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { closeAgentAsking } from './agentClose.js';
@@ -21,7 +21,7 @@ export function AgentTabs() {
   useCommands(() =>
     c.state.agentIds.map((id, i) => ({
       id: `agent-tab-${i + 1}`,
-      title: `Go to agent ${i + 1}: ${c.state.agents[id] ? agentLabel(c.state.agents[id]) : c.agentName(id)}`,
+      title: `Go to agent ${i + 1}: ${c.agentName(id)}`,
       group: 'Agents',
       keywords: 'tab switch terminal',
       detail: c.state.agents[id] ? statusText(c.state.agents[id]) : undefined,

@@ -1,6 +1,5 @@
 import type { PointerEvent as ReactPointerEvent } from 'react';
 import type { Announcements, UniqueIdentifier } from '@dnd-kit/core';
-import { agentLabel } from '../state/agentList.js';
 import type { AppController } from '../state/controller.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { closestCenter, pointerWithin, PointerSensor, type CollisionDetection, type KeyboardCoordinateGetter, type PointerSensorOptions } from '@dnd-kit/core';
@@ -81,11 +80,7 @@ export function dragAnnouncements(c: AppController): Announcements {
   };
   const target = (id: UniqueIdentifier | undefined) => {
     const s = String(id ?? '');
-    if (s.startsWith('agent:')) {
-      const agentId = s.slice('agent:'.length);
-      const a = c.state.agents[agentId];
-      return `${a ? agentLabel(a) : c.agentName(agentId)}’s tab (assign)`;
-    }
+    if (s.startsWith('agent:')) return `${c.agentName(s.slice('agent:'.length))}’s tab (assign)`;
     if (s === 'column:open') return 'the Open column (release)';
     return null;
   };

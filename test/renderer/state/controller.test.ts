@@ -345,7 +345,7 @@ describe('AppController', () => {
   });
 
   it("lists another host's agent (shared board) with no terminal: no pane, so no screen, input, resize or ack is asked for it; it is not closed, relaunched or resumed from here; it takes a task", async () => {
-    const { c, t, panes, setAgents } = setup();
+    const { c, t, panes, setAgents, host, pushEvents } = setup();
     const remote = agent('b1', { name: 'shell 1', host: 'build-box', pid: null });
     // Listed first, the window still opens on a terminal it has.
     setAgents([remote, agent('a1', { name: 'shell 1' })]);
@@ -368,6 +368,12 @@ describe('AppController', () => {
     // A drop on its tab is an assignment like any other; that host types it into its pane.
     expect(await c.actions.assignTask('T-1', 'b1')).toBe(true);
     expect(t.callsOf('task.assign')).toEqual([{ key: KEY, taskId: 'T-1', agentId: 'b1', writeKey: expect.stringMatching(WRITE_KEY_PATTERN) }]);
+    // Both hosts have a "shell 1": the window's words tell them apart by host.
+    host.engine.claim('a1', 'T-1');
+    host.engine.assign('T-1', 'b1');
+    pushEvents();
+    expect(c.state.log.at(-1)?.summary).toBe('T-1 reassigned from shell 1 to shell 1 on build-box by you (token 2)');
+    expect(c.agentName('b1')).toBe('shell 1 on build-box');
     // After a reconnect every terminal is restored: still only this host's.
     t.setState('connecting');
     t.setState('connected');
