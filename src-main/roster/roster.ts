@@ -6,6 +6,7 @@ import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
@@ -411,8 +412,13 @@ export class Roster {
     return whereIs(pid, roots);
   }
 
+  /** An agent's name; another host's (on a shared board) with that host's, both hosts may have a "shell 1".
+   *  A peer's name and host are read from the board, written by another machine: shown, never obeyed. */
   nameOf(agentId: string): string {
-    return this.registry.get(agentId)?.name ?? agentId;
+    const own = this.registry.get(agentId)?.name;
+    if (own !== undefined) return own;
+    const peer = this.d.board.peers().find((p) => p.id === agentId);
+    return peer ? `${showControls(peer.name, 'none')} on ${showControls(peer.host, 'none')}` : agentId;
   }
 
   /**

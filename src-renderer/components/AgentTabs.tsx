@@ -1,6 +1,7 @@
 import { memo } from 'react';
 import { useDroppable } from '@dnd-kit/core';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
+import { runsElsewhere } from '../state/agentList.js';
 import { describeExit, nearestDeadlineOf } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
 import { closeAgentAsking } from './agentClose.js';
@@ -9,6 +10,7 @@ import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 import { LaunchMenu } from './LaunchMenu.js';
 import { FindInTerminal } from './TerminalArea.js';
 import { useCommands } from './useCommands.js';
+import { UserText } from './UserText.js';
 
 export const AGENT_DROP_PREFIX = 'agent:';
 
@@ -42,6 +44,7 @@ export function AgentTabs() {
 }
 
 function statusText(a: AgentInfo): string {
+  if (a.host !== undefined) return `on ${a.host}`;
   return a.status === 'exited' ? describeExit(a) : a.status;
 }
 
@@ -56,19 +59,23 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
   // An exited agent cannot take a task: it is no drop target (the host would refuse anyway).
   const { setNodeRef, isOver } = useDroppable({ id: `${AGENT_DROP_PREFIX}${id}`, data: { agentId: id }, disabled: !a || a.status === 'exited' });
   if (!a) return null;
+  // Another host's agent: its tab names that host and takes tasks, but its pane (and so closing, relaunching
+  // or resuming it) is that host's.
+  const remote = runsElsewhere(a);
   return (
     <div
       ref={setNodeRef}
       role="tab"
       tabIndex={0}
       aria-selected={active}
-      className={`tab status-${a.status}${active ? ' active' : ''}${isOver ? ' drop-over' : ''}`}
+      className={`tab status-${a.status}${remote ? ' remote' : ''}${active ? ' active' : ''}${isOver ? ' drop-over' : ''}`}
       data-testid={`agent-tab-${id}`}
       data-status={a.status}
       data-state={a.state?.state ?? ''}
       data-name={a.name}
       data-pid={a.pid ?? ''}
       data-claims={claims?.length ?? 0}
+      data-host={a.host ?? ''}
       onClick={() => c.selectAgent(id)}
       onKeyDown={(e) => {
         if (e.target === e.currentTarget && (e.key === 'Enter' || e.key === ' ')) {
@@ -76,19 +83,24 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
           c.selectAgent(id);
         }
       }}
-      title={`${a.name} (${a.profile}${a.pid ? `, pid ${a.pid}` : ''})`}
+      title={remote ? `${a.name} (${a.profile}) runs on ${a.host}: its terminal is in that host's window` : `${a.name} (${a.profile}${a.pid ? `, pid ${a.pid}` : ''})`}
     >
       <span className={`status-dot ${a.status}`} aria-hidden="true" />
       <span className="tab-name">{a.name}</span>
+      {remote && (
+        <span className="tab-host" data-testid={`agent-host-${id}`}>
+          on <UserText text={a.host ?? ''} oneLine />
+        </span>
+      )}
       {/* "running" beside a state badge ("working", "waiting for you", "idle") says nothing the badge does not, and
           two agents' tabs did not fit beside the bar's buttons at 1280 px: the word shows only when it adds
           something (starting, stalled, exited, or no state known) and when the host is gone ("unknown"). */}
-      <span className={`tab-status${a.status === 'running' && a.state ? ' quiet' : ''}`}>{statusText(a)}</span>
+      {!remote && <span className={`tab-status${a.status === 'running' && a.state ? ' quiet' : ''}`}>{statusText(a)}</span>}
       {a.status !== 'exited' && <AgentStateBadge info={a.state} testId={`agent-state-${id}`} />}
       {deadline !== null && (
         <Countdown deadline={deadline} leaseMs={leaseMs} stalled={a.status === 'stalled'} testId={`agent-countdown-${id}`} variant="ring" />
       )}
-      {a.status === 'exited' && (
+      {a.status === 'exited' && !remote && (
         <button
           type="button"
           className="tab-button"
@@ -101,7 +113,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
           Relaunch
         </button>
       )}
-      {a.status === 'exited' && a.resumable && (
+      {a.status === 'exited' && a.resumable && !remote && (
         <button
           type="button"
           className="tab-button"
@@ -115,19 +127,21 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
           Resume conversation
         </button>
       )}
-      <button
-        type="button"
-        className="tab-close"
-        data-testid={`close-${id}`}
-        aria-label={`Close ${a.name} (asks first while it runs; releases its claims)`}
-        title="Close: ends the agent (asks first while it runs) and releases its claims"
-        onClick={(e) => {
-          e.stopPropagation();
-          void closeAgentAsking(c, id);
-        }}
-      >
-        ×
-      </button>
+      {!remote && (
+        <button
+          type="button"
+          className="tab-close"
+          data-testid={`close-${id}`}
+          aria-label={`Close ${a.name} (asks first while it runs; releases its claims)`}
+          title="Close: ends the agent (asks first while it runs) and releases its claims"
+          onClick={(e) => {
+            e.stopPropagation();
+            void closeAgentAsking(c, id);
+          }}
+        >
+          ×
+        </button>
+      )}
     </div>
   );
 });

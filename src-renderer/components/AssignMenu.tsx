@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { agentLabel } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 
 /**
@@ -78,7 +79,7 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
                 );
               }}
             >
-              {agents[id]?.name ?? id}
+              {agents[id] ? agentLabel(agents[id]) : id}
             </button>
           ))}
         </div>

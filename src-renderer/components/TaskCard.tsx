@@ -4,6 +4,7 @@ import type { Task, TaskState } from '../../src-shared/board/model.js';
 import { USER } from '../../src-shared/board/model.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { UserText } from './UserText.js';
+import { agentLabel } from '../state/agentList.js';
 import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
 import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -28,7 +29,8 @@ export interface DragData {
 export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const task = useApp((s) => s.board?.tasks.get(id));
   const holder = task?.claim?.agentId ?? '';
-  const holderName = useApp((s) => (holder ? (s.agents[holder]?.name ?? holder) : ''));
+  // Another host's agent with its host's name: both hosts may have a "shell 1".
+  const holderName = useApp((s) => (holder ? (s.agents[holder] ? agentLabel(s.agents[holder]) : holder) : ''));
   const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
   const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
   const leaseMs = useApp((s) => s.leaseMs);

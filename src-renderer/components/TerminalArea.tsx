@@ -2,7 +2,9 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, useSyncExter
 import { noTasks } from '../state/boardState.js';
 import { useApp, useTerminals } from '../state/hooks.js';
 import type { PaneTerminal } from '../terminal/paneTerminal.js';
+import { runsElsewhere } from '../state/agentList.js';
 import { FirstSteps } from './FirstSteps.js';
+import { RemoteAgentPanel } from './RemoteAgentPanel.js';
 
 /** The visible agent's terminal. Panes live in the TerminalRegistry; this only moves one into view. */
 export function TerminalArea() {
@@ -12,6 +14,8 @@ export function TerminalArea() {
   // A Thread with nothing in it yet: the area explains how to start instead of staying blank.
   const fresh = useApp((s) => s.board !== null && s.agentIds.length === 0 && noTasks(s.columns));
   const pane = activeId ? terminals.get(activeId) : undefined;
+  // Another host's agent has no pane here: the area says where its terminal is instead.
+  const remote = useApp((s) => (s.activeAgentId && runsElsewhere(s.agents[s.activeAgentId]) ? s.agents[s.activeAgentId] : undefined));
   const area = useRef<HTMLDivElement>(null);
   useEffect(() => {
     terminals.area = area.current;
@@ -21,7 +25,9 @@ export function TerminalArea() {
   }, [terminals]);
   return (
     <div className="terminal-area" ref={area}>
-      {pane && activeId ? (
+      {remote ? (
+        <RemoteAgentPanel agent={remote} />
+      ) : pane && activeId ? (
         <PaneView key={activeId} pane={pane} agentId={activeId} />
       ) : fresh ? (
         <FirstSteps />

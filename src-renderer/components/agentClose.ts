@@ -1,4 +1,5 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
+import { runsElsewhere } from '../state/agentList.js';
 import type { AppController } from '../state/controller.js';
 import { askConfirm } from './confirm.js';
 
@@ -19,6 +20,8 @@ export function describeHeld(c: Pick<AppController, 'state'>, agentId: string): 
  */
 export async function closeAgentAsking(c: AppController, agentId: string): Promise<void> {
   const a = c.state.agents[agentId];
+  // Another host's agent has no × here: its process is that host's to end.
+  if (runsElsewhere(a)) return;
   if (a && a.status !== 'exited') {
     const held = describeHeld(c, agentId);
     const holds = held.length

@@ -1,5 +1,6 @@
 import type { StoreApi } from 'zustand/vanilla';
 import type { KeyedWindowMethod, WindowError, WindowMethod, WindowParams } from '../../src-shared/protocol/windowApi.js';
+import { runsElsewhere } from './agentList.js';
 import type { AppState } from './appState.js';
 import type { CallHost } from './hostCall.js';
 import { newWriteKey } from './writeKey.js';
@@ -12,6 +13,11 @@ export class BoardActions {
     /** An agent's name as the window shows it, for the banner's words. */
     private readonly nameOf: (agentId: string) => string,
   ) {}
+
+  /** Closing ends the agent's process, which only the host that runs it has: another host's is not closed here. */
+  private closable(agentId: string): boolean {
+    return !runsElsewhere(this.state.agents[agentId]);
+  }
 
   private get state(): AppState {
     return this.store.getState();
@@ -47,5 +53,5 @@ export class BoardActions {
   rejectTask = (taskId: string, reason: string) => this.write('task.reject', { taskId, reason }, `reject ${taskId}`);
   resetTask = (taskId: string) => this.write('task.reset', { taskId }, `reset ${taskId}`);
   assignTask = (taskId: string, agentId: string) => this.write('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
-  closeAgent = (agentId: string) => this.act('agent.close', { agentId }, `close ${this.nameOf(agentId)}`);
+  closeAgent = async (agentId: string) => this.closable(agentId) && this.act('agent.close', { agentId }, `close ${this.nameOf(agentId)}`);
 }

@@ -1,3 +1,4 @@
+import { showControls } from '../../src-shared/text/controlChars.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 
 /** An agent as the host sent it, unchanged: its tab need not re-render. */
@@ -11,6 +12,7 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
     a.pid === b.pid &&
     a.resumable === b.resumable &&
     a.profile === b.profile &&
+    a.host === b.host &&
     a.exit?.code === b.exit?.code &&
     a.exit?.signal === b.exit?.signal &&
     a.claims.length === b.claims.length &&
@@ -18,10 +20,33 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
   );
 }
 
-/** Keep the selected tab if it still exists; else the first running agent, else the first. */
+/**
+ * An agent another host of a shared board runs: its pane is on that host, so this window has no terminal for
+ * it and must never call a pane procedure (screen, input, resize, ack, close, relaunch, resume) for it.
+ */
+export function runsElsewhere(a: AgentInfo | undefined): boolean {
+  return a?.host !== undefined;
+}
+
+/** An agent as a person tells it apart: "shell 1", or "shell 1 on build-box" for another host's (both hosts
+ *  may have a "shell 1"). The host's name comes from another machine: its controls are shown, never obeyed. */
+export function agentLabel(a: AgentInfo): string {
+  return runsElsewhere(a) ? `${a.name} on ${showControls(a.host ?? '', 'none')}` : a.name;
+}
+
+/** The ids of the agents whose panes are on this window's host: the only ones it has terminals for. */
+export function localIds(list: readonly AgentInfo[]): string[] {
+  return list.filter((a) => !runsElsewhere(a)).map((a) => a.id);
+}
+
+/**
+ * Keep the selected tab if it still exists; else the first running agent of this host, else the first of
+ * this host, else another host's: a window opens on a terminal it has when it has one.
+ */
 export function pickActive(current: string | null, list: readonly AgentInfo[]): string | null {
   if (current && list.some((a) => a.id === current)) return current;
-  return (list.find((a) => a.status !== 'exited') ?? list[0])?.id ?? null;
+  const here = list.filter((a) => !runsElsewhere(a));
+  return (here.find((a) => a.status !== 'exited') ?? here[0] ?? list[0])?.id ?? null;
 }
 
 /** The host's list by id, keeping unchanged AgentInfo objects identical so their tabs do not re-render. */

@@ -7,7 +7,7 @@ import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
 import type { Transport } from '../transport/types.js';
-import { keepUnchanged, pickActive, sameOrder } from './agentList.js';
+import { agentLabel, keepUnchanged, localIds, pickActive, runsElsewhere, sameOrder } from './agentList.js';
 import { initialState, noThreadShown, nullPanes, type AppState, type ControllerOptions } from './appState.js';
 import { BoardActions } from './actions.js';
 import { applyLiveEvent, boardFromSnapshot, computeColumns, updateColumns } from './boardState.js';
@@ -34,7 +34,7 @@ export class AppController {
   private readonly panes: PaneHost;
   private loading: { key: string; buffered: BoardEvent[] } | null = null;
   private readonly backgroundAcks = new Map<string, AckBatcher>();
-  /** Names of every agent seen in this window, so log lines about a closed agent still read "shell 2". */
+  /** Names of every agent seen in this window (agentName's words), so log lines about a closed agent still read "shell 2". */
   private readonly knownNames = new Map<string, string>();
   /** Everything this controller owns that outlives a call: the transport subscriptions, the own-notice
    *  delays and the toast timers. Disposed once, by dispose(). */
@@ -198,7 +198,7 @@ export class AppController {
     this.clock.reset(snap.boardNow);
     const board = boardFromSnapshot(snap.board);
     const agents = Object.fromEntries(snap.agents.map((a) => [a.id, a]));
-    for (const a of snap.agents) this.knownNames.set(a.id, a.name);
+    for (const a of snap.agents) this.knownNames.set(a.id, agentLabel(a));
     const name = (id: string) => this.agentName(id);
     const live: LogEntry[] = [];
     for (const e of buffered) {
@@ -209,9 +209,10 @@ export class AppController {
       }
     }
     const prevActive = this.state.activeAgentId;
-    // Panes first, so a component rendering the new agent list finds its terminal.
+    // Panes first, so a component rendering the new agent list finds its terminal. Only this host's agents
+    // have one: another host's pane is in that host's window.
     this.panes.setThread(key);
-    this.panes.sync(snap.agents.map((a) => a.id), reconnect);
+    this.panes.sync(localIds(snap.agents), reconnect);
     this.store.setState({
       activeKey: key,
       folder: snap.folder,
@@ -314,11 +315,11 @@ export class AppController {
   }
 
   private setAgents(list: readonly AgentInfo[]): void {
-    for (const a of list) this.knownNames.set(a.id, a.name);
+    for (const a of list) this.knownNames.set(a.id, agentLabel(a));
     const agents = keepUnchanged(this.state.agents, list);
     const ids = list.map((a) => a.id);
     const sameIds = sameOrder(ids, this.state.agentIds);
-    if (!sameIds) this.panes.sync(ids, false);
+    if (!sameIds) this.panes.sync(localIds(list), false);
     this.store.setState({
       agents,
       agentIds: sameIds ? this.state.agentIds : ids,
@@ -346,9 +347,12 @@ export class AppController {
     this.store.setState({ threads: threads.map((t) => (t.key === key ? { ...t, ...patch } : t)) });
   }
 
+  /** An agent's name in the window's words: another host's with that host's ("shell 1 on build-box"), since
+   *  both hosts may have a "shell 1" and a log line "reassigned from shell 1 to shell 1" says nothing. */
   agentName(id: string): string {
     if (id === USER) return 'you';
-    return this.state.agents[id]?.name ?? this.knownNames.get(id) ?? nameFromAgentId(id) ?? id;
+    const a = this.state.agents[id];
+    return (a ? agentLabel(a) : undefined) ?? this.knownNames.get(id) ?? nameFromAgentId(id) ?? id;
   }
 
   async launch(profile: ProfileIdShared, command?: string): Promise<AgentInfo | null> {
@@ -364,7 +368,8 @@ export class AppController {
 
   async relaunch(agentId: string): Promise<AgentInfo | null> {
     const key = this.state.activeKey;
-    if (!key) return null;
+    // Another host's agent is that host's to start again.
+    if (!key || runsElsewhere(this.state.agents[agentId])) return null;
     const a = valueOf(await this.call('agent.relaunch', { key, agentId }, `relaunch ${this.agentName(agentId)}`));
     if (a) this.adopt(a);
     return a;
@@ -373,7 +378,7 @@ export class AppController {
   /** The exited agent's CLI started again on its own conversation: same tab, same agent id. */
   async resume(agentId: string): Promise<AgentInfo | null> {
     const key = this.state.activeKey;
-    if (!key) return null;
+    if (!key || runsElsewhere(this.state.agents[agentId])) return null;
     const a = valueOf(await this.call('agent.resume', { key, agentId }, `resume ${this.agentName(agentId)}'s conversation`));
     if (a) this.setAgents(this.state.agentIds.map((id) => (id === a.id ? a : this.state.agents[id])).filter((x): x is AgentInfo => !!x));
     if (a) this.store.setState({ activeAgentId: a.id });

@@ -344,6 +344,43 @@ describe('AppController', () => {
     expect(panes.restores.at(-1)).toEqual({ ids: ['a1', 'a2'], all: true });
   });
 
+  it("lists another host's agent (shared board) with no terminal: no pane, so no screen, input, resize or ack is asked for it; it is not closed, relaunched or resumed from here; it takes a task", async () => {
+    const { c, t, panes, setAgents, host, pushEvents } = setup();
+    const remote = agent('b1', { name: 'shell 1', host: 'build-box', pid: null });
+    // Listed first, the window still opens on a terminal it has.
+    setAgents([remote, agent('a1', { name: 'shell 1' })]);
+    c.start();
+    await settle();
+    expect(c.state.agentIds).toEqual(['b1', 'a1']);
+    expect(c.state.agents.b1?.host).toBe('build-box');
+    expect(c.state.activeAgentId).toBe('a1');
+    expect(panes.restores).toEqual([{ ids: ['a1'], all: false }]);
+    // Another host's agent joins the list: still no pane for either of that host's.
+    t.push({ type: 'agents', key: KEY, agents: [remote, agent('a1', { name: 'shell 1' }), agent('b2', { host: 'build-box', pid: null })] });
+    expect(c.state.agentIds).toEqual(['b1', 'a1', 'b2']);
+    expect(panes.ids).toEqual(['a1']);
+    c.selectAgent('b1');
+    expect(c.state.activeAgentId).toBe('b1');
+    expect(await c.relaunch('b1')).toBeNull();
+    expect(await c.resume('b1')).toBeNull();
+    expect(await c.actions.closeAgent('b1')).toBe(false);
+    for (const m of ['agent.relaunch', 'agent.resume', 'agent.close', 'agent.screen', 'agent.input', 'agent.resize', 'agent.ack'] as const) expect(t.callsOf(m)).toEqual([]);
+    // A drop on its tab is an assignment like any other; that host types it into its pane.
+    expect(await c.actions.assignTask('T-1', 'b1')).toBe(true);
+    expect(t.callsOf('task.assign')).toEqual([{ key: KEY, taskId: 'T-1', agentId: 'b1', writeKey: expect.stringMatching(WRITE_KEY_PATTERN) }]);
+    // Both hosts have a "shell 1": the window's words tell them apart by host.
+    host.engine.claim('a1', 'T-1');
+    host.engine.assign('T-1', 'b1');
+    pushEvents();
+    expect(c.state.log.at(-1)?.summary).toBe('T-1 reassigned from shell 1 to shell 1 on build-box by you (token 2)');
+    expect(c.agentName('b1')).toBe('shell 1 on build-box');
+    // After a reconnect every terminal is restored: still only this host's.
+    t.setState('connecting');
+    t.setState('connected');
+    await settle();
+    expect(panes.restores.at(-1)).toEqual({ ids: ['a1'], all: true });
+  });
+
   it('keeps the tab a person chose when the agent list changes', async () => {
     const { c, t } = setup();
     c.start();
