@@ -71,7 +71,14 @@ const DRIVER = join(import.meta.dirname, 'hostChaosDriver.mjs');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
+  // Spread a small seed over the word, and skip the first outputs: xorshift's first few from a small seed
+  // are small and alike.
+  let s = Math.imul(seed >>> 0 || 1, 0x9e3779b1) >>> 0 || 1;
+  for (let i = 0; i < 20; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+  }
   return () => {
     s ^= s << 13;
     s ^= s >>> 17;
@@ -115,7 +122,7 @@ interface Line {
   code?: string;
   msg?: string;
   retries?: number;
-  value?: { taskId?: string; token?: number; deadline?: number };
+  value?: { taskId?: string; token?: number };
 }
 
 /** A small window call that gives up, so a host busy recovering never hangs the run. */
@@ -158,16 +165,29 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       }
     }
   };
+  const faults: Fault[] = [];
+  const problems: string[] = [];
   const env = { FORKBENCH_BOARD_URL: o.url, FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) };
-  const startServe = (h: { at: string; project: string; key: string }) => serveOn({ root: h.at, project: h.project, key: h.key, args: ['--board-name', 'chaos board'], env });
+  let serves = 0;
+  /** Start a serve on a host's folders; one that exits without being killed by the run is a problem, with
+   *  what it said. Every serve's stderr is kept beside the histories. */
+  const startServe = async (h: { name: string; at: string; project: string; key: string }): Promise<ServeProc> => {
+    const s = await serveOn({ root: h.at, project: h.project, key: h.key, args: ['--board-name', 'chaos board'], env });
+    const file = join(o.root, `serve-${h.name}-${++serves}.err`);
+    const started = performance.now();
+    void s.exit.then((code) => {
+      fs.writeFileSync(file, s.err());
+      if (!killedByRun.has(s)) problems.push(`serve ${h.name} exited by itself (code ${code}, ${Math.round(performance.now() - started)} ms after its start): ${s.err().trim().split('\n').slice(-6).join(' | ')}`);
+    });
+    return s;
+  };
+  const killedByRun = new Set<ServeProc>();
   const hosts: Host[] = [];
   const stopFile = join(o.root, 'stop');
   const finalFile = join(o.root, 'final.json');
   const histDir = join(o.root, 'history');
   fs.mkdirSync(histDir, { recursive: true });
   const hostOfAgent = new Map<string, string>();
-  const faults: Fault[] = [];
-  const problems: string[] = [];
 
   try {
     for (const [i, name] of ['A', 'B', 'C'].entries()) {
@@ -176,7 +196,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       const project = join(at, 'project');
       fs.mkdirSync(project, { recursive: true });
       const key = threadKeyOf(project);
-      const s = await startServe({ at, project, key });
+      const s = await startServe({ name, at, project, key });
       hosts.push({ name, at, project, key, s, agents: [], out: false });
     }
     const first = hosts[0]!;
@@ -218,8 +238,9 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       if (performance.now() - started > 60_000) throw new Error('the agents made no call in 60 s');
       await sleep(100);
     }
-    o.log(`all ${hostOfAgent.size} agents running; faults begin`);
+    o.log(`all ${hostOfAgent.size} agents running (${hosts.map((h) => `${h.name}: ${h.agents.join(' ')}`).join('; ')}); faults begin`);
 
+    let round: Array<Fault['kind']> = [];
     const t0 = performance.now();
     const counted = () => faults.length;
     while (performance.now() - t0 < o.durationMs || (counted() < o.minFaults && performance.now() - t0 < MAX_STRETCH * o.durationMs)) {
@@ -234,14 +255,17 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
           fs.writeFileSync(`${stopFile}.tasks`, String(taskCount));
         }
       }
-      const roll = random();
+      // Every kind of fault in each round of four, in a random order: a short run sees each of them.
+      if (!round.length) round = shuffle(['kill', 'quickKill', 'stop', 'dbRestart'] as const, random);
+      const kind = round.pop()!;
       const h = hosts[Math.floor(random() * hosts.length)]!;
-      if (roll < 0.35 || roll < 0.5) {
+      if (kind === 'kill' || kind === 'quickKill') {
         // kill -9; down past its lease (its claims must end host-lost), or back at once (`quickKill`: its
         // agents, still alive in its pty host, keep their claims under grace or lose them host-lost).
-        const quick = roll >= 0.35;
+        const quick = kind === 'quickKill';
         const f: Fault = { kind: quick ? 'quickKill' : 'kill', host: h.name, at: performance.now() };
         h.out = true;
+        killedByRun.add(h.s);
         h.s.proc.kill('SIGKILL');
         await h.s.exit;
         h.s.window.close();
@@ -254,7 +278,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
         } else o.log(`kill -9 ${h.name} and straight back, holding ${held.length} claims`);
         h.s = await startServe(h);
         h.out = false;
-      } else if (roll < 0.75) {
+      } else if (kind === 'stop') {
         // SIGSTOP past the host lease: a laptop lid. It wakes to find its claims gone and its writes refused.
         const f: Fault = { kind: 'stop', host: h.name, at: performance.now() };
         h.out = true;
@@ -281,7 +305,8 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     const until = performance.now() + 60_000;
     while ([...hostOfAgent.keys()].some((a) => !(historyOf().get(a) ?? []).some((l) => l.m === 'stopped'))) {
       if (performance.now() > until) {
-        problems.push('not every agent stopped within 60 s of being told');
+        const left = [...hostOfAgent].filter(([a]) => !(historyOf().get(a) ?? []).some((l) => l.m === 'stopped'));
+        problems.push(`not every agent stopped within 60 s of being told: ${left.map(([a, h]) => `${a} on ${h}`).join(', ')}`);
         break;
       }
       await sleep(200);
@@ -299,6 +324,8 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     }
 
     const events = await eventsUpTo();
+    // The log beside the histories: a failed run's folder is kept (the test says where) for reading back.
+    fs.writeFileSync(join(o.root, 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n'));
     const report = judge(events, historyOf(), faults, hostOfAgent, hosts, problems, hostLostLimit);
     report.finalClaims = (historyOf().get(hosts[0]!.agents[0]!) ?? []).filter((l) => l.m === 'final-claim' && l.ok).length;
     for (const id of claimable) {
@@ -308,6 +335,8 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     return report;
   } finally {
     for (const h of hosts) {
+      killedByRun.add(h.s);
+      fs.writeFileSync(join(o.root, `serve-${h.name}-last.err`), h.s.err());
       try {
         h.s.proc.kill('SIGCONT');
         h.s.proc.kill('SIGKILL');
@@ -319,6 +348,15 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     }
     await client?.end().catch(() => undefined);
   }
+}
+
+function shuffle<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }
 
 function readHistories(dir: string): Map<string, Line[]> {
@@ -407,7 +445,6 @@ function judge(
   const submitted = new Map<number, number>();
   const released = new Map<number, number>();
   const grants = new Map<number, { taskId: string; agentId: string }>();
-  const renewDeadlines = new Map<number, Set<number>>();
   for (const [i, e] of events.entries()) {
     if (e.seq !== i + 1) {
       problems.push(`the log has a gap or disorder: position ${i + 1} holds seq ${e.seq}`);
@@ -425,18 +462,16 @@ function judge(
         maxToken = Math.max(maxToken, e.token);
         live.set(e.taskId, { agentId: e.agentId, token: e.token, seq: e.seq });
         grants.set(e.token, { taskId: e.taskId, agentId: e.agentId });
-        renewDeadlines.set(e.token, new Set([e.deadline]));
         break;
       case 'reassign':
         mustHold(e.from.agentId, e.from.token, 'reassign from');
         if (e.to.token <= maxToken) problems.push(`seq ${e.seq}: token ${e.to.token} is not above ${maxToken}`);
         maxToken = Math.max(maxToken, e.to.token);
         live.set(e.taskId, { agentId: e.to.agentId, token: e.to.token, seq: e.seq });
-        renewDeadlines.set(e.to.token, new Set([e.to.deadline]));
+        grants.set(e.to.token, { taskId: e.taskId, agentId: e.to.agentId });
         break;
       case 'renew':
         mustHold(e.agentId, e.token, `renew (${e.via})`);
-        renewDeadlines.get(e.token)?.add(e.deadline);
         break;
       case 'claim-ended':
         mustHold(e.agentId, e.token, `claim-ended (${e.reason})`);
@@ -491,9 +526,14 @@ function judge(
           for (const n of found) if (!n.live || n.live.agentId !== agent || n.live.token !== l.token) problems.push(`accepted stale write: note ${l.key} of ${agent} under ${l.token} landed at seq ${n.seq} where the live claim is ${n.live ? `${n.live.agentId}/${n.live.token}` : 'none'}`);
           break;
         }
-        case 'renew':
-          if (v.token !== l.token || !renewDeadlines.get(l.token ?? -1)?.has(v.deadline ?? -1)) problems.push(`renew ${l.key} of ${agent} under ${l.token} answered ${said}, which the log never held`);
+        case 'renew': {
+          // A renew's answer names no position (and moves no deadline when the last write just did): its
+          // token must be a claim of this agent on this task. Whether it was still live is judged from the
+          // renew events themselves, above.
+          const g = grants.get(l.token ?? -1);
+          if (v.token !== l.token || !g || g.agentId !== agent || g.taskId !== l.task) problems.push(`renew ${l.key} of ${agent} under ${l.token} answered ${said}, which no claim of the log matches`);
           break;
+        }
         case 'done':
           if (submitted.get(l.token ?? -1) !== 1) problems.push(`done ${l.key} of ${agent} under ${l.token} acknowledged but submitted ${submitted.get(l.token ?? -1) ?? 0} times in the log`);
           break;

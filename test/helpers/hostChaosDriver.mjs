@@ -107,8 +107,10 @@ while (!fs.existsSync(stopFile)) {
     await sleep(30 + rnd() * 120);
     const roll = rnd();
     const old = past.filter((p) => p.task === held.task);
-    const stale = roll >= 0.8;
-    const token = stale ? (old.length ? old[Math.floor(rnd() * old.length)].token : Math.max(1, held.token - 1)) : held.token;
+    // An old token: one this agent held on this task before, else the one below its own (another claim's).
+    const oldToken = old.length ? old[Math.floor(rnd() * old.length)].token : held.token > 1 ? held.token - 1 : null;
+    const stale = roll >= 0.8 && oldToken !== null;
+    const token = stale ? oldToken : held.token;
     const k = nextKey();
     const w =
       roll < 0.25 || (stale && roll < 0.9)
@@ -122,7 +124,7 @@ while (!fs.existsSync(stopFile)) {
     if (++unavailable >= 3) break;
   }
   if (!lost) {
-    const end = await send(rnd() < 0.3 ? 'done' : 'release', { taskId: held.task, token: held.token, key: nextKey() });
+    const end = await send(rnd() < 0.15 ? 'done' : 'release', { taskId: held.task, token: held.token, key: nextKey() });
     if (!end.ok && !LOST.has(end.code)) unended.push(held);
   }
   past.push(held);

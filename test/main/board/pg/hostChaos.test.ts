@@ -46,7 +46,11 @@ describe('hosts on one PostgreSQL board under chaos', () => {
     async () => {
       const url = await pgc.createDatabase(`chaos${++dbs}`);
       const root = fs.mkdtempSync(join(os.tmpdir(), 'fb-hchaos-'));
-      cleanup.push(() => fs.rmSync(root, { recursive: true, force: true }));
+      let keep = true;
+      cleanup.push(() => {
+        if (keep) console.log(`host chaos: the run's histories and event log are kept in ${root}`);
+        else fs.rmSync(root, { recursive: true, force: true });
+      });
       const r = await runHostChaos({
         pgc,
         url,
@@ -61,6 +65,7 @@ describe('hosts on one PostgreSQL board under chaos', () => {
       });
       console.log(`host chaos seed ${SEED}: ${JSON.stringify({ ...r, problems: r.problems.length })}`);
       for (const p of r.problems.slice(0, 40)) console.log(`host chaos problem: ${p}`);
+      keep = r.problems.length > 0;
       expect(r.problems, `seed ${SEED} (replay with FORKBENCH_CHAOS_SEED=${SEED})`).toEqual([]);
       // A run where little happened proves little.
       expect(r.acks).toBeGreaterThan(50);
