@@ -106,6 +106,9 @@ interface Fault {
   head?: number;
   /** Set by the run: when every claim its agents held at `head` had ended (ms after `at`), or null. */
   endedMs?: number | null;
+  /** A killed host's serve listening again (wall clock, as the histories' `t`): its agents, kept by its pty
+   *  host, must be answered by the new serve after this. */
+  backAt?: number;
 }
 
 /** A call and its answer as the driver wrote it. */
@@ -277,6 +280,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
           o.log(`kill -9 ${h.name} holding ${held.length} claims: ended in ${f.endedMs === null ? 'NEVER' : Math.round(f.endedMs)} ms`);
         } else o.log(`kill -9 ${h.name} and straight back, holding ${held.length} claims`);
         h.s = await startServe(h);
+        f.backAt = Date.now();
         h.out = false;
       } else if (kind === 'stop') {
         // SIGSTOP past the host lease: a laptop lid. It wakes to find its claims gone and its writes refused.
@@ -554,6 +558,14 @@ function judge(
     for (const c of held) {
       const why = ended.get(c.token);
       if (why !== undefined && why !== HOST_LOST) problems.push(`${f.kind} of ${f.host}: claim ${c.token} ended ${why}, not ${HOST_LOST}`);
+    }
+  }
+  // A serve started again on a killed one's folders adopts the agents its pty host kept: they are answered.
+  for (const f of faults) {
+    if (f.backAt === undefined) continue;
+    for (const [agent, h] of hostOfAgent) {
+      if (h !== f.host) continue;
+      if (!(histories.get(agent) ?? []).some((l) => l.t > (f.backAt ?? 0) && l.ok)) problems.push(`${f.kind} of ${f.host}: its agent ${agent} got no ok answer after its serve came back (not adopted?)`);
     }
   }
   void hosts;

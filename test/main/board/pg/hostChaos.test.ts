@@ -20,7 +20,7 @@ import { MAX_STRETCH, runHostChaos } from '../../../helpers/hostChaos.js';
 import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
 import { waitFor } from '../../../helpers/pty.js';
 
-const DURATION_MS = Number(process.env.FORKBENCH_CHAOS_MS) || 35_000;
+const DURATION_MS = Number(process.env.FORKBENCH_CHAOS_MS) || 25_000;
 const SEED = Number(process.env.FORKBENCH_CHAOS_SEED) || (Date.now() % 1_000_000) + 1;
 /** A short host lease, so a lost host is noticed in seconds (the default is 15 s). */
 const HOST_LEASE_MS = 1500;
@@ -156,4 +156,78 @@ describe('a host’s skewed clock changes no decision', () => {
       }
     }
   }, 90_000);
+});
+
+describe('a host stopped inside its deciding transaction', () => {
+  /**
+   * A SIGSTOP of a serve that lands while it holds the board's row lock (found by the chaos run above: every
+   * host's writes and sweeps stalled for as long as the stopped host slept). Here the stop is made exact: A's
+   * connections answer nothing once it is "stopped" (its process alive, its sockets open, as SIGSTOP leaves
+   * them), and the moment is inside a transaction, after the lock.
+   */
+  it('does not stall the board: another host sweeps its claims host-lost within its lease plus a sweep', async () => {
+    const url = await pgc.createDatabase(`stall${++dbs}`);
+    let stopped = false;
+    let stoppedAt = 0;
+    const never = new Promise<never>(() => undefined);
+    /** A's pool: every statement after the stop waits for ever, as from a stopped process. */
+    class StoppablePool extends pg.Pool {
+      override async connect(): Promise<pg.PoolClient> {
+        const c = await super.connect();
+        const query = c.query.bind(c) as (...a: unknown[]) => Promise<unknown>;
+        // The statement after the board's lock (timeAndLease): the stop lands with the lock held.
+        (c as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = (...a: unknown[]) => {
+          if (!stopped && armed && typeof a[0] === 'string' && a[0].includes('extract(epoch FROM clock_timestamp())')) {
+            stopped = true;
+            stoppedAt = performance.now();
+          }
+          return stopped ? never : query(...a);
+        };
+        return c;
+      }
+      override query(...a: unknown[]): never {
+        if (stopped) return never as never;
+        return (super.query as (...a: unknown[]) => never)(...a);
+      }
+    }
+    let armed = false;
+    const timing = { lifetimeMs: HOST_LEASE_MS, renewMs: HOST_LEASE_MS / 3 };
+    const poolA = new StoppablePool({ connectionString: url, max: 4 });
+    poolA.on('error', () => undefined);
+    const poolB = new pg.Pool({ connectionString: url, max: 4 });
+    poolB.on('error', () => undefined);
+    const dirA = fs.mkdtempSync(join(os.tmpdir(), 'fb-stall-'));
+    const dirB = fs.mkdtempSync(join(os.tmpdir(), 'fb-stall-'));
+    const common = { listenClient: () => new pg.Client({ connectionString: url }), name: 'stall', threadId: 't', goal: 'g', warn: () => undefined, hostLease: timing };
+    const a = await PgBoard.open({ ...common, pool: poolA, dir: dirA, hostId: 'host-a', hostName: 'a' });
+    const b = await PgBoard.open({ ...common, pool: poolB, dir: dirB, hostId: 'host-b', hostName: 'b' });
+    cleanup.push(async () => {
+      // A "stopped" holds the board's lock while its connection lives, and B may wait on it: end every session
+      // on this database from outside (as an operator would), then close what is left.
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+      await admin.end();
+      const within = (p: Promise<unknown>) => Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);
+      await within(b.close());
+      await within(poolB.end());
+      await within(poolA.end());
+      fs.rmSync(dirA, { recursive: true, force: true });
+      fs.rmSync(dirB, { recursive: true, force: true });
+    });
+    a.hostAgent('agent-a');
+    b.hostAgent('agent-b');
+    await a.run((e) => e.addTask({ title: 'held by a' }));
+    await a.run((e) => e.addTask({ title: 'for b' }));
+    expect((await a.run((e) => e.claim('agent-a', 'T-1'))).ok).toBe(true);
+    armed = true;
+    // A decides again, and is stopped inside that transaction, the board's lock held.
+    void a.run((e) => e.renew('agent-a', 'T-1'));
+    await waitFor(() => stopped, 5000, 'A to stop inside its transaction');
+    // B's agent can still write, and B ends A's claim host-lost within A's lease plus a sweep (and slack).
+    const claimB = await Promise.race([b.run((e) => e.claim('agent-b', 'T-2')), new Promise<'stalled'>((r) => setTimeout(() => r('stalled'), HOST_LEASE_MS * 4))]);
+    expect(claimB === 'stalled' ? 'stalled: B waits on the lock A holds while stopped' : claimB.ok).toBe(true);
+    await waitFor(() => b.state.tasks.get('T-1')?.lastClaim?.reason === 'host-lost', HOST_LEASE_MS * 4, 'B to end A’s claim host-lost');
+    expect(performance.now() - stoppedAt).toBeLessThan(HOST_LEASE_MS + HOST_LEASE_MS / 3 + 5000);
+  }, 60_000);
 });
