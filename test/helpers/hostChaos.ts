@@ -64,6 +64,9 @@ export interface HostChaosReport {
 const HOST_LOST_SLACK_MS = 5_000;
 /** Agents' own lease: longer than the host lease plus a sweep, so a lost host's claims end host-lost, not expired. */
 const AGENT_LEASE_MS = 10_000;
+/** Open tasks the run keeps on the board (a person adding work): agents find work to claim, and the end has
+ *  tasks that went through faults to claim again. */
+const MIN_OPEN = 6;
 /** How far past its duration a run may go to reach its minimum of faults. */
 export const MAX_STRETCH = 3;
 
@@ -253,8 +256,9 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       const snap = await windowCall<{ board: { tasks: Array<{ id: string; state: string }> } }>(live, 'thread.snapshot', {});
       if (snap) {
         for (const t of snap.board.tasks.filter((x) => x.state === 'review')) await windowCall(live, 'task.approve', { taskId: t.id });
-        if (snap.board.tasks.filter((t) => t.state === 'open').length < 3) {
-          for (let i = 0; i < 3; i++) if (await windowCall(live, 'task.add', { title: `chaos ${taskCount + 1}` })) taskCount++;
+        const open = snap.board.tasks.filter((t) => t.state === 'open').length;
+        if (open < MIN_OPEN) {
+          for (let i = open; i < MIN_OPEN; i++) if (await windowCall(live, 'task.add', { title: `chaos ${taskCount + 1}` })) taskCount++;
           fs.writeFileSync(`${stopFile}.tasks`, String(taskCount));
         }
       }
@@ -565,7 +569,11 @@ function judge(
     if (f.backAt === undefined) continue;
     for (const [agent, h] of hostOfAgent) {
       if (h !== f.host) continue;
-      if (!(histories.get(agent) ?? []).some((l) => l.t > (f.backAt ?? 0) && l.ok)) problems.push(`${f.kind} of ${f.host}: its agent ${agent} got no ok answer after its serve came back (not adopted?)`);
+      // An answer of the board (granted, or refused for the task's state or a token) is the new serve deciding
+      // for the agent; "unreachable" or "board-unavailable" is not. Calls there must be, else nothing to judge.
+      const after = (histories.get(agent) ?? []).filter((l) => l.t > (f.backAt ?? 0) && l.key);
+      const answered = after.some((l) => l.ok || (l.code !== 'unreachable' && l.code !== 'board-unavailable'));
+      if (after.length && !answered) problems.push(`${f.kind} of ${f.host}: its agent ${agent} got no answer of the board after its serve came back (${after.length} calls: not adopted?)`);
     }
   }
   void hosts;
