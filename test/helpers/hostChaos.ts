@@ -183,7 +183,11 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     const started = performance.now();
     void s.exit.then((code) => {
       // A serve still running when a passing run's folder is removed exits after it: nothing to keep then.
-      if (fs.existsSync(o.root)) fs.writeFileSync(file, s.err());
+      try {
+        fs.writeFileSync(file, s.err());
+      } catch {
+        // The folder is gone: the run passed and was cleaned up.
+      }
       if (!killedByRun.has(s)) problems.push(`serve ${h.name} exited by itself (code ${code}, ${Math.round(performance.now() - started)} ms after its start): ${s.err().trim().split('\n').slice(-6).join(' | ')}`);
     });
     return s;
