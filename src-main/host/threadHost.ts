@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { openThreadBoard, type SharedBoardSetting } from '../board/openBoard.js';
-import { BOARD_URL_ENV } from '../board/pg/connection.js';
 import { type BoardService } from '../board/boardService.js';
 import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
 import { LivenessLoop } from '../agents/liveness.js';
@@ -47,13 +46,6 @@ export interface ThreadHostOptions {
   secretsFromAnywhere?: boolean;
   /** The Thread's board on PostgreSQL, shared with other hosts; without it, the journal in `dataRoot`. */
   sharedBoard?: SharedBoardSetting;
-}
-
-/** The environment an agent starts from: the host's, without the shared board's URL (it may hold a
- *  password, and an agent reaches the board only through its host). */
-function agentBaseEnv(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const { [BOARD_URL_ENV]: _url, ...rest } = env;
-  return rest;
 }
 
 /** Stable short key for a folder, so the same folder always opens the same board. */
@@ -122,7 +114,7 @@ export class ThreadHost {
       states, folder, threadKey: key, ptys: ptyHost, board, socketPath, sessions, kept, typingQuietMs: opts.typingQuietMs, warn: opts.warn,
       binDir: ensureCliShim(rt),
       agentFilesDir: join(rt, `agents-${key}`),
-      env: agentBaseEnv(opts.env ?? process.env),
+      env: opts.env ?? process.env,
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
       lockFolders: worktrees.git ? worktrees.require().folders : null,
     });

@@ -1,3 +1,4 @@
+import { BOARD_URL_ENV } from '../board/pg/connection.js';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
@@ -269,6 +270,8 @@ export class Roster {
     }
     // The plan's env carries the agent's identity (every profile builds it with forkbenchEnv).
     const env: Record<string, string | undefined> = { ...d.env, ...spec.env };
+    // The shared board's URL may hold a password, and an agent reaches the board only through its host.
+    delete env[BOARD_URL_ENV];
     let session: PaneSession;
     try {
       session = await (d.ptys ?? localPtys).spawn(
