@@ -126,17 +126,12 @@ export class PgBoard implements BoardService {
   private follower: BoardFollower | null = null;
   private lease: HostLease | null = null;
   private rejoining: Promise<void> | null = null;
+  private readonly idleMs: number;
 
   static async open(opts: PgBoardOptions): Promise<PgBoard> {
     // A connection lost between two statements of a transaction (no query in flight) is reported as an
     // 'error' event on its client; the next statement fails and says so, so the event itself has nothing to add.
-    opts.pool.on('connect', (client) => {
-      client.on('error', () => undefined);
-      // A host stopped (SIGSTOP, a laptop lid) in the middle of its transaction would hold the board's lock
-      // for as long as it sleeps, and every host would wait on it. The server ends such a session instead:
-      // its transaction rolls back (nothing of it was acknowledged) and the lock is free again.
-      void client.query(`SET idle_in_transaction_session_timeout = ${idleInTransactionMs(opts.hostLease)}`).catch(() => undefined);
-    });
+    opts.pool.on('connect', (client) => client.on('error', () => undefined));
     const c = await opts.pool.connect();
     let boardId: string;
     try {
@@ -160,6 +155,7 @@ export class PgBoard implements BoardService {
     readonly boardId: string,
   ) {
     this.clock = new ServerClock(opts.localClock);
+    this.idleMs = idleInTransactionMs(opts.hostLease);
     this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id));
     this.durable = copyBoard(this.engine.state);
     this.engine.onEvent((e) => this.capture?.push(e));
@@ -513,7 +509,10 @@ export class PgBoard implements BoardService {
     const made: BoardEvent[] = [];
     try {
       c = await this.opts.pool.connect();
-      await c.query('BEGIN');
+      // A host stopped (SIGSTOP, a laptop lid) in the middle of its transaction would hold the board's lock
+      // for as long as it sleeps, and every host would wait on it: the server ends such a transaction instead
+      // (it rolls back; nothing of it was acknowledged). Set with BEGIN, in the same round trip.
+      await c.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${this.idleMs}`);
       const { head, now, hostLive } = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
       // Under the lock nothing lands past head: reading up to it is reading everything.
       if (head > this.engine.state.seq) await this.followWith(c, true, head);
