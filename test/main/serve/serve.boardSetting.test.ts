@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BoardStoreView, WindowMethod, WindowParams, WindowResult } from '../../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, BoardStoreView, WindowMethod, WindowParams, WindowResult } from '../../../src-shared/protocol/windowApi.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import { startPgCluster, PG_SUPERUSER, type PgCluster } from '../../helpers/pgCluster.js';
@@ -80,7 +81,10 @@ async function refusal<M extends WindowMethod>(s: ServeProc, method: M, params: 
   return err;
 }
 
-type Snap = { store: BoardStoreView; board: { tasks: Array<{ id: string; title: string }> } };
+type Task = { id: string; title: string; claim: { agentId: string } | null; lastClaim: { reason: string } | null };
+type Snap = { store: BoardStoreView; board: { tasks: Task[] } };
+const taskOf = async (s: ServeProc, key: string, id: string) => (await snapshot(s, key)).board.tasks.find((t) => t.id === id);
+const paneText = (s: ServeProc, agentId: string) => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
 const snapshot = async (s: ServeProc, key: string) => (await call(s, 'thread.snapshot', { key })) as unknown as Snap;
 const titles = async (s: ServeProc, key: string) => (await snapshot(s, key)).board.tasks.map((t) => t.title);
 
@@ -108,16 +112,28 @@ describe('the Thread’s board, set in the window', () => {
     const badName = await refusal(sa, 'thread.setBoard', { key: a.key, url: withPassword, name: ' padded ' });
     expect(badName).toMatchObject({ code: 'invalid-input', message: expect.stringMatching(/^a board name takes/) });
     expect(sa.window.pushes.some((p) => p.type === 'thread-reopened')).toBe(false);
-    expect((await snapshot(sa, a.key)).store).toEqual({ kind: 'journal' });
-    expect(await titles(sa, a.key)).toEqual(['on this computer']);
     const settingFile = join(a.at, 'data', 'threads', a.key, 'board-setting.json');
     expect(fs.existsSync(settingFile)).toBe(false);
 
+    // One that connects but whose board cannot open (a newer Forkbench's schema): the Thread, closed for the
+    // switch, opens again on its journal and the setting is as it was.
+    const newer = await pgc.createDatabase('newer');
+    const admin = new pg.Client({ connectionString: newer });
+    await admin.connect();
+    await admin.query('CREATE SCHEMA forkbench; CREATE TABLE forkbench.schema_version (version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL); INSERT INTO forkbench.schema_version VALUES (999999, $$future$$, $$x$$)');
+    await admin.end();
+    const unopenable = await refusal(sa, 'thread.setBoard', { key: a.key, url: newer.replace(`${PG_SUPERUSER}@`, `${PG_SUPERUSER}:${PASSWORD}@`) });
+    expect(unopenable).toMatchObject({ code: 'board-unavailable', message: expect.stringMatching(/^the Thread stays on its board: .*upgrade Forkbench/) });
+    expect((await snapshot(sa, a.key)).store).toEqual({ kind: 'journal' });
+    expect(await titles(sa, a.key)).toEqual(['on this computer']);
+    expect(fs.existsSync(settingFile)).toBe(false);
+
     // A good one: the Thread reopens on the (empty) shared board and every window is told.
+    const reopenedBefore = sa.window.pushes.filter((p) => p.type === 'thread-reopened').length;
     const set = await call(sa, 'thread.setBoard', { key: a.key, url: withPassword, name: 'team' });
     const where = `${pgc.socketDir}/setting`;
     expect(set).toEqual({ kind: 'postgres', where, name: 'team', fixed: false });
-    await waitFor(() => sa.window.pushes.some((p) => p.type === 'thread-reopened' && p.key === a.key), 10_000, 'the reopened push');
+    await waitFor(() => sa.window.pushes.filter((p) => p.type === 'thread-reopened' && p.key === a.key).length > reopenedBefore, 10_000, 'the reopened push');
     expect((await snapshot(sa, a.key)).store).toEqual(set);
     expect(await titles(sa, a.key)).toEqual([]);
     await call(sa, 'task.add', { key: a.key, title: 'on the shared board' });
@@ -139,11 +155,20 @@ describe('the Thread’s board, set in the window', () => {
     expect((await snapshot(sa, a.key)).store).toEqual(set);
     expect(await titles(sa, a.key)).toEqual(['on the shared board']);
 
-    // Back to the journal: the file goes, and the journal's own task is there as it was.
+    // An agent of A's claims the shared task (its environment, all of it in the pane, holds no password).
+    const agent: AgentInfo = await call(sa, 'agent.launch', { key: a.key, profile: 'shell', cols: 120, rows: 30 });
+    await call(sa, 'agent.input', { key: a.key, agentId: agent.id, data: `env; forkbench claim T-1; echo "CLAIM"=$?=END\r` });
+    await waitFor(() => /CLAIM=\d+=END/.test(paneText(sa, agent.id)), 30_000, 'the claim on A');
+    expect(paneText(sa, agent.id)).toContain('CLAIM=0=END');
+    await waitFor(async () => (await taskOf(sb, b.key, 'T-1'))?.claim?.agentId === agent.id, 10_000, 'B to see the claim');
+
+    // Back to the journal: A's claims on the shared board end as at any close of the Thread; the file goes,
+    // and the journal's own task is there as it was.
     expect(await call(sa, 'thread.setBoard', { key: a.key, url: null })).toEqual({ kind: 'journal' });
     expect((await snapshot(sa, a.key)).store).toEqual({ kind: 'journal' });
     expect(await titles(sa, a.key)).toEqual(['on this computer']);
     expect(fs.existsSync(settingFile)).toBe(false);
+    await waitFor(async () => (await taskOf(sb, b.key, 'T-1'))?.lastClaim?.reason === 'host-stopped', 10_000, 'B to see the claim end');
 
     sa.proc.kill('SIGINT');
     await sa.exit;
