@@ -48,9 +48,10 @@ export function threadDirOf(dataRoot: string, key: string): string {
 /** The board the Thread was set to in a window, or null (the journal). A damaged file is set aside with a word. */
 export function readBoardSetting(threadDir: string, warn: (message: string) => void = () => undefined): SharedBoardSetting | null {
   const file = readCheckedJson(join(threadDir, BOARD_SETTING_FILE), SettingFileSchema, {
-    what: 'shared board setting',
+    what: 'shared board settings',
     consequence: 'The Thread opens on its journal until a board is chosen again.',
-    warn,
+    // Without the reason: a JSON parser's reason quotes the text around the fault, which may be the password.
+    warn: (message) => warn(message.replace(/ are damaged \(.*\); kept as /s, ' are damaged; kept as ')),
     now: Date.now,
   });
   if (!file) return null;

@@ -29,6 +29,8 @@ export class ThreadManager {
    *  closing's own events (claims ended host-stopped) still reach the windows. */
   private readonly wiring = new Map<string, DisposableStore>();
   private readonly opening = new Map<string, Promise<ThreadHost>>();
+  /** Threads whose board a window is changing (thread.setBoard), from its connection check to the reopen. */
+  private readonly switching = new Set<string>();
   readonly recent: RecentThreads;
   readonly onPush = new Emitter<WindowPush>();
   private readonly threadLocks = new Map<string, HostLock>();
@@ -124,31 +126,43 @@ export class ThreadManager {
     if (this.base.sharedBoard) {
       throw new Refusal('invalid-input', `this host was started with a board (--board or ${BOARD_URL_ENV}), which every Thread uses; change it there`);
     }
-    const next = p.url === null ? null : await checkedBoard(p.url, p.name);
-    const dir = threadDirOf(this.base.dataRoot, p.key);
+    // One switch at a time: a second, sent while the first connects, would close the Thread the first reopens.
+    if (this.switching.has(p.key)) throw new Refusal('busy', 'the Thread’s board is being changed already: wait for that to finish');
+    this.switching.add(p.key);
+    try {
+      const next = p.url === null ? null : await checkedBoard(p.url, p.name);
+      return await this.switchBoard(p.key, host, next);
+    } finally {
+      this.switching.delete(p.key);
+    }
+  }
+
+  private async switchBoard(key: string, host: ThreadHost, next: SharedBoardSetting | null): Promise<BoardStoreView> {
+    if (this.hosts.get(key) !== host) throw new Refusal('no-such-thread', `Thread ${key} closed meanwhile`);
+    const dir = threadDirOf(this.base.dataRoot, key);
     const prev = readBoardSetting(dir, this.base.warn);
     let failure: unknown = null;
     const reopened = (async () => {
-      await this.closeThread(p.key, host);
+      await this.closeThread(key, host);
       saveBoardSetting(dir, next);
       try {
-        return await this.start(p.key, host.folder);
+        return await this.start(key, host.folder);
       } catch (err) {
         failure = err;
         saveBoardSetting(dir, prev);
-        return this.start(p.key, host.folder);
+        return this.start(key, host.folder);
       }
     })();
     try {
-      await this.track(p.key, reopened);
+      await this.track(key, reopened);
     } catch (err) {
       throw new Refusal('board-unavailable', `the Thread could not be opened again: ${oneLine(err)}`);
     } finally {
-      this.onPush.fire({ type: 'thread-reopened', key: p.key });
+      this.onPush.fire({ type: 'thread-reopened', key });
     }
     if (failure !== null) throw new Refusal('board-unavailable', `the Thread stays on its board: ${oneLine(failure)}`);
-    const api = this.apis.get(p.key);
-    if (!api) throw new Refusal('no-such-thread', `Thread ${p.key} closed while it opened`);
+    const api = this.apis.get(key);
+    if (!api) throw new Refusal('no-such-thread', `Thread ${key} closed while it opened`);
     return api.store;
   }
 
