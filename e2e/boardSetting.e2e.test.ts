@@ -68,6 +68,8 @@ describe('the Shared board section of Thread settings', () => {
     // The shared board is a new one: the journal's task is not on it.
     await expect.poll(() => page.getByTestId('card-T-1').count()).toBe(0);
     expect(await page.getByTestId('board-url').count()).toBe(0);
+    // The focus went to what replaced the form, not to the page.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('board-change');
     expect(poorContrast(await visibleTexts(page, '[data-testid="shared-board"]'))).toEqual([]);
     await w.shot('board-setting-01-shared');
 

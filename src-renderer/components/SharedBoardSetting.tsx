@@ -9,6 +9,9 @@ import { useApp, useController } from '../state/hooks.js';
  * Thread; then this only says so. Changing the store closes and reopens the Thread on the host (its agents
  * there stop), so the panel says that before the person saves.
  */
+/** Focus an element once React has drawn it (it replaces the one that had the focus). */
+const focusSoon = (testId: string) => requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus());
+
 export function SharedBoardSetting() {
   const c = useController();
   const store = useApp((s) => s.boardStore);
@@ -41,6 +44,8 @@ export function SharedBoardSetting() {
     setUrl('');
     setName('');
     setChanging(false);
+    // The form that had the focus is gone: it goes to what now stands in its place.
+    focusSoon('board-change');
   };
 
   const backToJournal = async () => {
@@ -49,6 +54,7 @@ export function SharedBoardSetting() {
     const refused = await c.setBoard(null);
     setBusy(null);
     if (refused) setError({ field: 'store', message: refused.message });
+    else focusSoon('board-url');
   };
 
   const errorId = 'shared-board-error';
