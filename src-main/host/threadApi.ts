@@ -4,7 +4,7 @@ import { USER, type Task } from '../../src-shared/board/model.js';
 import { taskDetails, windowBoard, windowLogEvent, windowTask } from '../../src-shared/board/windowBoard.js';
 import type { CompactTask } from '../../src-shared/board/serialized.js';
 import { DisposableStore, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
-import { type KeyedWindowMethod, type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
+import { type BoardStoreView, type KeyedWindowMethod, type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { WriteKey } from '../board/boardService.js';
@@ -42,6 +42,8 @@ export class ThreadApi {
   constructor(
     private readonly host: ThreadHost,
     private readonly installed: InstalledProfiles,
+    /** Where the Thread's board is, as windows may see it (ThreadManager chose the store it opened on). */
+    readonly store: BoardStoreView,
   ) {}
 
   get key(): string {
@@ -72,6 +74,7 @@ export class ThreadApi {
       profiles: PROFILE_IDS.map((id) => ({ id, label: PROFILES[id].label, available: this.installed.has(id) })),
       git: h.worktrees.isolation(),
       notices: h.notices.current(),
+      store: this.store,
     };
   }
 

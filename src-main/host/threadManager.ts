@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { resolve } from 'node:path';
-import type { ThreadSummary, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import type { BoardStoreView, ThreadSummary, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
@@ -10,6 +10,11 @@ import { runtimeDir } from '../agents/runtimeDir.js';
 import { InstalledProfiles } from './installedProfiles.js';
 import { ThreadApi } from './threadApi.js';
 import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
+import { Refusal } from '../base/procedureServer.js';
+import type { SharedBoardSetting } from '../board/openBoard.js';
+import { BOARD_URL_ENV, BoardUrlError, checkBoardName, describeBoardUrl, openCheckedPool, parseBoardUrl, redactUrl } from '../board/pg/connection.js';
+import { PgBoard } from '../board/pg/pgBoard.js';
+import { boardChoice, readBoardSetting, saveBoardSetting, threadDirOf, type BoardChoice } from './threadBoardSetting.js';
 
 /**
  * The open Threads of one host process (Electron's main, or `serve`), keyed by folder. It turns each
@@ -22,8 +27,10 @@ export class ThreadManager {
   private readonly installed = new InstalledProfiles();
   /** Each Thread's listeners that turn its happenings into pushes: they go once the Threads closed, so the
    *  closing's own events (claims ended host-stopped) still reach the windows. */
-  private readonly wiring = new DisposableStore();
+  private readonly wiring = new Map<string, DisposableStore>();
   private readonly opening = new Map<string, Promise<ThreadHost>>();
+  /** Threads whose board a window is changing (thread.setBoard), from its connection check to the reopen. */
+  private readonly switching = new Set<string>();
   readonly recent: RecentThreads;
   readonly onPush = new Emitter<WindowPush>();
   private readonly threadLocks = new Map<string, HostLock>();
@@ -72,25 +79,102 @@ export class ThreadManager {
     const key = threadKeyOf(abs);
     const existing = this.hosts.get(key) ?? (await this.opening.get(key));
     if (existing) return existing;
-    const p = this.lockThread(key, abs).then((lock) =>
-      ThreadHost.open({ ...this.base, folder: abs }).catch((err: unknown) => {
-        lock?.release();
-        this.threadLocks.delete(key);
-        throw err;
-      }),
-    );
-    this.opening.set(key, p);
+    return this.track(key, this.start(key, abs));
+  }
+
+  /** Lock and open the Thread on the board its choice names (the host's, the Thread's own, or the journal). */
+  private async start(key: string, abs: string): Promise<{ host: ThreadHost; store: BoardStoreView }> {
+    const lock = await this.lockThread(key, abs);
+    const choice = boardChoice(this.base.sharedBoard, threadDirOf(this.base.dataRoot, key), this.base.warn);
     try {
-      const host = await p;
-      const api = new ThreadApi(host, this.installed);
+      const host = await ThreadHost.open({ ...this.base, folder: abs, sharedBoard: choice.setting });
+      return { host, store: storeView(host, choice) };
+    } catch (err) {
+      lock?.release();
+      this.threadLocks.delete(key);
+      throw err;
+    }
+  }
+
+  /** An opening Thread, seen by any other open of its folder meanwhile; registered and wired once it is up. */
+  private async track(key: string, opened: Promise<{ host: ThreadHost; store: BoardStoreView }>): Promise<ThreadHost> {
+    const p = opened.then(({ host, store }) => {
+      const api = new ThreadApi(host, this.installed, store);
       this.hosts.set(key, host);
       this.apis.set(key, api);
       this.wire(host, api);
-      void this.recent.remember({ key, folder: abs, goal: api.goal, openedAt: Date.now() });
+      void this.recent.remember({ key, folder: host.folder, goal: api.goal, openedAt: Date.now() });
       return host;
+    });
+    this.opening.set(key, p);
+    try {
+      return await p;
     } finally {
-      this.opening.delete(key);
+      if (this.opening.get(key) === p) this.opening.delete(key);
     }
+  }
+
+  /**
+   * A window sets the Thread's board (`thread.setBoard`): a PostgreSQL URL, or null for the journal. A URL is
+   * checked and connected to first; refused (one line, never the URL), nothing changes. Else the setting is
+   * kept and the Thread closed (this host's claims end as at any close, its agents with them) and opened again
+   * on the new board; if that open fails, the old setting comes back and the Thread reopens on its old board.
+   */
+  async setBoard(p: WindowParams<'thread.setBoard'>): Promise<BoardStoreView> {
+    const host = this.hosts.get(p.key);
+    if (!host || this.opening.has(p.key)) throw new Refusal('no-such-thread', `Thread ${p.key} is not open`);
+    if (this.base.sharedBoard) {
+      throw new Refusal('invalid-input', `this host was started with a board (--board or ${BOARD_URL_ENV}), which every Thread uses; change it there`);
+    }
+    // One switch at a time: a second, sent while the first connects, would close the Thread the first reopens.
+    if (this.switching.has(p.key)) throw new Refusal('busy', 'the Thread’s board is being changed already: wait for that to finish');
+    this.switching.add(p.key);
+    try {
+      const next = p.url === null ? null : await checkedBoard(p.url, p.name);
+      return await this.switchBoard(p.key, host, next);
+    } finally {
+      this.switching.delete(p.key);
+    }
+  }
+
+  private async switchBoard(key: string, host: ThreadHost, next: SharedBoardSetting | null): Promise<BoardStoreView> {
+    if (this.hosts.get(key) !== host) throw new Refusal('no-such-thread', `Thread ${key} closed meanwhile`);
+    const dir = threadDirOf(this.base.dataRoot, key);
+    const prev = readBoardSetting(dir, this.base.warn);
+    let failure: unknown = null;
+    const reopened = (async () => {
+      await this.closeThread(key, host);
+      saveBoardSetting(dir, next);
+      try {
+        return await this.start(key, host.folder);
+      } catch (err) {
+        failure = err;
+        saveBoardSetting(dir, prev);
+        return this.start(key, host.folder);
+      }
+    })();
+    try {
+      await this.track(key, reopened);
+    } catch (err) {
+      throw new Refusal('board-unavailable', `the Thread could not be opened again: ${oneLine(err)}`);
+    } finally {
+      this.onPush.fire({ type: 'thread-reopened', key });
+    }
+    if (failure !== null) throw new Refusal('board-unavailable', `the Thread stays on its board: ${oneLine(failure)}`);
+    const api = this.apis.get(key);
+    if (!api) throw new Refusal('no-such-thread', `Thread ${key} closed while it opened`);
+    return api.store;
+  }
+
+  /** Close one Thread as the host's stop does (claims end host-stopped, panes killed), its pushes heard to the end. */
+  private async closeThread(key: string, host: ThreadHost): Promise<void> {
+    this.hosts.delete(key);
+    this.apis.delete(key);
+    await host.dispose();
+    this.wiring.get(key)?.dispose();
+    this.wiring.delete(key);
+    this.threadLocks.get(key)?.release();
+    this.threadLocks.delete(key);
   }
 
   /** Open `folder` (or find it open) and answer its door for windows. */
@@ -115,8 +199,10 @@ export class ThreadManager {
   }
 
   private wire(host: ThreadHost, api: ThreadApi): void {
-    this.wiring.add(api.pushes((push) => this.onPush.fire(push)));
-    this.wiring.add(host.onBoardEvent.event((event) => {
+    const wiring = new DisposableStore();
+    this.wiring.set(host.key, wiring);
+    wiring.add(api.pushes((push) => this.onPush.fire(push)));
+    wiring.add(host.onBoardEvent.event((event) => {
       if (event.kind === 'goal-set') void this.recent.remember({ key: host.key, folder: host.folder, goal: event.goal, openedAt: Date.now() });
     }));
   }
@@ -133,10 +219,42 @@ export class ThreadManager {
     this.hosts.clear();
     this.apis.clear();
     await Promise.all(all.map((h) => (o.keepAgents ? h.leave() : h.dispose())));
-    this.wiring.dispose();
+    for (const w of this.wiring.values()) w.dispose();
+    this.wiring.clear();
     for (const lock of this.threadLocks.values()) lock.release();
     this.threadLocks.clear();
     await this.recent.flush();
     this.onPush.dispose();
   }
+}
+
+/** What a window may know of where a Thread's board is: never the URL (it may hold a password). */
+function storeView(host: ThreadHost, choice: BoardChoice): BoardStoreView {
+  if (!choice.setting || !(host.board instanceof PgBoard)) return { kind: 'journal' };
+  return { kind: 'postgres', where: describeBoardUrl(choice.setting.url), name: host.board.name, fixed: choice.fixed };
+}
+
+/** A board a window asks for, checked and connected to once (then let go): a refusal says why in one line. */
+async function checkedBoard(url: string, name: string | undefined): Promise<SharedBoardSetting> {
+  try {
+    parseBoardUrl(url);
+    if (name !== undefined) checkBoardName(name);
+  } catch (err) {
+    if (!(err instanceof BoardUrlError)) throw err;
+    // checkBoardName speaks of the command line's flag; the window's field is "board name".
+    throw new Refusal('invalid-input', err.message.replace('--board-name takes', 'a board name takes'));
+  }
+  let pool;
+  try {
+    pool = await openCheckedPool(url, { max: 1 });
+  } catch (err) {
+    throw new Refusal('board-unavailable', oneLine(err));
+  }
+  await pool.end().catch(() => undefined);
+  return name === undefined ? { url } : { url, name };
+}
+
+/** An error as one line with no password in it (the board's own messages have none; this is for any other). */
+function oneLine(err: unknown): string {
+  return redactUrl(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
 }

@@ -59,5 +59,7 @@ export class WindowRouter {
     'worktree.list': (p) => this.thread(p.key).listWorktrees(),
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
     'notice.claim': (p) => this.thread(p.key).claimNotice(p),
+    // Not the Thread's own door: the Thread is closed and opened again, which only its manager can do.
+    'thread.setBoard': (p) => this.threads.setBoard(p),
   };
 }

@@ -3,6 +3,7 @@ import { Limits } from '../../src-shared/board/limits.js';
 import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSettingsFields.js';
 import { useApp, useController } from '../state/hooks.js';
 import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '../state/waitHoldField.js';
+import { SharedBoardSetting } from './SharedBoardSetting.js';
 import { useCommands } from './useCommands.js';
 
 const NONE: readonly string[] = [];
@@ -24,6 +25,7 @@ export function ThreadSettings() {
   const waitHoldMs = useApp((s) => (s.boardVersion, s.board?.settings.waitHoldMs ?? null));
   /** The folder's current branch, as the host reported it, to say what an empty "Base branch" means. */
   const current = useApp((s) => (s.git?.isolated && s.board?.settings.baseBranch == null ? s.git.baseBranch : null));
+  const boardStore = useApp((s) => s.boardStore);
   const [open, setOpen] = useState(false);
   const [lease, setLease] = useState('');
   const [cmd, setCmd] = useState('');
@@ -41,7 +43,7 @@ export function ThreadSettings() {
     setHoldError(null);
     setOpen(true);
   };
-  useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy', run: start }]);
+  useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy shared board postgres journal', run: start }]);
   const save = async () => {
     const s = Number(lease);
     if (!Number.isFinite(s)) return;
@@ -72,86 +74,89 @@ export function ThreadSettings() {
   if (!open) {
     return (
       <button type="button" className="thread-settings link" data-testid="thread-settings" onClick={start} title="Change the lease, the wait hold and the verify command">
-        lease {seconds(leaseMs)}
+        {boardStore?.kind === 'postgres' && `board ${boardStore.where} · `}lease {seconds(leaseMs)}
         {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
       </button>
     );
   }
   return (
-    <form
-      className="thread-settings editing"
-      // The fields' bounds are checked by this form (the wait hold, named beside it) and the host (the rest,
-      // in the error banner), not by the browser's own bubbles.
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-      onKeyDown={(e) => {
-        if (e.key === 'Escape') {
+    <div className="thread-settings-panel">
+      <form
+        className="thread-settings editing"
+        // The fields' bounds are checked by this form (the wait hold, named beside it) and the host (the rest,
+        // in the error banner), not by the browser's own bubbles.
+        noValidate
+        onSubmit={(e) => {
           e.preventDefault();
-          close();
-        }
-      }}
-    >
-      <label>
-        Lease (s)
-        <input
-          data-testid="settings-lease"
-          // The line that opened the form is gone: without a field to take it, the focus would fall to the page.
-          autoFocus
-          type="number"
-          min={Limits.minLeaseMs / 1000}
-          max={Limits.maxLeaseMs / 1000}
-          value={lease}
-          onChange={(e) => setLease(e.target.value)}
-        />
-      </label>
-      <label title="How long an agent that waits for you keeps its claims past the lease; then they lapse as waited-too-long">
-        Wait hold (min)
-        <input
-          data-testid="settings-wait-hold"
-          type="number"
-          step="any"
-          min={WaitHoldBounds.minMinutes}
-          max={WaitHoldBounds.maxMinutes}
-          value={hold}
-          aria-invalid={holdError !== null}
-          aria-describedby={holdError !== null ? 'settings-wait-hold-error' : undefined}
-          onChange={(e) => {
-            setHold(e.target.value);
-            setHoldError(null);
-          }}
-        />
-      </label>
-      {holdError !== null && (
-        <span id="settings-wait-hold-error" className="field-error" role="alert" data-testid="settings-wait-hold-error">
-          {holdError}
-        </span>
-      )}
-      <label className="grow">
-        Verify command
-        <input data-testid="settings-verify" placeholder="e.g. npm test (empty: a person reviews)" value={cmd} onChange={(e) => setCmd(e.target.value)} />
-      </label>
-      <label title="The branch task worktrees start from and are merged back into">
-        Base branch
-        <input
-          data-testid="settings-base-branch"
-          placeholder={current ? `current branch (${current})` : 'current branch'}
-          value={base}
-          onChange={(e) => setBase(e.target.value)}
-        />
-      </label>
-      <label className="grow" title="Files git does not track, copied into each new worktree">
-        Copy into worktrees
-        <input data-testid="settings-copy-files" placeholder="e.g. .env, config/local.json" value={copy} onChange={(e) => setCopy(e.target.value)} />
-      </label>
-      <button type="submit" data-testid="settings-save">
-        Save
-      </button>
-      <button type="button" onClick={close}>
-        Cancel
-      </button>
-    </form>
+          void save();
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            close();
+          }
+        }}
+      >
+        <label>
+          Lease (s)
+          <input
+            data-testid="settings-lease"
+            // The line that opened the form is gone: without a field to take it, the focus would fall to the page.
+            autoFocus
+            type="number"
+            min={Limits.minLeaseMs / 1000}
+            max={Limits.maxLeaseMs / 1000}
+            value={lease}
+            onChange={(e) => setLease(e.target.value)}
+          />
+        </label>
+        <label title="How long an agent that waits for you keeps its claims past the lease; then they lapse as waited-too-long">
+          Wait hold (min)
+          <input
+            data-testid="settings-wait-hold"
+            type="number"
+            step="any"
+            min={WaitHoldBounds.minMinutes}
+            max={WaitHoldBounds.maxMinutes}
+            value={hold}
+            aria-invalid={holdError !== null}
+            aria-describedby={holdError !== null ? 'settings-wait-hold-error' : undefined}
+            onChange={(e) => {
+              setHold(e.target.value);
+              setHoldError(null);
+            }}
+          />
+        </label>
+        {holdError !== null && (
+          <span id="settings-wait-hold-error" className="field-error" role="alert" data-testid="settings-wait-hold-error">
+            {holdError}
+          </span>
+        )}
+        <label className="grow">
+          Verify command
+          <input data-testid="settings-verify" placeholder="e.g. npm test (empty: a person reviews)" value={cmd} onChange={(e) => setCmd(e.target.value)} />
+        </label>
+        <label title="The branch task worktrees start from and are merged back into">
+          Base branch
+          <input
+            data-testid="settings-base-branch"
+            placeholder={current ? `current branch (${current})` : 'current branch'}
+            value={base}
+            onChange={(e) => setBase(e.target.value)}
+          />
+        </label>
+        <label className="grow" title="Files git does not track, copied into each new worktree">
+          Copy into worktrees
+          <input data-testid="settings-copy-files" placeholder="e.g. .env, config/local.json" value={copy} onChange={(e) => setCopy(e.target.value)} />
+        </label>
+        <button type="submit" data-testid="settings-save">
+          Save
+        </button>
+        <button type="button" onClick={close}>
+          Cancel
+        </button>
+      </form>
+      <SharedBoardSetting />
+    </div>
   );
 }

@@ -1,7 +1,7 @@
 import type { NotifyPermission } from '../notifications.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import type { Board } from '../../src-shared/board/reducer.js';
-import type { AgentInfo, GitIsolation, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, BoardStoreView, GitIsolation, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import type { ConnectionState } from '../transport/types.js';
 import type { Notice } from '../../src-shared/notices/notices.js';
 import { EMPTY_COLUMNS, type Columns } from './boardState.js';
@@ -59,6 +59,9 @@ export interface AppState {
   notifyPermission: NotifyPermission;
   /** Whether claims in this Thread get git worktrees; null until the snapshot says (or from a host that does not). */
   git: GitIsolation | null;
+  /** Where the Thread's board is (the journal, or a PostgreSQL board by host/database and name); null until
+   *  the snapshot says. Never a URL: the host keeps that. */
+  boardStore: BoardStoreView | null;
   /** The Worktrees panel: open or not, and the host's list (null until fetched). Fetched only while open. */
   worktreesOpen: boolean;
   worktrees: readonly WorktreeInfo[] | null;
@@ -106,9 +109,9 @@ export const nullPanes: PaneHost = {
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
 export function noThreadShown(): Pick<
   AppState,
-  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
+  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
 > {
-  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
+  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, boardStore: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
 }
 
 export function initialState(): AppState {

@@ -230,6 +230,7 @@ export class AppController {
         live,
       ),
       git: snap.git ?? null,
+      boardStore: snap.store ?? null,
     });
     this.notices.fromSnapshot(key, snap.notices);
     // Events pushed while away may have made or removed worktrees.
@@ -254,7 +255,29 @@ export class AppController {
       }
       case 'notice-gone':
         return this.notices.gone(p.key, p.id);
+      case 'thread-reopened':
+        // Another board store: what this window holds of the Thread is another board's. The snapshot is the truth.
+        if (p.key === this.state.activeKey) void this.loadThread(p.key, true);
+        return;
     }
+  }
+
+  /**
+   * Set the Thread's board store: a PostgreSQL URL, or null for the journal. The host connects first and
+   * refuses what it cannot use, changing nothing; the refusal is answered here (the panel shows it beside the
+   * field), not in the banner. Accepted, the Thread was opened again on the new board: its snapshot is read.
+   */
+  async setBoard(url: string | null, name?: string): Promise<WindowError | null> {
+    const key = this.state.activeKey;
+    if (!key) return { code: 'no-thread', message: 'no Thread is open' };
+    const params = { key, url, ...(name !== undefined ? { name } : {}) };
+    const r = await this.call('thread.setBoard', params, url === null ? 'go back to the journal' : 'set the shared board', { handled: () => true });
+    if (!r.ok) return r.error;
+    if (this.state.activeKey === key) {
+      this.store.setState({ boardStore: r.value });
+      await this.loadThread(key, true);
+    }
+    return null;
   }
 
   private onBoardEvent(key: string, e: BoardEvent): void {

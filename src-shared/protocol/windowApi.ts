@@ -24,6 +24,11 @@ import { WriteKeySchema } from './agentSchemas.js';
 export const AGENT_STATUSES = ['starting', 'running', 'stalled', 'exited'] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
+/** A board URL or name beyond these is refused before the host reads it; the host's own checks (parseBoardUrl,
+ *  checkBoardName) hold the exact bounds and say why: a URL of 4096 characters, a name of 200 characters,
+ *  each at most two UTF-16 units. */
+const MAX_BOARD_URL_CHARS = 4096;
+const MAX_BOARD_NAME_CHARS = 400;
 /** A notice's id is what it concerns (an agent's name or id, a task id) and a time: far shorter than this. */
 const MAX_NOTICE_ID_CHARS = 512;
 const key = z.string().regex(/^[0-9a-f]{16}$/, 'a thread key is 16 hex digits');
@@ -83,6 +88,15 @@ export const windowMethods = {
   /** A window that would raise the OS notification for a host notice asks first: true for the first window
    *  to ask while the notice is current, false for every other, so one notice is raised once among them. */
   'notice.claim': method<boolean>()(z.object({ key, id: z.string().min(1).max(MAX_NOTICE_ID_CHARS) }).strict()),
+  /**
+   * The Thread's board store, chosen in the window: a PostgreSQL URL (kept by the host, owner-only; never shown
+   * back), or null for the journal. The host checks that it connects before anything changes, then closes the
+   * Thread and opens it again on the new board (its windows get `thread-reopened`). A host started with
+   * `--board` (or FORKBENCH_BOARD_URL) refuses: its board is set there. The bound is the host's URL bound.
+   */
+  'thread.setBoard': method<BoardStoreView>()(
+    z.object({ key, url: z.string().min(1).max(MAX_BOARD_URL_CHARS).nullable(), name: z.string().min(1).max(MAX_BOARD_NAME_CHARS).optional() }).strict(),
+  ),
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;
@@ -131,7 +145,16 @@ export interface ThreadSnapshot {
   git: GitIsolation;
   /** The host's current notices for this Thread, oldest first: a window opened after one arose still shows it. */
   notices: Notice[];
+  /** Which store the Thread's board is in: what the window may show of it, never its URL. */
+  store: BoardStoreView;
 }
+
+/**
+ * The Thread's board store as a window may see it. A PostgreSQL board is named by "host/database" and the
+ * board's name only: its URL may hold a password, and the page never gets it. `fixed`: the host was started
+ * with `--board` (or FORKBENCH_BOARD_URL), which wins over the Thread's own setting, so the window cannot change it.
+ */
+export type BoardStoreView = { kind: 'journal' } | { kind: 'postgres'; where: string; name: string; fixed: boolean };
 
 /** Whether claims get worktrees in this Thread, and if not, why: the window says so rather than leave it silent. */
 export type GitIsolation =
@@ -204,7 +227,9 @@ export type WindowPush =
   /** A notice for a person, built by the host (src-shared/notices); `about` names what it concerns. */
   | ({ type: 'notify'; key: string } & Notice)
   /** A notice is no longer true (the agent answered, was closed; a newer notice replaced it): windows drop it. */
-  | { type: 'notice-gone'; key: string; id: string };
+  | { type: 'notice-gone'; key: string; id: string }
+  /** The Thread was closed and opened again on another board store: what windows hold of it is stale. */
+  | { type: 'thread-reopened'; key: string };
 
 /** A refused window request: the board's rejection code, or a transport-level one. */
 export type WindowError = CallError;

@@ -25,7 +25,7 @@ export function engineWith(tasks: string[] = []) {
 
 export function snapshotOf(
   engine: LeaseEngine,
-  o: { agents?: AgentInfo[]; log?: BoardEvent[]; key?: string; git?: ThreadSnapshot['git']; notices?: ThreadSnapshot['notices'] } = {},
+  o: { agents?: AgentInfo[]; log?: BoardEvent[]; key?: string; git?: ThreadSnapshot['git']; notices?: ThreadSnapshot['notices']; store?: ThreadSnapshot['store'] } = {},
 ): ThreadSnapshot {
   const b = engine.state;
   return {
@@ -42,6 +42,7 @@ export function snapshotOf(
       { id: 'custom', label: 'Custom command', available: true },
     ],
     git: o.git ?? { isolated: true, repoRoot: '/work/project', baseBranch: 'main' },
+    store: o.store ?? { kind: 'journal' },
   };
 }
 

@@ -15,7 +15,7 @@ afterEach(() => fixture.cleanup());
 
 async function openThread() {
   const host = await fixture.open();
-  return { host, thread: new ThreadApi(host, new InstalledProfiles()) };
+  return { host, thread: new ThreadApi(host, new InstalledProfiles(), { kind: 'journal' }) };
 }
 
 describe('the window’s door into a Thread', () => {
