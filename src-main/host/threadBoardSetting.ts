@@ -40,10 +40,6 @@ function usable(check: () => unknown): boolean {
   }
 }
 
-/** A Thread's folder in the host's data folder (ThreadHost keeps its board and agent records there). */
-export function threadDirOf(dataRoot: string, key: string): string {
-  return join(dataRoot, 'threads', key);
-}
 
 /** The board the Thread was set to in a window, or null (the journal). A damaged file is set aside with a word. */
 export function readBoardSetting(threadDir: string, warn: (message: string) => void = () => undefined): SharedBoardSetting | null {

@@ -48,6 +48,11 @@ export interface ThreadHostOptions {
   sharedBoard?: SharedBoardSetting;
 }
 
+/** A Thread's folder in the host's data folder: its journal, agents' records and board setting. */
+export function threadDirOf(dataRoot: string, key: string): string {
+  return join(dataRoot, 'threads', key);
+}
+
 /** Stable short key for a folder, so the same folder always opens the same board. */
 export function threadKeyOf(folder: string): string {
   return createHash('sha256').update(resolve(folder)).digest('hex').slice(0, 16);
@@ -96,7 +101,7 @@ export class ThreadHost {
     const folder = resolve(opts.folder);
     if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`);
     const key = threadKeyOf(folder);
-    const boardDir = join(opts.dataRoot, 'threads', key);
+    const boardDir = threadDirOf(opts.dataRoot, key);
     // Before the board: a record file that cannot be read at all stops the open with nothing opened yet.
     const sessions = AgentSessions.open(boardDir, opts.warn);
     const ptyHost = await opts.ptyHost;

@@ -9,12 +9,12 @@ import { socketPathFor } from '../agents/agentSocket.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { InstalledProfiles } from './installedProfiles.js';
 import { ThreadApi } from './threadApi.js';
-import { ThreadHost, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
+import { ThreadHost, threadDirOf, threadKeyOf, type ThreadHostOptions } from './threadHost.js';
 import { Refusal } from '../base/procedureServer.js';
 import type { SharedBoardSetting } from '../board/openBoard.js';
 import { BOARD_URL_ENV, BoardUrlError, checkBoardName, describeBoardUrl, openCheckedPool, parseBoardUrl, redactUrl } from '../board/pg/connection.js';
 import { PgBoard } from '../board/pg/pgBoard.js';
-import { boardChoice, readBoardSetting, saveBoardSetting, threadDirOf, type BoardChoice } from './threadBoardSetting.js';
+import { boardChoice, readBoardSetting, saveBoardSetting, type BoardChoice } from './threadBoardSetting.js';
 
 /**
  * The open Threads of one host process (Electron's main, or `serve`), keyed by folder. It turns each
