@@ -451,12 +451,22 @@ export class PgBoard implements BoardService {
 
   private async drainLoop(): Promise<void> {
     while (!this.closed && (this.queue.length || this.wantFollow)) {
-      if (this.queue.length) await this.transact(this.queue.splice(0, MAX_BATCH));
+      if (this.queue.length) await this.transact(this.nextBatch());
       else {
         this.wantFollow = false;
         await this.followAlone();
       }
     }
+  }
+
+  /**
+   * A join goes alone and first: it is the one transaction a host without a live lease may run, and the
+   * writes queued with it (sent while the lease was lapsed) are decided after it, under the new incarnation.
+   * Batched with them, it failed with them, and a busy host could fail to join again and again.
+   */
+  private nextBatch(): Pending[] {
+    const join = this.queue.findIndex((p) => p.join);
+    return join >= 0 ? this.queue.splice(join, 1) : this.queue.splice(0, MAX_BATCH);
   }
 
   /** Read what other hosts appended, outside any transaction: committed positions have no gaps. */
@@ -516,7 +526,7 @@ export class PgBoard implements BoardService {
       const { head, now, hostLive } = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
       // Under the lock nothing lands past head: reading up to it is reading everything.
       if (head > this.engine.state.seq) await this.followWith(c, true, head);
-      if (!hostLive && !batch.every((p) => p.join)) {
+      if (!hostLive && !batch[0]?.join) {
         // The database says this host's lease is over: whatever it believes, it acts for nobody now.
         throw new HostLapsedError();
       }

@@ -267,4 +267,36 @@ describe('the board on PostgreSQL, two hosts', () => {
     // A is left stopped; its board is not closed (its pool's statements never answer).
     void poolA;
   }, 60_000);
+
+  it('a busy host told by the database that its lease lapsed joins again as a new incarnation, ends its claims host-lost, and its writes land again', async () => {
+    const url = await freshDb();
+    const a = await host(url, 'host-a', { hostLease: { renewMs: 60_000, lifetimeMs: 120_000 } });
+    a.hostAgent('agent-a');
+    await a.run((e) => e.addTask({ title: 'held' }));
+    expect((await a.run((e) => e.claim('agent-a', 'T-1'))).ok).toBe(true);
+    let lapsed = -1;
+    a.onHostLapsed((n) => (lapsed = n));
+    let stop = false;
+    const codes: string[] = [];
+    // Writes keep coming, so every transaction has company in the queue.
+    const writers = [0, 1, 2, 3].map(async (w) => {
+      for (let i = 0; !stop; i++) {
+        const r = await a.run((e) => e.addTask({ title: `w${w}-${i}` }));
+        codes.push(r.ok ? 'ok' : r.error.code);
+      }
+    });
+    await waitFor(() => codes.length > 20, 10_000, 'writes');
+    // The database says A's lease is over (as after a pause longer than it).
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`UPDATE forkbench.hosts SET expires_at = clock_timestamp() - interval '1 second' WHERE host_id = 'host-a'`);
+    await c.end();
+    await waitFor(() => lapsed >= 0, 10_000, 'A to join again');
+    const at = codes.length;
+    await waitFor(() => codes.slice(at).filter((x) => x === 'ok').length > 20, 10_000, 'writes to land again');
+    stop = true;
+    await Promise.all(writers);
+    expect(lapsed).toBe(1);
+    expect(a.state.tasks.get('T-1')?.lastClaim?.reason).toBe('host-lost');
+  }, 60_000);
 });
