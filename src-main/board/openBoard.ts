@@ -1,8 +1,7 @@
 import os from 'node:os';
-import pg from 'pg';
 import type { BoardService, Holders } from './boardService.js';
 import { JournalBoard } from './journalBoard.js';
-import { boardNameFor, CONNECT_TIMEOUT_MS, openCheckedPool } from './pg/connection.js';
+import { boardNameFor, connectClient, openCheckedPool } from './pg/connection.js';
 import { hostIdOf } from './pg/hostIdentity.js';
 import { PgBoard } from './pg/pgBoard.js';
 import type { HostLeaseTiming } from './pg/hostLease.js';
@@ -54,7 +53,7 @@ export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardServi
     return await PgBoard.open({
       pool,
       ownsPool: true,
-      listenClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS }),
+      listenClient: () => connectClient(url),
       name,
       dir: o.dir,
       hostId: hostIdOf(o.dataRoot),

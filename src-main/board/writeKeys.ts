@@ -78,6 +78,16 @@ export function outcomeToKeep(r: Result<unknown, Rejection>): Result<unknown, Re
   return { ok: true, value: boundedOutcome(r.value) };
 }
 
+/** A key that came back with another request than the one it was first used for. */
+export function keyReused(key: string): Rejection {
+  return { code: 'key-reused', message: `the key ${key} was used for a different request; a retry must send the same request with its key, and a new request a new key` };
+}
+
+/** What a key's stored record answers a request with that hash: its first outcome, or key-reused. */
+export function firstOutcome(stored: { hash: string; outcome: Result<unknown, Rejection> }, key: string, hash: string): Result<unknown, Rejection> {
+  return stored.hash === hash ? stored.outcome : { ok: false, error: keyReused(key) };
+}
+
 export class WriteKeys {
   /** Every record, oldest first (insertion order is board-clock order): pruning takes from the front. */
   private readonly all = new Map<string, WriteKeyRecord>();
@@ -93,7 +103,7 @@ export class WriteKeys {
   lookup(agent: string, key: string, hash: string): KeyLookup {
     const r = this.all.get(idOf(agent, key));
     if (!r || this.now() - r.at >= WriteKeyLimits.retentionMs) return { found: false };
-    if (r.hash !== hash) return { found: true, reused: { code: 'key-reused', message: `the key ${key} was used for a different request; a retry must send the same request with its key, and a new request a new key` } };
+    if (r.hash !== hash) return { found: true, reused: keyReused(key) };
     return { found: true, outcome: r.outcome };
   }
 

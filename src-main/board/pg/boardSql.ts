@@ -50,11 +50,6 @@ export async function eventsAfter(c: ClientBase, boardId: string, after: number,
   return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
 }
 
-export async function lastEvents(c: ClientBase, boardId: string, n: number): Promise<BoardEvent[]> {
-  const r = await c.query<{ body: string }>('SELECT body FROM (SELECT seq, body FROM forkbench.events WHERE board_id = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq', [boardId, n]);
-  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
-}
-
 export async function eventsOfTask(c: ClientBase, boardId: string, taskId: string): Promise<BoardEvent[]> {
   const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND task_id = $2 ORDER BY seq', [boardId, taskId]);
   return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);

@@ -151,6 +151,11 @@ export function connectPool(url: string, opts: PoolOptions = {}): pg.Pool {
   return pool;
 }
 
+/** A connection of its own on the board's database (LISTEN needs one), made as the pool's are. */
+export function connectClient(url: string): pg.Client {
+  return new pg.Client({ connectionString: url, application_name: APPLICATION_NAME, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+}
+
 /**
  * A pool that has connected once: a host starts on PostgreSQL only if the database answers. On failure the pool
  * is closed (nothing half-started) and one line says where and why: "cannot open the board at host/db: cause".

@@ -7,12 +7,12 @@ import { WriteKeyLimits } from '../writeKeys.js';
  * host's agents' claims end within ~20 s (its lifetime, plus up to one renewal period of another host until
  * it sweeps) instead of waiting out the agents' own 120 s leases.
  */
-export const HostLeaseTimes = {
+export const HostLeaseTimes: { readonly renewMs: number; readonly lifetimeMs: number } = {
   renewMs: 5_000,
   lifetimeMs: 15_000,
-} as const;
+};
 
-export type HostLeaseTiming = Partial<Record<keyof typeof HostLeaseTimes, number>>;
+export type HostLeaseTiming = Partial<typeof HostLeaseTimes>;
 
 /** Keys past their retention are pruned once in this many renewals (a minute at 5 s): pruning is a
  *  delete over an index, not worth a statement every renewal. */
@@ -23,7 +23,7 @@ export interface HostLeaseDeps {
   boardId: string;
   hostId: string;
   incarnation: () => string;
-  timing?: HostLeaseTiming;
+  timing: typeof HostLeaseTimes;
   /** The database says this host's lease is over. */
   lapsed(): void;
   /** Another host's lease is over: its claims are to be ended. */
@@ -43,10 +43,8 @@ export class HostLease {
   private round: Promise<void> | null = null;
   private rounds = 0;
   private disposed = false;
-  private readonly t: { renewMs: number; lifetimeMs: number };
 
   constructor(private readonly d: HostLeaseDeps) {
-    this.t = { ...HostLeaseTimes, ...d.timing };
     this.schedule();
   }
 
@@ -58,7 +56,7 @@ export class HostLease {
         this.round = null;
         this.schedule();
       });
-    }, this.t.renewMs);
+    }, this.d.timing.renewMs);
   }
 
   private async renew(): Promise<void> {
@@ -67,7 +65,7 @@ export class HostLease {
       const r = await pool.query(
         `UPDATE forkbench.hosts SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
           WHERE board_id = $1 AND host_id = $2 AND incarnation = $3 AND expires_at > clock_timestamp()`,
-        [boardId, hostId, this.d.incarnation(), this.t.lifetimeMs],
+        [boardId, hostId, this.d.incarnation(), this.d.timing.lifetimeMs],
       );
       this.d.reachable(true);
       if (this.disposed) return;

@@ -5,9 +5,9 @@ import { applyEvent, copyBoard, emptyBoard, type Board } from '../../../src-shar
 import { reject, type Result } from '../../../src-shared/board/result.js';
 import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
 import { LeaseEngine } from '../leaseEngine.js';
-import { outcomeToKeep } from '../writeKeys.js';
+import { firstOutcome, outcomeToKeep } from '../writeKeys.js';
 import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
-import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lastEvents, lockTimeAndLease, type StoredKey } from './boardSql.js';
+import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lockTimeAndLease, type StoredKey } from './boardSql.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
 import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
@@ -56,8 +56,8 @@ const MAX_BATCH = 200;
  */
 const IDLE_IN_TRANSACTION_FLOOR_MS = 2_000;
 
-function idleInTransactionMs(timing: HostLeaseTiming | undefined): number {
-  return Math.max(IDLE_IN_TRANSACTION_FLOOR_MS, Math.floor((timing?.lifetimeMs ?? HostLeaseTimes.lifetimeMs) / 3));
+function idleInTransactionMs(lifetimeMs: number): number {
+  return Math.max(IDLE_IN_TRANSACTION_FLOOR_MS, Math.floor(lifetimeMs / 3));
 }
 
 /** The shared board could not be reached, or this host may no longer act on it: nothing was done. */
@@ -127,6 +127,8 @@ export class PgBoard implements BoardService {
   private lease: HostLease | null = null;
   private rejoining: Promise<void> | null = null;
   private readonly idleMs: number;
+  /** This host's lease timing, defaults filled in. */
+  private readonly timing: typeof HostLeaseTimes;
 
   static async open(opts: PgBoardOptions): Promise<PgBoard> {
     // A connection lost between two statements of a transaction (no query in flight) is reported as an
@@ -155,7 +157,8 @@ export class PgBoard implements BoardService {
     readonly boardId: string,
   ) {
     this.clock = new ServerClock(opts.localClock);
-    this.idleMs = idleInTransactionMs(opts.hostLease);
+    this.timing = { ...HostLeaseTimes, ...opts.hostLease };
+    this.idleMs = idleInTransactionMs(this.timing.lifetimeMs);
     this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id));
     this.durable = copyBoard(this.engine.state);
     this.engine.onEvent((e) => this.capture?.push(e));
@@ -164,10 +167,10 @@ export class PgBoard implements BoardService {
   private async start(): Promise<void> {
     const c = await this.opts.pool.connect();
     try {
+      // The whole log, once: the board, and the latest events a window opens with (nobody listens yet).
       await this.followWith(c, false);
       const own = await c.query<{ agent_id: string }>('SELECT agent_id FROM forkbench.agents WHERE board_id = $1 AND host_id = $2', [this.boardId, this.opts.hostId]);
       for (const r of own.rows) this.mine.add(r.agent_id);
-      this.recent = await lastEvents(c, this.boardId, BoardServiceConstants.recentEvents);
     } finally {
       c.release();
     }
@@ -192,7 +195,7 @@ export class PgBoard implements BoardService {
       boardId: this.boardId,
       hostId: this.opts.hostId,
       incarnation: () => this.incarnation,
-      timing: this.opts.hostLease,
+      timing: this.timing,
       lapsed: () => void this.rejoin(),
       othersLapsed: () => void this.sweepHosts().catch(() => undefined),
       reachable: (ok, err) => (ok ? this.available() : this.markUnavailable(err ?? new Error("no answer"))),
@@ -207,7 +210,6 @@ export class PgBoard implements BoardService {
 
   /** Take this host's lease as a new incarnation and run `then` in the same transaction. */
   private join(then: (e: LeaseEngine) => void): Promise<unknown> {
-    const timing = { ...HostLeaseTimes, ...this.opts.hostLease };
     return this.enqueue({
       join: true,
       prepare: async (tx) => {
@@ -215,7 +217,7 @@ export class PgBoard implements BoardService {
           `INSERT INTO forkbench.hosts (board_id, host_id, incarnation, name, expires_at)
            VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 millisecond')
            ON CONFLICT (board_id, host_id) DO UPDATE SET incarnation = excluded.incarnation, name = excluded.name, expires_at = excluded.expires_at`,
-          [this.boardId, this.opts.hostId, this.incarnation, this.opts.hostName, timing.lifetimeMs],
+          [this.boardId, this.opts.hostId, this.incarnation, this.opts.hostName, this.timing.lifetimeMs],
         );
       },
       decide: (e) => ({ answer: then(e) }),
@@ -369,7 +371,7 @@ export class PgBoard implements BoardService {
     try {
       const found = (await keysOf(c, this.boardId, [k])).get(keyId(k.agentId, k.key));
       if (!found) return undefined;
-      return found.hash === k.hash ? found.outcome : reject('key-reused', `the key ${k.key} was used for a different request; a retry must send the same request with its key, and a new request a new key`);
+      return firstOutcome(found, k.key, k.hash);
     } finally {
       c.release();
     }
@@ -475,11 +477,7 @@ export class PgBoard implements BoardService {
     try {
       c = await this.opts.pool.connect();
       await this.followWith(c, true);
-      const leaving = [...this.departed];
-      if (leaving.length) {
-        await this.recordAgents(c, [], leaving);
-        for (const id of leaving) this.departed.delete(id);
-      }
+      (await this.recordAgents(c))();
       await this.lookAtPeers(c);
       this.available();
       this.arm();
@@ -490,27 +488,25 @@ export class PgBoard implements BoardService {
     }
   }
 
-  /** Apply every event after this host's position, publishing each (they are committed). */
-  private async followWith(c: PoolClient, publish: boolean, head?: number): Promise<void> {
+  /** Apply every event after this host's position and publish each (they are committed); `tell: false` at
+   *  start, before anyone listens. */
+  private async followWith(c: PoolClient, tell: boolean, head?: number): Promise<void> {
     while (head === undefined || this.engine.state.seq < head) {
       const batch = await eventsAfter(c, this.boardId, this.engine.state.seq);
       if (!batch.length) return;
       for (const e of batch) {
         if (e.seq <= this.engine.state.seq) continue;
         this.engine.follow(e);
-        if (publish) this.publish(e);
-        else {
-          applyEvent(this.durable, e);
-        }
+        this.publish(e, tell);
       }
     }
   }
 
-  private publish(e: BoardEvent): void {
+  private publish(e: BoardEvent, tell = true): void {
     applyEvent(this.durable, e);
     this.recent.push(e);
     if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
-    this.events.fire(e);
+    if (tell) this.events.fire(e);
   }
 
   private async transact(batch: Pending[]): Promise<void> {
@@ -530,9 +526,7 @@ export class PgBoard implements BoardService {
         // The database says this host's lease is over: whatever it believes, it acts for nobody now.
         throw new HostLapsedError();
       }
-      const registering = [...this.unregistered];
-      const leaving = [...this.departed];
-      if (registering.length || leaving.length) await this.recordAgents(c, registering, leaving);
+      const agentsRecorded = await this.recordAgents(c);
       for (const p of batch) if (p.prepare) await p.prepare(c);
       const keyed = batch.filter((p) => p.key).map((p) => p.key as WriteKey);
       const stored = await keysOf(c, this.boardId, keyed);
@@ -543,7 +537,7 @@ export class PgBoard implements BoardService {
         const k = p.key;
         const seen = k && stored.get(keyId(k.agentId, k.key));
         if (k && seen) {
-          const outcome: Result<unknown> = seen.hash === k.hash ? seen.outcome : reject('key-reused', `the key ${k.key} was used for a different request; a retry must send the same request with its key, and a new request a new key`);
+          const outcome = firstOutcome(seen, k.key, k.hash);
           answers.push(() => p.resolve(p.replayed ? p.replayed(outcome) : outcome));
           continue;
         }
@@ -560,8 +554,7 @@ export class PgBoard implements BoardService {
       if (made.length || keep.length) await append(c, this.boardId, made, keep);
       await c.query('COMMIT');
       this.clock.release();
-      for (const [id, about] of registering) if (this.unregistered.get(id) === about) this.unregistered.delete(id);
-      for (const id of leaving) this.departed.delete(id);
+      agentsRecorded();
     } catch (err) {
       this.capture = null;
       this.clock.release();
@@ -588,14 +581,25 @@ export class PgBoard implements BoardService {
     this.arm();
   }
 
-  private async recordAgents(c: PoolClient, registering: Array<[string, { name: string; profile: string }]>, leaving: string[]): Promise<void> {
-    await c.query(
-      `INSERT INTO forkbench.agents (board_id, agent_id, host_id, name, profile, gone)
-       SELECT $1, a, $2, n, p, false FROM unnest($3::text[], $4::text[], $5::text[]) AS x(a, n, p)
-       ON CONFLICT (board_id, agent_id) DO UPDATE SET host_id = excluded.host_id, name = excluded.name, profile = excluded.profile, gone = false`,
-      [this.boardId, this.opts.hostId, registering.map(([id]) => id), registering.map(([, a]) => a.name), registering.map(([, a]) => a.profile)],
-    );
+  /**
+   * Write this host's agents that came or went since the last time; the function it returns forgets them as
+   * written, to be called once that is committed (a rolled-back transaction leaves them for the next one).
+   */
+  private async recordAgents(c: PoolClient): Promise<() => void> {
+    const registering = [...this.unregistered];
+    const leaving = [...this.departed];
+    if (registering.length)
+      await c.query(
+        `INSERT INTO forkbench.agents (board_id, agent_id, host_id, name, profile, gone)
+         SELECT $1, a, $2, n, p, false FROM unnest($3::text[], $4::text[], $5::text[]) AS x(a, n, p)
+         ON CONFLICT (board_id, agent_id) DO UPDATE SET host_id = excluded.host_id, name = excluded.name, profile = excluded.profile, gone = false`,
+        [this.boardId, this.opts.hostId, registering.map(([id]) => id), registering.map(([, a]) => a.name), registering.map(([, a]) => a.profile)],
+      );
     if (leaving.length) await c.query('UPDATE forkbench.agents SET gone = true WHERE board_id = $1 AND host_id = $2 AND agent_id = ANY($3::text[])', [this.boardId, this.opts.hostId, leaving]);
+    return () => {
+      for (const [id, about] of registering) if (this.unregistered.get(id) === about) this.unregistered.delete(id);
+      for (const id of leaving) this.departed.delete(id);
+    };
   }
 
   private markUnavailable(err: Error): BoardUnavailableError {
