@@ -89,7 +89,7 @@ export function BoardSearch() {
             c.store.setState({ boardQuery: '' });
           }
         }}
-        placeholder="Search tasks  ( / )"
+        placeholder="Search ( / )"
         aria-label="Search the board's tasks by id, title, holder or state"
         aria-keyshortcuts="/"
       />
