@@ -45,6 +45,17 @@ const box = async (testId: string) => {
   return b;
 };
 
+/** Whether a person sees the element and a click at its middle reaches it (not hidden, not transparent). */
+function shown(testId: string): Promise<boolean> {
+  return page.getByTestId(testId).evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    let opacity = 1;
+    for (let e: Element | null = el; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return r.width > 0 && opacity > 0.5 && !!hit && (hit === el || el.contains(hit));
+  });
+}
+
 const divider = () => page.getByTestId('split-divider');
 const dividerValue = async () => Number(await divider().getAttribute('aria-valuenow'));
 
@@ -142,16 +153,19 @@ describe(`a long day: ${AGENTS} shell agents and ${TASKS} tasks`, () => {
     const firstOpen = `T-${firstBlocked + BLOCKED}`;
     const card = page.getByTestId(`card-${firstOpen}`);
     const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid'));
-    expect(await page.getByTestId(`edit-${firstOpen}`).isVisible()).toBe(false);
+    const editShown = () => shown(`edit-${firstOpen}`);
+    expect(await editShown()).toBe(false);
     await card.hover();
-    await expect.poll(() => page.getByTestId(`edit-${firstOpen}`).isVisible()).toBe(true);
+    await expect.poll(editShown).toBe(true);
     await page.mouse.move(0, 0);
-    await expect.poll(() => page.getByTestId(`edit-${firstOpen}`).isVisible()).toBe(false);
+    await expect.poll(editShown).toBe(false);
     await card.focus();
+    await expect.poll(editShown).toBe(true);
     await page.keyboard.press('Tab');
     expect(await focused()).toBe(`edit-${firstOpen}`);
     await page.keyboard.press('Tab');
     expect(await focused()).toBe(`assign-${firstOpen}`);
+    expect(await shown(`assign-${firstOpen}`)).toBe(true);
     await w.shot('longday-1440-compact-card-focused');
 
     // Comfortable cards, then compact again: each time the column's virtual layout matches what its cards
