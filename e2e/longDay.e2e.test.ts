@@ -140,13 +140,14 @@ describe(`a long day: ${AGENTS} shell agents and ${TASKS} tasks`, () => {
 
     // 1440×900: a board this big is compact by default, the header is one line, and every column shows
     // at least six whole cards.
-    expect(await page.getByTestId('board').getAttribute('data-density')).toBe('compact');
-    const head = await box('thread-head');
-    expect(head.height, 'the header folded to one line').toBeLessThanOrEqual(44);
+    const head = (await page.locator('.thread-head').boundingBox())!;
+    // Soft: on a window without these (today's main) every figure is reported, not only the first.
+    expect.soft(head.height, 'the header folded to one line').toBeLessThanOrEqual(44);
     const compact = await cardsShown();
     console.log(`1440×900 compact: ${compact.map((c) => `${c.state} ${c.shown} of ${c.count}`).join(', ')}; header ${head.height} px`);
-    expect(compact.map((c) => c.state).sort()).toEqual(['column-blocked', 'column-claimed', 'column-open']);
-    for (const c of compact) expect(c.shown, `${c.state} at 1440×900, compact`).toBeGreaterThanOrEqual(MIN_CARDS_SHOWN);
+    expect.soft(compact.map((c) => c.state).sort()).toEqual(['column-blocked', 'column-claimed', 'column-open']);
+    for (const c of compact) expect.soft(c.shown, `${c.state} at 1440×900, compact`).toBeGreaterThanOrEqual(MIN_CARDS_SHOWN);
+    expect(await page.getByTestId('board').getAttribute('data-density')).toBe('compact');
     await w.shot('longday-1440-compact');
 
     // A compact card's buttons are there on hover and on focus, for the keyboard as for the mouse.
@@ -235,11 +236,27 @@ describe(`a long day: ${AGENTS} shell agents and ${TASKS} tasks`, () => {
     const rows = (await terminalSize(active))!.rows;
     // Fitted to the pane shown, not to the size it had when hidden: the rows fill the box.
     expect(rows * 15).toBeLessThan(term.height);
-    // The key is in the shortcut list.
+    // The key is in the shortcut list, and the palette has the command, with its key.
     await page.getByTestId('thread-goal').focus();
     await page.keyboard.press('?');
     await expect.poll(() => page.getByTestId('shortcut-help').textContent()).toContain('Ctrl+J');
     await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Shift+P');
+    await page.keyboard.type('hide the terminals');
+    await expect.poll(() => page.getByTestId('palette-item-toggle-terminals').textContent()).toContain('Ctrl+J');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('agents-pane').isVisible()).toBe(false);
+    await page.keyboard.press('Control+J');
+    await expect.poll(() => page.getByTestId('agents-pane').isVisible()).toBe(true);
+
+    // The header opens out to its full lines and folds back; opened, it stays so over a reload.
+    await page.getByTestId('thread-head-toggle').click();
+    await expect.poll(async () => (await box('thread-head')).height).toBeGreaterThan(60);
+    await w.shot('longday-1440-header-open');
+    await reload();
+    expect(await page.getByTestId('thread-head-toggle').getAttribute('aria-expanded')).toBe('true');
+    await page.getByTestId('thread-head-toggle').click();
+    await expect.poll(async () => (await box('thread-head')).height).toBeLessThanOrEqual(44);
 
     // 800×600: one line of header still, and whole cards in every column with cards.
     await page.setViewportSize({ width: 800, height: 600 });
