@@ -18,6 +18,10 @@ const CLAIMS_EACH = 2;
 const BLOCKED = 16;
 /** Whole cards a column must show at 1440×900 in the compact density (the issue's figure). */
 const MIN_CARDS_SHOWN = 6;
+/** How far, in cards, a column's virtual height may be from what its cards measure: cards never drawn are
+ *  placed by the mean of the first ones measured, and titles of two lines come every fifth card. Heights
+ *  kept from the other density put it 1,200 cards off. */
+const LAYOUT_SLACK_CARDS = 20;
 /** How far the divider is dragged, px. */
 const DRAG_PX = 140;
 
@@ -172,13 +176,14 @@ describe(`a long day: ${AGENTS} shell agents and ${TASKS} tasks`, () => {
     // measure (heights measured at one density are not used for the other).
     await page.getByTestId('density-toggle').click();
     await expect.poll(() => page.getByTestId('board').getAttribute('data-density')).toBe('comfortable');
-    await expect.poll(openColumnLayoutError).toBeLessThan(TASKS * 0.05);
+    await expect.poll(openColumnLayoutError).toBeLessThan(LAYOUT_SLACK_CARDS);
     const comfortable = await cardsShown();
-    console.log(`1440×900 comfortable: ${comfortable.map((c) => `${c.state} ${c.shown}`).join(', ')}`);
+    console.log(`1440×900 comfortable: ${comfortable.map((c) => `${c.state} ${c.shown}`).join(', ')}; open column's layout off by ${(await openColumnLayoutError()).toFixed(1)} cards`);
     await w.shot('longday-1440-comfortable');
     await page.getByTestId('density-toggle').click();
     await expect.poll(() => page.getByTestId('board').getAttribute('data-density')).toBe('compact');
-    await expect.poll(openColumnLayoutError).toBeLessThan(TASKS * 0.05);
+    await expect.poll(openColumnLayoutError).toBeLessThan(LAYOUT_SLACK_CARDS);
+    console.log(`compact again: the open column's layout off by ${(await openColumnLayoutError()).toFixed(1)} cards`);
 
     // The divider by pointer: dragged up, the board loses what the terminal gains, and the terminal refits.
     const rowsBefore = (await terminalSize(active))!.rows;
