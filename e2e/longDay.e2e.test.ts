@@ -228,6 +228,8 @@ describe(`a long day: ${AGENTS} shell agents and ${TASKS} tasks`, () => {
     await page.getByTestId(`terminal-${active}`).click();
     await page.keyboard.press('Control+J');
     await expect.poll(() => page.getByTestId('agents-pane').isVisible()).toBe(false);
+    // The focus was in the hidden terminal: it goes to the board's first card, not to the page.
+    await expect.poll(focused).toBe(`card-${firstOpen}`);
     const main = await box('main');
     const full = await box('board-pane');
     expect(full.y + full.height).toBeGreaterThan(main.y + main.height - 2);

@@ -36,7 +36,8 @@ export function useLayoutCommands(layout: StoreApi<ThreadLayout>, manyTasks: boo
     layout.setState((l) => withAgentsHidden(l, hide));
     // Shown again, the terminal has the focus (what the key was pressed for); hidden, the board takes it.
     if (!hide) focusAfterRender(() => activeAgent && terminals.get(activeAgent)?.focus());
-    else if (focusWasThere) focusAfterRender(() => document.querySelector<HTMLElement>(`#${BOARD_PANE_ID} [data-testid^="card-"], [data-testid="board-search"]`)?.focus());
+    else if (focusWasThere)
+      focusAfterRender(() => (document.querySelector<HTMLElement>(`#${BOARD_PANE_ID} [data-testid^="card-"]`) ?? document.querySelector<HTMLElement>('[data-testid="board-search"]'))?.focus());
   };
   const toggleBoard = () => {
     const hide = !layout.getState().boardHidden;
