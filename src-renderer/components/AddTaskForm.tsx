@@ -36,7 +36,7 @@ export function AddTaskForm() {
           data-testid="add-task-title"
           value={title}
           onChange={(e) => setTitle(e.target.value)}
-          placeholder="New task title"
+          placeholder="New task"
           aria-label="New task title"
           aria-invalid={titleLimit.over !== null}
           aria-describedby="add-task-limit"
@@ -48,7 +48,7 @@ export function AddTaskForm() {
           data-testid="add-task-body"
           value={body}
           onChange={(e) => setBody(e.target.value)}
-          placeholder="Details (optional)"
+          placeholder="Details"
           aria-label="New task details (Ctrl+Enter adds the task)"
           aria-invalid={bodyLimit.over !== null}
           aria-describedby="add-task-limit"

@@ -1,9 +1,10 @@
-import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef } from 'react';
 import { useDroppable } from '@dnd-kit/core';
 import { TASK_STATES, type TaskState } from '../../src-shared/board/model.js';
 import { matchTasks } from '../state/boardSearch.js';
 import { noTasks } from '../state/boardState.js';
 import { useApp, useController } from '../state/hooks.js';
+import type { CardDensity } from '../state/threadLayout.js';
 import { typingIn } from './keys.js';
 import { TaskCard } from './TaskCard.js';
 import { useCommands } from './useCommands.js';
@@ -25,6 +26,8 @@ export const VirtualConstants = {
   gapPx: 6,
   /** A card's height before it was ever drawn, until some card of the column has been measured. */
   estimatePx: 84,
+  /** The same for a compact card: one line of title (13 px × 1.4), its padding and border. */
+  compactEstimatePx: 32,
   /** Cards drawn beyond each edge of the viewport, so a scroll shows drawn cards, not blank space. */
   overscanPx: 600,
   /** A scroll re-renders the column only when the viewport plus this margin leaves the cards drawn. */
@@ -33,19 +36,18 @@ export const VirtualConstants = {
   initialViewportPx: 600,
 } as const;
 
-export function Board() {
+/** The board's columns at a density (ThreadLayout): compact cards are a line each, their buttons shown on
+ *  hover and on focus within the card (app.css). Its search is in the Thread's header (ThreadHead). */
+export function Board({ density }: { density: CardDensity }) {
   // A class, not a CSS :has() over the columns: :has() is re-matched on every change inside the board, and
   // a search that matches nothing is no empty board.
   const empty = useApp((s) => noTasks(s.columns));
   return (
-    <>
-      <BoardSearch />
-      <div className={`board${empty ? ' no-tasks' : ''}`} role="list" aria-label="Backlog">
-        {TASK_STATES.map((s) => (
-          <Column key={s} state={s} />
-        ))}
-      </div>
-    </>
+    <div className={`board ${density}${empty ? ' no-tasks' : ''}`} role="list" aria-label="Backlog" data-testid="board" data-density={density}>
+      {TASK_STATES.map((s) => (
+        <Column key={s} state={s} density={density} />
+      ))}
+    </div>
   );
 }
 
@@ -53,7 +55,7 @@ export function Board() {
  * Search over the board: `/` from anywhere but a field focuses it, Enter moves to the first match, Escape
  * clears it. The columns show only the matches (matchTasks), virtualized as ever.
  */
-function BoardSearch() {
+export function BoardSearch() {
   const c = useController();
   const query = useApp((s) => s.boardQuery);
   const input = useRef<HTMLInputElement>(null);
@@ -87,7 +89,7 @@ function BoardSearch() {
             c.store.setState({ boardQuery: '' });
           }
         }}
-        placeholder="Search tasks: id, title, holder, state  ( / )"
+        placeholder="Search ( / )"
         aria-label="Search the board's tasks by id, title, holder or state"
         aria-keyshortcuts="/"
       />
@@ -96,7 +98,7 @@ function BoardSearch() {
 }
 
 /** The column re-renders when its ids change or a drag enters or leaves it; its cards only when their ids change. */
-const Column = memo(function Column({ state }: { state: TaskState }) {
+const Column = memo(function Column({ state, density }: { state: TaskState; density: CardDensity }) {
   const all = useApp((s) => s.columns[state]);
   const query = useApp((s) => s.boardQuery);
   // Only while searching does the column follow every board change (a title or holder may start to match).
@@ -115,7 +117,7 @@ const Column = memo(function Column({ state }: { state: TaskState }) {
       <h3 className="column-title">
         {LABELS[state]} <span className="count">{ids.length}</span>
       </h3>
-      <VirtualCards ids={ids} />
+      <VirtualCards ids={ids} density={density} />
     </section>
   );
 });
@@ -127,6 +129,7 @@ const Column = memo(function Column({ state }: { state: TaskState }) {
  */
 class HeightCache {
   readonly heights = new Map<string, number>();
+  constructor(private readonly estimatePx: number) {}
   /** The height assumed for a card never drawn: the mean of the first cards measured, then fixed. A running
    *  mean would move every card not drawn yet each time one is measured, and a column scrolled to its middle
    *  would jump to other cards. */
@@ -135,7 +138,7 @@ class HeightCache {
   readonly observer: ResizeObserver | null = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver((entries) => this.measured(entries));
 
   estimate(): number {
-    return this.guess ?? VirtualConstants.estimatePx;
+    return this.guess ?? this.estimatePx;
   }
 
   private measured(entries: readonly ResizeObserverEntry[]): void {
@@ -167,8 +170,11 @@ class HeightCache {
  * cards in view still while heights are corrected. Dragging, dropping and every card's test ids work as
  * before for the cards drawn; a column of 5,000 tasks mounts a few dozen cards, not 5,000 (or 200).
  */
-const VirtualCards = memo(function VirtualCards({ ids }: { ids: readonly string[] }) {
-  const [cache] = useState(() => new HeightCache());
+const VirtualCards = memo(function VirtualCards({ ids, density }: { ids: readonly string[]; density: CardDensity }) {
+  // A cache per density: heights measured at the other one (and the guess made from them) would place
+  // every card not drawn since the switch where a card of the other height would be.
+  const cache = useMemo(() => new HeightCache(density === 'compact' ? VirtualConstants.compactEstimatePx : VirtualConstants.estimatePx), [density]);
+  // (The old cache's observer is left with no targets: each drawn card's ref unobserves it on the switch.)
   const [measures, remeasured] = useReducer((n: number) => n + 1, 0);
   const [, scrolled] = useReducer((n: number) => n + 1, 0);
   const scroller = useRef<HTMLDivElement>(null);

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { PALETTE_KEYS } from './CommandPalette.js';
 import { typingIn } from './keys.js';
+import { TOGGLE_AGENTS_KEYS, TOGGLE_BOARD_KEYS } from './layoutCommands.js';
 import { useCommands } from './useCommands.js';
 import { useReturnFocus } from './returnFocus.js';
 
@@ -13,6 +14,9 @@ const SHORTCUTS: ReadonlyArray<[string, string]> = [
   ['Assign to… on a card', 'Assign it from the keyboard: arrows pick an agent, Enter assigns'],
   ['Ctrl+F in a terminal', 'Find in that agent’s terminal; Enter / Shift+Enter next / previous'],
   ['Alt+Shift+N', 'Go to the next agent waiting for you'],
+  [TOGGLE_AGENTS_KEYS, 'Hide or show the agents’ terminals (anywhere, a terminal too)'],
+  [TOGGLE_BOARD_KEYS, 'Hide or show the board'],
+  ['↑ ↓ on the divider', 'Size the board and the terminals (Page Up / Page Down: bigger steps; Home / End: smallest / largest board; Enter hides or shows the board); a drag does it too'],
   ['↑ ↓ in a menu', 'Move in the Launch and Assign to… menus (Home / End: first / last launch choice); Enter picks; Escape closes it and goes back to its button'],
   ['Escape', 'Close a menu, dialog or drawer'],
   ['?', 'This list'],

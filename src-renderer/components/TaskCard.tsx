@@ -46,7 +46,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
     <DraggableCard
       id={id}
       label={`${id}: ${title}`}
-      className={`card state-${task.state}${lapsed ? ' lapsed' : ''}${stalled ? ' stalled' : ''}`}
+      className={`card state-${task.state}${lapsed ? ' lapsed' : ''}${stalled ? ' stalled' : ''}${editing ? ' editing' : ''}`}
       state={task.state}
       holder={holder}
     >
@@ -89,8 +89,12 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
             {stalled ? ' (stalled)' : ''} <AgentStateBadge info={holderState} testId={`card-agent-state-${id}`} />
           </span>
         )}
-        <span title="times granted">attempts {task.attempts}</span>
-        <span title="notes">notes {noteCount(task)}</span>
+        <span className="meta-count" title="times granted">
+          attempts {task.attempts}
+        </span>
+        <span className="meta-count" title="notes">
+          notes {noteCount(task)}
+        </span>
       </div>
       {task.state === 'blocked' && task.blockedReason && (
         <p className="card-reason" data-testid={`card-blocked-${id}`}>

@@ -9,27 +9,35 @@ import {
   type DragEndEvent,
   type DragStartEvent,
 } from '@dnd-kit/core';
+import { useStore } from 'zustand';
 import { useApp, useController } from '../state/hooks.js';
-import { AddTaskForm } from './AddTaskForm.js';
+import { densityFor, LayoutBounds, pageStorage, threadLayoutStore } from '../state/threadLayout.js';
 import { AGENT_DROP_PREFIX, AgentTabs } from './AgentTabs.js';
 import { Board, OPEN_COLUMN_DROP_ID } from './Board.js';
 import { CardPointerSensor, collide, dragAnnouncements, DRAG_INSTRUCTIONS, jumpToDroppable } from './dnd.js';
-import { GoalEditor } from './GoalEditor.js';
+import { useLayoutCommands } from './layoutCommands.js';
 import { CardPreview, type DragData } from './TaskCard.js';
 import { TerminalArea } from './TerminalArea.js';
 import { ReviewDialog } from './ReviewDialog.js';
 import { TaskDetails } from './TaskDetails.js';
-import { ThreadSettings } from './ThreadSettings.js';
-import { GitStatus, WorktreesPanel } from './Worktrees.js';
+import { ThreadHead } from './ThreadHead.js';
+import { ThreadSplit } from './ThreadSplit.js';
+import { WorktreesPanel } from './Worktrees.js';
 
 /** Space picks a focused card up and drops it; Enter is left to open the card's details (TaskCard), and
  *  drops a card already picked up. */
 const KEYBOARD_DRAG_CODES = { start: ['Space'], cancel: ['Escape'], end: ['Space', 'Enter'] };
 
+/** App renders a ThreadView per Thread key (`key={activeKey}`): the layout store is that Thread's. */
 export function ThreadView() {
   const c = useController();
-  const folder = useApp((s) => s.folder);
+  const threadKey = useApp((s) => s.activeKey) ?? '';
   const loaded = useApp((s) => s.board !== null);
+  const [layout] = useState(() => threadLayoutStore(pageStorage(), threadKey));
+  // A boolean, so adding tasks re-renders this only when the board crosses the line.
+  const manyTasks = useApp((s) => Object.values(s.columns).reduce((n, ids) => n + ids.length, 0) >= LayoutBounds.compactFromTasks);
+  const density = useStore(layout, (l) => densityFor(l, manyTasks));
+  useLayoutCommands(layout, manyTasks);
   const sensors = useSensors(useSensor(CardPointerSensor), useSensor(KeyboardSensor, { coordinateGetter: jumpToDroppable, keyboardCodes: KEYBOARD_DRAG_CODES }));
 
   // No drag state here: a drag re-renders only what shows it (the preview, the cards' drag sources, the
@@ -56,27 +64,18 @@ export function ThreadView() {
       accessibility={{ announcements, screenReaderInstructions: { draggable: DRAG_INSTRUCTIONS } }}
     >
       <div className="thread-view">
-        <section className="thread-head">
-          <GoalEditor />
-          <div className="thread-folder" title="Folder">
-            {folder}
-          </div>
-          {loaded ? <ThreadSettings /> : null}
-          {loaded ? <GitStatus /> : null}
-        </section>
-        {loaded ? (
-          <>
-            <WorktreesPanel />
-            <AddTaskForm />
-            <Board />
-          </>
-        ) : (
-          <div className="loading">Loading the board…</div>
-        )}
-        <section className="agents" aria-label="Agents">
-          <AgentTabs />
-          <TerminalArea />
-        </section>
+        <ThreadHead layout={layout} manyTasks={manyTasks} />
+        {loaded ? <WorktreesPanel /> : null}
+        <ThreadSplit
+          layout={layout}
+          board={loaded ? <Board density={density} /> : <div className="loading">Loading the board…</div>}
+          agents={
+            <>
+              <AgentTabs />
+              <TerminalArea />
+            </>
+          }
+        />
         <ReviewDialog />
         <TaskDetails />
       </div>
