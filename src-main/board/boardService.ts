@@ -55,7 +55,7 @@ export interface BoardService {
   /** The machine resumed from sleep, or the host was paused: this host's live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }>;
   /** Every event the store still keeps, oldest first: the whole history (tests and tools; a window reads
-   *  logTail). */
+   *  logTail, then `history` a page at a time). */
   log(): Promise<BoardEvent[]>;
   /** The events about one task, oldest first: what its details panel shows. */
   taskLog(taskId: string): Promise<BoardEvent[]>;
