@@ -8,6 +8,9 @@ const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-di
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 /** Scrolled to within this of the top, the panel reads the next older page: about two lines. */
 const TOP_SLACK_PX = 32;
+/** A task id typed key by key (T-1, T-12, T-123) is read once the typing pauses: each read searches the
+ *  journal's kept segments (up to ~100 MB), and a person types a key every ~150–250 ms. */
+const TASK_READ_DELAY_MS = 250;
 
 /**
  * One line per board event, newest at the bottom; follows new lines unless scrolled up. The following is done
@@ -39,13 +42,16 @@ export function EventLog() {
     if (!taskId) return;
     let current = true;
     setTaskLoading(true);
-    void c.history.taskPage(taskId).then((t) => {
-      if (!current) return;
-      setTask(t);
-      setTaskLoading(false);
-    });
+    const timer = setTimeout(() => {
+      void c.history.taskPage(taskId).then((t) => {
+        if (!current) return;
+        setTask(t);
+        setTaskLoading(false);
+      });
+    }, TASK_READ_DELAY_MS);
     return () => {
       current = false;
+      clearTimeout(timer);
     };
   }, [c, taskId, activeKey]);
 
