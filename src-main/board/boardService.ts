@@ -21,6 +21,8 @@ export interface BoardService {
   readonly state: Readonly<Board>;
   /** The Thread's data folder on this host (agents' records, worktrees' bookkeeping). */
   readonly dir: string;
+  /** The shared board's name (every host that opens this name shares it); null for a board on this host only. */
+  readonly sharedName: string | null;
   /** Durable events, in the board's order (on a shared board, other hosts' too). */
   onEvent(fn: (e: BoardEvent) => void): Disposable;
   /** The board stopped taking writes (its journal failed; its database was lost). */

@@ -69,7 +69,7 @@ export class Journal {
 
   constructor(
     private readonly dir: string,
-    loaded: Pick<Loaded, 'board' | 'segment' | 'segmentEvents' | 'headed' | 'exists' | 'manifest'>,
+    loaded: Pick<Loaded, 'board' | 'segment' | 'segmentEvents' | 'snapshotSegment' | 'headed' | 'exists' | 'manifest'>,
     private readonly snapshotOf: () => { board: Board; mono: number; keys?: readonly WriteKeyRecord[] },
     private readonly opts: JournalOptions = {},
   ) {
@@ -92,6 +92,11 @@ export class Journal {
     this.fd = fs.openSync(join(dir, segName(this.segment)), 'a', 0o600);
     this.segmentBytes = fs.fstatSync(this.fd).size;
     fsyncDir(dir); // a new segment's name must survive a power cut, not only its bytes
+    // A host killed while it removed old segments left some: finish that now, or a board that is only read
+    // after the crash keeps them until it has written a compaction's worth. Only segments before the one the
+    // snapshot names are history (a crash inside compact() can leave a newer, empty one the snapshot does not
+    // name yet: the board still needs the segment before it).
+    this.prune(loaded.snapshotSegment);
   }
 
   append(e: BoardEvent): void {
@@ -188,13 +193,14 @@ export class Journal {
     this.segmentBytes = fs.fstatSync(nextFd).size;
     this.compactAtBytes = this.compactBytes;
     this.compactAtEvents = this.compactEvery;
-    this.prune();
+    this.prune(next);
   }
 
-  /** Remove the segments the snapshot covers beyond the newest HISTORY_KEEP_BYTES of them, oldest first. */
-  private prune(): void {
+  /** Remove the segments the snapshot covers (those before `snapshotSegment`) beyond the newest
+   *  HISTORY_KEEP_BYTES of them, oldest first. */
+  private prune(snapshotSegment: number): void {
     const keep = this.opts.historyKeepBytes ?? HISTORY_KEEP_BYTES;
-    const covered = segments(this.dir).filter((n) => n < this.segment);
+    const covered = segments(this.dir).filter((n) => n < snapshotSegment);
     let kept = 0;
     let from = covered.length; // covered[from…] are kept
     while (from > 0) {

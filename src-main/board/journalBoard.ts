@@ -86,6 +86,8 @@ export class JournalBoard implements BoardService {
     return this.opts.dir;
   }
 
+  readonly sharedName = null;
+
   /** Durable events, in order. */
   onEvent(fn: (e: BoardEvent) => void): Disposable {
     return this.events.event(fn);

@@ -86,6 +86,8 @@ export interface Loaded {
   /** The newest segment (which need not exist yet, for a new board) and its number of events. */
   segment: number;
   segmentEvents: number;
+  /** The segment the snapshot says the board goes on in (0 without a snapshot): those before it are history. */
+  snapshotSegment: number;
   /** Whether that segment exists and begins with a format-2 header; if not, the journal begins a new one. */
   headed: boolean;
   exists: boolean;

@@ -176,7 +176,7 @@ export function loadBoard(dir: string): Loaded {
     refuse(join(dir, segName(segs[0] ?? first)), 'it holds no event, not even the one that creates the board: it was emptied or never written', restoreOrMoveAside(dir), false);
   }
   const segment = segs.at(-1) ?? first;
-  return { board, mono, keys, warnings, segment, segmentEvents, headed, exists: segs.length > 0, manifest: manifest !== null };
+  return { board, mono, keys, warnings, segment, segmentEvents, snapshotSegment: first, headed, exists: segs.length > 0, manifest: manifest !== null };
 }
 
 /** The events of one segment, oldest first, up to a torn tail if it has one. */

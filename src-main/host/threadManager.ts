@@ -13,7 +13,6 @@ import { ThreadHost, threadDirOf, threadKeyOf, type ThreadHostOptions } from './
 import { Refusal } from '../base/procedureServer.js';
 import type { SharedBoardSetting } from '../board/openBoard.js';
 import { BOARD_URL_ENV, BoardUrlError, checkBoardName, describeBoardUrl, openCheckedPool, parseBoardUrl, redactUrl } from '../board/pg/connection.js';
-import { PgBoard } from '../board/pg/pgBoard.js';
 import { boardChoice, readBoardSetting, saveBoardSetting, type BoardChoice } from './threadBoardSetting.js';
 
 /**
@@ -230,19 +229,19 @@ export class ThreadManager {
 
 /** What a window may know of where a Thread's board is: never the URL (it may hold a password). */
 function storeView(host: ThreadHost, choice: BoardChoice): BoardStoreView {
-  if (!choice.setting || !(host.board instanceof PgBoard)) return { kind: 'journal' };
-  return { kind: 'postgres', where: describeBoardUrl(choice.setting.url), name: host.board.name, fixed: choice.fixed };
+  const name = host.board.sharedName;
+  if (!choice.setting || name === null) return { kind: 'journal' };
+  return { kind: 'postgres', where: describeBoardUrl(choice.setting.url), name, fixed: choice.fixed };
 }
 
 /** A board a window asks for, checked and connected to once (then let go): a refusal says why in one line. */
 async function checkedBoard(url: string, name: string | undefined): Promise<SharedBoardSetting> {
   try {
     parseBoardUrl(url);
-    if (name !== undefined) checkBoardName(name);
+    if (name !== undefined) checkBoardName(name, 'a board name');
   } catch (err) {
     if (!(err instanceof BoardUrlError)) throw err;
-    // checkBoardName speaks of the command line's flag; the window's field is "board name".
-    throw new Refusal('invalid-input', err.message.replace('--board-name takes', 'a board name takes'));
+    throw new Refusal('invalid-input', err.message);
   }
   let pool;
   try {

@@ -237,10 +237,11 @@ export async function boardNameFor(folder: string, override?: string): Promise<s
   return basename(resolve(folder));
 }
 
-/** A valid `--board-name`: 1–200 printable characters, no surrounding spaces. */
-export function checkBoardName(name: string): string {
+/** A valid `--board-name`: 1–200 printable characters, no surrounding spaces. `field` names where it was
+ *  typed (the command line's flag, or the window's field) so the refusal speaks of what the person sees. */
+export function checkBoardName(name: string, field = '--board-name'): string {
   if (!isBoardName(name)) {
-    throw new BoardUrlError(`--board-name takes 1 to ${MAX_BOARD_NAME} printable characters with no leading or trailing space`);
+    throw new BoardUrlError(`${field} takes 1 to ${MAX_BOARD_NAME} printable characters with no leading or trailing space`);
   }
   return name;
 }

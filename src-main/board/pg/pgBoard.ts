@@ -273,7 +273,7 @@ export class PgBoard implements BoardService {
     return this.opts.dir;
   }
 
-  get name(): string {
+  get sharedName(): string {
     return this.opts.name;
   }
 

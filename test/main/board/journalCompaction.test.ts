@@ -115,6 +115,25 @@ describe('journal compaction', () => {
 });
 
 describe('compaction crash safety', () => {
+  it('an open finishes a removal a killed host left half done: segments beyond the history kept go, the board and its kept history stay', async () => {
+    const dir = freshDir();
+    // Written keeping 1 MiB of history, then opened keeping 64 KiB: what a kill in the middle of prune() leaves
+    // (old segments the snapshot covers, beyond the history kept), without a kill's randomness.
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactBytes: 32 * 1024, historyKeepBytes: 1 << 20 });
+    for (let i = 0; i < 200; i++) await a.run((e) => e.addTask({ title: `t${i}`, body: `${i} `.padEnd(2048, 'x') }));
+    const before = structuredClone(a.state);
+    await a.close();
+    expect(segmentBytes(dir)).toBeGreaterThan(256 * 1024);
+    const b = await JournalBoard.open({ dir, threadId: 'th', compactBytes: 32 * 1024, historyKeepBytes: 64 * 1024 });
+    expect(b.state).toEqual(before);
+    await b.close();
+    expect(segmentBytes(dir)).toBeLessThanOrEqual(64 * 1024 + 32 * 1024 + 8 * 1024);
+    const seqs = [...readLog(dir)].map((e) => e.seq);
+    expect(seqs.at(-1)).toBe(before.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => (seqs[0] as number) + i));
+    expect(loadBoard(dir).board).toEqual(before);
+  });
+
   it('SIGKILL while a snapshot is written or segments removed, 16 times, loses no acknowledged write, leaves no temp file and stays bounded', async () => {
     const dir = freshDir();
     const acked: string[] = [];
