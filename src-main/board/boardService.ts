@@ -1,4 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { EventPage, EventPageQuery } from '../../src-shared/board/eventPage.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type { Result } from '../../src-shared/board/result.js';
 import type { Clock } from '../base/clock.js';
@@ -56,12 +57,15 @@ export interface BoardService {
   /** The machine resumed from sleep, or the host was paused: this host's live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }>;
   /** Every event the store still keeps, oldest first: the whole history (tests and tools; a window reads
-   *  logTail). */
+   *  logTail, then `history` a page at a time). */
   log(): Promise<BoardEvent[]>;
   /** The events about one task, oldest first: what its details panel shows. */
   taskLog(taskId: string): Promise<BoardEvent[]>;
   /** The latest `n` events, oldest first: what an event-log panel opens with. */
   logTail(n: number): BoardEvent[];
+  /** A page of the history the store keeps, newest first (eventPage.ts): what a log panel reads as it is
+   *  scrolled back. A read only: it decides nothing and takes no lock, so paging never slows a write. */
+  history(q: EventPageQuery): Promise<EventPage>;
   /** Stop timers and flush. (A clean shutdown releases this host's claims first: ThreadHost.dispose does.) */
   close(): Promise<void>;
 }

@@ -35,7 +35,7 @@ export interface JournalOptions {
   /** Told when a snapshot could not be written (the board goes on in its current segment). */
   warn?: (message: string) => void;
 }
-export { loadBoard, readLog, readLogTail, readTaskLog } from './journalLoad.js';
+export { keptFrom, loadBoard, readLog, readLogPage, readLogTail, readTaskLog, readTaskLogPage } from './journalLoad.js';
 
 interface Waiter {
   upTo: number;

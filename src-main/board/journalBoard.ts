@@ -3,7 +3,8 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from '../base/clock.js';
-import { Journal, loadBoard, readLog, readLogTail, readTaskLog } from './journal.js';
+import { Journal, keptFrom, loadBoard, readLog, readLogPage, readLogTail, readTaskLog, readTaskLogPage } from './journal.js';
+import type { EventPage, EventPageQuery } from '../../src-shared/board/eventPage.js';
 import { LeaseEngine } from './leaseEngine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { outcomeToKeep, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
@@ -270,6 +271,13 @@ export class JournalBoard implements BoardService {
   /** The latest `n` events, oldest first: what an event-log panel opens with. */
   logTail(n: number): BoardEvent[] {
     return n <= BoardServiceConstants.recentEvents ? this.recent.slice(-n) : readLogTail(this.opts.dir, n);
+  }
+
+  /** A page of the history on disk, newest first. The head is the durable board's: what the disk has. */
+  async history(q: EventPageQuery): Promise<EventPage> {
+    const before = q.before ?? Infinity;
+    const events = q.taskId !== undefined ? readTaskLogPage(this.opts.dir, q.taskId, before, q.limit) : readLogPage(this.opts.dir, before, q.limit);
+    return { events, head: this.durable.seq, keptFrom: keptFrom(this.opts.dir) };
   }
 
   /** Stop the timer and flush. (A clean shutdown releases claims first: ThreadHost.dispose does.) */

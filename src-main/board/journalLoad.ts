@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { KeptFrom } from '../../src-shared/board/eventPage.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
 import { decodeLine, isKeyLine, isSegmentHeader } from './journalRecord.js';
@@ -222,34 +223,134 @@ export function* readLog(dir: string): Generator<BoardEvent> {
   for (const n of segments(dir)) yield* readSegment(dir, n);
 }
 
-/** How a key's record line begins (journalRecord.ts, KeyLine): told from an event without parsing it. */
-const KEY_LINE_START = Buffer.from('{"writeKey":');
-
-/** Reading a segment backwards: 64 KiB holds ~300 events, what a window's log panel opens with. */
-const TAIL_BLOCK = 64 * 1024;
-
 /**
  * The last `n` events on disk, oldest first. Segments are read backwards from their end, a block at a time,
  * so the cost follows `n`, not the length of the history (a segment holds up to 20k events, ~4 MB).
  */
 export function readLogTail(dir: string, n: number): BoardEvent[] {
+  return readLogPage(dir, Infinity, n).reverse();
+}
+
+/**
+ * Up to `n` events at positions below `before`, newest first: a page of the log panel's history. A segment
+ * whose header says it begins at or after `before` is passed over unread, and within a segment a line's
+ * position is read from its bytes, so a page deep in the history costs about one segment's read, not all
+ * the newer ones' parsing.
+ */
+export function readLogPage(dir: string, before: number, n: number): BoardEvent[] {
   const newestFirst: BoardEvent[] = [];
   for (const seg of segments(dir).reverse()) {
     if (newestFirst.length >= n) break;
-    newestFirst.push(...segmentTail(join(dir, segName(seg)), n - newestFirst.length));
+    const file = join(dir, segName(seg));
+    const after = segmentAfter(file);
+    if (after !== null && after + 1 >= before) continue;
+    newestFirst.push(...segmentTail(file, n - newestFirst.length, before));
   }
-  return newestFirst.reverse();
+  return newestFirst;
 }
 
-/** Up to `want` events from the end of one segment, newest first. Like readSegment, a line that does not
- *  parse or fails its checksum (a torn tail) ends the segment: it and anything after it are left out. */
-function segmentTail(file: string, want: number): BoardEvent[] {
+/** Up to `n` events about `taskId` at positions below `before`, newest first (readTaskLog's byte search). */
+export function readTaskLogPage(dir: string, taskId: string, before: number, n: number): BoardEvent[] {
+  const mine = readTaskLog(dir, taskId);
+  let end = mine.length;
+  while (end > 0 && (mine[end - 1] as BoardEvent).seq >= before) end--;
+  return mine.slice(Math.max(0, end - n), end).reverse();
+}
+
+/**
+ * The oldest event still on disk: where the history a window can page back to begins. Older segments are
+ * removed once the kept history passes HISTORY_KEEP_BYTES (journal.ts); null for a board with no event yet.
+ */
+export function keptFrom(dir: string): KeptFrom | null {
+  for (const seg of segments(dir)) {
+    const e = firstEvent(join(dir, segName(seg)));
+    if (e) return { seq: e.seq, at: e.at };
+  }
+  return null;
+}
+
+/** How a key's record line begins (journalRecord.ts, KeyLine): told from an event without parsing it. */
+const KEY_LINE_START = Buffer.from('{"writeKey":');
+/** An event's position as its line spells it. The engine stamps `seq` after the event's own fields
+ *  (leaseEngine.emit), so the last occurrence is the event's: inside a string a quote is escaped (`\"`), so
+ *  no text a person or agent wrote can spell it. */
+const SEQ_KEY = Buffer.from('"seq":');
+
+/** Reading a segment backwards: 64 KiB holds ~300 events, what a window's log panel opens with. */
+const TAIL_BLOCK = 64 * 1024;
+/** A segment's header is its first line, ~50 bytes: this much of the file always holds it. */
+const HEADER_BYTES = 256;
+
+/** The position a segment's header says its first event follows, or null if it has no header (a journal
+ *  written before headers: its lines are then read to find out). */
+function segmentAfter(file: string): number | null {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(HEADER_BYTES);
+    const got = fs.readSync(fd, buf, 0, HEADER_BYTES, 0);
+    const nl = buf.subarray(0, got).indexOf(0x0a);
+    if (nl === -1) return null;
+    const d = decodeLine(buf, 0, nl);
+    return !('bad' in d) && isSegmentHeader(d.value) ? d.value.after : null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The first event of one segment, read forwards a block at a time (a line may be a 64 KiB task). */
+function firstEvent(file: string): BoardEvent | null {
+  const fd = fs.openSync(file, 'r');
+  try {
+    let carry = Buffer.alloc(0);
+    for (let pos = 0; ; ) {
+      const block = Buffer.alloc(TAIL_BLOCK);
+      const got = fs.readSync(fd, block, 0, TAIL_BLOCK, pos);
+      if (got === 0) return null;
+      pos += got;
+      const chunk = Buffer.concat([carry, block.subarray(0, got)]);
+      let start = 0;
+      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        const d = decodeLine(chunk, start, nl);
+        if ('bad' in d) return null;
+        if (isEventRecord(d.value)) return d.value;
+        start = nl + 1;
+      }
+      carry = chunk.subarray(start);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The position in an event's line, or null where it cannot be read from the bytes (a legacy or torn line:
+ *  it is then parsed like any other). */
+function lineSeq(line: Buffer): number | null {
+  const at = line.lastIndexOf(SEQ_KEY);
+  if (at === -1) return null;
+  let n = 0;
+  let i = at + SEQ_KEY.length;
+  const from = i;
+  for (; i < line.length && (line[i] as number) >= 0x30 && (line[i] as number) <= 0x39; i++) n = n * 10 + ((line[i] as number) - 0x30);
+  return i > from ? n : null;
+}
+
+/** Up to `want` events below `before` from the end of one segment, newest first. Like readSegment, a line
+ *  that does not parse or fails its checksum (a torn tail) ends the segment: it and anything after it are
+ *  left out. */
+function segmentTail(file: string, want: number, before: number): BoardEvent[] {
   const fd = fs.openSync(file, 'r');
   try {
     let pos = fs.fstatSync(fd).size;
     let carry = Buffer.alloc(0);
     const lines: Buffer[] = []; // newest first
     let events = 0; // lines that are not a key's record (which the log leaves out)
+    const take = (line: Buffer) => {
+      if (line.compare(KEY_LINE_START, 0, KEY_LINE_START.length, 0, Math.min(line.length, KEY_LINE_START.length)) === 0) return;
+      const seq = lineSeq(line);
+      if (seq !== null && seq >= before) return;
+      lines.push(line);
+      events++;
+    };
     while (pos > 0 && events <= want) {
       const len = Math.min(TAIL_BLOCK, pos);
       pos -= len;
@@ -259,21 +360,17 @@ function segmentTail(file: string, want: number): BoardEvent[] {
       let end = chunk.length;
       for (let i = chunk.length - 1; i >= 0; i--) {
         if (chunk[i] !== 0x0a) continue;
-        if (i + 1 < end) {
-          const line = chunk.subarray(i + 1, end);
-          lines.push(line);
-          if (line.compare(KEY_LINE_START, 0, KEY_LINE_START.length, 0, Math.min(line.length, KEY_LINE_START.length)) !== 0) events++;
-        }
+        if (i + 1 < end) take(chunk.subarray(i + 1, end));
         end = i;
       }
       carry = chunk.subarray(0, end);
     }
-    if (pos === 0 && carry.length) lines.push(carry);
+    if (pos === 0 && carry.length) take(carry);
     const out: BoardEvent[] = [];
     for (const line of lines) {
       const d = decodeLine(line, 0, line.length);
       if ('bad' in d) out.length = 0; // everything newer than a line that does not parse was never readable either
-      else if (!isSegmentHeader(d.value) && !isKeyLine(d.value)) out.push(d.value as BoardEvent);
+      else if (isEventRecord(d.value) && d.value.seq < before) out.push(d.value);
     }
     return out.slice(0, want);
   } finally {

@@ -3,6 +3,7 @@ import type { Result } from '../../src-shared/board/result.js';
 import { USER, type Task } from '../../src-shared/board/model.js';
 import { taskDetails, windowBoard, windowLogEvent, windowTask } from '../../src-shared/board/windowBoard.js';
 import type { CompactTask } from '../../src-shared/board/serialized.js';
+import { EventPageLimits } from '../../src-shared/board/eventPage.js';
 import { DisposableStore, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { type BoardStoreView, type KeyedWindowMethod, type ThreadSnapshot, type ThreadSummary, type WindowParams as P, type WindowPush, type WindowResult as R } from '../../src-shared/protocol/windowApi.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
@@ -151,6 +152,12 @@ export class ThreadApi {
 
   async taskHistory(p: P<'task.history'>): Promise<R<'task.history'>> {
     return taskHistory(await this.host.board.taskLog(p.taskId), p.taskId);
+  }
+
+  /** A page of the board's history for the log panel, each event clipped as the snapshot's are. */
+  async events(p: P<'board.events'>): Promise<R<'board.events'>> {
+    const page = await this.host.board.history({ before: p.before, limit: p.limit ?? EventPageLimits.maxEvents, taskId: p.taskId });
+    return { ...page, events: page.events.map(windowLogEvent) };
   }
 
   async listWorktrees(): Promise<R<'worktree.list'>> {

@@ -56,6 +56,7 @@ export class WindowRouter {
     'task.diff': (p) => this.thread(p.key).taskDiff(p),
     'task.details': (p) => this.thread(p.key).taskDetails(p),
     'task.history': (p) => this.thread(p.key).taskHistory(p),
+    'board.events': (p) => this.thread(p.key).events(p),
     'worktree.list': (p) => this.thread(p.key).listWorktrees(),
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
     'notice.claim': (p) => this.thread(p.key).claimNotice(p),

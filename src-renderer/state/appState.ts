@@ -6,6 +6,7 @@ import type { ConnectionState } from '../transport/types.js';
 import type { Notice } from '../../src-shared/notices/notices.js';
 import { EMPTY_COLUMNS, type Columns } from './boardState.js';
 import type { LogEntry } from './eventLog.js';
+import { FOLLOWING, type LogPaging } from './logHistory.js';
 import type { HostClock } from './hostClock.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 
@@ -51,6 +52,8 @@ export interface AppState {
   agents: Readonly<Record<string, AgentInfo>>;
   activeAgentId: string | null;
   log: readonly LogEntry[];
+  /** How the log's lines stand against the board's history: following its head, or read back (logHistory.ts). */
+  logPaging: LogPaging;
   errors: readonly Banner[];
   toasts: readonly Toast[];
   /** The host's current notices for the Thread on screen, oldest first (a window opened later has them too);
@@ -109,9 +112,9 @@ export const nullPanes: PaneHost = {
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
 export function noThreadShown(): Pick<
   AppState,
-  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
+  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'logPaging' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
 > {
-  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], git: null, boardStore: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
+  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], logPaging: FOLLOWING, git: null, boardStore: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
 }
 
 export function initialState(): AppState {

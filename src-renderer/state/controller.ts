@@ -12,6 +12,7 @@ import { initialState, noThreadShown, nullPanes, type AppState, type ControllerO
 import { BoardActions } from './actions.js';
 import { applyLiveEvent, boardFromSnapshot, computeColumns, updateColumns } from './boardState.js';
 import { appendLog, toLogEntry, type LogEntry } from './eventLog.js';
+import { FOLLOWING, LogHistory } from './logHistory.js';
 import { changesWorktrees } from './worktreeStatus.js';
 import { hostCaller, valueOf, type CallHost } from './hostCall.js';
 import { HostClock } from './hostClock.js';
@@ -48,6 +49,8 @@ export class AppController {
   readonly call: CallHost;
   /** What a person does to the board of the Thread on screen. */
   readonly actions: BoardActions;
+  /** The event log's older pages, read from the board's store. */
+  readonly history: LogHistory;
   /** The "exactly one open Thread: show it" shortcut is taken once, never again after a person chose. */
   private autoOpened = false;
 
@@ -74,6 +77,7 @@ export class AppController {
     this.call = hostCaller(transport, this.notices);
     this.worktrees = new WorktreesPanel(this.store, this.call);
     this.actions = new BoardActions(this.store, this.call, (id) => this.agentName(id));
+    this.history = new LogHistory(this.store, this.call, (id) => this.agentName(id));
   }
 
   get state(): AppState {
@@ -229,6 +233,7 @@ export class AppController {
         snap.log.map((e) => toLogEntry(e, name)),
         live,
       ),
+      logPaging: FOLLOWING,
       git: snap.git ?? null,
       boardStore: snap.store ?? null,
     });
@@ -308,7 +313,8 @@ export class AppController {
     const s = this.state;
     const patch: Partial<AppState> = {
       boardVersion: s.boardVersion + 1,
-      log: appendLog(s.log, [toLogEntry(e, (id) => this.agentName(id))]),
+      // Read back past the newest lines' room, the panel shows no live line until the person goes back to them.
+      log: s.logPaging.following ? appendLog(s.log, [toLogEntry(e, (id) => this.agentName(id))], s.logPaging.keep) : s.log,
     };
     if (e.kind === 'thread-created') patch.columns = computeColumns(board, s.columns);
     else if (taskId) {

@@ -3,11 +3,17 @@ import type { ClaimEndReason } from '../../src-shared/board/model.js';
 import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 
-/** Lines the event-log panel keeps: enough to scroll back through a busy minute, cheap to render. */
+/** Lines the event-log panel keeps while it follows the board: enough to scroll back through a busy minute,
+ *  cheap to render. Older lines are read from the board's store on request (logHistory.ts). */
 export const LOG_CAP = 500;
+/** Lines the panel holds at most once older pages are loaded: ten pages, ~1 MB of text. Past it, the newest
+ *  lines make room (the panel stops following and says so), so a long read back never grows without bound. */
+export const LOG_HISTORY_CAP = 5000;
 
 export interface LogEntry {
   readonly seq: number;
+  /** The position of the first event this line stands for (renewals fold into one line); absent: `seq`. */
+  readonly first?: number;
   /** Wall clock (event.at), display only. */
   readonly at: number;
   readonly kind: BoardEvent['kind'];
@@ -104,23 +110,75 @@ export function appendLog(log: readonly LogEntry[], entries: readonly LogEntry[]
     const last = all[all.length - 1];
     // Renewals of one claim by the same route fold into one line with a count, so they cannot push the
     // lines that matter (lapses, rejections) out of the panel.
-    if (last && e.kind === 'renew' && last.kind === 'renew' && last.summary === e.summary) all[all.length - 1] = { ...e, repeat: last.repeat + 1 };
+    if (last && e.kind === 'renew' && last.kind === 'renew' && last.summary === e.summary) all[all.length - 1] = { ...e, first: firstOf(last), repeat: last.repeat + e.repeat };
     else all.push(e);
   }
   return all.length > cap ? all.slice(-cap) : all;
 }
 
+/** The position of the first event a line stands for. */
+export const firstOf = (e: LogEntry): number => e.first ?? e.seq;
+
 /**
- * The lines the event-log panel shows: renewals only when asked for, and only lines whose kind or text
- * holds every word of `query` (case aside), so `T-3 rejected` finds T-3's refused writes.
+ * Lines read from the board's history (newest first, as a page comes) put before the lines held. Lines at or
+ * after the first held are dropped (a page may overlap what live events brought). A page that does not reach
+ * the held lines (they moved on while it was read: a gap) changes nothing, and the caller reads again. Over
+ * `cap`, the newest lines make room: `droppedNewest` says the panel no longer ends at the board's head.
+ */
+export function prependLog(log: readonly LogEntry[], olderNewestFirst: readonly LogEntry[], cap = LOG_HISTORY_CAP): { lines: readonly LogEntry[]; droppedNewest: boolean } {
+  const start = log.length ? firstOf(log[0] as LogEntry) : Infinity;
+  const older = olderNewestFirst.filter((e) => e.seq < start).reverse();
+  const newestOlder = older.at(-1);
+  if (!newestOlder) return { lines: log, droppedNewest: false };
+  if (log.length && newestOlder.seq + 1 < start) return { lines: log, droppedNewest: false };
+  const all = appendLog(appendLog([], older, Infinity), log, Infinity);
+  return all.length > cap ? { lines: all.slice(0, cap), droppedNewest: true } : { lines: all, droppedNewest: false };
+}
+
+/** Two runs of lines as one, in the board's order, each event once: the panel's lines and a task's page. */
+export function mergeLines(a: readonly LogEntry[], b: readonly LogEntry[]): readonly LogEntry[] {
+  if (!b.length) return a;
+  if (!a.length) return b;
+  const bySeq = new Map<number, LogEntry>();
+  for (const e of b) bySeq.set(e.seq, e);
+  for (const e of a) bySeq.set(e.seq, e);
+  return [...bySeq.values()].sort((x, y) => x.seq - y.seq);
+}
+
+/** A word of a filter that is a task id (`t-2`, `T-2`): it matches that id whole, never T-20 or T-2000. */
+const TASK_WORD = /^t-\d{1,9}$/;
+/** Task ids as a line's text spells them: `T-` and every digit that follows, so `T-20` is never read as T-2. */
+const TASK_IN_TEXT = /(?<![\w-])t-\d+/g;
+
+export interface LogQuery {
+  /** Task ids the filter names, as the board spells them (T-2). */
+  readonly taskIds: readonly string[];
+  /** Every word of the filter, lower-cased. */
+  readonly words: readonly string[];
+}
+
+export function parseLogQuery(query: string): LogQuery {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  return { words, taskIds: words.filter((w) => TASK_WORD.test(w)).map((w) => `T-${w.slice(2)}`) };
+}
+
+/**
+ * The lines the event-log panel shows: renewals only when asked for, and only lines holding every word of
+ * `query` (case aside), so `T-3 rejected` finds T-3's refused writes. A word that is a task id matches a
+ * whole id in the line (`T-2` is not T-20 or T-2000); any other word matches anywhere in it.
  */
 export function filterLog(log: readonly LogEntry[], o: { renewals: boolean; query: string }): readonly LogEntry[] {
-  const words = o.query.toLowerCase().split(/\s+/).filter(Boolean);
+  const { words } = parseLogQuery(o.query);
   if (o.renewals && words.length === 0) return log;
   return log.filter((e) => {
     if (!o.renewals && e.kind === 'renew') return false;
     if (words.length === 0) return true;
     const text = `${e.kind} ${e.summary} ${e.code ?? ''}`.toLowerCase();
-    return words.every((w) => text.includes(w));
+    let ids: Set<string> | null = null;
+    return words.every((w) => {
+      if (!TASK_WORD.test(w)) return text.includes(w);
+      ids ??= new Set(text.match(TASK_IN_TEXT));
+      return ids.has(w);
+    });
   });
 }

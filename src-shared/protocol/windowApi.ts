@@ -3,6 +3,7 @@ import type { AgentStateInfo } from '../agents/agentState.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
 import type { CompactTask } from '../board/serialized.js';
+import { EventPageLimits, type EventPage } from '../board/eventPage.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
@@ -82,6 +83,18 @@ export const windowMethods = {
   'task.details': method<TaskDetails>()(z.object({ key, taskId }).strict()),
   /** The task's events from the board's journal, oldest first, renewals left out (windowRouter's limit). */
   'task.history': method<BoardEvent[]>()(z.object({ key, taskId }).strict()),
+  /** A page of the board's history, newest first, from its store (the journal's kept segments or the shared
+   *  board's table): events below `before`, at most `limit`, only `taskId`'s if given. */
+  'board.events': method<EventPage>()(
+    z
+      .object({
+        key,
+        before: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+        limit: z.number().int().min(1).max(EventPageLimits.maxEvents, `at most ${EventPageLimits.maxEvents} events a page`).optional(),
+        taskId: taskId.optional(),
+      })
+      .strict(),
+  ),
   'worktree.list': method<WorktreeInfo[]>()(z.object({ key }).strict()),
   /** `force` is the person saying yes to losing uncommitted changes in it; without it such a worktree stays. */
   'worktree.remove': method<null>()(z.object({ key, taskId, force: z.boolean() }).strict()),

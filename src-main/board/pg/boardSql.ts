@@ -55,6 +55,25 @@ export async function eventsOfTask(c: ClientBase, boardId: string, taskId: strin
   return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
 }
 
+/** Up to `limit` events below `before`, newest first, only `taskId`'s if given: a page of the log panel's
+ *  history. A plain read on the primary key (or events_by_task): no lock, no transaction. */
+export async function eventsBefore(c: ClientBase, boardId: string, before: number | null, limit: number, taskId?: string): Promise<BoardEvent[]> {
+  const r = await c.query<{ body: string }>(
+    `SELECT body FROM forkbench.events
+      WHERE board_id = $1 AND ($2::bigint IS NULL OR seq < $2) AND ($3::text IS NULL OR task_id = $3)
+      ORDER BY seq DESC LIMIT $4`,
+    [boardId, before, taskId ?? null, limit],
+  );
+  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+}
+
+/** The board's oldest event: where its history begins (a shared board removes none, so its first). */
+export async function firstEvent(c: ClientBase, boardId: string): Promise<BoardEvent | null> {
+  const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 ORDER BY seq LIMIT 1', [boardId]);
+  const row = r.rows[0];
+  return row ? (JSON.parse(row.body) as BoardEvent) : null;
+}
+
 /** A key's stored first outcome, as a lookup finds it. */
 export interface StoredKey {
   readonly agent: string;

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
+import type { EventPage, EventPageQuery } from '../../../src-shared/board/eventPage.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../../src-shared/board/result.js';
 import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
 import { LeaseEngine } from '../leaseEngine.js';
 import { firstOutcome, outcomeToKeep } from '../writeKeys.js';
 import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
-import { append, boardIdFor, eventsAfter, eventsOfTask, keyId, keysOf, lockTimeAndLease, type StoredKey } from './boardSql.js';
+import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, keyId, keysOf, lockTimeAndLease, type StoredKey } from './boardSql.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
 import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
@@ -395,6 +396,23 @@ export class PgBoard implements BoardService {
 
   logTail(n: number): BoardEvent[] {
     return this.recent.slice(-n);
+  }
+
+  /** A page of forkbench.events, newest first: plain reads on a pooled connection, outside the write queue
+   *  and the board's lock. The head is what this host has followed, or further if the page saw further. */
+  async history(q: EventPageQuery): Promise<EventPage> {
+    const c = await this.opts.pool.connect().catch((err: Error) => {
+      throw this.markUnavailable(err);
+    });
+    try {
+      const events = await eventsBefore(c, this.boardId, q.before ?? null, q.limit, q.taskId);
+      const first = await firstEvent(c, this.boardId);
+      return { events, head: Math.max(this.engine.state.seq, events[0]?.seq ?? 0), keptFrom: first && { seq: first.seq, at: first.at } };
+    } catch (err) {
+      throw new BoardUnavailableError(`the board's history could not be read from the database: ${(err as Error).message}`);
+    } finally {
+      c.release();
+    }
   }
 
   async close(): Promise<void> {

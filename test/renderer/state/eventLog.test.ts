@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { appendLog, filterLog, LOG_CAP, summarize, toLogEntry, type LogEntry } from '../../../src-renderer/state/eventLog.js';
+import { appendLog, filterLog, firstOf, LOG_CAP, mergeLines, parseLogQuery, prependLog, summarize, toLogEntry, type LogEntry } from '../../../src-renderer/state/eventLog.js';
 import { engineWith } from '../../helpers/renderer.js';
 
 describe('event log lines', () => {
@@ -112,5 +112,87 @@ describe('the event log filter', () => {
     expect(filterLog(log, { renewals: false, query: 'T-3 REJECTED' }).map((e) => e.seq)).toEqual([3]);
     expect(filterLog(log, { renewals: true, query: 't-3 shell 2' }).map((e) => e.seq)).toEqual([1, 2]);
     expect(filterLog(log, { renewals: false, query: 'stale-token' }).map((e) => e.seq)).toEqual([3]);
+  });
+});
+
+describe('the event log filter, by task id (issue 32, finding 3)', () => {
+  const entry = (seq: number, kind: LogEntry['kind'], summary: string): LogEntry => ({ seq, at: seq, kind, summary, code: null, repeat: 1 });
+  const log = [
+    entry(1, 'task-added', 'T-2 added by you: the parser'),
+    entry(2, 'task-added', 'T-20 added by you: the lexer'),
+    entry(3, 'task-added', 'T-2000 added by you: docs'),
+    entry(4, 'grant', 'T-2 claimed by shell 1 (token 1)'),
+    entry(5, 'reassign', 'T-2 reassigned from shell 1 to shell 2 by you (token 2)'),
+    entry(6, 'write-rejected', "shell 1's git commit/push on T-2 refused (stale-token): token 1 is over"),
+    entry(7, 'worktree-set', 'T-21 worktree forkbench/T-21 ready (from main)'),
+    entry(8, 'note', 'T-3 note by shell 2: see T-2: it holds the grammar'),
+    entry(9, 'agent-state', 'shell 1 waits for you: run fT-2?'),
+  ];
+  const seqsOf = (query: string) => filterLog(log, { renewals: false, query }).map((e) => e.seq);
+
+  it('matches a task id whole: T-2 is not T-20, T-21 or T-2000, in any case', () => {
+    expect(seqsOf('T-2')).toEqual([1, 4, 5, 6, 8]);
+    expect(seqsOf('t-2')).toEqual([1, 4, 5, 6, 8]);
+    expect(seqsOf('T-20')).toEqual([2]);
+    expect(seqsOf('T-21')).toEqual([7]);
+    expect(seqsOf('T-2 refused')).toEqual([6]);
+    expect(seqsOf('T-2 T-3')).toEqual([8]);
+  });
+
+  it('keeps the substring match for every other word', () => {
+    expect(seqsOf('T-')).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(seqsOf('T-2x')).toEqual([]);
+    expect(seqsOf('lex')).toEqual([2]);
+    expect(seqsOf('forkbench/T-2')).toEqual([7]);
+  });
+
+  it('reads the task ids a filter names, as the board spells them', () => {
+    expect(parseLogQuery('t-2 rejected T-30')).toEqual({ words: ['t-2', 'rejected', 't-30'], taskIds: ['T-2', 'T-30'] });
+    expect(parseLogQuery('T-2x shell 2').taskIds).toEqual([]);
+  });
+});
+
+describe('older pages put before the lines (issue 32, finding 3)', () => {
+  const mk = (seq: number, kind: LogEntry['kind'] = 'note', summary = `n${seq}`): LogEntry => ({ seq, at: seq, kind, summary, code: null, repeat: 1 });
+  const newestFirst = (from: number, to: number) => Array.from({ length: from - to + 1 }, (_, i) => mk(from - i));
+  const seqs = (l: readonly LogEntry[]) => l.map((e) => e.seq);
+
+  it('puts a page (newest first) before the lines, once each where they overlap', () => {
+    const held = appendLog([], newestFirst(10, 6).reverse());
+    const { lines, droppedNewest } = prependLog(held, newestFirst(7, 3));
+    expect(seqs(lines)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(droppedNewest).toBe(false);
+    expect(prependLog(lines, []).lines).toBe(lines);
+  });
+
+  it('refuses a page that does not meet the lines (they moved on while it was read)', () => {
+    const held = appendLog([], newestFirst(20, 11).reverse());
+    expect(prependLog(held, newestFirst(8, 1)).lines).toBe(held);
+  });
+
+  it('keeps at most `cap` lines, dropping the newest and saying so', () => {
+    const held = appendLog([], newestFirst(20, 11).reverse());
+    const { lines, droppedNewest } = prependLog(held, newestFirst(10, 1), 15);
+    expect(seqs(lines)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    expect(droppedNewest).toBe(true);
+  });
+
+  it('folds renewals across the join, and a line remembers the first event it stands for', () => {
+    const renew = (seq: number) => mk(seq, 'renew', 'T-1 lease renewed for shell 1 (liveness)');
+    const held = appendLog([], [renew(5), renew(6), mk(7)]);
+    expect(held.map((e) => [e.seq, firstOf(e), e.repeat])).toEqual([
+      [6, 5, 2],
+      [7, 7, 1],
+    ]);
+    const { lines } = prependLog(held, [renew(4), renew(3), mk(2)]);
+    expect(lines.map((e) => [e.seq, firstOf(e), e.repeat])).toEqual([
+      [2, 2, 1],
+      [6, 3, 4],
+      [7, 7, 1],
+    ]);
+  });
+
+  it('merges a task page with the lines, each event once, in the board order', () => {
+    expect(seqs(mergeLines([mk(5), mk(9)], [mk(1), mk(5), mk(7)]))).toEqual([1, 5, 7, 9]);
   });
 });
