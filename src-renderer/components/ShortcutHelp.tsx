@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
+import { GO_TO_AGENT_KEYS } from './AgentListMenu.js';
+import { NEXT_TAB_KEYS, PREVIOUS_TAB_KEYS } from './AgentTabs.js';
 import { PALETTE_KEYS } from './CommandPalette.js';
 import { typingIn } from './keys.js';
 import { useCommands } from './useCommands.js';
@@ -13,6 +15,9 @@ const SHORTCUTS: ReadonlyArray<[string, string]> = [
   ['Assign to… on a card', 'Assign it from the keyboard: arrows pick an agent, Enter assigns'],
   ['Ctrl+F in a terminal', 'Find in that agent’s terminal; Enter / Shift+Enter next / previous'],
   ['Alt+Shift+N', 'Go to the next agent waiting for you'],
+  [`${NEXT_TAB_KEYS} / ${PREVIOUS_TAB_KEYS}`, 'Next / previous agent tab (wrapping around), in a terminal too'],
+  [GO_TO_AGENT_KEYS, 'Go to agent: the list of every agent with its state and claims; arrows or its first letter pick, Enter goes there'],
+  ['Delete on an agent’s tab', 'Close that agent (asks first while it runs)'],
   ['↑ ↓ in a menu', 'Move in the Launch and Assign to… menus (Home / End: first / last launch choice); Enter picks; Escape closes it and goes back to its button'],
   ['Escape', 'Close a menu, dialog or drawer'],
   ['?', 'This list'],
