@@ -24,6 +24,8 @@ const SIZES = [
 const STEP_MS = 700;
 /** How long a card is held at the edge: dnd-kit's auto-scroll took 2.5 s to reach the end of 12 tabs. */
 const HOLD_MS = 3000;
+/** How often the held pointer twitches by a pixel. */
+const JITTER_MS = 100;
 
 let w: WindowSession;
 let served: Served;
@@ -247,13 +249,27 @@ describe(`${AGENTS} agents' tabs`, () => {
           }),
         ms,
       );
+    /** A hand holding a card is never quite still: a pixel this way and that, every JITTER_MS, while sampling. */
+    const held = async (x: number, ms: number) => {
+      let on = true;
+      const jitter = (async () => {
+        for (let i = 0; on; i++) {
+          await page.mouse.move(x + (i % 2), edgeY);
+          await new Promise((r) => setTimeout(r, JITTER_MS));
+        }
+      })();
+      const r = await sample(ms);
+      on = false;
+      await jitter;
+      return r;
+    };
     const changes = (r: Awaited<ReturnType<typeof sample>>) => {
       const out: Array<{ t: number; left: number }> = [];
       let last = r.samples[0]!.left;
       for (const x of r.samples) if (x.left !== last) out.push(x), (last = x.left);
       return out;
     };
-    const forward = await sample(HOLD_MS);
+    const forward = await held(s.x + s.width - 12, HOLD_MS);
     const view = await strip.evaluate((el) => el.clientWidth);
     const steps = changes(forward);
     console.log(`held ${HOLD_MS} ms at the end: scrollLeft ${steps.map((c) => `${c.left.toFixed(0)}@${c.t.toFixed(0)}ms`).join(', ')} (max ${forward.max})`);
@@ -268,7 +284,7 @@ describe(`${AGENTS} agents' tabs`, () => {
 
     // At the start edge it steps back, a tab's start on the strip's start each time.
     await page.mouse.move(s.x + 12, edgeY, { steps: 8 });
-    const back = await sample(STEP_MS * 2.5);
+    const back = await held(s.x + 12, STEP_MS * 2.5);
     const backSteps = changes(back);
     expect(backSteps.length).toBeGreaterThanOrEqual(1);
     for (const c of backSteps) expect(back.starts.some((st) => Math.abs(c.left - st) <= 1), `${c.left}`).toBe(true);
