@@ -314,4 +314,34 @@ describe(`${AGENTS} agents' tabs`, () => {
     // The other agent's ring goes on: T-2 is still worked on.
     await page.getByTestId(`agent-countdown-${ids[1]}`).waitFor();
   }, 60_000);
+
+  it('Delete on a tab closes its agent (asking first); an exited agent’s Relaunch is the palette’s too, no control inside its tab', async () => {
+    await page.setViewportSize(SIZES[1]);
+    const last = ids[AGENTS - 1]!;
+    // The WAI-ARIA tabs pattern's key for a tab that can be closed: it asks, as the × does.
+    await page.getByTestId(`agent-tab-${last}`).focus();
+    await page.keyboard.press('Delete');
+    await page.getByTestId('confirm-dialog').waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId('confirm-body').textContent()).toContain('is running');
+    await page.keyboard.press('Escape');
+    await page.getByTestId('confirm-dialog').waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await agentTabIds(page)).toContain(last);
+
+    // Its shell ends: the tab says exited and offers Relaunch beside it (for the pointer), and the palette
+    // offers it from the keyboard; the strip still has no control inside a tab, none beside the tabs.
+    await host.call('agent.input', { key, agentId: last, data: 'exit\r' });
+    await expect.poll(() => page.getByTestId(`agent-tab-${last}`).getAttribute('data-status'), { timeout: 10_000 }).toBe('exited');
+    await page.getByTestId(`relaunch-${last}`).waitFor({ timeout: 10_000 });
+    expect(await axeOnStrip(['nested-interactive', 'aria-required-children', 'aria-required-parent'])).toEqual([]);
+    const name = (await page.getByTestId(`agent-tab-${last}`).getAttribute('data-name')) as string;
+    await page.keyboard.press('Control+Shift+KeyP');
+    await page.getByTestId('palette-input').fill(`relaunch ${name}`);
+    await page.getByTestId(`palette-item-agent-relaunch-${last}`).click({ timeout: 10_000 });
+    // Relaunched in its place: a new agent (new id), running.
+    await expect.poll(async () => (await agentTabIds(page)).includes(last)).toBe(false);
+    const relaunched = (await agentTabIds(page))[AGENTS - 1]!;
+    await expect.poll(() => page.getByTestId(`agent-tab-${relaunched}`).getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+    ids[AGENTS - 1] = relaunched;
+    await w.shot('agent-tabs-1440-06-relaunched');
+  }, 60_000);
 });

@@ -33,7 +33,12 @@ export function AgentListMenu({ onPick, opener }: { onPick(agentId: string): voi
     back.current = was instanceof HTMLElement && !root.current?.contains(was) ? was : button.current;
     setOpen(true);
   };
-  opener.current = openList;
+  useEffect(() => {
+    opener.current = openList;
+    return () => {
+      opener.current = null;
+    };
+  });
   const close = (refocus: boolean) => {
     setOpen(false);
     if (refocus) (back.current?.isConnected ? back.current : button.current)?.focus();
