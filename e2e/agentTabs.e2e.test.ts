@@ -315,9 +315,27 @@ describe(`${AGENTS} agents' tabs`, () => {
     await page.getByTestId(`agent-countdown-${ids[1]}`).waitFor();
   }, 60_000);
 
-  it('Delete on a tab closes its agent (asking first); an exited agent’s Relaunch is the palette’s too, no control inside its tab', async () => {
+  it('arrows move among the tabs; Delete on a tab closes its agent (asking first); an exited agent’s Relaunch is the palette’s too, no control inside its tab', async () => {
     await page.setViewportSize(SIZES[1]);
     const last = ids[AGENTS - 1]!;
+    // One tab stop for the strip, the selected tab; arrows move the focus among the tabs (wrapping), Home
+    // and End to the ends, Enter selects.
+    await page.getByTestId(`agent-tab-${ids[1]}`).click({ position: { x: 8, y: 8 } });
+    await expect.poll(() => page.locator('[role="tab"][tabindex="0"]').getAttribute('data-testid')).toBe(`agent-tab-${ids[1]}`);
+    expect(await page.locator('[role="tab"][tabindex="-1"]').count()).toBe(AGENTS - 1);
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid'));
+    await page.getByTestId(`agent-tab-${ids[1]}`).focus();
+    await page.keyboard.press('ArrowLeft');
+    expect(await focused()).toBe(`agent-tab-${ids[0]}`);
+    await page.keyboard.press('ArrowLeft');
+    expect(await focused()).toBe(`agent-tab-${last}`);
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowRight');
+    expect(await focused()).toBe(`agent-tab-${ids[1]}`);
+    await page.keyboard.press('End');
+    expect(await focused()).toBe(`agent-tab-${last}`);
+    await page.keyboard.press('Enter');
+    await expectShownWhole(last);
     // The WAI-ARIA tabs pattern's key for a tab that can be closed: it asks, as the × does.
     await page.getByTestId(`agent-tab-${last}`).focus();
     await page.keyboard.press('Delete');

@@ -106,6 +106,17 @@ export function AgentTabs() {
   );
 }
 
+const ARROW_KEYS = new Set(['ArrowLeft', 'ArrowRight', 'Home', 'End']);
+
+/** From a focused tab to the previous / next (wrapping), first or last tab of its strip. */
+function focusSibling(tab: HTMLElement, key: string): void {
+  const tabs = [...(tab.closest('[role="tablist"]')?.querySelectorAll<HTMLElement>('[role="tab"]') ?? [])];
+  const at = tabs.indexOf(tab);
+  const n = tabs.length;
+  const to = key === 'Home' ? 0 : key === 'End' ? n - 1 : (at + (key === 'ArrowRight' ? 1 : -1) + n) % n;
+  tabs[to]?.focus();
+}
+
 /**
  * One agent's tab and its buttons, side by side in a wrapper: a button inside an element with role="tab" is
  * an interactive element inside another (axe's nested-interactive: a screen reader reads the tab as one
@@ -118,6 +129,8 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
   const c = useController();
   const a = useApp((s) => s.agents[id]);
   const active = useApp((s) => s.activeAgentId === id);
+  // One tab stop for the whole strip (the selected tab; the first while none is): arrows move among the tabs.
+  const tabStop = useApp((s) => s.activeAgentId === id || (!s.activeAgentId && s.agentIds[0] === id));
   // Only this agent's claims, as the host sent them with its agent list: never a scan of every task per tab.
   const claims = a?.claims;
   const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agents[id]?.claims));
@@ -133,7 +146,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
     <div ref={setNodeRef} className={`tab-item ${state}`} data-tab-item={id}>
       <div
         role="tab"
-        tabIndex={0}
+        tabIndex={tabStop ? 0 : -1}
         aria-selected={active}
         aria-keyshortcuts={remote ? undefined : 'Delete'}
         className={`tab ${state}`}
@@ -150,6 +163,11 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
           if (e.key === 'Enter' || e.key === ' ') {
             e.preventDefault();
             c.selectAgent(id);
+          } else if (ARROW_KEYS.has(e.key)) {
+            // Manual activation (WAI-ARIA tabs pattern): arrows move the focus, Enter selects. Selecting
+            // shows the agent's terminal, which takes the focus: arrows that selected could not go on.
+            e.preventDefault();
+            focusSibling(e.currentTarget, e.key);
           } else if (e.key === 'Delete' && !remote) {
             e.preventDefault();
             void closeAgentAsking(c, id);

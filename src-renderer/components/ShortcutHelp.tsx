@@ -17,6 +17,7 @@ const SHORTCUTS: ReadonlyArray<[string, string]> = [
   ['Alt+Shift+N', 'Go to the next agent waiting for you'],
   [`${NEXT_TAB_KEYS} / ${PREVIOUS_TAB_KEYS}`, 'Next / previous agent tab (wrapping around), in a terminal too'],
   [GO_TO_AGENT_KEYS, 'Go to agent: the list of every agent with its state and claims; arrows or its first letter pick, Enter goes there'],
+  ['← → Home End on an agent’s tab', 'Move between the agents’ tabs; Enter or Space selects one'],
   ['Delete on an agent’s tab', 'Close that agent (asks first while it runs)'],
   ['↑ ↓ in a menu', 'Move in the Launch and Assign to… menus (Home / End: first / last launch choice); Enter picks; Escape closes it and goes back to its button'],
   ['Escape', 'Close a menu, dialog or drawer'],
