@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
+import { GO_TO_AGENT_KEYS } from './AgentListMenu.js';
+import { NEXT_TAB_KEYS, PREVIOUS_TAB_KEYS } from './AgentTabs.js';
 import { PALETTE_KEYS } from './CommandPalette.js';
 import { typingIn } from './keys.js';
 import { TOGGLE_AGENTS_KEYS, TOGGLE_BOARD_KEYS } from './layoutCommands.js';
@@ -17,6 +19,10 @@ const SHORTCUTS: ReadonlyArray<[string, string]> = [
   [TOGGLE_AGENTS_KEYS, 'Hide or show the agents’ terminals (anywhere, a terminal too)'],
   [TOGGLE_BOARD_KEYS, 'Hide or show the board'],
   ['↑ ↓ on the divider', 'Size the board and the terminals (Page Up / Page Down: bigger steps; Home / End: smallest / largest board; Enter hides or shows the board); a drag does it too'],
+  [`${NEXT_TAB_KEYS} / ${PREVIOUS_TAB_KEYS}`, 'Next / previous agent tab (wrapping around), in a terminal too'],
+  [GO_TO_AGENT_KEYS, 'Go to agent: the list of every agent with its state and claims; arrows or its first letter pick, Enter goes there'],
+  ['← → Home End on an agent’s tab', 'Move between the agents’ tabs; Enter or Space selects one'],
+  ['Delete on an agent’s tab', 'Close that agent (asks first while it runs)'],
   ['↑ ↓ in a menu', 'Move in the Launch and Assign to… menus (Home / End: first / last launch choice); Enter picks; Escape closes it and goes back to its button'],
   ['Escape', 'Close a menu, dialog or drawer'],
   ['?', 'This list'],

@@ -1,5 +1,6 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
+import { describeExit } from './boardState.js';
 
 /** An agent as the host sent it, unchanged: its tab need not re-render. */
 export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
@@ -62,4 +63,10 @@ export function keepUnchanged(old: Readonly<Record<string, AgentInfo>>, list: re
 /** The same ids in the same order: the tab strip need not be laid out again. */
 export function sameOrder(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((id, i) => b[i] === id);
+}
+
+/** An agent's status word as its tab and the agent list say it: the host it runs on, its exit, or its status. */
+export function statusText(a: AgentInfo): string {
+  if (a.host !== undefined) return `on ${a.host}`;
+  return a.status === 'exited' ? describeExit(a) : a.status;
 }

@@ -131,25 +131,39 @@ export function isLapsed(task: Pick<Task, 'claim' | 'lastClaim'>): boolean {
   return task.claim === null && task.lastClaim?.reason === 'lapsed';
 }
 
-/** The soonest deadline among the live claims an agent holds, or null when it holds none. Scans every task:
+/** The soonest deadline among the live claims an agent holds that count down (`countsDown`), or null. Scans every task:
  *  the window uses `nearestDeadlineOf` with the agent's claims as the host sent them instead. */
 export function nearestDeadline(board: Board | null, agentId: string): number | null {
   if (!board) return null;
   let best: number | null = null;
   for (const t of board.tasks.values()) {
     const c = t.claim;
-    if (c && c.agentId === agentId && (best === null || c.deadline < best)) best = c.deadline;
+    if (c && countsDown(t) && c.agentId === agentId && (best === null || c.deadline < best)) best = c.deadline;
   }
   return best;
 }
 
-/** The soonest deadline among the given tasks' live claims (an agent's, as the host sent them): O(its claims). */
+/**
+ * Whether a task's lease is a deadline its holder works against, shown as a countdown (the card's bar, the
+ * tab's ring, the agent list). A task in review keeps its claim (a reject gives it back to its holder while
+ * the lease runs, and liveness renews it meanwhile), but it waits for a person, not for its agent: counting
+ * that lease down on the agent's tab said the agent was late on work it had finished (issue 32: after `done`
+ * the card stopped, the tab's ring went on 1:58, 1:51). The host's claims are right; this is the one rule
+ * every countdown follows.
+ */
+export function countsDown(task: Pick<Task, 'claim' | 'state'>): boolean {
+  return task.claim !== null && task.state !== 'review';
+}
+
+/** The soonest deadline among the given tasks' live claims (an agent's, as the host sent them) that count
+ *  down (`countsDown`): O(its claims). */
 export function nearestDeadlineOf(board: Board | null, taskIds: readonly string[] | undefined): number | null {
   if (!board || !taskIds) return null;
   let best: number | null = null;
   for (const id of taskIds) {
-    const c = board.tasks.get(id)?.claim;
-    if (c && (best === null || c.deadline < best)) best = c.deadline;
+    const t = board.tasks.get(id);
+    const c = t?.claim;
+    if (t && c && countsDown(t) && (best === null || c.deadline < best)) best = c.deadline;
   }
   return best;
 }

@@ -8,6 +8,7 @@ import {
   isLapsed,
   isWarning,
   nearestDeadline,
+  nearestDeadlineOf,
   newlyExited,
 } from '../../../src-renderer/state/boardState.js';
 import { agent, engineWith, snapshotOf } from '../../helpers/renderer.js';
@@ -148,5 +149,32 @@ describe('claims per agent and warnings', () => {
     expect(newlyExited(before, after).map((a) => a.id)).toEqual(['a1']);
     expect(describeExit(after[0]!)).toBe('killed by signal 9');
     expect(describeExit(agent('x', { exit: { code: 2, signal: null } }))).toBe('exited with code 2');
+  });
+});
+
+describe("the tab's countdown after `done` (issue 32)", () => {
+  it('stops as the card does: a task in review keeps its claim but is no deadline for its agent; a reject starts it again', () => {
+    const { engine, events } = engineWith(['parse', 'test']);
+    const board = boardFromSnapshot(snapshotOf(engine).board);
+    events.length = 0;
+    engine.claim('a1', 'T-1');
+    engine.claim('a1', 'T-2');
+    engine.done('a1', 'T-1');
+    for (const e of events.splice(0)) applyLiveEvent(board, e);
+    // The host still lists both as a1's (the claim on T-1 lives on in review) ...
+    const claims = engine.claimsOf('a1').sort();
+    expect(claims).toEqual(['T-1', 'T-2']);
+    expect(board.tasks.get('T-1')?.claim?.agentId).toBe('a1');
+    // ... but only T-2's lease counts down on a1's tab, as only T-2's card shows one.
+    expect(nearestDeadlineOf(board, claims)).toBe(board.tasks.get('T-2')?.claim?.deadline);
+    expect(nearestDeadline(board, 'a1')).toBe(board.tasks.get('T-2')?.claim?.deadline);
+    engine.done('a1', 'T-2');
+    for (const e of events.splice(0)) applyLiveEvent(board, e);
+    expect(nearestDeadlineOf(board, claims)).toBeNull();
+    expect(nearestDeadline(board, 'a1')).toBeNull();
+    // Sent back while the lease runs: the task is a1's work again, and its countdown is back.
+    expect(engine.rejectReview('T-1', 'the tests fail').ok).toBe(true);
+    for (const e of events.splice(0)) applyLiveEvent(board, e);
+    expect(nearestDeadlineOf(board, claims)).toBe(board.tasks.get('T-1')?.claim?.deadline);
   });
 });
