@@ -5,6 +5,7 @@ import { USER } from '../../src-shared/board/model.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { UserText } from './UserText.js';
 import { agentLabel } from '../state/agentList.js';
+import { countsDown } from '../state/boardState.js';
 import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
 import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -73,8 +74,9 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
           </p>
         )
       )}
-      {/* In review the task waits for a person, not for its agent: no lease countdown to read as a deadline. */}
-      {task.claim && task.state !== 'review' && (
+      {/* In review the task waits for a person, not for its agent: no lease countdown to read as a deadline
+          (the agent's tab follows the same rule). */}
+      {task.claim && countsDown(task) && (
         <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
       )}
       <div className="card-meta">
