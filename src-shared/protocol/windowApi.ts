@@ -6,7 +6,7 @@ import type { CompactTask } from '../board/serialized.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
-import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
+import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
 import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
@@ -63,7 +63,7 @@ export const windowMethods = {
   'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, writeKey }).strict()),
   'task.release': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.approve': method<null>()(z.object({ key, taskId, writeKey }).strict()),
-  'task.reject': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
+  'task.reject': method<null>()(z.object({ key, taskId, reason: RejectReasonSchema, writeKey }).strict()),
   'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
   'task.unblock': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.reset': method<null>()(z.object({ key, taskId, writeKey }).strict()),
