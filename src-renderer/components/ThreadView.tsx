@@ -21,6 +21,7 @@ import { ReviewDialog } from './ReviewDialog.js';
 import { TaskDetails } from './TaskDetails.js';
 import { ThreadSettings } from './ThreadSettings.js';
 import { GitStatus, WorktreesPanel } from './Worktrees.js';
+import { assignAsking } from './takeTask.js';
 
 /** Space picks a focused card up and drops it; Enter is left to open the card's details (TaskCard), and
  *  drops a card already picked up. */
@@ -41,7 +42,7 @@ export function ThreadView() {
     const task = c.state.board?.tasks.get(taskId);
     if (over.startsWith(AGENT_DROP_PREFIX)) {
       const agentId = over.slice(AGENT_DROP_PREFIX.length);
-      if (task?.claim?.agentId !== agentId) void c.actions.assignTask(taskId, agentId);
+      void assignAsking(c, taskId, agentId);
     } else if (over === OPEN_COLUMN_DROP_ID) {
       if (task && (task.claim || task.state === 'review')) void c.actions.releaseTask(taskId);
     }
