@@ -105,6 +105,20 @@ export type KeyedWindowMethod = { [M in WindowMethod]: 'writeKey' extends keyof 
 export type WindowParams<M extends WindowMethod> = InputOf<typeof windowMethods, M>;
 export type WindowResult<M extends WindowMethod> = OutputOf<typeof windowMethods, M>;
 
+/** How an agent of an earlier run of the host ended: its process exited by itself, the host stopped and ended
+ *  it (Ctrl-C, quit), or the host went without a word (a crash) and found it gone when it came back. */
+export const AGENT_ENDINGS = ['exited', 'host-stopped', 'host-lost'] as const;
+export type AgentEnding = (typeof AGENT_ENDINGS)[number];
+
+/** An agent the last run of the host ended, as the next run lists it (roster/agentStore.ts keeps it). */
+export interface AgentLastRun {
+  how: AgentEnding;
+  /** The tasks it held as it ended (their claims ended with it). */
+  held: string[];
+  /** Its exit status, when the host saw it. */
+  exit: { code: number; signal: number | null } | null;
+}
+
 export interface AgentInfo {
   id: string;
   name: string;
@@ -118,6 +132,9 @@ export interface AgentInfo {
   resumable?: boolean;
   /** What it is doing (working, waiting for you, idle, stalled, exited) and which signal said so. */
   state?: AgentStateInfo | null;
+  /** An agent of an earlier run of the host, which ended with it or before it: listed apart from the tabs, with
+   *  how it ended and what it held, to relaunch, resume or dismiss. Gone once it is resumed or closed. */
+  lastRun?: AgentLastRun;
   /** It runs on another host of a shared board (that host's name): its terminal is in that host's window;
    *  here it shows its claims, and a task can be given to it. */
   host?: string;
