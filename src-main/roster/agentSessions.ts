@@ -32,13 +32,13 @@ export class AgentSessions {
 
   /** The agents of earlier runs, listed as exited so the window can offer a relaunch or a resume; names count
    *  on after theirs. A record that says running stays so only for an agent that lives on (`alive`: its pty
-   *  host kept it); any other was ended without a word of how (the host went down with it): host-lost. The
+   *  host kept it); any other ended while no host watched it (it died with a host that went down, or while kept): found-gone. The
    *  records as they are now. */
   restoreInto(registry: AgentRegistry, now: number, alive: (id: string) => boolean = () => false): StoredAgent[] {
     const restored = this.store.list();
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
-      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: a.ended ?? { how: 'host-lost', held: [], exit: null } });
+      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: a.ended ?? { how: 'found-gone', held: [], exit: null } });
     }
     this.numbers.sawAll(restored);
     return restored.map((a) => this.store.get(a.id) ?? a);

@@ -117,7 +117,7 @@ export class Roster {
     // the pty host kept are taken back at once, before anyone can call as them.
     const alive = (id: string) => d.kept?.isLive(id) ?? false;
     for (const a of d.sessions.restoreInto(this.registry, performance.now(), alive)) {
-      if (!alive(a.id)) this.lastRun.set(a.id, a.ended ?? { how: 'host-lost', held: [], exit: null });
+      if (!alive(a.id)) this.lastRun.set(a.id, a.ended ?? { how: 'found-gone', held: [], exit: null });
     }
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.

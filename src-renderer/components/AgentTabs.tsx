@@ -8,6 +8,7 @@ import { closeAgentAsking } from './agentClose.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 import { LaunchMenu } from './LaunchMenu.js';
+import { EndedAgents } from './EndedAgents.js';
 import { FindInTerminal } from './TerminalArea.js';
 import { useCommands } from './useCommands.js';
 import { UserText } from './UserText.js';
@@ -34,8 +35,8 @@ export function AgentTabs() {
         {ids.map((id) => (
           <AgentTab key={id} id={id} />
         ))}
-        {ids.length === 0 && <span className="tabs-empty">No agents yet.</span>}
       </div>
+      <EndedAgents none={ids.length === 0} />
       <FindInTerminal />
       <AgentNotifyToggle />
       <LaunchMenu />

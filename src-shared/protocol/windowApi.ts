@@ -106,8 +106,9 @@ export type WindowParams<M extends WindowMethod> = InputOf<typeof windowMethods,
 export type WindowResult<M extends WindowMethod> = OutputOf<typeof windowMethods, M>;
 
 /** How an agent of an earlier run of the host ended: its process exited by itself, the host stopped and ended
- *  it (Ctrl-C, quit), or the host went without a word (a crash) and found it gone when it came back. */
-export const AGENT_ENDINGS = ['exited', 'host-stopped', 'host-lost'] as const;
+ *  it (Ctrl-C, quit), or the next host found it gone (it went down with a host that crashed, or died while a
+ *  pty host kept it and no board host ran). */
+export const AGENT_ENDINGS = ['exited', 'host-stopped', 'found-gone'] as const;
 export type AgentEnding = (typeof AGENT_ENDINGS)[number];
 
 /** An agent the last run of the host ended, as the next run lists it (roster/agentStore.ts keeps it). */

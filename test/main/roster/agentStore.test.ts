@@ -146,7 +146,7 @@ describe('AgentSessions', () => {
     await expect(s.resumeId('codex-1-bb', { CODEX_HOME: join(dir, 'no-codex') })).rejects.toThrow(/recorded no conversation to resume/);
   });
 
-  it('keeps how an agent ended and what it held; a later word about the same end keeps what it held; a restart finds the others host-lost', () => {
+  it('keeps how an agent ended and what it held; a later word about the same end keeps what it held; a restart finds the others found gone', () => {
     const dir = freshDir();
     const s = AgentSessions.open(dir);
     const shellPlan = { kind: 'shell' as const, command: '/bin/sh', args: [], env: {}, files: [], instructionsVia: 'file' as const, mcp: false };
@@ -163,7 +163,7 @@ describe('AgentSessions', () => {
       'shell-1-aa': { how: 'host-stopped', held: ['T-1', 'T-7'], exit: null },
       'shell-2-bb': { how: 'exited', held: ['T-2'], exit: { code: 0, signal: 9 } },
       // still running on disk and not kept alive: the host went down with it
-      'shell-3-cc': { how: 'host-lost', held: [], exit: null },
+      'shell-3-cc': { how: 'found-gone', held: [], exit: null },
     });
     expect(registry.all().map((a) => [a.id, a.status])).toEqual([
       ['shell-1-aa', 'exited'],
