@@ -21,7 +21,7 @@ export function EndedAgents({ none }: { none: boolean }) {
   const ids = useApp((s) => s.endedAgentIds);
   if (ids.length === 0) return none ? <span className="tabs-empty">No agents yet.</span> : null;
   return (
-    <section className="ended-agents" aria-label="Agents the last run ended" data-testid="ended-agents">
+    <section className={`ended-agents${none ? ' alone' : ''}`} aria-label="Agents the last run ended" data-testid="ended-agents">
       <span className="ended-head">Ended with the last run:</span>
       <ul>
         {ids.map((id) => (
@@ -48,9 +48,9 @@ const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
   return (
     <li className="ended-agent" data-testid={`ended-${id}`} data-how={a.lastRun.how}>
       <span className="ended-name">{a.name}</span> <span className="muted">({profile ?? a.profile})</span>{' '}
-      <span data-testid={`ended-how-${id}`}>{describeEnding(a.lastRun)}</span>
-      {'; '}
+      <span data-testid={`ended-how-${id}`}>{describeEnding(a.lastRun)}</span>;{' '}
       <span data-testid={`ended-held-${id}`}>{held}</span>
+      <span className="ended-actions">
       <button type="button" data-testid={`ended-relaunch-${id}`} onClick={() => void c.relaunch(id)} aria-label={`Relaunch ${a.name}`}>
         Relaunch
       </button>
@@ -62,6 +62,7 @@ const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
       <button type="button" data-testid={`ended-dismiss-${id}`} onClick={() => void c.actions.closeAgent(id)} aria-label={`Dismiss ${a.name}`}>
         Dismiss
       </button>
+      </span>
     </li>
   );
 });
