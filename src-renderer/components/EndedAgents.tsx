@@ -51,17 +51,17 @@ const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
       <span data-testid={`ended-how-${id}`}>{describeEnding(a.lastRun)}</span>;{' '}
       <span data-testid={`ended-held-${id}`}>{held}</span>
       <span className="ended-actions">
-      <button type="button" data-testid={`ended-relaunch-${id}`} onClick={() => void c.relaunch(id)} aria-label={`Relaunch ${a.name}`}>
-        Relaunch
-      </button>
-      {a.resumable && (
-        <button type="button" data-testid={`ended-resume-${id}`} onClick={() => void c.resume(id)} aria-label={`Resume ${a.name}'s conversation`}>
-          Resume
+        <button type="button" data-testid={`ended-relaunch-${id}`} onClick={() => void c.relaunch(id)} aria-label={`Relaunch ${a.name}`}>
+          Relaunch
         </button>
-      )}
-      <button type="button" data-testid={`ended-dismiss-${id}`} onClick={() => void c.actions.closeAgent(id)} aria-label={`Dismiss ${a.name}`}>
-        Dismiss
-      </button>
+        {a.resumable && (
+          <button type="button" data-testid={`ended-resume-${id}`} onClick={() => void c.resume(id)} aria-label={`Resume ${a.name}'s conversation`}>
+            Resume
+          </button>
+        )}
+        <button type="button" data-testid={`ended-dismiss-${id}`} onClick={() => void c.actions.closeAgent(id)} aria-label={`Dismiss ${a.name}`}>
+          Dismiss
+        </button>
       </span>
     </li>
   );
