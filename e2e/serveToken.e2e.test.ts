@@ -79,6 +79,6 @@ describe('the serve token in a real browser', () => {
     expect(filesContaining(profile, encodeURIComponent(credential))).toEqual([]);
     // What it kept of the printed link (History has `/#code=…`) opens nothing: the code is spent.
     const again = await serveRequest(s, { method: 'POST', path: '/session', body: code });
-    expect(again.status).toBe(403);
+    expect(again.status).toBe(410);
   }, 90_000);
 });

@@ -79,6 +79,8 @@ describe('the Thread window in a real browser', () => {
     await typeIn(a2.id, 'forkbench claim T-2');
     await expect.poll(() => card('T-2').getAttribute('data-holder'), { timeout: 10_000 }).toBe(a2.id);
     await dragCard('T-2', `agent-tab-${b.id}`);
+    // T-2 is a2's work in progress: the drop asks first (issue 32, finding 6)
+    await page.getByTestId('confirm-ok').click();
     await expect.poll(() => card('T-2').getAttribute('data-holder'), { timeout: 5000 }).toBe(b.id);
     await typeIn(a2.id, 'forkbench note T-2 "still mine?"');
     const rejected = page.locator('[data-testid="log-entry"][data-kind="write-rejected"]');

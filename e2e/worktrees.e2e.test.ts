@@ -94,6 +94,8 @@ describe('worktrees under claims in a real browser', () => {
     // T-1 is dragged from A to B: A's next commit is refused by the board, in git's own output.
     const head = git(served.folder, 'rev-parse', 'forkbench/T-1');
     await dragCard('T-1', `agent-tab-${b}`);
+    // T-1 is A's work in progress: the drop asks first (issue 32, finding 6)
+    await page.getByTestId('confirm-ok').click();
     await expect.poll(() => card('T-1').getAttribute('data-holder'), { timeout: 5000 }).toBe(b);
     await typeIn(a, `echo 'A again' >> notes.txt && git commit -qam 'A keeps going'; echo COMMIT-EXIT=$?`);
     await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/COMMIT-EXIT=[1-9]/);

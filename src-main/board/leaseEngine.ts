@@ -6,7 +6,7 @@ import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
-import type { SettingsPatch } from '../../src-shared/board/schemas.js';
+import { REJECT_REASON_MISSING, type SettingsPatch } from '../../src-shared/board/schemas.js';
 import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
 import type { Clock } from '../base/clock.js';
 import { ClaimIndex } from './claimIndex.js';
@@ -502,8 +502,10 @@ export class LeaseEngine {
     if (!t.ok) return t;
     const task = t.value;
     if (task.state !== 'review') return reject('bad-state', `${taskId} ${isInState(task.state)}; only a task in review can be rejected`);
+    // Checked here as well as in the window's schema: the board is where the promise lives, whoever calls it.
+    if (reason.trim() === '') return reject('invalid-input', REJECT_REASON_MISSING);
     const to = task.claim ? 'claimed' : 'open';
-    if (reason) this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
+    this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
     this.emit({ kind: 'returned', taskId, by, reason, to });
     return ok(null);
   }

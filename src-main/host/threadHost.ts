@@ -169,9 +169,11 @@ export class ThreadHost {
     this.worktrees.stop();
     if (how === 'leave') this.roster.leave();
     else {
+      // What each agent holds, before the shutdown ends it: the next run lists the agents with it.
+      const held = this.roster.heldByAgents();
       // Every claim ends now with the reason (the board stays open for exactly this write).
       await this.board.apply((e) => e.shutdown(how)).catch(() => undefined);
-      await this.roster.killAll();
+      await this.roster.killAll(held);
     }
     await this.worktrees.close();
     await this.socket.close();

@@ -30,16 +30,18 @@ export class AgentSessions {
     return new AgentSessions(AgentStore.open(join(dataDir, 'agents.json'), warn), join(dataDir, 'agents'), AgentNumbers.open(join(dataDir, 'agent-numbers.json'), warn), warn);
   }
 
-  /** The agents of earlier runs, listed as exited so their tabs can offer a resume; names count on after theirs.
-   *  A record that says running stays so only for an agent that lives on (`alive`: its pty host kept it). */
+  /** The agents of earlier runs, listed as exited so the window can offer a relaunch or a resume; names count
+   *  on after theirs. A record that says running stays so only for an agent that lives on (`alive`: its pty
+   *  host kept it); any other ended while no host watched it (it died with a host that went down, or while kept): found-gone. The
+   *  records as they are now. */
   restoreInto(registry: AgentRegistry, now: number, alive: (id: string) => boolean = () => false): StoredAgent[] {
     const restored = this.store.list();
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
-      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited' });
+      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: a.ended ?? { how: 'found-gone', held: [], exit: null } });
     }
     this.numbers.sawAll(restored);
-    return restored;
+    return restored.map((a) => this.store.get(a.id) ?? a);
   }
 
   get(id: string): StoredAgent | undefined {
@@ -63,15 +65,21 @@ export class AgentSessions {
    */
   plan(a: StoredAgent, plan: LaunchPlan, env: Record<string, string | undefined>, resumeId: string | null): LaunchPlan {
     const spec = sessionSpecOf(a.profile as ProfileIdShared);
-    // A shell or a custom command has no conversation of its own: nothing to keep for it.
-    if (!spec) return plan;
+    // Running again: how it ended before is over.
+    const { ended: _over, ...running } = a;
+    // A shell or a custom command has no conversation of its own, but is recorded all the same: after a
+    // restart that ended it, the window lists it with how it ended and what it held, to relaunch.
+    if (!spec) {
+      this.store.put({ ...running, sessionId: null, state: 'running' });
+      return plan;
+    }
     const ctx = this.context(a, env);
     if (resumeId !== null) {
-      this.store.put({ ...a, sessionId: resumeId, state: 'running' });
+      this.store.put({ ...running, sessionId: resumeId, state: 'running' });
       return spec.resume(plan, resumeId, ctx);
     }
     const started = spec.start(plan, ctx);
-    this.store.put({ ...a, sessionId: started.sessionId, state: 'running' });
+    this.store.put({ ...running, sessionId: started.sessionId, state: 'running' });
     return started.plan;
   }
 
@@ -97,12 +105,17 @@ export class AgentSessions {
     return found;
   }
 
-  /** The agent's process is gone: the record says so, and a conversation id the CLI chose is looked up now,
-   *  while its files are fresh. */
-  exited(id: string, env: Record<string, string | undefined>): void {
+  /** The agent's process is gone: the record says so (how, and what it held: the first word that named any
+   *  task is kept, since a later word about the same end comes after its claims were released), and a
+   *  conversation id the CLI chose is looked up now, while its files are fresh. */
+  exited(id: string, env: Record<string, string | undefined>, ending: NonNullable<StoredAgent['ended']> = { how: 'exited', held: [], exit: null }): void {
     const a = this.store.get(id);
     if (!a) return;
-    this.store.update(id, { state: 'exited' });
+    const before = a.state === 'exited' ? a.ended : undefined;
+    this.store.update(id, {
+      state: 'exited',
+      ended: { how: ending.how, held: ending.held.length ? ending.held : (before?.held ?? []), exit: ending.exit ?? before?.exit ?? null },
+    });
     const spec = sessionSpecOf(a.profile as ProfileIdShared);
     if (a.sessionId || !spec?.find) return;
     void spec

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
+import { AGENT_ENDINGS } from '../../src-shared/protocol/windowApi.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import { writeFileAtomic } from '../base/atomicWrite.js';
 import { readCheckedJson } from '../base/checkedJsonFile.js';
@@ -19,6 +20,11 @@ export const STORE_VERSION = 1;
 /** Owner-only: the file, and the folder it sits in. */
 export const STORE_FILE_MODE = 0o600;
 const STORE_DIR_MODE = 0o700;
+/** A task id is `T-` and at most 9 digits (TaskIdSchema). */
+const MAX_TASK_ID_CHARS = 11;
+/** Held tasks kept per agent: far more than an agent holds (each claim is a lease it renews), and a bound on
+ *  what a damaged or hand-edited file can make the window list. */
+const MAX_HELD_KEPT = 100;
 
 const StoredAgentSchema = z
   .object({
@@ -37,6 +43,15 @@ const StoredAgentSchema = z
     startedAt: z.number().int().min(0),
     cols: z.number().int().min(TerminalSize.minCols).max(TerminalSize.maxCols),
     rows: z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows),
+    /** How it ended and what it held then, for the next run's list of ended agents; absent while it runs. */
+    ended: z
+      .object({
+        how: z.enum(AGENT_ENDINGS),
+        held: z.array(z.string().max(MAX_TASK_ID_CHARS)).max(MAX_HELD_KEPT),
+        exit: z.object({ code: z.number().int(), signal: z.number().int().nullable() }).strict().nullable(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

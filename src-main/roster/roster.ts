@@ -9,7 +9,7 @@ import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, AgentLastRun } from '../../src-shared/protocol/windowApi.js';
 import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 import type { Agent, ExitStatus } from '../agents/agent.js';
@@ -102,6 +102,9 @@ export class Roster {
   private readonly panes = new Map<string, Pane>();
   /** Verify commands running: their root's pid, and the agent whose done they check. */
   private readonly verifyRoots = new Map<number, string>();
+  /** The agents of an earlier run that ended (not kept alive by the pty host): how, and what they held. Each
+   *  leaves this list when it is resumed, relaunched or closed. */
+  private readonly lastRun = new Map<string, AgentLastRun>();
   private readonly store = new DisposableStore();
   private closing = false;
   readonly onData = new Emitter<{ agentId: string; data: string }>();
@@ -112,7 +115,10 @@ export class Roster {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
     // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from); those
     // the pty host kept are taken back at once, before anyone can call as them.
-    d.sessions.restoreInto(this.registry, performance.now(), (id) => d.kept?.isLive(id) ?? false);
+    const alive = (id: string) => d.kept?.isLive(id) ?? false;
+    for (const a of d.sessions.restoreInto(this.registry, performance.now(), alive)) {
+      if (!alive(a.id)) this.lastRun.set(a.id, a.ended ?? { how: 'found-gone', held: [], exit: null });
+    }
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.
     if (d.states) this.store.add(d.states.onChange.event(() => this.fireAgents()));
@@ -151,6 +157,7 @@ export class Roster {
       claims: this.d.board.engine.claimsOf(a.id).sort(compareTaskIds),
       resumable: a.status === 'exited' && this.d.sessions.resumable(a.id),
       state: this.d.states?.info(a.id) ?? null,
+      ...(a.status === 'exited' && this.lastRun.has(a.id) ? { lastRun: this.lastRun.get(a.id) } : {}),
     }));
     const elsewhere: AgentInfo[] = this.d.board.peers().map((p) => ({
       id: p.id,
@@ -223,6 +230,7 @@ export class Roster {
       old.session.dispose();
     }
     const agent = this.registry.revive(agentId, performance.now());
+    this.lastRun.delete(agentId);
     d.board.hostAgent(agent.id, { name: agent.name, profile: stored.profile });
     return this.start(agent, { ...stored, cols: old?.launch.cols ?? stored.cols, rows: old?.launch.rows ?? stored.rows }, sessionId, false);
   }
@@ -335,7 +343,9 @@ export class Roster {
     const p = this.panes.get(agentId);
     const from = p?.launch ?? this.d.sessions.get(agentId);
     if (!from) throw new Error(`no agent ${agentId}`);
-    const next = await this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command });
+    // An agent of the last run comes back under its own name: the person sees the agent they had, started anew.
+    const name = this.lastRun.has(agentId) ? this.registry.get(agentId)?.name : undefined;
+    const next = await this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command, name });
     if (p?.agent.alive) return next;
     this.registry.moveTo(next.id, agentId);
     await this.close(agentId);
@@ -358,6 +368,7 @@ export class Roster {
     // Closed by the person: it no longer appears in the agent list, and it cannot be resumed. (An agent of an
     // earlier run has no pane here: only its tab and record go.)
     this.registry.remove(agentId);
+    this.lastRun.delete(agentId);
     this.d.sessions.forget(agentId);
     this.d.states?.forget(agentId);
     this.fireAgents();
@@ -467,7 +478,9 @@ export class Roster {
     if (first) this.d.states?.gone(agent.id);
     // A Thread shutting down (or leaving its agents) writes nothing more of them: their records say what the
     // next host will find.
-    if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) this.d.sessions.exited(agent.id, this.d.env);
+    if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) {
+      this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', held: this.d.board.engine.claimsOf(agent.id).sort(compareTaskIds), exit: agent.exit });
+    }
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
     clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
   }
@@ -517,14 +530,21 @@ export class Roster {
     this.disposeEvents();
   }
 
-  /** After stop(): every pane's process group killed and its session disposed, and their records say so. */
-  async killAll(): Promise<void> {
+  /** What each of this host's agents holds now: taken before a stop ends every claim, so the records of the
+   *  agents it ends can say what they held (killAll). */
+  heldByAgents(): Map<string, string[]> {
+    return new Map(this.registry.all().map((a) => [a.id, this.d.board.engine.claimsOf(a.id).sort(compareTaskIds)]));
+  }
+
+  /** After stop(): every pane's process group killed and its session disposed, and their records say so: ended
+   *  by the host's stop, holding what `held` (heldByAgents, before the claims ended) says. */
+  async killAll(held: ReadonlyMap<string, string[]> = new Map()): Promise<void> {
     await Promise.all(
       [...this.panes.values()].map(async (p) => {
         if (!p.session.exit) await p.session.kill().catch(() => undefined);
         p.session.dispose();
         p.agent.ended();
-        this.d.sessions.exited(p.agent.id, this.d.env);
+        this.d.sessions.exited(p.agent.id, this.d.env, { how: 'host-stopped', held: held.get(p.agent.id) ?? [], exit: null });
       }),
     );
     this.panes.clear();

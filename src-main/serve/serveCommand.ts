@@ -102,7 +102,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   }
   if (state.replaced) warn(`forkbench serve: ${state.replaced}; started afresh (pages opened before need a new link)`);
   // What the next run finds: the sessions as they change, the port once listening.
-  const kept = { host: state.host, port: state.port, sessions: state.sessions };
+  const kept = { host: state.host, port: state.port, sessions: state.sessions, codes: state.codes };
   const keep = () => {
     try {
       saveServeState(dataRoot, kept);
@@ -130,9 +130,10 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       staticDir,
       port: on,
       host: state.host,
-      sessions: { port: state.port, saved: state.sessions },
-      onSessionsChanged: (saved) => {
+      sessions: { port: state.port, saved: state.sessions, codes: state.codes },
+      onSessionsChanged: (saved, codes) => {
         kept.sessions = saved;
+        kept.codes = codes;
         keep();
       },
       // Pages come in once the Thread is open (a page left open across a restart asks for it at once).

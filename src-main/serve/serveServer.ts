@@ -5,6 +5,7 @@ import { serializedBoardJson } from '../../src-shared/board/serialized.js';
 import { globalTimers, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';
 import {
   LINK_CODE_PARAM,
+  CodeTrade,
   SESSION_ENDED_CLOSE_CODE,
   SESSION_PATH,
   SESSION_PROBE_PATH,
@@ -45,9 +46,10 @@ export interface ServeOptions {
   host?: string;
   /** The sessions a run before gave out, and the port they were for: on another port they open nothing
    *  (the page's address, and so its origin, was the other port's). */
-  sessions?: { port: number | null; saved: readonly SavedSession[] };
-  /** The sessions changed (a trade, a use, a revoke, an expiry): what to keep for the next run. */
-  onSessionsChanged?: (saved: SavedSession[]) => void;
+  sessions?: { port: number | null; saved: readonly SavedSession[]; codes?: readonly string[] };
+  /** The sessions changed (a trade, a use, a revoke, an expiry): what to keep for the next run, with the hashes
+   *  of the codes given out (ServeSessions.codes), so a spent link is told from a made-up one after a restart. */
+  onSessionsChanged?: (saved: SavedSession[], codes: string[]) => void;
   /** Wall-clock ms, for the sessions' expiry (injected by tests). */
   now?: () => number;
   /** Timers for the expiry sweep (injected by tests). */
@@ -91,7 +93,7 @@ export interface ServeHandle {
 export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   const now = o.now ?? Date.now;
   const timers = o.timers ?? globalTimers;
-  const sessions = new ServeSessions({ now, saved: o.sessions?.saved, onChange: (saved) => o.onSessionsChanged?.(saved) });
+  const sessions = new ServeSessions({ now, saved: o.sessions?.saved, pastCodes: o.sessions?.codes, onChange: (saved, codes) => o.onSessionsChanged?.(saved, codes) });
   const warn = o.warn ?? ((m: string) => process.stderr.write(`${m}\n`));
   const statics = staticFiles(o.staticDir, warn);
   const host = o.host ?? newServeHost();
@@ -193,6 +195,8 @@ export async function startServe(o: ServeOptions): Promise<ServeHandle> {
   v6?.on('error', (err) => warn(`forkbench serve: [::1]: ${err.message}`));
   // The sessions a run before gave out were for the page at its port: on another port no page has them.
   if (o.sessions && o.sessions.port !== port) sessions.clear();
+  // Kept before any link is printed: the next run then knows this run's live code as given out.
+  sessions.changed();
   armSweep();
   // Listening, an error no request owns (the listening socket failing) is reported, not thrown.
   server.on('error', (err) => warn(`forkbench serve: ${err.message}`));
@@ -259,8 +263,12 @@ async function tradeCode(req: http.IncomingMessage, res: http.ServerResponse, t:
   if (!t.ownOrigin(req.headers.origin)) return plain(res, 403, 'forbidden\n');
   const body = await smallBody(req, res);
   if (body === null) return;
-  const credential = t.sessions.redeem(body.trim());
-  if (!credential) return plain(res, 403, 'this link was used already: open the newest link `forkbench serve` printed\n');
+  const code = body.trim();
+  const credential = t.sessions.redeem(code);
+  if (!credential) {
+    if (t.sessions.wasSpent(code)) return plain(res, CodeTrade.spent, 'this link was used already: open the newest link `forkbench serve` printed\n');
+    return plain(res, CodeTrade.unknown, 'this host never gave out this link (mistyped, cut short, or for another data folder): open the newest link `forkbench serve` printed\n');
+  }
   if (t.previous) {
     t.sessions.revoke(t.previous);
     t.endWindows([t.previous], 'this browser opened a new link: reconnect with its new session');

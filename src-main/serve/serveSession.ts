@@ -25,6 +25,10 @@ export const SessionConstants = {
   /** Sessions kept at most; the least recently used go first. Each link traded makes one, and a person has
    *  a few browsers, not dozens: a loop trading links cannot grow the host or its `serve.json`. */
   maxSessions: 16,
+  /** Hashes of spent codes kept, so a spent link is told from one this host never gave out: each trade spends
+   *  one, and a person opens a few links a day; past this many, the oldest is said as never given out, which
+   *  is only a less precise word on a link that opens nothing either way. */
+  maxPastCodes: 64,
 } as const;
 
 /** One browser's session as `serve.json` keeps it: the credential's hash only, so the file opens nothing. */
@@ -54,9 +58,20 @@ const hashOf = (credential: string) => createHash('sha256').update(credential).d
 export class ServeSessions {
   private code = secret();
   private readonly sessions = new Map<string, Session>();
+  /** Hashes of the codes given out and spent (traded, or live in an earlier run), oldest first. */
+  private readonly pastCodes: string[];
 
-  constructor(private readonly o: { now: () => number; saved?: readonly SavedSession[]; onChange?: (saved: SavedSession[]) => void }) {
+  constructor(
+    private readonly o: {
+      now: () => number;
+      saved?: readonly SavedSession[];
+      /** The hashes `codes()` gave the last run: its live code is spent now too (a new run has a new one). */
+      pastCodes?: readonly string[];
+      onChange?: (saved: SavedSession[], codes: string[]) => void;
+    },
+  ) {
     for (const s of o.saved ?? []) this.sessions.set(s.hash, { ...s, open: 0 });
+    this.pastCodes = [...(o.pastCodes ?? [])].slice(-SessionConstants.maxPastCodes);
     this.prune();
   }
 
@@ -68,6 +83,7 @@ export class ServeSessions {
   /** Spends the live code if `given` is it, and makes a new session: its credential, once; null otherwise. */
   redeem(given: string): string | null {
     if (!sameSecret(given, this.code)) return null;
+    this.spend(hashOf(this.code));
     this.code = secret();
     const credential = secret();
     const now = this.o.now();
@@ -75,6 +91,22 @@ export class ServeSessions {
     this.prune();
     this.changed();
     return credential;
+  }
+
+  /** Whether `given` is a code this host gave out that is spent: used, or the live code of an earlier run. A
+   *  lookup of the hash of what was sent: nothing about any live code or credential is compared. */
+  wasSpent(given: string): boolean {
+    return this.pastCodes.includes(hashOf(given));
+  }
+
+  /** The codes' hashes for the next run to know: the spent ones and the live one (which a restart spends). */
+  codes(): string[] {
+    return [...this.pastCodes, hashOf(this.code)].slice(-SessionConstants.maxPastCodes);
+  }
+
+  private spend(hash: string): void {
+    this.pastCodes.push(hash);
+    if (this.pastCodes.length > SessionConstants.maxPastCodes) this.pastCodes.shift();
   }
 
   /** The live session `credential` opens, or null (unknown, revoked, idle too long, past its lifetime). */
@@ -152,8 +184,9 @@ export class ServeSessions {
     for (const s of idle.slice(0, Math.max(0, this.sessions.size - SessionConstants.maxSessions))) this.sessions.delete(s.hash);
   }
 
-  private changed(): void {
-    this.o.onChange?.(this.saved());
+  /** Also called once the server listens, so the live code's hash is kept before any link is printed. */
+  changed(): void {
+    this.o.onChange?.(this.saved(), this.codes());
   }
 }
 

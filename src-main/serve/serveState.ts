@@ -17,6 +17,8 @@ export interface ServeState {
   port: number | null;
   /** The browsers' sessions, valid on `port` only. */
   sessions: SavedSession[];
+  /** Hashes of the link codes given out (ServeSessions.codes): a spent link is then said as spent, not unknown. */
+  codes?: string[];
 }
 
 export const SERVE_STATE_FILE = 'serve.json';
@@ -84,7 +86,7 @@ function readState(text: string): ServeState | { port: number | null } | null {
   } catch {
     return null;
   }
-  const o = v as { host?: unknown; token?: unknown; port?: unknown; sessions?: unknown } | null;
+  const o = v as { host?: unknown; token?: unknown; port?: unknown; sessions?: unknown; codes?: unknown } | null;
   if (!o || typeof o !== 'object') return null;
   const port = Number.isInteger(o.port) && (o.port as number) > 0 && (o.port as number) <= 65535 ? (o.port as number) : null;
   if (typeof o.host !== 'string') return typeof o.token === 'string' ? { port } : null;
@@ -96,5 +98,6 @@ function readState(text: string): ServeState | { port: number | null } | null {
       sessions.push({ hash: s.hash, createdAt: s.createdAt, lastUsedAt: s.lastUsedAt });
     }
   }
-  return { host: o.host, port, sessions };
+  const codes = Array.isArray(o.codes) ? (o.codes as unknown[]).filter((c): c is string => typeof c === 'string' && HASH.test(c)) : [];
+  return codes.length ? { host: o.host, port, sessions, codes } : { host: o.host, port, sessions };
 }

@@ -11,6 +11,7 @@ import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 import { LaunchMenu } from './LaunchMenu.js';
 import { TAB_STRIP_CLASS, useDragEdgeSteps } from './tabStripDrag.js';
+import { EndedAgents } from './EndedAgents.js';
 import { FindInTerminal } from './TerminalArea.js';
 import { useCommands } from './useCommands.js';
 import { UserText } from './UserText.js';
@@ -96,8 +97,8 @@ export function AgentTabs() {
         {ids.map((id) => (
           <AgentTab key={id} id={id} />
         ))}
-        {ids.length === 0 && <span className="tabs-empty">No agents yet.</span>}
       </div>
+      <EndedAgents none={ids.length === 0} />
       <AgentListMenu onPick={goTo} opener={openList} />
       <FindInTerminal />
       <AgentNotifyToggle />

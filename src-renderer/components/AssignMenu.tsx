@@ -1,11 +1,12 @@
 import { useEffect, useRef, useState } from 'react';
 import { agentLabel } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
+import { assignAsking } from './takeTask.js';
 
 /**
  * "Assign to…" on a card: the keyboard's way to do what dragging onto an agent's tab does. The menu lists
  * the agents that can take work (not exited, not the holder); arrows move, Enter picks, Escape closes, and
- * the focus goes back to the button.
+ * the focus goes back to the button. Taking a task from a live holder asks first, as a drop does (takeTask.ts).
  */
 export function AssignMenu({ taskId, holder }: { taskId: string; holder: string }) {
   const c = useController();
@@ -74,7 +75,7 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
               onClick={() => {
                 close();
                 // The card moves to another column, drawn anew there: the focus follows it to its button.
-                void c.actions.assignTask(taskId, id).then(() =>
+                void assignAsking(c, taskId, id).then(() =>
                   requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="assign-${taskId}"]`)?.focus()),
                 );
               }}

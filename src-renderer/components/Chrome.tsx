@@ -46,6 +46,7 @@ const CONNECTION_LABEL: Record<ConnectionState, string> = {
   'host-stopped': 'host stopped',
   refused: 'not let in',
   'link-spent': 'not let in',
+  'link-unknown': 'not let in',
 };
 
 function ConnectionStatus() {
@@ -66,6 +67,8 @@ const CONNECTION_PROBLEM: Partial<Record<ConnectionState, string>> = {
     'The Forkbench host does not accept this page: its browser session expired, was signed out from another window, or is from an earlier host on another data folder or port. Open the newest link `forkbench serve` printed.',
   'link-spent':
     'This link was used already (each link lets one browser in), and this browser has no session on the host. Open the newest link `forkbench serve` printed.',
+  'link-unknown':
+    'This host never gave out this link: it is mistyped, cut short, or for another data folder. Open the newest link `forkbench serve` printed.',
 };
 
 export function ConnectionBanner() {

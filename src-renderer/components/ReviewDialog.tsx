@@ -6,6 +6,7 @@ import { classifyPatch, fileLineIndex, fileStatusLabel, PATCH_PAGE, type PatchLi
 import { tokenCheck } from '../state/reviewVerdict.js';
 import { useApp, useController } from '../state/hooks.js';
 import { askText } from './prompt.js';
+import { TEXT_LIMITS } from '../state/textLimit.js';
 import { ReviewDoneNote } from './TaskDetails.js';
 
 /** The review dialog for the task a card's "Diff" button chose: its branch against its base, and the verdict. */
@@ -53,7 +54,7 @@ function ReviewOf({ taskId }: { taskId: string }) {
     void load();
   };
   const reject = async () => {
-    const reason = await askText(`Why is ${taskId} rejected?`);
+    const reason = await askText(`Why is ${taskId} rejected?`, '', TEXT_LIMITS.rejectReason);
     if (reason === null) return;
     setBusy(true);
     const ok = await c.actions.rejectTask(taskId, reason);

@@ -241,7 +241,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
             className="bad"
             data-testid={`reject-${id}`}
             onClick={async () => {
-              const reason = await askText(`Why is ${id} rejected?`);
+              const reason = await askText(`Why is ${id} rejected?`, '', TEXT_LIMITS.rejectReason);
               if (reason !== null) await c.actions.rejectTask(id, reason);
             }}
           >

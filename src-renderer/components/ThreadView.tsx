@@ -24,6 +24,7 @@ import { TaskDetails } from './TaskDetails.js';
 import { ThreadHead } from './ThreadHead.js';
 import { ThreadSplit } from './ThreadSplit.js';
 import { WorktreesPanel } from './Worktrees.js';
+import { assignAsking } from './takeTask.js';
 
 /** Space picks a focused card up and drops it; Enter is left to open the card's details (TaskCard), and
  *  drops a card already picked up. */
@@ -50,7 +51,7 @@ export function ThreadView() {
     const task = c.state.board?.tasks.get(taskId);
     if (over.startsWith(AGENT_DROP_PREFIX)) {
       const agentId = over.slice(AGENT_DROP_PREFIX.length);
-      if (task?.claim?.agentId !== agentId) void c.actions.assignTask(taskId, agentId);
+      void assignAsking(c, taskId, agentId);
     } else if (over === OPEN_COLUMN_DROP_ID) {
       if (task && (task.claim || task.state === 'review')) void c.actions.releaseTask(taskId);
     }

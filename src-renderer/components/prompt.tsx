@@ -56,7 +56,7 @@ export function PromptHost() {
         data-testid="prompt-dialog"
         onSubmit={(e) => {
           e.preventDefault();
-          if (limit.over === null) finish(value);
+          if (limit.over === null && limit.missing === null) finish(value);
         }}
       >
         <label className="modal-title" htmlFor="prompt-input">
@@ -69,7 +69,8 @@ export function PromptHost() {
           value={value}
           onChange={(e) => setValue(e.target.value)}
           aria-invalid={limit.over !== null}
-          aria-describedby="prompt-limit"
+          aria-describedby="prompt-limit prompt-missing"
+          aria-required={request.limit.required !== undefined}
           onKeyDown={(e) => {
             if (e.key !== 'Escape') return;
             // Only this dialog closes: not the review dialog or details panel under it.
@@ -84,11 +85,17 @@ export function PromptHost() {
         <div id="prompt-limit">
           <LimitReason reason={limit.over} testId="prompt-limit" />
         </div>
+        {/* Said from the start, not as an alert: nothing went wrong yet, the field only may not stay blank. */}
+        {limit.missing !== null && (
+          <p className="muted prompt-missing" id="prompt-missing" data-testid="prompt-missing">
+            {limit.missing}
+          </p>
+        )}
         <div className="modal-buttons">
           <button type="button" data-testid="prompt-cancel" onClick={() => finish(null)}>
             Cancel
           </button>
-          <button type="submit" data-testid="prompt-ok" className="primary" disabled={limit.over !== null} title={limit.over ?? undefined}>
+          <button type="submit" data-testid="prompt-ok" className="primary" disabled={limit.over !== null || limit.missing !== null} title={limit.over ?? limit.missing ?? undefined}>
             OK
           </button>
         </div>

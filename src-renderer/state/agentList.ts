@@ -15,6 +15,8 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
     a.profile === b.profile &&
     a.host === b.host &&
     a.exit?.code === b.exit?.code &&
+    a.lastRun?.how === b.lastRun?.how &&
+    (a.lastRun?.held ?? []).join() === (b.lastRun?.held ?? []).join() &&
     a.exit?.signal === b.exit?.signal &&
     a.claims.length === b.claims.length &&
     a.claims.every((c, i) => b.claims[i] === c)
@@ -69,4 +71,10 @@ export function sameOrder(a: readonly string[], b: readonly string[]): boolean {
 export function statusText(a: AgentInfo): string {
   if (a.host !== undefined) return `on ${a.host}`;
   return a.status === 'exited' ? describeExit(a) : a.status;
+}
+
+/** The host's list split: the agents with tabs, and those the last run of the host ended (AgentInfo.lastRun),
+ *  which have no terminal here and are listed apart (EndedAgents) until resumed, relaunched or dismissed. */
+export function splitEnded(list: readonly AgentInfo[]): { tabs: AgentInfo[]; ended: AgentInfo[] } {
+  return { tabs: list.filter((a) => a.lastRun === undefined), ended: list.filter((a) => a.lastRun !== undefined) };
 }

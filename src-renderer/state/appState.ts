@@ -47,8 +47,11 @@ export interface AppState {
   leaseMs: number;
   /** Task ids per column in display order, kept up to date per event (only the changed columns get new arrays). */
   columns: Columns;
+  /** The agents with tabs: this run's, and those another host runs. */
   agentIds: readonly string[];
-  /** The host's agent list; each agent's `claims` are the host's, pushed after every change of holder. */
+  /** The agents the last run of the host ended (AgentInfo.lastRun), listed apart with Relaunch/Resume/Dismiss. */
+  endedAgentIds: readonly string[];
+  /** The host's agent list (tabs and ended alike); each agent's `claims` are the host's, pushed after every change of holder. */
   agents: Readonly<Record<string, AgentInfo>>;
   activeAgentId: string | null;
   log: readonly LogEntry[];
@@ -112,9 +115,9 @@ export const nullPanes: PaneHost = {
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
 export function noThreadShown(): Pick<
   AppState,
-  'board' | 'columns' | 'agentIds' | 'agents' | 'activeAgentId' | 'log' | 'logPaging' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
+  'board' | 'columns' | 'agentIds' | 'endedAgentIds' | 'agents' | 'activeAgentId' | 'log' | 'logPaging' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
 > {
-  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], agents: {}, activeAgentId: null, log: [], logPaging: FOLLOWING, git: null, boardStore: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
+  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], endedAgentIds: [], agents: {}, activeAgentId: null, log: [], logPaging: FOLLOWING, git: null, boardStore: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
 }
 
 export function initialState(): AppState {

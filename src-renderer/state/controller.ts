@@ -7,7 +7,7 @@ import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import { AckBatcher } from '../terminal/ackBatcher.js';
 import type { Transport } from '../transport/types.js';
-import { agentLabel, keepUnchanged, localIds, pickActive, runsElsewhere, sameOrder } from './agentList.js';
+import { agentLabel, splitEnded, keepUnchanged, localIds, pickActive, runsElsewhere, sameOrder } from './agentList.js';
 import { initialState, noThreadShown, nullPanes, type AppState, type ControllerOptions } from './appState.js';
 import { BoardActions } from './actions.js';
 import { applyLiveEvent, boardFromSnapshot, computeColumns, updateColumns } from './boardState.js';
@@ -216,7 +216,8 @@ export class AppController {
     // Panes first, so a component rendering the new agent list finds its terminal. Only this host's agents
     // have one: another host's pane is in that host's window.
     this.panes.setThread(key);
-    this.panes.sync(localIds(snap.agents), reconnect);
+    const { tabs, ended } = splitEnded(snap.agents);
+    this.panes.sync(localIds(tabs), reconnect);
     this.store.setState({
       activeKey: key,
       folder: snap.folder,
@@ -226,9 +227,10 @@ export class AppController {
       goal: board.goal,
       leaseMs: board.settings.leaseMs,
       columns: computeColumns(board, this.state.columns),
-      agentIds: snap.agents.map((a) => a.id),
+      agentIds: tabs.map((a) => a.id),
+      endedAgentIds: ended.map((a) => a.id),
       agents,
-      activeAgentId: pickActive(prevActive, snap.agents),
+      activeAgentId: pickActive(prevActive, tabs),
       log: appendLog(
         snap.log.map((e) => toLogEntry(e, name)),
         live,
@@ -346,14 +348,23 @@ export class AppController {
   private setAgents(list: readonly AgentInfo[]): void {
     for (const a of list) this.knownNames.set(a.id, agentLabel(a));
     const agents = keepUnchanged(this.state.agents, list);
-    const ids = list.map((a) => a.id);
+    const { tabs, ended } = splitEnded(list);
+    const ids = tabs.map((a) => a.id);
     const sameIds = sameOrder(ids, this.state.agentIds);
-    if (!sameIds) this.panes.sync(localIds(list), false);
+    const endedIds = ended.map((a) => a.id);
+    if (!sameIds) this.panes.sync(localIds(tabs), false);
     this.store.setState({
       agents,
       agentIds: sameIds ? this.state.agentIds : ids,
-      activeAgentId: pickActive(this.state.activeAgentId, list),
+      endedAgentIds: sameOrder(endedIds, this.state.endedAgentIds) ? this.state.endedAgentIds : endedIds,
+      activeAgentId: pickActive(this.state.activeAgentId, tabs),
     });
+  }
+
+  /** Every agent the window lists, tabs first, then those the last run ended. */
+  private listed(): AgentInfo[] {
+    const s = this.state;
+    return [...s.agentIds, ...s.endedAgentIds].map((id) => s.agents[id]).filter((x): x is AgentInfo => !!x);
   }
 
   /** Output for a pane nobody shows (another Thread, an agent not known yet): acked, or the host would
@@ -409,7 +420,7 @@ export class AppController {
     const key = this.state.activeKey;
     if (!key || runsElsewhere(this.state.agents[agentId])) return null;
     const a = valueOf(await this.call('agent.resume', { key, agentId }, `resume ${this.agentName(agentId)}'s conversation`));
-    if (a) this.setAgents(this.state.agentIds.map((id) => (id === a.id ? a : this.state.agents[id])).filter((x): x is AgentInfo => !!x));
+    if (a) this.setAgents(this.listed().map((x) => (x.id === a.id ? a : x)));
     if (a) this.store.setState({ activeAgentId: a.id });
     return a;
   }
@@ -417,7 +428,7 @@ export class AppController {
   /** A launch answered: show the new agent's tab even if the `agents` push has not come yet. */
   private adopt(a: AgentInfo): void {
     const s = this.state;
-    if (!s.agents[a.id]) this.setAgents([...s.agentIds.map((id) => s.agents[id]).filter((x): x is AgentInfo => !!x), a]);
+    if (!s.agents[a.id]) this.setAgents([...this.listed(), a]);
     this.store.setState({ activeAgentId: a.id });
   }
 

@@ -1,4 +1,4 @@
-import { LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SESSION_REVOKE_PATH, SessionProbe, type SessionRevoke } from '../../src-shared/protocol/serveLink.js';
+import { CodeTrade, LINK_CODE_PARAM, SESSION_PATH, SESSION_PROBE_PATH, SESSION_REVOKE_PATH, SessionProbe, type SessionRevoke } from '../../src-shared/protocol/serveLink.js';
 import type { ProbeResult } from './types.js';
 import { takeFromFragment } from '../address.js';
 
@@ -13,16 +13,22 @@ export function takeLinkCode(href: string, replaceUrl: (address: string) => void
   return value;
 }
 
+/** How the trade of a link's code went: the host's answer (CodeTrade), or `failed` when it gave none. */
+export type TradeOutcome = 'traded' | 'spent' | 'unknown' | 'failed';
+
 /**
  * Trades `code` for the cookie. Settles either way and never throws: a spent code (a reload of the printed
  * link, a restored tab) is refused, and the cookie the first trade set still lets the socket in; with no
- * cookie the socket is refused and the page keeps saying it is connecting.
+ * cookie the socket is refused and the page says whether the link was spent or never one of this host's.
  */
-export async function tradeLinkCode(code: string, post: (path: string, body: string) => Promise<{ ok: boolean }>): Promise<boolean> {
+export async function tradeLinkCode(code: string, post: (path: string, body: string) => Promise<{ ok: boolean; status: number }>): Promise<TradeOutcome> {
   try {
-    return (await post(SESSION_PATH, code)).ok;
+    const res = await post(SESSION_PATH, code);
+    if (res.ok) return 'traded';
+    if (res.status === CodeTrade.spent) return 'spent';
+    return res.status === CodeTrade.unknown ? 'unknown' : 'failed';
   } catch {
-    return false;
+    return 'failed';
   }
 }
 

@@ -5,9 +5,9 @@ import type { WindowApi, WindowError } from '../../src-shared/protocol/windowApi
  * WebSocket: `connecting` before the first connection, `host-stopped` once a connection was lost or the host
  * cannot be reached (the page keeps retrying), `refused` when the host is up but does not accept this page's
  * cookie (a wrong or old token), `link-spent` when it does not and the link the page was opened with had
- * been used already.
+ * been used already, `link-unknown` when it does not and that link was never one the host gave out.
  */
-export type ConnectionState = 'connecting' | 'connected' | 'host-stopped' | 'refused' | 'link-spent';
+export type ConnectionState = 'connecting' | 'connected' | 'host-stopped' | 'refused' | 'link-spent' | 'link-unknown';
 
 /** The browser sessions of a serve host, as a page can end them (transport/linkCode.ts revokeSessions). */
 export interface BrowserSessions {

@@ -94,8 +94,8 @@ export class WsTransport implements Transport {
   private attempt = 0;
   private retryTimer: unknown = null;
   private disposed = false;
-  /** The link's code was refused by the host: a refused socket then says the link was spent. */
-  private linkSpent = false;
+  /** The link's code was refused by the host: a refused socket then says the link was spent, or never this host's. */
+  private linkRefused: 'link-spent' | 'link-unknown' | null = null;
   /** Counts attempts, so a probe's late answer about an earlier attempt changes nothing. */
   private generation = 0;
   private readonly createSocket: (url: string) => SocketLike;
@@ -110,7 +110,7 @@ export class WsTransport implements Transport {
     const connect = () => this.connect();
     if (opts.ready)
       void opts.ready.then((traded) => {
-        this.linkSpent = traded === false;
+        this.linkRefused = traded === 'spent' ? 'link-spent' : traded === 'unknown' ? 'link-unknown' : null;
         connect();
       }, connect);
     else connect();
@@ -262,7 +262,7 @@ export class WsTransport implements Transport {
       (r) => {
         // Superseded by a later attempt, or connected meanwhile: this answer is about nothing on screen.
         if (this.disposed || generation !== this.generation || this._state === 'connected') return;
-        if (r === 'refused') this.setState(this.linkSpent ? 'link-spent' : 'refused');
+        if (r === 'refused') this.setState(this.linkRefused ?? 'refused');
         else if (r !== 'admitted') this.setState('host-stopped');
       },
       () => undefined,

@@ -40,6 +40,10 @@ export const NoteTextSchema = z
   .superRefine(noControls('note', 'tab-newline'));
 export const GoalSchema = text(Limits.maxGoalChars, 'goal');
 export const ReasonSchema = text(Limits.maxNoteChars, 'reason');
+/** Why a reject with no reason is refused: the holder gets the work back and must be told what to change. */
+export const REJECT_REASON_MISSING = 'a reject needs a reason: say what to change, so whoever takes the task back knows what to do';
+/** A reject's reason: a reason, and not blank (the board checks the same in LeaseEngine.rejectReview). */
+export const RejectReasonSchema = ReasonSchema.refine((s) => s.trim().length > 0, REJECT_REASON_MISSING);
 export const VerifySchema = text(Limits.maxVerifyChars, 'verify command').nullable();
 export const TaskIdSchema = z.string().regex(/^T-\d{1,9}$/, 'a task id looks like T-12');
 export const AgentIdSchema = z

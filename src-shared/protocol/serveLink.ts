@@ -14,6 +14,12 @@ export const LINK_CODE_PARAM = 'code';
 /** Where the page trades the code (the request body, as text) for the cookie. 204 if it was the live code. */
 export const SESSION_PATH = '/session';
 
+/** What SESSION_PATH answers a code: traded for a cookie; refused as one this host gave out and that is spent
+ *  (used by a browser, or the live code of an earlier run of the host); or refused as one it never gave out (a
+ *  mistyped or made-up link). Telling the last two apart gives nothing away: a code is 256 random bits, and a
+ *  spent one opens nothing. */
+export const CodeTrade = { traded: 204, spent: 410, unknown: 403 } as const;
+
 /** Where a page asks whether its cookie is let in (a GET, no body). */
 export const SESSION_PROBE_PATH = '/session-check';
 

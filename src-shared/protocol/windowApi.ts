@@ -7,7 +7,7 @@ import { EventPageLimits, type EventPage } from '../board/eventPage.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
-import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
+import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
 import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
@@ -64,7 +64,7 @@ export const windowMethods = {
   'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, writeKey }).strict()),
   'task.release': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.approve': method<null>()(z.object({ key, taskId, writeKey }).strict()),
-  'task.reject': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
+  'task.reject': method<null>()(z.object({ key, taskId, reason: RejectReasonSchema, writeKey }).strict()),
   'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
   'task.unblock': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.reset': method<null>()(z.object({ key, taskId, writeKey }).strict()),
@@ -118,6 +118,21 @@ export type KeyedWindowMethod = { [M in WindowMethod]: 'writeKey' extends keyof 
 export type WindowParams<M extends WindowMethod> = InputOf<typeof windowMethods, M>;
 export type WindowResult<M extends WindowMethod> = OutputOf<typeof windowMethods, M>;
 
+/** How an agent of an earlier run of the host ended: its process exited by itself, the host stopped and ended
+ *  it (Ctrl-C, quit), or the next host found it gone (it went down with a host that crashed, or died while a
+ *  pty host kept it and no board host ran). */
+export const AGENT_ENDINGS = ['exited', 'host-stopped', 'found-gone'] as const;
+export type AgentEnding = (typeof AGENT_ENDINGS)[number];
+
+/** An agent the last run of the host ended, as the next run lists it (roster/agentStore.ts keeps it). */
+export interface AgentLastRun {
+  how: AgentEnding;
+  /** The tasks it held as it ended (their claims ended with it). */
+  held: string[];
+  /** Its exit status, when the host saw it. */
+  exit: { code: number; signal: number | null } | null;
+}
+
 export interface AgentInfo {
   id: string;
   name: string;
@@ -131,6 +146,9 @@ export interface AgentInfo {
   resumable?: boolean;
   /** What it is doing (working, waiting for you, idle, stalled, exited) and which signal said so. */
   state?: AgentStateInfo | null;
+  /** An agent of an earlier run of the host, which ended with it or before it: listed apart from the tabs, with
+   *  how it ended and what it held, to relaunch, resume or dismiss. Gone once it is resumed or closed. */
+  lastRun?: AgentLastRun;
   /** It runs on another host of a shared board (that host's name): its terminal is in that host's window;
    *  here it shows its claims, and a task can be given to it. */
   host?: string;

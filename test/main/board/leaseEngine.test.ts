@@ -3,6 +3,8 @@ import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { Limits } from '../../../src-shared/board/limits.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
+import { firstIssue, REJECT_REASON_MISSING } from '../../../src-shared/board/schemas.js';
+import { windowMethods } from '../../../src-shared/protocol/windowApi.js';
 
 const LEASE = Limits.defaultLeaseMs;
 
@@ -233,6 +235,25 @@ describe('user actions and host signals', () => {
     clock.advance(LEASE);
     expect(engine.rejectReview('T-2', 'nope').ok).toBe(true);
     expect(engine.task('T-2')).toMatchObject({ state: 'open', claim: null });
+  });
+
+  it('a reject needs a reason: an empty or blank one is refused, in the schema and by the board, and the task stays in review', () => {
+    const { engine, events } = setup(1);
+    const a = mustClaim(engine, 'a', 'T-1');
+    expect(engine.done('a', 'T-1', a.token).ok).toBe(true);
+    const before = events.length;
+    for (const blank of ['', '   ', '\n\t ']) {
+      expect(engine.rejectReview('T-1', blank)).toEqual({ ok: false, error: { code: 'invalid-input', message: REJECT_REASON_MISSING } });
+      // The one protocol definition refuses it too, before any host is reached (window, WebSocket).
+      const parsed = windowMethods['task.reject'].input.safeParse({ key: '0123456789abcdef', taskId: 'T-1', reason: blank });
+      expect(parsed.success).toBe(false);
+      expect(firstIssue(parsed.error!)).toContain('a reject needs a reason');
+    }
+    expect(events.length).toBe(before);
+    expect(engine.task('T-1')).toMatchObject({ state: 'review', claim: { agentId: 'a' } });
+    expect(windowMethods['task.reject'].input.safeParse({ key: '0123456789abcdef', taskId: 'T-1', reason: 'tests fail' }).success).toBe(true);
+    expect(engine.rejectReview('T-1', ' tests fail ').ok).toBe(true);
+    expect(events.filter((e) => e.kind === 'note').map((e) => (e as { text: string }).text)).toContain('Review:  tests fail ');
   });
 
   it('blocked ⇄ open, and invalid transitions are typed errors', () => {

@@ -166,22 +166,24 @@ describe('resuming an agent on its own conversation', () => {
     const first = await host.roster.launch('claude');
     const firstOut = await paneShows(host, first.id, /CLAIMED \d+ AS /);
     const sessionId = /NEW SESSION (\S+)/.exec(firstOut)![1]!;
-    // A shell keeps no conversation: it does not come back.
+    // A shell keeps no conversation: it comes back to be relaunched, not resumed.
     const shell = await host.roster.launch('shell');
     await threads.dispose();
     managers.splice(managers.indexOf(threads), 1);
 
     threads = manager();
     host = await threads.open(folder);
-    expect(host.roster.agents().map((a) => a.id)).toEqual([first.id]);
-    expect(agentOf(host, first.id)).toMatchObject({ name: first.name, status: 'exited', resumable: true, pid: null, claims: [] });
-    expect(agentOf(host, shell.id)).toBeUndefined();
+    expect(host.roster.agents().map((a) => a.id)).toEqual([first.id, shell.id]);
+    // Each listed with how it ended and what it held (the stop ended its claim on T-1).
+    expect(agentOf(host, first.id)).toMatchObject({ name: first.name, status: 'exited', resumable: true, pid: null, claims: [], lastRun: { how: 'host-stopped', held: ['T-1'] } });
+    expect(agentOf(host, shell.id)).toMatchObject({ name: shell.name, status: 'exited', resumable: false, lastRun: { how: 'host-stopped', held: [] } });
     // Nothing can act as the agent before it is resumed.
     expect(host.roster.isRunning(first.id)).toBe(false);
 
     const out = paneShows(host, first.id, /CLAIMED \d+ AS /);
     const resumed = await host.roster.resume(first.id);
     expect(resumed).toMatchObject({ id: first.id, status: 'running' });
+    expect(resumed.lastRun).toBeUndefined();
     const text = await out;
     expect(text).toContain(`RESUMED ${sessionId}: first message`);
     // The claim the host's close ended is not revived: a new grant with the next token.
@@ -190,6 +192,31 @@ describe('resuming an agent on its own conversation', () => {
     const next = await host.roster.launch('claude');
     expect(next.name).toBe('claude 2');
     expect(warnings).toEqual([]);
+  }, 60_000);
+
+  it('a shell the host stop ended is listed by the next run with what it held, and relaunched under its own name in the Thread folder', async () => {
+    const { folder, manager } = setup();
+    let threads = manager();
+    let host = await threads.open(folder);
+    await host.board.run((e) => e.addTask({ title: 'write hello.txt' }));
+    const shell = await host.roster.launch('shell');
+    await host.board.run((e) => e.assign('T-1', shell.id));
+    await threads.dispose();
+    managers.splice(managers.indexOf(threads), 1);
+
+    threads = manager();
+    host = await threads.open(folder);
+    expect(host.roster.agents()).toEqual([expect.objectContaining({ id: shell.id, name: shell.name, profile: 'shell', status: 'exited', lastRun: { how: 'host-stopped', held: ['T-1'], exit: null } })]);
+    const again = await host.roster.relaunch(shell.id);
+    expect(again).toMatchObject({ name: shell.name, profile: 'shell', status: 'running' });
+    expect(again.id).not.toBe(shell.id);
+    expect(again.lastRun).toBeUndefined();
+    // It took the ended one's place: one agent listed, the ended one's record gone.
+    expect(host.roster.agents().map((a) => a.id)).toEqual([again.id]);
+    // In the Thread's folder: its shell says so.
+    const where = paneShows(host, again.id, /WHERE=\/\S+/);
+    host.roster.input(again.id, 'echo WHERE=$PWD\r');
+    expect(/WHERE=(\/\S+)/.exec(await where)?.[1]).toBe(fs.realpathSync(folder));
   }, 60_000);
 
   it('a damaged record file is set aside with a message; the board and its tasks are untouched', async () => {

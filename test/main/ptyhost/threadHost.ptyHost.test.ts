@@ -116,7 +116,11 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const second = await openWith(f);
     expect(second.link.started).toBe(false);
     const h = second.host;
-    expect(h.roster.agents().map((x) => [x.id, x.pid, x.status, x.name])).toEqual([[a.id, a.pid, 'running', a.name]]);
+    // b, dead while no board host ran, is listed as found gone (issue 32: the window lists the agents that ended).
+    expect(h.roster.agents().map((x) => [x.id, x.pid, x.status, x.name, x.lastRun?.how])).toEqual([
+      [a.id, a.pid, 'running', a.name, undefined],
+      [b.id, null, 'exited', b.name, 'found-gone'],
+    ]);
     expect(h.roster.authenticate(secretA)?.id).toBe(a.id);
     expect(h.board.state.tasks.get(ca.taskId)?.claim).toMatchObject({ agentId: a.id, token: ca.token });
     expect(h.board.state.tasks.get(cb.taskId)?.claim).toBeNull();

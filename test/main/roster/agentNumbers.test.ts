@@ -55,8 +55,11 @@ describe('agent names across a host restart', () => {
     await host.roster.close(second.id);
 
     ({ host } = await restart(threads));
-    // shells keep no conversation: no tab comes back for them, yet their numbers are remembered
-    expect(host.roster.agents()).toEqual([]);
+    // the ones the stop ended are listed as ended (the closed one is not), and their numbers are remembered
+    expect(host.roster.agents().map((a) => [a.name, a.status, a.lastRun?.how])).toEqual([
+      ['shell 1', 'exited', 'host-stopped'],
+      ['custom 1', 'exited', 'host-stopped'],
+    ]);
     const third = await host.roster.launch('shell');
     const custom2 = await host.roster.launch('custom', { command: 'sleep 30' });
     expect(third.name).toBe('shell 3');
@@ -77,8 +80,8 @@ describe('agent names across a host restart', () => {
     fs.writeFileSync(numbersFile, '{"version":1,"last":{"shell":');
     ({ host } = await restart(m));
     expect(warnings.join('\n')).toMatch(/agent numbers in .*agent-numbers\.json are damaged \(not JSON.*kept as .*corrupt-\d+/);
-    // nothing on record for shells: the numbering starts over, as before the file existed
-    expect((await host.roster.launch('shell')).name).toBe('shell 1');
+    // shells are on record (shell 1 and shell 2, listed as ended): the numbering goes on after them
+    expect((await host.roster.launch('shell')).name).toBe('shell 3');
   }, 60_000);
 });
 

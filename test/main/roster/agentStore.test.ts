@@ -133,16 +133,47 @@ describe('AgentSessions', () => {
     expect(onDisk.get('claude-2-bb')!.state).toBe('exited');
   });
 
-  it('a shell keeps no record; an agent with no conversation yet is refused a resume with the reason', async () => {
+  it('a shell is recorded (to be listed after a restart) but has no conversation to resume; an agent with no conversation yet is refused a resume with the reason', async () => {
     const dir = freshDir();
     const s = AgentSessions.open(dir);
     s.plan(agent('shell-1-aa', { profile: 'shell', sessionId: null }), { kind: 'shell', command: '/bin/sh', args: [], env: {}, files: [], instructionsVia: 'file', mcp: false }, {}, null);
-    expect(s.get('shell-1-aa')).toBeUndefined();
+    expect(s.get('shell-1-aa')).toMatchObject({ profile: 'shell', state: 'running', sessionId: null });
     expect(s.resumable('shell-1-aa')).toBe(false);
-    await expect(s.resumeId('shell-1-aa', {})).rejects.toThrow(/no record to resume from/);
+    await expect(s.resumeId('shell-1-aa', {})).rejects.toThrow(/has no conversation of its own to resume: relaunch it instead/);
+    await expect(s.resumeId('nobody-1-zz', {})).rejects.toThrow(/no record to resume from/);
 
     s.plan(agent('codex-1-bb', { profile: 'codex', sessionId: null }), { kind: 'codex', command: 'codex', args: [], env: {}, files: [], instructionsVia: 'developer-instructions', mcp: true }, {}, null);
     await expect(s.resumeId('codex-1-bb', { CODEX_HOME: join(dir, 'no-codex') })).rejects.toThrow(/recorded no conversation to resume/);
+  });
+
+  it('keeps how an agent ended and what it held; a later word about the same end keeps what it held; a restart finds the others found gone', () => {
+    const dir = freshDir();
+    const s = AgentSessions.open(dir);
+    const shellPlan = { kind: 'shell' as const, command: '/bin/sh', args: [], env: {}, files: [], instructionsVia: 'file' as const, mcp: false };
+    s.plan(agent('shell-1-aa', { profile: 'shell', sessionId: null }), shellPlan, {}, null);
+    s.plan(agent('shell-2-bb', { profile: 'shell', sessionId: null }), shellPlan, {}, null);
+    s.plan(agent('shell-3-cc', { profile: 'shell', sessionId: null }), shellPlan, {}, null);
+    s.exited('shell-1-aa', {}, { how: 'host-stopped', held: ['T-1', 'T-7'], exit: null });
+    // its death first (what it held), then its exit status (its claims already released)
+    s.exited('shell-2-bb', {}, { how: 'exited', held: ['T-2'], exit: null });
+    s.exited('shell-2-bb', {}, { how: 'exited', held: [], exit: { code: 0, signal: 9 } });
+    const registry = new AgentRegistry();
+    const restored = AgentSessions.open(dir).restoreInto(registry, 0);
+    expect(Object.fromEntries(restored.map((a) => [a.id, a.ended]))).toEqual({
+      'shell-1-aa': { how: 'host-stopped', held: ['T-1', 'T-7'], exit: null },
+      'shell-2-bb': { how: 'exited', held: ['T-2'], exit: { code: 0, signal: 9 } },
+      // still running on disk and not kept alive: the host went down with it
+      'shell-3-cc': { how: 'found-gone', held: [], exit: null },
+    });
+    expect(registry.all().map((a) => [a.id, a.status])).toEqual([
+      ['shell-1-aa', 'exited'],
+      ['shell-2-bb', 'exited'],
+      ['shell-3-cc', 'exited'],
+    ]);
+    // started again (a resume or a relaunch in its place): how it ended before is over
+    const again = AgentSessions.open(dir);
+    again.plan(again.get('shell-1-aa')!, shellPlan, {}, null);
+    expect(again.get('shell-1-aa')).not.toHaveProperty('ended');
   });
 
   it("forgetting an agent removes its record and its folder", () => {

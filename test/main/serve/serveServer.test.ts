@@ -125,8 +125,8 @@ describe('serve mode', () => {
     expect(setCookie).not.toMatch(/Domain|Expires|Max-Age/i);
     // a credential of this trade's own, not the one an earlier trade gave
     expect(setCookie).not.toContain(credential);
-    // spent: the same link opens nothing again, and the next browser has a link of its own
-    expect((await trade(code)).status).toBe(403);
+    // spent: the same link opens nothing again (said as spent, not as unknown), and the next browser has a link of its own
+    expect((await trade(code)).status).toBe(410);
     expect(links.at(-1)).toBe(served.url);
     expect(served.url).not.toContain(code);
     expect((await serveRequest(served, { path: '/session' })).status).toBe(405);

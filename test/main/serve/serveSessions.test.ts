@@ -8,7 +8,7 @@ import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { HostWindows } from '../../../src-main/process/hostWindows.js';
 import { ServeConstants, startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
 import { SessionConstants, type SavedSession } from '../../../src-main/serve/serveSession.js';
-import { SESSION_ENDED_CLOSE_CODE, SessionProbe } from '../../../src-shared/protocol/serveLink.js';
+import { CodeTrade, SESSION_ENDED_CLOSE_CODE, SessionProbe } from '../../../src-shared/protocol/serveLink.js';
 import { manualTimers } from '../../helpers/manualTimers.js';
 
 // Issue 29, finding 5: the window's credential never rotated or expired. Each trade now makes a credential of
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 /** A serve host on a fresh data folder, its wall clock and timers in the test's hands. */
-async function host(o: { port?: number; sessions?: { port: number | null; saved: readonly SavedSession[] }; root?: string } = {}) {
+async function host(o: { port?: number; sessions?: { port: number | null; saved: readonly SavedSession[]; codes?: readonly string[] }; root?: string } = {}) {
   const root = o.root ?? fs.mkdtempSync(join(tmpdir(), 'forkbench-sessions-'));
   if (!o.root) cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const staticDir = join(root, 'static');
@@ -31,14 +31,14 @@ async function host(o: { port?: number; sessions?: { port: number | null; saved:
   const clock = { ms: Date.UTC(2026, 0, 1) };
   const t = manualTimers();
   const links: string[] = [];
-  const kept: { saved: SavedSession[] } = { saved: [] };
+  const kept: { saved: SavedSession[]; codes: string[] } = { saved: [], codes: [] };
   const served = await startServe({
     windows: new HostWindows(threads),
     staticDir,
     port: o.port,
     host: 'forkbench-0123456789abcdef0123456789abcdef.localhost',
     sessions: o.sessions,
-    onSessionsChanged: (saved) => (kept.saved = saved),
+    onSessionsChanged: (saved, codes) => Object.assign(kept, { saved, codes }),
     onLinkUsed: (url) => links.push(url),
     now: () => clock.ms,
     timers: t.timers,
@@ -78,6 +78,37 @@ const probe = async (s: ServeHandle, cookie: string) => (await serveRequest(s, {
 const revoke = (s: ServeHandle, cookie: string, what: string) => serveRequest(s, { method: 'POST', path: '/session-revoke', body: what, headers: { Cookie: cookie } });
 
 describe('browser sessions on serve', () => {
+  it('tells a spent link (used, or live in the run before a restart) from one it never gave out', async () => {
+    const h = await host();
+    // Connection: close, so no kept-alive socket to the first run's server is reused after its restart.
+    const trade = (s: ServeHandle, code: string) => serveRequest(s, { method: 'POST', path: '/session', body: code, headers: { Connection: 'close' } });
+    const codeOf = (link: string) => new URL(link).hash.replace('#code=', '');
+    const used = codeOf(h.link());
+    await h.browser();
+    const spent = await trade(h.served, used);
+    expect(spent).toMatchObject({ status: CodeTrade.spent, body: expect.stringMatching(/used already/) });
+    // Made up, the same length and alphabet as a real one, or a real one cut short: never given out.
+    for (const madeUp of ['A'.repeat(43), used.slice(0, 42), `${used}x`, '']) {
+      expect(await trade(h.served, madeUp)).toMatchObject({ status: CodeTrade.unknown, body: expect.stringMatching(/never gave out this link/) });
+    }
+    // What is kept is hashes only: no code the host gave out is in it, the live one least of all.
+    const live = codeOf(h.link());
+    const file = JSON.stringify(h.kept.codes);
+    expect(h.kept.codes).toHaveLength(2);
+    for (const c of [used, live]) expect(file).not.toContain(c);
+    // A restart on the same data folder: the last run's live link, never used, is spent now (a new run has a
+    // new code), and is said so; the used one still is; a made-up one is still never given out.
+    const port = h.served.port;
+    await h.served.close();
+    const next = await host({ root: h.root, port, sessions: { port, saved: h.kept.saved, codes: h.kept.codes } });
+    expect((await trade(next.served, live)).status).toBe(CodeTrade.spent);
+    expect((await trade(next.served, used)).status).toBe(CodeTrade.spent);
+    expect((await trade(next.served, 'B'.repeat(43))).status).toBe(CodeTrade.unknown);
+    // Answering never spends the live code: the new link still opens a browser.
+    expect(codeOf(next.link())).not.toBe(live);
+    await next.browser();
+  });
+
   it('gives each trade a credential of its own', async () => {
     const h = await host();
     const [a, b] = [await h.browser(), await h.browser()];

@@ -35,6 +35,16 @@ describe('the serve state kept per data folder', () => {
     expect(loadServeState(data)).toEqual({ host: first.host, port: 43117, sessions, replaced: null });
   });
 
+  it('keeps the hashes of the link codes given out, and drops any that is not a hash', () => {
+    const data = join(tmp(), 'data');
+    const { host } = loadServeState(data);
+    const codes = ['a'.repeat(43), 'b'.repeat(43)];
+    saveServeState(data, { host, port: 43117, sessions: [], codes });
+    expect(loadServeState(data)).toEqual({ host, port: 43117, sessions: [], codes, replaced: null });
+    fs.writeFileSync(join(data, SERVE_STATE_FILE), JSON.stringify({ host, port: 43117, sessions: [], codes: ['a'.repeat(43), 'the code itself?', 7] }), { mode: 0o600 });
+    expect(loadServeState(data).codes).toEqual(['a'.repeat(43)]);
+  });
+
   it('starts afresh on a file others could read, or one that holds no state, and says why', () => {
     const data = tmp();
     const { host } = loadServeState(data);

@@ -155,15 +155,17 @@ describe('WsTransport', () => {
     }
   });
 
-  it('asks the host why a socket did not open: a refused cookie, a spent link, a host not there', async () => {
+  it('asks the host why a socket did not open: a refused cookie, a spent link, a made-up link, a host not there', async () => {
     const answers: string[] = [];
     const probed = () => new Promise((r) => setTimeout(r, 0));
     for (const [answer, traded, want] of [
-      ['refused', true, 'refused'],
-      ['refused', false, 'link-spent'],
-      ['unreachable', true, 'host-stopped'],
-      ['unavailable', true, 'host-stopped'],
-      ['admitted', true, 'connecting'],
+      ['refused', 'traded', 'refused'],
+      ['refused', 'spent', 'link-spent'],
+      ['refused', 'unknown', 'link-unknown'],
+      ['refused', 'failed', 'refused'],
+      ['unreachable', 'traded', 'host-stopped'],
+      ['unavailable', 'traded', 'host-stopped'],
+      ['admitted', 'traded', 'connecting'],
     ] as const) {
       const sockets: FakeSocket[] = [];
       const t = new WsTransport({
@@ -183,7 +185,7 @@ describe('WsTransport', () => {
       await probed();
       expect(t.state).toBe(want);
     }
-    expect(answers).toHaveLength(5);
+    expect(answers).toHaveLength(7);
   });
 
   it('a late probe answer about an earlier attempt does not undo a connection', async () => {
@@ -314,12 +316,14 @@ describe('serve-mode link code', () => {
     expect(replaced).toBe('untouched');
   });
 
-  it('trades the code in a POST body, and a refused or failed trade only says false', async () => {
+  it('trades the code in a POST body, and says whether a refused code was spent or never given out', async () => {
     const posted: Array<[string, string]> = [];
-    expect(await tradeLinkCode('c0de', async (path, body) => (posted.push([path, body]), { ok: true }))).toBe(true);
+    expect(await tradeLinkCode('c0de', async (path, body) => (posted.push([path, body]), { ok: true, status: 204 }))).toBe('traded');
     expect(posted).toEqual([['/session', 'c0de']]);
-    expect(await tradeLinkCode('spent', async () => ({ ok: false }))).toBe(false);
-    expect(await tradeLinkCode('c0de', () => Promise.reject(new Error('offline')))).toBe(false);
+    expect(await tradeLinkCode('spent', async () => ({ ok: false, status: 410 }))).toBe('spent');
+    expect(await tradeLinkCode('made-up', async () => ({ ok: false, status: 403 }))).toBe('unknown');
+    expect(await tradeLinkCode('c0de', async () => ({ ok: false, status: 500 }))).toBe('failed');
+    expect(await tradeLinkCode('c0de', () => Promise.reject(new Error('offline')))).toBe('failed');
   });
 
   it('builds the socket URL on the page host, with nothing secret in it', () => {

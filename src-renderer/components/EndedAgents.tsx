@@ -1,0 +1,68 @@
+import { memo } from 'react';
+import type { AgentLastRun } from '../../src-shared/protocol/windowApi.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
+import { describeExit } from '../state/boardState.js';
+import { useApp, useController } from '../state/hooks.js';
+
+/** How an agent of the last run ended, in a person's words. */
+export function describeEnding(r: AgentLastRun): string {
+  if (r.how === 'host-stopped') return 'ended when the host stopped';
+  if (r.how === 'found-gone') return 'ended while no host was watching it';
+  return describeExit(r);
+}
+
+/**
+ * The agents the last run of the host ended (its Ctrl-C, a crash, or their own exit before it), where the
+ * tab strip would otherwise say "No agents yet.": who each was, how it ended and what it held, with Relaunch
+ * (a new process of the same profile and name in the Thread's folder), Resume where its CLI keeps a
+ * conversation, and Dismiss (its record goes). `none`: the strip has no tab, so say that too when nothing ended.
+ */
+export function EndedAgents({ none }: { none: boolean }) {
+  const ids = useApp((s) => s.endedAgentIds);
+  if (ids.length === 0) return none ? <span className="tabs-empty">No agents yet.</span> : null;
+  return (
+    <section className={`ended-agents${none ? ' alone' : ''}`} aria-label="Agents the last run ended" data-testid="ended-agents">
+      <span className="ended-head">Ended with the last run:</span>
+      <ul>
+        {ids.map((id) => (
+          <EndedAgent key={id} id={id} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** `held T-1 "Write the parser", T-4`: ids with their titles as the board has them now (controls shown). */
+function heldText(held: readonly string[], titleOf: (taskId: string) => string | undefined): string {
+  if (held.length === 0) return 'held no task';
+  return `held ${held.map((t) => (titleOf(t) ? `${t} "${showControls(titleOf(t)!, 'none')}"` : t)).join(', ')}`;
+}
+
+const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
+  const c = useController();
+  const a = useApp((s) => s.agents[id]);
+  const profile = useApp((s) => s.profiles.find((p) => p.id === s.agents[id]?.profile)?.label);
+  // One string, so the selector's answer compares equal while nothing it names changed.
+  const held = useApp((s) => heldText(s.agents[id]?.lastRun?.held ?? [], (t) => s.board?.tasks.get(t)?.title));
+  if (!a?.lastRun) return null;
+  return (
+    <li className="ended-agent" data-testid={`ended-${id}`} data-how={a.lastRun.how}>
+      <span className="ended-name">{a.name}</span> <span className="muted">({profile ?? a.profile})</span>{' '}
+      <span data-testid={`ended-how-${id}`}>{describeEnding(a.lastRun)}</span>;{' '}
+      <span data-testid={`ended-held-${id}`}>{held}</span>
+      <span className="ended-actions">
+        <button type="button" data-testid={`ended-relaunch-${id}`} onClick={() => void c.relaunch(id)} aria-label={`Relaunch ${a.name}`}>
+          Relaunch
+        </button>
+        {a.resumable && (
+          <button type="button" data-testid={`ended-resume-${id}`} onClick={() => void c.resume(id)} aria-label={`Resume ${a.name}'s conversation`}>
+            Resume
+          </button>
+        )}
+        <button type="button" data-testid={`ended-dismiss-${id}`} onClick={() => void c.actions.closeAgent(id)} aria-label={`Dismiss ${a.name}`}>
+          Dismiss
+        </button>
+      </span>
+    </li>
+  );
+});

@@ -1,0 +1,42 @@
+import { showControls } from '../../src-shared/text/controlChars.js';
+import { agentLabel } from '../state/agentList.js';
+import type { AppController } from '../state/controller.js';
+import { askConfirm } from './confirm.js';
+import { formatRemaining } from './Countdown.js';
+
+/**
+ * The question to ask before giving `taskId` to `agentId`, or null when there is nothing to ask: the task is
+ * unclaimed, already that agent's, or held by an agent that has exited (whose work is over anyway). A task a
+ * live agent holds is its work in progress: taking it fences that agent's branch at once, with no undo, and
+ * in a crowded tab strip a drop lands on the wrong tab easily. So the person is told whose work it
+ * interrupts, what that agent is doing and how long its lease still runs.
+ */
+export function takeQuestion(c: Pick<AppController, 'state' | 'clock' | 'agentName'>, taskId: string, agentId: string): { title: string; body: string; confirmLabel: string } | null {
+  const task = c.state.board?.tasks.get(taskId);
+  const holderId = task?.claim?.agentId;
+  if (!task || !holderId || holderId === agentId) return null;
+  const holder = c.state.agents[holderId];
+  // Exited (or gone from the list): nothing of its is interrupted; its claim ends either way.
+  if (!holder || holder.status === 'exited') return null;
+  const from = agentLabel(holder);
+  const to = c.agentName(agentId);
+  const doing = holder.state?.state ?? holder.status;
+  const left = formatRemaining(c.clock.remaining(task.claim!.deadline));
+  const title = showControls(task.title, 'none');
+  return {
+    title: `Take ${taskId} from ${from}?`,
+    body: `${taskId} "${title}" is held by ${from} (${doing}, ${left} left): take it from ${from} and give it to ${to}? ${from} can no longer commit to its branch.`,
+    confirmLabel: `Give it to ${to}`,
+  };
+}
+
+/**
+ * Give `taskId` to `agentId` as a drop on a tab or "Assign to…" does, asking first when that takes it from a
+ * live agent (takeQuestion). Resolves whether it was given (false: cancelled, refused, or nothing to do).
+ */
+export async function assignAsking(c: AppController, taskId: string, agentId: string): Promise<boolean> {
+  if (c.state.board?.tasks.get(taskId)?.claim?.agentId === agentId) return false;
+  const q = takeQuestion(c, taskId, agentId);
+  if (q && !(await askConfirm(q.title, q.body, q.confirmLabel))) return false;
+  return c.actions.assignTask(taskId, agentId);
+}
