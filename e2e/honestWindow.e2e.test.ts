@@ -166,9 +166,22 @@ describe('the small honest things', () => {
 
     // The keyboard drag asks too: T-2 picked up with Space, moved over b's tab, dropped with Space.
     const live = page.locator('[id^="DndLiveRegion"]');
-    await page.getByTestId('card-T-2').focus();
-    await page.keyboard.press('Space');
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+    // Picked up once the live region says so: the card re-renders as its holder changes, and a Space sent
+    // before its focus settles picks nothing up. Each try waits for the announcement before trying again.
+    let picked = false;
+    for (let i = 0; i < 5 && !picked; i++) {
+      await page.getByTestId('card-T-2').focus();
+      await page.keyboard.press('Space');
+      // dnd-kit says "Picked up", then at once where the card is over (its own column).
+      picked = await live
+        .filter({ hasText: /Picked up T-2|T-2 .* is over / })
+        .waitFor({ timeout: 2000 })
+        .then(
+          () => true,
+          () => false,
+        );
+    }
+    expect(picked).toBe(true);
     for (let i = 0; i < 8 && !(await live.textContent())?.includes(`over ${nameB}’s tab`); i++) {
       await page.keyboard.press('ArrowRight');
       await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
