@@ -7,7 +7,7 @@ import { ThreadHost, threadDirOf, threadKeyOf } from '../../../src-main/host/thr
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { paneText } from '../../helpers/events.js';
-import { Fixture, GIT_IDENTITY } from '../../helpers/gitFixture.js';
+import { agentEnv, cliAs, Fixture, GIT_IDENTITY, idleAgent, sh as run } from '../../helpers/gitFixture.js';
 import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
@@ -134,16 +134,22 @@ describe('a plain shell is shown notices, never typed them', () => {
     // In order: what the pane printed and the board's events, and whether the folder was there at each print.
     const order: string[] = [];
     let printed = '';
+    let approving = 0;
     const d1 = host.roster.onData.event(({ agentId, data }) => {
       if (agentId !== sh.id) return;
       printed += data;
-      if (/Forkbench: The folder you are in/.test(data)) order.push(`told (folder there: ${fs.existsSync(wt)})`);
+      if (/Forkbench: The folder you are in/.test(data)) {
+        order.push(`told (folder there: ${fs.existsSync(wt)})`);
+        console.log(`told ${(performance.now() - approving).toFixed(0)} ms after approve() began (merge included)`);
+      }
       if (/Forkbench: T-1 "change notes" was approved and merged; its worktree folder/.test(data)) order.push('merged notice');
     });
     const d2 = host.board.onEvent((e: BoardEvent) => e.kind === 'worktree-removed' && order.push('worktree-removed'));
     cleanups.push(() => (d1.dispose(), d2.dispose()));
     const merged = paneText(host, sh.id, /approved and merged; its worktree folder/);
+    approving = performance.now();
     await host.worktrees.approve('T-1');
+    console.log(`approve() took ${(performance.now() - approving).toFixed(0)} ms`);
     await merged;
     expect(order).toEqual(['told (folder there: true)', 'worktree-removed', 'merged notice']);
     expect(printed).toContain(`Forkbench: The folder you are in, ${wt}, is about to be removed: T-1 "change notes" was approved and merged. Leave it: cd '${folder}'.`);
@@ -153,5 +159,37 @@ describe('a plain shell is shown notices, never typed them', () => {
     // The person does as told; nothing ran in between, so nothing asked for the gone folder.
     await person(host, sh.id, `cd '${folder}' && echo "BACK $((1+1))" && cat notes.txt`, /BACK 2[\s\S]*two/);
     expect(printed).not.toMatch(/getcwd|error retrieving current directory/);
+  });
+
+  it('an agent CLI standing in the folder, never quiet: approval does not wait for it past the bound, and it is typed where to go once quiet', async () => {
+    // A stand-in `aider` (its notices are typed): it goes where $HOME/go says, prints without a pause until
+    // $HOME/quiet exists, then reads like a terminal program (what is typed is echoed).
+    const { env, home } = shellEnv();
+    const bin = join(home, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(
+      join(bin, 'aider'),
+      '#!/bin/sh\nwhile [ ! -f "$HOME/go" ]; do sleep 0.02; done\ncd "$(cat "$HOME/go")" && echo "IN FOLDER"\nwhile [ ! -f "$HOME/quiet" ]; do echo tick; sleep 0.05; done\nexec cat\n',
+      { mode: 0o755 },
+    );
+    const { host, folder } = await git.host({ env: { ...env, PATH: `${bin}:${env.PATH}` } });
+    await host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    const wt = c.worktree.path;
+    fs.writeFileSync(join(wt, 'notes.txt'), 'two\n');
+    expect((await run(wt, 'git commit -qam two', agentEnv(host, a))).code).toBe(0);
+    expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
+    const cli = await host.roster.launch('aider');
+    const inFolder = paneText(host, cli.id, /IN FOLDER/);
+    fs.writeFileSync(join(home, 'go'), wt);
+    await inFolder;
+    const typed = paneText(host, cli.id, new RegExp(`The folder you are in, ${wt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, is about to be removed[\\s\\S]*Leave it: cd '([^']+)'\\.`), 30_000);
+    await host.worktrees.approve('T-1');
+    expect(fs.existsSync(wt)).toBe(false);
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
+    // Still printing, so not yet typed to; once it is quiet, it is.
+    fs.writeFileSync(join(home, 'quiet'), '');
+    expect(/Leave it: cd '([^']+)'\./.exec(await typed)?.[1]).toBe(folder);
   });
 });
