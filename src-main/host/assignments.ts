@@ -26,8 +26,9 @@ export class Assignments {
 
   /** Who said each task in review was done: the pane to tell when its worktree goes at the merge. */
   private readonly submitters = new Map<string, { agentId: string; path: string | undefined }>();
-  /** Panes told where to go before a folder went (agent id and folder): the merge's message need not again. */
-  private readonly toldToLeave = new Set<string>();
+  /** The agents told where to go before a task's folder went, until its removal is on the board: the merge's
+   *  message need not say it again. */
+  private readonly toldToLeave = new Map<string, Set<string>>();
 
   /**
    * A task's folder is about to be removed: each live pane of this host with a process standing in it is told
@@ -42,18 +43,19 @@ export class Assignments {
     const text =
       `The folder you are in, ${f.path}, is about to be removed: ${f.taskId} ${quotedBoardText(t?.title ?? '')} ${what}. ` +
       `Leave it: cd '${this.d.folder}'.`;
-    await Promise.all(
-      agents.map((agentId) => {
-        this.toldToLeave.add(`${agentId}\0${f.path}`);
-        return this.d.roster.tell(agentId, text);
-      }),
-    );
+    const told = this.toldToLeave.get(f.taskId) ?? new Set<string>();
+    this.toldToLeave.set(f.taskId, told);
+    for (const agentId of agents) told.add(agentId);
+    await Promise.all(agents.map((agentId) => this.d.roster.tell(agentId, text)));
   }
 
   follow(e: BoardEvent): void {
     if (e.kind === 'submitted') this.submitters.set(e.taskId, { agentId: e.agentId, path: this.d.board.state.tasks.get(e.taskId)?.worktree?.path });
     if (e.kind === 'returned') this.submitters.delete(e.taskId);
-    if (e.kind === 'worktree-removed') this.tellMerged(e);
+    if (e.kind === 'worktree-removed') {
+      this.tellMerged(e);
+      this.toldToLeave.delete(e.taskId);
+    }
     if (e.kind === 'reassign') this.tellTaken(e);
     if (e.kind === 'grant' && e.by === USER) this.tellAssigned(e.taskId, e.agentId, e.token);
     else if (e.kind === 'reassign' && e.by === USER) this.tellAssigned(e.taskId, e.to.agentId, e.to.token);
@@ -86,7 +88,7 @@ export class Assignments {
     const p = this.d.roster.get(agentId);
     if (!p || !p.agent.alive) return;
     const t = this.d.board.state.tasks.get(e.taskId);
-    const told = path !== undefined && this.toldToLeave.delete(`${agentId}\0${path}`);
+    const told = this.toldToLeave.get(e.taskId)?.has(agentId) ?? false;
     void this.d.roster.tell(
       agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
