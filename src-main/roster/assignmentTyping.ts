@@ -45,7 +45,7 @@ export class PaneTypist {
   ) {}
 
   /** A person is about to type into the pane. A message pasted and waiting for its Enter is sent first, so
-   *  it stays a line of its own: the person's keys would otherwise join it (in a shell, the comment). */
+   *  it stays a message of its own: the person's keys would otherwise join it. */
   noteInput(): void {
     this.lastInputAt = this.now();
     if (this.awaitingEnter) this.submit();
