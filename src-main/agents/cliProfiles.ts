@@ -21,6 +21,7 @@ import { claudeHookSettings, geminiHooks, opencodePlugin } from './stateHooks.js
 export const claude: AgentProfile = {
   kind: 'claude',
   label: 'Claude Code',
+  notices: 'typed',
   build(ctx) {
     const mcpPath = join(ctx.agentDir, 'claude-mcp.json');
     const instructions = boardInstructions(ctx, { mcp: true });
@@ -55,6 +56,7 @@ export const claude: AgentProfile = {
 export const codex: AgentProfile = {
   kind: 'codex',
   label: 'Codex CLI',
+  notices: 'typed',
   build(ctx) {
     const { command, args } = mcpCommand(ctx);
     const key = `mcp_servers.${MCP_SERVER_NAME}`;
@@ -144,6 +146,7 @@ function userGeminiDir(ctx: ProfileContext): string | undefined {
 export const gemini: AgentProfile = {
   kind: 'gemini',
   label: 'Gemini CLI',
+  notices: 'typed',
   build(ctx) {
     const instructions = boardInstructions(ctx, { mcp: true });
     // Gemini CLI reads MCP servers only from settings files: system paths it accepts only in root-owned
@@ -193,6 +196,7 @@ export const gemini: AgentProfile = {
 export const aider: AgentProfile = {
   kind: 'aider',
   label: 'Aider',
+  notices: 'typed',
   build(ctx) {
     const instructions = instructionsFile(ctx, boardInstructions(ctx, { mcp: false }));
     return {
@@ -212,6 +216,7 @@ export const aider: AgentProfile = {
 export const opencode: AgentProfile = {
   kind: 'opencode',
   label: 'OpenCode',
+  notices: 'typed',
   build(ctx) {
     const configPath = join(ctx.agentDir, 'opencode.json');
     const instructions = instructionsFile(ctx, boardInstructions(ctx, { mcp: true }));

@@ -81,9 +81,21 @@ export interface CustomCommand {
   args?: readonly string[];
 }
 
+/**
+ * How the host's notices (a task assigned, taken away, merged, its folder about to go) reach an agent:
+ * - 'typed': into its input, as a message, when the pane is quiet (roster/assignmentTyping.ts). An LLM CLI
+ *   reads its input as a message to it; typing is the only way it learns.
+ * - 'shown': into its terminal's output, never its input (pty/paneNotice.ts). A shell runs what is typed
+ *   (a notice would be a command line, in its history, run in a folder that may be gone); a program
+ *   Forkbench has no profile for may be a shell, a REPL or an editor, whose input grammar is unknown.
+ */
+export type NoticeWay = 'typed' | 'shown';
+
 export interface AgentProfile {
   kind: ProfileIdShared;
   label: string;
+  /** How this profile's agents are told things (NoticeWay). */
+  notices: NoticeWay;
   build(ctx: ProfileContext, custom?: CustomCommand): LaunchPlan;
 }
 

@@ -17,7 +17,7 @@
  */
 import { aider, claude, codex, gemini, opencode } from './cliProfiles.js';
 import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
-import type { AgentProfile, CustomCommand, LaunchPlan, ProfileContext } from './profileKit.js';
+import type { AgentProfile, CustomCommand, LaunchPlan, NoticeWay, ProfileContext } from './profileKit.js';
 import { custom, shell } from './shellProfiles.js';
 
 export * from './profileKit.js';
@@ -26,4 +26,10 @@ export const PROFILES: Readonly<Record<ProfileIdShared, AgentProfile>> = { claud
 
 export function buildLaunch(kind: ProfileIdShared, ctx: ProfileContext, customCommand?: CustomCommand): LaunchPlan {
   return PROFILES[kind].build(ctx, customCommand);
+}
+
+/** How a profile's agents are told things; a profile this Forkbench does not know (a pane a pty host kept
+ *  from another version) is shown them: typing into an unknown program is what must not happen. */
+export function noticeWayOf(kind: string): NoticeWay {
+  return Object.hasOwn(PROFILES, kind) ? PROFILES[kind as ProfileIdShared].notices : 'shown';
 }

@@ -77,6 +77,8 @@ export const shell: AgentProfile = {
   kind: 'shell',
   // What a person looks for in the Launch menu: the user's own login shell, with `forkbench` on PATH.
   label: 'Shell',
+  // A person drives it: what is typed runs.
+  notices: 'shown',
   build(ctx) {
     const sh = resolveLoginShell(ctx.baseEnv);
     const start = shellStartup(ctx, sh);
@@ -88,6 +90,8 @@ export const shell: AgentProfile = {
 export const custom: AgentProfile = {
   kind: 'custom',
   label: 'Custom command',
+  // Any program at all: typing into one whose input Forkbench does not know may run or edit something.
+  notices: 'shown',
   build(ctx, cmd) {
     if (!cmd || cmd.command.trim().length === 0) throw new Error('a custom profile needs a command');
     return manualPlan(ctx, 'custom', cmd.command, [...(cmd.args ?? [])]);

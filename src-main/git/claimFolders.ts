@@ -11,6 +11,23 @@ import type { FenceHooks, FolderClaim } from './fenceHooks.js';
 import { currentBranch, worktreeGitDir } from './repoProbe.js';
 import { keyOf, present, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
+import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+import { realTimers, type Timers } from '../base/timers.js';
+
+export const FolderRemovalConstants = {
+  /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
+   *  a shell's pane is one /proc scan and a pty host round trip (a few ms; tens under load); an agent CLI is
+   *  typed to only once its pane is quiet, which can take seconds: the removal (a person's approval) does
+   *  not wait for that, only long enough for the shells. */
+  tellMaxMs: 1_000,
+} as const;
+
+/** A task's folder about to be removed, while it is still there: `why` as the board's worktree-removed says. */
+export interface FolderLeaving {
+  taskId: string;
+  path: string;
+  why: 'merged' | 'removed';
+}
 
 /**
  * The folders claims work in. Each grant gets a fresh folder of its own (the token in its name) on the
@@ -25,7 +42,19 @@ export class ClaimFolders {
     private readonly records: BranchRecords,
     /** Where the folders go: the Thread's data folder, never the person's. */
     readonly dir: string,
+    private readonly timers: Timers = realTimers,
   ) {}
+
+  /** Who is told before a folder goes (the host, which tells the panes standing in it). */
+  private leaving: ((f: FolderLeaving) => Promise<void>) | null = null;
+
+  /** `tell` is awaited before each folder is removed, for FolderRemovalConstants.tellMaxMs at most. */
+  beforeRemoval(tell: (f: FolderLeaving) => Promise<void>): IDisposable {
+    this.leaving = tell;
+    return toDisposable(() => {
+      if (this.leaving === tell) this.leaving = null;
+    });
+  }
 
   /**
    * Give the claim (agent, token) of a task its own folder: a fresh worktree on the task's branch at the
@@ -256,19 +285,32 @@ export class ClaimFolders {
         ].filter(Boolean);
         if (losing.length) throw new WorktreeError('uncommitted', `${taskId}'s worktree has ${losing.join(' and ')}: removing it loses them. Remove it anyway only if you mean to.`);
       }
-      for (const f of folders) await this.removeFolder(f);
+      for (const f of folders) await this.removeFolder(f, taskId, 'removed');
       if (wt) await this.r.git(this.r.repo.root, ['branch', '-D', wt.branch], { allowFail: true });
       await this.r.board.run((e) => e.forgetWorktree(taskId, 'removed', 'user'));
     });
   }
 
   /** Run inside the queue. Callers have checked there is nothing to lose, or the person said so: git is not
-   *  asked to check again. */
-  async removeFolder(wt: TaskWorktree): Promise<void> {
+   *  asked to check again. Whoever stands in the folder is told first, while it is still there. */
+  async removeFolder(wt: TaskWorktree, taskId: string, why: FolderLeaving['why']): Promise<void> {
+    if (present(wt)) await this.tellLeaving({ taskId, path: wt.path, why });
     if (present(wt)) await this.r.git(this.r.repo.root, ['worktree', 'remove', '--force', '--force', wt.path], { allowFail: true });
     await this.r.git(this.r.repo.root, ['worktree', 'prune']);
     fs.rmSync(wt.path, { recursive: true, force: true });
     this.hooks.forget(keyOf(wt));
+  }
+
+  /** The telling before a removal, bounded: a failure or a slow pane never keeps the folder. */
+  private async tellLeaving(f: FolderLeaving): Promise<void> {
+    const tell = this.leaving;
+    if (!tell) return;
+    let timer: unknown;
+    await Promise.race([
+      tell(f).catch(() => undefined),
+      new Promise<void>((resolve) => (timer = this.timers.setTimeout(resolve, FolderRemovalConstants.tellMaxMs))),
+    ]);
+    this.timers.clearTimeout(timer);
   }
 }
 

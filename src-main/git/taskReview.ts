@@ -183,7 +183,7 @@ export class TaskReview {
           kept.push(f);
           said.push(`${taskId}'s worktree ${f.path} still has ${plural(uncommitted, 'uncommitted change that was', 'uncommitted changes that were')} not part of the merge: it is kept (parked) until you remove it.`);
           this.folders.detach(taskId, f);
-        } else await this.folders.removeFolder(f);
+        } else await this.folders.removeFolder(f, taskId, 'merged');
       }
       if (wt) {
         const merged = t.submitted?.sha ?? t.record?.sha ?? null;

@@ -3,12 +3,15 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardService } from '../board/boardService.js';
+import type { FolderLeaving } from '../git/claimFolders.js';
 import type { Roster } from '../roster/roster.js';
 
 /**
- * What the host types into agents' panes about their tasks: a person's assignment to its new holder (once
- * its worktree exists, since the message names it), and a reassignment to the holder it was taken from —
- * at once, so it stops working on a task it no longer holds instead of learning at its next refused write.
+ * What the host tells agents about their tasks (typed into an agent CLI's pane, shown in a shell's output:
+ * Roster.tell): a person's assignment to its new holder (once its worktree exists, since the message names
+ * it), a reassignment to the holder it was taken from — at once, so it stops working on a task it no longer
+ * holds instead of learning at its next refused write — and, before a task's folder is removed, where to go
+ * to every pane whose shell (or a program it runs) stands in it.
  */
 export class Assignments {
   constructor(
@@ -23,11 +26,36 @@ export class Assignments {
 
   /** Who said each task in review was done: the pane to tell when its worktree goes at the merge. */
   private readonly submitters = new Map<string, { agentId: string; path: string | undefined }>();
+  /** The agents told where to go before a task's folder went, until its removal is on the board: the merge's
+   *  message need not say it again. */
+  private readonly toldToLeave = new Map<string, Set<string>>();
+
+  /**
+   * A task's folder is about to be removed: each live pane of this host with a process standing in it is told
+   * to leave and where to go, while the folder is still there (after, its shell answers every command with
+   * getcwd errors). Resolves once all are told (ClaimFolders bounds the wait).
+   */
+  async tellLeaving(f: FolderLeaving): Promise<void> {
+    const agents = await this.d.roster.standingIn(f.path);
+    if (!agents.length) return;
+    const t = this.d.board.state.tasks.get(f.taskId);
+    const what = f.why === 'merged' ? 'was approved and merged' : 'is having its worktree removed in the Forkbench window';
+    const text =
+      `The folder you are in, ${f.path}, is about to be removed: ${f.taskId} ${quotedBoardText(t?.title ?? '')} ${what}. ` +
+      `Leave it: cd '${this.d.folder}'.`;
+    const told = this.toldToLeave.get(f.taskId) ?? new Set<string>();
+    this.toldToLeave.set(f.taskId, told);
+    for (const agentId of agents) told.add(agentId);
+    await Promise.all(agents.map((agentId) => this.d.roster.tell(agentId, text)));
+  }
 
   follow(e: BoardEvent): void {
     if (e.kind === 'submitted') this.submitters.set(e.taskId, { agentId: e.agentId, path: this.d.board.state.tasks.get(e.taskId)?.worktree?.path });
     if (e.kind === 'returned') this.submitters.delete(e.taskId);
-    if (e.kind === 'worktree-removed') this.tellMerged(e);
+    if (e.kind === 'worktree-removed') {
+      this.tellMerged(e);
+      this.toldToLeave.delete(e.taskId);
+    }
     if (e.kind === 'reassign') this.tellTaken(e);
     if (e.kind === 'grant' && e.by === USER) this.tellAssigned(e.taskId, e.agentId, e.token);
     else if (e.kind === 'reassign' && e.by === USER) this.tellAssigned(e.taskId, e.to.agentId, e.to.token);
@@ -40,7 +68,7 @@ export class Assignments {
 
   private tellTaken(e: Extract<BoardEvent, { kind: 'reassign' }>): void {
     const t = this.d.board.state.tasks.get(e.taskId);
-    this.d.roster.tell(
+    void this.d.roster.tell(
       e.from.agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
         `your fencing token ${e.from.token} is no longer accepted for it. Stop working on ${e.taskId}; run \`forkbench board\` to pick other work.`,
@@ -60,10 +88,11 @@ export class Assignments {
     const p = this.d.roster.get(agentId);
     if (!p || !p.agent.alive) return;
     const t = this.d.board.state.tasks.get(e.taskId);
-    this.d.roster.tell(
+    const told = this.toldToLeave.get(e.taskId)?.has(agentId) ?? false;
+    void this.d.roster.tell(
       agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
-        `If your shell was in it: cd '${this.d.folder}'. Run \`forkbench board\` to pick other work.`,
+        `${told ? '' : `If your shell was in it: cd '${this.d.folder}'. `}Run \`forkbench board\` to pick other work.`,
     );
   }
 
@@ -77,7 +106,7 @@ export class Assignments {
     // The message names the worktree, so it waits until the worktree exists; a failed one says nothing here
     // (the task is blocked with the reason, which the window shows).
     void this.d.worktreeOf(taskId, token).then(
-      (wt) => this.d.roster.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
+      (wt) => void this.d.roster.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
       () => undefined,
     );
   }

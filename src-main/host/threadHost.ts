@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { openThreadBoard, type SharedBoardSetting } from '../board/openBoard.js';
 import { type BoardService } from '../board/boardService.js';
 import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
@@ -75,6 +76,7 @@ export class ThreadHost {
   private readonly boardSubscription: Disposable;
   /** What the person is told (waiting, finished, lapsed, exited), kept for windows opened later. */
   readonly notices: ThreadNotices;
+  private readonly leavingTold: IDisposable | null;
 
   private constructor(
     readonly folder: string,
@@ -87,6 +89,8 @@ export class ThreadHost {
   ) {
     this.key = threadKeyOf(folder);
     const assignments = new Assignments({ board, roster, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
+    // Before a task's folder is removed, the panes standing in it are told where to go.
+    this.leavingTold = worktrees.git?.folders.beforeRemoval((f) => assignments.tellLeaving(f)) ?? null;
     this.boardSubscription = board.onEvent((e) => {
       worktrees.follow(e);
       this.onBoardEvent.fire(e);
@@ -179,6 +183,7 @@ export class ThreadHost {
     await this.socket.close();
     await this.board.close();
     this.boardSubscription.dispose();
+    this.leavingTold?.dispose();
     this.onBoardEvent.dispose();
   }
 }

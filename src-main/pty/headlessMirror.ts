@@ -6,6 +6,7 @@
 import serializeModule from '@xterm/addon-serialize';
 import headlessModule from '@xterm/headless';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
+import type { NoticeView } from './paneNotice.js';
 
 // Both packages ship CommonJS only; under NodeNext their exports arrive on the default import.
 const { Terminal } = headlessModule;
@@ -49,6 +50,8 @@ export class HeadlessMirror implements Disposable {
   private readonly term: InstanceType<typeof Terminal>;
   private readonly serializer: InstanceType<typeof SerializeAddon>;
   private disposed = false;
+  /** Writes of the host's own being parsed (writeOwn): their notification is the host's, not the program's. */
+  private own = 0;
   /** Fired as xterm parses them, in order with the output around them. */
   readonly onSignal = new Emitter<TerminalSignal>();
 
@@ -59,13 +62,13 @@ export class HeadlessMirror implements Disposable {
     this.term.loadAddon(this.serializer);
     this.term.parser.registerOscHandler(9, (data) => {
       // OSC 9;4;… is ConEmu's progress bar (Windows Terminal and some CLIs set it while working), not a message.
-      if (!/^4;/.test(data)) this.onSignal.fire({ kind: 'notify', text: data });
+      if (!/^4;/.test(data) && this.own === 0) this.onSignal.fire({ kind: 'notify', text: data });
       return true;
     });
     this.term.parser.registerOscHandler(777, (data) => {
       // rxvt's OSC 777;notify;TITLE;BODY
       const m = /^notify;([^;]*);?([\s\S]*)$/.exec(data);
-      if (m) this.onSignal.fire({ kind: 'notify', text: [m[1], m[2]].filter(Boolean).join(': ') });
+      if (m && this.own === 0) this.onSignal.fire({ kind: 'notify', text: [m[1], m[2]].filter(Boolean).join(': ') });
       return true;
     });
     this.term.parser.registerOscHandler(7501, (data) => {
@@ -100,6 +103,41 @@ export class HeadlessMirror implements Disposable {
   write(data: string, parsed?: () => void): void {
     if (this.disposed) return;
     this.term.write(data, parsed);
+  }
+
+  /**
+   * Output of the host's own (a notice, paneNotice.ts), parsed in order with the program's: the notification
+   * it carries is not the program asking for the person (an agent's "waiting for you"), so it is not
+   * signalled. xterm runs each write's callback as soon as that write is parsed, before the next one, so the
+   * count is up exactly while this write is parsed.
+   */
+  writeOwn(data: string, parsed?: () => void): void {
+    if (this.disposed) return;
+    this.term.write('', () => this.own++);
+    this.term.write(data, () => {
+      this.own--;
+      parsed?.();
+    });
+  }
+
+  /**
+   * Where a notice can be drawn now (call once everything written is parsed), or null where drawing would
+   * disturb the program: a full-screen program on the alternate screen (the notice would vanish with its
+   * screen and shift what it drew), insert mode (the notice would push the line's text aside) or origin mode
+   * (row numbers are the program's scroll region's).
+   */
+  noticeView(): NoticeView | null {
+    if (this.disposed) return null;
+    const buf = this.term.buffer.active;
+    if (buf.type === 'alternate' || this.term.modes.insertMode || this.term.modes.originMode) return null;
+    const row = (y: number) => buf.getLine(buf.baseY + y);
+    let top = buf.cursorY;
+    while (top > 0 && row(top)?.isWrapped) top--;
+    let last = buf.cursorY;
+    while (last + 1 < this.term.rows && row(last + 1)?.isWrapped) last++;
+    const lineRows: string[] = [];
+    for (let y = top; y <= last; y++) lineRows.push(row(y)?.translateToString(y === last) ?? '');
+    return { x: buf.cursorX, y: buf.cursorY, lineTop: top, lineRows };
   }
 
   /** Resolves once everything written so far is parsed. */

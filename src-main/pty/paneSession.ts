@@ -55,6 +55,9 @@ export interface PaneSession {
   readonly lost?: boolean;
   write(data: string): void;
   asPaste(text: string): string;
+  /** A notice of the host's shown in the pane's output, never typed (paneNotice.ts); resolves once written
+   *  (or the pane ended). */
+  showNotice(text: string): Promise<void>;
   resize(cols: number, rows: number): void;
   attach(consumerId?: string): void;
   detach(consumerId?: string): void;

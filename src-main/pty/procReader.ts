@@ -9,7 +9,7 @@
  * functions so both formats are unit-tested on any machine: the macOS path does not run in CI.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { readProcStat, stateFromCode, type ProcState, type ProcStat } from '../base/procStat.js';
 
 // liveness.ts reads the state word from here, as it reads the tree's CPU.
@@ -182,4 +182,30 @@ export async function readTreeCpu(rootPid: number): Promise<TreeCpu> {
   const root = tree[0];
   if (!root) return { state: 'gone', cpuMs: 0, processes: 0 };
   return { state: root.state, cpuMs: sumTreeCpu(tree), processes: tree.length };
+}
+
+/**
+ * The current folder of every process of each root's pane: the root, its descendants, and whatever else sits
+ * in its session (node-pty starts each pane's root with setsid, so a job the shell moved to a group of its
+ * own is still found). Linux only (readlink /proc/PID/cwd, ~10 us each): elsewhere nothing is found. A
+ * process gone between the listing and the read is passed over.
+ */
+export async function listPaneCwds<T>(roots: ReadonlyMap<number, T>): Promise<Array<{ owner: T; pid: number; cwd: string }>> {
+  if (!isLinux || roots.size === 0) return [];
+  const table = await listProcesses();
+  const owners = new Map<number, T>();
+  for (const [root, owner] of roots) for (const p of descendantsOf(table, root)) owners.set(p.pid, owner);
+  for (const p of table) {
+    const owner = p.session !== undefined ? roots.get(p.session) : undefined;
+    if (owner !== undefined && !owners.has(p.pid)) owners.set(p.pid, owner);
+  }
+  const out: Array<{ owner: T; pid: number; cwd: string }> = [];
+  for (const [pid, owner] of owners) {
+    try {
+      out.push({ owner, pid, cwd: readlinkSync(`/proc/${pid}/cwd`) });
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
 }

@@ -26,6 +26,8 @@ import { withoutInheritedFds } from './inheritedFds.js';
 import { SlaveHold } from './slaveHold.js';
 import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
+import { noticeOutput, noticeSignal, noticeText } from './paneNotice.js';
+import { SequenceState } from './sequenceState.js';
 import { ProcessGroupKiller } from './processGroupKiller.js';
 import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './paneSession.js';
 import { constants as osConstants } from 'node:os';
@@ -125,6 +127,14 @@ export class PtySession implements Disposable {
   private drainTimer: TimerHandle | undefined;
   private lastOutput: number;
   private droppedChars = 0;
+  /** Whether the output read so far stops between escape sequences: a notice is written only then. */
+  private readonly sequences = new SequenceState();
+  /** Reads from the pty so far: a notice placed after the mirror caught up must see no newer one. */
+  private reads = 0;
+  /** Notices waiting to be drawn (plain text), each with whether its notification went out and who waits. */
+  private readonly notices: Array<{ text: string; signalled: boolean; shown: () => void }> = [];
+  private placing = false;
+  private placeAgain = false;
   private ptyExit: PtyExit | undefined;
   private exitDeadline = 0;
   private exitTimer: TimerHandle | undefined;
@@ -161,6 +171,7 @@ export class PtySession implements Disposable {
         resume: () => {
           this.pty.resume();
           this.batcher.expedite();
+          if (this.notices.length) void this.placeNotices();
         },
       },
       sessionOptions.flowLimits ?? FlowLimits,
@@ -262,6 +273,21 @@ export class PtySession implements Disposable {
     this.writer.write(data);
   }
 
+  /**
+   * A notice of the host's, shown in the pane's output and never typed into its input (paneNotice.ts): at
+   * the next moment the output stops between escape sequences and no consumer holds the pty paused, in the
+   * same order as the program's output, to the mirror and every window. On the alternate screen only its
+   * notification goes at once; the line waits for the program to leave it. Resolves once the notice (or at
+   * least its notification) is written, or the pane ends.
+   */
+  showNotice(text: string): Promise<void> {
+    if (this.disposed || this.ptyExit) return Promise.resolve();
+    return new Promise((shown) => {
+      this.notices.push({ text: noticeText(text), signalled: false, shown });
+      void this.placeNotices();
+    });
+  }
+
   resize(cols: number, rows: number): void {
     if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) {
       throw new RangeError(`resize needs positive integer cols and rows, got ${cols}x${rows}`);
@@ -330,6 +356,7 @@ export class PtySession implements Disposable {
     // nobody left to read the tail, a held socket destroy runs now: node-pty then closes the pty and reports
     // the exit that `exited` waits for.
     this.disposables.dispose();
+    this.dropNotices();
     this.exitTimer = undefined;
     this.drainTimer = undefined;
     if (this.ptyExit && !this.exitReported) this.resolveExited(this.ptyExit);
@@ -345,6 +372,8 @@ export class PtySession implements Disposable {
     // Counted before anyone can ack it: an ack that overtook its delivery would be clamped away and the
     // backlog would never come back down.
     this.flow.onDelivered(chunk.length);
+    this.reads++;
+    this.sequences.feed(chunk);
     // The mirror is fed each read as it comes, not per 5 ms batch: batching exists to spare IPC messages,
     // and holding the mirror's input back would put 5 ms of idle into every pause/resume cycle (measured
     // with bench/ptyBench.ts: 11 MB/s batched vs 22-23 MB/s per read, against ~33 MB/s for parsing alone).
@@ -353,6 +382,61 @@ export class PtySession implements Disposable {
     // Consumers can only ack what they were sent: a paused pane must not also sit out the batch delay.
     if (this.flow.isPaused) this.batcher.flush();
     if (this.ptyExit && !this.exitReported) this.armExitTimer();
+    if (this.notices.length) void this.placeNotices();
+  }
+
+  /**
+   * Draws the waiting notices once the mirror has parsed every read so far (so its screen is the one the
+   * notice goes on) and nothing came meanwhile. A read that stopped inside a sequence, or a paused pty,
+   * leaves them waiting: the next read (or the resume) tries again. Never more than one attempt at a time.
+   */
+  private async placeNotices(): Promise<void> {
+    if (this.placing) {
+      this.placeAgain = true;
+      return;
+    }
+    this.placing = true;
+    try {
+      do {
+        this.placeAgain = false;
+        const reads = this.reads;
+        await this.mirror.drained();
+        if (this.disposed || this.ptyExit) return this.dropNotices();
+        if (this.reads !== reads) {
+          this.placeAgain = true;
+          continue;
+        }
+        if (!this.notices.length || this.flow.isPaused || !this.sequences.atRest) return;
+        const view = this.mirror.noticeView();
+        const fresh = this.notices.filter((n) => !n.signalled);
+        for (const n of fresh) n.signalled = true;
+        const signals = fresh.map((n) => noticeSignal(n.text)).join('');
+        if (!view) {
+          // The alternate screen: the notification now, the line once the program leaves it.
+          if (signals) this.writeOwn(signals);
+          for (const n of fresh) n.shown();
+          return;
+        }
+        const placed = this.notices.splice(0);
+        this.writeOwn(noticeOutput(placed.map((n) => n.text), view) + signals);
+        for (const n of placed) n.shown();
+      } while (this.placeAgain);
+    } finally {
+      this.placing = false;
+    }
+  }
+
+  private dropNotices(): void {
+    for (const n of this.notices.splice(0)) n.shown();
+  }
+
+  /** Output of the host's own, down the path the pty's output takes: counted for flow control as the
+   *  consumers will ack it, parsed by the mirror in order, and sent to the windows at once. */
+  private writeOwn(data: string): void {
+    this.flow.onDelivered(data.length);
+    this.mirror.writeOwn(data, () => this.flow.ack(MIRROR_CONSUMER, data.length));
+    this.batcher.push(data);
+    this.batcher.flush();
   }
 
   /** The child is gone: say so once, now, however much output is still to be read. */
@@ -385,6 +469,7 @@ export class PtySession implements Disposable {
     this.drainTimer = undefined;
     this.slave.release();
     this.ptyExit = ptyExitOf(e);
+    this.dropNotices();
     if (this.disposed) {
       this.resolveExited(this.ptyExit);
       return;

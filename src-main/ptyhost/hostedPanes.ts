@@ -108,6 +108,10 @@ export class HostedPanes {
       await h.session.flushMirror();
       return { text: h.session.serialize(), bracketedPaste: h.session.asPaste('') !== '' };
     },
+    notice: async ({ pane, text }) => {
+      await this.get(pane).session.showNotice(text);
+      return null;
+    },
     kill: ({ pane }) => this.get(pane).session.kill(),
     stats: ({ pane }) => this.get(pane).session.flowStats,
     dispose: ({ pane }) => {

@@ -17,6 +17,9 @@ import type { PaneListing, PaneMeta } from './protocol.js';
 export const PtyHostLimits = {
   /** Data frames carry a pane's number as a u32 (frames.ts). */
   maxPane: 0xffff_ffff,
+  /** A notice's text (PaneNoticeLimits.maxChars is what a pane shows); the bound only refuses a broken peer's
+   *  megabytes before they are copied about. */
+  maxNoticeChars: 16_000,
   /** A consumer is a window's id, a short token; the bound stops a broken peer from making map keys of
    *  megabytes. */
   maxConsumerChars: 128,
@@ -114,6 +117,9 @@ export const ptyHostMethods = {
   /** The lines on the pane's screen once its output so far is parsed: the board host's screen matcher reads
    *  them (it keeps no mirror of its own). */
   lines: procedure(paneOnly, z.array(z.string())),
+  /** Show a notice of the board host's in the pane's output (PtySession.showNotice): answered once it is
+   *  written there, in order with the pane's own output. */
+  notice: procedure(z.object({ pane, text: z.string().max(PtyHostLimits.maxNoticeChars) }), z.null()),
   kill: procedure(paneOnly, ptyExit),
   stats: procedure(paneOnly, flowStats),
   /** Kill now (if alive) and forget the pane. */

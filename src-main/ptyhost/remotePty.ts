@@ -2,6 +2,7 @@ import { showControls } from '../../src-shared/text/controlChars.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { PaneSession } from '../pty/paneSession.js';
+import { noticeText } from '../pty/paneNotice.js';
 import { readStartTicks } from '../base/procStat.js';
 import { ProcessGroupKiller } from '../pty/processGroupKiller.js';
 import type { PtyExit, PtyFlowStats } from '../pty/paneSession.js';
@@ -176,6 +177,12 @@ export class RemotePty implements PaneSession {
   write(data: string): void {
     if (this.disposed || this.exitValue) return;
     this.link.sendData(this.pane, data);
+  }
+
+  /** Shown by the pty host's session, in order with the pane's output there (PtySession.showNotice). */
+  async showNotice(text: string): Promise<void> {
+    if (this.disposed || this.exitValue) return;
+    await this.link.request('notice', { pane: this.pane, text: noticeText(text) });
   }
 
   /** As PtySession.asPaste: controls shown as escapes, bracketed when the program asked for it. */

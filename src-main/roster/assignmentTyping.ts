@@ -1,4 +1,5 @@
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
+import type { NoticeWay } from '../agents/profileKit.js';
 
 export const TypingConstants = {
   /** A person types in bursts; 1.5 s without a keystroke or output is a pause, not a breath. */
@@ -15,17 +16,22 @@ export const TypingConstants = {
 export interface TypedInto {
   write(data: string): void;
   asPaste(text: string): string;
+  showNotice(text: string): Promise<void>;
   readonly lastOutputAt: number;
 }
 
 /**
- * Types the host's messages to an agent (an assignment, a task taken away) into its pane, never in the
- * middle of a person's typing nor while the agent prints: queued until the pane is quiet, pasted, then Enter
- * on its own once the echo settles. In a plain shell the message is a comment, so it is shown and not run.
+ * Gives the host's messages to an agent (an assignment, a task taken away, its folder about to go) the way
+ * its profile takes them (NoticeWay). Typed: into its pane, never in the middle of a person's typing nor
+ * while the agent prints: queued until the pane is quiet, pasted, then Enter on its own once the echo
+ * settles. Shown: into the pane's output at once (the session picks the moment, between the program's own
+ * sequences, and writes a half-typed line again below it): nothing is typed, so nothing runs.
  */
 export class PaneTypist {
   private readonly store = new DisposableStore();
   private readonly pending: string[] = [];
+  /** Who waits for the typed messages pending and the one awaiting its Enter. */
+  private readonly waiting: Array<() => void> = [];
   private timer: TimerHandle | null = null;
   private lastInputAt = 0;
   /** A message is pasted and its Enter not yet sent. */
@@ -33,23 +39,25 @@ export class PaneTypist {
 
   constructor(
     private readonly pane: TypedInto,
-    /** A shell takes the message as a command unless it is a comment. */
-    private readonly shellLike: boolean,
+    private readonly way: NoticeWay,
     private readonly quietMs: number = TypingConstants.quietMs,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** A person is about to type into the pane. A message pasted and waiting for its Enter is sent first, so
-   *  it stays a line of its own: the person's keys would otherwise join it (in a shell, the comment). */
+   *  it stays a message of its own: the person's keys would otherwise join it. */
   noteInput(): void {
     this.lastInputAt = this.now();
     if (this.awaitingEnter) this.submit();
   }
 
-  say(text: string): void {
-    if (this.store.isDisposed) return;
+  /** Resolves once the message is in the pane (typed and entered, or shown), or will never be (disposed). */
+  say(text: string): Promise<void> {
+    if (this.store.isDisposed) return Promise.resolve();
+    if (this.way === 'shown') return this.pane.showNotice(text).catch(() => undefined);
     this.pending.push(text);
     this.whenQuiet();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   dispose(): void {
@@ -57,6 +65,7 @@ export class PaneTypist {
     this.awaitingEnter = false;
     this.pending.length = 0;
     this.store.dispose();
+    for (const w of this.waiting.splice(0)) w();
   }
 
   private arm(fn: () => void, ms: number): void {
@@ -71,7 +80,7 @@ export class PaneTypist {
       const now = this.now();
       if (now - this.lastInputAt < this.quietMs || now - this.pane.lastOutputAt < this.quietMs) return this.arm(tick, TypingConstants.pollMs);
       const text = this.pending.splice(0).join(' ');
-      this.pane.write(this.pane.asPaste(`${this.shellLike ? '# ' : ''}${text}`));
+      this.pane.write(this.pane.asPaste(text));
       this.awaitingEnter = true;
       this.submitWhenEchoed(this.now());
     };
@@ -95,6 +104,9 @@ export class PaneTypist {
     this.timer = null;
     this.awaitingEnter = false;
     this.pane.write('\r');
+    // Those waiting for the messages just entered; messages said since wait on.
+    const entered = this.waiting.splice(0, this.waiting.length - this.pending.length);
+    for (const w of entered) w();
     // Messages that came while this one was being typed wait for the pane to be quiet again.
     if (this.pending.length) this.whenQuiet();
   }

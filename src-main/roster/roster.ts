@@ -1,6 +1,6 @@
 import { BOARD_URL_ENV } from '../board/pg/connection.js';
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { changesHolder } from '../../src-shared/board/eventKinds.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
@@ -16,11 +16,12 @@ import type { Agent, ExitStatus } from '../agents/agent.js';
 import { AgentRegistry } from '../agents/agentRegistry.js';
 import type { LivenessSubject } from '../agents/liveness.js';
 import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peerCredentials.js';
-import { buildLaunch, writeProfileFiles } from '../agents/profiles.js';
+import { buildLaunch, noticeWayOf, writeProfileFiles } from '../agents/profiles.js';
 import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
 import type { BoardService } from '../board/boardService.js';
 import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
+import { listPaneCwds } from '../pty/procReader.js';
 import type { AgentSessions } from './agentSessions.js';
 import type { AgentStates } from './agentStates.js';
 import type { StoredAgent } from './agentStore.js';
@@ -29,7 +30,7 @@ import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneA
 import type { KeptPanes } from './keptPanes.js';
 
 /** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
- *  typist that writes the host's messages into it. */
+ *  typist that gives it the host's messages (typed or shown, as its profile takes them). */
 export interface Pane extends LivenessSubject {
   readonly agent: Agent;
   /** The agent's start this pane runs (Agent.run): a pane of an earlier start speaks for nobody. */
@@ -319,7 +320,7 @@ export class Roster {
       run: agent.run,
       session,
       launch,
-      typist: new PaneTypist(session, launch.profile === 'shell' || launch.profile === 'custom', this.d.typingQuietMs),
+      typist: new PaneTypist(session, noticeWayOf(launch.profile), this.d.typingQuietMs),
       startedAt: performance.now(),
       get lastOutputAt() {
         return session.lastOutputAt;
@@ -403,10 +404,29 @@ export class Roster {
     return p.session.serialize();
   }
 
-  /** Type a message of the host's into the agent's pane, when it is quiet; nothing for a gone agent. */
-  tell(agentId: string, text: string): void {
+  /** A message of the host's to the agent, typed into its pane when it is quiet or shown in its output, as its
+   *  profile takes them; nothing for a gone agent. Resolves once it is in the pane (or never will be). */
+  tell(agentId: string, text: string): Promise<void> {
     const p = this.panes.get(agentId);
-    if (p?.agent.alive) p.typist.say(text);
+    return p?.agent.alive ? p.typist.say(text) : Promise.resolve();
+  }
+
+  /** The live agents of this host with a process (the pane's own, or one it started) standing in `folder` or
+   *  below it: a folder about to be removed takes their current folder with it. */
+  async standingIn(folder: string): Promise<string[]> {
+    const roots = new Map<number, string>();
+    for (const p of this.panes.values()) if (p.agent.alive && p.agent.pid !== null) roots.set(p.agent.pid, p.agent.id);
+    // The kernel names a current folder by its real path: the folder is compared as given and as resolved.
+    const names = new Set([resolve(folder)]);
+    try {
+      names.add(fs.realpathSync(folder));
+    } catch {
+      // already gone: its name as given is all there is
+    }
+    const inside = (cwd: string) => [...names].some((f) => cwd === f || cwd.startsWith(`${f}/`));
+    const found = new Set<string>();
+    for (const { owner, cwd } of await listPaneCwds(roots)) if (inside(cwd)) found.add(owner);
+    return [...found];
   }
 
   /** Whether a process is a person's or runs in an agent pane (which): how the host tells a person's git from

@@ -58,7 +58,7 @@ export class Fixture {
   }
 
   /** A Thread on a fresh repository (or on `folder` as given). */
-  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined> } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
     const root = this.tmp();
     const folder = o.folder ?? join(root, 'project');
     if (!o.folder) {
@@ -70,6 +70,7 @@ export class Fixture {
       dataRoot: o.dataRoot ?? join(root, 'data'),
       runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
       liveness: o.liveness ?? false,
+      env: o.env,
       // The tests run git and the CLI as an agent from the test process, outside any pane.
       secretsFromAnywhere: true,
     });

@@ -8,6 +8,7 @@ import {
   buildLaunch,
   forkbenchEnv,
   mergeJson,
+  noticeWayOf,
   PROFILES,
   resolveLoginShell,
   writeProfileFiles,
@@ -382,5 +383,20 @@ describe('writeProfileFiles', () => {
   it('mergeJson: objects merge, everything else is replaced by ours', () => {
     expect(mergeJson({ a: { b: 1, c: [1] }, d: 1 }, { a: { c: [2], e: 3 } })).toEqual({ a: { b: 1, c: [2], e: 3 }, d: 1 });
     expect(mergeJson([1], { a: 1 })).toEqual({ a: 1 });
+  });
+
+  it('how each profile is told things: agent CLIs typed, a shell or any other program shown, never typed', () => {
+    expect(Object.fromEntries(Object.keys(PROFILES).map((k) => [k, noticeWayOf(k)]))).toEqual({
+      claude: 'typed',
+      codex: 'typed',
+      gemini: 'typed',
+      aider: 'typed',
+      opencode: 'typed',
+      shell: 'shown',
+      custom: 'shown',
+    });
+    // A pane a pty host kept under a profile this version does not know, or a prototype key.
+    expect(noticeWayOf('vim')).toBe('shown');
+    expect(noticeWayOf('toString')).toBe('shown');
   });
 });

@@ -2,20 +2,30 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { nextEvent, paneText } from '../../helpers/events.js';
 import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
+import { waitFor } from '../../helpers/pty.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 
 const FAKE_AGENT = join(import.meta.dirname, '..', '..', 'fixtures', 'fakeAgent.sh');
 const fixture = hostFixture('host');
 const openHost = fixture.open;
 
-beforeAll(() => ensureBuilt());
+/** A folder with a stand-in `aider` (an agent CLI profile, typed its notices): the raw-mode reader below. */
+let agentCliBin = '';
+beforeAll(() => {
+  ensureBuilt();
+  agentCliBin = fs.mkdtempSync(join(tmpdir(), 'forkbench-agent-cli-'));
+  const reader =
+    "if (process.env.READER_BRACKETED_PASTE) process.stdout.write('\\x1b[?2004h'); process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');";
+  fs.writeFileSync(join(agentCliBin, 'aider'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}\n`, { mode: 0o755 });
+});
+afterAll(() => fs.rmSync(agentCliBin, { recursive: true, force: true }));
 const homes: string[] = [];
 afterEach(async () => {
   await fixture.cleanup();
@@ -24,15 +34,19 @@ afterEach(async () => {
 
 
 
+/** A host whose agents' PATH finds the stand-in `aider`; with `bracketedPaste` it first asks for pastes to be
+ *  bracketed (DECSET 2004), as TUIs and readline do. */
+const openTyped = (o: Parameters<typeof openHost>[0] & { bracketedPaste?: boolean } = {}) =>
+  openHost({ ...o, env: { ...process.env, PATH: `${agentCliBin}:${process.env.PATH}`, READER_BRACKETED_PASTE: o.bracketedPaste ? '1' : '' } });
+
 /**
- * A raw-mode reader in a pane, as a TUI is: it prints each read it gets from the pty, escaped, and with
- * `bracketedPaste` first asks for pastes to be bracketed (DECSET 2004), as TUIs and readline do. Resolves
- * once it is reading (node takes tens of ms to start: the pane is watched well before it prints).
+ * An agent CLI's pane (the aider profile, whose notices are typed) running a raw-mode reader, as a TUI is: it
+ * prints each read it gets from the pty, escaped. Resolves once it is reading (node takes tens of ms to
+ * start: the pane is watched well before it prints).
  */
-async function launchReader(host: ThreadHost, o: { bracketedPaste?: boolean } = {}): Promise<AgentInfo> {
-  const reader = `${o.bracketedPaste ? "process.stdout.write('\\x1b[?2004h'); " : ''}process.stdin.setRawMode(true); process.stdin.on('data', (d) => console.log('read ' + JSON.stringify(d.toString()))); console.log('ready');`;
-  const agent = await host.roster.launch('custom', { command: `exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(reader)}` });
-  await paneText(host, agent.id, /ready/);
+async function launchReader(host: ThreadHost): Promise<AgentInfo> {
+  const agent = await host.roster.launch('aider');
+  await waitFor(async () => (await host.roster.screen(agent.id)).includes('ready'), 20_000, 'the reader to start');
   return agent;
 }
 
@@ -160,13 +174,29 @@ describe('agents in real ptys', () => {
     await paneText(host, agent.id, /Goal:[\s\S]*exit=0/);
   });
 
-  it('a person’s assignment is typed into the agent’s pane once the pane is quiet, as a shell comment', async () => {
+  it('a person’s assignment is typed into an agent CLI’s pane once the pane is quiet, then entered', async () => {
+    const host = await openTyped({ typingQuietMs: 300 });
+    await host.board.run((e) => e.addTask({ title: 'review the docs' }));
+    const agent = await launchReader(host);
+    const reads = await assignAndRead(host, agent.id);
+    expect(reads.join('')).toMatch(/^You have been assigned T-1 "review the docs" on the Forkbench board \(fencing token 1\)\. Run `forkbench show T-1`.*\r$/s);
+    expect(await host.roster.screen(agent.id)).not.toContain('Forkbench: ');
+  });
+
+  it('a custom command’s pane is shown a person’s assignment in its output: nothing is typed into a program Forkbench does not know', async () => {
     const host = await openHost({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
     const agent = await host.roster.launch('custom', { command: 'exec cat' });
-    const seen = paneText(host, agent.id, /# You have been assigned T-1 "review the docs"/);
+    const seen = paneText(host, agent.id, /Forkbench: You have been assigned T-1 "review the docs"/);
     expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
     await seen;
+    // cat echoes what it is given (the tty's echo, then its own copy): the screen holds the notice once, as shown.
+    host.roster.input(agent.id, 'person\r');
+    await paneText(host, agent.id, /person\r\n(?:[\s\S]*)person/);
+    const lines = (await host.roster.get(agent.id)!.session.screenLines()).filter((l) => l.length > 0);
+    expect(lines.filter((l) => l.includes('You have been assigned'))).toHaveLength(1);
+    expect(lines.at(-2)).toBe('person');
+    expect(lines.at(-1)).toBe('person');
   });
 
   it('a task dragged to another agent: the holder it was taken from is told at once in its pane, by whom and to whom', async () => {
@@ -175,33 +205,33 @@ describe('agents in real ptys', () => {
     const first = await host.roster.launch('custom', { command: 'exec cat', name: 'first' });
     const second = await host.roster.launch('custom', { command: 'exec cat', name: 'second' });
     expect((await host.board.run((e) => e.claim(first.id, 'T-1'))).ok).toBe(true);
-    const told = paneText(host, first.id, /# T-1 "review the docs" was taken from you by a person in the Forkbench window and given to second: your fencing token 1 is no longer accepted/);
-    const assigned = paneText(host, second.id, /# You have been assigned T-1 "review the docs".*token 2/);
+    const told = paneText(host, first.id, /Forkbench: T-1 "review the docs" was taken from you by a person in the Forkbench window and given to second: your fencing token 1 is no longer accepted/);
+    const assigned = paneText(host, second.id, /Forkbench: You have been assigned T-1 "review the docs".*token 2/);
     expect((await host.board.run((e) => e.assign('T-1', second.id))).ok).toBe(true);
     await Promise.all([told, assigned]);
   });
 
   it('the Enter after an assignment comes on its own once the echo settles: a TUI would take text+Enter for a paste', async () => {
-    const host = await openHost({ typingQuietMs: 300 });
+    const host = await openTyped({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
     const agent = await launchReader(host);
     const reads = await assignAndRead(host, agent.id);
-    expect(reads.join('')).toMatch(/^# You have been assigned T-1 "review the docs".*\r$/s);
+    expect(reads.join('')).toMatch(/^You have been assigned T-1 "review the docs".*\r$/s);
     expect(reads.at(-1)).toBe('\r');
     expect(reads.slice(0, -1).some((r) => r.includes('\r'))).toBe(false);
   });
 
   it('a pane that asked for bracketed paste gets the assignment as a paste, then Enter on its own', async () => {
-    const host = await openHost({ typingQuietMs: 300 });
+    const host = await openTyped({ typingQuietMs: 300, bracketedPaste: true });
     await host.board.run((e) => e.addTask({ title: 'review the docs' }));
-    const agent = await launchReader(host, { bracketedPaste: true });
+    const agent = await launchReader(host);
     const reads = await assignAndRead(host, agent.id);
-    expect(reads.join('')).toMatch(/^\x1b\[200~# You have been assigned T-1 "review the docs".*\x1b\[201~\r$/s);
+    expect(reads.join('')).toMatch(/^\x1b\[200~You have been assigned T-1 "review the docs".*\x1b\[201~\r$/s);
     expect(reads.at(-1)).toBe('\r');
   });
 
   it('an assignment made while the previous one is being typed is typed too, once the pane is quiet again', async () => {
-    const host = await openHost({ typingQuietMs: 300 });
+    const host = await openTyped({ typingQuietMs: 300 });
     await host.board.run((e) => e.addTask({ title: 'first' }));
     await host.board.run((e) => e.addTask({ title: 'second' }));
     const agent = await launchReader(host);
@@ -217,11 +247,11 @@ describe('agents in real ptys', () => {
   it('control characters in a task title from an old journal reach the pane as visible escapes: a title cannot end the paste or press keys', async () => {
     // The board refuses such a title now; one written before it did is still in the journal.
     const title = 'evil \x1b[201~\x03 title';
-    const host = await openHost({ typingQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
+    const host = await openTyped({ typingQuietMs: 300, bracketedPaste: true, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
     expect(host.board.state.tasks.get('T-1')?.title).toBe(title);
-    const agent = await launchReader(host, { bracketedPaste: true });
+    const agent = await launchReader(host);
     const typed = (await assignAndRead(host, agent.id)).join('');
-    expect(typed).toMatch(/^\x1b\[200~# You have been assigned T-1 "evil \\x1b\[201~\\x03 title".*\x1b\[201~\r$/s);
+    expect(typed).toMatch(/^\x1b\[200~You have been assigned T-1 "evil \\x1b\[201~\\x03 title".*\x1b\[201~\r$/s);
     expect(typed).not.toContain('\x03');
     // the only ESCs are the paste's own marks
     expect(typed.match(/\x1b/g)).toHaveLength(2);
@@ -229,8 +259,8 @@ describe('agents in real ptys', () => {
 
   it('C1 controls and bidi overrides in an old title reach the pane as visible escapes, never as C2 9B (CSI to a UTF-8 terminal)', async () => {
     const title = 'csi \x9b201~ osc \x9d0;t\x9c nel \x85 rlo \u202eabc';
-    const host = await openHost({ typingQuietMs: 300, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
-    const agent = await launchReader(host, { bracketedPaste: true });
+    const host = await openTyped({ typingQuietMs: 300, bracketedPaste: true, seedBoard: (dir, key) => writeLegacyJournal(dir, [legacyThread(key), legacyTask('T-1', title)]) });
+    const agent = await launchReader(host);
     const typed = (await assignAndRead(host, agent.id)).join('');
     expect(typed).toContain('"csi \\x9b201~ osc \\x9d0;t\\x9c nel \\x85 rlo \\u202eabc"');
     expect(typed).not.toMatch(/[\x80-\x9f\u202a-\u202e]/);

@@ -4,9 +4,11 @@ import { PaneTypist, TypingConstants } from '../../../src-main/roster/assignment
 /** A pane that records what was written to it, on a clock the test moves with the fake timers. */
 function fakePane() {
   const writes: string[] = [];
+  const shown: string[] = [];
   return {
     writes,
-    pane: { write: (d: string) => void writes.push(d), asPaste: (t: string) => t, lastOutputAt: -Infinity },
+    shown,
+    pane: { write: (d: string) => void writes.push(d), asPaste: (t: string) => t, showNotice: async (t: string) => void shown.push(t), lastOutputAt: -Infinity },
   };
 }
 
@@ -23,30 +25,44 @@ describe('PaneTypist', () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  it('a person who types between a pasted message and its Enter gets the Enter first: the message stays a line of its own', () => {
+  it('a person who types between a pasted message and its Enter gets the Enter first: the message stays a line of its own', async () => {
     const { pane, writes } = fakePane();
-    const typist = new PaneTypist(pane, true, 300, now);
-    typist.say('T-1 was taken from you');
+    const typist = new PaneTypist(pane, 'typed', 300, now);
+    let entered = false;
+    void typist.say('T-1 was taken from you').then(() => (entered = true));
     advance(TypingConstants.pollMs);
-    expect(writes).toEqual(['# T-1 was taken from you']);
+    expect(writes).toEqual(['T-1 was taken from you']);
     // The Enter waits for the echo to settle; the person types now.
     typist.noteInput();
     pane.write('echo hi\r');
     advance(TypingConstants.echoMaxMs);
-    expect(writes).toEqual(['# T-1 was taken from you', '\r', 'echo hi\r']);
+    expect(writes).toEqual(['T-1 was taken from you', '\r', 'echo hi\r']);
+    await Promise.resolve();
+    expect(entered).toBe(true);
     typist.dispose();
   });
 
   it('waits while the person types, and types nothing after dispose', () => {
     const { pane, writes } = fakePane();
-    const typist = new PaneTypist(pane, false, 300, now);
+    const typist = new PaneTypist(pane, 'typed', 300, now);
     typist.noteInput();
-    typist.say('assigned T-2');
+    void typist.say('assigned T-2');
     advance(TypingConstants.pollMs);
     expect(writes).toEqual([]);
     typist.dispose();
     advance(10_000);
     typist.noteInput();
     expect(writes).toEqual([]);
+  });
+
+  it('a profile shown its notices gets them in its output at once, whoever types: nothing is ever written to its input', async () => {
+    const { pane, writes, shown } = fakePane();
+    const typist = new PaneTypist(pane, 'shown', 300, now);
+    typist.noteInput();
+    await typist.say('T-3 "x; touch /tmp/y" was assigned');
+    expect(shown).toEqual(['T-3 "x; touch /tmp/y" was assigned']);
+    advance(10_000);
+    expect(writes).toEqual([]);
+    typist.dispose();
   });
 });
