@@ -40,7 +40,7 @@ export function Board() {
   return (
     <>
       <BoardSearch />
-      <div className={`board${empty ? ' no-tasks' : ''}`} role="list" aria-label="Backlog">
+      <div className={`board${empty ? ' no-tasks' : ''}`} role="group" aria-label="Backlog">
         {TASK_STATES.map((s) => (
           <Column key={s} state={s} />
         ))}
@@ -109,7 +109,7 @@ const Column = memo(function Column({ state }: { state: TaskState }) {
       ref={setNodeRef}
       className={`column column-${state}${ids.length === 0 ? ' empty' : ''}${isOver ? ' drop-over' : ''}`}
       data-testid={`column-${state}`}
-      role="listitem"
+      role="group"
       aria-label={LABELS[state]}
     >
       <h3 className="column-title">

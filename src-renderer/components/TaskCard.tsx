@@ -170,7 +170,7 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
         }
         listeners?.onKeyDown?.(e);
       }}
-      role="group"
+      role="article"
       aria-roledescription="draggable task"
       aria-label={label}
       className={`${className}${isDragging ? ' dragging' : ''}`}

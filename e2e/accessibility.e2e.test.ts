@@ -1,0 +1,133 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, describeViolations } from './axe.js';
+import { openWindowOnRepo } from './gitThread.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { launchFromMenu, screenText, typeIn } from './pageActions.js';
+import { windowOn, type WindowClient } from './windowClient.js';
+
+/**
+ * Issue 32, finding 7, in Chromium against `forkbench serve` on a git Thread: axe-core (4.14.1, its shipped
+ * rule set, no rule or element left out) finds nothing on the board, a task's details, the diff of a task in
+ * review, the Thread settings, the command palette and the shortcut list, in the light and the dark scheme,
+ * with a task in every column and a claimed one. And a person who cannot see the countdown turn amber hears
+ * it: the window's one polite live region says when a held lease enters its last quarter, and when it is
+ * renewed after that warning.
+ */
+let w: WindowSession;
+let served: Served;
+let page: Page;
+let host: WindowClient;
+let key: string;
+
+beforeAll(async () => {
+  w = await openWindowOnRepo();
+  ({ served, page } = w);
+  host = await windowOn(served);
+}, 60_000);
+
+afterAll(async () => {
+  host?.close();
+  await w?.close();
+});
+
+const SCHEMES = ['light', 'dark'] as const;
+const card = (id: string) => page.getByTestId(`card-${id}`);
+
+async function scheme(s: (typeof SCHEMES)[number]): Promise<void> {
+  await page.emulateMedia({ colorScheme: s });
+  // axe reads computed colours: wait until every colour transition of the scheme change is over.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() =>
+    document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
+  );
+}
+
+/** A task taken to review by the shell `agent`: claimed, a commit in the worktree its claim printed, done. */
+async function toReview(agent: string, taskId: string, file: string): Promise<void> {
+  const worktreeOf = async () => new RegExp(`cd '([^']*/worktrees/${taskId}-\\d+)'`).exec(await screenText(page, agent))?.[1];
+  await typeIn(page, agent, `forkbench claim ${taskId}`);
+  await expect.poll(worktreeOf, { timeout: 10_000 }).toBeTruthy();
+  const worktree = (await worktreeOf()) as string;
+  await typeIn(page, agent, `cd '${worktree}' && echo 'changed' > ${file} && git add ${file} && git commit -qm '${taskId}' && forkbench done ${taskId} --note "done"; cd '${served.folder}'`);
+  await expect.poll(() => card(taskId).getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
+}
+
+describe('accessibility of the window', () => {
+  it('axe finds no violation on the board, details, diff, settings, palette and shortcuts, light and dark', async () => {
+    await page.goto(withQuery(served.url, 'debug=1'));
+    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    key = (await host.call('threads.list', {}))[0]!.key;
+    for (const title of ['Write the parser', 'Review the notes', 'Port the lexer', 'Tidy the readme', 'Wait on the API', 'Flaky migration'])
+      await host.call('task.add', { key, title });
+    await card('T-6').waitFor();
+    const agent = await launchFromMenu(page);
+
+    // A task in every column: open T-1, review T-2 (a diff to read), claimed T-3, done T-4, blocked T-5,
+    // needs-attention T-6 (three agents whose process exited holding it: the poison limit).
+    await toReview(agent, 'T-2', 'review.txt');
+    await toReview(agent, 'T-4', 'done.txt');
+    await host.call('task.approve', { key, taskId: 'T-4' });
+    await expect.poll(() => card('T-4').getAttribute('data-state'), { timeout: 10_000 }).toBe('done');
+    await host.call('task.block', { key, taskId: 'T-5', reason: 'waiting on the API team' });
+    for (let i = 0; i < 3; i++) {
+      const quitter = await host.call('agent.launch', { key, profile: 'custom', command: 'forkbench claim T-6', cols: 80, rows: 24 });
+      await expect.poll(() => page.getByTestId(`agent-tab-${quitter.id}`).getAttribute('data-status'), { timeout: 10_000 }).toBe('exited');
+      await host.call('agent.close', { key, agentId: quitter.id });
+    }
+    await expect.poll(() => card('T-6').getAttribute('data-state'), { timeout: 10_000 }).toBe('needs-attention');
+    await typeIn(page, agent, 'forkbench claim T-3');
+    await expect.poll(() => card('T-3').getAttribute('data-state'), { timeout: 10_000 }).toBe('claimed');
+    await page.getByTestId(`agent-tab-${agent}`).click();
+
+    const found: string[] = [];
+    const check = async (view: string, s: string) => {
+      const v = describeViolations(await axeViolations(page));
+      if (v) found.push(`${view}, ${s}:\n${v}`);
+    };
+    for (const s of SCHEMES) {
+      await scheme(s);
+      await check('board', s);
+      await w.shot(`a11y-board-${s}`);
+
+      await page.getByTestId('card-title-T-3').click();
+      await page.getByTestId('task-details').waitFor();
+      await expect.poll(() => page.getByTestId('details-history').textContent()).toContain('claimed');
+      await check('details', s);
+      await w.shot(`a11y-details-${s}`);
+      await page.keyboard.press('Escape');
+      await page.getByTestId('task-details').waitFor({ state: 'detached' });
+
+      await page.getByTestId('approve-T-2').click();
+      await expect.poll(() => page.getByTestId('diff-patch').textContent()).toContain('+changed');
+      await check('diff', s);
+      await w.shot(`a11y-diff-${s}`);
+      await page.getByTestId('diff-close').click();
+      await page.getByTestId('diff-view').waitFor({ state: 'detached' });
+
+      await page.getByTestId('thread-settings').click();
+      await page.getByTestId('settings-lease').waitFor();
+      await check('settings', s);
+      await w.shot(`a11y-settings-${s}`);
+      await page.getByTestId('settings-lease').press('Escape');
+      await page.getByTestId('settings-lease').waitFor({ state: 'detached' });
+
+      await page.locator('.brand').click();
+      await page.keyboard.press('Control+Shift+P');
+      await page.getByTestId('command-palette').waitFor();
+      await check('palette', s);
+      await w.shot(`a11y-palette-${s}`);
+      await page.keyboard.press('Escape');
+      await page.getByTestId('command-palette').waitFor({ state: 'detached' });
+
+      await page.locator('.brand').click();
+      await page.keyboard.press('?');
+      await page.getByTestId('shortcut-help').waitFor();
+      await check('shortcuts', s);
+      await w.shot(`a11y-shortcuts-${s}`);
+      await page.keyboard.press('Escape');
+      await page.getByTestId('shortcut-help').waitFor({ state: 'detached' });
+    }
+    expect(found.join('\n\n')).toBe('');
+  }, 180_000);
+});
