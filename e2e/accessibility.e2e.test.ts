@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations } from './axe.js';
@@ -19,6 +22,8 @@ let served: Served;
 let page: Page;
 let host: WindowClient;
 let key: string;
+/** The shell that holds T-3 after the first test. */
+let agent: string;
 
 beforeAll(async () => {
   w = await openWindowOnRepo();
@@ -61,7 +66,7 @@ describe('accessibility of the window', () => {
     for (const title of ['Write the parser', 'Review the notes', 'Port the lexer', 'Tidy the readme', 'Wait on the API', 'Flaky migration'])
       await host.call('task.add', { key, title });
     await card('T-6').waitFor();
-    const agent = await launchFromMenu(page);
+    agent = await launchFromMenu(page);
 
     // A task in every column: open T-1, review T-2 (a diff to read), claimed T-3, done T-4, blocked T-5,
     // needs-attention T-6 (three agents whose process exited holding it: the poison limit).
@@ -130,4 +135,44 @@ describe('accessibility of the window', () => {
     }
     expect(found.join('\n\n')).toBe('');
   }, 180_000);
+
+  it('the one polite live region says when a held lease enters its last quarter, and when it is renewed after that', async () => {
+    const region = page.getByTestId('lease-announcer');
+    expect(await page.locator('[aria-live]').evaluateAll((els) => els.filter((e) => e.getAttribute('data-testid') === 'lease-announcer').map((e) => [e.getAttribute('aria-live'), e.getAttribute('role')]))).toEqual([['polite', 'status']]);
+    // T-3's claim has only ever been far from its end: nothing was said of it.
+    expect(await region.textContent()).toBe('');
+    await host.call('task.release', { key, taskId: 'T-3' });
+    await expect.poll(() => card('T-3').getAttribute('data-state')).toBe('open');
+    // A 12 s lease: its last quarter is 3 s. The shell claims T-1 and waits, idle (no CPU, no output), on a
+    // FIFO the test opens once the warning is heard; then it renews. Idle, its lease is renewed by the
+    // liveness check for one lease's length, then left to run down.
+    const LEASE_MS = 12_000;
+    await host.call('board.setSettings', { key, patch: { leaseMs: LEASE_MS } });
+    await expect.poll(() => page.getByTestId('thread-settings').textContent()).toContain('lease 12 s');
+    const fifo = join(served.root, 'renew-now');
+    execFileSync('mkfifo', [fifo]);
+    await typeIn(page, agent, `forkbench claim T-1; (cat '${fifo}' >/dev/null; forkbench renew T-1) &`);
+    await expect.poll(() => card('T-1').getAttribute('data-holder'), { timeout: 10_000 }).toBe(agent);
+    const name = (await page.getByTestId(`agent-tab-${agent}`).getAttribute('data-name')) as string;
+    expect(await region.textContent()).toBe('');
+
+    const warnedAt = Date.now();
+    await expect.poll(() => region.textContent(), { timeout: 60_000, interval: 50 }).toMatch(new RegExp(`^T-1's lease for ${name} ends in 0:0[1-3]$`));
+    console.log(`warned after ${Date.now() - warnedAt} ms: "${await region.textContent()}"`);
+    // Heard as the countdown turns amber (under a quarter of the lease left): the countdown redraws four
+    // times a second, so it may show it up to a quarter second later.
+    await expect.poll(() => page.getByTestId('countdown-T-1').getAttribute('class'), { timeout: 1_000, interval: 25 }).toContain('warn');
+    expect(Number(await page.getByTestId('countdown-T-1').getAttribute('data-remaining-ms'))).toBeLessThan(LEASE_MS / 4);
+    await w.shot('a11y-lease-warned');
+
+    // The agent renews (the FIFO opened without blocking: the shell's `cat` is waiting on it).
+    const fd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    fs.writeSync(fd, 'go\n');
+    fs.closeSync(fd);
+    await expect.poll(() => region.textContent(), { timeout: 10_000, interval: 50 }).toBe(`T-1's lease for ${name} renewed`);
+    expect(Number(await page.getByTestId('countdown-T-1').getAttribute('data-remaining-ms'))).toBeGreaterThan(LEASE_MS / 4);
+    expect(await card('T-1').getAttribute('data-state')).toBe('claimed');
+    // One live region in the window for leases, not one per card.
+    expect(await page.locator('.card [aria-live]').count()).toBe(0);
+  }, 120_000);
 });

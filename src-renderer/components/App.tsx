@@ -4,6 +4,7 @@ import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Ch
 import { CommandPalette } from './CommandPalette.js';
 import { ConfirmHost } from './confirm.js';
 import { EventLog } from './EventLog.js';
+import { LeaseAnnouncements } from './LeaseAnnouncements.js';
 import { PromptHost } from './prompt.js';
 import { ShortcutHelp } from './ShortcutHelp.js';
 import { ThreadList } from './ThreadList.js';
@@ -51,6 +52,7 @@ export function App() {
         {drawer && <div className="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(null)} />}
       </div>
       <Toasts />
+      <LeaseAnnouncements />
       <PromptHost />
       <ConfirmHost />
       <ShortcutHelp />
