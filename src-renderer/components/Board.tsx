@@ -112,7 +112,9 @@ const Column = memo(function Column({ state }: { state: TaskState }) {
       role="group"
       aria-label={LABELS[state]}
     >
-      <h3 className="column-title">
+      {/* Level 2 as the Threads and Events panels' titles are: a column is no part of the Threads list, and in
+          a narrow window, that list hidden, an h3 came straight after the page's h1 (axe: heading-order). */}
+      <h3 className="column-title" aria-level={2}>
         {LABELS[state]} <span className="count">{ids.length}</span>
       </h3>
       <VirtualCards ids={ids} />
