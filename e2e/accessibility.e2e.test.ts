@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, describeViolations } from './axe.js';
+import { axeViolations, describeViolations, type AxeViolation } from './axe.js';
 import { openWindowOnRepo } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
@@ -58,22 +58,39 @@ async function toReview(agent: string, taskId: string, file: string): Promise<vo
   await expect.poll(() => card(taskId).getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
 }
 
+/** The window opened from serve's link, on its one Thread, live; once for the file. */
+async function openThread(): Promise<void> {
+  if (key) return;
+  await page.goto(withQuery(served.url, 'debug=1'));
+  await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+  key = (await host.call('threads.list', {}))[0]!.key;
+}
+
+/** Every violation axe finds in the page as it is now, by view and scheme ('' when none). */
+async function violationsIn(view: string, s: string): Promise<string> {
+  const v = describeViolations(await axeViolations(page));
+  return v ? `${view}, ${s}:\n${v}` : '';
+}
+
 describe('accessibility of the window', () => {
-  it('axe finds no violation on the board, details, diff, settings, palette and shortcuts, light and dark', async () => {
-    await page.goto(withQuery(served.url, 'debug=1'));
-    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
-    key = (await host.call('threads.list', {}))[0]!.key;
-    const found: string[] = [];
-    const check = async (view: string, s: string) => {
-      const v = describeViolations(await axeViolations(page));
-      if (v) found.push(`${view}, ${s}:\n${v}`);
-    };
-    // A new Thread first: its first steps.
+  it('axe finds no violation on a new Thread’s first steps, light and dark', async () => {
+    await openThread();
     await page.getByTestId('first-steps').waitFor();
+    const found: string[] = [];
     for (const s of SCHEMES) {
       await scheme(s);
-      await check('first open', s);
+      found.push(await violationsIn('first open', s));
     }
+    expect(found.filter(Boolean).join('\n\n')).toBe('');
+  }, 60_000);
+
+  it('axe finds no violation on the board, details, diff, settings, palette and shortcuts, light and dark', async () => {
+    await openThread();
+    const found: string[] = [];
+    const check = async (view: string, s: string) => {
+      const v = await violationsIn(view, s);
+      if (v) found.push(v);
+    };
     for (const title of ['Write the parser', 'Review the notes', 'Port the lexer', 'Tidy the readme', 'Wait on the API', 'Flaky migration'])
       await host.call('task.add', { key, title });
     await card('T-6').waitFor();
@@ -139,6 +156,24 @@ describe('accessibility of the window', () => {
       await page.keyboard.press('Escape');
       await page.getByTestId('shortcut-help').waitFor({ state: 'detached' });
     }
+    // A card picked up from the keyboard (Space), as the shortcut list teaches.
+    await card('T-1').focus();
+    await page.keyboard.press('Space');
+    await expect.poll(() => card('T-1').getAttribute('class')).toContain('dragging');
+    await page.locator('.card-preview').waitFor();
+    // Left out, with its reason: the contrast of the card left in its column while its copy (the drag
+    // preview, drawn at full contrast and checked with the rest) moves between drop targets. That ghost is
+    // faded on purpose to say "it was here"; its text is part of no control one can use during the drag,
+    // which WCAG 1.4.3 leaves out (incidental text). Every other rule, and its other elements, still count.
+    const ghost = async (target: string) => page.evaluate((sel) => document.querySelector(sel)?.closest('.card.dragging') != null, target);
+    const duringDrag: AxeViolation[] = [];
+    for (const v of await axeViolations(page)) {
+      const targets = v.id === 'color-contrast' ? (await Promise.all(v.targets.map(async (t) => ((await ghost(t)) ? null : t)))).filter((t): t is string => t !== null) : v.targets;
+      if (targets.length > 0) duringDrag.push({ ...v, targets });
+    }
+    if (duringDrag.length > 0) found.push(`keyboard drag, dark:\n${describeViolations(duringDrag)}`);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => card('T-1').getAttribute('class')).not.toContain('dragging');
     // A narrow window: the side panels become drawers (app.css), the folder leaves the top bar.
     await page.setViewportSize({ width: 800, height: 600 });
     for (const s of SCHEMES) {

@@ -131,6 +131,9 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
   const { attributes, listeners, setNodeRef, setActivatorNodeRef, isDragging } = useDraggable({
     id: `task:${id}`,
     data: { taskId: id } satisfies DragData,
+    // The card's role (below) told to dnd-kit too: with its default, a button, it marks a card being dragged
+    // aria-pressed, which an article may not carry (axe: aria-allowed-attr, during every keyboard drag).
+    attributes: { role: 'article' },
   });
   const ref = useCallback(
     (el: HTMLElement | null) => {
