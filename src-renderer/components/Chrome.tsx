@@ -88,7 +88,7 @@ export function ConnectionBanner() {
 function NotifyBell() {
   const c = useController();
   const perm = useApp((s) => s.notifyPermission);
-  // The name starts with the word the button shows ("on", "notify"), so a person using speech input who
+  // The name holds the word the button shows ("notify" first, or "on"), so a person using speech input who
   // says what they see reaches it (WCAG 2.5.3, label in name); the rest says what it does or why it cannot.
   const label =
     perm === 'granted'
