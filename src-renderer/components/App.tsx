@@ -4,6 +4,7 @@ import { ConnectionBanner, ErrorBanner, Toasts, TopBar, type Drawer } from './Ch
 import { CommandPalette } from './CommandPalette.js';
 import { ConfirmHost } from './confirm.js';
 import { EventLog } from './EventLog.js';
+import { LeaseAnnouncements } from './LeaseAnnouncements.js';
 import { PromptHost } from './prompt.js';
 import { ShortcutHelp } from './ShortcutHelp.js';
 import { ThreadList } from './ThreadList.js';
@@ -37,9 +38,11 @@ export function App() {
       <ConnectionBanner />
       <ErrorBanner />
       <div className={`layout${drawer ? ` drawer-${drawer}` : ''}${offline ? ' offline' : ''}`} data-testid="layout" data-offline={offline}>
-        <aside className="sidebar" id="threads-panel" data-testid="threads-panel">
+        {/* Not an <aside>: the Thread list inside is the landmark (navigation "Threads"); a second, unnamed
+            complementary landmark beside the log's only made two alike. */}
+        <div className="sidebar" id="threads-panel" data-testid="threads-panel">
           <ThreadList />
-        </aside>
+        </div>
         <main className="main" data-testid="main" inert={offline}>
           {activeKey ? <ThreadView key={activeKey} /> : <Welcome />}
         </main>
@@ -49,6 +52,7 @@ export function App() {
         {drawer && <div className="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(null)} />}
       </div>
       <Toasts />
+      <LeaseAnnouncements />
       <PromptHost />
       <ConfirmHost />
       <ShortcutHelp />

@@ -43,7 +43,7 @@ export function Board({ density }: { density: CardDensity }) {
   // a search that matches nothing is no empty board.
   const empty = useApp((s) => noTasks(s.columns));
   return (
-    <div className={`board ${density}${empty ? ' no-tasks' : ''}`} role="list" aria-label="Backlog" data-testid="board" data-density={density}>
+    <div className={`board ${density}${empty ? ' no-tasks' : ''}`} role="group" aria-label="Backlog" data-testid="board" data-density={density}>
       {TASK_STATES.map((s) => (
         <Column key={s} state={s} density={density} />
       ))}
@@ -111,10 +111,12 @@ const Column = memo(function Column({ state, density }: { state: TaskState; dens
       ref={setNodeRef}
       className={`column column-${state}${ids.length === 0 ? ' empty' : ''}${isOver ? ' drop-over' : ''}`}
       data-testid={`column-${state}`}
-      role="listitem"
+      role="group"
       aria-label={LABELS[state]}
     >
-      <h3 className="column-title">
+      {/* Level 2 as the Threads and Events panels' titles are: a column is no part of the Threads list, and in
+          a narrow window, that list hidden, an h3 came straight after the page's h1 (axe: heading-order). */}
+      <h3 className="column-title" aria-level={2}>
         {LABELS[state]} <span className="count">{ids.length}</span>
       </h3>
       <VirtualCards ids={ids} density={density} />

@@ -22,11 +22,17 @@ export function TopBar({ drawer, onDrawer }: { drawer: Drawer; onDrawer: (d: 'th
       >
         ☰ Threads
       </button>
-      <span className="brand">Forkbench</span>
-      {active && (
-        <span className="topbar-folder" title={folder}>
-          {folder}
-        </span>
+      {active ? (
+        // The page's level-one heading while a Thread is shown (the welcome has its own): the window and
+        // the folder it is on. The name stays when a narrow window hides the folder.
+        <h1 className="topbar-title">
+          <span className="brand">Forkbench</span>
+          <span className="topbar-folder" title={folder}>
+            {folder}
+          </span>
+        </h1>
+      ) : (
+        <span className="brand">Forkbench</span>
       )}
       <span className="spacer" />
       <WaitingCount />
@@ -85,14 +91,16 @@ export function ConnectionBanner() {
 function NotifyBell() {
   const c = useController();
   const perm = useApp((s) => s.notifyPermission);
+  // The name holds the word the button shows ("notify" first, or "on"), so a person using speech input who
+  // says what they see reaches it (WCAG 2.5.3, label in name); the rest says what it does or why it cannot.
   const label =
     perm === 'granted'
       ? 'Desktop notifications on'
       : perm === 'denied'
-        ? 'Desktop notifications blocked by the browser; in-page notices are shown instead'
+        ? 'Notify: desktop notifications are blocked by the browser; in-page notices are shown instead'
         : perm === 'unsupported'
-          ? 'Desktop notifications not available; in-page notices are shown instead'
-          : 'Turn on desktop notifications for lapsed claims and exited agents';
+          ? 'Notify: desktop notifications are not available; in-page notices are shown instead'
+          : 'Notify: turn on desktop notifications for lapsed claims and exited agents';
   return (
     <button
       type="button"

@@ -137,6 +137,9 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
   const { attributes, listeners, setNodeRef, setActivatorNodeRef, isDragging } = useDraggable({
     id: `task:${id}`,
     data: { taskId: id } satisfies DragData,
+    // The card's role (below) told to dnd-kit too: with its default, a button, it marks a card being dragged
+    // aria-pressed, which an article may not carry (axe: aria-allowed-attr, during every keyboard drag).
+    attributes: { role: 'article' },
   });
   const ref = useCallback(
     (el: HTMLElement | null) => {
@@ -176,7 +179,7 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
         }
         listeners?.onKeyDown?.(e);
       }}
-      role="group"
+      role="article"
       aria-roledescription="draggable task"
       aria-label={label}
       className={`${className}${isDragging ? ' dragging' : ''}`}

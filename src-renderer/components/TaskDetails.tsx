@@ -72,7 +72,7 @@ function DetailsOf({ taskId }: { taskId: string }) {
   const task = useApp((s) => s.board?.tasks.get(taskId));
   const events = useTaskHistory(taskId, task);
   const details = useTaskDetails(taskId, task);
-  const root = useRef<HTMLElement>(null);
+  const root = useRef<HTMLDivElement>(null);
   const focus = useReturnFocus();
   useEffect(() => {
     focus.remember();
@@ -86,14 +86,14 @@ function DetailsOf({ taskId }: { taskId: string }) {
   const name = (id: string) => c.agentName(id);
   if (!task) {
     return (
-      <aside className="details" ref={root} tabIndex={-1} role="dialog" aria-label={`Task ${taskId}`} data-testid="task-details" onKeyDown={(e) => e.key === 'Escape' && close()}>
+      <div className="details" ref={root} tabIndex={-1} role="dialog" aria-label={`Task ${taskId}`} data-testid="task-details" onKeyDown={(e) => e.key === 'Escape' && close()}>
         <p className="muted">{taskId} is no longer on the board.</p>
-      </aside>
+      </div>
     );
   }
   const story = events ? taskStory(events) : null;
   return (
-    <aside
+    <div
       className="details"
       ref={root}
       tabIndex={-1}
@@ -241,7 +241,7 @@ function DetailsOf({ taskId }: { taskId: string }) {
           </ol>
         )}
       </section>
-    </aside>
+    </div>
   );
 }
 

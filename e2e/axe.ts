@@ -1,0 +1,57 @@
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+
+/**
+ * axe-core (a devDependency, the version the issue measured with) run in the page, for the e2e tests that
+ * check a view has no accessibility violations. Any test may call it on the whole page or on one part of it
+ * (the tab strip, the event log): `expect(describeViolations(await axeViolations(page, sel))).toBe('')`
+ * fails with every rule, its impact, and the elements it found, one per line.
+ */
+const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** One broken rule, with the elements that break it (axe's CSS selectors for them). */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/** axe's rule set as it ships: WCAG A/AA and the best-practice rules (landmark-unique, page-has-heading-one,
+ *  region…), which is what the issue's audit ran. Only violations are collected: the rest is not asserted. */
+const RUN_OPTIONS = { resultTypes: ['violations'] } as const;
+
+/**
+ * The violations axe finds in `scope`: the whole document, or the element a CSS selector names (which must
+ * be in the page). axe is put into the page once per document. Not with a script tag (addScriptTag): the
+ * page's CSP allows only its own scripts (`script-src 'self'`) and refuses an inline one, as it should; the
+ * source is evaluated through the DevTools protocol instead, which a page's CSP does not govern, so nothing
+ * in the product's policy is loosened for the test.
+ */
+export async function axeViolations(page: Page, scope: string | 'document' = 'document'): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.evaluate(fs.readFileSync(AXE_SOURCE, 'utf8'));
+    if (!(await page.evaluate(() => 'axe' in window))) throw new Error('axe-core did not load into the page');
+  }
+  return page.evaluate(
+    async ({ scope, options }) => {
+      const axe = (window as unknown as { axe: { run(ctx: unknown, o: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+      let context: Document | Element = document;
+      if (scope !== 'document') {
+        const el = document.querySelector(scope);
+        if (!el) throw new Error(`axe: ${scope} is not in the page`);
+        context = el;
+      }
+      const r = await axe.run(context, options);
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.map(String).join(' >> ')) }));
+    },
+    { scope, options: RUN_OPTIONS },
+  );
+}
+
+/** Violations as lines a failing test prints: "serious label-content-name-mismatch (1): help — target, …";
+ *  '' when there are none, so `expect(describeViolations(v)).toBe('')` shows them all on failure. */
+export function describeViolations(violations: readonly AxeViolation[]): string {
+  return violations.map((v) => `${v.impact ?? '?'} ${v.id} (${v.targets.length}): ${v.help} — ${v.targets.join(', ')}`).join('\n');
+}
