@@ -9,7 +9,9 @@
  * The notice goes on lines of its own ABOVE the line the cursor is on, which is written again below it as it
  * was (its text, at the same column): a shell's line editor (readline, zle) keeps only where its cursor is
  * within its own line and redraws with relative moves, so a half-typed command line goes on as it was. It is
- * drawn dim and marked "Forkbench:", so it reads as the host's word and not the program's.
+ * drawn in italics and marked "Forkbench:", so it reads as the host's word and not the program's. Not dim:
+ * a terminal draws dim at half its colour's strength, under WCAG's contrast ratio on either scheme (axe-core
+ * in the window's accessibility e2e said so).
  *
  * Board text inside a notice (a task title, written by an agent) is shown, never acted on: every control
  * character becomes a visible escape (`\x1b`) before anything of ours is put around it, so a title cannot
@@ -38,7 +40,7 @@ export interface NoticeView {
 }
 
 const SGR_RESET = '\x1b[0m';
-const DIM = '\x1b[2m';
+const ITALIC = '\x1b[3m';
 /** OSC 9: the notification iTerm2, WezTerm, kitty, Ghostty and Windows Terminal show; not 9;4 (progress). */
 const notification = (text: string) => `\x1b]9;${text}\x07`;
 
@@ -56,12 +58,12 @@ export function noticeSignal(text: string): string {
 
 /**
  * The output that shows `texts` (plain, from noticeText) above the cursor's line: to the line's first row,
- * clear from there down, the notices dim on lines of their own, then the line again and the cursor back at
+ * clear from there down, the notices in italics on lines of their own, then the line again and the cursor back at
  * its column. The terminal wraps and scrolls the notices itself (they push earlier output into the
  * scrollback), so no width is counted here: moves after them are relative to where the line is written.
  */
 export function noticeOutput(texts: readonly string[], v: NoticeView): string {
-  const lines = texts.map((t) => `${SGR_RESET}${DIM}Forkbench: ${t}${SGR_RESET}`).join('\r\n');
+  const lines = texts.map((t) => `${SGR_RESET}${ITALIC}Forkbench: ${t}${SGR_RESET}`).join('\r\n');
   const lastRow = v.lineTop + v.lineRows.length - 1;
   const up = lastRow - v.y;
   return (

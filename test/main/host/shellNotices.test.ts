@@ -105,8 +105,8 @@ describe('a plain shell is shown notices, never typed them', () => {
     expect((await host.board.run((e) => e.assign('T-1', sh.id))).ok).toBe(true);
     await shown;
     expect(out()).toContain('"evil \\x1b]0;pwned\\x07\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07\\x9b6n title"');
-    // The only sequences are the notice's own: a cursor move, a clear below it, dim and back, the notification.
-    expect(out().match(/[\x1b\x9b]\]?[^a-zA-Z\x07]*[a-zA-Z\x07]/g)?.every((seq) => /^\x1b\[(?:\d+;1H|J|0m|2m|\d+A|\d+G)$|^\x1b\]9;/.test(seq))).toBe(true);
+    // The only sequences are the notice's own: a cursor move, a clear below it, italics and back, the notification.
+    expect(out().match(/[\x1b\x9b]\]?[^a-zA-Z\x07]*[a-zA-Z\x07]/g)?.every((seq) => /^\x1b\[(?:\d+;1H|J|0m|3m|\d+A|\d+G)$|^\x1b\]9;/.test(seq))).toBe(true);
     expect(out()).not.toMatch(/[\x80-\x9f]/);
     // The pty host's mirror, what a window that opens now is given, says the same.
     const screen = await host.roster.screen(sh.id);
