@@ -112,10 +112,17 @@ export class AgentSessions {
     const a = this.store.get(id);
     if (!a) return;
     const before = a.state === 'exited' ? a.ended : undefined;
-    this.store.update(id, {
-      state: 'exited',
-      ended: { how: ending.how, held: ending.held.length ? ending.held : (before?.held ?? []), exit: ending.exit ?? before?.exit ?? null },
-    });
+    try {
+      this.store.update(id, {
+        state: 'exited',
+        ended: { how: ending.how, held: ending.held.length ? ending.held : (before?.held ?? []), exit: ending.exit ?? before?.exit ?? null },
+      });
+    } catch (err) {
+      // A record that cannot be written (a full disk) must not stop what reported the exit: a host's stop
+      // goes on killing its other panes. The next start finds the agent gone and lists it as found gone.
+      this.warn(`forkbench: could not record that ${a.name} ended (${(err as Error).message}); the next start lists it as found gone`);
+      return;
+    }
     const spec = sessionSpecOf(a.profile as ProfileIdShared);
     if (a.sessionId || !spec?.find) return;
     void spec
