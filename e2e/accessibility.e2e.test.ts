@@ -7,7 +7,7 @@ import { axeViolations, describeViolations, type AxeViolation } from './axe.js';
 import { openWindowOnRepo } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
 
 /**
  * Issue 32, finding 7, in Chromium against `forkbench serve` on a git Thread: axe-core (4.14.1, its shipped
@@ -26,15 +26,10 @@ let key: string;
 let agent: string;
 
 beforeAll(async () => {
-  w = await openWindowOnRepo();
-  ({ served, page } = w);
-  host = await windowOn(served);
+  ({ w, served, page, host } = await openWindowWithClient(openWindowOnRepo));
 }, 60_000);
 
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
+afterAll(() => closeWindowWithClient({ w, host }));
 
 const SCHEMES = ['light', 'dark'] as const;
 const card = (id: string) => page.getByTestId(`card-${id}`);

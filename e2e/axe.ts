@@ -19,24 +19,35 @@ export interface AxeViolation {
 }
 
 /** axe's rule set as it ships: WCAG A/AA and the best-practice rules (landmark-unique, page-has-heading-one,
- *  region…), which is what the issue's audit ran. Only violations are collected: the rest is not asserted. */
-const RUN_OPTIONS = { resultTypes: ['violations'] } as const;
+ *  region…), which is what the issue's audit ran, unless `rules` names some (runOnly). Violations are
+ *  collected whole; of the rest only which rules passed (resultTypes keeps one node of each). */
+const RESULT_TYPES = ['violations'] as const;
+
+/** What one axe run found: the violations, and the rules that applied and passed (a rule absent from both
+ *  found nothing to check, which a test that means a rule to hold can tell). */
+export interface AxeResult {
+  violations: AxeViolation[];
+  passes: string[];
+}
 
 /**
- * The violations axe finds in `scope`: the whole document, or the element a CSS selector names (which must
- * be in the page). axe is put into the page once per document. Not with a script tag (addScriptTag): the
- * page's CSP allows only its own scripts (`script-src 'self'`) and refuses an inline one, as it should; the
- * source is evaluated through the DevTools protocol instead, which a page's CSP does not govern, so nothing
- * in the product's policy is loosened for the test.
+ * One axe run in `scope`: the whole document, or the element a CSS selector names (which must be in the
+ * page). axe is put into the page once per document. Not with a script tag (addScriptTag): the page's CSP
+ * allows only its own scripts (`script-src 'self'`) and refuses an inline one, as it should; the source is
+ * evaluated through the DevTools protocol instead, which a page's CSP does not govern, so nothing in the
+ * product's policy is loosened for the test.
  */
-export async function axeViolations(page: Page, scope: string | 'document' = 'document'): Promise<AxeViolation[]> {
+export async function axeResult(page: Page, scope: string | 'document' = 'document', o: { rules?: readonly string[] } = {}): Promise<AxeResult> {
   if (!(await page.evaluate(() => 'axe' in window))) {
     await page.evaluate(fs.readFileSync(AXE_SOURCE, 'utf8'));
     if (!(await page.evaluate(() => 'axe' in window))) throw new Error('axe-core did not load into the page');
   }
+  const options = { resultTypes: RESULT_TYPES, ...(o.rules ? { runOnly: [...o.rules] } : {}) };
   return page.evaluate(
     async ({ scope, options }) => {
-      const axe = (window as unknown as { axe: { run(ctx: unknown, o: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+      const axe = (window as unknown as {
+        axe: { run(ctx: unknown, o: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[]; passes: { id: string }[] }> };
+      }).axe;
       let context: Document | Element = document;
       if (scope !== 'document') {
         const el = document.querySelector(scope);
@@ -44,10 +55,18 @@ export async function axeViolations(page: Page, scope: string | 'document' = 'do
         context = el;
       }
       const r = await axe.run(context, options);
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.map(String).join(' >> ')) }));
+      return {
+        violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.map(String).join(' >> ')) })),
+        passes: r.passes.map((p) => p.id),
+      };
     },
-    { scope, options: RUN_OPTIONS },
+    { scope, options },
   );
+}
+
+/** The violations axe finds in `scope` (axeResult). */
+export async function axeViolations(page: Page, scope: string | 'document' = 'document', o: { rules?: readonly string[] } = {}): Promise<AxeViolation[]> {
+  return (await axeResult(page, scope, o)).violations;
 }
 
 /** Violations as lines a failing test prints: "serious label-content-name-mismatch (1): help — target, …";

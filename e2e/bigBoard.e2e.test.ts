@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard } from './pageActions.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, startLongTasks, stopLongTasks } from './pageMeasures.js';
 
 /**
@@ -28,15 +28,10 @@ const stats = (xs: number[]) => {
 };
 
 beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-  host = await windowOn(served);
+  ({ w, served, page, host } = await openWindowWithClient());
 }, 60_000);
 
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
+afterAll(() => closeWindowWithClient({ w, host }));
 
 describe(`a board of ${TASKS} tasks in a real browser`, () => {
   it('drags a task onto an agent tab and it is assigned; claim-event costs and long tasks are logged', async () => {

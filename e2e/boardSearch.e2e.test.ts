@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
 
 /**
  * Issue 20, finding 5: a big board can be searched. Among 5,000 tasks (virtualized columns: the card sought
@@ -15,15 +15,10 @@ let page: Page;
 let host: WindowClient;
 
 beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-  host = await windowOn(served);
+  ({ w, served, page, host } = await openWindowWithClient());
 }, 60_000);
 
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
+afterAll(() => closeWindowWithClient({ w, host }));
 
 const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? null);
 

@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession } from './harness.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { axeResult, describeViolations } from './axe.js';
+import { type Served, type WindowSession } from './harness.js';
+import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
 
 /**
  * Issue 32, finding 3 and finding 7's scrollable-region-focusable, in Chromium against `forkbench serve`:
@@ -13,8 +14,6 @@ import { windowOn, type WindowClient } from './windowClient.js';
  * matches that task only, its oldest events included. The list of lines scrolls from the keyboard, and
  * axe-core finds nothing on the panel.
  */
-const ROOT = join(import.meta.dirname, '..');
-const AXE = join(ROOT, 'node_modules', 'axe-core', 'axe.min.js');
 /** Enough ids beginning with T-2 (T-20…T-29, T-200…, T-2000…T-2011) and more events than the host keeps. */
 const TASKS = 2011;
 
@@ -24,15 +23,10 @@ let page: Page;
 let host: WindowClient;
 
 beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-  host = await windowOn(served);
+  ({ w, served, page, host } = await openWindowWithClient());
 }, 60_000);
 
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
+afterAll(() => closeWindowWithClient({ w, host }));
 
 const entries = () => page.locator('[data-testid="log-entry"]');
 /** Each line's summary (its time and kind are in elements of their own, run together in its whole text). */
@@ -128,15 +122,8 @@ describe('the event log over a long day', () => {
     await expect.poll(top).not.toBe(atEnd);
 
     // axe-core on the panel: nothing, and in particular no scrollable region that the keyboard cannot reach.
-    // Evaluated rather than added as a <script>: the page's Content-Security-Policy (script-src 'self') refuses
-    // an inline script, as it should.
-    await page.evaluate(fs.readFileSync(AXE, 'utf8'));
-    const result = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (ctx: Element, o: object) => Promise<{ violations: Array<{ id: string; nodes: unknown[] }>; passes: Array<{ id: string }> }> } }).axe;
-      const r = await axe.run(document.querySelector('[data-testid="event-log"]') as Element, { resultTypes: ['violations', 'passes'] });
-      return { violations: r.violations.map((v) => `${v.id} (${v.nodes.length})`), passes: r.passes.map((p) => p.id) };
-    });
-    expect(result.violations).toEqual([]);
+    const result = await axeResult(page, '[data-testid="event-log"]');
+    expect(describeViolations(result.violations)).toBe('');
     expect(result.passes).toContain('scrollable-region-focusable');
   }, 240_000);
 });

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
 import { agentTabIds } from './pageActions.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
 
 /**
  * Issue 32, finding 1: the window for a long day, in Chromium against `forkbench serve`, with 12 shell agents
@@ -32,15 +32,10 @@ let host: WindowClient;
 let key: string;
 
 beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-  host = await windowOn(served);
+  ({ w, served, page, host } = await openWindowWithClient());
 }, 60_000);
 
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
+afterAll(() => closeWindowWithClient({ w, host }));
 
 const box = async (testId: string) => {
   const b = await page.getByTestId(testId).boundingBox();

@@ -1,9 +1,9 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
 import { clippedBoxes, outsideViewport, poorContrast, visibleTexts } from './pageAudit.js';
 import { typeIn } from './pageActions.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
 
 /**
  * A new user's walk through the window (issue 20), at 800×700 and 1280×800, in the light and the dark
@@ -19,15 +19,10 @@ let page: Page;
 let host: WindowClient;
 
 beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-  host = await windowOn(served);
+  ({ w, served, page, host } = await openWindowWithClient());
 }, 60_000);
 
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
+afterAll(() => closeWindowWithClient({ w, host }));
 
 const SCHEMES = ['light', 'dark'] as const;
 const LONG_TITLE = 'Write the parser for the config files and make it handle comments, includes and environment variable expansion';

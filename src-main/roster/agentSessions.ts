@@ -16,6 +16,12 @@ import { AgentStore, type StoredAgent } from './agentStore.js';
 
 const STATE_DIR_MODE = 0o700;
 
+/** How a recorded agent ended: as its record says, or, with no word of it (it died while no host watched,
+ *  or it was recorded before ends were), found gone. */
+export function endedOf(a: StoredAgent): NonNullable<StoredAgent['ended']> {
+  return a.ended ?? { how: 'found-gone', held: [], exit: null };
+}
+
 export class AgentSessions {
   constructor(
     private readonly store: AgentStore,
@@ -38,7 +44,7 @@ export class AgentSessions {
     const restored = this.store.list();
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
-      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: a.ended ?? { how: 'found-gone', held: [], exit: null } });
+      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: endedOf(a) });
     }
     this.numbers.sawAll(restored);
     return restored.map((a) => this.store.get(a.id) ?? a);

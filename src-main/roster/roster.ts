@@ -22,7 +22,7 @@ import type { BoardService } from '../board/boardService.js';
 import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
 import { listPaneCwds } from '../pty/procReader.js';
-import type { AgentSessions } from './agentSessions.js';
+import { endedOf, type AgentSessions } from './agentSessions.js';
 import type { AgentStates } from './agentStates.js';
 import type { StoredAgent } from './agentStore.js';
 import { PaneTypist } from './assignmentTyping.js';
@@ -118,7 +118,7 @@ export class Roster {
     // the pty host kept are taken back at once, before anyone can call as them.
     const alive = (id: string) => d.kept?.isLive(id) ?? false;
     for (const a of d.sessions.restoreInto(this.registry, performance.now(), alive)) {
-      if (!alive(a.id)) this.lastRun.set(a.id, a.ended ?? { how: 'found-gone', held: [], exit: null });
+      if (!alive(a.id)) this.lastRun.set(a.id, endedOf(a));
     }
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.
