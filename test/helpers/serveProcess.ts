@@ -86,9 +86,7 @@ export function servedProjectOfThisFile(prefix: string) {
     at.key = threadKeyOf(at.project);
   });
   afterAll(() => {
-    for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-    const pid = ptyHostPidOf(join(at.root, 'data'));
-    if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+    endServes(serves, [at.root]);
     fs.rmSync(at.root, { recursive: true, force: true });
   });
   return {
@@ -102,6 +100,62 @@ export function servedProjectOfThisFile(prefix: string) {
     /** A serve the test started on folders of its own, killed after the file too if it is still running. */
     killAfter(s: ServeProc): void {
       serves.push(s);
+    },
+  };
+}
+
+/** Every serve still running killed, and the pty host of each host folder (`roots`: its data folder's) ended. */
+function endServes(serves: readonly ServeProc[], roots: readonly string[]): void {
+  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  for (const root of roots) {
+    const pid = ptyHostPidOf(join(root, 'data'));
+    if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
+  }
+}
+
+/** One host's folders under a file's root (servedHostsOfThisFile): data and runtime folders under `at`, and
+ *  its own project folder, as a machine of its own has. */
+export interface HostPlace {
+  at: string;
+  project: string;
+  key: string;
+}
+
+/**
+ * Serves standing for several machines in one test file: each host its own data, runtime and project folders
+ * under one temporary root made before the file's tests; after them every serve started or handed here is
+ * killed, each host's pty host ended, and the root removed.
+ */
+export function servedHostsOfThisFile(prefix: string) {
+  const dir = { root: '' };
+  const serves: ServeProc[] = [];
+  const places: string[] = [];
+  beforeAll(() => {
+    ensureRendererBuilt();
+    dir.root = fs.mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(() => {
+    endServes(serves, places);
+    fs.rmSync(dir.root, { recursive: true, force: true });
+  });
+  return {
+    /** The file's root folder (filled in beforeAll). */
+    get root(): string {
+      return dir.root;
+    },
+    /** Host `name`'s folders, made now. */
+    place(name: string): HostPlace {
+      const at = join(dir.root, name);
+      const project = join(at, 'project');
+      fs.mkdirSync(project, { recursive: true });
+      places.push(at);
+      return { at, project, key: threadKeyOf(project) };
+    },
+    /** `serve` as host `p`, killed after the file if it is still running. */
+    async start(p: HostPlace, o: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ServeProc> {
+      const s = await serveOn({ root: p.at, project: p.project, key: p.key, ...o });
+      serves.push(s);
+      return s;
     },
   };
 }

@@ -1,14 +1,11 @@
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInfo, BoardStoreView, WindowMethod, WindowParams, WindowResult } from '../../../src-shared/protocol/windowApi.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
-import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import { startPgCluster, PG_SUPERUSER, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
-import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+import { servedHostsOfThisFile, type HostPlace, type ServeProc } from '../../helpers/serveProcess.js';
 
 /**
  * Issue 31, the Thread's board chosen in the window (`thread.setBoard`), on real `serve` processes and a private
@@ -22,42 +19,23 @@ const PASSWORD = 'Pw-never-shown-7731';
 const NOWHERE = 'no-socket-here';
 
 let pgc: PgCluster;
-let root: string;
 let boardUrl: string;
 let withPassword: string;
-const serves: ServeProc[] = [];
 
 beforeAll(async () => {
-  ensureRendererBuilt();
   pgc = await startPgCluster();
   boardUrl = await pgc.createDatabase('setting');
   // The private cluster trusts its socket, so the password is present but never asked for: pg sends none.
   withPassword = boardUrl.replace(`${PG_SUPERUSER}@`, `${PG_SUPERUSER}:${PASSWORD}@`);
   expect(withPassword).toContain(PASSWORD);
-  root = fs.mkdtempSync(join(tmpdir(), 'fb-board-setting-'));
 });
 afterAll(async () => {
-  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-  for (const h of ['a', 'b']) {
-    const pid = ptyHostPidOf(join(root, h, 'data'));
-    if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
-  }
   await pgc?.dispose();
-  fs.rmSync(root, { recursive: true, force: true });
 });
-
-function project(name: string): { at: string; project: string; key: string } {
-  const at = join(root, name);
-  const p = join(at, 'project');
-  fs.mkdirSync(p, { recursive: true });
-  return { at, project: p, key: threadKeyOf(p) };
-}
-
-async function start(o: { at: string; project: string; key: string }, args: string[] = []): Promise<ServeProc> {
-  const s = await serveOn({ root: o.at, project: o.project, key: o.key, args, env: { FORKBENCH_PTY_HOST: '0' } });
-  serves.push(s);
-  return s;
-}
+// After the database's hooks: its serves are stopped before the database is (vitest runs afterAll hooks last first).
+const hosts = servedHostsOfThisFile('fb-board-setting-');
+const project = (name: string) => hosts.place(name);
+const start = (o: HostPlace, args: string[] = []) => hosts.start(o, { args, env: { FORKBENCH_PTY_HOST: '0' } });
 
 /** Every answer the window got, as text: checked for the password at the end. */
 const answers: string[] = [];
@@ -105,7 +83,7 @@ describe('the Thread’s board, set in the window', () => {
     const bad = await refusal(sa, 'thread.setBoard', { key: a.key, url: `mysql://u:${PASSWORD}@h/db` });
     expect(bad.code).toBe('invalid-input');
     expect(bad.message).toMatch(/PostgreSQL URL/);
-    const unreachable = await refusal(sa, 'thread.setBoard', { key: a.key, url: `postgresql://u:${PASSWORD}@/nosuchdb?host=${join(root, NOWHERE)}` });
+    const unreachable = await refusal(sa, 'thread.setBoard', { key: a.key, url: `postgresql://u:${PASSWORD}@/nosuchdb?host=${join(hosts.root, NOWHERE)}` });
     expect(unreachable.code).toBe('board-unavailable');
     expect(unreachable.message).toMatch(/^cannot open the board at .*\/nosuchdb: /);
     for (const m of [bad.message, unreachable.message]) expect(m).not.toMatch(/\n/);

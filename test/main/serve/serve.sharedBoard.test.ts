@@ -1,15 +1,10 @@
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
-import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
-import { alive } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/pty.js';
-import { ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';
+import { servedHostsOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
 
 /**
  * Issue 31, two hosts on one board: two real `serve` processes (each its own data folder, runtime folder and
@@ -24,33 +19,21 @@ const HOST_LEASE_MS = 1500;
 
 let pgc: PgCluster;
 let url: string;
-let root: string;
-const serves: ServeProc[] = [];
 
 beforeAll(async () => {
-  ensureRendererBuilt();
   pgc = await startPgCluster();
   url = await pgc.createDatabase('team');
-  root = fs.mkdtempSync(join(tmpdir(), 'fb-shared-'));
 });
 afterAll(async () => {
-  for (const s of serves) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-  for (const h of ['a', 'b']) {
-    const pid = ptyHostPidOf(join(root, h, 'data'));
-    if (pid && alive(pid)) process.kill(pid, 'SIGTERM');
-  }
   await pgc?.dispose();
-  fs.rmSync(root, { recursive: true, force: true });
 });
+// After the database's hooks: its serves are stopped before the database is (vitest runs afterAll hooks last first).
+const hosts = servedHostsOfThisFile('fb-shared-');
 
 async function host(name: string): Promise<{ s: ServeProc; key: string }> {
-  const at = join(root, name);
-  const project = join(at, 'project');
-  fs.mkdirSync(project, { recursive: true });
-  const key = threadKeyOf(project);
-  const s = await serveOn({ root: at, project, key, args: ['--board-name', 'team board'], env: { FORKBENCH_BOARD_URL: url, FORKBENCH_HOST_LEASE_MS: String(HOST_LEASE_MS) } });
-  serves.push(s);
-  return { s, key };
+  const p = hosts.place(name);
+  const s = await hosts.start(p, { args: ['--board-name', 'team board'], env: { FORKBENCH_BOARD_URL: url, FORKBENCH_HOST_LEASE_MS: String(HOST_LEASE_MS) } });
+  return { s, key: p.key };
 }
 
 const paneText = (s: ServeProc, agentId: string) => s.window.pushes.map((p) => (p.type === 'pane-data' && p.agentId === agentId ? p.data : '')).join('');
@@ -116,10 +99,8 @@ describe('two serve processes on one PostgreSQL board', () => {
   }, 180_000);
 
   it('a database that cannot be reached at start: one line naming host and database, never the password; nothing started', async () => {
-    const at = join(root, 'c');
-    const project = join(at, 'project');
-    fs.mkdirSync(project, { recursive: true });
-    const bad = `postgresql://forkbench:s3cret-pw@/nosuchdb?host=${join(root, 'no-socket-here')}`;
+    const { at, project } = hosts.place('c');
+    const bad = `postgresql://forkbench:s3cret-pw@/nosuchdb?host=${join(hosts.root, 'no-socket-here')}`;
     const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', project, '--board', bad], {
       env: { ...process.env, FORKBENCH_DATA_DIR: join(at, 'data'), XDG_RUNTIME_DIR: join(at, 'run'), FORKBENCH_PTY_HOST: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -136,13 +117,10 @@ describe('two serve processes on one PostgreSQL board', () => {
 
   it('the database stopped with a note in flight: the CLI sends it again with its key until the database is back, it lands once, and the window’s notice comes and goes', async () => {
     // The default host lease (15 s): an outage of a few seconds does not cost the host its agents' claims.
-    const at = join(root, 'd');
-    const project = join(at, 'project');
-    fs.mkdirSync(project, { recursive: true });
-    const key = threadKeyOf(project);
+    const d = hosts.place('d');
+    const key = d.key;
     const outageUrl = await pgc.createDatabase('outage');
-    const s = await serveOn({ root: at, project, key, args: ['--board', outageUrl] });
-    serves.push(s);
+    const s = await hosts.start(d, { args: ['--board', outageUrl] });
     await s.window.call('task.add', { key, title: 'noted through an outage' });
     const agent: AgentInfo = await s.window.call('agent.launch', { key, profile: 'shell', cols: 120, rows: 30 });
     await s.window.call('agent.input', { key, agentId: agent.id, data: `forkbench claim T-1; echo "CLAIM"=$?=END\r` });
