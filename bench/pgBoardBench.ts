@@ -336,6 +336,26 @@ function meterRows(name: string, meters: PoolMeter[], ops: number): Row[] {
   ];
 }
 
+/** The fenced ops as fast as answered, then paced, on `hosts` (one board, the agents spread over them): their
+ *  rows, and the paced run (its cross-host lags). Each run's pool meters are counted from zero. */
+async function hostsRun(
+  name: string,
+  hosts: ReadonlyArray<{ board: PgBoard; meter: PoolMeter }>,
+  label: string,
+  note: string,
+  goals = false,
+): Promise<{ rows: Row[]; paced: Awaited<ReturnType<typeof pacedOps>> }> {
+  const boards = hosts.map((h) => h.board);
+  const meters = hosts.map((h) => h.meter);
+  for (const m of meters) m.reset();
+  const fast = await fencedOps(boards, label);
+  const meterLines = meterRows(name, meters, fast.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
+  for (const m of meters) m.reset();
+  const paced = await pacedOps(boards, `${label}-paced`);
+  profile(`${name}, paced`, meters);
+  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines], paced };
+}
+
 async function journal(): Promise<{ rows: Row[] }> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-pgbench-journal-'));
   try {
@@ -447,14 +467,7 @@ export async function pgBoardBench(): Promise<Row[]> {
     // One host.
     const one = await bench.host(bench.newBoardName(), 'host-1');
     await fill(one.board);
-    one.meter.reset();
-    const t1 = await fencedOps([one.board], 'one');
-    const meter1 = meterRows('postgres, 1 host', [one.meter], t1.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
-    one.meter.reset();
-    const p1 = await pacedOps([one.board], 'one-paced');
-    profile('postgres, 1 host, paced', [one.meter]);
-    rows.push(...throughputRows('postgres, 1 host', t1, p1, `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, true));
-    rows.push(...meter1);
+    rows.push(...(await hostsRun('postgres, 1 host', [one], 'one', `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, true)).rows);
 
     // Two hosts on one board, half the agents on each.
     const name2 = bench.newBoardName();
@@ -462,16 +475,8 @@ export async function pgBoardBench(): Promise<Row[]> {
     const b = await bench.host(name2, 'host-b');
     await fill(a.board);
     await waitUntil(b.board, () => b.board.state.seq === a.board.state.seq);
-    a.meter.reset();
-    b.meter.reset();
-    const t2 = await fencedOps([a.board, b.board], 'two');
-    const meter2 = meterRows('postgres, 2 hosts', [a.meter, b.meter], t2.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
-    a.meter.reset();
-    b.meter.reset();
-    const p2 = await pacedOps([a.board, b.board], 'two-paced');
-    profile('postgres, 2 hosts, paced', [a.meter, b.meter]);
-    rows.push(...throughputRows('postgres, 2 hosts', t2, p2, `${AGENTS / 2} agents on each host, one board`));
-    rows.push(...meter2);
+    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`);
+    rows.push(...twoRows);
 
     const lags = await crossHost(a.board, b.board);
     rows.push({ name: 'claim on A seen on B: p50', value: percentileOf(lags, 50), unit: 'ms', note: `${CROSS_CLAIMS} claims, one at a time (LISTEN/NOTIFY, then B's read)` });
