@@ -1,4 +1,5 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
+import type { BoardStoreView } from '../../src-shared/protocol/windowApi.js';
 import { describeStore, readUrlField } from '../state/boardStoreField.js';
 import { useApp, useController } from '../state/hooks.js';
 
@@ -9,8 +10,12 @@ import { useApp, useController } from '../state/hooks.js';
  * Thread; then this only says so. Changing the store closes and reopens the Thread on the host (its agents
  * there stop), so the panel says that before the person saves.
  */
-/** Focus an element once React has drawn it (it replaces the one that had the focus). */
-const focusSoon = (testId: string) => requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus());
+/**
+ * Where the focus goes once the Thread shows the store it was changed to: what stands in place of the control
+ * that had it. Kept outside the component: the Thread's reopen on its new board can draw these settings anew
+ * (a busy machine showed the focus lost when it came after the first draw), and a new one must still know.
+ */
+let focusOnceShown: { testId: string; kind: BoardStoreView['kind'] } | null = null;
 
 export function SharedBoardSetting() {
   const c = useController();
@@ -24,6 +29,14 @@ export function SharedBoardSetting() {
   const onBoard = store?.kind === 'postgres';
   const fixed = store?.kind === 'postgres' && store.fixed;
   const showForm = !fixed && (!onBoard || changing);
+
+  useEffect(() => {
+    if (!focusOnceShown || store?.kind !== focusOnceShown.kind) return;
+    const el = document.querySelector<HTMLElement>(`[data-testid="${focusOnceShown.testId}"]`);
+    if (!el || (el as HTMLButtonElement).disabled) return;
+    focusOnceShown = null;
+    el.focus();
+  });
 
   const save = async () => {
     const field = readUrlField(url, name);
@@ -45,7 +58,7 @@ export function SharedBoardSetting() {
     setName('');
     setChanging(false);
     // The form that had the focus is gone: it goes to what now stands in its place.
-    focusSoon('board-change');
+    focusOnceShown = { testId: 'board-change', kind: 'postgres' };
   };
 
   const backToJournal = async () => {
@@ -54,7 +67,7 @@ export function SharedBoardSetting() {
     const refused = await c.setBoard(null);
     setBusy(null);
     if (refused) setError({ field: 'store', message: refused.message });
-    else focusSoon('board-url');
+    else focusOnceShown = { testId: 'board-url', kind: 'journal' };
   };
 
   const errorId = 'shared-board-error';
