@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
-import { agentTabIds, dragCard, launchFromMenu, screenText, typeIn } from './pageActions.js';
+import { agentTabIds, dragCard, launchFromMenu, screenText, typeIn, confirmAfterDrop } from './pageActions.js';
 import { windowOn } from './windowClient.js';
 
 const FAKE_CLI = join(import.meta.dirname, '..', 'test', 'fixtures', 'fakeSessionCli.sh');
@@ -145,7 +145,7 @@ describe('the small honest things', () => {
     expect(await holder(page, 'T-2')).toBe(a);
     // Confirmed: it moves.
     await dragCard(page, 'T-2', `agent-tab-${b}`);
-    await page.getByTestId('confirm-ok').click();
+    await confirmAfterDrop(page);
     await expect.poll(() => holder(page, 'T-2'), { timeout: 5000 }).toBe(b);
 
     // An unclaimed task is given at once: nothing to ask.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { openWindow, SHOTS, startServe, type Served, type WindowSession, withQuery } from './harness.js';
 import { poorContrast, visibleTexts } from './pageAudit.js';
-import { dragCard, launchFromMenu, screenText, typeIn } from './pageActions.js';
+import { dragCard, launchFromMenu, screenText, typeIn, confirmAfterDrop } from './pageActions.js';
 
 /**
  * Issue 31, the window across hosts, in Chromium: two `forkbench serve` processes (each its own data, runtime
@@ -96,7 +96,7 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
     // The drag, from A's agent to B's, in A's page.
     await dragCard(pageA, 'T-1', `agent-tab-${agentB}`);
     // T-1 is A's agent's work in progress: the drop asks first (issue 32, finding 6)
-    await pageA.getByTestId('confirm-ok').click();
+    await confirmAfterDrop(pageA);
     await expect.poll(() => pageA.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: 10_000 }).toBe(agentB);
     // B's window: its own agent holds it, and the assignment was typed into its pane by B's host.
     await expect.poll(() => pageB.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: ACROSS_HOSTS_MS }).toBe(agentB);

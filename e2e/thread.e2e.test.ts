@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
-import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
+import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
 const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
@@ -80,7 +80,7 @@ describe('the Thread window in a real browser', () => {
     await expect.poll(() => card('T-2').getAttribute('data-holder'), { timeout: 10_000 }).toBe(a2.id);
     await dragCard('T-2', `agent-tab-${b.id}`);
     // T-2 is a2's work in progress: the drop asks first (issue 32, finding 6)
-    await page.getByTestId('confirm-ok').click();
+    await confirmAfterDrop(page);
     await expect.poll(() => card('T-2').getAttribute('data-holder'), { timeout: 5000 }).toBe(b.id);
     await typeIn(a2.id, 'forkbench note T-2 "still mine?"');
     const rejected = page.locator('[data-testid="log-entry"][data-kind="write-rejected"]');

@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/host/threadHost.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
-import { dragCard as drag, screenText as textOf, typeIn as type } from './pageActions.js';
+import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
 import { git, openWindowOnRepo } from './gitThread.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
@@ -95,7 +95,7 @@ describe('worktrees under claims in a real browser', () => {
     const head = git(served.folder, 'rev-parse', 'forkbench/T-1');
     await dragCard('T-1', `agent-tab-${b}`);
     // T-1 is A's work in progress: the drop asks first (issue 32, finding 6)
-    await page.getByTestId('confirm-ok').click();
+    await confirmAfterDrop(page);
     await expect.poll(() => card('T-1').getAttribute('data-holder'), { timeout: 5000 }).toBe(b);
     await typeIn(a, `echo 'A again' >> notes.txt && git commit -qam 'A keeps going'; echo COMMIT-EXIT=$?`);
     await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/COMMIT-EXIT=[1-9]/);
