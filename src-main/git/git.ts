@@ -44,7 +44,7 @@ const MAX_BUFFER = 64 * 1024 * 1024;
 export function git(
   cwd: string,
   args: readonly string[],
-  o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string; closeFds?: boolean } = {},
+  o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string; closeFds?: boolean; timeoutMs?: number } = {},
 ): Promise<GitResult> {
   // A git that runs the repository's own hooks (user code) starts with only its stdio: see inheritedFds.ts.
   const run = o.closeFds ? withoutInheritedFds('git', ['-c', 'core.quotepath=off', ...args], cleanEnv(o.env)) : { command: 'git', args: ['-c', 'core.quotepath=off', ...args], env: cleanEnv(o.env) };
@@ -52,11 +52,13 @@ export function git(
     const child = execFile(
       run.command,
       run.args,
-      { cwd, env: run.env as NodeJS.ProcessEnv, maxBuffer: MAX_BUFFER, encoding: 'utf8' },
+      // A command that talks to a remote can hang on the network: `timeoutMs` ends it (SIGTERM), as a failure.
+      { cwd, env: run.env as NodeJS.ProcessEnv, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(o.timeoutMs ? { timeout: o.timeoutMs } : {}) },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
         if (err && code === null) {
-          const e = err as NodeJS.ErrnoException;
+          const e = err as NodeJS.ErrnoException & { killed?: boolean };
+          if (e.killed && o.timeoutMs) return reject(new GitError(args, null, stdout, `no answer within ${Math.round(o.timeoutMs / 1000)} s`));
           if (e.code === 'ENOENT') return reject(new Error('git is not installed (or not on PATH): worktrees need it'));
           return reject(new GitError(args, null, stdout, stderr || e.message));
         }

@@ -55,7 +55,7 @@ export class TaskRepo {
 
   /** git as the host runs it: the repository's own hooks, never the fence's, and no program an agent could
    *  have named in the repository's or a worktree's config (withoutAgentPrograms). */
-  async git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string } = {}) {
+  async git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}) {
     return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...(await withoutAgentPrograms(cwd, args))], { ...o, closeFds: this.repoHasHooks() });
   }
 

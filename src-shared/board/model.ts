@@ -119,6 +119,12 @@ export interface TaskWorktree {
   readonly baseCommit: string;
 }
 
+/** A git remote as the board names it: the remote's name in each clone and its URL (never with a password). */
+export interface GitRemote {
+  readonly name: string;
+  readonly url: string;
+}
+
 export interface ThreadSettings {
   /** Lease length for every new grant and renewal (ms). */
   readonly leaseMs: number;
@@ -130,6 +136,11 @@ export interface ThreadSettings {
   readonly verify: string | null;
   /** The branch task worktrees start from and merge into; null means the folder's current branch. */
   readonly baseBranch: string | null;
+  /** The git remote every host's clone of the Thread's repository shares, on a board several machines use:
+   *  task branches are pushed to its `refs/forkbench/tasks/` and approval pushes the base there. Set by the
+   *  first host that opens the Thread with a remote; a host whose clone's remote of that name has another URL
+   *  does not join. null: no remote (a board on one machine). */
+  readonly remote: GitRemote | null;
   /** Files (relative to the repository) copied into every new worktree, like `.env`: git does not track them. */
   readonly copyFiles: readonly string[];
   /** How long the liveness check keeps renewing the claims of an agent that waits on a person (ms); after

@@ -28,6 +28,7 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   renewIntervalMs: Limits.defaultRenewIntervalMs,
   verify: null,
   baseBranch: null,
+  remote: null,
   copyFiles: [],
   waitHoldMs: Limits.defaultWaitHoldMs,
   notifyAgents: false,

@@ -63,6 +63,26 @@ export const BranchNameSchema = z
   .max(200, 'branch name is longer than 200 characters')
   .refine((s) => /^[A-Za-z0-9._\/-]+$/.test(s), 'a branch name uses letters, digits and . _ / - only')
   .refine((s) => !/(^[-/.])|([/.]$)|\.\.|\/\/|@\{|\.lock$|\/\./.test(s), 'not a valid git branch name');
+/** A remote's name as git allows it in a clone (`origin`, `upstream`), and nothing a command line could read
+ *  as an option. */
+export const RemoteNameSchema = z
+  .string()
+  .min(1, 'remote name is empty')
+  .max(100, 'remote name is longer than 100 characters')
+  .refine((s) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s), 'a remote name uses letters, digits and . _ - only, and starts with a letter or digit');
+/** The board's remote: a URL is printable text without a password (the host strips credentials before it is
+ *  written); 2,048 characters is longer than any real remote's URL. */
+export const GitRemoteSchema = z
+  .object({
+    name: RemoteNameSchema,
+    url: z
+      .string()
+      .min(1, 'remote URL is empty')
+      .max(2048, 'remote URL is longer than 2,048 characters')
+      .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'a remote URL has no control characters')
+      .refine((s) => !/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:[^/@]*@/i.test(s), 'a remote URL the board keeps holds no password'),
+  })
+  .strict();
 /** A path relative to the repository that stays inside it. */
 export const CopyFileSchema = z
   .string()
@@ -81,6 +101,7 @@ export const SettingsPatchSchema = z
     renewIntervalMs: z.number().int().min(Limits.minRenewIntervalMs).max(Limits.maxLeaseMs),
     verify: VerifySchema,
     baseBranch: BranchNameSchema.nullable(),
+    remote: GitRemoteSchema.nullable(),
     /** 50 files is far more than the handful of untracked config files a project needs in each worktree. */
     copyFiles: z.array(CopyFileSchema).max(50, 'at most 50 files to copy'),
     waitHoldMs: z

@@ -10,6 +10,15 @@ export function taskBranch(taskId: string): string {
   return `${BRANCH_PREFIX}${taskId}`;
 }
 
+/** Where a task branch's recorded commits are pushed on the Thread's remote: a namespace of Forkbench's own,
+ *  which a person's usual `git fetch` (refs/heads/*) leaves alone. What it holds is never trusted over the
+ *  board's record: it is a copy for other hosts to fetch. */
+export const REMOTE_TASK_PREFIX = 'refs/forkbench/tasks/';
+
+export function remoteTaskRef(taskId: string): string {
+  return `${REMOTE_TASK_PREFIX}${taskId}`;
+}
+
 /** Commit trailers the hooks add, so any commit says which task and which claim wrote it. */
 export const Trailers = {
   task: 'Forkbench-Task',

@@ -1,0 +1,130 @@
+import type { GitRemote } from '../../src-shared/board/model.js';
+import { git, GitError, type GitResult } from './git.js';
+import type { TaskRepo } from './taskRepo.js';
+
+export const RemoteConstants = {
+  /** A fetch or push of a task's few commits takes well under a second on a LAN and a few seconds on a slow
+   *  link; a remote silent for 60 s is taken as unreachable, and the caller says so rather than wait on. */
+  networkTimeoutMs: 60_000,
+} as const;
+
+/** How one ref of a push ended, from `git push --porcelain`. */
+export type PushOutcome =
+  | { dst: string; ok: true; forced: boolean; upToDate: boolean }
+  /** `stale`: a compare-and-swap lost (the ref was not at the expected sha); `rejected`: the remote refused
+   *  it (a protected branch, no permission, a hook); `unreachable`: the push never got an answer. */
+  | { dst: string; ok: false; why: 'stale' | 'rejected' | 'unreachable'; message: string };
+
+/** One ref to push: `src` (a sha or local ref) to `dst` on the remote, only if `dst` is at `expect` there
+ *  (null: only if `dst` does not exist; undefined: whatever it is). */
+export interface RefUpdate {
+  src: string;
+  dst: string;
+  expect?: string | null;
+}
+
+/** The URL as the board keeps and compares it: without the password an https URL may carry. */
+export function publicUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_m, scheme: string, userinfo: string) => {
+    const user = userinfo.split(':')[0] ?? '';
+    return user && !userinfo.includes(':') ? `${scheme}${user}@` : scheme;
+  });
+}
+
+/**
+ * The Thread's remote as the host talks to it: fetches and pushes under a time bound, to the URL the clone
+ * has for the board's remote now (which carries the person's credentials), and only while that URL is the one
+ * the board names: an agent can edit `.git/config`, and a remote it re-pointed is refused, not pushed to.
+ */
+export class TaskRemote {
+  constructor(
+    private readonly r: TaskRepo,
+    readonly remote: GitRemote,
+  ) {}
+
+  /** The clone's remote called `name`, as the board would name it, or null when the clone has none. */
+  static async read(r: TaskRepo, name: string): Promise<GitRemote | null> {
+    const got = await r.git(r.repo.root, ['remote', 'get-url', '--', name], { allowFail: true });
+    const url = got.stdout.trim();
+    return got.code === 0 && url ? { name, url: publicUrl(url) } : null;
+  }
+
+  /** The URL to talk to: the clone's own for the remote, checked against the board's. */
+  private async url(): Promise<string> {
+    const got = await this.r.git(this.r.repo.root, ['remote', 'get-url', '--', this.remote.name], { allowFail: true });
+    const url = got.stdout.trim();
+    if (got.code !== 0 || !url) throw new GitError(['remote', 'get-url', this.remote.name], got.code, '', `this clone has no remote '${this.remote.name}' any more`);
+    if (publicUrl(url) !== this.remote.url)
+      throw new GitError(['remote', 'get-url', this.remote.name], got.code, '', `this clone's remote '${this.remote.name}' is ${publicUrl(url)}, not the board's ${this.remote.url}: nothing was sent`);
+    return url;
+  }
+
+  private async run(args: string[], allowFail = false): Promise<GitResult> {
+    return this.r.git(this.r.repo.root, [...(await personCredentials(this.r.repo.root)), ...args], { allowFail, timeoutMs: RemoteConstants.networkTimeoutMs });
+  }
+
+  /** Fetch refs of the remote (`refs/forkbench/tasks/T-7`, `refs/heads/main`, or `src:dst` specs) into this
+   *  clone's objects. FETCH_HEAD is not written: two fetches at once would fight over it. */
+  async fetch(refspecs: readonly string[]): Promise<void> {
+    await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', await this.url(), ...refspecs]);
+  }
+
+  /** The remote's refs under `patterns`, by name. */
+  async list(patterns: readonly string[]): Promise<Map<string, string>> {
+    const out = await this.run(['ls-remote', '--', await this.url(), ...patterns]);
+    const refs = new Map<string, string>();
+    for (const line of out.stdout.split('\n')) {
+      const [sha, ref] = line.split('\t');
+      if (sha && ref) refs.set(ref, sha);
+    }
+    return refs;
+  }
+
+  /**
+   * Push each update as a compare-and-swap where it names what it expects, all in one push (one connection;
+   * git applies each ref on its own). The remote's own hooks run; the person's pre-push hooks do not when
+   * `verify` is false (the host's background copies of task branches are not the person's pushes).
+   */
+  async push(updates: readonly RefUpdate[], o: { verify?: boolean } = {}): Promise<PushOutcome[]> {
+    const leases = updates.filter((u) => u.expect !== undefined).map((u) => `--force-with-lease=${u.dst}:${u.expect ?? ''}`);
+    const specs = updates.map((u) => `${u.expect === undefined ? '+' : ''}${u.src}:${u.dst}`);
+    let res: GitResult;
+    try {
+      res = await this.run(['push', '--porcelain', ...(o.verify === false ? ['--no-verify'] : []), ...leases, '--', await this.url(), ...specs], true);
+    } catch (err) {
+      const message = (err as Error).message;
+      return updates.map((u) => ({ dst: u.dst, ok: false, why: 'unreachable', message }));
+    }
+    return updates.map((u) => outcomeOf(u.dst, res));
+  }
+}
+
+/**
+ * The host's git empties `credential.helper` (the repository's config, which an agent can write, must never
+ * name a program the host runs): a remote over https then needs the helpers the person set up themselves, in
+ * their global and system config, named again after that reset.
+ */
+async function personCredentials(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const scope of ['--system', '--global']) {
+    const got = await git(root, ['config', scope, '--get-all', 'credential.helper'], { allowFail: true });
+    for (const helper of got.stdout.split('\n').filter(Boolean)) out.push('-c', `credential.helper=${helper}`);
+  }
+  return out;
+}
+
+/** A ref's line in `git push --porcelain`: `<flag>\t<src>:<dst>\t<summary>`. */
+function outcomeOf(dst: string, res: GitResult): PushOutcome {
+  const line = res.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${dst}`));
+  if (!line) {
+    const said = res.stderr.trim() || res.stdout.trim() || `git push exited ${res.code}`;
+    return { dst, ok: false, why: res.code === 0 ? 'rejected' : 'unreachable', message: said };
+  }
+  const [flag = '', , summary = ''] = line.split('\t');
+  if (flag === '!') {
+    const stale = /stale info|fetch first|non-fast-forward/.test(summary);
+    const detail = res.stderr.split('\n').filter((l) => /^remote:|error:|hint:/.test(l)).slice(0, 6).join('\n');
+    return { dst, ok: false, why: stale ? 'stale' : 'rejected', message: detail ? `${summary}\n${detail}` : summary };
+  }
+  return { dst, ok: true, forced: flag === '+', upToDate: flag === '=' };
+}
