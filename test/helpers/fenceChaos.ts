@@ -44,7 +44,7 @@ export interface ChaosReport {
 }
 
 /** A small deterministic generator, so a failing run can be replayed from its seed. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;
@@ -54,20 +54,32 @@ function rng(seed: number): () => number {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Where an agent runs, for a run of several hosts: the ack lines name the host (`@A`), whose clone resolves
+ *  their short shas; and an agent given a task by a person (a reassign) works on it, in its own host's
+ *  folder for it (`root`), before it claims another. */
+export interface AgentHome {
+  host: string;
+  root: string;
+}
 
 /** The agent's loop: claim the next open task, append a line tagged with its claim, commit, a few times,
  *  then say done; anything refused sends it back to claiming. Acknowledged commits go to the log. */
-function agentScript(ackLog: string): string {
+export function agentScript(ackLog: string, home?: AgentHome): string {
   return String.raw`#!/bin/sh
 set -u
 n=0
 while :; do
-  out=$(forkbench claim --json 2>/dev/null)
-  case "$out" in *'"ok":true'*) ;; *) sleep 0.2; continue ;; esac
-  task=$(printf '%s' "$out" | sed -n 's/.*"taskId":"\(T-[0-9]*\)".*/\1/p')
-  token=$(printf '%s' "$out" | sed -n 's/.*"token":\([0-9]*\).*/\1/p')
-  wt=$(printf '%s' "$out" | sed -n 's/.*"path":"\([^"]*\)".*/\1/p')
+  wt=''
+  ${home ? heldTaskStep(home) : ''}
+  if [ -z "$wt" ]; then
+    out=$(forkbench claim --json 2>/dev/null)
+    case "$out" in *'"ok":true'*) ;; *) sleep 0.2; continue ;; esac
+    task=$(printf '%s' "$out" | sed -n 's/.*"taskId":"\(T-[0-9]*\)".*/\1/p')
+    token=$(printf '%s' "$out" | sed -n 's/.*"token":\([0-9]*\).*/\1/p')
+    wt=$(printf '%s' "$out" | sed -n 's/.*"path":"\([^"]*\)".*/\1/p')
+  fi
   cd "$wt" 2>/dev/null || continue
   i=0
   ok=1
@@ -84,7 +96,7 @@ while :; do
     # "[forkbench/T-1 abc1234]", or "[detached HEAD abc1234]" when the host took the folder off the branch
     # between the commit's ref update and git's summary line.
     short=$(printf '%s' "$res" | sed -n 's/^\[.* \([0-9a-f]\{4,\}\)\].*/\1/p' | head -1)
-    echo "ACK $task $token $short $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
+    echo "ACK $task $token $short${home ? ` @${home.host}` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
     i=$((i + 1))
     sleep 0.05
   done
@@ -92,6 +104,22 @@ while :; do
   cd /
 done
 `;
+}
+
+/**
+ * A task a person gave this agent (a reassign) is worked on before another is claimed: the board names the
+ * holder and token, `show` the folder, once its host made it (a path under the agent's own host's root: a
+ * folder the board names on another host is not this machine's).
+ */
+function heldTaskStep(home: AgentHome): string {
+  const pick = `let s='';process.stdin.on('data',(d)=>(s+=d)).on('end',()=>{try{const t=JSON.parse(s).result.tasks.find((x)=>x.state==='claimed'&&x.claim&&x.claim.agentId===process.env.FORKBENCH_AGENT_ID);if(t)console.log(t.id+' '+t.claim.token)}catch{}})`;
+  return String.raw`held=$(forkbench board --json 2>/dev/null | '${process.execPath}' -e "${pick}")
+  if [ -n "$held" ]; then
+    task=$(echo "$held" | cut -d' ' -f1)
+    token=$(echo "$held" | cut -d' ' -f2)
+    wt=$(forkbench show "$task" --json 2>/dev/null | sed -n 's/.*"path":"\([^"]*\)".*/\1/p')
+    case "$wt" in '${home.root}'/*) ;; *) wt='' ;; esac
+  fi`;
 }
 
 export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<ChaosReport> {
@@ -192,43 +220,92 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
 }
 
 async function judge(host: ThreadHost, folder: string, initial: string, ackLog: string, events: BoardEvent[], r: ChaosReport): Promise<void> {
-  const recordedUnder = new Map<string, number>();
-  for (const e of (await host.board.log())) if (e.kind === 'branch-recorded') recordedUnder.set(e.record.sha, e.record.token);
-  r.recorded = recordedUnder.size;
-  const acks = fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean);
+  const recorded = recordedUnder(await host.board.log());
+  r.recorded = recorded.size;
+  const acks = readAcks(ackLog);
   r.acked = acks.length;
-  for (const line of acks) {
-    const [, task, token, short] = line.split(' ');
-    const sha = short && /^[0-9a-f]{4,40}$/.test(short) ? resolveCommit(folder, short) : undefined;
+  for (const a of acks) {
+    const sha = a.short ? resolveCommit(folder, a.short) : undefined;
     if (!sha) {
-      r.problems.push(`an acknowledged commit with no sha (the rest is what git said): ${line}`);
+      r.problems.push(`an acknowledged commit with no sha (the rest is what git said): ${a.line}`);
       continue;
     }
-    if (recordedUnder.get(sha) !== Number(token)) r.problems.push(`acknowledged ${task} ${sha.slice(0, 10)} under token ${token} is not on the board's record (${recordedUnder.get(sha) ?? 'absent'})`);
+    if (recorded.get(sha) !== a.token) r.problems.push(`acknowledged ${a.task} ${sha.slice(0, 10)} under token ${a.token} is not on the board's record (${recorded.get(sha) ?? 'absent'})`);
     if (!gitSync(folder, ['for-each-ref', '--contains', sha, '--format=%(refname)'])) r.problems.push(`acknowledged ${sha.slice(0, 10)} is reachable from no ref: lost`);
   }
-  // What reached the base: merges of frozen shas, each made of recorded commits only.
-  const frozen = new Map<string, number>();
-  for (const e of events) if (e.kind === 'submitted' && e.record) if (e.record.token === e.token) frozen.set(e.record.sha, e.token);
-  const merges = gitSync(folder, ['rev-list', '--merges', '--first-parent', `${initial}..main`]).split('\n').filter(Boolean);
-  r.merged = merges.length;
+  r.merged = mergedProblems(folder, initial, 'main', frozenUnderOwnToken(events), recorded, r.problems);
+  staleLineProblems(() => folder, recorded, r.problems);
+}
+
+/** An agent's acknowledgement as its script wrote it: `ACK T-n TOKEN SHORT [@HOST] what git said`. */
+export interface Ack {
+  task: string;
+  token: number;
+  /** The abbreviated sha git printed, or '' when the summary line had none. */
+  short: string;
+  /** The host whose agent it was (runs of several hosts), whose clone resolves `short`. */
+  host?: string;
+  line: string;
+}
+
+export function readAcks(ackLog: string): Ack[] {
+  return fs
+    .readFileSync(ackLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [, task = '', token = '', short = '', at = ''] = line.split(' ');
+      return { task, token: Number(token), short: /^[0-9a-f]{4,40}$/.test(short) ? short : '', ...(at.startsWith('@') ? { host: at.slice(1) } : {}), line };
+    });
+}
+
+/** Each commit the board recorded, with the token of the claim it was recorded under. */
+export function recordedUnder(log: readonly BoardEvent[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of log) if (e.kind === 'branch-recorded') out.set(e.record.sha, e.record.token);
+  return out;
+}
+
+/** The shas a `done` froze under the very token that said done. */
+export function frozenUnderOwnToken(log: readonly BoardEvent[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of log) if (e.kind === 'submitted' && e.record && e.record.token === e.token) out.set(e.record.sha, e.token);
+  return out;
+}
+
+/**
+ * What reached `base` of `repo` since `initial`: merges of frozen shas (each the second parent of a merge on
+ * the first-parent line), made of recorded commits only. Problems are added; returns how many merges.
+ */
+export function mergedProblems(repo: string, initial: string, base: string, frozen: ReadonlyMap<string, number>, recorded: ReadonlyMap<string, number>, problems: string[]): number {
+  const merges = gitSync(repo, ['rev-list', '--merges', '--first-parent', `${initial}..${base}`]).split('\n').filter(Boolean);
   for (const m of merges) {
-    const second = gitSync(folder, ['rev-parse', `${m}^2`]);
-    if (!frozen.has(second)) r.problems.push(`merge ${m.slice(0, 10)} brought in ${second.slice(0, 10)}, which no done froze under its own token`);
+    const second = gitSync(repo, ['rev-parse', `${m}^2`]);
+    if (!frozen.has(second)) problems.push(`merge ${m.slice(0, 10)} brought in ${second.slice(0, 10)}, which no done froze under its own token`);
   }
-  for (const c of gitSync(folder, ['rev-list', '--no-merges', `${initial}..main`]).split('\n').filter(Boolean))
-    if (!recordedUnder.has(c)) r.problems.push(`commit ${c.slice(0, 10)} is in main but the board never recorded it`);
-  // No stale lines: every line a recorded commit adds was written under the claim it is recorded under.
-  for (const [sha, token] of recordedUnder) {
+  for (const c of gitSync(repo, ['rev-list', '--no-merges', `${initial}..${base}`]).split('\n').filter(Boolean))
+    if (!recorded.has(c)) problems.push(`commit ${c.slice(0, 10)} is in ${base} but the board never recorded it`);
+  return merges.length;
+}
+
+/** No stale lines: every line a recorded commit adds was written under the claim it is recorded under.
+ *  `repoOf` names a repository that holds the commit (undefined: none does, and that is said). */
+export function staleLineProblems(repoOf: (sha: string) => string | undefined, recorded: ReadonlyMap<string, number>, problems: string[]): void {
+  for (const [sha, token] of recorded) {
     if (token === 0) continue;
-    const added = gitSync(folder, ['show', '--format=', '--unified=0', sha, '--', 'work.txt'])
+    const repo = repoOf(sha);
+    if (!repo) {
+      problems.push(`recorded ${sha.slice(0, 10)} (token ${token}) is in no repository to read its lines from`);
+      continue;
+    }
+    const added = gitSync(repo, ['show', '--format=', '--unified=0', sha, '--', 'work.txt'])
       .split('\n')
       .filter((l) => l.startsWith('+') && !l.startsWith('+++'));
-    for (const l of added) if (!l.includes(` token=${token} `)) r.problems.push(`commit ${sha.slice(0, 10)} recorded under token ${token} adds a line of another claim: ${l}`);
+    for (const l of added) if (!l.includes(` token=${token} `)) problems.push(`commit ${sha.slice(0, 10)} recorded under token ${token} adds a line of another claim: ${l}`);
   }
 }
 
-function resolveCommit(folder: string, short: string): string | undefined {
+export function resolveCommit(folder: string, short: string): string | undefined {
   try {
     return gitSync(folder, ['rev-parse', '--verify', '--quiet', `${short}^{commit}`]) || undefined;
   } catch {
@@ -236,12 +313,12 @@ function resolveCommit(folder: string, short: string): string | undefined {
   }
 }
 
-async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+export async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const t0 = Date.now();
   while (!cond() && Date.now() - t0 < ms) await sleep(50);
 }
 
-function locksIn(dir: string): string[] {
+export function locksIn(dir: string): string[] {
   const out: string[] = [];
   for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (entry.isFile() && entry.name.endsWith('.lock')) out.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name));
@@ -249,7 +326,7 @@ function locksIn(dir: string): string[] {
   return out;
 }
 
-async function waitForNoLocks(gitDir: string, ms: number): Promise<string[]> {
+export async function waitForNoLocks(gitDir: string, ms: number): Promise<string[]> {
   const t0 = Date.now();
   let left = locksIn(gitDir);
   while (left.length && Date.now() - t0 < ms) {
