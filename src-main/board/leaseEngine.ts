@@ -1,7 +1,7 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody, RenewVia } from '../../src-shared/board/events.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { isExpired } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
@@ -14,7 +14,7 @@ import { DeadlineQueue } from './deadlineQueue.js';
 import { stateAfterClaimEnd } from '../../src-shared/board/claimEnd.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { isInState } from '../../src-shared/board/stateWords.js';
-import { BoardLimits } from '../../src-shared/board/limits.js';
+import { BoardLimits, Limits } from '../../src-shared/board/limits.js';
 import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
 
@@ -74,6 +74,9 @@ export class LeaseEngine {
      *  only them. On a board one host owns, every agent is its own; on a shared board, other hosts' agents
      *  are theirs to end. */
     private readonly mine: (agentId: string) => boolean = () => true,
+    /** This host, on a board several hosts share: each record it makes names it, so that this host (and no
+     *  other) pushes the commit, and a commit lost with it can be named with its host. */
+    readonly here: RecordHost | null = null,
   ) {
     this.board = board;
     this.quota = new WriteQuota(() => this.clock.now());
@@ -292,7 +295,7 @@ export class LeaseEngine {
     const why = this.offRecord(t, move.ref, move.from);
     if (why) return this.refuse(agentId, taskId, token ?? null, 'record', why.code, why.message);
     const record: BranchRecord = { sha: move.to, tree: move.tree, token: c.value.token, by: agentId };
-    this.emit({ kind: 'branch-recorded', taskId, from: t.record?.sha ?? null, record });
+    this.emitRecord(taskId, t.record?.sha ?? null, record);
     this.extend(taskId, c.value, 'write');
     return ok(record);
   }
@@ -310,7 +313,7 @@ export class LeaseEngine {
     const why = this.offRecord(t, move.ref, move.from, true);
     if (why) return reject(why.code, why.message);
     const record: BranchRecord = { sha: move.to, tree: move.tree, token: t.worktree?.token ?? t.claim?.token ?? 0, by };
-    this.emit({ kind: 'branch-recorded', taskId, from: t.record?.sha ?? null, record });
+    this.emitRecord(taskId, t.record?.sha ?? null, record);
     return ok(record);
   }
 
@@ -336,6 +339,47 @@ export class LeaseEngine {
         message: `${wt.branch} is at ${shortSha(from)}, which the board never recorded for ${t.id} (its record is ${shortSha(t.record.sha)}): a commit that landed outside the fence, or one whose record did not finish. Forkbench moves it aside to refs/forkbench/stray/${t.id}/ and puts the branch back at ${shortSha(t.record.sha)}; your files are untouched, so commit again`,
       };
     return null;
+  }
+
+  private emitRecord(taskId: string, from: string | null, record: BranchRecord): void {
+    this.emit({ kind: 'branch-recorded', taskId, from, record, ...(this.here ? { host: this.here } : {}) });
+  }
+
+  /**
+   * The host pushed `record` to the Thread's remote. Taken only while the task's record is still `current`
+   * (the record the host found `record` to be, or to be an ancestor of, when it pushed): a push that finished
+   * after the record moved elsewhere (rewound, or recorded on another host) is not the task's line.
+   */
+  recordPushed(taskId: string, record: BranchRecord, current: string): Result<null> {
+    const f = this.find(taskId);
+    if (!f.ok) return f;
+    const t = f.value;
+    if (t.record?.sha !== current) return reject('stale-token', `${taskId}'s record is ${shortSha(t.record?.sha ?? '')} now, not ${shortSha(current)}: the push of ${shortSha(record.sha)} is not its line any more`);
+    if (t.pushed?.sha === record.sha) return ok(null);
+    this.emit({ kind: 'branch-pushed', taskId, record });
+    return ok(null);
+  }
+
+  /**
+   * A claim on this host cannot start at the task's record: its commits never reached the remote. The
+   * record goes back to `to` (the last pushed record, or the base's head when none was), if it is still `from`
+   * (a record that arrived meanwhile is the one to start from), and the history names each lost commit.
+   */
+  rewindRecord(taskId: string, from: string, to: BranchRecord, lost: readonly LostRecord[], by: string): Result<null> {
+    const f = this.find(taskId);
+    if (!f.ok) return f;
+    if (f.value.record?.sha !== from) return reject('stale-token', `${taskId}'s record moved to ${shortSha(f.value.record?.sha ?? '')} meanwhile`);
+    const wasPushed = f.value.pushed?.sha === to.sha;
+    this.emit({ kind: 'record-rewound', taskId, from, to, lost: [...lost], by });
+    const named = lost.map((l) => `${shortSha(l.sha)} (recorded by ${l.by}${l.host ? ` on host ${l.host.name} [${l.host.id.slice(0, 8)}]` : ''})`);
+    const start = wasPushed ? `the last record that reached the remote, ${shortSha(to.sha)}` : `the base branch's head ${shortSha(to.sha)} (no record of the task ever reached the remote)`;
+    this.emit({
+      kind: 'note',
+      taskId,
+      by,
+      text: `Lost with the host that recorded them (never on the remote): ${named.length ? named.join(', ') : 'none named'}. This claim starts at ${start}.`.slice(0, Limits.maxNoteChars),
+    });
+    return ok(null);
   }
 
   /** The host put a task's branch back at its record after moving an unrecorded head aside. */
@@ -552,7 +596,7 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     this.emit({ kind: 'worktree-set', taskId, worktree, by });
-    if (start && !t.value.record) this.emit({ kind: 'branch-recorded', taskId, from: null, record: start });
+    if (start && !t.value.record) this.emitRecord(taskId, null, start);
     return ok(null);
   }
 

@@ -72,6 +72,10 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       return `${e.taskId} submitted for review by ${name(e.agentId)}${e.record ? ` at ${e.record.sha.slice(0, 10)}` : ''}`;
     case 'branch-recorded':
       return `${e.taskId} commit ${e.record.sha.slice(0, 10)} recorded for ${name(e.record.by)} (token ${e.record.token})`;
+    case 'branch-pushed':
+      return `${e.taskId} commit ${e.record.sha.slice(0, 10)} is on the remote`;
+    case 'record-rewound':
+      return `${e.taskId} record back to ${e.to.sha.slice(0, 10)}: lost ${e.lost.map((l) => l.sha.slice(0, 10)).join(', ') || 'nothing named'}`;
     case 'approved':
       return `${e.taskId} approved by ${name(e.by)}`;
     case 'returned':

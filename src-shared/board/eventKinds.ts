@@ -27,6 +27,8 @@ const KINDS = {
   'worktree-set': false,
   'worktree-removed': false,
   'branch-recorded': false,
+  'branch-pushed': false,
+  'record-rewound': false,
   'write-rejected': false,
   'agent-state': false,
 } as const satisfies Record<BoardEventKind, boolean>;

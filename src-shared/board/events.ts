@@ -1,4 +1,4 @@
-import type { BranchRecord, ClaimEndReason, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 
@@ -52,7 +52,15 @@ export type BoardEventBody =
   /** Without `path`, every folder of the task (the latest and the parked ones); with it, that one. */
   | { kind: 'worktree-removed'; taskId: string; by: string; why: 'merged' | 'removed'; path?: string }
   /** A move of the task's branch that the board accepted under a live claim: from the old record to `record`. */
-  | { kind: 'branch-recorded'; taskId: string; from: string | null; record: BranchRecord }
+  /** `host`: the host that recorded it, on a board several hosts share (that host pushes it to the remote). */
+  | { kind: 'branch-recorded'; taskId: string; from: string | null; record: BranchRecord; host?: RecordHost }
+  /** The host that recorded `record` pushed it to the Thread's remote (refs/forkbench/tasks/T-n): another
+   *  host's claim can start there. Absent from boards written before remotes: nothing pushed. */
+  | { kind: 'branch-pushed'; taskId: string; record: BranchRecord }
+  /** A claim on another host could not start at the record (its commits never reached the remote, their host
+   *  gone or cut off): the record goes back to `to`, the last one pushed (or, when none was, the base's head
+   *  there), and `lost` names each recorded commit left behind. */
+  | { kind: 'record-rewound'; taskId: string; from: string; to: BranchRecord; lost: LostRecord[]; by: string }
   /** An agent's state changed (working, waiting for a person, idle, stalled, exited), with the signal that
    *  said so. Changes nothing on the board: it is for the log, and for a person reading back who waited. */
   | { kind: 'agent-state'; agentId: string; state: AgentState; source: StateSource; text: string | null }

@@ -84,6 +84,9 @@ export interface Task {
   readonly record: BranchRecord | null;
   /** What `done` froze for review: the record at that moment. Approval merges exactly this sha. */
   readonly submitted: BranchRecord | null;
+  /** The last record its host pushed to the Thread's remote: where a claim on another host can start if the
+   *  record itself never got there. null: nothing pushed (no remote, or a board from before remotes). */
+  readonly pushed: BranchRecord | null;
   /** Only in a window's copy of the board (windowBoard.ts): what its snapshot left out, loaded on demand
    *  (`task.details`). `bodyChars`: the body's full length when `body` is only its start (0 once an edit
    *  sent the whole body); `notes`: how many notes came before those in `notes`. */
@@ -101,6 +104,22 @@ export interface BranchRecord {
   readonly token: number;
   /** The agent, `user` for a person's commit by hand, or `forkbench` for the host's. */
   readonly by: string;
+}
+
+/** The host that recorded a commit, on a board several hosts share: its id (stable per data folder) and its
+ *  machine's name, for people. */
+export interface RecordHost {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** A recorded commit that never reached the remote, named when a claim elsewhere starts without it. */
+export interface LostRecord {
+  readonly sha: string;
+  /** Who recorded it (an agent, `user`, `forkbench`). */
+  readonly by: string;
+  /** The host it was recorded on; null on a board that did not say (one host, or an older host). */
+  readonly host: RecordHost | null;
 }
 
 /**

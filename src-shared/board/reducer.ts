@@ -50,6 +50,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   parked: [],
   record: null,
   submitted: null,
+  pushed: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
@@ -190,6 +191,13 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
     case 'branch-recorded':
       update(b, e, (t) => ({ ...t, record: e.record }));
+      break;
+    case 'branch-pushed':
+      update(b, e, (t) => ({ ...t, pushed: e.record }));
+      break;
+    case 'record-rewound':
+      // `pushed` stays: `to` is the last pushed record, or the base's head (which no push of the task's put there).
+      update(b, e, (t) => ({ ...t, record: e.to }));
       break;
     case 'write-rejected':
     case 'agent-state':

@@ -160,7 +160,7 @@ export class PgBoard implements BoardService {
     this.clock = new ServerClock(opts.localClock);
     this.timing = { ...HostLeaseTimes, ...opts.hostLease };
     this.idleMs = idleInTransactionMs(this.timing.lifetimeMs);
-    this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id));
+    this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id), { id: opts.hostId, name: opts.hostName });
     this.durable = copyBoard(this.engine.state);
     this.engine.onEvent((e) => this.capture?.push(e));
   }
