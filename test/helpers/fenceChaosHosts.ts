@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
+import type { LostRecord } from '../../src-shared/board/model.js';
 import { REMOTE_TASK_PREFIX } from '../../src-shared/git/taskBranch.js';
 import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
 import {
@@ -90,7 +91,7 @@ const AGENT_LEASE_MS = 2000;
 const STOP_MS = 2500;
 /** A host kill armed by the driver fires at the next commit B records (its push then in flight), or after
  *  this long anyway. */
-const ARMED_KILL_MS = 3000;
+const ARMED_KILL_MS = 6000;
 /** An approval sent to B, then B killed this long after at most: inside its fetch, merge or push. */
 const KILL_AFTER_APPROVE_MS = 80;
 /** A window call to B that gets no answer in this long is given up: B may be dying. */
@@ -179,18 +180,10 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   }
 }
 
-/** Every 40-hex sha inside an event, wherever it sits. */
-function shasIn(v: unknown, out: Set<string>): void {
-  if (typeof v === 'string') {
-    for (const m of v.matchAll(/\b[0-9a-f]{40}\b/g)) out.add(m[0]);
-  } else if (Array.isArray(v)) for (const x of v) shasIn(x, out);
-  else if (v && typeof v === 'object') for (const x of Object.values(v)) shasIn(x, out);
-}
-
-/** Shas the board's history names as lost with a dead host: its `record-rewound` events. */
-export function namedLost(log: readonly BoardEvent[]): Set<string> {
-  const out = new Set<string>();
-  for (const e of log) if ((e.kind as string) === 'record-rewound') shasIn((e as { lost?: unknown }).lost ?? e, out);
+/** Commits the board's history names as lost with their host (`record-rewound`), each with who and where. */
+export function namedLost(log: readonly BoardEvent[]): Map<string, LostRecord> {
+  const out = new Map<string, LostRecord>();
+  for (const e of log) if (e.kind === 'record-rewound') for (const l of e.lost) out.set(l.sha, l);
   return out;
 }
 
@@ -568,7 +561,11 @@ function judgeAcks(log: BoardEvent[], acks: Ack[], remote: string, clone: { A: s
     }
     if (recorded.get(sha) !== a.token) problems.push(`acknowledged ${a.task} ${sha.slice(0, 10)} under token ${a.token} (host ${a.host}) is not on the board's record (${recorded.get(sha) ?? 'absent'})`);
     if (onRemote(remote, sha)) onRemoteN++;
-    else if (lost.has(sha)) namedLostAcks++;
+    else if (lost.has(sha)) {
+      namedLostAcks++;
+      // Only a host that died loses what it recorded: A never does, so nothing of A's may be named lost.
+      if (a.host !== 'B') problems.push(`acknowledged ${sha.slice(0, 10)} (${a.task}, token ${a.token}) of host ${a.host}, which never died, is named lost by the board (${JSON.stringify(lost.get(sha))})`);
+    }
     else unsettled.push({ ...a, sha });
   }
   return { acked: acks.length, recorded: recorded.size, onRemote: onRemoteN, namedLostAcks, namedLost: lost.size, problems, unsettled };
