@@ -3,7 +3,7 @@
  * board, each on its own clone of one bare repository (the remote), with the whole of host B killed -9 while
  * its pushes are in flight (test/helpers/fenceChaosHosts.ts says what it must never see).
  *
- * FORKBENCH_CHAOS_MS and FORKBENCH_CHAOS_SEED lengthen or replay a run.
+ * FORKBENCH_CHAOS_MS and FORKBENCH_CHAOS_SEED lengthen or replay a run (`npm run chaos` runs 120 s).
  */
 import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
