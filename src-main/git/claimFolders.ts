@@ -13,6 +13,7 @@ import { keyOf, present, strayRef, TaskRepo, WorktreeError } from './taskRepo.js
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { realTimers, type Timers } from '../base/timers.js';
+import type { RecordArrival } from './recordArrival.js';
 
 export const FolderRemovalConstants = {
   /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
@@ -43,6 +44,8 @@ export class ClaimFolders {
     /** Where the folders go: the Thread's data folder, never the person's. */
     readonly dir: string,
     private readonly timers: Timers = realTimers,
+    /** Brings a record made on another host into this clone (from the Thread's remote) before a grant. */
+    private readonly arrival: RecordArrival | null = null,
   ) {}
 
   /** Who is told before a folder goes (the host, which tells the panes standing in it). */
@@ -63,7 +66,10 @@ export class ClaimFolders {
    * and never blocks the claim. The claim file the hooks read is written before the agent is told, so its
    * first commit already runs under its token.
    */
-  grant(taskId: string, agentId: string, token: number): Promise<ClaimWorktree> {
+  async grant(taskId: string, agentId: string, token: number): Promise<ClaimWorktree> {
+    // Outside the git queue: a fetch, or the wait for another host's push, must not hold up other tasks' git.
+    const was = this.r.board.state.tasks.get(taskId);
+    if (!(was?.worktree?.token === token && present(was.worktree))) await this.arrival?.arrive(taskId);
     return this.r.queue.run(async () => {
       const { r } = this;
       const t = r.task(taskId);

@@ -7,6 +7,10 @@ import { ClaimFolders } from './claimFolders.js';
 import { FenceHooks } from './fenceHooks.js';
 import { git } from './git.js';
 import { probeRepo } from './repoProbe.js';
+import { RecordArrival, type ArrivalTiming } from './recordArrival.js';
+import { joinRemote } from './remoteJoin.js';
+import { TaskPushes } from './taskPushes.js';
+import { TaskRemote } from './taskRemote.js';
 import { TaskRepo } from './taskRepo.js';
 import { TaskReview } from './taskReview.js';
 import { ThreadFolderFence } from './threadFolderFence.js';
@@ -25,10 +29,12 @@ export class WorktreeManager {
     readonly records: BranchRecords,
     readonly review: TaskReview,
     readonly threadFolder: ThreadFolderFence,
+    /** This host's recorded commits, copied to the Thread's remote. */
+    readonly pushes: TaskPushes,
   ) {}
 
   /** A manager for the folder's repository, or the reason there is no isolation in this Thread. */
-  static async open(folder: string, dataDir: string, board: BoardService, socket = ''): Promise<WorktreeManager | { reason: string }> {
+  static async open(folder: string, dataDir: string, board: BoardService, socket = '', timing: ArrivalTiming = {}): Promise<WorktreeManager | { reason: string }> {
     const probe = await probeRepo(folder);
     if (!probe.ok) return { reason: probe.reason };
     // git needs perl too, so it is nearly always there.
@@ -47,8 +53,22 @@ export class WorktreeManager {
     const repo = new TaskRepo(folder, facts, board, chainTo);
     const hooks = new FenceHooks(ours, perl, chainTo, socket);
     const records = new BranchRecords(repo);
-    const folders = new ClaimFolders(repo, hooks, records, join(dataDir, 'worktrees'));
-    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks));
+    // The remote as the board names it at each use: a person may change the setting while the Thread is open.
+    const remote = () => {
+      const set = board.state.settings.remote;
+      return set ? new TaskRemote(repo, set) : null;
+    };
+    const folders = new ClaimFolders(repo, hooks, records, join(dataDir, 'worktrees'), undefined, new RecordArrival(repo, remote, timing));
+    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers));
+  }
+
+  /**
+   * The Thread's remote, as this clone joins the board: on a shared board (or one that names a remote) the
+   * board's remote is set from this clone's if it had none, and a clone whose remote has another URL is
+   * refused (RemoteMismatchError), before any folder is made here.
+   */
+  join(): Promise<void> {
+    return joinRemote(this.repo);
   }
 
   isolation(): GitIsolation {
@@ -67,7 +87,7 @@ export class WorktreeManager {
     return this.repo.workdirOf(path);
   }
 
-  /** Every queued git change has finished. */
+  /** Every queued git change has finished (pushes run beside the queue: `pushes.idle()`). */
   idle(): Promise<void> {
     return this.repo.queue.idle();
   }

@@ -1,5 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { Task } from '../../src-shared/board/model.js';
+import type { RecordHost, Task } from '../../src-shared/board/model.js';
 import { HOST_ACTOR, USER } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
@@ -12,6 +12,8 @@ import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
+import type { ArrivalTiming } from '../git/recordArrival.js';
+import { RemoteMismatchError } from '../git/remoteJoin.js';
 
 const WorktreeConstants = {
   /** A worktree of a small repository is ready in ~0.1–0.5 s here; past 1.5 s the holder and the window are told why they wait. */
@@ -52,9 +54,14 @@ export class ClaimWorktrees {
    * agents' socket, whose hooks they answer: the socket's path is known before it listens, and the fence
    * hooks only dial it once an agent commits.
    */
-  static async open(folder: string, board: BoardService, socketPath: string): Promise<ClaimWorktrees> {
-    const git = await WorktreeManager.open(folder, board.dir, board, socketPath).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
-    return git instanceof WorktreeManager ? new ClaimWorktrees(board, git, '') : new ClaimWorktrees(board, null, git.reason);
+  static async open(folder: string, board: BoardService, socketPath: string, timing: ArrivalTiming = {}): Promise<ClaimWorktrees> {
+    const git = await WorktreeManager.open(folder, board.dir, board, socketPath, timing).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
+    if (!(git instanceof WorktreeManager)) return new ClaimWorktrees(board, null, git.reason);
+    // A clone of another remote does not join (RemoteMismatchError goes to the opener, which says why).
+    const joined = await git.join().catch((err: Error) => err);
+    if (joined instanceof RemoteMismatchError) throw joined;
+    if (joined) return new ClaimWorktrees(board, null, `the Thread's remote could not be read: ${joined.message}`);
+    return new ClaimWorktrees(board, git, '');
   }
 
   /** The Thread is shutting or shut: nothing more is reported from git work that outlives it. */
@@ -110,7 +117,11 @@ export class ClaimWorktrees {
     } else if (e.kind === 'reassign') {
       git.folders.fence(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
       if (this.board.runsHere(e.to.agentId)) this.grant(e.taskId, e.to.agentId, e.to.token);
-    } else if (e.kind === 'branch-recorded') git.folders.recorded(e.taskId, e.record.sha);
+    } else if (e.kind === 'branch-recorded') {
+      git.folders.recorded(e.taskId, e.record.sha);
+      // Each host pushes the commits it recorded, and only those: another host's may not be in this clone.
+      if (this.recordedHere(e.host)) git.pushes.recorded(e.taskId, e.record.sha);
+    } else if (e.kind === 'record-rewound') git.folders.recorded(e.taskId, e.to.sha);
     else if (e.kind === 'submitted') git.folders.frozen(e.taskId, true);
     else if (e.kind === 'returned') git.folders.frozen(e.taskId, false);
     else if (e.kind === 'claim-ended') {
@@ -122,6 +133,12 @@ export class ClaimWorktrees {
         lapsed ? `your lease on ${e.taskId} lapsed; claim it again if it is still open` : `your claim on ${e.taskId} ended (${e.reason})`,
       );
     }
+  }
+
+  /** A record was made on this host: its event names this host, or names none on a board of this host's. */
+  private recordedHere(host: RecordHost | undefined): boolean {
+    const here = this.board.engine.here;
+    return host ? host.id === here?.id : here === null;
   }
 
   /**
@@ -202,6 +219,7 @@ export class ClaimWorktrees {
   stop(): void {
     this.closed = true;
     this.store.dispose();
+    this.git?.pushes.dispose();
   }
 
   /** After stop(): a worktree being made finishes (the board is still open for it), and the Thread's

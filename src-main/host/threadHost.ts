@@ -17,6 +17,7 @@ import { KeptPanes } from '../roster/keptPanes.js';
 import { Roster } from '../roster/roster.js';
 import { Assignments } from './assignments.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
+import type { ArrivalTiming } from '../git/recordArrival.js';
 import { ensureCliShim } from './cliShim.js';
 import { ThreadNotices } from './threadNotices.js';
 import { verifyOnDone } from './verifyOnDone.js';
@@ -47,6 +48,9 @@ export interface ThreadHostOptions {
   secretsFromAnywhere?: boolean;
   /** The Thread's board on PostgreSQL, shared with other hosts; without it, the journal in `dataRoot`. */
   sharedBoard?: SharedBoardSetting;
+  /** How long a claim waits for another host's push of its record, and the timers of pushes' retries
+   *  (recordArrival.ts; shorter in tests). */
+  gitRemote?: ArrivalTiming;
 }
 
 /** A Thread's folder in the host's data folder: its journal, agents' records and board setting. */
@@ -114,7 +118,11 @@ export class ThreadHost {
     const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard });
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
-    const worktrees = await ClaimWorktrees.open(folder, board, socketPath);
+    // A clone whose remote is not the board's does not join: the board is closed again, nothing written.
+    const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.gitRemote).catch(async (err: unknown) => {
+      await board.close();
+      throw err;
+    });
     const states = new AgentStates({ board });
     // The roster is built from the kept panes: the live agents are known (their secrets' digests registered)
     // before the socket listens, since an agent waiting for the board calls the moment it can and must be

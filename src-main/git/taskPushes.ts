@@ -1,0 +1,175 @@
+import { Limits } from '../../src-shared/board/limits.js';
+import { HOST_ACTOR } from '../../src-shared/board/model.js';
+import { outputAsText } from '../../src-shared/text/controlChars.js';
+import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
+import { realTimers, type Timers } from '../base/timers.js';
+import type { TaskRemote } from './taskRemote.js';
+import { strayRef, type TaskRepo } from './taskRepo.js';
+
+export const PushConstants = {
+  /** The first retry after the remote did not answer: a moment's network blip is over in about a second. */
+  firstRetryMs: 1_000,
+  /** Retries double up to this: a remote down for an hour is asked once a minute, not hammered. */
+  maxRetryMs: 60_000,
+  /** Compare-and-swaps lost in a row before the push waits for the next retry: each loss means something
+   *  wrote the task's ref on the remote between two of ours, which a healthy namespace never sees twice. */
+  staleTries: 3,
+} as const;
+
+interface TaskPush {
+  /** A push of this task runs now; `again`: a record came meanwhile, push once more after it. */
+  running: boolean;
+  again: boolean;
+  retry: unknown;
+  delayMs: number;
+  /** Said once per outage on the task's history, not per retry: "not on the remote yet", a refusal. */
+  toldUnreachable: boolean;
+  toldRejected: boolean;
+}
+
+/**
+ * The commits this host recorded, copied to the Thread's remote under Forkbench's namespace
+ * (refs/forkbench/tasks/T-n), in the background, one push at a time per task and always the task's newest
+ * record (a later record supersedes one still waiting). Once a push lands, the board records that the sha is
+ * on the remote (branch-pushed): another host's claim can start there.
+ *
+ * The namespace is Forkbench's and the board's record is the truth: a value there that is not what this host
+ * last pushed is kept aside on the remote (refs/forkbench/stray/T-n/<sha>) and overwritten, never trusted.
+ */
+export class TaskPushes {
+  private readonly tasks = new Map<string, TaskPush>();
+  /** Each task's latest record made on this host: only those are this host's to push. */
+  private readonly mine = new Map<string, string>();
+  private readonly running = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly r: TaskRepo,
+    /** The Thread's remote as the board names it now, or null (no remote: nothing is pushed). */
+    private readonly remote: () => TaskRemote | null,
+    private readonly timers: Timers = realTimers,
+  ) {}
+
+  /** The board recorded `sha` for the task, on this host. */
+  recorded(taskId: string, sha: string): void {
+    if (this.closed || !this.remote()) return;
+    this.mine.set(taskId, sha);
+    const p = this.stateOf(taskId);
+    // A newer record supersedes a retry that waits: pushed now, the back-off started again.
+    if (p.retry !== undefined) {
+      this.timers.clearTimeout(p.retry);
+      p.retry = undefined;
+      p.delayMs = PushConstants.firstRetryMs;
+    }
+    this.kick(taskId);
+  }
+
+  private stateOf(taskId: string): TaskPush {
+    let p = this.tasks.get(taskId);
+    if (!p) this.tasks.set(taskId, (p = { running: false, again: false, retry: undefined, delayMs: PushConstants.firstRetryMs, toldUnreachable: false, toldRejected: false }));
+    return p;
+  }
+
+  private kick(taskId: string): void {
+    const p = this.stateOf(taskId);
+    if (p.running) {
+      p.again = true;
+      return;
+    }
+    p.running = true;
+    const run = (async () => {
+      do {
+        p.again = false;
+        const outcome = await this.pushOnce(taskId, p).catch(() => 'retry' as const);
+        if (outcome === 'retry' && !this.closed && !p.again) {
+          const wait = p.delayMs;
+          p.delayMs = Math.min(PushConstants.maxRetryMs, p.delayMs * 2);
+          p.retry = this.timers.setTimeout(() => {
+            p.retry = undefined;
+            this.kick(taskId);
+          }, wait);
+        }
+      } while (p.again && !this.closed);
+      p.running = false;
+    })();
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  /** One try at the task's newest record: done (pushed, or nothing of ours to push), retry, or stop. */
+  private async pushOnce(taskId: string, p: TaskPush): Promise<'done' | 'retry' | 'stop'> {
+    const t = this.r.board.state.tasks.get(taskId);
+    const rec = t?.record;
+    // Newest record wins, and only while it is this host's own: one recorded elsewhere since, or a record
+    // rewound, is not ours to push.
+    if (!t || !rec || rec.sha !== this.mine.get(taskId) || t.pushed?.sha === rec.sha) return 'done';
+    const remote = this.remote();
+    if (!remote) return 'done';
+    const dst = remoteTaskRef(taskId);
+    let expect: string | null = t.pushed?.sha ?? null;
+    for (let i = 0; i < PushConstants.staleTries; i++) {
+      const [o] = await remote.push([{ src: rec.sha, dst, expect }], { verify: false });
+      if (!o) return 'retry';
+      if (o.ok) return this.landed(taskId, rec, p);
+      if (o.why === 'unreachable') {
+        if (!p.toldUnreachable && !this.closed) {
+          p.toldUnreachable = true;
+          await this.note(taskId, `${shortSha(rec.sha)} is recorded but not on the remote yet: ${remote.remote.url} did not answer (${firstLine(o.message)}). This host keeps trying; until it lands, a claim on another host cannot start from it.`);
+        }
+        return 'retry';
+      }
+      if (o.why === 'rejected') {
+        if (!p.toldRejected && !this.closed) {
+          p.toldRejected = true;
+          await this.note(taskId, `The remote ${remote.remote.url} refused ${dst} (${o.message.slice(0, 600)}): ${taskId}'s commits stay on this host only, and a claim on another host starts from the last record that reached the remote. Let Forkbench write refs/forkbench/ there.`);
+        }
+        return 'stop';
+      }
+      // Stale: something else is there. The record is the truth: what the remote held is kept aside there.
+      const there = (await remote.list([dst])).get(dst) ?? null;
+      if (there === rec.sha) return this.landed(taskId, rec, p);
+      if (there) {
+        await remote.fetch([dst]);
+        const [kept] = await remote.push([{ src: there, dst: strayRef(taskId, there) }], { verify: false });
+        if (!kept?.ok) return 'retry';
+      }
+      expect = there;
+    }
+    return 'retry';
+  }
+
+  /** The push landed: the board says so, if the record is still this line (the pushed sha, or a later
+   *  record of this host that descends from it). */
+  private async landed(taskId: string, rec: { sha: string; tree: string; token: number; by: string }, p: TaskPush): Promise<'done'> {
+    p.toldUnreachable = false;
+    p.toldRejected = false;
+    p.delayMs = PushConstants.firstRetryMs;
+    if (this.closed) return 'done';
+    const now = this.r.board.state.tasks.get(taskId)?.record;
+    if (!now) return 'done';
+    const line = now.sha === rec.sha || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', rec.sha, now.sha], { allowFail: true })).code === 0;
+    if (line) await this.r.board.run((e) => e.recordPushed(taskId, rec, now.sha)).catch(() => undefined);
+    return 'done';
+  }
+
+  /** A note on the task's history from the host (git's words made printable, cut to a note's length). */
+  private note(taskId: string, text: string): Promise<unknown> {
+    return this.r.board.run((e) => e.userNote(taskId, outputAsText(text).slice(0, Limits.maxNoteChars), HOST_ACTOR)).catch(() => undefined);
+  }
+
+  /** Every push running now has finished (a retry that waits is not waited for). */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.all([...this.running]);
+  }
+
+  /** No more pushes start, and no retry waits. One in flight finishes (or its time bound ends it). */
+  dispose(): void {
+    this.closed = true;
+    for (const p of this.tasks.values()) if (p.retry !== undefined) this.timers.clearTimeout(p.retry);
+  }
+}
+
+function firstLine(s: string): string {
+  return (s.split('\n').find((l) => l.trim()) ?? s).slice(0, 300);
+}
+
