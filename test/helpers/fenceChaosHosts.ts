@@ -103,6 +103,11 @@ const SETTLE_EXTRA_MS = 4000;
 const PUSHES_SETTLE_MS = 30_000;
 /** The end's re-grants on A of tasks whose record is not on the remote wait this long for their folders. */
 const FINAL_GRANT_MS = 40_000;
+/** How long a claim on A waits for B's push of a record before it starts at the last pushed one and names
+ *  the rest lost (the product's default is 30 s, longer than a whole run here). */
+const PUSH_WAIT_MS = 5000;
+/** Clock slack between this process's Date.now() at a kill and the board's `at` of the events around it. */
+const DEATH_SLACK_MS = 500;
 
 /** Processes that serve the remote (git on the other machine, in a real deployment): never part of B's death. */
 const REMOTE_SIDE = /receive-pack|upload-pack/;
@@ -233,7 +238,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
   // Panes inherit their host's environment: A's from this process, B's from its serve's.
   Object.assign(process.env, GIT_IDENTITY, { FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) });
   const env = { FORKBENCH_BOARD_URL: o.url, FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) };
-  const A = await ThreadHost.open({ folder: clone.A, dataRoot: join(at.A, 'data'), runtimeRoot: join(at.A, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url: o.url } });
+  const A = await ThreadHost.open({ folder: clone.A, dataRoot: join(at.A, 'data'), runtimeRoot: join(at.A, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url: o.url }, gitRemote: { pushWaitMs: PUSH_WAIT_MS } });
   let B: ServeProc | null = null;
   let bServes = 0;
   const bKey = threadKeyOf(clone.B);
@@ -262,6 +267,8 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     }
   };
   const stopped = new Set<number>();
+  /** When B died (Date.now()): a commit may be named lost only if its host died between its record and then. */
+  const deaths: number[] = [];
   let bDown: Promise<void> | null = null;
   let armed: Armed | null = null;
   /** The armed kill as it is now: the driver's awaits let the board's events fire or clear it. */
@@ -286,6 +293,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
       const s = B;
       if (!s || bDown) return;
       r.faults.hostKill++;
+      deaths.push(Date.now());
       if (why === 'push') r.hostKills.duringPush++;
       if (why === 'approve') r.hostKills.duringApprove++;
       killedB.add(s);
@@ -445,7 +453,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
 
     // Tasks whose record is not on the remote: a claim on A now, which starts at what reached it and names
     // what did not (the issue's re-grant on another host), unless B, alive, pushes it meanwhile.
-    const judge = (log: BoardEvent[]) => judgeAcks(log, readAcks(ackLog), remote, clone);
+    const judge = (log: BoardEvent[]) => judgeAcks(log, readAcks(ackLog), remote, clone, deaths);
     const judgeNow = async () => judge(await A.board.log());
     let pending = (await judgeNow()).unsettled;
     const regrant = [...new Set(pending.map((a) => a.task))].filter((id) => {
@@ -545,9 +553,15 @@ interface AckJudged extends Ack {
 
 /** The acknowledgements against the board's record and the remote; `unsettled`: not on the remote and not
  *  named lost (yet: a push may be under way). */
-function judgeAcks(log: BoardEvent[], acks: Ack[], remote: string, clone: { A: string; B: string }) {
+function judgeAcks(log: BoardEvent[], acks: Ack[], remote: string, clone: { A: string; B: string }, deaths: readonly number[]) {
   const recorded = recordedUnder(log);
   const lost = namedLost(log);
+  const recordedAt = new Map<string, number>();
+  const rewoundAt = new Map<string, number>();
+  for (const e of log) {
+    if (e.kind === 'branch-recorded' && !recordedAt.has(e.record.sha)) recordedAt.set(e.record.sha, e.at);
+    if (e.kind === 'record-rewound') for (const l of e.lost) if (!rewoundAt.has(l.sha)) rewoundAt.set(l.sha, e.at);
+  }
   const problems: string[] = [];
   const unsettled: AckJudged[] = [];
   let onRemoteN = 0;
@@ -565,6 +579,11 @@ function judgeAcks(log: BoardEvent[], acks: Ack[], remote: string, clone: { A: s
       namedLostAcks++;
       // Only a host that died loses what it recorded: A never does, so nothing of A's may be named lost.
       if (a.host !== 'B') problems.push(`acknowledged ${sha.slice(0, 10)} (${a.task}, token ${a.token}) of host ${a.host}, which never died, is named lost by the board (${JSON.stringify(lost.get(sha))})`);
+      else {
+        const from = (recordedAt.get(sha) ?? 0) - DEATH_SLACK_MS;
+        const to = (rewoundAt.get(sha) ?? 0) + DEATH_SLACK_MS;
+        if (!deaths.some((d) => d >= from && d <= to)) problems.push(`acknowledged ${sha.slice(0, 10)} (${a.task}, token ${a.token}) of B is named lost, but B did not die between its record and the rewind`);
+      }
     }
     else unsettled.push({ ...a, sha });
   }
