@@ -95,7 +95,27 @@ export class TaskRemote {
       const message = (err as Error).message;
       return updates.map((u) => ({ dst: u.dst, ok: false, why: 'unreachable', message }));
     }
-    return updates.map((u) => outcomeOf(u.dst, res));
+    const outcomes = updates.map((u) => outcomeOf(u.dst, res));
+    return this.staleOnServer(updates, outcomes);
+  }
+
+  /**
+   * A compare-and-swap can also be lost on the remote itself: the ref moved after git advertised it (another
+   * push landed while this one's hooks ran), and receive-pack's own check refuses it as "[remote rejected]
+   * (failed to update ref)", words it also uses for other failures. A refused ref whose lease no longer holds
+   * on the remote now is stale, not refused; one still at its expected sha was refused for what it is.
+   */
+  private async staleOnServer(updates: readonly RefUpdate[], outcomes: PushOutcome[]): Promise<PushOutcome[]> {
+    const leased = updates.filter((u, i) => u.expect !== undefined && outcomes[i]?.ok === false && (outcomes[i] as { why: string }).why === 'rejected');
+    if (!leased.length) return outcomes;
+    const now = await this.list(leased.map((u) => u.dst)).catch(() => null);
+    if (!now) return outcomes;
+    return outcomes.map((o, i) => {
+      const u = updates[i] as RefUpdate;
+      if (o.ok || o.why !== 'rejected' || !leased.includes(u)) return o;
+      const at = now.get(u.dst) ?? null;
+      return at === (u.expect ?? null) ? o : { ...o, why: 'stale', message: `${u.dst} moved on the remote while this push was being taken (${o.message})` };
+    });
   }
 }
 

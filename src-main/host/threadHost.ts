@@ -119,7 +119,7 @@ export class ThreadHost {
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
     // A clone whose remote is not the board's does not join: the board is closed again, nothing written.
-    const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.gitRemote).catch(async (err: unknown) => {
+    const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.gitRemote, opts.warn).catch(async (err: unknown) => {
       await board.close();
       throw err;
     });
