@@ -439,6 +439,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
       await waitFor(() => !B, ARMED_KILL_MS + 1000);
       await bDown;
     }
+    o.log(`faults over after ${Date.now() - t0} ms (${acked()} acks); A's agents work on past B's lease`);
     for (const pid of stopped) process.kill(-pid, 'SIGCONT');
     await sleep(o.hostLeaseMs * SETTLE_AFTER_HOST_LEASES + SETTLE_EXTRA_MS);
     for (const a of agents) {
@@ -475,6 +476,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     }
     await A.worktrees.git?.idle();
 
+    o.log(`judged ${Date.now() - t0} ms after the start (${pending.length} acks neither on the remote nor named lost)`);
     const log = await A.board.log();
     fs.writeFileSync(join(root, 'events.jsonl'), log.map((e) => JSON.stringify(e)).join('\n'));
     const j = judge(log);
