@@ -96,7 +96,7 @@ while :; do
     # "[forkbench/T-1 abc1234]", or "[detached HEAD abc1234]" when the host took the folder off the branch
     # between the commit's ref update and git's summary line.
     short=$(printf '%s' "$res" | sed -n 's/^\[.* \([0-9a-f]\{4,\}\)\].*/\1/p' | head -1)
-    echo "ACK $task $token $short${home ? ` @${home.host}` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
+    echo "ACK $task $token $short${home ? ` @${home.host} ms=$(date +%s%3N)` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
     i=$((i + 1))
     sleep 0.05
   done

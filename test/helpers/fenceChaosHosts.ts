@@ -96,6 +96,8 @@ const ARMED_KILL_MS = 6000;
 const KILL_AFTER_APPROVE_MS = 80;
 /** A window call to B that gets no answer in this long is given up: B may be dying. */
 const WINDOW_CALL_MS = 8000;
+/** A round of the driver that takes longer than this is said in the log (something it awaits hangs). */
+const SLOW_ROUND_MS = 20_000;
 /** After the faults, A's agents work on this long (past a host lease) so a dead B's tasks are taken up. */
 const SETTLE_AFTER_HOST_LEASES = 2;
 const SETTLE_EXTRA_MS = 4000;
@@ -262,8 +264,9 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
       const a = await A.roster.launch('custom', { command: script.A });
       agents.push({ id: a.id, pid: a.pid as number, host: 'A' });
     } else if (B) {
-      const a = await B.window.call('agent.launch', { key: bKey, profile: 'custom', command: script.B, cols: 200, rows: 30 });
-      agents.push({ id: a.id, pid: a.pid as number, host: 'B' });
+      // A call to B in flight when B dies is never answered (the window's client drops no pending call).
+      const a = await within(B.window.call('agent.launch', { key: bKey, profile: 'custom', command: script.B, cols: 200, rows: 30 }), WINDOW_CALL_MS);
+      if (a) agents.push({ id: a.id, pid: a.pid as number, host: 'B' });
     }
   };
   const stopped = new Set<number>();
@@ -305,7 +308,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
         stopped.delete(a.pid);
       }
       const soon = !forever && random() < 0.5;
-      o.log(`B killed -9 as a machine (${n} processes, ${why})${forever ? ', dead to the end' : soon ? ', back soon' : ', back after its lease'}`);
+      o.log(`B killed -9 as a machine at ${Date.now()} (${n} processes, ${why})${forever ? ', dead to the end' : soon ? ', back soon' : ', back after its lease'}`);
       if (forever) {
         r.hostKills.endedDead = true;
         bDown = s.exit.then(() => s.window.close());
@@ -319,7 +322,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
         for (let i = 0; i < o.agentsPerHost; i++) await launch('B');
         if (soon) r.hostKills.restartedSoon++;
         else r.hostKills.restartedPastLease++;
-        o.log('B back');
+        o.log(`B back at ${Date.now()}`);
       })().finally(() => {
         bDown = null;
       });
@@ -349,6 +352,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
       const live = agents.filter((a) => a.host === 'A' || (B && !bDown));
       const pick = live[Math.floor(random() * live.length)];
       const roll = random();
+      const slow = setTimeout(() => o.log(`driver: a round (roll ${roll.toFixed(2)}) still waits after ${SLOW_ROUND_MS} ms`), SLOW_ROUND_MS);
       try {
         if (!pick) continue;
         if (roll < 0.14) {
@@ -424,6 +428,8 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
         }
       } catch (err) {
         o.log(`driver: ${(err as Error).message}`);
+      } finally {
+        clearTimeout(slow);
       }
     }
     // The end. B comes back from a kill under way, or dies now for good (a run in three); A's agents work on
