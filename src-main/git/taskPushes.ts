@@ -64,6 +64,21 @@ export class TaskPushes {
     this.kick(taskId);
   }
 
+  /**
+   * After a restart: each task whose record is a commit of this clone but not yet on the remote is pushed,
+   * as the host that recorded it would have (it may be this one, killed mid-push). A record of another host
+   * that this clone happens to have is the same commit: pushing it too is harmless (a compare-and-swap).
+   */
+  async resume(): Promise<void> {
+    if (!this.remote()) return;
+    for (const t of this.r.board.state.tasks.values()) {
+      const rec = t.record;
+      if (!rec || t.state === 'done' || t.pushed?.sha === rec.sha) continue;
+      const here = this.r.looseCommitTree(rec.sha) ?? (await this.r.git(this.r.repo.root, ['rev-parse', '--verify', '--quiet', `${rec.sha}^{tree}`], { allowFail: true })).stdout.trim();
+      if (here === rec.tree) this.recorded(t.id, rec.sha);
+    }
+  }
+
   private stateOf(taskId: string): TaskPush {
     let p = this.tasks.get(taskId);
     if (!p) this.tasks.set(taskId, (p = { running: false, again: false, retry: undefined, delayMs: PushConstants.firstRetryMs, toldUnreachable: false, toldRejected: false }));

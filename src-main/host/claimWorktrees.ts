@@ -79,6 +79,8 @@ export class ClaimWorktrees {
     const joined = await git.join().catch((err: Error) => err);
     if (joined instanceof RemoteMismatchError) throw joined;
     if (joined) return new ClaimWorktrees(board, null, `the Thread's remote could not be read: ${joined.message}`, warn);
+    // Records this host made and had not pushed when it stopped (or was killed) go out now, in the background.
+    void git.pushes.resume().catch(() => undefined);
     return new ClaimWorktrees(board, git, '', warn);
   }
 

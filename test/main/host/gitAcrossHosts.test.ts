@@ -63,10 +63,10 @@ function bareRemote(): { bare: string; gate: string } {
   const gate = join(root, 'gate');
   fs.mkdirSync(gate);
   execFileSync('mkfifo', [join(gate, 'fifo')]);
-  // `hold`: the push waits in the hook on a fifo nobody writes (a push in flight); `deny`: it is refused.
+  // `hold`: the push waits in the hook on the fifo until the test writes it (a push in flight); `deny`: refused.
   fs.writeFileSync(
     join(bare, 'hooks', 'pre-receive'),
-    `#!/bin/sh\nif [ -e '${gate}/deny' ]; then echo 'refs/forkbench is protected here' >&2; exit 1; fi\nif [ -e '${gate}/hold' ]; then touch '${gate}/entered'; cat '${gate}/fifo' >/dev/null; exit 1; fi\nexit 0\n`,
+    `#!/bin/sh\nif [ -e '${gate}/deny' ]; then echo 'refs/forkbench is protected here' >&2; exit 1; fi\nif [ -e '${gate}/hold' ]; then touch '${gate}/entered'; cat '${gate}/fifo' >/dev/null; fi\nexit 0\n`,
     { mode: 0o755 },
   );
   return { bare, gate };
@@ -79,7 +79,7 @@ function cloneOf(bare: string, prefix: string): { root: string; folder: string }
   return { root, folder };
 }
 
-async function hostOn(bare: string, o: { name?: string } = {}): Promise<{ host: ThreadHost; folder: string }> {
+async function hostOn(bare: string, o: { name?: string; pushWaitMs?: number } = {}): Promise<{ host: ThreadHost; folder: string }> {
   const { root, folder } = cloneOf(bare, 'host');
   const host = await ThreadHost.open({
     folder,
@@ -88,7 +88,7 @@ async function hostOn(bare: string, o: { name?: string } = {}): Promise<{ host: 
     liveness: false,
     secretsFromAnywhere: true,
     sharedBoard: { url, ...(o.name ? { name: o.name } : {}) },
-    gitRemote: { pushWaitMs: PUSH_WAIT_MS },
+    gitRemote: { pushWaitMs: o.pushWaitMs ?? PUSH_WAIT_MS },
   });
   hosts.push(host);
   return { host, folder };
@@ -109,6 +109,13 @@ function remoteRef(bare: string, ref: string): string | null {
 const notesOf = (host: ThreadHost) => host.board.state.tasks.get('T-1')?.notes.map((n) => n.text) ?? [];
 
 /** B's agent takes T-1 over (a person reassigns it), and B's folder for it is made. */
+async function takeOverStart(b: ThreadHost): Promise<number> {
+  b.board.hostAgent('agent-b');
+  const r = await b.board.run((e) => e.assign('T-1', 'agent-b'));
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value.token as number;
+}
+
 async function takeOver(b: ThreadHost): Promise<{ path: string; head: string }> {
   b.board.hostAgent('agent-b');
   const r = await b.board.run((e) => e.assign('T-1', 'agent-b'));
@@ -198,6 +205,46 @@ describe('task branches across hosts', () => {
     expect(said).toContain(`the last record that reached the remote, ${one.slice(0, 7)}`);
     b.host.board.hostAgent('agent-b');
   }, 120_000);
+
+  it('a claim elsewhere while the record is mid-push waits for it, and starts there: nothing lost', async () => {
+    const { bare, gate } = bareRemote();
+    const a = await hostOn(bare);
+    // Long enough that only the push, never the wait's end, can let B go on.
+    const b = await hostOn(bare, { pushWaitMs: 60_000 });
+    const { wt, env } = await claimOnA(a.host);
+    const one = await commit(wt, env, 'one');
+    await waitFor(() => b.host.board.state.tasks.get('T-1')?.pushed?.sha === one, 20_000, 'the first commit pushed');
+    fs.writeFileSync(join(gate, 'hold'), '');
+    const two = await commit(wt, env, 'two');
+    await waitFor(() => fs.existsSync(join(gate, 'entered')), 20_000, 'the push to reach the remote hook');
+    await waitFor(() => b.host.board.state.tasks.get('T-1')?.record?.sha === two, 20_000, 'the second record');
+    const token = await takeOverStart(b.host);
+    const handed = b.host.worktrees.worktreeOf('T-1', token);
+    fs.rmSync(join(gate, 'hold'));
+    await fs.promises.writeFile(join(gate, 'fifo'), 'go\n');
+    const wtB = await handed;
+    expect(gitSync(wtB!.path, ['rev-parse', 'HEAD'])).toBe(two);
+    expect(rewound(await b.host.board.log())).toEqual([]);
+    expect(notesOf(b.host).filter((n) => n.startsWith('Lost'))).toEqual([]);
+  }, 90_000);
+
+  it('a value in the namespace that is not the record is kept aside on the remote and overwritten', async () => {
+    const { bare } = bareRemote();
+    const a = await hostOn(bare);
+    const { wt, env } = await claimOnA(a.host);
+    const one = await commit(wt, env, 'one');
+    await waitFor(() => a.host.board.state.tasks.get('T-1')?.pushed?.sha === one, 20_000, 'the first commit pushed');
+    // Someone writes the task's ref on the remote: a commit the board never recorded.
+    const other = cloneOf(bare, 'someone').folder;
+    fs.writeFileSync(join(other, 'notes.txt'), 'not the task\n');
+    gitSync(other, ['commit', '-qam', 'forged']);
+    const forged = gitSync(other, ['rev-parse', 'HEAD']);
+    gitSync(other, ['push', '-q', '--force', 'origin', `${forged}:refs/forkbench/tasks/T-1`]);
+    const two = await commit(wt, env, 'two');
+    await waitFor(() => a.host.board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the second commit pushed');
+    expect(remoteRef(bare, 'refs/forkbench/tasks/T-1')).toBe(two);
+    expect(remoteRef(bare, `refs/forkbench/stray/T-1/${forged}`)).toBe(forged);
+  }, 90_000);
 
   it('remote unreachable: "not on the remote yet" once; B waits, then starts at the last pushed record naming what it lacks', async () => {
     const { bare } = bareRemote();

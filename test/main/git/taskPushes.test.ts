@@ -1,0 +1,87 @@
+/**
+ * Issue 33: a recorded commit is pushed to the Thread's remote in the background; while the remote does not
+ * answer, the task's history says "not on the remote yet" once (not per retry), retries back off (1 s, 2 s,
+ * 4 s… on the injected timers), a later record supersedes the one waiting (pushed at once, the back-off
+ * started again), and once the remote answers the newest record lands and the board says so. On a board of
+ * one host (the journal) whose settings name the remote.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { PushConstants } from '../../../src-main/git/taskPushes.js';
+import { agentEnv, gitSync, idleAgent, makeRepo, sh } from '../../helpers/gitFixture.js';
+import { manualTimers } from '../../helpers/manualTimers.js';
+import { waitFor } from '../../helpers/pty.js';
+
+const hosts: ThreadHost[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.dispose();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function commit(wt: string, env: NodeJS.ProcessEnv, line: string): Promise<string> {
+  const r = await sh(wt, `echo '${line}' >> notes.txt && git commit -qam '${line}' && git rev-parse HEAD`, env);
+  if (r.code !== 0) throw new Error(`commit failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+describe('pushes to the remote', () => {
+  it('unreachable: said once, retried with back-off, superseded by a later record, landed once the remote answers', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
+    dirs.push(root);
+    makeRepo(join(root, 'seed'));
+    const bare = join(root, 'remote.git');
+    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
+    const folder = join(root, 'clone');
+    gitSync(root, ['clone', '-q', bare, folder]);
+    const clock = manualTimers();
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
+    hosts.push(host);
+    // A board of one machine pushes nothing until its settings name the remote.
+    expect(host.board.state.settings.remote).toBeNull();
+    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    await host.board.run((e) => e.addTask({ title: 'push me' }));
+    const agent = await idleAgent(host);
+    const c = await host.board.run((e) => e.claim(agent, 'T-1'));
+    const wt = (await host.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+    const pushes = host.worktrees.git!.pushes;
+    const base = host.board.state.tasks.get('T-1')?.record?.sha;
+    await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === base, 20_000, 'the start record pushed');
+
+    fs.renameSync(bare, `${bare}.away`);
+    const env = agentEnv(host, agent);
+    const one = await commit(wt, env, 'one');
+    await waitFor(() => host.board.state.tasks.get('T-1')?.record?.sha === one, 20_000, 'the record');
+    await pushes.idle();
+    const notYet = () => host.board.state.tasks.get('T-1')!.notes.filter((n) => n.text.includes('not on the remote yet'));
+    expect(notYet()).toHaveLength(1);
+    expect(notYet()[0]?.text).toContain(one.slice(0, 7));
+    expect(clock.delays()).toEqual([PushConstants.firstRetryMs]);
+    for (const next of [2, 4].map((k) => k * PushConstants.firstRetryMs)) {
+      clock.fire();
+      await pushes.idle();
+      expect(clock.delays()).toEqual([next]);
+    }
+    expect(notYet()).toHaveLength(1);
+
+    // A later record: pushed at once, the back-off from the start.
+    const two = await commit(wt, env, 'two');
+    await waitFor(() => host.board.state.tasks.get('T-1')?.record?.sha === two, 20_000, 'the second record');
+    await pushes.idle();
+    expect(clock.delays()).toEqual([PushConstants.firstRetryMs]);
+    expect(notYet()).toHaveLength(1);
+
+    fs.renameSync(`${bare}.away`, bare);
+    clock.fire();
+    await pushes.idle();
+    await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the newest record pushed');
+    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(two);
+    expect(clock.size()).toBe(0);
+    const pushedEvents = (await host.board.log()).filter((e) => e.kind === 'branch-pushed');
+    expect(pushedEvents.map((e) => (e.kind === 'branch-pushed' ? e.record.sha : ''))).toEqual([base, two]);
+  }, 90_000);
+});
