@@ -116,6 +116,31 @@ function preReceive(bare: string, script: string): void {
   fs.writeFileSync(join(bare, 'hooks', 'pre-receive'), `#!/bin/sh\n${script}\n`, { mode: 0o755 });
 }
 
+/**
+ * A person's own clone with a commit of `files` on main, pushed from inside the remote's pre-receive hook the
+ * first time main is pushed to: after Forkbench fetched main and merged on it, before its push lands (the
+ * remote then refuses Forkbench's update: main is no longer where its lease said).
+ */
+function personPushesInFlight(bare: string, root: string, files: Record<string, string>): { sha: string; marker: string } {
+  const person = join(root, 'person');
+  gitSync(root, ['clone', '-q', `file://${bare}`, person]);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(join(person, name), text);
+  gitSync(person, ['add', '-A']);
+  gitSync(person, ['commit', '-q', '-m', 'the person’s commit']);
+  const marker = join(root, 'person-pushed');
+  preReceive(
+    bare,
+    `while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ ! -e '${marker}' ]; then
+    touch '${marker}'
+    env -i PATH="$PATH" HOME="$HOME" git -C '${person}' -c core.hooksPath=/dev/null push -q origin HEAD:main >&2 || exit 1
+  fi
+done
+exit 0`,
+  );
+  return { sha: gitSync(person, ['rev-parse', 'HEAD']), marker };
+}
+
 describe('approval on any host of a board with a remote', () => {
   it('B approves work committed on A: the frozen sha is fetched, merged onto the remote’s main and pushed; nobody’s branch is moved, each person is told', async () => {
     const { bare, a, b } = await twoMachines();
@@ -210,36 +235,33 @@ exit 0`,
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
     pushTaskRef(a, 'T-1', sha);
-    // A person's own clone with a commit of theirs on main, pushed from inside the remote's pre-receive hook
-    // the first time main is pushed to: after Forkbench fetched main and merged on it, before its push lands.
-    const person = join(root, 'person');
-    gitSync(root, ['clone', '-q', `file://${bare}`, person]);
-    fs.writeFileSync(join(person, 'readme.txt'), 'by the person\n');
-    gitSync(person, ['add', '-A']);
-    gitSync(person, ['commit', '-q', '-m', 'the person’s commit']);
-    const theirs = gitSync(person, ['rev-parse', 'HEAD']);
-    const marker = join(root, 'person-pushed');
-    preReceive(
-      bare,
-      `while read old new ref; do
-  if [ "$ref" = refs/heads/main ] && [ ! -e '${marker}' ]; then
-    touch '${marker}'
-    env -i PATH="$PATH" HOME="$HOME" git -C '${person}' -c core.hooksPath=/dev/null push -q origin HEAD:main >&2 || exit 1
-  fi
-done
-exit 0`,
-    );
     const before = remoteMain(bare);
+    const person = personPushesInFlight(bare, root, { 'readme.txt': 'by the person\n' });
     await b.host.worktrees.approve('T-1');
-    expect(fs.existsSync(marker)).toBe(true);
+    expect(fs.existsSync(person.marker)).toBe(true);
     expect(stateOf(b, 'T-1')).toBe('done');
     // The person's commit is main's first parent: the merge was made again on it, not over it.
-    expect(gitSync(bare, ['rev-parse', 'main^1'])).toBe(theirs);
+    expect(gitSync(bare, ['rev-parse', 'main^1'])).toBe(person.sha);
     expect(gitSync(bare, ['rev-parse', 'main^1^'])).toBe(before);
     expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
     expect(gitSync(bare, ['show', 'main:readme.txt'])).toBe('by the person');
     expect(gitSync(bare, ['show', 'main:notes.txt'])).toBe('line one\nline two');
     expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(/^Merged forkbench\/T-1 into main on origin as [0-9a-f]{10}, pushed over [0-9a-f]{10} \(main had moved there meanwhile: merged again on its new head, 1 retry\)\./));
+  }, 120_000);
+
+  it('a person’s push landing mid-push conflicts with the work: nothing is pushed over it, the task stays in review with a note', async () => {
+    const { bare, root, a, b } = await twoMachines();
+    await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    pushTaskRef(a, 'T-1', sha);
+    const person = personPushesInFlight(bare, root, { 'notes.txt': 'line one\nthe person’s line\n' });
+    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/does not merge cleanly into origin\/main: conflicts in notes\.txt/);
+    expect(fs.existsSync(person.marker)).toBe(true);
+    expect(stateOf(b, 'T-1')).toBe('review');
+    // The remote's main is the person's commit, untouched; the work is still on the remote for a later merge.
+    expect(remoteMain(bare)).toBe(person.sha);
+    expect(gitSync(bare, ['rev-parse', remoteTaskRef('T-1')])).toBe(sha);
+    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: forkbench\/T-1 does not merge cleanly into origin\/main: conflicts in notes\.txt\. origin\/main is untouched\./);
   }, 120_000);
 
   it('a protected main (the remote’s hook refuses it): one note quoting the remote, the task stays in review, the remote is unchanged', async () => {
