@@ -35,7 +35,8 @@ const CLAIMS_AGAIN: ReadonlySet<BoardEvent['kind']> = new Set(['grant', 'reassig
 /**
  * A Thread's notices, the host's one source of them (src-shared/notices): an agent starting to wait for the
  * person or finishing its turn (when the Thread's notifyAgents setting is on), a claim that lapsed, an agent
- * that exited, a board that turned read-only. It keeps the ones still true, so a window opened later is given
+ * that exited, a board that turned read-only, an approval's merge pushed to the remote's base that the
+ * person's own branch lacks. It keeps the ones still true, so a window opened later is given
  * them in its snapshot, and withdraws one that stops being true (the agent answered, worked on, or was
  * closed). Each notice is raised as an OS notification by one window only: the first to claim its id here.
  * The claim is the host's, not the browser's (a storage entry or a lock), because the windows may be in

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GitRemote } from '../../../src-shared/board/model.js';
 import { remoteTaskRef } from '../../../src-shared/git/taskBranch.js';
+import { RemoteMergeConstants } from '../../../src-main/git/taskReview.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, gitSync, idleAgent, makeRepo, sh } from '../../helpers/gitFixture.js';
@@ -32,7 +33,8 @@ beforeAll(async () => {
   ensureBuilt();
   pgc = await startPgCluster({ fsync: false });
   url = await pgc.createDatabase('approve');
-});
+  // A private PostgreSQL's initdb and start take seconds, and far longer on a loaded machine (load 12 on 2 cores seen).
+}, 180_000);
 afterAll(() => pgc?.dispose());
 afterEach(async () => {
   for (const h of hosts.splice(0)) await h.dispose();
@@ -114,6 +116,31 @@ const stateOf = (m: Machine, taskId: string) => m.host.board.state.tasks.get(tas
 /** A pre-receive hook on the bare remote (the remote's own rules: a protected branch, a push landing meanwhile). */
 function preReceive(bare: string, script: string): void {
   fs.writeFileSync(join(bare, 'hooks', 'pre-receive'), `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+}
+
+/**
+ * A person's own clone with a commit of `files` on main, pushed from inside the remote's pre-receive hook the
+ * first time main is pushed to: after Forkbench fetched main and merged on it, before its push lands (the
+ * remote then refuses Forkbench's update: main is no longer where its lease said).
+ */
+function personPushesInFlight(bare: string, root: string, files: Record<string, string>): { sha: string; marker: string } {
+  const person = join(root, 'person');
+  gitSync(root, ['clone', '-q', `file://${bare}`, person]);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(join(person, name), text);
+  gitSync(person, ['add', '-A']);
+  gitSync(person, ['commit', '-q', '-m', 'the person’s commit']);
+  const marker = join(root, 'person-pushed');
+  preReceive(
+    bare,
+    `while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ ! -e '${marker}' ]; then
+    touch '${marker}'
+    env -i PATH="$PATH" HOME="$HOME" git -C '${person}' -c core.hooksPath=/dev/null push -q origin HEAD:main >&2 || exit 1
+  fi
+done
+exit 0`,
+  );
+  return { sha: gitSync(person, ['rev-parse', 'HEAD']), marker };
 }
 
 describe('approval on any host of a board with a remote', () => {
@@ -210,36 +237,59 @@ exit 0`,
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
     pushTaskRef(a, 'T-1', sha);
-    // A person's own clone with a commit of theirs on main, pushed from inside the remote's pre-receive hook
-    // the first time main is pushed to: after Forkbench fetched main and merged on it, before its push lands.
-    const person = join(root, 'person');
-    gitSync(root, ['clone', '-q', `file://${bare}`, person]);
-    fs.writeFileSync(join(person, 'readme.txt'), 'by the person\n');
-    gitSync(person, ['add', '-A']);
-    gitSync(person, ['commit', '-q', '-m', 'the person’s commit']);
-    const theirs = gitSync(person, ['rev-parse', 'HEAD']);
-    const marker = join(root, 'person-pushed');
-    preReceive(
-      bare,
-      `while read old new ref; do
-  if [ "$ref" = refs/heads/main ] && [ ! -e '${marker}' ]; then
-    touch '${marker}'
-    env -i PATH="$PATH" HOME="$HOME" git -C '${person}' -c core.hooksPath=/dev/null push -q origin HEAD:main >&2 || exit 1
-  fi
-done
-exit 0`,
-    );
     const before = remoteMain(bare);
+    const person = personPushesInFlight(bare, root, { 'readme.txt': 'by the person\n' });
     await b.host.worktrees.approve('T-1');
-    expect(fs.existsSync(marker)).toBe(true);
+    expect(fs.existsSync(person.marker)).toBe(true);
     expect(stateOf(b, 'T-1')).toBe('done');
     // The person's commit is main's first parent: the merge was made again on it, not over it.
-    expect(gitSync(bare, ['rev-parse', 'main^1'])).toBe(theirs);
+    expect(gitSync(bare, ['rev-parse', 'main^1'])).toBe(person.sha);
     expect(gitSync(bare, ['rev-parse', 'main^1^'])).toBe(before);
     expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
     expect(gitSync(bare, ['show', 'main:readme.txt'])).toBe('by the person');
     expect(gitSync(bare, ['show', 'main:notes.txt'])).toBe('line one\nline two');
     expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(/^Merged forkbench\/T-1 into main on origin as [0-9a-f]{10}, pushed over [0-9a-f]{10} \(main had moved there meanwhile: merged again on its new head, 1 retry\)\./));
+  }, 120_000);
+
+  it('a person’s push landing mid-push conflicts with the work: nothing is pushed over it, the task stays in review with a note', async () => {
+    const { bare, root, a, b } = await twoMachines();
+    await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    pushTaskRef(a, 'T-1', sha);
+    const person = personPushesInFlight(bare, root, { 'notes.txt': 'line one\nthe person’s line\n' });
+    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/does not merge cleanly into origin\/main: conflicts in notes\.txt/);
+    expect(fs.existsSync(person.marker)).toBe(true);
+    expect(stateOf(b, 'T-1')).toBe('review');
+    // The remote's main is the person's commit, untouched; the work is still on the remote for a later merge.
+    expect(remoteMain(bare)).toBe(person.sha);
+    expect(gitSync(bare, ['rev-parse', remoteTaskRef('T-1')])).toBe(sha);
+    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: forkbench\/T-1 does not merge cleanly into origin\/main: conflicts in notes\.txt\. origin\/main is untouched\./);
+  }, 120_000);
+
+  it('main moved by a person under every try: after RemoteMergeConstants.maxPushTries merges nothing is pushed, the task stays in review with a note', async () => {
+    const { bare, root, a, b } = await twoMachines();
+    await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    pushTaskRef(a, 'T-1', sha);
+    // Each push of Forkbench's to main: the person commits and pushes first (their own push passes the hook).
+    const person = join(root, 'person');
+    gitSync(root, ['clone', '-q', `file://${bare}`, person]);
+    preReceive(
+      bare,
+      `[ -n "$PERSON_PUSH" ] && exit 0
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ]; then
+    env -i PATH="$PATH" HOME="$HOME" PERSON_PUSH=1 GIT_AUTHOR_NAME=p GIT_AUTHOR_EMAIL=p@x GIT_COMMITTER_NAME=p GIT_COMMITTER_EMAIL=p@x sh -c "git -C '${person}' pull -q --ff-only && git -C '${person}' commit -q --allow-empty -m again && git -C '${person}' -c core.hooksPath=/dev/null push -q origin HEAD:main" >&2 || exit 1
+  fi
+done
+exit 0`,
+    );
+    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(new RegExp(`main on origin moved under each of ${RemoteMergeConstants.maxPushTries} merges`));
+    expect(stateOf(b, 'T-1')).toBe('review');
+    // main holds the person's commits only, one per try: no merge of Forkbench's landed.
+    expect(gitSync(bare, ['rev-list', '--merges', 'main'])).toBe('');
+    expect(gitSync(bare, ['rev-list', '--count', 'main'])).toBe(String(1 + RemoteMergeConstants.maxPushTries));
+    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: main on origin moved under each of \d+ merges .*nothing was pushed and T-1 stays in review\. Approve again\.$/);
   }, 120_000);
 
   it('a protected main (the remote’s hook refuses it): one note quoting the remote, the task stays in review, the remote is unchanged', async () => {
@@ -282,5 +332,19 @@ exit 0`,
     await b.host.worktrees.approve('T-1');
     expect(stateOf(b, 'T-1')).toBe('done');
     expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
+  }, 120_000);
+  it('a remote whose URL carries a password: what the note quotes of git names the URL without it', async () => {
+    const { a, b } = await twoMachines();
+    await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
+    await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    // Nothing listens on port 1: the connection is refused at once, with the URL in git's words.
+    gitSync(b.folder, ['remote', 'set-url', 'origin', 'https://person:sekret@127.0.0.1:1/repo.git']);
+    await b.host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: 'https://127.0.0.1:1/repo.git' } }));
+    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/could not fetch main from origin/);
+    expect(stateOf(b, 'T-1')).toBe('review');
+    const note = notesOf(b, 'T-1').at(-1) as string;
+    expect(note).not.toContain('sekret');
+    expect(note).not.toContain('credential.helper');
+    expect(note).toMatch(/^Not merged: could not fetch main from origin: git fetch failed \(\d+\): .*127\.0\.0\.1.*T-1 stays in review\.$/s);
   }, 120_000);
 });
