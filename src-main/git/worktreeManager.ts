@@ -4,6 +4,7 @@ import type { BoardService } from '../board/boardService.js';
 import { findOnPath } from '../base/pathLookup.js';
 import { BranchRecords } from './branchRecords.js';
 import { ClaimFolders } from './claimFolders.js';
+import { CommitNotes } from './commitNotes.js';
 import { FenceHooks } from './fenceHooks.js';
 import { git } from './git.js';
 import { probeRepo } from './repoProbe.js';
@@ -25,6 +26,8 @@ export class WorktreeManager {
     readonly records: BranchRecords,
     readonly review: TaskReview,
     readonly threadFolder: ThreadFolderFence,
+    /** What the board recorded of each commit, as git notes for people (`git log --notes=forkbench`). */
+    readonly notes: CommitNotes,
   ) {}
 
   /** A manager for the folder's repository, or the reason there is no isolation in this Thread. */
@@ -48,7 +51,8 @@ export class WorktreeManager {
     const hooks = new FenceHooks(ours, perl, chainTo, socket);
     const records = new BranchRecords(repo);
     const folders = new ClaimFolders(repo, hooks, records, join(dataDir, 'worktrees'));
-    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks));
+    const notes = new CommitNotes(repo, board.clock, (m) => process.stderr.write(`${m}\n`));
+    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), notes);
   }
 
   isolation(): GitIsolation {
@@ -67,8 +71,8 @@ export class WorktreeManager {
     return this.repo.workdirOf(path);
   }
 
-  /** Every queued git change has finished. */
-  idle(): Promise<void> {
-    return this.repo.queue.idle();
+  /** Every queued git change has finished, the notes of every record so far written. */
+  async idle(): Promise<void> {
+    await Promise.all([this.repo.queue.idle(), this.notes.flush()]);
   }
 }

@@ -110,7 +110,10 @@ export class ClaimWorktrees {
     } else if (e.kind === 'reassign') {
       git.folders.fence(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
       if (this.board.runsHere(e.to.agentId)) this.grant(e.taskId, e.to.agentId, e.to.token);
-    } else if (e.kind === 'branch-recorded') git.folders.recorded(e.taskId, e.record.sha);
+    } else if (e.kind === 'branch-recorded') {
+      git.folders.recorded(e.taskId, e.record.sha);
+      git.notes.recorded(e.taskId, e.record);
+    }
     else if (e.kind === 'submitted') git.folders.frozen(e.taskId, true);
     else if (e.kind === 'returned') git.folders.frozen(e.taskId, false);
     else if (e.kind === 'claim-ended') {
@@ -209,6 +212,7 @@ export class ClaimWorktrees {
   async close(): Promise<void> {
     this.stop();
     await this.git?.idle();
+    await this.git?.notes.close();
     await this.git?.threadFolder.unfence().catch(() => undefined);
   }
 }
