@@ -1,19 +1,19 @@
 import * as fs from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { RejectionCode } from '../../src-shared/board/result.js';
-import { BRANCH_PREFIX, Trailers } from '../../src-shared/git/taskBranch.js';
+import { BRANCH_PREFIX } from '../../src-shared/git/taskBranch.js';
 import { shellQuote } from '../../src-shared/text/shellQuote.js';
 import { writeFileAtomic } from '../base/atomicWrite.js';
 import { fenceScript, reportScript } from './fenceScript.js';
 
-/** The hooks that fence: a commit (checked early, then again at the ref update), any ref move, a push. The
- *  trailers go in at prepare-commit-msg, which `--no-verify` does not skip, or at commit-msg when the message
- *  comes from an editor. */
-export const FENCED_HOOKS = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'reference-transaction', 'pre-push'] as const;
+/** The hooks that fence: a commit (checked early when the folder is fenced, and always at the ref update, which
+ *  `--no-verify` does not skip), any ref move, a push. Nothing writes into the commit message: the task and
+ *  token of a recorded commit are a git note the host writes after the board records it (commitNotes.ts). */
+export const FENCED_HOOKS = ['pre-commit', 'reference-transaction', 'pre-push'] as const;
 
 /** Hooks git runs that the repository may have its own of: in a fenced folder they run through us. */
 const OTHER_HOOKS = [
-  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge',
+  'prepare-commit-msg', 'commit-msg', 'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge',
   'pre-merge-commit', 'post-rewrite', 'push-to-checkout', 'pre-auto-gc', 'fsmonitor-watchman', 'post-index-change',
 ];
 
@@ -68,7 +68,9 @@ export class FenceHooks {
    * case (the holder committing in its own live folder) is answered by the shell wrappers themselves from
    * small state files the host keeps beside the claim (`agent`, `record`, `fenced`, `frozen`), and only the
    * report of a landed move, which needs the board, starts perl. A task folder has no pre-commit of its own
-   * (the ref update is where the fence answers) unless the repository has one or the folder is fenced.
+   * (the ref update is where the fence answers) unless the repository has one or the folder is fenced, and no
+   * message hook unless the repository has one: a commit runs two hook processes, the ref update's check
+   * before the move lands and its report after.
    */
   install(key: string, task?: { task: string; branch: string; base: string }): string {
     const dir = this.dirOf(key);
@@ -89,16 +91,6 @@ export class FenceHooks {
           continue;
         }
         body = `${FAST}if fast; then ${chainExec(theirs(hook))}; fi\n${perlCall(hook)}\n`;
-      } else if (hook === 'commit-msg') {
-        // Present only while an editor's message waits for its trailers (see prepare-commit-msg), or to run
-        // the repository's own commit-msg.
-        if (!theirs(hook)) {
-          fs.rmSync(target, { force: true });
-          continue;
-        }
-        body = `[ -e "$d/pending" ] || { ${chainExec(theirs(hook))}; }\n${perlCall(hook)}\n`;
-      } else if (hook === 'prepare-commit-msg') {
-        body = prepareCommitMsg(dir, task.task, theirs(hook), theirs('commit-msg'), perlCall(hook), perlCall('commit-msg'));
       } else if (hook === 'reference-transaction') {
         body = refTransaction(dir, task, theirs(hook), perlCall(hook), `exec ${shellQuote(this.perl)} ${shellQuote(this.report)} ${shellQuote(dir)}`);
       } else body = `${perlCall(hook)}\n`;
@@ -129,7 +121,8 @@ export class FenceHooks {
     writeAtomic(join(dir, 'claim'), claimText(c, this.socket), 0o600);
     writeAtomic(join(dir, 'record'), `${record}\n`, 0o600);
     writeAtomic(join(dir, 'agent'), `${c.agentId}\n`, 0o600);
-    writeAtomic(join(dir, 'token'), `${c.token}\n`, 0o600);
+    // A folder bound before there were notes kept its token for the message hook: gone with that hook.
+    fs.rmSync(join(dir, 'token'), { force: true });
   }
 
   /** The board recorded a move: the folder's next move must start there. */
@@ -181,65 +174,6 @@ const FAST =
 
 /** Run the repository's own hook in our place, or end here. */
 const chainExec = (theirs: string | null) => (theirs ? `exec ${shellQuote(theirs)} "$@"` : 'exit 0');
-
-/**
- * prepare-commit-msg for the holder in its own folder, in the shell (the same rules as fenceScript's
- * add_trailers, which the other cases still run): drop our old trailers, keep trailing comments last, join a
- * trailer block the message already ends with. With no message yet (an editor is about to open) it adds
- * nothing, or an empty message would stop aborting, and puts a commit-msg hook in place for afterwards: a
- * hook file git does not find costs nothing, and each one it runs costs a process.
- */
-function prepareCommitMsg(dir: string, task: string, theirs: string | null, theirsMsg: string | null, perlCall: string, perlMsg: string): string {
-  const then = theirs ? `exec ${shellQuote(theirs)} "$@"` : 'exit 0';
-  // A one-off commit-msg: it removes itself, then adds the trailers to what the editor wrote.
-  const msgHook = `#!/bin/sh\n# Forkbench fence (generated, for one editor-written message)\nrm -f ${shellQuote(join(dir, 'commit-msg'))}\n${perlMsg}\n`;
-  const keepMsg = theirsMsg ? '' : `printf '%s' ${shellQuote(msgHook)} > "$d/commit-msg" && chmod 700 "$d/commit-msg"`;
-  return `${FAST}if fast && [ -n "\${1:-}" ] && read -r tok < "$d/token"; then
-  n=0
-  while IFS= read -r line || [ -n "$line" ]; do
-    case "$line" in '${Trailers.task}:'*|'${Trailers.token}:'*) continue ;; esac
-    n=$((n + 1)); eval "l$n=\\\$line"
-  done < "$1"
-  last=$n
-  while [ "$last" -gt 0 ]; do
-    eval "x=\\$l$last"
-    case "$x" in '#'*) ;; *[![:space:]]*) break ;; esac
-    last=$((last - 1))
-  done
-  if [ "$last" -eq 0 ]; then
-    : > "$d/pending"
-    ${keepMsg || ':'}
-    ${then}
-  fi
-  i=$last
-  while [ "$i" -gt 0 ]; do
-    eval "x=\\$l$i"
-    k=\${x%%': '*}
-    case "$x" in *': '*) ;; *) break ;; esac
-    case "$k" in ''|*[!A-Za-z0-9-]*) break ;; esac
-    i=$((i - 1))
-  done
-  joins=0
-  if [ "$i" -ge 2 ] && [ "$i" -lt "$last" ]; then eval "x=\\$l$i"; case "$x" in *[![:space:]]*) ;; *) joins=1 ;; esac; fi
-  comments=0
-  j=$((last + 1))
-  while [ "$j" -le "$n" ]; do eval "x=\\$l$j"; case "$x" in '#'*) comments=1 ;; esac; j=$((j + 1)); done
-  {
-    j=1
-    while [ "$j" -le "$last" ]; do eval "printf '%s\\n' \\"\\$l$j\\""; j=$((j + 1)); done
-    [ "$joins" = 1 ] || printf '\n'
-    printf '%s\n' '${Trailers.task}: ${task}' "${Trailers.token}: $tok"
-    if [ "$comments" = 1 ]; then
-      printf '\n'
-      j=$((last + 1))
-      while [ "$j" -le "$n" ]; do eval "printf '%s\\n' \\"\\$l$j\\""; j=$((j + 1)); done
-    fi
-  } > "$1" || exit 1
-  ${then}
-fi
-${perlCall}
-`;
-}
 
 /**
  * reference-transaction: 'prepared' answers in the shell when the holder moves its own branch from the

@@ -1,7 +1,7 @@
 import { AgentEnv } from '../../src-shared/protocol/agentMethods.js';
 import { Exit, refusalLine } from '../../src-shared/protocol/cliWords.js';
 import { PERSON_CHECK_METHOD } from '../../src-shared/protocol/hookMethods.js';
-import { BRANCH_PREFIX, PERSON_OVERRIDE_ENV, Trailers } from '../../src-shared/git/taskBranch.js';
+import { BRANCH_PREFIX, PERSON_OVERRIDE_ENV } from '../../src-shared/git/taskBranch.js';
 
 /**
  * How both hook programs talk to the board, stated once and written into each: one JSON-RPC line over the
@@ -159,41 +159,8 @@ if ($mode eq 'thread') {
 } elsif ($hook eq 'reference-transaction' && $phase eq 'committed') {
   # The move has landed; the board decides now whether it is the task's work. Git goes on whatever this says.
   for my $m (@moves) { report($m) if $m->[2] eq "refs/heads/$claim{branch}"; }
-} elsif (($hook eq 'prepare-commit-msg' || $hook eq 'commit-msg') && !defined $claim{fenced}) {
-  my $token = my_token();
-  unlink "$dir/pending" if $hook eq 'commit-msg';
-  # No message yet (an editor is about to open): the commit-msg wrapper sees this mark and adds them then.
-  if (defined $token && defined $args[0] && !add_trailers($args[0], $token) && $hook eq 'prepare-commit-msg') {
-    if (open(my $p, '>', "$dir/pending")) { close $p; }
-  }
 }
 chain();
-
-# Written here rather than by git interpret-trailers, which would cost a process per commit: drop our
-# old trailers (an amend), keep git's comment lines last, and join a trailer block the message already ends with.
-sub add_trailers {
-  my ($file, $token) = @_;
-  open(my $in, '<', $file) or refuse('invalid-input', "cannot read the commit message: $!");
-  my @lines = grep { !/^(?:${Trailers.task}|${Trailers.token}):/ } <$in>;
-  close $in;
-  my @tail;
-  unshift @tail, pop @lines while @lines && $lines[-1] =~ /^(?:#|\s*$)/;
-  # No message yet (the editor is about to open): trailers now would turn an empty, aborting message into a
-  # commit. commit-msg adds them once the message is written.
-  return 0 unless @lines;
-  $lines[-1] .= "\n" if $lines[-1] !~ /\n$/;
-  my $i = $#lines;
-  $i-- while $i >= 0 && $lines[$i] =~ /^[A-Za-z0-9-]+: /;
-  # A trailer block is a last paragraph of Key: value lines after a blank line; a subject like "fix: x" is not one.
-  my $joins = $i >= 1 && $i < $#lines && $lines[$i] =~ /^\s*$/;
-  push @lines, "\n" unless $joins;
-  push @lines, "${Trailers.task}: $task\n", "${Trailers.token}: $token\n";
-  push @lines, "\n", @tail if grep { /^#/ } @tail;
-  open(my $out, '>', $file) or refuse('invalid-input', "cannot write the commit message: $!");
-  print $out @lines;
-  close $out;
-  return 1;
-}
 
 sub read_kv {
   my ($file) = @_;
@@ -269,7 +236,7 @@ sub gate {
     refuse('not-holder', "this folder was the worktree of an ended claim on $task (token $claim{token}); nothing done here becomes the task's work (git $what stopped)");
   }
   if (person()) {
-    print STDERR "forkbench: $what in the worktree of $task by a person: not fenced, no trailers.\n";
+    print STDERR "forkbench: $what in the worktree of $task by a person: not fenced.\n";
     return;
   }
   my $sock = $ENV{${AgentEnv.socket}} // '';

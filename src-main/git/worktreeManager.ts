@@ -4,6 +4,7 @@ import type { BoardService } from '../board/boardService.js';
 import { findOnPath } from '../base/pathLookup.js';
 import { BranchRecords } from './branchRecords.js';
 import { ClaimFolders } from './claimFolders.js';
+import { CommitNotes } from './commitNotes.js';
 import { FenceHooks } from './fenceHooks.js';
 import { git } from './git.js';
 import { probeRepo } from './repoProbe.js';
@@ -31,6 +32,8 @@ export class WorktreeManager {
     readonly threadFolder: ThreadFolderFence,
     /** This host's recorded commits, copied to the Thread's remote. */
     readonly pushes: TaskPushes,
+    /** What the board recorded of each commit, as git notes for people (`git log --notes=forkbench`). */
+    readonly notes: CommitNotes,
   ) {}
 
   /** A manager for the folder's repository, or the reason there is no isolation in this Thread. */
@@ -59,7 +62,8 @@ export class WorktreeManager {
       return set ? new TaskRemote(repo, set) : null;
     };
     const folders = new ClaimFolders(repo, hooks, records, join(dataDir, 'worktrees'), undefined, new RecordArrival(repo, remote, timing));
-    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers));
+    const notes = new CommitNotes(repo, board.clock, (m) => process.stderr.write(`${m}\n`));
+    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers), notes);
   }
 
   /**
@@ -87,8 +91,9 @@ export class WorktreeManager {
     return this.repo.workdirOf(path);
   }
 
-  /** Every queued git change has finished (pushes run beside the queue: `pushes.idle()`). */
-  idle(): Promise<void> {
-    return this.repo.queue.idle();
+  /** Every queued git change has finished, the notes of every record so far written (pushes run beside the
+   *  queue: `pushes.idle()`). */
+  async idle(): Promise<void> {
+    await Promise.all([this.repo.queue.idle(), this.notes.flush()]);
   }
 }

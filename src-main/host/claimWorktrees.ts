@@ -141,6 +141,7 @@ export class ClaimWorktrees {
       git.folders.recorded(e.taskId, e.record.sha);
       // Each host pushes the commits it recorded, and only those: another host's may not be in this clone.
       if (this.recordedHere(e.host)) git.pushes.recorded(e.taskId, e.record.sha);
+      git.notes.recorded(e.taskId, e.record);
     } else if (e.kind === 'record-rewound') git.folders.recorded(e.taskId, e.to.sha);
     else if (e.kind === 'submitted') git.folders.frozen(e.taskId, true);
     else if (e.kind === 'returned') git.folders.frozen(e.taskId, false);
@@ -304,6 +305,7 @@ export class ClaimWorktrees {
   async close(): Promise<void> {
     this.stop();
     await this.git?.idle();
+    await this.git?.notes.close();
     await this.git?.threadFolder.unfence().catch(() => undefined);
   }
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh } from '../../helpers/gitFixture.js';
 
@@ -10,20 +11,59 @@ afterEach(() => fx.cleanup());
 
 const claimed = (o: { leaseMs?: number } = {}) => claimedTask(fx, o);
 
+/** The note `git log --notes=forkbench` shows on a commit, once the host has written the notes of every record so far. */
+async function noteOf(host: ThreadHost, cwd: string, sha: string): Promise<string> {
+  await host.worktrees.git?.idle();
+  return gitSync(cwd, ['log', '-1', '--notes=forkbench', '--format=%N', sha]);
+}
+const pairOf = (token: number) => `Forkbench-Task: T-1\nForkbench-Token: ${token}`;
+
 describe('commits fenced by the claim', () => {
-  it('an accepted commit carries Forkbench-Task and Forkbench-Token trailers, and renews the lease', async () => {
+  it('an accepted commit is noted with its task and token from the record (git notes), its message untouched, and renews the lease', async () => {
     const { host, a, token, wt } = await claimed();
     const before = host.board.state.tasks.get('T-1')?.claim?.deadline ?? 0;
     fs.writeFileSync(join(wt, 'notes.txt'), 'edited\n');
     const r = await sh(wt, 'git commit -qam "edit notes"', agentEnv(host, a));
     expect(r.code, r.stderr).toBe(0);
-    const msg = gitSync(wt, ['log', '-1', '--format=%B']);
-    expect(msg).toContain('Forkbench-Task: T-1');
-    expect(msg).toContain(`Forkbench-Token: ${token}`);
+    const sha = gitSync(wt, ['rev-parse', 'HEAD']);
+    expect(host.board.state.tasks.get('T-1')?.record).toMatchObject({ sha, token });
+    expect(gitSync(wt, ['log', '-1', '--format=%B'])).toBe('edit notes');
+    expect(await noteOf(host, wt, sha)).toBe(pairOf(token));
+    // What a person types: `git log --notes=forkbench` shows the pair under the commit.
+    expect(gitSync(wt, ['log', '-1', '--notes=forkbench'])).toMatch(new RegExp(`Notes \\(forkbench\\):\\n    Forkbench-Task: T-1\\n    Forkbench-Token: ${token}`));
     expect(host.board.state.tasks.get('T-1')?.claim?.deadline).toBeGreaterThan(before);
-    // --amend replaces the trailers rather than stacking them
+    // --amend: the new commit gets its own note, one pair; the message is still only what was written
     expect((await sh(wt, 'git commit -q --amend -m "edit notes again"', agentEnv(host, a))).code).toBe(0);
-    expect(gitSync(wt, ['log', '-1', '--format=%B']).match(/Forkbench-Token/g)).toHaveLength(1);
+    const amended = gitSync(wt, ['rev-parse', 'HEAD']);
+    expect(gitSync(wt, ['log', '-1', '--format=%B'])).toBe('edit notes again');
+    expect(await noteOf(host, wt, amended)).toBe(pairOf(token));
+  });
+
+  it('a commit the board refused to record, or never heard of, gets no note', async () => {
+    const { host, a, token, wt } = await claimed();
+    fs.writeFileSync(join(wt, 'notes.txt'), 'submitted\n');
+    expect((await sh(wt, 'git commit -qam submitted', agentEnv(host, a))).code).toBe(0);
+    const frozen = gitSync(wt, ['rev-parse', 'HEAD']);
+    expect((await cliAs(host, a, ['done', 'T-1', '--token', String(token)])).code).toBe(0);
+    // A person's commit by hand lands (git is not stopped), but the task is in review: the board refuses it.
+    fs.writeFileSync(join(wt, 'notes.txt'), 'by hand after done\n');
+    const late = await sh(wt, 'FORKBENCH_PERSON=1 git commit -qam "by hand"');
+    expect(late.code, late.stderr).toBe(0);
+    expect(late.stderr).toMatch(/NOT RECORDED \(bad-state\)/);
+    // The host moves it aside and puts the branch back at the record.
+    const strays = () => gitSync(wt, ['for-each-ref', '--format=%(objectname)', 'refs/forkbench/stray/T-1/']);
+    await expect.poll(strays, { timeout: 5000 }).not.toBe('');
+    await expect.poll(() => gitSync(wt, ['rev-parse', 'forkbench/T-1']), { timeout: 5000 }).toBe(frozen);
+    const refused = strays();
+    expect(gitSync(wt, ['log', '-1', '--format=%s', refused])).toBe('by hand');
+    // And one git's fence never saw at all.
+    fs.writeFileSync(join(wt, 'notes.txt'), 'hooks off\n');
+    expect((await sh(wt, 'git -c core.hooksPath=/dev/null commit -qam unseen', agentEnv(host, a))).code).toBe(0);
+    const unseen = gitSync(wt, ['rev-parse', 'HEAD']);
+    expect(host.board.state.tasks.get('T-1')?.record?.sha).toBe(frozen);
+    expect(await noteOf(host, wt, frozen)).toBe(pairOf(token));
+    expect(await noteOf(host, wt, refused)).toBe('');
+    expect(await noteOf(host, wt, unseen)).toBe('');
   });
 
   it('a lapsed holder cannot commit, even with --no-verify, and the branch does not move', async () => {
@@ -83,7 +123,7 @@ exec sleep 600`,
     expect(mine).not.toBe(wt);
     const commit = await sh(mine, 'echo mine > notes.txt && git commit -qam "B takes over"', agentEnv(host, b));
     expect(commit.code, commit.stderr).toBe(0);
-    expect(gitSync(mine, ['log', '-1', '--format=%(trailers:key=Forkbench-Token,valueonly)'])).toBe(String(moved.ok && moved.value.token));
+    expect(await noteOf(host, mine, gitSync(mine, ['rev-parse', 'HEAD']))).toBe(pairOf(moved.ok ? moved.value.token : 0));
   });
 
   it('fails closed: no agent environment, another agent, or an unreachable board', async () => {
@@ -95,10 +135,10 @@ exec sleep 600`,
     const b = await idleAgent(host);
     const notMine = await sh(wt, 'git commit -qam other', agentEnv(host, b));
     expect(notMine.stderr).toMatch(/refused \(not-holder\): .* holds T-1; you do not/);
-    // A person who says so commits by hand, unfenced and without trailers.
+    // A person who says so commits by hand, unfenced, the message as written.
     const byHand = await sh(wt, 'FORKBENCH_PERSON=1 git commit -qam "by hand"');
     expect(byHand.code, byHand.stderr).toBe(0);
-    expect(gitSync(wt, ['log', '-1', '--format=%B'])).not.toContain('Forkbench-Token');
+    expect(gitSync(wt, ['log', '-1', '--format=%B'])).toBe('by hand');
     // An agent does not move the base branch or another task's branch from its worktree.
     const base = gitSync(folder, ['rev-parse', 'main']);
     const push = await sh(wt, 'git update-ref refs/heads/main HEAD', agentEnv(host, a));
@@ -133,32 +173,35 @@ exec sleep 600`,
   });
 });
 
-describe('trailers on every message shape', () => {
-  it('a subject-only message, an existing trailer block, an amend and an editor-written message each get one pair', async () => {
+describe('messages are the agent\'s own, on every shape', () => {
+  it('a subject-only message, an existing trailer block, an amend and an editor-written message are kept as written, and each recorded commit gets one note', async () => {
     const { host, a, token, wt } = await claimed();
     const env = agentEnv(host, a);
     const commit = async (cmd: string, extra: NodeJS.ProcessEnv = {}) => {
       fs.appendFileSync(join(wt, 'notes.txt'), 'x\n');
       const r = await sh(wt, cmd, { ...env, ...extra });
       expect(r.code, r.stderr).toBe(0);
+      expect(await noteOf(host, wt, gitSync(wt, ['rev-parse', 'HEAD']))).toBe(pairOf(token));
       return gitSync(wt, ['log', '-1', '--format=%B']);
     };
-    const pair = `Forkbench-Task: T-1\nForkbench-Token: ${token}`;
-    expect(await commit('git commit -qam "fix: parser"')).toBe(`fix: parser\n\n${pair}`);
-    expect(await commit(`git commit -qa -m "feat: y" -m "Body text." -m "Co-authored-by: A <a@example.com>"`)).toBe(`feat: y\n\nBody text.\n\nCo-authored-by: A <a@example.com>\n${pair}`);
-    expect(await commit('git commit -q --amend -m "fix: again"')).toBe(`fix: again\n\n${pair}`);
-    // An editor: the message is written after prepare-commit-msg, so commit-msg adds the pair.
+    expect(await commit('git commit -qam "fix: parser"')).toBe('fix: parser');
+    expect(await commit(`git commit -qa -m "feat: y" -m "Body text." -m "Co-authored-by: A <a@example.com>"`)).toBe(`feat: y\n\nBody text.\n\nCo-authored-by: A <a@example.com>`);
+    expect(await commit('git commit -q --amend -m "fix: again"')).toBe('fix: again');
     const editor = join(fx.tmp(), 'editor.sh');
     fs.writeFileSync(editor, `#!/bin/sh\nprintf 'from the editor\\n' > "$1"\n`, { mode: 0o755 });
-    expect(await commit('git commit -qa', { GIT_EDITOR: editor })).toBe(`from the editor\n\n${pair}`);
-    expect(gitSync(wt, ['log', '-1', '--format=%(trailers:key=Forkbench-Token,valueonly)'])).toBe(String(token));
-    // An editor left empty still aborts the commit: no trailers were put in before it opened.
+    expect(await commit('git commit -qa', { GIT_EDITOR: editor })).toBe('from the editor');
+    // An editor left empty still aborts the commit.
     const empty = join(fx.tmp(), 'empty.sh');
     fs.writeFileSync(empty, '#!/bin/sh\n: > "$1"\n', { mode: 0o755 });
     fs.appendFileSync(join(wt, 'notes.txt'), 'y\n');
     const aborted = await sh(wt, 'git commit -qa', { ...env, GIT_EDITOR: empty });
     expect(aborted.code).not.toBe(0);
     expect(aborted.stderr).toMatch(/empty commit message/);
+    // Every note is on a commit the board recorded: the amended-away commit keeps its note, nothing else has one.
+    const noted = gitSync(wt, ['notes', '--ref=forkbench', 'list']).split('\n').map((l) => l.split(' ')[1]);
+    expect(noted).toHaveLength(4);
+    const recorded = (await host.board.log()).filter((e) => e.kind === 'branch-recorded' && e.record.token === token).map((e) => (e.kind === 'branch-recorded' ? e.record.sha : ''));
+    expect(new Set(noted)).toEqual(new Set(recorded));
   });
 });
 

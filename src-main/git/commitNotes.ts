@@ -1,0 +1,97 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { BranchRecord } from '../../src-shared/board/model.js';
+import { Trailers } from '../../src-shared/git/taskBranch.js';
+import type { Clock } from '../base/clock.js';
+import { realTimers, type Timers } from '../base/timers.js';
+import type { TaskRepo } from './taskRepo.js';
+
+/** Where the host writes what the board recorded of each commit: `git log --notes=forkbench` shows it. */
+export const NOTES_REF = 'refs/notes/forkbench';
+
+/** Who writes the notes commits: the host, not the person (whose identity git may not even have). */
+const NOTES_AUTHOR = 'Forkbench <forkbench@localhost>';
+
+/**
+ * Records that arrive within this long of the first are written in one git process. An agent's commits come
+ * in bursts, and on a 2-core machine a notes process per commit slows the agent's next commit; a person
+ * looking at `git log` sees the note a quarter second after the commit, which is soon enough to read.
+ */
+const BATCH_MS = 250;
+
+/** The note's text: the trailers' words, so a person reads what the commit messages used to carry. */
+export const noteText = (taskId: string, token: number) => `${Trailers.task}: ${taskId}\n${Trailers.token}: ${token}\n`;
+
+/**
+ * The task and token of each recorded commit, for people, as git notes written by the host after the board
+ * recorded the commit: the hooks on the commit's path no longer write trailers into the message, which cost a
+ * process per commit. Nothing trusts these notes (the board's record is the fact); a commit the board refused
+ * gets none. A record whose commit is not in this repository (another host's, on a shared board) gets none
+ * here. Notes not yet written when the host is killed are lost: they are for people, and the record stays.
+ */
+export class CommitNotes {
+  private readonly pending = new Map<string, string>();
+  private timer: unknown = null;
+  private writing: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly r: TaskRepo,
+    private readonly clock: Pick<Clock, 'wall'>,
+    private readonly warn: (message: string) => void = () => undefined,
+    private readonly timers: Timers = realTimers,
+  ) {}
+
+  /** The board recorded `rec` as the task's work: note it on the commit. The host's own base records
+   *  (token 0, the commit a first worktree starts at) are the base's commits, not the task's. */
+  recorded(taskId: string, rec: BranchRecord): void {
+    if (this.closed || rec.token <= 0 || !/^[0-9a-f]{40}$/.test(rec.sha)) return;
+    this.pending.set(rec.sha, noteText(taskId, rec.token));
+    if (this.timer === null) this.timer = this.timers.setTimeout(() => void this.flush(), BATCH_MS);
+  }
+
+  /** Write what is pending now; resolves once every note asked for so far is written (or given up). */
+  flush(): Promise<void> {
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
+    this.timer = null;
+    if (this.pending.size === 0) return this.writing;
+    const batch = [...this.pending];
+    this.pending.clear();
+    this.writing = this.writing.then(() => this.write(batch)).catch((err: Error) => this.warn(`forkbench: could not write the notes of ${batch.length} recorded commit(s): ${err.message}`));
+    return this.writing;
+  }
+
+  /** Write the pending notes and take no more. */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+
+  /** One fast-import for the batch: it keeps the notes tree's fan-out itself and needs no user identity. */
+  private async write(batch: Array<[string, string]>): Promise<void> {
+    const here = await this.presentOf(batch.map(([sha]) => sha));
+    const notes = batch.filter(([sha]) => here.has(sha));
+    if (notes.length === 0) return;
+    const parent = this.r.readRef(NOTES_REF);
+    const message = `Forkbench: the board recorded ${notes.length} commit(s)\n`;
+    const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
+    const stream =
+      `commit ${NOTES_REF}\ncommitter ${NOTES_AUTHOR} ${Math.floor(this.clock.wall() / 1000)} +0000\n${data(message)}` +
+      (parent ? `from ${parent}\n` : '') +
+      notes.map(([sha, text]) => `N inline ${sha}\n${data(text)}`).join('') +
+      'done\n';
+    await this.r.git(this.r.repo.root, ['fast-import', '--quiet', '--done'], { input: stream });
+  }
+
+  /** Which of the commits are in this repository: a loose object (a commit just made) is found on disk; only
+   *  the rest cost a git process. */
+  private async presentOf(shas: string[]): Promise<Set<string>> {
+    const here = new Set(shas.filter((sha) => fs.existsSync(join(this.r.repo.commonDir, 'objects', sha.slice(0, 2), sha.slice(2)))));
+    const rest = shas.filter((sha) => !here.has(sha));
+    if (rest.length > 0) {
+      const out = await this.r.git(this.r.repo.root, ['cat-file', '--batch-check'], { input: rest.join('\n') + '\n', allowFail: true });
+      for (const line of out.stdout.split('\n')) if (/^[0-9a-f]{40} commit /.test(line)) here.add(line.slice(0, 40));
+    }
+    return here;
+  }
+}
