@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { BranchRecord, TaskWorktree } from '../../src-shared/board/model.js';
 import type { RejectionCode } from '../../src-shared/board/result.js';
 import { shortSha, taskBranch } from '../../src-shared/git/taskBranch.js';
@@ -80,7 +80,9 @@ export class ClaimFolders {
       const path = join(this.dir, `${taskId}-${token}`);
       if (fs.existsSync(path) && fs.readdirSync(path).length > 0)
         throw new WorktreeError('path-taken', `${path} already exists and is not empty (left from an earlier board?): move it away, then unblock ${taskId}. Nothing was changed.`);
-      for (const old of [t.worktree, ...t.parked]) if (old) this.detach(taskId, old);
+      // Only this host's folders: on a board several hosts share, the others' are theirs (a grant here must
+      // never write this clone's branch head into another host's live worktree).
+      for (const old of [t.worktree, ...t.parked]) if (old && this.ours(old)) this.detach(taskId, old);
       await r.git(r.repo.root, ['worktree', 'prune']);
       const refs = await r.refs([branch, base]);
       const baseRef = refs.get(base);
@@ -164,6 +166,19 @@ export class ClaimFolders {
   private claimOf(taskId: string, wt: TaskWorktree): FolderClaim {
     const was = this.hooks.read(keyOf(wt));
     return { task: taskId, branch: wt.branch, base: wt.base, agentId: was.agent ?? '', token: Number(was.token) || 0 };
+  }
+
+  /** Whether the folder is this clone's: always on a board of one machine (no remote); on a shared one, a
+   *  folder in this host's folder for worktrees, or a worktree of this clone's repository. */
+  ours(f: TaskWorktree): boolean {
+    if (!this.r.board.state.settings.remote) return true;
+    const inside = (dir: string, path: string) => {
+      const rel = relative(dir, path);
+      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+    };
+    if (inside(this.dir, f.path)) return true;
+    const admin = worktreeGitDir(f.path);
+    return admin !== null && inside(this.r.repo.commonDir, admin);
   }
 
   /** Take an earlier grant's folder off the branch (its HEAD now names the commit, not the branch), so the

@@ -1,4 +1,3 @@
-import { isAbsolute, relative } from 'node:path';
 import type { GitRemote, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
 import { remoteTaskRef, shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
@@ -7,7 +6,6 @@ import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimFolders } from './claimFolders.js';
 import { GitError, gitLine } from './git.js';
-import { worktreeGitDir } from './repoProbe.js';
 import { TaskRemote } from './taskRemote.js';
 import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
@@ -348,17 +346,9 @@ export class TaskReview {
     });
   }
 
-  /** Whether the folder is this clone's: always on a board of one machine (no remote); on a shared one, a
-   *  folder in this host's folder for worktrees, or a worktree of this clone's repository. */
+  /** Whether the folder is this clone's (ClaimFolders.ours). */
   ours(f: TaskWorktree): boolean {
-    if (!this.r.board.state.settings.remote) return true;
-    const inside = (dir: string, path: string) => {
-      const rel = relative(dir, path);
-      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-    };
-    if (inside(this.folders.dir, f.path)) return true;
-    const admin = worktreeGitDir(f.path);
-    return admin !== null && inside(this.r.repo.commonDir, admin);
+    return this.folders.ours(f);
   }
 }
 
