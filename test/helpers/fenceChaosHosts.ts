@@ -278,6 +278,32 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
   const armedNow = (): Armed | null => armed;
   const agentsOfB = () => new Set(agents.filter((a) => a.host === 'B').map((a) => a.id));
 
+  let tornDown = false;
+  /** Everything the run started ended: B's machine, A's agents, A. Once, from the run or from afterAll. */
+  const teardown = async (): Promise<void> => {
+    if (tornDown) return;
+    tornDown = true;
+    const left = armedNow();
+    if (left) clearTimeout(left.timer);
+    const s = B as ServeProc | null;
+    if (s) killedB.add(s);
+    const pty = ptyHostPidOf(join(at.B, 'data'));
+    killMachine([...(s ? [s.proc.pid as number] : []), ...(pty && alive(pty) ? [pty] : [])]);
+    if (s) {
+      await s.exit;
+      s.window.close();
+    }
+    for (const a of agents) {
+      try {
+        process.kill(-a.pid, 'SIGCONT');
+        process.kill(-a.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await A.dispose();
+  };
+  running.set(teardown, root);
   try {
     await A.board.run((e) => e.setSettings({ leaseMs: AGENT_LEASE_MS, poisonLimit: 1000, remote: A.board.state.settings.remote ?? { name: 'origin', url: remote } }));
     B = await startB();
@@ -508,33 +534,21 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     }
     return r;
   } finally {
-    const left = armedNow();
-    if (left) clearTimeout(left.timer);
-    for (const pid of stopped) {
-      try {
-        process.kill(-pid, 'SIGCONT');
-      } catch {
-        // gone
-      }
-    }
-    const s = B as ServeProc | null;
-    if (s) {
-      killedB.add(s);
-      s.proc.kill('SIGKILL');
-      await s.exit;
-      s.window.close();
-    }
-    const pty = ptyHostPidOf(join(at.B, 'data'));
-    if (pty && alive(pty)) process.kill(pty, 'SIGTERM');
-    for (const a of agents) {
-      try {
-        process.kill(-a.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    await A.dispose();
+    await teardown();
+    running.delete(teardown);
   }
+}
+
+/** Runs not yet torn down: a run that hangs past its test's timeout never reaches its own `finally`. */
+const running = new Map<() => Promise<void>, string>();
+
+/** For a test file's afterAll: every run still standing is ended (B's processes, A's agents, A itself); the
+ *  folders of such a run are kept, and their place returned, for reading back. */
+export async function endChaosHostsRuns(): Promise<string[]> {
+  const left = [...running];
+  running.clear();
+  for (const [t] of left) await t().catch(() => undefined);
+  return left.map(([, root]) => root);
 }
 
 function hasCommit(repo: string, sha: string): boolean {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { MAX_STRETCH, runFenceChaosHosts } from '../../helpers/fenceChaosHosts.js';
+import { endChaosHostsRuns, MAX_STRETCH, runFenceChaosHosts } from '../../helpers/fenceChaosHosts.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 
 const DURATION_MS = Number(process.env.FORKBENCH_CHAOS_MS) || 20_000;
@@ -26,7 +26,11 @@ beforeAll(async () => {
   // A process crash (the only kind here) loses nothing with fsync off; the database is not what is tested.
   pgc = await startPgCluster({ fsync: false });
 });
-afterAll(() => pgc?.dispose());
+afterAll(async () => {
+  // A run that outlived the test's timeout is ended here (its folders are kept, and said where).
+  for (const root of await endChaosHostsRuns()) console.log(`chaos hosts: a run that did not end in time was stopped; its folders are kept in ${root}`);
+  await pgc?.dispose();
+});
 
 describe('the git fence under chaos on two hosts of one board', () => {
   it(
