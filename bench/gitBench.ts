@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadHost } from '../src-main/host/threadHost.js';
+import { Limits } from '../src-shared/board/limits.js';
+import { startPgCluster } from '../test/helpers/pgCluster.js';
 import { median, percentileOf, type Row } from './table.js';
 
 /** A fixed identity so commits work on a machine without git config. */
@@ -47,6 +49,9 @@ export async function gitBench(): Promise<Row[]> {
   gitSync(folder, ['add', '-A']);
   gitSync(folder, ['commit', '-qm', 'project']);
   const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+  // Claims last the whole run: without the liveness loop nothing renews them, and on a loaded machine the
+  // grants alone outlasted the default 2 min lease (T-1 lapsed before its commits were measured).
+  await host.board.run((e) => e.setSettings({ leaseMs: Limits.maxLeaseMs }));
   const rows: Row[] = [];
   try {
     // Bare git, the baseline: the same command Forkbench runs, nothing around it. A grant as an agent waits
@@ -110,5 +115,91 @@ export async function gitBench(): Promise<Row[]> {
     await host.dispose();
     fs.rmSync(root, { recursive: true, force: true });
   }
+  rows.push(...(await crossHostRegrant()));
   return rows;
+}
+
+/** Re-grants on another host measured: each a commit away from the last, so every one fetches. */
+const CROSS_ROUNDS = 12;
+
+/** A project of FILES files in `folder`, committed on main. */
+function makeProject(folder: string): void {
+  fs.mkdirSync(folder, { recursive: true });
+  gitSync(folder, ['init', '-q', '-b', 'main']);
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(folder, `pkg${i % 40}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(join(dir, `file${i}.ts`), `export const value${i} = ${i};\n`.repeat(30));
+  }
+  gitSync(folder, ['add', '-A']);
+  gitSync(folder, ['commit', '-qm', 'project']);
+}
+
+/**
+ * Issue 33: a claim moved to an agent on another host (two hosts on one PostgreSQL board, each its own clone
+ * of one bare remote). Host A's agent commits through the fence and A pushes the record; then the task is
+ * reassigned to B's agent and timed until B's folder is ready: the fetch of refs/forkbench/tasks/T-n and the
+ * folder at the record. The baseline, interleaved, is what a person would type in a third clone: `git fetch`
+ * of that ref and `git worktree add` at the sha.
+ */
+async function crossHostRegrant(): Promise<Row[]> {
+  const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-gbench-x-'));
+  const pgc = await startPgCluster({ fsync: true });
+  const hosts: ThreadHost[] = [];
+  try {
+    const url = await pgc.createDatabase('gitbench');
+    makeProject(join(root, 'seed'));
+    const remote = join(root, 'remote.git');
+    gitSync(root, ['init', '-q', '--bare', '-b', 'main', remote]);
+    gitSync(join(root, 'seed'), ['push', '-q', remote, 'main']);
+    const open = async (name: string) => {
+      const folder = join(root, name);
+      gitSync(root, ['clone', '-q', remote, folder]);
+      const h = await ThreadHost.open({ folder, dataRoot: join(root, `${name}-data`), runtimeRoot: join(root, `${name}-run`), liveness: false, secretsFromAnywhere: true, sharedBoard: { url } });
+      hosts.push(h);
+      return h;
+    };
+    const a = await open('a');
+    const b = await open('b');
+    const plain = join(root, 'plain');
+    gitSync(root, ['clone', '-q', remote, plain]);
+    const agent = await a.roster.launch('custom', { command: 'exec sleep 600' });
+    const env = { FORKBENCH_SOCKET: a.socket.path, FORKBENCH_SECRET: a.roster.agent(agent.id)?.secret, FORKBENCH_AGENT_ID: agent.id };
+    b.board.hostAgent('agent-b');
+    const cross: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < CROSS_ROUNDS; i++) {
+      const t = await a.board.run((e) => e.addTask({ title: `travel ${i}` }));
+      if (!t.ok) throw new Error(t.error.message);
+      const id = t.value.id;
+      const c = await a.board.run((e) => e.claim(agent.id, id));
+      if (!c.ok) throw new Error(c.error.message);
+      const wt = (await a.worktrees.worktreeOf(id, c.value.token))?.path as string;
+      fs.writeFileSync(join(wt, 'pkg0', 'file0.ts'), `// travel ${i}\n`);
+      await timed(wt, 'git commit -qam travel', env);
+      const sha = gitSync(wt, ['rev-parse', 'HEAD']);
+      // Until the record is on the remote (the re-grant measured is the fetch, not the wait for a push).
+      for (let k = 0; b.board.state.tasks.get(id)?.pushed?.sha !== sha; k++) {
+        if (k > 2000) throw new Error(`${id}'s record was not pushed`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      bare.push(await timed(plain, `${BARE_GIT} fetch -q --no-write-fetch-head origin refs/forkbench/tasks/${id} && ${BARE_GIT} worktree add -q --detach '${join(root, 'plain-wt', id)}' ${sha}`, {}));
+      const t0 = performance.now();
+      const moved = await b.board.run((e) => e.assign(id, 'agent-b'));
+      if (!moved.ok) throw new Error(moved.error.message);
+      const got = await b.worktrees.worktreeOf(id, moved.value.token);
+      cross.push(performance.now() - t0);
+      if (gitSync(got?.path as string, ['rev-parse', 'HEAD']) !== sha) throw new Error(`${id} did not start at its record on B`);
+    }
+    const ratio = median(cross) / median(bare);
+    return [
+        { name: 'bare git fetch + worktree add (median)', value: median(bare), unit: 'ms', note: `${FILES} files, ${CROSS_ROUNDS} runs, the task's ref from a bare remote` },
+        { name: 're-grant on another host (fetch + folder) (median)', value: median(cross), unit: 'ms', note: `reassign on the shared board → B's folder at A's record, p90 ${percentileOf(cross, 90).toFixed(1)} ms` },
+        { name: 're-grant on another host / bare fetch + worktree add', value: ratio, unit: 'x', note: 'same run, interleaved' },
+    ];
+  } finally {
+    for (const h of hosts) await h.dispose().catch(() => undefined);
+    await pgc.dispose();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 }
