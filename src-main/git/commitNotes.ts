@@ -13,11 +13,13 @@ export const NOTES_REF = 'refs/notes/forkbench';
 const NOTES_AUTHOR = 'Forkbench <forkbench@localhost>';
 
 /**
- * Records that arrive within this long of the first are written in one git process. An agent's commits come
- * in bursts, and on a 2-core machine a notes process per commit slows the agent's next commit; a person
- * looking at `git log` sees the note a quarter second after the commit, which is soon enough to read.
+ * The notes wait until the records pause this long, so an agent's burst of commits costs one git process
+ * after it rather than one beside each commit: on a 2-core machine a process running beside the agent's next
+ * commit slows that commit. Half a second later is soon enough for a person reading `git log`.
  */
-const BATCH_MS = 250;
+const QUIET_MS = 500;
+/** A stream of commits that never pauses still gets its notes this often. */
+const MAX_WAIT_MS = 5000;
 
 /** The note's text: the trailers' words, so a person reads what the commit messages used to carry. */
 export const noteText = (taskId: string, token: number) => `${Trailers.task}: ${taskId}\n${Trailers.token}: ${token}\n`;
@@ -32,12 +34,14 @@ export const noteText = (taskId: string, token: number) => `${Trailers.task}: ${
 export class CommitNotes {
   private readonly pending = new Map<string, string>();
   private timer: unknown = null;
+  /** When the oldest pending note was asked for (the clock's monotonic time), for MAX_WAIT_MS. */
+  private since = 0;
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
 
   constructor(
     private readonly r: TaskRepo,
-    private readonly clock: Pick<Clock, 'wall'>,
+    private readonly clock: Clock,
     private readonly warn: (message: string) => void = () => undefined,
     private readonly timers: Timers = realTimers,
   ) {}
@@ -45,9 +49,14 @@ export class CommitNotes {
   /** The board recorded `rec` as the task's work: note it on the commit. The host's own base records
    *  (token 0, the commit a first worktree starts at) are the base's commits, not the task's. */
   recorded(taskId: string, rec: BranchRecord): void {
-    if (this.closed || rec.token <= 0 || !/^[0-9a-f]{40}$/.test(rec.sha)) return;
+    if (this.closed || rec.token <= 0 || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(rec.sha)) return;
+    const now = this.clock.now();
+    if (this.pending.size === 0) this.since = now;
     this.pending.set(rec.sha, noteText(taskId, rec.token));
-    if (this.timer === null) this.timer = this.timers.setTimeout(() => void this.flush(), BATCH_MS);
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => void this.flush(), Math.max(0, Math.min(QUIET_MS, this.since + MAX_WAIT_MS - now)));
+    // A host closing writes what is pending itself (close): the timer keeps no process alive.
+    this.timers.unref?.(this.timer);
   }
 
   /** Write what is pending now; resolves once every note asked for so far is written (or given up). */
@@ -90,7 +99,10 @@ export class CommitNotes {
     const rest = shas.filter((sha) => !here.has(sha));
     if (rest.length > 0) {
       const out = await this.r.git(this.r.repo.root, ['cat-file', '--batch-check'], { input: rest.join('\n') + '\n', allowFail: true });
-      for (const line of out.stdout.split('\n')) if (/^[0-9a-f]{40} commit /.test(line)) here.add(line.slice(0, 40));
+      for (const line of out.stdout.split('\n')) {
+        const m = /^([0-9a-f]{40,64}) commit /.exec(line);
+        if (m) here.add(m[1] as string);
+      }
     }
     return here;
   }
