@@ -64,9 +64,9 @@ export interface AgentHome {
   root: string;
 }
 
-/** The agent's loop: claim the next open task, append a line tagged with its claim, commit, a few times,
- *  then say done; anything refused sends it back to claiming. Acknowledged commits go to the log. */
-export function agentScript(ackLog: string, home?: AgentHome): string {
+/** The agent's loop: claim the next open task, append a line tagged with its claim, commit, a few times
+ *  (`commitsPerClaim`), then say done; anything refused sends it back to claiming. Acknowledged commits go to the log. */
+export function agentScript(ackLog: string, home?: AgentHome, commitsPerClaim = 6): string {
   return String.raw`#!/bin/sh
 set -u
 n=0
@@ -83,7 +83,7 @@ while :; do
   cd "$wt" 2>/dev/null || continue
   i=0
   ok=1
-  while [ $i -lt 6 ]; do
+  while [ $i -lt ${commitsPerClaim} ]; do
     n=$((n + 1))
     echo "$task token=$token n=$n" >> work.txt
     git add work.txt 2>/dev/null

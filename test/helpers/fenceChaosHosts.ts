@@ -56,8 +56,8 @@ export interface HostsChaosOptions {
   /** A short host lease, so a dead host's claims end in seconds (the default is 15 s). */
   hostLeaseMs: number;
   /** The run goes past durationMs (up to MAX_STRETCH ×) until it has injected this many faults (agent
-   *  kills, stops and host kills), at least one host kill and one cross-host reassign, and seen this many
-   *  acknowledged commits. */
+   *  kills, stops and host kills), at least one host kill, one cross-host reassign and one approval, and seen
+   *  this many acknowledged commits. */
   minFaults: number;
   minAcks: number;
   log: (s: string) => void;
@@ -86,6 +86,9 @@ export interface HostsChaosReport {
 
 /** How far past its duration a run may stretch to reach its minimums; a test's timeout must allow for it. */
 export const MAX_STRETCH = 3;
+/** Commits an agent makes under a claim before its `done`: fewer than the one-host run's 6, since here a
+ *  claim is also cut short by host kills and a slower machine, and approvals need tasks that reach review. */
+const COMMITS_PER_CLAIM = 3;
 /** The agents' lease: short, so a SIGSTOP of STOP_MS outlives it (as the one-host run). */
 const AGENT_LEASE_MS = 2000;
 const STOP_MS = 2500;
@@ -235,7 +238,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
   const ackLog = join(root, 'acks.log');
   fs.writeFileSync(ackLog, '');
   const script = { A: join(root, 'agent-A.sh'), B: join(root, 'agent-B.sh') };
-  for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript(ackLog, { host: h, root: at[h] }), { mode: 0o755 });
+  for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript(ackLog, { host: h, root: at[h] }, COMMITS_PER_CLAIM), { mode: 0o755 });
 
   // Panes inherit their host's environment: A's from this process, B's from its serve's.
   Object.assign(process.env, GIT_IDENTITY, { FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) });
@@ -370,7 +373,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
 
     const acked = () => fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean).length;
     const faults = () => r.faults.kill + r.faults.stop + r.faults.hostKill;
-    const enough = () => faults() >= o.minFaults && r.faults.hostKill >= 1 && r.faults.reassign >= 1 && acked() >= o.minAcks;
+    const enough = () => faults() >= o.minFaults && r.faults.hostKill >= 1 && r.faults.reassign >= 1 && r.approved.A + r.approved.B >= 1 && acked() >= o.minAcks;
     const endsDead = random() < 0.3;
     const t0 = Date.now();
     while (Date.now() - t0 < o.durationMs || (!enough() && Date.now() - t0 < MAX_STRETCH * o.durationMs)) {

@@ -57,6 +57,7 @@ describe('the git fence under chaos on two hosts of one board', () => {
       expect(r.faults.kill + r.faults.stop).toBeGreaterThan(3);
       expect(r.faults.hostKill).toBeGreaterThanOrEqual(1);
       expect(r.faults.reassign).toBeGreaterThanOrEqual(1);
+      expect(r.approved.A + r.approved.B).toBeGreaterThanOrEqual(1);
     },
     MAX_STRETCH * DURATION_MS + 180_000,
   );
