@@ -60,7 +60,14 @@ export class TaskRemote {
   }
 
   private async run(args: string[], allowFail = false): Promise<GitResult> {
-    return this.r.git(this.r.repo.root, [...(await personCredentials(this.r.repo.root)), ...args], { allowFail, timeoutMs: RemoteConstants.networkTimeoutMs });
+    try {
+      return await this.r.git(this.r.repo.root, [...(await personCredentials(this.r.repo.root)), ...args], { allowFail, timeoutMs: RemoteConstants.networkTimeoutMs });
+    } catch (err) {
+      // The command line names the URL with the person's credentials and their credential helpers: the
+      // failure is told without it, in git's own words with any password taken out of a URL they quote.
+      if (err instanceof GitError) throw new GitError([args[0] ?? 'git'], err.code, '', remoteSaid(err.stderr.trim() || err.stdout.trim()));
+      throw err;
+    }
   }
 
   /** Fetch refs of the remote (`refs/forkbench/tasks/T-7`, `refs/heads/main`, or `src:dst` specs) into this
@@ -95,7 +102,27 @@ export class TaskRemote {
       const message = (err as Error).message;
       return updates.map((u) => ({ dst: u.dst, ok: false, why: 'unreachable', message }));
     }
-    return updates.map((u) => outcomeOf(u.dst, res));
+    const outcomes = updates.map((u) => outcomeOf(u.dst, res));
+    return this.staleOnServer(updates, outcomes);
+  }
+
+  /**
+   * A compare-and-swap can also be lost on the remote itself: the ref moved after git advertised it (another
+   * push landed while this one's hooks ran), and receive-pack's own check refuses it as "[remote rejected]
+   * (failed to update ref)", words it also uses for other failures. A refused ref whose lease no longer holds
+   * on the remote now is stale, not refused; one still at its expected sha was refused for what it is.
+   */
+  private async staleOnServer(updates: readonly RefUpdate[], outcomes: PushOutcome[]): Promise<PushOutcome[]> {
+    const leased = updates.filter((u, i) => u.expect !== undefined && outcomes[i]?.ok === false && (outcomes[i] as { why: string }).why === 'rejected');
+    if (!leased.length) return outcomes;
+    const now = await this.list(leased.map((u) => u.dst)).catch(() => null);
+    if (!now) return outcomes;
+    return outcomes.map((o, i) => {
+      const u = updates[i] as RefUpdate;
+      if (o.ok || o.why !== 'rejected' || !leased.includes(u)) return o;
+      const at = now.get(u.dst) ?? null;
+      return at === (u.expect ?? null) ? o : { ...o, why: 'stale', message: `${u.dst} moved on the remote while this push was being taken (${o.message})` };
+    });
   }
 }
 
@@ -113,18 +140,24 @@ async function personCredentials(root: string): Promise<string[]> {
   return out;
 }
 
+/** Text git wrote about the remote, fit to be shown and kept (a note on the board): every URL in it as the
+ *  board would name it, without a password. */
+export function remoteSaid(text: string): string {
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"]+/gi, (url) => publicUrl(url));
+}
+
 /** A ref's line in `git push --porcelain`: `<flag>\t<src>:<dst>\t<summary>`. */
 function outcomeOf(dst: string, res: GitResult): PushOutcome {
   const line = res.stdout.split('\n').find((l) => l.split('\t')[1]?.endsWith(`:${dst}`));
   if (!line) {
-    const said = res.stderr.trim() || res.stdout.trim() || `git push exited ${res.code}`;
+    const said = remoteSaid(res.stderr.trim() || res.stdout.trim() || `git push exited ${res.code}`);
     return { dst, ok: false, why: res.code === 0 ? 'rejected' : 'unreachable', message: said };
   }
   const [flag = '', , summary = ''] = line.split('\t');
   if (flag === '!') {
     const stale = /stale info|fetch first|non-fast-forward/.test(summary);
     const detail = res.stderr.split('\n').filter((l) => /^remote:|error:|hint:/.test(l)).slice(0, 6).join('\n');
-    return { dst, ok: false, why: stale ? 'stale' : 'rejected', message: detail ? `${summary}\n${detail}` : summary };
+    return { dst, ok: false, why: stale ? 'stale' : 'rejected', message: remoteSaid(detail ? `${summary}\n${detail}` : summary) };
   }
   return { dst, ok: true, forced: flag === '+', upToDate: flag === '=' };
 }

@@ -1,12 +1,37 @@
-import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
+import { isAbsolute, relative } from 'node:path';
+import type { GitRemote, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
-import { shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
+import { remoteTaskRef, shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
+import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimFolders } from './claimFolders.js';
 import { GitError, gitLine } from './git.js';
+import { worktreeGitDir } from './repoProbe.js';
+import { TaskRemote } from './taskRemote.js';
 import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
+
+export const RemoteMergeConstants = {
+  /** Pushes of one approval's merge before it gives up. Each lost compare-and-swap means the base moved on
+   *  the remote between this host's fetch and push (another host's approval, a person's push); a fetch,
+   *  merge and push take well under a second, so 4 tries outlast approvals from a few hosts landing at
+   *  once, and a base that still keeps moving is left to a person (the task stays in review) rather than
+   *  raced without end. */
+  maxPushTries: 4,
+} as const;
+
+/** An approval's merge as it landed on the remote: the merge commit (null: the base had it all already),
+ *  the base's head it was made on, and how many pushes it took. */
+export interface RemoteMerge {
+  merged: string | null;
+  base: string;
+  baseSha: string;
+  tries: number;
+}
+
+/** Where this clone keeps its view of a remote's branch, as `git fetch <remote>` does. */
+export const trackingRef = (remote: string, branch: string) => `refs/remotes/${remote}/${branch}`;
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;
@@ -16,6 +41,9 @@ const MAX_PATCH_CHARS = 512 * 1024;
  * branch's head, which may have moved since), and the clean-up after it.
  */
 export class TaskReview {
+  /** Approvals that fetch and push, one at a time (mergeToRemote). */
+  private readonly remoteQueue = new SerialQueue();
+
   constructor(
     private readonly r: TaskRepo,
     private readonly folders: ClaimFolders,
@@ -88,44 +116,149 @@ export class TaskReview {
       const t = this.r.task(taskId);
       const wt = t.worktree;
       if (!wt) return null;
-      const root = this.r.repo.root;
       const refs = await this.r.refs([wt.base]);
       const baseSha = refs.get(wt.base)?.sha;
       if (!baseSha) throw new WorktreeError('no-base', `the base branch '${wt.base}' no longer exists: nothing was merged.`);
-      const head = await this.reviewed(t, wt);
-      if (!head) throw new WorktreeError('no-worktree', `the branch ${wt.branch} no longer exists: nothing was merged.`);
-      const headSha = head.sha;
-      const final = TaskReview.finalToken(t);
-      const isIn = await this.r.git(root, ['merge-base', '--is-ancestor', headSha, baseSha], { allowFail: true });
-      // Whether the base has it all is asked of git directly: a failed count must never read as "nothing to merge".
-      const facts = { taskId, commits: isIn.code === 0 ? 0 : 1, headToken: head.token, headTask: head.task, finalToken: final };
-      const verdict = mergeVerdict(facts);
-      if (verdict.ok && !verdict.merges) return null;
-      if (!verdict.ok)
-        throw new WorktreeError(
-          'wrong-token',
-          `${wt.branch}'s last commit ${shortSha(headSha)} was ${headWritten(facts)}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
-        );
-      const rec = t.submitted ?? t.record;
-      if (rec) {
-        const tree = (await this.r.git(root, ['rev-parse', '--verify', '--quiet', `${headSha}^{tree}`], { allowFail: true })).stdout.trim();
-        if (tree !== rec.tree) throw new WorktreeError('wrong-token', `${shortSha(headSha)}'s content is not what the board recorded (tree ${shortSha(tree)}, recorded ${shortSha(rec.tree)}): nothing was merged.`);
-      }
-      const merged = await this.r.git(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', baseSha, headSha], { allowFail: true });
-      if (merged.code === 1) {
-        const conflicted = merged.stdout.split('\n').slice(1).filter(Boolean);
-        throw new WorktreeError(
-          'merge-conflict',
-          `${wt.branch} does not merge cleanly into ${wt.base}: conflicts in ${conflicted.join(', ') || 'some files'}. ${wt.base} is untouched. Reject with a note asking the holder to merge ${wt.base} into its branch (git merge ${wt.base}), then approve again.`,
-        );
-      }
-      if (merged.code !== 0) throw new GitError(['merge-tree'], merged.code, merged.stdout, merged.stderr);
-      const treeSha = merged.stdout.split('\n')[0] as string;
-      const message = `Merge ${wt.branch}: ${title}\n\n${Trailers.task}: ${taskId}\n${Trailers.token}: ${final}\n`;
-      const commit = await this.commitTree(treeSha, baseSha, headSha, message);
-      await this.moveBase(wt.base, baseSha, commit);
+      const commit = await this.mergeOnto(t, wt, baseSha, wt.base, title);
+      if (commit) await this.moveBase(wt.base, baseSha, commit);
       return commit;
     });
+  }
+
+  /**
+   * Approval on a board several machines share: the same merge of exactly the frozen sha (fetched from the
+   * remote's task namespace when this clone lacks it), made on the remote's base head as fetched now, and
+   * pushed there as a compare-and-swap against that head (`--force-with-lease=<base>:<sha>`). A base moved
+   * meanwhile (another host's approval, a person's push) is fetched again and merged anew, a bounded number
+   * of times. The person's own branches are never moved: only this clone's remote-tracking ref of the base
+   * follows the push, as a fetch would. Throws the reason (nothing pushed) otherwise.
+   */
+  mergeToRemote(taskId: string, title: string, remote: GitRemote): Promise<RemoteMerge | null> {
+    // One approval's fetch and push at a time on this host: two fetches into one tracking ref would fight
+    // over its lock. Not the repository's queue: a slow remote must not hold up grants for a minute.
+    return this.remoteQueue.run(async () => {
+      const link = new TaskRemote(this.r, remote);
+      const on = `${remote.name}/${this.r.task(taskId).worktree?.base ?? ''}`;
+      for (let tries = 1; ; tries++) {
+        const t = this.r.task(taskId);
+        const wt = t.worktree;
+        if (!wt) return null;
+        const baseSha = await this.fetchBase(link, wt.base, taskId);
+        const head = await this.reviewed(t, wt);
+        if (head) await this.haveCommit(link, taskId, head.sha);
+        const commit = await this.mergeOnto(t, wt, baseSha, on, title);
+        if (!commit) return { merged: null, base: wt.base, baseSha, tries };
+        const [out] = await link.push([{ src: commit, dst: `refs/heads/${wt.base}`, expect: baseSha }]);
+        if (out?.ok) {
+          // What `git push` itself does: the clone's view of the remote's base follows the push.
+          await this.r.git(this.r.repo.root, ['update-ref', '-m', `forkbench: ${taskId} merged`, trackingRef(remote.name, wt.base), commit, baseSha], { allowFail: true });
+          await this.dropRemoteTask(link, t);
+          return { merged: commit, base: wt.base, baseSha, tries };
+        }
+        const said = out?.message ?? 'no answer';
+        if (out && !out.ok && out.why === 'stale') {
+          if (tries < RemoteMergeConstants.maxPushTries) continue;
+          throw new WorktreeError(
+            'base-moved',
+            `${wt.base} on ${remote.name} moved under each of ${tries} merges (other approvals, or someone pushing to it): nothing was pushed and ${taskId} stays in review. Approve again.`,
+          );
+        }
+        if (out && !out.ok && out.why === 'rejected')
+          throw new WorktreeError('git', `${remote.name} refused the push of the merge into ${wt.base}: ${said}. Nothing changed there; ${taskId} stays in review.`);
+        throw new WorktreeError('git', `${remote.name} could not be reached to push the merge into ${wt.base}: ${said}. Nothing was pushed; ${taskId} stays in review.`);
+      }
+    });
+  }
+
+  /** The base's head on the remote now (fetchBase), between this host's approvals rather than amid one. */
+  remoteBase(remote: GitRemote, base: string): Promise<string> {
+    return this.remoteQueue.run(() => this.fetchBase(new TaskRemote(this.r, remote), base));
+  }
+
+  /** Whether the person's own branch `base` in this clone has the commit already. */
+  async hasCommitOn(base: string, sha: string): Promise<boolean> {
+    return (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', sha, `refs/heads/${base}`], { allowFail: true })).code === 0;
+  }
+
+  /**
+   * The base's head on the remote now, fetched into this clone's remote-tracking ref of it (where the
+   * person's own `git fetch` puts it too: that is the one ref of theirs this touches).
+   */
+  private async fetchBase(link: TaskRemote, base: string, taskId?: string): Promise<string> {
+    const tracking = trackingRef(link.remote.name, base);
+    try {
+      await link.fetch([`+refs/heads/${base}:${tracking}`]);
+    } catch (err) {
+      const still = taskId ? ` Nothing was merged or pushed; ${taskId} stays in review.` : '';
+      throw new WorktreeError('git', `could not fetch ${base} from ${link.remote.name}: ${(err as Error).message.trim()}.${still}`);
+    }
+    const sha = (await this.r.git(this.r.repo.root, ['rev-parse', '--verify', '--quiet', `${tracking}^{commit}`], { allowFail: true })).stdout.trim();
+    if (!sha) throw new WorktreeError('no-base', `${base} on ${link.remote.name} could not be read after fetching it: nothing was merged.`);
+    return sha;
+  }
+
+  /** The frozen commit in this clone: there already (made here, or fetched before), or fetched from the
+   *  remote's task namespace, where its host pushes each recorded commit. */
+  private async haveCommit(link: TaskRemote, taskId: string, sha: string): Promise<void> {
+    const has = async () => (await this.r.git(this.r.repo.root, ['cat-file', '-e', `${sha}^{commit}`], { allowFail: true })).code === 0;
+    if (await has()) return;
+    const fetched = await link.fetch([remoteTaskRef(taskId)]).then(
+      () => '',
+      (err: Error) => err.message.trim(),
+    );
+    if (await has()) return;
+    throw new WorktreeError(
+      'git',
+      `${shortSha(sha)}, the commit ${taskId}'s work was submitted at, is not in this clone, and ${link.remote.name} does not have it under ${remoteTaskRef(taskId)}${fetched ? ` (${fetched})` : ''}: its host has not pushed it yet, or it was lost with that host. Nothing was merged or pushed; ${taskId} stays in review.`,
+    );
+  }
+
+  /** After the merge landed, the task's copy in the remote's namespace has served: removed if it still holds
+   *  the merged sha (a compare-and-swap; anything else there is left alone). A failure costs nothing. */
+  private async dropRemoteTask(link: TaskRemote, t: Task): Promise<void> {
+    const sha = (t.submitted ?? t.record)?.sha;
+    if (sha) await link.push([{ src: '', dst: remoteTaskRef(t.id), expect: sha }], { verify: false }).catch(() => undefined);
+  }
+
+  /**
+   * The merge commit of the task's frozen work onto `baseSha` (named `baseName` in what a person reads),
+   * after the checks approval makes: recorded under the final token, its tree as recorded, merging cleanly.
+   * Null when the base already has it all. Writes objects only: no ref moves here.
+   */
+  private async mergeOnto(t: Task, wt: TaskWorktree, baseSha: string, baseName: string, title: string): Promise<string | null> {
+    const taskId = t.id;
+    const root = this.r.repo.root;
+    const head = await this.reviewed(t, wt);
+    if (!head) throw new WorktreeError('no-worktree', `the branch ${wt.branch} no longer exists: nothing was merged.`);
+    const headSha = head.sha;
+    const final = TaskReview.finalToken(t);
+    const isIn = await this.r.git(root, ['merge-base', '--is-ancestor', headSha, baseSha], { allowFail: true });
+    // Whether the base has it all is asked of git directly: a failed count must never read as "nothing to merge".
+    const facts = { taskId, commits: isIn.code === 0 ? 0 : 1, headToken: head.token, headTask: head.task, finalToken: final };
+    const verdict = mergeVerdict(facts);
+    if (verdict.ok && !verdict.merges) return null;
+    if (!verdict.ok)
+      throw new WorktreeError(
+        'wrong-token',
+        `${wt.branch}'s last commit ${shortSha(headSha)} was ${headWritten(facts)}, but the work under review was submitted under token ${final ?? 'none'}: nothing was merged. Reject it so the holder commits its work, or reassign it.`,
+      );
+    const rec = t.submitted ?? t.record;
+    if (rec) {
+      const tree = (await this.r.git(root, ['rev-parse', '--verify', '--quiet', `${headSha}^{tree}`], { allowFail: true })).stdout.trim();
+      if (tree !== rec.tree) throw new WorktreeError('wrong-token', `${shortSha(headSha)}'s content is not what the board recorded (tree ${shortSha(tree)}, recorded ${shortSha(rec.tree)}): nothing was merged.`);
+    }
+    const merged = await this.r.git(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', baseSha, headSha], { allowFail: true });
+    if (merged.code === 1) {
+      const conflicted = merged.stdout.split('\n').slice(1).filter(Boolean);
+      throw new WorktreeError(
+        'merge-conflict',
+        `${wt.branch} does not merge cleanly into ${baseName}: conflicts in ${conflicted.join(', ') || 'some files'}. ${baseName} is untouched. Reject with a note asking the holder to merge ${wt.base} into its branch (git merge ${baseName}), then approve again.`,
+      );
+    }
+    if (merged.code !== 0) throw new GitError(['merge-tree'], merged.code, merged.stdout, merged.stderr);
+    const treeSha = merged.stdout.split('\n')[0] as string;
+    const message = `Merge ${wt.branch}: ${title}\n\n${Trailers.task}: ${taskId}\n${Trailers.token}: ${final}\n`;
+    return this.commitTree(treeSha, baseSha, headSha, message);
   }
 
   private async commitTree(tree: string, parent1: string, parent2: string, message: string): Promise<string> {
@@ -168,14 +301,19 @@ export class TaskReview {
    * After a merge: each folder goes unless it still has changes nobody committed; the branch goes only if
    * its head is the merged sha or already in the base (a compare-and-swap, so a commit landing meanwhile
    * keeps it); anything else is kept aside as a stray ref and named. Returns what a person should be told.
+   * Only this host's own folders and branch are touched: on a board several machines share, a folder the
+   * board lists under another host's data folder is that host's to remove (it follows the approval), and
+   * stays on the board until it does. `baseRev` is where the merge landed (the remote-tracking ref of the
+   * base, when it was pushed to a remote), for the ancestry check of a branch that moved on.
    */
-  cleanupMerged(taskId: string): Promise<string[]> {
+  cleanupMerged(taskId: string, baseRev?: string): Promise<string[]> {
     return this.r.queue.run(async () => {
       const t = this.r.board.state.tasks.get(taskId);
       const wt = t?.worktree;
       const said: string[] = [];
       if (!t || (!wt && !t.parked.length)) return said;
-      const folders = [...(wt ? [wt] : []), ...t.parked];
+      const all = [...(wt ? [wt] : []), ...t.parked];
+      const folders = all.filter((f) => this.ours(f));
       const kept: TaskWorktree[] = [];
       for (const f of folders) {
         const uncommitted = await this.r.uncommittedOf(f);
@@ -189,7 +327,7 @@ export class TaskReview {
         const merged = t.submitted?.sha ?? t.record?.sha ?? null;
         const head = this.r.readRef(`refs/heads/${wt.branch}`);
         if (head) {
-          const inBase = head === merged || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', head, wt.base], { allowFail: true })).code === 0;
+          const inBase = head === merged || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', head, baseRev ?? wt.base], { allowFail: true })).code === 0;
           if (!inBase) {
             await this.r.keepAside(taskId, head);
             said.push(`${wt.branch} had moved to ${shortSha(head)} after the work was submitted; that commit was not merged and is kept as ${strayRef(taskId, head)}.`);
@@ -204,10 +342,23 @@ export class TaskReview {
         }
       }
       const gone = folders.filter((f) => !kept.includes(f));
-      if (!kept.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR));
+      if (!kept.length && folders.length === all.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR));
       else for (const f of gone) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR, f.path));
       return said;
     });
+  }
+
+  /** Whether the folder is this clone's: always on a board of one machine (no remote); on a shared one, a
+   *  folder in this host's folder for worktrees, or a worktree of this clone's repository. */
+  ours(f: TaskWorktree): boolean {
+    if (!this.r.board.state.settings.remote) return true;
+    const inside = (dir: string, path: string) => {
+      const rel = relative(dir, path);
+      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+    };
+    if (inside(this.folders.dir, f.path)) return true;
+    const admin = worktreeGitDir(f.path);
+    return admin !== null && inside(this.r.repo.commonDir, admin);
   }
 }
 

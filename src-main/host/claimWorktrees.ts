@@ -1,8 +1,10 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { Task } from '../../src-shared/board/model.js';
+import type { GitRemote, Task } from '../../src-shared/board/model.js';
 import { HOST_ACTOR, USER } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
+import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { Limits } from '../../src-shared/board/limits.js';
@@ -11,6 +13,7 @@ import type { BoardService, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
+import { trackingRef, type RemoteMerge } from '../git/taskReview.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 
 const WorktreeConstants = {
@@ -21,6 +24,15 @@ const WorktreeConstants = {
 /** A git failure as a person reads it: our own problems say what to do; git's own errors are quoted. */
 export function gitReason(err: Error): string {
   return err instanceof WorktreeError ? err.message : `git failed: ${err.message}`;
+}
+
+/** An approval's merge landed on the remote's base, which the person's own branch does not have yet. */
+export interface BaseMoved {
+  taskId: string;
+  title: string;
+  remote: string;
+  base: string;
+  sha: string;
 }
 
 /** An approval's outcome as the window's caller gets it: nothing, or the refusal thrown with its code. */
@@ -39,12 +51,18 @@ export class ClaimWorktrees {
   private closed = false;
   /** Each task's latest worktree hand-over, by the token it was for. */
   private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
+  /** Tasks this host is approving now: their approval's own follow-up is approve's, not approvedElsewhere's. */
+  private readonly approvingHere = new Set<string>();
+  /** The remote's base moved past the person's branch here (an approval's merge landed): they are told. */
+  readonly onBaseMoved = new Emitter<BaseMoved>();
 
   constructor(
     private readonly board: BoardService,
     /** Git worktrees under claims, or null with the reason this Thread has none. */
     readonly git: WorktreeManager | null,
     readonly reason: string,
+    /** Where a failure of background git work (after another host's approval) is said. */
+    private readonly warn?: (message: string) => void,
   ) {}
 
   /**
@@ -52,9 +70,9 @@ export class ClaimWorktrees {
    * agents' socket, whose hooks they answer: the socket's path is known before it listens, and the fence
    * hooks only dial it once an agent commits.
    */
-  static async open(folder: string, board: BoardService, socketPath: string): Promise<ClaimWorktrees> {
+  static async open(folder: string, board: BoardService, socketPath: string, warn?: (message: string) => void): Promise<ClaimWorktrees> {
     const git = await WorktreeManager.open(folder, board.dir, board, socketPath).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
-    return git instanceof WorktreeManager ? new ClaimWorktrees(board, git, '') : new ClaimWorktrees(board, null, git.reason);
+    return git instanceof WorktreeManager ? new ClaimWorktrees(board, git, '', warn) : new ClaimWorktrees(board, null, git.reason, warn);
   }
 
   /** The Thread is shutting or shut: nothing more is reported from git work that outlives it. */
@@ -113,6 +131,7 @@ export class ClaimWorktrees {
     } else if (e.kind === 'branch-recorded') git.folders.recorded(e.taskId, e.record.sha);
     else if (e.kind === 'submitted') git.folders.frozen(e.taskId, true);
     else if (e.kind === 'returned') git.folders.frozen(e.taskId, false);
+    else if (e.kind === 'approved' && !this.approvingHere.has(e.taskId)) this.approvedElsewhere(e.taskId);
     else if (e.kind === 'claim-ended') {
       const lapsed = e.reason === 'lapsed';
       git.folders.fence(
@@ -163,7 +182,9 @@ export class ClaimWorktrees {
   /**
    * Approve a task in review. Where the task has a worktree its branch is merged into the base first, and
    * only if the head was written under the submitting claim's token and merges cleanly: otherwise the task
-   * stays in review with the reason as a note, and the base branch is untouched.
+   * stays in review with the reason as a note, and the base branch is untouched. On a board with a remote
+   * (several machines), the merge is pushed to the remote's base first, and the board approves only once it
+   * landed there; the person's own branches are not moved, they are told.
    */
   async approve(taskId: string, by: string = USER, key?: WriteKey): Promise<void> {
     // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
@@ -171,24 +192,77 @@ export class ClaimWorktrees {
     if (prior) return void unwrapApproval(prior);
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
+    const remote = this.board.state.settings.remote;
     let merged: string | null = null;
+    let landed: RemoteMerge | null = null;
     const branch = t?.state === 'review' && git ? t.worktree : null;
-    if (git && t && branch) {
-      try {
-        merged = await git.review.merge(taskId, t.title);
-      } catch (err) {
-        await this.note(taskId, `Not merged: ${gitReason(err as Error)}`);
-        throw err;
+    this.approvingHere.add(taskId);
+    try {
+      if (git && t && branch) {
+        try {
+          if (remote) {
+            landed = await git.review.mergeToRemote(taskId, t.title, remote);
+            merged = landed?.merged ?? null;
+          } else merged = await git.review.merge(taskId, t.title);
+        } catch (err) {
+          await this.note(taskId, `Not merged: ${gitReason(err as Error)}`);
+          throw err;
+        }
       }
+      const decide = (e: LeaseEngine) => e.approve(taskId, by);
+      const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      if (!r.ok && merged) await this.note(taskId, `Merged as ${shortSha(merged)}${remote ? ` and pushed to ${remote.name}` : ''}, but approval was refused: ${r.error.message}`);
+      unwrapApproval(r);
+      if (!git || !branch) return;
+      if (remote && landed) {
+        const retried = landed.tries > 1 ? ` (${branch.base} had moved there meanwhile: merged again on its new head, ${plural(landed.tries - 1, 'retry', 'retries')})` : '';
+        await this.note(
+          taskId,
+          merged
+            ? `Merged ${branch.branch} into ${branch.base} on ${remote.name} as ${shortSha(merged)}, pushed over ${shortSha(landed.baseSha)}${retried}. ${branch.base} in each clone is not moved: git pull there to get it.`
+            : `${branch.branch} had no commits that ${branch.base} on ${remote.name} lacks: nothing to merge.`,
+        );
+        if (merged) void this.tellBaseMoved(taskId, remote, branch.base, merged).catch(() => undefined);
+      } else await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
+      const baseRev = remote ? trackingRef(remote.name, branch.base) : undefined;
+      const said = await git.review.cleanupMerged(taskId, baseRev).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);
+      for (const n of said) await this.note(taskId, n);
+    } finally {
+      this.approvingHere.delete(taskId);
     }
-    const decide = (e: LeaseEngine) => e.approve(taskId, by);
-    const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
-    if (!r.ok && merged) await this.note(taskId, `Merged as ${shortSha(merged)}, but approval was refused: ${r.error.message}`);
-    unwrapApproval(r);
-    if (!git || !branch) return;
-    await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
-    const said = await git.review.cleanupMerged(taskId).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);
-    for (const n of said) await this.note(taskId, n);
+  }
+
+  /**
+   * Another host approved a task on a board with a remote: it pushed the merge to the remote's base before
+   * the board approved. This host fetches the base (its remote-tracking ref only), tells its person when
+   * their branch is behind it, and removes the task's folders it made itself.
+   */
+  private approvedElsewhere(taskId: string): void {
+    const git = this.git;
+    const remote = this.board.state.settings.remote;
+    const t = this.board.state.tasks.get(taskId);
+    if (!git || !remote || !t || this.closed) return;
+    const base = t.worktree?.base ?? t.parked[0]?.base;
+    if (!base) return;
+    const mine = [t.worktree, ...t.parked].some((f) => f && git.review.ours(f));
+    void (async () => {
+      const sha = await git.review.remoteBase(remote, base);
+      await this.tellBaseMoved(taskId, remote, base, sha);
+      if (!mine || this.closed) return;
+      const said = await git.review.cleanupMerged(taskId, trackingRef(remote.name, base));
+      for (const n of said) await this.note(taskId, n);
+    })().catch((err: Error) => {
+      if (!this.closed) this.warn?.(`forkbench: after ${taskId}'s approval on another host: ${err.message}`);
+    });
+  }
+
+  /** The person is told the remote's base moved, unless their own branch already has that commit. */
+  private async tellBaseMoved(taskId: string, remote: GitRemote, base: string, sha: string): Promise<void> {
+    const git = this.git;
+    if (!git || this.closed) return;
+    if (await git.review.hasCommitOn(base, sha)) return;
+    const title = this.board.state.tasks.get(taskId)?.title ?? '';
+    this.onBaseMoved.fire({ taskId, title, remote: remote.name, base, sha });
   }
 
   /** A note from the host itself, about git work on the task. */
@@ -202,6 +276,7 @@ export class ClaimWorktrees {
   stop(): void {
     this.closed = true;
     this.store.dispose();
+    this.onBaseMoved.dispose();
   }
 
   /** After stop(): a worktree being made finishes (the board is still open for it), and the Thread's

@@ -114,7 +114,7 @@ export class ThreadHost {
     const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard });
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
-    const worktrees = await ClaimWorktrees.open(folder, board, socketPath);
+    const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.warn);
     const states = new AgentStates({ board });
     // The roster is built from the kept panes: the live agents are known (their secrets' digests registered)
     // before the socket listens, since an agent waiting for the board calls the moment it can and must be

@@ -4,11 +4,12 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, hostLapsedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
 import type { Roster } from '../roster/roster.js';
+import type { BaseMoved } from './claimWorktrees.js';
 
 export const NoticeLimits = {
   /** Notices kept for windows opened later. Each current one is about a live thing (an agent waiting, a task
@@ -24,6 +25,8 @@ export interface NoticeSources {
   readonly board: BoardService;
   readonly roster: Pick<Roster, 'onExit' | 'onAgents' | 'agent' | 'nameOf'>;
   readonly states: Pick<AgentStates, 'onChange'>;
+  /** The Thread's git: an approval's merge pushed to the remote's base the person's clone lacks. */
+  readonly worktrees?: { readonly onBaseMoved: Pick<Emitter<BaseMoved>, 'event'> };
 }
 
 /** The board events that start a new claim on a task: its lapse notice is no longer the news. */
@@ -32,7 +35,8 @@ const CLAIMS_AGAIN: ReadonlySet<BoardEvent['kind']> = new Set(['grant', 'reassig
 /**
  * A Thread's notices, the host's one source of them (src-shared/notices): an agent starting to wait for the
  * person or finishing its turn (when the Thread's notifyAgents setting is on), a claim that lapsed, an agent
- * that exited, a board that turned read-only. It keeps the ones still true, so a window opened later is given
+ * that exited, a board that turned read-only, an approval's merge pushed to the remote's base that the
+ * person's own branch lacks. It keeps the ones still true, so a window opened later is given
  * them in its snapshot, and withdraws one that stops being true (the agent answered, worked on, or was
  * closed). Each notice is raised as an OS notification by one window only: the first to claim its id here.
  * The claim is the host's, not the browser's (a storage entry or a lock), because the windows may be in
@@ -54,6 +58,7 @@ export class ThreadNotices {
     // A shared board whose database came back takes writes again: its notice is no longer true.
     this.store.add(s.board.onAvailable(() => this.withdrawAbout(`read-only:${s.key}`)));
     this.store.add(s.board.onHostLapsed((ended) => this.raise(hostLapsedNotice(s.key, basename(s.folder), ended, this.at()))));
+    if (s.worktrees) this.store.add(s.worktrees.onBaseMoved.event((moved) => this.raise(baseMovedNotice(s.key, moved, this.at()))));
     this.store.add(s.states.onChange.event(({ agentId, next, before }) => this.stateChanged(agentId, next, before)));
     this.store.add(
       s.roster.onExit.event(({ agentId, name, exit }) => {

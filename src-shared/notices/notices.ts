@@ -52,6 +52,19 @@ export function hostLapsedNotice(threadKey: string, folderName: string, ended: n
   };
 }
 
+/** An approval's merge landed on the remote's base, which the person's own branch here does not have: their
+ *  clone is told, not changed behind their back. */
+export function baseMovedNotice(threadKey: string, moved: { taskId: string; title: string; remote: string; base: string; sha: string }, at = 0): Notice {
+  const about = `base:${threadKey}:${moved.base}`;
+  const sha = moved.sha.slice(0, 7);
+  return {
+    id: idOf(about, at),
+    about,
+    title: `${moved.base} on ${moved.remote} is now ${sha}`,
+    body: `${moved.base} on ${moved.remote} is now ${sha} (${moved.taskId} "${showControls(moved.title, 'none')}" merged): git pull to get it. Your ${moved.base} here was not moved.`,
+  };
+}
+
 export function agentExitedNotice(name: string, exit: { code: number; signal: number | null } | null, at = 0, agentId?: string): Notice {
   const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
   const about = `exit:${name}`;
