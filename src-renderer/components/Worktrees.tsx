@@ -11,6 +11,7 @@ import { useApp, useController } from '../state/hooks.js';
 export function GitStatus() {
   const git = useApp((s) => s.git);
   const copyFiles = useApp((s) => (s.boardVersion, s.board?.settings.copyFiles ?? null));
+  const remote = useApp((s) => (s.boardVersion, s.board?.settings.remote ?? null));
   if (git && !git.isolated) {
     return (
       <div className="git-banner" role="status" data-testid="git-banner">
@@ -27,6 +28,14 @@ export function GitStatus() {
       {git ? (
         <span data-testid="git-base" data-base={git.baseBranch} title={`Each claimed task gets a worktree of ${git.repoRoot} on its own branch`}>
           worktrees branch from <code>{git.baseBranch}</code>
+          {remote ? (
+            // On a board several machines share, the hosts meet at this remote: where each host's recorded
+            // commits go, and where approval lands the base.
+            <span data-testid="git-remote" title={`Recorded commits are pushed to ${remote.url} under refs/forkbench/tasks/; approval pushes ${git.baseBranch} there`}>
+              {' '}
+              on <code>{remote.name}</code> ({remote.url})
+            </span>
+          ) : null}
           {copyFiles && copyFiles.length > 0 ? <> · copying {formatCopyFiles(copyFiles)}</> : null}
         </span>
       ) : null}
