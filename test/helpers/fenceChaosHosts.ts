@@ -95,6 +95,9 @@ const STOP_MS = 2500;
 /** A host kill armed by the driver fires at the next commit B records (its push then in flight), or after
  *  this long anyway. */
 const ARMED_KILL_MS = 6000;
+/** B up this long since its start or last return without a kill: one is armed, whatever the dice say, so
+ *  every run has host kills (a seeded run of 62 s had none). */
+const HOST_KILL_EVERY_MS = 8000;
 /** An approval sent to B, then B killed this long after at most: inside its fetch, merge or push. */
 const KILL_AFTER_APPROVE_MS = 80;
 /** A window call to B that gets no answer in this long is given up: B may be dying. */
@@ -349,6 +352,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
         await sleep(soon ? 200 + random() * 600 : o.hostLeaseMs * 2 + 1000);
         B = await startB();
         for (let i = 0; i < o.agentsPerHost; i++) await launch('B');
+        bUpSince = Date.now();
         if (soon) r.hostKills.restartedSoon++;
         else r.hostKills.restartedPastLease++;
         o.log(`B back at ${Date.now()}`);
@@ -376,6 +380,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     const enough = () => faults() >= o.minFaults && r.faults.hostKill >= 1 && r.faults.reassign >= 1 && r.approved.A + r.approved.B >= 1 && acked() >= o.minAcks;
     const endsDead = random() < 0.3;
     const t0 = Date.now();
+    let bUpSince = t0;
     while (Date.now() - t0 < o.durationMs || (!enough() && Date.now() - t0 < MAX_STRETCH * o.durationMs)) {
       await sleep(250 + random() * 450);
       const live = agents.filter((a) => a.host === 'A' || (B && !bDown));
@@ -417,8 +422,8 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
             if (res.ok) r.faults.reassign++;
             else r.faults.reassignRefused++;
           }
-        } else if (roll < 0.56) {
-          if (!armed && B && !bDown) {
+        } else if (roll < 0.56 || Date.now() - bUpSince > HOST_KILL_EVERY_MS) {
+          if (!armedNow() && B && !bDown) {
             arm();
             o.log('host kill armed: B dies at its next recorded commit');
           }
