@@ -381,6 +381,8 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     const endsDead = random() < 0.3;
     const t0 = Date.now();
     let bUpSince = t0;
+    /** Approvals under way, by task. */
+    const approving = new Map<string, Promise<void>>();
     while (Date.now() - t0 < o.durationMs || (!enough() && Date.now() - t0 < MAX_STRETCH * o.durationMs)) {
       await sleep(250 + random() * 450);
       const live = agents.filter((a) => a.host === 'A' || (B && !bDown));
@@ -428,32 +430,33 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
             o.log('host kill armed: B dies at its next recorded commit');
           }
         } else {
-          for (const t of [...A.board.state.tasks.values()].filter((x) => x.state === 'review')) {
+          // Approvals run beside the faults (one at a time per task): under load one takes seconds, and faults
+          // land while its fetch, merge and push are in flight.
+          for (const t of [...A.board.state.tasks.values()].filter((x) => x.state === 'review' && !approving.has(x.id))) {
             const onB = B && !bDown && random() < 0.5 ? B : null;
-            if (onB) {
-              const sent = onB.window.call('task.approve', { key: bKey, taskId: t.id });
-              if (armedNow() && random() < 0.5) {
-                await sleep(random() * KILL_AFTER_APPROVE_MS);
-                armedNow()?.fire('approve');
-              }
-              await within(
-                sent.then(
-                  () => r.approved.B++,
-                  (err: Error) => {
+            const killAfter = armedNow() && onB && random() < 0.5 ? random() * KILL_AFTER_APPROVE_MS : null;
+            const run = onB
+              ? within(
+                  onB.window.call('task.approve', { key: bKey, taskId: t.id }).then(
+                    () => r.approved.B++,
+                    (err: Error) => {
+                      r.approveRefused++;
+                      if (!/conflict/i.test(err.message)) o.log(`approve ${t.id} on B: ${err.message}`);
+                    },
+                  ),
+                  WINDOW_CALL_MS,
+                )
+              : A.worktrees.approve(t.id).then(
+                  () => r.approved.A++,
+                  (err: Error & { problem?: string }) => {
                     r.approveRefused++;
-                    if (!/conflict/i.test(err.message)) o.log(`approve ${t.id} on B: ${err.message}`);
+                    if (err.problem !== 'merge-conflict') o.log(`approve ${t.id} on A: ${err.message}`);
                   },
-                ),
-                WINDOW_CALL_MS,
-              );
-            } else {
-              await A.worktrees.approve(t.id).then(
-                () => r.approved.A++,
-                (err: Error & { problem?: string }) => {
-                  r.approveRefused++;
-                  if (err.problem !== 'merge-conflict') o.log(`approve ${t.id} on A: ${err.message}`);
-                },
-              );
+                );
+            approving.set(t.id, run.then(() => undefined).finally(() => approving.delete(t.id)));
+            if (killAfter !== null) {
+              await sleep(killAfter);
+              armedNow()?.fire('approve');
             }
           }
         }
@@ -466,6 +469,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
         clearTimeout(slow);
       }
     }
+    await Promise.all(approving.values());
     // The end. B comes back from a kill under way, or dies now for good (a run in three); A's agents work on
     // past a host lease, so a dead B's tasks are taken up on A, from what reached the remote.
     const left = armedNow();
