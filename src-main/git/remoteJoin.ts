@@ -1,5 +1,6 @@
 import { HOST_ACTOR, type GitRemote } from '../../src-shared/board/model.js';
 import { ok } from '../../src-shared/board/result.js';
+import { GitRemoteSchema } from '../../src-shared/board/schemas.js';
 import { TaskRemote } from './taskRemote.js';
 import type { TaskRepo } from './taskRepo.js';
 
@@ -29,7 +30,9 @@ export async function joinRemote(r: TaskRepo): Promise<void> {
   const name = set?.name ?? DEFAULT_REMOTE_NAME;
   const mine = await TaskRemote.read(r, name);
   if (!set) {
-    if (!mine) return; // no remote here: the board keeps none until a clone with one opens it
+    // No remote here, or one the board cannot keep (a URL with control characters): the board keeps none
+    // until a clone with a usable one opens it, and this host pushes nothing meanwhile.
+    if (!mine || !GitRemoteSchema.safeParse(mine).success) return;
     await board.run((e) => (e.state.settings.remote ? ok(null) : e.setSettings({ remote: mine }, HOST_ACTOR)));
     const now = (board.state.settings as { remote: GitRemote | null }).remote;
     if (now && now.url !== mine.url) throw mismatch(r, now, mine.url);

@@ -71,9 +71,11 @@ export class TaskRemote {
   }
 
   /** Fetch refs of the remote (`refs/forkbench/tasks/T-7`, `refs/heads/main`, or `src:dst` specs) into this
-   *  clone's objects. FETCH_HEAD is not written: two fetches at once would fight over it. */
+   *  clone's objects. FETCH_HEAD is not written: two fetches at once would fight over it. No automatic
+   *  maintenance after it: a gc the fetch started would take the repository's locks while a grant's folder is
+   *  being made (and costs a process on every re-grant). */
   async fetch(refspecs: readonly string[]): Promise<void> {
-    await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', await this.url(), ...refspecs]);
+    await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', await this.url(), ...refspecs]);
   }
 
   /** The remote's refs under `patterns`, by name. */

@@ -84,4 +84,39 @@ describe('pushes to the remote', () => {
     const pushedEvents = (await host.board.log()).filter((e) => e.kind === 'branch-pushed');
     expect(pushedEvents.map((e) => (e.kind === 'branch-pushed' ? e.record.sha : ''))).toEqual([base, two]);
   }, 90_000);
+
+  it('a record not yet pushed when its host stopped is pushed when the host opens the Thread again', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
+    dirs.push(root);
+    makeRepo(join(root, 'seed'));
+    const bare = join(root, 'remote.git');
+    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
+    const folder = join(root, 'clone');
+    gitSync(root, ['clone', '-q', bare, folder]);
+    const open = async () => {
+      const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: manualTimers().timers } });
+      hosts.push(h);
+      return h;
+    };
+    const first = await open();
+    await first.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    await first.board.run((e) => e.addTask({ title: 'push me' }));
+    const agent = await idleAgent(first);
+    const c = await first.board.run((e) => e.claim(agent, 'T-1'));
+    const wt = (await first.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+    const base = first.board.state.tasks.get('T-1')?.record?.sha;
+    await waitFor(() => first.board.state.tasks.get('T-1')?.pushed?.sha === base, 20_000, 'the start record pushed');
+    fs.renameSync(bare, `${bare}.away`);
+    const one = await commit(wt, agentEnv(first, agent), 'one');
+    await waitFor(() => first.board.state.tasks.get('T-1')?.notes.some((n) => n.text.includes('not on the remote yet')), 20_000, 'the note');
+    await first.worktrees.git!.pushes.idle();
+    await first.dispose();
+    hosts.splice(hosts.indexOf(first), 1);
+
+    fs.renameSync(`${bare}.away`, bare);
+    const again = await open();
+    await waitFor(() => again.board.state.tasks.get('T-1')?.pushed?.sha === one, 20_000, 'the record pushed after the restart');
+    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
+  }, 90_000);
 });

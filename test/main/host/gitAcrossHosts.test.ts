@@ -108,7 +108,7 @@ function remoteRef(bare: string, ref: string): string | null {
 
 const notesOf = (host: ThreadHost) => host.board.state.tasks.get('T-1')?.notes.map((n) => n.text) ?? [];
 
-/** B's agent takes T-1 over (a person reassigns it), and B's folder for it is made. */
+/** B's agent takes T-1 over (a person reassigns it): the new claim's token. */
 async function takeOverStart(b: ThreadHost): Promise<number> {
   b.board.hostAgent('agent-b');
   const r = await b.board.run((e) => e.assign('T-1', 'agent-b'));
@@ -116,12 +116,9 @@ async function takeOverStart(b: ThreadHost): Promise<number> {
   return r.value.token as number;
 }
 
+/** B's agent takes T-1 over, and B's folder for it is made: where, and at which commit. */
 async function takeOver(b: ThreadHost): Promise<{ path: string; head: string }> {
-  b.board.hostAgent('agent-b');
-  const r = await b.board.run((e) => e.assign('T-1', 'agent-b'));
-  expect(r.ok).toBe(true);
-  const token = (r.ok && r.value.token) as number;
-  const wt = await b.worktrees.worktreeOf('T-1', token);
+  const wt = await b.worktrees.worktreeOf('T-1', await takeOverStart(b));
   if (!wt) throw new Error('no worktree hand-over on B');
   return { path: wt.path, head: gitSync(wt.path, ['rev-parse', 'HEAD']) };
 }
