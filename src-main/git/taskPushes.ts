@@ -155,7 +155,7 @@ export class TaskPushes {
 
   /** The push landed: the board says so, if the record is still this line (the pushed sha, or a later
    *  record of this host that descends from it). */
-  private async landed(taskId: string, rec: { sha: string; tree: string; token: number; by: string }, p: TaskPush): Promise<'done'> {
+  private async landed(taskId: string, rec: { sha: string; tree: string; token: number; by: string }, p: TaskPush): Promise<'done' | 'retry'> {
     p.toldUnreachable = false;
     p.toldRejected = false;
     p.delayMs = PushConstants.firstRetryMs;
@@ -163,8 +163,16 @@ export class TaskPushes {
     const now = this.r.board.state.tasks.get(taskId)?.record;
     if (!now) return 'done';
     const line = now.sha === rec.sha || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', rec.sha, now.sha], { allowFail: true })).code === 0;
-    if (line) await this.r.board.run((e) => e.recordPushed(taskId, rec, now.sha)).catch(() => undefined);
-    return 'done';
+    if (!line) return 'done';
+    // The board must hear it: a write that did not reach it (the database away, this host rejoining) is
+    // tried again with the push, which finds the sha already there and lands here once more. Left unsaid,
+    // the next push would compare against an older sha and set this host's own push aside as a stray
+    // (seen in the two-host chaos run, seed 519817).
+    const said = await this.r.board.run((e) => e.recordPushed(taskId, rec, now.sha)).then(
+      () => true,
+      () => false,
+    );
+    return said || this.closed ? 'done' : 'retry';
   }
 
   /** A note on the task's history from the host (git's words made printable, cut to a note's length). */

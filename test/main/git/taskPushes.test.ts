@@ -119,4 +119,53 @@ describe('pushes to the remote', () => {
     await waitFor(() => again.board.state.tasks.get('T-1')?.pushed?.sha === one, 20_000, 'the record pushed after the restart');
     expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
   }, 90_000);
+
+  it('a push whose board write failed (the database away) is said again, and its next push is not set aside as a stray', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
+    dirs.push(root);
+    makeRepo(join(root, 'seed'));
+    const bare = join(root, 'remote.git');
+    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
+    const folder = join(root, 'clone');
+    gitSync(root, ['clone', '-q', bare, folder]);
+    const clock = manualTimers();
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
+    hosts.push(host);
+    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    await host.board.run((e) => e.addTask({ title: 'push me' }));
+    const agent = await idleAgent(host);
+    const c = await host.board.run((e) => e.claim(agent, 'T-1'));
+    const wt = (await host.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+    const pushes = host.worktrees.git!.pushes;
+    const base = host.board.state.tasks.get('T-1')?.record?.sha;
+    await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === base, 20_000, 'the start record pushed');
+
+    // The board's next "pushed" write fails as a write to a database that went away does: the push itself
+    // landed on the remote (a real push), only the board did not hear of it.
+    const board = host.board;
+    const run = board.run.bind(board);
+    let failures = 0;
+    board.run = ((decide: Parameters<typeof run>[0]) => {
+      if (failures === 0 && decide.toString().includes('recordPushed')) {
+        failures++;
+        return Promise.reject(new Error('the board database is unreachable'));
+      }
+      return run(decide);
+    }) as typeof board.run;
+    const one = await commit(wt, agentEnv(host, agent), 'one');
+    await waitFor(() => board.state.tasks.get('T-1')?.record?.sha === one, 20_000, 'the record');
+    await pushes.idle();
+    expect(failures).toBe(1);
+    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
+    expect(board.state.tasks.get('T-1')?.pushed?.sha).toBe(base);
+    // The retry finds the sha there and says so; the commit after it is pushed over it, not beside it.
+    expect(clock.delays()).toEqual([PushConstants.firstRetryMs]);
+    clock.fire();
+    await pushes.idle();
+    expect(board.state.tasks.get('T-1')?.pushed?.sha).toBe(one);
+    const two = await commit(wt, agentEnv(host, agent), 'two');
+    await waitFor(() => board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the next record pushed');
+    expect(gitSync(bare, ['for-each-ref', '--format=%(refname)', 'refs/forkbench/stray/'])).toBe('');
+  }, 90_000);
 });
