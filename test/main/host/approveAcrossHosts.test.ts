@@ -7,9 +7,8 @@
  * Before, B merged into its own clone's main (which lacked A's commit: the merge failed, or landed only there)
  * and pushed nothing.
  *
- * Until the host pushes each recorded commit to refs/forkbench/tasks/T-n itself (issue 33's "recorded commits
- * reach the remote", another branch), the test pushes A's recorded sha there the way that host will
- * (`pushTaskRef`): switch it to the host's own push when that lands.
+ * The work reaches the remote as it does in use: the host that recorded each commit pushes it to
+ * refs/forkbench/tasks/T-n in the background, and the board says when it landed (`hostPushed`).
  */
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -79,8 +78,8 @@ async function twoMachines() {
   const a = await machine(r.bare);
   const b = await machine(r.bare);
   expect(b.host.board.state.threadId).toBe(a.host.board.state.threadId);
-  // Set by hand until joining the remote sets it (another branch of issue 33).
-  await a.host.board.run((e) => e.setSettings({ remote: r.remote }));
+  // The first clone to open the shared board made its remote the board's; the second joined it.
+  expect(a.host.board.state.settings.remote).toEqual(r.remote);
   await waitFor(() => b.host.board.state.settings.remote?.url === r.bare, 10_000, 'B to see the remote');
   return { ...r, a, b };
 }
@@ -104,9 +103,10 @@ async function workedOn(m: Machine, taskId: string, files: Record<string, string
   return sha as string;
 }
 
-/** What the host that recorded the commit will push to the remote's namespace (see the header). */
-function pushTaskRef(m: Machine, taskId: string, sha: string): void {
-  gitSync(m.folder, ['push', '-q', 'origin', `${sha}:${remoteTaskRef(taskId)}`]);
+/** The host that recorded `sha` pushed it to the remote's namespace, and the board says so. */
+async function hostPushed(m: Machine, bare: string, taskId: string, sha: string): Promise<void> {
+  await waitFor(() => m.host.board.state.tasks.get(taskId)?.pushed?.sha === sha, 20_000, `${taskId}'s ${sha.slice(0, 7)} pushed`);
+  expect(gitSync(bare, ['rev-parse', remoteTaskRef(taskId)])).toBe(sha);
 }
 
 const remoteMain = (bare: string) => gitSync(bare, ['rev-parse', 'refs/heads/main']);
@@ -145,7 +145,11 @@ exit 0`,
 
 describe('approval on any host of a board with a remote', () => {
   it('B approves work committed on A: the frozen sha is fetched, merged onto the remote’s main and pushed; nobody’s branch is moved, each person is told', async () => {
-    const { bare, a, b } = await twoMachines();
+    const { bare, root, a, b } = await twoMachines();
+    // A's pushes to the namespace are held in flight by the remote until the test lets them go.
+    const hold = join(root, 'hold-pushes');
+    fs.writeFileSync(hold, '');
+    preReceive(bare, `while read old new ref; do case "$ref" in refs/forkbench/tasks/*) while [ -e '${hold}' ]; do sleep 0.05; done;; esac; done\nexit 0`);
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
     const wtA = a.host.board.state.tasks.get('T-1')?.worktree?.path as string;
@@ -153,14 +157,15 @@ describe('approval on any host of a board with a remote', () => {
     const before = remoteMain(bare);
     const bMainBefore = gitSync(b.folder, ['rev-parse', 'main']);
 
-    // Not on the remote yet (A has not pushed it): nothing merged or pushed, the task stays in review, and says why.
+    // Not on the remote yet (A's push is still held in flight): nothing merged or pushed, the task stays in review, and says why.
     expect((await sh(b.folder, `git cat-file -e ${sha}^{commit}`)).code).not.toBe(0);
     await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/not in this clone.*origin does not have it under refs\/forkbench\/tasks\/T-1.*has not pushed it yet, or it was lost/);
     expect(stateOf(b, 'T-1')).toBe('review');
     expect(remoteMain(bare)).toBe(before);
     expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: .*has not pushed it yet, or it was lost with that host.*T-1 stays in review/);
 
-    pushTaskRef(a, 'T-1', sha);
+    fs.rmSync(hold);
+    await hostPushed(a, bare, 'T-1', sha);
     await b.host.worktrees.approve('T-1');
     expect(stateOf(b, 'T-1')).toBe('done');
     // The remote's main is the merge of exactly the frozen sha onto the main it had.
@@ -196,8 +201,8 @@ describe('approval on any host of a board with a remote', () => {
     await waitFor(() => b.host.board.state.tasks.get('T-2'), 10_000, 'B to see T-2');
     const shaA = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nfrom a\n' });
     const shaB = await workedOn(b, 'T-2', { 'other.txt': 'other\nfrom b\n' });
-    pushTaskRef(a, 'T-1', shaA);
-    pushTaskRef(b, 'T-2', shaB);
+    await hostPushed(a, bare, 'T-1', shaA);
+    await hostPushed(b, bare, 'T-2', shaB);
     await waitFor(() => stateOf(a, 'T-2') === 'review' && stateOf(b, 'T-1') === 'review', 10_000, 'both to see both in review');
     // The race made certain: the remote holds the first push to main until the second arrives, so both were
     // made on the same main (neither can land before the other fetched), and both are taken at once.
@@ -236,7 +241,7 @@ exit 0`,
     const { bare, root, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
-    pushTaskRef(a, 'T-1', sha);
+    await hostPushed(a, bare, 'T-1', sha);
     const before = remoteMain(bare);
     const person = personPushesInFlight(bare, root, { 'readme.txt': 'by the person\n' });
     await b.host.worktrees.approve('T-1');
@@ -255,7 +260,7 @@ exit 0`,
     const { bare, root, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
-    pushTaskRef(a, 'T-1', sha);
+    await hostPushed(a, bare, 'T-1', sha);
     const person = personPushesInFlight(bare, root, { 'notes.txt': 'line one\nthe person’s line\n' });
     await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/does not merge cleanly into origin\/main: conflicts in notes\.txt/);
     expect(fs.existsSync(person.marker)).toBe(true);
@@ -270,7 +275,7 @@ exit 0`,
     const { bare, root, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
-    pushTaskRef(a, 'T-1', sha);
+    await hostPushed(a, bare, 'T-1', sha);
     // Each push of Forkbench's to main: the person commits and pushes first (their own push passes the hook).
     const person = join(root, 'person');
     gitSync(root, ['clone', '-q', `file://${bare}`, person]);
@@ -296,7 +301,7 @@ exit 0`,
     const { bare, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
-    pushTaskRef(a, 'T-1', sha);
+    await hostPushed(a, bare, 'T-1', sha);
     preReceive(
       bare,
       `while read old new ref; do
@@ -320,7 +325,7 @@ exit 0`,
     const { bare, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
-    pushTaskRef(a, 'T-1', sha);
+    await hostPushed(a, bare, 'T-1', sha);
     const before = remoteMain(bare);
     const away = `${bare}.away`;
     fs.renameSync(bare, away);
