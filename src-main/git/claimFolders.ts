@@ -70,6 +70,9 @@ export class ClaimFolders {
     // Outside the git queue: a fetch, or the wait for another host's push, must not hold up other tasks' git.
     const was = this.r.board.state.tasks.get(taskId);
     if (!(was?.worktree?.token === token && present(was.worktree))) await this.arrival?.arrive(taskId);
+    // A first claim on a board with a remote starts from the remote's base (work approved on any host is
+    // there, not in this clone's own branch), fetched now, outside the queue for the same reason.
+    const first = was && !was.record && !was.worktree ? await (async () => this.arrival?.baseStart(this.r.baseBranch()))().catch(() => null) : null;
     return this.r.queue.run(async () => {
       const { r } = this;
       const t = r.task(taskId);
@@ -94,10 +97,17 @@ export class ClaimFolders {
         start = refs.get(branch) as { sha: string; tree: string };
         record = { ...start, token: 0, by: HOST_ACTOR };
         notes.push(`The board had no record of ${branch} yet; it records the branch as it is, at ${shortSha(start.sha)}.`);
+      } else if (first?.head) {
+        start = first.head;
+        record = { ...start, token: 0, by: HOST_ACTOR };
+        if (first.why)
+          notes.push(`The remote's ${base} could not be fetched (${first.why}): ${taskId} starts from ${base} as this clone last fetched it, at ${shortSha(start.sha)}; work approved since on other hosts is not in it.`);
       } else {
         if (!baseRef) throw new WorktreeError('no-base', `the base branch '${base}' does not exist in ${r.repo.root}: set an existing branch in the Thread's settings.`);
         start = baseRef;
         record = { ...start, token: 0, by: HOST_ACTOR };
+        if (first?.why)
+          notes.push(`The remote's ${base} could not be fetched (${first.why}): ${taskId} starts from this clone's ${base} at ${shortSha(start.sha)}, which may lack work approved on other hosts.`);
       }
       const head = refs.get(branch);
       if (head && head.sha !== start.sha) {
@@ -117,7 +127,7 @@ export class ClaimFolders {
       const admin = worktreeGitDir(path);
       if (!admin) throw new WorktreeError('git', `${path} is not a git worktree`);
       fs.writeFileSync(join(admin, 'HEAD'), `ref: refs/heads/${branch}\n`);
-      const wt: TaskWorktree = { path, branch, base, baseCommit: t.worktree?.baseCommit ?? baseRef?.sha ?? start.sha, token };
+      const wt: TaskWorktree = { path, branch, base, baseCommit: t.worktree?.baseCommit ?? first?.head?.sha ?? baseRef?.sha ?? start.sha, token };
       const prev = t.worktree;
       if (prev && !present(prev))
         notes.push(`The worktree ${prev.path} had been deleted by hand; it was made again from ${branch} at ${shortSha(start.sha)}: every recorded commit is there, changes never committed are not.`);

@@ -2,7 +2,7 @@ import type { BranchRecord, LostRecord } from '../../src-shared/board/model.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
 import { realTimers, type Timers } from '../base/timers.js';
-import type { TaskRemote } from './taskRemote.js';
+import { trackingRef, type TaskRemote } from './taskRemote.js';
 import { WorktreeError, type TaskRepo } from './taskRepo.js';
 
 export const ArrivalConstants = {
@@ -114,12 +114,33 @@ export class RecordArrival {
     });
   }
 
-  /** No record of the task ever reached the remote: its claim starts at the base's head here. */
+  /** No record of the task ever reached the remote: its claim starts at the base's head, as a first claim does. */
   private async baseRecord(): Promise<BranchRecord> {
     const base = this.r.baseBranch();
-    const got = (await this.r.refs([base])).get(base);
+    const got = (await this.baseStart(base)).head ?? (await this.r.refs([base])).get(base);
     if (!got) throw new WorktreeError('no-base', `the base branch '${base}' does not exist in ${this.r.repo.root}: nothing was changed.`);
     return { ...got, token: 0, by: HOST_ACTOR };
+  }
+
+  /**
+   * Where a first claim starts on a board with a remote: the remote's base as fetched now, which holds the work
+   * approved on any host (approval lands it there, never in a clone's own branch). This clone's base may be
+   * behind it. A remote not answering gives what this clone last fetched of it, and why it is not fresher;
+   * with no remote, or nothing fetched ever, null: the caller starts from this clone's base, and says why.
+   */
+  async baseStart(base: string): Promise<{ head: { sha: string; tree: string } | null; why: string | null }> {
+    const remote = this.remote();
+    if (!remote) return { head: null, why: null };
+    const tracking = trackingRef(remote.remote.name, base);
+    const fetched = await remote.fetch([`+refs/heads/${base}:${tracking}`]).then(
+      () => null,
+      (err: Error) => err.message.split('\n').find((l) => l.trim())?.slice(0, 300) ?? 'the fetch failed',
+    );
+    // Not answering: what this clone last fetched of it is still nearer than its own branch.
+    const r = await this.r.git(this.r.repo.root, ['for-each-ref', '--format=%(objectname)%00%(tree)', tracking]);
+    const [sha, tree] = r.stdout.trim().split('\0');
+    const head = sha && tree ? { sha, tree } : null;
+    return { head, why: fetched ?? (head ? null : `the remote has no branch '${base}'`) };
   }
 
   /**

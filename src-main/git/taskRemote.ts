@@ -23,6 +23,9 @@ export interface RefUpdate {
   expect?: string | null;
 }
 
+/** Where this clone keeps its view of a remote's branch, as `git fetch <remote>` does. */
+export const trackingRef = (remote: string, branch: string) => `refs/remotes/${remote}/${branch}`;
+
 /** The URL as the board keeps and compares it: without the password an https URL may carry. */
 export function publicUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_m, scheme: string, userinfo: string) => {

@@ -6,7 +6,7 @@ import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimFolders } from './claimFolders.js';
 import { GitError, gitLine } from './git.js';
-import { TaskRemote } from './taskRemote.js';
+import { TaskRemote, trackingRef } from './taskRemote.js';
 import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 
@@ -28,8 +28,6 @@ export interface RemoteMerge {
   tries: number;
 }
 
-/** Where this clone keeps its view of a remote's branch, as `git fetch <remote>` does. */
-export const trackingRef = (remote: string, branch: string) => `refs/remotes/${remote}/${branch}`;
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;

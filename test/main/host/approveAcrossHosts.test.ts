@@ -194,6 +194,44 @@ describe('approval on any host of a board with a remote', () => {
     expect(fs.readFileSync(join(b.folder, 'notes.txt'), 'utf8')).toBe('line one\nline two\n');
   }, 120_000);
 
+  it('a first claim starts from the remote’s main as fetched then: a person’s push there is in it, this clone’s main is not moved; unreachable, from what it last fetched, saying so', async () => {
+    const { bare, root, a } = await twoMachines();
+    // A person pushes to main from a clone of their own, outside Forkbench: A's clone knows nothing of it.
+    const person = join(root, 'person');
+    gitSync(root, ['clone', '-q', `file://${bare}`, person]);
+    fs.writeFileSync(join(person, 'readme.txt'), 'by the person\n');
+    gitSync(person, ['add', '-A']);
+    gitSync(person, ['commit', '-q', '-m', 'the person’s commit']);
+    gitSync(person, ['push', '-q', 'origin', 'HEAD:main']);
+    const theirs = remoteMain(bare);
+    const aMain = gitSync(a.folder, ['rev-parse', 'main']);
+    expect(aMain).not.toBe(theirs);
+
+    await a.host.board.run((e) => e.addTask({ title: 'after the person' }));
+    const agent = await idleAgent(a.host);
+    const c = await cliAs(a.host, agent, ['claim', 'T-1']);
+    expect(c.code, JSON.stringify(c.out)).toBe(0);
+    const wt = (c.out.result as { worktree: { path: string } }).worktree.path;
+    expect(gitSync(wt, ['rev-parse', 'HEAD'])).toBe(theirs);
+    expect(fs.readFileSync(join(wt, 'readme.txt'), 'utf8')).toBe('by the person\n');
+    expect(a.host.board.state.tasks.get('T-1')?.worktree?.baseCommit).toBe(theirs);
+    expect(a.host.board.state.tasks.get('T-1')?.record?.sha).toBe(theirs);
+    expect(gitSync(a.folder, ['rev-parse', 'main'])).toBe(aMain);
+
+    // The remote away, and main moved there meanwhile: the next first claim starts from what A last fetched.
+    fs.writeFileSync(join(person, 'readme.txt'), 'by the person, again\n');
+    gitSync(person, ['commit', '-q', '-am', 'again']);
+    gitSync(person, ['push', '-q', 'origin', 'HEAD:main']);
+    fs.renameSync(bare, `${bare}.away`);
+    await a.host.board.run((e) => e.addTask({ title: 'while the remote is away' }));
+    const c2 = await cliAs(a.host, agent, ['claim', 'T-2']);
+    expect(c2.code, JSON.stringify(c2.out)).toBe(0);
+    const wt2 = (c2.out.result as { worktree: { path: string } }).worktree.path;
+    expect(gitSync(wt2, ['rev-parse', 'HEAD'])).toBe(theirs);
+    expect(notesOf(a, 'T-2')).toContainEqual(expect.stringMatching(/^The remote's main could not be fetched \(.+\): T-2 starts from main as this clone last fetched it, at [0-9a-f]{10}; work approved since on other hosts is not in it\.$/));
+    fs.renameSync(`${bare}.away`, bare);
+  }, 120_000);
+
   it('two hosts approving two tasks at once: both land on the remote’s main, one after the other', async () => {
     const { bare, root, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'on a' }));
