@@ -46,6 +46,23 @@ export const REJECT_REASON_MISSING = 'a reject needs a reason: say what to chang
 export const RejectReasonSchema = ReasonSchema.refine((s) => s.trim().length > 0, REJECT_REASON_MISSING);
 export const VerifySchema = text(Limits.maxVerifyChars, 'verify command').nullable();
 export const TaskIdSchema = z.string().regex(/^T-\d{1,9}$/, 'a task id looks like T-12');
+/** The tasks one task waits on (issue 34): ids, each once, in the order given. */
+export const AfterSchema = z
+  .array(TaskIdSchema)
+  .max(Limits.maxAfter, `a task waits on at most ${Limits.maxAfter} others`)
+  .transform((ids) => [...new Set(ids)]);
+/** Words that clear what a task waits on, on a command line (`--after ''` or `--after none`). */
+export const NO_AFTER_WORDS = ['', 'none'] as const;
+/** The same as one string, as the CLI and MCP carry it: `T-3,T-5` (spaces and case are forgiven); '' or `none`
+ *  for none. */
+export const AfterTextSchema = z
+  .string()
+  .max(Limits.maxAfter * 12, `a list of at most ${Limits.maxAfter} task ids`)
+  .transform((s) => {
+    const trimmed = s.trim();
+    return (NO_AFTER_WORDS as readonly string[]).includes(trimmed.toLowerCase()) ? [] : trimmed.split(',').map((id) => id.trim().toUpperCase());
+  })
+  .pipe(AfterSchema);
 export const AgentIdSchema = z
   .string()
   .min(1, 'agent id is empty')
