@@ -53,15 +53,20 @@ export const AfterSchema = z
   .transform((ids) => [...new Set(ids)]);
 /** Words that clear what a task waits on, on a command line (`--after ''` or `--after none`). */
 export const NO_AFTER_WORDS = ['', 'none'] as const;
-/** The same as one string, as the CLI and MCP carry it: `T-3,T-5` (spaces and case are forgiven); '' or `none`
- *  for none. */
+/** What a task waits on as the CLI and MCP carry it: one string, `T-3,T-5` (spaces and case are forgiven), ''
+ *  or `none` for none; or the list itself. Either reads as the list, so a value already read (MCP's server
+ *  checks a tool call's arguments before it forwards them to the board, which checks them again) reads the same. */
 export const AfterTextSchema = z
-  .string()
-  .max(Limits.maxAfter * 12, `a list of at most ${Limits.maxAfter} task ids`)
-  .transform((s) => {
-    const trimmed = s.trim();
-    return (NO_AFTER_WORDS as readonly string[]).includes(trimmed.toLowerCase()) ? [] : trimmed.split(',').map((id) => id.trim().toUpperCase());
-  })
+  .union([
+    z.array(z.string()),
+    z
+      .string()
+      .max(Limits.maxAfter * 12, `a list of at most ${Limits.maxAfter} task ids`)
+      .transform((s) => {
+        const trimmed = s.trim();
+        return (NO_AFTER_WORDS as readonly string[]).includes(trimmed.toLowerCase()) ? [] : trimmed.split(',').map((id) => id.trim().toUpperCase());
+      }),
+  ])
   .pipe(AfterSchema);
 export const AgentIdSchema = z
   .string()
