@@ -38,6 +38,8 @@ export class BoardActions {
   setSettings = (patch: WindowParams<'board.setSettings'>['patch']) => this.write('board.setSettings', { patch }, 'change the Thread settings');
   addTask = (title: string, body?: string) => this.write('task.add', body ? { title, body } : { title }, 'add a task');
   editTask = (taskId: string, patch: { title?: string; body?: string }) => this.write('task.edit', { taskId, ...patch }, `edit ${taskId}`);
+  /** What a task waits on (issue 34): replaces the list; [] for none. */
+  setAfter = (taskId: string, after: string[]) => this.write('task.edit', { taskId, after }, `change what ${taskId} waits on`);
   blockTask = (taskId: string, reason: string) => this.write('task.block', { taskId, reason }, `block ${taskId}`);
   unblockTask = (taskId: string) => this.write('task.unblock', { taskId }, `unblock ${taskId}`);
   releaseTask = (taskId: string) => this.write('task.release', { taskId }, `release ${taskId}`);

@@ -75,5 +75,16 @@ export function cycleThrough(tasks: Tasks, taskId: string, after: readonly strin
   return null;
 }
 
+/** Words that clear what a task waits on, typed where a list of ids goes (`--after ''`, `--after none`). */
+export const NO_AFTER_WORDS: readonly string[] = ['', 'none'];
+
+/** What a task waits on, as a person or agent types it: `T-3, t-5` (commas, spaces, any case); '' or `none`
+ *  for none. Ids are checked by whoever reads the list (the board's schema). */
+export function parseAfterText(s: string): string[] {
+  const trimmed = s.trim();
+  if (NO_AFTER_WORDS.includes(trimmed.toLowerCase())) return [];
+  return trimmed.split(/[\s,]+/).filter((id) => id !== '').map((id) => id.toUpperCase());
+}
+
 /** "T-3 → T-5 → T-3" */
 export const cycleText = (ids: readonly string[]): string => ids.join(' → ');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
+import { parseAfterText } from './dependencies.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
@@ -51,10 +52,8 @@ export const AfterSchema = z
   .array(TaskIdSchema)
   .max(Limits.maxAfter, `a task waits on at most ${Limits.maxAfter} others`)
   .transform((ids) => [...new Set(ids)]);
-/** Words that clear what a task waits on, on a command line (`--after ''` or `--after none`). */
-export const NO_AFTER_WORDS = ['', 'none'] as const;
-/** What a task waits on as the CLI and MCP carry it: one string, `T-3,T-5` (spaces and case are forgiven), ''
- *  or `none` for none; or the list itself. Either reads as the list, so a value already read (MCP's server
+/** What a task waits on as the CLI and MCP carry it: one string, `T-3,T-5` (parseAfterText: spaces and case
+ *  are forgiven), '' or `none` for none; or the list itself. Either reads as the list, so a value already read (MCP's server
  *  checks a tool call's arguments before it forwards them to the board, which checks them again) reads the same. */
 export const AfterTextSchema = z
   .union([
@@ -62,10 +61,7 @@ export const AfterTextSchema = z
     z
       .string()
       .max(Limits.maxAfter * 12, `a list of at most ${Limits.maxAfter} task ids`)
-      .transform((s) => {
-        const trimmed = s.trim();
-        return (NO_AFTER_WORDS as readonly string[]).includes(trimmed.toLowerCase()) ? [] : trimmed.split(',').map((id) => id.trim().toUpperCase());
-      }),
+      .transform(parseAfterText),
   ])
   .pipe(AfterSchema);
 export const AgentIdSchema = z
