@@ -76,5 +76,43 @@ describe('what a task waits on, in the window', () => {
     await expect.poll(() => card('T-2').getByTestId('card-waits-T-2').count()).toBe(0);
     await expect.poll(() => reasons().getAttribute('data-code')).toBe('ready');
     expect(await details().getByTestId('details-after-input').inputValue()).toBe('');
+    await closeDetails();
+  });
+
+  it('giving a waiting task to an agent asks first, and once the person says yes the board grants it forced and notes it', async () => {
+    // T-2 waits on T-1 again.
+    await openDetails('T-2');
+    await details().getByTestId('details-after-input').fill('T-1');
+    await details().getByTestId('details-after-input').press('Enter');
+    await card('T-2').getByTestId('card-waits-T-2').waitFor();
+    await closeDetails();
+    await page.getByTestId('launch-menu').click();
+    await page.getByTestId('launch-shell').click();
+    const tab = page.locator('[data-testid^="agent-tab-"]').first();
+    await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+    const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
+    const name = (await tab.getAttribute('data-name')) as string;
+
+    const assign = async () => {
+      await page.getByTestId('assign-T-2').click();
+      await page.getByTestId(`assign-T-2-to-${agent}`).click();
+      await page.getByTestId('confirm-dialog').waitFor();
+    };
+    await assign();
+    expect(await page.getByTestId('confirm-dialog').textContent()).toContain('Start T-2 before T-1 is done?');
+    expect(await page.getByTestId('confirm-body').textContent()).toBe(`T-2 "Screens" waits on T-1 (open). Give it to ${name} anyway? The board notes that it was forced.`);
+    // No: nothing is granted.
+    await page.getByTestId('confirm-cancel').click();
+    await page.getByTestId('confirm-dialog').waitFor({ state: 'detached' });
+    expect(await card('T-2').getAttribute('data-state')).toBe('open');
+
+    await assign();
+    await page.getByTestId('confirm-ok').click();
+    await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('claimed');
+    await openDetails('T-2');
+    await expect.poll(() => details().getByTestId('note-text').first().textContent()).toBe(`claimed by ${agent} before T-1 was done, forced`);
+    // Held now, and still waiting: both said.
+    expect(await reasons().evaluateAll((els) => els.map((e) => e.getAttribute('data-code')))).toEqual(['held', 'waiting-on']);
+    await w.shot('waits-02-forced');
   });
 });

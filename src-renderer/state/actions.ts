@@ -54,6 +54,8 @@ export class BoardActions {
   };
   rejectTask = (taskId: string, reason: string) => this.write('task.reject', { taskId, reason }, `reject ${taskId}`);
   resetTask = (taskId: string) => this.write('task.reset', { taskId }, `reset ${taskId}`);
-  assignTask = (taskId: string, agentId: string) => this.write('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
+  /** `force`: the person said yes to starting a task before what it waits on is done (the board notes it). */
+  assignTask = (taskId: string, agentId: string, force = false) =>
+    this.write('task.assign', force ? { taskId, agentId, force } : { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
   closeAgent = async (agentId: string) => this.closable(agentId) && this.act('agent.close', { agentId }, `close ${this.nameOf(agentId)}`);
 }
