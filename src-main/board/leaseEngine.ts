@@ -19,7 +19,6 @@ import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
 import { ReadyIndex } from './readyIndex.js';
 import { afterOf, cycleText, cycleThrough, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
-import { whyNotRunning, type WhyView } from '../../src-shared/board/why.js';
 
 type Listener = (e: BoardEvent) => void;
 
@@ -218,12 +217,6 @@ export class LeaseEngine {
     return ok(ids);
   }
 
-  /** Why no one holds a task (or who does): each reason with its code and a sentence (src-shared/board/why.ts). */
-  why(taskId: string): Result<WhyView> {
-    const t = this.find(taskId);
-    if (!t.ok) return t;
-    return ok(whyNotRunning(this.board.tasks, t.value));
-  }
 
   // ---------------------------------------------------------------- agent writes
 
