@@ -18,7 +18,7 @@ import { BoardLimits, Limits } from '../../src-shared/board/limits.js';
 import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
 import { ReadyIndex } from './readyIndex.js';
-import { afterOf, cycleText, cycleThrough, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
+import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
 type Listener = (e: BoardEvent) => void;
 
@@ -63,7 +63,7 @@ export class LeaseEngine {
   private readonly events = new Emitter<BoardEvent>();
   /** Earliest lease deadline first: the host arms one timer on the top. */
   private deadlines = new DeadlineQueue();
-  /** The ready tasks, lowest number first: what "claim the next task" takes (readyIndex.ts). */
+  /** Where "claim the next ready task" starts looking (readyIndex.ts). */
   private ready: ReadyIndex;
   private heldBy = new ClaimIndex();
   /** The board's text (boardText.ts), kept as events apply: checked against the cap before each write. */
@@ -79,7 +79,7 @@ export class LeaseEngine {
     private readonly mine: (agentId: string) => boolean = () => true,
   ) {
     this.board = board;
-    this.ready = new ReadyIndex(board.tasks);
+    this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
     this.quota = new WriteQuota(() => this.clock.now());
     this.indexAll();
   }
@@ -93,7 +93,7 @@ export class LeaseEngine {
     Object.assign(this.board, copyBoard(board));
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
-    this.ready = new ReadyIndex(this.board.tasks);
+    this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
 
@@ -240,7 +240,7 @@ export class LeaseEngine {
       const holder = who ? (t.state === 'claimed' ? ` by ${who}` : ` (held by ${who})`) : '';
       return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} ${isInState(t.state)}${holder}; only open tasks can be claimed`);
     }
-    const waits = this.ready.has(id) ? null : this.notReady(t, force);
+    const waits = dependenciesDone(this.board.tasks, t) ? null : this.notReady(t, force);
     if (waits && !waits.ok) return this.refuse(agentId, id, null, 'claim', waits.error.code, waits.error.message);
     this.grant(id, agentId, agentId);
     if (waits) this.noteForced(id, agentId, waits.value);
