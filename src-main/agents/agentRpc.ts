@@ -6,6 +6,7 @@ import { agentProcedures, type AgentInput } from '../../src-shared/protocol/agen
 import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
+import { whyNotRunning } from '../../src-shared/board/why.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
 import { requestHash } from '../board/writeKeys.js';
@@ -68,10 +69,15 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
   show: (p, c) => {
     const t = c.board.state.tasks.get(p.taskId);
     if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
-    return taskView(t, now(c));
+    return taskView(t, now(c), c.board.state.tasks);
+  },
+  why: (p, c) => {
+    const t = c.board.state.tasks.get(p.taskId);
+    if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
+    return whyNotRunning(c.board.state.tasks, t);
   },
   claim: async (p, c) => {
-    const r = await write(c, 'claim', p, (e) => e.claim(c.agentId, p.taskId), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));
+    const r = await write(c, 'claim', p, (e) => e.claim(c.agentId, p.taskId, p.force === true), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));
     const granted = unwrap(r.result);
     if (!c.hooks.afterGrant) return granted;
     try {
@@ -101,8 +107,8 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     return v;
   },
   release: async (p, c) => unwrap((await write(c, 'release', p, (e) => e.release(c.agentId, p.taskId, p.token), same)).result),
-  add: async (p, c) => unwrap((await write(c, 'add', p, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId), (t) => taskView(t, now(c)))).result),
-  edit: async (p, c) => unwrap((await write(c, 'edit', p, (e) => e.edit(c.agentId, p.taskId, { title: p.title, body: p.body }, p.token), same)).result),
+  add: async (p, c) => unwrap((await write(c, 'add', p, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId, p.after), (t) => taskView(t, now(c), c.board.state.tasks))).result),
+  edit: async (p, c) => unwrap((await write(c, 'edit', p, (e) => e.edit(c.agentId, p.taskId, { title: p.title, body: p.body, after: p.after }, p.token), same)).result),
   status: (p, c) => {
     if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);

@@ -168,6 +168,8 @@ export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; san
     `  While working, renew at least every ${renewS} s (between steps is fine).`,
     '- A lapsed lease stays lapsed: the task may go to another agent and your late note or done is rejected.',
     '  If that happens, stop work on it, run `forkbench board`, and claim again (you get a new token).',
+    '- A task may wait on others (`--after`): `claim` with no id takes only a ready one, whose every dependency is done.',
+    '  `forkbench why ID` says what stops a task. Do not --force a claim unless the person asks you to.',
     '- Finish with `forkbench done`. If you stop or get stuck, `forkbench release` so someone else can take it.',
     '- When a claim names a git worktree, work and commit only there (`cd` into it), on the task branch it names.',
     '  Commits there are checked against your claim: a refused commit means the task is no longer yours, so stop.',

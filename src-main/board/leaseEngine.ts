@@ -4,7 +4,7 @@ import { isExpired } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
-import { applyEvent, copyBoard, emptyBoard, taskNumber, type Board } from '../../src-shared/board/reducer.js';
+import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
 import { REJECT_REASON_MISSING, type SettingsPatch } from '../../src-shared/board/schemas.js';
 import { claimView, type ClaimView } from '../../src-shared/protocol/views.js';
@@ -17,6 +17,8 @@ import { isInState } from '../../src-shared/board/stateWords.js';
 import { BoardLimits, Limits } from '../../src-shared/board/limits.js';
 import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
+import { ReadyIndex } from './readyIndex.js';
+import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
 type Listener = (e: BoardEvent) => void;
 
@@ -39,11 +41,13 @@ export interface TaskText {
 }
 
 /** The fields an edit changes; an edit that changes none is refused rather than logged as a change. */
-function changes(patch: Partial<TaskText>): Result<Partial<TaskText>> {
+function changes(patch: Partial<TaskText>, after?: readonly string[]): Result<Partial<TaskText>> {
   const out = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<TaskText>;
-  if (Object.keys(out).length === 0) return reject('invalid-input', 'nothing to change: give a title, body or verify command');
+  if (Object.keys(out).length === 0 && after === undefined) return reject('invalid-input', 'nothing to change: give a title, body, verify command or the tasks it waits on');
   return ok(out);
 }
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * The lease engine: the one authority on who holds which task until when. Pure apart from the injected
@@ -59,9 +63,8 @@ export class LeaseEngine {
   private readonly events = new Emitter<BoardEvent>();
   /** Earliest lease deadline first: the host arms one timer on the top. */
   private deadlines = new DeadlineQueue();
-  /** No open task has a number below this: "claim the next open task" scans up from here. Task numbers are
-   *  dense (T-1…T-n, never deleted), so a cursor is O(1) per claim by id, where a sorted set would not be. */
-  private openFloor = 1;
+  /** Where "claim the next ready task" starts looking (readyIndex.ts). */
+  private ready: ReadyIndex;
   private heldBy = new ClaimIndex();
   /** The board's text (boardText.ts), kept as events apply: checked against the cap before each write. */
   private text = 0;
@@ -79,6 +82,7 @@ export class LeaseEngine {
     readonly here: RecordHost | null = null,
   ) {
     this.board = board;
+    this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
     this.quota = new WriteQuota(() => this.clock.now());
     this.indexAll();
   }
@@ -92,7 +96,7 @@ export class LeaseEngine {
     Object.assign(this.board, copyBoard(board));
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
-    this.openFloor = 1;
+    this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
 
@@ -166,37 +170,70 @@ export class LeaseEngine {
 
   // ---------------------------------------------------------------- tasks (anyone)
 
-  addTask(input: TaskText, by: string = USER): Result<Task> {
+  /** `after`: the tasks the new one waits on (issue 34), each of which must be on the board. */
+  addTask(input: TaskText, by: string = USER, after?: readonly string[]): Result<Task> {
     this.sweep();
     const chars = input.title.length + (input.body?.length ?? 0) + (input.verify?.length ?? 0);
     const limited = this.admit(by, null, 'add', chars, chars);
     if (limited) return limited;
     const taskId = `T-${this.board.nextTaskNumber}`;
-    this.emit({ kind: 'task-added', taskId, title: input.title, body: input.body ?? '', verify: input.verify ?? null, by });
+    const deps = after?.length ? this.checkAfter(taskId, after) : ok([]);
+    if (!deps.ok) return by === USER ? deps : this.refuse(by, null, null, 'add', deps.error.code, deps.error.message);
+    this.emit({ kind: 'task-added', taskId, title: input.title, body: input.body ?? '', verify: input.verify ?? null, by, ...(deps.value.length ? { after: deps.value } : {}) });
     return ok(this.board.tasks.get(taskId) as Task);
   }
 
-  /** A person edits a task: allowed in any state. */
-  editTask(taskId: string, patch: Partial<TaskText>, by: string = USER): Result<Task> {
+  /** A person edits a task: allowed in any state. `after` replaces what it waits on (empty: nothing); a held
+   *  task may gain dependencies, and its claim stands. */
+  editTask(taskId: string, patch: Partial<TaskText>, by: string = USER, after?: readonly string[]): Result<Task> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    const edit = changes(patch);
+    const edit = changes(patch, after);
     if (!edit.ok) return edit;
+    const deps = after === undefined ? null : this.checkAfter(taskId, after);
+    if (deps && !deps.ok) return deps;
     const full = this.overCap(by, editGrowth(t.value, edit.value));
     if (full) return full;
-    this.emit({ kind: 'task-edited', taskId, ...edit.value, by });
+    this.applyEdit(taskId, edit.value, deps?.value, by);
     return ok(this.board.tasks.get(taskId) as Task);
   }
+
+  /** An edit's events: its text (if any) and what it waits on (if that changes), both checked already. */
+  private applyEdit(taskId: string, text: Partial<TaskText>, after: readonly string[] | undefined, by: string): void {
+    if (Object.keys(text).length) this.emit({ kind: 'task-edited', taskId, ...text, by });
+    if (after !== undefined && !sameList(after, afterOf(this.board.tasks.get(taskId) as Task))) this.emit({ kind: 'after-set', taskId, after: [...after], by });
+  }
+
+  /**
+   * What `taskId` may wait on: tasks on the board, not itself, and none that waits on it already (a cycle
+   * would keep every task in it waiting for ever), each refused with a reason that names the task or the cycle.
+   */
+  private checkAfter(taskId: string, after: readonly string[]): Result<string[]> {
+    const ids = [...new Set(after)];
+    if (ids.length > Limits.maxAfter) return reject('invalid-input', `a task waits on at most ${Limits.maxAfter} others`);
+    for (const id of ids) {
+      if (id === taskId) return reject('invalid-input', `${taskId} cannot wait on itself`);
+      if (!this.board.tasks.has(id)) return reject('no-such-task', `${taskId} cannot wait on ${id}: there is no task ${id}`);
+    }
+    const cycle = cycleThrough(this.board.tasks, taskId, ids);
+    if (cycle) return reject('invalid-input', `${taskId} cannot wait on ${cycle[1]}: that would close a cycle, ${cycleText(cycle)}`);
+    return ok(ids);
+  }
+
 
   // ---------------------------------------------------------------- agent writes
 
-  /** An agent claims a task (or, with no id, the open task with the lowest number). */
-  claim(agentId: string, taskId?: string): Result<ClaimView> {
+  /**
+   * An agent claims a task (or, with no id, the ready task with the lowest number: open, and every task it
+   * waits on done). A task that waits on others is claimed by id only with `force`, and the board notes that
+   * it was.
+   */
+  claim(agentId: string, taskId?: string, force = false): Result<ClaimView> {
     this.sweep();
     let id = taskId;
     if (id === undefined) {
-      id = this.nextOpen();
-      if (id === undefined) return this.refuse(agentId, null, null, 'claim', 'no-such-task', 'no open task to claim');
+      id = this.ready.next();
+      if (id === undefined) return this.refuse(agentId, null, null, 'claim', 'no-such-task', this.nothingReady());
     }
     const t = this.board.tasks.get(id);
     if (!t) return this.refuse(agentId, id, null, 'claim', 'no-such-task', `no task ${id}`);
@@ -206,8 +243,37 @@ export class LeaseEngine {
       const holder = who ? (t.state === 'claimed' ? ` by ${who}` : ` (held by ${who})`) : '';
       return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} ${isInState(t.state)}${holder}; only open tasks can be claimed`);
     }
+    const waits = dependenciesDone(this.board.tasks, t) ? null : this.notReady(t, force);
+    if (waits && !waits.ok) return this.refuse(agentId, id, null, 'claim', waits.error.code, waits.error.message);
     this.grant(id, agentId, agentId);
+    if (waits) this.noteForced(id, agentId, waits.value);
     return ok(this.view(this.board.tasks.get(id) as Task) as ClaimView);
+  }
+
+  /** An open task that waits on others: refused naming them, or with `force` the ones it goes ahead of. */
+  private notReady(t: Task, force: boolean): Result<string[]> {
+    const ids = waitingOn(this.board.tasks, t);
+    if (force) return ok(ids);
+    const hint = 'claim it by id with force (forkbench claim ID --force) to start it anyway';
+    return reject('not-ready', `${t.id} waits on ${waitingText(this.board.tasks, ids)}; it is ready once ${ids.length === 1 ? 'that is' : 'they are all'} done, or ${hint}`);
+  }
+
+  /** The board's note on a grant that went ahead of what the task waits on. */
+  private noteForced(taskId: string, agentId: string, waited: string[]): void {
+    this.emit({ kind: 'note', taskId, by: HOST_ACTOR, text: `claimed by ${agentId} before ${waited.join(', ')} ${waited.length === 1 ? 'was' : 'were'} done, forced` });
+  }
+
+  /** Why `claim` with no id found nothing: none open, or every open one waits on others (how many, which first). */
+  private nothingReady(): string {
+    let waiting = 0;
+    let first: Task | undefined;
+    for (const t of this.board.tasks.values()) {
+      if (t.state !== 'open') continue;
+      waiting++;
+      first ??= t;
+    }
+    if (!first) return 'no open task to claim';
+    return `no ready task to claim: ${waiting} open task${waiting === 1 ? ' waits' : 's wait'} on others (${first.id} on ${waitingText(this.board.tasks, waitingOn(this.board.tasks, first))}); forkbench why ID says what each waits on`;
   }
 
   renew(agentId: string, taskId: string, token?: number): Result<ClaimView> {
@@ -227,17 +293,20 @@ export class LeaseEngine {
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
 
-  edit(agentId: string, taskId: string, patch: { title?: string; body?: string }, token?: number): Result<ClaimView> {
+  /** The holder edits its task: title, body, and (`after`) the tasks it waits on, which leaves its claim as is. */
+  edit(agentId: string, taskId: string, patch: { title?: string; body?: string; after?: readonly string[] }, token?: number): Result<ClaimView> {
     const before = this.board.tasks.get(taskId);
     const written = (patch.title?.length ?? 0) + (patch.body?.length ?? 0);
     // Before the input is looked at: a refused edit is a journal line too, and a loop of empty edits is a loop.
     const limited = this.admit(agentId, taskId, 'edit', written, before ? editGrowth(before, patch) : 0, token);
     if (limited) return limited;
-    const e = changes({ title: patch.title, body: patch.body });
+    const e = changes({ title: patch.title, body: patch.body }, patch.after);
     if (!e.ok) return this.refuse(agentId, taskId, token ?? null, 'edit', 'invalid-input', e.error.message);
     const c = this.checkWrite(agentId, taskId, token, 'edit');
     if (!c.ok) return c;
-    this.emit({ kind: 'task-edited', taskId, ...e.value, by: agentId });
+    const deps = patch.after === undefined ? null : this.checkAfter(taskId, patch.after);
+    if (deps && !deps.ok) return this.refuse(agentId, taskId, token ?? null, 'edit', deps.error.code, deps.error.message);
+    this.applyEdit(taskId, e.value, deps?.value, agentId);
     this.extend(taskId, c.value, 'write');
     return ok(this.view(this.board.tasks.get(taskId) as Task) as ClaimView);
   }
@@ -494,11 +563,16 @@ export class LeaseEngine {
 
   // ---------------------------------------------------------------- user actions
 
-  /** A person gives a task to an agent: a grant if it is free, a reassign (revoke + new token) if held. */
-  assign(taskId: string, agentId: string, by: string = USER): Result<ClaimView> {
+  /** A person gives a task to an agent: a grant if it is free, a reassign (revoke + new token) if held. A free
+   *  task that waits on others is given only with `force`, and the board notes it. */
+  assign(taskId: string, agentId: string, by: string = USER, force = false): Result<ClaimView> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
+    // A new holder is a new grant, held to what the task waits on whether it was free or held by another.
+    const movable = task.claim ? task.claim.agentId !== agentId : task.state === 'open' || task.state === 'needs-attention';
+    const waits = movable && waitingOn(this.board.tasks, task).length ? this.notReady(task, force) : null;
+    if (waits && !waits.ok) return waits;
     if (task.claim) {
       if (task.claim.agentId === agentId) return reject('bad-state', `${taskId} is already held by ${agentId}`);
       const token = this.board.nextToken;
@@ -510,9 +584,11 @@ export class LeaseEngine {
         to: { agentId, token, deadline },
         by,
       });
+      if (waits) this.noteForced(taskId, agentId, waits.value);
     } else if (task.state === 'open' || task.state === 'needs-attention') {
       if (task.state === 'needs-attention') this.emit({ kind: 'reset', taskId, by });
       this.grant(taskId, agentId, by);
+      if (waits) this.noteForced(taskId, agentId, waits.value);
     } else {
       return reject('bad-state', `${taskId} ${isInState(task.state)}; only open or claimed tasks can be assigned`);
     }
@@ -745,17 +821,6 @@ export class LeaseEngine {
     this.events.fire(e);
   }
 
-  private nextOpen(): string | undefined {
-    for (let n = this.openFloor; n < this.board.nextTaskNumber; n++) {
-      if (this.board.tasks.get(`T-${n}`)?.state === 'open') {
-        this.openFloor = n;
-        return `T-${n}`;
-      }
-    }
-    this.openFloor = this.board.nextTaskNumber;
-    return undefined;
-  }
-
   /**
    * Keep the indexes in step with one task's change. `before` is the task as it was, so only what changed is
    * touched: a note moves no deadline, a renewal changes no holder.
@@ -763,7 +828,7 @@ export class LeaseEngine {
   private reindex(taskId: string, before: Task | undefined): void {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
-    if (t.state === 'open' && before?.state !== 'open') this.openFloor = Math.min(this.openFloor, taskNumber(taskId));
+    if (before === undefined || before.state !== t.state || before.after !== t.after) this.ready.update(taskId, before);
     const was = before?.claim;
     const is = t.claim;
     if (was?.agentId !== is?.agentId) this.heldBy.set(taskId, is ? is.agentId : null);

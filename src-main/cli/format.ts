@@ -41,7 +41,7 @@ function goalLine(goal: string): string {
 export function formatBoard(b: BoardView): string {
   const lines = [`Goal: ${goalLine(b.goal)}`, `Lease: ${secs(b.leaseMs)}`, ''];
   if (!b.tasks.length) lines.push('No tasks yet. Add one: forkbench add "TITLE"');
-  for (const t of b.tasks) lines.push(`${t.id.padEnd(6)} ${t.state.padEnd(15)} ${line(t.title)}${holder(t.claim)}`);
+  for (const t of b.tasks) lines.push(`${t.id.padEnd(6)} ${t.state.padEnd(15)} ${line(t.title)}${holder(t.claim)}${waits(t.waitingOn)}`);
   if (b.agents?.length) lines.push('', 'Agents:', ...b.agents.map(agentLine));
   return lines.join('\n');
 }
@@ -53,8 +53,12 @@ function agentLine(a: AgentStateView): string {
 
 const stateLine = (s: AgentStateInfo): string => `${STATE_WORDS[s.state]} (${SOURCE_WORDS[s.source]})${s.text ? `: ${line(s.text)}` : ''}`;
 
+/** "  (waits on T-3, T-5)": the tasks not done yet that keep it from being ready. */
+const waits = (ids: readonly string[] | undefined) => (ids?.length ? `  (waits on ${ids.join(', ')})` : '');
+
 export function formatTask(t: TaskView): string {
   const lines = [`${t.id}  ${line(t.title)}`, `state: ${t.state}${holder(t.claim)}`, `attempts: ${t.attempts}`];
+  if (t.after?.length) lines.push(`after: ${t.after.join(', ')}${t.waitingOn?.length ? ` (not done yet: ${t.waitingOn.join(', ')})` : ' (all done)'}`);
   if (t.verify) lines.push(`verify: ${text(t.verify)}`);
   if (t.worktree) lines.push(`worktree: ${line(t.worktree.path)}`, `branch: ${line(t.worktree.branch)} (from ${line(t.worktree.base)})`);
   if (t.body) lines.push('', text(t.body));
@@ -68,6 +72,8 @@ const secsLeft = (c: ClaimView) => secs(c.remainingMs);
 const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
   board: formatBoard,
   show: formatTask,
+  // `T-7 "title": open` and one line per reason, its code first, so a script can grep for it.
+  why: (w) => [`${w.taskId} "${line(w.title)}": ${w.state}`, ...w.reasons.map((r) => `  ${r.code}: ${line(r.text)}`)].join('\n'),
   claim: (c) => {
     const lines = [`Claimed ${c.taskId} "${line(c.title ?? '')}" with token ${c.token}; lease ${secsLeft(c)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
     if (c.worktree) lines.push(`Work in its git worktree, on branch ${line(c.worktree.branch)}:`, `  cd '${line(c.worktree.workdir)}'`, ...c.worktree.notes.map((n) => `Note: ${text(n)}`));

@@ -68,7 +68,7 @@ function usage(): string {
  */
 export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record<string, unknown>; json: boolean; heldTask: boolean } {
   const options: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' } };
-  for (const p of spec.params) if (!p.positional) options[p.name] = { type: 'string' };
+  for (const p of spec.params) if (!p.positional) options[p.name] = { type: p.kind === 'flag' ? 'boolean' : 'string' };
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });

@@ -95,11 +95,11 @@ export class ThreadApi {
   }
 
   addTask(p: P<'task.add'>): Promise<R<'task.add'>> {
-    return this.decide('task.add', p, (e) => asWindowTask(e.addTask({ title: p.title, body: p.body, verify: p.verify })));
+    return this.decide('task.add', p, (e) => asWindowTask(e.addTask({ title: p.title, body: p.body, verify: p.verify }, USER, p.after)));
   }
 
   editTask(p: P<'task.edit'>): Promise<R<'task.edit'>> {
-    return this.decide('task.edit', p, (e) => asWindowTask(e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify })));
+    return this.decide('task.edit', p, (e) => asWindowTask(e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify }, USER, p.after)));
   }
 
   noteTask(p: P<'task.note'>): Promise<R<'task.note'>> {
@@ -110,7 +110,7 @@ export class ThreadApi {
    *  retried drag whose agent has exited since still gets its first outcome: the check comes after the key's.
    *  On a shared board, an agent another live host runs may be handed one too: that host types it in. */
   assignTask(p: P<'task.assign'>): Promise<R<'task.assign'>> {
-    return this.decide('task.assign', p, (e) => e.assign(p.taskId, p.agentId), () => {
+    return this.decide('task.assign', p, (e) => e.assign(p.taskId, p.agentId, USER, p.force === true), () => {
       if (!this.host.roster.isRunning(p.agentId) && !this.host.roster.isPeer(p.agentId)) throw new Refusal('no-such-agent', `agent ${p.agentId} is not running`);
     });
   }

@@ -16,6 +16,7 @@ import { AgentStateBadge } from './AgentStateBadge.js';
 import { askText } from './prompt.js';
 import { noteCount, openTaskDetails, useTaskDetails } from './TaskDetails.js';
 import { CharCount, LimitReason } from './CharCount.js';
+import { CardWaits } from './TaskWaits.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
 const CARD_CONTROLS = 'button, input, textarea, select, a, form';
@@ -103,6 +104,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
           blocked: <UserText text={task.blockedReason} />
         </p>
       )}
+      <CardWaits taskId={id} />
       {sentBack && (
         // Why its work came back from review, for whoever works on it next (the details panel has every one).
         <p className="card-reason" data-testid={`card-sent-back-${id}`} title={showControls(sentBack.reason, 'tab-newline')}>

@@ -7,6 +7,7 @@ import { useApp, useController } from '../state/hooks.js';
 import { taskStory, type StoryNote } from '../state/taskStory.js';
 import { UserText } from './UserText.js';
 import { useReturnFocus } from './returnFocus.js';
+import { AfterField, WhyList } from './TaskWaits.js';
 
 
 const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
@@ -120,6 +121,10 @@ function DetailsOf({ taskId }: { taskId: string }) {
       <dl className="details-facts">
         <dt>State</dt>
         <dd data-testid="details-state">{task.state}</dd>
+        <dt>Waits on</dt>
+        <dd>
+          <AfterField taskId={taskId} />
+        </dd>
         {task.claim && (
           <>
             <dt>Holder</dt>
@@ -172,6 +177,10 @@ function DetailsOf({ taskId }: { taskId: string }) {
           </>
         )}
       </dl>
+      <section className="details-section">
+        <h3>Why it is not running</h3>
+        <WhyList taskId={taskId} />
+      </section>
       {details === null ? (
         <p className="muted" data-testid="details-loading">
           Reading {taskId}…

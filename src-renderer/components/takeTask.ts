@@ -1,4 +1,5 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
+import { waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 import { agentLabel } from '../state/agentList.js';
 import type { AppController } from '../state/controller.js';
 import { askConfirm } from './confirm.js';
@@ -31,12 +32,34 @@ export function takeQuestion(c: Pick<AppController, 'state' | 'clock' | 'agentNa
 }
 
 /**
+ * The question to ask before giving a task that waits on others not done yet (issue 34): the board refuses
+ * that unless forced, and notes a forced grant, so the person says yes knowing what it goes ahead of. Null
+ * when the task waits on nothing that is not done.
+ */
+export function forceQuestion(c: Pick<AppController, 'state' | 'agentName'>, taskId: string, agentId: string): { title: string; body: string; confirmLabel: string } | null {
+  const board = c.state.board;
+  const task = board?.tasks.get(taskId);
+  if (!board || !task) return null;
+  const waits = waitingOn(board.tasks, task);
+  if (waits.length === 0) return null;
+  const to = c.agentName(agentId);
+  return {
+    title: `Start ${taskId} before ${waits.join(', ')} ${waits.length === 1 ? 'is' : 'are'} done?`,
+    body: `${taskId} "${showControls(task.title, 'none')}" waits on ${waitingText(board.tasks, waits)}. Give it to ${to} anyway? The board notes that it was forced.`,
+    confirmLabel: `Give it to ${to} anyway`,
+  };
+}
+
+/**
  * Give `taskId` to `agentId` as a drop on a tab or "Assign to…" does, asking first when that takes it from a
- * live agent (takeQuestion). Resolves whether it was given (false: cancelled, refused, or nothing to do).
+ * live agent (takeQuestion), and when it waits on tasks not done yet (forceQuestion). Resolves whether it was
+ * given (false: cancelled, refused, or nothing to do).
  */
 export async function assignAsking(c: AppController, taskId: string, agentId: string): Promise<boolean> {
   if (c.state.board?.tasks.get(taskId)?.claim?.agentId === agentId) return false;
   const q = takeQuestion(c, taskId, agentId);
   if (q && !(await askConfirm(q.title, q.body, q.confirmLabel))) return false;
-  return c.actions.assignTask(taskId, agentId);
+  const f = forceQuestion(c, taskId, agentId);
+  if (f && !(await askConfirm(f.title, f.body, f.confirmLabel))) return false;
+  return c.actions.assignTask(taskId, agentId, f !== null);
 }

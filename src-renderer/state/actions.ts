@@ -38,6 +38,8 @@ export class BoardActions {
   setSettings = (patch: WindowParams<'board.setSettings'>['patch']) => this.write('board.setSettings', { patch }, 'change the Thread settings');
   addTask = (title: string, body?: string) => this.write('task.add', body ? { title, body } : { title }, 'add a task');
   editTask = (taskId: string, patch: { title?: string; body?: string }) => this.write('task.edit', { taskId, ...patch }, `edit ${taskId}`);
+  /** What a task waits on (issue 34): replaces the list; [] for none. */
+  setAfter = (taskId: string, after: string[]) => this.write('task.edit', { taskId, after }, `change what ${taskId} waits on`);
   blockTask = (taskId: string, reason: string) => this.write('task.block', { taskId, reason }, `block ${taskId}`);
   unblockTask = (taskId: string) => this.write('task.unblock', { taskId }, `unblock ${taskId}`);
   releaseTask = (taskId: string) => this.write('task.release', { taskId }, `release ${taskId}`);
@@ -52,6 +54,8 @@ export class BoardActions {
   };
   rejectTask = (taskId: string, reason: string) => this.write('task.reject', { taskId, reason }, `reject ${taskId}`);
   resetTask = (taskId: string) => this.write('task.reset', { taskId }, `reset ${taskId}`);
-  assignTask = (taskId: string, agentId: string) => this.write('task.assign', { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
+  /** `force`: the person said yes to starting a task before what it waits on is done (the board notes it). */
+  assignTask = (taskId: string, agentId: string, force = false) =>
+    this.write('task.assign', force ? { taskId, agentId, force } : { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
   closeAgent = async (agentId: string) => this.closable(agentId) && this.act('agent.close', { agentId }, `close ${this.nameOf(agentId)}`);
 }

@@ -55,9 +55,11 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'settings-set':
       return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s, poison limit ${e.settings.poisonLimit}`;
     case 'task-added':
-      return `${e.taskId} added by ${name(e.by)}: ${clip(e.title)}`;
+      return `${e.taskId} added by ${name(e.by)}: ${clip(e.title)}${e.after?.length ? ` (after ${e.after.join(', ')})` : ''}`;
     case 'task-edited':
       return `${e.taskId} edited by ${name(e.by)}${e.title !== undefined ? `: ${clip(e.title)}` : ''}`;
+    case 'after-set':
+      return e.after.length ? `${e.taskId} now waits on ${e.after.join(', ')} (set by ${name(e.by)})` : `${e.taskId} waits on nothing now (set by ${name(e.by)})`;
     case 'grant':
       return e.by === e.agentId ? `${e.taskId} claimed by ${name(e.agentId)} (token ${e.token})` : `${e.taskId} assigned to ${name(e.agentId)} by ${name(e.by)} (token ${e.token})`;
     case 'renew':

@@ -13,6 +13,7 @@ const KINDS = {
   'settings-set': false,
   'task-added': false,
   'task-edited': false,
+  'after-set': false,
   grant: true,
   renew: false,
   'claim-ended': true,

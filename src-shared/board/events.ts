@@ -21,8 +21,11 @@ export type BoardEventBody =
   | { kind: 'thread-created'; threadId: string; goal: string; settings: ThreadSettings }
   | { kind: 'goal-set'; goal: string; by: string }
   | { kind: 'settings-set'; settings: ThreadSettings; by: string }
-  | { kind: 'task-added'; taskId: string; title: string; body: string; verify: string | null; by: string }
+  /** `after`: the tasks it waits on (issue 34); absent in journals from before, and when it waits on none. */
+  | { kind: 'task-added'; taskId: string; title: string; body: string; verify: string | null; by: string; after?: string[] }
   | { kind: 'task-edited'; taskId: string; title?: string; body?: string; verify?: string | null; by: string }
+  /** The tasks `taskId` waits on are now `after` (empty: none), replacing what it waited on before. */
+  | { kind: 'after-set'; taskId: string; after: string[]; by: string }
   /** A claim begins: the agent claimed it, or a person assigned it. */
   | { kind: 'grant'; taskId: string; agentId: string; token: number; deadline: number; by: string }
   /** A lease is extended: by a write of the holder, by the liveness check, or as grace after a restart. */

@@ -26,6 +26,9 @@ export const Limits = {
   maxGoalChars: 64 * 1024,
   maxVerifyChars: 4 * 1024,
   maxAgentIdChars: 128,
+  /** Tasks one task may wait on: a plan names a handful; 100 is far past that, and keeps an event line short
+   *  and each readiness check (every one of them done?) cheap. */
+  maxAfter: 100,
   /** A person's turn: half an hour covers a meeting or lunch; past it the task is better off in the backlog
    *  than held by an agent nobody answers. */
   defaultWaitHoldMs: 30 * 60_000,

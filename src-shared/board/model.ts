@@ -74,6 +74,9 @@ export interface Task {
   readonly sentBack?: SentBack | null;
   /** A shell command that checks a task said to be done (issue: verify runner). */
   readonly verify: string | null;
+  /** The tasks this one waits on (issue 34): it is ready only once every one of them is done. Never a cycle
+   *  (the engine refuses one). Absent in boards written before dependencies, which read as none. */
+  readonly after?: readonly string[];
   readonly createdAt: number; // wall clock
   /** The git worktree and branch of the task's latest grant, once a claim has had one; gone once merged. */
   readonly worktree: TaskWorktree | null;

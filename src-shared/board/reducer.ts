@@ -46,6 +46,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   blockedReason: null,
   sentBack: null,
   verify: null,
+  after: [],
   worktree: null,
   parked: [],
   record: null,
@@ -97,7 +98,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
     case 'task-added': {
       if (b.tasks.has(e.taskId)) throw new EventMismatch(e, `${e.taskId} exists`);
-      b.tasks.set(e.taskId, { ...NEW_TASK, id: e.taskId, title: e.title, body: e.body, state: 'open', verify: e.verify, createdAt: e.at });
+      b.tasks.set(e.taskId, { ...NEW_TASK, id: e.taskId, title: e.title, body: e.body, state: 'open', verify: e.verify, createdAt: e.at, ...(e.after?.length ? { after: e.after } : {}) });
       b.nextTaskNumber = Math.max(b.nextTaskNumber, taskNumber(e.taskId) + 1);
       break;
     }
@@ -110,6 +111,9 @@ export function applyEvent(b: Board, e: BoardEvent): void {
         // A window's copy now has the whole body: the edit carried it.
         ...(t.omitted && e.body !== undefined ? { omitted: { ...t.omitted, bodyChars: 0 } } : {}),
       }));
+      break;
+    case 'after-set':
+      update(b, e, (t) => ({ ...t, after: e.after.length ? e.after : NEW_TASK.after }));
       break;
     case 'grant':
       update(b, e, (t) => ({

@@ -9,6 +9,7 @@ export const REJECTION_CODES = [
   'stale-token', // the caller held it once, but that claim is over or a newer one exists
   'lapsed', // the caller's lease ran out; a lapsed lease stays lapsed
   'bad-state', // the task's state does not allow this
+  'not-ready', // the task waits on others that are not done yet (claim it by id with force to start anyway)
   'invalid-input', // a field is empty, too long or out of bounds
   'off-record', // a git branch is not where the board recorded it: that commit is not the task's work
   'read-only', // the board could not write to disk, so it takes no more writes until the host restarts

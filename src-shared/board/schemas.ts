@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
+import { parseAfterText } from './dependencies.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
@@ -46,6 +47,23 @@ export const REJECT_REASON_MISSING = 'a reject needs a reason: say what to chang
 export const RejectReasonSchema = ReasonSchema.refine((s) => s.trim().length > 0, REJECT_REASON_MISSING);
 export const VerifySchema = text(Limits.maxVerifyChars, 'verify command').nullable();
 export const TaskIdSchema = z.string().regex(/^T-\d{1,9}$/, 'a task id looks like T-12');
+/** The tasks one task waits on (issue 34): ids, each once, in the order given. */
+export const AfterSchema = z
+  .array(TaskIdSchema)
+  .max(Limits.maxAfter, `a task waits on at most ${Limits.maxAfter} others`)
+  .transform((ids) => [...new Set(ids)]);
+/** What a task waits on as the CLI and MCP carry it: one string, `T-3,T-5` (parseAfterText: spaces and case
+ *  are forgiven), '' or `none` for none; or the list itself. Either reads as the list, so a value already read (MCP's server
+ *  checks a tool call's arguments before it forwards them to the board, which checks them again) reads the same. */
+export const AfterTextSchema = z
+  .union([
+    z.array(z.string()),
+    z
+      .string()
+      .max(Limits.maxAfter * 12, `a list of at most ${Limits.maxAfter} task ids`)
+      .transform(parseAfterText),
+  ])
+  .pipe(AfterSchema);
 export const AgentIdSchema = z
   .string()
   .min(1, 'agent id is empty')

@@ -7,9 +7,11 @@
  */
 
 import type { ClaimView, WorktreeView } from './views.js';
+import type { WhyView } from '../board/why.js';
 
-/** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it. */
-export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key';
+/** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
+ *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key' | 'after' | 'flag';
 
 /**
  * A write's idempotency key: the board answers a write sent again with the same key with its first outcome
@@ -65,6 +67,9 @@ const key = param({
   describe: 'an idempotency key: the same write sent again with it (a retry) is answered with its first outcome, not done twice',
 });
 
+/** What a task waits on (issue 34), on `add` and `edit`. */
+const after = (describe: string) => param({ name: 'after', kind: 'after', required: false, positional: false, describe });
+
 const ref = <R extends boolean>(required: R, describe: string) => param({ name: 'ref', kind: 'ref', required, positional: false, describe, git: true });
 const sha = <N extends string, R extends boolean>(name: N, required: R, describe: string) => param({ name, kind: 'sha', required, positional: false, describe, git: true });
 
@@ -72,9 +77,26 @@ const AGENT_METHOD_TABLE = [
   { name: 'board', summary: 'Show the goal and every task with its state and holder.', params: [], write: false },
   { name: 'show', summary: 'Show one task: body, holder, time left on its lease, notes.', params: [taskId(true)], write: false },
   {
+    name: 'why',
+    summary: 'Say why no one holds a task (or who does): what it waits on, blocked, needs-attention, in review; each reason a code and a sentence.',
+    params: [taskId(true)],
+    write: false,
+  },
+  {
     name: 'claim',
-    summary: 'Claim a task (without an id: the next open one). Prints the fencing token to pass to later writes.',
-    params: [taskId(false, 'task id; omit to take the next open task'), key],
+    summary:
+      'Claim a task (without an id: the next ready one, open and waiting on nothing not done). Prints the fencing token to pass to later writes.',
+    params: [
+      taskId(false, 'task id; omit to take the next ready task'),
+      param({
+        name: 'force',
+        kind: 'flag',
+        required: false,
+        positional: false,
+        describe: 'claim a task that waits on others before they are done (the board notes it); only when the person asks',
+      }),
+      key,
+    ],
     write: true,
   },
   { name: 'renew', summary: 'Extend your lease on a task you hold (any write does this too).', params: [taskId(true), token, key], write: true },
@@ -97,17 +119,19 @@ const AGENT_METHOD_TABLE = [
     params: [
       param({ name: 'title', kind: 'title', required: true, positional: true, describe: 'one-line title' }),
       param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'details' }),
+      after('the tasks it waits on, like T-3,T-5: it is ready only once they are all done'),
       key,
     ],
     write: true,
   },
   {
     name: 'edit',
-    summary: 'Change the title or body of a task you hold.',
+    summary: 'Change the title, body or dependencies of a task you hold.',
     params: [
       taskId(true),
       param({ name: 'title', kind: 'title', required: false, positional: false, describe: 'new title' }),
       param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'new body' }),
+      after("the tasks it waits on, like T-3,T-5, replacing what it waited on ('' or none: nothing)"),
       token,
       key,
     ],
@@ -160,6 +184,8 @@ export const AGENT_METHOD_NAMES: readonly AgentMethod[] = AGENT_METHODS.map((m) 
 /** The params of method `M` as the table states them, literal types kept: what its input type is derived from. */
 export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name: M }>['params'][number];
 
+export type { WhyView };
+
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
 export interface DoneView extends ClaimView {
   readonly warning?: string;
@@ -191,7 +217,8 @@ export function synopsis(m: MethodSpec): string {
   for (const p of m.params) {
     // The key is every write's, said once in the help rather than on each line.
     if (p.git || p.kind === 'key') continue;
-    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name} ${p.kind === 'token' ? 'N' : 'TEXT'}`;
+    const value = p.kind === 'token' ? ' N' : p.kind === 'after' ? ' IDS' : p.kind === 'flag' ? '' : ' TEXT';
+    const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name}${value}`;
     parts.push(p.required ? name : `[${name}]`);
   }
   return parts.join(' ');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
+import { AfterTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView } from './agentMethods.js';
+import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -22,6 +22,8 @@ const kindSchema = {
   // Controls are no reason to refuse a dialog's text (MAX_PROMPT_CHARS says why they may stay).
   prompt: z.string().max(MAX_PROMPT_CHARS, `the prompt text is longer than ${MAX_PROMPT_CHARS} characters`),
   key: WriteKeySchema,
+  after: AfterTextSchema,
+  flag: z.boolean(),
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 
@@ -54,6 +56,7 @@ function inputOf<M extends AgentMethod>(method: M) {
 export const agentProcedures = {
   board: procedure(inputOf('board'), typeOnly<BoardView>()),
   show: procedure(inputOf('show'), typeOnly<TaskView>()),
+  why: procedure(inputOf('why'), typeOnly<WhyView>()),
   claim: procedure(inputOf('claim'), typeOnly<ClaimResult>()),
   renew: procedure(inputOf('renew'), typeOnly<ClaimView>()),
   note: procedure(inputOf('note'), typeOnly<ClaimView>()),

@@ -2,6 +2,7 @@ import type { Note, Task, TaskState } from '../board/model.js';
 import type { Board } from '../board/reducer.js';
 import { remainingMs } from '../board/lease.js';
 import type { AgentStateInfo } from '../agents/agentState.js';
+import { afterOf, waitingOn } from '../board/dependencies.js';
 
 /**
  * What crosses a process boundary about claims. The host's monotonic deadlines mean nothing elsewhere, so a
@@ -27,6 +28,10 @@ export interface TaskView {
   readonly verify: string | null;
   /** Where to work on the task: its git worktree and branch (none when the Thread's folder is not a repository). */
   readonly worktree: WorktreeView | null;
+  /** Every task it waits on (issue 34), done or not; absent when none. */
+  readonly after?: readonly string[];
+  /** Those of them not done yet: while any is, the task is not ready. Absent when none. */
+  readonly waitingOn?: readonly string[];
 }
 
 export interface WorktreeView {
@@ -39,7 +44,7 @@ export interface BoardView {
   readonly threadId: string;
   readonly goal: string;
   readonly leaseMs: number;
-  readonly tasks: readonly Omit<TaskView, 'body' | 'notes' | 'worktree'>[];
+  readonly tasks: readonly Omit<TaskView, 'body' | 'notes' | 'worktree' | 'after'>[];
   /** Every agent of the Thread with its state, so agents and scripts see who waits on the person. */
   readonly agents?: readonly AgentStateView[];
 }
@@ -55,7 +60,14 @@ export function claimView(task: Task, now: number): ClaimView | null {
   return c ? { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: remainingMs(c, now) } : null;
 }
 
-export function taskView(task: Task, now: number): TaskView {
+/** What a task waits on, as a view carries it: only when it waits on something, so old answers read the same. */
+function dependencyView(tasks: ReadonlyMap<string, Task>, task: Task, all: boolean): { after?: readonly string[]; waitingOn?: readonly string[] } {
+  if (afterOf(task).length === 0) return {};
+  const waiting = waitingOn(tasks, task);
+  return { ...(all ? { after: afterOf(task) } : {}), ...(waiting.length ? { waitingOn: waiting } : {}) };
+}
+
+export function taskView(task: Task, now: number, tasks?: ReadonlyMap<string, Task>): TaskView {
   return {
     id: task.id,
     title: task.title,
@@ -66,6 +78,7 @@ export function taskView(task: Task, now: number): TaskView {
     notes: task.notes,
     verify: task.verify,
     worktree: worktreeView(task),
+    ...(tasks ? dependencyView(tasks, task, true) : {}),
   };
 }
 
@@ -86,6 +99,7 @@ export function boardView(board: Readonly<Board>, now: number): BoardView {
       claim: claimView(t, now),
       attempts: t.attempts,
       verify: t.verify,
+      ...dependencyView(board.tasks, t, false),
     })),
   };
 }

@@ -7,7 +7,7 @@ import { EventPageLimits, type EventPage } from '../board/eventPage.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
-import { AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
+import { AfterSchema, AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
 import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
@@ -58,10 +58,14 @@ export const windowMethods = {
   'thread.snapshot': method<ThreadSnapshot>()(z.object({ key }).strict()),
   'board.setGoal': method<null>()(z.object({ key, goal: GoalSchema, writeKey }).strict()),
   'board.setSettings': method<null>()(z.object({ key, patch: SettingsPatchSchema, writeKey }).strict()),
-  'task.add': method<CompactTask>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
-  'task.edit': method<CompactTask>()(z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), writeKey }).strict()),
+  /** `after`: the tasks it waits on (issue 34); on an edit it replaces what the task waited on ([] for none). */
+  'task.add': method<CompactTask>()(z.object({ key, title: TitleSchema, body: BodySchema.optional(), verify: VerifySchema.optional(), after: AfterSchema.optional(), writeKey }).strict()),
+  'task.edit': method<CompactTask>()(
+    z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), after: AfterSchema.optional(), writeKey }).strict(),
+  ),
   'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema, writeKey }).strict()),
-  'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, writeKey }).strict()),
+  /** `force`: give a task that waits on others before they are done (the board notes it). */
+  'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, force: z.boolean().optional(), writeKey }).strict()),
   'task.release': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.approve': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.reject': method<null>()(z.object({ key, taskId, reason: RejectReasonSchema, writeKey }).strict()),

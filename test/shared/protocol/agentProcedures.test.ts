@@ -35,7 +35,8 @@ describe("the agents' procedures, derived per method from the one table", () => 
     expectTypeOf<AgentInput<'note'>>().toEqualTypeOf<{ taskId: string; text: string; token?: number | undefined; key?: string | undefined }>();
     expectTypeOf<AgentInput<'record'>>().toEqualTypeOf<{ taskId: string; token?: number | undefined; ref: string; from: string; to: string; key?: string | undefined }>();
     expectTypeOf<AgentInput<'fence'>>().toEqualTypeOf<{ taskId: string; token?: number | undefined; ref?: string | undefined; from?: string | undefined; to?: string | undefined; key?: string | undefined }>();
-    expectTypeOf<AgentInput<'claim'>>().toEqualTypeOf<{ taskId?: string | undefined; key?: string | undefined }>();
+    expectTypeOf<AgentInput<'claim'>>().toEqualTypeOf<{ taskId?: string | undefined; force?: boolean | undefined; key?: string | undefined }>();
+    expectTypeOf<AgentInput<'edit'>>().toEqualTypeOf<{ taskId: string; title?: string | undefined; body?: string | undefined; after?: string[] | undefined; token?: number | undefined; key?: string | undefined }>();
     expectTypeOf<AgentInput<'status'>>().toEqualTypeOf<{ state: ReportableState; text?: string | undefined }>();
     // No params: a strict object with nothing in it.
     expectTypeOf<AgentInput<'board'>>().toEqualTypeOf<Record<string, never>>();

@@ -1,0 +1,118 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWindow, type Served, type WindowSession } from './harness.js';
+
+/**
+ * Issue 34, dependencies in the window: the details panel's "Waits on" field sets what a task waits on (and
+ * clears it with none), a cycle is refused with the board's reason naming it, the card of a task that waits
+ * says on what, and the panel says why no one holds it, as `forkbench why` does.
+ */
+let w: WindowSession;
+let served: Served;
+let page: Page;
+
+beforeAll(async () => {
+  w = await openWindow();
+  ({ served, page } = w);
+}, 60_000);
+
+afterAll(() => w?.close());
+
+const card = (id: string) => page.getByTestId(`card-${id}`);
+const details = () => page.getByTestId('task-details');
+const reasons = () => details().getByTestId('details-why-reason');
+
+async function addTask(title: string, id: string): Promise<void> {
+  await page.getByTestId('add-task-title').fill(title);
+  await page.getByTestId('add-task-title').press('Enter');
+  await card(id).waitFor();
+}
+
+async function openDetails(id: string): Promise<void> {
+  await card(id).locator('.card-title').click();
+  await details().waitFor();
+  await expect.poll(() => details().getAttribute('data-task')).toBe(id);
+}
+
+async function closeDetails(): Promise<void> {
+  await details().getByTestId('details-close').click();
+  await details().waitFor({ state: 'detached' });
+}
+
+describe('what a task waits on, in the window', () => {
+  it('is set and cleared in the details panel, shown on the card and explained; a cycle is refused naming it', async () => {
+    await page.goto(served.url);
+    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    await addTask('Schema', 'T-1');
+    await addTask('Screens', 'T-2');
+
+    await openDetails('T-2');
+    expect(await reasons().getAttribute('data-code')).toBe('ready');
+    await details().getByTestId('details-after-input').fill('t-1');
+    await details().getByTestId('details-after-input').press('Enter');
+    await expect.poll(() => card('T-2').getByTestId('card-waits-T-2').textContent()).toBe('waits on T-1');
+    await expect.poll(() => reasons().getAttribute('data-code')).toBe('waiting-on');
+    expect(await reasons().textContent()).toBe('T-2 waits on T-1, which is open');
+    expect(await details().getByTestId('details-after-input').inputValue()).toBe('T-1');
+    await w.shot('waits-01-card-and-why');
+    await closeDetails();
+
+    // T-1 waiting on T-2 would close a cycle: refused, with the cycle named, and nothing changed.
+    await openDetails('T-1');
+    await details().getByTestId('details-after-input').fill('T-2');
+    await details().getByTestId('details-after-save').click();
+    await expect.poll(() => page.getByTestId('error-banner').textContent()).toContain('T-1 cannot wait on T-2: that would close a cycle, T-1 → T-2 → T-1');
+    expect(await card('T-1').getByTestId('card-waits-T-1').count()).toBe(0);
+    // The draft stays for the person to fix; Escape puts the field back to what the board holds.
+    expect(await details().getByTestId('details-after-input').inputValue()).toBe('T-2');
+    await details().getByTestId('details-after-input').press('Escape');
+    expect(await details().getByTestId('details-after-input').inputValue()).toBe('');
+    await closeDetails();
+
+    // none clears it: the card no longer waits, and T-2 is ready.
+    await openDetails('T-2');
+    await details().getByTestId('details-after-input').fill('none');
+    await details().getByTestId('details-after-input').press('Enter');
+    await expect.poll(() => card('T-2').getByTestId('card-waits-T-2').count()).toBe(0);
+    await expect.poll(() => reasons().getAttribute('data-code')).toBe('ready');
+    expect(await details().getByTestId('details-after-input').inputValue()).toBe('');
+    await closeDetails();
+  });
+
+  it('giving a waiting task to an agent asks first, and once the person says yes the board grants it forced and notes it', async () => {
+    // T-2 waits on T-1 again.
+    await openDetails('T-2');
+    await details().getByTestId('details-after-input').fill('T-1');
+    await details().getByTestId('details-after-input').press('Enter');
+    await card('T-2').getByTestId('card-waits-T-2').waitFor();
+    await closeDetails();
+    await page.getByTestId('launch-menu').click();
+    await page.getByTestId('launch-shell').click();
+    const tab = page.locator('[data-testid^="agent-tab-"]').first();
+    await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+    const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
+    const name = (await tab.getAttribute('data-name')) as string;
+
+    const assign = async () => {
+      await page.getByTestId('assign-T-2').click();
+      await page.getByTestId(`assign-T-2-to-${agent}`).click();
+      await page.getByTestId('confirm-dialog').waitFor();
+    };
+    await assign();
+    expect(await page.getByTestId('confirm-dialog').textContent()).toContain('Start T-2 before T-1 is done?');
+    expect(await page.getByTestId('confirm-body').textContent()).toBe(`T-2 "Screens" waits on T-1 (open). Give it to ${name} anyway? The board notes that it was forced.`);
+    // No: nothing is granted.
+    await page.getByTestId('confirm-cancel').click();
+    await page.getByTestId('confirm-dialog').waitFor({ state: 'detached' });
+    expect(await card('T-2').getAttribute('data-state')).toBe('open');
+
+    await assign();
+    await page.getByTestId('confirm-ok').click();
+    await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('claimed');
+    await openDetails('T-2');
+    await expect.poll(() => details().getByTestId('note-text').first().textContent()).toBe(`claimed by ${agent} before T-1 was done, forced`);
+    // Held now, and still waiting: both said.
+    expect(await reasons().evaluateAll((els) => els.map((e) => e.getAttribute('data-code')))).toEqual(['held', 'waiting-on']);
+    await w.shot('waits-02-forced');
+  });
+});

@@ -1,0 +1,85 @@
+import { useState, type FormEvent } from 'react';
+import { afterOf, parseAfterText, waitingOn } from '../../src-shared/board/dependencies.js';
+import { whyNotRunning, type WhyReason } from '../../src-shared/board/why.js';
+import { useApp, useController } from '../state/hooks.js';
+import { UserText } from './UserText.js';
+
+/**
+ * Dependencies in the window (issue 34): what a task waits on, editable in its details panel, and why no one
+ * holds it, in the same words `forkbench why` prints (src-shared/board/why.ts). Each selector answers a
+ * string, so a change elsewhere on the board that leaves this task's answer as it was draws nothing.
+ */
+
+/** The details panel's field: the ids it waits on, typed as `T-3, T-5` ('' or none for none), saved with Enter. */
+export function AfterField({ taskId }: { taskId: string }) {
+  const c = useController();
+  const stored = useApp((s) => {
+    const t = s.board?.tasks.get(taskId);
+    return t ? afterOf(t).join(', ') : '';
+  });
+  // What the person is typing; null while they are not, so the field follows the board (another window's edit).
+  const [draft, setDraft] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const value = draft ?? stored;
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    if (draft === null || saving) return;
+    setSaving(true);
+    // A refusal (a cycle, a task not on the board) is in the banner, with the board's reason; the draft stays.
+    const ok = await c.actions.setAfter(taskId, parseAfterText(draft));
+    setSaving(false);
+    if (ok) setDraft(null);
+  };
+  return (
+    <form className="details-after" onSubmit={(e) => void save(e)} data-testid="details-after">
+      <input
+        aria-label={`Tasks ${taskId} waits on`}
+        placeholder="none (like T-3, T-5)"
+        value={value}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape' && draft !== null) {
+            e.stopPropagation();
+            setDraft(null);
+          }
+        }}
+        data-testid="details-after-input"
+      />
+      <button type="submit" disabled={draft === null || saving} data-testid="details-after-save">
+        Save
+      </button>
+    </form>
+  );
+}
+
+/** Why no one holds the task (or who does): each reason's sentence, its code as the item's data. */
+export function WhyList({ taskId }: { taskId: string }) {
+  const text = useApp((s) => {
+    const t = s.board?.tasks.get(taskId);
+    return t && s.board ? JSON.stringify(whyNotRunning(s.board.tasks, t).reasons) : '[]';
+  });
+  const reasons = JSON.parse(text) as WhyReason[];
+  return (
+    <ul className="details-why" data-testid="details-why">
+      {reasons.map((r, i) => (
+        <li key={i} data-code={r.code} data-testid="details-why-reason">
+          <UserText text={r.text} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** On a card: the tasks it still waits on, so a task that is not ready reads as such at a glance. */
+export function CardWaits({ taskId }: { taskId: string }) {
+  const waiting = useApp((s) => {
+    const t = s.board?.tasks.get(taskId);
+    return t && s.board && t.state !== 'done' ? waitingOn(s.board.tasks, t).join(', ') : '';
+  });
+  if (!waiting) return null;
+  return (
+    <p className="card-reason card-waits" data-testid={`card-waits-${taskId}`} title="Not ready: it waits until each of these is done">
+      waits on {waiting}
+    </p>
+  );
+}

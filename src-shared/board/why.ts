@@ -1,0 +1,74 @@
+import type { Task } from './model.js';
+import { afterOf, waitingOn } from './dependencies.js';
+import { isInState } from './stateWords.js';
+
+/**
+ * "Why isn't it running?" (issue 34, item 3): each reason no one holds a task (or, for a held one, who does),
+ * as a code a script can act on and a sentence a person reads. One function over the board's state, so the
+ * CLI, MCP and the window's details panel say the same. A list, because reasons add up (a task can wait on
+ * two others), and because later reasons (dispatch, back-off, the merge queue) are new codes in it.
+ */
+export const WHY_CODES = [
+  'waiting-on', // it waits on a task that is not done (one reason per such task)
+  'needs-attention', // claims of it failed until the poison limit: a person resets it
+  'blocked', // a person (or the host) blocked it, with a reason
+  'held', // an agent holds it: it is running
+  'in-review', // its work waits for a person to approve or reject it
+  'done', // it is done: nothing more will run
+  'ready', // nothing stops it: the next `claim` with no id (or any agent naming it) takes it
+] as const;
+export type WhyCode = (typeof WHY_CODES)[number];
+
+export interface WhyReason {
+  readonly code: WhyCode;
+  readonly text: string;
+  /** The tasks the reason is about (the one waited on), for a window to link to. */
+  readonly taskIds?: readonly string[];
+}
+
+export interface WhyView {
+  readonly taskId: string;
+  readonly title: string;
+  readonly state: Task['state'];
+  /** Every task it waits on, done or not. */
+  readonly after: readonly string[];
+  readonly reasons: readonly WhyReason[];
+}
+
+/** Why `t` is where it is: never empty (a task nothing stops says `ready`). */
+export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task): WhyView {
+  const reasons: WhyReason[] = [];
+  switch (t.state) {
+    case 'claimed':
+      reasons.push({ code: 'held', text: `${t.id} is held by ${t.claim?.agentId ?? 'an agent'}: it is running` });
+      break;
+    case 'review':
+      reasons.push({ code: 'in-review', text: `${t.id} is in review: its work waits for a person to approve or reject it` });
+      break;
+    case 'done':
+      reasons.push({ code: 'done', text: `${t.id} is done` });
+      break;
+    case 'blocked':
+      reasons.push({ code: 'blocked', text: `${t.id} is blocked${t.blockedReason ? `: ${t.blockedReason}` : ''}; a person unblocks it` });
+      break;
+    case 'needs-attention': {
+      const last = t.lastClaim ? ` (the last, ${t.lastClaim.agentId}'s, ended: ${t.lastClaim.reason})` : '';
+      const n = t.failures;
+      reasons.push({ code: 'needs-attention', text: `${t.id} is in needs-attention after ${n} failed claim${n === 1 ? '' : 's'}${last}; a person resets it` });
+      break;
+    }
+    case 'open':
+      break;
+  }
+  // A held or reviewed task can wait too (a dependency added after its claim): said after who holds it.
+  if (t.state !== 'done') {
+    for (const id of waitingOn(tasks, t)) {
+      const d = tasks.get(id);
+      const where = d ? isInState(d.state) : 'is not on the board';
+      const holder = d?.claim ? ` (held by ${d.claim.agentId})` : '';
+      reasons.push({ code: 'waiting-on', text: `${t.id} waits on ${id}, which ${where}${holder}`, taskIds: [id] });
+    }
+  }
+  if (reasons.length === 0) reasons.push({ code: 'ready', text: `${t.id} is ready: nothing stops it, and the next agent to claim takes it` });
+  return { taskId: t.id, title: t.title, state: t.state, after: afterOf(t), reasons };
+}
