@@ -43,15 +43,7 @@ function timed(cwd: string, command: string, env: NodeJS.ProcessEnv): Promise<nu
 export async function gitBench(): Promise<Row[]> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-gbench-'));
   const folder = join(root, 'project');
-  fs.mkdirSync(folder);
-  gitSync(folder, ['init', '-q', '-b', 'main']);
-  for (let i = 0; i < FILES; i++) {
-    const dir = join(folder, `pkg${i % 40}`);
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(join(dir, `file${i}.ts`), `export const value${i} = ${i};\n`.repeat(30));
-  }
-  gitSync(folder, ['add', '-A']);
-  gitSync(folder, ['commit', '-qm', 'project']);
+  makeProject(folder);
   const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
   // Claims last the whole run: without the liveness loop nothing renews them, and on a loaded machine the
   // grants alone outlasted the default 2 min lease (T-1 lapsed before its commits were measured).

@@ -28,29 +28,40 @@ async function commit(wt: string, env: NodeJS.ProcessEnv, line: string): Promise
   return r.stdout.trim();
 }
 
+/** A bare repository as the remote, with main at one commit, and a clone of it as the Thread's folder. */
+function cloneOfBare(): { root: string; bare: string; folder: string } {
+  const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
+  dirs.push(root);
+  makeRepo(join(root, 'seed'));
+  const bare = join(root, 'remote.git');
+  gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+  gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
+  const folder = join(root, 'clone');
+  gitSync(root, ['clone', '-q', bare, folder]);
+  return { root, bare, folder };
+}
+
+/** T-1 added and claimed by an idle agent; its start record (the base's head) pushed, as the board says. */
+async function claimedAndPushed(host: ThreadHost) {
+  await host.board.run((e) => e.addTask({ title: 'push me' }));
+  const agent = await idleAgent(host);
+  const c = await host.board.run((e) => e.claim(agent, 'T-1'));
+  const wt = (await host.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+  const base = host.board.state.tasks.get('T-1')?.record?.sha;
+  await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === base, 20_000, 'the start record pushed');
+  return { agent, wt, pushes: host.worktrees.git!.pushes, base };
+}
+
 describe('pushes to the remote', () => {
   it('unreachable: said once, retried with back-off, superseded by a later record, landed once the remote answers', async () => {
-    const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
-    dirs.push(root);
-    makeRepo(join(root, 'seed'));
-    const bare = join(root, 'remote.git');
-    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
-    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
-    const folder = join(root, 'clone');
-    gitSync(root, ['clone', '-q', bare, folder]);
+    const { root, bare, folder } = cloneOfBare();
     const clock = manualTimers();
     const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
     hosts.push(host);
     // A board of one machine pushes nothing until its settings name the remote.
     expect(host.board.state.settings.remote).toBeNull();
     await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
-    await host.board.run((e) => e.addTask({ title: 'push me' }));
-    const agent = await idleAgent(host);
-    const c = await host.board.run((e) => e.claim(agent, 'T-1'));
-    const wt = (await host.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
-    const pushes = host.worktrees.git!.pushes;
-    const base = host.board.state.tasks.get('T-1')?.record?.sha;
-    await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === base, 20_000, 'the start record pushed');
+    const { agent, wt, pushes, base } = await claimedAndPushed(host);
 
     fs.renameSync(bare, `${bare}.away`);
     const env = agentEnv(host, agent);
@@ -86,14 +97,7 @@ describe('pushes to the remote', () => {
   }, 90_000);
 
   it('a record not yet pushed when its host stopped is pushed when the host opens the Thread again', async () => {
-    const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
-    dirs.push(root);
-    makeRepo(join(root, 'seed'));
-    const bare = join(root, 'remote.git');
-    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
-    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
-    const folder = join(root, 'clone');
-    gitSync(root, ['clone', '-q', bare, folder]);
+    const { root, bare, folder } = cloneOfBare();
     const open = async () => {
       const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: manualTimers().timers } });
       hosts.push(h);
@@ -121,25 +125,12 @@ describe('pushes to the remote', () => {
   }, 90_000);
 
   it('a push whose board write failed (the database away) is said again, and its next push is not set aside as a stray', async () => {
-    const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
-    dirs.push(root);
-    makeRepo(join(root, 'seed'));
-    const bare = join(root, 'remote.git');
-    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
-    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
-    const folder = join(root, 'clone');
-    gitSync(root, ['clone', '-q', bare, folder]);
+    const { root, bare, folder } = cloneOfBare();
     const clock = manualTimers();
     const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
     hosts.push(host);
     await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
-    await host.board.run((e) => e.addTask({ title: 'push me' }));
-    const agent = await idleAgent(host);
-    const c = await host.board.run((e) => e.claim(agent, 'T-1'));
-    const wt = (await host.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
-    const pushes = host.worktrees.git!.pushes;
-    const base = host.board.state.tasks.get('T-1')?.record?.sha;
-    await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === base, 20_000, 'the start record pushed');
+    const { agent, wt, pushes, base } = await claimedAndPushed(host);
 
     // The board's next "pushed" write fails as a write to a database that went away does: the push itself
     // landed on the remote (a real push), only the board did not hear of it.
