@@ -30,7 +30,7 @@ export class BranchRecords {
     // Both read from the repository's files where they can be (a commit just made is a loose object): this
     // runs for every commit, and a git process costs more than the rest of the record.
     const head = this.r.readRef(ref);
-    const tree = this.r.looseCommitTree(to) ?? (await this.r.git(this.r.repo.root, ['rev-parse', '--verify', '--quiet', `${to}^{tree}`], { allowFail: true })).stdout.trim();
+    const tree = await this.r.treeOf(to);
     if (!tree) throw new WorktreeError('git', `${shortSha(to)} is not a commit in ${this.r.repo.root}`);
     if (head !== to) throw new WorktreeError('git', `${wt.branch} is at ${shortSha(head ?? '')}, not at ${shortSha(to)}: nothing was recorded`);
     return { tree };

@@ -1,8 +1,8 @@
 import type { BranchRecord, LostRecord } from '../../src-shared/board/model.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
-import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { realTimers, type Timers } from '../base/timers.js';
-import { trackingRef, type TaskRemote } from './taskRemote.js';
+import { firstLine, type TaskRemote } from './taskRemote.js';
 import { WorktreeError, type TaskRepo } from './taskRepo.js';
 
 export const ArrivalConstants = {
@@ -49,11 +49,11 @@ export class RecordArrival {
       const remote = this.remote();
       if (!remote)
         throw new WorktreeError('git', `${taskId}'s record ${shortSha(rec.sha)} is not in ${this.r.repo.root}, and this Thread has no remote to fetch it from: nothing was changed.`);
-      const why = await this.fetch(remote, taskId);
+      const why = await remote.fetchTask(taskId);
       if (await this.has(rec)) return;
       // Not on the remote: its host may be mid-push. The board says when it lands, or the wait ends.
       if (await this.pushedWithin(taskId, rec.sha)) {
-        await this.fetch(remote, taskId);
+        await remote.fetchTask(taskId);
         if (await this.has(rec)) return;
         continue;
       }
@@ -74,20 +74,10 @@ export class RecordArrival {
 
   /** The commit is here, with the tree the board recorded for it (what approval checks too). */
   private async has(rec: BranchRecord): Promise<boolean> {
-    const tree = this.r.looseCommitTree(rec.sha) ?? (await this.r.git(this.r.repo.root, ['rev-parse', '--verify', '--quiet', `${rec.sha}^{tree}`], { allowFail: true })).stdout.trim();
+    const tree = await this.r.treeOf(rec.sha);
     if (!tree) return false;
     if (tree !== rec.tree) throw new WorktreeError('git', `${shortSha(rec.sha)} has the tree ${shortSha(tree)} here, not the ${shortSha(rec.tree)} the board recorded: nothing was changed.`);
     return true;
-  }
-
-  /** Fetch the task's ref from the remote; the reason it failed, or null. */
-  private async fetch(remote: TaskRemote, taskId: string): Promise<string | null> {
-    try {
-      await remote.fetch([remoteTaskRef(taskId)]);
-      return null;
-    } catch (err) {
-      return (err as Error).message.split('\n').find((l) => l.trim())?.slice(0, 300) ?? 'the fetch failed';
-    }
   }
 
   /** Whether the board says `sha` reached the remote before the wait ends (false too if the record moved). */
@@ -131,16 +121,13 @@ export class RecordArrival {
   async baseStart(base: string): Promise<{ head: { sha: string; tree: string } | null; why: string | null }> {
     const remote = this.remote();
     if (!remote) return { head: null, why: null };
-    const tracking = trackingRef(remote.remote.name, base);
-    const fetched = await remote.fetch([`+refs/heads/${base}:${tracking}`]).then(
-      () => null,
-      (err: Error) => err.message.split('\n').find((l) => l.trim())?.slice(0, 300) ?? 'the fetch failed',
-    );
-    // Not answering: what this clone last fetched of it is still nearer than its own branch.
-    const r = await this.r.git(this.r.repo.root, ['for-each-ref', '--format=%(objectname)%00%(tree)', tracking]);
-    const [sha, tree] = r.stdout.trim().split('\0');
-    const head = sha && tree ? { sha, tree } : null;
-    return { head, why: fetched ?? (head ? null : `the remote has no branch '${base}'`) };
+    try {
+      const head = await remote.fetchBranch(base);
+      return { head, why: head ? null : `the remote has no branch '${base}'` };
+    } catch (err) {
+      // Not answering: what this clone last fetched of it is still nearer than its own branch.
+      return { head: await remote.tracked(base), why: firstLine((err as Error).message) };
+    }
   }
 
   /**

@@ -3,7 +3,7 @@ import { HOST_ACTOR } from '../../src-shared/board/model.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
 import { realTimers, type Timers } from '../base/timers.js';
-import type { TaskRemote } from './taskRemote.js';
+import { firstLine, type TaskRemote } from './taskRemote.js';
 import { strayRef, type TaskRepo } from './taskRepo.js';
 
 export const PushConstants = {
@@ -74,8 +74,7 @@ export class TaskPushes {
     for (const t of this.r.board.state.tasks.values()) {
       const rec = t.record;
       if (!rec || t.state === 'done' || t.pushed?.sha === rec.sha) continue;
-      const here = this.r.looseCommitTree(rec.sha) ?? (await this.r.git(this.r.repo.root, ['rev-parse', '--verify', '--quiet', `${rec.sha}^{tree}`], { allowFail: true })).stdout.trim();
-      if (here === rec.tree) this.recorded(t.id, rec.sha);
+      if ((await this.r.treeOf(rec.sha)) === rec.tree) this.recorded(t.id, rec.sha);
     }
   }
 
@@ -191,8 +190,3 @@ export class TaskPushes {
     for (const p of this.tasks.values()) if (p.retry !== undefined) this.timers.clearTimeout(p.retry);
   }
 }
-
-function firstLine(s: string): string {
-  return (s.split('\n').find((l) => l.trim()) ?? s).slice(0, 300);
-}
-

@@ -1,3 +1,4 @@
+import { remoteTaskRef } from '../../src-shared/git/taskBranch.js';
 import type { GitRemote } from '../../src-shared/board/model.js';
 import { git, GitError, type GitResult } from './git.js';
 import type { TaskRepo } from './taskRepo.js';
@@ -25,6 +26,11 @@ export interface RefUpdate {
 
 /** Where this clone keeps its view of a remote's branch, as `git fetch <remote>` does. */
 export const trackingRef = (remote: string, branch: string) => `refs/remotes/${remote}/${branch}`;
+
+/** What a person reads of git's failure in a note: its first line that says something, 300 characters at most. */
+export function firstLine(s: string): string {
+  return (s.split('\n').find((l) => l.trim()) ?? s).slice(0, 300);
+}
 
 /** The URL as the board keeps and compares it: without the password an https URL may carry. */
 export function publicUrl(url: string): string {
@@ -79,6 +85,35 @@ export class TaskRemote {
    *  being made (and costs a process on every re-grant). */
   async fetch(refspecs: readonly string[]): Promise<void> {
     await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', await this.url(), ...refspecs]);
+  }
+
+  /**
+   * The remote's branch `branch` as it is now, fetched into this clone's remote-tracking ref of it (where the
+   * person's own `git fetch` puts it: the one ref of theirs this touches), one such fetch at a time. Throws
+   * the fetch's failure; resolves null when the remote has no such branch.
+   */
+  async fetchBranch(branch: string): Promise<{ sha: string; tree: string } | null> {
+    const tracking = trackingRef(this.remote.name, branch);
+    return this.r.fetches.run(async () => {
+      await this.fetch([`+refs/heads/${branch}:${tracking}`]);
+      return this.tracked(branch);
+    });
+  }
+
+  /** What this clone last fetched of the remote's `branch` (its remote-tracking ref), or null. */
+  async tracked(branch: string): Promise<{ sha: string; tree: string } | null> {
+    const r = await this.r.git(this.r.repo.root, ['for-each-ref', '--format=%(objectname)%00%(tree)', trackingRef(this.remote.name, branch)]);
+    const [sha, tree] = r.stdout.trim().split('\0');
+    return sha && tree ? { sha, tree } : null;
+  }
+
+  /** Fetch a task's recorded commit from the remote's task namespace (refs/forkbench/tasks/T-n), where the
+   *  host that recorded it pushes it: the first line of why it failed, or null. */
+  async fetchTask(taskId: string): Promise<string | null> {
+    return this.fetch([remoteTaskRef(taskId)]).then(
+      () => null,
+      (err: Error) => firstLine(err.message),
+    );
   }
 
   /** The remote's refs under `patterns`, by name. */

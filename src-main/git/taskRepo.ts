@@ -42,6 +42,9 @@ export class TaskRepo {
   /** One git mutation at a time: git takes locks (index, refs, worktree admin files) and a second command
    *  that finds one held fails instead of waiting. */
   readonly queue = new SerialQueue();
+  /** One fetch into a remote-tracking ref at a time (TaskRemote.fetchBranch): two would fight over its lock,
+   *  and the loser fail. Not `queue`: a slow remote must not hold up grants for its time bound. */
+  readonly fetches = new SerialQueue();
   private worktreeConfigOn = false;
 
   constructor(
@@ -129,6 +132,12 @@ export class TaskRepo {
     } catch {
       return null; // packed, or not there: git is asked
     }
+  }
+
+  /** The tree of a commit in this repository, '' when the commit is not here: read from its loose object
+   *  where it is one (a commit just made, on every commit's path), else asked of git. */
+  async treeOf(sha: string): Promise<string> {
+    return this.looseCommitTree(sha) ?? (await this.git(this.repo.root, ['rev-parse', '--verify', '--quiet', `${sha}^{tree}`], { allowFail: true })).stdout.trim();
   }
 
   /** Branch heads with their trees, in one process. */

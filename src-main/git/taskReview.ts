@@ -130,8 +130,8 @@ export class TaskReview {
    * follows the push, as a fetch would. Throws the reason (nothing pushed) otherwise.
    */
   mergeToRemote(taskId: string, title: string, remote: GitRemote): Promise<RemoteMerge | null> {
-    // One approval's fetch and push at a time on this host: two fetches into one tracking ref would fight
-    // over its lock. Not the repository's queue: a slow remote must not hold up grants for a minute.
+    // One approval's fetch, merge and push at a time on this host: a second would merge on the base the first
+    // is about to move. Not the repository's queue: a slow remote must not hold up grants for a minute.
     return this.remoteQueue.run(async () => {
       const link = new TaskRemote(this.r, remote);
       const on = `${remote.name}/${this.r.task(taskId).worktree?.base ?? ''}`;
@@ -181,16 +181,15 @@ export class TaskReview {
    * person's own `git fetch` puts it too: that is the one ref of theirs this touches).
    */
   private async fetchBase(link: TaskRemote, base: string, taskId?: string): Promise<string> {
-    const tracking = trackingRef(link.remote.name, base);
+    let head: { sha: string } | null;
     try {
-      await link.fetch([`+refs/heads/${base}:${tracking}`]);
+      head = await link.fetchBranch(base);
     } catch (err) {
       const still = taskId ? ` Nothing was merged or pushed; ${taskId} stays in review.` : '';
       throw new WorktreeError('git', `could not fetch ${base} from ${link.remote.name}: ${(err as Error).message.trim()}.${still}`);
     }
-    const sha = (await this.r.git(this.r.repo.root, ['rev-parse', '--verify', '--quiet', `${tracking}^{commit}`], { allowFail: true })).stdout.trim();
-    if (!sha) throw new WorktreeError('no-base', `${base} on ${link.remote.name} could not be read after fetching it: nothing was merged.`);
-    return sha;
+    if (!head) throw new WorktreeError('no-base', `${base} on ${link.remote.name} could not be read after fetching it: nothing was merged.`);
+    return head.sha;
   }
 
   /** The frozen commit in this clone: there already (made here, or fetched before), or fetched from the
@@ -198,10 +197,7 @@ export class TaskReview {
   private async haveCommit(link: TaskRemote, taskId: string, sha: string): Promise<void> {
     const has = async () => (await this.r.git(this.r.repo.root, ['cat-file', '-e', `${sha}^{commit}`], { allowFail: true })).code === 0;
     if (await has()) return;
-    const fetched = await link.fetch([remoteTaskRef(taskId)]).then(
-      () => '',
-      (err: Error) => err.message.trim(),
-    );
+    const fetched = await link.fetchTask(taskId);
     if (await has()) return;
     throw new WorktreeError(
       'git',
@@ -240,7 +236,7 @@ export class TaskReview {
       );
     const rec = t.submitted ?? t.record;
     if (rec) {
-      const tree = (await this.r.git(root, ['rev-parse', '--verify', '--quiet', `${headSha}^{tree}`], { allowFail: true })).stdout.trim();
+      const tree = await this.r.treeOf(headSha);
       if (tree !== rec.tree) throw new WorktreeError('wrong-token', `${shortSha(headSha)}'s content is not what the board recorded (tree ${shortSha(tree)}, recorded ${shortSha(rec.tree)}): nothing was merged.`);
     }
     const merged = await this.r.git(root, ['merge-tree', '--write-tree', '--name-only', '--no-messages', baseSha, headSha], { allowFail: true });
