@@ -68,38 +68,49 @@ function LayoutButtons({ layout, manyTasks }: { layout: StoreApi<ThreadLayout>; 
           <path d="M2 3h10M2 6h10M2 9h10M2 12h10" stroke="currentColor" strokeWidth="1.4" />
         </svg>
       </button>
-      <button
-        type="button"
-        className="icon-button"
-        data-testid="board-toggle"
-        aria-pressed={!l.boardHidden}
-        aria-controls={BOARD_PANE_ID}
-        aria-label="Board"
-        aria-keyshortcuts="Alt+Shift+B"
+      <PaneToggle
+        testId="board-toggle"
+        shown={!l.boardHidden}
+        controls={BOARD_PANE_ID}
+        label="Board"
+        keys="Alt+Shift+B"
         title={`${l.boardHidden ? 'Show' : 'Hide'} the board (${TOGGLE_BOARD_KEYS})`}
-        onClick={() => layout.setState((s) => withBoardHidden(s, !s.boardHidden))}
-      >
-        <svg width="14" height="14" viewBox="0 0 14 14" aria-hidden="true">
-          <rect x="1.5" y="1.5" width="11" height="11" rx="1.5" fill="none" stroke="currentColor" />
-          <rect x="1.5" y="1.5" width="11" height="5.5" fill="currentColor" />
-        </svg>
-      </button>
-      <button
-        type="button"
-        className="icon-button"
-        data-testid="terminals-toggle"
-        aria-pressed={!l.agentsHidden}
-        aria-controls={AGENTS_PANE_ID}
-        aria-label="Terminals"
-        aria-keyshortcuts="Control+J"
+        filledY={1.5}
+        onToggle={() => layout.setState((s) => withBoardHidden(s, !s.boardHidden))}
+      />
+      <PaneToggle
+        testId="terminals-toggle"
+        shown={!l.agentsHidden}
+        controls={AGENTS_PANE_ID}
+        label="Terminals"
+        keys="Control+J"
         title={`${l.agentsHidden ? 'Show' : 'Hide'} the agents’ terminals (${TOGGLE_AGENTS_KEYS})`}
-        onClick={() => layout.setState((s) => withAgentsHidden(s, !s.agentsHidden))}
-      >
-        <svg width="14" height="14" viewBox="0 0 14 14" aria-hidden="true">
-          <rect x="1.5" y="1.5" width="11" height="11" rx="1.5" fill="none" stroke="currentColor" />
-          <rect x="1.5" y="7" width="11" height="5.5" fill="currentColor" />
-        </svg>
-      </button>
+        filledY={7}
+        onToggle={() => layout.setState((s) => withAgentsHidden(s, !s.agentsHidden))}
+      />
     </div>
+  );
+}
+
+/** A button that shows or hides one pane of the Thread: pressed while the pane is shown. Its icon is the
+ *  window with that pane's half filled (`filledY`: the top half for the board, the bottom for the terminals). */
+function PaneToggle(p: { testId: string; shown: boolean; controls: string; label: string; keys: string; title: string; filledY: number; onToggle: () => void }) {
+  return (
+    <button
+      type="button"
+      className="icon-button"
+      data-testid={p.testId}
+      aria-pressed={p.shown}
+      aria-controls={p.controls}
+      aria-label={p.label}
+      aria-keyshortcuts={p.keys}
+      title={p.title}
+      onClick={p.onToggle}
+    >
+      <svg width="14" height="14" viewBox="0 0 14 14" aria-hidden="true">
+        <rect x="1.5" y="1.5" width="11" height="11" rx="1.5" fill="none" stroke="currentColor" />
+        <rect x="1.5" y={p.filledY} width="11" height="5.5" fill="currentColor" />
+      </svg>
+    </button>
   );
 }
