@@ -172,10 +172,13 @@ export class TaskRemote {
  * their global and system config, named again after that reset.
  */
 async function personCredentials(root: string): Promise<string[]> {
+  // One process for both scopes (it runs before every fetch and push): each line is `<scope>\t<value>`.
+  const got = await git(root, ['config', '--show-scope', '--get-all', 'credential.helper'], { allowFail: true });
   const out: string[] = [];
-  for (const scope of ['--system', '--global']) {
-    const got = await git(root, ['config', scope, '--get-all', 'credential.helper'], { allowFail: true });
-    for (const helper of got.stdout.split('\n').filter(Boolean)) out.push('-c', `credential.helper=${helper}`);
+  for (const line of got.stdout.split('\n')) {
+    const tab = line.indexOf('\t');
+    const scope = line.slice(0, tab);
+    if (tab > 0 && (scope === 'system' || scope === 'global')) out.push('-c', `credential.helper=${line.slice(tab + 1)}`);
   }
   return out;
 }
