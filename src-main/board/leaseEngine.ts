@@ -432,12 +432,15 @@ export class LeaseEngine {
   /**
    * A claim on this host cannot start at the task's record: its commits never reached the remote. The
    * record goes back to `to` (the last pushed record, or the base's head when none was), if it is still `from`
-   * (a record that arrived meanwhile is the one to start from), and the history names each lost commit.
+   * (a record that arrived meanwhile is the one to start from) and the claim `token` it is rewound for is still
+   * the task's (a claim reassigned meanwhile may already work from the record elsewhere: its folder must not
+   * have the record moved under it), and the history names each lost commit.
    */
-  rewindRecord(taskId: string, from: string, to: BranchRecord, lost: readonly LostRecord[], by: string): Result<null> {
+  rewindRecord(taskId: string, from: string, to: BranchRecord, lost: readonly LostRecord[], by: string, token: number): Result<null> {
     const f = this.find(taskId);
     if (!f.ok) return f;
     if (f.value.record?.sha !== from) return reject('stale-token', `${taskId}'s record moved to ${shortSha(f.value.record?.sha ?? '')} meanwhile`);
+    if (f.value.claim?.token !== token) return reject('stale-token', `the claim ${token} on ${taskId} is over: its record stays ${shortSha(from)}`);
     const wasPushed = f.value.pushed?.sha === to.sha;
     this.emit({ kind: 'record-rewound', taskId, from, to, lost: [...lost], by });
     const named = lost.map((l) => `${shortSha(l.sha)} (recorded by ${l.by}${l.host ? ` on host ${l.host.name} [${l.host.id.slice(0, 8)}]` : ''})`);

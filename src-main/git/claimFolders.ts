@@ -69,7 +69,7 @@ export class ClaimFolders {
   async grant(taskId: string, agentId: string, token: number): Promise<ClaimWorktree> {
     // Outside the git queue: a fetch, or the wait for another host's push, must not hold up other tasks' git.
     const was = this.r.board.state.tasks.get(taskId);
-    if (!(was?.worktree?.token === token && present(was.worktree))) await this.arrival?.arrive(taskId);
+    if (!(was?.worktree?.token === token && present(was.worktree))) await this.arrival?.arrive(taskId, token);
     // A first claim on a board with a remote starts from the remote's base (work approved on any host is
     // there, not in this clone's own branch), fetched now, outside the queue for the same reason.
     const first = was && !was.record && !was.worktree ? await (async () => this.arrival?.baseStart(this.r.baseBranch()))().catch(() => null) : null;
@@ -148,6 +148,34 @@ export class ClaimFolders {
       }
       return this.handOut(wt, notes);
     });
+  }
+
+  /**
+   * At the Thread's start, before any grant: folders under this host's worktrees folder that no task on the
+   * board names are what a grant left when its host was killed inside it (a `git worktree add` cut short
+   * leaves HEAD.lock or index.lock in the folder's admin folder, and every later git there fails on it). The
+   * board never handed them to an agent, so no git of an agent's runs there: their locks are removed. The
+   * folders themselves stay (they may hold something a person wants); returns the locks removed.
+   */
+  clearInterrupted(): string[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    const named = new Set<string>();
+    for (const t of this.r.board.state.tasks.values()) for (const f of [t.worktree, ...t.parked]) if (f) named.add(resolve(f.path));
+    const cleared: string[] = [];
+    for (const path of names.map((n) => join(this.dir, n)).filter((p) => !named.has(resolve(p)))) {
+      const admin = worktreeGitDir(path);
+      for (const lock of admin ? [join(admin, 'HEAD.lock'), join(admin, 'index.lock')] : []) {
+        if (!fs.existsSync(lock)) continue;
+        fs.rmSync(lock, { force: true });
+        cleared.push(lock);
+      }
+    }
+    return cleared;
   }
 
   private handOut(wt: TaskWorktree, notes: string[]): ClaimWorktree {

@@ -41,9 +41,11 @@ export class RecordArrival {
     this.timers = timing.timers ?? realTimers;
   }
 
-  /** Make the task's record a commit of this clone, fetching or rewinding as needed. */
-  async arrive(taskId: string): Promise<void> {
+  /** Make the task's record a commit of this clone for the claim `token`, fetching or rewinding as needed. A
+   *  claim that ends while it waits gets nothing here: the record is left for the claim that holds the task. */
+  async arrive(taskId: string, token: number): Promise<void> {
     for (let round = 0; round < ArrivalConstants.maxRounds; round++) {
+      if (this.r.board.state.tasks.get(taskId)?.claim?.token !== token) throw ended(taskId, token);
       const rec = this.r.board.state.tasks.get(taskId)?.record;
       if (!rec || (await this.has(rec))) return;
       const remote = this.remote();
@@ -66,8 +68,9 @@ export class RecordArrival {
           `${taskId}'s record ${shortSha(rec.sha)} never reached the remote ${remote.remote.url}, and its last pushed record ${shortSha(to.sha)} is not in ${this.r.repo.root} either${why ? ` (${why})` : ''}: nothing was changed.`,
         );
       const lost = await this.lostSince(taskId, rec);
-      const done = await this.r.board.run((e) => e.rewindRecord(taskId, rec.sha, to, lost, HOST_ACTOR));
+      const done = await this.r.board.run((e) => e.rewindRecord(taskId, rec.sha, to, lost, HOST_ACTOR, token));
       if (done.ok) return;
+      if (this.r.board.state.tasks.get(taskId)?.claim?.token !== token) throw ended(taskId, token);
     }
     throw new WorktreeError('git', `${taskId}'s record kept moving while this host fetched it: nothing was changed; try again.`);
   }
@@ -145,4 +148,9 @@ export class RecordArrival {
     const lost = line.slice(cut + 1);
     return lost.some((l) => l.sha === rec.sha) ? lost : [...lost, { sha: rec.sha, by: rec.by, host: null }];
   }
+}
+
+/** The claim a folder was being made for ended while its record was fetched or awaited. */
+function ended(taskId: string, token: number): WorktreeError {
+  return new WorktreeError('git', `the claim ${token} on ${taskId} ended while its record was awaited from the remote: no folder was made for it, and the record was left as it is.`);
 }

@@ -80,6 +80,8 @@ export class ClaimWorktrees {
     const joined = await git.join().catch((err: Error) => err);
     if (joined instanceof RemoteMismatchError) throw joined;
     if (joined) return new ClaimWorktrees(board, null, `the Thread's remote could not be read: ${joined.message}`, warn);
+    const cleared = git.folders.clearInterrupted();
+    if (cleared.length) warn?.(`forkbench: removed ${cleared.length} git lock(s) left by a grant its host stopped inside: ${cleared.join(', ')}`);
     // Records this host made and had not pushed when it stopped (or was killed) go out now, in the background.
     void git.pushes.resume().catch(() => undefined);
     return new ClaimWorktrees(board, git, '', warn);

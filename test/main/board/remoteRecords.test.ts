@@ -52,8 +52,11 @@ describe('records and the remote', () => {
     engine.recordPushed('T-1', one.value, SHA('1'));
     engine.recordBranch('agent-a', 'T-1', token, move('1', '2'));
     const lost = [{ sha: SHA('2'), by: 'agent-a', host: HOST }];
-    expect(engine.rewindRecord('T-1', SHA('1'), one.value, lost, 'forkbench').ok).toBe(false);
-    expect(engine.rewindRecord('T-1', SHA('2'), one.value, lost, 'forkbench').ok).toBe(true);
+    expect(engine.rewindRecord('T-1', SHA('1'), one.value, lost, 'forkbench', token).ok).toBe(false);
+    // For a claim that is no longer the task's (reassigned while its folder waited): refused, the record stays.
+    expect(engine.rewindRecord('T-1', SHA('2'), one.value, lost, 'forkbench', token + 1).ok).toBe(false);
+    expect(engine.task('T-1')?.record?.sha).toBe(SHA('2'));
+    expect(engine.rewindRecord('T-1', SHA('2'), one.value, lost, 'forkbench', token).ok).toBe(true);
     expect(engine.task('T-1')?.record).toEqual(one.value);
     expect(events.find((e) => e.kind === 'record-rewound')).toMatchObject({ from: SHA('2'), to: one.value, lost });
     const note = engine.task('T-1')?.notes.at(-1)?.text ?? '';

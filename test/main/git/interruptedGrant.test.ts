@@ -1,0 +1,54 @@
+/**
+ * A host killed inside a grant's `git worktree add` leaves the folder's admin folder with HEAD.lock (seen in the
+ * two-host chaos run: B killed mid-grant, its clone kept .git/worktrees/T-3-3/HEAD.lock for good). The board
+ * never named that folder, so no agent's git runs there: the next start of the Thread removes its locks, and
+ * leaves the folder itself, and every folder the board names, where they are.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
+
+const hosts: ThreadHost[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.dispose();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe('a grant its host stopped inside', () => {
+  it('leaves locks that the next start removes, where no task names the folder; the folders stay', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'fb-interrupted-'));
+    dirs.push(root);
+    const folder = join(root, 'project');
+    makeRepo(folder);
+    const open = async () => {
+      const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+      hosts.push(h);
+      return h;
+    };
+    const first = await open();
+    await first.board.run((e) => e.addTask({ title: 'named' }));
+    const agent = await idleAgent(first);
+    const c = await first.board.run((e) => e.claim(agent, 'T-1'));
+    const named = (await first.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+    const dir = join(named, '..');
+    await first.dispose();
+    hosts.splice(hosts.indexOf(first), 1);
+
+    // What a kill inside `git worktree add` leaves: the folder, its admin folder, HEAD.lock there.
+    const cut = join(dir, 'T-9-9');
+    gitSync(folder, ['worktree', 'add', '--quiet', '--detach', cut, 'HEAD']);
+    const adminOf = (p: string) => join(folder, '.git', fs.readFileSync(join(p, '.git'), 'utf8').trim().split('/.git/')[1] as string);
+    const cutLock = join(adminOf(cut), 'HEAD.lock');
+    fs.writeFileSync(cutLock, '');
+
+    const again = await open();
+    expect(again.worktrees.git).not.toBeNull();
+    expect(fs.existsSync(cutLock)).toBe(false);
+    expect(fs.existsSync(cut)).toBe(true);
+    expect(fs.existsSync(named)).toBe(true);
+  }, 60_000);
+});
