@@ -154,22 +154,35 @@ export class ClaimFolders {
    * At the Thread's start, before any grant: folders under this host's worktrees folder that no task on the
    * board names are what a grant left when its host was killed inside it (a `git worktree add` cut short
    * leaves HEAD.lock or index.lock in the folder's admin folder, and every later git there fails on it). The
-   * board never handed them to an agent, so no git of an agent's runs there: their locks are removed. The
-   * folders themselves stay (they may hold something a person wants); returns the locks removed.
+   * board never handed them to an agent, so no git of an agent's runs there: their locks are removed, and one
+   * killed before its checkout is forgotten by git. The folders themselves stay (they may hold something a
+   * person wants); returns the locks and admin folders removed.
    */
   clearInterrupted(): string[] {
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.dir);
-    } catch {
-      return [];
-    }
     const named = new Set<string>();
     for (const t of this.r.board.state.tasks.values()) for (const f of [t.worktree, ...t.parked]) if (f) named.add(resolve(f.path));
     const cleared: string[] = [];
-    for (const path of names.map((n) => join(this.dir, n)).filter((p) => !named.has(resolve(p)))) {
-      const admin = worktreeGitDir(path);
-      for (const lock of admin ? [join(admin, 'HEAD.lock'), join(admin, 'index.lock')] : []) {
+    // Read from git's side (the admin folders), not the folders': a kill before the folder's .git file was
+    // written leaves an admin folder that no folder points to.
+    const adminRoot = join(this.r.repo.commonDir, 'worktrees');
+    let admins: string[];
+    try {
+      admins = fs.readdirSync(adminRoot).map((n) => join(adminRoot, n));
+    } catch {
+      return [];
+    }
+    for (const admin of admins) {
+      const path = folderOfAdmin(admin);
+      if (!path || named.has(path) || relative(this.dir, path).startsWith('..')) continue;
+      if (/^0{40}$/.test(readOr(join(admin, 'HEAD')).trim())) {
+        // Killed before the checkout: HEAD points at nothing, and git treats that as a broken ref in every
+        // fetch (`fatal: bad object worktrees/T-6-17/HEAD`), which stopped this host's pushes for good in
+        // the two-host chaos run. Nothing was checked out for anyone: git forgets the folder.
+        fs.rmSync(admin, { recursive: true, force: true });
+        cleared.push(admin);
+        continue;
+      }
+      for (const lock of [join(admin, 'HEAD.lock'), join(admin, 'index.lock')]) {
         if (!fs.existsSync(lock)) continue;
         fs.rmSync(lock, { force: true });
         cleared.push(lock);
@@ -386,5 +399,19 @@ function lockIdentity(path: string): string | null {
     return `${st.dev}:${st.ino}:${st.ctimeNs}`;
   } catch {
     return null;
+  }
+}
+
+/** The folder a worktree's admin folder belongs to (its `gitdir` file names the folder's .git), or null. */
+function folderOfAdmin(admin: string): string | null {
+  const dotGit = readOr(join(admin, 'gitdir')).trim();
+  return dotGit ? resolve(dirname(dotGit)) : null;
+}
+
+function readOr(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
   }
 }

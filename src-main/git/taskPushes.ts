@@ -25,6 +25,7 @@ interface TaskPush {
   /** Said once per outage on the task's history, not per retry: "not on the remote yet", a refusal. */
   toldUnreachable: boolean;
   toldRejected: boolean;
+  toldFailed: boolean;
 }
 
 /**
@@ -80,7 +81,7 @@ export class TaskPushes {
 
   private stateOf(taskId: string): TaskPush {
     let p = this.tasks.get(taskId);
-    if (!p) this.tasks.set(taskId, (p = { running: false, again: false, retry: undefined, delayMs: PushConstants.firstRetryMs, toldUnreachable: false, toldRejected: false }));
+    if (!p) this.tasks.set(taskId, (p = { running: false, again: false, retry: undefined, delayMs: PushConstants.firstRetryMs, toldUnreachable: false, toldRejected: false, toldFailed: false }));
     return p;
   }
 
@@ -94,7 +95,15 @@ export class TaskPushes {
     const run = (async () => {
       do {
         p.again = false;
-        const outcome = await this.pushOnce(taskId, p).catch(() => 'retry' as const);
+        const outcome = await this.pushOnce(taskId, p).catch(async (err: Error) => {
+          // git itself failed here (a broken ref in the clone, a full disk): said once, like an outage, and
+          // tried again with the back-off, never dropped in silence (the two-host chaos run's lost T-7).
+          if (!p.toldFailed && !this.closed) {
+            p.toldFailed = true;
+            await this.note(taskId, `The push of ${taskId}'s record to the remote failed on this host (${firstLine(err.message)}): it is not on the remote yet, and this host keeps trying.`);
+          }
+          return 'retry' as const;
+        });
         if (outcome === 'retry' && !this.closed && !p.again) {
           const wait = p.delayMs;
           p.delayMs = Math.min(PushConstants.maxRetryMs, p.delayMs * 2);
@@ -139,11 +148,13 @@ export class TaskPushes {
         }
         return 'stop';
       }
-      // Stale: something else is there. The record is the truth: what the remote held is kept aside there.
+      // Stale: something else is there. A commit of the record's own line is this host's earlier push whose
+      // landing the board did not hear: built on, not set aside. Anything else is not the record, which is
+      // the truth: what the remote held is kept aside there.
       const there = (await remote.list([dst])).get(dst) ?? null;
       if (there === rec.sha) return this.landed(taskId, rec, p);
-      if (there) {
-        await remote.fetch([dst]);
+      if (there && !(await this.r.isAncestor(there, rec.sha))) {
+        if (!(await this.r.treeOf(there))) await remote.fetch([dst]);
         const [kept] = await remote.push([{ src: there, dst: strayRef(taskId, there) }], { verify: false });
         if (!kept?.ok) return 'retry';
       }
@@ -159,19 +170,25 @@ export class TaskPushes {
     p.toldRejected = false;
     p.delayMs = PushConstants.firstRetryMs;
     if (this.closed) return 'done';
-    const now = this.r.board.state.tasks.get(taskId)?.record;
-    if (!now) return 'done';
-    const line = now.sha === rec.sha || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', rec.sha, now.sha], { allowFail: true })).code === 0;
-    if (!line) return 'done';
     // The board must hear it: a write that did not reach it (the database away, this host rejoining) is
     // tried again with the push, which finds the sha already there and lands here once more. Left unsaid,
-    // the next push would compare against an older sha and set this host's own push aside as a stray
-    // (seen in the two-host chaos run, seed 519817).
-    const said = await this.r.board.run((e) => e.recordPushed(taskId, rec, now.sha)).then(
-      () => true,
-      () => false,
-    );
-    return said || this.closed ? 'done' : 'retry';
+    // the next push would compare against an older sha (seen in the two-host chaos run, seed 519817).
+    // The record can move while git answers whether the push is still its line: asked again then, since
+    // the board's compare-and-swap refuses a line read before the move.
+    for (let i = 0; i < PushConstants.staleTries; i++) {
+      const now = this.r.board.state.tasks.get(taskId)?.record;
+      if (!now) return 'done';
+      if (now.sha !== rec.sha && !(await this.r.isAncestor(rec.sha, now.sha))) return 'done';
+      if (this.r.board.state.tasks.get(taskId)?.record?.sha !== now.sha) continue;
+      const said = await this.r.board.run((e) => e.recordPushed(taskId, rec, now.sha)).then(
+        () => true,
+        () => false,
+      );
+      if (said || this.closed) return 'done';
+      // Refused for a record that moved meanwhile: asked again. Any other failure waits for the back-off.
+      if (this.r.board.state.tasks.get(taskId)?.record?.sha === now.sha) break;
+    }
+    return this.closed ? 'done' : 'retry';
   }
 
   /** A note on the task's history from the host (git's words made printable, cut to a note's length). */

@@ -140,6 +140,11 @@ export class TaskRepo {
     return this.looseCommitTree(sha) ?? (await this.git(this.repo.root, ['rev-parse', '--verify', '--quiet', `${sha}^{tree}`], { allowFail: true })).stdout.trim();
   }
 
+  /** Whether `ancestor` is `sha` or in its history: false too when either commit is not in this clone. */
+  async isAncestor(ancestor: string, sha: string): Promise<boolean> {
+    return (await this.git(this.repo.root, ['merge-base', '--is-ancestor', ancestor, sha], { allowFail: true })).code === 0;
+  }
+
   /** Branch heads with their trees, in one process. */
   async refs(branches: string[]): Promise<Map<string, { sha: string; tree: string }>> {
     const r = await this.git(this.repo.root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(tree)', ...branches.map((b) => `refs/heads/${b}`)]);

@@ -173,7 +173,7 @@ export class TaskReview {
 
   /** Whether the person's own branch `base` in this clone has the commit already. */
   async hasCommitOn(base: string, sha: string): Promise<boolean> {
-    return (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', sha, `refs/heads/${base}`], { allowFail: true })).code === 0;
+    return this.r.isAncestor(sha, `refs/heads/${base}`);
   }
 
   /**
@@ -224,9 +224,9 @@ export class TaskReview {
     if (!head) throw new WorktreeError('no-worktree', `the branch ${wt.branch} no longer exists: nothing was merged.`);
     const headSha = head.sha;
     const final = TaskReview.finalToken(t);
-    const isIn = await this.r.git(root, ['merge-base', '--is-ancestor', headSha, baseSha], { allowFail: true });
     // Whether the base has it all is asked of git directly: a failed count must never read as "nothing to merge".
-    const facts = { taskId, commits: isIn.code === 0 ? 0 : 1, headToken: head.token, headTask: head.task, finalToken: final };
+    const isIn = await this.r.isAncestor(headSha, baseSha);
+    const facts = { taskId, commits: isIn ? 0 : 1, headToken: head.token, headTask: head.task, finalToken: final };
     const verdict = mergeVerdict(facts);
     if (verdict.ok && !verdict.merges) return null;
     if (!verdict.ok)
@@ -319,7 +319,7 @@ export class TaskReview {
         const merged = t.submitted?.sha ?? t.record?.sha ?? null;
         const head = this.r.readRef(`refs/heads/${wt.branch}`);
         if (head) {
-          const inBase = head === merged || (await this.r.git(this.r.repo.root, ['merge-base', '--is-ancestor', head, baseRev ?? wt.base], { allowFail: true })).code === 0;
+          const inBase = head === merged || (await this.r.isAncestor(head, baseRev ?? wt.base));
           if (!inBase) {
             await this.r.keepAside(taskId, head);
             said.push(`${wt.branch} had moved to ${shortSha(head)} after the work was submitted; that commit was not merged and is kept as ${strayRef(taskId, head)}.`);

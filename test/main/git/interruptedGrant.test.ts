@@ -4,6 +4,7 @@
  * never named that folder, so no agent's git runs there: the next start of the Thread removes its locks, and
  * leaves the folder itself, and every folder the board names, where they are.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,5 +51,44 @@ describe('a grant its host stopped inside', () => {
     expect(fs.existsSync(cutLock)).toBe(false);
     expect(fs.existsSync(cut)).toBe(true);
     expect(fs.existsSync(named)).toBe(true);
+  }, 60_000);
+
+  it('killed before its checkout (HEAD at nothing, which breaks every fetch): the next start makes git forget it', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'fb-interrupted-'));
+    dirs.push(root);
+    const folder = join(root, 'project');
+    makeRepo(folder);
+    const remote = join(root, 'remote.git');
+    gitSync(root, ['clone', '--quiet', '--bare', folder, remote]);
+    gitSync(folder, ['remote', 'add', 'origin', remote]);
+    const open = async () => {
+      const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+      hosts.push(h);
+      return h;
+    };
+    const first = await open();
+    await first.board.run((e) => e.addTask({ title: 'named' }));
+    const agent = await idleAgent(first);
+    const c = await first.board.run((e) => e.claim(agent, 'T-1'));
+    const named = (await first.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+    await first.dispose();
+    hosts.splice(hosts.indexOf(first), 1);
+
+    // What `git worktree add` has written when it is killed before its checkout (seen in the two-host chaos
+    // run, B's T-6-17): the admin folder, its HEAD the null id, locked "initializing".
+    const cut = join(named, '..', 'T-6-17');
+    gitSync(folder, ['worktree', 'add', '--quiet', '--detach', cut, 'HEAD']);
+    const admin = join(folder, '.git', 'worktrees', 'T-6-17');
+    fs.writeFileSync(join(admin, 'HEAD'), `${'0'.repeat(40)}\n`);
+    fs.writeFileSync(join(admin, 'locked'), 'initializing');
+    const fetch = () => spawnSync('git', ['fetch', '--quiet', 'origin'], { cwd: folder, encoding: 'utf8' });
+    expect(fetch().stderr).toMatch(/bad object worktrees\/T-6-17\/HEAD/);
+
+    const again = await open();
+    expect(again.worktrees.git).not.toBeNull();
+    expect(fs.existsSync(admin)).toBe(false);
+    expect(fetch().status).toBe(0);
+    expect(fs.existsSync(cut)).toBe(true);
+    expect(gitSync(folder, ['worktree', 'list', '--porcelain'])).toContain(named);
   }, 60_000);
 });

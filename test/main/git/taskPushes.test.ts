@@ -159,4 +159,81 @@ describe('pushes to the remote', () => {
     await waitFor(() => board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the next record pushed');
     expect(gitSync(bare, ['for-each-ref', '--format=%(refname)', 'refs/forkbench/stray/'])).toBe('');
   }, 90_000);
+
+  it("its own earlier push the board never heard of, under a record that moved on: pushed over, not set aside", async () => {
+    // The two-host chaos run's T-7: 7c17 landed on the remote while the board's "pushed" write failed, the
+    // record moved on to d018, and the retry of d018 (expecting the base) found 7c17 there and set this
+    // host's own commit aside as a stray.
+    const { root, bare, folder } = cloneOfBare();
+    const clock = manualTimers();
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
+    hosts.push(host);
+    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    const { agent, wt, pushes, base } = await claimedAndPushed(host);
+    const board = host.board;
+    const run = board.run.bind(board);
+    let failures = 0;
+    board.run = ((decide: Parameters<typeof run>[0]) => {
+      if (failures === 0 && decide.toString().includes('recordPushed')) {
+        failures++;
+        return Promise.reject(new Error('the board database is unreachable'));
+      }
+      return run(decide);
+    }) as typeof board.run;
+    const one = await commit(wt, agentEnv(host, agent), 'one');
+    await waitFor(() => failures === 1, 20_000, 'the push of one landed unheard');
+    await pushes.idle();
+    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
+    const two = await commit(wt, agentEnv(host, agent), 'two');
+    await waitFor(() => board.state.tasks.get('T-1')?.record?.sha === two, 20_000, 'the next record');
+    await pushes.idle();
+    if (board.state.tasks.get('T-1')?.pushed?.sha !== two) {
+      clock.fire();
+      await pushes.idle();
+    }
+    expect(board.state.tasks.get('T-1')?.pushed?.sha).toBe(two);
+    expect(base).not.toBe(two);
+    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(two);
+    expect(gitSync(bare, ['for-each-ref', '--format=%(refname)', 'refs/forkbench/stray/'])).toBe('');
+  }, 90_000);
+
+  it('git failing in the clone while a push runs (a fetch refused: a broken worktree) is said once and retried, not dropped', async () => {
+    const { root, bare, folder } = cloneOfBare();
+    const clock = manualTimers();
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
+    hosts.push(host);
+    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    const { agent, wt, pushes } = await claimedAndPushed(host);
+    // Something not of this clone sits in the task's ref on the remote: the push must fetch it to keep it aside.
+    const other = join(root, 'other');
+    gitSync(root, ['clone', '-q', bare, other]);
+    fs.writeFileSync(join(other, 'foreign.txt'), 'not recorded\n');
+    gitSync(other, ['add', '.']);
+    gitSync(other, ['commit', '-qm', 'foreign']);
+    const foreign = gitSync(other, ['rev-parse', 'HEAD']);
+    gitSync(other, ['push', '-q', '--force', 'origin', 'HEAD:refs/forkbench/tasks/T-1']);
+    // And this clone's fetches fail as they did in the chaos run: an admin folder whose HEAD points at nothing.
+    const admin = join(folder, '.git', 'worktrees', 'broken');
+    fs.mkdirSync(admin, { recursive: true });
+    fs.writeFileSync(join(admin, 'HEAD'), `${'0'.repeat(40)}\n`);
+    fs.writeFileSync(join(admin, 'commondir'), '../..\n');
+    fs.writeFileSync(join(admin, 'gitdir'), `${join(root, 'nowhere', '.git')}\n`);
+
+    const one = await commit(wt, agentEnv(host, agent), 'one');
+    await waitFor(() => host.board.state.tasks.get('T-1')?.record?.sha === one, 20_000, 'the record');
+    await pushes.idle();
+    const failed = () => host.board.state.tasks.get('T-1')!.notes.filter((n) => n.text.includes('failed on this host'));
+    expect(failed()).toHaveLength(1);
+    expect(failed()[0]?.text).toContain('bad object');
+    expect(clock.delays()).toEqual([PushConstants.firstRetryMs]);
+    clock.fire();
+    await pushes.idle();
+    expect(failed()).toHaveLength(1);
+
+    fs.rmSync(admin, { recursive: true });
+    clock.fire();
+    await pushes.idle();
+    expect(host.board.state.tasks.get('T-1')?.pushed?.sha).toBe(one);
+    expect(gitSync(bare, ['rev-parse', `refs/forkbench/stray/T-1/${foreign}`])).toBe(foreign);
+  }, 90_000);
 });
