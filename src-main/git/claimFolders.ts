@@ -121,7 +121,7 @@ export class ClaimFolders {
       const [, dirty] = await Promise.all([
         // Detached, then pointed at the branch by its HEAD file: \`worktree add PATH BRANCH\` takes the branch's
         // lock, which a stalled git of the previous holder may still hold; the folder must not wait on it.
-        r.git(r.repo.root, ['worktree', 'add', '--quiet', '--detach', path, start.sha]),
+        r.addWorktree(path, start.sha),
         !t.worktree && base === currentBranch(r.repo.gitDir) ? r.uncommittedIn(r.folder, false) : Promise.resolve(0),
       ]);
       const admin = worktreeGitDir(path);

@@ -53,7 +53,13 @@ export class RecordArrival {
         throw new WorktreeError('git', `${taskId}'s record ${shortSha(rec.sha)} is not in ${this.r.repo.root}, and this Thread has no remote to fetch it from: nothing was changed.`);
       const why = await remote.fetchTask(taskId);
       if (await this.has(rec)) return;
-      // Not on the remote: its host may be mid-push. The board says when it lands, or the wait ends.
+      // Not on the remote: its host may be mid-push. The board says when it lands, or the wait ends; the
+      // holder is told what it waits for, where a slow checkout's note would say nothing true.
+      await this.r.board
+        .run((e) =>
+          e.userNote(taskId, `${taskId}'s record ${shortSha(rec.sha)} (recorded by ${rec.by}) has not reached the remote: this claim waits up to ${Math.round(this.waitMs / 1000)} s for its host to push it, then starts from the last record that reached the remote.`, HOST_ACTOR),
+        )
+        .catch(() => undefined);
       if (await this.pushedWithin(taskId, rec.sha)) {
         await remote.fetchTask(taskId);
         if (await this.has(rec)) return;

@@ -7,6 +7,9 @@ export const RemoteConstants = {
   /** A fetch or push of a task's few commits takes well under a second on a LAN and a few seconds on a slow
    *  link; a remote silent for 60 s is taken as unreachable, and the caller says so rather than wait on. */
   networkTimeoutMs: 60_000,
+  /** Fetches asked again because a grant's folder was being made while they ran: each retry waits for the
+   *  folders being made then, so only grants that keep starting meanwhile can use up more than one. */
+  addRaceTries: 3,
 } as const;
 
 /** How one ref of a push ended, from `git push --porcelain`. */
@@ -84,7 +87,21 @@ export class TaskRemote {
    *  maintenance after it: a gc the fetch started would take the repository's locks while a grant's folder is
    *  being made (and costs a process on every re-grant). */
   async fetch(refspecs: readonly string[]): Promise<void> {
-    await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', await this.url(), ...refspecs]);
+    for (let i = 0; ; i++) {
+      const making = this.r.worktreesMade();
+      try {
+        await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', await this.url(), ...refspecs]);
+        return;
+      } catch (err) {
+        // A grant's folder was being made while this ran (its HEAD is null until it has checked out): once
+        // it is made the fetch is asked again. Not a wait before every fetch: a grant must not wait on a
+        // slow remote, nor a fetch on grants, when they do not meet.
+        const now = this.r.worktreesMade();
+        const met = making.any || now.any || now.started !== making.started;
+        if (i >= RemoteConstants.addRaceTries || !met || !/bad object worktrees\//.test((err as Error).message)) throw err;
+        await now.done;
+      }
+    }
   }
 
   /**

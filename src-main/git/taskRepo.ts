@@ -5,7 +5,7 @@ import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import type { GitIsolation, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
-import { git, withoutAgentPrograms } from './git.js';
+import { git, withoutAgentPrograms, type GitResult } from './git.js';
 import { currentBranch, type RepoProbe } from './repoProbe.js';
 
 export class WorktreeError extends Error {
@@ -45,6 +45,10 @@ export class TaskRepo {
   /** One fetch into a remote-tracking ref at a time (TaskRemote.fetchBranch): two would fight over its lock,
    *  and the loser fail. Not `queue`: a slow remote must not hold up grants for its time bound. */
   readonly fetches = new SerialQueue();
+  /** `git worktree add`s running now: until one has checked out, its HEAD is git's null id, and a fetch that
+   *  runs meanwhile fails on it (`bad object worktrees/T-2-6/HEAD`; seen in the two-host chaos run). */
+  private readonly adding = new Set<Promise<unknown>>();
+  private addsStarted = 0;
   private worktreeConfigOn = false;
 
   constructor(
@@ -138,6 +142,21 @@ export class TaskRepo {
    *  where it is one (a commit just made, on every commit's path), else asked of git. */
   async treeOf(sha: string): Promise<string> {
     return this.looseCommitTree(sha) ?? (await this.git(this.repo.root, ['rev-parse', '--verify', '--quiet', `${sha}^{tree}`], { allowFail: true })).stdout.trim();
+  }
+
+  /** A folder for a grant, detached at `sha`: known as one being made while git makes it. */
+  addWorktree(path: string, sha: string): Promise<GitResult> {
+    const add = this.git(this.repo.root, ['worktree', 'add', '--quiet', '--detach', path, sha]);
+    const settled = add.catch(() => undefined);
+    this.addsStarted++;
+    this.adding.add(settled);
+    void settled.then(() => this.adding.delete(settled));
+    return add;
+  }
+
+  /** How many folders were begun so far, whether one is being made now, and when those now are made. */
+  worktreesMade(): { started: number; any: boolean; done: Promise<unknown> } {
+    return { started: this.addsStarted, any: this.adding.size > 0, done: Promise.all([...this.adding]) };
   }
 
   /** Whether `ancestor` is `sha` or in its history: false too when either commit is not in this clone. */

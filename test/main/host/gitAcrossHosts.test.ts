@@ -217,6 +217,8 @@ describe('task branches across hosts', () => {
     await waitFor(() => b.host.board.state.tasks.get('T-1')?.record?.sha === two, 20_000, 'the second record');
     const token = await takeOverStart(b.host);
     const handed = b.host.worktrees.worktreeOf('T-1', token);
+    // The holder is told what its folder waits for, not that the repository is large.
+    await waitFor(() => notesOf(b.host).some((n) => n.includes(`record ${two.slice(0, 7)}`) && n.includes('waits up to 60 s')), 20_000, 'the wait said');
     fs.rmSync(join(gate, 'hold'));
     await fs.promises.writeFile(join(gate, 'fifo'), 'go\n');
     const wtB = await handed;

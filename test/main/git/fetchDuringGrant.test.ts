@@ -1,0 +1,107 @@
+/**
+ * While `git worktree add` makes a grant's folder, that folder's HEAD is git's null id until its first ref
+ * update is done, and any fetch into the clone meanwhile fails on it (`fatal: bad object
+ * worktrees/T-2-6/HEAD`): seen in the two-host chaos run, where an approval's fetch of the remote's main met a
+ * grant on the same host. The fetch is asked again once the folder is made, and lands.
+ *
+ * The window is held open for real: the repository's own reference-transaction hook (which the host's git
+ * runs) blocks inside the add's first ref update, on a fifo. Git's trace2 events say when the host's fetch
+ * has run and how it ended.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
+import { waitFor } from '../../helpers/pty.js';
+
+const hosts: ThreadHost[] = [];
+const dirs: string[] = [];
+const traceBefore = process.env.GIT_TRACE2_EVENT;
+const gates: string[] = [];
+afterEach(async () => {
+  // A hook still held (the test failed before letting it go) is let go: O_RDWR opens a fifo without waiting.
+  for (const g of gates.splice(0)) {
+    const fd = fs.openSync(g, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+    fs.writeSync(fd, 'go\n');
+    fs.closeSync(fd);
+  }
+  if (traceBefore === undefined) delete process.env.GIT_TRACE2_EVENT;
+  else process.env.GIT_TRACE2_EVENT = traceBefore;
+  for (const h of hosts.splice(0)) await h.dispose();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** Exit codes of the `git fetch` processes in a trace2 event file, in the order they ended. */
+function fetchExits(trace: string): number[] {
+  let text = '';
+  try {
+    text = fs.readFileSync(trace, 'utf8');
+  } catch {
+    return [];
+  }
+  const fetches = new Set<string>();
+  const codes: number[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const e = JSON.parse(line) as { event: string; sid: string; name?: string; code?: number };
+    if (e.event === 'cmd_name' && e.name === 'fetch') fetches.add(e.sid);
+    if (e.event === 'exit' && fetches.has(e.sid)) codes.push(e.code as number);
+  }
+  return codes;
+}
+
+describe("a fetch while a grant's folder is being made", () => {
+  it('is asked again once the folder is made, and lands', async () => {
+    const root = fs.mkdtempSync(join(tmpdir(), 'fb-fetch-grant-'));
+    dirs.push(root);
+    makeRepo(join(root, 'seed'));
+    const bare = join(root, 'remote.git');
+    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
+    const folder = join(root, 'clone');
+    gitSync(root, ['clone', '-q', bare, folder]);
+    const gate = join(root, 'gate');
+    fs.mkdirSync(gate);
+    execFileSync('mkfifo', [join(gate, 'fifo')]);
+    gates.push(join(gate, 'fifo'));
+    // Blocks once, in the first ref update of a grant's folder: the add's own, made from the repository with
+    // GIT_DIR naming the new folder's admin folder, while its HEAD is still the null id.
+    fs.writeFileSync(
+      join(folder, '.git', 'hooks', 'reference-transaction'),
+      `#!/bin/sh\ncat >/dev/null\ncase "$1:$GIT_DIR" in prepared:*/worktrees/T-*) [ -e '${gate}/entered' ] || { touch '${gate}/entered'; read x < '${gate}/fifo'; } ;; esac\nexit 0\n`,
+      { mode: 0o755 },
+    );
+
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+    hosts.push(host);
+    await host.board.run((e) => e.addTask({ title: 'grant me' }));
+    const agent = await idleAgent(host);
+    const c = await host.board.run((e) => e.claim(agent, 'T-1'));
+    const token = (c.ok && c.value.token) as number;
+    const handed = host.worktrees.worktreeOf('T-1', token);
+    await waitFor(() => fs.existsSync(join(gate, 'entered')), 20_000, 'the add to reach its first ref update');
+    const admin = join(folder, '.git', 'worktrees', `T-1-${token}`);
+    expect(fs.readFileSync(join(admin, 'HEAD'), 'utf8').trim()).toBe('0'.repeat(40));
+
+    const trace = join(root, 'trace.json');
+    process.env.GIT_TRACE2_EVENT = trace;
+    const fetched = host.worktrees.git!.review.remoteBase({ name: 'origin', url: bare }, 'main');
+    const settled = fetched.then(
+      () => 'resolved',
+      (err: Error) => `rejected: ${err.message}`,
+    );
+    // The fetch has run and failed on the folder being made: git's own words, from its own trace.
+    await waitFor(() => fetchExits(trace).length > 0, 20_000, 'the fetch to end');
+    expect(fetchExits(trace)[0]).not.toBe(0);
+
+    await fs.promises.writeFile(join(gate, 'fifo'), 'go\n');
+    gates.splice(0);
+    expect(await settled).toBe('resolved');
+    expect(await fetched).toBe(gitSync(bare, ['rev-parse', 'main']));
+    expect(fetchExits(trace).at(-1)).toBe(0);
+    expect((await handed)?.path).toBeTruthy();
+  }, 60_000);
+});
