@@ -98,27 +98,66 @@ export async function gitBench(): Promise<Row[]> {
     const fenced = (await host.worktrees.worktreeOf(held.value.taskId, held.value.token))?.path as string;
     const plain = join(root, 'bare', '0');
     const env = { FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.roster.agent(agent.id)?.secret, FORKBENCH_AGENT_ID: agent.id };
+    // git's own floor for any fence at the ref update: a reference-transaction hook that does nothing is still
+    // a process for 'prepared' and another for 'committed' (git runs the one file for every phase).
+    const emptyHooks = join(root, 'empty-hooks');
+    fs.mkdirSync(emptyHooks);
+    fs.writeFileSync(join(emptyHooks, 'reference-transaction'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const floorWt = join(root, 'bare', '1');
     const withHooks: number[] = [];
     const without: number[] = [];
+    const emptyHook: number[] = [];
     for (let i = 0; i < COMMITS; i++) {
       // Interleaved, so a noisy neighbour slows both sides alike.
       fs.writeFileSync(join(fenced, 'pkg0', 'file0.ts'), `// edit ${i}\n`);
       withHooks.push(await timed(fenced, 'git commit -qam edit', env));
       fs.writeFileSync(join(plain, 'pkg0', 'file0.ts'), `// edit ${i}\n`);
       without.push(await timed(plain, `${BARE_GIT} commit -qam edit`, {}));
+      fs.writeFileSync(join(floorWt, 'pkg0', 'file0.ts'), `// edit ${i}\n`);
+      emptyHook.push(await timed(floorWt, `${BARE_GIT} -c core.hooksPath='${emptyHooks}' commit -qam edit`, {}));
     }
     const added = median(withHooks) - median(without);
     const share = added / median(without);
+    const floor = median(emptyHook) - median(without);
     rows.push({ name: 'commit, plain worktree (median)', value: median(without), unit: 'ms', note: `${COMMITS} commits, no hooks` });
     rows.push({ name: 'commit, fenced worktree (median)', value: median(withHooks), unit: 'ms', note: 'the check before the ref moves + the board\'s fsync\'d record after' });
     rows.push({ name: 'fence added per commit', value: added, unit: 'ms', note: `p90 of fenced ${percentileOf(withHooks, 90).toFixed(1)} ms` });
     rows.push({ name: 'fence added / plain commit', value: share, unit: 'x', note: `goal ≤ ${FENCE_SHARE_GOAL}, same run ${share <= FENCE_SHARE_GOAL ? '(met)' : '(NOT met)'}` });
+    rows.push({ name: 'empty reference-transaction hook added', value: floor, unit: 'ms', note: `git's floor for a fence at the ref update: ${(floor / median(without)).toFixed(2)}× a plain commit` });
+    rows.push(...(await hookPhases(fenced, env)));
   } finally {
     await host.dispose();
     fs.rmSync(root, { recursive: true, force: true });
   }
   rows.push(...(await crossHostRegrant()));
   return rows;
+}
+
+/** Commits traced for where the fence's time goes: fewer than COMMITS, since only medians per phase are read. */
+const TRACED_COMMITS = 20;
+
+/**
+ * Where the fence's time goes, from git's own trace2 events (a pass of its own: tracing slows git): each
+ * reference-transaction phase's process, start to exit, as git timed it.
+ */
+async function hookPhases(fenced: string, env: NodeJS.ProcessEnv): Promise<Row[]> {
+  const trace = join(fenced, '..', `trace-${process.pid}.json`);
+  for (let i = 0; i < TRACED_COMMITS; i++) {
+    fs.writeFileSync(join(fenced, 'pkg0', 'file0.ts'), `// traced ${i}\n`);
+    await timed(fenced, 'git commit -qam traced', { ...env, GIT_TRACE2_EVENT: trace });
+  }
+  const starts = new Map<string, string>();
+  const phases = new Map<string, number[]>();
+  for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
+    if (!line) continue;
+    const e = JSON.parse(line) as { event: string; sid: string; child_id?: number; hook_name?: string; argv?: string[]; t_rel?: number };
+    const key = `${e.sid}:${e.child_id}`;
+    if (e.event === 'child_start' && e.hook_name) starts.set(key, `${e.hook_name} ${e.argv?.[1] ?? ''}`.trim());
+    const phase = starts.get(key);
+    if (e.event === 'child_exit' && phase) phases.set(phase, [...(phases.get(phase) ?? []), (e.t_rel ?? 0) * 1000]);
+  }
+  fs.rmSync(trace, { force: true });
+  return [...phases].map(([phase, ms]) => ({ name: `hook ${phase} (median)`, value: median(ms), unit: 'ms', note: `${ms.length} runs, git's trace2 (traced commits)` }));
 }
 
 /** Re-grants on another host measured: each a commit away from the last, so every one fetches. */
