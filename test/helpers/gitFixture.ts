@@ -164,3 +164,16 @@ export function allRefs(folder: string): Map<string, string> {
 export function reachable(folder: string, sha: string): boolean {
   return gitSync(folder, ['for-each-ref', '--contains', sha, '--format=%(refname)']).length > 0;
 }
+
+/** A bare repository as a remote, with main at one commit, and a clone of it as a Thread's folder, in a new
+ *  temp folder `root` (the caller removes it). */
+export function cloneOfBareRemote(prefix: string): { root: string; bare: string; folder: string } {
+  const root = fs.mkdtempSync(join(tmpdir(), prefix));
+  makeRepo(join(root, 'seed'));
+  const bare = join(root, 'remote.git');
+  gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+  gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
+  const folder = join(root, 'clone');
+  gitSync(root, ['clone', '-q', bare, folder]);
+  return { root, bare, folder };
+}

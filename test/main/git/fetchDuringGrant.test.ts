@@ -10,11 +10,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
-import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
+import { cloneOfBareRemote, gitSync, idleAgent } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 
 const hosts: ThreadHost[] = [];
@@ -55,14 +54,8 @@ function fetchExits(trace: string): number[] {
 
 describe("a fetch while a grant's folder is being made", () => {
   it('is asked again once the folder is made, and lands', async () => {
-    const root = fs.mkdtempSync(join(tmpdir(), 'fb-fetch-grant-'));
+    const { root, bare, folder } = cloneOfBareRemote('fb-fetch-grant-');
     dirs.push(root);
-    makeRepo(join(root, 'seed'));
-    const bare = join(root, 'remote.git');
-    gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
-    gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
-    const folder = join(root, 'clone');
-    gitSync(root, ['clone', '-q', bare, folder]);
     const gate = join(root, 'gate');
     fs.mkdirSync(gate);
     execFileSync('mkfifo', [join(gate, 'fifo')]);

@@ -19,25 +19,32 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
+async function openThread(root: string, folder: string): Promise<ThreadHost> {
+  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+  hosts.push(h);
+  return h;
+}
+
+/** T-1 claimed, so the board names its folder; then the host stops. Returns that folder. */
+async function namedFolderThenStop(first: ThreadHost): Promise<string> {
+  await first.board.run((e) => e.addTask({ title: 'named' }));
+  const agent = await idleAgent(first);
+  const c = await first.board.run((e) => e.claim(agent, 'T-1'));
+  const named = (await first.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+  await first.dispose();
+  hosts.splice(hosts.indexOf(first), 1);
+  return named;
+}
+
 describe('a grant its host stopped inside', () => {
   it('leaves locks that the next start removes, where no task names the folder; the folders stay', async () => {
     const root = fs.mkdtempSync(join(tmpdir(), 'fb-interrupted-'));
     dirs.push(root);
     const folder = join(root, 'project');
     makeRepo(folder);
-    const open = async () => {
-      const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
-      hosts.push(h);
-      return h;
-    };
-    const first = await open();
-    await first.board.run((e) => e.addTask({ title: 'named' }));
-    const agent = await idleAgent(first);
-    const c = await first.board.run((e) => e.claim(agent, 'T-1'));
-    const named = (await first.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
+    const open = () => openThread(root, folder);
+    const named = await namedFolderThenStop(await open());
     const dir = join(named, '..');
-    await first.dispose();
-    hosts.splice(hosts.indexOf(first), 1);
 
     // What a kill inside `git worktree add` leaves: the folder, its admin folder, HEAD.lock there.
     const cut = join(dir, 'T-9-9');
@@ -61,18 +68,8 @@ describe('a grant its host stopped inside', () => {
     const remote = join(root, 'remote.git');
     gitSync(root, ['clone', '--quiet', '--bare', folder, remote]);
     gitSync(folder, ['remote', 'add', 'origin', remote]);
-    const open = async () => {
-      const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
-      hosts.push(h);
-      return h;
-    };
-    const first = await open();
-    await first.board.run((e) => e.addTask({ title: 'named' }));
-    const agent = await idleAgent(first);
-    const c = await first.board.run((e) => e.claim(agent, 'T-1'));
-    const named = (await first.worktrees.worktreeOf('T-1', (c.ok && c.value.token) as number))!.path;
-    await first.dispose();
-    hosts.splice(hosts.indexOf(first), 1);
+    const open = () => openThread(root, folder);
+    const named = await namedFolderThenStop(await open());
 
     // What `git worktree add` has written when it is killed before its checkout (seen in the two-host chaos
     // run, B's T-6-17): the admin folder, its HEAD the null id, locked "initializing".

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PushConstants } from '../../../src-main/git/taskPushes.js';
-import { agentEnv, gitSync, idleAgent, makeRepo, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, cloneOfBareRemote, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { manualTimers } from '../../helpers/manualTimers.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -28,17 +28,38 @@ async function commit(wt: string, env: NodeJS.ProcessEnv, line: string): Promise
   return r.stdout.trim();
 }
 
-/** A bare repository as the remote, with main at one commit, and a clone of it as the Thread's folder. */
+/** A bare remote and a clone of it as the Thread's folder, removed after the test. */
 function cloneOfBare(): { root: string; bare: string; folder: string } {
-  const root = fs.mkdtempSync(join(tmpdir(), 'fb-pushes-'));
-  dirs.push(root);
-  makeRepo(join(root, 'seed'));
-  const bare = join(root, 'remote.git');
-  gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
-  gitSync(join(root, 'seed'), ['push', '-q', bare, 'main']);
-  const folder = join(root, 'clone');
-  gitSync(root, ['clone', '-q', bare, folder]);
-  return { root, bare, folder };
+  const made = cloneOfBareRemote('fb-pushes-');
+  dirs.push(made.root);
+  return made;
+}
+
+/** A host on the clone whose board names the bare repository as the Thread's remote; its retries on `clock`. */
+async function hostWithRemote(clock = manualTimers()) {
+  const { root, bare, folder } = cloneOfBare();
+  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
+  hosts.push(host);
+  await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+  return { root, bare, folder, host, clock };
+}
+
+/**
+ * The board's next "pushed" write fails as a write to a database that went away does: the push itself lands
+ * on the remote (a real push), only the board does not hear of it. Returns how many writes failed so far.
+ */
+function failNextPushedWrite(host: ThreadHost): () => number {
+  const board = host.board;
+  const run = board.run.bind(board);
+  let failures = 0;
+  board.run = ((decide: Parameters<typeof run>[0]) => {
+    if (failures === 0 && decide.toString().includes('recordPushed')) {
+      failures++;
+      return Promise.reject(new Error('the board database is unreachable'));
+    }
+    return run(decide);
+  }) as typeof board.run;
+  return () => failures;
 }
 
 /** T-1 added and claimed by an idle agent; its start record (the base's head) pushed, as the board says. */
@@ -125,29 +146,15 @@ describe('pushes to the remote', () => {
   }, 90_000);
 
   it('a push whose board write failed (the database away) is said again, and its next push is not set aside as a stray', async () => {
-    const { root, bare, folder } = cloneOfBare();
-    const clock = manualTimers();
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
-    hosts.push(host);
-    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    const { bare, host, clock } = await hostWithRemote();
     const { agent, wt, pushes, base } = await claimedAndPushed(host);
 
-    // The board's next "pushed" write fails as a write to a database that went away does: the push itself
-    // landed on the remote (a real push), only the board did not hear of it.
     const board = host.board;
-    const run = board.run.bind(board);
-    let failures = 0;
-    board.run = ((decide: Parameters<typeof run>[0]) => {
-      if (failures === 0 && decide.toString().includes('recordPushed')) {
-        failures++;
-        return Promise.reject(new Error('the board database is unreachable'));
-      }
-      return run(decide);
-    }) as typeof board.run;
+    const failures = failNextPushedWrite(host);
     const one = await commit(wt, agentEnv(host, agent), 'one');
     await waitFor(() => board.state.tasks.get('T-1')?.record?.sha === one, 20_000, 'the record');
     await pushes.idle();
-    expect(failures).toBe(1);
+    expect(failures()).toBe(1);
     expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
     expect(board.state.tasks.get('T-1')?.pushed?.sha).toBe(base);
     // The retry finds the sha there and says so; the commit after it is pushed over it, not beside it.
@@ -164,24 +171,12 @@ describe('pushes to the remote', () => {
     // The two-host chaos run's T-7: 7c17 landed on the remote while the board's "pushed" write failed, the
     // record moved on to d018, and the retry of d018 (expecting the base) found 7c17 there and set this
     // host's own commit aside as a stray.
-    const { root, bare, folder } = cloneOfBare();
-    const clock = manualTimers();
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
-    hosts.push(host);
-    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    const { bare, host, clock } = await hostWithRemote();
     const { agent, wt, pushes, base } = await claimedAndPushed(host);
     const board = host.board;
-    const run = board.run.bind(board);
-    let failures = 0;
-    board.run = ((decide: Parameters<typeof run>[0]) => {
-      if (failures === 0 && decide.toString().includes('recordPushed')) {
-        failures++;
-        return Promise.reject(new Error('the board database is unreachable'));
-      }
-      return run(decide);
-    }) as typeof board.run;
+    const failures = failNextPushedWrite(host);
     const one = await commit(wt, agentEnv(host, agent), 'one');
-    await waitFor(() => failures === 1, 20_000, 'the push of one landed unheard');
+    await waitFor(() => failures() === 1, 20_000, 'the push of one landed unheard');
     await pushes.idle();
     expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
     const two = await commit(wt, agentEnv(host, agent), 'two');
@@ -198,11 +193,7 @@ describe('pushes to the remote', () => {
   }, 90_000);
 
   it('git failing in the clone while a push runs (a fetch refused: a broken worktree) is said once and retried, not dropped', async () => {
-    const { root, bare, folder } = cloneOfBare();
-    const clock = manualTimers();
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, gitRemote: { timers: clock.timers } });
-    hosts.push(host);
-    await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
+    const { root, bare, folder, host, clock } = await hostWithRemote();
     const { agent, wt, pushes } = await claimedAndPushed(host);
     // Something not of this clone sits in the task's ref on the remote: the push must fetch it to keep it aside.
     const other = join(root, 'other');
