@@ -16,6 +16,9 @@ export interface Claim {
   readonly deadline: number;
   /** Wall-clock time of the grant, for display only; no decision reads it. */
   readonly grantedAtWall: number;
+  /** The longest quiet gap (ms) the liveness check saw while the claim was worked on (leaseEvidence.ts);
+   *  absent until a renewal carried one. */
+  readonly quietMs?: number;
 }
 
 /** The last claim a task had, kept so a late write can be told `lapsed` rather than `not-holder`. */
@@ -170,6 +173,9 @@ export interface ThreadSettings {
   readonly waitHoldMs: number;
   /** Desktop notifications when an agent starts waiting or finishes its turn: a person opts in per Thread. */
   readonly notifyAgents: boolean;
+  /** A lease length per agent profile (ms), set by a person from the evidence (leaseEvidence.ts): a claim of
+   *  a profile named here gets this lease instead of `leaseMs`. Empty in boards from before. */
+  readonly leaseByProfile: Readonly<Record<string, number>>;
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */
