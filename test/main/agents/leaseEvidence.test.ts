@@ -10,72 +10,26 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LivenessLoop, type LivenessSubject } from '../../../src-main/agents/liveness.js';
-import { Agent, secretDigestOf } from '../../../src-main/agents/agent.js';
 import { PROFILES } from '../../../src-main/agents/profiles.js';
-import { JournalBoard } from '../../../src-main/board/journalBoard.js';
-import type { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
+import type { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { gapHistogram, leaseFor, suggestLease } from '../../../src-shared/board/leaseEvidence.js';
-import type { Result } from '../../../src-shared/board/result.js';
+import { CLAUDE, CODEX, claudeQuietCodexReclaimed, leaseScript, type LeaseScript } from '../../helpers/leaseScript.js';
 
 const dirs: string[] = [];
-const boards: JournalBoard[] = [];
+const scripts: LeaseScript[] = [];
 afterEach(async () => {
-  for (const b of boards.splice(0)) await b.close();
+  for (const s of scripts.splice(0)) await s.close();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-const CLAUDE = 'claude-1-0123456789ab';
-const CODEX = 'codex-1-ba9876543210';
 const S = 1000;
 
-async function setup() {
-  let t = 0;
+async function setup(): Promise<LeaseScript> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-evidence-'));
   dirs.push(dir);
-  // A snapshot every 25 events: the evidence must come back from a snapshot, not only from a replay.
-  const open = async () => {
-    const b = await JournalBoard.open({ dir, threadId: 'evidence', goal: '', monotonic: () => t, compactEvery: 25 });
-    boards.push(b);
-    return b;
-  };
-  let board = await open();
-  const agents = new Map<string, LivenessSubject & { lastOutputAt: number }>();
-  for (const [id, profile] of [
-    [CLAUDE, 'claude'],
-    [CODEX, 'codex'],
-  ] as const) {
-    agents.set(id, { agent: Agent.adopted({ id, name: id, profile, secretDigest: secretDigestOf('s'), pid: 4242 }, 0), lastOutputAt: 0, startedAt: 0 });
-  }
-  // Sleeping, no CPU time used: an agent's only signs of progress are its pane's output and its board calls.
-  const loop = () => new LivenessLoop({ board, subjects: () => agents.values(), onStatus: () => undefined, now: () => t, readCpu: async () => ({ state: 'sleeping', cpuMs: 0, processes: 1 }) });
-  let liveness = loop();
-  const interval = board.state.settings.renewIntervalMs;
-  /** Run the loop's rounds, one per renew interval, up to `until` (ms since the start). */
-  const runTo = async (until: number) => {
-    while (t + interval <= until) {
-      t += interval;
-      await liveness.check();
-      await board.apply((e) => e.sweep());
-    }
-  };
-  /** The agent prints to its pane now. */
-  const output = (id: string) => {
-    (agents.get(id) as { lastOutputAt: number }).lastOutputAt = t;
-  };
-  /** The agent calls the board now (a board call is progress too). */
-  const call = async <T>(id: string, op: (e: LeaseEngine) => Result<T>) => {
-    agents.get(id)?.agent.calledBoard(t);
-    return board.run(op);
-  };
-  const reopen = async () => {
-    liveness.stop();
-    await board.close();
-    boards.splice(boards.indexOf(board), 1);
-    board = await open();
-    liveness = loop();
-  };
-  return { get board() { return board; }, runTo, output, call, reopen, now: () => t };
+  const s = await leaseScript(dir);
+  scripts.push(s);
+  return s;
 }
 
 /** Everything the window draws of one profile: the histogram's counts and the suggestion's sentence. */
@@ -96,51 +50,8 @@ describe('lease evidence from scripted agents on a fake clock', () => {
     const lease = s.board.state.settings.leaseMs;
     expect(lease).toBe(120 * S);
 
-    // Claude Code: three tasks, each worked in two bursts with a 90 s silence between, said done and approved.
-    for (let i = 0; i < 3; i++) {
-      const t0 = s.now();
-      const task = await s.call(CLAUDE, (e) => e.addTask({ title: `claude task ${i}` }, CLAUDE));
-      const id = task.ok ? task.value.id : '';
-      await s.call(CLAUDE, (e) => e.claim(CLAUDE, id));
-      s.output(CLAUDE);
-      await s.runTo(t0 + 90 * S); // checks at 30, 60, 90 s of silence: each renews (inside the 120 s lease)
-      s.output(CLAUDE);
-      await s.runTo(t0 + 120 * S);
-      expect((await s.call(CLAUDE, (e) => e.done(CLAUDE, id))).ok).toBe(true);
-      await s.runTo(t0 + 180 * S); // in review: its silence now is waiting for a person, not a quiet gap
-      expect((await s.board.run((e) => e.approve(id))).ok).toBe(true);
-    }
-
-    // Codex: three tasks, each claimed, then 150 s of silence: the check stops renewing at 120 s of it, and
-    // the lease lapses 120 s after the last renewal. Its process is alive all along: twice it comes back and
-    // writes (a commit through the fence with its token, a note without one); the third time it never does.
-    const writesAfterLapse = [
-      (id: string, token: number) => (e: LeaseEngine) => e.fence(CODEX, id, token),
-      (id: string) => (e: LeaseEngine) => e.note(CODEX, id, 'back from the long build'),
-      null,
-    ];
-    for (const write of writesAfterLapse) {
-      const t0 = s.now();
-      const task = await s.board.run((e) => e.addTask({ title: 'codex task' }));
-      const id = task.ok ? task.value.id : '';
-      const claim = await s.call(CODEX, (e) => e.claim(CODEX, id));
-      const token = claim.ok ? claim.value.token : 0;
-      s.output(CODEX);
-      await s.runTo(t0 + 240 * S);
-      expect(s.board.state.tasks.get(id)?.lastClaim).toMatchObject({ agentId: CODEX, reason: 'lapsed' });
-      if (write) {
-        const refused = await s.call(CODEX, write(id, token));
-        expect(refused.ok ? null : refused.error.code).toBe('lapsed');
-      }
-      // The person hands it to Claude Code, which finishes it quickly (no silence at all).
-      const t1 = s.now();
-      await s.board.run((e) => e.assign(id, CLAUDE));
-      s.output(CLAUDE);
-      await s.runTo(t1 + 30 * S);
-      s.output(CLAUDE);
-      await s.call(CLAUDE, (e) => e.done(CLAUDE, id));
-      await s.board.run((e) => e.approve(id));
-    }
+    // Claude Code with 90 s quiet gaps; Codex lapsing while alive and writing later (leaseScript.ts).
+    await claudeQuietCodexReclaimed(s);
 
     const expected = {
       claude: {
