@@ -208,3 +208,37 @@ export function suggestLease(profile: string, label: string, ev: ProfileEvidence
     text: `${parts.join('; ')}: ${verdict}`,
   };
 }
+
+/** One profile's evidence and lease as `forkbench leases` (and its MCP tool) answers it. */
+export interface ProfileLeaseView {
+  readonly profile: string;
+  readonly label: string;
+  /** The lease its claims get now, and whether the Thread sets it for this profile (else the Thread's). */
+  readonly leaseMs: number;
+  readonly own: boolean;
+  readonly gaps: readonly GapBucket[];
+  readonly lapses: number;
+  readonly reclaimed: number;
+  readonly suggestion: { readonly text: string; readonly suggestedMs: number } | null;
+}
+
+/** Every profile with evidence or a lease of its own, in the order of `order` (unknown ones last). */
+export function profileLeaseViews(settings: ThreadSettings, evidence: LeaseEvidence, labelOf: (profile: string) => string, order: readonly string[]): ProfileLeaseView[] {
+  const rank = (p: string) => (order.includes(p) ? order.indexOf(p) : order.length);
+  const profiles = Object.keys({ ...evidence.profiles, ...settings.leaseByProfile }).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return profiles.map((profile) => {
+    const ev = Object.hasOwn(evidence.profiles, profile) ? evidence.profiles[profile] : undefined;
+    const leaseMs = leaseFor(settings, `${profile}-1-000000000000`);
+    const s = suggestLease(profile, labelOf(profile), ev, leaseMs);
+    return {
+      profile,
+      label: labelOf(profile),
+      leaseMs,
+      own: Object.hasOwn(settings.leaseByProfile, profile),
+      gaps: gapHistogram(ev?.gaps ?? []),
+      lapses: ev?.lapses.length ?? 0,
+      reclaimed: ev?.reclaimed.length ?? 0,
+      suggestion: s ? { text: s.text, suggestedMs: s.suggestedMs } : null,
+    };
+  });
+}
