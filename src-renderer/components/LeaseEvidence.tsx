@@ -1,5 +1,4 @@
-import { gapHistogram, leaseFor, suggestLease, type GapBucket, type ProfileEvidence } from '../../src-shared/board/leaseEvidence.js';
-import type { ThreadSettings } from '../../src-shared/board/model.js';
+import { profileLeaseViews, type GapBucket, type ProfileLeaseView } from '../../src-shared/board/leaseEvidence.js';
 import { PROFILE_IDS, type ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { useApp, useController } from '../state/hooks.js';
 import '../styles/leaseEvidence.css';
@@ -11,7 +10,8 @@ const isProfile = (p: string): p is ProfileIdShared => (PROFILE_IDS as readonly 
 /**
  * What each agent profile's claims say about the lease (issue 34, item 5): a small histogram of the longest
  * quiet gaps of its claims that ended well, its lapses and live claims reclaimed, and the lease the evidence
- * suggests, with a button that sets it for the profile. Only that button (a person) changes a lease.
+ * suggests, with a button that sets it for the profile. Only that button (a person) changes a lease. The
+ * same views `forkbench leases` prints (profileLeaseViews).
  */
 export function LeaseEvidence() {
   const c = useController();
@@ -20,8 +20,9 @@ export function LeaseEvidence() {
   const profiles = useApp((s) => s.profiles);
   if (!settings || !evidence) return null;
   const label = (p: string) => profiles.find((x) => x.id === p)?.label ?? p;
-  const shown = Object.keys({ ...evidence.profiles, ...settings.leaseByProfile }).filter(isProfile).sort((a, b) => PROFILE_IDS.indexOf(a) - PROFILE_IDS.indexOf(b));
-  const setLease = (profile: ProfileIdShared, ms: number | null) => {
+  // Only profiles a lease can be set for (the settings' schema takes no other).
+  const views = profileLeaseViews(settings, evidence, label, PROFILE_IDS).filter((v) => isProfile(v.profile));
+  const setLease = (profile: string, ms: number | null) => {
     const next: Record<string, number> = { ...settings.leaseByProfile };
     if (ms === null) delete next[profile];
     else next[profile] = ms;
@@ -30,38 +31,33 @@ export function LeaseEvidence() {
   return (
     <section className="lease-evidence" data-testid="lease-evidence" aria-label="Lease evidence per agent profile">
       <h3>Lease per agent profile</h3>
-      {shown.length === 0 ? (
+      {views.length === 0 ? (
         <p className="muted" data-testid="lease-evidence-empty">
           No evidence yet: once agents' claims end (approved, lapsed), each profile's quiet gaps show here with a suggested lease.
         </p>
       ) : (
-        shown.map((p) => <ProfileRow key={p} profile={p} label={label(p)} ev={evidence.profiles[p]} settings={settings} setLease={setLease} />)
+        views.map((v) => <ProfileRow key={v.profile} v={v} setLease={setLease} />)
       )}
     </section>
   );
 }
 
-function ProfileRow(props: { profile: ProfileIdShared; label: string; ev: ProfileEvidence | undefined; settings: ThreadSettings; setLease: (p: ProfileIdShared, ms: number | null) => void }) {
-  const { profile, label, ev, settings } = props;
-  // Any id of the profile reads its lease: leaseFor takes the profile from the agent's id.
-  const current = leaseFor(settings, `${profile}-1-000000000000`);
-  const own = Object.hasOwn(settings.leaseByProfile, profile);
-  const buckets = gapHistogram(ev?.gaps ?? []);
-  const most = Math.max(1, ...buckets.map((b) => b.count));
-  const suggestion = suggestLease(profile, label, ev, current);
+function ProfileRow({ v, setLease }: { v: ProfileLeaseView; setLease: (profile: string, ms: number | null) => void }) {
+  const most = Math.max(1, ...v.gaps.map((b) => b.count));
+  const s = v.suggestion;
   return (
-    <div className="lease-profile" data-testid={`evidence-${profile}`}>
+    <div className="lease-profile" data-testid={`evidence-${v.profile}`}>
       <div className="lease-profile-head">
-        <strong>{label}</strong> · lease {secs(current)} {own ? '(set for this profile)' : "(the Thread's)"}
-        {own && (
-          <button type="button" className="link" data-testid={`evidence-default-${profile}`} onClick={() => props.setLease(profile, null)}>
+        <strong>{v.label}</strong> · lease {secs(v.leaseMs)} {v.own ? '(set for this profile)' : "(the Thread's)"}
+        {v.own && (
+          <button type="button" className="link" data-testid={`evidence-default-${v.profile}`} onClick={() => setLease(v.profile, null)}>
             use the Thread's
           </button>
         )}
       </div>
-      <ul className="gap-histogram" aria-label={`Longest quiet gap of ${label}'s claims that ended well`}>
-        {buckets.map((b, i) => (
-          <li key={i} data-testid={`evidence-bucket-${profile}-${i}`} data-count={b.count} title={`${b.count} claim${b.count === 1 ? '' : 's'} quiet for at most ${bucketName(b)}`}>
+      <ul className="gap-histogram" aria-label={`Longest quiet gap of ${v.label}'s claims that ended well`}>
+        {v.gaps.map((b, i) => (
+          <li key={i} data-testid={`evidence-bucket-${v.profile}-${i}`} data-count={b.count} title={`${b.count} claim${b.count === 1 ? '' : 's'} quiet for at most ${bucketName(b)}`}>
             <span className="bar" aria-hidden="true" style={{ height: `${Math.round((b.count / most) * 100)}%` }} />
             <span className="count">{b.count}</span>
             <span className="bucket">{bucketName(b)}</span>
@@ -69,15 +65,15 @@ function ProfileRow(props: { profile: ProfileIdShared; label: string; ev: Profil
         ))}
       </ul>
       <div className="lease-counts">
-        <span data-testid={`evidence-lapses-${profile}`}>lapses {ev?.lapses.length ?? 0}</span> ·{' '}
-        <span data-testid={`evidence-reclaimed-${profile}`}>live claims reclaimed {ev?.reclaimed.length ?? 0}</span>
+        <span data-testid={`evidence-lapses-${v.profile}`}>lapses {v.lapses}</span> ·{' '}
+        <span data-testid={`evidence-reclaimed-${v.profile}`}>live claims reclaimed {v.reclaimed}</span>
       </div>
-      {suggestion && (
+      {s && (
         <div className="lease-suggestion">
-          <span data-testid={`evidence-suggestion-${profile}`}>{suggestion.text}</span>
-          {suggestion.suggestedMs !== current && (
-            <button type="button" data-testid={`evidence-use-${profile}`} onClick={() => props.setLease(profile, suggestion.suggestedMs)}>
-              use {secs(suggestion.suggestedMs)}
+          <span data-testid={`evidence-suggestion-${v.profile}`}>{s.text}</span>
+          {s.suggestedMs !== v.leaseMs && (
+            <button type="button" data-testid={`evidence-use-${v.profile}`} onClick={() => setLease(v.profile, s.suggestedMs)}>
+              use {secs(s.suggestedMs)}
             </button>
           )}
         </div>
