@@ -1,6 +1,6 @@
 import type { BoardEvent } from './events.js';
 import { Limits } from './limits.js';
-import type { Task, ThreadSettings } from './model.js';
+import type { Claim, Task, ThreadSettings } from './model.js';
 
 /**
  * The evidence a lease length is chosen from (issue 34, item 5), per agent profile: how long claims that
@@ -57,24 +57,34 @@ interface LapsedClaim {
   readonly leaseMs: number;
 }
 
+/** Small on purpose: a handful of profiles, each list at most EVIDENCE_CLAIMS long, and at most
+ *  LAPSES_REMEMBERED lapses, so replacing it on the events that change it (an approval, a lapse, a refusal
+ *  of a lapsed claim's write) costs the same on a board of 10 tasks or 10k. What a task in review will add
+ *  once approved rides on the task (Task.submittedQuiet), not here. */
 export interface LeaseEvidence {
   readonly profiles: Readonly<Record<string, ProfileEvidence>>;
-  /** Tasks in review: the longest quiet gap of the claim that said done, counted if the work is approved. */
-  readonly pending: Readonly<Record<string, { readonly profile: string; readonly quietMs: number }>>;
   /** Oldest first, at most LAPSES_REMEMBERED. */
   readonly lapsed: readonly LapsedClaim[];
 }
 
-export const NO_EVIDENCE: LeaseEvidence = { profiles: {}, pending: {}, lapsed: [] };
+/** What a claim that said done adds to its profile's evidence if its work is approved. */
+export interface SubmittedQuiet {
+  readonly profile: string;
+  readonly quietMs: number;
+}
+
+export const NO_EVIDENCE: LeaseEvidence = { profiles: {}, lapsed: [] };
+
+/** The quiet gap a submission freezes (the reducer keeps it on the task until approval or a return). */
+export function quietAtSubmit(claim: Claim | null, agentId: string): SubmittedQuiet | null {
+  const profile = profileOfAgent(agentId);
+  return claim && profile !== null ? { profile, quietMs: claim.quietMs ?? 0 } : null;
+}
 const EMPTY_PROFILE: ProfileEvidence = { gaps: [], lapses: [], reclaimed: [] };
 
 const keepLast = <T>(xs: readonly T[], x: T): T[] => [...xs.slice(Math.max(0, xs.length - EVIDENCE_CLAIMS + 1)), x];
 function withProfile(ev: LeaseEvidence, profile: string, f: (p: ProfileEvidence) => ProfileEvidence): LeaseEvidence {
   return { ...ev, profiles: { ...ev.profiles, [profile]: f(ev.profiles[profile] ?? EMPTY_PROFILE) } };
-}
-function without<V>(r: Readonly<Record<string, V>>, key: string): Record<string, V> {
-  const { [key]: _gone, ...rest } = r;
-  return rest;
 }
 
 /**
@@ -84,19 +94,10 @@ function without<V>(r: Readonly<Record<string, V>>, key: string): Record<string,
  */
 export function foldEvidence(ev: LeaseEvidence, e: BoardEvent, before: Task | undefined, settings: ThreadSettings): LeaseEvidence {
   switch (e.kind) {
-    case 'submitted': {
-      const c = before?.claim;
-      const profile = profileOfAgent(e.agentId);
-      if (!c || profile === null) return ev;
-      return { ...ev, pending: { ...ev.pending, [e.taskId]: { profile, quietMs: c.quietMs ?? 0 } } };
-    }
-    case 'returned':
-    case 'reset':
-      return Object.hasOwn(ev.pending, e.taskId) ? { ...ev, pending: without(ev.pending, e.taskId) } : ev;
     case 'approved': {
-      const p = Object.hasOwn(ev.pending, e.taskId) ? ev.pending[e.taskId] : undefined;
+      const p = before?.submittedQuiet;
       if (!p) return ev;
-      return withProfile({ ...ev, pending: without(ev.pending, e.taskId) }, p.profile, (x) => ({ ...x, gaps: keepLast(x.gaps, p.quietMs) }));
+      return withProfile(ev, p.profile, (x) => ({ ...x, gaps: keepLast(x.gaps, p.quietMs) }));
     }
     case 'claim-ended': {
       // A lapse counts when the claim was being worked on; one that ran out in review lost nothing.

@@ -1,3 +1,5 @@
+import type { SubmittedQuiet } from './leaseEvidence.js';
+
 /**
  * The board's data model: what a Thread, a Task and a Claim are. Plain data only, so the host, the
  * renderer, the CLI and the journal can all hold and send it.
@@ -93,6 +95,10 @@ export interface Task {
   /** The last record its host pushed to the Thread's remote: where a claim on another host can start if the
    *  record itself never got there. null: nothing pushed (no remote, or a board from before remotes). */
   readonly pushed: BranchRecord | null;
+  /** While its work waits in review: the longest quiet gap of the claim that said done, and its agent's
+   *  profile, added to the lease evidence if the work is approved (leaseEvidence.ts). Absent in boards from
+   *  before. */
+  readonly submittedQuiet?: SubmittedQuiet | null;
   /** Only in a window's copy of the board (windowBoard.ts): what its snapshot left out, loaded on demand
    *  (`task.details`). `bodyChars`: the body's full length when `body` is only its start (0 once an edit
    *  sent the whole body); `notes`: how many notes came before those in `notes`. */

@@ -2,7 +2,7 @@ import type { BoardEvent } from './events.js';
 import { Limits } from './limits.js';
 import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
 import { isFailedAttempt } from './claimEnd.js';
-import { foldEvidence, leaseFor, NO_EVIDENCE, type LeaseEvidence } from './leaseEvidence.js';
+import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence } from './leaseEvidence.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -56,6 +56,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   record: null,
   submitted: null,
   pushed: null,
+  submittedQuiet: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
@@ -89,7 +90,7 @@ export function compareTaskIds(a: string, b: string): number {
 export function applyEvent(b: Board, e: BoardEvent): void {
   if (e.seq <= b.seq) throw new EventMismatch(e, `sequence ${e.seq} is not after ${b.seq}`);
   // Only these two read the task as it was; a renewal (the hot path) looks nothing up for the evidence.
-  const before = e.kind === 'submitted' || e.kind === 'claim-ended' ? b.tasks.get(e.taskId) : undefined;
+  const before = e.kind === 'approved' || e.kind === 'claim-ended' ? b.tasks.get(e.taskId) : undefined;
   switch (e.kind) {
     case 'thread-created':
       b.threadId = e.threadId;
@@ -166,17 +167,17 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.at }] }));
       break;
     case 'submitted':
-      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null, sentBack: null }));
+      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null, sentBack: null, submittedQuiet: quietAtSubmit(t.claim, e.agentId) }));
       break;
     case 'approved':
       // The engine ends any claim with its own claim-ended event first, so no claim ends unrecorded.
       update(b, e, (t) => {
         if (t.claim) throw new EventMismatch(e, 'the claim must end before approval');
-        return { ...t, state: 'done', sentBack: null };
+        return { ...t, state: 'done', sentBack: null, submittedQuiet: null };
       });
       break;
     case 'returned':
-      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at } }));
+      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at }, submittedQuiet: null }));
       break;
     case 'blocked':
       update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));
@@ -185,7 +186,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, state: 'open', blockedReason: null }));
       break;
     case 'reset':
-      update(b, e, (t) => ({ ...t, state: 'open', failures: 0 }));
+      update(b, e, (t) => ({ ...t, state: 'open', failures: 0, submittedQuiet: null }));
       break;
     case 'worktree-set':
       // The previous grant's folder is parked (fenced), not forgotten: a person may still want what is in it.

@@ -63,7 +63,9 @@ describe('the evidence the reducer keeps', () => {
     expect(gaps.length).toBe(EVIDENCE_CLAIMS);
     expect(gaps[0]).toBe(11 * S);
     expect(gaps.at(-1)).toBe(n * S);
-    expect(b.evidence.pending).toEqual({});
+    // What a review waited to add is the task's until approval, then gone: no list grows with the board.
+    expect([...b.tasks.values()].filter((t) => t.submittedQuiet)).toEqual([]);
+    expect(JSON.stringify(b.evidence).length).toBeLessThan(2_000);
     for (let i = 1; i <= LAPSES_REMEMBERED + 5; i++) {
       const taskId = `T-${n + i}`;
       apply(b, { kind: 'task-added', taskId, title: 'x', body: '', verify: null, by: 'user' });
@@ -72,6 +74,19 @@ describe('the evidence the reducer keeps', () => {
     }
     expect(b.evidence.lapsed.length).toBe(LAPSES_REMEMBERED);
     expect(b.evidence.profiles['claude']?.lapses.length).toBe(EVIDENCE_CLAIMS);
+  });
+
+  it('a submission changes nothing of the evidence itself: 5,000 tasks in review cost it nothing (it once copied a map per submission)', () => {
+    const b = emptyBoard('t');
+    for (let i = 1; i <= 5_000; i++) {
+      const taskId = `T-${i}`;
+      apply(b, { kind: 'task-added', taskId, title: 'x', body: '', verify: null, by: 'user' });
+      apply(b, { kind: 'grant', taskId, agentId: agent, token: i, deadline: 1e9, by: agent });
+    }
+    const before = b.evidence;
+    for (let i = 1; i <= 5_000; i++) apply(b, { kind: 'submitted', taskId: `T-${i}`, agentId: agent, token: i });
+    expect(b.evidence).toBe(before);
+    expect(b.tasks.get('T-5000')?.submittedQuiet).toEqual({ profile: 'claude', quietMs: 0 });
   });
 
   it('counts a claim rejected in review and then approved by its later quiet, not a second time', () => {
