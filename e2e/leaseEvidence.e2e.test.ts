@@ -64,6 +64,8 @@ describe('lease evidence in Thread settings', () => {
     expect(await page.getByTestId('evidence-suggestion-codex').textContent()).toBe('no claim of Codex CLI has ended well yet; 2 live claims were reclaimed at 120 s: keep 180 s');
     expect(await page.getByTestId('evidence-use-codex').count()).toBe(0);
     expect(await page.getByTestId('evidence-claude').locator('.lease-profile-head').textContent()).toContain("lease 120 s (the Thread's)");
+    // The log says who set which lease.
+    await expect.poll(() => page.locator('[data-testid="log-entry"]').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('settings changed by you: lease 120 s (codex 180 s), poison limit 3')]));
     await w.shot('lease-evidence-02-codex-set');
 
     // Back to the Thread's lease with one click too.
