@@ -80,6 +80,8 @@ export function quietAtSubmit(claim: Claim | null, agentId: string): SubmittedQu
   const profile = profileOfAgent(agentId);
   return claim && profile !== null ? { profile, quietMs: claim.quietMs ?? 0 } : null;
 }
+/** What the fence says to a write under a claim that is over. */
+const FENCE_CODES: ReadonlySet<string> = new Set(['lapsed', 'stale-token', 'not-holder']);
 const EMPTY_PROFILE: ProfileEvidence = { gaps: [], lapses: [], reclaimed: [] };
 
 const keepLast = <T>(xs: readonly T[], x: T): T[] => [...xs.slice(Math.max(0, xs.length - EVIDENCE_CLAIMS + 1)), x];
@@ -108,9 +110,11 @@ export function foldEvidence(ev: LeaseEvidence, e: BoardEvent, before: Task | un
       return withProfile({ ...ev, lapsed }, profile, (x) => ({ ...x, lapses: keepLast(x.lapses, leaseMs) }));
     }
     case 'write-rejected': {
-      // Only the fence's answer to the lapsed claim itself: its token, or (a write without one) its agent on
-      // its task. A refusal for any other reason (quota, not the holder of another task) proves nothing.
-      if (e.taskId === null || (e.code !== 'lapsed' && e.code !== 'stale-token')) return ev;
+      // Only the fence's answer to the lapsed claim itself: a write under its token (tokens never repeat, so
+      // whatever the fence then said, lapsed, stale or not the holder once the task moved on, it was that
+      // claim's agent at work), or one without a token that the fence called this agent's lapsed lease. A
+      // refusal for any other reason (its quota, bad input) proves nothing.
+      if (e.taskId === null || !(e.token === null ? e.code === 'lapsed' : FENCE_CODES.has(e.code))) return ev;
       const i = ev.lapsed.findIndex((l) => l.taskId === e.taskId && l.agentId === e.agentId && (e.token === null || e.token === l.token));
       if (i < 0) return ev;
       const l = ev.lapsed[i] as LapsedClaim;

@@ -89,6 +89,26 @@ describe('the evidence the reducer keeps', () => {
     expect(b.tasks.get('T-5000')?.submittedQuiet).toEqual({ profile: 'claude', quietMs: 0 });
   });
 
+  it('counts a lapsed claim reclaimed once, by a refused write under its token or one the fence called lapsed, and nothing else', () => {
+    const b = emptyBoard('t');
+    const other = 'codex-1-0123456789ab';
+    apply(b, { kind: 'task-added', taskId: 'T-1', title: 'x', body: '', verify: null, by: 'user' });
+    apply(b, { kind: 'grant', taskId: 'T-1', agentId: agent, token: 1, deadline: 1e9, by: agent });
+    apply(b, { kind: 'claim-ended', taskId: 'T-1', agentId: agent, token: 1, reason: 'lapsed', to: 'open' });
+    const refused = (over: object) => apply(b, { kind: 'write-rejected', taskId: 'T-1', agentId: agent, token: 1, op: 'fence', code: 'not-holder', message: '', ...over } as BoardEventBody);
+    // Not evidence: a quota refusal, another agent, another token, a token-less write the fence did not call lapsed.
+    refused({ code: 'rate-limited' });
+    refused({ agentId: other });
+    refused({ token: 2 });
+    refused({ token: null, code: 'not-holder' });
+    expect(b.evidence.profiles['claude']?.reclaimed).toEqual([]);
+    // The task moved on to another agent and ended there: the fence says not-holder, under the lapsed token.
+    refused({});
+    refused({});
+    expect(b.evidence.profiles['claude']?.reclaimed).toEqual([120 * S]);
+    expect(b.evidence.lapsed).toEqual([]);
+  });
+
   it('counts a claim rejected in review and then approved by its later quiet, not a second time', () => {
     const b = emptyBoard('t');
     apply(b, { kind: 'task-added', taskId: 'T-1', title: 'x', body: '', verify: null, by: 'user' });
