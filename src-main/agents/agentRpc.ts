@@ -11,6 +11,12 @@ import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedure
 import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
 import { requestHash } from '../board/writeKeys.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
+import { profileLeaseViews } from '../../src-shared/board/leaseEvidence.js';
+import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
+import { PROFILES } from './profiles.js';
+
+/** A profile's name for people ("Claude Code"); its id for one this Forkbench does not launch. */
+const profileLabel = (p: string): string => (Object.hasOwn(PROFILES, p) ? PROFILES[p as keyof typeof PROFILES].label : p);
 
 /** Hooks the rest of the host hangs on agent calls: the verify runner, the worktree of a new claim. */
 export interface AgentCallHooks {
@@ -71,6 +77,8 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
     return taskView(t, now(c), c.board.state.tasks);
   },
+  // Each profile's lease and its evidence (leaseEvidence.ts): a read, for the agent and the person in a shell.
+  leases: (_p, c) => profileLeaseViews(c.board.state.settings, c.board.state.evidence, profileLabel, PROFILE_IDS),
   why: (p, c) => {
     const t = c.board.state.tasks.get(p.taskId);
     if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);

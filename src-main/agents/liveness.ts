@@ -1,5 +1,6 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
+import { leaseFor, shortestLease } from '../../src-shared/board/leaseEvidence.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import type { BoardService } from '../board/boardService.js';
 import { readTreeCpu, type ProcState, type TreeCpu } from '../pty/procReader.js';
@@ -95,6 +96,7 @@ export class LivenessLoop {
     this.timer = null;
     // A round that was in flight when stop() began ends here: it must not arm another.
     if (this.stopped) return;
+    // The rhythm fits the shortest lease any claim has, a profile's included (leaseEvidence.ts).
     this.timer = this.store.timeout(() => {
       this.timer = null;
       // A round that overlaps a shutdown finds the board closed: that is the end of checking, not an error.
@@ -103,7 +105,7 @@ export class LivenessLoop {
           if (!this.stopped) this.d.warn?.(`forkbench: liveness check failed: ${err.message}`);
         })
         .finally(() => this.schedule());
-    }, effectiveRenewIntervalMs(this.d.board.state.settings));
+    }, effectiveRenewIntervalMs({ ...this.d.board.state.settings, leaseMs: shortestLease(this.d.board.state.settings) }));
   }
 
   /** The board's event: a new lease or interval takes effect now, not after the old interval runs out. */
@@ -113,7 +115,6 @@ export class LivenessLoop {
 
   /** One round. */
   async check(): Promise<void> {
-    const leaseMs = this.d.board.state.settings.leaseMs;
     const readCpu = this.d.readCpu ?? readTreeCpu;
     const subjects = [...this.d.subjects()];
     for (const id of this.cpu.keys()) if (!subjects.some((s) => s.agent.id === id)) this.cpu.delete(id);
@@ -140,6 +141,8 @@ export class LivenessLoop {
       }
       const lastProgressAt = Math.max(s.lastOutputAt, a.lastBoardCallAt, cpu.lastChangeAt);
       const { waitHoldMs } = this.d.board.state.settings;
+      // Silence is judged against the agent's own lease: its profile's, when the Thread sets one.
+      const leaseMs = leaseFor(this.d.board.state.settings, a.id);
       const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(a.id) ?? null, waitHoldMs });
       const before = a.status;
       const holds = this.d.board.engine.claimsOf(a.id).length > 0;
@@ -149,7 +152,7 @@ export class LivenessLoop {
       const stalled = verdict === 'stalled' && (holds || stopped);
       if (verdict !== 'gone') a.progressing(!stalled);
       if (verdict === 'renew') {
-        if (holds) await this.d.board.apply((e) => e.renewLive(a.id));
+        if (holds) await this.d.board.apply((e) => e.renewLive(a.id, 'liveness', now - lastProgressAt));
       } else if (verdict === 'hold') {
         if (holds) await this.d.board.apply((e) => e.renewLive(a.id, 'waiting'));
       } else if (verdict === 'waited-too-long') {

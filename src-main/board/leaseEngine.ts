@@ -18,6 +18,7 @@ import { BoardLimits, Limits } from '../../src-shared/board/limits.js';
 import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
 import { ReadyIndex } from './readyIndex.js';
+import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
 type Listener = (e: BoardEvent) => void;
@@ -475,14 +476,16 @@ export class LeaseEngine {
 
   /**
    * The host's background check found the agent alive and making progress: extend every claim it holds.
-   * A claim already past its deadline is not revived (a lapsed lease stays lapsed).
+   * A claim already past its deadline is not revived (a lapsed lease stays lapsed). `quietMs`: how long
+   * the agent had gone without a sign of progress when the check saw it, the evidence leases are chosen
+   * from; it rides on the renewal the check writes anyway, so the evidence adds no event.
    */
-  renewLive(agentId: string, via: 'liveness' | 'waiting' = 'liveness'): number {
+  renewLive(agentId: string, via: 'liveness' | 'waiting' = 'liveness', quietMs?: number): number {
     this.sweep();
     let n = 0;
     for (const id of this.claimsOf(agentId)) {
       const c = (this.board.tasks.get(id) as Task).claim as Claim;
-      if (this.extend(id, c, via)) n++;
+      if (this.extend(id, c, via, via === 'liveness' ? quietMs : undefined)) n++;
     }
     return n;
   }
@@ -579,7 +582,7 @@ export class LeaseEngine {
     if (task.claim) {
       if (task.claim.agentId === agentId) return reject('bad-state', `${taskId} is already held by ${agentId}`);
       const token = this.board.nextToken;
-      const deadline = this.clock.now() + this.board.settings.leaseMs;
+      const deadline = this.clock.now() + leaseFor(this.board.settings, agentId);
       this.emit({
         kind: 'reassign',
         taskId,
@@ -781,14 +784,16 @@ export class LeaseEngine {
 
   private grant(taskId: string, agentId: string, by: string): void {
     const token = this.board.nextToken;
-    this.emit({ kind: 'grant', taskId, agentId, token, deadline: this.clock.now() + this.board.settings.leaseMs, by });
+    // The agent's profile's lease when the Thread sets one (a person's choice from the evidence), else the Thread's.
+    this.emit({ kind: 'grant', taskId, agentId, token, deadline: this.clock.now() + leaseFor(this.board.settings, agentId), by });
   }
 
-  /** Extend a live claim to a full lease from now; never shortens. Returns whether it moved. */
-  private extend(taskId: string, c: Claim, via: RenewVia): boolean {
-    const deadline = this.clock.now() + this.board.settings.leaseMs;
+  /** Extend a live claim to a full lease (its profile's) from now; never shortens. Returns whether it moved.
+   *  `quietMs`: how long the agent had been quiet, when the liveness check renews it (leaseEvidence.ts). */
+  private extend(taskId: string, c: Claim, via: RenewVia, quietMs?: number): boolean {
+    const deadline = this.clock.now() + leaseFor(this.board.settings, c.agentId);
     if (deadline <= c.deadline) return false;
-    this.emit({ kind: 'renew', taskId, agentId: c.agentId, token: c.token, deadline, via });
+    this.emit({ kind: 'renew', taskId, agentId: c.agentId, token: c.token, deadline, via, ...(quietMs === undefined ? {} : { quietMs: Math.max(0, Math.round(quietMs)) }) });
     return true;
   }
 

@@ -67,6 +67,8 @@ export function formatTask(t: TaskView): string {
 }
 
 const secsLeft = (c: ClaimView) => secs(c.remainingMs);
+/** A lease or a gap as the lease evidence's sentences say it: `180 s`. */
+const wholeSecs = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /** One formatter per method, typed by what the method answers. */
 const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
@@ -88,6 +90,20 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
   fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,
   record: (r) => `${r.taskId}: ${r.sha.slice(0, 10)} recorded as its work under token ${r.token}.`,
   status: (s) => `You are shown as ${stateLine(s)}.`,
+  // One block per profile: its lease, the histogram as `range: count`, its lapses and reclaims, the suggestion.
+  leases: (views) =>
+    views.length === 0
+      ? 'No lease evidence yet: it gathers as claims end (approved, lapsed).'
+      : views
+          .map((v) =>
+            [
+              `${line(v.label)}: lease ${wholeSecs(v.leaseMs)}${v.own ? ' (set for this profile)' : " (the Thread's)"}`,
+              `  quiet gaps: ${v.gaps.map((g) => `${g.toMs === null ? `${wholeSecs(g.fromMs)}+` : `<${wholeSecs(g.toMs)}`}: ${g.count}`).join(', ')}`,
+              `  lapses ${v.lapses}, live claims reclaimed ${v.reclaimed}`,
+              ...(v.suggestion ? [`  ${line(v.suggestion.text)}`] : []),
+            ].join('\n'),
+          )
+          .join('\n'),
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentOutput<M>): string {

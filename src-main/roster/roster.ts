@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { changesHolder } from '../../src-shared/board/eventKinds.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
+import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import type { HardReleaseReason } from '../../src-shared/board/model.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
@@ -255,8 +256,9 @@ export class Roster {
           cliPath: cliScript(),
           nodePath: nodeRuntime().node,
           binDir: d.binDir,
-          leaseMs: d.board.state.settings.leaseMs,
-          renewMs: effectiveRenewIntervalMs(d.board.state.settings),
+          // What its instructions say of its lease: its profile's when the Thread sets one (leaseEvidence.ts).
+          leaseMs: leaseFor(d.board.state.settings, agent.id),
+          renewMs: effectiveRenewIntervalMs({ ...d.board.state.settings, leaseMs: leaseFor(d.board.state.settings, agent.id) }),
           baseEnv: d.env,
           writableRoots: d.writableRoots(),
           stateDir: d.sessions.stateDirOf(agent.id),

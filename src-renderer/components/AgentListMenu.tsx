@@ -3,6 +3,7 @@ import { showControls } from '../../src-shared/text/controlChars.js';
 import { countsDown } from '../state/boardState.js';
 import { agentLabel, statusText } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
+import { claimLeaseMs } from '../state/claimLease.js';
 import { AgentStateBadge } from './AgentStateBadge.js';
 import { Countdown } from './Countdown.js';
 
@@ -138,7 +139,7 @@ const itemsOf = (menu: HTMLElement | null): HTMLElement[] => [...(menu?.querySel
 function AgentListItem({ id, active, onPick }: { id: string; active: boolean; onPick(id: string): void }) {
   const c = useController();
   const a = useApp((s) => s.agents[id]);
-  const leaseMs = useApp((s) => s.leaseMs);
+  const leaseMs = useApp((s) => claimLeaseMs(s, id));
   // Drawn again on each board change (the list is drawn only while open): its claims' states and deadlines.
   useApp((s) => s.boardVersion);
   const board = c.state.board;

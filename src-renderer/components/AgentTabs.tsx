@@ -4,6 +4,7 @@ import { runsElsewhere, statusText } from '../state/agentList.js';
 import { nearestDeadlineOf } from '../state/boardState.js';
 import type { PaletteCommand } from '../state/commandRegistry.js';
 import { useApp, useController } from '../state/hooks.js';
+import { claimLeaseMs } from '../state/claimLease.js';
 import { stepTab } from '../state/tabStrip.js';
 import { closeAgentAsking } from './agentClose.js';
 import { AgentListMenu, GO_TO_AGENT_KEYS } from './AgentListMenu.js';
@@ -135,7 +136,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
   // Only this agent's claims, as the host sent them with its agent list: never a scan of every task per tab.
   const claims = a?.claims;
   const deadline = useApp((s) => nearestDeadlineOf(s.board, s.agents[id]?.claims));
-  const leaseMs = useApp((s) => s.leaseMs);
+  const leaseMs = useApp((s) => claimLeaseMs(s, id));
   // An exited agent cannot take a task: it is no drop target (the host would refuse anyway).
   const { setNodeRef, isOver } = useDroppable({ id: `${AGENT_DROP_PREFIX}${id}`, data: { agentId: id }, disabled: !a || a.status === 'exited' });
   if (!a) return null;

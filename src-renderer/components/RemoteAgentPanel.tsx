@@ -1,5 +1,6 @@
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
 import { useApp } from '../state/hooks.js';
+import { claimLeaseMs } from '../state/claimLease.js';
 import { Countdown } from './Countdown.js';
 import { UserText } from './UserText.js';
 
@@ -12,7 +13,7 @@ export function RemoteAgentPanel({ agent }: { agent: AgentInfo }) {
   const board = useApp((s) => s.board);
   // The board is changed in place: its version says a title or a deadline (a renewal) changed.
   useApp((s) => s.boardVersion);
-  const leaseMs = useApp((s) => s.leaseMs);
+  const leaseMs = useApp((s) => claimLeaseMs(s, agent.id));
   const host = agent.host ?? '';
   return (
     <div className="remote-agent" data-testid={`remote-agent-${agent.id}`}>

@@ -9,6 +9,7 @@ import { countsDown } from '../state/boardState.js';
 import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
 import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
+import { claimLeaseMs } from '../state/claimLease.js';
 import { Countdown } from './Countdown.js';
 import { AssignMenu } from './AssignMenu.js';
 import { askConfirm } from './confirm.js';
@@ -35,7 +36,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holderName = useApp((s) => (holder ? (s.agents[holder] ? agentLabel(s.agents[holder]) : holder) : ''));
   const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
   const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
-  const leaseMs = useApp((s) => s.leaseMs);
+  const leaseMs = useApp((s) => claimLeaseMs(s, holder));
   const [editing, setEditing] = useState(false);
   if (!task) return null;
   // A review card waits for a person: never LAPSED there (cardMarks.ts).

@@ -4,6 +4,7 @@ import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSe
 import { useApp, useController } from '../state/hooks.js';
 import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '../state/waitHoldField.js';
 import { SharedBoardSetting } from './SharedBoardSetting.js';
+import { LeaseEvidence } from './LeaseEvidence.js';
 import { useCommands } from './useCommands.js';
 
 const NONE: readonly string[] = [];
@@ -156,6 +157,7 @@ export function ThreadSettings() {
           Cancel
         </button>
       </form>
+      <LeaseEvidence />
       <SharedBoardSetting />
     </div>
   );

@@ -53,7 +53,7 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'goal-set':
       return `goal set by ${name(e.by)}: ${clip(e.goal) || '(empty)'}`;
     case 'settings-set':
-      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s, poison limit ${e.settings.poisonLimit}`;
+      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s${profileLeases(e.settings.leaseByProfile)}, poison limit ${e.settings.poisonLimit}`;
     case 'task-added':
       return `${e.taskId} added by ${name(e.by)}: ${clip(e.title)}${e.after?.length ? ` (after ${e.after.join(', ')})` : ''}`;
     case 'task-edited':
@@ -187,4 +187,10 @@ export function filterLog(log: readonly LogEntry[], o: { renewals: boolean; quer
       return ids.has(w);
     });
   });
+}
+
+/** The profiles' own leases in a settings line (` (codex 180 s)`), so the log says who set which; none: ''. */
+function profileLeases(by: Readonly<Record<string, number>> | undefined): string {
+  const set = Object.entries(by ?? {});
+  return set.length ? ` (${set.map(([p, ms]) => `${p} ${Math.round(ms / 1000)} s`).join(', ')})` : '';
 }

@@ -29,7 +29,9 @@ export type BoardEventBody =
   /** A claim begins: the agent claimed it, or a person assigned it. */
   | { kind: 'grant'; taskId: string; agentId: string; token: number; deadline: number; by: string }
   /** A lease is extended: by a write of the holder, by the liveness check, or as grace after a restart. */
-  | { kind: 'renew'; taskId: string; agentId: string; token: number; deadline: number; via: RenewVia }
+  /** `quietMs` (liveness renewals only): how long the agent had been quiet when the check renewed it, the
+   *  evidence a lease length is chosen from (leaseEvidence.ts). Absent in journals from before. */
+  | { kind: 'renew'; taskId: string; agentId: string; token: number; deadline: number; via: RenewVia; quietMs?: number }
   /** A claim ends; `to` is the state the task moves to (open, needs-attention, or review kept as is). */
   | { kind: 'claim-ended'; taskId: string; agentId: string; token: number; reason: ClaimEndReason; to: TaskState }
   /** A person moved a task from one agent to another: the old claim is revoked and a new token granted. */

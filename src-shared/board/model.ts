@@ -1,3 +1,5 @@
+import type { SubmittedQuiet } from './leaseEvidence.js';
+
 /**
  * The board's data model: what a Thread, a Task and a Claim are. Plain data only, so the host, the
  * renderer, the CLI and the journal can all hold and send it.
@@ -16,6 +18,9 @@ export interface Claim {
   readonly deadline: number;
   /** Wall-clock time of the grant, for display only; no decision reads it. */
   readonly grantedAtWall: number;
+  /** The longest quiet gap (ms) the liveness check saw while the claim was worked on (leaseEvidence.ts);
+   *  absent until a renewal carried one. */
+  readonly quietMs?: number;
 }
 
 /** The last claim a task had, kept so a late write can be told `lapsed` rather than `not-holder`. */
@@ -90,6 +95,10 @@ export interface Task {
   /** The last record its host pushed to the Thread's remote: where a claim on another host can start if the
    *  record itself never got there. null: nothing pushed (no remote, or a board from before remotes). */
   readonly pushed: BranchRecord | null;
+  /** While its work waits in review: the longest quiet gap of the claim that said done, and its agent's
+   *  profile, added to the lease evidence if the work is approved (leaseEvidence.ts). Absent in boards from
+   *  before. */
+  readonly submittedQuiet?: SubmittedQuiet | null;
   /** Only in a window's copy of the board (windowBoard.ts): what its snapshot left out, loaded on demand
    *  (`task.details`). `bodyChars`: the body's full length when `body` is only its start (0 once an edit
    *  sent the whole body); `notes`: how many notes came before those in `notes`. */
@@ -170,6 +179,9 @@ export interface ThreadSettings {
   readonly waitHoldMs: number;
   /** Desktop notifications when an agent starts waiting or finishes its turn: a person opts in per Thread. */
   readonly notifyAgents: boolean;
+  /** A lease length per agent profile (ms), set by a person from the evidence (leaseEvidence.ts): a claim of
+   *  a profile named here gets this lease instead of `leaseMs`. Empty in boards from before. */
+  readonly leaseByProfile: Readonly<Record<string, number>>;
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */

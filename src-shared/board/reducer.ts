@@ -2,6 +2,7 @@ import type { BoardEvent } from './events.js';
 import { Limits } from './limits.js';
 import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
 import { isFailedAttempt } from './claimEnd.js';
+import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence } from './leaseEvidence.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -20,6 +21,8 @@ export interface Board {
   nextTaskNumber: number;
   /** Sequence number of the last event applied. */
   seq: number;
+  /** What a lease length is chosen from, per agent profile (leaseEvidence.ts). Replaced, never edited. */
+  evidence: LeaseEvidence;
 }
 
 export const DEFAULT_SETTINGS: ThreadSettings = {
@@ -32,6 +35,7 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   copyFiles: [],
   waitHoldMs: Limits.defaultWaitHoldMs,
   notifyAgents: false,
+  leaseByProfile: {},
 };
 
 /** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave
@@ -52,10 +56,11 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   record: null,
   submitted: null,
   pushed: null,
+  submittedQuiet: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
-  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0 };
+  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE };
 }
 
 /** A board of its own that shares every task object with `b`: enough, since applyEvent replaces a task on
@@ -84,6 +89,8 @@ export function compareTaskIds(a: string, b: string): number {
 
 export function applyEvent(b: Board, e: BoardEvent): void {
   if (e.seq <= b.seq) throw new EventMismatch(e, `sequence ${e.seq} is not after ${b.seq}`);
+  // Only these two read the task as it was; a renewal (the hot path) looks nothing up for the evidence.
+  const before = e.kind === 'approved' || e.kind === 'claim-ended' ? b.tasks.get(e.taskId) : undefined;
   switch (e.kind) {
     case 'thread-created':
       b.threadId = e.threadId;
@@ -119,7 +126,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({
         ...t,
         state: 'claimed',
-        claim: claimOf(e.agentId, e.token, e.deadline, e.at, b.settings.leaseMs),
+        claim: claimOf(e.agentId, e.token, e.deadline, e.at, leaseFor(b.settings, e.agentId)),
         attempts: t.attempts + 1,
       }));
       b.nextToken = Math.max(b.nextToken, e.token + 1);
@@ -127,7 +134,10 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'renew':
       update(b, e, (t) => {
         if (!t.claim || t.claim.token !== e.token) throw new EventMismatch(e, 'no such claim');
-        return { ...t, claim: { ...t.claim, deadline: Math.max(t.claim.deadline, e.deadline) } };
+        const deadline = Math.max(t.claim.deadline, e.deadline);
+        // A quiet gap counts while the task is worked on; in review the agent waits for a person, not itself.
+        if (e.quietMs === undefined || t.state !== 'claimed' || e.quietMs <= (t.claim.quietMs ?? 0)) return { ...t, claim: { ...t.claim, deadline } };
+        return { ...t, claim: { ...t.claim, deadline, quietMs: e.quietMs } };
       });
       break;
     case 'claim-ended':
@@ -147,7 +157,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({
         ...t,
         state: 'claimed',
-        claim: claimOf(e.to.agentId, e.to.token, e.to.deadline, e.at, b.settings.leaseMs),
+        claim: claimOf(e.to.agentId, e.to.token, e.to.deadline, e.at, leaseFor(b.settings, e.to.agentId)),
         lastClaim: { agentId: e.from.agentId, token: e.from.token, reason: 'reassigned' },
         attempts: t.attempts + 1,
       }));
@@ -157,17 +167,17 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.at }] }));
       break;
     case 'submitted':
-      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null, sentBack: null }));
+      update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null, sentBack: null, submittedQuiet: quietAtSubmit(t.claim, e.agentId) }));
       break;
     case 'approved':
       // The engine ends any claim with its own claim-ended event first, so no claim ends unrecorded.
       update(b, e, (t) => {
         if (t.claim) throw new EventMismatch(e, 'the claim must end before approval');
-        return { ...t, state: 'done', sentBack: null };
+        return { ...t, state: 'done', sentBack: null, submittedQuiet: null };
       });
       break;
     case 'returned':
-      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at } }));
+      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at }, submittedQuiet: null }));
       break;
     case 'blocked':
       update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));
@@ -176,7 +186,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       update(b, e, (t) => ({ ...t, state: 'open', blockedReason: null }));
       break;
     case 'reset':
-      update(b, e, (t) => ({ ...t, state: 'open', failures: 0 }));
+      update(b, e, (t) => ({ ...t, state: 'open', failures: 0, submittedQuiet: null }));
       break;
     case 'worktree-set':
       // The previous grant's folder is parked (fenced), not forgotten: a person may still want what is in it.
@@ -207,6 +217,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'agent-state':
       break;
   }
+  b.evidence = foldEvidence(b.evidence, e, before, b.settings);
   b.seq = e.seq;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
 import { parseAfterText } from './dependencies.js';
+import { PROFILE_IDS } from '../agents/profileIds.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
@@ -108,13 +109,16 @@ export const CopyFileSchema = z
   .max(1024)
   .refine((s) => !s.startsWith('/') && !/^[A-Za-z]:/.test(s) && !s.split(/[\\/]/).includes('..'), 'name a file inside the repository, like .env');
 
+/** A lease length, the Thread's or a profile's: the same bounds for both. */
+const LeaseMsSchema = z
+  .number()
+  .int()
+  .min(Limits.minLeaseMs, `lease must be at least ${Limits.minLeaseMs} ms`)
+  .max(Limits.maxLeaseMs, `lease must be at most ${Limits.maxLeaseMs} ms`);
+
 export const SettingsPatchSchema = z
   .object({
-    leaseMs: z
-      .number()
-      .int()
-      .min(Limits.minLeaseMs, `lease must be at least ${Limits.minLeaseMs} ms`)
-      .max(Limits.maxLeaseMs, `lease must be at most ${Limits.maxLeaseMs} ms`),
+    leaseMs: LeaseMsSchema,
     poisonLimit: z.number().int().min(Limits.minPoisonLimit).max(Limits.maxPoisonLimit),
     renewIntervalMs: z.number().int().min(Limits.minRenewIntervalMs).max(Limits.maxLeaseMs),
     verify: VerifySchema,
@@ -128,6 +132,9 @@ export const SettingsPatchSchema = z
       .min(Limits.minLeaseMs, `the wait hold must be at least ${Limits.minLeaseMs} ms`)
       .max(Limits.maxWaitHoldMs, `the wait hold must be at most ${Limits.maxWaitHoldMs} ms`),
     notifyAgents: z.boolean(),
+    /** A lease per agent profile (issue 34): the whole map, replacing the one before (a profile left out
+     *  goes back to the Thread's lease). Only profiles Forkbench launches: an agent's id names one of them. */
+    leaseByProfile: z.partialRecord(z.enum(PROFILE_IDS), LeaseMsSchema),
   })
   .partial()
   .strict();

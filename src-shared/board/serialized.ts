@@ -1,5 +1,6 @@
 import type { Task, ThreadSettings } from './model.js';
 import { NEW_TASK, withDefaults, type Board } from './reducer.js';
+import { NO_EVIDENCE, type LeaseEvidence } from './leaseEvidence.js';
 
 /**
  * A task as stored in a snapshot file and sent in a window's snapshot: fields that still hold a new task's
@@ -32,6 +33,8 @@ export interface SerializedBoard {
   nextToken: number;
   nextTaskNumber: number;
   seq: number;
+  /** The lease evidence (leaseEvidence.ts); absent in snapshots from before, which read as none. */
+  evidence?: LeaseEvidence;
 }
 
 /**
@@ -50,13 +53,13 @@ export function serializeBoard(b: Readonly<Board>): SerializedBoard {
     if (c === undefined) compacted.set(t, (c = compactTask(t)));
     tasks.push(c);
   }
-  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq };
+  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence };
 }
 
 /** The board back from its JSON. Full tasks (older snapshot files) read the same as compact ones. */
 export function deserializeBoard(s: SerializedBoard): Board {
   const { tasks, ...rest } = s;
-  return { ...rest, settings: withDefaults(s.settings), tasks: new Map(tasks.map((t) => [t.id, expandTask(t)])) };
+  return { ...rest, settings: withDefaults(s.settings), evidence: s.evidence ?? NO_EVIDENCE, tasks: new Map(tasks.map((t) => [t.id, expandTask(t)])) };
 }
 
 /** Each compact task's JSON text, kept as long as the compact task lives (itself as long as its task). */

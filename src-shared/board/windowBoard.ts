@@ -44,7 +44,7 @@ export function windowBoard(b: Readonly<Board>): SerializedBoard {
     if (c === undefined) shaped.set(t, (c = windowTask(t)));
     tasks.push(c);
   }
-  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq };
+  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence };
 }
 
 const clip = (s: string) => (s.length > WindowBoardLimits.logTextChars ? `${s.slice(0, WindowBoardLimits.logTextChars)}…` : s);

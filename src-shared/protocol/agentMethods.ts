@@ -8,6 +8,7 @@
 
 import type { ClaimView, WorktreeView } from './views.js';
 import type { WhyView } from '../board/why.js';
+import type { ProfileLeaseView } from '../board/leaseEvidence.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
@@ -171,6 +172,13 @@ const AGENT_METHOD_TABLE = [
     write: false,
     report: true,
   },
+  {
+    name: 'leases',
+    summary:
+      "Show each agent profile's lease and the evidence for it: how long its claims that ended well went quiet, its lapses, live claims reclaimed, and the lease suggested. Only the person sets a lease (Thread settings).",
+    params: [],
+    write: false,
+  },
 ] as const;
 
 type TableEntry = (typeof AGENT_METHOD_TABLE)[number];
@@ -184,7 +192,7 @@ export const AGENT_METHOD_NAMES: readonly AgentMethod[] = AGENT_METHODS.map((m) 
 /** The params of method `M` as the table states them, literal types kept: what its input type is derived from. */
 export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name: M }>['params'][number];
 
-export type { WhyView };
+export type { WhyView, ProfileLeaseView };
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
 export interface DoneView extends ClaimView {
