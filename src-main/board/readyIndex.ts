@@ -77,4 +77,25 @@ export class ReadyIndex {
     const n = taskNumber(t.id);
     if (n < this.floor && isReady(this.tasks, t)) this.below.set(t.id, n);
   }
+
+  /**
+   * Every ready task, lowest number first, found lazily: what dispatch walks until a task fits the idle agent
+   * (its filter, its back-off). The tasks below the cursor that became ready come first (each is below it),
+   * then the scan from the cursor. Read only: the cursor does not move, so a caller may stop anywhere; it must
+   * not change the board while it walks.
+   */
+  *inOrder(): Generator<string> {
+    const below: number[] = [];
+    for (const id of this.below.keys()) {
+      const t = this.tasks.get(id);
+      if (t && isReady(this.tasks, t)) below.push(taskNumber(id));
+    }
+    below.sort((a, b) => a - b);
+    for (const n of below) yield `T-${n}`;
+    const end = this.end();
+    for (let n = this.floor; n < end; n++) {
+      const t = this.tasks.get(`T-${n}`);
+      if (t && isReady(this.tasks, t)) yield t.id;
+    }
+  }
 }
