@@ -88,6 +88,9 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
   fence: (c) => `${c.taskId} is yours under token ${c.token}; ${secsLeft(c)} left.`,
   record: (r) => `${r.taskId}: ${r.sha.slice(0, 10)} recorded as its work under token ${r.token}.`,
   status: (s) => `You are shown as ${stateLine(s)}.`,
+  dispatch: (d) =>
+    `Dispatch ${d.mode === 'thread' ? "follows the Thread's default" : d.mode} for you: ${d.on ? 'when you are idle and hold nothing, the board gives you the next ready task you may take' : 'the board gives you nothing; claim tasks yourself'}.` +
+    (d.labels.length ? ` Your labels: ${d.labels.map(line).join(', ')}.` : ''),
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentOutput<M>): string {
