@@ -1,5 +1,5 @@
 import type { Task } from '../../src-shared/board/model.js';
-import { backoffLeft, mayTake } from '../../src-shared/board/dispatch.js';
+import { backoffLeft, takerTest } from '../../src-shared/board/dispatch.js';
 
 /** What dispatch found for one idle agent: the task to grant, or none and when one it backs off from frees. */
 export interface DispatchPick {
@@ -15,9 +15,10 @@ export interface DispatchPick {
  */
 export function pickForAgent(tasks: ReadonlyMap<string, Task>, ready: Iterable<string>, agentId: string, labels: readonly string[], now: number): DispatchPick {
   let wakeAt: number | null = null;
+  const mayTake = takerTest(agentId, labels);
   for (const id of ready) {
     const t = tasks.get(id);
-    if (!t || !mayTake(t, agentId, labels)) continue;
+    if (!t || !mayTake(t)) continue;
     const left = backoffLeft(t, agentId, now);
     if (left === 0) return { taskId: id, wakeAt: null };
     wakeAt = Math.min(wakeAt ?? Infinity, now + left);

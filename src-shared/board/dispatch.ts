@@ -104,13 +104,24 @@ export function labelsOf(settings: ThreadSettings, agentId: string): readonly st
 
 /** Whether `agentId` (with `labels`) may take `t`: the task names no one, or names its profile or a label of it. */
 export function mayTake(t: Task, agentId: string, labels: readonly string[]): boolean {
-  const takers = takersOf(t);
-  if (takers.length === 0) return true;
+  return takerTest(agentId, labels)(t);
+}
+
+/**
+ * `mayTake` for one agent over many tasks: its profile and labels read once, as the names a task may list.
+ * Dispatch walks every ready task an agent may not take before the one it may (10k at worst), so the test per
+ * task is one set lookup per name the task lists.
+ */
+export function takerTest(agentId: string, labels: readonly string[]): (t: Task) => boolean {
+  const names = new Set(labels.map((l) => `${LABEL_PREFIX}${l}`));
   const profile = profileOfAgent(agentId);
-  for (const who of takers) {
-    if (who.startsWith(LABEL_PREFIX) ? labels.includes(who.slice(LABEL_PREFIX.length)) : who === profile) return true;
-  }
-  return false;
+  if (profile !== null) names.add(profile);
+  return (t) => {
+    const takers = t.for;
+    if (takers === undefined || takers.length === 0) return true;
+    for (const who of takers) if (names.has(who)) return true;
+    return false;
+  };
 }
 
 /** "claude, label:frontend", or "any agent". */
