@@ -18,7 +18,7 @@ import { BoardLimits, Limits } from '../../src-shared/board/limits.js';
 import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
 import { ReadyIndex } from './readyIndex.js';
-import { pickForAgent, type DispatchPick } from './dispatchPick.js';
+import { TakerIndexes, type DispatchPick } from './takerIndexes.js';
 import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
@@ -67,6 +67,8 @@ export class LeaseEngine {
   private deadlines = new DeadlineQueue();
   /** Where "claim the next ready task" starts looking (readyIndex.ts). */
   private ready: ReadyIndex;
+  /** Where dispatch finds the next ready task an agent may take (takerIndexes.ts). */
+  private takers: TakerIndexes;
   private heldBy = new ClaimIndex();
   /** The board's text (boardText.ts), kept as events apply: checked against the cap before each write. */
   private text = 0;
@@ -85,6 +87,7 @@ export class LeaseEngine {
   ) {
     this.board = board;
     this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
+    this.takers = new TakerIndexes(board.tasks, () => this.board.nextTaskNumber);
     this.quota = new WriteQuota(() => this.clock.now());
     this.indexAll();
   }
@@ -99,6 +102,7 @@ export class LeaseEngine {
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
     this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
+    this.takers = new TakerIndexes(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
 
@@ -256,7 +260,7 @@ export class LeaseEngine {
 
   /** What dispatch would grant `agentId` now (a read: nothing changes). */
   dispatchPick(agentId: string): DispatchPick {
-    return pickForAgent(this.board.tasks, this.ready.inOrder(), agentId, labelsOf(this.board.settings, agentId), this.clock.now());
+    return this.takers.pick(agentId, labelsOf(this.board.settings, agentId), this.clock.now());
   }
 
   /**
@@ -889,6 +893,7 @@ export class LeaseEngine {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
     if (before === undefined || before.state !== t.state || before.after !== t.after) this.ready.update(taskId, before);
+    if (before === undefined || before.state !== t.state || before.after !== t.after || before.for !== t.for) this.takers.update(taskId, before, before !== undefined && before.for !== t.for);
     const was = before?.claim;
     const is = t.claim;
     if (was?.agentId !== is?.agentId) this.heldBy.set(taskId, is ? is.agentId : null);

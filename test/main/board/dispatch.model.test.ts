@@ -225,6 +225,27 @@ describe('dispatch against an oracle', () => {
     );
   });
 
+  it('a task for a label, ready once what it waits on is done, goes to an agent with that label (its index saw the other task finish)', () => {
+    const clock = new ManualClock();
+    const engine = new LeaseEngine(clock);
+    engine.createThread('labels');
+    engine.setSettings({ dispatch: true });
+    const [gpu] = AGENTS;
+    engine.setAgentDispatch(gpu, 'on', ['gpu']);
+    engine.addTask({ title: 'any' });
+    engine.addTask({ title: 'needs the gpu' }, 'user', ['T-1'], ['label:gpu']);
+    engine.addTask({ title: 'for codex' }, 'user', [], ['codex']);
+    // The gpu agent's first dispatch looks at T-2 (waiting) and takes T-1.
+    const first = engine.dispatch(gpu);
+    expect(first.ok && first.value.taskId).toBe('T-1');
+    expect(engine.done(gpu, 'T-1').ok && engine.approve('T-1').ok).toBe(true);
+    const second = engine.dispatch(gpu);
+    expect(second.ok ? second.value.taskId : why(second)).toBe('T-2');
+    // Nothing it may take is left: T-3 is for codex.
+    expect(engine.done(gpu, 'T-2').ok && engine.approve('T-2').ok).toBe(true);
+    expect(why(engine.dispatch(gpu))).toMatch(/no ready task/);
+  });
+
   it('two agents idle at the same moment get one task each, never one task both', () => {
     const clock = new ManualClock();
     const engine = new LeaseEngine(clock);
