@@ -105,7 +105,8 @@ function dispatchReasons(tasks: ReadonlyMap<string, Task>, t: Task, ctx: WhyCont
     const tries = t.backoff?.[a.id]?.tries ?? 1;
     out.push({ code: 'backing-off', text: `${t.id} is backing off from ${name(a)} for ${Math.ceil(left / 1000)} s (it gave it up ${tries} time${tries === 1 ? '' : 's'})` });
   }
-  if (dispatching.length === 0) {
+  const anyOn = ctx.settings.dispatch === true || Object.values(ctx.settings.agentDispatch ?? {}).some((d) => d.mode === 'on');
+  if (dispatching.length === 0 && !anyOn) {
     out.push({ code: 'dispatch-off', text: `dispatch is off: no agent takes the next ready task when idle, so ${t.id} waits for someone to claim it` });
     return out;
   }
@@ -114,7 +115,8 @@ function dispatchReasons(tasks: ReadonlyMap<string, Task>, t: Task, ctx: WhyCont
   const idleFits = dispatching.filter((a) => a.state === 'idle' && !holding.has(a.id) && mayTake(t, a.id, labelsOf(ctx.settings, a.id)) && backoffLeft(t, a.id, ctx.now) === 0);
   if (idleFits.length === 0) {
     const others = dispatching.map((a) => `${name(a)} (${holding.has(a.id) ? 'holds a task' : (a.state ?? 'state unknown')}${labelsOf(ctx.settings, a.id).length ? `; labels ${labelsOf(ctx.settings, a.id).join(', ')}` : ''})`).join(', ');
-    out.push({ code: 'no-idle-match', text: `no idle agent matches (${takersText(takers)}): the agents that take tasks when idle are ${others}` });
+    const who = others ? `the agents that take tasks when idle are ${others}` : 'no agent that takes tasks when idle is running';
+    out.push({ code: 'no-idle-match', text: `no idle agent matches (${takersText(takers)}): ${who}` });
   }
   return out;
 }
