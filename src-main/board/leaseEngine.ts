@@ -249,6 +249,9 @@ export class LeaseEngine {
   /** `agentId`'s own dispatch setting (`thread`: the Thread's default) and labels. */
   setAgentDispatch(agentId: string, mode: DispatchMode, labels: readonly string[], by: string = USER): Result<null> {
     this.sweep();
+    // An agent's own setting is one of its writes: a loop turning it on and off spends its quota, not the journal.
+    const limited = by === USER ? null : this.admit(by, null, 'dispatch', labels.join(',').length, 0);
+    if (limited) return limited;
     const was = agentDispatchOf(this.board.settings, agentId);
     if (was && was.mode === mode && sameList(was.labels, labels)) return ok(null);
     const entries = Object.keys(this.board.settings.agentDispatch ?? {}).length;

@@ -89,7 +89,7 @@ export type DispatchEventBody =
 /** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
 
 export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody);
 export type BoardEventKind = BoardEvent['kind'];
