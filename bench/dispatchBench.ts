@@ -1,6 +1,6 @@
 import { boardClock } from '../src-main/base/clock.js';
 import { LeaseEngine } from '../src-main/board/leaseEngine.js';
-import { percentile, printTable, type Row } from './table.js';
+import { median, percentile, printTable, type Row } from './table.js';
 
 /**
  * Issue 34's figure for dispatch, in process (the engine's own cost, no disk): how long the board takes to
@@ -89,6 +89,55 @@ function dispatches(shape: 'dag' | 'filtered'): number[] {
   return ms.sort((a, b) => a - b);
 }
 
+/** Rounds of each board, alternating, as the dependency bench: pairs back to back see the same load. */
+const PAIRS = 20;
+
+/**
+ * What dispatch's indexes cost the write path once built: claims by id and releases (each a change of state
+ * every index hears) on two 10k-task boards, a third of their tasks for `label:frontend` or `claude`, one of
+ * which has dispatched (so its indexes exist). Median over pairs of rounds of built/unbuilt ops/s.
+ */
+function writeRatio(): { claim: number; release: number } {
+  const board = (built: boolean) => {
+    const { engine, skip } = engineOf();
+    const random = rng(9);
+    for (let i = 1; i <= TASKS; i++) {
+      const r = random();
+      must(engine.addTask({ title: `task ${i}` }, 'user', [], r < 0.17 ? ['label:frontend'] : r < 0.33 ? ['claude'] : []));
+    }
+    if (built) engine.dispatchPick(agentId('shell', 1));
+    const agents = Array.from({ length: TASKS }, (_, i) => `agent-${Math.floor(i / 10)}`);
+    return () => {
+      const tokens: number[] = [];
+      let t0 = process.hrtime.bigint();
+      for (let i = 0; i < TASKS; i++) tokens.push(must(engine.claim(agents[i] as string, `T-${i + 1}`)).token);
+      const claim = Number(process.hrtime.bigint() - t0);
+      t0 = process.hrtime.bigint();
+      for (let i = 0; i < TASKS; i++) must(engine.release(agents[i] as string, `T-${i + 1}`, tokens[i]));
+      const release = Number(process.hrtime.bigint() - t0);
+      skip(ROUND_GAP_MS);
+      return { claim, release };
+    };
+  };
+  const plain = board(false);
+  const built = board(true);
+  const ratios = { claim: [] as number[], release: [] as number[] };
+  for (let r = 0; r < PAIRS; r++) {
+    let p: { claim: number; release: number };
+    let b: { claim: number; release: number };
+    if (r % 2 === 0) {
+      p = plain();
+      b = built();
+    } else {
+      b = built();
+      p = plain();
+    }
+    ratios.claim.push(p.claim / b.claim);
+    ratios.release.push(p.release / b.release);
+  }
+  return { claim: median(ratios.claim), release: median(ratios.release) };
+}
+
 export async function dispatchBench(): Promise<Row[]> {
   dispatches('dag'); // warm the JIT
   const dag = dispatches('dag');
@@ -98,6 +147,14 @@ export async function dispatchBench(): Promise<Row[]> {
     { name: 'dispatch next ready, 10k tasks p99', value: percentile(dag, 99), unit: 'ms', note: 'goal <= 5' },
     { name: 'dispatch past 9,999 it may not take p50', value: percentile(filtered, 50), unit: 'ms', note: 'all ready, all but T-10000 for label:gpu, which no agent has' },
     { name: 'dispatch past 9,999 it may not take p99', value: percentile(filtered, 99), unit: 'ms', note: 'goal <= 5' },
+    ...(() => {
+      const w = writeRatio();
+      const note = `ops/s with dispatch's indexes built / without (3 indexes: *, claude, label:frontend); median of ${PAIRS} back-to-back pairs`;
+      return [
+        { name: 'claim by id, 10k tasks, indexes built', value: w.claim, unit: 'ratio', note },
+        { name: 'release, 10k tasks, indexes built', value: w.release, unit: 'ratio', note },
+      ];
+    })(),
   ];
 }
 

@@ -20,9 +20,9 @@ const ANYONE = '*';
  * tasks ahead are for others (a single walk in order passed them all: 20-30 ms at 10k here).
  *
  * Built on the first dispatch, from the board as it is then, so a board that never dispatches pays nothing.
- * Every index hears every change of state, dependencies or filter: a task's readiness turns on tasks of any
- * filter (what it waits on), and an index must see the task it waits on finish to find it again below its
- * cursor. That is one O(1) call per name in use, on claims and releases only (renewals and notes change none).
+ * An index hears its members' changes, and every task's finishing (or coming back from done): a task's
+ * readiness turns on tasks of any filter, and an index must see the task it waits on finish to find it again
+ * below its cursor. A claim or a release is one O(1) call on its own index; renewals and notes call none.
  */
 export class TakerIndexes {
   private readonly byName = new Map<string, ReadyIndex>();
@@ -37,10 +37,20 @@ export class TakerIndexes {
   update(taskId: string, before: Task | undefined, filterChanged: boolean): void {
     if (!this.built) return;
     const t = this.tasks.get(taskId);
-    if (t) for (const name of takersOf(t)) this.indexOf(name);
+    if (!t) return;
+    for (const name of takersOf(t)) this.indexOf(name);
     // A task that changed what it lists is new to every index: each registers what it waits on and finds it
-    // again if it is now its member and ready below its cursor.
-    for (const idx of this.byName.values()) idx.update(taskId, filterChanged ? undefined : before);
+    // again if it is now its member and ready below its cursor. A task done or no longer done may ready (or
+    // hold back) members of any index, each of which finds them by its own reverse edges.
+    const doneChanged = before !== undefined && (before.state === 'done') !== (t.state === 'done');
+    if (before === undefined || filterChanged || doneChanged) {
+      for (const idx of this.byName.values()) idx.update(taskId, filterChanged ? undefined : before);
+      return;
+    }
+    // Anything else (a claim, a release, what it waits on) concerns only the indexes it is a member of.
+    const takers = takersOf(t);
+    if (takers.length === 0) this.byName.get(ANYONE)?.update(taskId, before);
+    else for (const name of takers) this.byName.get(name)?.update(taskId, before);
   }
 
   /**

@@ -103,5 +103,20 @@ describe('dispatch in the board stores', () => {
     const b = await hostOf('host-b');
     await waitFor(() => b.state.seq === a.state.seq, 5000, 'B catches up');
     await expectKept(b);
+
+    // Two hosts' agents idle at the same moment, one ready task: the board's one order grants it once.
+    const C = 'codex-4-dddddddddddd';
+    const D = 'codex-5-eeeeeeeeeeee';
+    a.hostAgent(C);
+    b.hostAgent(D);
+    await waitFor(() => a.state.seq === b.state.seq, 5000, 'A catches up');
+    expect((await a.run((e) => e.addTask({ title: 'one for codex' }, 'user', undefined, ['codex']))).ok).toBe(true);
+    await waitFor(() => b.state.tasks.has('T-3'), 5000, 'B sees T-3');
+    const [ra, rb] = await Promise.all([a.run((e) => e.dispatch(C)), b.run((e) => e.dispatch(D))]);
+    expect([ra.ok, rb.ok].filter(Boolean)).toHaveLength(1);
+    await waitFor(() => a.state.seq === b.state.seq, 5000, 'both hold the one board');
+    const grants = (await a.log()).filter((e) => e.kind === 'grant' && e.taskId === 'T-3');
+    expect(grants).toHaveLength(1);
+    expect(a.state.tasks.get('T-3')?.claim?.agentId).toBe(ra.ok ? C : D);
   });
 });
