@@ -130,7 +130,12 @@ describe('dispatch to idle agents', () => {
     };
     const reason = (w: WhyView, code: string) => w.reasons.find((r) => r.code === code)?.text;
 
-    await board.run((e) => e.addTask({ title: 'front end work' }, 'user', undefined, ['label:frontend']));
+    // An agent adds the task through the CLI, naming who may take it; a name that is none is refused.
+    const bad = await cliAs(host, a.id, ['add', 'front end work', '--for', 'label:front@end']);
+    expect(bad.out.error?.message).toContain("'label:front@end' names no profile or label");
+    expect(board.state.tasks.size).toBe(0);
+    const added = await cliAs(host, a.id, ['add', 'front end work', '--for', 'Label:frontend']);
+    expect(added.out.result).toMatchObject({ id: 'T-1', for: ['label:frontend'] });
     // No agent takes tasks when idle.
     let w = await why('T-1');
     expect(w.reasons.map((r) => r.code)).toEqual(['ready', 'dispatch-off']);
