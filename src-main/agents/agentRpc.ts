@@ -7,6 +7,7 @@ import type { CallFailure } from '../../src-shared/protocol/procedure.js';
 import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
 import { whyNotRunning } from '../../src-shared/board/why.js';
+import { agentDispatchOf, dispatchOn, labelsOf } from '../../src-shared/board/dispatch.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
 import { requestHash } from '../board/writeKeys.js';
@@ -82,7 +83,11 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
   why: (p, c) => {
     const t = c.board.state.tasks.get(p.taskId);
     if (!t) throw new Refusal('no-such-task', `no task ${p.taskId}`);
-    return whyNotRunning(c.board.state.tasks, t);
+    const { state } = c.board;
+    // A host that keeps no agents' states (a bare socket) cannot say which agent is idle: no dispatch reasons.
+    const views = c.hooks.agentStates?.();
+    const agents = views?.map((a) => ({ id: a.id, name: a.name, state: a.state }));
+    return whyNotRunning(state.tasks, t, agents && { now: now(c), settings: state.settings, agents });
   },
   claim: async (p, c) => {
     const r = await write(c, 'claim', p, (e) => e.claim(c.agentId, p.taskId, p.force === true), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));
@@ -115,8 +120,15 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     return v;
   },
   release: async (p, c) => unwrap((await write(c, 'release', p, (e) => e.release(c.agentId, p.taskId, p.token), same)).result),
-  add: async (p, c) => unwrap((await write(c, 'add', p, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId, p.after), (t) => taskView(t, now(c), c.board.state.tasks))).result),
+  add: async (p, c) => unwrap((await write(c, 'add', p, (e) => e.addTask({ title: p.title, body: p.body }, c.agentId, p.after, p.for), (t) => taskView(t, now(c), c.board.state.tasks))).result),
   edit: async (p, c) => unwrap((await write(c, 'edit', p, (e) => e.edit(c.agentId, p.taskId, { title: p.title, body: p.body, after: p.after }, p.token), same)).result),
+  dispatch: async (p, c) => {
+    const labels = (): readonly string[] => p.labels ?? labelsOf(c.board.state.settings, c.agentId);
+    const r = await write(c, 'dispatch', p, (e) => e.setAgentDispatch(c.agentId, p.mode, labels(), c.agentId), () => null);
+    unwrap(r.result);
+    const { settings } = c.board.state;
+    return { agentId: c.agentId, mode: agentDispatchOf(settings, c.agentId)?.mode ?? 'thread', labels: labelsOf(settings, c.agentId), on: dispatchOn(settings, c.agentId) };
+  },
   status: (p, c) => {
     if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);

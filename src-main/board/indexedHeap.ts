@@ -100,4 +100,9 @@ export class IndexedHeap<K> {
     h[i] = e;
     e.pos = i;
   }
+
+  /** Every key, in no particular order (the heap's array order). */
+  keys(): IterableIterator<K> {
+    return this.byKey.keys();
+  }
 }

@@ -1,4 +1,4 @@
-import type { AgentWriteOp, BoardEvent, BoardEventBody, RenewVia } from '../../src-shared/board/events.js';
+import type { AgentWriteOp, BoardEvent, BoardEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { isExpired } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
@@ -19,6 +19,8 @@ import { boardTextChars, textDelta } from './boardText.js';
 import { WriteQuota } from './writeQuota.js';
 import { ReadyIndex } from './readyIndex.js';
 import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
+import { TakerIndexes, type DispatchPick } from './takerIndexes.js';
+import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
 type Listener = (e: BoardEvent) => void;
@@ -66,6 +68,8 @@ export class LeaseEngine {
   private deadlines = new DeadlineQueue();
   /** Where "claim the next ready task" starts looking (readyIndex.ts). */
   private ready: ReadyIndex;
+  /** Where dispatch finds the next ready task an agent may take (takerIndexes.ts). */
+  private takers: TakerIndexes;
   private heldBy = new ClaimIndex();
   /** The board's text (boardText.ts), kept as events apply: checked against the cap before each write. */
   private text = 0;
@@ -84,6 +88,7 @@ export class LeaseEngine {
   ) {
     this.board = board;
     this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
+    this.takers = new TakerIndexes(board.tasks, () => this.board.nextTaskNumber);
     this.quota = new WriteQuota(() => this.clock.now());
     this.indexAll();
   }
@@ -98,6 +103,7 @@ export class LeaseEngine {
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
     this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
+    this.takers = new TakerIndexes(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
 
@@ -172,7 +178,7 @@ export class LeaseEngine {
   // ---------------------------------------------------------------- tasks (anyone)
 
   /** `after`: the tasks the new one waits on (issue 34), each of which must be on the board. */
-  addTask(input: TaskText, by: string = USER, after?: readonly string[]): Result<Task> {
+  addTask(input: TaskText, by: string = USER, after?: readonly string[], takers?: readonly string[]): Result<Task> {
     this.sweep();
     const chars = input.title.length + (input.body?.length ?? 0) + (input.verify?.length ?? 0);
     const limited = this.admit(by, null, 'add', chars, chars);
@@ -180,7 +186,16 @@ export class LeaseEngine {
     const taskId = `T-${this.board.nextTaskNumber}`;
     const deps = after?.length ? this.checkAfter(taskId, after) : ok([]);
     if (!deps.ok) return by === USER ? deps : this.refuse(by, null, null, 'add', deps.error.code, deps.error.message);
-    this.emit({ kind: 'task-added', taskId, title: input.title, body: input.body ?? '', verify: input.verify ?? null, by, ...(deps.value.length ? { after: deps.value } : {}) });
+    this.emit({
+      kind: 'task-added',
+      taskId,
+      title: input.title,
+      body: input.body ?? '',
+      verify: input.verify ?? null,
+      by,
+      ...(deps.value.length ? { after: deps.value } : {}),
+      ...(takers?.length ? { for: [...takers] } : {}),
+    });
     return ok(this.board.tasks.get(taskId) as Task);
   }
 
@@ -221,6 +236,55 @@ export class LeaseEngine {
     return ok(ids);
   }
 
+
+  // ---------------------------------------------------------------- dispatch (issue 34)
+
+  /** Who may take `taskId` when the board dispatches: `takers` (profiles, `label:` labels; empty: anyone). */
+  setTakers(taskId: string, takers: readonly string[], by: string = USER): Result<Task> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    if (!sameList(takers, takersOf(t.value))) this.emit({ kind: 'for-set', taskId, for: [...takers], by });
+    return ok(this.board.tasks.get(taskId) as Task);
+  }
+
+  /** `agentId`'s own dispatch setting (`thread`: the Thread's default) and labels. */
+  setAgentDispatch(agentId: string, mode: DispatchMode, labels: readonly string[], by: string = USER): Result<null> {
+    this.sweep();
+    // An agent's own setting is one of its writes: a loop turning it on and off spends its quota, not the journal.
+    const limited = by === USER ? null : this.admit(by, null, 'dispatch', labels.join(',').length, 0);
+    if (limited) return limited;
+    const was = agentDispatchOf(this.board.settings, agentId);
+    if (was && was.mode === mode && sameList(was.labels, labels)) return ok(null);
+    const entries = Object.keys(this.board.settings.agentDispatch ?? {}).length;
+    if (!was && entries >= DispatchConstants.maxAgentSettings && (mode !== 'thread' || labels.length))
+      return reject('board-full', `${entries} agents have a dispatch setting of their own; set agents that are gone back to the Thread's default (forkbench dispatch thread) first`);
+    this.emit({ kind: 'dispatch-set', agentId, mode, labels: [...labels], by });
+    return ok(null);
+  }
+
+  /** What dispatch would grant `agentId` now (a read: nothing changes). */
+  dispatchPick(agentId: string): DispatchPick {
+    return this.takers.pick(agentId, labelsOf(this.board.settings, agentId), this.clock.now());
+  }
+
+  /**
+   * The board gives an idle agent the next ready task it may take: the one owner of dispatch
+   * (host/dispatcher.ts) calls this when it saw the agent idle. The decision is one step of the engine, so it
+   * is the same compare-and-set as a claim: two agents idle at once get a task each, never one task both. An
+   * agent with dispatch off, or that holds any task (one in review included), is given nothing: a dispatched
+   * agent holds at most one task.
+   */
+  dispatch(agentId: string): Result<ClaimView> {
+    this.sweep();
+    if (!dispatchOn(this.board.settings, agentId)) return reject('bad-state', `dispatch is off for ${agentId}`);
+    const held = this.claimsOf(agentId);
+    if (held.length) return reject('bad-state', `${agentId} holds ${held.join(', ')}: the board dispatches only to an agent that holds nothing`);
+    const pick = this.dispatchPick(agentId);
+    if (pick.taskId === null)
+      return reject('no-such-task', pick.wakeAt === null ? `no ready task ${agentId} may take` : `every ready task ${agentId} may take is backing off from it`);
+    this.grant(pick.taskId, agentId, DISPATCH_ACTOR);
+    return ok(this.view(this.board.tasks.get(pick.taskId) as Task) as ClaimView);
+  }
 
   // ---------------------------------------------------------------- agent writes
 
@@ -801,7 +865,7 @@ export class LeaseEngine {
     this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
   }
 
-  private emit(body: BoardEventBody): void {
+  private emit(body: BoardEventBody | DispatchEventBody): void {
     // Stamped in place: the body is built by the caller for this event alone, and a spread copy of a
     // dozen event shapes was the single largest cost of a renewal.
     const e = body as BoardEvent & { seq: number; at: number; mono: number };
@@ -837,6 +901,7 @@ export class LeaseEngine {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
     if (before === undefined || before.state !== t.state || before.after !== t.after) this.ready.update(taskId, before);
+    if (before === undefined || before.state !== t.state || before.after !== t.after || before.for !== t.for) this.takers.update(taskId, before, before !== undefined && before.for !== t.for);
     const was = before?.claim;
     const is = t.claim;
     if (was?.agentId !== is?.agentId) this.heldBy.set(taskId, is ? is.agentId : null);

@@ -28,20 +28,22 @@ export class ReadyIndex {
     private readonly tasks: ReadonlyMap<string, Task>,
     /** One past the highest task number on the board. */
     private readonly end: () => number,
+    /** The tasks this index finds (dispatch keeps one per name a task's filter lists: takerIndexes.ts); all by default. */
+    private readonly member: (t: Task) => boolean = () => true,
   ) {}
 
   /** The lowest-numbered ready task. */
   next(): string | undefined {
     for (let top = this.below.peek(); top; top = this.below.peek()) {
       const t = this.tasks.get(top.key);
-      if (t && isReady(this.tasks, t)) return top.key;
+      if (t && this.member(t) && isReady(this.tasks, t)) return top.key;
       this.below.delete(top.key);
     }
     const end = this.end();
     for (let n = this.floor; n < end; n++) {
       const id = `T-${n}`;
       const t = this.tasks.get(id);
-      if (t && isReady(this.tasks, t)) {
+      if (t && this.member(t) && isReady(this.tasks, t)) {
         this.floor = n;
         return id;
       }
@@ -73,8 +75,29 @@ export class ReadyIndex {
 
   /** A task that may have become ready: below the floor the scan will not see it again, so `below` keeps it. */
   private readied(t: Task | undefined): void {
-    if (!t || t.state !== 'open') return;
+    if (!t || t.state !== 'open' || !this.member(t)) return;
     const n = taskNumber(t.id);
     if (n < this.floor && isReady(this.tasks, t)) this.below.set(t.id, n);
+  }
+
+  /**
+   * Every ready task, lowest number first, found lazily: what dispatch walks until a task fits the idle agent
+   * (its filter, its back-off). The tasks below the cursor that became ready come first (each is below it),
+   * then the scan from the cursor. Read only: the cursor does not move, so a caller may stop anywhere; it must
+   * not change the board while it walks.
+   */
+  *inOrder(): Generator<string> {
+    const below: number[] = [];
+    for (const id of this.below.keys()) {
+      const t = this.tasks.get(id);
+      if (t && this.member(t) && isReady(this.tasks, t)) below.push(taskNumber(id));
+    }
+    below.sort((a, b) => a - b);
+    for (const n of below) yield `T-${n}`;
+    const end = this.end();
+    for (let n = this.floor; n < end; n++) {
+      const t = this.tasks.get(`T-${n}`);
+      if (t && this.member(t) && isReady(this.tasks, t)) yield t.id;
+    }
   }
 }

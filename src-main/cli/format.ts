@@ -59,6 +59,7 @@ const waits = (ids: readonly string[] | undefined) => (ids?.length ? `  (waits o
 export function formatTask(t: TaskView): string {
   const lines = [`${t.id}  ${line(t.title)}`, `state: ${t.state}${holder(t.claim)}`, `attempts: ${t.attempts}`];
   if (t.after?.length) lines.push(`after: ${t.after.join(', ')}${t.waitingOn?.length ? ` (not done yet: ${t.waitingOn.join(', ')})` : ' (all done)'}`);
+  if (t.for?.length) lines.push(`for: ${t.for.map(line).join(', ')} (only these are dispatched it)`);
   if (t.verify) lines.push(`verify: ${text(t.verify)}`);
   if (t.worktree) lines.push(`worktree: ${line(t.worktree.path)}`, `branch: ${line(t.worktree.branch)} (from ${line(t.worktree.base)})`);
   if (t.body) lines.push('', text(t.body));
@@ -104,6 +105,9 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
             ].join('\n'),
           )
           .join('\n'),
+  dispatch: (d) =>
+    `Dispatch ${d.mode === 'thread' ? "follows the Thread's default" : d.mode} for you: ${d.on ? 'when you are idle and hold nothing, the board gives you the next ready task you may take' : 'the board gives you nothing; claim tasks yourself'}.` +
+    (d.labels.length ? ` Your labels: ${d.labels.map(line).join(', ')}.` : ''),
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentOutput<M>): string {

@@ -1,6 +1,7 @@
 import { BOARD_TEXT_IS_DATA, quotedBoardText } from '../../src-shared/text/controlChars.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { USER } from '../../src-shared/board/model.js';
+import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardService } from '../board/boardService.js';
 import type { FolderLeaving } from '../git/claimFolders.js';
@@ -57,7 +58,8 @@ export class Assignments {
       this.toldToLeave.delete(e.taskId);
     }
     if (e.kind === 'reassign') this.tellTaken(e);
-    if (e.kind === 'grant' && e.by === USER) this.tellAssigned(e.taskId, e.agentId, e.token);
+    // A grant of the board's dispatch reaches the idle agent exactly as a person's drag does.
+    if (e.kind === 'grant' && (e.by === USER || e.by === DISPATCH_ACTOR)) this.tellAssigned(e.taskId, e.agentId, e.token);
     else if (e.kind === 'reassign' && e.by === USER) this.tellAssigned(e.taskId, e.to.agentId, e.to.token);
   }
 

@@ -102,6 +102,17 @@ export class ThreadApi {
     return this.decide('task.edit', p, (e) => asWindowTask(e.editTask(p.taskId, { title: p.title, body: p.body, verify: p.verify }, USER, p.after)));
   }
 
+  setTakers(p: P<'task.setTakers'>): Promise<R<'task.setTakers'>> {
+    return this.decide('task.setTakers', p, (e) => asWindowTask(e.setTakers(p.taskId, p.for, USER)));
+  }
+
+  /** A person sets an agent's dispatch: one of this Thread's agents (here or, on a shared board, a peer's). */
+  setAgentDispatch(p: P<'agent.setDispatch'>): Promise<R<'agent.setDispatch'>> {
+    return this.decide('agent.setDispatch', p, (e) => e.setAgentDispatch(p.agentId, p.mode, p.labels, USER), () => {
+      if (!this.host.roster.agent(p.agentId) && !this.host.roster.isPeer(p.agentId)) throw new Refusal('no-such-agent', `no agent ${p.agentId} in this Thread`);
+    });
+  }
+
   noteTask(p: P<'task.note'>): Promise<R<'task.note'>> {
     return this.decide('task.note', p, (e) => e.userNote(p.taskId, p.text));
   }

@@ -21,6 +21,7 @@ import type { ArrivalTiming } from '../git/recordArrival.js';
 import { ensureCliShim } from './cliShim.js';
 import { ThreadNotices } from './threadNotices.js';
 import { verifyOnDone } from './verifyOnDone.js';
+import { Dispatcher } from './dispatcher.js';
 
 
 export interface ThreadHostOptions {
@@ -81,6 +82,8 @@ export class ThreadHost {
   /** What the person is told (waiting, finished, lapsed, exited), kept for windows opened later. */
   readonly notices: ThreadNotices;
   private readonly leavingTold: IDisposable | null;
+  /** Gives idle agents of this host that take tasks when idle the next ready task (issue 34). */
+  readonly dispatcher: Dispatcher;
 
   private constructor(
     readonly folder: string,
@@ -103,6 +106,12 @@ export class ThreadHost {
       liveness.follow(e);
     });
     this.notices = new ThreadNotices(this);
+    this.dispatcher = new Dispatcher({
+      board,
+      agents: () => [...roster.all()].filter((p) => p.agent.alive).map((p) => p.agent.id),
+      stateOf: (agentId) => states.info(agentId),
+      onState: (fn) => states.onChange.event(({ agentId, next }) => fn(agentId, next)),
+    });
   }
 
   static async open(opts: ThreadHostOptions): Promise<ThreadHost> {
@@ -174,6 +183,7 @@ export class ThreadHost {
     // First, before any await: a liveness round in flight neither renews nor re-arms, and no typing poll,
     // state timer, slow-worktree note or lock retry fires while the board is busy with what follows.
     this.disposed = true;
+    this.dispatcher.dispose();
     this.notices.dispose();
     this.liveness.stop();
     this.states.stop();

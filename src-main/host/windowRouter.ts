@@ -43,6 +43,8 @@ export class WindowRouter {
     'task.reject': (p) => this.thread(p.key).rejectTask(p),
     'task.block': (p) => this.thread(p.key).blockTask(p),
     'task.unblock': (p) => this.thread(p.key).unblockTask(p),
+    'task.setTakers': (p) => this.thread(p.key).setTakers(p),
+    'agent.setDispatch': (p) => this.thread(p.key).setAgentDispatch(p),
     'task.reset': (p) => this.thread(p.key).resetTask(p),
     'agent.launch': (p) => this.thread(p.key).launchAgent(p),
     'agent.close': (p) => this.thread(p.key).closeAgent(p),

@@ -7,6 +7,7 @@ import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
 import { stepTab } from '../state/tabStrip.js';
 import { closeAgentAsking } from './agentClose.js';
+import { dispatchCommands } from './TaskDispatch.js';
 import { AgentListMenu, GO_TO_AGENT_KEYS } from './AgentListMenu.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
@@ -85,6 +86,7 @@ export function AgentTabs() {
     c.state.agentIds.forEach((id, i) => {
       const a = c.state.agents[id];
       out.push({ id: `agent-tab-${i + 1}`, title: `Go to agent ${i + 1}: ${c.agentName(id)}`, group: 'Agents', keywords: 'tab switch terminal', detail: a ? statusText(a) : undefined, run: () => goTo(id) });
+      if (a && a.status !== 'exited') out.push(...dispatchCommands(c, id, a.name));
       if (a?.status === 'exited' && !runsElsewhere(a)) {
         out.push({ id: `agent-relaunch-${id}`, title: `Relaunch ${a.name}`, group: 'Agents', keywords: 'restart exited', run: () => void c.relaunch(id) });
         if (a.resumable) out.push({ id: `agent-resume-${id}`, title: `Resume ${a.name}’s conversation`, group: 'Agents', keywords: 'exited session', run: () => void c.resume(id) });

@@ -8,6 +8,7 @@ import { taskStory, type StoryNote } from '../state/taskStory.js';
 import { UserText } from './UserText.js';
 import { useReturnFocus } from './returnFocus.js';
 import { AfterField, WhyList } from './TaskWaits.js';
+import { TakersField } from './TaskDispatch.js';
 
 
 const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
@@ -124,6 +125,10 @@ function DetailsOf({ taskId }: { taskId: string }) {
         <dt>Waits on</dt>
         <dd>
           <AfterField taskId={taskId} />
+        </dd>
+        <dt>Taken by</dt>
+        <dd>
+          <TakersField taskId={taskId} />
         </dd>
         {task.claim && (
           <>

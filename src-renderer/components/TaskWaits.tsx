@@ -3,6 +3,7 @@ import { afterOf, parseAfterText, waitingOn } from '../../src-shared/board/depen
 import { whyNotRunning, type WhyReason } from '../../src-shared/board/why.js';
 import { useApp, useController } from '../state/hooks.js';
 import { UserText } from './UserText.js';
+import { whyContext } from './TaskDispatch.js';
 
 /**
  * Dependencies in the window (issue 34): what a task waits on, editable in its details panel, and why no one
@@ -54,9 +55,10 @@ export function AfterField({ taskId }: { taskId: string }) {
 
 /** Why no one holds the task (or who does): each reason's sentence, its code as the item's data. */
 export function WhyList({ taskId }: { taskId: string }) {
+  const c = useController();
   const text = useApp((s) => {
     const t = s.board?.tasks.get(taskId);
-    return t && s.board ? JSON.stringify(whyNotRunning(s.board.tasks, t).reasons) : '[]';
+    return t && s.board ? JSON.stringify(whyNotRunning(s.board.tasks, t, whyContext(s, c.clock.now())).reasons) : '[]';
   });
   const reasons = JSON.parse(text) as WhyReason[];
   return (

@@ -24,6 +24,7 @@ export function ThreadSettings() {
   const baseBranch = useApp((s) => (s.boardVersion, s.board?.settings.baseBranch ?? null));
   const copyFiles = useApp((s) => (s.boardVersion, s.board?.settings.copyFiles ?? NONE));
   const waitHoldMs = useApp((s) => (s.boardVersion, s.board?.settings.waitHoldMs ?? null));
+  const dispatch = useApp((s) => (s.boardVersion, s.board?.settings.dispatch === true));
   /** The folder's current branch, as the host reported it, to say what an empty "Base branch" means. */
   const current = useApp((s) => (s.git?.isolated && s.board?.settings.baseBranch == null ? s.git.baseBranch : null));
   const boardStore = useApp((s) => s.boardStore);
@@ -34,6 +35,7 @@ export function ThreadSettings() {
   const [copy, setCopy] = useState('');
   const [hold, setHold] = useState('');
   const [holdError, setHoldError] = useState<string | null>(null);
+  const [dispatchOn, setDispatchOn] = useState(false);
 
   const start = () => {
     setLease(String(Math.round(leaseMs / 1000)));
@@ -42,6 +44,7 @@ export function ThreadSettings() {
     setCopy(formatCopyFiles(copyFiles));
     setHold(waitHoldMs === null ? '' : formatWaitHold(waitHoldMs));
     setHoldError(null);
+    setDispatchOn(dispatch);
     setOpen(true);
   };
   useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy shared board postgres journal', run: start }]);
@@ -57,6 +60,7 @@ export function ThreadSettings() {
     setHoldError(null);
     const patch: Parameters<typeof c.actions.setSettings>[0] = { leaseMs: Math.round(s * 1000), verify: cmd.trim() ? cmd.trim() : null };
     if (nextHold.ms !== waitHoldMs) patch.waitHoldMs = nextHold.ms;
+    if (dispatchOn !== dispatch) patch.dispatch = dispatchOn;
     // The worktree fields go only when changed: a new base branch is a real change (the git line is read
     // again), and a host without git support need not see them at all.
     const nextBase = parseBaseBranch(base);
@@ -76,7 +80,8 @@ export function ThreadSettings() {
     return (
       <button type="button" className="thread-settings link" data-testid="thread-settings" onClick={start} title="Change the lease, the wait hold and the verify command">
         {boardStore?.kind === 'postgres' && `board ${boardStore.where} · `}lease {seconds(leaseMs)}
-        {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
+        {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`}
+        {dispatch && ' · idle agents take the next ready task'} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
       </button>
     );
   }
@@ -149,6 +154,10 @@ export function ThreadSettings() {
         <label className="grow" title="Files git does not track, copied into each new worktree">
           Copy into worktrees
           <input data-testid="settings-copy-files" placeholder="e.g. .env, config/local.json" value={copy} onChange={(e) => setCopy(e.target.value)} />
+        </label>
+        <label title="The Thread's default; each agent can be set on or off of its own (its commands in the palette, or forkbench dispatch)">
+          <input data-testid="settings-dispatch" type="checkbox" checked={dispatchOn} onChange={(e) => setDispatchOn(e.target.checked)} />
+          Idle agents take the next ready task
         </label>
         <button type="submit" data-testid="settings-save">
           Save

@@ -1,3 +1,4 @@
+import type { DispatchMode } from '../../src-shared/board/dispatch.js';
 import type { StoreApi } from 'zustand/vanilla';
 import type { KeyedWindowMethod, WindowError, WindowMethod, WindowParams } from '../../src-shared/protocol/windowApi.js';
 import { runsElsewhere } from './agentList.js';
@@ -40,6 +41,8 @@ export class BoardActions {
   editTask = (taskId: string, patch: { title?: string; body?: string }) => this.write('task.edit', { taskId, ...patch }, `edit ${taskId}`);
   /** What a task waits on (issue 34): replaces the list; [] for none. */
   setAfter = (taskId: string, after: string[]) => this.write('task.edit', { taskId, after }, `change what ${taskId} waits on`);
+  setTakers = (taskId: string, takers: string[]) => this.write('task.setTakers', { taskId, for: takers }, `change who may take ${taskId}`);
+  setAgentDispatch = (agentId: string, mode: DispatchMode, labels: string[]) => this.write('agent.setDispatch', { agentId, mode, labels }, 'change the agent\'s dispatch');
   blockTask = (taskId: string, reason: string) => this.write('task.block', { taskId, reason }, `block ${taskId}`);
   unblockTask = (taskId: string) => this.write('task.unblock', { taskId }, `unblock ${taskId}`);
   releaseTask = (taskId: string) => this.write('task.release', { taskId }, `release ${taskId}`);

@@ -2,6 +2,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { ClaimEndReason } from '../../src-shared/board/model.js';
 import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
+import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
 
 /** Lines the event-log panel keeps while it follows the board: enough to scroll back through a busy minute,
  *  cheap to render. Older lines are read from the board's store on request (logHistory.ts). */
@@ -61,6 +62,7 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'after-set':
       return e.after.length ? `${e.taskId} now waits on ${e.after.join(', ')} (set by ${name(e.by)})` : `${e.taskId} waits on nothing now (set by ${name(e.by)})`;
     case 'grant':
+      if (e.by === DISPATCH_ACTOR) return `${e.taskId} dispatched to ${name(e.agentId)}, idle (token ${e.token})`;
       return e.by === e.agentId ? `${e.taskId} claimed by ${name(e.agentId)} (token ${e.token})` : `${e.taskId} assigned to ${name(e.agentId)} by ${name(e.by)} (token ${e.token})`;
     case 'renew':
       return `${e.taskId} lease renewed for ${name(e.agentId)} (${e.via})`;
@@ -101,6 +103,10 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       // agent made itself: say so, or the line reads like a stray command.
       if (e.op === 'fence' || e.op === 'record') return `${name(e.agentId)}'s git commit/push${e.taskId ? ` on ${e.taskId}` : ''} refused (${e.code}): ${clip(e.message, 160)}`;
       return `${name(e.agentId)} ${e.op}${e.taskId ? ` ${e.taskId}` : ''} rejected: ${e.code}: ${clip(e.message, 160)}`;
+    case 'for-set':
+      return `${e.taskId} may be taken by ${e.for.length ? e.for.join(', ') : 'any agent'} (set by ${name(e.by)})`;
+    case 'dispatch-set':
+      return `${name(e.agentId)} dispatch ${e.mode === 'thread' ? "as the Thread's default" : e.mode}${e.labels.length ? `, labels ${e.labels.join(', ')}` : ''} (set by ${name(e.by)})`;
   }
 }
 

@@ -32,6 +32,8 @@ const KINDS = {
   'record-rewound': false,
   'write-rejected': false,
   'agent-state': false,
+  'for-set': false,
+  'dispatch-set': false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

@@ -1,6 +1,7 @@
 import type { BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
+import type { DispatchMode } from './dispatch.js';
 
 /**
  * Every change to a board is one event. The same events are the journal on disk (replayed on load), the
@@ -22,7 +23,7 @@ export type BoardEventBody =
   | { kind: 'goal-set'; goal: string; by: string }
   | { kind: 'settings-set'; settings: ThreadSettings; by: string }
   /** `after`: the tasks it waits on (issue 34); absent in journals from before, and when it waits on none. */
-  | { kind: 'task-added'; taskId: string; title: string; body: string; verify: string | null; by: string; after?: string[] }
+  | { kind: 'task-added'; taskId: string; title: string; body: string; verify: string | null; by: string; after?: string[]; for?: string[] }
   | { kind: 'task-edited'; taskId: string; title?: string; body?: string; verify?: string | null; by: string }
   /** The tasks `taskId` waits on are now `after` (empty: none), replacing what it waited on before. */
   | { kind: 'after-set'; taskId: string; after: string[]; by: string }
@@ -80,10 +81,17 @@ export type BoardEventBody =
       message: string;
     };
 
+/** `for`: who may take the task when the board dispatches (dispatch.ts); absent on a task-added: anyone. */
+export type DispatchEventBody =
+  /** Who may take `taskId` is now `for` (empty: any agent), replacing what it named before. */
+  | { kind: 'for-set'; taskId: string; for: string[]; by: string }
+  /** `agentId`'s own dispatch setting and labels (mode `thread`: the Thread's default). */
+  | { kind: 'dispatch-set'; agentId: string; mode: DispatchMode; labels: string[]; by: string };
+
 /** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
 
-export type BoardEvent = EventBase & BoardEventBody;
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody);
 export type BoardEventKind = BoardEvent['kind'];

@@ -1,4 +1,5 @@
 import type { SubmittedQuiet } from './leaseEvidence.js';
+import type { AgentDispatch, TaskBackoff } from './dispatch.js';
 
 /**
  * The board's data model: what a Thread, a Task and a Claim are. Plain data only, so the host, the
@@ -82,6 +83,12 @@ export interface Task {
   /** The tasks this one waits on (issue 34): it is ready only once every one of them is done. Never a cycle
    *  (the engine refuses one). Absent in boards written before dependencies, which read as none. */
   readonly after?: readonly string[];
+  /** Who may take it when the board dispatches (issue 34): profiles (`claude`) and labels (`label:frontend`);
+   *  none: any agent. Absent in boards written before dispatch. */
+  readonly for?: readonly string[];
+  /** Per agent that gave it up (released, lapsed, taken away): how often, and until when (board time) the
+   *  board does not dispatch it to that agent again (dispatch.ts). Absent in boards written before dispatch. */
+  readonly backoff?: Readonly<Record<string, TaskBackoff>>;
   readonly createdAt: number; // wall clock
   /** The git worktree and branch of the task's latest grant, once a claim has had one; gone once merged. */
   readonly worktree: TaskWorktree | null;
@@ -182,6 +189,11 @@ export interface ThreadSettings {
   /** A lease length per agent profile (ms), set by a person from the evidence (leaseEvidence.ts): a claim of
    *  a profile named here gets this lease instead of `leaseMs`. Empty in boards from before. */
   readonly leaseByProfile: Readonly<Record<string, number>>;
+  /** The Thread's default for dispatch (issue 34): whether an idle agent that holds nothing is given the next
+   *  ready task it may take. Off unless a person turns it on. */
+  readonly dispatch: boolean;
+  /** Agents' own dispatch settings over that default, and their labels, by agent id. */
+  readonly agentDispatch: Readonly<Record<string, AgentDispatch>>;
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */

@@ -3,6 +3,7 @@ import { Limits } from './limits.js';
 import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
 import { isFailedAttempt } from './claimEnd.js';
 import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence } from './leaseEvidence.js';
+import { ANY_TAKER, backsOff, NO_AGENT_DISPATCH, NO_BACKOFF, withBackoff } from './dispatch.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -36,6 +37,8 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   waitHoldMs: Limits.defaultWaitHoldMs,
   notifyAgents: false,
   leaseByProfile: {},
+  dispatch: false,
+  agentDispatch: NO_AGENT_DISPATCH,
 };
 
 /** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave
@@ -51,6 +54,8 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   sentBack: null,
   verify: null,
   after: [],
+  for: ANY_TAKER,
+  backoff: NO_BACKOFF,
   worktree: null,
   parked: [],
   record: null,
@@ -105,7 +110,17 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
     case 'task-added': {
       if (b.tasks.has(e.taskId)) throw new EventMismatch(e, `${e.taskId} exists`);
-      b.tasks.set(e.taskId, { ...NEW_TASK, id: e.taskId, title: e.title, body: e.body, state: 'open', verify: e.verify, createdAt: e.at, ...(e.after?.length ? { after: e.after } : {}) });
+      b.tasks.set(e.taskId, {
+        ...NEW_TASK,
+        id: e.taskId,
+        title: e.title,
+        body: e.body,
+        state: 'open',
+        verify: e.verify,
+        createdAt: e.at,
+        ...(e.after?.length ? { after: e.after } : {}),
+        ...(e.for?.length ? { for: e.for } : {}),
+      });
       b.nextTaskNumber = Math.max(b.nextTaskNumber, taskNumber(e.taskId) + 1);
       break;
     }
@@ -150,6 +165,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
           claim: null,
           lastClaim: ended,
           failures: t.failures + (isFailedAttempt(e.reason, t.state) ? 1 : 0),
+          ...(backsOff(e.reason) ? { backoff: withBackoff(t, e.agentId, e.mono) } : {}),
         };
       });
       break;
@@ -160,6 +176,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
         claim: claimOf(e.to.agentId, e.to.token, e.to.deadline, e.at, leaseFor(b.settings, e.to.agentId)),
         lastClaim: { agentId: e.from.agentId, token: e.from.token, reason: 'reassigned' },
         attempts: t.attempts + 1,
+        backoff: withBackoff(t, e.from.agentId, e.mono),
       }));
       b.nextToken = Math.max(b.nextToken, e.to.token + 1);
       break;
@@ -213,6 +230,17 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       // `pushed` stays: `to` is the last pushed record, or the base's head (which no push of the task's put there).
       update(b, e, (t) => ({ ...t, record: e.to }));
       break;
+    case 'for-set':
+      update(b, e, (t) => ({ ...t, for: e.for.length ? e.for : NEW_TASK.for }));
+      break;
+    case 'dispatch-set': {
+      const { [e.agentId]: _was, ...others } = b.settings.agentDispatch ?? NO_AGENT_DISPATCH;
+      // An agent back on the Thread's default with no labels needs no entry: the map stays as small as the
+      // agents that differ.
+      const keep = e.mode !== 'thread' || e.labels.length > 0;
+      b.settings = { ...b.settings, agentDispatch: keep ? { ...others, [e.agentId]: { mode: e.mode, labels: e.labels } } : others };
+      break;
+    }
     case 'write-rejected':
     case 'agent-state':
       break;

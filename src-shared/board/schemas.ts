@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Limits } from './limits.js';
 import { parseAfterText } from './dependencies.js';
 import { PROFILE_IDS } from '../agents/profileIds.js';
+import { DISPATCH_MODES, DispatchConstants, LABEL_PREFIX, parseLabelsText, parseTakersText } from './dispatch.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
 
 /**
@@ -135,6 +136,8 @@ export const SettingsPatchSchema = z
     /** A lease per agent profile (issue 34): the whole map, replacing the one before (a profile left out
      *  goes back to the Thread's lease). Only profiles Forkbench launches: an agent's id names one of them. */
     leaseByProfile: z.partialRecord(z.enum(PROFILE_IDS), LeaseMsSchema),
+    /** The Thread's default for dispatch to idle agents (dispatch.ts). */
+    dispatch: z.boolean(),
   })
   .partial()
   .strict();
@@ -152,3 +155,32 @@ export function firstIssue(error: z.ZodError): string {
   const path = issue.path.length && !named ? `${issue.path.join('.')}: ` : '';
   return `${path}${issue.message}`;
 }
+
+/** A label an agent carries and a task may name (dispatch.ts): a word a shell and a log line take as is. */
+export const LabelSchema = z
+  .string()
+  .min(1, 'a label is empty')
+  .max(DispatchConstants.maxLabelChars, `a label is longer than ${DispatchConstants.maxLabelChars} characters`)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a label uses letters, digits and . _ - only, like frontend');
+export const LabelsSchema = z
+  .array(LabelSchema)
+  .max(DispatchConstants.maxLabels, `at most ${DispatchConstants.maxLabels} labels`)
+  .transform((ls) => [...new Set(ls)]);
+/** One entry of who may take a task: a profile's name (`claude`) or `label:` and a label. */
+export const TakerSchema = z.string().superRefine((s, ctx) => {
+  const ok = s.startsWith(LABEL_PREFIX) ? LabelSchema.safeParse(s.slice(LABEL_PREFIX.length)).success : /^[a-z][a-z0-9]{0,31}$/.test(s);
+  if (!ok) ctx.addIssue({ code: 'custom', message: `'${s.slice(0, 60)}' names no profile or label: write a profile like claude, or label:frontend` });
+});
+export const TakersSchema = z
+  .array(TakerSchema)
+  .max(DispatchConstants.maxLabels, `a task names at most ${DispatchConstants.maxLabels} profiles or labels`)
+  .transform((ts) => [...new Set(ts)]);
+/** Who may take a task as the CLI and MCP carry it: `claude,label:frontend` ('' or `any`: anyone), or the list. */
+export const TakersTextSchema = z
+  .union([z.array(z.string()), z.string().max(DispatchConstants.maxLabels * 48, 'a list of profiles and labels').transform(parseTakersText)])
+  .pipe(TakersSchema);
+/** An agent's labels as the CLI and MCP carry them: `frontend,gpu` ('' or `none`: none), or the list. */
+export const LabelsTextSchema = z
+  .union([z.array(z.string()), z.string().max(DispatchConstants.maxLabels * 48, 'a list of labels').transform(parseLabelsText)])
+  .pipe(LabelsSchema);
+export const DispatchModeSchema = z.enum(DISPATCH_MODES, { message: `dispatch is one of ${DISPATCH_MODES.join(', ')}` });

@@ -1,6 +1,18 @@
 import type { Task } from './model.js';
 import { afterOf, waitingOn } from './dependencies.js';
 import { isInState } from './stateWords.js';
+import type { AgentState } from '../agents/agentState.js';
+import type { ThreadSettings } from './model.js';
+import { backoffLeft, dispatchOn, labelsOf, mayTake, takersOf, takersText } from './dispatch.js';
+
+/** What dispatch's reasons need besides the tasks: the board's time and settings, and the agents there are
+ *  with their states (the host's own; a window's list). Without it, `why` says nothing about dispatch. */
+export interface WhyContext {
+  /** Board time (mono ms), for back-offs. */
+  readonly now: number;
+  readonly settings: ThreadSettings;
+  readonly agents: ReadonlyArray<{ readonly id: string; readonly name?: string; readonly state: AgentState | null }>;
+}
 
 /**
  * "Why isn't it running?" (issue 34, item 3): each reason no one holds a task (or, for a held one, who does),
@@ -16,6 +28,10 @@ export const WHY_CODES = [
   'in-review', // its work waits for a person to approve or reject it
   'done', // it is done: nothing more will run
   'ready', // nothing stops it: the next `claim` with no id (or any agent naming it) takes it
+  // Dispatch (issue 34, item 2): why the board has not given a ready task to an idle agent.
+  'dispatch-off', // no agent takes tasks when idle: someone has to claim it
+  'no-idle-match', // agents take tasks when idle, but none that is idle now may take it (its profiles, labels)
+  'backing-off', // an agent gave it up: the board does not give it to that agent again for a while
 ] as const;
 export type WhyCode = (typeof WHY_CODES)[number];
 
@@ -36,7 +52,7 @@ export interface WhyView {
 }
 
 /** Why `t` is where it is: never empty (a task nothing stops says `ready`). */
-export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task): WhyView {
+export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task, ctx?: WhyContext): WhyView {
   const reasons: WhyReason[] = [];
   switch (t.state) {
     case 'claimed':
@@ -69,6 +85,38 @@ export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task): WhyVie
       reasons.push({ code: 'waiting-on', text: `${t.id} waits on ${id}, which ${where}${holder}`, taskIds: [id] });
     }
   }
-  if (reasons.length === 0) reasons.push({ code: 'ready', text: `${t.id} is ready: nothing stops it, and the next agent to claim takes it` });
+  if (reasons.length === 0) {
+    reasons.push({ code: 'ready', text: `${t.id} is ready: nothing stops it, and the next agent to claim takes it` });
+    if (ctx) reasons.push(...dispatchReasons(tasks, t, ctx));
+  }
   return { taskId: t.id, title: t.title, state: t.state, after: afterOf(t), reasons };
+}
+
+/** Why the board has not dispatched a ready task: no agent takes tasks when idle, none idle may take it, or
+ *  the ones that may are backing off from it (each with how long is left). */
+function dispatchReasons(tasks: ReadonlyMap<string, Task>, t: Task, ctx: WhyContext): WhyReason[] {
+  const out: WhyReason[] = [];
+  const name = (a: WhyContext['agents'][number]) => a.name ?? a.id;
+  const dispatching = ctx.agents.filter((a) => a.state !== 'exited' && dispatchOn(ctx.settings, a.id));
+  const takers = takersOf(t);
+  for (const a of ctx.agents) {
+    const left = backoffLeft(t, a.id, ctx.now);
+    if (left === 0) continue;
+    const tries = t.backoff?.[a.id]?.tries ?? 1;
+    out.push({ code: 'backing-off', text: `${t.id} is backing off from ${name(a)} for ${Math.ceil(left / 1000)} s (it gave it up ${tries} time${tries === 1 ? '' : 's'})` });
+  }
+  const anyOn = ctx.settings.dispatch === true || Object.values(ctx.settings.agentDispatch ?? {}).some((d) => d.mode === 'on');
+  if (dispatching.length === 0 && !anyOn) {
+    out.push({ code: 'dispatch-off', text: `dispatch is off: no agent takes the next ready task when idle, so ${t.id} waits for someone to claim it` });
+    return out;
+  }
+  const holding = new Set<string>();
+  for (const o of tasks.values()) if (o.claim) holding.add(o.claim.agentId);
+  const idleFits = dispatching.filter((a) => a.state === 'idle' && !holding.has(a.id) && mayTake(t, a.id, labelsOf(ctx.settings, a.id)) && backoffLeft(t, a.id, ctx.now) === 0);
+  if (idleFits.length === 0) {
+    const others = dispatching.map((a) => `${name(a)} (${holding.has(a.id) ? 'holds a task' : (a.state ?? 'state unknown')}${labelsOf(ctx.settings, a.id).length ? `; labels ${labelsOf(ctx.settings, a.id).join(', ')}` : ''})`).join(', ');
+    const who = others ? `the agents that take tasks when idle are ${others}` : 'no agent that takes tasks when idle is running';
+    out.push({ code: 'no-idle-match', text: `no idle agent matches (${takersText(takers)}): ${who}` });
+  }
+  return out;
 }

@@ -9,10 +9,14 @@
 import type { ClaimView, WorktreeView } from './views.js';
 import type { WhyView } from '../board/why.js';
 import type { ProfileLeaseView } from '../board/leaseEvidence.js';
+import type { DispatchMode } from '../board/dispatch.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
-export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key' | 'after' | 'flag';
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key' | 'after' | 'flag' | DispatchParamKind;
+/** Dispatch (issue 34): `takers` who may take a task (`claude,label:frontend`; '' or `any`: anyone), `labels`
+ *  an agent's labels (`frontend,gpu`; '' or `none`), `dispatchMode` on, off or thread. */
+export type DispatchParamKind = 'takers' | 'labels' | 'dispatchMode';
 
 /**
  * A write's idempotency key: the board answers a write sent again with the same key with its first outcome
@@ -121,6 +125,13 @@ const AGENT_METHOD_TABLE = [
       param({ name: 'title', kind: 'title', required: true, positional: true, describe: 'one-line title' }),
       param({ name: 'body', kind: 'body', required: false, positional: false, describe: 'details' }),
       after('the tasks it waits on, like T-3,T-5: it is ready only once they are all done'),
+      param({
+        name: 'for',
+        kind: 'takers',
+        required: false,
+        positional: false,
+        describe: 'who may take it when the board dispatches, like claude,label:frontend (profiles, and label: with a label); none given: any agent',
+      }),
       key,
     ],
     write: true,
@@ -161,6 +172,17 @@ const AGENT_METHOD_TABLE = [
     git: true,
   },
   {
+    name: 'dispatch',
+    summary:
+      "Say whether the board gives you the next ready task when you are idle (on), never (off) or as the Thread's default (thread); --labels: what you take (a task for label:frontend goes to an agent labelled frontend).",
+    params: [
+      param({ name: 'mode', kind: 'dispatchMode', required: true, positional: true, describe: 'on, off or thread' }),
+      param({ name: 'labels', kind: 'labels', required: false, positional: false, describe: "your labels, like frontend,gpu ('' or none: none); omitted: kept as they are" }),
+      key,
+    ],
+    write: true,
+  },
+  {
     name: 'status',
     summary:
       "Say what you are doing: working, needs-input (waiting on the person; --text: the question) or idle (your turn is over). Your CLI's hooks run this; the window shows it and notifies the person.",
@@ -199,6 +221,14 @@ export interface DoneView extends ClaimView {
   readonly warning?: string;
 }
 
+/** `dispatch`'s answer: the agent's own setting, its labels, and whether dispatch is on for it now. */
+export interface DispatchView {
+  readonly agentId: string;
+  readonly mode: DispatchMode;
+  readonly labels: readonly string[];
+  readonly on: boolean;
+}
+
 /** A branch move the board recorded as the task's work. */
 export interface RecordView {
   readonly taskId: string;
@@ -225,7 +255,7 @@ export function synopsis(m: MethodSpec): string {
   for (const p of m.params) {
     // The key is every write's, said once in the help rather than on each line.
     if (p.git || p.kind === 'key') continue;
-    const value = p.kind === 'token' ? ' N' : p.kind === 'after' ? ' IDS' : p.kind === 'flag' ? '' : ' TEXT';
+    const value = p.kind === 'token' ? ' N' : p.kind === 'after' ? ' IDS' : p.kind === 'flag' ? '' : p.kind === 'takers' || p.kind === 'labels' ? ' LIST' : ' TEXT';
     const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name}${value}`;
     parts.push(p.required ? name : `[${name}]`);
   }

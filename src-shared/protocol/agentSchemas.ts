@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { AfterTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
+import { AfterTextSchema, DispatchModeSchema, LabelsTextSchema, TakersTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView } from './agentMethods.js';
+import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -24,6 +24,9 @@ const kindSchema = {
   key: WriteKeySchema,
   after: AfterTextSchema,
   flag: z.boolean(),
+  takers: TakersTextSchema,
+  labels: LabelsTextSchema,
+  dispatchMode: DispatchModeSchema,
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 
@@ -68,6 +71,7 @@ export const agentProcedures = {
   record: procedure(inputOf('record'), typeOnly<RecordView>()),
   status: procedure(inputOf('status'), typeOnly<AgentStateInfo>()),
   leases: procedure(inputOf('leases'), typeOnly<ProfileLeaseView[]>()),
+  dispatch: procedure(inputOf('dispatch'), typeOnly<DispatchView>()),
 } as const satisfies { readonly [M in AgentMethod]: Procedure };
 
 type AgentProcedures = typeof agentProcedures;

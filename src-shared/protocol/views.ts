@@ -32,6 +32,8 @@ export interface TaskView {
   readonly after?: readonly string[];
   /** Those of them not done yet: while any is, the task is not ready. Absent when none. */
   readonly waitingOn?: readonly string[];
+  /** Who may take it when the board dispatches (profiles, `label:` labels); absent: any agent. */
+  readonly for?: readonly string[];
 }
 
 export interface WorktreeView {
@@ -79,6 +81,7 @@ export function taskView(task: Task, now: number, tasks?: ReadonlyMap<string, Ta
     verify: task.verify,
     worktree: worktreeView(task),
     ...(tasks ? dependencyView(tasks, task, true) : {}),
+    ...(task.for?.length ? { for: task.for } : {}),
   };
 }
 

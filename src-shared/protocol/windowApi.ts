@@ -7,7 +7,7 @@ import { EventPageLimits, type EventPage } from '../board/eventPage.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
 import type { ClaimView } from './views.js';
-import { AfterSchema, AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema } from '../board/schemas.js';
+import { AfterSchema, AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema, TakersSchema, DispatchModeSchema, LabelsSchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
 import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputOf, type OutputOf } from './procedure.js';
 import { TerminalSize } from '../terminal/terminalSize.js';
@@ -63,6 +63,10 @@ export const windowMethods = {
   'task.edit': method<CompactTask>()(
     z.object({ key, taskId, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), after: AfterSchema.optional(), writeKey }).strict(),
   ),
+  /** Who may take a task when the board dispatches (issue 34): profiles and `label:` labels; [] for anyone. */
+  'task.setTakers': method<CompactTask>()(z.object({ key, taskId, for: TakersSchema, writeKey }).strict()),
+  /** An agent's own dispatch setting (`thread`: the Thread's default) and its labels. */
+  'agent.setDispatch': method<null>()(z.object({ key, agentId, mode: DispatchModeSchema, labels: LabelsSchema, writeKey }).strict()),
   'task.note': method<null>()(z.object({ key, taskId, text: NoteTextSchema, writeKey }).strict()),
   /** `force`: give a task that waits on others before they are done (the board notes it). */
   'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, force: z.boolean().optional(), writeKey }).strict()),

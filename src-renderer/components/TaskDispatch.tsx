@@ -1,0 +1,95 @@
+import { useState, type FormEvent } from 'react';
+import { agentDispatchOf, labelsOf, parseLabelsText, parseTakersText, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
+import type { WhyContext } from '../../src-shared/board/why.js';
+import type { AppState } from '../state/appState.js';
+import type { PaletteCommand } from '../state/commandRegistry.js';
+import type { AppController } from '../state/controller.js';
+import { useApp, useController } from '../state/hooks.js';
+import { askText } from './prompt.js';
+
+/**
+ * Dispatch in the window (issue 34): who may take a task (its details panel's "Taken by"), an agent's own
+ * setting and labels (its commands in the palette, beside its other commands), and what `why` needs to say
+ * why the board has not given a ready task to anyone (the agents' states, the board's time).
+ */
+
+/** The details panel's field: the profiles and labels that may take the task (`claude, label:frontend`;
+ *  '' or any for anyone), saved with Enter. */
+export function TakersField({ taskId }: { taskId: string }) {
+  const c = useController();
+  const stored = useApp((s) => {
+    const t = s.board?.tasks.get(taskId);
+    return t ? takersOf(t).join(', ') : '';
+  });
+  const [draft, setDraft] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    if (draft === null || saving) return;
+    setSaving(true);
+    // A refusal (a name that is no profile or label) is in the banner with the board's reason; the draft stays.
+    const ok = await c.actions.setTakers(taskId, parseTakersText(draft));
+    setSaving(false);
+    if (ok) setDraft(null);
+  };
+  return (
+    <form className="details-after" onSubmit={(e) => void save(e)} data-testid="details-takers">
+      <input
+        aria-label={`Agents that may take ${taskId} when the board dispatches`}
+        placeholder="any agent (like claude, label:frontend)"
+        value={draft ?? stored}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape' && draft !== null) {
+            e.stopPropagation();
+            setDraft(null);
+          }
+        }}
+        data-testid="details-takers-input"
+      />
+      <button type="submit" disabled={draft === null || saving} data-testid="details-takers-save">
+        Save
+      </button>
+    </form>
+  );
+}
+
+const MODE_WORDS: Record<DispatchMode, string> = { on: 'on', off: 'off', thread: "as the Thread's default" };
+
+/** An agent's dispatch commands: on, off, as the Thread's default (the one it has now is disabled), and its labels. */
+export function dispatchCommands(c: AppController, agentId: string, name: string): PaletteCommand[] {
+  const settings = c.state.board?.settings;
+  if (!settings) return [];
+  const mode = agentDispatchOf(settings, agentId)?.mode ?? 'thread';
+  const labels = [...labelsOf(settings, agentId)];
+  const modes: DispatchMode[] = ['on', 'off', 'thread'];
+  return [
+    ...modes.map((m) => ({
+      id: `agent-dispatch-${m}-${agentId}`,
+      title: `Dispatch to ${name}: ${MODE_WORDS[m]}`,
+      group: 'Agents',
+      keywords: 'idle next ready task auto assign',
+      detail: m === 'on' ? 'When it is idle and holds nothing, the board gives it the next ready task it may take' : undefined,
+      ...(m === mode ? { disabled: `It is ${MODE_WORDS[m]} already` } : {}),
+      run: () => void c.actions.setAgentDispatch(agentId, m, labels),
+    })),
+    {
+      id: `agent-labels-${agentId}`,
+      title: `Labels of ${name}…`,
+      group: 'Agents',
+      keywords: 'dispatch label frontend',
+      detail: labels.length ? labels.join(', ') : 'none',
+      run: async () => {
+        const text = await askText(`Labels of ${name} (like frontend, gpu; empty for none)`, labels.join(', '));
+        if (text !== null) await c.actions.setAgentDispatch(agentId, mode, parseLabelsText(text));
+      },
+    },
+  ];
+}
+
+/** What the window's `why` needs to say why the board has not dispatched a task: the agents it lists and the
+ *  board's time (the host clock's estimate). */
+export function whyContext(s: AppState, now: number): WhyContext | undefined {
+  if (!s.board) return undefined;
+  return { now, settings: s.board.settings, agents: s.agentIds.map((id) => ({ id, name: s.agents[id]?.name, state: s.agents[id]?.state?.state ?? null })) };
+}
