@@ -101,6 +101,14 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       // agent made itself: say so, or the line reads like a stray command.
       if (e.op === 'fence' || e.op === 'record') return `${name(e.agentId)}'s git commit/push${e.taskId ? ` on ${e.taskId}` : ''} refused (${e.code}): ${clip(e.message, 160)}`;
       return `${name(e.agentId)} ${e.op}${e.taskId ? ` ${e.taskId}` : ''} rejected: ${e.code}: ${clip(e.message, 160)}`;
+    case 'queued':
+      return `${e.taskId} approved by ${name(e.by)}: in the merge queue${e.sha ? ` at ${e.sha.slice(0, 10)}` : ''}`;
+    case 'queue-moved':
+      return `merge queue reordered by ${name(e.by)}: ${e.order.join(', ')}`;
+    case 'queue-landing':
+      return `${e.taskId} landing: ${e.merge ? `merged onto ${e.onto.slice(0, 10)} as ${e.merge.slice(0, 10)}, verifying` : `nothing to merge onto ${e.onto.slice(0, 10)}`}`;
+    case 'unqueued':
+      return `${e.taskId} taken out of the merge queue by ${name(e.by)}: ${clip(e.reason)}`;
   }
 }
 

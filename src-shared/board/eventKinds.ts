@@ -32,6 +32,10 @@ const KINDS = {
   'record-rewound': false,
   'write-rejected': false,
   'agent-state': false,
+  queued: false,
+  'queue-moved': false,
+  'queue-landing': false,
+  unqueued: false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

@@ -1,6 +1,7 @@
 import type { Task } from './model.js';
 import { afterOf, waitingOn } from './dependencies.js';
 import { isInState } from './stateWords.js';
+import { landingOrder, landingWaitsOn } from './mergeQueue.js';
 
 /**
  * "Why isn't it running?" (issue 34, item 3): each reason no one holds a task (or, for a held one, who does),
@@ -16,6 +17,7 @@ export const WHY_CODES = [
   'in-review', // its work waits for a person to approve or reject it
   'done', // it is done: nothing more will run
   'ready', // nothing stops it: the next `claim` with no id (or any agent naming it) takes it
+  'queued', // approved, it waits in the merge queue (its place, what lands before it), or is landing now
 ] as const;
 export type WhyCode = (typeof WHY_CODES)[number];
 
@@ -43,7 +45,8 @@ export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task): WhyVie
       reasons.push({ code: 'held', text: `${t.id} is held by ${t.claim?.agentId ?? 'an agent'}: it is running` });
       break;
     case 'review':
-      reasons.push({ code: 'in-review', text: `${t.id} is in review: its work waits for a person to approve or reject it` });
+      if (t.queued) reasons.push(queuedReason(tasks, t));
+      else reasons.push({ code: 'in-review', text: `${t.id} is in review: its work waits for a person to approve or reject it` });
       break;
     case 'done':
       reasons.push({ code: 'done', text: `${t.id} is done` });
@@ -71,4 +74,19 @@ export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task): WhyVie
   }
   if (reasons.length === 0) reasons.push({ code: 'ready', text: `${t.id} is ready: nothing stops it, and the next agent to claim takes it` });
   return { taskId: t.id, title: t.title, state: t.state, after: afterOf(t), reasons };
+}
+
+/** "T-7 is approved and waits in the merge queue, position 2 of 3, behind T-3": its place in landing order. */
+function queuedReason(tasks: ReadonlyMap<string, Task>, t: Task): WhyReason {
+  if (t.queued?.landing) {
+    const onto = t.queued.landing.onto.slice(0, 8);
+    return { code: 'queued', text: `${t.id} is approved and landing now: merged onto ${onto}, its verify command runs on the result before the base moves` };
+  }
+  const order = landingOrder(tasks).map((q) => q.id);
+  const i = order.indexOf(t.id);
+  const ahead = order.slice(0, i);
+  const behind = ahead.length ? `, behind ${ahead.join(', ')}` : ', next to land';
+  const held = landingWaitsOn(tasks, t).filter((id) => !tasks.get(id)?.queued);
+  const hold = held.length ? `; it lands only once ${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} done` : '';
+  return { code: 'queued', text: `${t.id} is approved and waits in the merge queue, position ${i + 1} of ${order.length}${behind}${hold}`, taskIds: ahead };
 }
