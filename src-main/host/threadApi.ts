@@ -1,5 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { Result } from '../../src-shared/board/result.js';
+import { ok, type Result } from '../../src-shared/board/result.js';
 import { USER, type Task } from '../../src-shared/board/model.js';
 import { taskDetails, windowBoard, windowLogEvent, windowTask } from '../../src-shared/board/windowBoard.js';
 import type { CompactTask } from '../../src-shared/board/serialized.js';
@@ -134,6 +134,17 @@ export class ThreadApi {
 
   unblockTask(p: P<'task.unblock'>): Promise<R<'task.unblock'>> {
     return this.decide('task.unblock', p, (e) => e.unblock(p.taskId));
+  }
+
+  moveQueued(p: P<'queue.move'>): Promise<R<'queue.move'>> {
+    return this.decide('queue.move', p, (e) => {
+      const r = e.moveQueued(p.taskId, p.before);
+      return r.ok ? ok(null) : r;
+    });
+  }
+
+  removeQueued(p: P<'queue.remove'>): Promise<R<'queue.remove'>> {
+    return this.decide('queue.remove', p, (e) => e.unqueue(p.taskId, 'taken out by a person: it stays in review'));
   }
 
   resetTask(p: P<'task.reset'>): Promise<R<'task.reset'>> {
