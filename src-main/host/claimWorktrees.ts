@@ -212,13 +212,14 @@ export class ClaimWorktrees {
    * (several machines), the merge is pushed to the remote's base first, and the board approves only once it
    * landed there; the person's own branches are not moved, they are told.
    */
-  async approve(taskId: string, by: string = USER, key?: WriteKey): Promise<void> {
+  async approve(taskId: string, by: string = USER, key?: WriteKey, o: { wait?: boolean } = {}): Promise<void> {
+    const wait = o.wait ?? true;
     // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
     const prior = key && (await this.board.replay(key));
     if (prior) {
       unwrapApproval(prior);
       // Its first try queued it: the retry waits for the landing as the first did.
-      if (this.queue && this.board.state.tasks.get(taskId)?.queued) await this.queue.outcome(taskId);
+      if (wait && this.queue && this.board.state.tasks.get(taskId)?.queued) await this.queue.outcome(taskId);
       return;
     }
     const t = this.board.state.tasks.get(taskId);
@@ -229,7 +230,7 @@ export class ClaimWorktrees {
       const decide = (e: LeaseEngine) => e.enqueue(taskId, by);
       const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
       unwrapApproval(r);
-      return this.queue.outcome(taskId);
+      return wait ? this.queue.outcome(taskId) : undefined;
     }
     const remote = this.board.state.settings.remote;
     let merged: string | null = null;

@@ -120,7 +120,9 @@ export class ThreadApi {
   }
 
   async approveTask(p: P<'task.approve'>): Promise<R<'task.approve'>> {
-    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p));
+    // A window answers once the task is queued: a verify of the merge may take minutes, and the queue panel and
+    // the card show how it goes (landed, or sent back with the reason).
+    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p), { wait: false });
     return null;
   }
 
