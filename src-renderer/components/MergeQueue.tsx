@@ -5,6 +5,16 @@ import { CSS } from '@dnd-kit/utilities';
 import { queueView, type QueueItem } from '../../src-shared/board/mergeQueue.js';
 import { useApp, useController } from '../state/hooks.js';
 
+/**
+ * The panel's layout, inline: app.css ends inside an unclosed `.prompt-missing {` block, so any rule after it
+ * (in that file or in a file bundled after it) nests under `.prompt-missing` and never applies. It frames the
+ * panel like the Worktrees panel (.worktrees) and sets each entry out in a row.
+ */
+const PANEL = { flex: 'none', margin: '0 14px 8px', maxHeight: '30vh', overflow: 'auto', background: 'var(--bg-2)', border: '1px solid var(--line)', borderRadius: 'var(--radius)' } as const;
+const HEAD = { display: 'flex', alignItems: 'baseline', gap: 10, paddingRight: 10 } as const;
+const LIST = { margin: 0, padding: '0 10px 8px 30px' } as const;
+const ENTRY = { display: 'flex', alignItems: 'center', gap: 8, padding: '3px 4px', cursor: 'grab', touchAction: 'none' } as const;
+
 /** A press that moves this far is a drag; less is a click on the entry's buttons. */
 const DRAG_START_PX = 4;
 
@@ -33,8 +43,8 @@ export function MergeQueuePanel() {
     if (e.over && e.active.id !== e.over.id) moveTo(String(e.active.id), ids.indexOf(String(e.over.id)));
   };
   return (
-    <section className="merge-queue" data-testid="merge-queue" aria-label="Merge queue">
-      <header className="merge-queue-head">
+    <section className="merge-queue" style={PANEL} data-testid="merge-queue" aria-label="Merge queue">
+      <header className="merge-queue-head" style={HEAD}>
         <h2>
           Merge queue <span className="count">{ids.length}</span>
         </h2>
@@ -50,7 +60,7 @@ export function MergeQueuePanel() {
       </header>
       <DndContext sensors={sensors} collisionDetection={closestCenter} onDragEnd={onDragEnd}>
         <SortableContext items={ids} strategy={verticalListSortingStrategy}>
-          <ol className="merge-queue-list">
+          <ol className="merge-queue-list" style={LIST}>
             {view.items.map((item, i) => (
               <QueueEntry key={item.taskId} item={item} first={i === 0} last={i === ids.length - 1} move={(to) => moveTo(item.taskId, to)} />
             ))}
@@ -71,7 +81,7 @@ function QueueEntry({ item, first, last, move }: { item: QueueItem; first: boole
   return (
     <li
       ref={setNodeRef}
-      style={{ transform: CSS.Transform.toString(transform), transition }}
+      style={{ ...ENTRY, transform: CSS.Transform.toString(transform), transition, opacity: isDragging ? 0.6 : 1, fontWeight: item.landing ? 600 : undefined }}
       className={`merge-queue-item${item.landing ? ' landing' : ''}${isDragging ? ' dragging' : ''}`}
       data-testid={`queue-item-${id}`}
       data-position={item.position}
@@ -79,7 +89,7 @@ function QueueEntry({ item, first, last, move }: { item: QueueItem; first: boole
       {...attributes}
       {...listeners}
     >
-      <span className="card-id">{id}</span> <span className="grow">{item.title}</span>
+      <span className="card-id">{id}</span> <span style={{ flex: 1 }}>{item.title}</span>
       {item.landing ? <span className="badge">landing now</span> : null}
       {item.waitsOn.length ? <span className="muted">waits on {item.waitsOn.join(', ')}</span> : null}
       {/* Enter and Space on a button press it: they must not reach the entry, where they would start a drag. */}
