@@ -8,6 +8,7 @@ import { RpcCode, type RpcError } from '../../src-shared/protocol/jsonrpc.js';
 import { boardView, taskView, type AgentStateView } from '../../src-shared/protocol/views.js';
 import { whyNotRunning } from '../../src-shared/board/why.js';
 import { agentDispatchOf, dispatchOn, labelsOf } from '../../src-shared/board/dispatch.js';
+import { queueView } from '../../src-shared/board/mergeQueue.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
 import { requestHash } from '../board/writeKeys.js';
@@ -88,6 +89,15 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     const views = c.hooks.agentStates?.();
     const agents = views?.map((a) => ({ id: a.id, name: a.name, state: a.state }));
     return whyNotRunning(state.tasks, t, agents && { now: now(c), settings: state.settings, agents });
+  },
+  queue: (_p, c) => queueView(c.board.state.tasks, c.board.state.settings.verify),
+  'queue-move': async (p, c) => {
+    // An agent moves its own work only (the task it held last): the order of others' is the person's to set.
+    const t = c.board.state.tasks.get(p.taskId);
+    const own = t?.claim?.agentId ?? t?.lastClaim?.agentId;
+    if (t?.queued && own !== c.agentId) throw new Refusal('not-holder', `${p.taskId} is not your work: only the person, or the agent whose work it is, moves it in the merge queue`);
+    unwrap((await write(c, 'queue-move', p, (e) => e.moveQueued(p.taskId, p.before ?? null, c.agentId), same)).result);
+    return queueView(c.board.state.tasks, c.board.state.settings.verify);
   },
   claim: async (p, c) => {
     const r = await write(c, 'claim', p, (e) => e.claim(c.agentId, p.taskId, p.force === true), (v): ClaimResult => ({ ...v, title: c.board.state.tasks.get(v.taskId)?.title }));

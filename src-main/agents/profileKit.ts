@@ -151,9 +151,9 @@ export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; san
   // What git's hooks call (a landed commit's record) is not for agents to call themselves.
   const methods = AGENT_METHODS.filter((m) => !m.git);
   const width = Math.max(...methods.map((m) => synopsis(m).length)) + 2;
-  // Writes that keep a claim alive: claim starts one, done and release end it, add and dispatch (the agent's
-  // own setting) are about no claim.
-  const notRenewing = new Set(['claim', 'add', 'done', 'release', 'dispatch']);
+  // Writes that keep a claim alive: claim starts one, done and release end it; add, dispatch (the agent's own
+  // setting) and queue-move (work already approved) are about no claim.
+  const notRenewing = new Set(['claim', 'add', 'done', 'release', 'dispatch', 'queue-move']);
   const writes = methods.filter((m) => m.write && !notRenewing.has(m.name)).map((m) => m.name);
   const reads = methods.filter((m) => !m.write && !m.report).map((m) => m.name);
   return [

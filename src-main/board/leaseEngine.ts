@@ -1,7 +1,7 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { isExpired } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import type { BranchRecord, Claim, QueueEntry, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
@@ -21,6 +21,7 @@ import { ReadyIndex } from './readyIndex.js';
 import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import { TakerIndexes, type DispatchPick } from './takerIndexes.js';
 import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
+import { movedOrder, queuedInRank } from '../../src-shared/board/mergeQueue.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
 type Listener = (e: BoardEvent) => void;
@@ -767,6 +768,55 @@ export class LeaseEngine {
     if (!c || c.token !== token) return reject('stale-token', `the claim ${token} on ${taskId} is over`);
     this.end(taskId, c, 'no-worktree', 'open');
     this.emit({ kind: 'blocked', taskId, by: HOST_ACTOR, reason: reason.slice(0, 4000) });
+    return ok(null);
+  }
+
+  // ---------------------------------------------------------------- merge queue (issue 34)
+
+  /**
+   * Approval of a task with work to merge: it joins the merge queue at the end of the person's order, with the
+   * sha `done` froze (the queue merges that and nothing else). Its approval is decided when it lands.
+   */
+  enqueue(taskId: string, by: string = USER): Result<QueueEntry> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    const task = t.value;
+    if (task.state !== 'review') return reject('bad-state', `${taskId} ${isInState(task.state)}; only a task in review can be approved`);
+    const queue = queuedInRank(this.board.tasks);
+    if (task.queued) return reject('bad-state', `${taskId} is already approved and in the merge queue (position ${queue.indexOf(task) + 1} of ${queue.length})`);
+    if (queue.length >= Limits.maxQueued) return reject('bad-state', `the merge queue holds ${queue.length} tasks, its limit: let some land before approving more`);
+    const rank = (queue.at(-1)?.queued?.rank ?? 0) + 1;
+    const sha = (task.submitted ?? task.record)?.sha ?? null;
+    this.emit({ kind: 'queued', taskId, by, rank, sha, ...(this.here ? { host: this.here.id } : {}) });
+    return ok((this.board.tasks.get(taskId) as Task).queued as QueueEntry);
+  }
+
+  /** Move a queued task to just before `before` (null: to the end) in the person's order. */
+  moveQueued(taskId: string, before: string | null, by: string = USER): Result<string[]> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    const order = movedOrder(this.board.tasks, taskId, before);
+    if (typeof order === 'string') return reject('bad-state', order);
+    const now = queuedInRank(this.board.tasks).map((q) => q.id);
+    if (!sameList(now, order)) this.emit({ kind: 'queue-moved', taskId, order, by });
+    return ok(order);
+  }
+
+  /** The queue's runner merged the head entry onto `onto`: said on the board while its verify runs. */
+  queueLanding(taskId: string, onto: string, merge: string | null): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    if (!t.value.queued) return reject('bad-state', `${taskId} is not in the merge queue`);
+    this.emit({ kind: 'queue-landing', taskId, onto, merge });
+    return ok(null);
+  }
+
+  /** Take a task out of the queue without landing it: it stays in review, unapproved. */
+  unqueue(taskId: string, reason: string, by: string = USER): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    if (!t.value.queued) return reject('bad-state', `${taskId} is not in the merge queue`);
+    this.emit({ kind: 'unqueued', taskId, by, reason });
     return ok(null);
   }
 

@@ -1,4 +1,4 @@
-import type { AgentMethod } from '../../src-shared/protocol/agentMethods.js';
+import type { AgentMethod, QueueView } from '../../src-shared/protocol/agentMethods.js';
 import type { AgentOutput } from '../../src-shared/protocol/agentSchemas.js';
 import type { AgentStateView, BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
 import { SOURCE_WORDS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentState.js';
@@ -77,6 +77,8 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
   show: formatTask,
   // `T-7 "title": open` and one line per reason, its code first, so a script can grep for it.
   why: (w) => [`${w.taskId} "${line(w.title)}": ${w.state}`, ...w.reasons.map((r) => `  ${r.code}: ${line(r.text)}`)].join('\n'),
+  queue: formatQueue,
+  'queue-move': formatQueue,
   claim: (c) => {
     const lines = [`Claimed ${c.taskId} "${line(c.title ?? '')}" with token ${c.token}; lease ${secsLeft(c)}.`, `Pass --token ${c.token} to later writes on ${c.taskId}.`];
     if (c.worktree) lines.push(`Work in its git worktree, on branch ${line(c.worktree.branch)}:`, `  cd '${line(c.worktree.workdir)}'`, ...c.worktree.notes.map((n) => `Note: ${text(n)}`));
@@ -122,3 +124,15 @@ export const refusalReason = (err: RpcFailure): string => (err.error.data as { r
 export const formatRefusal = (reason: string, message: string): string => refusal(line(reason), text(message));
 /** The same refusal as the CLI prints it on stderr (the fence hooks print theirs with the same words). */
 export const formatRefusalLine = (reason: string, message: string): string => refusalLine(line(reason), text(message));
+
+/** The merge queue, first to land first: `1. T-3 "title"  (approved by user, waits on T-1)`. */
+function formatQueue(q: QueueView): string {
+  const check = q.verify ? `Each merge is checked with \`${text(q.verify)}\` before the base moves.` : 'No verify command is set: each merge lands unchecked, as approval did before the queue.';
+  if (!q.items.length) return `The merge queue is empty. ${check}`;
+  const lines = [`Merge queue (${q.items.length}, first to land first). ${check}`];
+  for (const i of q.items) {
+    const how = [i.landing ? 'landing now' : null, `approved by ${line(i.by)}`, i.waitsOn.length ? `waits on ${i.waitsOn.join(', ')}` : null].filter(Boolean).join(', ');
+    lines.push(`${String(i.position).padStart(3)}. ${i.taskId.padEnd(6)} "${line(i.title)}"  (${how})`);
+  }
+  return lines.join('\n');
+}

@@ -144,6 +144,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     // serve's output is written and its hosts closed by now; exit even if a library left a handle open
     process.exit(await runServeCommand(rest));
   }
+  // `forkbench queue move T-7 --before T-3` is `queue-move`: the queue's one write, said as people say it.
+  if (cmd === 'queue' && rest[0] === 'move') return run(['queue-move', ...rest.slice(1)], io);
   const spec = methodSpec(cmd);
   if (!spec) return usageFail(`unknown command '${cmd}'`);
   // `status --hook`: run by an agent CLI's hook, which must never be disturbed: nothing on stdout (some

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import type { GitRemote, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
 import { remoteTaskRef, shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
@@ -28,6 +29,16 @@ export interface RemoteMerge {
   tries: number;
 }
 
+
+/** The merge queue's candidate: `merge` (null: the base has the work already) made on `onto`, the head of
+ *  `base` when it was made (the remote's, on a board with one). */
+export interface MergeCandidate {
+  readonly base: string;
+  /** The remote whose base it was made on (pushed there); absent: this clone's own base. */
+  readonly remote?: string;
+  readonly onto: string;
+  readonly merge: string | null;
+}
 
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;
@@ -337,6 +348,84 @@ export class TaskReview {
       if (!kept.length && folders.length === all.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR));
       else for (const f of gone) await this.r.board.run((e) => e.forgetWorktree(taskId, 'merged', HOST_ACTOR, f.path));
       return said;
+    });
+  }
+
+  /**
+   * The merge queue's first step (issue 34): the merge of exactly the frozen sha onto the base as it is now
+   * (on a board with a remote, the remote's base as fetched now), with approval's checks, and nothing moved.
+   * Null: the task has no worktree left to merge. Throws a WorktreeError (`merge-conflict` naming the files).
+   */
+  candidate(taskId: string, title: string, remote: GitRemote | null): Promise<MergeCandidate | null> {
+    if (remote)
+      return this.remoteQueue.run(async () => {
+        const link = new TaskRemote(this.r, remote);
+        const t = this.r.task(taskId);
+        const wt = t.worktree;
+        if (!wt) return null;
+        const onto = await this.fetchBase(link, wt.base, taskId);
+        const head = await this.reviewed(t, wt);
+        if (head) await this.haveCommit(link, taskId, head.sha);
+        const merge = await this.mergeOnto(t, wt, onto, `${remote.name}/${wt.base}`, title);
+        return { base: wt.base, onto, merge, remote: remote.name };
+      });
+    return this.r.queue.run(async () => {
+      const t = this.r.task(taskId);
+      const wt = t.worktree;
+      if (!wt) return null;
+      const onto = (await this.r.refs([wt.base])).get(wt.base)?.sha;
+      if (!onto) throw new WorktreeError('no-base', `the base branch '${wt.base}' no longer exists: nothing was merged.`);
+      return { base: wt.base, onto, merge: await this.mergeOnto(t, wt, onto, wt.base, title) };
+    });
+  }
+
+  /**
+   * The merge queue's last step: move the base from `c.onto` to `c.merge`, a compare-and-swap (the person's
+   * checked-out branch through `merge --ff-only`; a remote's base through a push with a lease). False: the base
+   * moved since the candidate was made, so it was verified against an older base and lands nowhere.
+   */
+  landCandidate(taskId: string, c: MergeCandidate, remote: GitRemote | null): Promise<boolean> {
+    const merge = c.merge;
+    if (!merge) return Promise.resolve(true);
+    if (remote)
+      return this.remoteQueue.run(async () => {
+        const link = new TaskRemote(this.r, remote);
+        const [out] = await link.push([{ src: merge, dst: `refs/heads/${c.base}`, expect: c.onto }]);
+        if (out?.ok) {
+          await this.r.git(this.r.repo.root, ['update-ref', '-m', `forkbench: ${taskId} merged`, trackingRef(remote.name, c.base), merge, c.onto], { allowFail: true });
+          await this.dropRemoteTask(link, this.r.task(taskId));
+          return true;
+        }
+        if (out && !out.ok && out.why === 'stale') return false;
+        const said = out?.message ?? 'no answer';
+        if (out && !out.ok && out.why === 'rejected')
+          throw new WorktreeError('git', `${remote.name} refused the push of the merge into ${c.base}: ${said}. Nothing changed there; ${taskId} stays in review.`);
+        throw new WorktreeError('git', `${remote.name} could not be reached to push the merge into ${c.base}: ${said}. Nothing was pushed; ${taskId} stays in review.`);
+      });
+    return this.r.queue.run(async () => {
+      try {
+        await this.moveBase(c.base, c.onto, merge);
+        return true;
+      } catch (err) {
+        if (err instanceof WorktreeError && err.problem === 'base-moved') return false;
+        throw err;
+      }
+    });
+  }
+
+  /** A checkout of `commit` of its own at `dir` (detached, no branch), where the queue runs a verify command:
+   *  neither the agent's folder nor the person's. Whatever an earlier run left there is removed first. */
+  async checkoutAt(dir: string, commit: string): Promise<void> {
+    await this.removeCheckout(dir);
+    await this.r.queue.run(() => this.r.addWorktree(dir, commit));
+  }
+
+  /** Remove a checkout checkoutAt made (and git's note of it), whatever the verify command left in it. */
+  async removeCheckout(dir: string): Promise<void> {
+    await this.r.queue.run(async () => {
+      await this.r.git(this.r.repo.root, ['worktree', 'remove', '--force', '--force', dir], { allowFail: true });
+      await rm(dir, { recursive: true, force: true });
+      await this.r.git(this.r.repo.root, ['worktree', 'prune'], { allowFail: true });
     });
   }
 

@@ -1,5 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { GitRemote, RecordHost, Task } from '../../src-shared/board/model.js';
+import type { GitRemote, RecordHost, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { HOST_ACTOR, USER } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
@@ -13,7 +13,8 @@ import type { BoardService, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
-import type { RemoteMerge } from '../git/taskReview.js';
+import type { MergeCandidate, RemoteMerge } from '../git/taskReview.js';
+import type { MergeQueue } from './mergeQueue.js';
 import { trackingRef } from '../git/taskRemote.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import type { ArrivalTiming } from '../git/recordArrival.js';
@@ -54,6 +55,8 @@ export class ClaimWorktrees {
   private closed = false;
   /** Each task's latest worktree hand-over, by the token it was for. */
   private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
+  /** The merge queue, once the Thread has one (useQueue). */
+  private queue: MergeQueue | null = null;
   /** Tasks this host is approving now: their approval's own follow-up is approve's, not approvedElsewhere's. */
   private readonly approvingHere = new Set<string>();
   /** The remote's base moved past the person's branch here (an approval's merge landed): they are told. */
@@ -209,16 +212,29 @@ export class ClaimWorktrees {
    * (several machines), the merge is pushed to the remote's base first, and the board approves only once it
    * landed there; the person's own branches are not moved, they are told.
    */
-  async approve(taskId: string, by: string = USER, key?: WriteKey): Promise<void> {
+  async approve(taskId: string, by: string = USER, key?: WriteKey, o: { wait?: boolean } = {}): Promise<void> {
+    const wait = o.wait ?? true;
     // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
     const prior = key && (await this.board.replay(key));
-    if (prior) return void unwrapApproval(prior);
+    if (prior) {
+      unwrapApproval(prior);
+      // Its first try queued it: the retry waits for the landing as the first did.
+      if (wait && this.queue && this.board.state.tasks.get(taskId)?.queued) await this.queue.outcome(taskId);
+      return;
+    }
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
+    const branch = t?.state === 'review' && git ? t.worktree : null;
+    if (this.queue && branch) {
+      // Work to merge goes through the merge queue (issue 34): approval answers once it landed or came back.
+      const decide = (e: LeaseEngine) => e.enqueue(taskId, by);
+      const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      unwrapApproval(r);
+      return wait ? this.queue.outcome(taskId) : undefined;
+    }
     const remote = this.board.state.settings.remote;
     let merged: string | null = null;
     let landed: RemoteMerge | null = null;
-    const branch = t?.state === 'review' && git ? t.worktree : null;
     this.approvingHere.add(taskId);
     try {
       if (git && t && branch) {
@@ -234,25 +250,50 @@ export class ClaimWorktrees {
       }
       const decide = (e: LeaseEngine) => e.approve(taskId, by);
       const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
-      if (!r.ok && merged) await this.note(taskId, `Merged as ${shortSha(merged)}${remote ? ` and pushed to ${remote.name}` : ''}, but approval was refused: ${r.error.message}`);
-      unwrapApproval(r);
-      if (!git || !branch) return;
-      if (remote && landed) {
-        const retried = landed.tries > 1 ? ` (${branch.base} had moved there meanwhile: merged again on its new head, ${plural(landed.tries - 1, 'retry', 'retries')})` : '';
-        await this.note(
-          taskId,
-          merged
-            ? `Merged ${branch.branch} into ${branch.base} on ${remote.name} as ${shortSha(merged)}, pushed over ${shortSha(landed.baseSha)}${retried}. ${branch.base} in each clone is not moved: git pull there to get it.`
-            : `${branch.branch} had no commits that ${branch.base} on ${remote.name} lacks: nothing to merge.`,
-        );
-        if (merged) void this.tellBaseMoved(taskId, remote, branch.base, merged).catch(() => undefined);
-      } else await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
-      const baseRev = remote ? trackingRef(remote.name, branch.base) : undefined;
-      const said = await git.review.cleanupMerged(taskId, baseRev).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);
-      for (const n of said) await this.note(taskId, n);
+      await this.afterApproval(taskId, r, branch ?? null, merged, landed && { baseSha: landed.baseSha, tries: landed.tries });
     } finally {
       this.approvingHere.delete(taskId);
     }
+  }
+
+  /** Approval through the merge queue (MergeQueue): called once the merge `c` landed on the base. */
+  async approveLanded(taskId: string, by: string, c: MergeCandidate | null, tries = 1): Promise<void> {
+    const branch = this.git ? (this.board.state.tasks.get(taskId)?.worktree ?? null) : null;
+    this.approvingHere.add(taskId);
+    try {
+      const r = await this.board.run((e) => e.approve(taskId, by));
+      await this.afterApproval(taskId, r, branch, c?.merge ?? null, c && { baseSha: c.onto, tries });
+    } finally {
+      this.approvingHere.delete(taskId);
+    }
+  }
+
+  /** The merge queue that lands approvals with work to merge; without one, approval merges at once. */
+  useQueue(queue: MergeQueue): void {
+    this.queue = queue;
+  }
+
+  /** What follows the board's decision on an approval whose merge (if any) landed: the notes a person reads,
+   *  the person told of a remote's base that moved, the task's folders and branch tidied. */
+  private async afterApproval(taskId: string, r: Result<null>, branch: TaskWorktree | null, merged: string | null, landed: { baseSha: string; tries: number } | null): Promise<void> {
+    const git = this.git;
+    const remote = this.board.state.settings.remote;
+    if (!r.ok && merged) await this.note(taskId, `Merged as ${shortSha(merged)}${remote ? ` and pushed to ${remote.name}` : ''}, but approval was refused: ${r.error.message}`);
+    unwrapApproval(r);
+    if (!git || !branch) return;
+    if (remote && landed) {
+      const retried = landed.tries > 1 ? ` (${branch.base} had moved there meanwhile: merged again on its new head, ${plural(landed.tries - 1, 'retry', 'retries')})` : '';
+      await this.note(
+        taskId,
+        merged
+          ? `Merged ${branch.branch} into ${branch.base} on ${remote.name} as ${shortSha(merged)}, pushed over ${shortSha(landed.baseSha)}${retried}. ${branch.base} in each clone is not moved: git pull there to get it.`
+          : `${branch.branch} had no commits that ${branch.base} on ${remote.name} lacks: nothing to merge.`,
+      );
+      if (merged) void this.tellBaseMoved(taskId, remote, branch.base, merged).catch(() => undefined);
+    } else await this.note(taskId, merged ? `Merged ${branch.branch} into ${branch.base} as ${shortSha(merged)}.` : `${branch.branch} had no commits that ${branch.base} lacks: nothing to merge.`);
+    const baseRev = remote ? trackingRef(remote.name, branch.base) : undefined;
+    const said = await git.review.cleanupMerged(taskId, baseRev).catch((err: Error) => [`The worktree could not be removed: ${err.message}`]);
+    for (const n of said) await this.note(taskId, n);
   }
 
   /**

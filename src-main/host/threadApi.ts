@@ -1,5 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { Result } from '../../src-shared/board/result.js';
+import { ok, type Result } from '../../src-shared/board/result.js';
 import { USER, type Task } from '../../src-shared/board/model.js';
 import { taskDetails, windowBoard, windowLogEvent, windowTask } from '../../src-shared/board/windowBoard.js';
 import type { CompactTask } from '../../src-shared/board/serialized.js';
@@ -131,7 +131,9 @@ export class ThreadApi {
   }
 
   async approveTask(p: P<'task.approve'>): Promise<R<'task.approve'>> {
-    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p));
+    // A window answers once the task is queued: a verify of the merge may take minutes, and the queue panel and
+    // the card show how it goes (landed, or sent back with the reason).
+    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p), { wait: false });
     return null;
   }
 
@@ -145,6 +147,17 @@ export class ThreadApi {
 
   unblockTask(p: P<'task.unblock'>): Promise<R<'task.unblock'>> {
     return this.decide('task.unblock', p, (e) => e.unblock(p.taskId));
+  }
+
+  moveQueued(p: P<'queue.move'>): Promise<R<'queue.move'>> {
+    return this.decide('queue.move', p, (e) => {
+      const r = e.moveQueued(p.taskId, p.before);
+      return r.ok ? ok(null) : r;
+    });
+  }
+
+  removeQueued(p: P<'queue.remove'>): Promise<R<'queue.remove'>> {
+    return this.decide('queue.remove', p, (e) => e.unqueue(p.taskId, 'taken out by a person: it stays in review'));
   }
 
   resetTask(p: P<'task.reset'>): Promise<R<'task.reset'>> {

@@ -16,6 +16,8 @@ import { AgentStates } from '../roster/agentStates.js';
 import { KeptPanes } from '../roster/keptPanes.js';
 import { Roster } from '../roster/roster.js';
 import { Assignments } from './assignments.js';
+import { MergeQueue } from './mergeQueue.js';
+import { gitLandingSteps } from './queueLanding.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
 import type { ArrivalTiming } from '../git/recordArrival.js';
 import { ensureCliShim } from './cliShim.js';
@@ -93,6 +95,8 @@ export class ThreadHost {
     readonly roster: Roster,
     readonly liveness: LivenessLoop,
     readonly states: AgentStates,
+    /** The merge queue's runner (issue 34); null in a Thread without git, where approval has nothing to merge. */
+    readonly queue: MergeQueue | null = null,
   ) {
     this.key = threadKeyOf(folder);
     const assignments = new Assignments({ board, roster, folder, worktreeOf: (t, token) => worktrees.worktreeOf(t, token) });
@@ -161,8 +165,17 @@ export class ThreadHost {
     });
     await worktrees.fenceThreadFolder(opts.warn);
     const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states });
-    const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states);
+    const git = worktrees.git;
+    const here = board.engine.here;
+    // On a board several hosts share, each lands the entries approved on it: their worktrees are in its clone.
+    const queue = git
+      ? new MergeQueue(board, gitLandingSteps({ board, worktrees, git, timeoutMs: opts.verifyTimeoutMs, roster }), board.clock, (t) => !here || !t.queued?.host || t.queued.host === here.id, opts.warn)
+      : null;
+    if (queue) worktrees.useQueue(queue);
+    const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states, queue);
     if (opts.liveness !== false) liveness.schedule();
+    // After the host follows the board: an entry a stopped host was landing is landed again from the start.
+    queue?.start();
     return host;
   }
 
@@ -188,6 +201,7 @@ export class ThreadHost {
     this.liveness.stop();
     this.states.stop();
     this.roster.stop();
+    this.queue?.dispose();
     this.worktrees.stop();
     if (how === 'leave') this.roster.leave();
     else {

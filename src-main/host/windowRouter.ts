@@ -46,6 +46,8 @@ export class WindowRouter {
     'task.setTakers': (p) => this.thread(p.key).setTakers(p),
     'agent.setDispatch': (p) => this.thread(p.key).setAgentDispatch(p),
     'task.reset': (p) => this.thread(p.key).resetTask(p),
+    'queue.move': (p) => this.thread(p.key).moveQueued(p),
+    'queue.remove': (p) => this.thread(p.key).removeQueued(p),
     'agent.launch': (p) => this.thread(p.key).launchAgent(p),
     'agent.close': (p) => this.thread(p.key).closeAgent(p),
     'agent.relaunch': (p) => this.thread(p.key).relaunchAgent(p),

@@ -57,6 +57,9 @@ export class BoardActions {
   };
   rejectTask = (taskId: string, reason: string) => this.write('task.reject', { taskId, reason }, `reject ${taskId}`);
   resetTask = (taskId: string) => this.write('task.reset', { taskId }, `reset ${taskId}`);
+  /** The merge queue (issue 34): `before` null moves it to the end. */
+  moveQueued = (taskId: string, before: string | null) => this.write('queue.move', { taskId, before }, `move ${taskId} in the merge queue`);
+  removeQueued = (taskId: string) => this.write('queue.remove', { taskId }, `take ${taskId} out of the merge queue`);
   /** `force`: the person said yes to starting a task before what it waits on is done (the board notes it). */
   assignTask = (taskId: string, agentId: string, force = false) =>
     this.write('task.assign', force ? { taskId, agentId, force } : { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);

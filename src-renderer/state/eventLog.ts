@@ -107,6 +107,14 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       return `${e.taskId} may be taken by ${e.for.length ? e.for.join(', ') : 'any agent'} (set by ${name(e.by)})`;
     case 'dispatch-set':
       return `${name(e.agentId)} dispatch ${e.mode === 'thread' ? "as the Thread's default" : e.mode}${e.labels.length ? `, labels ${e.labels.join(', ')}` : ''} (set by ${name(e.by)})`;
+    case 'queued':
+      return `${e.taskId} approved by ${name(e.by)}: in the merge queue${e.sha ? ` at ${e.sha.slice(0, 10)}` : ''}`;
+    case 'queue-moved':
+      return `merge queue reordered by ${name(e.by)}: ${e.order.join(', ')}`;
+    case 'queue-landing':
+      return `${e.taskId} landing: ${e.merge ? `merged onto ${e.onto.slice(0, 10)} as ${e.merge.slice(0, 10)}, verifying` : `nothing to merge onto ${e.onto.slice(0, 10)}`}`;
+    case 'unqueued':
+      return `${e.taskId} taken out of the merge queue by ${name(e.by)}: ${clip(e.reason)}`;
   }
 }
 

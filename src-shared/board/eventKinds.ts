@@ -34,6 +34,10 @@ const KINDS = {
   'agent-state': false,
   'for-set': false,
   'dispatch-set': false,
+  queued: false,
+  'queue-moved': false,
+  'queue-landing': false,
+  unqueued: false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

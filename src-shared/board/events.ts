@@ -79,7 +79,15 @@ export type BoardEventBody =
       op: AgentWriteOp;
       code: RejectionCode;
       message: string;
-    };
+    }
+  /** Approval put the task in the merge queue (issue 34) at `rank`; `sha`: the frozen commit it will merge. */
+  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; host?: string }
+  /** The person's order of the queue is now `order` (every queued task, first to land first); `taskId` moved. */
+  | { kind: 'queue-moved'; taskId: string; order: string[]; by: string }
+  /** The queue's runner merged the task onto `onto` (as `merge`) and checks the result before the base moves. */
+  | { kind: 'queue-landing'; taskId: string; onto: string; merge: string | null }
+  /** The task left the queue without landing (a person took it out); a send-back (`returned`) leaves it too. */
+  | { kind: 'unqueued'; taskId: string; by: string; reason: string };
 
 /** `for`: who may take the task when the board dispatches (dispatch.ts); absent on a task-added: anyone. */
 export type DispatchEventBody =

@@ -29,6 +29,9 @@ export const Limits = {
   /** Tasks one task may wait on: a plan names a handful; 100 is far past that, and keeps an event line short
    *  and each readiness check (every one of them done?) cheap. */
   maxAfter: 100,
+  /** Tasks waiting in the merge queue at once: each lands after a verify run of minutes, so 200 is days of
+   *  landings; a `queue-moved` event names them all, and this keeps it one short journal line. */
+  maxQueued: 200,
   /** A person's turn: half an hour covers a meeting or lunch; past it the task is better off in the backlog
    *  than held by an agent nobody answers. */
   defaultWaitHoldMs: 30 * 60_000,

@@ -110,6 +110,9 @@ export interface Task {
    *  (`task.details`). `bodyChars`: the body's full length when `body` is only its start (0 once an edit
    *  sent the whole body); `notes`: how many notes came before those in `notes`. */
   readonly omitted?: { readonly bodyChars: number; readonly notes: number };
+  /** Its place in the merge queue once approved (issue 34, mergeQueue.ts), until it lands (done) or is sent
+   *  back. Absent in boards written before the queue, which read as not queued. */
+  readonly queued?: QueueEntry | null;
 }
 
 /**
@@ -202,3 +205,22 @@ export const USER = 'user';
 export const HOST_ACTOR = 'forkbench';
 /** The host's verify command (its notes, and the approval or rejection it leads to). */
 export const VERIFY_ACTOR = 'verify';
+
+/**
+ * An approved task waiting in the merge queue (issue 34): the queue lands entries one at a time, each merged
+ * onto the base as it then is and checked by the Thread's verify command before the base moves.
+ */
+export interface QueueEntry {
+  /** The person's order: lower lands first, unless it waits on a task queued after it (mergeQueue.ts). */
+  readonly rank: number;
+  /** Who approved it: the approval the board records once it lands. */
+  readonly by: string;
+  /** The commit `done` froze, as approval saw it: the queue merges this sha and nothing else. */
+  readonly sha: string | null;
+  /** Wall clock of the approval, display only. */
+  readonly at: number;
+  /** On a board several hosts share, the host whose queue runner lands it (the one that approved it). */
+  readonly host?: string;
+  /** Set while it is being landed: the base commit it was merged onto and the merge (null: nothing to merge). */
+  readonly landing?: { readonly onto: string; readonly merge: string | null } | null;
+}

@@ -62,6 +62,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   submitted: null,
   pushed: null,
   submittedQuiet: null,
+  queued: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
@@ -190,11 +191,11 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       // The engine ends any claim with its own claim-ended event first, so no claim ends unrecorded.
       update(b, e, (t) => {
         if (t.claim) throw new EventMismatch(e, 'the claim must end before approval');
-        return { ...t, state: 'done', sentBack: null, submittedQuiet: null };
+        return { ...t, state: 'done', sentBack: null, submittedQuiet: null, queued: null };
       });
       break;
     case 'returned':
-      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at }, submittedQuiet: null }));
+      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at }, submittedQuiet: null, queued: null }));
       break;
     case 'blocked':
       update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));
@@ -243,6 +244,25 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     }
     case 'write-rejected':
     case 'agent-state':
+      break;
+    case 'queued':
+      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, at: e.at, ...(e.host ? { host: e.host } : {}), landing: null } }));
+      break;
+    case 'queue-moved':
+      e.order.forEach((id, i) => {
+        const t = b.tasks.get(id);
+        if (!t?.queued) throw new EventMismatch(e, `${id} is not in the merge queue`);
+        b.tasks.set(id, { ...t, queued: { ...t.queued, rank: i + 1 } });
+      });
+      break;
+    case 'queue-landing':
+      update(b, e, (t) => {
+        if (!t.queued) throw new EventMismatch(e, `${e.taskId} is not in the merge queue`);
+        return { ...t, queued: { ...t.queued, landing: { onto: e.onto, merge: e.merge } } };
+      });
+      break;
+    case 'unqueued':
+      update(b, e, (t) => ({ ...t, queued: null }));
       break;
   }
   b.evidence = foldEvidence(b.evidence, e, before, b.settings);

@@ -13,6 +13,7 @@ export interface WhyContext {
   readonly settings: ThreadSettings;
   readonly agents: ReadonlyArray<{ readonly id: string; readonly name?: string; readonly state: AgentState | null }>;
 }
+import { landingOrder, landingWaitsOn } from './mergeQueue.js';
 
 /**
  * "Why isn't it running?" (issue 34, item 3): each reason no one holds a task (or, for a held one, who does),
@@ -32,6 +33,7 @@ export const WHY_CODES = [
   'dispatch-off', // no agent takes tasks when idle: someone has to claim it
   'no-idle-match', // agents take tasks when idle, but none that is idle now may take it (its profiles, labels)
   'backing-off', // an agent gave it up: the board does not give it to that agent again for a while
+  'queued', // approved, it waits in the merge queue (its place, what lands before it), or is landing now
 ] as const;
 export type WhyCode = (typeof WHY_CODES)[number];
 
@@ -59,7 +61,8 @@ export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task, ctx?: W
       reasons.push({ code: 'held', text: `${t.id} is held by ${t.claim?.agentId ?? 'an agent'}: it is running` });
       break;
     case 'review':
-      reasons.push({ code: 'in-review', text: `${t.id} is in review: its work waits for a person to approve or reject it` });
+      if (t.queued) reasons.push(queuedReason(tasks, t));
+      else reasons.push({ code: 'in-review', text: `${t.id} is in review: its work waits for a person to approve or reject it` });
       break;
     case 'done':
       reasons.push({ code: 'done', text: `${t.id} is done` });
@@ -119,4 +122,19 @@ function dispatchReasons(tasks: ReadonlyMap<string, Task>, t: Task, ctx: WhyCont
     out.push({ code: 'no-idle-match', text: `no idle agent matches (${takersText(takers)}): ${who}` });
   }
   return out;
+}
+
+/** "T-7 is approved and waits in the merge queue, position 2 of 3, behind T-3": its place in landing order. */
+function queuedReason(tasks: ReadonlyMap<string, Task>, t: Task): WhyReason {
+  if (t.queued?.landing) {
+    const onto = t.queued.landing.onto.slice(0, 8);
+    return { code: 'queued', text: `${t.id} is approved and landing now: merged onto ${onto}, its verify command runs on the result before the base moves` };
+  }
+  const order = landingOrder(tasks).map((q) => q.id);
+  const i = order.indexOf(t.id);
+  const ahead = order.slice(0, i);
+  const behind = ahead.length ? `, behind ${ahead.join(', ')}` : ', next to land';
+  const held = landingWaitsOn(tasks, t).filter((id) => !tasks.get(id)?.queued);
+  const hold = held.length ? `; it lands only once ${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} done` : '';
+  return { code: 'queued', text: `${t.id} is approved and waits in the merge queue, position ${i + 1} of ${order.length}${behind}${hold}`, taskIds: ahead };
 }

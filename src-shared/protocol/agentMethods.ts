@@ -10,6 +10,7 @@ import type { ClaimView, WorktreeView } from './views.js';
 import type { WhyView } from '../board/why.js';
 import type { ProfileLeaseView } from '../board/leaseEvidence.js';
 import type { DispatchMode } from '../board/dispatch.js';
+import type { QueueView } from '../board/mergeQueue.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
@@ -86,6 +87,22 @@ const AGENT_METHOD_TABLE = [
     summary: 'Say why no one holds a task (or who does): what it waits on, blocked, needs-attention, in review; each reason a code and a sentence.',
     params: [taskId(true)],
     write: false,
+  },
+  {
+    name: 'queue',
+    summary: 'Show the merge queue: approved tasks in the order they land, what each waits on, and the verify command run on each merge.',
+    params: [],
+    write: false,
+  },
+  {
+    name: 'queue-move',
+    summary: 'Move a task of yours in the merge queue to land just before another (also: forkbench queue move ID --before ID); without --before, to the end.',
+    params: [
+      taskId(true),
+      param({ name: 'before', kind: 'taskId', required: false, positional: false, describe: 'the queued task it should land before; omit to move it to the end' }),
+      key,
+    ],
+    write: true,
   },
   {
     name: 'claim',
@@ -214,7 +231,7 @@ export const AGENT_METHOD_NAMES: readonly AgentMethod[] = AGENT_METHODS.map((m) 
 /** The params of method `M` as the table states them, literal types kept: what its input type is derived from. */
 export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name: M }>['params'][number];
 
-export type { WhyView, ProfileLeaseView };
+export type { WhyView, ProfileLeaseView, QueueView };
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
 export interface DoneView extends ClaimView {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AfterTextSchema, DispatchModeSchema, LabelsTextSchema, TakersTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView } from './agentMethods.js';
+import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView, type QueueView } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -60,6 +60,8 @@ export const agentProcedures = {
   board: procedure(inputOf('board'), typeOnly<BoardView>()),
   show: procedure(inputOf('show'), typeOnly<TaskView>()),
   why: procedure(inputOf('why'), typeOnly<WhyView>()),
+  queue: procedure(inputOf('queue'), typeOnly<QueueView>()),
+  'queue-move': procedure(inputOf('queue-move'), typeOnly<QueueView>()),
   claim: procedure(inputOf('claim'), typeOnly<ClaimResult>()),
   renew: procedure(inputOf('renew'), typeOnly<ClaimView>()),
   note: procedure(inputOf('note'), typeOnly<ClaimView>()),

@@ -76,6 +76,10 @@ export const windowMethods = {
   'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
   'task.unblock': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'task.reset': method<null>()(z.object({ key, taskId, writeKey }).strict()),
+  /** The merge queue (issue 34): move a queued task to just before `before` (null: the end) in the person's
+   *  order; take one out (it stays in review, unapproved). */
+  'queue.move': method<null>()(z.object({ key, taskId, before: taskId.nullable(), writeKey }).strict()),
+  'queue.remove': method<null>()(z.object({ key, taskId, writeKey }).strict()),
   'agent.launch': method<AgentInfo>()(z.object({ key, profile: z.enum(PROFILE_IDS), command: z.string().min(1).max(4096).optional(), cols, rows }).strict()),
   'agent.close': method<null>()(z.object({ key, agentId }).strict()),
   'agent.relaunch': method<AgentInfo>()(z.object({ key, agentId }).strict()),

@@ -96,7 +96,7 @@ describe('review shows the work, approval merges it', () => {
     expect(((await s.done()).out.result as { warning?: string }).warning).toBeUndefined();
   });
 
-  it('approval refuses a head written under an earlier claim: base untouched, task still in review', async () => {
+  it('approval refuses a head written under an earlier claim: base untouched, the task back with its holder (merge queue)', async () => {
     const { host, folder, done } = await submitted({ 'notes.txt': 'by A\n' });
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
@@ -109,11 +109,12 @@ describe('review shows the work, approval merges it', () => {
     expect(tokenCheck(await host.worktrees.require().review.diff('T-1')).ok).toBe(false);
     await expect(host.worktrees.approve('T-1')).rejects.toMatchObject({ problem: 'wrong-token' });
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
-    expect(host.board.state.tasks.get('T-1')?.state).toBe('review');
-    expect(notes(host)).toMatch(/Not merged: forkbench\/T-1's last commit [0-9a-f]{10} was written under token 1, but the work under review was submitted under token 2/);
+    // Issue 34: the merge queue sends the work back to its holder with the reason, where it stayed in review.
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'claimed', queued: null, claim: { agentId: b } });
+    expect(notes(host)).toMatch(/Review: Merge queue: forkbench\/T-1's last commit [0-9a-f]{10} was written under token 1, but the work under review was submitted under token 2/);
   });
 
-  it('a merge conflict keeps the task in review with a clear note and leaves the base branch untouched', async () => {
+  it('a merge conflict sends the task back to its agent with the files (merge queue) and leaves the base branch untouched', async () => {
     const { host, folder, done } = await submitted({ 'notes.txt': 'the agent says\n' });
     fs.writeFileSync(join(folder, 'notes.txt'), 'the person says\n');
     gitSync(folder, ['commit', '-qam', 'meanwhile on main']);
@@ -123,8 +124,8 @@ describe('review shows the work, approval merges it', () => {
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('the person says\n');
     expect(gitSync(folder, ['status', '--porcelain'])).toBe('');
-    expect(host.board.state.tasks.get('T-1')?.state).toBe('review');
-    expect(notes(host)).toMatch(/Not merged: forkbench\/T-1 does not merge cleanly into main: conflicts in notes\.txt\. main is untouched/);
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'claimed', queued: null });
+    expect(notes(host)).toMatch(/Review: Merge queue: forkbench\/T-1 does not merge cleanly into main: conflicts in notes\.txt\. main is untouched/);
   });
 
   it("uncommitted changes on the base are never overwritten: the merge waits and says which files", async () => {

@@ -294,7 +294,7 @@ exit 0`,
     expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(/^Merged forkbench\/T-1 into main on origin as [0-9a-f]{10}, pushed over [0-9a-f]{10} \(main had moved there meanwhile: merged again on its new head, 1 retry\)\./));
   }, 120_000);
 
-  it('a person’s push landing mid-push conflicts with the work: nothing is pushed over it, the task stays in review with a note', async () => {
+  it('a person’s push landing mid-push conflicts with the work: nothing is pushed over it, the task goes back to its agent with the files (merge queue)', async () => {
     const { bare, root, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
@@ -302,11 +302,13 @@ exit 0`,
     const person = personPushesInFlight(bare, root, { 'notes.txt': 'line one\nthe person’s line\n' });
     await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/does not merge cleanly into origin\/main: conflicts in notes\.txt/);
     expect(fs.existsSync(person.marker)).toBe(true);
-    expect(stateOf(b, 'T-1')).toBe('review');
+    // Issue 34: the merge queue sends a conflict back to the agent (its claim, or the backlog) with the files.
+    expect(b.host.board.state.tasks.get('T-1')).toMatchObject({ queued: null, sentBack: { by: 'forkbench' } });
+    expect(stateOf(b, 'T-1')).not.toBe('review');
     // The remote's main is the person's commit, untouched; the work is still on the remote for a later merge.
     expect(remoteMain(bare)).toBe(person.sha);
     expect(gitSync(bare, ['rev-parse', remoteTaskRef('T-1')])).toBe(sha);
-    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: forkbench\/T-1 does not merge cleanly into origin\/main: conflicts in notes\.txt\. origin\/main is untouched\./);
+    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Review: Merge queue: forkbench\/T-1 does not merge cleanly into origin\/main: conflicts in notes\.txt\. origin\/main is untouched\./);
   }, 120_000);
 
   it('main moved by a person under every try: after RemoteMergeConstants.maxPushTries merges nothing is pushed, the task stays in review with a note', async () => {

@@ -1,0 +1,67 @@
+import { join } from 'node:path';
+import type { Task } from '../../src-shared/board/model.js';
+import { runVerify, VerifyConstants } from '../agents/verifyRunner.js';
+import type { BoardService } from '../board/boardService.js';
+import type { WorktreeManager } from '../git/worktreeManager.js';
+import type { Roster } from '../roster/roster.js';
+import type { ClaimWorktrees } from './claimWorktrees.js';
+import type { LandingSteps } from './mergeQueue.js';
+
+/** The folder under the Thread's data folder where the queue checks out each merge it verifies. */
+export const QUEUE_CHECKOUTS = 'merge-queue';
+
+interface GitLandingDeps {
+  board: BoardService;
+  worktrees: ClaimWorktrees;
+  git: WorktreeManager;
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Where the verify's process tree is tracked as its last holder's pane while it runs (as verifyOnDone does). */
+  roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
+}
+
+/**
+ * The merge queue's steps for a Thread with git (mergeQueue.ts says the order): the merge of the frozen sha
+ * onto the base as it is now (TaskReview.candidate), the verify command run on that merge in a detached
+ * checkout of its own under the Thread's data folder (neither the agent's folder nor the person's, so nothing
+ * either has uncommitted changes what is checked), the base moved by compare-and-swap, and approval.
+ */
+export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
+  const running = new Set<number>();
+  return {
+    candidate: (t) => d.git.review.candidate(t.id, t.title, d.board.state.settings.remote),
+    async verify(t: Task, c, command) {
+      const dir = join(d.board.dir, QUEUE_CHECKOUTS, t.id);
+      await d.git.review.checkoutAt(dir, c.merge ?? c.onto);
+      // It runs the task's code, which an agent wrote: as that agent's, so nothing in it passes for a person.
+      const agentId = t.lastClaim?.agentId ?? t.claim?.agentId;
+      let root: number | undefined;
+      try {
+        return await runVerify(command, d.git.workdirOf(dir), d.timeoutMs ?? VerifyConstants.defaultTimeoutMs, d.env ?? process.env, {
+          started: (pid) => {
+            running.add((root = pid));
+            if (agentId) d.roster?.trackVerify(pid, agentId);
+          },
+        });
+      } finally {
+        if (root !== undefined) {
+          running.delete(root);
+          d.roster?.untrackVerify(root);
+        }
+        await d.git.review.removeCheckout(dir);
+      }
+    },
+    land: (t, c) => d.git.review.landCandidate(t.id, c, d.board.state.settings.remote),
+    approve: (t, c, by, tries) => d.worktrees.approveLanded(t.id, by, c, tries),
+    /** The Thread is closing: a verify still running is ended (its group), and its entry lands anew next start. */
+    dispose() {
+      for (const pid of running) {
+        try {
+          process.kill(-pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }
+    },
+  };
+}

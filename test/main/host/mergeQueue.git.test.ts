@@ -1,0 +1,128 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ensureBuilt } from '../../helpers/cli.js';
+import { waitFor } from '../../helpers/pty.js';
+import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
+
+const fx = new Fixture();
+beforeAll(() => ensureBuilt());
+afterEach(() => fx.cleanup());
+
+/**
+ * The Thread's verify command for these tests, committed on main: each task's file passes alone, and the two
+ * together clash, so only the merge of the second onto the first fails. It prints where it runs, so the test
+ * sees it ran in a checkout of its own, not in the agent's worktree nor the person's folder.
+ */
+const CHECK = `echo "checking in $(pwd)"
+if [ -f a.txt ] && [ -f b.txt ]; then echo "a.txt and b.txt clash: keep one"; exit 1; fi
+echo ok
+`;
+
+/** A Thread on a fresh repository with check.sh on main and the Thread's verify command set to run it. */
+async function threadWithCheck(verify = 'sh check.sh') {
+  const ctx = await fx.host();
+  fs.writeFileSync(join(ctx.folder, 'check.sh'), CHECK);
+  gitSync(ctx.folder, ['add', 'check.sh']);
+  gitSync(ctx.folder, ['commit', '-qm', 'the check']);
+  await ctx.host.board.run((e) => e.setSettings({ verify }));
+  return ctx;
+}
+
+/** An agent (a real process) claims `taskId`, commits `files` in its worktree and says done. */
+async function workDone(host: ThreadHost, taskId: string, files: Record<string, string>) {
+  const a = await idleAgent(host);
+  const c = (await cliAs(host, a, ['claim', taskId])).out.result as { token: number; worktree: { path: string } };
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(join(c.worktree.path, name), text);
+  const commit = await sh(c.worktree.path, 'git add -A && git commit -qm "the change"', agentEnv(host, a));
+  expect(commit.code, commit.stderr).toBe(0);
+  return { a, token: c.token, wt: c.worktree.path, done: () => cliAs(host, a, ['done', taskId, '--token', String(c.token)]) };
+}
+
+const notesOf = (host: ThreadHost, id: string) => (host.board.state.tasks.get(id)?.notes ?? []).map((n) => n.text);
+
+describe('the merge queue with real git and a real verify command', () => {
+  it('a task whose merge fails the verify goes back to its agent with the output; the base never moves to it', async () => {
+    const { host, folder } = await threadWithCheck();
+    await host.board.run((e) => e.addTask({ title: 'add a' }));
+    await host.board.run((e) => e.addTask({ title: 'add b' }));
+    const one = await workDone(host, 'T-1', { 'a.txt': 'a\n' });
+    const two = await workDone(host, 'T-2', { 'b.txt': 'b\n' });
+    // Each passes the check in its own worktree when it says done (verify-on-done), which approves it: queued.
+    const queuedBoth = nextEvent(host, (e) => e.kind === 'queued' && e.taskId === 'T-2');
+    expect((await one.done()).code).toBe(0);
+    expect((await two.done()).code).toBe(0);
+    await queuedBoth;
+    const sentBack = nextEvent(host, (e) => e.kind === 'returned' && e.taskId === 'T-2');
+    await host.queue?.idle();
+    await sentBack;
+    await host.queue?.idle();
+    // T-1 landed: main has a.txt and the merge; T-2's merge failed the check on the merge result, not alone.
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
+    expect(fs.readFileSync(join(folder, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(fs.existsSync(join(folder, 'b.txt'))).toBe(false);
+    expect(gitSync(folder, ['log', '-1', '--format=%s', 'main'])).toBe('Merge forkbench/T-1: add a');
+    // Back to its agent, whose claim still runs, with the output's tail as the reason and a note.
+    const t2 = host.board.state.tasks.get('T-2');
+    expect(t2).toMatchObject({ state: 'claimed', queued: null, claim: { agentId: two.a }, sentBack: { by: 'verify' } });
+    expect(t2?.sentBack?.reason).toMatch(/^Merge queue: the merge onto main failed its verify, so main was not moved\. Verify `sh check\.sh` exited with 1/);
+    expect(t2?.sentBack?.reason).toContain('a.txt and b.txt clash: keep one');
+    // It ran in a checkout of its own under the Thread's data folder, which is gone again.
+    const ranIn = /checking in (\S+)/.exec(t2?.sentBack?.reason ?? '')?.[1] ?? '';
+    expect(ranIn).toMatch(/merge-queue\/T-2$/);
+    expect(ranIn.startsWith(host.board.dir)).toBe(true);
+    expect(fs.existsSync(ranIn)).toBe(false);
+    expect(gitSync(folder, ['worktree', 'list', '--porcelain'])).not.toContain('merge-queue');
+    // The agent's own worktree and branch are as it left them, ready for its next try.
+    expect(fs.readFileSync(join(two.wt, 'b.txt'), 'utf8')).toBe('b\n');
+    expect(notesOf(host, 'T-2')).toContainEqual(expect.stringMatching(/^Review: Merge queue: the merge onto main failed its verify/));
+  }, 120_000);
+
+  it("queued tasks land in dependency order whatever the person's order, unchecked without a verify command, and why says where each waits", async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'first' }));
+    await host.board.run((e) => e.addTask({ title: 'second' }, 'user', ['T-1']));
+    const one = await workDone(host, 'T-1', { 'one.txt': '1\n' });
+    const a2 = await idleAgent(host);
+    const c2 = (await cliAs(host, a2, ['claim', 'T-2', '--force'])).out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(c2.worktree.path, 'two.txt'), '2\n');
+    expect((await sh(c2.worktree.path, 'git add -A && git commit -qm two', agentEnv(host, a2))).code).toBe(0);
+    expect((await one.done()).code).toBe(0);
+    expect((await cliAs(host, a2, ['done', 'T-2', '--token', String(c2.token)])).code).toBe(0);
+    // The person approves T-2 first: it waits in the queue, held, until T-1 it waits on is done.
+    const second = host.worktrees.approve('T-2');
+    await host.queue?.idle();
+    expect(host.board.state.tasks.get('T-2')).toMatchObject({ state: 'review', queued: { by: 'user' } });
+    const why = await cliAs(host, a2, ['why', 'T-2']);
+    expect(why.out.result.reasons[0]).toMatchObject({ code: 'queued', text: 'T-2 is approved and waits in the merge queue, position 1 of 1, next to land; it lands only once T-1 is done' });
+    const first = host.worktrees.approve('T-1');
+    await Promise.all([first, second]);
+    expect(gitSync(folder, ['log', '--first-parent', '--format=%s', '-2', 'main']).split('\n')).toEqual(['Merge forkbench/T-2: second', 'Merge forkbench/T-1: first']);
+    expect(notesOf(host, 'T-1').filter((n) => n.startsWith('Merge queue:'))).toEqual([]);
+  }, 120_000);
+
+  it('a host stopped while the head entry verifies lands it again from the start when the Thread opens again', async () => {
+    const ctx = await threadWithCheck();
+    const gate = join(ctx.root, 'go');
+    const started = join(ctx.root, 'started');
+    // Passes in the agent's worktree at once; on the merge it waits for the gate (a verify of minutes).
+    const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; sh check.sh`;
+    await ctx.host.board.run((e) => e.setSettings({ verify: slow }));
+    await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+    const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
+    const landing = nextEvent(ctx.host, (e) => e.kind === 'queue-landing');
+    expect((await one.done()).code).toBe(0);
+    await landing;
+    await waitFor(() => fs.existsSync(started), 60_000, 'the verify on the merge to start');
+    await ctx.host.dispose();
+    expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
+    fs.writeFileSync(gate, '');
+    const again = await fx.host({ folder: ctx.folder, dataRoot: join(ctx.root, 'data'), runtimeRoot: join(ctx.root, 'run') });
+    expect(again.host.board.state.tasks.get('T-1')?.queued?.landing).toBeTruthy();
+    await waitFor(() => again.host.board.state.tasks.get('T-1')?.state === 'done', 60_000, 'T-1 landed after the restart');
+    await again.host.queue?.idle();
+    expect(fs.readFileSync(join(ctx.folder, 'one.txt'), 'utf8')).toBe('1\n');
+    expect(notesOf(again.host, 'T-1')).toContain('Merge queue: landing T-1 again from the start (its host stopped while landing it).');
+  }, 120_000);
+});
