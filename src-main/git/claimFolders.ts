@@ -173,7 +173,8 @@ export class ClaimFolders {
     }
     for (const admin of admins) {
       const path = folderOfAdmin(admin);
-      if (!path || named.has(path) || relative(this.dir, path).startsWith('..')) continue;
+      // Forkbench's own folders only: the grants' here, and the merge queue's checkouts beside them.
+      if (!path || named.has(path) || relative(dirname(this.dir), path).startsWith('..')) continue;
       if (/^0{40}$/.test(readOr(join(admin, 'HEAD')).trim())) {
         // Killed before the checkout: HEAD points at nothing, and git treats that as a broken ref in every
         // fetch (`fatal: bad object worktrees/T-6-17/HEAD`), which stopped this host's pushes for good in
@@ -182,6 +183,7 @@ export class ClaimFolders {
         cleared.push(admin);
         continue;
       }
+      if (relative(this.dir, path).startsWith('..')) continue;
       for (const lock of [join(admin, 'HEAD.lock'), join(admin, 'index.lock')]) {
         if (!fs.existsSync(lock)) continue;
         fs.rmSync(lock, { force: true });
