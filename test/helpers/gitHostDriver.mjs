@@ -1,9 +1,9 @@
-// A Thread host in a process of its own (gitAcrossHosts.test.ts), so a test can kill -9 it as a machine dies:
+// A Thread host in a process of its own (gitAcrossHosts, mergeQueue.git), so a test can kill -9 it as a machine dies:
 // it opens the folder's Thread on the shared board, runs one idle agent that claims T-1, and prints one JSON
 // line with what an agent's git needs to commit through the fence there (socket, secret, id) and the claim's
 // worktree. Then it stays up until killed.
 //
-// argv: FOLDER DATA_ROOT RUNTIME_ROOT BOARD_URL
+// argv: FOLDER DATA_ROOT RUNTIME_ROOT [BOARD_URL] (none: the Thread's own journal board)
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -11,7 +11,7 @@ const [folder, dataRoot, runtimeRoot, url] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'host', 'threadHost.js')).href);
 
-const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, secretsFromAnywhere: true, sharedBoard: { url } });
+const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, secretsFromAnywhere: true, ...(url ? { sharedBoard: { url } } : {}) });
 const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
 const c = await host.board.run((e) => e.claim(a.id, 'T-1'));
 if (!c.ok) throw new Error(`claim: ${c.error.message}`);

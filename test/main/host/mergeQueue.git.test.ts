@@ -1,14 +1,22 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
-import { ensureBuilt } from '../../helpers/cli.js';
+import { CLI, ensureBuilt } from '../../helpers/cli.js';
+import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
 import { waitFor } from '../../helpers/pty.js';
+import { alive } from '../../helpers/processes.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
+const killed: ChildProcess[] = [];
 beforeAll(() => ensureBuilt());
-afterEach(() => fx.cleanup());
+afterEach(async () => {
+  for (const c of killed.splice(0)) if (c.pid && alive(c.pid)) process.kill(-c.pid, 'SIGKILL');
+  await fx.cleanup();
+});
+const HOST_DRIVER = join(import.meta.dirname, '..', '..', 'helpers', 'gitHostDriver.mjs');
 
 /**
  * The Thread's verify command for these tests, committed on main: each task's file passes alone, and the two
@@ -125,4 +133,44 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(fs.readFileSync(join(ctx.folder, 'one.txt'), 'utf8')).toBe('1\n');
     expect(notesOf(again.host, 'T-1')).toContain('Merge queue: landing T-1 again from the start (its host stopped while landing it).');
   }, 120_000);
+
+  it('a host killed -9 while the head entry verifies: the next start lands it again from the start, in a clean checkout', async () => {
+    const ctx = await threadWithCheck();
+    const gate = join(ctx.root, 'go');
+    const started = join(ctx.root, 'started');
+    const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; sh check.sh`;
+    await ctx.host.board.run((e) => e.setSettings({ verify: slow }));
+    await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+    await ctx.host.dispose();
+    const data = join(ctx.root, 'data');
+    const run = join(ctx.root, 'run');
+    // The host in a process group of its own: the kill takes it and the verify it runs, as a machine dies.
+    const child = spawn(process.execPath, [HOST_DRIVER, ctx.folder, data, run], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    killed.push(child);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const line = await waitFor(() => out.includes('\n') && out.split('\n')[0], 60_000, 'the host in its own process to hand out T-1');
+    const a = JSON.parse(line as string) as { agentId: string; secret: string; socket: string; wt: string };
+    const env = { FORKBENCH_SOCKET: a.socket, FORKBENCH_SECRET: a.secret, FORKBENCH_AGENT_ID: a.agentId };
+    fs.writeFileSync(join(a.wt, 'one.txt'), '1\n');
+    const commit = await sh(a.wt, 'git add -A && git commit -qm "the change"', env);
+    expect(commit.code, commit.stderr).toBe(0);
+    const done = await sh(process.cwd(), `'${process.execPath}' '${CLI}' done T-1 --json`, env);
+    expect(done.code, done.stderr).toBe(0);
+    await waitFor(() => fs.existsSync(started), 60_000, 'the verify on the merge to start');
+    process.kill(-child.pid!, 'SIGKILL');
+    await waitFor(() => !alive(child.pid!), 10_000, 'the host to be gone');
+    // Killed mid-verify: the base never moved, and the half-used checkout is still there.
+    expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
+    expect(fs.existsSync(join(data, 'threads'))).toBe(true);
+
+    fs.writeFileSync(gate, '');
+    const again = await fx.host({ folder: ctx.folder, dataRoot: data, runtimeRoot: run });
+    expect(again.host.board.state.tasks.get('T-1')?.queued?.landing).toBeTruthy();
+    await waitFor(() => again.host.board.state.tasks.get('T-1')?.state === 'done', 60_000, 'T-1 landed after the kill');
+    await again.host.queue?.idle();
+    expect(gitSync(ctx.folder, ['show', 'main:one.txt'])).toBe('1');
+    expect(notesOf(again.host, 'T-1')).toContain('Merge queue: landing T-1 again from the start (its host stopped while landing it).');
+    expect(gitSync(ctx.folder, ['worktree', 'list', '--porcelain'])).not.toContain(QUEUE_CHECKOUTS);
+  }, 150_000);
 });
