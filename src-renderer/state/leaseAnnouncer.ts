@@ -1,4 +1,5 @@
 import { LeaseFractions } from '../../src-shared/board/limits.js';
+import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import type { Columns } from './boardState.js';
 import { isWarning } from './boardState.js';
@@ -26,6 +27,9 @@ export interface HeldLease {
   readonly holder: string;
   /** Host board-clock time at which it lapses. */
   readonly deadline: number;
+  /** The lease the claim runs on when it is not the Thread's (its agent profile's: leaseEvidence.ts), whose
+   *  last quarter is its warning period. */
+  readonly leaseMs?: number;
 }
 
 export interface Announcement {
@@ -62,11 +66,13 @@ export class LeaseAnnouncer {
     private readonly gapMs: number = ANNOUNCE_GAP_MS,
   ) {}
 
-  /** Every lease held now (all of them, each time: one missing has ended) and the Thread's lease length. */
-  update(leases: Iterable<HeldLease>, leaseMs: number): Announcement {
+  /** Every lease held now (all of them, each time: one missing has ended) and the Thread's lease length, for
+   *  those that run on it. */
+  update(leases: Iterable<HeldLease>, threadLeaseMs: number): Announcement {
     const now = this.clock.now();
+    const leaseOf = (l: HeldLease) => l.leaseMs ?? threadLeaseMs;
     // The moment a lease enters its last quarter: isWarning turns true just after it.
-    const warnAt = (l: HeldLease) => l.deadline - leaseMs * LeaseFractions.warnBelow;
+    const warnAt = (l: HeldLease) => l.deadline - leaseOf(l) * LeaseFractions.warnBelow;
     let nextAt: number | null = null;
     const later = (t: number) => (nextAt = nextAt === null ? t : Math.min(nextAt, t));
     const seen = new Set<string>();
@@ -75,7 +81,7 @@ export class LeaseAnnouncer {
       seen.add(key);
       const remaining = l.deadline - now;
       const w = this.warned.get(key);
-      if (isWarning(Math.max(0, remaining), leaseMs, false)) {
+      if (isWarning(Math.max(0, remaining), leaseOf(l), false)) {
         // Already over when first seen (the window opened, or came back, too late): nothing useful to say.
         if (!w && remaining > 0) {
           this.warned.set(key, { lease: l, said: false });
@@ -126,7 +132,7 @@ export function heldLeases(board: Board | null, columns: Columns, name: (agentId
   const out: HeldLease[] = [];
   for (const id of columns.claimed) {
     const c = board.tasks.get(id)?.claim;
-    if (c) out.push({ taskId: id, token: c.token, holder: name(c.agentId), deadline: c.deadline });
+    if (c) out.push({ taskId: id, token: c.token, holder: name(c.agentId), deadline: c.deadline, leaseMs: leaseFor(board.settings, c.agentId) });
   }
   return out;
 }

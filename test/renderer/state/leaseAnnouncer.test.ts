@@ -163,6 +163,19 @@ describe('LeaseAnnouncer: a polite word when a lease enters its last quarter, an
     const d2 = clock.now() + 10_000; // granted long ago, now in its last quarter
     expect(a.update([lease('T-1', d1), lease('T-2', d2, 2, 'shell 5')], LEASE).say).toBe("T-2's lease for shell 5 ends in 0:10. T-1's lease for shell 2 renewed");
   });
+
+  it("a claim on its profile's own lease is warned about in that lease's last quarter, not the Thread's", () => {
+    const clock = manualClock();
+    const a = new LeaseAnnouncer(clock);
+    const own = 300_000;
+    const deadline = clock.now() + own;
+    const held = { ...lease('T-4', deadline), leaseMs: own };
+    // Inside the Thread's last quarter (30 s of 120 s) would be 31 s before the deadline: the own lease's
+    // quarter starts 75 s before it.
+    expect(a.update([held], LEASE).nextAt).toBe(deadline - own / 4 + 1);
+    clock.set(deadline - own / 4 + 1);
+    expect(a.update([held], LEASE).say).toBe("T-4's lease for shell 2 ends in 1:15");
+  });
 });
 
 describe('clockText and heldLeases', () => {
@@ -183,8 +196,8 @@ describe('clockText and heldLeases', () => {
         { id: 'T-3', state: 'review', claim: claim('a-1', 5, 9_500) },
       ].map((t) => [t.id, t as unknown as Task]),
     );
-    const board = { tasks } as Board;
-    expect(heldLeases(board, computeColumns(board), (id) => (id === 'a-2' ? 'shell 2' : id))).toEqual([{ taskId: 'T-2', token: 4, holder: 'shell 2', deadline: 9_000 }]);
+    const board = { tasks, settings: { leaseMs: LEASE, leaseByProfile: {} } } as unknown as Board;
+    expect(heldLeases(board, computeColumns(board), (id) => (id === 'a-2' ? 'shell 2' : id))).toEqual([{ taskId: 'T-2', token: 4, holder: 'shell 2', deadline: 9_000, leaseMs: LEASE }]);
     expect(heldLeases(null, computeColumns(board), String)).toEqual([]);
   });
 });
