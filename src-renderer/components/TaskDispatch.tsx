@@ -1,4 +1,3 @@
-import { useState, type FormEvent } from 'react';
 import { agentDispatchOf, labelsOf, parseLabelsText, parseTakersText, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
 import type { WhyContext } from '../../src-shared/board/why.js';
 import type { AppState } from '../state/appState.js';
@@ -6,6 +5,7 @@ import type { PaletteCommand } from '../state/commandRegistry.js';
 import type { AppController } from '../state/controller.js';
 import { useApp, useController } from '../state/hooks.js';
 import { askText } from './prompt.js';
+import { DetailsListField } from './DetailsListField.js';
 
 /**
  * Dispatch in the window (issue 34): who may take a task (its details panel's "Taken by"), an agent's own
@@ -14,43 +14,21 @@ import { askText } from './prompt.js';
  */
 
 /** The details panel's field: the profiles and labels that may take the task (`claude, label:frontend`;
- *  '' or any for anyone), saved with Enter. */
+ *  '' or any for anyone). */
 export function TakersField({ taskId }: { taskId: string }) {
   const c = useController();
   const stored = useApp((s) => {
     const t = s.board?.tasks.get(taskId);
     return t ? takersOf(t).join(', ') : '';
   });
-  const [draft, setDraft] = useState<string | null>(null);
-  const [saving, setSaving] = useState(false);
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
-    if (draft === null || saving) return;
-    setSaving(true);
-    // A refusal (a name that is no profile or label) is in the banner with the board's reason; the draft stays.
-    const ok = await c.actions.setTakers(taskId, parseTakersText(draft));
-    setSaving(false);
-    if (ok) setDraft(null);
-  };
   return (
-    <form className="details-after" onSubmit={(e) => void save(e)} data-testid="details-takers">
-      <input
-        aria-label={`Agents that may take ${taskId} when the board dispatches`}
-        placeholder="any agent (like claude, label:frontend)"
-        value={draft ?? stored}
-        onChange={(e) => setDraft(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Escape' && draft !== null) {
-            e.stopPropagation();
-            setDraft(null);
-          }
-        }}
-        data-testid="details-takers-input"
-      />
-      <button type="submit" disabled={draft === null || saving} data-testid="details-takers-save">
-        Save
-      </button>
-    </form>
+    <DetailsListField
+      stored={stored}
+      label={`Agents that may take ${taskId} when the board dispatches`}
+      placeholder="any agent (like claude, label:frontend)"
+      testId="details-takers"
+      save={(text) => c.actions.setTakers(taskId, parseTakersText(text))}
+    />
   );
 }
 

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { DetailsListField } from './DetailsListField.js';
 import { afterOf, parseAfterText, waitingOn } from '../../src-shared/board/dependencies.js';
 import { whyNotRunning, type WhyReason } from '../../src-shared/board/why.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -11,45 +11,21 @@ import { whyContext } from './TaskDispatch.js';
  * string, so a change elsewhere on the board that leaves this task's answer as it was draws nothing.
  */
 
-/** The details panel's field: the ids it waits on, typed as `T-3, T-5` ('' or none for none), saved with Enter. */
+/** The details panel's field: the ids it waits on, typed as `T-3, T-5` ('' or none for none). */
 export function AfterField({ taskId }: { taskId: string }) {
   const c = useController();
   const stored = useApp((s) => {
     const t = s.board?.tasks.get(taskId);
     return t ? afterOf(t).join(', ') : '';
   });
-  // What the person is typing; null while they are not, so the field follows the board (another window's edit).
-  const [draft, setDraft] = useState<string | null>(null);
-  const [saving, setSaving] = useState(false);
-  const value = draft ?? stored;
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
-    if (draft === null || saving) return;
-    setSaving(true);
-    // A refusal (a cycle, a task not on the board) is in the banner, with the board's reason; the draft stays.
-    const ok = await c.actions.setAfter(taskId, parseAfterText(draft));
-    setSaving(false);
-    if (ok) setDraft(null);
-  };
   return (
-    <form className="details-after" onSubmit={(e) => void save(e)} data-testid="details-after">
-      <input
-        aria-label={`Tasks ${taskId} waits on`}
-        placeholder="none (like T-3, T-5)"
-        value={value}
-        onChange={(e) => setDraft(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Escape' && draft !== null) {
-            e.stopPropagation();
-            setDraft(null);
-          }
-        }}
-        data-testid="details-after-input"
-      />
-      <button type="submit" disabled={draft === null || saving} data-testid="details-after-save">
-        Save
-      </button>
-    </form>
+    <DetailsListField
+      stored={stored}
+      label={`Tasks ${taskId} waits on`}
+      placeholder="none (like T-3, T-5)"
+      testId="details-after"
+      save={(text) => c.actions.setAfter(taskId, parseAfterText(text))}
+    />
   );
 }
 
