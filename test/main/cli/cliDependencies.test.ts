@@ -1,15 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent } from '../../../src-main/agents/agent.js';
-import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
-import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
-import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
 import type { WhyView } from '../../../src-shared/board/why.js';
-import { CLI, ensureBuilt } from '../../helpers/cli.js';
+import { CliBoard } from '../../helpers/cliBoard.js';
 
 /**
  * Issue 34, items 1 and 3, end to end: the real `forkbench` CLI (and its MCP server) against a real board
@@ -18,58 +11,17 @@ import { CLI, ensureBuilt } from '../../helpers/cli.js';
  * is refused naming what it waits on, unless --force, which the board notes; and `forkbench why` gives each
  * reason it knows, as a code and a sentence.
  */
-let root: string;
+let fx: CliBoard;
 let board: BoardService;
-let registry: AgentRegistry;
 let a: Agent;
 let b: Agent;
-let socket: AgentSocket;
-const children: ChildProcess[] = [];
-
 beforeEach(async () => {
-  ensureBuilt();
-  root = fs.mkdtempSync(join(tmpdir(), 'forkbench-deps-'));
-  fs.mkdirSync(join(root, 'run'), { mode: 0o700 });
-  board = await JournalBoard.open({ dir: join(root, 'board'), threadId: 'deps' });
-  registry = new AgentRegistry();
-  a = registry.create('shell', 'A', 0);
-  a.started(process.pid);
-  b = registry.create('shell', 'B', 1);
-  b.started(process.pid);
-  socket = await AgentSocket.listen(join(root, 'run', 'host.sock'), registry, board);
+  fx = await CliBoard.open('deps');
+  ({ board, a, b } = fx);
 });
-afterEach(async () => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
-  await socket.close();
-  await board.close();
-  fs.rmSync(root, { recursive: true, force: true });
-});
-
-const envOf = (agent: Agent) => ({ PATH: process.env.PATH, FORKBENCH_SOCKET: join(root, 'run', 'host.sock'), FORKBENCH_SECRET: agent.secret, FORKBENCH_AGENT_ID: agent.id });
-
-function runCli(args: string[], agent: Agent = a) {
-  const proc = spawn(process.execPath, [CLI, ...args], { env: envOf(agent), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(proc);
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => (stdout += d));
-  proc.stderr.on('data', (d) => (stderr += d));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => proc.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
-
-/** A command that must succeed: its stdout. */
-async function ok(args: string[], agent: Agent = a): Promise<string> {
-  const r = await runCli(args, agent);
-  expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-  return r.stdout;
-}
-
-/** A command the board must refuse (exit 3): its stderr. */
-async function refused(args: string[], agent: Agent = a): Promise<string> {
-  const r = await runCli(args, agent);
-  expect(r.code, `${args.join(' ')} should be refused; it printed ${r.stdout}`).toBe(3);
-  return r.stderr;
-}
+afterEach(() => fx.close());
+const ok = (args: string[], agent?: Agent) => fx.ok(args, agent);
+const refused = (args: string[], agent?: Agent) => fx.refused(args, agent);
 
 const task = (id: string) => board.state.tasks.get(id);
 const why = async (id: string): Promise<WhyView> => (JSON.parse(await ok(['why', id, '--json'])) as { result: WhyView }).result;
@@ -175,29 +127,7 @@ describe('forkbench --after, claim and why', () => {
 
   it('MCP: why and add with after are tools; claim takes force', async () => {
     await ok(['add', 'first']);
-    const mcp = spawn(process.execPath, [CLI, 'mcp'], { env: envOf(a), stdio: ['pipe', 'pipe', 'pipe'] });
-    children.push(mcp);
-    let out = '';
-    const waiting = new Map<number, (v: unknown) => void>();
-    mcp.stdout.on('data', (d) => {
-      out += d;
-      for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
-        const msg = JSON.parse(out.slice(0, nl)) as { id?: number };
-        out = out.slice(nl + 1);
-        if (typeof msg.id === 'number') waiting.get(msg.id)?.(msg);
-      }
-    });
-    const request = (id: number, method: string, params: object) =>
-      new Promise<unknown>((resolve) => {
-        waiting.set(id, resolve);
-        mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-      });
-    type ToolAnswer = { result: { isError?: boolean; content: Array<{ text: string }> } };
-    const tool = async (id: number, name: string, args: object) => (await request(id, 'tools/call', { name, arguments: args })) as ToolAnswer;
-    await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
-    mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    const tools = (await request(2, 'tools/list', {})) as { result: { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown> } }> } };
-    const byName = new Map(tools.result.tools.map((t) => [t.name, t]));
+    const { byName, tool } = await fx.mcp();
     expect(byName.get('why')).toBeDefined();
     expect(Object.keys(byName.get('claim')?.inputSchema.properties ?? {})).toContain('force');
 

@@ -48,6 +48,20 @@ async function workDone(host: ThreadHost, taskId: string, files: Record<string, 
   return { a, token: c.token, wt: c.worktree.path, done: () => cliAs(host, a, ['done', taskId, '--token', String(c.token)]) };
 }
 
+/**
+ * A Thread whose verify passes in the agent's worktree at once, and on the merge of T-1 ("one") says it
+ * started and waits for the gate file: a verify of minutes, during which the test stops or kills its host.
+ */
+async function slowVerifyOfOne() {
+  const ctx = await threadWithCheck();
+  const gate = join(ctx.root, 'go');
+  const started = join(ctx.root, 'started');
+  const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; sh check.sh`;
+  await ctx.host.board.run((e) => e.setSettings({ verify: slow }));
+  await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+  return { ctx, gate, started };
+}
+
 const notesOf = (host: ThreadHost, id: string) => (host.board.state.tasks.get(id)?.notes ?? []).map((n) => n.text);
 
 describe('the merge queue with real git and a real verify command', () => {
@@ -111,13 +125,7 @@ describe('the merge queue with real git and a real verify command', () => {
   }, 120_000);
 
   it('a host stopped while the head entry verifies lands it again from the start when the Thread opens again', async () => {
-    const ctx = await threadWithCheck();
-    const gate = join(ctx.root, 'go');
-    const started = join(ctx.root, 'started');
-    // Passes in the agent's worktree at once; on the merge it waits for the gate (a verify of minutes).
-    const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; sh check.sh`;
-    await ctx.host.board.run((e) => e.setSettings({ verify: slow }));
-    await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+    const { ctx, gate, started } = await slowVerifyOfOne();
     const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
     const landing = nextEvent(ctx.host, (e) => e.kind === 'queue-landing');
     expect((await one.done()).code).toBe(0);
@@ -135,12 +143,7 @@ describe('the merge queue with real git and a real verify command', () => {
   }, 120_000);
 
   it('a host killed -9 while the head entry verifies: the next start lands it again from the start, in a clean checkout', async () => {
-    const ctx = await threadWithCheck();
-    const gate = join(ctx.root, 'go');
-    const started = join(ctx.root, 'started');
-    const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; sh check.sh`;
-    await ctx.host.board.run((e) => e.setSettings({ verify: slow }));
-    await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+    const { ctx, gate, started } = await slowVerifyOfOne();
     await ctx.host.dispose();
     const data = join(ctx.root, 'data');
     const run = join(ctx.root, 'run');
