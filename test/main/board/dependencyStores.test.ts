@@ -1,12 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { boardStores } from '../../helpers/boardStores.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
-import { JournalBoard } from '../../../src-main/board/journalBoard.js';
-import { PgBoard } from '../../../src-main/board/pg/pgBoard.js';
-import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 
 /**
@@ -15,24 +9,7 @@ import { waitFor } from '../../helpers/pty.js';
  * board rebuilds readiness from it: `claim` with no id still skips the tasks that wait, and a forced claim's
  * note is there too.
  */
-let pgc: PgCluster;
-const dirs: string[] = [];
-const closers: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  pgc = await startPgCluster();
-});
-afterAll(() => pgc?.dispose());
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-const tmp = () => {
-  const d = fs.mkdtempSync(join(os.tmpdir(), 'fb-deps-'));
-  dirs.push(d);
-  return d;
-};
+const stores = boardStores('deps');
 
 /** T-1 and T-2 wait on T-3; T-4 waits on T-1 and was claimed forced by agent-a. */
 async function build(b: BoardService): Promise<void> {
@@ -60,35 +37,11 @@ async function expectKept(b: BoardService): Promise<void> {
 describe('dependencies in the board stores', () => {
   // compactEvery 2: a snapshot every two events, so the board is loaded from a snapshot (compact tasks) too.
   it.each([['its events', undefined], ['a snapshot', 2]] as const)('the journal gives them back after a restart, from %s', async (_from, compactEvery) => {
-    const dir = tmp();
-    const first = await JournalBoard.open({ dir, threadId: 'deps', compactEvery });
-    await build(first);
-    await first.close();
-    if (compactEvery) expect(fs.readdirSync(dir).some((f) => f.includes('snapshot'))).toBe(true);
-    const second = await JournalBoard.open({ dir, threadId: 'deps' });
-    closers.push(() => second.close());
-    await expectKept(second);
+    await stores.reopened(build, expectKept, compactEvery);
   });
 
   it('a PostgreSQL board gives them to another host, whose engine gates claims the same', async () => {
-    const url = await pgc.createDatabase('deps');
-    const hostOf = async (hostId: string) => {
-      const pool = new pg.Pool({ connectionString: url, max: 4 });
-      pool.on('error', () => undefined);
-      const board = await PgBoard.open({
-        pool,
-        listenClient: () => new pg.Client({ connectionString: url }),
-        name: 'deps',
-        dir: tmp(),
-        hostId,
-        hostName: hostId,
-        threadId: 'thread-deps',
-        goal: '',
-        warn: () => undefined,
-      });
-      closers.push(() => pool.end(), () => board.close());
-      return board;
-    };
+    const hostOf = await stores.shared();
     const a = await hostOf('host-a');
     a.hostAgent('agent-a');
     await build(a);

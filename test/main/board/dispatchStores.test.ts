@@ -1,13 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { boardStores } from '../../helpers/boardStores.js';
 import { DispatchConstants } from '../../../src-shared/board/dispatch.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
-import { JournalBoard } from '../../../src-main/board/journalBoard.js';
-import { PgBoard } from '../../../src-main/board/pg/pgBoard.js';
-import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 
 /**
@@ -16,22 +10,7 @@ import { waitFor } from '../../helpers/pty.js';
  * gives them back after a restart (from its events and from a snapshot), a PostgreSQL board gives them to a
  * second host, and the engine that opens the board dispatches by them (the back-off still counts).
  */
-let pgc: PgCluster;
-const dirs: string[] = [];
-const closers: Array<() => Promise<unknown>> = [];
-beforeAll(async () => {
-  pgc = await startPgCluster();
-});
-afterAll(() => pgc?.dispose());
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-const tmp = () => {
-  const d = fs.mkdtempSync(join(os.tmpdir(), 'fb-dispatch-'));
-  dirs.push(d);
-  return d;
-};
+const stores = boardStores('dispatch');
 
 const A = 'claude-1-aaaaaaaaaaaa';
 const B = 'shell-2-bbbbbbbbbbbb';
@@ -67,35 +46,11 @@ async function expectKept(b: BoardService): Promise<void> {
 
 describe('dispatch in the board stores', () => {
   it.each([['its events', undefined], ['a snapshot', 2]] as const)('the journal gives it back after a restart, from %s', async (_from, compactEvery) => {
-    const dir = tmp();
-    const first = await JournalBoard.open({ dir, threadId: 'dispatch', compactEvery });
-    await build(first);
-    await first.close();
-    if (compactEvery) expect(fs.readdirSync(dir).some((f) => f.includes('snapshot'))).toBe(true);
-    const second = await JournalBoard.open({ dir, threadId: 'dispatch' });
-    closers.push(() => second.close());
-    await expectKept(second);
+    await stores.reopened(build, expectKept, compactEvery);
   });
 
   it('a PostgreSQL board gives it to another host, whose engine dispatches by it', async () => {
-    const url = await pgc.createDatabase('dispatch');
-    const hostOf = async (hostId: string) => {
-      const pool = new pg.Pool({ connectionString: url, max: 4 });
-      pool.on('error', () => undefined);
-      const board = await PgBoard.open({
-        pool,
-        listenClient: () => new pg.Client({ connectionString: url }),
-        name: 'dispatch',
-        dir: tmp(),
-        hostId,
-        hostName: hostId,
-        threadId: 'thread-dispatch',
-        goal: '',
-        warn: () => undefined,
-      });
-      closers.push(() => pool.end(), () => board.close());
-      return board;
-    };
+    const hostOf = await stores.shared();
     const a = await hostOf('host-a');
     a.hostAgent(A);
     a.hostAgent(B);
