@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { HOST_ACTOR, type Task } from '../../../src-shared/board/model.js';
+import type { Task } from '../../../src-shared/board/model.js';
 import type { Result } from '../../../src-shared/board/result.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
 import { expectReplays } from '../../helpers/leaseModel.js';
+import { expectWaitingGrantsForced, isLifecycle, lifecycleArbs, lifecycleStep, waitsOn, type LifecycleOp } from '../../helpers/lifecycleSteps.js';
 
 /**
  * Issue 34, dependencies, model-based: random sequences of dependency edits (a person's edit, an agent's add
@@ -33,15 +34,7 @@ type Op =
   | { op: 'setAfter'; task: string; after: string[] }
   | { op: 'holderEdit'; agent: string; task: string; after: string[] }
   | { op: 'add'; agent: string; after: string[] }
-  | { op: 'claim'; agent: string; task: string | null; force: boolean }
-  | { op: 'assign'; agent: string; task: string; force: boolean }
-  | { op: 'done'; agent: string; task: string }
-  | { op: 'approve' | 'reject' | 'reset' | 'userRelease'; task: string }
-  | { op: 'release'; agent: string; task: string }
-  /** Its holder says done and a person approves: the shortest way to a task being done, so tasks that wait
-   *  on it become ready often (below where claim-next last looked, too). */
-  | { op: 'finish'; task: string }
-  | { op: 'advance'; ms: number };
+  | LifecycleOp;
 
 const agent = fc.constantFrom(...AGENTS);
 /** Mostly tasks the board starts with, so edits meet and close cycles often; now and then any id. */
@@ -51,18 +44,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant('setAfter' as const), task: id, after: deps }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('holderEdit' as const), agent, task: id, after: deps }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('add' as const), agent, after: deps }) },
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('claim' as const), agent, task: fc.option(id, { nil: null }), force: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('assign' as const), agent, task: id, force: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('done' as const), agent, task: id }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constantFrom('approve' as const, 'reject' as const, 'reset' as const, 'userRelease' as const), task: id }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('release' as const), agent, task: id }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('finish' as const), task: id }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.constantFrom(LEASE / 2, LEASE, LEASE + 1) }) },
+  ...lifecycleArbs(agent, id, { claim: 5, assign: 2, done: 3, review: 4, release: 1, finish: 3, advance: 2 }, [LEASE / 2, LEASE, LEASE + 1]),
 );
 
 const afterOf = (t: Task): readonly string[] => t.after ?? [];
-/** Done, every one: the oracle's readiness (fail closed: a missing task is not done). */
-const waitsOn = (tasks: ReadonlyMap<string, Task>, t: Task): string[] => afterOf(t).filter((d) => tasks.get(d)?.state !== 'done');
 
 /** Whether `to` is reachable from `from` along what tasks wait on (a plain DFS, apart from the engine's BFS). */
 function reaches(tasks: ReadonlyMap<string, Task>, from: string, to: string, seen = new Set<string>()): boolean {
@@ -96,6 +81,7 @@ const why = (r: Result<unknown>): string => (r.ok ? 'accepted' : `refused ${r.er
 const unique = (ids: readonly string[]) => [...new Set(ids)];
 
 function step(engine: LeaseEngine, clock: ManualClock, s: Op): Result<unknown> | null {
+  if (isLifecycle(s)) return lifecycleStep(engine, clock, s);
   switch (s.op) {
     case 'setAfter':
       return engine.editTask(s.task, {}, 'user', s.after);
@@ -103,46 +89,13 @@ function step(engine: LeaseEngine, clock: ManualClock, s: Op): Result<unknown> |
       return engine.edit(s.agent, s.task, { after: s.after });
     case 'add':
       return engine.addTask({ title: 'more work' }, s.agent, s.after);
-    case 'claim':
-      return engine.claim(s.agent, s.task ?? undefined, s.force);
-    case 'assign':
-      return engine.assign(s.task, s.agent, 'user', s.force);
-    case 'done':
-      return engine.done(s.agent, s.task);
-    case 'approve':
-      return engine.approve(s.task);
-    case 'reject':
-      return engine.rejectReview(s.task, 'not yet');
-    case 'reset':
-      return engine.reset(s.task);
-    case 'userRelease':
-      return engine.userRelease(s.task);
-    case 'release':
-      return engine.release(s.agent, s.task);
-    case 'finish': {
-      const holder = engine.task(s.task)?.claim?.agentId;
-      if (holder) engine.done(holder, s.task);
-      return engine.approve(s.task);
-    }
-    case 'advance':
-      clock.advance(s.ms);
-      engine.sweep();
-      return null;
   }
 }
 
 function checkStep(s: Op, answer: Result<unknown> | null, before: ReadonlyMap<string, Task>, engine: LeaseEngine, fresh: readonly BoardEvent[]): void {
   const tasks = engine.state.tasks;
   // Grants: none of a task that waited on something not done, unless forced and noted on the task.
-  for (const e of fresh) {
-    const granted = e.kind === 'grant' ? e.taskId : e.kind === 'reassign' ? e.taskId : null;
-    if (granted === null) continue;
-    const waited = waitsOn(before, before.get(granted) as Task);
-    if (waited.length === 0) continue;
-    expect('force' in s && s.force, `${granted} was granted while it waited on ${waited.join(', ')}, unforced`).toBe(true);
-    const noted = fresh.some((n) => n.kind === 'note' && n.taskId === granted && n.by === HOST_ACTOR && n.text.includes(`before ${waited.join(', ')}`) && n.text.endsWith('forced'));
-    expect(noted, `the forced grant of ${granted} was not noted`).toBe(true);
-  }
+  expectWaitingGrantsForced(s, before, fresh);
   if (s.op === 'claim') {
     const res = answer as Result<{ taskId: string }>;
     if (s.task === null) {

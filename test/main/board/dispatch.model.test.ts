@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { HOST_ACTOR, type Task } from '../../../src-shared/board/model.js';
+import type { Task } from '../../../src-shared/board/model.js';
 import type { Result } from '../../../src-shared/board/result.js';
 import { DISPATCH_ACTOR, type DispatchMode } from '../../../src-shared/board/dispatch.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
 import { expectReplays } from '../../helpers/leaseModel.js';
+import { expectWaitingGrantsForced, isLifecycle, lifecycleArbs, lifecycleStep, waitsOn, type LifecycleOp } from '../../helpers/lifecycleSteps.js';
 
 /**
  * Issue 34, dispatch, model-based: random sequences of dispatch to idle agents mixed with dependency edits,
@@ -38,14 +39,8 @@ type Op =
   | { op: 'agentDispatch'; agent: string; mode: DispatchMode; labels: string[] }
   | { op: 'threadDispatch'; on: boolean }
   | { op: 'dispatch'; agent: string }
-  | { op: 'claim'; agent: string; task: string | null; force: boolean }
-  | { op: 'assign'; agent: string; task: string; force: boolean }
-  | { op: 'done'; agent: string; task: string }
-  | { op: 'approve' | 'reject' | 'reset' | 'userRelease'; task: string }
-  | { op: 'release'; agent: string; task: string }
-  | { op: 'finish'; task: string }
   | { op: 'add'; takers: string[] }
-  | { op: 'advance'; ms: number };
+  | LifecycleOp;
 
 const agent = fc.constantFrom(...AGENTS);
 const id = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...IDS.slice(0, START_TASKS)) }, { weight: 1, arbitrary: fc.constantFrom(...IDS) });
@@ -59,14 +54,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('threadDispatch' as const), on: fc.boolean() }) },
   { weight: 8, arbitrary: fc.record({ op: fc.constant('dispatch' as const), agent }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('claim' as const), agent, task: fc.option(id, { nil: null }), force: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('assign' as const), agent, task: id, force: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('done' as const), agent, task: id }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constantFrom('approve' as const, 'reject' as const, 'reset' as const, 'userRelease' as const), task: id }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), agent, task: id }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('finish' as const), task: id }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('add' as const), takers }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.constantFrom(LEASE, LEASE + 1, 29_999, 30_000, 60_000) }) },
+  ...lifecycleArbs(agent, id, { claim: 2, assign: 1, done: 2, review: 3, release: 3, finish: 3, advance: 3 }, [LEASE, LEASE + 1, 29_999, 30_000, 60_000]),
 );
 
 /** The oracle's own record of who gave which task up, and when: from the log, not the engine's state. */
@@ -98,8 +87,6 @@ interface Oracle {
   giveUps: GiveUps;
 }
 
-const afterOf = (t: Task): readonly string[] => t.after ?? [];
-const waitsOn = (tasks: ReadonlyMap<string, Task>, t: Task): string[] => afterOf(t).filter((d) => tasks.get(d)?.state !== 'done');
 const taskNo = (tid: string) => Number(tid.slice(2));
 const why = (r: Result<unknown>): string => (r.ok ? 'accepted' : `refused ${r.error.code}: ${r.error.message}`);
 
@@ -117,6 +104,7 @@ function oracleMayTake(o: Oracle, t: Task, agentId: string): boolean {
 }
 
 function step(engine: LeaseEngine, clock: ManualClock, s: Op): Result<unknown> | null {
+  if (isLifecycle(s)) return lifecycleStep(engine, clock, s);
   switch (s.op) {
     case 'setAfter':
       return engine.editTask(s.task, {}, 'user', s.after);
@@ -128,48 +116,16 @@ function step(engine: LeaseEngine, clock: ManualClock, s: Op): Result<unknown> |
       return engine.setSettings({ dispatch: s.on });
     case 'dispatch':
       return engine.dispatch(s.agent);
-    case 'claim':
-      return engine.claim(s.agent, s.task ?? undefined, s.force);
-    case 'assign':
-      return engine.assign(s.task, s.agent, 'user', s.force);
-    case 'done':
-      return engine.done(s.agent, s.task);
-    case 'approve':
-      return engine.approve(s.task);
-    case 'reject':
-      return engine.rejectReview(s.task, 'not yet');
-    case 'reset':
-      return engine.reset(s.task);
-    case 'userRelease':
-      return engine.userRelease(s.task);
-    case 'release':
-      return engine.release(s.agent, s.task);
-    case 'finish': {
-      const holder = engine.task(s.task)?.claim?.agentId;
-      if (holder) engine.done(holder, s.task);
-      return engine.approve(s.task);
-    }
     case 'add':
       return engine.addTask({ title: 'more' }, 'user', undefined, s.takers);
-    case 'advance':
-      clock.advance(s.ms);
-      engine.sweep();
-      return null;
   }
 }
 
 function checkStep(o: Oracle, s: Op, answer: Result<unknown> | null, before: ReadonlyMap<string, Task>, engine: LeaseEngine, fresh: readonly BoardEvent[], now: number): void {
   const tasks = engine.state.tasks;
-  for (const e of fresh) {
-    const granted = e.kind === 'grant' || e.kind === 'reassign' ? e.taskId : null;
-    if (granted === null) continue;
-    const waited = waitsOn(before, before.get(granted) as Task);
-    if (waited.length === 0) continue;
-    expect(e.kind === 'grant' && e.by === DISPATCH_ACTOR, `dispatch granted ${granted} while it waited on ${waited.join(', ')}`).toBe(false);
-    expect('force' in s && s.force, `${granted} was granted while it waited on ${waited.join(', ')}, unforced`).toBe(true);
-    const noted = fresh.some((n) => n.kind === 'note' && n.taskId === granted && n.by === HOST_ACTOR && n.text.endsWith('forced'));
-    expect(noted, `the forced grant of ${granted} was not noted`).toBe(true);
-  }
+  expectWaitingGrantsForced(s, before, fresh, (e, waited) =>
+    expect(e.kind === 'grant' && e.by === DISPATCH_ACTOR, `dispatch granted ${e.taskId} while it waited on ${waited.join(', ')}`).toBe(false),
+  );
   if (s.op === 'dispatch') {
     const res = answer as Result<{ taskId: string }>;
     const heldBefore = [...before.values()].filter((t) => t.claim?.agentId === s.agent).map((t) => t.id);
