@@ -1,6 +1,7 @@
 import { boardClock } from '../src-main/base/clock.js';
 import { LeaseEngine } from '../src-main/board/leaseEngine.js';
 import { median, percentile, printTable, type Row } from './table.js';
+import { rng } from './seeded.js';
 
 /**
  * Issue 34's figures for dependencies, in process (the engine's own cost, no disk): how long `claim` with no
@@ -17,17 +18,6 @@ const ROUND_GAP_MS = 60_000;
 const MAX_DEPS = 3;
 /** Claims measured on the dependency graph: a fifth of the board, enough for a stable p99. */
 const CLAIMS = 2_000;
-
-/** A fixed pseudo-random sequence (mulberry32), so each run builds the same graph. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function engineOf(): { engine: LeaseEngine; skip: (ms: number) => void } {
   let skipped = 0;

@@ -1,6 +1,7 @@
 import { boardClock } from '../src-main/base/clock.js';
 import { LeaseEngine } from '../src-main/board/leaseEngine.js';
 import { median, percentile, printTable, type Row } from './table.js';
+import { rng } from './seeded.js';
 
 /**
  * Issue 34's figure for dispatch, in process (the engine's own cost, no disk): how long the board takes to
@@ -16,17 +17,6 @@ const MAX_DEPS = 3;
 const AGENTS = 100;
 /** Board time skipped every 50 grants (untimed), so the agents' write quotas refill whole. */
 const ROUND_GAP_MS = 60_000;
-
-/** A fixed pseudo-random sequence (mulberry32), so each run builds the same board. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const must = <T>(r: { ok: true; value: T } | { ok: false; error: { message: string } }): T => {
   if (!r.ok) throw new Error(r.error.message);
