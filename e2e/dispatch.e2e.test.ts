@@ -1,34 +1,24 @@
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import { describe, expect, it } from 'vitest';
 
+import { windowForFile } from './windowForFile.js';
 /**
  * Issue 34, dispatch in the window: the details panel's "Taken by" field names who may take a task (a name
  * that is no profile or label is refused with the board's reason), Thread settings turn dispatch on for the
  * Thread, and the panel's Why says, as `forkbench why` does, that dispatch is off, then that no idle agent
  * matches the task's labels.
  */
-let w: WindowSession;
-let served: Served;
-let page: Page;
+const win = windowForFile();
 
-beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
-
-const card = (id: string) => page.getByTestId(`card-${id}`);
-const details = () => page.getByTestId('task-details');
+const card = win.card;
+const details = () => win.page.getByTestId('task-details');
 const codes = () => details().getByTestId('details-why-reason').evaluateAll((els) => els.map((e) => e.getAttribute('data-code')));
 
 describe('dispatch, in the window', () => {
   it('who may take a task is set in its details; Thread settings turn dispatch on; Why follows', async () => {
-    await page.goto(served.url);
-    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
-    await page.getByTestId('add-task-title').fill('Restyle the form');
-    await page.getByTestId('add-task-title').press('Enter');
+    await win.page.goto(win.served.url);
+    await expect.poll(() => win.page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    await win.page.getByTestId('add-task-title').fill('Restyle the form');
+    await win.page.getByTestId('add-task-title').press('Enter');
     await card('T-1').waitFor();
     await card('T-1').locator('.card-title').click();
     await details().waitFor();
@@ -37,20 +27,20 @@ describe('dispatch, in the window', () => {
     const field = details().getByTestId('details-takers-input');
     await field.fill('label:fr@nt');
     await field.press('Enter');
-    await expect.poll(() => page.getByTestId('error-banner').textContent()).toContain("'label:fr@nt' names no profile or label");
+    await expect.poll(() => win.page.getByTestId('error-banner').textContent()).toContain("'label:fr@nt' names no profile or label");
     expect(await field.inputValue()).toBe('label:fr@nt');
     await field.fill('Claude, label:frontend');
     await field.press('Enter');
     await expect.poll(() => field.inputValue()).toBe('claude, label:frontend');
 
-    await page.getByTestId('thread-settings').click();
-    await page.getByTestId('settings-dispatch').check();
-    await page.getByTestId('settings-save').click();
-    await expect.poll(() => page.getByTestId('thread-settings').textContent()).toContain('idle agents take the next ready task');
+    await win.page.getByTestId('thread-settings').click();
+    await win.page.getByTestId('settings-dispatch').check();
+    await win.page.getByTestId('settings-save').click();
+    await expect.poll(() => win.page.getByTestId('thread-settings').textContent()).toContain('idle agents take the next ready task');
     await expect.poll(codes).toEqual(['ready', 'no-idle-match']);
     expect(await details().locator('[data-code="no-idle-match"]').textContent()).toBe(
       'no idle agent matches (claude, label:frontend): no agent that takes tasks when idle is running',
     );
-    await w.shot('dispatch-01-taken-by-and-why');
+    await win.shot('dispatch-01-taken-by-and-why');
   }, 60_000);
 });

@@ -1,9 +1,9 @@
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Served, type WindowSession, withQuery } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
 import { git, openWindowOnRepo } from './gitThread.js';
 
+import { windowForFile } from './windowForFile.js';
 /**
  * Issue 34, the merge queue in the window, in Chromium against `forkbench serve` on a git Thread, with a shell
  * in a real pty running the real CLI and git. Three tasks wait on a fourth that is not done, so once approved
@@ -11,23 +11,14 @@ import { git, openWindowOnRepo } from './gitThread.js';
  * (dnd-kit's sortable list), and so do the keyboard's Up and Down buttons; once the task they wait on is done,
  * they land in the queue's order.
  */
-let w: WindowSession;
-let served: Served;
-let page: Page;
+const win = windowForFile(openWindowOnRepo);
 
-beforeAll(async () => {
-  w = await openWindowOnRepo();
-  ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
-
-const card = (id: string) => page.getByTestId(`card-${id}`);
-const queueOrder = () => page.locator('[data-testid^="queue-item-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')?.replace('queue-item-', '')));
+const card = win.card;
+const queueOrder = () => win.page.locator('[data-testid^="queue-item-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')?.replace('queue-item-', '')));
 
 async function addTask(title: string, id: string): Promise<void> {
-  await page.getByTestId('add-task-title').fill(title);
-  await page.getByTestId('add-task-submit').click();
+  await win.page.getByTestId('add-task-title').fill(title);
+  await win.page.getByTestId('add-task-submit').click();
   await card(id).waitFor();
 }
 
@@ -36,70 +27,70 @@ const workOn = (id: string, file: string) =>
   `wt=$(forkbench claim ${id} --force --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p') && forkbench edit ${id} --after T-1 >/dev/null && (cd "$wt" && echo ${id} > ${file} && git add -A && git commit -qm ${id} && forkbench done ${id} >/dev/null) && echo "${id} submitted"`;
 
 async function approve(id: string): Promise<void> {
-  await page.getByTestId(`diff-button-${id}`).click();
-  await page.getByTestId('diff-view').waitFor();
-  await page.getByTestId(`diff-approve-${id}`).click();
-  await page.getByTestId(`queue-item-${id}`).waitFor();
+  await win.page.getByTestId(`diff-button-${id}`).click();
+  await win.page.getByTestId('diff-view').waitFor();
+  await win.page.getByTestId(`diff-approve-${id}`).click();
+  await win.page.getByTestId(`queue-item-${id}`).waitFor();
 }
 
 /** Drag a queue entry onto another's place, as a hand does: press, move in steps, let go once it has moved. */
 async function dragEntry(from: string, onto: string): Promise<void> {
-  const a = await page.getByTestId(`queue-item-${from}`).locator('.card-id').boundingBox();
-  const b = await page.getByTestId(`queue-item-${onto}`).boundingBox();
+  const a = await win.page.getByTestId(`queue-item-${from}`).locator('.card-id').boundingBox();
+  const b = await win.page.getByTestId(`queue-item-${onto}`).boundingBox();
   if (!a || !b) throw new Error('queue entries are not on screen');
-  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(a.x + a.width / 2, b.y + b.height / 2 + 2, { steps: 12 });
-  await expect.poll(() => page.getByTestId(`queue-item-${from}`).getAttribute('class')).toContain('dragging');
-  await page.mouse.up();
+  await win.page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await win.page.mouse.down();
+  await win.page.mouse.move(a.x + a.width / 2, b.y + b.height / 2 + 2, { steps: 12 });
+  await expect.poll(() => win.page.getByTestId(`queue-item-${from}`).getAttribute('class')).toContain('dragging');
+  await win.page.mouse.up();
 }
 
 describe('the merge queue in the window', () => {
   it('lists approved tasks first to land first, reorders by drag and by keyboard, and lands them in that order', async () => {
-    await page.goto(withQuery(served.url, 'debug=1'));
-    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
-    await expect.poll(() => page.getByTestId('git-base').textContent()).toContain('main');
+    await win.page.goto(withQuery(win.served.url, 'debug=1'));
+    await expect.poll(() => win.page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    await expect.poll(() => win.page.getByTestId('git-base').textContent()).toContain('main');
     await addTask('Gate', 'T-1');
     await addTask('Alpha', 'T-2');
     await addTask('Beta', 'T-3');
     await addTask('Gamma', 'T-4');
-    expect(await page.getByTestId('merge-queue').count()).toBe(0);
-    await page.getByTestId('launch-menu').click();
-    await page.getByTestId('launch-shell').click();
-    const tab = page.locator('[data-testid^="agent-tab-"]').first();
+    expect(await win.page.getByTestId('merge-queue').count()).toBe(0);
+    await win.page.getByTestId('launch-menu').click();
+    await win.page.getByTestId('launch-shell').click();
+    const tab = win.page.locator('[data-testid^="agent-tab-"]').first();
     await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
     const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
     for (const [id, file] of [['T-2', 'alpha.txt'], ['T-3', 'beta.txt'], ['T-4', 'gamma.txt']] as const) {
-      await typeIn(page, agent, workOn(id, file));
-      await expect.poll(() => screenText(page, agent), { timeout: 15_000 }).toContain(`${id} submitted`);
+      await typeIn(win.page, agent, workOn(id, file));
+      await expect.poll(() => screenText(win.page, agent), { timeout: 15_000 }).toContain(`${id} submitted`);
       await expect.poll(() => card(id).getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
     }
     for (const id of ['T-2', 'T-3', 'T-4']) await approve(id);
     expect(await queueOrder()).toEqual(['T-2', 'T-3', 'T-4']);
-    expect(await page.getByTestId('merge-queue-check').textContent()).toBe('no verify command is set: merges land unchecked');
-    expect(await page.getByTestId('queue-item-T-3').textContent()).toContain('waits on T-1');
-    await w.shot('queue-01-three-held');
+    expect(await win.page.getByTestId('merge-queue-check').textContent()).toBe('no verify command is set: merges land unchecked');
+    expect(await win.page.getByTestId('queue-item-T-3').textContent()).toContain('waits on T-1');
+    await win.shot('queue-01-three-held');
 
     // Drag T-4 onto T-2's place: it lands first now.
     await dragEntry('T-4', 'T-2');
     await expect.poll(queueOrder).toEqual(['T-4', 'T-2', 'T-3']);
     // The keyboard's way: T-3's Up button, then T-4's Down button.
-    await page.getByTestId('queue-up-T-3').click();
+    await win.page.getByTestId('queue-up-T-3').click();
     await expect.poll(queueOrder).toEqual(['T-4', 'T-3', 'T-2']);
-    await page.getByTestId('queue-down-T-4').focus();
-    await page.keyboard.press('Enter');
+    await win.page.getByTestId('queue-down-T-4').focus();
+    await win.page.keyboard.press('Enter');
     await expect.poll(queueOrder).toEqual(['T-3', 'T-4', 'T-2']);
-    await w.shot('queue-02-reordered');
+    await win.shot('queue-02-reordered');
 
     // T-1 done (claimed, done, approved: nothing to merge): the three land in the queue's order.
-    await typeIn(page, agent, `forkbench claim T-1 >/dev/null && forkbench done T-1 >/dev/null && echo "T-1 submitted"`);
+    await typeIn(win.page, agent, `forkbench claim T-1 >/dev/null && forkbench done T-1 >/dev/null && echo "T-1 submitted"`);
     await expect.poll(() => card('T-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
-    await page.getByTestId('diff-button-T-1').click();
-    await page.getByTestId('diff-view').waitFor();
-    await page.getByTestId('diff-approve-T-1').click();
+    await win.page.getByTestId('diff-button-T-1').click();
+    await win.page.getByTestId('diff-view').waitFor();
+    await win.page.getByTestId('diff-approve-T-1').click();
     for (const id of ['T-1', 'T-2', 'T-3', 'T-4']) await expect.poll(() => card(id).getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
-    await expect.poll(() => page.getByTestId('merge-queue').count()).toBe(0);
-    expect(git(served.folder, 'log', '--first-parent', '--format=%s', '-3', 'main').split('\n')).toEqual([
+    await expect.poll(() => win.page.getByTestId('merge-queue').count()).toBe(0);
+    expect(git(win.served.folder, 'log', '--first-parent', '--format=%s', '-3', 'main').split('\n')).toEqual([
       'Merge forkbench/T-2: Alpha',
       'Merge forkbench/T-4: Gamma',
       'Merge forkbench/T-3: Beta',

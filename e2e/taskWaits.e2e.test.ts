@@ -1,32 +1,22 @@
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import { describe, expect, it } from 'vitest';
 
+import { windowForFile } from './windowForFile.js';
 /**
  * Issue 34, dependencies in the window: the details panel's "Waits on" field sets what a task waits on (and
  * clears it with none), a cycle is refused with the board's reason naming it, the card of a task that waits
  * says on what, and the panel says why no one holds it, as `forkbench why` does.
  */
-let w: WindowSession;
-let served: Served;
-let page: Page;
+const win = windowForFile();
 
-beforeAll(async () => {
-  w = await openWindow();
-  ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
-
-const card = (id: string) => page.getByTestId(`card-${id}`);
-const details = () => page.getByTestId('task-details');
+const card = win.card;
+const details = () => win.page.getByTestId('task-details');
 const reasons = () => details().getByTestId('details-why-reason');
 /** The first reason: a ready task's 'ready' is followed by why the board has not dispatched it (dispatch off). */
 const firstReason = () => reasons().first();
 
 async function addTask(title: string, id: string): Promise<void> {
-  await page.getByTestId('add-task-title').fill(title);
-  await page.getByTestId('add-task-title').press('Enter');
+  await win.page.getByTestId('add-task-title').fill(title);
+  await win.page.getByTestId('add-task-title').press('Enter');
   await card(id).waitFor();
 }
 
@@ -43,8 +33,8 @@ async function closeDetails(): Promise<void> {
 
 describe('what a task waits on, in the window', () => {
   it('is set and cleared in the details panel, shown on the card and explained; a cycle is refused naming it', async () => {
-    await page.goto(served.url);
-    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    await win.page.goto(win.served.url);
+    await expect.poll(() => win.page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
     await addTask('Schema', 'T-1');
     await addTask('Screens', 'T-2');
 
@@ -56,14 +46,14 @@ describe('what a task waits on, in the window', () => {
     await expect.poll(() => firstReason().getAttribute('data-code')).toBe('waiting-on');
     expect(await reasons().textContent()).toBe('T-2 waits on T-1, which is open');
     expect(await details().getByTestId('details-after-input').inputValue()).toBe('T-1');
-    await w.shot('waits-01-card-and-why');
+    await win.shot('waits-01-card-and-why');
     await closeDetails();
 
     // T-1 waiting on T-2 would close a cycle: refused, with the cycle named, and nothing changed.
     await openDetails('T-1');
     await details().getByTestId('details-after-input').fill('T-2');
     await details().getByTestId('details-after-save').click();
-    await expect.poll(() => page.getByTestId('error-banner').textContent()).toContain('T-1 cannot wait on T-2: that would close a cycle, T-1 → T-2 → T-1');
+    await expect.poll(() => win.page.getByTestId('error-banner').textContent()).toContain('T-1 cannot wait on T-2: that would close a cycle, T-1 → T-2 → T-1');
     expect(await card('T-1').getByTestId('card-waits-T-1').count()).toBe(0);
     // The draft stays for the person to fix; Escape puts the field back to what the board holds.
     expect(await details().getByTestId('details-after-input').inputValue()).toBe('T-2');
@@ -88,33 +78,33 @@ describe('what a task waits on, in the window', () => {
     await details().getByTestId('details-after-input').press('Enter');
     await card('T-2').getByTestId('card-waits-T-2').waitFor();
     await closeDetails();
-    await page.getByTestId('launch-menu').click();
-    await page.getByTestId('launch-shell').click();
-    const tab = page.locator('[data-testid^="agent-tab-"]').first();
+    await win.page.getByTestId('launch-menu').click();
+    await win.page.getByTestId('launch-shell').click();
+    const tab = win.page.locator('[data-testid^="agent-tab-"]').first();
     await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
     const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
     const name = (await tab.getAttribute('data-name')) as string;
 
     const assign = async () => {
-      await page.getByTestId('assign-T-2').click();
-      await page.getByTestId(`assign-T-2-to-${agent}`).click();
-      await page.getByTestId('confirm-dialog').waitFor();
+      await win.page.getByTestId('assign-T-2').click();
+      await win.page.getByTestId(`assign-T-2-to-${agent}`).click();
+      await win.page.getByTestId('confirm-dialog').waitFor();
     };
     await assign();
-    expect(await page.getByTestId('confirm-dialog').textContent()).toContain('Start T-2 before T-1 is done?');
-    expect(await page.getByTestId('confirm-body').textContent()).toBe(`T-2 "Screens" waits on T-1 (open). Give it to ${name} anyway? The board notes that it was forced.`);
+    expect(await win.page.getByTestId('confirm-dialog').textContent()).toContain('Start T-2 before T-1 is done?');
+    expect(await win.page.getByTestId('confirm-body').textContent()).toBe(`T-2 "Screens" waits on T-1 (open). Give it to ${name} anyway? The board notes that it was forced.`);
     // No: nothing is granted.
-    await page.getByTestId('confirm-cancel').click();
-    await page.getByTestId('confirm-dialog').waitFor({ state: 'detached' });
+    await win.page.getByTestId('confirm-cancel').click();
+    await win.page.getByTestId('confirm-dialog').waitFor({ state: 'detached' });
     expect(await card('T-2').getAttribute('data-state')).toBe('open');
 
     await assign();
-    await page.getByTestId('confirm-ok').click();
+    await win.page.getByTestId('confirm-ok').click();
     await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('claimed');
     await openDetails('T-2');
     await expect.poll(() => details().getByTestId('note-text').first().textContent()).toBe(`claimed by ${agent} before T-1 was done, forced`);
     // Held now, and still waiting: both said.
     expect(await reasons().evaluateAll((els) => els.map((e) => e.getAttribute('data-code')))).toEqual(['held', 'waiting-on']);
-    await w.shot('waits-02-forced');
+    await win.shot('waits-02-forced');
   });
 });
