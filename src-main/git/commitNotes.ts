@@ -70,6 +70,19 @@ export class CommitNotes {
     return this.writing;
   }
 
+  /**
+   * At the Thread's start, before any note is written: a host killed inside the notes' fast-import left the
+   * ref's lock (refs/notes/forkbench.lock, seen in the two-host chaos run, B killed -9 while approving), and
+   * every later write of notes failed on it. The ref is this host's alone in this clone: the lock is removed.
+   * Returns the locks removed.
+   */
+  clearInterrupted(): string[] {
+    const lock = join(this.r.repo.commonDir, `${NOTES_REF}.lock`);
+    if (!fs.existsSync(lock)) return [];
+    fs.rmSync(lock, { force: true });
+    return [lock];
+  }
+
   /** Write the pending notes and take no more. */
   async close(): Promise<void> {
     await this.flush();

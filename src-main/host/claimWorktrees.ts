@@ -83,7 +83,7 @@ export class ClaimWorktrees {
     const joined = await git.join().catch((err: Error) => err);
     if (joined instanceof RemoteMismatchError) throw joined;
     if (joined) return new ClaimWorktrees(board, null, `the Thread's remote could not be read: ${joined.message}`, warn);
-    const cleared = git.folders.clearInterrupted();
+    const cleared = [...git.folders.clearInterrupted(), ...git.notes.clearInterrupted()];
     if (cleared.length) warn?.(`forkbench: cleared ${cleared.length} git lock(s) or unfinished worktree(s) left by a grant its host stopped inside: ${cleared.join(', ')}`);
     // Records this host made and had not pushed when it stopped (or was killed) go out now, in the background.
     void git.pushes.resume().catch(() => undefined);

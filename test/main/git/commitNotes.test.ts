@@ -91,4 +91,24 @@ describe('the notes of recorded commits', () => {
     await notes.flush();
     expect(noteOf(sha)).toBe('Forkbench-Task: T-1\nForkbench-Token: 2');
   });
+
+  it("a lock a killed fast-import left on the notes ref stops every write until the next start clears it", async () => {
+    const { folder, shas, t, notes, noteOf, warnings } = await notesOver(2);
+    const [a, b] = shas as [string, string];
+    // What a kill -9 inside `git fast-import` leaves: the ref's lock file.
+    const lock = join(folder, '.git', `${NOTES_REF}.lock`);
+    fs.mkdirSync(join(lock, '..'), { recursive: true });
+    fs.writeFileSync(lock, '');
+    notes.recorded('T-1', rec(a, 2));
+    t.fire();
+    await notes.flush();
+    expect(noteOf(a)).toBe('');
+    expect(warnings.join('\n')).toContain('forkbench.lock');
+    expect(notes.clearInterrupted()).toEqual([lock]);
+    expect(notes.clearInterrupted()).toEqual([]);
+    notes.recorded('T-1', rec(b, 2));
+    t.fire();
+    await notes.flush();
+    expect(noteOf(b)).toBe('Forkbench-Task: T-1\nForkbench-Token: 2');
+  });
 });
