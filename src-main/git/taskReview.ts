@@ -150,10 +150,7 @@ export class TaskReview {
         const t = this.r.task(taskId);
         const wt = t.worktree;
         if (!wt) return null;
-        const baseSha = await this.fetchBase(link, wt.base, taskId);
-        const head = await this.reviewed(t, wt);
-        if (head) await this.haveCommit(link, taskId, head.sha);
-        const commit = await this.mergeOnto(t, wt, baseSha, on, title);
+        const { onto: baseSha, merge: commit } = await this.mergeOnRemoteBase(link, t, wt, on, title);
         if (!commit) return { merged: null, base: wt.base, baseSha, tries };
         const [out] = await link.push([{ src: commit, dst: `refs/heads/${wt.base}`, expect: baseSha }]);
         if (out?.ok) {
@@ -351,6 +348,15 @@ export class TaskReview {
     });
   }
 
+  /** The remote's base as fetched now, and the merge of the task's reviewed work onto it (its frozen commit
+   *  fetched first if this clone lacks it): approval's and the merge queue's one way to merge with a remote. */
+  private async mergeOnRemoteBase(link: TaskRemote, t: Task, wt: TaskWorktree, on: string, title: string): Promise<{ onto: string; merge: string | null }> {
+    const onto = await this.fetchBase(link, wt.base, t.id);
+    const head = await this.reviewed(t, wt);
+    if (head) await this.haveCommit(link, t.id, head.sha);
+    return { onto, merge: await this.mergeOnto(t, wt, onto, on, title) };
+  }
+
   /**
    * The merge queue's first step (issue 34): the merge of exactly the frozen sha onto the base as it is now
    * (on a board with a remote, the remote's base as fetched now), with approval's checks, and nothing moved.
@@ -363,10 +369,7 @@ export class TaskReview {
         const t = this.r.task(taskId);
         const wt = t.worktree;
         if (!wt) return null;
-        const onto = await this.fetchBase(link, wt.base, taskId);
-        const head = await this.reviewed(t, wt);
-        if (head) await this.haveCommit(link, taskId, head.sha);
-        const merge = await this.mergeOnto(t, wt, onto, `${remote.name}/${wt.base}`, title);
+        const { onto, merge } = await this.mergeOnRemoteBase(link, t, wt, `${remote.name}/${wt.base}`, title);
         return { base: wt.base, onto, merge, remote: remote.name };
       });
     return this.r.queue.run(async () => {

@@ -75,26 +75,7 @@ export class CliBoard {
 
   /** `forkbench mcp` as `agent`, initialized (requests 1 and 2): its tools by name, and a tool call. */
   async mcp(agent: Agent = this.a): Promise<{ byName: Map<string, McpTool>; tool(id: number, name: string, args: object): Promise<ToolAnswer> }> {
-    const mcp = spawn(process.execPath, [CLI, 'mcp'], { env: this.envOf(agent), stdio: ['pipe', 'pipe', 'pipe'] });
-    this.children.push(mcp);
-    let out = '';
-    const waiting = new Map<number, (v: unknown) => void>();
-    mcp.stdout.on('data', (d) => {
-      out += d;
-      for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
-        const msg = JSON.parse(out.slice(0, nl)) as { id?: number };
-        out = out.slice(nl + 1);
-        if (typeof msg.id === 'number') waiting.get(msg.id)?.(msg);
-      }
-    });
-    const request = (id: number, method: string, params: object) =>
-      new Promise<unknown>((resolve) => {
-        waiting.set(id, resolve);
-        mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-      });
-    const tool = async (id: number, name: string, args: object) => (await request(id, 'tools/call', { name, arguments: args })) as ToolAnswer;
-    await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
-    mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const { request, tool } = await mcpClient(this.envOf(agent), this.children);
     const tools = (await request(2, 'tools/list', {})) as { result: { tools: McpTool[] } };
     return { byName: new Map(tools.result.tools.map((t) => [t.name, t])), tool };
   }
@@ -105,4 +86,32 @@ export class CliBoard {
     await this.board.close();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/**
+ * `forkbench mcp` with `env` (an agent's socket, secret and id), initialized (request 1): JSON-RPC requests to
+ * it and tool calls, each answered by id. The process is added to `children` for the caller to end.
+ */
+export async function mcpClient(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
+  const mcp = spawn(process.execPath, [CLI, 'mcp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.push(mcp);
+  let out = '';
+  const waiting = new Map<number, (v: unknown) => void>();
+  mcp.stdout.on('data', (d) => {
+    out += d;
+    for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
+      const msg = JSON.parse(out.slice(0, nl)) as { id?: number };
+      out = out.slice(nl + 1);
+      if (typeof msg.id === 'number') waiting.get(msg.id)?.(msg);
+    }
+  });
+  const request = (id: number, method: string, params: object) =>
+    new Promise<unknown>((resolve) => {
+      waiting.set(id, resolve);
+      mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  const tool = async (id: number, name: string, args: object) => (await request(id, 'tools/call', { name, arguments: args })) as ToolAnswer;
+  await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
+  mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return { request, tool };
 }

@@ -10,6 +10,7 @@ import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { type BoardService } from '../../../src-main/board/boardService.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
+import { mcpClient } from '../../helpers/cliBoard.js';
 
 /**
  * Issue 31, item 4, end to end: the real `forkbench` CLI against a real board host's socket. A write carries
@@ -166,30 +167,8 @@ describe('forkbench writes with idempotency keys', () => {
   it('an MCP tool call whose answer was lost is sent again with its key and lands once', async () => {
     const token = await claimT1();
     const proxy = await faultyProxy('drop');
-    const mcp = spawn(process.execPath, [CLI, 'mcp'], {
-      env: { PATH: process.env.PATH, FORKBENCH_SOCKET: proxy.path, FORKBENCH_SECRET: agent.secret, FORKBENCH_AGENT_ID: agent.id },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    children.push(mcp);
-    let out = '';
-    const answers = new Map<number, unknown>();
-    const waiting = new Map<number, (v: unknown) => void>();
-    mcp.stdout.on('data', (d) => {
-      out += d;
-      for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
-        const msg = JSON.parse(out.slice(0, nl)) as { id?: number };
-        out = out.slice(nl + 1);
-        if (typeof msg.id === 'number') waiting.get(msg.id)?.(msg) ?? answers.set(msg.id, msg);
-      }
-    });
-    const request = (id: number, method: string, params: object) =>
-      new Promise<unknown>((resolve) => {
-        waiting.set(id, resolve);
-        mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-      });
-    await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
-    mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    const r = (await request(2, 'tools/call', { name: 'note', arguments: { taskId: 'T-1', text: 'mcp once', token } })) as { result: { isError?: boolean; content: Array<{ text: string }> } };
+    const { tool } = await mcpClient({ PATH: process.env.PATH, FORKBENCH_SOCKET: proxy.path, FORKBENCH_SECRET: agent.secret, FORKBENCH_AGENT_ID: agent.id }, children);
+    const r = await tool(2, 'note', { taskId: 'T-1', text: 'mcp once', token });
     expect(r.result.isError, r.result.content[0]?.text).toBeFalsy();
     expect(proxy.seen.notesWhenLost).toBe(1);
     expect(proxy.seen.connections).toBe(2);
