@@ -17,6 +17,7 @@ import {
   toml,
 } from './profileKit.js';
 import { claudeHookSettings, geminiHooks, opencodePlugin } from './stateHooks.js';
+import { codexNativeBinary } from './codexNative.js';
 
 export const claude: AgentProfile = {
   kind: 'claude',
@@ -53,6 +54,9 @@ export const claude: AgentProfile = {
   },
 };
 
+/** The name Codex's binary answers to as its Linux sandbox helper. */
+export const CODEX_SANDBOX_HELPER = 'codex-linux-sandbox';
+
 export const codex: AgentProfile = {
   kind: 'codex',
   label: 'Codex CLI',
@@ -61,6 +65,16 @@ export const codex: AgentProfile = {
     const { command, args } = mcpCommand(ctx);
     const key = `mcp_servers.${MCP_SERVER_NAME}`;
     const instructions = boardInstructions(ctx, { mcp: true, sandboxedShell: true });
+    // Codex's Linux sandbox runs each shell command under bubblewrap, which starts Codex's own binary again
+    // as `codex-linux-sandbox` (the name it dispatches on). Codex prefers a bwrap on PATH (Debian's
+    // `bubblewrap`, which Flatpak brings) to the one it bundles, and names that helper to it by a link it makes
+    // at start under $CODEX_HOME/tmp, or, when it made none, bare, for bwrap to find on PATH. It makes none
+    // when CODEX_HOME lies in the temp folder ($TMPDIR, else /tmp: a home in /tmp, as in containers and
+    // throwaway homes), and every sandboxed command then fails: `bwrap: execvp codex-linux-sandbox: No such
+    // file or directory`. So the agent's private folder holds that link too, on PATH after Forkbench's own
+    // commands (Codex puts its own first when it makes one). Its bundled bwrap it hands the binary's own path.
+    const helpers = join(ctx.agentDir, 'bin');
+    const codexEnv = ctx.baseEnv ?? process.env;
     return {
       kind: 'codex',
       command: 'codex',
@@ -111,8 +125,9 @@ export const codex: AgentProfile = {
         '-c',
         `tui.notification_condition=${toml('always')}`,
       ],
-      env: forkbenchEnv(ctx),
+      env: forkbenchEnv(ctx, [helpers]),
       files: [instructionsFile(ctx, instructions)],
+      aliases: [{ path: join(helpers, CODEX_SANDBOX_HELPER), target: () => codexNativeBinary(codexEnv) }],
       instructionsVia: 'developer-instructions',
       mcp: true,
     };

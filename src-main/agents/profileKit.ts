@@ -1,7 +1,7 @@
 /** What every agent profile is built from: the plan's shape, the agent's board identity in its environment,
  *  the board instructions, the MCP server line, and the one place plans are written to disk. */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { effectiveRenewIntervalMs, Limits } from '../../src-shared/board/limits.js';
 import { AGENT_METHODS, AgentEnv, synopsis } from '../../src-shared/protocol/agentMethods.js';
@@ -54,6 +54,16 @@ export interface ProfileLink {
   into: string;
 }
 
+/**
+ * A program the agent's CLI runs by a name of its own, found on PATH: a symlink at `path` to what `target`
+ * finds when the plan is written (nothing is linked when it finds nothing). Found then, not while the plan
+ * is built: building a plan reads no disk.
+ */
+export interface ProfileAlias {
+  path: string;
+  target: () => string | null;
+}
+
 export type InstructionsChannel =
   | 'system-prompt' // appended to the CLI's system prompt
   | 'developer-instructions' // a config key that adds a developer message
@@ -71,6 +81,8 @@ export interface LaunchPlan {
   files: ProfileFile[];
   /** Folders of the user's whose entries the agent sees through links (Gemini's home overlay). */
   links?: ProfileLink[];
+  /** Programs linked under the names the CLI runs them by, in a folder on the pane's PATH. */
+  aliases?: ProfileAlias[];
   instructionsVia: InstructionsChannel;
   /** Whether the forkbench MCP server is configured; the CLI works either way. */
   mcp: boolean;
@@ -111,8 +123,8 @@ export const SHARED_FILE_MODE = 0o644;
 /** The variables that carry an agent's identity, in the names the socket and CLI read. */
 export const IDENTITY_VARS = [AgentEnv.socket, AgentEnv.agentId, AgentEnv.secret, AgentEnv.threadDir] as const;
 
-/** The board identity every profile exports, plus PATH with binDir first. */
-export function forkbenchEnv(ctx: ProfileContext): Record<string, string> {
+/** The board identity every profile exports, plus PATH with binDir first, then the profile's own `bins`. */
+export function forkbenchEnv(ctx: ProfileContext, bins: readonly string[] = []): Record<string, string> {
   const basePath = (ctx.baseEnv ?? process.env).PATH;
   return {
     [AgentEnv.socket]: ctx.socketPath,
@@ -120,7 +132,7 @@ export function forkbenchEnv(ctx: ProfileContext): Record<string, string> {
     [AgentEnv.secret]: ctx.agentToken,
     [AgentEnv.threadDir]: ctx.threadDir,
     FORKBENCH_INSTRUCTIONS: join(ctx.agentDir, INSTRUCTIONS_FILE),
-    PATH: basePath ? `${ctx.binDir}${delimiter}${basePath}` : ctx.binDir,
+    PATH: [ctx.binDir, ...bins, ...(basePath ? [basePath] : [])].join(delimiter),
   };
 }
 
@@ -233,11 +245,11 @@ export function mergeJson(theirs: unknown, ours: unknown): unknown {
 }
 
 /**
- * Writes a plan's files, then its links. Folders created for them are private (0700); each file gets its
- * mode even if it existed. A merge source that exists but is not a JSON object is left alone and reported,
- * never clobbered.
+ * Writes a plan's files, then its links and aliases. Folders created for them are private (0700); each file
+ * gets its mode even if it existed. A merge source that exists but is not a JSON object is left alone and
+ * reported, never clobbered. An alias is made again each time: a resume after an upgrade links the new program.
  */
-export async function writeProfileFiles(files: readonly ProfileFile[], links: readonly ProfileLink[] = []): Promise<void> {
+export async function writeProfileFiles(files: readonly ProfileFile[], links: readonly ProfileLink[] = [], aliases: readonly ProfileAlias[] = []): Promise<void> {
   for (const file of files) {
     await mkdir(dirname(file.path), { recursive: true, mode: PRIVATE_DIR_MODE });
     let content = file.content;
@@ -269,6 +281,13 @@ export async function writeProfileFiles(files: readonly ProfileFile[], links: re
     await mkdir(link.into, { recursive: true, mode: PRIVATE_DIR_MODE });
     const written = new Set(await readdir(link.into));
     for (const name of entries) if (!written.has(name)) await symlink(join(link.from, name), join(link.into, name));
+  }
+  for (const alias of aliases) {
+    await rm(alias.path, { force: true });
+    const target = alias.target();
+    if (!target) continue;
+    await mkdir(dirname(alias.path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    await symlink(target, alias.path);
   }
 }
 

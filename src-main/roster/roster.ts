@@ -267,7 +267,7 @@ export class Roster {
         command ? { command: '/bin/sh', args: ['-c', command] } : undefined,
       );
       spec = d.sessions.plan(stored, spec, { ...d.env, ...spec.env }, resumeId);
-      await writeProfileFiles(spec.files, spec.links);
+      await writeProfileFiles(spec.files, spec.links, spec.aliases);
     } catch (err) {
       if (fresh) {
         this.registry.remove(agent.id);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,7 @@ const identity = {
   FORKBENCH_SECRET: TOKEN,
   FORKBENCH_THREAD_DIR: '/work/repo',
 };
+const lstatExists = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 const fileOf = (plan: LaunchPlan, name: string) => plan.files.find((f) => f.path.endsWith(name));
 const kinds = Object.keys(PROFILES) as ProfileIdShared[];
 const plans = kinds.map((k) => [k, buildLaunch(k, ctx, { command: 'my-agent', args: ['--x'] })] as const);
@@ -46,7 +47,9 @@ describe('every profile', () => {
     expect(plan.env).toMatchObject(identity);
     // The agent's secret is never called a token: "--token N" in the instructions is the fencing token.
     expect(plan.env).not.toHaveProperty('FORKBENCH_TOKEN');
-    expect(plan.env.PATH).toBe('/opt/forkbench/bin:/usr/local/bin:/usr/bin');
+    // Codex's own folder of helper links comes next (see 'Codex CLI' below), then the user's PATH.
+    const own = plan.kind === 'codex' ? [`${agentDir}/bin`] : [];
+    expect(plan.env.PATH).toBe(['/opt/forkbench/bin', ...own, '/usr/local/bin:/usr/bin'].join(':'));
     expect(plan.env.FORKBENCH_INSTRUCTIONS).toBe(`${agentDir}/FORKBENCH.md`);
   });
 
@@ -152,6 +155,11 @@ describe('Codex CLI', () => {
     expect(overrides.some((o) => o.startsWith('hooks.'))).toBe(false);
     expect(plan.args.filter((a, i) => a.startsWith('--') && plan.args[i - 1] !== '-c')).toEqual(['--no-daemon']);
     expect(plan.files.map((f) => f.path)).toEqual([`${agentDir}/FORKBENCH.md`]);
+  });
+
+  it('links its sandbox helper name, `codex-linux-sandbox`, in the agent\'s folder, on PATH after the board\'s command', () => {
+    expect(plan.aliases?.map((a) => a.path)).toEqual([`${agentDir}/bin/codex-linux-sandbox`]);
+    expect(plan.env.PATH!.split(':').slice(0, 2)).toEqual(['/opt/forkbench/bin', `${agentDir}/bin`]);
   });
 
   it('tells agents the Thread’s own renewal rhythm, not a quarter of the lease regardless of the setting', () => {
@@ -378,6 +386,32 @@ describe('writeProfileFiles', () => {
     const plan = buildLaunch('gemini', { ...ctx, agentDir: join(tmp(), 'a'), baseEnv: { ...ctx.baseEnv, HOME: home } });
     await expect(writeProfileFiles(plan.files, plan.links)).rejects.toThrow(/not plain JSON/);
     expect(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')).toContain('a comment');
+  });
+
+  // The helper is Linux's alone (elsewhere Codex sandboxes without it).
+  it.runIf(process.platform === 'linux')('Codex\'s sandbox helper: linked to the binary the `codex` on PATH runs, made again on each write, none without a codex', async () => {
+    const root = tmp();
+    const native = join(root, 'opt', 'codex');
+    mkdirSync(join(root, 'opt'));
+    writeFileSync(native, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), { mode: 0o755 });
+    const bin = join(root, 'bin');
+    mkdirSync(bin);
+    symlinkSync(native, join(bin, 'codex'));
+    const dir = join(root, 'agent-7');
+    const helper = join(dir, 'bin', 'codex-linux-sandbox');
+    const write = async (PATH: string) => {
+      const plan = buildLaunch('codex', { ...ctx, agentDir: dir, baseEnv: { PATH } });
+      await writeProfileFiles(plan.files, plan.links, plan.aliases);
+    };
+    await write(bin);
+    expect(readlinkSync(helper)).toBe(native);
+    expect(statSync(join(dir, 'bin')).mode & 0o777).toBe(0o700);
+    // Written again (a resume): the link is made again, not refused for being there.
+    await write(bin);
+    expect(readlinkSync(helper)).toBe(native);
+    // A resume where codex is gone: no stale link to a binary that is not the pane's.
+    await write(join(root, 'empty'));
+    expect(lstatExists(helper)).toBe(false);
   });
 
   it('mergeJson: objects merge, everything else is replaced by ours', () => {
