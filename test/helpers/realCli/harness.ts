@@ -144,11 +144,24 @@ export interface ThreadDirs {
   folder: string;
 }
 
+export interface ThreadOptions {
+  /**
+   * Commands the panes must not find on PATH though this machine has them, as on a machine without them
+   * (e.g. `bwrap`, for a CLI that uses it when installed): each PATH folder that holds one is replaced by
+   * a folder of links to its other entries.
+   */
+  hide?: readonly string[];
+}
+
 /**
  * A Thread on a fresh folder with one open task (T-1). `env` (or what it returns for the Thread's folders)
  * is added to the panes' environment: base URLs, API keys, a CLI's home inside the isolated HOME.
  */
-export async function openRealCliThread(name: string, env: Record<string, string> | ((dirs: ThreadDirs) => Record<string, string>) = {}): Promise<RealCliThread> {
+export async function openRealCliThread(
+  name: string,
+  env: Record<string, string> | ((dirs: ThreadDirs) => Record<string, string>) = {},
+  { hide = [] }: ThreadOptions = {},
+): Promise<RealCliThread> {
   const dir = fs.mkdtempSync(join(tmpdir(), `forkbench-realcli-${name}-`));
   const folder = join(dir, 'project');
   const home = join(dir, 'home');
@@ -169,6 +182,7 @@ export async function openRealCliThread(name: string, env: Record<string, string
     ...proxyEnv(trap),
     ...(typeof env === 'function' ? env({ home, folder }) : env),
   };
+  if (hide.length) baseEnv.PATH = pathWithout(baseEnv.PATH!, hide, join(dir, 'path'));
   // FORKBENCH_REALCLI_PTY_HOST=1: the panes live in a pty host, as under `serve` and the app, so each CLI's
   // state is read off the pty host's mirror (its signals as frames, its screen by request).
   const ptyHost = process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 }) : undefined;
@@ -236,6 +250,29 @@ export async function openRealCliThread(name: string, env: Record<string, string
     },
   };
   return t;
+}
+
+/**
+ * `path` with every folder that holds one of `commands` replaced by a folder (made under `into`) of links to
+ * the folder's other entries; a folder reached twice (/bin is /usr/bin on a merged-/usr system) is made once.
+ */
+export function pathWithout(path: string, commands: readonly string[], into: string): string {
+  const made = new Map<string, string>();
+  return path
+    .split(delimiter)
+    .map((folder) => {
+      if (!folder || !commands.some((c) => fs.existsSync(join(folder, c)))) return folder;
+      const real = fs.realpathSync(folder);
+      let shadow = made.get(real);
+      if (!shadow) {
+        shadow = join(into, String(made.size));
+        fs.mkdirSync(shadow, { recursive: true });
+        for (const entry of fs.readdirSync(real)) if (!commands.includes(entry)) fs.symlinkSync(join(real, entry), join(shadow, entry));
+        made.set(real, shadow);
+      }
+      return shadow;
+    })
+    .join(delimiter);
 }
 
 /** The first event in the board's history or to come that matches. */

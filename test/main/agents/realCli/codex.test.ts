@@ -8,14 +8,17 @@
  * lease lapse, and here would keep the renew from ever arriving), and what Codex's shell gets from
  * `forkbench`: in Codex's default workspace-write sandbox the board's socket is refused (EPERM), as the
  * profile's instructions tell the agent; with network access for the sandbox (a person's setting), the
- * command lists the board, so PATH and the identity reach the shell.
+ * command lists the board, so PATH and the identity reach the shell. All of it twice: with the machine's
+ * bubblewrap on the panes' PATH, which Codex's sandbox then runs its shell under, and without (its bundled
+ * one).
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { cliScript } from '../../../../src-main/base/nodeRuntime.js';
-import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, untilSaved, type Pane, type StateSeen } from '../../../helpers/realCli/harness.js';
+import { findOnPath } from '../../../../src-main/base/pathLookup.js';
+import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, squeeze, untilSaved, type Pane, type RealCliThread, type StateSeen } from '../../../helpers/realCli/harness.js';
 import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
 
 const API_KEY = 'sk-forkbench-test-key-0123456789';
@@ -158,144 +161,179 @@ async function boardConnected(pane: Pane): Promise<{ state: string; tools: numbe
   return status;
 }
 
-describeRealCli('codex', 'Codex CLI, the real CLI through its profile', () => {
-  const open = closedAfterEach();
-
-  /**
-   * Launches Codex through its profile, waits until it reports the board's MCP server connected, asks for
-   * the board work, and follows the scripted model on the board until the final answer is on screen.
-   */
-  async function boardSession(configExtra = '') {
-    const api = open(await startFakeResponses(boardScript()));
-    // CODEX_HOME is ~/.codex anyway; set, it makes `codex mcp list` below read the same home for certain.
-    const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
-    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url, configExtra);
-
-    const pane = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
-    const { agent, screen: s, step } = pane;
-
-    const status = await boardConnected(pane);
-
-    await step(s.type(ASK, composer(ASK)));
-    await boardWork(t, pane);
-    await step(s.until(() => /the board was shown\./.test(s.visible()), 20_000, 'the final answer'));
-
-    // What the CLI sent back for each call, as the model saw it.
-    const last = api.turns.at(-1);
-    expect(last?.turn, api.summary()).toEqual({ text: FINAL });
-    const conversation = last!.conversation;
-    const output = (name: string) => conversation.calls.find((c) => c.name === name)?.output ?? '';
-    expect(output(mcp('claim'))).toMatch(new RegExp(`"agentId":\\s*"${agent.id}"`));
-    for (const tool of ['claim', 'note', 'renew']) expect(output(mcp(tool)), tool).not.toMatch(/refused|error/i);
-    // No dialog ever stood between the model's calls and the board.
-    expect(s.seen()).not.toMatch(APPROVAL_DIALOG);
-    expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
-    return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command') };
+/** Every warning Codex gathered (its f2 view shows them one at a time, → the next), as the screen showed each. */
+async function warnings(t: RealCliThread, pane: Pane): Promise<string> {
+  const { agent, screen: s, step } = pane;
+  const nth = (i: number) => new RegExp(`Warnings · ${i} of (\\d+)`);
+  t.host.roster.input(agent.id, F2);
+  await step(s.until(() => nth(1).test(s.visible()), 10_000, "Codex's warnings (f2)"));
+  const shown = [s.visible()];
+  for (let i = 2; i <= Number(nth(1).exec(shown[0]!)![1]); i++) {
+    t.host.roster.input(agent.id, RIGHT);
+    await step(s.until(() => nth(i).test(s.visible()), 10_000, `Codex's warning ${i}`));
+    shown.push(s.visible());
   }
+  return shown.join('\n');
+}
 
-  it('claims, notes and renews over MCP with no approval prompt; its sandboxed shell is refused the board', async () => {
-    const { t, agent, conversation, mcpTools, shell } = await boardSession();
-    // One tool per board method an agent calls (a hook's record of a landed commit is not one).
-    expect(mcpTools).toBe(AGENT_METHODS.filter((m) => !m.git).length);
-    // The instructions reached the model, with the warning that its shell cannot reach the board...
-    expect(conversation.text).toContain(`You are agent "${agent.id}"`);
-    expect(conversation.text).toMatch(/shell.{0,40}cannot reach the board/i);
-    // ...and so it is: `forkbench` is found on PATH (no login shell to reset it) and runs with the agent's
-    // identity, but Codex's workspace-write sandbox refuses it the board's unix socket.
-    expect(shell).not.toMatch(/command not found/);
-    expect(shell).toMatch(/forkbench: cannot reach the board at \S+\.sock: EPERM/);
+/**
+ * Codex's Linux sandbox runs its shell through bubblewrap: the system's `bwrap` when one is on PATH (Debian's
+ * `bubblewrap`, which Flatpak brings to many desktops), else the one its npm package bundles
+ * (codex-resources/bwrap), saying so on screen. Each case as a person's machine has it: with this machine's
+ * bwrap on the panes' PATH (when bubblewrap is installed), and with it hidden from them.
+ */
+const BUNDLED_BWRAP_NOTICE = 'Codex could not find bubblewrap on PATH. Install bubblewrap with your OS package manager.';
+/** The keys as xterm sends them. */
+const F2 = '\x1bOQ';
+const RIGHT = '\x1b[C';
+const SYSTEM_BWRAP = findOnPath('bwrap');
 
-    // `codex mcp list` in the same home with the profile's own overrides lists the board's server.
-    const listed = await t.run('codex', ['mcp', 'list', '--json', ...configOverrides(argvOf(agent.pid!))], { timeoutMs: 20_000 });
-    expect(listed.code, listed.stderr).toBe(0);
-    const servers = JSON.parse(listed.stdout) as Array<{ name: string; enabled: boolean; transport: { env_vars?: string[] } }>;
-    const forkbench = servers.find((server) => server.name === 'forkbench');
-    expect(forkbench, listed.stdout).toMatchObject({ enabled: true, transport: { type: 'stdio', command: process.execPath, args: [cliScript(), 'mcp'] } });
-    // The identity is forwarded from Codex's environment by name, never written into the config.
-    expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
-    expect(listed.stdout).not.toContain(t.host.roster.agent(agent.id)!.secret);
-  }, 60_000);
+for (const bwrap of ['on PATH', 'hidden'] as const) {
+  describeRealCli('codex', `Codex CLI, the real CLI through its profile (bubblewrap ${bwrap === 'on PATH' ? 'on PATH' : 'not on PATH: its bundled one'})`, () => {
+    const open = closedAfterEach();
+    /** A Thread for Codex: its home (CODEX_HOME, ~/.codex anyway) in the isolated HOME, bwrap as this case has it. */
+    const codexThread = () =>
+      openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') }), { hide: bwrap === 'hidden' ? ['bwrap'] : [] });
 
-  it('killed and resumed through its profile (`codex resume <its own session id>`): the model gets the earlier exchange back', async () => {
-    const script = {
-      isAgent: boardScript().isAgent,
-      next: (c: Conversation): Turn => ({ text: c.text.includes(RECALL) ? RECALLED : NOTED }),
-    };
-    const api = open(await startFakeResponses(script));
-    const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
-    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
-    const talk = async (pane: Awaited<ReturnType<typeof t.launch>>, say: string, answer: string) => {
-      const { screen: s, step } = pane;
-      await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
-      await step(s.type(say, composer(say)));
-      await step(s.until(() => s.visible().includes(answer), 20_000, `the answer "${answer}"`));
-    };
+    /**
+     * Launches Codex through its profile, waits until it reports the board's MCP server connected, asks for
+     * the board work, and follows the scripted model on the board until the final answer is on screen.
+     */
+    async function boardSession(configExtra = '') {
+      const api = open(await startFakeResponses(boardScript()));
+      // CODEX_HOME set makes `codex mcp list` below read the same home for certain.
+      const t = open(await codexThread());
+      seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url, configExtra);
 
-    const first = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
-    await talk(first, REMEMBER, NOTED);
-    // Codex names the session itself and files it as sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl.
-    const sessions = join(t.env.CODEX_HOME!, 'sessions');
-    const file = await untilSaved(sessions, /rollout-.*\.jsonl$/, NOTED, 10_000);
-    const sessionId = /([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1];
-    expect(sessionId, file).toBeDefined();
-    await killPane(t, first);
-    const before = api.turns.length;
+      const pane = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
+      const { agent, screen: s, step } = pane;
 
-    const resumed = await t.resume(first.agent.id, { answerQueries: true, diagnose: api.summary });
-    expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
-    const argv = await settledArgv(resumed.agent.pid!);
-    expect(argv.slice(argv.indexOf('resume'), argv.indexOf('resume') + 2)).toEqual(['resume', sessionId]);
-    await talk(resumed, RECALL, RECALLED);
+      const status = await boardConnected(pane);
 
-    const after = api.turns.slice(before);
-    expect(after.length, api.summary()).toBeGreaterThan(0);
-    const said = after[0]!.conversation.text;
-    expect(said).toContain(REMEMBER);
-    expect(said).toContain(NOTED);
-    expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
-    expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
-  }, 90_000);
+      await step(s.type(ASK, composer(ASK)));
+      await boardWork(t, pane);
+      await step(s.until(() => /the board was shown\./.test(s.visible()), 20_000, 'the final answer'));
+      // Which bubblewrap ran its shell: the bundled one only when none is on PATH, and then Codex says so.
+      if (bwrap === 'hidden') expect(squeeze(await warnings(t, pane))).toContain(squeeze(BUNDLED_BWRAP_NOTICE));
+      else expect(squeeze(await warnings(t, pane))).not.toContain(squeeze(BUNDLED_BWRAP_NOTICE));
 
-  it('its state from the terminal (it has no hooks): an approval is needs-input within 1 s of the dialog (program status OSC 7501, the command named by its OSC 9), the answer working, the final answer idle', async () => {
-    const api = open(await startFakeResponses(permissionScript()));
-    const t = open(await openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') })));
-    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
-    const states = recordStates(t);
-    const pane = await t.launch('codex', { answerQueries: true, diagnose: () => `${api.summary()}\nstates:\n${states.summary()}` });
-    const { agent, screen: s, step } = pane;
-    const mine = (state: string, source: string, after = 0) => (x: StateSeen) => x.e.agentId === agent.id && x.e.state === state && x.e.source === source && x.e.seq > after;
+      // What the CLI sent back for each call, as the model saw it.
+      const last = api.turns.at(-1);
+      expect(last?.turn, api.summary()).toEqual({ text: FINAL });
+      const conversation = last!.conversation;
+      const output = (name: string) => conversation.calls.find((c) => c.name === name)?.output ?? '';
+      expect(output(mcp('claim'))).toMatch(new RegExp(`"agentId":\\s*"${agent.id}"`));
+      for (const tool of ['claim', 'note', 'renew']) expect(output(mcp(tool)), tool).not.toMatch(/refused|error/i);
+      // No dialog ever stood between the model's calls and the board.
+      expect(s.seen()).not.toMatch(APPROVAL_DIALOG);
+      expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+      return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command') };
+    }
 
-    await boardConnected(pane);
-    await step(s.type(PERMISSION_ASK, composer(PERMISSION_ASK)));
-    await step(s.until(() => /Would you like to run the following command\?/.test(s.visible()), 30_000, 'the approval dialog'));
-    const shownAt = performance.now();
-    // Codex says it is blocked on the person as the request arrives, before it draws the dialog.
-    const waiting = await step(states.until(mine('needs-input', 'terminal'), 5_000, 'needs-input from the terminal'));
-    expect(waiting.at - shownAt).toBeLessThan(1000);
-    expect(waiting.e.text).toBe(`Approval requested: touch ${PERMISSION_FILE}`);
-    expect(t.host.roster.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'terminal' });
-    // The path: Codex's program status and its approval notification, both in what the pane printed.
-    const printed = t.output(agent.id);
-    expect(printed).toContain('\x1b]7501;state=blocked:app=codex:kind=permission');
-    expect(printed).toContain(`\x1b]9;Approval requested: touch ${PERMISSION_FILE}\x07`);
+    it('claims, notes and renews over MCP with no approval prompt; its sandboxed shell is refused the board', async () => {
+      const { t, agent, conversation, mcpTools, shell } = await boardSession();
+      // One tool per board method an agent calls (a hook's record of a landed commit is not one).
+      expect(mcpTools).toBe(AGENT_METHODS.filter((m) => !m.git).length);
+      // The instructions reached the model, with the warning that its shell cannot reach the board...
+      expect(conversation.text).toContain(`You are agent "${agent.id}"`);
+      expect(conversation.text).toMatch(/shell.{0,40}cannot reach the board/i);
+      // ...and so it is: `forkbench` is found on PATH (no login shell to reset it) and runs with the agent's
+      // identity, but Codex's workspace-write sandbox refuses it the board's unix socket.
+      expect(shell).not.toMatch(/command not found/);
+      expect(shell).toMatch(/forkbench: cannot reach the board at \S+\.sock: EPERM/);
 
-    // The person answers Yes (the dialog's first choice).
-    t.host.roster.input(agent.id, '\r');
-    await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
-    await step(s.until(() => s.visible().includes(PERMISSION_FINAL), 20_000, 'the final answer'));
-    // The turn's end is its program status "done": nothing else says idle for Codex.
-    await step(states.until(mine('idle', 'terminal', waiting.e.seq), 10_000, 'idle after the final answer'));
-    // (The pane's output reaches the test's screen after the host's mirror has read it.)
-    await step(s.until(() => t.output(agent.id).includes('\x1b]7501;state=done:app=codex'), 5_000, 'the program status "done" in the output'));
-    expect(fs.existsSync(join(t.folder, PERMISSION_FILE))).toBe(true);
-    const after = states.all.filter((x) => x.e.agentId === agent.id && x.e.seq > waiting.e.seq).map((x) => `${x.e.state}/${x.e.source}`);
-    expect(after).toEqual(['working/terminal', 'idle/terminal']);
-    expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
-  }, 90_000);
+      // `codex mcp list` in the same home with the profile's own overrides lists the board's server.
+      const listed = await t.run('codex', ['mcp', 'list', '--json', ...configOverrides(argvOf(agent.pid!))], { timeoutMs: 20_000 });
+      expect(listed.code, listed.stderr).toBe(0);
+      const servers = JSON.parse(listed.stdout) as Array<{ name: string; enabled: boolean; transport: { env_vars?: string[] } }>;
+      const forkbench = servers.find((server) => server.name === 'forkbench');
+      expect(forkbench, listed.stdout).toMatchObject({ enabled: true, transport: { type: 'stdio', command: process.execPath, args: [cliScript(), 'mcp'] } });
+      // The identity is forwarded from Codex's environment by name, never written into the config.
+      expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
+      expect(listed.stdout).not.toContain(t.host.roster.agent(agent.id)!.secret);
+    }, 60_000);
 
-  it('with network access for its sandbox (a setting of the person), `forkbench board` in its shell lists the board', async () => {
-    const { agent, shell } = await boardSession('\n[sandbox_workspace_write]\nnetwork_access = true\n');
-    expect(shell).toMatch(/exited with code 0/);
-    expect(shell).toMatch(new RegExp(`T-1\\s+claimed\\s+write hello\\.txt\\s+\\[${agent.id}, token \\d+`));
-  }, 60_000);
-});
+    it('killed and resumed through its profile (`codex resume <its own session id>`): the model gets the earlier exchange back', async () => {
+      const script = {
+        isAgent: boardScript().isAgent,
+        next: (c: Conversation): Turn => ({ text: c.text.includes(RECALL) ? RECALLED : NOTED }),
+      };
+      const api = open(await startFakeResponses(script));
+      const t = open(await codexThread());
+      seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+      const talk = async (pane: Awaited<ReturnType<typeof t.launch>>, say: string, answer: string) => {
+        const { screen: s, step } = pane;
+        await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
+        await step(s.type(say, composer(say)));
+        await step(s.until(() => s.visible().includes(answer), 20_000, `the answer "${answer}"`));
+      };
+
+      const first = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
+      await talk(first, REMEMBER, NOTED);
+      // Codex names the session itself and files it as sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl.
+      const sessions = join(t.env.CODEX_HOME!, 'sessions');
+      const file = await untilSaved(sessions, /rollout-.*\.jsonl$/, NOTED, 10_000);
+      const sessionId = /([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1];
+      expect(sessionId, file).toBeDefined();
+      await killPane(t, first);
+      const before = api.turns.length;
+
+      const resumed = await t.resume(first.agent.id, { answerQueries: true, diagnose: api.summary });
+      expect(resumed.agent).toMatchObject({ id: first.agent.id, name: first.agent.name, status: 'running' });
+      const argv = await settledArgv(resumed.agent.pid!);
+      expect(argv.slice(argv.indexOf('resume'), argv.indexOf('resume') + 2)).toEqual(['resume', sessionId]);
+      await talk(resumed, RECALL, RECALLED);
+
+      const after = api.turns.slice(before);
+      expect(after.length, api.summary()).toBeGreaterThan(0);
+      const said = after[0]!.conversation.text;
+      expect(said).toContain(REMEMBER);
+      expect(said).toContain(NOTED);
+      expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
+      expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+    }, 90_000);
+
+    it('its state from the terminal (it has no hooks): an approval is needs-input within 1 s of the dialog (program status OSC 7501, the command named by its OSC 9), the answer working, the final answer idle', async () => {
+      const api = open(await startFakeResponses(permissionScript()));
+      const t = open(await codexThread());
+      seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+      const states = recordStates(t);
+      const pane = await t.launch('codex', { answerQueries: true, diagnose: () => `${api.summary()}\nstates:\n${states.summary()}` });
+      const { agent, screen: s, step } = pane;
+      const mine = (state: string, source: string, after = 0) => (x: StateSeen) => x.e.agentId === agent.id && x.e.state === state && x.e.source === source && x.e.seq > after;
+
+      await boardConnected(pane);
+      await step(s.type(PERMISSION_ASK, composer(PERMISSION_ASK)));
+      await step(s.until(() => /Would you like to run the following command\?/.test(s.visible()), 30_000, 'the approval dialog'));
+      const shownAt = performance.now();
+      // Codex says it is blocked on the person as the request arrives, before it draws the dialog.
+      const waiting = await step(states.until(mine('needs-input', 'terminal'), 5_000, 'needs-input from the terminal'));
+      expect(waiting.at - shownAt).toBeLessThan(1000);
+      expect(waiting.e.text).toBe(`Approval requested: touch ${PERMISSION_FILE}`);
+      expect(t.host.roster.agents().find((a) => a.id === agent.id)?.state).toMatchObject({ state: 'needs-input', source: 'terminal' });
+      // The path: Codex's program status and its approval notification, both in what the pane printed.
+      const printed = t.output(agent.id);
+      expect(printed).toContain('\x1b]7501;state=blocked:app=codex:kind=permission');
+      expect(printed).toContain(`\x1b]9;Approval requested: touch ${PERMISSION_FILE}\x07`);
+
+      // The person answers Yes (the dialog's first choice).
+      t.host.roster.input(agent.id, '\r');
+      await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
+      await step(s.until(() => s.visible().includes(PERMISSION_FINAL), 20_000, 'the final answer'));
+      // The turn's end is its program status "done": nothing else says idle for Codex.
+      await step(states.until(mine('idle', 'terminal', waiting.e.seq), 10_000, 'idle after the final answer'));
+      // (The pane's output reaches the test's screen after the host's mirror has read it.)
+      await step(s.until(() => t.output(agent.id).includes('\x1b]7501;state=done:app=codex'), 5_000, 'the program status "done" in the output'));
+      expect(fs.existsSync(join(t.folder, PERMISSION_FILE))).toBe(true);
+      const after = states.all.filter((x) => x.e.agentId === agent.id && x.e.seq > waiting.e.seq).map((x) => `${x.e.state}/${x.e.source}`);
+      expect(after).toEqual(['working/terminal', 'idle/terminal']);
+      expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+    }, 90_000);
+
+    it('with network access for its sandbox (a setting of the person), `forkbench board` in its shell lists the board', async () => {
+      const { agent, shell } = await boardSession('\n[sandbox_workspace_write]\nnetwork_access = true\n');
+      expect(shell).toMatch(/exited with code 0/);
+      expect(shell).toMatch(new RegExp(`T-1\\s+claimed\\s+write hello\\.txt\\s+\\[${agent.id}, token \\d+`));
+    }, 60_000);
+  }, bwrap === 'on PATH' && !SYSTEM_BWRAP ? "bubblewrap is not installed (Debian's `bubblewrap`)" : null);
+}
