@@ -136,6 +136,9 @@ export class ClaimFolders {
         notes.push(`${r.folder} has ${plural(dirty, 'uncommitted change')} on ${base}: the worktree starts from ${base}'s last commit ${shortSha(start.sha)} without them.`);
       this.copyFiles(path, notes);
       const hookDir = this.hooks.install(keyOf(wt), { task: taskId, branch, base });
+      const theirs = this.hooks.repoHooksOf(keyOf(wt));
+      if (theirs.length > 0)
+        notes.push(`This folder runs the repository's own hooks as they were at this grant, copied for it: ${theirs.join(', ')}. A hook written into the repository's hooks folder later runs in no claim's folder before that claim's next grant.`);
       this.pointHooks(path, hookDir);
       this.hooks.bind(keyOf(wt), { task: taskId, branch, base, agentId, token }, start.sha);
       await r.board.run((e) => e.recordWorktree(taskId, wt, HOST_ACTOR, record));

@@ -17,6 +17,9 @@ const OTHER_HOOKS = [
   'pre-merge-commit', 'post-rewrite', 'push-to-checkout', 'pre-auto-gc', 'fsmonitor-watchman', 'post-index-change',
 ];
 
+/** Inside a task folder's hook folder: its copy of the repository's own hooks, made at its grant. */
+const REPO_COPY = 'repository';
+
 /** The hook folder of the Thread's own folder (the main worktree), beside the per-grant ones. */
 export const THREAD_HOOKS = 'thread';
 
@@ -45,7 +48,8 @@ export class FenceHooks {
   constructor(
     private readonly root: string,
     private readonly perl: string,
-    /** The repository's own hooks folder, as git would find it (may be relative to a worktree's top). */
+    /** The repository's own hooks folder, as git would find it (may be relative to a worktree's top): the
+     *  Thread's folder chains to it, each task folder to its own copy of it made at its grant. */
     private readonly chainTo: string,
     /** The board's socket, for hooks run without an agent's environment (a person, or an agent that dropped it). */
     private readonly socket: string,
@@ -75,8 +79,13 @@ export class FenceHooks {
   install(key: string, task?: { task: string; branch: string; base: string }): string {
     const dir = this.dirOf(key);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const chainDir = isAbsolute(this.chainTo) ? this.chainTo : null;
-    const theirs = (hook: string): string | null => (chainDir && fs.existsSync(join(chainDir, hook)) ? join(chainDir, hook) : null);
+    // A task folder runs its own copy of the repository's hooks, made at its grant (the first install):
+    // `.git/hooks` is shared by every worktree and every agent can write it, so a live chain would run
+    // what one agent planted there in every other agent's commits, with that agent's secret.
+    const chainDir = !isAbsolute(this.chainTo) ? null : task ? join(dir, REPO_COPY) : this.chainTo;
+    if (task && chainDir && !fs.existsSync(chainDir)) copyHooks(this.chainTo, chainDir);
+    const chainTo = chainDir ?? this.chainTo;
+    const theirs = (hook: string): string | null => (chainDir && isExecutableFile(join(chainDir, hook)) ? join(chainDir, hook) : null);
     const perlCall = (hook: string) => `exec ${shellQuote(this.perl)} ${shellQuote(this.script)} ${hook} ${shellQuote(dir)} "$@"`;
     for (const hook of FENCED_HOOKS) {
       const target = join(dir, hook);
@@ -101,11 +110,21 @@ export class FenceHooks {
       const target = join(dir, hook);
       const mine = theirs(hook);
       if (mine) writeAtomic(target, `#!/bin/sh\nexec ${shellQuote(mine)} "$@"\n`, 0o700);
-      else if (!chainDir && this.chainTo) writeAtomic(target, `#!/bin/sh\nh=${shellQuote(this.chainTo)}/${hook}\n[ -x "$h" ] || exit 0\nexec "$h" "$@"\n`, 0o700);
+      else if (!chainDir && chainTo) writeAtomic(target, `#!/bin/sh\nh=${shellQuote(chainTo)}/${hook}\n[ -x "$h" ] || exit 0\nexec "$h" "$@"\n`, 0o700);
       else fs.rmSync(target, { force: true });
     }
-    writeAtomic(join(dir, 'chain'), `${this.chainTo}\n`, 0o600);
+    writeAtomic(join(dir, 'chain'), `${chainTo}\n`, 0o600);
     return dir;
+  }
+
+  /** The repository's hooks a task folder runs: those copied for it at its grant (none when the repository's
+   *  hooks folder is relative, husky's `.husky/_`: each worktree's own files, run live). */
+  repoHooksOf(key: string): string[] {
+    try {
+      return fs.readdirSync(join(this.dirOf(key), REPO_COPY)).filter((f) => isExecutableFile(join(this.dirOf(key), REPO_COPY, f))).sort();
+    } catch {
+      return [];
+    }
   }
 
   /** The Thread's own folder: agents commit and move branches in their worktrees, never here. */
@@ -167,6 +186,41 @@ export class FenceHooks {
 }
 
 const oneLine = (s: string) => s.replace(/[\r\n]+/g, ' ');
+
+function isExecutableFile(path: string): boolean {
+  try {
+    const st = fs.statSync(path);
+    return st.isFile() && (st.mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The repository's hooks folder as it is now, into `to`: its files (a hook may source a file beside it, as
+ * husky 4's did), not git's `.sample`s, a link copied as what it points to. A folder that cannot be read
+ * gives an empty copy: the claim then runs none of them, never the live folder.
+ */
+function copyHooks(from: string, to: string): void {
+  fs.mkdirSync(to, { recursive: true, mode: 0o700 });
+  let names: string[];
+  try {
+    names = fs.readdirSync(from);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.endsWith('.sample')) continue;
+    try {
+      const st = fs.statSync(join(from, name));
+      if (!st.isFile()) continue;
+      fs.copyFileSync(join(from, name), join(to, name));
+      fs.chmodSync(join(to, name), st.mode & 0o755);
+    } catch {
+      // gone while being copied, or unreadable: not copied
+    }
+  }
+}
 
 /**
  * The record file, rewritten in place: this runs for every commit before the board answers its hook, and a

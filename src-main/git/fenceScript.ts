@@ -101,7 +101,8 @@ sub said_record {
  *
  * Layout: `perl fence.pl HOOK DIR ARGS…`, where DIR holds `claim` (key=value lines: mode task or thread;
  * for a task folder its task, branch, base, the agent and token it was issued to, and `fenced` with the
- * reason once its claim ended; the board's socket) and `chain` (the repository's own hooks folder).
+ * reason once its claim ended; the board's socket) and `chain` (the repository's own hooks folder for the
+ * Thread's folder; for a task folder, its copy of that folder made at its grant).
  */
 export function fenceScript(): string {
   return String.raw`#!/usr/bin/env perl

@@ -1,6 +1,6 @@
 import { remoteTaskRef } from '../../src-shared/git/taskBranch.js';
 import type { GitRemote } from '../../src-shared/board/model.js';
-import { git, GitError, type GitResult } from './git.js';
+import { ALLOWED_PROTOCOLS, configSettings, GitError, personScope, type GitResult } from './git.js';
 import type { TaskRepo } from './taskRepo.js';
 
 export const RemoteConstants = {
@@ -71,9 +71,12 @@ export class TaskRemote {
     return url;
   }
 
-  private async run(args: string[], allowFail = false): Promise<GitResult> {
+  /** `git <args> -- <url> <rest>` to the remote, as the host talks to it (remoteSettings). */
+  private async run(args: string[], url: string, rest: readonly string[], allowFail = false): Promise<GitResult> {
     try {
-      return await this.r.git(this.r.repo.root, [...(await personCredentials(this.r.repo.root)), ...args], { allowFail, timeoutMs: RemoteConstants.networkTimeoutMs });
+      const settings = await remoteSettings(this.r.repo.root, url, args[0] === 'push');
+      // ssh, and what the person's ssh config has it run, start with only their stdio (inheritedFds.ts).
+      return await this.r.git(this.r.repo.root, [...settings, ...args, '--', url, ...rest], { allowFail, timeoutMs: RemoteConstants.networkTimeoutMs, closeFds: true });
     } catch (err) {
       // The command line names the URL with the person's credentials and their credential helpers: the
       // failure is told without it, in git's own words with any password taken out of a URL they quote.
@@ -90,7 +93,7 @@ export class TaskRemote {
     for (let i = 0; ; i++) {
       const making = this.r.worktreesMade();
       try {
-        await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', await this.url(), ...refspecs]);
+        await this.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance'], await this.url(), refspecs);
         return;
       } catch (err) {
         // A grant's folder was being made while this ran (its HEAD is null until it has checked out): once
@@ -135,7 +138,7 @@ export class TaskRemote {
 
   /** The remote's refs under `patterns`, by name. */
   async list(patterns: readonly string[]): Promise<Map<string, string>> {
-    const out = await this.run(['ls-remote', '--', await this.url(), ...patterns]);
+    const out = await this.run(['ls-remote'], await this.url(), patterns);
     const refs = new Map<string, string>();
     for (const line of out.stdout.split('\n')) {
       const [sha, ref] = line.split('\t');
@@ -154,8 +157,10 @@ export class TaskRemote {
     const specs = updates.map((u) => `${u.expect === undefined ? '+' : ''}${u.src}:${u.dst}`);
     let res: GitResult;
     try {
-      res = await this.run(['push', '--porcelain', ...(o.verify === false ? ['--no-verify'] : []), ...leases, '--', await this.url(), ...specs], true);
+      res = await this.run(['push', '--porcelain', ...(o.verify === false ? ['--no-verify'] : []), ...leases], await this.url(), specs, true);
     } catch (err) {
+      // Not an outage: the repository's config is what stops it, and the caller says so in those words.
+      if (err instanceof RemoteSettingError) throw err;
       const message = (err as Error).message;
       return updates.map((u) => ({ dst: u.dst, ok: false, why: 'unreachable', message }));
     }
@@ -183,22 +188,50 @@ export class TaskRemote {
   }
 }
 
+/** A setting of the repository's that the host will not follow to the remote: nothing was sent. */
+export class RemoteSettingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RemoteSettingError';
+  }
+}
+
 /**
- * The host's git empties `credential.helper` (the repository's config, which an agent can write, must never
- * name a program the host runs): a remote over https then needs the helpers the person set up themselves, in
- * their global and system config, named again after that reset.
+ * What a command that talks to the remote is told beyond every host git's settings (git.ts's HOST_ONLY), from
+ * one read of the config:
+ * - each transport the repository's config allows by name (`protocol.ext.allow=always`, which beats
+ *   `protocol.allow`) is put back to `never` unless it is one the host means (file, ssh, https);
+ * - a rewrite of the remote's URL in the repository's config (`url.<x>.insteadOf`, `url.<x>.pushInsteadOf`:
+ *   many-valued, so no `-c` can take one back), or a setting that sends the talk elsewhere or drops its TLS
+ *   check (`http.proxy`, `http.sslVerify`, `http.sslCAInfo`, ...), stops the command before it starts:
+ *   the host never follows one, and says which;
+ * - the person's own credential helpers (system and global config; the host's git empties the rest) named
+ *   again, each only as a plain helper name with plain arguments: `git credential-<name>`, never a shell
+ *   line (`!…`) or a program path another process could have written.
  */
-async function personCredentials(root: string): Promise<string[]> {
-  // One process for both scopes (it runs before every fetch and push): each line is `<scope>\t<value>`.
-  const got = await git(root, ['config', '--show-scope', '--get-all', 'credential.helper'], { allowFail: true });
+export async function remoteSettings(root: string, url: string, push: boolean): Promise<string[]> {
+  const all = await configSettings(root, '^(url|protocol|http|credential)\\.');
   const out: string[] = [];
-  for (const line of got.stdout.split('\n')) {
-    const tab = line.indexOf('\t');
-    const scope = line.slice(0, tab);
-    if (tab > 0 && (scope === 'system' || scope === 'global')) out.push('-c', `credential.helper=${line.slice(tab + 1)}`);
+  for (const s of all) {
+    if (personScope(s)) {
+      if (s.key === 'credential.helper' && PLAIN_HELPER.test(s.value)) out.push('-c', `credential.helper=${s.value}`);
+      continue;
+    }
+    const transport = /^protocol\.(.+)\.allow$/.exec(s.key)?.[1];
+    if (transport && !(ALLOWED_PROTOCOLS as readonly string[]).includes(transport)) out.push('-c', `protocol.${transport}.allow=never`);
+    const rewrite = /^url\.(.+)\.(insteadof|pushinsteadof)$/.exec(s.key);
+    // git rewrites a push by pushInsteadOf (else insteadOf), anything else by insteadOf alone.
+    if (rewrite && (push || rewrite[2] === 'insteadof') && url.startsWith(s.value))
+      throw new RemoteSettingError(`the repository's config rewrites the remote's URL (url.${rewrite[1]}.${rewrite[2] === 'insteadof' ? 'insteadOf' : 'pushInsteadOf'} = ${s.value}), and the host never follows a rewrite: nothing was sent. Remove it (git config --unset-all url.${rewrite[1]}.${rewrite[2]}) if it is yours`);
+    if (/^http\.(.+\.)?(proxy|sslverify|sslcainfo|sslcapath|curloptresolve)$/.test(s.key))
+      throw new RemoteSettingError(`the repository's config sets ${s.key} = ${s.value}, which changes where or how safely the host talks to the remote, and the host never follows it: nothing was sent. Remove it (git config --unset-all ${s.key}) if it is yours`);
   }
   return out;
 }
+
+/** A credential helper git runs as `git credential-<name> <args>` (store, cache, osxkeychain, manager,
+ *  libsecret, with options such as `--file ~/.git-credentials`): no shell line, no path, nothing a shell reads. */
+const PLAIN_HELPER = /^[A-Za-z0-9][A-Za-z0-9_-]*( +--?[A-Za-z0-9][A-Za-z0-9-]*(=[A-Za-z0-9_.\/~:@+-]+)?( +[A-Za-z0-9_.\/~:@+-]+)?)*$/;
 
 /** Text git wrote about the remote, fit to be shown and kept (a note on the board): every URL in it as the
  *  board would name it, without a password. */

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { inflateSync } from 'node:zlib';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
 import type { GitIsolation, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
@@ -34,8 +34,7 @@ export type RepoFacts = Omit<Extract<RepoProbe, { ok: true }>, 'ok'>;
 
 /**
  * The repository as the host touches it for the Thread's tasks: one queue for every git command that changes
- * something (git's locks fail rather than wait), the repository's own hooks for the host's git (the host is
- * not an agent), and the reads that must not start a process (ref files, loose objects) because they run
+ * something (git's locks fail rather than wait), and the reads that must not start a process (ref files, loose objects) because they run
  * inside a grant or for every commit.
  */
 export class TaskRepo {
@@ -56,25 +55,12 @@ export class TaskRepo {
     readonly folder: string,
     readonly repo: RepoFacts,
     readonly board: BoardService,
-    /** The repository's own hooks folder, which the host's git runs. */
-    readonly chainTo: string,
   ) {}
 
-  /** git as the host runs it: the repository's own hooks, never the fence's, and no program an agent could
-   *  have named in the repository's or a worktree's config (withoutAgentPrograms). */
-  async git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}) {
-    return git(cwd, ['-c', `core.hooksPath=${this.chainTo}`, ...(await withoutAgentPrograms(cwd, args))], { ...o, closeFds: this.repoHasHooks() });
-  }
-
-  /** Whether git may run code of the repository's (a hook that is not git's .sample): that code then starts
-   *  with nothing of the host's but its stdio, never a pane's terminal. Plain repositories skip the launcher. */
-  private repoHasHooks(): boolean {
-    if (!isAbsolute(this.chainTo)) return true;
-    try {
-      return fs.readdirSync(this.chainTo).some((f) => !f.endsWith('.sample'));
-    } catch {
-      return false;
-    }
+  /** git as the host runs it: no hook of anyone's, and no program an agent could have named in the
+   *  repository's or a worktree's config (git.ts's HOST_ONLY, withoutAgentPrograms). */
+  async git(cwd: string, args: readonly string[], o: { allowFail?: boolean; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; closeFds?: boolean } = {}) {
+    return git(cwd, await withoutAgentPrograms(cwd, args), o);
   }
 
   /** The branch worktrees start from: the Thread's setting, else the branch the folder has checked out. */

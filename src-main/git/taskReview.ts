@@ -6,7 +6,7 @@ import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimFolders } from './claimFolders.js';
-import { GitError, gitLine } from './git.js';
+import { configSettings, GitError, gitLine, personScope } from './git.js';
 import { TaskRemote, trackingRef } from './taskRemote.js';
 import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
@@ -262,10 +262,7 @@ export class TaskReview {
   }
 
   private async commitTree(tree: string, parent1: string, parent2: string, message: string): Promise<string> {
-    // A person without user.name/user.email configured still gets a merge: the host signs it as Forkbench.
-    const ident = await this.r.git(this.r.repo.root, ['var', 'GIT_COMMITTER_IDENT'], { allowFail: true });
-    const env = ident.code === 0 ? undefined : { GIT_AUTHOR_NAME: 'Forkbench', GIT_AUTHOR_EMAIL: 'forkbench@localhost', GIT_COMMITTER_NAME: 'Forkbench', GIT_COMMITTER_EMAIL: 'forkbench@localhost' };
-    return (await this.r.git(this.r.repo.root, ['commit-tree', tree, '-p', parent1, '-p', parent2, '-F', '-'], { input: message, env })).stdout.trim();
+    return (await this.r.git(this.r.repo.root, ['commit-tree', tree, '-p', parent1, '-p', parent2, '-F', '-'], { input: message, env: await personIdentity(this.r.repo.root) })).stdout.trim();
   }
 
   /** Move the base to the merge: through `git merge --ff-only` where it is checked out (its files follow,
@@ -470,4 +467,16 @@ function parseNumstat(z: string): Map<string, { added: number | null; deleted: n
     out.set(p, { added: num(a), deleted: num(d) });
   }
   return out;
+}
+
+/**
+ * Who the person's merge is by, named to git outside its config: their own user.name and user.email (system
+ * or global config; the repository's is every agent's to write), else the identity the host was started
+ * with, else Forkbench (a person with no identity set up still gets a merge).
+ */
+async function personIdentity(root: string): Promise<NodeJS.ProcessEnv> {
+  const said = new Map((await configSettings(root, '^user\\.(name|email)$')).filter(personScope).map((s) => [s.key, s.value]));
+  const name = said.get('user.name') || process.env.GIT_AUTHOR_NAME || 'Forkbench';
+  const email = said.get('user.email') || process.env.GIT_AUTHOR_EMAIL || 'forkbench@localhost';
+  return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
 }

@@ -6,7 +6,7 @@ import { BranchRecords } from './branchRecords.js';
 import { ClaimFolders } from './claimFolders.js';
 import { CommitNotes } from './commitNotes.js';
 import { FenceHooks } from './fenceHooks.js';
-import { git } from './git.js';
+import { configSettings } from './git.js';
 import { probeRepo } from './repoProbe.js';
 import { RecordArrival, type ArrivalTiming } from './recordArrival.js';
 import { joinRemote } from './remoteJoin.js';
@@ -46,14 +46,11 @@ export class WorktreeManager {
     // The repository's own hooks folder, whatever the scope it was set in, but never ours: the Thread's folder
     // points at the fence's while it is open, and a host that was killed -9 left that setting behind.
     const ours = join(dataDir, 'hooks');
-    const set = (await git(probe.root, ['config', '--get-all', '--show-scope', 'core.hooksPath'], { allowFail: true })).stdout
-      .split('\n')
-      .map((l) => l.slice(l.indexOf('\t') + 1).trim())
-      .filter((v) => v && !v.startsWith(ours));
+    const set = (await configSettings(probe.root, '^core\\.hookspath$')).map((s) => s.value.trim()).filter((v) => v && !v.startsWith(ours));
     // Relative hooksPath (husky's `.husky/_`) is relative to each worktree's top, which the wrapper resolves.
     const chainTo = set.at(-1) ?? join(probe.commonDir, 'hooks');
     const { ok: _ok, ...facts } = probe;
-    const repo = new TaskRepo(folder, facts, board, chainTo);
+    const repo = new TaskRepo(folder, facts, board);
     const hooks = new FenceHooks(ours, perl, chainTo, socket);
     const records = new BranchRecords(repo);
     // The remote as the board names it at each use: a person may change the setting while the Thread is open.

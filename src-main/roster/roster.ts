@@ -17,6 +17,7 @@ import type { Agent, ExitStatus } from '../agents/agent.js';
 import { AgentRegistry } from '../agents/agentRegistry.js';
 import type { LivenessSubject } from '../agents/liveness.js';
 import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peerCredentials.js';
+import { hostGitPids } from '../git/git.js';
 import { buildLaunch, noticeWayOf, writeProfileFiles } from '../agents/profiles.js';
 import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
 import type { BoardService } from '../board/boardService.js';
@@ -437,6 +438,8 @@ export class Roster {
     const roots = new Map<number, string>();
     for (const p of this.panes.values()) if (p.agent.pid !== null) roots.set(p.agent.pid, p.agent.name);
     for (const [pid, agentId] of this.verifyRoots) roots.set(pid, `${this.nameOf(agentId)} (its verify command)`);
+    // What the host's own git runs (an ssh, a credential helper, anything those start) acts for no person.
+    for (const gitPid of hostGitPids()) roots.set(gitPid, "(the host's own git)");
     return callerOf(pid, roots);
   }
 

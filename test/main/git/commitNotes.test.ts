@@ -34,7 +34,7 @@ async function notesOver(n: number) {
   const clock = new ManualClock();
   const t = manualTimers();
   const warnings: string[] = [];
-  const notes = new CommitNotes(new TaskRepo(folder, facts, board, join(probe.commonDir, 'hooks')), clock, (m) => warnings.push(m), t.timers);
+  const notes = new CommitNotes(new TaskRepo(folder, facts, board), clock, (m) => warnings.push(m), t.timers);
   const noteOf = (sha: string) => gitSync(folder, ['log', '-1', `--notes=${NOTES_REF}`, '--format=%N', sha]);
   // How many notes commits the host has made: one per git process it ran for them.
   const writes = () => Number(gitSync(folder, ['for-each-ref', '--format=%(objectname)', NOTES_REF]) ? gitSync(folder, ['rev-list', '--count', NOTES_REF]) : 0);

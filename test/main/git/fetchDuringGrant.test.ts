@@ -4,29 +4,25 @@
  * worktrees/T-2-6/HEAD`): seen in the two-host chaos run, where an approval's fetch of the remote's main met a
  * grant on the same host. The fetch is asked again once the folder is made, and lands.
  *
- * The window is held open for real: the repository's own reference-transaction hook (which the host's git
- * runs) blocks inside the add's first ref update, on a fifo. Git's trace2 events say when the host's fetch
- * has run and how it ended.
+ * The window is held open for real: the add's first ref update waits at its start on a fifo the repository's
+ * config includes for worktrees' git dirs (the host's git runs no hook to hold it with). Git's trace2 events
+ * say when the host's fetch has run and how it ended.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { cloneOfBareRemote, gitSync, idleAgent } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
+import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 
 const hosts: ThreadHost[] = [];
 const dirs: string[] = [];
 const traceBefore = process.env.GIT_TRACE2_EVENT;
-const gates: string[] = [];
+const gates: WorktreeGitGate[] = [];
 afterEach(async () => {
-  // A hook still held (the test failed before letting it go) is let go: O_RDWR opens a fifo without waiting.
-  for (const g of gates.splice(0)) {
-    const fd = fs.openSync(g, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
-    fs.writeSync(fd, 'go\n');
-    fs.closeSync(fd);
-  }
+  // A git still held (the test failed before letting it go) is let go.
+  for (const g of gates.splice(0)) g.release();
   if (traceBefore === undefined) delete process.env.GIT_TRACE2_EVENT;
   else process.env.GIT_TRACE2_EVENT = traceBefore;
   for (const h of hosts.splice(0)) await h.dispose();
@@ -56,17 +52,9 @@ describe("a fetch while a grant's folder is being made", () => {
   it('is asked again once the folder is made, and lands', async () => {
     const { root, bare, folder } = cloneOfBareRemote('fb-fetch-grant-');
     dirs.push(root);
-    const gate = join(root, 'gate');
-    fs.mkdirSync(gate);
-    execFileSync('mkfifo', [join(gate, 'fifo')]);
-    gates.push(join(gate, 'fifo'));
-    // Blocks once, in the first ref update of a grant's folder: the add's own, made from the repository with
-    // GIT_DIR naming the new folder's admin folder, while its HEAD is still the null id.
-    fs.writeFileSync(
-      join(folder, '.git', 'hooks', 'reference-transaction'),
-      `#!/bin/sh\ncat >/dev/null\ncase "$1:$GIT_DIR" in prepared:*/worktrees/T-*) [ -e '${gate}/entered' ] || { touch '${gate}/entered'; read x < '${gate}/fifo'; } ;; esac\nexit 0\n`,
-      { mode: 0o755 },
-    );
+    const gate = new WorktreeGitGate(folder, root);
+    gates.push(gate);
+    gate.arm();
 
     const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
     hosts.push(host);
@@ -75,7 +63,7 @@ describe("a fetch while a grant's folder is being made", () => {
     const c = await host.board.run((e) => e.claim(agent, 'T-1'));
     const token = (c.ok && c.value.token) as number;
     const handed = host.worktrees.worktreeOf('T-1', token);
-    await waitFor(() => fs.existsSync(join(gate, 'entered')), 20_000, 'the add to reach its first ref update');
+    await waitFor(() => gate.entered(), 20_000, 'the add to reach its first ref update');
     const admin = join(folder, '.git', 'worktrees', `T-1-${token}`);
     expect(fs.readFileSync(join(admin, 'HEAD'), 'utf8').trim()).toBe('0'.repeat(40));
 
@@ -90,8 +78,7 @@ describe("a fetch while a grant's folder is being made", () => {
     await waitFor(() => fetchExits(trace).length > 0, 20_000, 'the fetch to end');
     expect(fetchExits(trace)[0]).not.toBe(0);
 
-    await fs.promises.writeFile(join(gate, 'fifo'), 'go\n');
-    gates.splice(0);
+    gate.release();
     expect(await settled).toBe('resolved');
     expect(await fetched).toBe(gitSync(bare, ['rev-parse', 'main']));
     expect(fetchExits(trace).at(-1)).toBe(0);
