@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
+import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { openWindow, SHOTS, startServe, type Served, type WindowSession, withQuery } from './harness.js';
 import { poorContrast, visibleTexts } from './pageAudit.js';
 import { dragCard, launchFromMenu, screenText, typeIn, confirmAfterDrop } from './pageActions.js';
@@ -35,7 +35,7 @@ let pageB: Page;
 beforeAll(async () => {
   pgc = await startPgCluster();
   const url = await pgc.createDatabase('e2e');
-  const args = ['--board', url, '--board-name', BOARD_NAME];
+  const args = ['--board-url-file', boardUrlFile(pgc.root, url), '--board-name', BOARD_NAME];
   a = await openWindow({ args });
   b = await startServe({ args });
   pageA = a.page;

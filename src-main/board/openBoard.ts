@@ -22,7 +22,7 @@ function hostLeaseFromEnv(env: NodeJS.ProcessEnv): HostLeaseTiming | undefined {
 
 /** A Thread's board on PostgreSQL, shared by every host that opens the same name there. */
 export interface SharedBoardSetting {
-  /** postgres://… (from `--board` or FORKBENCH_BOARD_URL). Never written to the journal, a log or a page. */
+  /** postgres://… (boardUrlSource.ts, or the Thread's setting). Never written to the journal, a log, a page or a child's environment. */
   readonly url: string;
   /** `--board-name`; by default the folder's git remote, else the folder's name. */
   readonly name?: string;

@@ -1,4 +1,4 @@
-import { boardUrlFrom } from '../board/pg/connection.js';
+import { takeBoardUrlFromEnv } from '../board/pg/boardUrlSource.js';
 import { app, BrowserWindow, dialog, ipcMain, powerMonitor, session, shell, type WebContents } from 'electron';
 import Store from 'electron-store';
 import { existsSync, statSync } from 'node:fs';
@@ -40,8 +40,9 @@ outliveClosedStdio();
 
 const warn = (m: string) => process.stderr.write(`${m}\n`);
 // Electron's own lock covers a second app only; the data folder's lock also covers `serve` beside the app.
-// A shared board for every Thread the app opens (README: "One board for several machines"), from the environment.
-const boardUrl = boardUrlFrom(undefined);
+// A shared board for every Thread the app opens (README: "One board for several machines"), from the environment:
+// read once and removed from it here, before any child starts, so the pty host, panes and hooks never inherit it.
+const boardUrl = takeBoardUrlFromEnv(process.env);
 const sharedBoard = boardUrl ? { url: boardUrl } : undefined;
 const claim = app.requestSingleInstanceLock() ? HostProcess.claim({ dataRoot: app.getPath('userData'), kind: 'the Forkbench app', name: 'Forkbench', warn, sharedBoard }) : null;
 if (claim && !claim.ok) {

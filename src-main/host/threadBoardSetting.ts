@@ -4,8 +4,8 @@
  * written whole by an atomic rename) and nothing else carries it: not the journal, a log line, an agent's
  * environment or a page (windows see ThreadApi's BoardStoreView). No file means the journal.
  *
- * The store a Thread opens on, in order (boardChoice): the board its host was started with (`--board`,
- * FORKBENCH_BOARD_URL), which wins and cannot be changed from a window; else this setting; else the journal.
+ * The store a Thread opens on, in order (boardChoice): the board its host was started with (`--board-url-file`,
+ * `--board-url-stdin`, FORKBENCH_BOARD_URL), which wins and cannot be changed from a window; else this setting; else the journal.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -69,7 +69,7 @@ export function saveBoardSetting(threadDir: string, setting: SharedBoardSetting 
 /** Where a Thread's board is: the host's (fixed), the Thread's own setting, or neither (the journal). */
 export interface BoardChoice {
   readonly setting: SharedBoardSetting | undefined;
-  /** Given by the host's start (`--board`, FORKBENCH_BOARD_URL): a window cannot change it. */
+  /** Given by the host's start (`--board-url-file`, stdin, FORKBENCH_BOARD_URL): a window cannot change it. */
   readonly fixed: boolean;
 }
 

@@ -123,7 +123,7 @@ export class ThreadManager {
     const host = this.hosts.get(p.key);
     if (!host || this.opening.has(p.key)) throw new Refusal('no-such-thread', `Thread ${p.key} is not open`);
     if (this.base.sharedBoard) {
-      throw new Refusal('invalid-input', `this host was started with a board (--board or ${BOARD_URL_ENV}), which every Thread uses; change it there`);
+      throw new Refusal('invalid-input', `this host was started with a board (--board-url-file, --board-url-stdin or ${BOARD_URL_ENV}), which every Thread uses; change it there`);
     }
     // One switch at a time: a second, sent while the first connects, would close the Thread the first reopens.
     if (this.switching.has(p.key)) throw new Refusal('busy', 'the Thread’s board is being changed already: wait for that to finish');

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readProcStat } from '../base/procStat.js';
+import { redactSecrets } from '../base/redactSecrets.js';
 
 /**
  * Whether a process that greets the pty host may be its board host, from what the kernel says of its
@@ -41,11 +42,12 @@ export function judgePeer(pid: number | null, own: OwnProcesses): PeerVerdict {
   return { kind: 'unknown', pid, why: `process ${pid}'s ancestry is deeper than ${MAX_ANCESTRY}` };
 }
 
-/** A process's command line for the log ("?" when it cannot be read), bounded so a long one cannot fill it. */
+/** A process's command line for the log ("?" when it cannot be read), bounded so a long one cannot fill it, with
+ *  any URL's credentials taken out (redactSecrets: a board host started with its URL in argv wrote it here). */
 export function commandLineOf(pid: number | null): string {
   if (pid === null) return '?';
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 300) || '?';
+    return redactSecrets(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ')).slice(0, 300) || '?';
   } catch {
     return '?';
   }

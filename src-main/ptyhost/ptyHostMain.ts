@@ -2,13 +2,15 @@ import { parseArgs } from 'node:util';
 import { readKeyFrom } from './adoptionKey.js';
 import { PtyHostServer } from './ptyHostServer.js';
 import { forkbenchVersion } from './protocol.js';
+import { redactSecrets } from '../base/redactSecrets.js';
 
 /**
  * The pty host process: `node ptyHostMain.js --socket PATH --idle-ms N [--key-fd FD]`. Started detached by a board host
  * (its own session, stdio to a log file), it holds the agents' ptys while board hosts come and go, and
  * stops once it has had no board host for the idle time, or none and no pane.
  */
-const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ptyhost[${process.pid}]: ${line}\n`);
+/** Every line redacted (redactSecrets): the log names processes by their command lines, which may hold a URL's password. */
+const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ptyhost[${process.pid}]: ${redactSecrets(line)}\n`);
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { socket: { type: 'string' }, 'idle-ms': { type: 'string' }, 'key-fd': { type: 'string' } } });

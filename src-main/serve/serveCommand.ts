@@ -1,4 +1,5 @@
-import { BOARD_URL_ENV, boardUrlFrom, checkBoardName, parseBoardUrl } from '../board/pg/connection.js';
+import { checkBoardName, parseBoardUrl } from '../board/pg/connection.js';
+import { BOARD_URL_WAYS, takeBoardUrl, takeBoardUrlFromEnv } from '../board/pg/boardUrlSource.js';
 import type { SharedBoardSetting } from '../board/openBoard.js';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -6,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../host/cliShim.js';
 import { defaultDataRoot } from '../base/dataDir.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
+import { redactSecrets } from '../base/redactSecrets.js';
 import { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { HostProcess } from '../process/hostProcess.js';
@@ -17,7 +19,7 @@ import { loadServeState, saveServeState } from './serveState.js';
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host] [--board postgres://… [--board-name NAME]]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -31,7 +33,10 @@ const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--rep
  * A pty host of another Forkbench version is refused; `--replace-pty-host` stops it, ending its agents, and
  * starts this version's.
  */
-export async function runServeCommand(argv: string[]): Promise<number> {
+export async function runServeCommand(argv: string[], readStdin: () => Promise<string> = readAllStdin): Promise<number> {
+  // The board's URL leaves the environment before anything can start a child (boardUrlSource.ts); a start
+  // refused below has started nothing either.
+  const urlFromEnv = takeBoardUrlFromEnv(process.env);
   outliveClosedStdio();
   let folder: string;
   let port: number | null = null;
@@ -49,6 +54,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
         'replace-pty-host': { type: 'boolean' },
         'no-pty-host': { type: 'boolean' },
         board: { type: 'string' },
+        'board-url-file': { type: 'string' },
+        'board-url-stdin': { type: 'boolean' },
         'board-name': { type: 'string' },
       },
       allowPositionals: true,
@@ -60,11 +67,17 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     if (replacePtyHost && !usePtyHost) throw new Error('--replace-pty-host needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
     idleMs = ptyHostIdleMs();
     if (positionals.length > 1) throw new Error('give at most one folder');
-    const boardUrl = boardUrlFrom(values.board);
+    const boardUrl = await takeBoardUrl({
+      flag: values.board,
+      file: values['board-url-file'],
+      stdin: values['board-url-stdin'],
+      fromEnv: urlFromEnv,
+      readStdin,
+    });
     if (boardUrl !== null) {
       parseBoardUrl(boardUrl);
       sharedBoard = { url: boardUrl, ...(values['board-name'] !== undefined ? { name: checkBoardName(values['board-name']) } : {}) };
-    } else if (values['board-name'] !== undefined) throw new Error(`--board-name names a shared board: give --board postgres://… (or ${BOARD_URL_ENV}) too`);
+    } else if (values['board-name'] !== undefined) throw new Error(`--board-name names a shared board: give its URL too, with ${BOARD_URL_WAYS}`);
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
       if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new Error(`--port takes a port number, not '${values.port}'`);
@@ -83,7 +96,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     process.stderr.write('forkbench serve: the window is not built; run `npm run build` first\n');
     return 2;
   }
-  const warn = (m: string) => process.stderr.write(`${m}\n`);
+  // serve's stderr is its log: no line of it carries a URL's credentials (a library's error may quote one).
+  const warn = (m: string) => process.stderr.write(`${redactSecrets(m)}\n`);
   const dataRoot = defaultDataRoot();
   const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard });
   if (!claimed.ok) {
@@ -232,10 +246,17 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   return code;
 }
 
+/** All of stdin, for `--board-url-stdin`: `pass show board | forkbench serve --board-url-stdin`. */
+async function readAllStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** A thrown value as text for the log. Never throws itself: a throw in a fault handler would end the process. */
 function describeFault(value: unknown): string {
   try {
-    return (value instanceof Error ? value.stack : undefined) ?? String(value);
+    return redactSecrets((value instanceof Error ? value.stack : undefined) ?? String(value));
   } catch {
     return 'a value that cannot be printed';
   }

@@ -281,3 +281,15 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
     },
   };
 }
+
+/**
+ * A board URL as a host is given it: in a file only its owner can read (`--board-url-file`), never argv.
+ * The file is made in `dir` (a test's own folder) with mode 0600 and its path returned.
+ */
+export function boardUrlFile(dir: string, url: string, name = 'board-url'): string {
+  const path = join(dir, name);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path, `${url}\n`, { mode: 0o600 });
+  fs.chmodSync(path, 0o600);
+  return path;
+}

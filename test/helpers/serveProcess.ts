@@ -24,11 +24,13 @@ export interface ServeProc {
  * serve can come up on the same ones), with a window connected over its WebSocket as the page does, and
  * (given the Thread's key) hearing that Thread's pushes.
  */
-export async function serveOn(o: { root: string; project: string; key?: string; env?: NodeJS.ProcessEnv; args?: string[]; ack?: boolean }): Promise<ServeProc> {
+export async function serveOn(o: { root: string; project: string; key?: string; env?: NodeJS.ProcessEnv; args?: string[]; ack?: boolean; stdin?: string }): Promise<ServeProc> {
   const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', o.project, ...(o.args ?? [])], {
     env: { ...process.env, ...o.env, FORKBENCH_DATA_DIR: join(o.root, 'data'), XDG_RUNTIME_DIR: join(o.root, 'run') },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  // Written and closed: `--board-url-stdin` reads stdin to its end.
+  if (o.stdin !== undefined) proc.stdin!.end(o.stdin);
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d) => (out += d));
@@ -152,7 +154,7 @@ export function servedHostsOfThisFile(prefix: string) {
       return { at, project, key: threadKeyOf(project) };
     },
     /** `serve` as host `p`, killed after the file if it is still running. */
-    async start(p: HostPlace, o: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ServeProc> {
+    async start(p: HostPlace, o: { args?: string[]; env?: NodeJS.ProcessEnv; stdin?: string } = {}): Promise<ServeProc> {
       const s = await serveOn({ root: p.at, project: p.project, key: p.key, ...o });
       serves.push(s);
       return s;

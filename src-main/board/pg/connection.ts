@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { basename, resolve } from 'node:path';
 import pg from 'pg';
 
-/** The variable a host reads when `--board` is not given. */
+/** The variable a host may take the board's URL from (boardUrlSource.ts: read once, then deleted). */
 export const BOARD_URL_ENV = 'FORKBENCH_BOARD_URL';
 /** A URL longer than this is a mistake (a pasted file), not a connection string; real ones are ~100 chars. */
 const MAX_URL_LENGTH = 4096;
@@ -44,16 +44,6 @@ export class BoardConnectError extends Error {
 }
 
 const URL_SHAPE = 'postgres://[user[:password]@]host[:port]/database';
-
-/**
- * The board URL a host was given: the `--board` flag's value, else FORKBENCH_BOARD_URL, else null (the journal).
- * An empty value counts as not given, as an unset-by-empty variable does in a shell.
- */
-export function boardUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
-  if (flag !== undefined && flag !== '') return flag;
-  const fromEnv = env[BOARD_URL_ENV];
-  return fromEnv ? fromEnv : null;
-}
 
 export interface BoardUrl {
   /** A host name, an address, or a Unix socket folder (from `?host=/path`). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInfo, BoardStoreView, WindowMethod, WindowParams, WindowResult } from '../../../src-shared/protocol/windowApi.js';
-import { startPgCluster, PG_SUPERUSER, type PgCluster } from '../../helpers/pgCluster.js';
+import { boardUrlFile, startPgCluster, PG_SUPERUSER, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 import { servedHostsOfThisFile, type HostPlace, type ServeProc } from '../../helpers/serveProcess.js';
 
@@ -11,7 +11,7 @@ import { servedHostsOfThisFile, type HostPlace, type ServeProc } from '../../hel
  * Issue 31, the Thread's board chosen in the window (`thread.setBoard`), on real `serve` processes and a private
  * PostgreSQL: a bad URL and an unreachable one are refused in one line and the Thread stays where it was; a
  * good one (with a password in it) is kept owner-only and the Thread reopens on that board, which a second serve
- * given it by `--board` shares; a restart keeps it; null goes back to the journal, whose tasks are still there.
+ * given it by `--board-url-file` shares; a restart keeps it; null goes back to the journal, whose tasks are still there.
  * The password reaches no answer or push the window got, no line serve printed and no file but the setting's.
  */
 const PASSWORD = 'Pw-never-shown-7731';
@@ -120,7 +120,7 @@ describe('the Thread’s board, set in the window', () => {
 
     // A second host given that board on its command line meets A there; its store is fixed, not the window's.
     const b = project('b');
-    const sb = await start(b, ['--board', boardUrl, '--board-name', 'team']);
+    const sb = await start(b, ['--board-url-file', boardUrlFile(b.at, boardUrl), '--board-name', 'team']);
     await waitFor(async () => (await titles(sb, b.key)).includes('on the shared board'), 10_000, 'B to see A’s task');
     expect((await snapshot(sb, b.key)).store).toEqual({ kind: 'postgres', where, name: 'team', fixed: true });
     expect((await refusal(sb, 'thread.setBoard', { key: b.key, url: null })).message).toMatch(/started with a board/);

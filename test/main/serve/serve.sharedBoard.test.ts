@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
-import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { boardUrlFile, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 import { servedHostsOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
 
 /**
  * Issue 31, two hosts on one board: two real `serve` processes (each its own data folder, runtime folder and
- * project folder, as two machines), both given one PostgreSQL board by `--board` and `--board-name`. A task
+ * project folder, as two machines), both given one PostgreSQL board by FORKBENCH_BOARD_URL and `--board-name`. A task
  * added in A's window is in B's; a shell agent on A claims it with the real CLI and B's window shows the
  * claim; an agent on B is refused it; serve A killed -9 has its agent's claim ended `host-lost` by B within
  * the host lease (short here) plus a sweep. The board's URL never reaches an agent's environment.
@@ -101,7 +101,7 @@ describe('two serve processes on one PostgreSQL board', () => {
   it('a database that cannot be reached at start: one line naming host and database, never the password; nothing started', async () => {
     const { at, project } = hosts.place('c');
     const bad = `postgresql://forkbench:s3cret-pw@/nosuchdb?host=${join(hosts.root, 'no-socket-here')}`;
-    const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', project, '--board', bad], {
+    const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', project, '--board-url-file', boardUrlFile(at, bad)], {
       env: { ...process.env, FORKBENCH_DATA_DIR: join(at, 'data'), XDG_RUNTIME_DIR: join(at, 'run'), FORKBENCH_PTY_HOST: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -120,7 +120,7 @@ describe('two serve processes on one PostgreSQL board', () => {
     const d = hosts.place('d');
     const key = d.key;
     const outageUrl = await pgc.createDatabase('outage');
-    const s = await hosts.start(d, { args: ['--board', outageUrl] });
+    const s = await hosts.start(d, { args: ['--board-url-file', boardUrlFile(d.at, outageUrl)] });
     await s.window.call('task.add', { key, title: 'noted through an outage' });
     const agent: AgentInfo = await s.window.call('agent.launch', { key, profile: 'shell', cols: 120, rows: 30 });
     await s.window.call('agent.input', { key, agentId: agent.id, data: `forkbench claim T-1; echo "CLAIM"=$?=END\r` });

@@ -9,11 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  BOARD_URL_ENV,
   BoardConnectError,
   BoardUrlError,
   boardNameFor,
-  boardUrlFrom,
   checkBoardName,
   describeBoardUrl,
   openCheckedPool,
@@ -132,13 +130,6 @@ describe('opening the board’s database', () => {
 });
 
 describe('board URLs in messages', () => {
-  it('come from --board, else FORKBENCH_BOARD_URL, else none (the journal)', () => {
-    expect(boardUrlFrom('postgres://a/b', { [BOARD_URL_ENV]: 'postgres://c/d' })).toBe('postgres://a/b');
-    expect(boardUrlFrom(undefined, { [BOARD_URL_ENV]: 'postgres://c/d' })).toBe('postgres://c/d');
-    expect(boardUrlFrom('', { [BOARD_URL_ENV]: '' })).toBeNull();
-    expect(boardUrlFrom(undefined, {})).toBeNull();
-  });
-
   it('are described as host/database, never with the user or password', () => {
     expect(describeBoardUrl(`postgresql://alice:${PASSWORD}@db.example.com:5433/boards?sslmode=require`)).toBe('db.example.com:5433/boards');
     expect(describeBoardUrl(`postgres://alice:${PASSWORD}@[::1]/b`)).toBe('[::1]/b');
