@@ -1,4 +1,5 @@
 import { readProcStat } from '../base/procStat.js';
+import { VERIFY_REAPER_NAME } from '../base/verifyReaper.js';
 import { PANE_REAPER_NAME } from '../ptyhost/protocol.js';
 
 export { MAX_CONCURRENT_PEER_READS, peerPid } from '../pty/peerPid.js';
@@ -17,8 +18,9 @@ export type Whereabouts<T> = { in: T } | { outside: true } | { unknown: string }
  * Whether a process runs inside one of the panes: it or an ancestor is a pane's root process, or it is in a
  * pane's session or process group (a pane's root leads both: node-pty starts it with setsid), or it
  * descends from a pty host's pane reaper (an agent's process that left its pane by a double fork and setsid
- * is adopted there, and which pane it left cannot be told). A process that cannot be read (gone already: it
- * connected, forked and exited), or an ancestry deeper than any real one, cannot be told either.
+ * is adopted there, and which pane it left cannot be told) or from a verify's reaper (base/verifyReaper.ts).
+ * A process that cannot be read (gone already: it connected, forked and exited), or an ancestry deeper than
+ * any real one, cannot be told either.
  */
 export function whereIs<T>(pid: number | null, panes: ReadonlyMap<number, T>): Whereabouts<T> {
   if (pid === null) return { unknown: 'a caller the kernel did not name' };
@@ -31,6 +33,9 @@ export function whereIs<T>(pid: number | null, panes: ReadonlyMap<number, T>): W
     // A zombie has exited: what speaks on its connection is a process it left behind, unknown.
     if (!st || st.state === 'zombie') return { unknown: cur === pid ? 'a caller that is gone' : 'a caller whose parent is gone' };
     if (st.comm === PANE_REAPER_NAME) return { unknown: 'a process an agent started, outside its pane' };
+    // A verify's reaper no longer tracked (its verify just ended, or a host that died left it) holds only
+    // the task's code: no person's process is ever below it.
+    if (st.comm === VERIFY_REAPER_NAME) return { unknown: 'a process a verify command started' };
     const bySession = st.session !== undefined ? panes.get(st.session) : undefined;
     if (bySession !== undefined) return { in: bySession };
     const byGroup = panes.get(st.pgrp);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
+import { containedShell } from '../base/verifyReaper.js';
 import { withoutInheritedFds } from '../pty/inheritedFds.js';
 
 export const VerifyConstants = {
@@ -7,8 +8,16 @@ export const VerifyConstants = {
   defaultTimeoutMs: 10 * 60_000,
   /** The end of the output is where test runners put the failures; 4 KiB fits in one note. */
   tailChars: 4096,
-  /** After SIGTERM, how long a verify command gets to clean up before SIGKILL. */
+  /** After SIGTERM, how long a verify command (and what it left running) gets to clean up before SIGKILL. */
   killGraceMs: 2000,
+  /** After the verify's own process exited (its tree ended by then), how long its output pipe may stay open
+   *  before the result is taken without the rest: what the tree wrote is in the pipe already and is read in
+   *  milliseconds, so only a holder outside the tree (a descriptor passed over a socket) keeps it open, and
+   *  that must not keep the merge queue waiting (issue 42, item 4). */
+  outputDrainMs: 1000,
+  /** How long past its grace a reaper that was told to stop may take before its group is killed outright:
+   *  it signals, waits the grace, then kills in rounds of 10 ms; a second more means it is stuck. */
+  reaperSlackMs: 1000,
 } as const;
 
 export interface VerifyOutcome {
@@ -16,21 +25,32 @@ export interface VerifyOutcome {
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
+  /** Stopped before it ended, by whoever runs it (the entry it checked left the queue, the task left review). */
+  stopped?: boolean;
   durationMs: number;
   /** The last few KiB of stdout and stderr together. */
   tail: string;
 }
 
+export interface VerifyHooks {
+  /** The pid of the verify's root, which leads its own session: the host tracks it as the agent's pane. */
+  started?: (pid: number) => void;
+  /** Aborting stops the verify and everything it started. */
+  signal?: AbortSignal;
+}
+
 /**
- * Runs a task's verify command (e.g. `npm test`) in the Thread's folder, as its own process group so a
- * timeout can kill everything it started. An agent's "done" is a claim; this is how the host checks it.
+ * Runs a task's verify command (e.g. `npm test`) in the Thread's folder, contained like a pane
+ * (base/verifyReaper.ts): every process it starts, a `setsid -f` one too, stays below its root and ends
+ * with it, at its exit, its timeout or a stop. The result is taken when the verify exits, its output read for
+ * at most `outputDrainMs` more. An agent's "done" is a claim; this is how the host checks it.
  */
 export function runVerify(
   command: string,
   cwd: string,
   timeoutMs: number = VerifyConstants.defaultTimeoutMs,
   env: NodeJS.ProcessEnv = process.env,
-  on: { started?: (pid: number) => void } = {},
+  on: VerifyHooks = {},
 ): Promise<VerifyOutcome> {
   const started = performance.now();
   return new Promise((resolve) => {
@@ -39,41 +59,79 @@ export function runVerify(
       tail = (tail + d.toString('utf8')).slice(-VerifyConstants.tailChars);
     };
     // The verify command is the repository's code: it must not inherit the panes' pty masters (issue 16).
-    const launch = withoutInheritedFds('/bin/sh', ['-c', command], env);
+    const reaper = containedShell(command, VerifyConstants.killGraceMs, env);
+    const contained = reaper !== null;
+    const launch = reaper ?? withoutInheritedFds('/bin/sh', ['-c', command], env);
     // detached: its own session and group, led by this pid, which the host tracks as the agent's pane.
     const child = spawn(launch.command, launch.args, { cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (child.pid !== undefined) on.started?.(child.pid);
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let timedOut = false;
-    let killTimer: NodeJS.Timeout | null = null;
-    const group = (sig: NodeJS.Signals) => {
+    let stopped = false;
+    let exited = false;
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (ms: number, fn: () => void) => timers.add(setTimeout(fn, ms));
+    const signal = (pid: number, sig: NodeJS.Signals) => {
       try {
-        if (child.pid) process.kill(-child.pid, sig);
+        process.kill(pid, sig);
       } catch {
         /* already gone */
       }
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      group('SIGTERM');
-      killTimer = setTimeout(() => group('SIGKILL'), VerifyConstants.killGraceMs);
-    }, timeoutMs);
+    const group = (sig: NodeJS.Signals) => child.pid && signal(-child.pid, sig);
+    /** Contained, the reaper ends the tree when told to stop; else the group is all there is to end. */
+    const stop = () => {
+      if (exited || !child.pid) return;
+      if (contained) signal(child.pid, 'SIGTERM');
+      else group('SIGTERM');
+      const slack = contained ? VerifyConstants.reaperSlackMs : 0;
+      later(VerifyConstants.killGraceMs + slack, () => group('SIGKILL'));
+    };
+    let settled = false;
+    const settle = (o: Omit<VerifyOutcome, 'durationMs' | 'tail' | 'timedOut' | 'stopped'>) => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      on.signal?.removeEventListener('abort', onAbort);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ ...o, passed: o.passed && !timedOut && !stopped, timedOut, ...(stopped ? { stopped } : {}), durationMs: performance.now() - started, tail });
+    };
+    const onAbort = () => {
+      stopped = true;
+      stop();
+    };
     child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ passed: false, exitCode: null, signal: null, timedOut: false, durationMs: performance.now() - started, tail: `could not run: ${err.message}` });
+      tail = `could not run: ${err.message}`;
+      settle({ passed: false, exitCode: null, signal: null });
     });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      resolve({ passed: code === 0 && !timedOut, exitCode: code, signal, timedOut, durationMs: performance.now() - started, tail });
+    if (child.pid === undefined) return;
+    on.started?.(child.pid);
+    later(timeoutMs, () => {
+      timedOut = true;
+      stop();
+    });
+    if (on.signal?.aborted) onAbort();
+    else on.signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('exit', (code, sig) => {
+      exited = true;
+      // Uncontained, whatever the command left in its group is ended with it.
+      if (!contained) group('SIGTERM');
+      const done = () => settle({ passed: code === 0, exitCode: code, signal: sig });
+      let open = 2;
+      const closed = () => --open === 0 && done();
+      if (child.stdout.closed) closed();
+      else child.stdout.once('close', closed);
+      if (child.stderr.closed) closed();
+      else child.stderr.once('close', closed);
+      later(VerifyConstants.outputDrainMs, done);
     });
   });
 }
 
 /** The note a failed verification leaves for the agent. */
 export function failureNote(command: string, o: VerifyOutcome): string {
-  const how = o.timedOut ? 'timed out' : o.signal ? `was killed by ${o.signal}` : `exited with ${o.exitCode}`;
+  const how = o.timedOut ? 'timed out' : o.stopped ? 'was stopped' : o.signal ? `was killed by ${o.signal}` : `exited with ${o.exitCode}`;
   // The tail is terminal output (colours, progress bars): as it is, the board would refuse it as a note.
   return `Verify \`${command}\` ${how} after ${(o.durationMs / 1000).toFixed(1)} s. Output (tail):\n${outputAsText(o.tail)}`;
 }

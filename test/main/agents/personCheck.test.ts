@@ -89,4 +89,24 @@ describe('the person check fails closed', () => {
     await cli(['done', 'T-1', '--token', String(token)]);
     expect(await answerIn(out)).toEqual({ person: false, pane: `${agent.name} (its verify command)` });
   });
+
+  // Issue 42, item 3: the verify's children were not under the panes' subreaper, so one detached with
+  // `setsid -f` had no tracked process in its ancestry and was taken for the person.
+  it('a process a verify command detached with `setsid -f` is not a person: the verify’s own reaper holds it', async () => {
+    const host = await fixture.open();
+    const out = join(host.folder, 'answer');
+    const script = join(host.folder, 'asker.pl');
+    fs.writeFileSync(script, ASKER);
+    // The verify waits for the answer: it ends its whole tree when it exits.
+    await host.board.run((e) => e.setSettings({ verify: `setsid -f perl ${script} ${host.socket.path} ${out} ''; while [ ! -f ${out} ]; do sleep 0.05; done; exit 1` }));
+    await host.board.run((e) => e.addTask({ title: 'verified by the agent’s code' }));
+    const agent = await host.roster.launch('custom', { command: 'exec sleep 600' });
+    const cli = (args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [cliScript(), ...args, '--json'], { env: { PATH: process.env.PATH, FORKBENCH_SOCKET: host.socket.path, FORKBENCH_SECRET: host.roster.agent(agent.id)?.secret } }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
+    const token = JSON.parse(await cli(['claim', 'T-1'])).result.token as number;
+    await cli(['done', 'T-1', '--token', String(token)]);
+    expect(await answerIn(out)).toEqual({ person: false, pane: `${agent.name} (its verify command)` });
+  });
 });

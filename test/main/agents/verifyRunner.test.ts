@@ -1,10 +1,30 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { failureNote, runVerify } from '../../../src-main/agents/verifyRunner.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
+import { readProcStat } from '../../../src-main/base/procStat.js';
+
+/** Whether `pid` still runs (a zombie has ended: only its parent has not reaped it yet). */
+const running = (pid: number) => {
+  const st = readProcStat(pid);
+  return !!st && st.state !== 'zombie' && st.state !== 'gone';
+};
+/** The pids a test's verify left on the machine, ended after it whatever it found. */
+const leftovers: number[] = [];
+afterEach(() => {
+  for (const pid of leftovers.splice(0)) if (running(pid)) process.kill(pid, 'SIGKILL');
+});
+/** The verify's outcome, or 'hung' when it has none within `ms`. */
+const within = <T,>(p: Promise<T>, ms: number): Promise<T | 'hung'> => Promise.race([p, new Promise<'hung'>((r) => setTimeout(() => r('hung'), ms).unref())]);
+/** A pid the verify's shell wrote to `file`. */
+const pidIn = (file: string) => {
+  const pid = Number(fs.readFileSync(file, 'utf8'));
+  leftovers.push(pid);
+  return pid;
+};
 
 describe('verify runner', () => {
   it('runs in the given folder and keeps the tail of the output', async () => {
@@ -43,4 +63,51 @@ describe('verify runner', () => {
     // the background child was in the group too: it never got to touch the file
     expect(fs.existsSync(marker)).toBe(false);
   });
+
+  // Issue 42, item 4: a test that leaves `setsid -f sleep 3600` holding the output pipe kept verify from
+  // ever finishing (it waited for the pipe to close), and so the merge queue behind it.
+  it('a grandchild that leaves with `setsid -f` and holds the output pipe neither keeps verify from finishing nor outlives it', async () => {
+    const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-verify-'));
+    try {
+      const pidFile = join(dir, 'pid');
+      const r = await within(runVerify(`setsid -f sh -c 'echo $$ > pid.tmp && mv pid.tmp pid; exec sleep 3600'; while [ ! -s pid ]; do sleep 0.01; done; echo fine`, dir, 60_000), 15_000);
+      const pid = pidIn(pidFile);
+      expect(r).toMatchObject({ passed: true, exitCode: 0, timedOut: false });
+      expect(r !== 'hung' && r.tail).toBe('fine\n');
+      expect(running(pid)).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it('at the time limit, a `setsid -f` grandchild that ignores SIGTERM is ended too', async () => {
+    const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-verify-'));
+    try {
+      const r = await runVerify(`setsid -f sh -c 'trap "" TERM; echo $$ > pid.tmp && mv pid.tmp pid; while :; do sleep 0.1; done' >/dev/null 2>&1; sleep 30`, dir, 1000);
+      expect(r).toMatchObject({ passed: false, timedOut: true });
+      const pid = pidIn(join(dir, 'pid'));
+      await new Promise((res) => setTimeout(res, 200));
+      expect(running(pid)).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it('stopping a verify ends it and what it started at once, as a stop and not a failure of the work', async () => {
+    const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-verify-'));
+    try {
+      const stop = new AbortController();
+      const r = runVerify(`setsid -f sh -c 'echo $$ > pid.tmp && mv pid.tmp pid; exec sleep 3600'; sleep 3600`, dir, 600_000, process.env, { signal: stop.signal });
+      const pidFile = join(dir, 'pid');
+      for (let i = 0; i < 500 && !fs.existsSync(pidFile); i++) await new Promise((res) => setTimeout(res, 20));
+      const pid = pidIn(pidFile);
+      stop.abort();
+      const o = await within(r, 15_000);
+      expect(o).toMatchObject({ passed: false, timedOut: false, stopped: true });
+      expect(o !== 'hung' && failureNote('sh check.sh', o)).toMatch(/^Verify `sh check\.sh` was stopped after/);
+      expect(running(pid)).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
