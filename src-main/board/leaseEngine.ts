@@ -51,6 +51,9 @@ function changes(patch: Partial<TaskText>, after?: readonly string[]): Result<Pa
   return ok(out);
 }
 
+/** T-2 before T-10. */
+const byTaskNumber = (a: string, b: string): number => Number(a.slice(2)) - Number(b.slice(2)) || a.localeCompare(b);
+
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
@@ -309,11 +312,29 @@ export class LeaseEngine {
       const holder = who ? (t.state === 'claimed' ? ` by ${who}` : ` (held by ${who})`) : '';
       return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} ${isInState(t.state)}${holder}; only open tasks can be claimed`);
     }
+    const full = this.atClaimLimit(agentId);
+    if (full) return this.refuse(agentId, id, null, 'claim', 'claim-limit', full);
     const waits = dependenciesDone(this.board.tasks, t) ? null : this.notReady(t, force);
     if (waits && !waits.ok) return this.refuse(agentId, id, null, 'claim', waits.error.code, waits.error.message);
     this.grant(id, agentId, agentId);
     if (waits) this.noteForced(id, agentId, waits.value);
     return ok(this.view(this.board.tasks.get(id) as Task) as ClaimView);
+  }
+
+  /**
+   * Why `agentId` may claim no more (the tasks it holds claimed and the Thread's limit), or null. Only tasks
+   * in `claimed` count: one in review is finished work waiting on the person, and holds nothing others could
+   * take. Only an agent's own `claim` is held to it: a person's assignment is the person's call and may go
+   * past it, and dispatch grants only to an agent that holds nothing, so it never reaches a limit of 1 or more.
+   */
+  private atClaimLimit(agentId: string): string | null {
+    const limit = this.board.settings.claimLimit;
+    const held = this.claimsOf(agentId).filter((id) => this.board.tasks.get(id)?.state === 'claimed');
+    if (held.length < limit) return null;
+    return (
+      `${agentId} holds ${held.length} claimed task${held.length === 1 ? '' : 's'} (${held.sort(byTaskNumber).join(', ')}), and the Thread lets one agent claim at most ${limit}: ` +
+      `finish one (done) or release one before claiming another. Only the person can give you more (by assigning a task, or raising the claim limit in Thread settings)`
+    );
   }
 
   /** An open task that waits on others: refused naming them, or with `force` the ones it goes ahead of. */
@@ -635,7 +656,8 @@ export class LeaseEngine {
   // ---------------------------------------------------------------- user actions
 
   /** A person gives a task to an agent: a grant if it is free, a reassign (revoke + new token) if held. A free
-   *  task that waits on others is given only with `force`, and the board notes it. */
+   *  task that waits on others is given only with `force`, and the board notes it. Not held to the Thread's
+   *  claim limit: the limit keeps an agent from taking work for itself, and this is the person giving it. */
   assign(taskId: string, agentId: string, by: string = USER, force = false): Result<ClaimView> {
     const t = this.find(taskId);
     if (!t.ok) return t;

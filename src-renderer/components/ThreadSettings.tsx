@@ -25,6 +25,7 @@ export function ThreadSettings() {
   const copyFiles = useApp((s) => (s.boardVersion, s.board?.settings.copyFiles ?? NONE));
   const waitHoldMs = useApp((s) => (s.boardVersion, s.board?.settings.waitHoldMs ?? null));
   const dispatch = useApp((s) => (s.boardVersion, s.board?.settings.dispatch === true));
+  const claimLimit = useApp((s) => (s.boardVersion, s.board?.settings.claimLimit ?? Limits.defaultClaimLimit));
   /** The folder's current branch, as the host reported it, to say what an empty "Base branch" means. */
   const current = useApp((s) => (s.git?.isolated && s.board?.settings.baseBranch == null ? s.git.baseBranch : null));
   const boardStore = useApp((s) => s.boardStore);
@@ -36,6 +37,7 @@ export function ThreadSettings() {
   const [hold, setHold] = useState('');
   const [holdError, setHoldError] = useState<string | null>(null);
   const [dispatchOn, setDispatchOn] = useState(false);
+  const [limit, setLimit] = useState('');
 
   const start = () => {
     setLease(String(Math.round(leaseMs / 1000)));
@@ -45,6 +47,7 @@ export function ThreadSettings() {
     setHold(waitHoldMs === null ? '' : formatWaitHold(waitHoldMs));
     setHoldError(null);
     setDispatchOn(dispatch);
+    setLimit(String(claimLimit));
     setOpen(true);
   };
   useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy shared board postgres journal', run: start }]);
@@ -61,6 +64,8 @@ export function ThreadSettings() {
     const patch: Parameters<typeof c.actions.setSettings>[0] = { leaseMs: Math.round(s * 1000), verify: cmd.trim() ? cmd.trim() : null };
     if (nextHold.ms !== waitHoldMs) patch.waitHoldMs = nextHold.ms;
     if (dispatchOn !== dispatch) patch.dispatch = dispatchOn;
+    // Sent as typed: the host's schema names a limit out of bounds in the error banner.
+    if (Number(limit) !== claimLimit) patch.claimLimit = Number(limit);
     // The worktree fields go only when changed: a new base branch is a real change (the git line is read
     // again), and a host without git support need not see them at all.
     const nextBase = parseBaseBranch(base);
@@ -138,6 +143,17 @@ export function ThreadSettings() {
             {holdError}
           </span>
         )}
+        <label title="Tasks one agent may hold claimed at once by its own claims; you can still assign it more">
+          Claims per agent
+          <input
+            data-testid="settings-claim-limit"
+            type="number"
+            min={Limits.minClaimLimit}
+            max={Limits.maxClaimLimit}
+            value={limit}
+            onChange={(e) => setLimit(e.target.value)}
+          />
+        </label>
         <label className="grow">
           Verify command
           <input data-testid="settings-verify" placeholder="e.g. npm test (empty: a person reviews)" value={cmd} onChange={(e) => setCmd(e.target.value)} />

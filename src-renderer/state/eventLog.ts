@@ -3,6 +3,7 @@ import type { ClaimEndReason } from '../../src-shared/board/model.js';
 import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
+import { Limits } from '../../src-shared/board/limits.js';
 
 /** Lines the event-log panel keeps while it follows the board: enough to scroll back through a busy minute,
  *  cheap to render. Older lines are read from the board's store on request (logHistory.ts). */
@@ -54,7 +55,7 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'goal-set':
       return `goal set by ${name(e.by)}: ${clip(e.goal) || '(empty)'}`;
     case 'settings-set':
-      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s${profileLeases(e.settings.leaseByProfile)}, poison limit ${e.settings.poisonLimit}`;
+      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s${profileLeases(e.settings.leaseByProfile)}, poison limit ${e.settings.poisonLimit}, claims per agent ${e.settings.claimLimit ?? Limits.defaultClaimLimit}`;
     case 'task-added':
       return `${e.taskId} added by ${name(e.by)}: ${clip(e.title)}${e.after?.length ? ` (after ${e.after.join(', ')})` : ''}`;
     case 'task-edited':

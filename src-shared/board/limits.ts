@@ -14,6 +14,14 @@ export const Limits = {
    *  agent's process tree, so it needs a floor. Below the shortest lease's quarter (500 ms), so the floor
    *  never stretches a rhythm the lease needs. */
   minRenewIntervalMs: 250,
+  /** Tasks one agent may hold claimed at once by its own claims (issue 42: one agent claimed all 23 ready
+   *  tasks in a loop). An agent works one task at a time; a second or third covers a task it split off or one
+   *  it waits on, and three leaves the rest of the board to the other agents. A person can raise it. */
+  defaultClaimLimit: 3,
+  /** A Thread's claim limit: at least one task, or no agent could claim; 100 is past any agent's real need and
+   *  only keeps the number sane. */
+  minClaimLimit: 1,
+  maxClaimLimit: 100,
   /** Claims that lapse this many times park the task in needs-attention (SQS maxReceiveCount). */
   defaultPoisonLimit: 3,
   minPoisonLimit: 1,

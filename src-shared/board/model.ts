@@ -197,6 +197,9 @@ export interface ThreadSettings {
   readonly dispatch: boolean;
   /** Agents' own dispatch settings over that default, and their labels, by agent id. */
   readonly agentDispatch: Readonly<Record<string, AgentDispatch>>;
+  /** Tasks one agent may hold claimed at once by its own `claim` (issue 42): past it, `claim` is refused
+   *  `claim-limit`. A person's assignment may go past it (the person decides); a task in review does not count. */
+  readonly claimLimit: number;
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */

@@ -39,6 +39,7 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   leaseByProfile: {},
   dispatch: false,
   agentDispatch: NO_AGENT_DISPATCH,
+  claimLimit: Limits.defaultClaimLimit,
 };
 
 /** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave

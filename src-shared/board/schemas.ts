@@ -138,6 +138,11 @@ export const SettingsPatchSchema = z
     leaseByProfile: z.partialRecord(z.enum(PROFILE_IDS), LeaseMsSchema),
     /** The Thread's default for dispatch to idle agents (dispatch.ts). */
     dispatch: z.boolean(),
+    claimLimit: z
+      .number()
+      .int()
+      .min(Limits.minClaimLimit, `the claim limit must be at least ${Limits.minClaimLimit}`)
+      .max(Limits.maxClaimLimit, `the claim limit must be at most ${Limits.maxClaimLimit}`),
   })
   .partial()
   .strict();

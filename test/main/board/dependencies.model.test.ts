@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { Task } from '../../../src-shared/board/model.js';
 import type { Result } from '../../../src-shared/board/result.js';
+import { Limits } from '../../../src-shared/board/limits.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
 import { expectReplays } from '../../helpers/leaseModel.js';
@@ -98,18 +99,21 @@ function checkStep(s: Op, answer: Result<unknown> | null, before: ReadonlyMap<st
   expectWaitingGrantsForced(s, before, fresh);
   if (s.op === 'claim') {
     const res = answer as Result<{ taskId: string }>;
+    // The Thread's claim limit (issue 42): an agent's own claims stop once it holds that many claimed tasks.
+    const atLimit = [...before.values()].filter((t) => t.state === 'claimed' && t.claim?.agentId === s.agent).length >= Limits.defaultClaimLimit;
     if (s.task === null) {
       // The lowest-numbered ready task, by the oracle, from the board as it was before the step.
       const ready = [...before.values()].filter((t) => t.state === 'open' && waitsOn(before, t).length === 0).sort((x, y) => taskNo(x.id) - taskNo(y.id));
       // (a lapse the claim's own sweep makes can only open tasks later than none: no time passes in a claim)
-      expect(res.ok ? res.value.taskId : null, why(res)).toBe(ready[0]?.id ?? null);
+      expect(res.ok ? res.value.taskId : null, why(res)).toBe(atLimit ? null : (ready[0]?.id ?? null));
+      if (atLimit && ready[0]) expect(!res.ok && res.error.code).toBe('claim-limit');
     } else {
       const t = before.get(s.task);
-      const want = t !== undefined && t.state === 'open' && (s.force || waitsOn(before, t).length === 0);
+      const want = t !== undefined && t.state === 'open' && !atLimit && (s.force || waitsOn(before, t).length === 0);
       expect(res.ok, why(res)).toBe(want);
       if (!res.ok && t?.state === 'open') {
-        expect(res.error.code).toBe('not-ready');
-        for (const d of waitsOn(before, t)) expect(res.error.message).toContain(d);
+        expect(res.error.code).toBe(atLimit ? 'claim-limit' : 'not-ready');
+        if (!atLimit) for (const d of waitsOn(before, t)) expect(res.error.message).toContain(d);
       }
     }
   }

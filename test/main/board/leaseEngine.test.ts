@@ -292,3 +292,43 @@ describe('rewinding to the board the journal has (a write that could not be save
     expect(b.token).toBeGreaterThan(a.token);
   });
 });
+
+describe('the claim limit (issue 42: one agent claimed all 23 ready tasks in a loop)', () => {
+  it('refuses an agent its claim past the Thread limit, naming its tasks and the limit; others still claim', () => {
+    const { engine, events } = setup(5);
+    expect(engine.state.settings.claimLimit).toBe(Limits.defaultClaimLimit);
+    for (let i = 0; i < Limits.defaultClaimLimit; i++) mustClaim(engine, 'a');
+    const r = engine.claim('a');
+    expect(r).toMatchObject({ ok: false, error: { code: 'claim-limit' } });
+    expect(!r.ok && r.error.message).toMatch(/a holds 3 claimed tasks \(T-1, T-2, T-3\).*at most 3/);
+    expect(engine.claim('a', 'T-5')).toMatchObject({ ok: false, error: { code: 'claim-limit' } });
+    // the refusal is on the board's log like any refused write, and nothing was granted
+    expect(events.at(-1)).toMatchObject({ kind: 'write-rejected', agentId: 'a', op: 'claim', code: 'claim-limit' });
+    expect(engine.task('T-4')?.state).toBe('open');
+    expect(mustClaim(engine, 'b').taskId).toBe('T-4');
+  });
+
+  it('counts claimed tasks only: one in review or released frees a place', () => {
+    const { engine } = setup(4);
+    const held = [mustClaim(engine, 'a'), mustClaim(engine, 'a'), mustClaim(engine, 'a')];
+    expect(engine.claim('a').ok).toBe(false);
+    expect(engine.done('a', 'T-1', held[0]!.token).ok).toBe(true);
+    expect(mustClaim(engine, 'a').taskId).toBe('T-4');
+    expect(engine.claim('a').ok).toBe(false);
+    expect(engine.release('a', 'T-2', held[1]!.token).ok).toBe(true);
+    expect(mustClaim(engine, 'a').taskId).toBe('T-2');
+  });
+
+  it('a person may assign past it; the Thread setting moves it, within its bounds', () => {
+    const { engine } = setup(5);
+    for (let i = 0; i < 3; i++) mustClaim(engine, 'a');
+    expect(engine.assign('T-4', 'a').ok).toBe(true);
+    expect(engine.claimsOf('a')).toHaveLength(4);
+    expect(engine.setSettings({ claimLimit: 5 }).ok).toBe(true);
+    expect(mustClaim(engine, 'a').taskId).toBe('T-5');
+    const limit = windowMethods['board.setSettings'].input.shape.patch;
+    expect(limit.safeParse({ claimLimit: 0 }).success).toBe(false);
+    expect(limit.safeParse({ claimLimit: Limits.maxClaimLimit + 1 }).success).toBe(false);
+    expect(limit.safeParse({ claimLimit: 1 }).success).toBe(true);
+  });
+});
