@@ -121,7 +121,7 @@ describe('the merge queue in the window', () => {
       await dragEntry('T-7', 'T-6');
       await expect.poll(queueOrder).toEqual(['T-7', 'T-6']);
       await win.page.getByTestId('queue-up-T-6').click();
-      await expect.poll(queueOrder, { timeout: 5000 }).toEqual(['T-6', 'T-7']);
+      await expect.poll(queueOrder, { timeout: 10_000 }).toEqual(['T-6', 'T-7']);
     } finally {
       await undo();
     }

@@ -120,10 +120,10 @@ describe('what a task waits on, in the window', () => {
       await details().getByTestId('details-after-input').fill('T-1');
       expect(await details().getByTestId('details-after-input').inputValue()).toBe('T-1');
       await details().getByTestId('details-after-input').press('Enter');
-      await expect.poll(() => card('T-3').getByTestId('card-waits-T-3').textContent(), { timeout: 5000 }).toBe('waits on T-1');
+      await expect.poll(() => card('T-3').getByTestId('card-waits-T-3').textContent(), { timeout: 10_000 }).toBe('waits on T-1');
       // And a click right after it counts: × closes the panel.
       await details().getByTestId('details-close').click();
-      await details().waitFor({ state: 'detached', timeout: 5000 });
+      await details().waitFor({ state: 'detached' });
     } finally {
       await undo();
     }

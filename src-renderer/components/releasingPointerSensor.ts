@@ -2,7 +2,7 @@ import { PointerSensor, type PointerSensorProps } from '@dnd-kit/core';
 
 /**
  * dnd-kit's pointer sensor, letting the page go when the pointer does. dnd-kit 6.3.1 keeps its document
- * listeners for 50 ms after a release (a timer): every click in that time is stopped before it reaches
+ * listeners for 50 ms after a drag's release (a timer): every click in that time is stopped before it reaches
  * React, and every text selection is cleared, the caret of a field that took the focus included (dnd-kit
  * issue 1037). A person's next click or keystroke right after a drag, or after a click on a card (a press
  * and release of this sensor), was lost: the Up button of the merge queue did nothing, the details panel's
