@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
 import { git, openWindowOnRepo } from './gitThread.js';
+import { lagPage } from './pageLag.js';
 
 import { windowForFile } from './windowForFile.js';
 /**
@@ -22,9 +23,22 @@ async function addTask(title: string, id: string): Promise<void> {
   await card(id).waitFor();
 }
 
-/** The agent claims `id` (it waits on T-1: forced), makes it wait on T-1, commits `file` and says done. */
-const workOn = (id: string, file: string) =>
-  `wt=$(forkbench claim ${id} --force --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p') && forkbench edit ${id} --after T-1 >/dev/null && (cd "$wt" && echo ${id} > ${file} && git add -A && git commit -qm ${id} && forkbench done ${id} >/dev/null) && echo "${id} submitted"`;
+/** The agent claims `id` (it waits on `gate`: forced), makes it wait on `gate`, commits `file` and says done. */
+const workOn = (id: string, file: string, gate = 'T-1') =>
+  `wt=$(forkbench claim ${id} --force --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p') && forkbench edit ${id} --after ${gate} >/dev/null && (cd "$wt" && echo ${id} > ${file} && git add -A && git commit -qm ${id} && forkbench done ${id} >/dev/null) && echo "${id} submitted"`;
+
+/** The shell the first test launched (the one agent of this window), once it runs. */
+async function shellAgent(): Promise<string> {
+  const tab = win.page.locator('[data-testid^="agent-tab-"]').first();
+  await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+  return ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
+}
+
+async function submit(agent: string, id: string, file: string, gate?: string): Promise<void> {
+  await typeIn(win.page, agent, workOn(id, file, gate));
+  await expect.poll(() => screenText(win.page, agent), { timeout: 15_000 }).toContain(`${id} submitted`);
+  await expect.poll(() => card(id).getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
+}
 
 async function approve(id: string): Promise<void> {
   await win.page.getByTestId(`diff-button-${id}`).click();
@@ -57,14 +71,8 @@ describe('the merge queue in the window', () => {
     expect(await win.page.getByTestId('merge-queue').count()).toBe(0);
     await win.page.getByTestId('launch-menu').click();
     await win.page.getByTestId('launch-shell').click();
-    const tab = win.page.locator('[data-testid^="agent-tab-"]').first();
-    await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
-    const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
-    for (const [id, file] of [['T-2', 'alpha.txt'], ['T-3', 'beta.txt'], ['T-4', 'gamma.txt']] as const) {
-      await typeIn(win.page, agent, workOn(id, file));
-      await expect.poll(() => screenText(win.page, agent), { timeout: 15_000 }).toContain(`${id} submitted`);
-      await expect.poll(() => card(id).getAttribute('data-state'), { timeout: 10_000 }).toBe('review');
-    }
+    const agent = await shellAgent();
+    for (const [id, file] of [['T-2', 'alpha.txt'], ['T-3', 'beta.txt'], ['T-4', 'gamma.txt']] as const) await submit(agent, id, file);
     for (const id of ['T-2', 'T-3', 'T-4']) await approve(id);
     expect(await queueOrder()).toEqual(['T-2', 'T-3', 'T-4']);
     expect(await win.page.getByTestId('merge-queue-check').textContent()).toBe('no verify command is set: merges land unchecked');
@@ -96,4 +104,26 @@ describe('the merge queue in the window', () => {
       'Merge forkbench/T-3: Beta',
     ]);
   }, 120_000);
+
+  it('an Up click right after a drag moves the entry, on a loaded machine too', async () => {
+    // Two more held in the queue behind a gate of their own, T-5, which stays open.
+    await addTask('Gate 2', 'T-5');
+    await addTask('Delta', 'T-6');
+    await addTask('Epsilon', 'T-7');
+    const agent = await shellAgent();
+    await submit(agent, 'T-6', 'delta.txt', 'T-5');
+    await submit(agent, 'T-7', 'epsilon.txt', 'T-5');
+    for (const id of ['T-6', 'T-7']) await approve(id);
+    expect(await queueOrder()).toEqual(['T-6', 'T-7']);
+    // The drag and the click come before any timer of the page runs, as under load.
+    const undo = await lagPage(win.page);
+    try {
+      await dragEntry('T-7', 'T-6');
+      await expect.poll(queueOrder).toEqual(['T-7', 'T-6']);
+      await win.page.getByTestId('queue-up-T-6').click();
+      await expect.poll(queueOrder, { timeout: 10_000 }).toEqual(['T-6', 'T-7']);
+    } finally {
+      await undo();
+    }
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { lagPage } from './pageLag.js';
 import { windowForFile } from './windowForFile.js';
 /**
  * Issue 34, dependencies in the window: the details panel's "Waits on" field sets what a task waits on (and
@@ -106,5 +107,25 @@ describe('what a task waits on, in the window', () => {
     // Held now, and still waiting: both said.
     expect(await reasons().evaluateAll((els) => els.map((e) => e.getAttribute('data-code')))).toEqual(['held', 'waiting-on']);
     await win.shot('waits-02-forced');
+  });
+
+  it('a task opened with a click takes what is typed at once and saves it with Enter, on a loaded machine too', async () => {
+    await closeDetails();
+    await addTask('Docs', 'T-3');
+    // The card's click is a press and release of dnd-kit's pointer sensor; what follows it comes before any
+    // timer of the page runs, as under load.
+    const undo = await lagPage(win.page);
+    try {
+      await openDetails('T-3');
+      await details().getByTestId('details-after-input').fill('T-1');
+      expect(await details().getByTestId('details-after-input').inputValue()).toBe('T-1');
+      await details().getByTestId('details-after-input').press('Enter');
+      await expect.poll(() => card('T-3').getByTestId('card-waits-T-3').textContent(), { timeout: 10_000 }).toBe('waits on T-1');
+      // And a click right after it counts: × closes the panel.
+      await details().getByTestId('details-close').click();
+      await details().waitFor({ state: 'detached' });
+    } finally {
+      await undo();
+    }
   });
 });

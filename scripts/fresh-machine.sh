@@ -10,16 +10,64 @@
 #
 # npm's cache goes outside the home (npm_config_cache) so the check covers `npm install` too; the
 # machine's own npm settings (~/.npmrc: where Node's headers are) are copied in, as a machine's image has
-# them. Usage: scripts/fresh-machine.sh [--keep]   (--keep leaves the work folder for a look)
+# them.
+#
+# Usage: scripts/fresh-machine.sh [--keep] [--bubblewrap] [--load N]
+#   --keep         leaves the work folder for a look;
+#   --bubblewrap   apt-installs bubblewrap first (Flatpak brings it to many desktops, .ci/run to CI): Codex CLI
+#                  then sandboxes its shell through bwrap;
+#   --load N       keeps N busy loops running (one a core keeps them all busy) for the whole `npm test`, as a
+#                  machine doing other work is; they end with it, on any exit of this script, and on their own
+#                  if it is killed. Each option says what it did in the output.
 set -euo pipefail
 if [ "${FORKBENCH_FRESH_INSIDE:-}" != 1 ]; then
   [ "$(id -u)" = 0 ] || { echo "fresh-machine: needs root (a mount namespace hides the system's Chromium)" >&2; exit 2; }
   FORKBENCH_FRESH_INSIDE=1 exec unshare --mount --propagation private "$0" "$@"
 fi
+# fd 3 is the terminal's output: what is said on an exit during `npm test` is not lost in its log.
+exec 3>&1
+say() { printf 'fresh-machine: %s\n' "$*" >&3; }
+keep=
+bubblewrap=
+load=0
+while (($#)); do
+  case $1 in
+    --keep) keep=1 ;;
+    --bubblewrap) bubblewrap=1 ;;
+    --load)
+      [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "fresh-machine: --load takes a number of busy loops" >&2; exit 2; }
+      load=$2
+      shift
+      ;;
+    *) echo "fresh-machine: unknown option $1 (the usage is in the script's header)" >&2; exit 2 ;;
+  esac
+  shift
+done
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 work=$(mktemp -d /tmp/forkbench-fresh-XXXXXX)
 home="$work/home"
-say() { printf 'fresh-machine: %s\n' "$*"; }
+
+# The busy loops of --load, ended on any exit; each also ends on its own once this script is gone (kill -9).
+loops=()
+stop_load() {
+  ((${#loops[@]})) || return 0
+  kill "${loops[@]}" 2>/dev/null || true
+  wait "${loops[@]}" 2>/dev/null || true
+  say "load: stopped the ${#loops[@]} busy loops"
+  loops=()
+}
+trap stop_load EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [ -n "$bubblewrap" ]; then
+  if command -v bwrap >/dev/null; then
+    say "bubblewrap: already installed ($(command -v bwrap))"
+  else
+    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null
+    say "bubblewrap: installed with apt ($(command -v bwrap))"
+  fi
+fi
 
 hidden=()
 for p in /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome /usr/bin/google-chrome-stable /snap/bin/chromium /usr/lib/chromium /opt/google/chrome; do
@@ -61,6 +109,11 @@ else
   status=$?; say "npm install FAILED ($status); the end of $work/install.log:"; tail -30 "$work/install.log"
 fi
 if [ "$status" = 0 ]; then
+  for ((i = 0; i < load; i++)); do
+    (while kill -0 "$$" 2>/dev/null; do :; done) &
+    loops+=($!)
+  done
+  ((load == 0)) || say "load: ${load} busy loops running for npm test (pids ${loops[*]})"
   start=$(date +%s)
   if run 'npm test' > "$work/test.log" 2>&1; then
     say "npm test: ok in $(($(date +%s) - start)) s; $(grep -a '^Tests:' "$work/test.log" | tail -1)"
@@ -68,6 +121,7 @@ if [ "$status" = 0 ]; then
     status=$?; say "npm test FAILED ($status) in $(($(date +%s) - start)) s; $(grep -a '^Tests:' "$work/test.log" | tail -1)"
     grep -a -E 'FAIL|counted as failed' "$work/test.log" | head -40
   fi
+  stop_load
   grep -a 'browser: ' "$work/test.log" | head -1 || true
 fi
 
@@ -77,5 +131,5 @@ if diff -u "$work/home.before" "$work/home.after" > "$work/home.diff"; then
 else
   status=${status/#0/1}; say "the home folder CHANGED:"; head -40 "$work/home.diff"
 fi
-if [ "${1:-}" = --keep ]; then say "kept $work"; else rm -rf "$work"; fi
+if [ -n "$keep" ]; then say "kept $work"; else rm -rf "$work"; fi
 exit "$status"

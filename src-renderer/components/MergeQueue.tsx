@@ -1,9 +1,10 @@
 import { useMemo, type KeyboardEvent } from 'react';
-import { closestCenter, DndContext, KeyboardSensor, PointerSensor, useSensor, useSensors, type DragEndEvent } from '@dnd-kit/core';
+import { closestCenter, DndContext, KeyboardSensor, useSensor, useSensors, type DragEndEvent } from '@dnd-kit/core';
 import { arrayMove, SortableContext, sortableKeyboardCoordinates, useSortable, verticalListSortingStrategy } from '@dnd-kit/sortable';
 import { CSS } from '@dnd-kit/utilities';
 import { queueView, type QueueItem } from '../../src-shared/board/mergeQueue.js';
 import { useApp, useController } from '../state/hooks.js';
+import { ReleasingPointerSensor } from './releasingPointerSensor.js';
 
 /**
  * The panel's layout, inline: app.css ends inside an unclosed `.prompt-missing {` block, so any rule after it
@@ -29,7 +30,8 @@ export function MergeQueuePanel() {
   const version = useApp((s) => s.boardVersion);
   const board = useApp((s) => s.board);
   const view = useMemo(() => (board ? queueView(board.tasks, board.settings.verify) : null), [board, version]);
-  const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: DRAG_START_PX } }), useSensor(KeyboardSensor, { coordinateGetter: sortableKeyboardCoordinates }));
+  // Releasing: an Up click right after a drag must move the entry (dnd-kit's own sensor swallowed it).
+  const sensors = useSensors(useSensor(ReleasingPointerSensor, { activationConstraint: { distance: DRAG_START_PX } }), useSensor(KeyboardSensor, { coordinateGetter: sortableKeyboardCoordinates }));
   if (!view || view.items.length === 0) return null;
   const ids = view.items.map((i) => i.taskId);
   /** Move `id` to `to` in the list as shown: the board takes it as "before the entry that then follows it". */

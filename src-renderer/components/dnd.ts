@@ -2,7 +2,8 @@ import type { PointerEvent as ReactPointerEvent } from 'react';
 import type { Announcements, UniqueIdentifier } from '@dnd-kit/core';
 import type { AppController } from '../state/controller.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
-import { closestCenter, pointerWithin, PointerSensor, type CollisionDetection, type KeyboardCoordinateGetter, type PointerSensorOptions } from '@dnd-kit/core';
+import { closestCenter, pointerWithin, type CollisionDetection, type KeyboardCoordinateGetter, type PointerSensorOptions } from '@dnd-kit/core';
+import { ReleasingPointerSensor } from './releasingPointerSensor.js';
 
 /** Pointer drags hit what is under the pointer; keyboard drags (no pointer) take the nearest target. */
 export const collide: CollisionDetection = (args) => (args.pointerCoordinates ? pointerWithin(args) : closestCenter(args));
@@ -48,9 +49,11 @@ export function startsOnControl(target: EventTarget | null): boolean {
 /**
  * The pointer sensor for cards. No activation distance (a drag starts on the first move, so a single
  * pointer move onto a tab is enough, as a quick flick or an automated drag produces), but never from a
- * button or a field inside the card, whose clicks must keep working.
+ * button or a field inside the card, whose clicks must keep working. A click on a card is a drag that ends
+ * where it began: the sensor lets the page go at the release (ReleasingPointerSensor), or the click or
+ * keystroke that follows it would be lost.
  */
-export class CardPointerSensor extends PointerSensor {
+export class CardPointerSensor extends ReleasingPointerSensor {
   static override activators = [
     {
       eventName: 'onPointerDown' as const,
