@@ -1,6 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Agent, presentedDigest } from './agent.js';
 
+/** Dead secrets remembered for the reports of late commits: more than the agents one session closes. */
+const DEAD_SECRETS_KEPT = 512;
+
 /**
  * The Roster's index of its agents, by id (in the order their tabs are listed) and by their secret's digest.
  * It writes nothing of an agent's own: each Agent alone moves its life. Lookup by secret hashes the presented
@@ -10,6 +13,9 @@ import { Agent, presentedDigest } from './agent.js';
 export class AgentRegistry {
   private readonly byId = new Map<string, Agent>();
   private readonly byDigest = new Map<string, Agent>();
+  /** Digests of secrets that died with their agent (closed, exited, resumed anew), newest last: a git that
+   *  finishes a commit after its pane closed reports with one, and what it moved is put back (issue 49). */
+  private readonly dead = new Map<string, string>();
   private counter = 0;
 
   /** A new agent, about to start. `n` numbers its name ("shell 3"); without one, this registry's own count.
@@ -89,6 +95,20 @@ export class AgentRegistry {
   /** Forget the secret: nothing can act as this agent any more. */
   forgetSecret(id: string): void {
     const agent = this.byId.get(id);
-    if (agent && this.byDigest.get(agent.secretDigest) === agent) this.byDigest.delete(agent.secretDigest);
+    if (agent && this.byDigest.get(agent.secretDigest) === agent) {
+      this.byDigest.delete(agent.secretDigest);
+      this.dead.set(agent.secretDigest, id);
+      // A session's closed agents, a few hundred at most; the oldest go first past that.
+      if (this.dead.size > DEAD_SECRETS_KEPT) this.dead.delete(this.dead.keys().next().value as string);
+    }
+  }
+
+  /** The id of the agent a dead secret belonged to (it acts as nobody), or null for any other value. */
+  deadSecretOf(secret: unknown): string | null {
+    const d = presentedDigest(secret);
+    if (!d) return null;
+    const hex = d.toString('hex');
+    const id = this.dead.get(hex);
+    return id !== undefined && timingSafeEqual(Buffer.from(hex, 'hex'), d) ? id : null;
   }
 }

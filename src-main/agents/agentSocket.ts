@@ -8,7 +8,7 @@ import type { BoardService } from '../board/boardService.js';
 import type { AgentRegistry } from './agentRegistry.js';
 
 /** Who a secret belongs to: the Roster, or a bare registry in tests. */
-type Authenticator = Pick<AgentRegistry, 'authenticate'>;
+type Authenticator = Pick<AgentRegistry, 'authenticate'> & Partial<Pick<AgentRegistry, 'deadSecretOf'>>;
 import { PERSON_CHECK_METHOD, type PersonCheckResult } from '../../src-shared/protocol/hookMethods.js';
 import { callAsAgent, callAsPerson, type AgentCallHooks } from './agentRpc.js';
 import { peerPid, type Caller, type Whereabouts } from './peerCredentials.js';
@@ -204,7 +204,14 @@ export class AgentSocket {
       return out.ok ? send({ jsonrpc: '2.0', id, result: out.value }) : fail(id, out.error);
     }
     const agent = registry.authenticate(m.auth);
-    if (!agent) return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
+    if (!agent) {
+      // A commit that landed after its agent's pane closed (git was inside `git commit` then): its report
+      // comes with the dead secret, and the board records nothing of it. The branch is put back at the record,
+      // the commit kept aside, as for any move the board refused (issue 49).
+      const task = (m.params as { taskId?: unknown } | undefined)?.taskId;
+      if (m.method === 'record' && typeof task === 'string' && /^T-\d+$/.test(task) && registry.deadSecretOf?.(m.auth)) hooks.offRecord?.(task);
+      return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
+    }
     if (judge?.bindSecrets) {
       conn.peer ??= peerPid(conn.socket, judge.perl).then((pid) => judge.paneOf(pid));
       const from = await conn.peer;

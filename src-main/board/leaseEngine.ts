@@ -21,7 +21,7 @@ import { ReadyIndex } from './readyIndex.js';
 import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import { TakerIndexes, type DispatchPick } from './takerIndexes.js';
 import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
-import { movedOrder, queuedInRank } from '../../src-shared/board/mergeQueue.js';
+import { movedOrder, nextToLand, queuedInRank } from '../../src-shared/board/mergeQueue.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 
 type Listener = (e: BoardEvent) => void;
@@ -410,6 +410,9 @@ export class LeaseEngine {
     if (!c.ok) return c;
     const t = this.board.tasks.get(taskId) as Task;
     if (t.state !== 'claimed') return this.refuse(agentId, taskId, token ?? null, 'done', 'bad-state', `${taskId} ${isInState(t.state, { already: true })}`);
+    // A new done is new work: no approval of an earlier one stands (none can be queued while claimed, but a
+    // board damaged by an older host may hold one).
+    this.leaveQueue(t, 'said done again', agentId);
     if (text !== null) this.emit({ kind: 'note', taskId, by: agentId, text });
     // The work under review is what the board recorded at this moment, never a branch head that moves later.
     this.emit({ kind: 'submitted', taskId, agentId, token: c.value.token, record: t.worktree ? t.record : null });
@@ -668,6 +671,9 @@ export class LeaseEngine {
     if (waits && !waits.ok) return waits;
     if (task.claim) {
       if (task.claim.agentId === agentId) return reject('bad-state', `${taskId} is already held by ${agentId}`);
+      const held = this.landingHold(task, `reassigned to ${agentId}`, by);
+      if (held) return held;
+      this.leaveQueue(task, `reassigned to ${agentId}`, by);
       const token = this.board.nextToken;
       const deadline = this.clock.now() + leaseFor(this.board.settings, agentId);
       this.emit({
@@ -693,6 +699,9 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
+    const held = this.landingHold(task, 'released', by);
+    if (held) return held;
+    if (task.claim || task.state === 'review') this.leaveQueue(task, 'released', by);
     if (task.claim) this.end(taskId, task.claim, 'user-released', 'open');
     else if (task.state === 'review') this.emit({ kind: 'returned', taskId, by, reason: 'released by a person', to: 'open' });
     else return reject('bad-state', `${taskId} ${isInState(task.state)}, not held by anyone`);
@@ -717,6 +726,9 @@ export class LeaseEngine {
     if (task.state !== 'review') return reject('bad-state', `${taskId} ${isInState(task.state)}; only a task in review can be rejected`);
     // Checked here as well as in the window's schema: the board is where the promise lives, whoever calls it.
     if (reason.trim() === '') return reject('invalid-input', REJECT_REASON_MISSING);
+    const held = this.landingHold(task, 'rejected', by);
+    if (held) return held;
+    // The send-back (`returned`) takes it out of the queue in the same step: its reason is the reject's.
     const to = task.claim ? 'claimed' : 'open';
     this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
     this.emit({ kind: 'returned', taskId, by, reason, to });
@@ -809,7 +821,9 @@ export class LeaseEngine {
     if (queue.length >= Limits.maxQueued) return reject('bad-state', `the merge queue holds ${queue.length} tasks, its limit: let some land before approving more`);
     const rank = (queue.at(-1)?.queued?.rank ?? 0) + 1;
     const sha = (task.submitted ?? task.record)?.sha ?? null;
-    this.emit({ kind: 'queued', taskId, by, rank, sha, ...(this.here ? { host: this.here.id } : {}) });
+    // The claim that said done: in review it still holds the task, or it is the last one (ended since).
+    const token = submitterToken(task);
+    this.emit({ kind: 'queued', taskId, by, rank, sha, token, ...(this.here ? { host: this.here.id } : {}) });
     return ok((this.board.tasks.get(taskId) as Task).queued as QueueEntry);
   }
 
@@ -825,10 +839,13 @@ export class LeaseEngine {
   }
 
   /** The queue's runner merged the head entry onto `onto`: said on the board while its verify runs. */
-  queueLanding(taskId: string, onto: string, merge: string | null): Result<null> {
+  queueLanding(taskId: string, expect: { sha: string | null; token: number | null }, onto: string, merge: string | null): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    if (!t.value.queued) return reject('bad-state', `${taskId} is not in the merge queue`);
+    const q = t.value.queued;
+    if (!q) return reject('bad-state', `${taskId} is no longer in the merge queue (taken out, sent back, reassigned or released while its merge was made): the merge is discarded`);
+    const stale = staleEntry(t.value, q, expect);
+    if (stale) return reject('stale-token', `${taskId}'s approval no longer stands: ${stale}. The merge is discarded`);
     this.emit({ kind: 'queue-landing', taskId, onto, merge });
     return ok(null);
   }
@@ -838,8 +855,58 @@ export class LeaseEngine {
     const t = this.find(taskId);
     if (!t.ok) return t;
     if (!t.value.queued) return reject('bad-state', `${taskId} is not in the merge queue`);
+    const held = this.landingHold(t.value, 'taken out of the queue', by);
+    if (held) return held;
     this.emit({ kind: 'unqueued', taskId, by, reason });
     return ok(null);
+  }
+
+  /**
+   * The landing's compare-and-set (issue 49), asked by the queue's runner once the merge of `taskId` is made
+   * (and its verify passed), before the base moves: yes only if the entry is still the head of its host's
+   * queue, still the approval it was (the same frozen sha under the same token, the task still in review with
+   * that submission) and the merge is the one the board was told of. Decided in the board's one order of
+   * writes, so every take-back answered before it is seen here and wins: the merge is then discarded.
+   *
+   * Yes is recorded (`queue-committed`) and is the commit point: from it until the task lands (approved) or
+   * the runner gives the landing up (a new `queue-landing`, `unqueued`, `returned`), take-backs are refused
+   * with the reason (landingHold), so none can be answered between the board's yes and the base's move. The
+   * other order (record the landing, then move the base) would leave an approval whose base move can still
+   * fail; holding the entry keeps "approved" meaning "on the base". A host that stops in between finds the
+   * entry committing when it starts and asks git whether the base has the merge (MergeQueue.land).
+   */
+  queueCommit(taskId: string, expect: { sha: string | null; token: number | null }, merge: string | null): Result<null> {
+    const f = this.find(taskId);
+    if (!f.ok) return f;
+    const t = f.value;
+    const q = t.queued;
+    if (!q) return reject('bad-state', `${taskId} is no longer in the merge queue (taken out, sent back, reassigned or released while its merge was made): the merge is discarded`);
+    const stale = staleEntry(t, q, expect);
+    if (stale) return reject('stale-token', `${taskId}'s approval no longer stands: ${stale}. The merge is discarded`);
+    if ((q.landing?.merge ?? null) !== merge) return reject('stale-token', `${taskId}'s merge ${shortSha(merge ?? '')} is not the one the board was told of (${shortSha(q.landing?.merge ?? '')}): the merge is discarded`);
+    const head = nextToLand(this.board.tasks, (x) => x.queued?.host === q.host);
+    if (head?.id !== taskId) return reject('bad-state', `${taskId} is no longer the head of the merge queue (${head ? `${head.id} lands first now` : 'none can land'}): its merge is discarded and it lands in its turn`);
+    if (!q.committing) this.emit({ kind: 'queue-committed', taskId, onto: q.landing?.onto ?? '', merge });
+    return ok(null);
+  }
+
+  /** A take-back refused while the task's landing moves the base (queueCommit said yes): it would come too late
+   *  to win, so it is not answered as if it had. The queue's own runner (the host's writers) gives it up. */
+  private landingHold(task: Task, what: string, by: string): { ok: false; error: { code: RejectionCode; message: string } } | null {
+    if (!task.queued?.committing || HOST_WRITERS.has(by)) return null;
+    const merge = task.queued.landing?.merge;
+    return reject(
+      'bad-state',
+      `${task.id}'s approved work is landing now (the board agreed to move the base${merge ? ` to its merge ${shortSha(merge)}` : ''}), so it cannot be ${what}: it is done in a moment; then reopen it with a new task if it needs more work`,
+    );
+  }
+
+  /** A take-back of a queued task (issue 49): its entry leaves the queue in the same step, saying why, so the
+   *  queue never lands work after its approval was taken back. */
+  private leaveQueue(task: Task, what: string, by: string): void {
+    const q = task.queued;
+    if (!q) return;
+    this.emit({ kind: 'unqueued', taskId: task.id, by, reason: `it was ${what}; the approval was for ${q.sha ? shortSha(q.sha) : 'its work'}${q.token ? ` under token ${q.token}` : ''}` });
   }
 
   // ---------------------------------------------------------------- internals
@@ -983,4 +1050,21 @@ export class LeaseEngine {
       this.deadlines.delete(taskId);
     }
   }
+}
+
+/** The token of the claim whose done froze the task's work in review: it still holds the task, or it is the
+ *  last claim (ended since; in review no other claim can start). */
+export function submitterToken(t: Task): number | null {
+  return t.claim?.token ?? t.lastClaim?.token ?? null;
+}
+
+/** Why the queue entry `q` of `t` is no longer the approval `expect` the runner merged, or null when it is. */
+export function staleEntry(t: Task, q: QueueEntry, expect: { sha: string | null; token: number | null }): string | null {
+  if (q.sha !== expect.sha || (q.token ?? null) !== expect.token) return `its entry is now for ${shortSha(q.sha ?? '')} under token ${q.token ?? 'none'}`;
+  if (t.state !== 'review') return `it ${isInState(t.state)}`;
+  const now = (t.submitted ?? t.record)?.sha ?? null;
+  if (now !== q.sha) return `its work in review is ${shortSha(now ?? '')} now, not ${shortSha(q.sha ?? '')}`;
+  // Entries from boards before tokens were kept are checked by their sha alone.
+  if (q.token != null && submitterToken(t) !== q.token) return `the claim that said done is ${submitterToken(t) ?? 'none'} now, not ${q.token}`;
+  return null;
 }

@@ -16,7 +16,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * aside to refs/forkbench/stray/ and the branch put back with a compare-and-swap.
  */
 export class BranchRecords {
-  private readonly repairing = new Set<string>();
+  /** Repairs running, per task: one asked for meanwhile runs once more after it (`again`), since the running
+   *  one may have read the branch before the move that asked. */
+  private readonly repairing = new Map<string, { again: boolean; done: Promise<void> }>();
 
   constructor(private readonly r: TaskRepo) {}
 
@@ -42,27 +44,42 @@ export class BranchRecords {
    * record. A ref lock still held by the git that moved it is waited out.
    */
   repair(taskId: string): Promise<void> {
-    if (this.repairing.has(taskId)) return Promise.resolve();
-    this.repairing.add(taskId);
-    return this.r.queue
-      .run(async () => {
-        for (let i = 0; i < REPAIR_TRIES; i++) {
-          const t = this.r.board.state.tasks.get(taskId);
-          const wt = t?.worktree;
-          const rec = t?.record;
-          if (!wt || !rec || t.state === 'done') return;
-          const head = this.r.readRef(`refs/heads/${wt.branch}`);
-          if (head === rec.sha) return;
-          if (head) await this.r.keepAside(taskId, head);
-          const moved = await this.r.git(this.r.repo.root, ['update-ref', '-m', `forkbench: ${taskId} back to its record`, `refs/heads/${wt.branch}`, rec.sha, head ?? ''], { allowFail: true });
-          if (moved.code === 0) {
-            await this.r.board.run((e) => e.recordRepair(taskId, head ?? '', HOST_ACTOR));
-            return;
-          }
-          await sleep(REPAIR_RETRY_MS);
-        }
-      })
-      .finally(() => this.repairing.delete(taskId));
+    const running = this.repairing.get(taskId);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const state = { again: false, done: Promise.resolve() };
+    this.repairing.set(taskId, state);
+    state.done = (async () => {
+      try {
+        do {
+          state.again = false;
+          await this.r.queue.run(() => this.putBack(taskId));
+        } while (state.again);
+      } finally {
+        this.repairing.delete(taskId);
+      }
+    })();
+    return state.done;
+  }
+
+  private async putBack(taskId: string): Promise<void> {
+    for (let i = 0; i < REPAIR_TRIES; i++) {
+      const t = this.r.board.state.tasks.get(taskId);
+      const wt = t?.worktree;
+      const rec = t?.record;
+      if (!wt || !rec || t.state === 'done') return;
+      const head = this.r.readRef(`refs/heads/${wt.branch}`);
+      if (head === rec.sha) return;
+      if (head) await this.r.keepAside(taskId, head);
+      const moved = await this.r.git(this.r.repo.root, ['update-ref', '-m', `forkbench: ${taskId} back to its record`, `refs/heads/${wt.branch}`, rec.sha, head ?? ''], { allowFail: true });
+      if (moved.code === 0) {
+        await this.r.board.run((e) => e.recordRepair(taskId, head ?? '', HOST_ACTOR));
+        return;
+      }
+      await sleep(REPAIR_RETRY_MS);
+    }
   }
 
   /** A compare-and-swap of the task's branch, run inside the queue. A lock held by a git still finishing its

@@ -40,6 +40,13 @@ export interface MergeCandidate {
   readonly merge: string | null;
 }
 
+/** What the person approved (a merge queue entry): the frozen sha and the token of the claim that said done
+ *  (null: an entry from before tokens were kept, checked by its sha alone). */
+export interface ApprovedWork {
+  readonly sha: string | null;
+  readonly token: number | null;
+}
+
 /** A review diff is for reading: past 512 KiB a window shows the file list and says the rest is cut. */
 const MAX_PATCH_CHARS = 512 * 1024;
 
@@ -359,24 +366,46 @@ export class TaskReview {
    * (on a board with a remote, the remote's base as fetched now), with approval's checks, and nothing moved.
    * Null: the task has no worktree left to merge. Throws a WorktreeError (`merge-conflict` naming the files).
    */
-  candidate(taskId: string, title: string, remote: GitRemote | null): Promise<MergeCandidate | null> {
+  candidate(taskId: string, title: string, remote: GitRemote | null, approved: ApprovedWork): Promise<MergeCandidate | null> {
     if (remote)
       return this.remoteQueue.run(async () => {
         const link = new TaskRemote(this.r, remote);
-        const t = this.r.task(taskId);
+        const t = this.approvedTask(taskId, approved);
         const wt = t.worktree;
         if (!wt) return null;
         const { onto, merge } = await this.mergeOnRemoteBase(link, t, wt, `${remote.name}/${wt.base}`, title);
         return { base: wt.base, onto, merge, remote: remote.name };
       });
     return this.r.queue.run(async () => {
-      const t = this.r.task(taskId);
+      const t = this.approvedTask(taskId, approved);
       const wt = t.worktree;
       if (!wt) return null;
       const onto = (await this.r.refs([wt.base])).get(wt.base)?.sha;
       if (!onto) throw new WorktreeError('no-base', `the base branch '${wt.base}' no longer exists: nothing was merged.`);
       return { base: wt.base, onto, merge: await this.mergeOnto(t, wt, onto, wt.base, title) };
     });
+  }
+
+  /** The task as the board has it, if its work in review is still the work the person approved (issue 49):
+   *  the queue merges exactly that or nothing. Throws `stale-approval` otherwise. */
+  private approvedTask(taskId: string, approved: ApprovedWork): Task {
+    const t = this.r.task(taskId);
+    const now = (t.submitted ?? t.record)?.sha ?? null;
+    const token = TaskReview.finalToken(t);
+    if (t.state !== 'review' || now !== approved.sha || (approved.token !== null && token !== approved.token))
+      throw new WorktreeError(
+        'stale-approval',
+        `${taskId} was approved at ${shortSha(approved.sha ?? '')} under token ${approved.token ?? 'none'}, but its work is now ${t.state === 'review' ? `${shortSha(now ?? '')} under token ${token ?? 'none'}` : `not in review (${t.state})`}: nothing was merged`,
+      );
+    return t;
+  }
+
+  /** Whether `base` (on a board with a remote, the remote's base as fetched now) has `sha`: a landing its host
+   *  stopped in after the board agreed to it moved the base, or did not. */
+  async baseHas(base: string, sha: string, remote: GitRemote | null): Promise<boolean> {
+    if (!remote) return this.r.isAncestor(sha, `refs/heads/${base}`);
+    const head = await this.remoteBase(remote, base);
+    return this.r.isAncestor(sha, head);
   }
 
   /**

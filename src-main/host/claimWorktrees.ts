@@ -154,6 +154,11 @@ export class ClaimWorktrees {
     else if (e.kind === 'approved' && !this.approvingHere.has(e.taskId)) this.approvedElsewhere(e.taskId);
     else if (e.kind === 'claim-ended') {
       const lapsed = e.reason === 'lapsed';
+      // Whatever the ended claim's git moved and the board did not record (a commit whose report died with its
+      // pane) is moved aside now, the branch put back at the record; a report that comes later is refused and
+      // put back then (issue 49). Only the host that ran the agent has its branch.
+      if (e.reason !== 'completed' && this.board.runsHere(e.agentId))
+        void git.records.repair(e.taskId).catch((err: Error) => this.warn?.(`forkbench: could not put ${e.taskId}'s branch back at its record: ${err.message}`));
       git.folders.fence(
         e.taskId,
         e.token,

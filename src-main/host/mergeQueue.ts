@@ -10,7 +10,7 @@ import { failureNote, type VerifyOutcome } from '../agents/verifyRunner.js';
 import type { Clock } from '../base/clock.js';
 import type { BoardService } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
-import type { MergeCandidate } from '../git/taskReview.js';
+import type { ApprovedWork, MergeCandidate } from '../git/taskReview.js';
 import { WorktreeError } from '../git/taskRepo.js';
 
 export const MergeQueueConstants = {
@@ -23,13 +23,16 @@ export const MergeQueueConstants = {
 /** The work of landing one entry, apart from the order: git and a verify run for a Thread (queueLanding.ts),
  *  a model of a repository in the property test. */
 export interface LandingSteps {
-  /** Merge the entry's frozen sha onto the base as it is now; null: no worktree, nothing to merge. Throws a
-   *  WorktreeError (`merge-conflict`, `wrong-token`: the work's; any other: the repository's). */
-  candidate(t: Task): Promise<MergeCandidate | null>;
+  /** Merge exactly the approved sha onto the base as it is now; null: no worktree, nothing to merge. Throws a
+   *  WorktreeError (`merge-conflict`, `wrong-token`: the work's; `stale-approval`: the task's work is no longer
+   *  what was approved; any other: the repository's). */
+  candidate(t: Task, approved: ApprovedWork): Promise<MergeCandidate | null>;
   /** Run `command` on the merge result, in a checkout of its own. */
   verify(t: Task, c: MergeCandidate, command: string): Promise<VerifyOutcome>;
   /** Move the base to the merge, a compare-and-swap from `c.onto`: false when the base moved meanwhile. */
   land(t: Task, c: MergeCandidate): Promise<boolean>;
+  /** Whether the base has `merge` now: a host that stopped after the board agreed to land it asks on its start. */
+  landed(t: Task, merge: string): Promise<boolean>;
   /** The merge landed: the board approves the task (as `by`), and git tidies after it. */
   approve(t: Task, c: MergeCandidate | null, by: string, tries: number): Promise<void>;
   /** The queue is closing: end whatever check still runs. */
@@ -153,10 +156,11 @@ export class MergeQueue {
     for (;;) {
       if (this.disposed || this.board.readOnlyReason) return;
       const t = nextToLand(this.board.state.tasks, this.mine);
-      if (!t?.queued) return;
+      const entry = t?.queued;
+      if (!t || !entry) return;
       this.landingNow = t.id;
       try {
-        await this.land(t, t.queued);
+        await this.land(t, entry);
         this.settle(t.id, this.board.state.tasks.get(t.id)?.state === 'done' ? null : undefined);
       } catch (err) {
         if (this.disposed) return;
@@ -166,46 +170,78 @@ export class MergeQueue {
           continue;
         }
         this.reasons.set(t.id, err as Error);
-        const r = await this.board.run((e) => e.unqueue(t.id, `it could not be landed: ${(err as Error).message}`, HOST_ACTOR)).catch(() => null);
+        const r = await this.board.run((e) => e.unqueue(t.id, clip(`it could not be landed: ${(err as Error).message}`), HOST_ACTOR)).catch(() => null);
         if (!r?.ok) return;
       } finally {
         this.landingNow = null;
       }
+      if (this.disposed) return;
+      // No step may leave the same entry at the head: one still there, unchanged, could not proceed (a refusal
+      // its step met), and trying it again would meet the same refusal for ever (issue 49). It leaves the queue
+      // with the reason, and the queue goes on with the next.
+      if (this.stillQueued(t.id, entry) && nextToLand(this.board.state.tasks, this.mine)?.id === t.id) {
+        const why = new QueueOutcomeError('stuck', `${t.id} left the merge queue: its landing could not proceed (see its notes); it stays in review, approve it again`);
+        this.reasons.set(t.id, why);
+        const r = await this.board.run((e) => e.unqueue(t.id, 'its landing could not proceed (see its notes): approve it again', HOST_ACTOR)).catch(() => null);
+        if (!r?.ok) return;
+      }
     }
   }
 
+  /**
+   * Land one entry: merge exactly the sha it was approved at (under its token), verify the merge, ask the board
+   * to agree (queueCommit, the landing's compare-and-set), and only then move the base and approve. A take-back
+   * answered before the board's yes wins: the merge is discarded and nothing is said to have landed.
+   */
   private async land(t: Task, entry: QueueEntry): Promise<void> {
     const id = t.id;
-    if (entry.landing) await this.note(id, `Merge queue: landing ${id} again from the start (its host stopped while landing it).`);
+    const approved: ApprovedWork = { sha: entry.sha, token: entry.token ?? null };
+    if (entry.committing) {
+      // The host stopped after the board agreed to land it: git says whether the base moved before it stopped.
+      const merge = entry.landing?.merge ?? null;
+      const c: MergeCandidate | null = entry.landing ? { base: t.worktree?.base ?? '', onto: entry.landing.onto, merge } : null;
+      if (merge === null || (await this.steps.landed(t, merge))) {
+        await this.note(id, `Merge queue: ${id}'s host stopped after the board agreed to land it, and ${merge ? `the base has its merge ${shortSha(merge)}` : 'it had nothing to merge'}: approved now.`);
+        await this.steps.approve(t, c, entry.by, 1);
+        return;
+      }
+      await this.note(id, `Merge queue: landing ${id} again from the start (its host stopped before the base moved).`);
+    } else if (entry.landing) await this.note(id, `Merge queue: landing ${id} again from the start (its host stopped while landing it).`);
     const command = t.verify ?? this.board.state.settings.verify;
     for (let tries = 1; ; tries++) {
       let c: MergeCandidate | null;
       try {
-        c = await this.steps.candidate(t);
+        c = await this.steps.candidate(t, approved);
       } catch (err) {
         return this.refused(id, err as Error);
       }
-      if (c) await this.must(this.board.run((e) => e.queueLanding(id, c.onto, c.merge)));
+      if (this.disposed) return;
+      if (c && !(await this.step(id, entry, this.board.run((e) => e.queueLanding(id, approved, c.onto, c.merge))))) return;
       if (c?.merge && command) {
         await this.note(id, `Merge queue: merged onto ${c.base} at ${shortSha(c.onto)} as ${shortSha(c.merge)}; verifying with \`${command}\` in a checkout of its own…`);
         const started = this.clock.now();
         const outcome = await this.steps.verify(t, c, command);
+        // Taken back while it verified (reassigned, released, rejected, taken out): the board said why already.
         if (this.disposed || !this.stillQueued(id, entry)) return;
         if (!outcome.passed) {
           const why = `the merge onto ${c.base} failed its verify, so ${c.base} was not moved. ${failureNote(command, outcome)}`;
           this.reasons.set(id, new QueueOutcomeError('verify-failed', `${id} was sent back: ${why}`));
-          await this.must(this.board.run((e) => e.rejectReview(id, clip(`Merge queue: ${why}`), VERIFY_ACTOR)));
+          await this.sendBack(id, `Merge queue: ${why}`, VERIFY_ACTOR);
           return;
         }
         await this.note(id, `Merge queue: verify \`${command}\` passed on the merge in ${((this.clock.now() - started) / 1000).toFixed(1)} s.`);
       }
+      // The landing's compare-and-set: after the git work, in the board's one order of writes. A take-back
+      // answered before it wins here; one asked after it is refused until the base moved (queueCommit).
+      if (this.disposed || !(await this.step(id, entry, this.board.run((e) => e.queueCommit(id, approved, c?.merge ?? null))))) return;
       // Without a verify command the merge lands unchecked, as approval did before the queue: the queue's view
       // says so (queueView's `verify`), not a note on each task.
       const landed = c ? await this.landOrRefuse(t, c) : 'landed';
       if (landed === 'refused') return;
       if (c && landed === 'moved') {
-        if (this.disposed || !this.stillQueued(id, entry)) return;
+        if (this.disposed) return;
         if (tries < MergeQueueConstants.maxLandTries) {
+          // The next try's queue-landing ends the board's agreement to this merge, which never reached the base.
           await this.note(id, `Merge queue: ${c.base} moved while ${id} was being checked; merging again on its new head.`);
           continue;
         }
@@ -213,14 +249,31 @@ export class MergeQueue {
         const what = c.remote ? 'pushed' : 'merged';
         return this.refused(id, new WorktreeError('base-moved', `${where} moved under each of ${tries} merges (other approvals, or someone pushing to it): nothing was ${what} and ${id} stays in review. Approve again.`));
       }
-      // Landed: the base has the merge, so the board approves whatever happened meanwhile (a refusal is noted).
+      // Landed: the board agreed before the base moved, and take-backs have been refused since, so it approves.
       await this.steps.approve(t, c, entry.by, tries);
       return;
     }
   }
 
+  /**
+   * A board step of a landing: true once taken. Refused because the entry is gone or is no longer the approval
+   * (taken back meanwhile): false, the merge is discarded, and the task's notes say so. Refused while the entry
+   * stands (another entry lands first now, say): false too, and the drain goes on with the head. Anything else
+   * (the board could not decide) is thrown, for the drain to take the entry out with the reason.
+   */
+  private async step(id: string, entry: QueueEntry, p: Promise<Result<null>>): Promise<boolean> {
+    const r = await p;
+    if (r.ok) return true;
+    if (this.disposed) return false;
+    if (!this.stillQueued(id, entry)) {
+      await this.note(id, `Merge queue: not landed: ${r.error.message}.`);
+      return false;
+    }
+    if (nextToLand(this.board.state.tasks, this.mine)?.id !== id) return false;
+    throw new QueueOutcomeError(r.error.code, r.error.message);
+  }
+
   private async landOrRefuse(t: Task, c: MergeCandidate): Promise<'landed' | 'moved' | 'refused'> {
-    if (!this.stillQueued(t.id, t.queued as QueueEntry)) return 'refused';
     try {
       return (await this.steps.land(t, c)) ? 'landed' : 'moved';
     } catch (err) {
@@ -230,28 +283,35 @@ export class MergeQueue {
   }
 
   /** The merge could not be made or landed: the work's problem goes back to its agent, the repository's
-   *  leaves the queue (in review, for a person to approve again once it is fixed). */
+   *  leaves the queue (in review, for a person to approve again once it is fixed). An approval that no longer
+   *  stands (`stale-approval`) leaves the queue too: its take-back said why. */
   private async refused(id: string, err: Error): Promise<void> {
     const message = err.message;
     // The approving caller gets git's own error, code and all, as approval gave it before the queue.
     this.reasons.set(id, err);
-    if (err instanceof WorktreeError && WORK_PROBLEMS.has(err.problem)) {
-      await this.must(this.board.run((e) => e.rejectReview(id, clip(`Merge queue: ${message}`), HOST_ACTOR)));
-      return;
-    }
+    if (err instanceof WorktreeError && WORK_PROBLEMS.has(err.problem)) return this.sendBack(id, `Merge queue: ${message}`, HOST_ACTOR);
     await this.note(id, `Not merged: ${message}`);
-    await this.must(this.board.run((e) => e.unqueue(id, 'it could not be merged (see the note)', HOST_ACTOR)));
+    await this.takeOut(id, 'it could not be merged (see the note)');
   }
 
-  /** The same entry is still queued: nobody took it out or sent it back while it was being checked. */
+  /** Send the task back to its agent; a task no longer in review (a board from before take-backs left it
+   *  queued) leaves the queue with the same reason instead. No refusal is passed over. */
+  private async sendBack(id: string, text: string, by: string): Promise<void> {
+    const r = await this.board.run((e) => e.rejectReview(id, clip(text), by));
+    if (r.ok || !this.board.state.tasks.get(id)?.queued) return;
+    await this.takeOut(id, text);
+  }
+
+  /** Take the entry out with the reason; throws when the board refuses while it is still queued. */
+  private async takeOut(id: string, reason: string): Promise<void> {
+    const r = await this.board.run((e) => e.unqueue(id, clip(reason), HOST_ACTOR));
+    if (!r.ok && this.board.state.tasks.get(id)?.queued) throw new Error(r.error.message);
+  }
+
+  /** The same entry is still queued: nobody took it out, sent it back or approved it anew while it was checked. */
   private stillQueued(id: string, entry: QueueEntry): boolean {
     const q = this.board.state.tasks.get(id)?.queued;
-    return !!q && q.at === entry.at && q.by === entry.by;
-  }
-
-  private async must<T>(p: Promise<Result<T>>): Promise<void> {
-    const r = await p;
-    if (!r.ok && r.error.code !== 'bad-state') throw new Error(r.error.message);
+    return !!q && q.at === entry.at && q.by === entry.by && q.sha === entry.sha && (q.token ?? null) === (entry.token ?? null);
   }
 
   private note(taskId: string, text: string): Promise<unknown> {

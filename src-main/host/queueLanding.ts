@@ -29,7 +29,8 @@ interface GitLandingDeps {
 export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
   const running = new Set<number>();
   return {
-    candidate: (t) => d.git.review.candidate(t.id, t.title, d.board.state.settings.remote),
+    candidate: (t, approved) => d.git.review.candidate(t.id, t.title, d.board.state.settings.remote, approved),
+    landed: (t, merge) => d.git.review.baseHas(t.worktree?.base ?? t.parked[0]?.base ?? '', merge, d.board.state.settings.remote),
     async verify(t: Task, c, command) {
       const dir = join(d.board.dir, QUEUE_CHECKOUTS, t.id);
       await d.git.review.checkoutAt(dir, c.merge ?? c.onto);

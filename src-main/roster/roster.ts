@@ -144,6 +144,11 @@ export class Roster {
     return this.registry.authenticate(secret);
   }
 
+  /** The agent a dead secret belonged to (its pane closed, it exited), or null. */
+  deadSecretOf(secret: unknown): string | null {
+    return this.registry.deadSecretOf(secret);
+  }
+
   agent(agentId: string): Agent | undefined {
     return this.registry.get(agentId);
   }

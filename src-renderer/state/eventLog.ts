@@ -114,6 +114,8 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       return `merge queue reordered by ${name(e.by)}: ${e.order.join(', ')}`;
     case 'queue-landing':
       return `${e.taskId} landing: ${e.merge ? `merged onto ${e.onto.slice(0, 10)} as ${e.merge.slice(0, 10)}, verifying` : `nothing to merge onto ${e.onto.slice(0, 10)}`}`;
+    case 'queue-committed':
+      return `${e.taskId} landing: ${e.merge ? `moving the base to ${e.merge.slice(0, 10)}` : 'nothing to merge'}`;
     case 'unqueued':
       return `${e.taskId} taken out of the merge queue by ${name(e.by)}: ${clip(e.reason)}`;
   }

@@ -37,6 +37,7 @@ const KINDS = {
   queued: false,
   'queue-moved': false,
   'queue-landing': false,
+  'queue-committed': false,
   unqueued: false,
 } as const satisfies Record<BoardEventKind, boolean>;
 

@@ -81,11 +81,15 @@ export type BoardEventBody =
       message: string;
     }
   /** Approval put the task in the merge queue (issue 34) at `rank`; `sha`: the frozen commit it will merge. */
-  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; host?: string }
+  /** `token`: the claim that said done (issue 49); absent in journals from before. */
+  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; token?: number | null; host?: string }
   /** The person's order of the queue is now `order` (every queued task, first to land first); `taskId` moved. */
   | { kind: 'queue-moved'; taskId: string; order: string[]; by: string }
   /** The queue's runner merged the task onto `onto` (as `merge`) and checks the result before the base moves. */
   | { kind: 'queue-landing'; taskId: string; onto: string; merge: string | null }
+  /** The landing's compare-and-set (issue 49): the entry was still the head and still the work approved once
+   *  `merge` was ready, so the base may move to it now; take-backs are refused until it lands or is given up. */
+  | { kind: 'queue-committed'; taskId: string; onto: string; merge: string | null }
   /** The task left the queue without landing (a person took it out); a send-back (`returned`) leaves it too. */
   | { kind: 'unqueued'; taskId: string; by: string; reason: string };
 

@@ -220,10 +220,18 @@ export interface QueueEntry {
   readonly by: string;
   /** The commit `done` froze, as approval saw it: the queue merges this sha and nothing else. */
   readonly sha: string | null;
+  /** The token of the claim that said done, as approval saw it (issue 49): the approval is of the work that
+   *  claim froze, and lands only while the task's submission is still that one. null in boards from before,
+   *  where the sha alone is checked. */
+  readonly token?: number | null;
   /** Wall clock of the approval, display only. */
   readonly at: number;
   /** On a board several hosts share, the host whose queue runner lands it (the one that approved it). */
   readonly host?: string;
   /** Set while it is being landed: the base commit it was merged onto and the merge (null: nothing to merge). */
   readonly landing?: { readonly onto: string; readonly merge: string | null } | null;
+  /** Set once the board agreed that the base moves to `landing`'s merge (issue 49, the landing's
+   *  compare-and-set): from then until it lands or its runner gives it up, take-backs are refused, so none can
+   *  be answered while the base is moving. */
+  readonly committing?: boolean;
 }

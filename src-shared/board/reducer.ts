@@ -247,7 +247,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'agent-state':
       break;
     case 'queued':
-      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, at: e.at, ...(e.host ? { host: e.host } : {}), landing: null } }));
+      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), landing: null } }));
       break;
     case 'queue-moved':
       e.order.forEach((id, i) => {
@@ -259,7 +259,14 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'queue-landing':
       update(b, e, (t) => {
         if (!t.queued) throw new EventMismatch(e, `${e.taskId} is not in the merge queue`);
-        return { ...t, queued: { ...t.queued, landing: { onto: e.onto, merge: e.merge } } };
+        // A new landing (a first try, or one after the base moved) starts with no agreement to move the base.
+        return { ...t, queued: { ...t.queued, landing: { onto: e.onto, merge: e.merge }, committing: false } };
+      });
+      break;
+    case 'queue-committed':
+      update(b, e, (t) => {
+        if (!t.queued) throw new EventMismatch(e, `${e.taskId} is not in the merge queue`);
+        return { ...t, queued: { ...t.queued, landing: { onto: e.onto, merge: e.merge }, committing: true } };
       });
       break;
     case 'unqueued':

@@ -236,6 +236,7 @@ export const WORKTREE_PROBLEMS = [
   'wrong-token', // the branch head was not written under the claim that submitted the work
   'base-dirty', // uncommitted changes where the base is checked out would be overwritten
   'base-moved', // the base moved during the merge: approve again
+  'stale-approval', // the approved work is no longer the task's work in review (reassigned, released, done again)
   'git', // git itself failed; the message has its words
 ] as const;
 export type WorktreeProblem = (typeof WORKTREE_PROBLEMS)[number];

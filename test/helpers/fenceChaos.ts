@@ -2,18 +2,23 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { ThreadHost } from '../../src-main/host/threadHost.js';
+import type { Result } from '../../src-shared/board/result.js';
 import { Fixture, GIT_IDENTITY, gitSync, sh } from './gitFixture.js';
 
 /**
  * A chaos run against the git fence, judged from git's history and the board's record: agents claim and
- * commit in real panes while they are killed -9 (often inside `git commit`), SIGSTOPped past their lease,
- * reassigned, and their work approved. What it must never see:
+ * commit in real panes while they are killed -9 (often inside `git commit`), their panes closed, SIGSTOPped
+ * past their lease, reassigned, and their work approved into the merge queue and taken back from it
+ * (reassigned, released, rejected) while it lands. What it must never see:
  * - an acknowledged commit (git exited 0 and the hook said nothing against it) that the board did not
  *   record, or that no ref reaches any more;
  * - a commit merged into the base that the board did not record, or a merge of anything but the sha a
  *   `done` froze under the token that said done;
  * - a line written under one claim in a commit recorded under another;
- * - a git lock left once every agent is gone.
+ * - a git lock left once every agent is gone;
+ * and of the merge queue (issue 49): main moved to a merge the board did not agree to, or of a commit other
+ * than the one approved under the token it was approved for, or after a take-back of that approval was
+ * answered; an entry left in the queue for good; a task branch left at a commit the board refused.
  */
 
 export interface ChaosOptions {
@@ -39,6 +44,10 @@ export interface ChaosReport {
   kills: number;
   stops: number;
   reassigns: number;
+  /** Panes closed by the person (the agent relaunched), often while it commits. */
+  closes: number;
+  /** Take-backs of approved work the board answered: reassigns, releases, rejects of queued tasks. */
+  takeBacks: number;
   notRecorded: number;
   problems: string[];
 }
@@ -55,6 +64,10 @@ export function rng(seed: number): () => number {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How long the merge queue gets, once the agents are gone, to land or give back what it holds: a landing is
+ *  a merge and a ref move (well under a second each, even on a loaded machine), and a few are queued at most. */
+const QUEUE_SETTLE_MS = 30_000;
 
 /** Where an agent runs, for a run of several hosts: the ack lines name the host (`@A`), whose clone resolves
  *  their short shas; and an agent given a task by a person (a reassign) works on it, in its own host's
@@ -133,7 +146,8 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   const ackLog = join(dir, 'acks.log');
   fs.writeFileSync(ackLog, '');
   const script = join(dir, 'agent.sh');
-  fs.writeFileSync(script, agentScript(ackLog), { mode: 0o755 });
+  // Three commits a claim, not six: dones come sooner, so the merge queue has work to land and take back.
+  fs.writeFileSync(script, agentScript(ackLog, undefined, 3), { mode: 0o755 });
   let notRecorded = 0;
   host.roster.onData.event(({ data }) => {
     notRecorded += data.split('NOT RECORDED').length - 1;
@@ -147,7 +161,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
     agents.push({ id: a.id, pid: a.pid as number });
   };
   for (let i = 0; i < o.agents; i++) await launch();
-  const r: ChaosReport = { acked: 0, recorded: 0, approved: 0, merged: 0, kills: 0, stops: 0, reassigns: 0, notRecorded: 0, problems: [] };
+  const r: ChaosReport = { acked: 0, recorded: 0, approved: 0, merged: 0, kills: 0, stops: 0, reassigns: 0, closes: 0, takeBacks: 0, notRecorded: 0, problems: [] };
   const stopped = new Set<number>();
   const t0 = Date.now();
   let tasks = 6;
@@ -158,13 +172,19 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
     const pick = agents[Math.floor(random() * agents.length)] as { id: string; pid: number };
     const roll = random();
     try {
-      if (roll < 0.18) {
+      if (roll < 0.15) {
         // kill -9, often while the agent is inside git
         process.kill(-pick.pid, 'SIGKILL');
         agents.splice(agents.indexOf(pick), 1);
         r.kills++;
         await launch();
-      } else if (roll < 0.33 && !stopped.has(pick.pid)) {
+      } else if (roll < 0.2 && !stopped.has(pick.pid)) {
+        // the person closes the pane, often while the agent is inside git
+        agents.splice(agents.indexOf(pick), 1);
+        await host.roster.close(pick.id);
+        r.closes++;
+        await launch();
+      } else if (roll < 0.32 && !stopped.has(pick.pid)) {
         // a pause past the lease (Jepsen's pause fault), then back
         process.kill(-pick.pid, 'SIGSTOP');
         stopped.add(pick.pid);
@@ -177,7 +197,19 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
           }
           stopped.delete(pick.pid);
         }, 2500);
-      } else if (roll < 0.6) {
+      } else if (roll < 0.6 && roll >= 0.5) {
+        // A take-back of approved work, mostly while it waits in the merge queue or lands: reassigned to another
+        // agent, released to the backlog, or rejected back to its holder.
+        const approved = [...host.board.state.tasks.values()].filter((t) => t.queued);
+        const inReview = [...host.board.state.tasks.values()].filter((t) => t.state === 'review');
+        const t = (approved.length ? approved : inReview)[Math.floor(random() * (approved.length || inReview.length))];
+        const how = random();
+        const to = agents.find((a) => a.id !== t?.claim?.agentId);
+        if (t) {
+          const res = await host.board.run((e): Result<unknown> => (how < 0.4 && t.claim && to ? e.assign(t.id, to.id) : how < 0.7 ? e.userRelease(t.id) : e.rejectReview(t.id, 'chaos: not like this')));
+          if (res.ok) r.takeBacks++;
+        }
+      } else if (roll < 0.5) {
         const held = [...host.board.state.tasks.values()].filter((t) => t.state === 'claimed' && t.claim);
         const t = held[Math.floor(random() * held.length)];
         const to = agents.find((a) => a.id !== t?.claim?.agentId);
@@ -186,11 +218,11 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
           if (res.ok) r.reassigns++;
         }
       } else {
-        for (const t of [...host.board.state.tasks.values()].filter((x) => x.state === 'review')) {
-          await host.worktrees.approve(t.id).then(
+        // Approvals join the merge queue and land in the background, so take-backs meet them there.
+        for (const t of [...host.board.state.tasks.values()].filter((x) => x.state === 'review' && !x.queued)) {
+          await host.worktrees.approve(t.id, 'user', undefined, { wait: false }).then(
             () => r.approved++,
-            // A conflict between two tasks' lines is the merge refusing, as it should: not worth a line.
-            (err: Error & { problem?: string }) => err.problem !== 'merge-conflict' && log(`approve ${t.id}: ${err.message}`),
+            (err: Error) => log(`approve ${t.id}: ${err.message}`),
           );
         }
       }
@@ -211,9 +243,14 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
     }
   }
   await waitFor(() => host.roster.agents().every((a) => a.status === 'exited'), 10_000);
+  // The queue lands or gives back what it holds; one that never does is stuck.
+  await Promise.race([host.queue?.idle(), sleep(QUEUE_SETTLE_MS)]);
   await host.worktrees.git?.idle();
   r.notRecorded = notRecorded;
   await judge(host, folder, initial, ackLog, events, r);
+  for (const t of host.board.state.tasks.values()) if (t.queued) r.problems.push(`${t.id} is still in the merge queue ${QUEUE_SETTLE_MS / 1000} s after the last approval: the queue is stuck`);
+  queueProblems(folder, initial, 'main', await host.board.log(), r.problems);
+  strayProblems(host, folder, r.problems);
   const locks = await waitForNoLocks(join(folder, '.git'), 12_000);
   for (const l of locks) r.problems.push(`git lock left: ${l}`);
   return r;
@@ -337,3 +374,60 @@ export async function waitForNoLocks(gitDir: string, ms: number): Promise<string
 }
 
 export { sh };
+
+/** Events that take an approval back: the task left the queue, was sent back, reassigned, released to the
+ *  backlog, or said done again. */
+function takesBack(e: BoardEvent): boolean {
+  return e.kind === 'unqueued' || e.kind === 'returned' || e.kind === 'reassign' || e.kind === 'submitted' || (e.kind === 'claim-ended' && e.to !== 'review');
+}
+
+/**
+ * The merge queue as git's history and the board's record show it (issue 49): each merge on `base`'s
+ * first-parent line since `initial` is one the board agreed to land (queue-committed), of exactly the commit
+ * of the approval that stood then (its last `queued` entry, nothing taking it back between), under the token
+ * of the claim that said done; the task was approved after it, and nothing took it back between the board's
+ * agreement and that approval (a take-back answered then would have lost).
+ */
+export function queueProblems(repo: string, initial: string, base: string, log: readonly BoardEvent[], problems: string[]): void {
+  const agreed = new Map<string, Extract<BoardEvent, { kind: 'queue-committed' }>>();
+  for (const e of log) if (e.kind === 'queue-committed' && e.merge) agreed.set(e.merge, e);
+  for (const m of gitSync(repo, ['rev-list', '--merges', '--first-parent', `${initial}..${base}`]).split('\n').filter(Boolean)) {
+    const c = agreed.get(m);
+    if (!c) {
+      problems.push(`${base} moved to the merge ${m.slice(0, 10)}, which the board never agreed to land`);
+      continue;
+    }
+    const mine = log.filter((e) => (e as { taskId?: string }).taskId === c.taskId);
+    const approval = mine.filter((e) => e.kind === 'queued' && e.seq < c.seq).at(-1) as Extract<BoardEvent, { kind: 'queued' }> | undefined;
+    if (!approval) {
+      problems.push(`the merge ${m.slice(0, 10)} of ${c.taskId} reached ${base} with no approval before it`);
+      continue;
+    }
+    const back = mine.find((e) => e.seq > approval.seq && e.seq < c.seq && takesBack(e));
+    if (back) problems.push(`${c.taskId} was taken back (${back.kind}, #${back.seq}) after its approval (#${approval.seq}), and its merge ${m.slice(0, 10)} still reached ${base}`);
+    const second = gitSync(repo, ['rev-parse', `${m}^2`]);
+    if (second !== approval.sha) problems.push(`the merge ${m.slice(0, 10)} of ${c.taskId} brought in ${second.slice(0, 10)}, not ${approval.sha?.slice(0, 10)}, the commit approved`);
+    const froze = mine.filter((e) => e.kind === 'submitted' && e.seq < approval.seq).at(-1) as Extract<BoardEvent, { kind: 'submitted' }> | undefined;
+    if (approval.token != null && froze?.token !== approval.token) problems.push(`${c.taskId} was approved under token ${approval.token}, but the done that froze its work was under ${froze?.token}`);
+    const landed = mine.find((e) => e.seq > c.seq && e.kind === 'approved');
+    if (!landed) problems.push(`the merge ${m.slice(0, 10)} of ${c.taskId} reached ${base}, but the task was never approved`);
+    const late = mine.find((e) => e.seq > c.seq && (!landed || e.seq < landed.seq) && takesBack(e) && e.kind !== 'claim-ended');
+    if (late) problems.push(`${c.taskId} was taken back (${late.kind}, #${late.seq}) after the board agreed to land it (#${c.seq})`);
+  }
+}
+
+/** Every task branch this host has is at the board's record once the agents are gone: a commit the board
+ *  refused (however its pane ended) was moved aside, never left on the branch. */
+export function strayProblems(host: ThreadHost, folder: string, problems: string[]): void {
+  for (const t of host.board.state.tasks.values()) {
+    const wt = t.worktree;
+    if (!wt || !t.record || t.state === 'done') continue;
+    let head = '';
+    try {
+      head = gitSync(folder, ['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`]);
+    } catch {
+      continue; // no branch: nothing left on it
+    }
+    if (head && head !== t.record.sha) problems.push(`${t.id}'s branch ${wt.branch} is at ${head.slice(0, 10)}, not at its record ${t.record.sha.slice(0, 10)}: a commit the board refused was left on it`);
+  }
+}

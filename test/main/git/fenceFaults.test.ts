@@ -121,6 +121,48 @@ exec sleep 600`,
     expect(r.code, r.stderr).toBe(0);
     expect(task(host)?.record?.token).toBe(moved.ok && moved.value.token);
   });
+  it('a pane that ends while its git is inside `git commit`: the commit that lands after is not recorded, and the host moves it aside and puts the branch back', async () => {
+    const { host, folder } = await fx.host();
+    const dir = fx.tmp();
+    const inGit = join(dir, 'in-git');
+    const gate = join(dir, 'go');
+    const said = join(dir, 'git.out');
+    // The repository's own reference-transaction hook holds the agent's update of the branch (the fence has
+    // said yes), so the pane can close while git is inside `git commit`, with its ref update still to land.
+    fs.writeFileSync(
+      join(folder, '.git', 'hooks', 'reference-transaction'),
+      `#!/bin/sh\n[ "$1" = prepared ] && [ -n "\${FORKBENCH_AGENT_ID:-}" ] || { cat >/dev/null; exit 0; }\ngrep -q ' refs/heads/forkbench/T-1' || exit 0\ntouch '${inGit}'\nwhile [ ! -f '${gate}' ]; do sleep 0.05; done\n`,
+      { mode: 0o755 },
+    );
+    await host.board.run((e) => e.addTask({ title: 'closed in git' }));
+    // The git runs in a session of its own (a job the agent put in the background), and the pane's process
+    // exits while it is inside `git commit`: the pane ends, and the agent's claim and secret with it, not this
+    // git, which lands its commit afterwards. (A job of the pane still running keeps its process group, so the
+    // host leaves the git locks alone for now, as it does for any agent's job that outlives it.)
+    await paneAgent(
+      host,
+      dir,
+      `${CLAIM_T1_AND_CD}
+echo late > late.txt && git add late.txt
+setsid git commit -qm late > '${said}' 2>&1 &
+nohup sleep 20 >/dev/null 2>&1 &
+while [ ! -f '${inGit}' ]; do sleep 0.05; done
+exit 0`,
+    );
+    await expect.poll(() => fs.existsSync(inGit), { timeout: 20_000 }).toBe(true);
+    const before = task(host)?.record?.sha as string;
+    const branch = task(host)?.worktree?.branch as string;
+    await expect.poll(() => task(host)?.claim ?? null, { timeout: 10_000 }).toBeNull();
+    fs.writeFileSync(gate, '');
+    await expect.poll(() => (fs.existsSync(said) ? fs.readFileSync(said, 'utf8') : ''), { timeout: 10_000 }).toMatch(/NOT RECORDED \(unauthorized\)/);
+    // As the README promises for every commit the board refused: moved aside, the branch back at the record.
+    await expect.poll(() => gitSync(folder, ['rev-parse', branch]), { timeout: 5000 }).toBe(before);
+    const strays = gitSync(folder, ['for-each-ref', '--format=%(objectname)', 'refs/forkbench/stray/T-1/']).split('\n').filter(Boolean);
+    expect(strays).toHaveLength(1);
+    expect(gitSync(folder, ['log', '-1', '--format=%s', strays[0] as string])).toBe('late');
+    expect((await recorded(host)).has(strays[0] as string)).toBe(false);
+    await expect.poll(() => notes(host), { timeout: 5000 }).toContain(`moved aside to refs/forkbench/stray/T-1/${strays[0]}`);
+  });
 });
 
 describe('3. a refused command never changes the holder’s folder', () => {

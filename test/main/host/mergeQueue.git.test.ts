@@ -176,4 +176,55 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(notesOf(again.host, 'T-1')).toContain('Merge queue: landing T-1 again from the start (its host stopped while landing it).');
     expect(gitSync(ctx.folder, ['worktree', 'list', '--porcelain'])).not.toContain(QUEUE_CHECKOUTS);
   }, 150_000);
+
+  it("a reassign while the head entry's verify runs wins: its merge is discarded, the base stays, and the queue lands the next approval", async () => {
+    const { ctx, gate, started } = await slowVerifyOfOne();
+    const { host, folder } = ctx;
+    await host.board.run((e) => e.addTask({ title: 'two' }));
+    const one = await workDone(host, 'T-1', { 'one.txt': '1\n' });
+    const two = await workDone(host, 'T-2', { 'two.txt': '2\n' });
+    const before = gitSync(folder, ['rev-parse', 'main']);
+    // Its verify-on-done passes in the agent's worktree and approves it: queued, and its merge's verify holds.
+    expect((await one.done()).code).toBe(0);
+    await waitFor(() => fs.existsSync(started), 60_000, 'the verify on the merge of T-1 to start');
+    const other = await idleAgent(host);
+    const left = nextEvent(host, (e) => e.kind === 'unqueued' && e.taskId === 'T-1');
+    const moved = await host.board.run((e) => e.assign('T-1', other));
+    expect(moved.ok).toBe(true);
+    // The approval left the queue in the reassign's own step, saying why.
+    expect(host.board.state.tasks.get('T-1')?.queued ?? null).toBeNull();
+    expect(await left).toMatchObject({ kind: 'unqueued', reason: expect.stringMatching(/^it was reassigned to .*; the approval was for [0-9a-f]{7,} under token \d+$/) });
+    expect((await two.done()).code).toBe(0);
+    fs.writeFileSync(gate, '');
+    await waitFor(() => host.board.state.tasks.get('T-2')?.state === 'done', 60_000, 'T-2 to land after T-1 was taken back');
+    await host.queue?.idle();
+    // Only T-2's merge reached main; T-1 is its new holder's, unapproved.
+    expect(gitSync(folder, ['log', '--first-parent', '--format=%s', `${before}..main`])).toBe('Merge forkbench/T-2: two');
+    expect(gitSync(folder, ['ls-tree', '--name-only', 'main'])).not.toContain('one.txt');
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'claimed', claim: { agentId: other }, queued: null });
+  }, 150_000);
+
+  it('a release and a reject asked while git holds the landing\'s move of the base are refused, naming the landing, and the approval lands', async () => {
+    const { host, folder, root } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'one' }));
+    const started = join(root, 'move-started');
+    const gate = join(root, 'move-go');
+    // The repository's own hook (the Thread's fence passes a person's ref updates on to it): it holds the move
+    // of main, as a slow disk or a busy repository would, until the test lets it go.
+    const hook = join(folder, '.git', 'hooks', 'reference-transaction');
+    fs.writeFileSync(hook, `#!/bin/sh\n[ "$1" = prepared ] || exit 0\ngrep -q ' refs/heads/main$' || exit 0\ntouch '${started}'\nwhile [ ! -f '${gate}' ]; do sleep 0.05; done\n`, { mode: 0o755 });
+    const one = await workDone(host, 'T-1', { 'one.txt': '1\n' });
+    expect((await one.done()).code).toBe(0);
+    const approval = host.worktrees.approve('T-1');
+    await waitFor(() => fs.existsSync(started), 60_000, "git to hold the landing's move of main");
+    const release = await host.board.run((e) => e.userRelease('T-1'));
+    const reject = await host.board.run((e) => e.rejectReview('T-1', 'not like this'));
+    // The board agreed to the landing before git moved main: a take-back now would be answered and lose.
+    for (const r of [release, reject]) expect(r).toMatchObject({ ok: false, error: { code: 'bad-state', message: expect.stringMatching(/^T-1's approved work is landing now/) } });
+    fs.writeFileSync(gate, '');
+    await approval;
+    expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
+    expect(gitSync(folder, ['show', 'main:one.txt'])).toBe('1');
+  }, 120_000);
 });
+

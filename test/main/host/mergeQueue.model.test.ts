@@ -148,6 +148,10 @@ class ModelRepo implements LandingSteps {
     return true;
   }
 
+  async landed(_t: Task, merge: string): Promise<boolean> {
+    return this.base.includes(merge);
+  }
+
   async approve(t: Task, _c: MergeCandidate | null, by: string): Promise<void> {
     const r = await this.board().run((e) => e.approve(t.id, by));
     if (!r.ok) throw new Error(r.error.message);
