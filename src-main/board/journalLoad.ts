@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
+import { Limits } from '../../src-shared/board/limits.js';
 import type { KeptFrom } from '../../src-shared/board/eventPage.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
-import { applyEvent, emptyBoard } from '../../src-shared/board/reducer.js';
+import { applyEvent, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
+import { boundClaim, boundEvent, boundSettings } from '../../src-shared/board/eventBounds.js';
 import { decodeLine, isKeyLine, isSegmentHeader } from './journalRecord.js';
 import type { WriteKeyRecord } from './writeKeys.js';
 import { readSnapshot } from './snapshotFile.js';
@@ -51,6 +53,7 @@ export function loadBoard(dir: string): Loaded {
     }
     board = deserializeBoard(snap.board);
     mono = snap.mono;
+    warnings.push(...boundSnapshot(board, mono, snapPath));
     snapKeys = [...(snap.keys ?? [])];
     first = snap.segment;
   }
@@ -144,8 +147,11 @@ export function loadBoard(dir: string): Loaded {
         const how = e.seq > board.seq ? `events #${board.seq + 1}–#${e.seq - 1} are missing` : 'the sequence goes back';
         refuse(file, `${where} is event #${e.seq}, but the board before it ends at event #${board.seq}: ${how}`, cutOrRestore(dir, lineNo, offset));
       }
+      // A checksum is no seal: a line past the board's limits was not decided by it (eventBounds.ts).
+      const bounded = boundEvent(e);
+      if (bounded.fixed.length > 0) warnings.push(outOfBounds(file, where, e, bounded.fixed));
       try {
-        applyEvent(board, e);
+        applyEvent(board, bounded.event);
       } catch (err) {
         refuse(file, `${where} does not apply to the board: ${(err as Error).message}`, cutOrRestore(dir, lineNo, offset));
       }
@@ -177,6 +183,30 @@ export function loadBoard(dir: string): Loaded {
   }
   const segment = segs.at(-1) ?? first;
   return { board, mono, keys, warnings, segment, segmentEvents, snapshotSegment: first, headed, exists: segs.length > 0, manifest: manifest !== null };
+}
+
+/** What a person is told of an event read back past the board's limits, and how it was read instead. */
+function outOfBounds(file: string, where: string, e: BoardEvent, fixed: string[]): string {
+  const task = 'taskId' in e && e.taskId ? ` of ${e.taskId}` : '';
+  return `${file} ${where}, event #${e.seq} (${e.kind}${task}), holds ${fixed.join(' and ')}, past the board's limits (a lease is at most ${Limits.maxLeaseMs / 3_600_000} h): the board never decides that, so the line was not written by it (its checksum only says it is whole). It is read within the limits.`;
+}
+
+/** A snapshot's leases and settings within the board's limits, in place; what was put back, said. */
+function boundSnapshot(board: Board, mono: number, path: string): string[] {
+  const said: string[] = [];
+  for (const [id, t] of board.tasks) {
+    if (!t.claim) continue;
+    const b = boundClaim(t.claim, mono);
+    if (!b.fixed) continue;
+    board.tasks.set(id, { ...t, claim: b.claim });
+    said.push(`${path}: ${id}'s claim holds ${b.fixed}, past the board's limits (a lease is at most ${Limits.maxLeaseMs / 3_600_000} h): the board never decides that, so it is read within the limits.`);
+  }
+  const s = boundSettings(board.settings);
+  if (s.fixed.length > 0) {
+    board.settings = s.settings;
+    said.push(`${path}: the settings hold ${s.fixed.join(' and ')}, past the board's limits: read within them.`);
+  }
+  return said;
 }
 
 /** The events of one segment, oldest first, up to a torn tail if it has one. */

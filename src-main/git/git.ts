@@ -181,9 +181,10 @@ const RUNS_DRIVERS = new Set(['status', 'diff', 'show', 'merge-tree', 'merge', '
 const DRIVER_KEY = /^(filter|merge|diff)\..+\.(clean|smudge|process|driver|command|textconv)$/i;
 
 /**
- * `args` with the `-c` settings that keep git from running a program the repository's config names: the
- * fixed ones above, and, for commands that may run drivers, every driver the config defines, emptied (git
- * then runs no filter; a merge that needed the driver fails, and the task stays in review with a note).
+ * `args` with the `-c` settings that keep git from running a driver the repository's config names (beyond
+ * HOST_ONLY, which every host git gets): for commands that may run drivers, every driver the config defines,
+ * emptied (git then runs no filter; a merge that needed the driver fails, and the task stays in review with
+ * a note). Per command, since their names are the config's own.
  */
 export async function withoutAgentPrograms(cwd: string, args: readonly string[]): Promise<string[]> {
   const command = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c');

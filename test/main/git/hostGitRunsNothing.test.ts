@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { git } from '../../../src-main/git/git.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh } from '../../helpers/gitFixture.js';
@@ -203,5 +204,25 @@ exec sleep 600`,
     expect(history()).toMatch(/rewrites the remote's URL \(url\.ext::sh -c touch% .*\.pushInsteadOf = .*\), and the host never follows a rewrite: nothing was sent/);
     expect(fs.existsSync(ran), "the agent's ext:: command ran").toBe(false);
     expect(gitSync(bare, ['for-each-ref', 'refs/forkbench/'])).toBe('');
+  });
+});
+
+describe("what runs under the host's own git is not a person", () => {
+  it('a program a host git started (as an ssh or a credential helper would be) asks the person check: the answer is no', async () => {
+    const { host, folder } = await fx.host();
+    const dir = fx.tmp();
+    const asker = join(dir, 'ask.js');
+    fs.writeFileSync(
+      asker,
+      `const s = require('node:net').connect(${JSON.stringify(host.socket.path)}, () => s.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'person-check', params: {} }) + '\\n'));
+let b = ''; s.on('data', (d) => { b += d; if (b.includes('\\n')) { process.stdout.write(b); s.end(); } });`,
+    );
+    // The program is the test's (an alias), started by the host's git runner as any program under it is.
+    const r = await git(folder, ['-c', `alias.ask=!'${process.execPath}' '${asker}'`, 'ask']);
+    const answer = JSON.parse(r.stdout) as { result: { person: boolean; pane?: string } };
+    expect(answer.result).toEqual({ person: false, pane: "(the host's own git)" });
+    // The control: the same program, started by the test outside any git, is a person.
+    const plain = await sh(dir, `'${process.execPath}' '${asker}'`);
+    expect((JSON.parse(plain.stdout) as { result: { person: boolean } }).result.person).toBe(true);
   });
 });
