@@ -5,6 +5,7 @@ import type { Result } from '../../src-shared/board/result.js';
 import type { Clock } from '../base/clock.js';
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { LeaseEngine } from './leaseEngine.js';
+import type { Quarantine } from './quarantine.js';
 
 /**
  * A Thread's board as its host uses it, whichever store keeps it: the journal in the host's data folder
@@ -31,6 +32,9 @@ export interface BoardService {
   onAvailable(fn: () => void): Disposable;
   /** Why the board takes no writes, or null while it does. */
   readonly readOnlyReason: string | null;
+  /** The events read from the store that did not apply and were set aside (storedEvents.ts): the board went
+   *  on past each. The ones found since it opened are told to the person once (ThreadNotices). */
+  readonly quarantine: Quarantine;
   /** Run one decision and acknowledge it only once it is durable. */
   run<T>(op: (engine: LeaseEngine) => Result<T>): Promise<Result<T>>;
   /** Run one decision under an idempotency key: a key seen before answers with its first outcome. */

@@ -6,6 +6,7 @@ import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, keptFrom, loadBoard, readLog, readLogPage, readLogTail, readTaskLog, readTaskLogPage } from './journal.js';
 import type { EventPage, EventPageQuery } from '../../src-shared/board/eventPage.js';
 import { LeaseEngine } from './leaseEngine.js';
+import { Quarantine } from './quarantine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { outcomeToKeep, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
 import { BoardReadOnlyError, BoardServiceConstants, type BoardService, type JournalBoardOptions, type PeerAgent, type KeyedOutcome, type WriteKey } from './boardService.js';
@@ -37,6 +38,7 @@ export class JournalBoard implements BoardService {
   private readonly keys: WriteKeys;
   /** While a keyed write decides: its events, held back so its key's line goes into the journal first. */
   private capture: BoardEvent[] | null = null;
+  readonly quarantine: Quarantine;
 
   static async open(opts: JournalBoardOptions): Promise<JournalBoard> {
     const svc = new JournalBoard(opts);
@@ -47,6 +49,8 @@ export class JournalBoard implements BoardService {
   private constructor(private readonly opts: JournalBoardOptions) {
     const loaded = loadBoard(opts.dir);
     for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
+    this.quarantine = new Quarantine(opts.dir, opts.warn ?? console.warn);
+    for (const q of loaded.setAside) this.quarantine.add(q);
     this.recent = readLogTail(opts.dir, BoardServiceConstants.recentEvents);
     this.clock = boardClock(loaded.mono, opts.monotonic);
     this.durable = copyBoard(loaded.board);
@@ -286,6 +290,7 @@ export class JournalBoard implements BoardService {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.quarantine.dispose();
     await this.journal.close();
   }
 

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import type { QuarantinedEvent } from './quarantine.js';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { SerializedBoard } from '../../src-shared/board/serialized.js';
@@ -93,6 +94,9 @@ export interface Loaded {
   exists: boolean;
   /** Whether journal.json exists. */
   manifest: boolean;
+  /** Events on disk that were not applied (storedEvents.ts: the wrong shape, or they break the board's
+   *  rules), oldest first: the board moved past each unchanged. */
+  setAside: Array<Omit<QuarantinedEvent, 'at'>>;
 }
 
 export const segName = (n: number) => `segment-${String(n).padStart(6, '0')}.jsonl`;

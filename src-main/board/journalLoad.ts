@@ -5,7 +5,8 @@ import { Limits } from '../../src-shared/board/limits.js';
 import type { KeptFrom } from '../../src-shared/board/eventPage.js';
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import { applyEvent, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
-import { boundClaim, boundEvent, boundSettings } from '../../src-shared/board/eventBounds.js';
+import { boundClaim, boundSettings } from '../../src-shared/board/eventBounds.js';
+import { checkStoredEvent } from '../../src-shared/board/storedEvents.js';
 import { decodeLine, isKeyLine, isSegmentHeader } from './journalRecord.js';
 import type { WriteKeyRecord } from './writeKeys.js';
 import { readSnapshot } from './snapshotFile.js';
@@ -31,6 +32,10 @@ import {
  * else is damage and refused with a BoardCorruptError that changes nothing: a complete line that fails its
  * checksum or is not JSON, an event of a kind this version does not know, a jump or step back in the
  * sequence, a segment missing or emptied that the snapshot or journal.json says exists.
+ *
+ * An event in its place that does not apply (storedEvents.ts: a field its kind lacks, a lease past the board's
+ * longest, a task added twice, a token not above the last; a checksum is no seal, whoever can write the folder
+ * can compute one) is set aside instead: the board moves past it unchanged, and `setAside` names it.
  */
 export function loadBoard(dir: string): Loaded {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -73,6 +78,7 @@ export function loadBoard(dir: string): Loaded {
   /** A keyed write being read: its key's line, and how many of its events are still to come. */
   let txn: { rec: WriteKeyRecord; left: number; offset: number; lineNo: number } | null = null;
   let tornCopy: string | null = null;
+  const setAside: Loaded['setAside'] = [];
   const keep = (rec: WriteKeyRecord) => {
     keys.push(rec);
     mono = Math.max(mono, rec.at);
@@ -147,15 +153,22 @@ export function loadBoard(dir: string): Loaded {
         const how = e.seq > board.seq ? `events #${board.seq + 1}–#${e.seq - 1} are missing` : 'the sequence goes back';
         refuse(file, `${where} is event #${e.seq}, but the board before it ends at event #${board.seq}: ${how}`, cutOrRestore(dir, lineNo, offset));
       }
-      // A checksum is no seal: a line past the board's limits was not decided by it (eventBounds.ts).
-      const bounded = boundEvent(e);
-      if (bounded.fixed.length > 0) warnings.push(outOfBounds(file, where, e, bounded.fixed));
-      try {
-        applyEvent(board, bounded.event);
-      } catch (err) {
-        refuse(file, `${where} does not apply to the board: ${(err as Error).message}`, cutOrRestore(dir, lineNo, offset));
+      const verdict = checkStoredEvent(e, board, e.seq);
+      let why = verdict.ok ? null : verdict.why;
+      if (verdict.ok) {
+        try {
+          applyEvent(board, e);
+        } catch (err) {
+          // The checks above are the reducer's own and more: one it still refuses is set aside all the same.
+          why = (err as Error).message;
+        }
       }
-      mono = e.mono;
+      if (why === null) mono = e.mono;
+      else {
+        // Its clock is not taken either: a board time written by hand would move every deadline.
+        board.seq = e.seq;
+        setAside.push({ seq: e.seq, kind: e.kind, why, store: 'journal', body: buf.toString('utf8', offset, nl) });
+      }
       segmentEvents++;
       offset = nl + 1;
       if (txn && --txn.left === 0) {
@@ -182,13 +195,7 @@ export function loadBoard(dir: string): Loaded {
     refuse(join(dir, segName(segs[0] ?? first)), 'it holds no event, not even the one that creates the board: it was emptied or never written', restoreOrMoveAside(dir), false);
   }
   const segment = segs.at(-1) ?? first;
-  return { board, mono, keys, warnings, segment, segmentEvents, snapshotSegment: first, headed, exists: segs.length > 0, manifest: manifest !== null };
-}
-
-/** What a person is told of an event read back past the board's limits, and how it was read instead. */
-function outOfBounds(file: string, where: string, e: BoardEvent, fixed: string[]): string {
-  const task = 'taskId' in e && e.taskId ? ` of ${e.taskId}` : '';
-  return `${file} ${where}, event #${e.seq} (${e.kind}${task}), holds ${fixed.join(' and ')}, past the board's limits (a lease is at most ${Limits.maxLeaseMs / 3_600_000} h): the board never decides that, so the line was not written by it (its checksum only says it is whole). It is read within the limits.`;
+  return { board, mono, keys, warnings, segment, segmentEvents, snapshotSegment: first, headed, exists: segs.length > 0, manifest: manifest !== null, setAside };
 }
 
 /** A snapshot's leases and settings within the board's limits, in place; what was put back, said. */

@@ -1015,6 +1015,15 @@ export class LeaseEngine {
   }
 
   /**
+   * Move the board past position `seq` unchanged: what the store holds there was set aside, not applied
+   * (storedEvents.ts). The next event, this engine's or another host's, takes the position after it.
+   */
+  passOver(seq: number): void {
+    if (seq <= this.board.seq) throw new Error(`position ${seq} is not after the board's ${this.board.seq}`);
+    this.board.seq = seq;
+  }
+
+  /**
    * Apply an event another host decided on a shared board, in its place in the board's one order: the
    * same reducer and indexes as this engine's own decisions, so both hosts hold one board.
    */

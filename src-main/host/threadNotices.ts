@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
@@ -58,6 +58,10 @@ export class ThreadNotices {
     // A shared board whose database came back takes writes again: its notice is no longer true.
     this.store.add(s.board.onAvailable(() => this.withdrawAbout(`read-only:${s.key}`)));
     this.store.add(s.board.onHostLapsed((ended) => this.raise(hostLapsedNotice(s.key, basename(s.folder), ended, this.at()))));
+    // Events of the store set aside: those found as the board opened, then each as it is found. Once each: the
+    // board keeps which it has told (quarantine.ts), so a restart does not tell them again.
+    for (const q of s.board.quarantine.found()) this.raise(quarantineNotice(s.key, basename(s.folder), q, this.at()));
+    this.store.add(s.board.quarantine.onAdded((q) => this.raise(quarantineNotice(s.key, basename(s.folder), q, this.at()))));
     if (s.worktrees) this.store.add(s.worktrees.onBaseMoved.event((moved) => this.raise(baseMovedNotice(s.key, moved, this.at()))));
     this.store.add(s.states.onChange.event(({ agentId, next, before }) => this.stateChanged(agentId, next, before)));
     this.store.add(

@@ -6,7 +6,8 @@ import type { Claim, ThreadSettings } from './model.js';
  * The board's limits, checked again on what is read back from disk. A journal line's checksum says the line
  * is whole, not who wrote it: anyone who can write the file can append a line with a valid checksum (a
  * grant of a 10-year lease, appended while serve was down, was taken as it stood). The engine never decides
- * past these limits, so a value past one was not written by it: it is put back inside the limit, and said.
+ * past these limits, so a value past one was not written by it. An event past them is set aside
+ * (storedEvents.ts); a snapshot's claims and settings, which no event can replace, are put back inside them, and said.
  */
 
 /**
@@ -14,7 +15,7 @@ import type { Claim, ThreadSettings } from './model.js';
  * reads its clock for the deadline a little after the event's time was taken (tens of ms measured under
  * load). A minute is far past any one decision and nothing beside a lease of up to 12 h.
  */
-const DECISION_SLACK_MS = 60_000;
+export const DECISION_SLACK_MS = 60_000;
 
 /** A lease no longer than the board ever grants: a deadline at most this far past its decision. */
 const leaseEnd = (from: number, deadline: number): number => Math.min(deadline, from + Limits.maxLeaseMs + DECISION_SLACK_MS);
@@ -35,28 +36,6 @@ function boundSettings(s: ThreadSettings): { settings: ThreadSettings; fixed: st
     settings = { ...settings, leaseByProfile: Object.fromEntries(byProfile.map(([p, ms]) => [p, clampLease(ms)])) };
   }
   return { settings, fixed };
-}
-
-/** The event as the board could have decided it, and what had to be put back (empty: it was within bounds). */
-export function boundEvent(e: BoardEvent): { event: BoardEvent; fixed: string[] } {
-  switch (e.kind) {
-    case 'grant':
-    case 'renew': {
-      const deadline = leaseEnd(e.mono, e.deadline);
-      return deadline === e.deadline ? { event: e, fixed: [] } : { event: { ...e, deadline }, fixed: [`a lease ending ${e.deadline - e.mono} ms after it was given`] };
-    }
-    case 'reassign': {
-      const deadline = leaseEnd(e.mono, e.to.deadline);
-      return deadline === e.to.deadline ? { event: e, fixed: [] } : { event: { ...e, to: { ...e.to, deadline } }, fixed: [`a lease ending ${e.to.deadline - e.mono} ms after it was given`] };
-    }
-    case 'thread-created':
-    case 'settings-set': {
-      const b = boundSettings(e.settings);
-      return b.fixed.length === 0 ? { event: e, fixed: [] } : { event: { ...e, settings: b.settings }, fixed: b.fixed };
-    }
-    default:
-      return { event: e, fixed: [] };
-  }
 }
 
 /** A snapshot's claim as the board could hold it at board time `mono`: no lease runs longer than the limit. */

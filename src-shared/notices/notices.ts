@@ -40,6 +40,22 @@ export function readOnlyNotice(threadKey: string, folderName: string, reason: st
   return { id: idOf(about, at), about, title: `Board read-only: ${folderName}`, body: reason };
 }
 
+/**
+ * An event read from the board's store did not apply and was set aside (storedEvents.ts): the person is told
+ * once which one (its position and kind) and why, since nobody but someone with the store's key (its folder, or
+ * the database's role) can have written it.
+ */
+export function quarantineNotice(threadKey: string, folderName: string, q: { seq: number; kind: string | null; why: string; store: 'journal' | 'database' }, at = 0): Notice {
+  const about = `quarantine:${threadKey}:${q.store}:${q.seq}`;
+  const where = q.store === 'journal' ? "in this board's journal" : "in the shared board's database";
+  return {
+    id: idOf(about, at),
+    about,
+    title: `Board event set aside: ${folderName}`,
+    body: showControls(`Event #${q.seq}${q.kind ? ` (${q.kind})` : ''} ${where} was not applied: ${q.why}. The board went on without it. No host of Forkbench writes such an event: someone with access to the board's ${q.store === 'journal' ? 'folder' : 'database role'} did.`, 'none'),
+  };
+}
+
 /** A shared board's host was paused or cut off past its own lease: its agents' claims were ended. */
 export function hostLapsedNotice(threadKey: string, folderName: string, ended: number, at = 0): Notice {
   const about = `host-lapsed:${threadKey}`;

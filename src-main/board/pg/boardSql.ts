@@ -30,29 +30,65 @@ export async function boardIdFor(c: ClientBase, name: string): Promise<string> {
  * wait, and call a lease renewed meanwhile lapsed. Every round trip here is time the board is locked for
  * every host.
  */
-export async function lockTimeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ head: number; now: number; hostLive: boolean }> {
-  const r = await c.query<{ head: string; now: number; live: boolean }>(
+export async function lockTimeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ head: number; now: number; hostLive: boolean; strays: StoredRow[] }> {
+  // `strays`: rows past the head. Every host's append moves the head in the statement that inserts its events,
+  // so such a row was put there some other way (by hand, with the database's role); left there, it would take
+  // the position the next append needs and every write of every host would fail on it. They are taken out,
+  // under the lock, in the same round trip, and the caller sets them aside.
+  const r = await c.query<{ head: string; now: number; live: boolean; strays: Array<{ seq: string | number; body: string }> }>(
     `WITH locked AS (SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE),
-          me AS (SELECT incarnation, expires_at FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2 FOR SHARE)
+          me AS (SELECT incarnation, expires_at FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2 FOR SHARE),
+          strays AS (DELETE FROM forkbench.events WHERE board_id = $1 AND seq > (SELECT head FROM locked) RETURNING seq, body)
      SELECT locked.head, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
-            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM me), false) AS live
+            coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM me), false) AS live,
+            (SELECT coalesce(json_agg(json_build_object('seq', seq, 'body', body) ORDER BY seq), '[]'::json) FROM strays) AS strays
        FROM locked`,
     [boardId, hostId, incarnation],
   );
   const row = r.rows[0];
   if (!row) throw new Error(`board ${boardId} is gone from the database`);
-  return { head: Number(row.head), now: row.now, hostLive: row.live };
+  return { head: Number(row.head), now: row.now, hostLive: row.live, strays: row.strays.map((s) => ({ seq: Number(s.seq), body: s.body })) };
 }
+
+/** One row of the board's log as stored: its position and its text, not yet read as an event. */
+export interface StoredRow {
+  readonly seq: number;
+  readonly body: string;
+}
+
+/**
+ * The rows after `after` up to the board's head, in order, a batch at a time, as stored: each is checked before
+ * it is applied (storedEvents.ts). Rows past the head were put there by no host's append (see lockTimeAndLease).
+ */
+export async function rowsAfter(c: ClientBase, boardId: string, after: number, limit = FOLLOW_BATCH): Promise<StoredRow[]> {
+  const r = await c.query<{ seq: string; body: string }>(
+    `SELECT seq, body FROM forkbench.events
+      WHERE board_id = $1 AND seq > $2 AND seq <= (SELECT head FROM forkbench.boards WHERE id = $1)
+      ORDER BY seq LIMIT $3`,
+    [boardId, after, limit],
+  );
+  return r.rows.map((row) => ({ seq: Number(row.seq), body: row.body }));
+}
+
+/** A stored event's text as an event, or null where it is not JSON (someone wrote it by hand): a log read skips it. */
+function parsed(body: string): BoardEvent | null {
+  try {
+    return JSON.parse(body) as BoardEvent;
+  } catch {
+    return null;
+  }
+}
+const bodies = (rows: Array<{ body: string }>): BoardEvent[] => rows.map((row) => parsed(row.body)).filter((e): e is BoardEvent => e !== null);
 
 /** Events after `after`, in order, a batch at a time (the caller loops until it has reached the head). */
 export async function eventsAfter(c: ClientBase, boardId: string, after: number, limit = FOLLOW_BATCH): Promise<BoardEvent[]> {
   const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [boardId, after, limit]);
-  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+  return bodies(r.rows);
 }
 
 export async function eventsOfTask(c: ClientBase, boardId: string, taskId: string): Promise<BoardEvent[]> {
   const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND task_id = $2 ORDER BY seq', [boardId, taskId]);
-  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+  return bodies(r.rows);
 }
 
 /** Up to `limit` events below `before`, newest first, only `taskId`'s if given: a page of the log panel's
@@ -64,14 +100,14 @@ export async function eventsBefore(c: ClientBase, boardId: string, before: numbe
       ORDER BY seq DESC LIMIT $4`,
     [boardId, before, taskId ?? null, limit],
   );
-  return r.rows.map((row) => JSON.parse(row.body) as BoardEvent);
+  return bodies(r.rows);
 }
 
 /** The board's oldest event: where its history begins (a shared board removes none, so its first). */
 export async function firstEvent(c: ClientBase, boardId: string): Promise<BoardEvent | null> {
   const r = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 ORDER BY seq LIMIT 1', [boardId]);
   const row = r.rows[0];
-  return row ? (JSON.parse(row.body) as BoardEvent) : null;
+  return row ? parsed(row.body) : null;
 }
 
 /** A key's stored first outcome, as a lookup finds it. */

@@ -8,7 +8,9 @@ import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.
 import { LeaseEngine } from '../leaseEngine.js';
 import { firstOutcome, outcomeToKeep } from '../writeKeys.js';
 import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
-import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, keyId, keysOf, lockTimeAndLease, type StoredKey } from './boardSql.js';
+import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, keyId, keysOf, lockTimeAndLease, rowsAfter, type StoredKey, type StoredRow } from './boardSql.js';
+import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/board/storedEvents.js';
+import { Quarantine } from '../quarantine.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
 import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
@@ -130,6 +132,7 @@ export class PgBoard implements BoardService {
   private readonly idleMs: number;
   /** This host's lease timing, defaults filled in. */
   private readonly timing: typeof HostLeaseTimes;
+  readonly quarantine: Quarantine;
 
   static async open(opts: PgBoardOptions): Promise<PgBoard> {
     // A connection lost between two statements of a transaction (no query in flight) is reported as an
@@ -160,6 +163,7 @@ export class PgBoard implements BoardService {
     this.clock = new ServerClock(opts.localClock);
     this.timing = { ...HostLeaseTimes, ...opts.hostLease };
     this.idleMs = idleInTransactionMs(this.timing.lifetimeMs);
+    this.quarantine = new Quarantine(opts.dir, (m) => this.warn(m));
     this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id), { id: opts.hostId, name: opts.hostName });
     this.durable = copyBoard(this.engine.state);
     this.engine.onEvent((e) => this.capture?.push(e));
@@ -420,6 +424,7 @@ export class PgBoard implements BoardService {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.quarantine.dispose();
     await this.follower?.dispose();
     await this.lease?.dispose();
     // A host that leaves vouching for no claim (a stop released them) ends its lease at once: other hosts
@@ -510,14 +515,33 @@ export class PgBoard implements BoardService {
    *  start, before anyone listens. */
   private async followWith(c: PoolClient, tell: boolean, head?: number): Promise<void> {
     while (head === undefined || this.engine.state.seq < head) {
-      const batch = await eventsAfter(c, this.boardId, this.engine.state.seq);
+      const batch = await rowsAfter(c, this.boardId, this.engine.state.seq);
       if (!batch.length) return;
-      for (const e of batch) {
-        if (e.seq <= this.engine.state.seq) continue;
-        this.engine.follow(e);
-        this.publish(e, tell);
+      for (const row of batch) {
+        const at = this.engine.state.seq;
+        if (row.seq <= at) continue;
+        // Committed positions up to the head have no gaps; one missing was deleted by hand. The board goes on
+        // past it: waiting for a row that never comes would stop every host.
+        if (row.seq > at + 1) this.setAside({ seq: at + 1, body: null }, { ok: false, kind: null, why: `position${row.seq - at > 2 ? `s #${at + 1}–#${row.seq - 1} are` : ' is'} missing from the log` }, row.seq - 1);
+        const verdict = checkRow(row, this.engine.state);
+        if (!verdict.ok) {
+          this.setAside(row, verdict, row.seq);
+          continue;
+        }
+        this.engine.follow(verdict.event);
+        this.publish(verdict.event, tell);
       }
     }
+  }
+
+  /**
+   * What is stored at `row.seq` (up to `through`) is not applied: the board moves past it unchanged, and it is
+   * kept aside with why (quarantine.ts), told once. Every host does the same with the same rows.
+   */
+  private setAside(row: { seq: number; body: string | null }, verdict: Extract<StoredEventVerdict, { ok: false }>, through: number): void {
+    this.engine.passOver(through);
+    this.durable.seq = through;
+    this.quarantine.add({ seq: row.seq, kind: verdict.kind, why: verdict.why, store: 'database', body: row.body });
   }
 
   private publish(e: BoardEvent, tell = true): void {
@@ -529,6 +553,8 @@ export class PgBoard implements BoardService {
 
   private async transact(batch: Pending[]): Promise<void> {
     let c: PoolClient | null = null;
+    /** Rows found past the head and taken out (lockTimeAndLease): kept aside once that is committed. */
+    let removed: { head: number; rows: StoredRow[] } = { head: 0, rows: [] };
     const answers: Array<() => void> = [];
     const made: BoardEvent[] = [];
     try {
@@ -537,7 +563,8 @@ export class PgBoard implements BoardService {
       // for as long as it sleeps, and every host would wait on it: the server ends such a transaction instead
       // (it rolls back; nothing of it was acknowledged). Set with BEGIN, in the same round trip.
       await c.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${this.idleMs}`);
-      const { head, now, hostLive } = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      const { head, now, hostLive, strays } = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      removed = { head, rows: strays };
       // Under the lock nothing lands past head: reading up to it is reading everything.
       if (head > this.engine.state.seq) await this.followWith(c, true, head);
       if (!hostLive && !batch[0]?.join) {
@@ -592,6 +619,10 @@ export class PgBoard implements BoardService {
       return;
     } finally {
       c?.release();
+    }
+    for (const row of removed.rows) {
+      const kind = (parsedKind(row.body) ?? '').slice(0, 40) || null;
+      this.quarantine.add({ seq: row.seq, kind, why: `it was stored past the board's last event (#${removed.head}), where no host's write puts one, and taken out of the log`, store: 'database', body: row.body });
     }
     for (const e of made) this.publish(e);
     this.available();
@@ -654,6 +685,27 @@ export class PgBoard implements BoardService {
       this.apply((e) => e.sweep()).catch(() => undefined);
     }, delay);
   }
+}
+
+/** The kind a stored text names, if it is JSON that names one. */
+function parsedKind(body: string): string | null {
+  try {
+    const kind = (JSON.parse(body) as { kind?: unknown } | null)?.kind;
+    return typeof kind === 'string' ? kind : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A stored row as an event this board may apply, or why not (storedEvents.ts). */
+function checkRow(row: StoredRow, board: Readonly<Board>): StoredEventVerdict {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(row.body);
+  } catch {
+    return { ok: false, kind: null, why: 'it is not JSON' };
+  }
+  return checkStoredEvent(raw, board, row.seq);
 }
 
 class HostLapsedError extends Error {
