@@ -53,7 +53,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('agentRelease' as const), pick }) },
   { weight: 1, arbitrary: fc.constant({ op: 'lapse' as const }) },
   { weight: 2, arbitrary: fc.constant({ op: 'settle' as const }) },
-  { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
+  { weight: 2, arbitrary: fc.constant({ op: 'restart' as const }) },
 );
 /** What happens to the entry being landed, drawn per landing step: nothing (most often), or a person's take-back
  *  of it asked right then (0-3: reassign, release, reject, take out), and whether its verify passes. */
@@ -326,7 +326,9 @@ describe('merge queue take-backs (model-based, issue 49)', () => {
       { numRuns: RUNS },
     );
     console.log(`take-backs model: ${JSON.stringify(seen)}`);
-    expect(seen.landed).toBeGreaterThan(RUNS / 3);
+    // Floors well under what runs reach (about half as many landings as runs, a restart mid-landing in one run
+    // of twenty): a change that stops the runs reaching a landing fails here rather than passing vacuously.
+    expect(seen.landed).toBeGreaterThan(RUNS / 5);
     expect(seen.answeredInFlight).toBeGreaterThan(RUNS / 10);
     expect(seen.refusedInMove).toBeGreaterThan(RUNS / 10);
     expect(seen.restartsCommitting).toBeGreaterThan(0);
