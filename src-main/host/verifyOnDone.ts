@@ -39,12 +39,22 @@ async function verifyDone(
   // The work under review is in the task's worktree, not in the shared folder.
   // It runs the task's code, which the agent wrote: as the agent's, so nothing in it passes for a person.
   let root: number | undefined;
+  // Only judge the claim that said done: a task that moved on meanwhile (a person approved or rejected it,
+  // it was reassigned) needs this verify no more, and it is ended at once, its whole tree with it.
+  const current = () => {
+    const now = d.board.state.tasks.get(taskId);
+    return !!now && now.state === 'review' && (!now.claim || now.claim.agentId === agentId);
+  };
+  const stop = new AbortController();
+  const watch = d.board.onEvent(() => !current() && stop.abort());
   const outcome = await runVerify(command, d.worktrees.workdirOf(t, d.folder), d.timeoutMs, process.env, {
     started: (pid) => d.roster?.trackVerify((root = pid), agentId),
-  }).finally(() => root !== undefined && d.roster?.untrackVerify(root));
-  const now = d.board.state.tasks.get(taskId);
-  // Only judge the claim that said done: if the task moved on meanwhile, the result is about old work.
-  if (!now || now.state !== 'review' || (now.claim && now.claim.agentId !== agentId)) return;
+    signal: stop.signal,
+  }).finally(() => {
+    watch.dispose();
+    if (root !== undefined) d.roster?.untrackVerify(root);
+  });
+  if (!current()) return;
   if (outcome.passed) {
     await d.board.run((e) => e.userNote(taskId, `Verify \`${command}\` passed in ${(outcome.durationMs / 1000).toFixed(1)} s.`, VERIFY_ACTOR));
     // A refused merge is already a note on the task, which stays in review for a person.
