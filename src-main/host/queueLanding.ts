@@ -6,6 +6,7 @@ import type { WorktreeManager } from '../git/worktreeManager.js';
 import type { Roster } from '../roster/roster.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
 import type { LandingSteps } from './mergeQueue.js';
+import { pinnedPaths, restorePins } from './verifyPins.js';
 
 /** The folder under the Thread's data folder where the queue checks out each merge it verifies. */
 export const QUEUE_CHECKOUTS = 'merge-queue';
@@ -33,6 +34,8 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
     async verify(t: Task, c, command) {
       const dir = join(d.board.dir, QUEUE_CHECKOUTS, t.id);
       await d.git.review.checkoutAt(dir, c.merge ?? c.onto);
+      // The files the check runs are the base's, whatever the work did to them (verifyPins.ts).
+      await restorePins(d.git.workdirOf(dir), c.onto, c.merge ?? c.onto, pinnedPaths(command, d.board.state.settings.verifyFiles));
       // It runs the task's code, which an agent wrote: as that agent's, so nothing in it passes for a person.
       const agentId = t.lastClaim?.agentId ?? t.claim?.agentId;
       let root: number | undefined;

@@ -232,4 +232,33 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
     expect(pidsIn(pids).filter(running)).toEqual([]);
   }, 150_000);
+
+  // Issue 42, item 3: an agent's commit that replaced check.sh with `exit 0` passed verify, was approved "by
+  // verify" and landed what the check forbids; every later merge then ran the agent's `exit 0`.
+  it('work that rewrites the check it is verified by is not approved by verify, and the queue checks its merge with the base’s check', async () => {
+    const { host, folder } = await threadWithCheck();
+    await host.board.run((e) => e.addTask({ title: 'add a and b' }));
+    const w = await workDone(host, 'T-1', { 'a.txt': 'a\n', 'b.txt': 'b\n', 'check.sh': 'exit 0\n' });
+    expect((await w.done()).code).toBe(0);
+    const note = await waitFor(() => notesOf(host, 'T-1').find((n) => n.startsWith('Verify did not approve')), 60_000, 'verify’s word on T-1');
+    expect(note).toMatch(/^Verify did not approve T-1: its work changes check\.sh, which verify runs \(`sh check\.sh` names it/);
+    expect(note).toContain('+exit 0');
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'review', queued: null });
+    // The person approves anyway: the queue checks the merge with main's check.sh, which refuses a and b.
+    await expect(host.worktrees.approve('T-1')).rejects.toThrow(/failed its verify/);
+    expect(host.board.state.tasks.get('T-1')?.sentBack?.reason).toMatch(/a\.txt and b\.txt clash/);
+    expect(gitSync(folder, ['show', 'main:check.sh'])).toBe(CHECK.trim());
+    expect(fs.existsSync(join(folder, 'a.txt'))).toBe(false);
+  }, 120_000);
+
+  it('a file the Thread lists as verify’s own (a config the check reads) is the base’s too', async () => {
+    const { host } = await threadWithCheck();
+    await host.board.run((e) => e.setSettings({ verifyFiles: ['check.conf'] }));
+    await host.board.run((e) => e.addTask({ title: 'loosen the check' }));
+    const w = await workDone(host, 'T-1', { 'check.conf': 'skip everything\n' });
+    expect((await w.done()).code).toBe(0);
+    const note = await waitFor(() => notesOf(host, 'T-1').find((n) => n.startsWith('Verify did not approve')), 60_000, 'verify’s word on T-1');
+    expect(note).toMatch(/^Verify did not approve T-1: its work changes check\.conf,/);
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'review', queued: null });
+  }, 120_000);
 });
