@@ -115,8 +115,10 @@ export function runVerify(
     else on.signal?.addEventListener('abort', onAbort, { once: true });
     child.on('exit', (code, sig) => {
       exited = true;
-      // Uncontained, whatever the command left in its group is ended with it.
+      // Uncontained, whatever the command left in its group is ended with it; contained, the reaper ended the
+      // tree, unless something killed the reaper itself: then its group is what can still be reached.
       if (!contained) group('SIGTERM');
+      else if (sig) group('SIGKILL');
       const done = () => settle({ passed: code === 0, exitCode: code, signal: sig });
       let open = 2;
       const closed = () => --open === 0 && done();

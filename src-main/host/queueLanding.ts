@@ -1,11 +1,12 @@
 import { join } from 'node:path';
-import type { Task } from '../../src-shared/board/model.js';
+import type { QueueEntry, Task } from '../../src-shared/board/model.js';
 import { runVerify, VerifyConstants } from '../agents/verifyRunner.js';
 import type { BoardService } from '../board/boardService.js';
 import type { WorktreeManager } from '../git/worktreeManager.js';
 import type { Roster } from '../roster/roster.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
 import type { LandingSteps } from './mergeQueue.js';
+import { pinnedPaths, restorePins } from './verifyPins.js';
 
 /** The folder under the Thread's data folder where the queue checks out each merge it verifies. */
 export const QUEUE_CHECKOUTS = 'merge-queue';
@@ -34,17 +35,25 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
     async verify(t: Task, c, command) {
       const dir = join(d.board.dir, QUEUE_CHECKOUTS, t.id);
       await d.git.review.checkoutAt(dir, c.merge ?? c.onto);
+      // The files the check runs are the base's, whatever the work did to them (verifyPins.ts).
+      await restorePins(d.git.workdirOf(dir), c.onto, c.merge ?? c.onto, pinnedPaths(command, d.board.state.settings.verifyFiles));
       // It runs the task's code, which an agent wrote: as that agent's, so nothing in it passes for a person.
       const agentId = t.lastClaim?.agentId ?? t.claim?.agentId;
       let root: number | undefined;
+      // An entry taken out (or sent back) while its verify runs is ended at once, its whole tree with it: a
+      // verify that never ends must not hold the queue (issue 42, item 4); the queue then sees it gone.
+      const stop = new AbortController();
+      const watch = d.board.onEvent(() => !sameEntry(d.board.state.tasks.get(t.id)?.queued, t.queued) && stop.abort());
       try {
         return await runVerify(command, d.git.workdirOf(dir), d.timeoutMs ?? VerifyConstants.defaultTimeoutMs, d.env ?? process.env, {
           started: (pid) => {
             running.add((root = pid));
             if (agentId) d.roster?.trackVerify(pid, agentId);
           },
+          signal: stop.signal,
         });
       } finally {
+        watch.dispose();
         if (root !== undefined) {
           running.delete(root);
           d.roster?.untrackVerify(root);
@@ -66,3 +75,6 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
     },
   };
 }
+
+/** The same queue entry (a person's queueing), whatever the queue noted on it since (its landing). */
+const sameEntry = (a: QueueEntry | null | undefined, b: QueueEntry | null | undefined): boolean => !!a && !!b && a.at === b.at && a.by === b.by;

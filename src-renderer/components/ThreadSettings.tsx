@@ -23,6 +23,7 @@ export function ThreadSettings() {
   const verify = useApp((s) => (s.boardVersion, s.board?.settings.verify ?? null));
   const baseBranch = useApp((s) => (s.boardVersion, s.board?.settings.baseBranch ?? null));
   const copyFiles = useApp((s) => (s.boardVersion, s.board?.settings.copyFiles ?? NONE));
+  const verifyFiles = useApp((s) => (s.boardVersion, s.board?.settings.verifyFiles ?? NONE));
   const waitHoldMs = useApp((s) => (s.boardVersion, s.board?.settings.waitHoldMs ?? null));
   const dispatch = useApp((s) => (s.boardVersion, s.board?.settings.dispatch === true));
   const claimLimit = useApp((s) => (s.boardVersion, s.board?.settings.claimLimit ?? Limits.defaultClaimLimit));
@@ -34,6 +35,7 @@ export function ThreadSettings() {
   const [cmd, setCmd] = useState('');
   const [base, setBase] = useState('');
   const [copy, setCopy] = useState('');
+  const [reads, setReads] = useState('');
   const [hold, setHold] = useState('');
   const [holdError, setHoldError] = useState<string | null>(null);
   const [dispatchOn, setDispatchOn] = useState(false);
@@ -44,6 +46,7 @@ export function ThreadSettings() {
     setCmd(verify ?? '');
     setBase(baseBranch ?? '');
     setCopy(formatCopyFiles(copyFiles));
+    setReads(formatCopyFiles(verifyFiles));
     setHold(waitHoldMs === null ? '' : formatWaitHold(waitHoldMs));
     setHoldError(null);
     setDispatchOn(dispatch);
@@ -72,6 +75,8 @@ export function ThreadSettings() {
     if (nextBase !== baseBranch) patch.baseBranch = nextBase;
     const nextCopy = parseCopyFiles(copy);
     if (formatCopyFiles(nextCopy) !== formatCopyFiles(copyFiles)) patch.copyFiles = nextCopy;
+    const nextReads = parseCopyFiles(reads);
+    if (formatCopyFiles(nextReads) !== formatCopyFiles(verifyFiles)) patch.verifyFiles = nextReads;
     const ok = await c.actions.setSettings(patch);
     if (ok) close();
   };
@@ -157,6 +162,10 @@ export function ThreadSettings() {
         <label className="grow">
           Verify command
           <input data-testid="settings-verify" placeholder="e.g. npm test (empty: a person reviews)" value={cmd} onChange={(e) => setCmd(e.target.value)} />
+        </label>
+        <label className="grow" title="Files the verify command reads besides those it names, taken from the base: work that changes one waits for your review">
+          Verify reads
+          <input data-testid="settings-verify-files" placeholder="e.g. package.json, .github/workflows" value={reads} onChange={(e) => setReads(e.target.value)} />
         </label>
         <label title="The branch task worktrees start from and are merged back into">
           Base branch

@@ -175,6 +175,9 @@ export interface ThreadSettings {
   readonly renewIntervalMs: number;
   /** A Thread-wide verify command, used for tasks that carry none of their own. */
   readonly verify: string | null;
+  /** Files (or folders) verify reads besides those its command names, like `package.json` or CI config,
+   *  relative to the folder it runs in: taken from the base, never from the work it checks (issue 42). */
+  readonly verifyFiles: readonly string[];
   /** The branch task worktrees start from and merge into; null means the folder's current branch. */
   readonly baseBranch: string | null;
   /** The git remote every host's clone of the Thread's repository shares, on a board several machines use:

@@ -31,6 +31,7 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   poisonLimit: Limits.defaultPoisonLimit,
   renewIntervalMs: Limits.defaultRenewIntervalMs,
   verify: null,
+  verifyFiles: [],
   baseBranch: null,
   remote: null,
   copyFiles: [],

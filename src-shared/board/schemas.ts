@@ -123,6 +123,8 @@ export const SettingsPatchSchema = z
     poisonLimit: z.number().int().min(Limits.minPoisonLimit).max(Limits.maxPoisonLimit),
     renewIntervalMs: z.number().int().min(Limits.minRenewIntervalMs).max(Limits.maxLeaseMs),
     verify: VerifySchema,
+    /** As many as the files to copy: a handful of config files is what a check reads besides its script. */
+    verifyFiles: z.array(CopyFileSchema).max(50, 'at most 50 files verify reads'),
     baseBranch: BranchNameSchema.nullable(),
     remote: GitRemoteSchema.nullable(),
     /** 50 files is far more than the handful of untracked config files a project needs in each worktree. */

@@ -7,15 +7,26 @@ import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
+import { readProcStat } from '../../../src-main/base/procStat.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
 const killed: ChildProcess[] = [];
+/** Files where a test's verify wrote the pids of what it left running: ended after the test whatever it found. */
+const pidFiles: string[] = [];
 beforeAll(() => ensureBuilt());
 afterEach(async () => {
   for (const c of killed.splice(0)) if (c.pid && alive(c.pid)) process.kill(-c.pid, 'SIGKILL');
+  for (const pid of pidFiles.splice(0).flatMap(pidsIn)) if (running(pid)) process.kill(pid, 'SIGKILL');
   await fx.cleanup();
 });
+
+/** Whether `pid` still runs (a zombie has ended: only its parent has not reaped it yet). */
+const running = (pid: number) => {
+  const st = readProcStat(pid);
+  return !!st && st.state !== 'zombie' && st.state !== 'gone';
+};
+const pidsIn = (file: string): number[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 const HOST_DRIVER = join(import.meta.dirname, '..', '..', 'helpers', 'gitHostDriver.mjs');
 
 /**
@@ -225,6 +236,80 @@ describe('the merge queue with real git and a real verify command', () => {
     await approval;
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
     expect(gitSync(folder, ['show', 'main:one.txt'])).toBe('1');
+  }, 120_000);
+
+  // Issue 42, item 4: a test that leaves `setsid -f sleep 3600` holding the output pipe kept the verify from
+  // ever finishing, and every entry behind it from landing, also after a restart.
+  it('a verify whose test leaves `setsid -f sleep 3600` holding its output lands all the same, and the sleeper is ended', async () => {
+    const ctx = await threadWithCheck();
+    const pids = join(ctx.root, 'sleepers');
+    pidFiles.push(pids);
+    // The check goes on once its sleeper has said its pid (else the verify could end it before it does).
+    const said = `f=$(mktemp); setsid -f sh -c "echo \\$\\$ >> ${pids}; echo > $f; exec sleep 3600"; while [ ! -s $f ]; do sleep 0.01; done; rm $f`;
+    await ctx.host.board.run((e) => e.setSettings({ verify: `${said}; sh check.sh` }));
+    await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+    const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
+    expect((await one.done()).code).toBe(0);
+    await waitFor(() => ctx.host.board.state.tasks.get('T-1')?.state === 'done', 60_000, 'T-1 verified (in its worktree, then on the merge) and landed');
+    await ctx.host.queue?.idle();
+    expect(gitSync(ctx.folder, ['show', 'main:one.txt'])).toBe('1');
+    // Both verifies ran (on done, and on the merge), and neither left its sleeper running.
+    expect(pidsIn(pids)).toHaveLength(2);
+    expect(pidsIn(pids).filter(running)).toEqual([]);
+  }, 120_000);
+
+  it('a head whose verify never ends, taken out by the person, ends with its whole tree, and the next entry lands', async () => {
+    const ctx = await threadWithCheck();
+    const pids = join(ctx.root, 'stuck');
+    pidFiles.push(pids);
+    // On the merge of T-1 only, the check starts a detached helper and hangs: a wedged test suite.
+    const stuck = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then setsid -f sh -c 'echo $$ >> ${pids}; exec sleep 3600'; echo $$ >> ${pids}; exec sleep 3600; fi; sh check.sh`;
+    await ctx.host.board.run((e) => e.setSettings({ verify: stuck }));
+    await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
+    await ctx.host.board.run((e) => e.addTask({ title: 'two' }));
+    const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
+    expect((await one.done()).code).toBe(0);
+    await waitFor(() => pidsIn(pids).length === 2, 60_000, 'the verify on the merge of T-1 to hang');
+    const two = await workDone(ctx.host, 'T-2', { 'two.txt': '2\n' });
+    expect((await two.done()).code).toBe(0);
+    await waitFor(() => ctx.host.board.state.tasks.get('T-2')?.queued, 60_000, 'T-2 approved by its verify and queued behind T-1');
+    // The person takes the stuck head out, as the window's button does.
+    expect((await ctx.host.board.run((e) => e.unqueue('T-1', 'taken out by a person: it stays in review'))).ok).toBe(true);
+    await waitFor(() => ctx.host.board.state.tasks.get('T-2')?.state === 'done', 60_000, 'T-2 to land once the stuck head was taken out');
+    await ctx.host.queue?.idle();
+    expect(ctx.host.board.state.tasks.get('T-1')).toMatchObject({ state: 'review', queued: null });
+    expect(gitSync(ctx.folder, ['show', 'main:two.txt'])).toBe('2');
+    expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
+    expect(pidsIn(pids).filter(running)).toEqual([]);
+  }, 150_000);
+
+  // Issue 42, item 3: an agent's commit that replaced check.sh with `exit 0` passed verify, was approved "by
+  // verify" and landed what the check forbids; every later merge then ran the agent's `exit 0`.
+  it('work that rewrites the check it is verified by is not approved by verify, and the queue checks its merge with the base’s check', async () => {
+    const { host, folder } = await threadWithCheck();
+    await host.board.run((e) => e.addTask({ title: 'add a and b' }));
+    const w = await workDone(host, 'T-1', { 'a.txt': 'a\n', 'b.txt': 'b\n', 'check.sh': 'exit 0\n' });
+    expect((await w.done()).code).toBe(0);
+    const note = await waitFor(() => notesOf(host, 'T-1').find((n) => n.startsWith('Verify did not approve')), 60_000, 'verify’s word on T-1');
+    expect(note).toMatch(/^Verify did not approve T-1: its work changes check\.sh, which verify runs \(`sh check\.sh` names it/);
+    expect(note).toContain('+exit 0');
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'review', queued: null });
+    // The person approves anyway: the queue checks the merge with main's check.sh, which refuses a and b.
+    await expect(host.worktrees.approve('T-1')).rejects.toThrow(/failed its verify/);
+    expect(host.board.state.tasks.get('T-1')?.sentBack?.reason).toMatch(/a\.txt and b\.txt clash/);
+    expect(gitSync(folder, ['show', 'main:check.sh'])).toBe(CHECK.trim());
+    expect(fs.existsSync(join(folder, 'a.txt'))).toBe(false);
+  }, 120_000);
+
+  it('a file the Thread lists as verify’s own (a config the check reads) is the base’s too', async () => {
+    const { host } = await threadWithCheck();
+    await host.board.run((e) => e.setSettings({ verifyFiles: ['check.conf'] }));
+    await host.board.run((e) => e.addTask({ title: 'loosen the check' }));
+    const w = await workDone(host, 'T-1', { 'check.conf': 'skip everything\n' });
+    expect((await w.done()).code).toBe(0);
+    const note = await waitFor(() => notesOf(host, 'T-1').find((n) => n.startsWith('Verify did not approve')), 60_000, 'verify’s word on T-1');
+    expect(note).toMatch(/^Verify did not approve T-1: its work changes check\.conf,/);
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'review', queued: null });
   }, 120_000);
 });
 
