@@ -14,11 +14,68 @@ import type { Agent } from './agent.js';
 export interface LivenessFacts {
   /** State of the agent's root process. */
   state: ProcState;
-  /** performance.now() of the last sign of progress: pty output, a board call, or CPU time used. */
+  /** performance.now() of the last sign of progress (progressAt: work, and output within its bounds). */
   lastProgressAt: number;
   now: number;
   /** The Thread's lease: silence for this long means the agent is not working on anything. */
   leaseMs: number;
+}
+
+export const LivenessLimits = {
+  /**
+   * The share of one core an agent's process tree must use, over the window since its CPU last counted (at
+   * most about a lease), for its CPU time to count as work. A shell loop that prints a dot and sleeps forks a
+   * `sleep` each turn and so is never quite at 0: measured here 0.5-0.9 % of a core with 0.2 s turns, less
+   * with longer ones; an agent CLI streaming a model's answer, or a build or test it runs, uses far more.
+   */
+  workCpuShare: 0.02,
+  /** The least CPU that counts at all: /proc counts in 10 ms ticks, so over a short window a few ms of a
+   *  sleeping loop can read as one tick; five are no accident. */
+  minWorkCpuMs: 50,
+} as const;
+
+/**
+ * When the agent last made progress, from its work (a grant, a board call, which a commit through the fence
+ * is, or CPU time that counts: CpuWork below) and its pane's output. For an agent that holds claims, output alone is
+ * progress for at most one lease past its last work (issue 42: a pane printing a dot every 15 s kept 23 claims
+ * for ever); an agent really working streams output and also calls the board or uses the CPU. For an agent that
+ * holds nothing, output is progress as it is (it decides only whether it is shown idle or running).
+ */
+export function progressAt(f: { lastWorkAt: number; lastOutputAt: number; leaseMs: number; holds: boolean }): number {
+  const output = f.holds ? Math.min(f.lastOutputAt, f.lastWorkAt + f.leaseMs) : f.lastOutputAt;
+  return Math.max(f.lastWorkAt, output);
+}
+
+/**
+ * One agent's CPU readings over about the last lease, and when they last counted as work: a reading counts when
+ * the tree used at least LivenessLimits' share of the time since the window's start (and its floor). The window
+ * starts again at each reading that counts, so a burst counts once, when it is seen.
+ */
+export class CpuWork {
+  private samples: Array<{ at: number; cpuMs: number }>;
+  lastWorkAt: number;
+
+  constructor(startedAt: number) {
+    this.samples = [{ at: startedAt, cpuMs: 0 }];
+    this.lastWorkAt = startedAt;
+  }
+
+  observe(now: number, cpuMs: number, leaseMs: number): void {
+    const last = this.samples[this.samples.length - 1] as { cpuMs: number };
+    // A drop (a descendant reaped outside the tree): what it had used is out of the sum, so start again from here.
+    if (cpuMs < last.cpuMs) {
+      this.samples = [{ at: now, cpuMs }];
+      return;
+    }
+    this.samples.push({ at: now, cpuMs });
+    while (this.samples.length > 2 && (this.samples[1] as { at: number }).at <= now - leaseMs) this.samples.shift();
+    const base = this.samples[0] as { at: number; cpuMs: number };
+    const used = cpuMs - base.cpuMs;
+    if (used > 0 && used >= Math.max(LivenessLimits.minWorkCpuMs, LivenessLimits.workCpuShare * (now - base.at))) {
+      this.lastWorkAt = now;
+      this.samples = [{ at: now, cpuMs }];
+    }
+  }
 }
 
 export type LivenessVerdict = 'renew' | 'stalled' | 'gone';
@@ -78,15 +135,15 @@ export function judgeWithWait(f: LivenessFacts & { waitingMs: number | null; wai
 
 /**
  * The loop around the verdict: every renew interval (the Thread's setting), each live agent's facts are
- * gathered — its pane's output, its board calls, its process tree's CPU time — and judged; `renew` renews
+ * gathered — its pane's output, its board calls, its process tree's CPU time (progressAt weighs them) — and judged; `renew` renews
  * every claim it holds, `stalled` leaves them to run out. A stopped process or a zombie is never renewed.
  */
 export class LivenessLoop {
   private readonly store = new DisposableStore();
   private timer: TimerHandle | null = null;
   private stopped = false;
-  /** Each agent's CPU time as last read, and when it last grew. */
-  private readonly cpu = new Map<string, { lastCpuMs: number; lastChangeAt: number }>();
+  /** Each agent's CPU readings, and when they last counted as work. */
+  private readonly cpu = new Map<string, CpuWork>();
 
   constructor(private readonly d: LivenessLoopDeps) {}
 
@@ -133,19 +190,17 @@ export class LivenessLoop {
       // Gone while /proc was read: its death is the roster's to deal with.
       if (!a.alive) continue;
       const now = this.now();
-      const cpu = this.cpu.get(a.id) ?? { lastCpuMs: 0, lastChangeAt: s.startedAt };
-      this.cpu.set(a.id, cpu);
-      if (facts.cpuMs > cpu.lastCpuMs) {
-        cpu.lastCpuMs = facts.cpuMs;
-        cpu.lastChangeAt = now;
-      }
-      const lastProgressAt = Math.max(s.lastOutputAt, a.lastBoardCallAt, cpu.lastChangeAt);
-      const { waitHoldMs } = this.d.board.state.settings;
       // Silence is judged against the agent's own lease: its profile's, when the Thread sets one.
       const leaseMs = leaseFor(this.d.board.state.settings, a.id);
+      let cpu = this.cpu.get(a.id);
+      if (!cpu) this.cpu.set(a.id, (cpu = new CpuWork(s.startedAt)));
+      cpu.observe(now, facts.cpuMs, leaseMs);
+      const holds = this.d.board.engine.claimsOf(a.id).length > 0;
+      const lastWorkAt = Math.max(a.lastBoardCallAt, cpu.lastWorkAt, this.lastGrantAt(a.id, now));
+      const lastProgressAt = progressAt({ lastWorkAt, lastOutputAt: s.lastOutputAt, leaseMs, holds });
+      const { waitHoldMs } = this.d.board.state.settings;
       const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(a.id) ?? null, waitHoldMs });
       const before = a.status;
-      const holds = this.d.board.engine.claimsOf(a.id).length > 0;
       const stopped = facts.state === 'stopped' || facts.state === 'zombie';
       // Silence is a stall only for an agent with work to do; one holding nothing is idle. A stopped process
       // or a zombie is stalled whatever it holds. Waiting on a person is no stall: the state says so.
@@ -162,6 +217,21 @@ export class LivenessLoop {
       else if (verdict === 'stalled') this.d.states?.progress(a.id, stalled ? 'stalled' : 'idle');
       if (a.status !== before) this.d.onStatus();
     }
+  }
+
+  /**
+   * When the newest of the agent's claims was granted, on this loop's clock (the board's is its own): a grant
+   * counts as work, so a task a person assigned is worked on by output for its first lease, as one claimed is.
+   */
+  private lastGrantAt(agentId: string, now: number): number {
+    const { engine } = this.d.board;
+    const boardNow = engine.now();
+    let at = -Infinity;
+    for (const id of engine.claimsOf(agentId)) {
+      const c = engine.task(id)?.claim;
+      if (c) at = Math.max(at, now - (boardNow - c.grantedAt));
+    }
+    return at;
   }
 
   /** No round starts or renews after this; one in flight ends at its next step. */

@@ -156,7 +156,13 @@ export class JournalBoard implements BoardService {
         for (const e of held) this.record(e);
       } else {
         const rec: WriteKeyRecord = { agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: keep };
-        this.journal.appendRecord({ writeKey: rec, events: held.length });
+        // A refusal's key goes into the journal only as its refusal does (the agent's refusals' quota): a loop
+        // of refused writes, each with a fresh key, would otherwise be an fsync'd line each (~280 KB/s measured,
+        // enough to push the kept history out in minutes). One past the quota is kept in memory only: a retry
+        // is answered the same refusal while this host runs, and after a restart it is decided again (it did
+        // nothing, so deciding it again can do nothing twice).
+        const refusalLogged = r.ok || held.some((e) => e.kind === 'write-rejected') || this.engine.refusalJournaled(k.agentId);
+        if (refusalLogged) this.journal.appendRecord({ writeKey: rec, events: held.length });
         for (const e of held) this.record(e);
         this.keys.put(rec);
       }

@@ -979,6 +979,14 @@ export class LeaseEngine {
     );
   }
 
+  /**
+   * Whether one more refusal of `agentId`'s may go into the journal now (its refusals' quota, as `refuse`
+   * uses): asked by a keyed write whose refusal made no event of its own, before its key's line is written.
+   */
+  refusalJournaled(agentId: string): boolean {
+    return this.quota.logRefusal(agentId);
+  }
+
   /** Record a refused agent write (while its refusals' quota lasts) and answer it. */
   private refuse(agentId: string, taskId: string | null, token: number | null, op: AgentWriteOp, code: RejectionCode, message: string): { ok: false; error: { code: RejectionCode; message: string } } {
     if (this.quota.logRefusal(agentId)) this.emit({ kind: 'write-rejected', taskId, agentId, token, op, code, message });

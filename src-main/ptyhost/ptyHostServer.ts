@@ -138,7 +138,7 @@ export class PtyHostServer {
   }
 
   private accept(sock: net.Socket): void {
-    if (this.unadopted.size >= PtyHostServerConstants.maxUnadopted) {
+    if (this.unadopted.size >= PtyHostServerConstants.maxUnadopted && !this.pushOutSilent()) {
       // A flood of greetings: none of them is the one board host we wait for, and each would cost a check.
       if (this.refusedFloods++ % PtyHostServerConstants.loggedBadPerConnection === 0) this.o.log?.(`refused a connection: ${this.unadopted.size} are already greeting`);
       sock.destroy();
@@ -266,6 +266,24 @@ export class PtyHostServer {
       if (!this.unadopted.has(sock)) served(f);
       else if (f.kind === 'control') this.proof(sock, g, f.raw, served);
     }
+  }
+
+  /**
+   * Every place is taken: the oldest connection that has not yet said hello goes, to make room (issue 42: an
+   * agent holding all 16 places with connections that never greet made a restarted serve exit "the pty host is
+   * gone"). A board host says hello the moment it connects, so a silent connection is nobody we wait for, and a
+   * flood of them pushes out only itself, as the agents' socket does (connectionBudget.ts). False when every
+   * place is held by a greeting being judged or owing its proof.
+   */
+  private pushOutSilent(): boolean {
+    for (const [old, g] of this.unadopted) {
+      if (g.phase !== 'hello') continue;
+      if (this.refusedFloods++ % PtyHostServerConstants.loggedBadPerConnection === 0)
+        this.o.log?.(`closed a connection that had not greeted to make room: ${this.unadopted.size} were greeting`);
+      this.refuse(old, g, 'made room for a new connection');
+      return true;
+    }
+    return false;
   }
 
   /** Refused: said (when there is a request to answer) and ended. */

@@ -101,9 +101,10 @@ describe('journal', () => {
     for (let i = 0; i < 40; i++) {
       const t = await a.run((e) => e.addTask({ title: `t${i}` }));
       if (!t.ok) throw new Error('add failed');
-      const c = await a.run((e) => e.claim('ag', t.value.id));
+      // An agent per task: one agent claims at most the Thread's claim limit.
+      const c = await a.run((e) => e.claim(`ag${i}`, t.value.id));
       if (!c.ok) throw new Error('claim failed');
-      await a.run((e) => e.note('ag', t.value.id, 'hi', c.value.token));
+      await a.run((e) => e.note(`ag${i}`, t.value.id, 'hi', c.value.token));
     }
     const before = structuredClone(a.state);
     const inMemory = a.logTail(30).map((e) => e.seq);

@@ -96,6 +96,8 @@ describe('the board on PostgreSQL, two hosts', () => {
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     for (let i = 0; i < 20; i++) await a.run((e) => e.addTask({ title: `t${i}` }));
+    // Each agent ends up holding about half of the 20: the person lets one agent claim that many.
+    expect((await a.run((e) => e.setSettings({ claimLimit: 20 }))).ok).toBe(true);
     a.hostAgent('agent-a');
     b.hostAgent('agent-b');
     let grants = 0;
