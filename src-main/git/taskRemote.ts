@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
 import { remoteTaskRef } from '../../src-shared/git/taskBranch.js';
 import type { GitRemote } from '../../src-shared/board/model.js';
 import { ALLOWED_PROTOCOLS, configSettings, GitError, personScope, type GitResult } from './git.js';
@@ -214,7 +216,7 @@ export async function remoteSettings(root: string, url: string, push: boolean): 
   const out: string[] = [];
   for (const s of all) {
     if (personScope(s)) {
-      if (s.key === 'credential.helper' && PLAIN_HELPER.test(s.value)) out.push('-c', `credential.helper=${s.value}`);
+      if (s.key === 'credential.helper' && plainHelper(s.value)) out.push('-c', `credential.helper=${s.value}`);
       continue;
     }
     const transport = /^protocol\.(.+)\.allow$/.exec(s.key)?.[1];
@@ -230,8 +232,28 @@ export async function remoteSettings(root: string, url: string, push: boolean): 
 }
 
 /** A credential helper git runs as `git credential-<name> <args>` (store, cache, osxkeychain, manager,
- *  libsecret, with options such as `--file ~/.git-credentials`): no shell line, no path, nothing a shell reads. */
-const PLAIN_HELPER = /^[A-Za-z0-9][A-Za-z0-9_-]*( +--?[A-Za-z0-9][A-Za-z0-9-]*(=[A-Za-z0-9_.\/~:@+-]+)?( +[A-Za-z0-9_.\/~:@+-]+)?)*$/;
+ *  libsecret, with options such as `--file ~/.git-credentials`), or a program by its absolute path that this
+ *  process cannot write, nor its folder (libsecret's under /usr/share): no shell line, nothing a shell reads. */
+function plainHelper(value: string): boolean {
+  if (PLAIN_HELPER.test(value)) return true;
+  const space = value.indexOf(' ');
+  const program = space < 0 ? value : value.slice(0, space);
+  const args = space < 0 ? '' : value.slice(space);
+  return isAbsolute(program) && HELPER_ARGS.test(args) && !writable(program) && !writable(dirname(program));
+}
+
+function writable(path: string): boolean {
+  try {
+    fs.accessSync(path, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Options and plain words only: `--file ~/.git-credentials`, `--timeout=3600`. */
+const HELPER_ARGS = /^( +--?[A-Za-z0-9][A-Za-z0-9-]*(=[A-Za-z0-9_.\/~:@+-]+)?( +[A-Za-z0-9_.\/~:@+-]+)?)*$/;
+const PLAIN_HELPER = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]*${HELPER_ARGS.source.slice(1)}`);
 
 /** Text git wrote about the remote, fit to be shown and kept (a note on the board): every URL in it as the
  *  board would name it, without a password. */
