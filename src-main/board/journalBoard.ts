@@ -51,7 +51,7 @@ export class JournalBoard implements BoardService {
     for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
     this.quarantine = new Quarantine(opts.dir, opts.warn ?? console.warn);
     for (const q of loaded.setAside) this.quarantine.add(q);
-    this.recent = readLogTail(opts.dir, BoardServiceConstants.recentEvents);
+    this.recent = this.applied(readLogTail(opts.dir, BoardServiceConstants.recentEvents));
     this.clock = boardClock(loaded.mono, opts.monotonic);
     this.durable = copyBoard(loaded.board);
     this.engine = new LeaseEngine(this.clock, loaded.board);
@@ -275,17 +275,26 @@ export class JournalBoard implements BoardService {
 
   /** The events about one task still on disk, oldest first: what its details panel shows. */
   async taskLog(taskId: string): Promise<BoardEvent[]> {
-    return readTaskLog(this.opts.dir, taskId);
+    return this.applied(readTaskLog(this.opts.dir, taskId));
   }
 
   /** The latest `n` events, oldest first: what an event-log panel opens with. */
   logTail(n: number): BoardEvent[] {
-    return n <= BoardServiceConstants.recentEvents ? this.recent.slice(-n) : readLogTail(this.opts.dir, n);
+    return n <= BoardServiceConstants.recentEvents ? this.recent.slice(-n) : this.applied(readLogTail(this.opts.dir, n));
+  }
+
+  /** What a window opens with leaves out the events set aside: none of them happened on this board. */
+  private applied(events: BoardEvent[]): BoardEvent[] {
+    const aside = this.quarantine.all();
+    if (!aside.length) return events;
+    const skip = new Set(aside.filter((q) => q.store === 'journal').map((q) => q.seq));
+    return events.filter((e) => !skip.has(e.seq));
   }
 
   /** A page of the history on disk, newest first. The head is the durable board's: what the disk has. */
   async history(q: EventPageQuery): Promise<EventPage> {
     const before = q.before ?? Infinity;
+    // Unfiltered (a page shorter than asked for reads as the history's end): an event set aside shows as stored.
     const events = q.taskId !== undefined ? readTaskLogPage(this.opts.dir, q.taskId, before, q.limit) : readLogPage(this.opts.dir, before, q.limit);
     return { events, head: this.durable.seq, keptFrom: keptFrom(this.opts.dir) };
   }

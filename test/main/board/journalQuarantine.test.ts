@@ -46,6 +46,9 @@ describe('a journal event written by hand while no host ran', () => {
     const b = await JournalBoard.open({ dir, threadId: 'th' });
     expect(b.state.tasks.get('T-1')?.claim).toBeNull();
     expect(b.quarantine.found()).toEqual([expect.objectContaining({ seq, kind: 'grant', store: 'journal', why: "its lease runs 87,600 h, past the board's longest (12 h)" })]);
+    // A window's log and the task's details do not show it as if it happened.
+    expect(b.logTail(50).map((e) => e.seq)).not.toContain(seq);
+    expect((await b.taskLog('T-1')).map((e) => e.kind)).toEqual(['task-added']);
     const claimed = await b.run((e) => e.claim('agent-1', 'T-1'));
     expect(claimed).toMatchObject({ ok: true, value: { token: 1 } });
     expect(b.state.seq).toBeGreaterThan(seq);
