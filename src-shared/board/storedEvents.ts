@@ -98,13 +98,20 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('record-rewound', { taskId: TaskIdSchema, from: Sha, to: BranchRecordSchema, lost: z.array(Lost).max(10_000), by: Actor }),
   ev('agent-state', { agentId: AgentId, state: z.enum(AGENT_STATES), source: z.enum(STATE_SOURCES), text: Message.nullable() }),
   ev('write-rejected', { taskId: TaskIdSchema.nullable(), agentId: AgentId, token: Token.nullable(), op: z.enum(WRITE_OPS), code: z.enum(REJECTION_CODES), message: Message }),
-  ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), host: Name(200).optional() }),
+  ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), token: Token.nullable().optional(), host: Name(200).optional() }),
   ev('queue-moved', { taskId: TaskIdSchema, order: z.array(TaskIdSchema).max(Limits.maxQueued), by: Actor }),
   ev('queue-landing', { taskId: TaskIdSchema, onto: Sha, merge: Sha.nullable() }),
+  ev('queue-committed', { taskId: TaskIdSchema, onto: Sha, merge: Sha.nullable() }),
   ev('unqueued', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema }),
   ev('for-set', { taskId: TaskIdSchema, for: TakersSchema, by: Actor }),
   ev('dispatch-set', { agentId: AgentId, mode: z.enum(DISPATCH_MODES), labels: LabelsSchema, by: Actor }),
 ]);
+
+/** Every kind of event has its stored shape here: a kind added to events.ts and not here fails typecheck, where it
+ *  would otherwise set every such event aside as the store hands it back. */
+type Unchecked = Exclude<BoardEvent['kind'], z.infer<typeof StoredEventSchema>['kind']>;
+const everyKindChecked: [Unchecked] extends [never] ? true : Unchecked = true;
+void everyKindChecked;
 
 /** An event that may be applied, or why it may not: what a quarantine notice says. */
 export type StoredEventVerdict = { readonly ok: true; readonly event: BoardEvent } | { readonly ok: false; readonly kind: string | null; readonly why: string };
@@ -167,6 +174,7 @@ function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
       return missing ? `${missing} is not in the merge queue` : null;
     }
     case 'queue-landing':
+    case 'queue-committed':
       return t.queued ? null : `${e.taskId} is not in the merge queue`;
     default:
       return null;

@@ -211,7 +211,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       hosts.push({ name, at, project, key, s, agents: [], out: false });
     }
     const first = hosts[0]!;
-    await first.s.window.call('board.setSettings', { key: first.key, patch: { leaseMs: AGENT_LEASE_MS, poisonLimit: Limits.maxPoisonLimit } });
+    await first.s.window.call('board.setSettings', { key: first.key, patch: { leaseMs: AGENT_LEASE_MS, poisonLimit: Limits.maxPoisonLimit, claimLimit: Limits.maxClaimLimit } });
     for (let i = 0; i < o.tasks; i++) await first.s.window.call('task.add', { key: first.key, title: `chaos ${i + 1}` });
     let taskCount = o.tasks;
     fs.writeFileSync(`${stopFile}.tasks`, String(taskCount));
