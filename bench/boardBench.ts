@@ -26,6 +26,8 @@ function inProcess(tasks: number): Record<'claim' | 'renew' | 'note' | 'done', n
   let skipped = 0;
   const engine = new LeaseEngine(boardClock(0, () => performance.now() + skipped));
   engine.createThread('bench');
+  // Each agent holds its ten at once: a person's setting past the default claim limit (3).
+  engine.setSettings({ claimLimit: TASKS_PER_AGENT });
   for (let i = 0; i < tasks; i++) engine.addTask({ title: `task ${i}` });
   const ids = [...engine.state.tasks.keys()];
   const agents = ids.map((_, i) => `agent-${Math.floor(i / TASKS_PER_AGENT)}`);

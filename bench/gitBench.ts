@@ -47,7 +47,8 @@ export async function gitBench(): Promise<Row[]> {
   const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
   // Claims last the whole run: without the liveness loop nothing renews them, and on a loaded machine the
   // grants alone outlasted the default 2 min lease (T-1 lapsed before its commits were measured).
-  await host.board.run((e) => e.setSettings({ leaseMs: Limits.maxLeaseMs }));
+  // One agent holds every grant measured: a person's setting past the default claim limit (3).
+  await host.board.run((e) => e.setSettings({ leaseMs: Limits.maxLeaseMs, claimLimit: Limits.maxClaimLimit }));
   const rows: Row[] = [];
   try {
     // Bare git, the baseline: the same command Forkbench runs, nothing around it. A grant as an agent waits

@@ -12,6 +12,7 @@
  * Where PostgreSQL's time goes: each host's pool is counted (transactions, writes per transaction, round trips
  * per transaction, time in each statement); FORKBENCH_BENCH_PROFILE=1 prints the statements' times.
  */
+import { Limits } from '../src-shared/board/limits.js';
 import * as fs from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -197,7 +198,9 @@ function agentsOn(hosts: BoardService[], label: string): Agent[] {
 }
 
 /** Each agent claims `n` tasks from `open` (taken from its front), one call at a time, all agents at once. */
-function claimAll(agents: Agent[], open: string[], n: number): Promise<Array<Array<{ task: string; token: number }>>> {
+async function claimAll(agents: Agent[], open: string[], n: number): Promise<Array<Array<{ task: string; token: number }>>> {
+  // Each agent holds its share at once: a person's setting past the default claim limit (3).
+  if (agents[0]) must(await agents[0].host.run((e) => e.setSettings({ claimLimit: Limits.maxClaimLimit })), 'claim limit');
   return Promise.all(
     agents.map(async (a) => {
       const mine: Array<{ task: string; token: number }> = [];
@@ -385,12 +388,13 @@ async function journal(): Promise<{ rows: Row[] }> {
 
 /** Claims made on A, each awaited on B before the next: A's answer to B's event for that grant. */
 async function crossHost(a: PgBoard, b: PgBoard): Promise<number[]> {
-  const agent = 'cross-agent';
-  a.hostAgent(agent);
+  // An agent per claim: one agent holds at most the Thread's claim limit, and none is released here.
+  const agentOf = (i: number) => `cross-agent-${i}`;
+  for (let i = 0; i < CROSS_CLAIMS; i++) a.hostAgent(agentOf(i));
   const seenAt = new Map<string, number>();
   const waiting = new Map<string, () => void>();
   const sub = b.onEvent((e: BoardEvent) => {
-    if (e.kind !== 'grant' || e.agentId !== agent) return;
+    if (e.kind !== 'grant' || !e.agentId.startsWith('cross-agent-')) return;
     seenAt.set(e.taskId, performance.now());
     waiting.get(e.taskId)?.();
   });
@@ -400,7 +404,7 @@ async function crossHost(a: PgBoard, b: PgBoard): Promise<number[]> {
     for (let i = 0; i < CROSS_CLAIMS; i++) {
       const task = open[i] as string;
       const seen = new Promise<void>((resolve) => waiting.set(task, resolve));
-      must(await a.run((e) => e.claim(agent, task)), `claim ${task}`);
+      must(await a.run((e) => e.claim(agentOf(i), task)), `claim ${task}`);
       const answered = performance.now();
       if (!seenAt.has(task)) await seen;
       waiting.delete(task);
