@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,9 @@ import type { Result } from '../../../src-shared/board/result.js';
  * - the queue is never left with an entry that could land.
  */
 
+/** A model commit's name as git would write one: the board checks what it reads back (storedEvents.ts), and a
+ *  board holds no other. */
+const oid = (name: string): string => createHash('sha1').update(name).digest('hex');
 const RUNS = Number(process.env.FORKBENCH_QUEUE_MODEL_RUNS ?? 120);
 const AGENTS = ['a', 'b', 'c'] as const;
 const START_TASKS = 4;
@@ -104,7 +108,7 @@ class Person {
 
 /** The repository as the queue's steps see it, and the judge of what moves its base. */
 class ModelRepo implements LandingSteps {
-  base: string[] = ['c0'];
+  base: string[] = [oid('c0')];
   private n = 0;
   private calls = { inMerge: 0, inVerify: 0, inMove: 0, pass: 0, slow: 0 };
   /** What each merge is of: the approval (sha|token) the runner asked to merge. */
@@ -141,7 +145,7 @@ class ModelRepo implements LandingSteps {
 
   async candidate(t: Task, approved: ApprovedWork): Promise<MergeCandidate> {
     if ((await this.interfere('inMerge', t))?.answered) seen.answeredInFlight++;
-    const merge = `m${++this.n}-${t.id}`;
+    const merge = oid(`m${++this.n}-${t.id}`);
     // Exactly what the runner asked for, checked by nothing here: the board's compare-and-set is under test.
     this.mergeOf.set(merge, keyOf(approved));
     return { base: 'main', onto: this.base.at(-1) as string, merge };
@@ -215,11 +219,11 @@ async function commitAndDone(board: BoardService, id: string): Promise<void> {
   if (!t || !c || t.state !== 'claimed') return;
   const branch = `forkbench/${id}`;
   if (t.worktree?.token !== c.token)
-    await board.run((e) => e.recordWorktree(id, { path: `/wt/${id}-${c.token}`, branch, token: c.token, base: 'main', baseCommit: 'c0' }, HOST_ACTOR, { sha: 'c0', tree: 't0', token: 0, by: HOST_ACTOR }));
-  const from = board.state.tasks.get(id)?.record?.sha ?? 'c0';
-  const sha = `w${++shaN}`;
+    await board.run((e) => e.recordWorktree(id, { path: `/wt/${id}-${c.token}`, branch, token: c.token, base: 'main', baseCommit: oid('c0') }, HOST_ACTOR, { sha: oid('c0'), tree: oid('t0'), token: 0, by: HOST_ACTOR }));
+  const from = board.state.tasks.get(id)?.record?.sha ?? oid('c0');
+  const sha = oid(`w${++shaN}`);
   // The runner may take the task back meanwhile (a take-back it draws): refused then, as an agent is.
-  const rec = await board.run((e) => e.recordBranch(c.agentId, id, c.token, { ref: `refs/heads/${branch}`, from, to: sha, tree: `tree-${sha}` }));
+  const rec = await board.run((e) => e.recordBranch(c.agentId, id, c.token, { ref: `refs/heads/${branch}`, from, to: sha, tree: oid(`tree-${sha}`) }));
   if (rec.ok) await board.run((e) => e.done(c.agentId, id, c.token));
 }
 
@@ -234,7 +238,8 @@ async function runSequence(ops: Op[], world: World): Promise<void> {
   let now = 1_000;
   const open = () => JournalBoard.open({ dir: root, threadId: 'mq', monotonic: () => now, warn: () => undefined });
   let board = await open();
-  await board.run((e) => e.setSettings({ verify: 'make check' }));
+  // The queue's take-backs, not the claim limit, are under test: the person lets an agent hold every task.
+  await board.run((e) => e.setSettings({ verify: 'make check', claimLimit: Limits.maxClaimLimit }));
   for (let i = 0; i < START_TASKS; i++) await board.run((e) => e.addTask({ title: `start ${i + 1}` }));
   const person = new Person(() => board);
   const repo = new ModelRepo(() => board, person, world);

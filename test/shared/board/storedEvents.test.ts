@@ -1,3 +1,4 @@
+import { DECISION_SLACK_MS } from '../../../src-shared/board/eventBounds.js';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { applyEvent, emptyBoard, type Board } from '../../../src-shared/board/reducer.js';
@@ -34,7 +35,7 @@ describe('checkStoredEvent', () => {
     expect(at(b, { kind: 'thread-created', threadId: 'x', goal: '', settings: {} })).toMatchObject({ ok: false, why: 'the board was created already' });
     expect(at(b, { kind: 'queue-moved', taskId: 'T-1', order: ['T-1'], by: 'user' })).toMatchObject({ ok: false, why: 'T-1 is not in the merge queue' });
     expect(checkStoredEvent({ kind: 'note', taskId: 'T-1', by: 'user', text: 'x', seq: 9, at: 0, mono: 0 }, b, b.seq + 1)).toMatchObject({ ok: false, why: `it says it is event #9, but it is stored at #${b.seq + 1}` });
-    expect(at(b, { kind: 'grant', taskId: 'T-2', agentId: 'b', token: 2, deadline: 2000 + 12 * 3_600_000 + 1, by: 'b' })).toMatchObject({ ok: false, why: expect.stringMatching(/past the board's longest \(12 h\)/) });
+    expect(at(b, { kind: 'grant', taskId: 'T-2', agentId: 'b', token: 2, deadline: 2000 + 12 * 3_600_000 + DECISION_SLACK_MS + 1, by: 'b' })).toMatchObject({ ok: false, why: expect.stringMatching(/past the board's longest \(12 h\)/) });
   });
 
   it('refuses shapes: an unknown kind, a missing field, a wrong type, settings out of bounds', () => {
