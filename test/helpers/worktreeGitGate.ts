@@ -16,13 +16,16 @@ export class WorktreeGitGate {
   private held: number | null = null;
   private open = false;
 
+  /** `scope`: 'worktrees' holds only gits whose git dir is a worktree's admin folder; 'repository' holds every
+   *  git run in the repository (its config includes the fifo), e.g. the host's move of the base. */
   constructor(
     private readonly folder: string,
     dir: string,
+    scope: 'worktrees' | 'repository' = 'worktrees',
   ) {
     this.fifo = join(dir, 'gate.fifo');
     const common = gitSync(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
-    this.key = `includeIf.gitdir:${join(common, 'worktrees')}/.path`;
+    this.key = scope === 'worktrees' ? `includeIf.gitdir:${join(common, 'worktrees')}/.path` : 'include.path';
   }
 
   /** From now on, the next git started in a worktree's git dir waits at its start. */

@@ -8,6 +8,7 @@ import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
 import { readProcStat } from '../../../src-main/base/procStat.js';
+import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
@@ -218,21 +219,23 @@ describe('the merge queue with real git and a real verify command', () => {
   it('a release and a reject asked while git holds the landing\'s move of the base are refused, naming the landing, and the approval lands', async () => {
     const { host, folder, root } = await fx.host();
     await host.board.run((e) => e.addTask({ title: 'one' }));
-    const started = join(root, 'move-started');
-    const gate = join(root, 'move-go');
-    // The repository's own hook (the Thread's fence passes a person's ref updates on to it): it holds the move
-    // of main, as a slow disk or a busy repository would, until the test lets it go.
-    const hook = join(folder, '.git', 'hooks', 'reference-transaction');
-    fs.writeFileSync(hook, `#!/bin/sh\n[ "$1" = prepared ] || exit 0\ngrep -q ' refs/heads/main$' || exit 0\ntouch '${started}'\nwhile [ ! -f '${gate}' ]; do sleep 0.05; done\n`, { mode: 0o755 });
+    // The host's git runs no hook of the repository's, so git is held at its start instead: the moment the board
+    // agrees to the landing (its listeners run before the queue goes on), every git in the repository waits on a
+    // fifo its config includes, as a slow disk or a busy repository would, until the test lets it go.
+    const gate = new WorktreeGitGate(folder, root, 'repository');
+    const agreed = host.board.onEvent((e) => {
+      if (e.kind === 'queue-committed' && e.taskId === 'T-1') gate.arm();
+    });
     const one = await workDone(host, 'T-1', { 'one.txt': '1\n' });
     expect((await one.done()).code).toBe(0);
     const approval = host.worktrees.approve('T-1');
-    await waitFor(() => fs.existsSync(started), 60_000, "git to hold the landing's move of main");
+    await waitFor(() => gate.entered(), 60_000, "git to hold the landing's move of main");
+    agreed.dispose();
     const release = await host.board.run((e) => e.userRelease('T-1'));
     const reject = await host.board.run((e) => e.rejectReview('T-1', 'not like this'));
     // The board agreed to the landing before git moved main: a take-back now would be answered and lose.
     for (const r of [release, reject]) expect(r).toMatchObject({ ok: false, error: { code: 'bad-state', message: expect.stringMatching(/^T-1's approved work is landing now/) } });
-    fs.writeFileSync(gate, '');
+    gate.release();
     await approval;
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
     expect(gitSync(folder, ['show', 'main:one.txt'])).toBe('1');
