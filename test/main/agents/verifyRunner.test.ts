@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,4 +111,22 @@ describe('verify runner', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
+
+  it('a host killed -9 mid-verify takes the verify’s whole tree with it: nothing is left to answer as a person', async () => {
+    const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-verify-'));
+    try {
+      // A host of its own (a Node process running the runner), killed as a machine's host dies.
+      const runner = join(import.meta.dirname, '..', '..', '..', 'src-main', 'agents', 'verifyRunner.ts');
+      const script = `import { runVerify } from ${JSON.stringify(runner)}; runVerify("setsid -f sh -c 'echo $$ > pid.tmp && mv pid.tmp pid; exec sleep 3600'; sleep 3600", ${JSON.stringify(dir)}, 600000);`;
+      const host = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore' });
+      const pidFile = join(dir, 'pid');
+      for (let i = 0; i < 1000 && !fs.existsSync(pidFile); i++) await new Promise((res) => setTimeout(res, 20));
+      const pid = pidIn(pidFile);
+      host.kill('SIGKILL');
+      for (let i = 0; i < 250 && running(pid); i++) await new Promise((res) => setTimeout(res, 20));
+      expect(running(pid)).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
