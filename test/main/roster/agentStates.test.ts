@@ -74,8 +74,12 @@ describe('forkbench status', () => {
     expect(board.stdout).not.toContain('\x1b');
     const json = JSON.parse((await cli(host, secretOf(host, a.id), ['board', '--json'])).stdout);
     expect(json.result.agents).toEqual([expect.objectContaining({ id: a.id, name: a.name, state: 'needs-input', source: 'hook' })]);
+    // A state's journal line is written after the call is answered (agentStates.ts: a board that cannot write
+    // loses only the line), so the list is read once the last one is on the board.
+    const idle = stateEvent(host, a.id, 'idle');
     expect((await cli(host, secretOf(host, a.id), ['status', 'working'])).code).toBe(0);
     expect((await cli(host, secretOf(host, a.id), ['status', 'idle'])).code).toBe(0);
+    await idle;
     expect((await stateEvents(host, a.id)).map((e) => `${e.state}/${e.source}`)).toEqual(['needs-input/hook', 'working/hook', 'idle/hook']);
   });
 
