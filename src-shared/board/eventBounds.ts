@@ -18,7 +18,7 @@ import type { Claim, ThreadSettings } from './model.js';
 export const DECISION_SLACK_MS = 60_000;
 
 /** A lease no longer than the board ever grants: a deadline at most this far past its decision. */
-const leaseEnd = (from: number, deadline: number): number => Math.min(deadline, from + Limits.maxLeaseMs + DECISION_SLACK_MS);
+export const leaseEnd = (from: number, deadline: number): number => Math.min(deadline, from + Limits.maxLeaseMs + DECISION_SLACK_MS);
 
 const clampLease = (ms: number): number => Math.min(Limits.maxLeaseMs, Math.max(Limits.minLeaseMs, ms));
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { BoardEvent } from './events.js';
 import { isEventKind } from './eventKinds.js';
 import { Limits } from './limits.js';
-import { DECISION_SLACK_MS } from './eventBounds.js';
+import { leaseEnd } from './eventBounds.js';
 import type { Board } from './reducer.js';
 import { REJECTION_CODES } from './result.js';
 import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
@@ -153,7 +153,7 @@ function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
   const t = b.tasks.get(e.taskId);
   if (e.kind === 'task-added') return t ? `${e.taskId} was added already` : null;
   if (!t) return `there is no task ${e.taskId}`;
-  const leaseTooLong = (deadline: number) => (deadline - e.mono > Limits.maxLeaseMs + DECISION_SLACK_MS ? `its lease runs ${hours(deadline - e.mono)}, past the board's longest (${hours(Limits.maxLeaseMs)})` : null);
+  const leaseTooLong = (deadline: number) => (leaseEnd(e.mono, deadline) < deadline ? `its lease runs ${hours(deadline - e.mono)}, past the board's longest (${hours(Limits.maxLeaseMs)})` : null);
   const tokenNotNew = (token: number) => (token < b.nextToken ? `its token ${token} is not above the last one granted (${b.nextToken - 1})` : null);
   switch (e.kind) {
     case 'grant':
