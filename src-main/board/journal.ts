@@ -53,6 +53,11 @@ export class Journal {
   private segment: number;
   private segmentEvents: number;
   private segmentBytes = 0;
+  /** Bytes of the segments the snapshot does not cover yet, before the one being appended to: a host killed
+   *  inside compact() leaves a new segment the snapshot never named, and the next host appends there. They
+   *  count toward the next snapshot, or each crash mid-snapshot would let the journal a start replays grow
+   *  by a whole compaction's worth. */
+  private uncoveredBytes = 0;
   /** The segment's size and event count at which the next snapshot is taken: moved on after a snapshot
    *  fails, so a board that cannot be snapshotted is not tried again after every write. */
   private compactAtBytes: number;
@@ -91,6 +96,7 @@ export class Journal {
     if (!loaded.manifest) writeFileAtomic(join(dir, MANIFEST), JSON.stringify({ format: JOURNAL_FORMAT, since: this.segment } satisfies Manifest), { durable: true });
     this.fd = fs.openSync(join(dir, segName(this.segment)), 'a', 0o600);
     this.segmentBytes = fs.fstatSync(this.fd).size;
+    for (const n of segments(dir)) if (n >= loaded.snapshotSegment && n < this.segment) this.uncoveredBytes += fs.statSync(join(dir, segName(n))).size;
     fsyncDir(dir); // a new segment's name must survive a power cut, not only its bytes
     // A host killed while it removed old segments left some: finish that now, or a board that is only read
     // after the crash keeps them until it has written a compaction's worth. Only segments before the one the
@@ -146,7 +152,7 @@ export class Journal {
         this.durable = upTo;
         this.waiters = this.waiters.filter((w) => (w.upTo <= upTo ? (w.resolve(), false) : true));
         // Compact only when nothing is in flight, so the snapshot and the segments never disagree.
-        if (this.durable === this.appended && (this.segmentEvents >= this.compactAtEvents || this.segmentBytes >= this.compactAtBytes)) this.compact();
+        if (this.durable === this.appended && (this.segmentEvents >= this.compactAtEvents || this.uncoveredBytes + this.segmentBytes >= this.compactAtBytes)) this.compact();
       }
     } catch (err) {
       this.failed = err as Error;
@@ -178,7 +184,7 @@ export class Journal {
       fs.closeSync(nextFd);
       fs.rmSync(nextPath, { force: true });
       fsyncDir(this.dir);
-      this.compactAtBytes = this.segmentBytes + this.compactBytes;
+      this.compactAtBytes = this.uncoveredBytes + this.segmentBytes + this.compactBytes;
       this.compactAtEvents = this.segmentEvents + this.compactEvery;
       this.opts.warn?.(`forkbench: the board's snapshot could not be written (${(err as Error).message}); nothing was lost, and the board goes on in ${segName(this.segment)}`);
       return;
@@ -191,6 +197,7 @@ export class Journal {
     this.segment = next;
     this.segmentEvents = 0;
     this.segmentBytes = fs.fstatSync(nextFd).size;
+    this.uncoveredBytes = 0;
     this.compactAtBytes = this.compactBytes;
     this.compactAtEvents = this.compactEvery;
     this.prune(next);

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { loadBoard, readLog, readTaskLog } from '../../../src-main/board/journal.js';
+import { segName } from '../../../src-main/board/journalFiles.js';
+import { encodeLine, segmentHeader } from '../../../src-main/board/journalRecord.js';
 
 /**
  * Issue 29, finding 4: the journal on disk stays bounded. A flood wrote a 933 MB segment; every segment was
@@ -132,6 +134,28 @@ describe('compaction crash safety', () => {
     expect(seqs.at(-1)).toBe(before.seq);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => (seqs[0] as number) + i));
     expect(loadBoard(dir).board).toEqual(before);
+  });
+
+  it('segments left by kills inside two snapshots in a row count toward the next one, so what a start replays stays one compaction long', async () => {
+    // What a kill between compact()'s new segment and its snapshot leaves, twice over, without a kill's
+    // randomness: a full segment the snapshot does not cover, then a new segment (header only) after it.
+    const dir = freshDir();
+    const a = await JournalBoard.open({ dir, threadId: 'th', compactBytes: 1 << 20, historyKeepBytes: 64 * 1024 });
+    for (let i = 0; i < 20; i++) await a.run((e) => e.addTask({ title: `t${i}`, body: `${i} `.padEnd(2048, 'x') }));
+    await a.close();
+    const segs = () => fs.readdirSync(dir).filter((f) => /^segment-\d+\.jsonl$/.test(f)).sort();
+    const last = Number(/\d+/.exec(segs().at(-1) as string)?.[0]);
+    const seq = loadBoard(dir).board.seq;
+    const crashedCompact = (n: number) => fs.writeFileSync(join(dir, segName(n)), encodeLine(segmentHeader(n, seq)));
+    crashedCompact(last + 1);
+    expect(segs().length).toBe(2);
+    const b = await JournalBoard.open({ dir, threadId: 'th', compactBytes: 32 * 1024, historyKeepBytes: 64 * 1024 });
+    await b.run((e) => e.addTask({ title: 'after', body: 'x' }));
+    await b.close();
+    // The one write after the start took the snapshot the kills interrupted: the snapshot names a segment
+    // holding nothing but what came after it.
+    expect(/"segment":(\d+)/.exec(fs.readFileSync(join(dir, 'snapshot.json'), 'utf8'))?.[1]).toBe(String(last + 2));
+    expect(loadBoard(dir).board.tasks.size).toBe(21);
   });
 
   it('SIGKILL while a snapshot is written or segments removed, 16 times, loses no acknowledged write, leaves no temp file and stays bounded', async () => {
