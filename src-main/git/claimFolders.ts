@@ -14,6 +14,7 @@ import { HOST_ACTOR } from '../../src-shared/board/model.js';
 import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { realTimers, type Timers } from '../base/timers.js';
 import type { RecordArrival } from './recordArrival.js';
+import { agentWorktreesOf } from '../sandbox/agentReach.js';
 
 export const FolderRemovalConstants = {
   /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
@@ -80,7 +81,9 @@ export class ClaimFolders {
       if (t.worktree && t.worktree.token === token && present(t.worktree)) return this.handOut(t.worktree, notes);
       const base = t.worktree?.base ?? r.baseBranch();
       const branch = t.worktree?.branch ?? taskBranch(taskId);
-      const path = join(this.dir, `${taskId}-${token}`);
+      // Under the agent's own folder: its sandbox binds that one folder writable, for its present and future
+      // claims (sandbox/agentReach.ts).
+      const path = join(agentWorktreesOf(this.dir, agentId), `${taskId}-${token}`);
       if (fs.existsSync(path) && fs.readdirSync(path).length > 0)
         throw new WorktreeError('path-taken', `${path} already exists and is not empty (left from an earlier board?): move it away, then unblock ${taskId}. Nothing was changed.`);
       // Only this host's folders: on a board several hosts share, the others' are theirs (a grant here must

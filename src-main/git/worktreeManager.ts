@@ -83,6 +83,11 @@ export class WorktreeManager {
     return [this.folders.dir];
   }
 
+  /** The repository's common git folder (objects, refs, the worktrees' admin folders). */
+  gitCommonDir(): string {
+    return this.repo.repo.commonDir;
+  }
+
   /** Where an agent works inside a worktree: the same subfolder the Thread's folder is of its repository. */
   workdirOf(path: string): string {
     return this.repo.workdirOf(path);

@@ -24,6 +24,8 @@ import { ensureCliShim } from './cliShim.js';
 import { ThreadNotices } from './threadNotices.js';
 import { verifyOnDone } from './verifyOnDone.js';
 import { Dispatcher } from './dispatcher.js';
+import { AgentSandbox } from '../sandbox/agentSandbox.js';
+import { sandboxSupport, type SandboxSupport } from '../sandbox/bwrapProbe.js';
 
 
 export interface ThreadHostOptions {
@@ -54,6 +56,10 @@ export interface ThreadHostOptions {
   /** How long a claim waits for another host's push of its record, and the timers of pushes' retries
    *  (recordArrival.ts; shorter in tests). */
   gitRemote?: ArrivalTiming;
+  /** Whether bubblewrap contains agents here; probed once per process when not given (tests pass an answer). */
+  sandboxSupport?: SandboxSupport;
+  /** Profiles whose agents run uncontained (the person's choice, told the same warning). */
+  uncontained?: readonly string[];
 }
 
 /** A Thread's folder in the host's data folder: its journal, agents' records and board setting. */
@@ -137,12 +143,35 @@ export class ThreadHost {
       throw err;
     });
     const states = new AgentStates({ board });
+    const binDir = ensureCliShim(rt);
+    const git = worktrees.git;
+    const support = opts.sandboxSupport ?? (await sandboxSupport());
+    const uncontained = new Set(opts.uncontained ?? []);
+    const sandbox = new AgentSandbox(
+      support,
+      {
+        threadFolder: folder,
+        threadFolderWritable: !git,
+        dataRoot: opts.dataRoot,
+        runtimeRoot: rt,
+        socketPath,
+        binDir,
+        hooksDir: git ? join(boardDir, 'hooks') : null,
+        gitCommonDir: git?.gitCommonDir() ?? null,
+        worktreesRoot: git?.folders.dir ?? null,
+        home: (opts.env ?? process.env).HOME,
+      },
+      (profile) => uncontained.has(profile),
+    );
+    if (sandbox.warning) opts.warn?.(sandbox.warning);
+    for (const p of uncontained) if (support.ok) opts.warn?.(`agents of ${p} are not contained: the sandbox is turned off for them.`);
     // The roster is built from the kept panes: the live agents are known (their secrets' digests registered)
     // before the socket listens, since an agent waiting for the board calls the moment it can and must be
     // answered as itself, not as a stranger.
     const roster = new Roster({
       states, folder, threadKey: key, ptys: ptyHost, board, socketPath, sessions, kept, typingQuietMs: opts.typingQuietMs, warn: opts.warn,
-      binDir: ensureCliShim(rt),
+      binDir,
+      sandbox,
       agentFilesDir: join(rt, `agents-${key}`),
       env: opts.env ?? process.env,
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
@@ -165,7 +194,6 @@ export class ThreadHost {
     });
     await worktrees.fenceThreadFolder(opts.warn);
     const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states });
-    const git = worktrees.git;
     const here = board.engine.here;
     // On a board several hosts share, each lands the entries approved on it: their worktrees are in its clone.
     const queue = git

@@ -30,6 +30,7 @@ import type { StoredAgent } from './agentStore.js';
 import { PaneTypist } from './assignmentTyping.js';
 import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneAgentLocks.js';
 import type { KeptPanes } from './keptPanes.js';
+import type { AgentSandbox } from '../sandbox/agentSandbox.js';
 
 /** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
  *  typist that gives it the host's messages (typed or shown, as its profile takes them). */
@@ -83,6 +84,8 @@ export interface RosterDeps {
   states?: AgentStates;
   /** What a pty host kept of this Thread while no board host ran: the agents to take back, and those gone. */
   kept?: KeptPanes;
+  /** Each agent's sandbox (issue 43); without it agents run uncontained. */
+  sandbox?: AgentSandbox;
 }
 
 /** How a death was learned, and what goes with it. */
@@ -289,11 +292,13 @@ export class Roster {
     const env: Record<string, string | undefined> = { ...d.env, ...spec.env };
     // The shared board's URL may hold a password, and an agent reaches the board only through its host.
     delete env[BOARD_URL_ENV];
+    // Its sandbox, when this host contains agents: what the plan starts runs inside bwrap.
+    const run = d.sandbox?.wrap(spec.command, spec.args, { agentId: agent.id, profile, filesDir, stateDir: d.sessions.stateDirOf(agent.id), env, commandLine: command }) ?? { command: spec.command, args: spec.args };
     let session: PaneSession;
     try {
       session = await (d.ptys ?? localPtys).spawn(
-        spec.command,
-        spec.args,
+        run.command,
+        run.args,
         { cwd: d.folder, env, cols, rows },
         { threadKey: d.threadKey ?? '', agentId: agent.id, secretDigest: agent.secretDigest, socketPath: d.socketPath, profile, name: agent.name, command },
       );
