@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import { FrameTooLarge, LineSplitter, RpcCode, type RpcError, type RpcResponse } from '../../src-shared/protocol/jsonrpc.js';
@@ -46,9 +46,14 @@ interface Conn {
 
 /** Where a Thread's socket lives. Unix sockets have a ~104-byte path limit (macOS), so the name is short. */
 export function socketPathFor(dir: string, threadKey: string, platform = process.platform): string {
-  const name = `fb-${threadKey.replace(/[^A-Za-z0-9]/g, '').slice(0, 12)}`;
-  return platform === 'win32' ? `\\\\.\\pipe\\forkbench-${name}` : join(dir, `${name}.sock`);
+  const name = threadSocketName(threadKey);
+  // In a folder of its own: an agent's sandbox binds that folder, not the socket file, so a board host that
+  // starts again (and makes a new socket file there) is reached by the agents that outlived the last one.
+  return platform === 'win32' ? `\\\\.\\pipe\\forkbench-${name}` : join(dir, name, 'agents.sock');
 }
+
+/** The Thread's name in the runtime folder: its socket's folder, and its host lock (`<name>.lock`). */
+export const threadSocketName = (threadKey: string) => `fb-${threadKey.replace(/[^A-Za-z0-9]/g, '').slice(0, 12)}`;
 
 type Id = number | string | null;
 
@@ -83,6 +88,8 @@ export class AgentSocket {
   ) {}
 
   static async listen(path: string, registry: Authenticator, board: BoardService, hooks: AgentCallHooks = {}, judge?: PeerJudge, opts: SocketOptions = {}): Promise<AgentSocket> {
+    // The socket's own folder (socketPathFor), private as the runtime folder it lies in.
+    if (process.platform !== 'win32') fs.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     if (process.platform !== 'win32' && fs.existsSync(path)) {
       // A socket file left by a host that died. Anything else at that path is not ours to delete.
       if (!fs.lstatSync(path).isSocket()) throw new Error(`${path} exists and is not a socket`);

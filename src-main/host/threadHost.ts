@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
@@ -58,7 +58,7 @@ export interface ThreadHostOptions {
   gitRemote?: ArrivalTiming;
   /** Whether bubblewrap contains agents here; probed once per process when not given (tests pass an answer). */
   sandboxSupport?: SandboxSupport;
-  /** Profiles whose agents run uncontained (the person's choice, told the same warning). */
+  /** Profiles whose agents run uncontained (the person's choice, told the same warning); `all` for every one. */
   uncontained?: readonly string[];
 }
 
@@ -137,6 +137,8 @@ export class ThreadHost {
     const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard });
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
+    // Before the roster: an agent's sandbox binds the socket's folder, which the socket's listen makes later.
+    fs.mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
     // A clone whose remote is not the board's does not join: the board is closed again, nothing written.
     const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.gitRemote, opts.warn).catch(async (err: unknown) => {
       await board.close();
@@ -161,7 +163,7 @@ export class ThreadHost {
         worktreesRoot: git?.folders.dir ?? null,
         home: (opts.env ?? process.env).HOME,
       },
-      (profile) => uncontained.has(profile),
+      (profile) => uncontained.has(profile) || uncontained.has('all'),
     );
     if (sandbox.warning) opts.warn?.(sandbox.warning);
     for (const p of uncontained) if (support.ok) opts.warn?.(`agents of ${p} are not contained: the sandbox is turned off for them.`);

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { BoardStoreView, ThreadSummary, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
 import { describeHolder, HostLock } from '../base/hostLock.js';
-import { socketPathFor } from '../agents/agentSocket.js';
+import { threadSocketName } from '../agents/agentSocket.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { InstalledProfiles } from './installedProfiles.js';
 import { ThreadApi } from './threadApi.js';
@@ -190,7 +190,7 @@ export class ThreadManager {
    */
   private async lockThread(key: string, folder: string): Promise<HostLock | null> {
     if (process.platform === 'win32') return null; // a named pipe in use refuses a second listener by itself
-    const path = socketPathFor(runtimeDir(this.base.runtimeRoot), key).replace(/\.sock$/, '.lock');
+    const path = join(runtimeDir(this.base.runtimeRoot), `${threadSocketName(key)}.lock`);
     const got = HostLock.acquire(path, { kind: `Forkbench host on data folder ${this.base.dataRoot}`, url: this.hostUrl });
     if (!got.ok) throw new Error(`${folder} is open in another Forkbench host: ${describeHolder(got.holder)}; close it there first`);
     this.threadLocks.set(key, got.lock);

@@ -168,7 +168,8 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
       ...cliFolders,
       ...cliStateFiles(a.profile, a.env),
     ],
-    sockets: [h.socketPath],
+    // Read-only: connecting needs no write to the folder, and an agent must not remove or replace the socket.
+    sockets: [dirname(h.socketPath)],
     protect: git && mine ? othersAdminFolders(git, mine) : [],
     cwd: h.threadFolder,
     root,

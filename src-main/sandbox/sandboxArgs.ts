@@ -37,7 +37,7 @@ export interface AgentReach {
   readOnly: string[];
   /** Writable. */
   writable: string[];
-  /** Unix sockets bound in. */
+  /** Folders of Unix sockets, bound in read-only (a connect needs no write permission on the mount). */
   sockets: string[];
   /** Read-only again inside writable binds. */
   protect: string[];
@@ -72,7 +72,7 @@ export function sandboxArgs(reach: AgentReach, command: string, args: readonly s
   for (const p of unique(reach.hidden)) if (exists(p)) out.push('--tmpfs', p);
   each('--ro-bind', reach.readOnly);
   each('--bind', reach.writable);
-  each('--bind', reach.sockets);
+  each('--ro-bind', reach.sockets);
   each('--ro-bind', reach.protect);
   out.push('--chdir', reach.cwd, '--', command, ...args);
   return out;

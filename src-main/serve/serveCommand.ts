@@ -19,7 +19,7 @@ import { loadServeState, saveServeState } from './serveState.js';
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME]]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -41,6 +41,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   let folder: string;
   let port: number | null = null;
   let keepAgents = false;
+  let uncontained: string[] = [];
   let replacePtyHost = false;
   let usePtyHost = process.env.FORKBENCH_PTY_HOST !== '0';
   let idleMs: number;
@@ -51,6 +52,8 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
       options: {
         port: { type: 'string' },
         'keep-agents': { type: 'boolean' },
+        // Agents of this profile (or `all`) run outside their sandbox (docs/sandbox.md); the window is warned.
+        uncontained: { type: 'string', multiple: true },
         'replace-pty-host': { type: 'boolean' },
         'no-pty-host': { type: 'boolean' },
         board: { type: 'string' },
@@ -62,6 +65,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
     });
     if (values['no-pty-host']) usePtyHost = false;
     keepAgents = values['keep-agents'] === true;
+    uncontained = values.uncontained ?? [];
     replacePtyHost = values['replace-pty-host'] === true;
     if (keepAgents && !usePtyHost) throw new Error('--keep-agents needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
     if (replacePtyHost && !usePtyHost) throw new Error('--replace-pty-host needs the pty host (leave out --no-pty-host and FORKBENCH_PTY_HOST=0)');
@@ -99,7 +103,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   // serve's stderr is its log: no line of it carries a URL's credentials (a library's error may quote one).
   const warn = (m: string) => process.stderr.write(`${redactSecrets(m)}\n`);
   const dataRoot = defaultDataRoot();
-  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard });
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained });
   if (!claimed.ok) {
     process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;

@@ -58,7 +58,7 @@ export class Fixture {
   }
 
   /** A Thread on a fresh repository (or on `folder` as given). */
-  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined> } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
     const root = this.tmp();
     const folder = o.folder ?? join(root, 'project');
     if (!o.folder) {
@@ -73,6 +73,7 @@ export class Fixture {
       env: o.env,
       // The tests run git and the CLI as an agent from the test process, outside any pane.
       secretsFromAnywhere: true,
+      ...(o.uncontained ? { sandboxSupport: uncontainedBecause(o.uncontained) } : {}),
     });
     this.hosts.push(host);
     return { host, folder, root };
@@ -83,6 +84,13 @@ export class Fixture {
     for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   }
 }
+
+/**
+ * A host whose agents run uncontained, as on a machine without bwrap or with the sandbox turned off: for the
+ * tests of the host's own defences against what an uncontained agent can do (write .git/hooks, kill serve),
+ * which a contained agent cannot even try (test/main/sandbox/containedPanes.test.ts).
+ */
+export const uncontainedBecause = (why: string) => ({ ok: false as const, reason: why, fix: '' });
 
 /** The environment Forkbench gives an agent: what its git hooks see. */
 export function agentEnv(host: ThreadHost, agentId: string): NodeJS.ProcessEnv {

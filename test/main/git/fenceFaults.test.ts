@@ -80,8 +80,9 @@ describe('2. a move that lands after its claim ended is not the task’s work', 
     const hook = join(folder, '.git', 'hooks', 'reference-transaction');
     fs.writeFileSync(hook, '#!/bin/sh\ncat >/dev/null\n[ "$1" = prepared ] && [ -f "$SLOW" ] && sleep 2\nexit 0\n', { mode: 0o755 });
     await host.board.run((e) => e.addTask({ title: 'slow' }));
-    const slow = join(fx.tmp(), 'slow-now');
+    // Beside the agent's script: the folder of the program a pane runs is readable from its sandbox.
     const dir = fx.tmp();
+    const slow = join(dir, 'slow-now');
     const agent = await paneAgent(
       host,
       dir,
@@ -122,7 +123,9 @@ exec sleep 600`,
     expect(task(host)?.record?.token).toBe(moved.ok && moved.value.token);
   });
   it('a pane that ends while its git is inside `git commit`: the commit that lands after is not recorded, and the host moves it aside and puts the branch back', async () => {
-    const { host, folder } = await fx.host();
+    // Uncontained: a contained pane's end takes every process of its sandbox with it (its pid namespace), so
+    // no git of it lands afterwards; and its hook could not write the test's markers outside its folders.
+    const { host, folder } = await fx.host({ uncontained: 'a git that outlives its pane' });
     const dir = fx.tmp();
     const inGit = join(dir, 'in-git');
     const gate = join(dir, 'go');
@@ -248,7 +251,9 @@ describe('5. commits no hook saw are never merged, whatever their trailers say',
 
 describe("6. the Thread's own folder is fenced for agents", () => {
   it('an agent cannot commit or move a branch there, even with its secret dropped; a person can', async () => {
-    const { host, folder } = await fx.host();
+    // Uncontained: the host's fence, for agents outside a sandbox; a contained one cannot write the Thread
+    // folder at all (test/main/sandbox/containedPanes.test.ts).
+    const { host, folder } = await fx.host({ uncontained: "the Thread folder's fence" });
     const base = gitSync(folder, ['rev-parse', 'main']);
     const agent = await paneAgent(
       host,
@@ -434,7 +439,9 @@ exec sleep 600`,
 
 describe("9. a pane never gets the person's override, and an agent pushes only its task branch", () => {
   it('env -u FORKBENCH_SECRET FORKBENCH_PERSON=1 git commit in a pane is refused; git push origin HEAD:main is refused', async () => {
-    const { host } = await fx.host();
+    // Uncontained: a remote on a local path lies outside a contained agent's folders (it pushes over the
+    // network, where the same pre-push fence runs).
+    const { host } = await fx.host({ uncontained: 'a push to a remote on a local path' });
     await host.board.run((e) => e.addTask({ title: 'override' }));
     const remote = join(fx.tmp(), 'remote.git');
     gitSync(fx.tmp(), ['init', '-q', '--bare', remote]);

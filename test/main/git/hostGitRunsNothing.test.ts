@@ -14,7 +14,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../../../src-main/git/git.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh } from '../../helpers/gitFixture.js';
+import { CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh, uncontainedBecause } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 
@@ -57,9 +57,13 @@ echo PLANTED`;
 
 const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
 
+/** The host's own defence, for agents that run uncontained (sandbox off, or no bwrap): a contained agent cannot
+ *  write .git/hooks or .git/config at all (test/main/sandbox/containedPanes.test.ts). */
+const PLANTING = 'what an uncontained agent plants in .git';
+
 describe("the host's own git runs no hook an agent planted", () => {
   it("a reference-transaction and post-checkout an agent put in .git/hooks run neither in the next claim's worktree add nor in approval's merge, so record nothing", async () => {
-    const { host, folder } = await fx.host();
+    const { host, folder } = await fx.host({ uncontained: PLANTING });
     const dir = fx.tmp();
     const marks = join(dir, 'ran');
     const spy = join(dir, 'spy.js');
@@ -96,7 +100,7 @@ exec sleep 600`,
   });
 
   it('a hook that sleeps in .git/hooks holds up neither a claim nor the approval of another task', async () => {
-    const { host, folder } = await fx.host();
+    const { host, folder } = await fx.host({ uncontained: PLANTING });
     const dir = fx.tmp();
     const sleeper = join(dir, 'sleeper.sh');
     fs.writeFileSync(sleeper, '#!/bin/sh\nexec sleep 600\n');
@@ -123,7 +127,7 @@ exec sleep 600`,
   }, 60_000);
 
   it("what agent A writes over the post-commit in .git/hooks, or adds there, after B's grant does not run in B's pane: B runs the hooks of its grant, copied, and was told which", async () => {
-    const { host, folder } = await fx.host();
+    const { host, folder } = await fx.host({ uncontained: PLANTING });
     const dir = fx.tmp();
     const marks = join(dir, 'ran');
     // The person's own hook, there before the claim: it runs in B's commits, from B's copy, whatever A
@@ -156,7 +160,7 @@ exec sleep 600`,
   });
 
   it('a hook planted while a claim’s worktree is being made does not run in it', async () => {
-    const { host, folder } = await fx.host();
+    const { host, folder } = await fx.host({ uncontained: PLANTING });
     const dir = fx.tmp();
     const marks = join(dir, 'ran');
     const spy = join(dir, 'spy.js');
@@ -184,7 +188,7 @@ describe("the host's push follows no URL rewrite and no transport the repository
   it("url.<x>.pushInsteadOf to an ext:: command, with protocol.ext.allow=always, set from a pane: the background push runs nothing and says why it sent nothing", async () => {
     const { root, bare, folder } = cloneOfBareRemote('fb-rewrite-');
     fx.dirs.push(root);
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, sandboxSupport: uncontainedBecause(PLANTING) });
     fx.hosts.push(host);
     await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
     await host.board.run((e) => e.addTask({ title: 'push me' }));
@@ -209,7 +213,7 @@ exec sleep 600`,
 
 describe("what runs under the host's own git is not a person", () => {
   it('a program a host git started (as an ssh or a credential helper would be) asks the person check: the answer is no', async () => {
-    const { host, folder } = await fx.host();
+    const { host, folder } = await fx.host({ uncontained: PLANTING });
     const dir = fx.tmp();
     const asker = join(dir, 'ask.js');
     fs.writeFileSync(

@@ -19,6 +19,9 @@ import { alive, servedProjectOfThisFile, type ServeProc } from '../../helpers/se
  */
 
 const { at, start } = servedProjectOfThisFile('fb-takeover-');
+/** The pty host's own refusal, for agents that run uncontained (sandbox off, or no bwrap): a contained pane
+ *  sees neither serve's pid nor the data folder's lock and socket (test/main/sandbox/containedPanes.test.ts). */
+const UNCONTAINED = ['--uncontained', 'all'];
 
 /**
  * The attacker, in Node: kill -9 the board host named in the data folder's lock, greet the pty host with
@@ -96,7 +99,7 @@ describe('an agent cannot take over the pty host', () => {
     const greeter = join(root, 'greet.cjs');
     fs.writeFileSync(greeter, GREETER);
     const paths = ptyHostPaths(dataDir);
-    const first = await start();
+    const first = await start({ args: UNCONTAINED });
     const a: AgentInfo = await first.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
     const b: AgentInfo = await first.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
     await type(first, a.id, 'echo "READY"-A');
@@ -117,7 +120,7 @@ describe('an agent cannot take over the pty host', () => {
     expect(fs.readFileSync(paths.log, 'utf8')).toMatch(/refused a greeting from an agent's process pid \d+ \(.*greet\.cjs/);
 
     // 2. The next serve (started from outside any pane) takes both agents back.
-    const second = await start();
+    const second = await start({ args: UNCONTAINED });
     await waitFor(async () => (await second.window.call('thread.snapshot', { key })).agents.filter((x: AgentInfo) => x.status !== 'exited').length === 2, 20_000, 'both agents adopted');
     expect(fs.readFileSync(paths.log, 'utf8')).toMatch(/adopted the board host pid \d+ \(.*forkbench.* serve/);
 
@@ -131,7 +134,7 @@ describe('an agent cannot take over the pty host', () => {
 
     // 4. A connector that forked and died, from a pane: the kernel names a dead process; it gets a challenge,
     //    and no proof it can make is the key's.
-    const third = await start();
+    const third = await start({ args: UNCONTAINED });
     const deadScript = join(root, 'dead.pl');
     fs.writeFileSync(deadScript, DEAD_CONNECTOR);
     const dead = join(root, 'dead.out');

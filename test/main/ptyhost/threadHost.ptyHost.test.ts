@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost, threadDirOf, threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { agentWorktreesOf } from '../../../src-main/sandbox/agentReach.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { gitSync, makeRepo } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
@@ -144,7 +145,11 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const a = await first.host.roster.launch('shell');
     // From the agent's own shell: wait for this board host to go, then connect every millisecond and make a
     // call the moment the next one listens (as the CLI does, polling for the socket, only faster).
-    const result = join(f.folder, 'first-call.txt');
+    // In the agent's own folder of claims: a folder it may write, contained or not (the Thread folder of a
+    // repository is read-only to a contained agent).
+    const mine = agentWorktreesOf(join(threadDirOf(f.dataRoot, threadKeyOf(f.folder)), 'worktrees'), a.id);
+    fs.mkdirSync(mine, { recursive: true });
+    const result = join(mine, 'first-call.txt');
     const poller = join(f.folder, 'poll.pl');
     fs.writeFileSync(poller, POLL_FIRST_CALL);
     first.host.roster.input(a.id, `perl '${poller}' '${result}' &\r`);
