@@ -84,9 +84,13 @@ export function cliStateFolders(profile: string, env: Record<string, string | un
   }
 }
 
-/** Files of a CLI's in the home itself that it rewrites (Claude Code keeps its settings in ~/.claude.json). */
+/** Files of a CLI's in the home itself that it rewrites (Claude Code keeps its settings in ~/.claude.json; a
+ *  shell appends its history). A shell's history is made empty when missing, since a read-only home lets
+ *  nothing create it; ~/.claude.json is not (an empty file is no JSON to Claude Code). */
 export function cliStateFiles(profile: string, env: Record<string, string | undefined>): string[] {
-  if (profile === 'claude' && env.HOME && !env.CLAUDE_CONFIG_DIR) return [join(env.HOME, '.claude.json')];
+  if (!env.HOME) return [];
+  if (profile === 'claude' && !env.CLAUDE_CONFIG_DIR) return [join(env.HOME, '.claude.json')];
+  if (profile === 'shell') return [env.HISTFILE || join(env.HOME, '.bash_history')];
   return [];
 }
 
@@ -156,6 +160,8 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
   const gitFolders = git ? ['objects', 'refs', 'logs', 'worktrees'].map((d) => join(git, d)) : [];
   for (const dir of [mine, ...cliFolders, ...gitFolders]) if (dir) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (git) keepWorktreesFolder(git);
+  const cliFiles = cliStateFiles(a.profile, a.env);
+  if (a.profile === 'shell') for (const f of cliFiles) if (!fs.existsSync(f)) fs.writeFileSync(f, '', { mode: 0o600, flag: 'a' });
   return {
     visible: [h.home, h.threadFolder, ...programFolders(a, [h.dataRoot, h.runtimeRoot])].filter((p): p is string => !!p),
     hidden: [h.dataRoot, h.runtimeRoot],
@@ -166,7 +172,7 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
       ...gitFolders,
       a.stateDir,
       ...cliFolders,
-      ...cliStateFiles(a.profile, a.env),
+      ...cliFiles,
     ],
     // Read-only: connecting needs no write to the folder, and an agent must not remove or replace the socket.
     sockets: [dirname(h.socketPath)],

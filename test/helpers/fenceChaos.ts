@@ -78,8 +78,10 @@ export interface AgentHome {
 }
 
 /** The agent's loop: claim the next open task, append a line tagged with its claim, commit, a few times
- *  (`commitsPerClaim`), then say done; anything refused sends it back to claiming. Acknowledged commits go to the log. */
-export function agentScript(ackLog: string, home?: AgentHome, commitsPerClaim = 6): string {
+ *  (`commitsPerClaim`), then say done; anything refused sends it back to claiming. Acknowledged commits go to
+ *  the agent's own log in its folder of claims (`acksRoot`, the host's worktrees folder): a contained agent
+ *  writes nowhere else the test can read. */
+export function agentScript(acksRoot: string, home?: AgentHome, commitsPerClaim = 6): string {
   return String.raw`#!/bin/sh
 set -u
 n=0
@@ -109,7 +111,7 @@ while :; do
     # "[forkbench/T-1 abc1234]", or "[detached HEAD abc1234]" when the host took the folder off the branch
     # between the commit's ref update and git's summary line.
     short=$(printf '%s' "$res" | sed -n 's/^\[.* \([0-9a-f]\{4,\}\)\].*/\1/p' | head -1)
-    echo "ACK $task $token $short${home ? ` @${home.host} ms=$(date +%s%3N)` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> '${ackLog}'
+    echo "ACK $task $token $short${home ? ` @${home.host} ms=$(date +%s%3N)` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> '${acksRoot}'/"$FORKBENCH_AGENT_ID"/acks.log
     i=$((i + 1))
     sleep 0.05
   done
@@ -143,8 +145,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   await host.board.run((e) => e.setSettings({ leaseMs: 2000, poisonLimit: 1000 }));
   const initial = gitSync(folder, ['rev-parse', 'main']);
   const dir = fx.tmp();
-  const ackLog = join(dir, 'acks.log');
-  fs.writeFileSync(ackLog, '');
+  const ackLog = join(folder, '..', 'data', 'threads', host.key, 'worktrees');
   const script = join(dir, 'agent.sh');
   // Three commits a claim, not six: dones come sooner, so the merge queue has work to land and take back.
   fs.writeFileSync(script, agentScript(ackLog, undefined, 3), { mode: 0o755 });
@@ -165,7 +166,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   const stopped = new Set<number>();
   const t0 = Date.now();
   let tasks = 6;
-  const acked = () => fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean).length;
+  const acked = () => readAcks(ackLog).length;
   const enough = () => r.kills + r.stops >= (o.minFaults ?? 0) && acked() >= (o.minAcks ?? 0);
   while (Date.now() - t0 < o.durationMs || (!enough() && Date.now() - t0 < MAX_STRETCH * o.durationMs)) {
     await sleep(250 + random() * 450);
@@ -285,9 +286,13 @@ export interface Ack {
   line: string;
 }
 
-export function readAcks(ackLog: string): Ack[] {
-  return fs
-    .readFileSync(ackLog, 'utf8')
+/** Every agent's acknowledgements, from each agent's log under the hosts' worktrees folders (agentScript). */
+export function readAcks(...acksRoots: string[]): Ack[] {
+  const logs = acksRoots.flatMap((root) => (fs.existsSync(root) ? fs.readdirSync(root).map((agent) => join(root, agent, 'acks.log')) : []));
+  return logs
+    .filter((f) => fs.existsSync(f))
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n')
     .split('\n')
     .filter(Boolean)
     .map((line) => {

@@ -238,10 +238,10 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     fs.mkdirSync(at[h]);
     gitSync(root, ['clone', '-q', remote, clone[h]]);
   }
-  const ackLog = join(root, 'acks.log');
-  fs.writeFileSync(ackLog, '');
+  // Each agent's acknowledgements, in its folder of claims on its own host (agentScript).
+  const acksRoot = { A: join(at.A, 'data', 'threads', threadKeyOf(clone.A), 'worktrees'), B: join(at.B, 'data', 'threads', threadKeyOf(clone.B), 'worktrees') };
   const script = { A: join(root, 'agent-A.sh'), B: join(root, 'agent-B.sh') };
-  for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript(ackLog, { host: h, root: at[h] }, COMMITS_PER_CLAIM), { mode: 0o755 });
+  for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript(acksRoot[h], { host: h, root: at[h] }, COMMITS_PER_CLAIM), { mode: 0o755 });
 
   // Panes inherit their host's environment: A's from this process, B's from its serve's.
   Object.assign(process.env, GIT_IDENTITY, { FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) });
@@ -375,7 +375,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
       if (armed && e.kind === 'branch-recorded' && agentsOfB().has(e.record.by)) armed.fire('push');
     });
 
-    const acked = () => fs.readFileSync(ackLog, 'utf8').split('\n').filter(Boolean).length;
+    const acked = () => readAcks(acksRoot.A, acksRoot.B).length;
     const faults = () => r.faults.kill + r.faults.stop + r.faults.hostKill;
     const enough = () => faults() >= o.minFaults && r.faults.hostKill >= 1 && r.faults.reassign >= 1 && r.approved.A + r.approved.B >= 1 && acked() >= o.minAcks;
     const endsDead = random() < 0.3;
@@ -498,7 +498,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
 
     // Tasks whose record is not on the remote: a claim on A now, which starts at what reached it and names
     // what did not (the re-grant on another host), unless B, alive, pushes it meanwhile.
-    const judge = (log: BoardEvent[]) => judgeAcks(log, readAcks(ackLog), remote, clone, deaths);
+    const judge = (log: BoardEvent[]) => judgeAcks(log, readAcks(acksRoot.A, acksRoot.B), remote, clone, deaths);
     const judgeNow = async () => judge(await A.board.log());
     let pending = (await judgeNow()).unsettled;
     const regrant = [...new Set(pending.map((a) => a.task))].filter((id) => {

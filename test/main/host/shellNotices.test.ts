@@ -38,7 +38,8 @@ function shellEnv(profile = ''): { env: Record<string, string | undefined>; home
   cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
   const history = join(home, 'history');
   const vars = makeHome(home, { '.profile': `PS1='$ '\nHISTFILE=${history}\nPROMPT_COMMAND='history -a'\n${profile}` });
-  return { env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...GIT_IDENTITY, ...vars }, home, history };
+  // HISTFILE in the environment too: a contained shell may write only the history its environment names.
+  return { env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...GIT_IDENTITY, ...vars, HISTFILE: history }, home, history };
 }
 
 /** What a pane printed from now on. */
