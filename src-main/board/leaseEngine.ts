@@ -1,7 +1,7 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { isExpired } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, QueueEntry, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import type { BranchRecord, Claim, QueueEntry, SealedApproval, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
@@ -811,7 +811,7 @@ export class LeaseEngine {
    * Approval of a task with work to merge: it joins the merge queue at the end of the person's order, with the
    * sha `done` froze (the queue merges that and nothing else). Its approval is decided when it lands.
    */
-  enqueue(taskId: string, by: string = USER): Result<QueueEntry> {
+  enqueue(taskId: string, by: string = USER, seal?: (a: SealedApproval) => string): Result<QueueEntry> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
@@ -823,7 +823,10 @@ export class LeaseEngine {
     const sha = (task.submitted ?? task.record)?.sha ?? null;
     // The claim that said done: in review it still holds the task, or it is the last one (ended since).
     const token = submitterToken(task);
-    this.emit({ kind: 'queued', taskId, by, rank, sha, token, ...(this.here ? { host: this.here.id } : {}) });
+    const host = this.here?.id ?? null;
+    // Sealed over the position emit gives the event (the next after the board's), so the row holds only there.
+    const sealed = seal?.({ threadId: this.board.threadId, taskId, seq: this.board.seq + 1, by, sha, token, host });
+    this.emit({ kind: 'queued', taskId, by, rank, sha, token, ...(host !== null ? { host } : {}), ...(sealed ? { seal: sealed } : {}) });
     return ok((this.board.tasks.get(taskId) as Task).queued as QueueEntry);
   }
 
@@ -851,13 +854,13 @@ export class LeaseEngine {
   }
 
   /** Take a task out of the queue without landing it: it stays in review, unapproved. */
-  unqueue(taskId: string, reason: string, by: string = USER): Result<null> {
+  unqueue(taskId: string, reason: string, by: string = USER, code?: 'unsealed'): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     if (!t.value.queued) return reject('bad-state', `${taskId} is not in the merge queue`);
     const held = this.landingHold(t.value, 'taken out of the queue', by);
     if (held) return held;
-    this.emit({ kind: 'unqueued', taskId, by, reason });
+    this.emit({ kind: 'unqueued', taskId, by, reason, ...(code ? { code } : {}) });
     return ok(null);
   }
 

@@ -15,6 +15,7 @@ import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { MergeCandidate, RemoteMerge } from '../git/taskReview.js';
 import type { MergeQueue } from './mergeQueue.js';
+import type { ApprovalSeal } from './approvalSeal.js';
 import { trackingRef } from '../git/taskRemote.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import type { ArrivalTiming } from '../git/recordArrival.js';
@@ -57,6 +58,7 @@ export class ClaimWorktrees {
   private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
   /** The merge queue, once the Thread has one (useQueue). */
   private queue: MergeQueue | null = null;
+  private seal: ApprovalSeal | null = null;
   /** Tasks this host is approving now: their approval's own follow-up is approve's, not approvedElsewhere's. */
   private readonly approvingHere = new Set<string>();
   /** The remote's base moved past the person's branch here (an approval's merge landed): they are told. */
@@ -230,9 +232,11 @@ export class ClaimWorktrees {
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
     const branch = t?.state === 'review' && git ? t.worktree : null;
-    if (this.queue && branch) {
+    if (this.queue && this.seal && branch) {
       // Work to merge goes through the merge queue (issue 34): approval answers once it landed or came back.
-      const decide = (e: LeaseEngine) => e.enqueue(taskId, by);
+      // Sealed here, on the host the window (or the person's verify) asked: the queue lands only sealed entries.
+      const seal = this.seal;
+      const decide = (e: LeaseEngine) => e.enqueue(taskId, by, (a) => seal.seal(a));
       const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
       unwrapApproval(r);
       return wait ? this.queue.outcome(taskId) : undefined;
@@ -273,9 +277,11 @@ export class ClaimWorktrees {
     }
   }
 
-  /** The merge queue that lands approvals with work to merge; without one, approval merges at once. */
-  useQueue(queue: MergeQueue): void {
+  /** The merge queue that lands approvals with work to merge, and the seal that marks an approval as this
+   *  host's (the person's act); without a queue, approval merges at once. */
+  useQueue(queue: MergeQueue, seal: ApprovalSeal): void {
     this.queue = queue;
+    this.seal = seal;
   }
 
   /** What follows the board's decision on an approval whose merge (if any) landed: the notes a person reads,

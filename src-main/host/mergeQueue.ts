@@ -35,6 +35,9 @@ export interface LandingSteps {
   landed(t: Task, merge: string): Promise<boolean>;
   /** The merge landed: the board approves the task (as `by`), and git tidies after it. */
   approve(t: Task, c: MergeCandidate | null, by: string, tries: number): Promise<void>;
+  /** Whether `entry` is the person's act on this host: its seal (approvalSeal.ts) holds. An entry anyone with
+   *  the store's key appended is not, and never lands. */
+  sealed(t: Task, entry: QueueEntry): boolean;
   /** The queue is closing: end whatever check still runs. */
   dispose?(): void;
 }
@@ -195,6 +198,15 @@ export class MergeQueue {
    */
   private async land(t: Task, entry: QueueEntry): Promise<void> {
     const id = t.id;
+    if (!this.steps.sealed(t, entry)) {
+      // Checked before anything else, a committing entry included: a row that says "approved by user" without
+      // this host's seal was written into the store, not by the person's window, so nothing of it is merged.
+      const why = `its approval was not made in the person's window on this host (the queue entry${entry.by ? ` "by ${entry.by}"` : ''} carries no valid seal: it was written into the board's store directly)`;
+      this.warn?.(`forkbench: ${id} was taken out of the merge queue unmerged: ${why}. It stays in review: approve it in the window if it should land.`);
+      this.reasons.set(id, new QueueOutcomeError('unsealed', `${id} left the merge queue: ${why}`));
+      await this.takeOut(id, `not merged: ${why}; approve it in the window if it should land`, 'unsealed');
+      return;
+    }
     const approved: ApprovedWork = { sha: entry.sha, token: entry.token ?? null };
     if (entry.committing) {
       // The host stopped after the board agreed to land it: git says whether the base moved before it stopped.
@@ -303,8 +315,8 @@ export class MergeQueue {
   }
 
   /** Take the entry out with the reason; throws when the board refuses while it is still queued. */
-  private async takeOut(id: string, reason: string): Promise<void> {
-    const r = await this.board.run((e) => e.unqueue(id, clip(reason), HOST_ACTOR));
+  private async takeOut(id: string, reason: string, code?: 'unsealed'): Promise<void> {
+    const r = await this.board.run((e) => e.unqueue(id, clip(reason), HOST_ACTOR, code));
     if (!r.ok && this.board.state.tasks.get(id)?.queued) throw new Error(r.error.message);
   }
 

@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, turnNotice, unsealedApprovalNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
@@ -102,6 +102,8 @@ export class ThreadNotices {
     if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
       const title = this.s.board.state.tasks.get(e.taskId)?.title ?? '';
       this.raise(lapseNotice(e.taskId, this.s.roster.nameOf(e.agentId), title, e.to, this.at()));
+    } else if (e.kind === 'unqueued' && e.code === 'unsealed') {
+      this.raise(unsealedApprovalNotice(e.taskId, this.s.board.state.tasks.get(e.taskId)?.title ?? '', this.at()));
     } else if (CLAIMS_AGAIN.has(e.kind) && 'taskId' in e) this.withdrawAbout(`lapse:${e.taskId}`);
   }
 

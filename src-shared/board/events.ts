@@ -82,7 +82,8 @@ export type BoardEventBody =
     }
   /** Approval put the task in the merge queue (issue 34) at `rank`; `sha`: the frozen commit it will merge. */
   /** `token`: the claim that said done (issue 49); absent in journals from before. */
-  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; token?: number | null; host?: string }
+  /** `seal`: the approving host's MAC (QueueEntry.seal); absent in journals from before. */
+  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; token?: number | null; host?: string; seal?: string }
   /** The person's order of the queue is now `order` (every queued task, first to land first); `taskId` moved. */
   | { kind: 'queue-moved'; taskId: string; order: string[]; by: string }
   /** The queue's runner merged the task onto `onto` (as `merge`) and checks the result before the base moves. */
@@ -91,7 +92,8 @@ export type BoardEventBody =
    *  `merge` was ready, so the base may move to it now; take-backs are refused until it lands or is given up. */
   | { kind: 'queue-committed'; taskId: string; onto: string; merge: string | null }
   /** The task left the queue without landing (a person took it out); a send-back (`returned`) leaves it too. */
-  | { kind: 'unqueued'; taskId: string; by: string; reason: string };
+  /** `code` `unsealed`: the queue's runner took out an entry that was not the person's act (approvalSeal.ts). */
+  | { kind: 'unqueued'; taskId: string; by: string; reason: string; code?: 'unsealed' };
 
 /** `for`: who may take the task when the board dispatches (dispatch.ts); absent on a task-added: anyone. */
 export type DispatchEventBody =

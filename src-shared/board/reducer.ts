@@ -248,7 +248,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'agent-state':
       break;
     case 'queued':
-      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), landing: null } }));
+      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), seq: e.seq, ...(e.seal ? { seal: e.seal } : {}), landing: null } }));
       break;
     case 'queue-moved':
       e.order.forEach((id, i) => {

@@ -98,11 +98,11 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('record-rewound', { taskId: TaskIdSchema, from: Sha, to: BranchRecordSchema, lost: z.array(Lost).max(10_000), by: Actor }),
   ev('agent-state', { agentId: AgentId, state: z.enum(AGENT_STATES), source: z.enum(STATE_SOURCES), text: Message.nullable() }),
   ev('write-rejected', { taskId: TaskIdSchema.nullable(), agentId: AgentId, token: Token.nullable(), op: z.enum(WRITE_OPS), code: z.enum(REJECTION_CODES), message: Message }),
-  ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), token: Token.nullable().optional(), host: Name(200).optional() }),
+  ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), token: Token.nullable().optional(), host: Name(200).optional(), seal: z.string().regex(/^[0-9a-f]{64}$/).optional() }),
   ev('queue-moved', { taskId: TaskIdSchema, order: z.array(TaskIdSchema).max(Limits.maxQueued), by: Actor }),
   ev('queue-landing', { taskId: TaskIdSchema, onto: Sha, merge: Sha.nullable() }),
   ev('queue-committed', { taskId: TaskIdSchema, onto: Sha, merge: Sha.nullable() }),
-  ev('unqueued', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema }),
+  ev('unqueued', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema, code: z.literal('unsealed').optional() }),
   ev('for-set', { taskId: TaskIdSchema, for: TakersSchema, by: Actor }),
   ev('dispatch-set', { agentId: AgentId, mode: z.enum(DISPATCH_MODES), labels: LabelsSchema, by: Actor }),
 ]);

@@ -56,6 +56,17 @@ export function quarantineNotice(threadKey: string, folderName: string, q: { seq
   };
 }
 
+/** A queue entry that was not the person's act (no valid seal: approvalSeal.ts) was taken out unmerged. */
+export function unsealedApprovalNotice(taskId: string, title: string, at = 0): Notice {
+  const about = `unsealed:${taskId}`;
+  return {
+    id: idOf(about, at),
+    about,
+    title: `Approval not made here: ${taskId}`,
+    body: `An approval of ${taskId} "${title}" was in the merge queue without this host's seal: it was written into the board's store, not made in your window, so nothing of it was merged. ${taskId} stays in review. Whoever can write the board's store (its folder, or the database's role) wrote it.`,
+  };
+}
+
 /** A shared board's host was paused or cut off past its own lease: its agents' claims were ended. */
 export function hostLapsedNotice(threadKey: string, folderName: string, ended: number, at = 0): Notice {
   const about = `host-lapsed:${threadKey}`;

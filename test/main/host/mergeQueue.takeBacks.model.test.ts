@@ -4,12 +4,14 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HOST_ACTOR, USER, type Task } from '../../../src-shared/board/model.js';
+import { HOST_ACTOR, USER, type QueueEntry, type SealedApproval, type Task } from '../../../src-shared/board/model.js';
 import { Limits } from '../../../src-shared/board/limits.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { readLog } from '../../../src-main/board/journal.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
 import type { ApprovedWork, MergeCandidate } from '../../../src-main/git/taskReview.js';
 import { MergeQueue, type LandingSteps } from '../../../src-main/host/mergeQueue.js';
+import { ApprovalSeal } from '../../../src-main/host/approvalSeal.js';
 import type { VerifyOutcome } from '../../../src-main/agents/verifyRunner.js';
 import type { Result } from '../../../src-shared/board/result.js';
 
@@ -25,6 +27,8 @@ import type { Result } from '../../../src-shared/board/result.js';
  * - a take-back asked while the base moves (after the board agreed to the landing) is refused, not answered;
  * - every landing the board agreed to ends approved, on this host or the next one (a restart in between);
  * - the queue is never left with an entry that could land.
+ * Someone with the store's key also appends approvals the person never made (issue 42): unsealed, sealed with
+ * another key, or a copy of a seal the person's approval of the task once carried. None of them lands.
  */
 
 /** A model commit's name as git would write one: the board checks what it reads back (storedEvents.ts), and a
@@ -45,7 +49,10 @@ type Op =
   | { op: 'agentRelease'; pick: number }
   | { op: 'lapse' }
   | { op: 'settle' }
-  | { op: 'restart' };
+  | { op: 'restart' }
+  /** A queue entry written into the store, not by the person's window: no seal, another key's, or a replay. */
+  | { op: 'forge'; pick: number; how: Forgery };
+type Forgery = 'unsealed' | 'otherKey' | 'replayed';
 
 const pick = fc.nat();
 const agent = fc.integer({ min: 0, max: AGENTS.length - 1 });
@@ -58,7 +65,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ op: 'lapse' as const }) },
   { weight: 2, arbitrary: fc.constant({ op: 'settle' as const }) },
   { weight: 2, arbitrary: fc.constant({ op: 'restart' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('forge' as const), pick, how: fc.constantFrom<Forgery>('unsealed', 'otherKey', 'replayed') }) },
 );
+/** The host's approval key (every host of a run shares its data folder, so its key), and one no host holds. */
+const hostSeal = ApprovalSeal.ephemeral();
+const otherSeal = ApprovalSeal.ephemeral();
 /** What happens to the entry being landed, drawn per landing step: nothing (most often), or a person's take-back
  *  of it asked right then (0-3: reassign, release, reject, take out), and whether its verify passes. */
 const worldArb = fc.record({
@@ -81,16 +92,19 @@ afterAll(() => {
 const keyOf = (w: ApprovedWork) => `${w.sha}|${w.token}`;
 
 /** What the runs exercised, over all of them: a property that never met a landing proves nothing. */
-const seen = { landed: 0, answeredInFlight: 0, refusedInMove: 0, restartsCommitting: 0 };
+const seen = { landed: 0, answeredInFlight: 0, refusedInMove: 0, restartsCommitting: 0, forgedTakenOut: 0 };
 
 /** The person: what they approved and have not taken back (the approvals that stand), per task. */
 class Person {
   readonly standing = new Map<string, string>();
+  /** The seal each task's last approval carried, for a forger to copy. */
+  readonly seals = new Map<string, string>();
   constructor(private readonly board: () => BoardService) {}
 
   async approve(id: string): Promise<void> {
-    const r = await this.board().run((e) => e.enqueue(id, USER));
+    const r = await this.board().run((e) => e.enqueue(id, USER, (a) => hostSeal.seal(a)));
     if (r.ok) this.standing.set(id, keyOf({ sha: r.value.sha, token: r.value.token ?? null }));
+    if (r.ok && r.value.seal) this.seals.set(id, r.value.seal);
   }
 
   /** A take-back answered ok wins: the approval no longer stands. Returns whether it was answered. */
@@ -174,6 +188,10 @@ class ModelRepo implements LandingSteps {
     return true;
   }
 
+  sealed(t: Task, entry: QueueEntry): boolean {
+    return hostSeal.holds(this.board().state.threadId, t.id, entry);
+  }
+
   async landed(_t: Task, merge: string): Promise<boolean> {
     return this.base.includes(merge);
   }
@@ -195,6 +213,7 @@ class ModelRepo implements LandingSteps {
         return alive ? this.land(t, c) : new Promise<boolean>(() => undefined);
       }),
       landed: gate((t: Task, m: string) => this.landed(t, m)),
+      sealed: (t, entry) => this.sealed(t, entry),
       approve: gate(async (t: Task, c: MergeCandidate | null, by: string) => {
         await this.slowly();
         return alive ? this.approve(t, c, by) : new Promise<void>(() => undefined);
@@ -300,6 +319,14 @@ async function runSequence(ops: Op[], world: World): Promise<void> {
       case 'settle':
         await queue.idle();
         break;
+      case 'forge': {
+        const t = pickOf(board, o.pick, (x) => x.state === 'review' && !x.queued);
+        if (!t) break;
+        const copied = person.seals.get(t.id);
+        const seal = o.how === 'otherKey' ? (a: SealedApproval) => otherSeal.seal(a) : o.how === 'replayed' && copied ? () => copied : undefined;
+        await board.run((e) => e.enqueue(t.id, USER, seal));
+        break;
+      }
       case 'restart':
         // The host goes mid-landing (whatever step the runner is in), and the next one opens the journal.
         await stop();
@@ -315,6 +342,7 @@ async function runSequence(ops: Op[], world: World): Promise<void> {
   await queue.idle();
   check('at the end');
   for (const t of board.state.tasks.values()) seen.restartsCommitting += t.notes.filter((n) => /host stopped (after the board agreed|before the base moved)/.test(n.text)).length;
+  for (const e of readLog(root)) if (e.kind === 'unqueued' && /carries no valid seal/.test(e.reason)) seen.forgedTakenOut++;
   for (const t of board.state.tasks.values()) {
     // Every landing whose base moved ended approved (on the next host, when its host stopped in between).
     if (repo.movedFor.has(t.id) && repo.base.includes(repo.movedFor.get(t.id) as string)) expect(t.state, `${t.id}'s merge is on the base`).toBe('done');
@@ -334,6 +362,7 @@ describe('merge queue take-backs (model-based, issue 49)', () => {
     // Floors well under what runs reach (about half as many landings as runs, a restart mid-landing in one run
     // of twenty): a change that stops the runs reaching a landing fails here rather than passing vacuously.
     expect(seen.landed).toBeGreaterThan(RUNS / 5);
+    expect(seen.forgedTakenOut).toBeGreaterThan(RUNS / 10);
     expect(seen.answeredInFlight).toBeGreaterThan(RUNS / 10);
     expect(seen.refusedInMove).toBeGreaterThan(RUNS / 10);
     expect(seen.restartsCommitting).toBeGreaterThan(0);
