@@ -842,7 +842,7 @@ export class LeaseEngine {
   }
 
   /** The queue's runner merged the head entry onto `onto`: said on the board while its verify runs. */
-  queueLanding(taskId: string, expect: { sha: string | null; token: number | null }, onto: string, merge: string | null): Result<null> {
+  queueLanding(taskId: string, expect: LandingOf, onto: string, merge: string | null): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const q = t.value.queued;
@@ -878,7 +878,7 @@ export class LeaseEngine {
    * fail; holding the entry keeps "approved" meaning "on the base". A host that stops in between finds the
    * entry committing when it starts and asks git whether the base has the merge (MergeQueue.land).
    */
-  queueCommit(taskId: string, expect: { sha: string | null; token: number | null }, merge: string | null): Result<null> {
+  queueCommit(taskId: string, expect: LandingOf, merge: string | null): Result<null> {
     const f = this.find(taskId);
     if (!f.ok) return f;
     const t = f.value;
@@ -1079,7 +1079,20 @@ export function submitterToken(t: Task): number | null {
 }
 
 /** Why the queue entry `q` of `t` is no longer the approval `expect` the runner merged, or null when it is. */
-export function staleEntry(t: Task, q: QueueEntry, expect: { sha: string | null; token: number | null }): string | null {
+/**
+ * What a landing's board step is for: the queue entry it checked (`entry`, the position its queueing was
+ * recorded at) and the work that entry froze. The entry itself, not only its work: an entry taken back and
+ * queued again for the same sha and token mid-landing (a person's second approval, or a copied row) is
+ * another approval, whose seal the queue has not checked, and it lands only in a landing of its own.
+ */
+export interface LandingOf {
+  readonly sha: string | null;
+  readonly token: number | null;
+  readonly entry: number | null;
+}
+
+export function staleEntry(t: Task, q: QueueEntry, expect: LandingOf): string | null {
+  if ((q.seq ?? null) !== expect.entry) return `it was queued again since (the entry recorded at #${q.seq ?? '?'}, not #${expect.entry ?? '?'})`;
   if (q.sha !== expect.sha || (q.token ?? null) !== expect.token) return `its entry is now for ${shortSha(q.sha ?? '')} under token ${q.token ?? 'none'}`;
   if (t.state !== 'review') return `it ${isInState(t.state)}`;
   const now = (t.submitted ?? t.record)?.sha ?? null;

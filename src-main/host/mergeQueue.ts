@@ -9,7 +9,7 @@ import { outputAsText } from '../../src-shared/text/controlChars.js';
 import { failureNote, type VerifyOutcome } from '../agents/verifyRunner.js';
 import type { Clock } from '../base/clock.js';
 import type { BoardService } from '../board/boardService.js';
-import type { LeaseEngine } from '../board/leaseEngine.js';
+import type { LandingOf, LeaseEngine } from '../board/leaseEngine.js';
 import type { ApprovedWork, MergeCandidate } from '../git/taskReview.js';
 import { WorktreeError } from '../git/taskRepo.js';
 
@@ -208,6 +208,8 @@ export class MergeQueue {
       return;
     }
     const approved: ApprovedWork = { sha: entry.sha, token: entry.token ?? null };
+    // Each board step names this entry: the seal checked above is this entry's, not the next one's.
+    const landing: LandingOf = { ...approved, entry: entry.seq ?? null };
     if (entry.committing) {
       // The host stopped after the board agreed to land it: git says whether the base moved before it stopped.
       const merge = entry.landing?.merge ?? null;
@@ -228,7 +230,7 @@ export class MergeQueue {
         return this.refused(id, err as Error);
       }
       if (this.disposed) return;
-      if (c && !(await this.step(id, entry, this.board.run((e) => e.queueLanding(id, approved, c.onto, c.merge))))) return;
+      if (c && !(await this.step(id, entry, this.board.run((e) => e.queueLanding(id, landing, c.onto, c.merge))))) return;
       if (c?.merge && command) {
         await this.note(id, `Merge queue: merged onto ${c.base} at ${shortSha(c.onto)} as ${shortSha(c.merge)}; verifying with \`${command}\` in a checkout of its own…`);
         const started = this.clock.now();
@@ -245,7 +247,7 @@ export class MergeQueue {
       }
       // The landing's compare-and-set: after the git work, in the board's one order of writes. A take-back
       // answered before it wins here; one asked after it is refused until the base moved (queueCommit).
-      if (this.disposed || !(await this.step(id, entry, this.board.run((e) => e.queueCommit(id, approved, c?.merge ?? null))))) return;
+      if (this.disposed || !(await this.step(id, entry, this.board.run((e) => e.queueCommit(id, landing, c?.merge ?? null))))) return;
       // Without a verify command the merge lands unchecked, as approval did before the queue: the queue's view
       // says so (queueView's `verify`), not a note on each task.
       const landed = c ? await this.landOrRefuse(t, c) : 'landed';
@@ -323,7 +325,7 @@ export class MergeQueue {
   /** The same entry is still queued: nobody took it out, sent it back or approved it anew while it was checked. */
   private stillQueued(id: string, entry: QueueEntry): boolean {
     const q = this.board.state.tasks.get(id)?.queued;
-    return !!q && q.at === entry.at && q.by === entry.by && q.sha === entry.sha && (q.token ?? null) === (entry.token ?? null);
+    return !!q && (q.seq ?? null) === (entry.seq ?? null) && q.at === entry.at && q.by === entry.by && q.sha === entry.sha && (q.token ?? null) === (entry.token ?? null);
   }
 
   private note(taskId: string, text: string): Promise<unknown> {

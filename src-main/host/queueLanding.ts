@@ -81,4 +81,4 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
 }
 
 /** The same queue entry (a person's queueing), whatever the queue noted on it since (its landing). */
-const sameEntry = (a: QueueEntry | null | undefined, b: QueueEntry | null | undefined): boolean => !!a && !!b && a.at === b.at && a.by === b.by;
+const sameEntry = (a: QueueEntry | null | undefined, b: QueueEntry | null | undefined): boolean => !!a && !!b && (a.seq ?? null) === (b.seq ?? null) && a.at === b.at && a.by === b.by;

@@ -10,9 +10,10 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { appendBySql } from '../../helpers/boardRows.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { CLAIM_T1_AND_CD, GIT_IDENTITY, gitSync, makeRepo, paneAgent } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
@@ -45,26 +46,6 @@ async function hostOnDatabase(url: string): Promise<{ host: ThreadHost; folder: 
   return { host, folder, root };
 }
 
-/** What a holder of the database's role does: `body` appended at the next position, the head moved with it,
- *  and the hosts woken as a host's own write would. Returns its position. */
-async function appendBySql(url: string, body: (mono: number) => Record<string, unknown>): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows } = await c.query<{ id: string; head: string }>('SELECT id, head FROM forkbench.boards WHERE name = $1', [NAME]);
-    const { id, head } = rows[0]!;
-    const last = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND seq = $2', [id, head]);
-    const mono = (JSON.parse(last.rows[0]!.body) as { mono: number }).mono;
-    const seq = Number(head) + 1;
-    const e = { ...body(mono), seq, at: Date.now(), mono };
-    await c.query('WITH e AS (INSERT INTO forkbench.events (board_id, seq, task_id, body) VALUES ($1, $2, $3, $4)) UPDATE forkbench.boards SET head = $2 WHERE id = $1', [id, seq, (e as { taskId?: string }).taskId ?? null, JSON.stringify(e)]);
-    await c.query("SELECT pg_notify('forkbench_board', $1)", [`${id}:${seq}`]);
-    return seq;
-  } finally {
-    await c.end();
-  }
-}
-
 /** A real agent in a real pane: claims T-1, commits `file`, says done; the work is then in review. */
 async function workInReview(host: ThreadHost, root: string, file: string): Promise<{ sha: string; token: number }> {
   const a = await paneAgent(
@@ -91,7 +72,7 @@ describe('the merge queue lands only approvals sealed by the host the window ask
     const { sha, token } = await workInReview(host, root, 'forbidden.txt');
     const main = gitSync(folder, ['rev-parse', 'main']);
 
-    const seq = await appendBySql(url, () => ({ kind: 'queued', taskId: 'T-1', by: 'user', rank: 1, sha, token, host: host.board.engine.here?.id }));
+    const seq = await appendBySql(url, NAME, (_seq, mono) => ({ at: Date.now(), mono, kind: 'queued', taskId: 'T-1', by: 'user', rank: 1, sha, token, host: host.board.engine.here?.id }), { notify: true });
     const out = await waitFor(async () => (await logOf(host)).find((e) => e.kind === 'unqueued' && e.taskId === 'T-1'), 20_000, 'the forged entry taken out');
     expect(out).toMatchObject({ by: 'forkbench', code: 'unsealed' });
     expect((out as { reason: string }).reason).toMatch(/^not merged: its approval was not made in the person's window on this host \(the queue entry "by user" carries no valid seal/);
@@ -114,8 +95,9 @@ describe('the merge queue lands only approvals sealed by the host the window ask
     const url = await pgc.createDatabase('replayed');
     const { host, folder, root } = await hostOnDatabase(url);
     const gate = join(root, 'verify-started');
-    // A verify that says it started, then waits: the person takes the approval back while it runs.
-    await host.board.run((e) => e.setSettings({ verify: `touch '${gate}' && sleep 30` }));
+    // A verify that says it started (in the merge queue's checkout: the same command runs on done, in the
+    // agent's folder, and that one is not the landing), then waits: the person takes the approval back while it runs.
+    await host.board.run((e) => e.setSettings({ verify: `case "$PWD" in */${QUEUE_CHECKOUTS}/*) touch '${gate}';; esac; sleep 30` }));
     await host.board.run((e) => e.addTask({ title: 'second thoughts' }));
     await workInReview(host, root, 'maybe.txt');
     const main = gitSync(folder, ['rev-parse', 'main']);
@@ -125,12 +107,12 @@ describe('the merge queue lands only approvals sealed by the host the window ask
     expect(sealed?.seal).toMatch(/^[0-9a-f]{64}$/);
     await waitFor(() => fs.existsSync(gate), 20_000, 'the verify to start');
     expect((await host.board.run((e) => e.unqueue('T-1', 'not this one', 'user'))).ok).toBe(true);
-    await waitFor(() => !fs.existsSync(join(host.board.dir, 'merge-queue', 'T-1')), 20_000, 'the verify’s checkout to go');
+    await waitFor(() => !fs.existsSync(join(host.board.dir, QUEUE_CHECKOUTS, 'T-1')), 20_000, 'the verify’s checkout to go');
 
     // The row the person's approval was, with its seal, appended again at the next position.
     const row = (await logOf(host)).find((e) => e.kind === 'queued' && e.taskId === 'T-1') as unknown as Record<string, unknown>;
-    const { seq: _seq, at: _at, mono: _mono, ...copy } = row;
-    const again = await appendBySql(url, () => copy);
+    const { seq: _seq, mono: _mono, ...copy } = row;
+    const again = await appendBySql(url, NAME, (_seq, mono) => ({ ...copy, mono }), { notify: true });
     const out = await waitFor(async () => (await logOf(host)).find((e) => e.kind === 'unqueued' && e.taskId === 'T-1' && e.seq > again), 20_000, 'the copy taken out');
     expect(out).toMatchObject({ code: 'unsealed' });
     await host.worktrees.git!.idle();

@@ -9,6 +9,8 @@ import { Limits } from '../../../src-shared/board/limits.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { readLog } from '../../../src-main/board/journal.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
+import type { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
+import { queuedInRank } from '../../../src-shared/board/mergeQueue.js';
 import type { ApprovedWork, MergeCandidate } from '../../../src-main/git/taskReview.js';
 import { MergeQueue, type LandingSteps } from '../../../src-main/host/mergeQueue.js';
 import { ApprovalSeal } from '../../../src-main/host/approvalSeal.js';
@@ -28,7 +30,8 @@ import type { Result } from '../../../src-shared/board/result.js';
  * - every landing the board agreed to ends approved, on this host or the next one (a restart in between);
  * - the queue is never left with an entry that could land.
  * Someone with the store's key also appends approvals the person never made (issue 42): unsealed, sealed with
- * another key, or a copy of a seal the person's approval of the task once carried. None of them lands.
+ * another key, or a copy of a seal the person's approval of the task once carried, also while the approval it
+ * was copied from is being landed and just taken back. None of them lands.
  */
 
 /** A model commit's name as git would write one: the board checks what it reads back (storedEvents.ts), and a
@@ -83,6 +86,8 @@ const worldArb = fc.record({
 });
 type World = { inMerge: number[]; inVerify: number[]; inMove: number[]; pass: number[]; slow: number[] };
 const TAKE_BACKS: readonly TakeBack[] = ['reassign', 'release', 'reject', 'unqueue'];
+/** A world's draw past the take-backs that replays the person's seal mid-landing (see interfere). */
+const REPLAY_IN_FLIGHT = TAKE_BACKS.length;
 
 const roots: string[] = [];
 afterAll(() => {
@@ -92,7 +97,7 @@ afterAll(() => {
 const keyOf = (w: ApprovedWork) => `${w.sha}|${w.token}`;
 
 /** What the runs exercised, over all of them: a property that never met a landing proves nothing. */
-const seen = { landed: 0, answeredInFlight: 0, refusedInMove: 0, restartsCommitting: 0, forgedTakenOut: 0 };
+const seen = { landed: 0, answeredInFlight: 0, refusedInMove: 0, restartsCommitting: 0, forgedTakenOut: 0, replayedInFlight: 0 };
 
 /** The person: what they approved and have not taken back (the approvals that stand), per task. */
 class Person {
@@ -147,9 +152,26 @@ class ModelRepo implements LandingSteps {
     return a[this.calls[k]++ % a.length] as number;
   }
 
-  /** A take-back of the entry in flight, asked by the person now, if the world says so. */
+  /** A take-back of the entry in flight, asked by the person now, if the world says so; or (REPLAY_IN_FLIGHT)
+   *  the person's take-out followed at once by a copy of the seal their approval carried, appended by someone
+   *  with the store's key while the landing is between its seal check and its board steps. */
   private async interfere(k: 'inMerge' | 'inVerify' | 'inMove', t: Task): Promise<{ what: TakeBack; answered: boolean } | null> {
     const d = this.draw(k);
+    if (d === REPLAY_IN_FLIGHT && k !== 'inMove') {
+      const copied = this.person.seals.get(t.id);
+      const at = this.board().state.tasks.get(t.id)?.queued?.at;
+      const answered = await this.person.takeBack('unqueue', t.id, '');
+      console.log("REPLAY", at, answered, !!copied);
+      // The copy says the approval's time and takes the head of the queue (a 'queue-moved' row of its own), where
+      // the approval it copies was being landed.
+      const forge = (e: LeaseEngine): Result<unknown> => {
+        const r = e.enqueue(t.id, USER, () => copied as string);
+        const head = queuedInRank(e.state.tasks)[0];
+        return r.ok && head && head.id !== t.id ? e.moveQueued(t.id, head.id) : r;
+      };
+      if (answered && copied && at !== undefined && (await forgedAt(at, () => this.board().run(forge))).ok) seen.replayedInFlight++;
+      return { what: 'unqueue', answered };
+    }
     const what = TAKE_BACKS[d];
     if (!what) return null;
     const holder = this.board().state.tasks.get(t.id)?.claim?.agentId;
@@ -226,6 +248,18 @@ class ModelRepo implements LandingSteps {
     const r = await this.board().run((e) => e.approve(t.id, by));
     if (!r.ok) this.violations.push(`the base moved for ${t.id}, but its approval was refused: ${r.error.message}`);
     else this.person.standing.delete(t.id);
+  }
+}
+
+/** A row written with the store's key says whatever time its writer likes: here, the time of the approval it
+ *  copies, so nothing but its position tells the copy from the original. */
+async function forgedAt<T>(at: number, write: () => Promise<T>): Promise<T> {
+  const wall = Date.now;
+  Date.now = () => at;
+  try {
+    return await write();
+  } finally {
+    Date.now = wall;
   }
 }
 
@@ -366,5 +400,6 @@ describe('merge queue take-backs (model-based, issue 49)', () => {
     expect(seen.answeredInFlight).toBeGreaterThan(RUNS / 10);
     expect(seen.refusedInMove).toBeGreaterThan(RUNS / 10);
     expect(seen.restartsCommitting).toBeGreaterThan(0);
+    expect(seen.replayedInFlight).toBeGreaterThan(0);
   }, 600_000);
 });
