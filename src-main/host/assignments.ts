@@ -1,6 +1,6 @@
 import { BOARD_TEXT_IS_DATA, quotedBoardText } from '../../src-shared/text/controlChars.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import { HOST_ACTOR, USER } from '../../src-shared/board/model.js';
+import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardService } from '../board/boardService.js';
@@ -72,6 +72,8 @@ export class Assignments {
 
   private nameOf(agentId: string): string {
     if (agentId === USER) return 'a person in the Forkbench window';
+    if (agentId === VERIFY_ACTOR) return "the Thread's verify command";
+    if (agentId === HOST_ACTOR) return 'Forkbench';
     return this.d.roster.nameOf(agentId);
   }
 
