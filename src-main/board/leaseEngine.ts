@@ -1,7 +1,7 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
-import { isExpired } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, QueueEntry, SealedApproval, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
+import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
@@ -586,7 +586,8 @@ export class LeaseEngine {
    */
   endWaited(agentId: string): string[] {
     this.sweep();
-    const ids = this.claimsOf(agentId);
+    // Work in review waits on the person too, and is held for them whatever the agent does meanwhile.
+    const ids = this.claimsOf(agentId).filter((id) => leaseRuns(this.board.tasks.get(id) as Task));
     for (const id of ids) {
       const t = this.board.tasks.get(id) as Task;
       this.end(id, t.claim as Claim, 'waited-too-long', stateAfterClaimEnd(t, 'waited-too-long', this.board.settings.poisonLimit));
@@ -718,8 +719,12 @@ export class LeaseEngine {
     return ok(null);
   }
 
-  /** A review turned down: back to its holder if the lease still runs, otherwise to the backlog. */
-  rejectReview(taskId: string, reason: string, by: string = USER): Result<null> {
+  /**
+   * A review turned down: back to its holder, with a full lease from now (its claim was held for the person
+   * while in review, so the agent gets the whole of one to act on the reason), or to the backlog when no claim
+   * is left (its pane closed meanwhile). `cause`: what the merge queue found, when it sends the work back.
+   */
+  rejectReview(taskId: string, reason: string, by: string = USER, cause?: SendBackCause): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
@@ -729,9 +734,10 @@ export class LeaseEngine {
     const held = this.landingHold(task, 'rejected', by);
     if (held) return held;
     // The send-back (`returned`) takes it out of the queue in the same step: its reason is the reject's.
-    const to = task.claim ? 'claimed' : 'open';
+    const c = task.claim;
     this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
-    this.emit({ kind: 'returned', taskId, by, reason, to });
+    if (c) this.emit({ kind: 'returned', taskId, by, reason, to: 'claimed', deadline: this.clock.now() + leaseFor(this.board.settings, c.agentId), ...(cause ? { cause } : {}) });
+    else this.emit({ kind: 'returned', taskId, by, reason, to: 'open', ...(cause ? { cause } : {}) });
     return ok(null);
   }
 
@@ -933,7 +939,7 @@ export class LeaseEngine {
     if (c && c.agentId === agentId) {
       if (token !== undefined && token !== c.token)
         return this.refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}; your current token is ${c.token}`);
-      if (isExpired(c, this.clock.now())) return this.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
+      if (claimLapsed({ state: t.state, claim: c }, this.clock.now())) return this.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
       return ok(c);
     }
     const last = t.lastClaim;
@@ -1064,9 +1070,11 @@ export class LeaseEngine {
     const was = before?.claim;
     const is = t.claim;
     if (was?.agentId !== is?.agentId) this.heldBy.set(taskId, is ? is.agentId : null);
-    if (is) {
-      if (is.deadline !== was?.deadline || is.token !== was?.token) this.deadlines.set(taskId, is.deadline);
-    } else if (was) {
+    // Only a claim that counts down is in the deadline queue: one in review is held for the person (leaseRuns).
+    const ran = !!was && leaseRuns(before as Task);
+    if (is && leaseRuns(t)) {
+      if (!ran || is.deadline !== was?.deadline || is.token !== was?.token) this.deadlines.set(taskId, is.deadline);
+    } else if (ran) {
       this.deadlines.delete(taskId);
     }
   }

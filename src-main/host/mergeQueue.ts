@@ -1,5 +1,5 @@
 import type { BoardEvent, BoardEventKind } from '../../src-shared/board/events.js';
-import { HOST_ACTOR, VERIFY_ACTOR, type QueueEntry, type Task } from '../../src-shared/board/model.js';
+import { HOST_ACTOR, VERIFY_ACTOR, type QueueEntry, type SendBackCause, type Task } from '../../src-shared/board/model.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { nextToLand } from '../../src-shared/board/mergeQueue.js';
 import type { Result } from '../../src-shared/board/result.js';
@@ -240,7 +240,7 @@ export class MergeQueue {
         if (!outcome.passed) {
           const why = `the merge onto ${c.base} failed its verify, so ${c.base} was not moved. ${failureNote(command, outcome)}`;
           this.reasons.set(id, new QueueOutcomeError('verify-failed', `${id} was sent back: ${why}`));
-          await this.sendBack(id, `Merge queue: ${why}`, VERIFY_ACTOR);
+          await this.sendBack(id, `Merge queue: ${why}`, VERIFY_ACTOR, 'verify-failed');
           return;
         }
         await this.note(id, `Merge queue: verify \`${command}\` passed on the merge in ${((this.clock.now() - started) / 1000).toFixed(1)} s.`);
@@ -303,15 +303,15 @@ export class MergeQueue {
     const message = err.message;
     // The approving caller gets git's own error, code and all, as approval gave it before the queue.
     this.reasons.set(id, err);
-    if (err instanceof WorktreeError && WORK_PROBLEMS.has(err.problem)) return this.sendBack(id, `Merge queue: ${message}`, HOST_ACTOR);
+    if (err instanceof WorktreeError && WORK_PROBLEMS.has(err.problem)) return this.sendBack(id, `Merge queue: ${message}`, HOST_ACTOR, err.problem === 'merge-conflict' ? 'conflict' : undefined);
     await this.note(id, `Not merged: ${message}`);
     await this.takeOut(id, 'it could not be merged (see the note)');
   }
 
   /** Send the task back to its agent; a task no longer in review (a board from before take-backs left it
    *  queued) leaves the queue with the same reason instead. No refusal is passed over. */
-  private async sendBack(id: string, text: string, by: string): Promise<void> {
-    const r = await this.board.run((e) => e.rejectReview(id, clip(text), by));
+  private async sendBack(id: string, text: string, by: string, cause?: SendBackCause): Promise<void> {
+    const r = await this.board.run((e) => e.rejectReview(id, clip(text), by, cause));
     if (r.ok || !this.board.state.tasks.get(id)?.queued) return;
     await this.takeOut(id, text);
   }

@@ -7,6 +7,7 @@ import { UserText } from './UserText.js';
 import { agentLabel } from '../state/agentList.js';
 import { countsDown } from '../state/boardState.js';
 import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
+import { CAUSE_WORDS } from '../state/eventLog.js';
 import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
@@ -67,6 +68,12 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
           lapsed
         </span>
       )}
+      {sentBack?.cause && (
+        // The merge queue's send-back is its own outcome (issue 44): a conflict is a conflict, never "lapsed".
+        <span className={`sent-back-mark cause-${sentBack.cause}`} data-testid={`sent-back-mark-${id}`} title="The merge queue sent the approved work back">
+          {CAUSE_WORDS[sentBack.cause]}
+        </span>
+      )}
       {editing ? (
         <EditForm task={task} onDone={() => setEditing(false)} />
       ) : (
@@ -109,7 +116,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
       {sentBack && (
         // Why its work came back from review, for whoever works on it next (the details panel has every one).
         <p className="card-reason" data-testid={`card-sent-back-${id}`} title={showControls(sentBack.reason, 'tab-newline')}>
-          {sentBack.by === USER ? 'rejected' : `rejected by ${sentBack.by}`}
+          {sentBack.cause ? CAUSE_WORDS[sentBack.cause] : sentBack.by === USER ? 'rejected' : `rejected by ${sentBack.by}`}
           {sentBack.reason ? (
             <>
               : <bdi>{shortReason(showControls(sentBack.reason, 'tab-newline'))}</bdi>

@@ -1,4 +1,4 @@
-import type { BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { SendBackCause, BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
@@ -47,8 +47,10 @@ export type BoardEventBody =
   /** The holder says the task is done: a claim, not a fact. */
   | { kind: 'submitted'; taskId: string; agentId: string; token: number; record?: BranchRecord | null }
   | { kind: 'approved'; taskId: string; by: string }
-  /** A review was turned down: back to the holder if its lease still runs, else to the backlog. */
-  | { kind: 'returned'; taskId: string; by: string; reason: string; to: 'claimed' | 'open' }
+  /** A review was turned down: back to its holder if it still holds it, else to the backlog. `deadline`: the
+   *  holder's fresh lease (issue 44; absent in journals from before, where the claim kept its deadline).
+   *  `cause`: what the merge queue found, when it sent the work back (absent: a person's or verify's reject). */
+  | { kind: 'returned'; taskId: string; by: string; reason: string; to: 'claimed' | 'open'; deadline?: number; cause?: SendBackCause }
   | { kind: 'blocked'; taskId: string; by: string; reason: string }
   | { kind: 'unblocked'; taskId: string; by: string }
   /** A person took a task out of needs-attention; its failure count starts again. */

@@ -59,7 +59,14 @@ export interface SentBack {
   readonly by: string;
   readonly reason: string;
   readonly at: number;
+  /** What the merge queue found, when it was the queue that sent it back; absent otherwise. */
+  readonly cause?: SendBackCause;
 }
+
+/** Why the merge queue sent approved work back (issue 44): its merge onto the base conflicted, or the merge
+ *  failed its verify. Each is its own outcome on the card, in the notices and in the log, never a lapse. */
+export const SEND_BACK_CAUSES = ['conflict', 'verify-failed'] as const;
+export type SendBackCause = (typeof SEND_BACK_CAUSES)[number];
 
 export interface Task {
   readonly id: string; // short and human: T-12

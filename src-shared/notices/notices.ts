@@ -1,5 +1,5 @@
 import { STATE_WORDS } from '../agents/agentState.js';
-import type { TaskState } from '../board/model.js';
+import type { SendBackCause, TaskState } from '../board/model.js';
 import { showControls } from '../text/controlChars.js';
 
 /**
@@ -113,4 +113,20 @@ export function turnNotice(
   const on = task ? `${task.id} "${showControls(task.title, 'none')}"` : 'no task claimed';
   const question = kind === 'waiting' && agent.text ? `\n${showControls(agent.text, 'tab-newline')}` : '';
   return { id: idOf(about, at), about, title, body: `${on}${question}`, agentId: agent.id };
+}
+
+/** The first lines of a send-back's reason a notice shows: the files of a conflict, a verify's last words. */
+const NOTICE_REASON_CHARS = 400;
+
+/**
+ * The merge queue sent approved work back (issue 44): its merge conflicts with the base, or failed its verify.
+ * Its own outcome, never a lapse: the person is told which, on what, and to whom the task went back.
+ */
+export function sentBackNotice(taskId: string, title: string, cause: SendBackCause, reason: string, holder: string | null, at = 0, agentId?: string): Notice {
+  const about = `sent-back:${taskId}`;
+  const what = cause === 'conflict' ? `Merge conflict: ${taskId}` : `Verify failed on the merge: ${taskId}`;
+  const plain = showControls(reason.replace(/^Merge queue: /, ''), 'tab-newline');
+  const cut = plain.length > NOTICE_REASON_CHARS ? `${plain.slice(0, NOTICE_REASON_CHARS - 1)}…` : plain;
+  const to = holder ? `back to ${holder} with a full lease` : 'back to the backlog (its agent is gone)';
+  return { id: idOf(about, at), about, title: what, body: `"${showControls(title, 'none')}" did not land and went ${to}. ${cut}`, ...(agentId ? { agentId } : {}) };
 }
