@@ -34,8 +34,8 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holder = task?.claim?.agentId ?? '';
   // Another host's agent with its host's name: both hosts may have a "shell 1".
   const holderName = useApp((s) => (holder ? (s.agents[holder] ? agentLabel(s.agents[holder]) : holder) : ''));
-  const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
-  const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
+  // Work in review waits for the person, not for its agent: its holder's silence is no stall there.
+  const stalled = useApp((s) => (holder && task?.state !== 'review' ? s.agents[holder]?.status === 'stalled' : false));
   const leaseMs = useApp((s) => claimLeaseMs(s, holder));
   const [editing, setEditing] = useState(false);
   if (!task) return null;
@@ -90,7 +90,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         {holder && (
           <span className="holder" title={holder}>
             {holderName}
-            {stalled ? ' (stalled)' : ''} <AgentStateBadge info={holderState} testId={`card-agent-state-${id}`} />
+            <AgentStateBadge agentId={holder} testId={`card-agent-state-${id}`} />
           </span>
         )}
         <span className="meta-count" title="times granted">
