@@ -12,7 +12,6 @@ import { AgentListMenu, GO_TO_AGENT_KEYS } from './AgentListMenu.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 import { LaunchMenu } from './LaunchMenu.js';
-import { TAB_STRIP_CLASS, useDragEdgeSteps } from './tabStripDrag.js';
 import { EndedAgents } from './EndedAgents.js';
 import { FindInTerminal } from './TerminalArea.js';
 import { useCommands } from './useCommands.js';
@@ -43,7 +42,6 @@ export function AgentTabs() {
   const activeId = useApp((s) => s.activeAgentId);
   const strip = useRef<HTMLDivElement>(null);
   const openList = useRef<(() => void) | null>(null);
-  useDragEdgeSteps(strip);
 
   // Whatever selected it, the selected tab is on screen.
   useEffect(() => {
@@ -103,7 +101,7 @@ export function AgentTabs() {
       {/* Chips that wrap, not a row that scrolls: twelve agents are all on screen at 1440×900 and at 800×600,
           each one a drop target where it stands (issue 44). A few agents' chips show their whole standing;
           many share the row, each cut to its room (the whole standing in its tooltip and accessible name). */}
-      <div className={`${TAB_STRIP_CLASS}${ids.length > FEW_AGENTS ? ' many' : ''}`} role="tablist" aria-label="Agents" ref={strip} data-testid="agent-strip">
+      <div className={`tabs${ids.length > FEW_AGENTS ? ' many' : ''}`} role="tablist" aria-label="Agents" ref={strip} data-testid="agent-strip">
         {ids.map((id) => (
           <AgentTab key={id} id={id} />
         ))}
