@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { agentLabel } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 import { assignAsking } from './takeTask.js';
+import { followCard } from './cardFocus.js';
 
 /**
  * "Assign to…" on a card: the keyboard's way to do what dragging onto an agent's tab does. The menu lists
@@ -74,10 +75,9 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
               data-testid={`assign-${taskId}-to-${id}`}
               onClick={() => {
                 close();
-                // The card moves to another column, drawn anew there: the focus follows it to its button.
-                void assignAsking(c, taskId, id).then(() =>
-                  requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="assign-${taskId}"]`)?.focus()),
-                );
+                // The card moves to another column, drawn anew there when the push comes: the focus follows
+                // it to its button.
+                void assignAsking(c, taskId, id).then(() => followCard(taskId, `assign-${taskId}`));
               }}
             >
               {agents[id] ? agentLabel(agents[id]) : id}
