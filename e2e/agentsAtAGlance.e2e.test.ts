@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations } from './axe.js';
@@ -10,7 +12,8 @@ import { windowOn, type WindowClient } from './windowClient.js';
  * whom in one set of words (a shell holding a claim at its prompt is "idle holding T-1", not a finished
  * turn; an agent whose work waits for review is "waiting for your review", counted as waiting for the
  * person and reached by Alt+Shift+N), and twelve agents are all on screen at 1440×900 and each one a drop
- * target at 800×600, where it stands, with no scrolling first. axe-core finds nothing, light and dark.
+ * target at 800×600, where it stands, with no scrolling first. axe-core finds nothing, light and dark. And
+ * `forkbench board` piped into a reader that stops early ends without a stack trace.
  */
 const AGENTS = 12;
 
@@ -107,6 +110,21 @@ describe('who owes whom, and twelve agents at a glance', () => {
     await page.keyboard.press('Escape');
     await w.shot('glance-01-standings');
   }, 90_000);
+
+  it('`forkbench board | head -1` (or `| true`) ends quietly: no stack trace, exit 0', async () => {
+    const d = served.root;
+    // Each run's stderr and exit status into files; `true` closes the pipe before the CLI writes at all.
+    await typeIn(
+      page,
+      shell,
+      `{ forkbench board 2>${d}/err-head; echo $? >${d}/code-head; } | head -1; { forkbench board 2>${d}/err-true; echo $? >${d}/code-true; } | true; touch ${d}/piped`,
+    );
+    await expect.poll(() => fs.existsSync(join(d, 'piped')), { timeout: 20_000 }).toBe(true);
+    for (const how of ['head', 'true']) {
+      expect(fs.readFileSync(join(d, `err-${how}`), 'utf8'), how).toBe('');
+      expect(fs.readFileSync(join(d, `code-${how}`), 'utf8').trim(), how).toBe('0');
+    }
+  }, 60_000);
 
   it(`${AGENTS} agents are all on screen at 1440×900, and the page has no axe violations, light and dark`, async () => {
     const before = await agentTabIds(page);
