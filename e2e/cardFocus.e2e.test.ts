@@ -50,6 +50,9 @@ describe('the focus after an action on a card', () => {
     await tabTo('card-T-1', 'assign-T-1');
     await page.keyboard.press('Enter');
     await expect.poll(focused).toBe(`assign-T-1-to-${agent}`);
+    // The menu says what each agent is doing, in its tab's words: this one's work waits for review.
+    expect(await page.getByTestId(`assign-T-1-state-${agent}`).getAttribute('data-standing')).toBe('waiting-for-review');
+    expect(await page.getByRole('menuitem', { name: /waiting for your review of T-2, T-3/ }).getAttribute('data-testid')).toBe(`assign-T-1-to-${agent}`);
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('card-T-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('claimed');
     await expect.poll(focused).toBe('assign-T-1');

@@ -3,10 +3,11 @@ import { agentLabel } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 import { assignAsking } from './takeTask.js';
 import { followCard } from './cardFocus.js';
+import { AgentStateBadge } from './AgentStateBadge.js';
 
 /**
  * "Assign to…" on a card: the keyboard's way to do what dragging onto an agent's tab does. The menu lists
- * the agents that can take work (not exited, not the holder); arrows move, Enter picks, Escape closes, and
+ * the agents that can take work (not exited, not the holder), each with its standing ("idle", "working"); arrows move, Enter picks, Escape closes, and
  * the focus goes back to the button. Taking a task from a live holder asks first, as a drop does (takeTask.ts).
  */
 export function AssignMenu({ taskId, holder }: { taskId: string; holder: string }) {
@@ -80,7 +81,7 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
                 void assignAsking(c, taskId, id).then(() => followCard(taskId, `assign-${taskId}`));
               }}
             >
-              {agents[id] ? agentLabel(agents[id]) : id}
+              {agents[id] ? agentLabel(agents[id]) : id} <AgentStateBadge agentId={id} testId={`assign-${taskId}-state-${id}`} />
             </button>
           ))}
         </div>
