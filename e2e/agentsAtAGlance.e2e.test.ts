@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations } from './axe.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { openWindow, SHOTS, type Served, type WindowSession, withQuery } from './harness.js';
 import { agentTabIds, dragCard, screenText, typeIn } from './pageActions.js';
 import { windowOn, type WindowClient } from './windowClient.js';
 
@@ -39,6 +39,14 @@ afterAll(async () => {
   host?.close();
   await w?.close();
 });
+
+/** The README's tour shows the window as this test leaves it: each of these shots is copied to docs/images. */
+const DOCS_IMAGES = join(import.meta.dirname, '..', 'docs', 'images');
+async function tourShot(name: string): Promise<void> {
+  await w.shot(name);
+  fs.mkdirSync(DOCS_IMAGES, { recursive: true });
+  fs.copyFileSync(join(SHOTS, `${name}.png`), join(DOCS_IMAGES, `${name}.png`));
+}
 
 /** The standing's words and kind on an element that shows one (AgentStateBadge). */
 const standing = (testId: string) =>
@@ -108,7 +116,7 @@ describe('who owes whom, and twelve agents at a glance', () => {
     expect(await standing(`agent-list-state-${reviewer}`)).toEqual(review);
     expect(await standing(`agent-list-state-${shell}`)).toEqual({ kind: 'idle-holding', words: `idle holding T-${AGENTS + 1}` });
     await page.keyboard.press('Escape');
-    await w.shot('glance-01-standings');
+    await tourShot('tour-2-review');
   }, 90_000);
 
   it('`forkbench board | head -1` (or `| true`) ends quietly: no stack trace, exit 0', async () => {
@@ -148,6 +156,19 @@ describe('who owes whom, and twelve agents at a glance', () => {
       await expect.poll(allShown).toEqual([]);
       await w.shot(`glance-agents-${width}x${height}`);
     }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await tourShot('tour-1-thread');
+    // Thread settings: a control that says so, and a form under its heading; no axe violations there either.
+    await page.getByRole('button', { name: /^Settings/ }).click();
+    await page.getByRole('heading', { name: 'Thread settings' }).waitFor();
+    for (const s of ['light', 'dark'] as const) {
+      await scheme(s);
+      expect(describeViolations(await axeViolations(page, '.thread-settings-panel')), `settings, ${s}`).toBe('');
+    }
+    await scheme('light');
+    await tourShot('tour-3-settings');
+    await page.getByTestId('settings-lease').press('Escape');
+    await page.getByRole('heading', { name: 'Thread settings' }).waitFor({ state: 'detached' });
   }, 90_000);
 
   it(`at 800×600 every one of the ${AGENTS} agents takes a task dropped on it where it stands`, async () => {
