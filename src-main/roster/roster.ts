@@ -318,11 +318,11 @@ export class Roster {
     for (const f of found) {
       const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
       this.d.board.hostAgent(agent.id, { name: agent.name, profile: f.profile });
-      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
+      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name }, { adopted: true });
     }
   }
 
-  private wire(agent: Agent, session: PaneSession, launch: Pane['launch']): void {
+  private wire(agent: Agent, session: PaneSession, launch: Pane['launch'], o: { adopted?: boolean } = {}): void {
     const pane: Pane = {
       agent,
       run: agent.run,
@@ -335,7 +335,7 @@ export class Roster {
       },
     };
     this.panes.set(agent.id, pane);
-    this.d.states?.track(agent.id, agent.name, launch.profile, session);
+    this.d.states?.track(agent.id, agent.name, launch.profile, session, o);
     session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));

@@ -121,7 +121,7 @@ export function AgentListMenu({ onPick, opener }: { onPick(agentId: string): voi
         title={`Every agent, its state and its claims (${GO_TO_AGENT_KEYS})`}
         onClick={() => (open ? close(false) : openList())}
       >
-        {ids.length} agents <span aria-hidden="true">▾</span>
+        {ids.length === 1 ? '1 agent' : `${ids.length} agents`} <span aria-hidden="true">▾</span>
       </button>
       {open && (
         <div className="menu agent-list-menu" role="menu" id="agent-list-menu" aria-label="Go to agent" ref={menu} data-testid="agent-list">
@@ -160,7 +160,7 @@ function AgentListItem({ id, active, onPick }: { id: string; active: boolean; on
         <span className={`status-dot ${a.status}`} aria-hidden="true" />
         <span className="tab-name">{agentLabel(a)}</span>
         <span className="tab-status">{statusText(a)}</span>
-        {a.status !== 'exited' && <AgentStateBadge info={a.state} testId={`agent-list-state-${id}`} />}
+        {a.status !== 'exited' && <AgentStateBadge agentId={id} testId={`agent-list-state-${id}`} />}
       </span>
       {claims.length > 0 && (
         <span className="agent-list-claims">

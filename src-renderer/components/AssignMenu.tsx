@@ -2,10 +2,12 @@ import { useEffect, useRef, useState } from 'react';
 import { agentLabel } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 import { assignAsking } from './takeTask.js';
+import { followCard } from './cardFocus.js';
+import { AgentStateBadge } from './AgentStateBadge.js';
 
 /**
  * "Assign to…" on a card: the keyboard's way to do what dragging onto an agent's tab does. The menu lists
- * the agents that can take work (not exited, not the holder); arrows move, Enter picks, Escape closes, and
+ * the agents that can take work (not exited, not the holder), each with its standing ("idle", "working"); arrows move, Enter picks, Escape closes, and
  * the focus goes back to the button. Taking a task from a live holder asks first, as a drop does (takeTask.ts).
  */
 export function AssignMenu({ taskId, holder }: { taskId: string; holder: string }) {
@@ -74,13 +76,12 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
               data-testid={`assign-${taskId}-to-${id}`}
               onClick={() => {
                 close();
-                // The card moves to another column, drawn anew there: the focus follows it to its button.
-                void assignAsking(c, taskId, id).then(() =>
-                  requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="assign-${taskId}"]`)?.focus()),
-                );
+                // The card moves to another column, drawn anew there when the push comes: the focus follows
+                // it to its button.
+                void assignAsking(c, taskId, id).then(() => followCard(taskId, `assign-${taskId}`));
               }}
             >
-              {agents[id] ? agentLabel(agents[id]) : id}
+              {agents[id] ? agentLabel(agents[id]) : id} <AgentStateBadge agentId={id} testId={`assign-${taskId}-state-${id}`} />
             </button>
           ))}
         </div>

@@ -19,6 +19,7 @@ import { askText } from './prompt.js';
 import { noteCount, openTaskDetails, useTaskDetails } from './TaskDetails.js';
 import { CharCount, LimitReason } from './CharCount.js';
 import { CardWaits } from './TaskWaits.js';
+import { CARD_STEP_KEYS, followCard, stepCard } from './cardFocus.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
 const CARD_CONTROLS = 'button, input, textarea, select, a, form';
@@ -35,8 +36,8 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holder = task?.claim?.agentId ?? '';
   // Another host's agent with its host's name: both hosts may have a "shell 1".
   const holderName = useApp((s) => (holder ? (s.agents[holder] ? agentLabel(s.agents[holder]) : holder) : ''));
-  const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
-  const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
+  // Work in review waits for the person, not for its agent: its holder's silence is no stall there.
+  const stalled = useApp((s) => (holder && task?.state !== 'review' ? s.agents[holder]?.status === 'stalled' : false));
   const leaseMs = useApp((s) => claimLeaseMs(s, holder));
   const [editing, setEditing] = useState(false);
   if (!task) return null;
@@ -97,7 +98,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         {holder && (
           <span className="holder" title={holder}>
             {holderName}
-            {stalled ? ' (stalled)' : ''} <AgentStateBadge info={holderState} testId={`card-agent-state-${id}`} />
+            <AgentStateBadge agentId={holder} testId={`card-agent-state-${id}`} />
           </span>
         )}
         <span className="meta-count" title="times granted">
@@ -187,10 +188,18 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
           openTaskDetails(c, id);
           return;
         }
+        // Between cards, as in a list; a card picked up moves with the arrows instead (dnd-kit's keys).
+        const by = CARD_STEP_KEYS[e.key];
+        if (by && e.target === e.currentTarget && !isDragging && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey) {
+          e.preventDefault();
+          stepCard(e.currentTarget, by);
+          return;
+        }
         listeners?.onKeyDown?.(e);
       }}
       role="article"
       aria-roledescription="draggable task"
+      aria-keyshortcuts="ArrowUp ArrowDown j k Enter Space"
       aria-label={label}
       className={`${className}${isDragging ? ' dragging' : ''}`}
       data-testid={`card-${id}`}
@@ -256,6 +265,8 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
             onClick={async () => {
               const reason = await askText(`Why is ${id} rejected?`, '', TEXT_LIMITS.rejectReason);
               if (reason !== null) await c.actions.rejectTask(id, reason);
+              // Sent back, the card leaves Review: the focus goes with it (or stays, if it was not sent).
+              followCard(id);
             }}
           >
             Reject
@@ -279,6 +290,8 @@ async function approveAsking(c: ReturnType<typeof useController>, task: Task): P
   if (task.worktree) return c.worktrees.openReview(task.id);
   const ok = await askConfirm(`Approve ${task.id}?`, `"${showControls(task.title, 'none')}" moves to Done. The agent's work stays where it is: this folder has no task branches to merge.`, `Approve ${task.id}`, 'good');
   if (ok) await c.actions.approveTask(task.id);
+  // Approved, the card is in Done: the focus goes with it.
+  followCard(task.id);
 }
 
 /** The edit form: where the window has only the start of the body, it reads the whole body first, so a
