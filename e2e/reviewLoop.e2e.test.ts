@@ -80,13 +80,18 @@ describe("the person's loop", () => {
     expect(await page.getByTestId('host-notice').count()).toBe(0);
     await w.shot('review-loop-01-held-in-review');
 
+    // The person gives leases room before sending it back: the send-back's lease is a full one of the lease in
+    // force then, and the agent's answer (a commit and a done from a shell) need not race a 5 s lease on a
+    // loaded machine. (Its old lease would have had nothing left: it ran out three times over in review.)
+    const FULL_MS = 120_000;
+    await host.call('board.setSettings', { key, patch: { leaseMs: FULL_MS } });
     await page.getByTestId('reject-T-1').click();
     await page.getByTestId('prompt-input').fill('keep the first line too');
     await page.getByTestId('prompt-ok').click();
     await expect.poll(() => card('T-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('claimed');
     expect(await card('T-1').getAttribute('data-holder')).toBe(agent);
     // A full lease from the reject, not what was left of the old one.
-    expect(Number(await page.getByTestId('countdown-T-1').getAttribute('data-remaining-ms'))).toBeGreaterThan(LEASE_MS * 0.6);
+    expect(Number(await page.getByTestId('countdown-T-1').getAttribute('data-remaining-ms'))).toBeGreaterThan(FULL_MS * 0.6);
     await expect.poll(paneText, { timeout: 10_000 }).toContain('Forkbench: T-1 "Reword the notes" was sent back to you by a person in the Forkbench window. Reason: "keep the first line too". It is yours again with a full lease');
     await w.shot('review-loop-02-reject-told');
     // The agent answers as told: its token still holds.
