@@ -199,7 +199,7 @@ export class LivenessLoop {
       // Only work it holds that counts down asks it for progress: work in review waits on the person (issue 44),
       // so an agent at its prompt with nothing else is idle, not stalled.
       const holds = this.worksOn(a.id);
-      const lastWorkAt = Math.max(a.lastBoardCallAt, cpu.lastWorkAt, this.lastGrantAt(a.id, now));
+      const lastWorkAt = Math.max(a.boardWorkAt(now), cpu.lastWorkAt, this.lastGrantAt(a.id, now));
       const lastProgressAt = progressAt({ lastWorkAt, lastOutputAt: s.lastOutputAt, leaseMs, holds });
       const { waitHoldMs } = this.d.board.state.settings;
       const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(a.id) ?? null, waitHoldMs });
