@@ -13,6 +13,7 @@ import type { BoardService, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
+import type { AgentLockFolders } from '../roster/goneAgentLocks.js';
 import type { MergeCandidate, RemoteMerge } from '../git/taskReview.js';
 import type { MergeQueue } from './mergeQueue.js';
 import type { ApprovalSeal } from './approvalSeal.js';
@@ -109,6 +110,28 @@ export class ClaimWorktrees {
       afterGrant,
       readMove: (taskId, ref, to) => records.readMove(taskId, ref, to),
       offRecord: (taskId) => void records.repair(taskId).catch((err: Error) => warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`)),
+    };
+  }
+
+  /**
+   * The folders whose git locks a gone agent left, for the roster to clear once nothing of it is left: each
+   * task whose lock was cleared has its branch put back at its record then. The repair its claim's end asked
+   * for may have given up on that lock meanwhile (a group still finishing, or a loaded machine: a fence chaos
+   * run left a refused commit on T-15's branch so), and nothing else would ask again.
+   */
+  lockFolders(): AgentLockFolders | null {
+    const git = this.git;
+    if (!git) return null;
+    const { folders, records } = git;
+    return {
+      locksOf: (agentId) => folders.locksOf(agentId),
+      agentsWithFolders: () => folders.agentsWithFolders(),
+      clearLocks: (locks) => {
+        const cleared = folders.clearLocks(locks);
+        const tasks = new Set(locks.filter((l) => cleared.includes(l.path)).map((l) => l.taskId));
+        for (const taskId of tasks) void records.repair(taskId).catch((err: Error) => this.warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`));
+        return cleared;
+      },
     };
   }
 

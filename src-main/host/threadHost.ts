@@ -147,7 +147,7 @@ export class ThreadHost {
       agentFilesDir: join(rt, `agents-${key}`),
       env: opts.env ?? process.env,
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
-      lockFolders: worktrees.git ? worktrees.require().folders : null,
+      lockFolders: worktrees.lockFolders(),
     });
     // Agents that went while no board host ran (killed inside git, say) left locks no process will finish:
     // noted now, before any agent can work in their folders.
