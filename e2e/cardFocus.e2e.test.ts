@@ -152,6 +152,10 @@ describe('one Tab stop per card, its actions inside', () => {
 
   it('Right reaches the actions, Left / Home / End move along them, Escape and Left go back to the card, Tab goes on', async () => {
     await page.getByTestId('card-T-4').focus();
+    // A screen reader is told how, on the card: its description is dnd-kit's instructions.
+    expect(
+      await page.getByTestId('card-T-4').evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? ''),
+    ).toContain('Right arrow reaches its buttons');
     await page.keyboard.press('ArrowRight');
     expect(await focused()).toBe('edit-T-4');
     expect(await page.getByTestId('card-actions-T-4').getAttribute('role')).toBe('toolbar');
