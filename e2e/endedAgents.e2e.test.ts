@@ -85,4 +85,42 @@ describe('the agents the last run ended', () => {
     await expect.poll(() => again.getByTestId('ended-agents').count(), { timeout: 15_000 }).toBe(0);
     expect(await agentTabIds(again)).toEqual([]);
   }, 150_000);
+
+  it("tell each agent's own cause and what it held, titled as it was then", async () => {
+    const s = await startServe();
+    serves.push(s);
+    const w = await windowOn(s);
+    const [thread] = await w.call('threads.list', {});
+    const key = thread!.key;
+    await w.call('task.add', { key, title: 'Port the parser' });
+    const launch = (command: string) => w.call('agent.launch', { key, profile: 'custom', command, cols: 80, rows: 24 });
+    const killed = await launch('exec sh -i');
+    const held = await launch('exec sh -i');
+    await w.call('task.assign', { key, taskId: 'T-1', agentId: held.id });
+    const exited = await launch('sleep 0.3; exit 3');
+    process.kill(-killed.pid!, 'SIGKILL');
+    // Both ended before the stop: the host says so (the agent list has them exited).
+    const statusOf = async (ids: string[]) => {
+      const { agents } = await w.call('thread.snapshot', { key });
+      return ids.map((id) => agents.find((a) => a.id === id)?.status);
+    };
+    await expect.poll(() => statusOf([killed.id, exited.id]), { timeout: 15_000 }).toEqual(['exited', 'exited']);
+    w.close();
+    expect(await s.stop()).toBe(0);
+
+    const next = await startServe({ root: s.root });
+    serves.push(next);
+    // The task is renamed on the board the next run has: the list names what the agent held as it was.
+    const w2 = await windowOn(next);
+    await w2.call('task.edit', { key, taskId: 'T-1', title: 'Renamed since' });
+    w2.close();
+    const page = await open(next);
+    await expect.poll(() => page.locator('[data-testid^="ended-how-"]').count(), { timeout: 15_000 }).toBe(3);
+    expect(await page.getByTestId(`ended-how-${killed.id}`).textContent()).toBe('killed by signal 9');
+    expect(await page.getByTestId(`ended-how-${exited.id}`).textContent()).toBe('exited with code 3');
+    expect(await page.getByTestId(`ended-how-${held.id}`).textContent()).toBe('ended when the host stopped');
+    expect(await page.getByTestId(`ended-held-${held.id}`).textContent()).toBe('held T-1 "Port the parser"');
+    await page.screenshot({ path: join(SHOTS, 'ended-agents-02-true-causes.png') });
+    await page.close();
+  }, 120_000);
 });

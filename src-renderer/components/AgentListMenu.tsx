@@ -5,6 +5,7 @@ import { agentLabel, statusText } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
 import { AgentStateBadge } from './AgentStateBadge.js';
+import { DispatchMark } from './TaskDispatch.js';
 import { Countdown } from './Countdown.js';
 
 /** "Go to agent…": opens this list from anywhere, a terminal too (caught before it, as Alt+Shift+N is). */
@@ -161,6 +162,7 @@ function AgentListItem({ id, active, onPick }: { id: string; active: boolean; on
         <span className="tab-name">{agentLabel(a)}</span>
         <span className="tab-status">{statusText(a)}</span>
         {a.status !== 'exited' && <AgentStateBadge agentId={id} testId={`agent-list-state-${id}`} />}
+        {a.status !== 'exited' && <DispatchMark agentId={id} testId={`agent-list-dispatch-${id}`} />}
       </span>
       {claims.length > 0 && (
         <span className="agent-list-claims">

@@ -7,7 +7,7 @@ import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
 import { stepTab } from '../state/tabStrip.js';
 import { closeAgentAsking } from './agentClose.js';
-import { dispatchCommands } from './TaskDispatch.js';
+import { DispatchMark, dispatchCommands } from './TaskDispatch.js';
 import { AgentListMenu, GO_TO_AGENT_KEYS } from './AgentListMenu.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
@@ -203,6 +203,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
             something (starting, stalled, exited, or no state known) and when the host is gone ("unknown"). */}
         {!remote && <span className={`tab-status${a.status === 'running' && a.state ? ' quiet' : ''}`}>{statusText(a)}</span>}
         {a.status !== 'exited' && <AgentStateBadge agentId={id} testId={`agent-state-${id}`} />}
+        {a.status !== 'exited' && <DispatchMark agentId={id} testId={`agent-dispatch-${id}`} />}
         {deadline !== null && (
           <Countdown deadline={deadline} leaseMs={leaseMs} stalled={a.status === 'stalled'} testId={`agent-countdown-${id}`} variant="ring" />
         )}

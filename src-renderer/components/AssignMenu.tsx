@@ -10,7 +10,7 @@ import { AgentStateBadge } from './AgentStateBadge.js';
  * the agents that can take work (not exited, not the holder), each with its standing ("idle", "working"); arrows move, Enter picks, Escape closes, and
  * the focus goes back to the button. Taking a task from a live holder asks first, as a drop does (takeTask.ts).
  */
-export function AssignMenu({ taskId, holder }: { taskId: string; holder: string }) {
+export function AssignMenu({ taskId, holder, tabIndex }: { taskId: string; holder: string; tabIndex?: number }) {
   const c = useController();
   const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
@@ -36,6 +36,8 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
       <button
         type="button"
         ref={button}
+        // -1 in a card's toolbar: the card is the Tab stop, Right reaches this (cardFocus.ts).
+        tabIndex={tabIndex}
         data-testid={`assign-${taskId}`}
         aria-haspopup="menu"
         aria-expanded={open}

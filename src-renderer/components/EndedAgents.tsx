@@ -65,10 +65,13 @@ export function EndedAgents({ none }: { none: boolean }) {
   );
 }
 
-/** `held T-1 "Write the parser", T-4`: ids with their titles as the board has them now (controls shown). */
-function heldText(held: readonly string[], titleOf: (taskId: string) => string | undefined): string {
-  if (held.length === 0) return 'held no task';
-  return `held ${held.map((t) => (titleOf(t) ? `${t} "${showControls(titleOf(t)!, 'none')}"` : t)).join(', ')}`;
+/** `held T-1 "Write the parser", T-4`: ids with their titles as the agent's record keeps them, from the board
+ *  it was on as it ended (controls shown). Never the board on screen's: after a board switch the same id
+ *  names another task there (issue 44). A record from before titles were kept names ids alone. */
+export function heldText(r: Pick<AgentLastRun, 'held' | 'titles'>): string {
+  if (r.held.length === 0) return 'held no task';
+  const titleOf = (t: string) => (r.titles && Object.hasOwn(r.titles, t) ? r.titles[t] : undefined);
+  return `held ${r.held.map((t) => (titleOf(t) !== undefined ? `${t} "${showControls(titleOf(t)!, 'none')}"` : t)).join(', ')}`;
 }
 
 const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
@@ -76,7 +79,7 @@ const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
   const a = useApp((s) => s.agents[id]);
   const profile = useApp((s) => s.profiles.find((p) => p.id === s.agents[id]?.profile)?.label);
   // One string, so the selector's answer compares equal while nothing it names changed.
-  const held = useApp((s) => heldText(s.agents[id]?.lastRun?.held ?? [], (t) => s.board?.tasks.get(t)?.title));
+  const held = useApp((s) => heldText(s.agents[id]?.lastRun ?? { held: [] }));
   if (!a?.lastRun) return null;
   return (
     <li className="ended-agent" data-testid={`ended-${id}`} data-how={a.lastRun.how}>

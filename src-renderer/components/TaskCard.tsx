@@ -19,7 +19,7 @@ import { askText } from './prompt.js';
 import { noteCount, openTaskDetails, useTaskDetails } from './TaskDetails.js';
 import { CharCount, LimitReason } from './CharCount.js';
 import { CardWaits } from './TaskWaits.js';
-import { CARD_STEP_KEYS, followCard, stepCard } from './cardFocus.js';
+import { CARD_STEP_KEYS, enterActions, followCard, moveInActions, stepCard } from './cardFocus.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
 const CARD_CONTROLS = 'button, input, textarea, select, a, form';
@@ -195,11 +195,20 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
           stepCard(e.currentTarget, by);
           return;
         }
+        // Into the card's actions, its one Tab stop's way to its buttons (cardFocus.ts).
+        if (e.key === 'ArrowRight' && e.target === e.currentTarget && !isDragging && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey) {
+          if (enterActions(e.currentTarget)) e.preventDefault();
+          return;
+        }
+        if (!isDragging && e.target !== e.currentTarget && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey && moveInActions(e.currentTarget, e.target as Element, e.key)) {
+          e.preventDefault();
+          return;
+        }
         listeners?.onKeyDown?.(e);
       }}
       role="article"
       aria-roledescription="draggable task"
-      aria-keyshortcuts="ArrowUp ArrowDown j k Enter Space"
+      aria-keyshortcuts="ArrowUp ArrowDown j k ArrowRight Enter Space"
       aria-label={label}
       className={`${className}${isDragging ? ' dragging' : ''}`}
       data-testid={`card-${id}`}
@@ -215,14 +224,16 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
   const c = useController();
   const id = task.id;
   return (
-    <div className="card-actions">
-      <button type="button" data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
+    // A toolbar of buttons out of the Tab order: the card is the one stop, Right reaches them (cardFocus.ts).
+    <div className="card-actions" role="toolbar" aria-label={`Actions on ${id}`} data-testid={`card-actions-${id}`}>
+      <button type="button" tabIndex={-1} data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
         Edit
       </button>
-      {(task.state === 'open' || task.state === 'claimed') && <AssignMenu taskId={id} holder={task.claim?.agentId ?? ''} />}
+      {(task.state === 'open' || task.state === 'claimed') && <AssignMenu taskId={id} holder={task.claim?.agentId ?? ''} tabIndex={-1} />}
       {task.state === 'open' && (
         <button
           type="button"
+          tabIndex={-1}
           data-testid={`block-${id}`}
           onClick={async () => {
             const reason = await askText(`Why is ${id} blocked?`);
@@ -233,24 +244,25 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
         </button>
       )}
       {task.state === 'blocked' && (
-        <button type="button" data-testid={`unblock-${id}`} onClick={() => void c.actions.unblockTask(id)}>
+        <button type="button" tabIndex={-1} data-testid={`unblock-${id}`} onClick={() => void c.actions.unblockTask(id)}>
           Unblock
         </button>
       )}
       {task.state === 'claimed' && (
-        <button type="button" data-testid={`release-${id}`} onClick={() => void c.actions.releaseTask(id)}>
+        <button type="button" tabIndex={-1} data-testid={`release-${id}`} onClick={() => void c.actions.releaseTask(id)}>
           Release
         </button>
       )}
       {task.state === 'review' && (
         <>
           {task.worktree && (
-            <button type="button" data-testid={`diff-button-${id}`} onClick={() => c.worktrees.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
+            <button type="button" tabIndex={-1} data-testid={`diff-button-${id}`} onClick={() => c.worktrees.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
               Diff
             </button>
           )}
           <button
             type="button"
+            tabIndex={-1}
             className="good"
             data-testid={`approve-${id}`}
             title={task.worktree ? 'Opens the diff: approve there merges it' : 'Asks first: approve moves it to Done'}
@@ -260,6 +272,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
           </button>
           <button
             type="button"
+            tabIndex={-1}
             className="bad"
             data-testid={`reject-${id}`}
             onClick={async () => {
@@ -274,7 +287,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
         </>
       )}
       {task.state === 'needs-attention' && (
-        <button type="button" data-testid={`reset-${id}`} onClick={() => void c.actions.resetTask(id)}>
+        <button type="button" tabIndex={-1} data-testid={`reset-${id}`} onClick={() => void c.actions.resetTask(id)}>
           Reset
         </button>
       )}

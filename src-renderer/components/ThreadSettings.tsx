@@ -4,6 +4,7 @@ import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSe
 import { useApp, useController } from '../state/hooks.js';
 import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '../state/waitHoldField.js';
 import { SharedBoardSetting } from './SharedBoardSetting.js';
+import { threadDefaultShellLine } from '../state/dispatchShells.js';
 import { LeaseEvidence } from './LeaseEvidence.js';
 import { useCommands } from './useCommands.js';
 
@@ -39,6 +40,8 @@ export function ThreadSettings() {
   const [hold, setHold] = useState('');
   const [holdError, setHoldError] = useState<string | null>(null);
   const [dispatchOn, setDispatchOn] = useState(false);
+  // While the box is ticked: the plain shells the Thread's default would dispatch to, which read no task.
+  const shellLine = useApp((s) => (s.boardVersion, threadDefaultShellLine(s)));
   const [limit, setLimit] = useState('');
 
   const start = () => {
@@ -200,6 +203,11 @@ export function ThreadSettings() {
           <input data-testid="settings-dispatch" type="checkbox" checked={dispatchOn} onChange={(e) => setDispatchOn(e.target.checked)} />
           Idle agents take the next ready task
         </label>
+        {dispatchOn && shellLine && (
+          <span className="settings-note grow" role="note" data-testid="settings-dispatch-shells">
+            {shellLine}
+          </span>
+        )}
         <button type="submit" data-testid="settings-save">
           Save
         </button>

@@ -46,3 +46,49 @@ export function stepCard(from: HTMLElement, by: 1 | -1): boolean {
 
 /** The keys that move between cards: arrows as in a list, j and k as in a pager. */
 export const CARD_STEP_KEYS: Readonly<Record<string, 1 | -1>> = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 };
+
+/**
+ * One Tab stop per card (issue 44: a compact card cost four, one per button). The card is the stop; its
+ * buttons are a toolbar inside it (WAI-ARIA's toolbar pattern, each button tabindex -1), reached from the
+ * focused card with Right, moved along with Left / Right / Home / End, left with Escape (or Left from the
+ * first) back to the card. Tab from anywhere in the card goes on to the next card, since nothing else in it
+ * is a stop. A menu a button opened (Assign to…) keeps its own keys.
+ */
+export function actionsOf(card: HTMLElement): HTMLElement[] {
+  const bar = card.querySelector<HTMLElement>(':scope > .card-actions');
+  return bar ? [...bar.querySelectorAll<HTMLElement>(':scope > button:not(:disabled)')] : [];
+}
+
+/** Right from a focused card: onto its first action. False when it has none. */
+export function enterActions(card: HTMLElement): boolean {
+  const first = actionsOf(card)[0];
+  first?.focus();
+  return first !== undefined;
+}
+
+/** A key pressed on one of a card's actions: moves along them or back to the card; true when it was one of
+ *  the toolbar's keys (the caller prevents its default: no scrolling). */
+export function moveInActions(card: HTMLElement, from: Element, key: string): boolean {
+  if (from.closest('[role="menu"]')) return false;
+  const items = actionsOf(card);
+  const at = items.indexOf(from as HTMLElement);
+  if (at < 0) return false;
+  const to = (el: HTMLElement | undefined) => {
+    el?.focus();
+    return true;
+  };
+  switch (key) {
+    case 'ArrowRight':
+      return to(items[Math.min(at + 1, items.length - 1)]);
+    case 'ArrowLeft':
+      return to(at === 0 ? card : items[at - 1]);
+    case 'Home':
+      return to(items[0]);
+    case 'End':
+      return to(items[items.length - 1]);
+    case 'Escape':
+      return to(card);
+    default:
+      return false;
+  }
+}
