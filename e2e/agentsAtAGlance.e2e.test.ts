@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, describeViolations } from './axe.js';
+import { axeViolations, describeViolations, settleScheme } from './axe.js';
 import { openWindow, SHOTS, type Served, type WindowSession, withQuery } from './harness.js';
 import { agentTabIds, dragCard, screenText, typeIn } from './pageActions.js';
 import { windowOn, type WindowClient } from './windowClient.js';
@@ -77,12 +77,7 @@ function allShown(): Promise<string[]> {
 }
 
 async function scheme(s: 'light' | 'dark'): Promise<void> {
-  await page.emulateMedia({ colorScheme: s });
-  // axe reads computed colours: wait until every colour transition of the scheme change is over.
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  await page.waitForFunction(() =>
-    document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
-  );
+  await settleScheme(page, s);
 }
 
 describe('who owes whom, and twelve agents at a glance', () => {

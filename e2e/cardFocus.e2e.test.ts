@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, describeViolations } from './axe.js';
+import { axeViolations, describeViolations, settleScheme } from './axe.js';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { windowOn, type WindowClient } from './windowClient.js';
 
@@ -97,11 +97,7 @@ describe('the focus after an action on a card', () => {
     await page.keyboard.press('ArrowUp');
     expect(await focused()).toBe('card-T-5');
     for (const s of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: s });
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-      await page.waitForFunction(() =>
-        document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
-      );
+      await settleScheme(page, s);
       expect(describeViolations(await axeViolations(page, '.board')), s).toBe('');
     }
     await page.emulateMedia({ colorScheme: 'light' });
@@ -111,11 +107,7 @@ describe('the focus after an action on a card', () => {
 /** Both colour schemes settled (no colour transition running), then axe on `scope`. */
 async function axeBothSchemes(scope: string): Promise<void> {
   for (const s of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: s });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    await page.waitForFunction(() =>
-      document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
-    );
+    await settleScheme(page, s);
     expect(describeViolations(await axeViolations(page, scope)), s).toBe('');
   }
   await page.emulateMedia({ colorScheme: 'light' });

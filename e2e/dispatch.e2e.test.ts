@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { axeViolations, describeViolations } from './axe.js';
+import { axeViolations, describeViolations, settleScheme } from './axe.js';
 import { windowOn } from './windowClient.js';
 
 import { windowForFile } from './windowForFile.js';
@@ -101,11 +101,7 @@ describe('dispatch, in the window', () => {
     await page.getByRole('button', { name: 'Cancel' }).click();
 
     for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-      await page.waitForFunction(() =>
-        document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
-      );
+      await settleScheme(page, scheme);
       expect(describeViolations(await axeViolations(page, '.tabbar')), scheme).toBe('');
     }
     await page.emulateMedia({ colorScheme: 'light' });
