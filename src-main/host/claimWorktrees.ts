@@ -254,16 +254,30 @@ export class ClaimWorktrees {
     }
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
-    const branch = t?.state === 'review' && git ? t.worktree : null;
-    if (this.queue && this.seal && branch) {
+    if (this.queue && this.seal && git) {
       // Work to merge goes through the merge queue (issue 34): approval answers once it landed or came back.
       // Sealed here, on the host the window (or the person's verify) asked: the queue lands only sealed entries.
+      // Which it is is decided on the board as the decision finds it, not on this host's view, which lags a
+      // shared board: a task still 'claimed' here but in review there was approved with its work never merged.
       const seal = this.seal;
-      const decide = (e: LeaseEngine) => e.enqueue(taskId, by, (a) => seal.seal(a));
-      const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      let queued = false;
+      const decide = (e: LeaseEngine): Result<unknown> => {
+        const now = e.state.tasks.get(taskId);
+        queued = now?.state === 'review' && !!now.worktree;
+        return queued ? e.enqueue(taskId, by, (a) => seal.seal(a)) : e.approve(taskId, by);
+      };
+      // Approved here, whichever it is: a task with nothing to merge is no other host's to tidy after.
+      this.approvingHere.add(taskId);
+      let r: Result<unknown>;
+      try {
+        r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      } finally {
+        this.approvingHere.delete(taskId);
+      }
       unwrapApproval(r);
-      return wait ? this.queue.outcome(taskId) : undefined;
+      return queued && wait ? this.queue.outcome(taskId) : undefined;
     }
+    const branch = t?.state === 'review' && git ? t.worktree : null;
     const remote = this.board.state.settings.remote;
     let merged: string | null = null;
     let landed: RemoteMerge | null = null;
