@@ -372,7 +372,9 @@ exit 0`,
     const commit = await sh(worktree.path, 'git add -A && git commit -qm "work on T-1"', agentEnv(a.host, agent));
     expect(commit.code, commit.stderr).toBe(0);
     const sha = gitSync(worktree.path, ['rev-parse', 'HEAD']);
-    await waitFor(() => b.host.board.state.tasks.get('T-1')?.record?.sha === sha, 10_000, 'B to see the commit');
+    // B lands from the remote: the commit is there (A pushed it) and B knows of it before the done.
+    await hostPushed(a, bare, 'T-1', sha);
+    await waitFor(() => b.host.board.state.tasks.get('T-1')?.pushed?.sha === sha, 10_000, 'B to see the commit pushed');
     // The done, decided on A, and at once the person's approval on B: B hears of the done by the database's
     // NOTIFY, which no socket has delivered yet, so B's own view still says claimed.
     expect((await a.host.board.run((e) => e.done(agent, 'T-1', token))).ok).toBe(true);
