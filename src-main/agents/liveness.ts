@@ -108,6 +108,10 @@ export interface LivenessLoopDeps {
   now?: () => number;
   /** The agents' states: an agent waiting on a person is held, not judged on its progress. */
   states?: LivenessStates;
+  /** Whether the host is making something the agent waits on (a claim's folder, for a person's assignment as
+   *  for its own claim): that wait is the host's, not the agent's silence (two-host chaos: an assigned claim
+   *  waiting 5 s for a dead host's push under a 2 s lease lapsed before its agent could start). */
+  hostWorksFor?: (agentId: string) => boolean;
 }
 
 /** What the loop reads of, and tells to, the agents' states (src-main/roster/agentStates.ts). */
@@ -199,7 +203,7 @@ export class LivenessLoop {
       // Only work it holds that counts down asks it for progress: work in review waits on the person (issue 44),
       // so an agent at its prompt with nothing else is idle, not stalled.
       const holds = this.worksOn(a.id);
-      const lastWorkAt = Math.max(a.boardWorkAt(now), cpu.lastWorkAt, this.lastGrantAt(a.id, now));
+      const lastWorkAt = this.d.hostWorksFor?.(a.id) ? now : Math.max(a.boardWorkAt(now), cpu.lastWorkAt, this.lastGrantAt(a.id, now));
       const lastProgressAt = progressAt({ lastWorkAt, lastOutputAt: s.lastOutputAt, leaseMs, holds });
       const { waitHoldMs } = this.d.board.state.settings;
       const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(a.id) ?? null, waitHoldMs });

@@ -57,6 +57,8 @@ export class ClaimWorktrees {
   private closed = false;
   /** Each task's latest worktree hand-over, by the token it was for. */
   private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
+  /** The folders being made now: task → the agent that waits on it. */
+  private readonly preparing = new Map<string, string>();
   /** The merge queue, once the Thread has one (useQueue). */
   private queue: MergeQueue | null = null;
   private seal: ApprovalSeal | null = null;
@@ -212,7 +214,11 @@ export class ClaimWorktrees {
       : this.store.timeout(() => {
           if (!this.closed) void this.note(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`).catch(() => undefined);
         }, WorktreeConstants.slowNoteMs);
-    const done = git.folders.grant(taskId, agentId, token).finally(() => slow?.dispose()).then(
+    this.preparing.set(taskId, agentId);
+    const done = git.folders.grant(taskId, agentId, token).finally(() => {
+      slow?.dispose();
+      if (this.preparing.get(taskId) === agentId) this.preparing.delete(taskId);
+    }).then(
       async (issued) => {
         for (const n of issued.notes) await this.note(taskId, n);
         return issued;
@@ -226,6 +232,13 @@ export class ClaimWorktrees {
     // Whoever waits sees the failure; nobody waiting is fine too (the board already says it).
     done.catch(() => undefined);
     this.issuing.set(taskId, { token, done });
+  }
+
+  /** Whether the host is making a claim's folder for `agentId` now (its own claim or a person's assignment):
+   *  the agent waits on the host then, and the liveness check does not count that wait as its silence. */
+  preparingFor(agentId: string): boolean {
+    for (const a of this.preparing.values()) if (a === agentId) return true;
+    return false;
   }
 
   /** The worktree of the claim (task, token) once it is ready; null in a Thread without worktrees. */

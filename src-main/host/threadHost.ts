@@ -165,7 +165,7 @@ export class ThreadHost {
       throw err;
     });
     await worktrees.fenceThreadFolder(opts.warn);
-    const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states });
+    const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states, hostWorksFor: (id) => worktrees.preparingFor(id) });
     const git = worktrees.git;
     const here = board.engine.here;
     // On a board several hosts share, each lands the entries approved on it: their worktrees are in its clone.
