@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, describeViolations, type AxeViolation } from './axe.js';
+import { axeViolations, describeViolations, type AxeViolation, settleScheme } from './axe.js';
 import { openWindowOnRepo } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
@@ -35,12 +35,7 @@ const SCHEMES = ['light', 'dark'] as const;
 const card = (id: string) => page.getByTestId(`card-${id}`);
 
 async function scheme(s: (typeof SCHEMES)[number]): Promise<void> {
-  await page.emulateMedia({ colorScheme: s });
-  // axe reads computed colours: wait until every colour transition of the scheme change is over.
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  await page.waitForFunction(() =>
-    document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
-  );
+  await settleScheme(page, s);
 }
 
 /** A task taken to review by the shell `agent`: claimed, a commit in the worktree its claim printed, done. */

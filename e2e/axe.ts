@@ -74,3 +74,16 @@ export async function axeViolations(page: Page, scope: string | 'document' = 'do
 export function describeViolations(violations: readonly AxeViolation[]): string {
   return violations.map((v) => `${v.impact ?? '?'} ${v.id} (${v.targets.length}): ${v.help} — ${v.targets.join(', ')}`).join('\n');
 }
+
+/**
+ * The page in colour scheme `s`, its new colours painted: a frame for the terminal's, and every colour
+ * transition over (columns fade their background in 0.15 s; read halfway, a dark column is still half white,
+ * and axe reads computed colours).
+ */
+export async function settleScheme(page: Page, s: 'light' | 'dark'): Promise<void> {
+  await page.emulateMedia({ colorScheme: s });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() =>
+    document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
+  );
+}

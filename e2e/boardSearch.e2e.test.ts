@@ -52,10 +52,11 @@ describe(`search over a board of ${TASKS} tasks`, () => {
     expect(await page.locator('.board [data-testid^="card-T-"]').count()).toBe(1);
     await w.shot('search-01-found-among-5000');
 
-    // Enter goes to the match; Tab to its "Assign to…"; Enter opens the menu on the first agent; Enter assigns.
+    // Enter goes to the match; Right to its "Assign to…" (the card is one Tab stop, its buttons a toolbar in
+    // it); Enter opens the menu on the first agent; Enter assigns.
     await page.keyboard.press('Enter');
     expect(await focused()).toBe('card-T-4321');
-    for (let i = 0; i < 5 && (await focused()) !== 'assign-T-4321'; i++) await page.keyboard.press('Tab');
+    for (let i = 0; i < 5 && (await focused()) !== 'assign-T-4321'; i++) await page.keyboard.press('ArrowRight');
     expect(await focused()).toBe('assign-T-4321');
     await page.keyboard.press('Enter');
     await page.getByTestId('assign-menu-T-4321').waitFor();

@@ -79,7 +79,7 @@ describe('the event log over a long day', () => {
     const coverage = page.getByTestId('log-coverage');
     // (Renewals and agent states go on meanwhile: the counts are read, not assumed.)
     const counts = async () => {
-      const m = /^Showing the ([\d,]+) newest of ([\d,]+) events\.$/.exec((await coverage.textContent()) ?? '');
+      const m = /^Read the ([\d,]+) newest of ([\d,]+) events(?:; [\d,]+ hidden by the (?:filter|renewals box))?\.$/.exec((await coverage.textContent()) ?? '');
       return m ? { shown: Number(m[1]!.replace(/,/g, '')), of: Number(m[2]!.replace(/,/g, '')) } : null;
     };
     await expect.poll(counts).toMatchObject({ shown: expect.any(Number) });
@@ -102,7 +102,7 @@ describe('the event log over a long day', () => {
       await expect.poll(() => more.isDisabled().catch(() => false)).toBe(false);
     }
     await expect.poll(() => t1Added.count()).toBe(1);
-    await expect.poll(() => coverage.textContent()).toMatch(/^Showing all [\d,]+ events\.$/);
+    await expect.poll(() => coverage.textContent()).toMatch(/^Read all [\d,]+ events(?:; [\d,]+ hidden by the (?:filter|renewals box))?\.$/);
     expect(await page.getByTestId('log-load-older').count()).toBe(0);
     await t1Added.scrollIntoViewIfNeeded();
     expect(await t1Added.isVisible()).toBe(true);

@@ -134,7 +134,7 @@ describe('the small honest things', () => {
     const body = page.getByTestId('confirm-body');
     await body.waitFor();
     expect(await body.textContent()).toMatch(
-      new RegExp(`^T-2 "Write the changelog" is held by ${nameA} \\(\\S+, \\d+:\\d\\d left\\): take it from ${nameA} and give it to ${nameB}\\?`),
+      new RegExp(`^T-2 "Write the changelog" is held by ${nameA} \\([^)]+, \\d+:\\d\\d left\\): take it from ${nameA} and give it to ${nameB}\\?`),
     );
     expect(await page.getByTestId('confirm-ok').textContent()).toBe(`Give it to ${nameB}`);
     await shot(page, 'honest-04-drag-asks');

@@ -160,9 +160,10 @@ describe(`a long day: ${AGENTS} shell agents and ${TASKS} tasks`, () => {
     await expect.poll(editShown).toBe(false);
     await card.focus();
     await expect.poll(editShown).toBe(true);
-    await page.keyboard.press('Tab');
+    // The card is one Tab stop; Right walks its buttons (issue 44, item 5).
+    await page.keyboard.press('ArrowRight');
     expect(await focused()).toBe(`edit-${firstOpen}`);
-    await page.keyboard.press('Tab');
+    await page.keyboard.press('ArrowRight');
     expect(await focused()).toBe(`assign-${firstOpen}`);
     expect(await shown(`assign-${firstOpen}`)).toBe(true);
     await w.shot('longday-1440-compact-card-focused');

@@ -3,7 +3,8 @@
  * its screen. serve runs with --keep-agents, so its Ctrl-C leaves the agent (a shell) in the pty host; the
  * shell prints a line while no serve runs at all, so that line can only reach the page through the screen
  * the next serve restores from the pty host. The open page (no reload) and then a reloaded page show the
- * same agent running with both lines, and typing into it still works. Debian's Chromium, real ptys.
+ * same agent running with both lines, and typing into it still works; until it is typed into, its state is
+ * "unknown", not the "working" a launch presumes (issue 44). Debian's Chromium, real ptys.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -88,11 +89,18 @@ describe('restarting serve with an agent running', () => {
     await expect.poll(() => theTab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
     expect(Number(await theTab.getAttribute('data-pid'))).toBe(agentPid);
     expect(await tab.count()).toBe(1);
+    // Taken back, it is not presumed to be working: nothing is known of it until it is seen (issue 44).
+    const badge = page.getByTestId(`agent-state-${id}`);
+    expect(await badge.getAttribute('data-standing')).toBe('unknown');
+    expect(await badge.locator('.standing-words').innerText()).toBe('unknown');
+    expect(await page.getByRole('tab', { name: /unknown/ }).getAttribute('data-testid')).toBe(`agent-tab-${id}`);
     // The line printed while no serve ran is on the screen: the pane's screen came back from the pty host.
     await expect.poll(() => screenText(page, id), { timeout: 10_000 }).toContain('WHILE-DOWN');
     expect(await screenText(page, id)).toContain('FIRST-LINE');
     await typeIn(page, id, 'echo "AFTER"-RESTART');
     await expect.poll(() => screenText(page, id), { timeout: 10_000 }).toContain('AFTER-RESTART');
+    // A command typed into it: seen, no longer unknown.
+    await expect.poll(() => badge.getAttribute('data-standing'), { timeout: 10_000 }).not.toBe('unknown');
     await shot(page, 'restart-02-reconnected');
 
     // A reload: a new page gets the same agent and the whole screen from the host, and types into it.

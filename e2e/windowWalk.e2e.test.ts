@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { settleScheme } from './axe.js';
 import { clippedBoxes, outsideViewport, poorContrast, visibleTexts } from './pageAudit.js';
 import { typeIn } from './pageActions.js';
 import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
@@ -28,13 +29,7 @@ const SCHEMES = ['light', 'dark'] as const;
 const LONG_TITLE = 'Write the parser for the config files and make it handle comments, includes and environment variable expansion';
 
 async function scheme(s: (typeof SCHEMES)[number]): Promise<void> {
-  await page.emulateMedia({ colorScheme: s });
-  // The new colours painted: a frame for the terminal's, and every colour transition over (columns fade
-  // their background in 0.15 s; read halfway, a dark column is still half white).
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  await page.waitForFunction(() =>
-    document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running' || !/color|background|border/.test(a.transitionProperty)),
-  );
+  await settleScheme(page, s);
 }
 
 /** Every visible text under these roots below 4.5:1, after checking there is text to check. */

@@ -58,6 +58,8 @@ export class Agent {
   private _secret: string;
   private _secretDigest: string;
   private _lastBoardCallAt: number;
+  /** Calls of its the host is still answering with work of its own (a claim's folder being made). */
+  private _hostWorking = 0;
   private _run = 0;
   private readonly changes = new Emitter<AgentChange>();
   readonly onChange = this.changes.event;
@@ -180,6 +182,28 @@ export class Agent {
   /** A board call it made: progress for the liveness check. Not announced. */
   calledBoard(now: number): void {
     this._lastBoardCallAt = now;
+  }
+
+  /**
+   * The host doing work this agent asked for and waits on (its claim's folder: a checkout, or a wait for
+   * another host's push of the task's record): for as long as it runs the agent is not quiet, it is held up
+   * by the host, and its answer is work like any board call. A lease shorter than the host's wait would
+   * otherwise lapse before the agent could start (two-host chaos: a claim waiting 5 s for a push under a 2 s
+   * lease lapsed, again and again).
+   */
+  async whileHostWorks<T>(work: () => Promise<T>, now: () => number): Promise<T> {
+    this._hostWorking++;
+    try {
+      return await work();
+    } finally {
+      this._hostWorking--;
+      this._lastBoardCallAt = now();
+    }
+  }
+
+  /** When it last worked with the board, for the liveness check: now, while the host still works for it. */
+  boardWorkAt(now: number): number {
+    return this._hostWorking > 0 ? now : this._lastBoardCallAt;
   }
 
   dispose(): void {

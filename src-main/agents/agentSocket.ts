@@ -233,7 +233,10 @@ export class AgentSocket {
       return;
     }
     agent.calledBoard(performance.now());
-    const out = await callAsAgent(board, agent.id, m.method, m.params, hooks);
+    // A claim's folder is the host's work: the agent waits on it (Agent.whileHostWorks).
+    const grant = hooks.afterGrant;
+    const held: AgentCallHooks = grant ? { ...hooks, afterGrant: (taskId, token) => agent.whileHostWorks(() => grant(taskId, token), () => performance.now()) } : hooks;
+    const out = await callAsAgent(board, agent.id, m.method, m.params, held);
     if (out.ok) send({ jsonrpc: '2.0', id, result: out.value });
     else fail(id, out.error);
   }

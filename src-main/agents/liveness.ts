@@ -1,6 +1,7 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
 import { leaseFor, shortestLease } from '../../src-shared/board/leaseEvidence.js';
+import { leaseRuns } from '../../src-shared/board/lease.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import type { BoardService } from '../board/boardService.js';
 import { readTreeCpu, type ProcState, type TreeCpu } from '../pty/procReader.js';
@@ -107,6 +108,10 @@ export interface LivenessLoopDeps {
   now?: () => number;
   /** The agents' states: an agent waiting on a person is held, not judged on its progress. */
   states?: LivenessStates;
+  /** Whether the host is making something the agent waits on (a claim's folder, for a person's assignment as
+   *  for its own claim): that wait is the host's, not the agent's silence (two-host chaos: an assigned claim
+   *  waiting 5 s for a dead host's push under a 2 s lease lapsed before its agent could start). */
+  hostWorksFor?: (agentId: string) => boolean;
 }
 
 /** What the loop reads of, and tells to, the agents' states (src-main/roster/agentStates.ts). */
@@ -195,8 +200,10 @@ export class LivenessLoop {
       let cpu = this.cpu.get(a.id);
       if (!cpu) this.cpu.set(a.id, (cpu = new CpuWork(s.startedAt)));
       cpu.observe(now, facts.cpuMs, leaseMs);
-      const holds = this.d.board.engine.claimsOf(a.id).length > 0;
-      const lastWorkAt = Math.max(a.lastBoardCallAt, cpu.lastWorkAt, this.lastGrantAt(a.id, now));
+      // Only work it holds that counts down asks it for progress: work in review waits on the person (issue 44),
+      // so an agent at its prompt with nothing else is idle, not stalled.
+      const holds = this.worksOn(a.id);
+      const lastWorkAt = this.d.hostWorksFor?.(a.id) ? now : Math.max(a.boardWorkAt(now), cpu.lastWorkAt, this.lastGrantAt(a.id, now));
       const lastProgressAt = progressAt({ lastWorkAt, lastOutputAt: s.lastOutputAt, leaseMs, holds });
       const { waitHoldMs } = this.d.board.state.settings;
       const verdict = judgeWithWait({ state: facts.state, lastProgressAt, now, leaseMs, waitingMs: this.d.states?.waitingFor(a.id) ?? null, waitHoldMs });
@@ -217,6 +224,15 @@ export class LivenessLoop {
       else if (verdict === 'stalled') this.d.states?.progress(a.id, stalled ? 'stalled' : 'idle');
       if (a.status !== before) this.d.onStatus();
     }
+  }
+
+  /** Whether the agent holds a claim whose lease runs (lease.ts leaseRuns): one it is to make progress on. */
+  private worksOn(agentId: string): boolean {
+    const { engine } = this.d.board;
+    return engine.claimsOf(agentId).some((id) => {
+      const t = engine.task(id);
+      return !!t && leaseRuns(t);
+    });
   }
 
   /**

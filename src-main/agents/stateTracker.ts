@@ -30,6 +30,9 @@ export interface TrackerDeps {
   schedule: (fn: () => void, ms: number) => Disposable;
   /** Every change, once. */
   onChange: (next: AgentStateInfo, before: AgentStateInfo) => void;
+  /** A pane this host took back after a restart: nothing is known of it until it is seen (`unknown`), where
+   *  a pane just launched is presumed to be starting its work (`working`). */
+  adopted?: boolean;
 }
 
 /** A prompt's text as kept: controls shown as escapes (never acted on where it is shown), clipped. */
@@ -43,6 +46,8 @@ export function cleanStateText(text: string | null | undefined): string | null {
 /**
  * One pane's state, merged from every signal its agent gives. The rules, in order:
  * - exited is final; nothing after it counts;
+ * - an adopted pane is unknown until it is seen: a signal of its own, the person's Enter, or the liveness
+ *   check's finding of a lease's silence (its "working" there is only the adoption's date);
  * - the liveness check speaks only about progress: it turns `working` into `stalled` (silent, holding a
  *   claim) or `idle` (silent, holding nothing) and back, and never overrides a wait or a finished turn (an
  *   agent waiting on a person makes no progress, rightly); a shell idle at its prompt while it holds a claim
@@ -63,7 +68,9 @@ export class AgentStateTracker implements Disposable {
   private idleAtPrompt = false;
 
   constructor(private readonly d: TrackerDeps) {
-    this.cur = { state: 'working', source: 'liveness', text: null, since: d.wall(), presumed: true };
+    this.cur = d.adopted
+      ? { state: 'unknown', source: 'liveness', text: null, since: d.wall() }
+      : { state: 'working', source: 'liveness', text: null, since: d.wall(), presumed: true };
     this.enteredAt = d.now();
   }
 
@@ -101,9 +108,10 @@ export class AgentStateTracker implements Disposable {
     if (shown) this.apply(s);
   }
 
-  /** The person pressed Enter in the pane: an answer to a prompt, or a new instruction after a turn. */
+  /** The person pressed Enter in the pane: an answer to a prompt, a new instruction after a turn, or a
+   *  command to a pane whose state no one knew. */
   personAnswered(): boolean {
-    if (this.cur.state !== 'needs-input' && this.cur.state !== 'idle') return false;
+    if (this.cur.state !== 'needs-input' && this.cur.state !== 'idle' && this.cur.state !== 'unknown') return false;
     this.pending?.dispose();
     this.pending = null;
     return this.set({ state: 'working', source: 'terminal', text: null });
@@ -116,6 +124,9 @@ export class AgentStateTracker implements Disposable {
     if (s.source === 'liveness') {
       // Its own words only: working, stalled, and idle that it said itself (an agent's own idle, a finished
       // turn, is not the liveness check's to take back).
+      // An adopted pane's "progress" is only the adoption itself (its last board call is dated then): the
+      // liveness check sees it only once it finds a lease's silence.
+      if (cur.state === 'unknown') return s.state !== 'working' && this.set(s);
       const its = cur.state === 'working' || cur.state === 'stalled' || (cur.state === 'idle' && cur.source === 'liveness');
       if (its && (s.state === 'working' || s.state === 'stalled' || s.state === 'idle')) return this.set(s);
       // A shell at its prompt that holds work and makes no progress is stalled; output alone (the echo of a

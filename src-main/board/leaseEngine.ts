@@ -1,7 +1,7 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
-import { isExpired } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, QueueEntry, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
+import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
@@ -586,7 +586,8 @@ export class LeaseEngine {
    */
   endWaited(agentId: string): string[] {
     this.sweep();
-    const ids = this.claimsOf(agentId);
+    // Work in review waits on the person too, and is held for them whatever the agent does meanwhile.
+    const ids = this.claimsOf(agentId).filter((id) => leaseRuns(this.board.tasks.get(id) as Task));
     for (const id of ids) {
       const t = this.board.tasks.get(id) as Task;
       this.end(id, t.claim as Claim, 'waited-too-long', stateAfterClaimEnd(t, 'waited-too-long', this.board.settings.poisonLimit));
@@ -718,8 +719,12 @@ export class LeaseEngine {
     return ok(null);
   }
 
-  /** A review turned down: back to its holder if the lease still runs, otherwise to the backlog. */
-  rejectReview(taskId: string, reason: string, by: string = USER): Result<null> {
+  /**
+   * A review turned down: back to its holder, with a full lease from now (its claim was held for the person
+   * while in review, so the agent gets the whole of one to act on the reason), or to the backlog when no claim
+   * is left (its pane closed meanwhile). `cause`: what the merge queue found, when it sends the work back.
+   */
+  rejectReview(taskId: string, reason: string, by: string = USER, cause?: SendBackCause): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
@@ -729,9 +734,10 @@ export class LeaseEngine {
     const held = this.landingHold(task, 'rejected', by);
     if (held) return held;
     // The send-back (`returned`) takes it out of the queue in the same step: its reason is the reject's.
-    const to = task.claim ? 'claimed' : 'open';
+    const c = task.claim;
     this.emit({ kind: 'note', taskId, by, text: `Review: ${reason}` });
-    this.emit({ kind: 'returned', taskId, by, reason, to });
+    if (c) this.emit({ kind: 'returned', taskId, by, reason, to: 'claimed', deadline: this.clock.now() + leaseFor(this.board.settings, c.agentId), ...(cause ? { cause } : {}) });
+    else this.emit({ kind: 'returned', taskId, by, reason, to: 'open', ...(cause ? { cause } : {}) });
     return ok(null);
   }
 
@@ -811,7 +817,7 @@ export class LeaseEngine {
    * Approval of a task with work to merge: it joins the merge queue at the end of the person's order, with the
    * sha `done` froze (the queue merges that and nothing else). Its approval is decided when it lands.
    */
-  enqueue(taskId: string, by: string = USER): Result<QueueEntry> {
+  enqueue(taskId: string, by: string = USER, seal?: (a: SealedApproval) => string): Result<QueueEntry> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const task = t.value;
@@ -823,7 +829,10 @@ export class LeaseEngine {
     const sha = (task.submitted ?? task.record)?.sha ?? null;
     // The claim that said done: in review it still holds the task, or it is the last one (ended since).
     const token = submitterToken(task);
-    this.emit({ kind: 'queued', taskId, by, rank, sha, token, ...(this.here ? { host: this.here.id } : {}) });
+    const host = this.here?.id ?? null;
+    // Sealed over the position emit gives the event (the next after the board's), so the row holds only there.
+    const sealed = seal?.({ threadId: this.board.threadId, taskId, seq: this.board.seq + 1, by, sha, token, host });
+    this.emit({ kind: 'queued', taskId, by, rank, sha, token, ...(host !== null ? { host } : {}), ...(sealed ? { seal: sealed } : {}) });
     return ok((this.board.tasks.get(taskId) as Task).queued as QueueEntry);
   }
 
@@ -839,7 +848,7 @@ export class LeaseEngine {
   }
 
   /** The queue's runner merged the head entry onto `onto`: said on the board while its verify runs. */
-  queueLanding(taskId: string, expect: { sha: string | null; token: number | null }, onto: string, merge: string | null): Result<null> {
+  queueLanding(taskId: string, expect: LandingOf, onto: string, merge: string | null): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     const q = t.value.queued;
@@ -851,13 +860,13 @@ export class LeaseEngine {
   }
 
   /** Take a task out of the queue without landing it: it stays in review, unapproved. */
-  unqueue(taskId: string, reason: string, by: string = USER): Result<null> {
+  unqueue(taskId: string, reason: string, by: string = USER, code?: 'unsealed'): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
     if (!t.value.queued) return reject('bad-state', `${taskId} is not in the merge queue`);
     const held = this.landingHold(t.value, 'taken out of the queue', by);
     if (held) return held;
-    this.emit({ kind: 'unqueued', taskId, by, reason });
+    this.emit({ kind: 'unqueued', taskId, by, reason, ...(code ? { code } : {}) });
     return ok(null);
   }
 
@@ -875,7 +884,7 @@ export class LeaseEngine {
    * fail; holding the entry keeps "approved" meaning "on the base". A host that stops in between finds the
    * entry committing when it starts and asks git whether the base has the merge (MergeQueue.land).
    */
-  queueCommit(taskId: string, expect: { sha: string | null; token: number | null }, merge: string | null): Result<null> {
+  queueCommit(taskId: string, expect: LandingOf, merge: string | null): Result<null> {
     const f = this.find(taskId);
     if (!f.ok) return f;
     const t = f.value;
@@ -930,7 +939,7 @@ export class LeaseEngine {
     if (c && c.agentId === agentId) {
       if (token !== undefined && token !== c.token)
         return this.refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}; your current token is ${c.token}`);
-      if (isExpired(c, this.clock.now())) return this.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
+      if (claimLapsed({ state: t.state, claim: c }, this.clock.now())) return this.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
       return ok(c);
     }
     const last = t.lastClaim;
@@ -1061,9 +1070,11 @@ export class LeaseEngine {
     const was = before?.claim;
     const is = t.claim;
     if (was?.agentId !== is?.agentId) this.heldBy.set(taskId, is ? is.agentId : null);
-    if (is) {
-      if (is.deadline !== was?.deadline || is.token !== was?.token) this.deadlines.set(taskId, is.deadline);
-    } else if (was) {
+    // Only a claim that counts down is in the deadline queue: one in review is held for the person (leaseRuns).
+    const ran = !!was && leaseRuns(before as Task);
+    if (is && leaseRuns(t)) {
+      if (!ran || is.deadline !== was?.deadline || is.token !== was?.token) this.deadlines.set(taskId, is.deadline);
+    } else if (ran) {
       this.deadlines.delete(taskId);
     }
   }
@@ -1076,7 +1087,20 @@ export function submitterToken(t: Task): number | null {
 }
 
 /** Why the queue entry `q` of `t` is no longer the approval `expect` the runner merged, or null when it is. */
-export function staleEntry(t: Task, q: QueueEntry, expect: { sha: string | null; token: number | null }): string | null {
+/**
+ * What a landing's board step is for: the queue entry it checked (`entry`, the position its queueing was
+ * recorded at) and the work that entry froze. The entry itself, not only its work: an entry taken back and
+ * queued again for the same sha and token mid-landing (a person's second approval, or a copied row) is
+ * another approval, whose seal the queue has not checked, and it lands only in a landing of its own.
+ */
+export interface LandingOf {
+  readonly sha: string | null;
+  readonly token: number | null;
+  readonly entry: number | null;
+}
+
+export function staleEntry(t: Task, q: QueueEntry, expect: LandingOf): string | null {
+  if ((q.seq ?? null) !== expect.entry) return `it was queued again since (the entry recorded at #${q.seq ?? '?'}, not #${expect.entry ?? '?'})`;
   if (q.sha !== expect.sha || (q.token ?? null) !== expect.token) return `its entry is now for ${shortSha(q.sha ?? '')} under token ${q.token ?? 'none'}`;
   if (t.state !== 'review') return `it ${isInState(t.state)}`;
   const now = (t.submitted ?? t.record)?.sha ?? null;

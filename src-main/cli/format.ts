@@ -23,7 +23,7 @@ const secs = (ms: number) => {
   return s >= 60 ? `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 };
 
-const holder = (c: ClaimView | null) => (c ? `  [${c.agentId}, token ${c.token}, ${secs(c.remainingMs)} left]` : '');
+const holder = (c: ClaimView | null) => (c ? `  [${c.agentId}, token ${c.token}, ${c.held ? 'held while the person reviews' : `${secs(c.remainingMs)} left`}]` : '');
 
 /**
  * How much of the goal `forkbench board` prints: the task list is what an agent runs it for, and a goal can be

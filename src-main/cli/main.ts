@@ -242,6 +242,13 @@ async function callBoard(spec: MethodSpec, params: Record<string, unknown>, json
 }
 
 export async function main(): Promise<void> {
+  // A reader that has had enough (`forkbench board | head -1`) closes the pipe: what is left unwritten is not
+  // wanted, which is no failure of this command and no stack trace for the person (issue 44). Any other
+  // error writing the output is one.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? Exit.ok);
+  });
   const code = await run(process.argv.slice(2), {
     out: (s) => process.stdout.write(`${s}\n`),
     err: (s) => process.stderr.write(`${s}\n`),

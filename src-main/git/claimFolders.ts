@@ -299,7 +299,7 @@ export class ClaimFolders {
         if (!t.claim || t.claim.agentId === agentId) paths.push(join(this.r.repo.commonDir, 'refs', 'heads', `${wt.branch}.lock`));
         for (const path of paths) {
           const id = lockIdentity(path);
-          if (id) held.push({ path, id });
+          if (id) held.push({ path, id, taskId: t.id });
         }
       }
     }
@@ -397,6 +397,8 @@ export class ClaimFolders {
 /** A lock file found at a gone agent's death, and which file it was. */
 export interface HeldLock {
   path: string;
+  /** The task whose folder or branch it locks. */
+  taskId: string;
   /** Device, inode and change time: a lock the next git makes at the same path is another file. */
   id: string;
 }

@@ -259,7 +259,7 @@ export class TaskReview {
       const conflicted = merged.stdout.split('\n').slice(1).filter(Boolean);
       throw new WorktreeError(
         'merge-conflict',
-        `${wt.branch} does not merge cleanly into ${baseName}: conflicts in ${conflicted.join(', ') || 'some files'}. ${baseName} is untouched. Reject with a note asking the holder to merge ${wt.base} into its branch (git merge ${baseName}), then approve again.`,
+        `${wt.branch} does not merge cleanly into ${baseName}: conflicts in ${conflicted.join(', ') || 'some files'}. ${baseName} is untouched. To land it, its holder merges ${wt.base} into its branch (git merge ${baseName}), resolves the conflicts, commits and says done again.`,
       );
     }
     if (merged.code !== 0) throw new GitError(['merge-tree'], merged.code, merged.stdout, merged.stderr);

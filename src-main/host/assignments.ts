@@ -1,6 +1,6 @@
 import { BOARD_TEXT_IS_DATA, quotedBoardText } from '../../src-shared/text/controlChars.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import { USER } from '../../src-shared/board/model.js';
+import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { BoardService } from '../board/boardService.js';
@@ -52,7 +52,14 @@ export class Assignments {
 
   follow(e: BoardEvent): void {
     if (e.kind === 'submitted') this.submitters.set(e.taskId, { agentId: e.agentId, path: this.d.board.state.tasks.get(e.taskId)?.worktree?.path });
-    if (e.kind === 'returned') this.submitters.delete(e.taskId);
+    if (e.kind === 'returned') {
+      this.submitters.delete(e.taskId);
+      if (e.to === 'claimed') this.tellSentBack(e);
+    }
+    if (e.kind === 'queued') this.tellQueued(e);
+    if (e.kind === 'unqueued' && e.by === HOST_ACTOR) this.tellUnqueued(e);
+    // Work with a worktree is told it landed when its folder goes (tellMerged, one message with where to go).
+    if (e.kind === 'approved' && !this.d.board.state.tasks.get(e.taskId)?.worktree) this.tellLanded(e.taskId);
     if (e.kind === 'worktree-removed') {
       this.tellMerged(e);
       this.toldToLeave.delete(e.taskId);
@@ -65,6 +72,8 @@ export class Assignments {
 
   private nameOf(agentId: string): string {
     if (agentId === USER) return 'a person in the Forkbench window';
+    if (agentId === VERIFY_ACTOR) return "the Thread's verify command";
+    if (agentId === HOST_ACTOR) return 'Forkbench';
     return this.d.roster.nameOf(agentId);
   }
 
@@ -93,9 +102,63 @@ export class Assignments {
     const told = this.toldToLeave.get(e.taskId)?.has(agentId) ?? false;
     void this.d.roster.tell(
       agentId,
-      `${e.taskId} ${quotedBoardText(t?.title ?? '')} was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
+      `${e.taskId} ${quotedBoardText(t?.title ?? '')} landed: it was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
         `${told ? '' : `If your shell was in it: cd '${this.d.folder}'. `}Run \`forkbench board\` to pick other work.`,
     );
+  }
+
+  /** The agent whose work a task in review is: the one that said done (it holds it still, unless its pane closed). */
+  private submitterOf(taskId: string): string | null {
+    const t = this.d.board.state.tasks.get(taskId);
+    return this.submitters.get(taskId)?.agentId ?? t?.claim?.agentId ?? t?.lastClaim?.agentId ?? null;
+  }
+
+  private tellLive(agentId: string | null, text: string): void {
+    if (!agentId) return;
+    const p = this.d.roster.get(agentId);
+    if (!p || !p.agent.alive) return;
+    void this.d.roster.tell(agentId, text);
+  }
+
+  /**
+   * Work sent back to its holder (a person's reject, a failed verify, the merge queue's conflict): the holder
+   * is told why and that the task is its own again with a full lease, exactly where an assignment is told
+   * (issue 44: the README promised it, and the pane said nothing).
+   */
+  private tellSentBack(e: Extract<BoardEvent, { kind: 'returned' }>): void {
+    const t = this.d.board.state.tasks.get(e.taskId);
+    const c = t?.claim;
+    if (!t || !c) return;
+    const who = e.cause === 'conflict' ? 'the merge queue (its merge conflicts)' : e.cause === 'verify-failed' ? 'the merge queue (its merge failed the verify)' : this.nameOf(e.by);
+    const where = t.worktree ? ` Work in its git worktree: cd '${t.worktree.path}' (branch ${t.worktree.branch}).` : '';
+    this.tellLive(
+      c.agentId,
+      `${e.taskId} ${quotedBoardText(t.title)} was sent back to you by ${who}. Reason: ${quotedBoardText(oneLine(e.reason))}. ` +
+        `It is yours again with a full lease (fencing token ${c.token}): fix it, then \`forkbench done ${e.taskId} --token ${c.token}\`.${where} ${BOARD_TEXT_IS_DATA}`,
+    );
+  }
+
+  private tellQueued(e: Extract<BoardEvent, { kind: 'queued' }>): void {
+    const t = this.d.board.state.tasks.get(e.taskId);
+    const queued = [...this.d.board.state.tasks.values()].filter((x) => x.queued).length;
+    this.tellLive(
+      this.submitterOf(e.taskId),
+      `${e.taskId} ${quotedBoardText(t?.title ?? '')} was approved by ${this.nameOf(e.by)} and waits in the merge queue (${queued} queued): ` +
+        `it is merged onto its base and checked before the base moves. You are told here when it lands or comes back.`,
+    );
+  }
+
+  private tellUnqueued(e: Extract<BoardEvent, { kind: 'unqueued' }>): void {
+    const t = this.d.board.state.tasks.get(e.taskId);
+    this.tellLive(
+      this.submitterOf(e.taskId),
+      `${e.taskId} ${quotedBoardText(t?.title ?? '')} did not land: the merge queue took it out (${quotedBoardText(oneLine(e.reason))}). It waits in review for the person; nothing for you to do unless they send it back.`,
+    );
+  }
+
+  private tellLanded(taskId: string): void {
+    const t = this.d.board.state.tasks.get(taskId);
+    this.tellLive(this.submitterOf(taskId), `${taskId} ${quotedBoardText(t?.title ?? '')} landed: it was approved and is done. Run \`forkbench board\` to pick other work.`);
   }
 
   private tellAssigned(taskId: string, agentId: string, token: number): void {
@@ -113,3 +176,7 @@ export class Assignments {
     );
   }
 }
+
+/** Board text as one line of a pane's message: a verify's output keeps its lines apart with ⏎, so nothing
+ *  typed into an agent CLI's input sends it early. */
+const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ⏎ ').trim();

@@ -13,8 +13,10 @@ import type { BoardService, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
+import type { AgentLockFolders } from '../roster/goneAgentLocks.js';
 import type { MergeCandidate, RemoteMerge } from '../git/taskReview.js';
 import type { MergeQueue } from './mergeQueue.js';
+import type { ApprovalSeal } from './approvalSeal.js';
 import { trackingRef } from '../git/taskRemote.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import type { ArrivalTiming } from '../git/recordArrival.js';
@@ -55,8 +57,11 @@ export class ClaimWorktrees {
   private closed = false;
   /** Each task's latest worktree hand-over, by the token it was for. */
   private readonly issuing = new Map<string, { token: number; done: Promise<ClaimWorktree | null> }>();
+  /** The folders being made now: task → the agent that waits on it. */
+  private readonly preparing = new Map<string, string>();
   /** The merge queue, once the Thread has one (useQueue). */
   private queue: MergeQueue | null = null;
+  private seal: ApprovalSeal | null = null;
   /** Tasks this host is approving now: their approval's own follow-up is approve's, not approvedElsewhere's. */
   private readonly approvingHere = new Set<string>();
   /** The remote's base moved past the person's branch here (an approval's merge landed): they are told. */
@@ -107,6 +112,28 @@ export class ClaimWorktrees {
       afterGrant,
       readMove: (taskId, ref, to) => records.readMove(taskId, ref, to),
       offRecord: (taskId) => void records.repair(taskId).catch((err: Error) => warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`)),
+    };
+  }
+
+  /**
+   * The folders whose git locks a gone agent left, for the roster to clear once nothing of it is left: each
+   * task whose lock was cleared has its branch put back at its record then. The repair its claim's end asked
+   * for may have given up on that lock meanwhile (a group still finishing, or a loaded machine: a fence chaos
+   * run left a refused commit on T-15's branch so), and nothing else would ask again.
+   */
+  lockFolders(): AgentLockFolders | null {
+    const git = this.git;
+    if (!git) return null;
+    const { folders, records } = git;
+    return {
+      locksOf: (agentId) => folders.locksOf(agentId),
+      agentsWithFolders: () => folders.agentsWithFolders(),
+      clearLocks: (locks) => {
+        const cleared = folders.clearLocks(locks);
+        const tasks = new Set(locks.filter((l) => cleared.includes(l.path)).map((l) => l.taskId));
+        for (const taskId of tasks) void records.repair(taskId).catch((err: Error) => this.warn?.(`forkbench: could not put ${taskId}'s branch back at its record: ${err.message}`));
+        return cleared;
+      },
     };
   }
 
@@ -187,7 +214,11 @@ export class ClaimWorktrees {
       : this.store.timeout(() => {
           if (!this.closed) void this.note(taskId, `Making the git worktree for ${taskId} (a large repository takes a while)…`).catch(() => undefined);
         }, WorktreeConstants.slowNoteMs);
-    const done = git.folders.grant(taskId, agentId, token).finally(() => slow?.dispose()).then(
+    this.preparing.set(taskId, agentId);
+    const done = git.folders.grant(taskId, agentId, token).finally(() => {
+      slow?.dispose();
+      if (this.preparing.get(taskId) === agentId) this.preparing.delete(taskId);
+    }).then(
       async (issued) => {
         for (const n of issued.notes) await this.note(taskId, n);
         return issued;
@@ -201,6 +232,13 @@ export class ClaimWorktrees {
     // Whoever waits sees the failure; nobody waiting is fine too (the board already says it).
     done.catch(() => undefined);
     this.issuing.set(taskId, { token, done });
+  }
+
+  /** Whether the host is making a claim's folder for `agentId` now (its own claim or a person's assignment):
+   *  the agent waits on the host then, and the liveness check does not count that wait as its silence. */
+  preparingFor(agentId: string): boolean {
+    for (const a of this.preparing.values()) if (a === agentId) return true;
+    return false;
   }
 
   /** The worktree of the claim (task, token) once it is ready; null in a Thread without worktrees. */
@@ -229,14 +267,30 @@ export class ClaimWorktrees {
     }
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
-    const branch = t?.state === 'review' && git ? t.worktree : null;
-    if (this.queue && branch) {
+    if (this.queue && this.seal && git) {
       // Work to merge goes through the merge queue (issue 34): approval answers once it landed or came back.
-      const decide = (e: LeaseEngine) => e.enqueue(taskId, by);
-      const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      // Sealed here, on the host the window (or the person's verify) asked: the queue lands only sealed entries.
+      // Which it is is decided on the board as the decision finds it, not on this host's view, which lags a
+      // shared board: a task still 'claimed' here but in review there was approved with its work never merged.
+      const seal = this.seal;
+      let queued = false;
+      const decide = (e: LeaseEngine): Result<unknown> => {
+        const now = e.state.tasks.get(taskId);
+        queued = now?.state === 'review' && !!now.worktree;
+        return queued ? e.enqueue(taskId, by, (a) => seal.seal(a)) : e.approve(taskId, by);
+      };
+      // Approved here, whichever it is: a task with nothing to merge is no other host's to tidy after.
+      this.approvingHere.add(taskId);
+      let r: Result<unknown>;
+      try {
+        r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      } finally {
+        this.approvingHere.delete(taskId);
+      }
       unwrapApproval(r);
-      return wait ? this.queue.outcome(taskId) : undefined;
+      return queued && wait ? this.queue.outcome(taskId) : undefined;
     }
+    const branch = t?.state === 'review' && git ? t.worktree : null;
     const remote = this.board.state.settings.remote;
     let merged: string | null = null;
     let landed: RemoteMerge | null = null;
@@ -273,9 +327,11 @@ export class ClaimWorktrees {
     }
   }
 
-  /** The merge queue that lands approvals with work to merge; without one, approval merges at once. */
-  useQueue(queue: MergeQueue): void {
+  /** The merge queue that lands approvals with work to merge, and the seal that marks an approval as this
+   *  host's (the person's act); without a queue, approval merges at once. */
+  useQueue(queue: MergeQueue, seal: ApprovalSeal): void {
     this.queue = queue;
+    this.seal = seal;
   }
 
   /** What follows the board's decision on an approval whose merge (if any) landed: the notes a person reads,

@@ -1,5 +1,5 @@
 import type { BoardEvent, BoardEventKind } from '../../src-shared/board/events.js';
-import { HOST_ACTOR, VERIFY_ACTOR, type QueueEntry, type Task } from '../../src-shared/board/model.js';
+import { HOST_ACTOR, VERIFY_ACTOR, type QueueEntry, type SendBackCause, type Task } from '../../src-shared/board/model.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { nextToLand } from '../../src-shared/board/mergeQueue.js';
 import type { Result } from '../../src-shared/board/result.js';
@@ -9,7 +9,7 @@ import { outputAsText } from '../../src-shared/text/controlChars.js';
 import { failureNote, type VerifyOutcome } from '../agents/verifyRunner.js';
 import type { Clock } from '../base/clock.js';
 import type { BoardService } from '../board/boardService.js';
-import type { LeaseEngine } from '../board/leaseEngine.js';
+import type { LandingOf, LeaseEngine } from '../board/leaseEngine.js';
 import type { ApprovedWork, MergeCandidate } from '../git/taskReview.js';
 import { WorktreeError } from '../git/taskRepo.js';
 
@@ -35,6 +35,9 @@ export interface LandingSteps {
   landed(t: Task, merge: string): Promise<boolean>;
   /** The merge landed: the board approves the task (as `by`), and git tidies after it. */
   approve(t: Task, c: MergeCandidate | null, by: string, tries: number): Promise<void>;
+  /** Whether `entry` is the person's act on this host: its seal (approvalSeal.ts) holds. An entry anyone with
+   *  the store's key appended is not, and never lands. */
+  sealed(t: Task, entry: QueueEntry): boolean;
   /** The queue is closing: end whatever check still runs. */
   dispose?(): void;
 }
@@ -195,7 +198,18 @@ export class MergeQueue {
    */
   private async land(t: Task, entry: QueueEntry): Promise<void> {
     const id = t.id;
+    if (!this.steps.sealed(t, entry)) {
+      // Checked before anything else, a committing entry included: a row that says "approved by user" without
+      // this host's seal was written into the store, not by the person's window, so nothing of it is merged.
+      const why = `its approval was not made in the person's window on this host (the queue entry${entry.by ? ` "by ${entry.by}"` : ''} carries no valid seal: it was written into the board's store directly)`;
+      this.warn?.(`forkbench: ${id} was taken out of the merge queue unmerged: ${why}. It stays in review: approve it in the window if it should land.`);
+      this.reasons.set(id, new QueueOutcomeError('unsealed', `${id} left the merge queue: ${why}`));
+      await this.takeOut(id, `not merged: ${why}; approve it in the window if it should land`, 'unsealed');
+      return;
+    }
     const approved: ApprovedWork = { sha: entry.sha, token: entry.token ?? null };
+    // Each board step names this entry: the seal checked above is this entry's, not the next one's.
+    const landing: LandingOf = { ...approved, entry: entry.seq ?? null };
     if (entry.committing) {
       // The host stopped after the board agreed to land it: git says whether the base moved before it stopped.
       const merge = entry.landing?.merge ?? null;
@@ -216,7 +230,7 @@ export class MergeQueue {
         return this.refused(id, err as Error);
       }
       if (this.disposed) return;
-      if (c && !(await this.step(id, entry, this.board.run((e) => e.queueLanding(id, approved, c.onto, c.merge))))) return;
+      if (c && !(await this.step(id, entry, this.board.run((e) => e.queueLanding(id, landing, c.onto, c.merge))))) return;
       if (c?.merge && command) {
         await this.note(id, `Merge queue: merged onto ${c.base} at ${shortSha(c.onto)} as ${shortSha(c.merge)}; verifying with \`${command}\` in a checkout of its own…`);
         const started = this.clock.now();
@@ -226,14 +240,14 @@ export class MergeQueue {
         if (!outcome.passed) {
           const why = `the merge onto ${c.base} failed its verify, so ${c.base} was not moved. ${failureNote(command, outcome)}`;
           this.reasons.set(id, new QueueOutcomeError('verify-failed', `${id} was sent back: ${why}`));
-          await this.sendBack(id, `Merge queue: ${why}`, VERIFY_ACTOR);
+          await this.sendBack(id, `Merge queue: ${why}`, VERIFY_ACTOR, 'verify-failed');
           return;
         }
         await this.note(id, `Merge queue: verify \`${command}\` passed on the merge in ${((this.clock.now() - started) / 1000).toFixed(1)} s.`);
       }
       // The landing's compare-and-set: after the git work, in the board's one order of writes. A take-back
       // answered before it wins here; one asked after it is refused until the base moved (queueCommit).
-      if (this.disposed || !(await this.step(id, entry, this.board.run((e) => e.queueCommit(id, approved, c?.merge ?? null))))) return;
+      if (this.disposed || !(await this.step(id, entry, this.board.run((e) => e.queueCommit(id, landing, c?.merge ?? null))))) return;
       // Without a verify command the merge lands unchecked, as approval did before the queue: the queue's view
       // says so (queueView's `verify`), not a note on each task.
       const landed = c ? await this.landOrRefuse(t, c) : 'landed';
@@ -289,29 +303,29 @@ export class MergeQueue {
     const message = err.message;
     // The approving caller gets git's own error, code and all, as approval gave it before the queue.
     this.reasons.set(id, err);
-    if (err instanceof WorktreeError && WORK_PROBLEMS.has(err.problem)) return this.sendBack(id, `Merge queue: ${message}`, HOST_ACTOR);
+    if (err instanceof WorktreeError && WORK_PROBLEMS.has(err.problem)) return this.sendBack(id, `Merge queue: ${message}`, HOST_ACTOR, err.problem === 'merge-conflict' ? 'conflict' : undefined);
     await this.note(id, `Not merged: ${message}`);
     await this.takeOut(id, 'it could not be merged (see the note)');
   }
 
   /** Send the task back to its agent; a task no longer in review (a board from before take-backs left it
    *  queued) leaves the queue with the same reason instead. No refusal is passed over. */
-  private async sendBack(id: string, text: string, by: string): Promise<void> {
-    const r = await this.board.run((e) => e.rejectReview(id, clip(text), by));
+  private async sendBack(id: string, text: string, by: string, cause?: SendBackCause): Promise<void> {
+    const r = await this.board.run((e) => e.rejectReview(id, clip(text), by, cause));
     if (r.ok || !this.board.state.tasks.get(id)?.queued) return;
     await this.takeOut(id, text);
   }
 
   /** Take the entry out with the reason; throws when the board refuses while it is still queued. */
-  private async takeOut(id: string, reason: string): Promise<void> {
-    const r = await this.board.run((e) => e.unqueue(id, clip(reason), HOST_ACTOR));
+  private async takeOut(id: string, reason: string, code?: 'unsealed'): Promise<void> {
+    const r = await this.board.run((e) => e.unqueue(id, clip(reason), HOST_ACTOR, code));
     if (!r.ok && this.board.state.tasks.get(id)?.queued) throw new Error(r.error.message);
   }
 
   /** The same entry is still queued: nobody took it out, sent it back or approved it anew while it was checked. */
   private stillQueued(id: string, entry: QueueEntry): boolean {
     const q = this.board.state.tasks.get(id)?.queued;
-    return !!q && q.at === entry.at && q.by === entry.by && q.sha === entry.sha && (q.token ?? null) === (entry.token ?? null);
+    return !!q && (q.seq ?? null) === (entry.seq ?? null) && q.at === entry.at && q.by === entry.by && q.sha === entry.sha && (q.token ?? null) === (entry.token ?? null);
   }
 
   private note(taskId: string, text: string): Promise<unknown> {

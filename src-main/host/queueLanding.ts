@@ -4,6 +4,7 @@ import { runVerify, VerifyConstants } from '../agents/verifyRunner.js';
 import type { BoardService } from '../board/boardService.js';
 import type { WorktreeManager } from '../git/worktreeManager.js';
 import type { Roster } from '../roster/roster.js';
+import type { ApprovalSeal } from './approvalSeal.js';
 import type { ClaimWorktrees } from './claimWorktrees.js';
 import type { LandingSteps } from './mergeQueue.js';
 import { pinnedPaths, restorePins } from './verifyPins.js';
@@ -17,6 +18,8 @@ interface GitLandingDeps {
   git: WorktreeManager;
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** This host's approval key: what it queued, it lands. */
+  seal: ApprovalSeal;
   /** Where the verify's process tree is tracked as its last holder's pane while it runs (as verifyOnDone does). */
   roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
 }
@@ -61,6 +64,7 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
         await d.git.review.removeCheckout(dir);
       }
     },
+    sealed: (t, entry) => d.seal.holds(d.board.state.threadId, t.id, entry),
     land: (t, c) => d.git.review.landCandidate(t.id, c, d.board.state.settings.remote),
     approve: (t, c, by, tries) => d.worktrees.approveLanded(t.id, by, c, tries),
     /** The Thread is closing: a verify still running is ended (its group), and its entry lands anew next start. */
@@ -77,4 +81,4 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
 }
 
 /** The same queue entry (a person's queueing), whatever the queue noted on it since (its landing). */
-const sameEntry = (a: QueueEntry | null | undefined, b: QueueEntry | null | undefined): boolean => !!a && !!b && a.at === b.at && a.by === b.by;
+const sameEntry = (a: QueueEntry | null | undefined, b: QueueEntry | null | undefined): boolean => !!a && !!b && (a.seq ?? null) === (b.seq ?? null) && a.at === b.at && a.by === b.by;

@@ -16,6 +16,7 @@ import { AgentStates } from '../roster/agentStates.js';
 import { KeptPanes } from '../roster/keptPanes.js';
 import { Roster } from '../roster/roster.js';
 import { Assignments } from './assignments.js';
+import { ApprovalSeal } from './approvalSeal.js';
 import { MergeQueue } from './mergeQueue.js';
 import { gitLandingSteps } from './queueLanding.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
@@ -177,7 +178,7 @@ export class ThreadHost {
       agentFilesDir: join(rt, `agents-${key}`),
       env: opts.env ?? process.env,
       writableRoots: () => worktrees.git?.writableRoots() ?? [],
-      lockFolders: worktrees.git ? worktrees.require().folders : null,
+      lockFolders: worktrees.lockFolders(),
     });
     // Agents that went while no board host ran (killed inside git, say) left locks no process will finish:
     // noted now, before any agent can work in their folders.
@@ -195,13 +196,14 @@ export class ThreadHost {
       throw err;
     });
     await worktrees.fenceThreadFolder(opts.warn);
-    const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states });
+    const liveness = new LivenessLoop({ board, subjects: () => roster.all(), onStatus: () => roster.fireAgents(), warn: opts.warn, states, hostWorksFor: (id) => worktrees.preparingFor(id) });
     const here = board.engine.here;
     // On a board several hosts share, each lands the entries approved on it: their worktrees are in its clone.
-    const queue = git
-      ? new MergeQueue(board, gitLandingSteps({ board, worktrees, git, timeoutMs: opts.verifyTimeoutMs, roster }), board.clock, (t) => !here || !t.queued?.host || t.queued.host === here.id, opts.warn)
+    const seal = git ? ApprovalSeal.open(board.dir) : null;
+    const queue = git && seal
+      ? new MergeQueue(board, gitLandingSteps({ board, worktrees, git, seal, timeoutMs: opts.verifyTimeoutMs, roster }), board.clock, (t) => !here || !t.queued?.host || t.queued.host === here.id, opts.warn)
       : null;
-    if (queue) worktrees.useQueue(queue);
+    if (queue && seal) worktrees.useQueue(queue, seal);
     const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states, queue);
     if (opts.liveness !== false) liveness.schedule();
     // After the host follows the board: an entry a stopped host was landing is landed again from the start.

@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, turnNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, sentBackNotice, turnNotice, unsealedApprovalNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
@@ -31,6 +31,9 @@ export interface NoticeSources {
 
 /** The board events that start a new claim on a task: its lapse notice is no longer the news. */
 const CLAIMS_AGAIN: ReadonlySet<BoardEvent['kind']> = new Set(['grant', 'reassign']);
+/** The board events after which a send-back's notice is no longer the news: the work was done again, or the
+ *  task went to someone else. */
+const SENT_BACK_OVER: ReadonlySet<BoardEvent['kind']> = new Set(['submitted', 'grant', 'reassign', 'approved']);
 
 /**
  * A Thread's notices, the host's one source of them (src-shared/notices): an agent starting to wait for the
@@ -102,7 +105,16 @@ export class ThreadNotices {
     if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
       const title = this.s.board.state.tasks.get(e.taskId)?.title ?? '';
       this.raise(lapseNotice(e.taskId, this.s.roster.nameOf(e.agentId), title, e.to, this.at()));
-    } else if (CLAIMS_AGAIN.has(e.kind) && 'taskId' in e) this.withdrawAbout(`lapse:${e.taskId}`);
+    } else if (e.kind === 'unqueued' && e.code === 'unsealed') {
+      this.raise(unsealedApprovalNotice(e.taskId, this.s.board.state.tasks.get(e.taskId)?.title ?? '', this.at()));
+    } else if (e.kind === 'returned' && e.cause) {
+      const t = this.s.board.state.tasks.get(e.taskId);
+      const holder = t?.claim?.agentId;
+      this.raise(sentBackNotice(e.taskId, t?.title ?? '', e.cause, e.reason, holder ? this.s.roster.nameOf(holder) : null, this.at(), holder));
+    } else {
+      if (CLAIMS_AGAIN.has(e.kind) && 'taskId' in e) this.withdrawAbout(`lapse:${e.taskId}`);
+      if (SENT_BACK_OVER.has(e.kind) && 'taskId' in e) this.withdrawAbout(`sent-back:${e.taskId}`);
+    }
   }
 
   private stateChanged(agentId: string, next: AgentStateInfo, before: AgentStateInfo): void {

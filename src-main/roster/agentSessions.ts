@@ -121,7 +121,11 @@ export class AgentSessions {
     try {
       this.store.update(id, {
         state: 'exited',
-        ended: { how: ending.how, held: ending.held.length ? ending.held : (before?.held ?? []), exit: ending.exit ?? before?.exit ?? null },
+        ended: {
+          how: ending.how,
+          ...(ending.held.length ? { held: ending.held, titles: ending.titles } : { held: before?.held ?? [], titles: before?.titles }),
+          exit: ending.exit ?? before?.exit ?? null,
+        },
       });
     } catch (err) {
       // A record that cannot be written (a full disk) must not stop what reported the exit: a host's stop

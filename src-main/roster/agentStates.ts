@@ -59,10 +59,11 @@ export class AgentStates {
     this.limiter = new StatusLimiter(this.now);
   }
 
-  /** A pane is launched: its signals are read from now on. */
-  track(agentId: string, name: string, profile: ProfileIdShared, session: PaneSession): void {
+  /** A pane is launched, or taken back after a restart (`adopted`): its signals are read from now on. */
+  track(agentId: string, name: string, profile: ProfileIdShared, session: PaneSession, o: { adopted?: boolean } = {}): void {
     const store = new DisposableStore();
     const tracker = new AgentStateTracker({
+      adopted: o.adopted === true,
       now: this.now,
       wall: () => Date.now(),
       schedule: (fn, ms) => store.timeout(fn, ms),

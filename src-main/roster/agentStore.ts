@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
+import { Limits } from '../../src-shared/board/limits.js';
 import { AGENT_ENDINGS } from '../../src-shared/protocol/windowApi.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import { writeFileAtomic } from '../base/atomicWrite.js';
@@ -48,6 +49,11 @@ const StoredAgentSchema = z
       .object({
         how: z.enum(AGENT_ENDINGS),
         held: z.array(z.string().max(MAX_TASK_ID_CHARS)).max(MAX_HELD_KEPT),
+        /** The held tasks' titles on the board they were on, as it ended. */
+        titles: z
+          .record(z.string().max(MAX_TASK_ID_CHARS), z.string().max(Limits.maxTitleChars))
+          .refine((t) => Object.keys(t).length <= MAX_HELD_KEPT, `at most ${MAX_HELD_KEPT} titles`)
+          .optional(),
         exit: z.object({ code: z.number().int(), signal: z.number().int().nullable() }).strict().nullable(),
       })
       .strict()

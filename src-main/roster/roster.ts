@@ -88,6 +88,12 @@ export interface RosterDeps {
   sandbox?: AgentSandbox;
 }
 
+/** What an agent held as it ended, and those tasks' titles on the board it was on. */
+export interface HeldAtEnd {
+  held: string[];
+  titles: Record<string, string>;
+}
+
 /** How a death was learned, and what goes with it. */
 interface Death {
   reason: HardReleaseReason;
@@ -323,11 +329,11 @@ export class Roster {
     for (const f of found) {
       const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
       this.d.board.hostAgent(agent.id, { name: agent.name, profile: f.profile });
-      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name });
+      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name }, { adopted: true });
     }
   }
 
-  private wire(agent: Agent, session: PaneSession, launch: Pane['launch']): void {
+  private wire(agent: Agent, session: PaneSession, launch: Pane['launch'], o: { adopted?: boolean } = {}): void {
     const pane: Pane = {
       agent,
       run: agent.run,
@@ -340,7 +346,7 @@ export class Roster {
       },
     };
     this.panes.set(agent.id, pane);
-    this.d.states?.track(agent.id, agent.name, launch.profile, session);
+    this.d.states?.track(agent.id, agent.name, launch.profile, session, o);
     session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
@@ -514,7 +520,7 @@ export class Roster {
     // A Thread shutting down (or leaving its agents) writes nothing more of them: their records say what the
     // next host will find.
     if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) {
-      this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', held: this.d.board.engine.claimsOf(agent.id).sort(compareTaskIds), exit: agent.exit });
+      this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', ...this.heldBy(agent.id), exit: agent.exit });
     }
     if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
     clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
@@ -565,21 +571,45 @@ export class Roster {
     this.disposeEvents();
   }
 
-  /** What each of this host's agents holds now: taken before a stop ends every claim, so the records of the
-   *  agents it ends can say what they held (killAll). */
-  heldByAgents(): Map<string, string[]> {
-    return new Map(this.registry.all().map((a) => [a.id, this.d.board.engine.claimsOf(a.id).sort(compareTaskIds)]));
+  /** What an agent holds now, and those tasks' titles on this board: what its record keeps when it ends, so
+   *  the next run names them as they were here (a board switched since may give an id to another task). */
+  private heldBy(agentId: string): HeldAtEnd {
+    const held = this.d.board.engine.claimsOf(agentId).sort(compareTaskIds);
+    const titles: Record<string, string> = {};
+    for (const id of held) {
+      const title = this.d.board.state.tasks.get(id)?.title;
+      if (title !== undefined) titles[id] = title;
+    }
+    return { held, titles };
   }
 
-  /** After stop(): every pane's process group killed and its session disposed, and their records say so: ended
-   *  by the host's stop, holding what `held` (heldByAgents, before the claims ended) says. */
-  async killAll(held: ReadonlyMap<string, string[]> = new Map()): Promise<void> {
+  /** What each of this host's agents holds now: taken before a stop ends every claim, so the records of the
+   *  agents it ends can say what they held (killAll). */
+  heldByAgents(): Map<string, HeldAtEnd> {
+    return new Map(this.registry.all().map((a) => [a.id, this.heldBy(a.id)]));
+  }
+
+  /**
+   * After stop(): every pane's process group killed and its session disposed, and their records say so: ended
+   * by the host's stop, holding what `held` (heldByAgents, before the claims ended) says. An agent whose
+   * process had ended before the stop reached it (killed, or exited by itself, while the host was running or
+   * as it stopped) was not ended by the stop: its record keeps that cause, with its own exit status (issue
+   * 44: an agent killed before the stop was listed as ended by it).
+   */
+  async killAll(held: ReadonlyMap<string, HeldAtEnd> = new Map()): Promise<void> {
     await Promise.all(
       [...this.panes.values()].map(async (p) => {
+        // Read before anything here kills it: its death may already be known (the agent ended) or only its
+        // exit (the session's), and either is its own, not the stop's.
+        const endedBefore = !p.agent.alive || p.session.exit !== undefined;
+        // Of one whose death is known but not yet its status, this waits for that status (no signal is sent
+        // to a process that is gone).
         if (!p.session.exit) await p.session.kill().catch(() => undefined);
+        const exit = p.session.exit ? { code: p.session.exit.exitCode, signal: p.session.exit.signal ?? null } : null;
         p.session.dispose();
         p.agent.ended();
-        this.d.sessions.exited(p.agent.id, this.d.env, { how: 'host-stopped', held: held.get(p.agent.id) ?? [], exit: null });
+        const had = held.get(p.agent.id) ?? { held: [], titles: {} };
+        this.d.sessions.exited(p.agent.id, this.d.env, endedBefore ? { how: 'exited', ...had, exit: exit ?? p.agent.exit } : { how: 'host-stopped', ...had, exit: null });
       }),
     );
     this.panes.clear();

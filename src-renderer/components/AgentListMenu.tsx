@@ -5,6 +5,7 @@ import { agentLabel, statusText } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
 import { AgentStateBadge } from './AgentStateBadge.js';
+import { DispatchMark } from './TaskDispatch.js';
 import { Countdown } from './Countdown.js';
 
 /** "Go to agent…": opens this list from anywhere, a terminal too (caught before it, as Alt+Shift+N is). */
@@ -121,7 +122,7 @@ export function AgentListMenu({ onPick, opener }: { onPick(agentId: string): voi
         title={`Every agent, its state and its claims (${GO_TO_AGENT_KEYS})`}
         onClick={() => (open ? close(false) : openList())}
       >
-        {ids.length} agents <span aria-hidden="true">▾</span>
+        {ids.length === 1 ? '1 agent' : `${ids.length} agents`} <span aria-hidden="true">▾</span>
       </button>
       {open && (
         <div className="menu agent-list-menu" role="menu" id="agent-list-menu" aria-label="Go to agent" ref={menu} data-testid="agent-list">
@@ -160,7 +161,8 @@ function AgentListItem({ id, active, onPick }: { id: string; active: boolean; on
         <span className={`status-dot ${a.status}`} aria-hidden="true" />
         <span className="tab-name">{agentLabel(a)}</span>
         <span className="tab-status">{statusText(a)}</span>
-        {a.status !== 'exited' && <AgentStateBadge info={a.state} testId={`agent-list-state-${id}`} />}
+        {a.status !== 'exited' && <AgentStateBadge agentId={id} testId={`agent-list-state-${id}`} />}
+        {a.status !== 'exited' && <DispatchMark agentId={id} testId={`agent-list-dispatch-${id}`} />}
       </span>
       {claims.length > 0 && (
         <span className="agent-list-claims">

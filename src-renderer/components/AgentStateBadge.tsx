@@ -1,32 +1,47 @@
-import { SOURCE_WORDS, STATE_ICONS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentState.js';
+import { SOURCE_WORDS } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { nextWaiting } from '../state/nextWaiting.js';
 import { useApp, useController } from '../state/hooks.js';
+import { owedIds, standingFor, standingKey } from '../state/standing.js';
 
 /**
- * An agent's state as an icon and a word (never a colour alone): "✋ waiting for you". A state known only
- * from the screen says so; the prompt's text is in the tooltip, its control characters shown as escapes.
+ * An agent's standing as an icon and words (never a colour alone): "✋ waiting for you", "◷ idle holding T-2",
+ * "⚑ waiting for your review of T-3" (board/stateWords.ts: the same words on the tab, in the agent list, on
+ * the card and in the assign menu). The signal that said its state is in the tooltip, with a prompt's text
+ * (its control characters shown as escapes); a state known only from the screen says so.
  */
-export function AgentStateBadge({ info, testId }: { info: AgentStateInfo | null | undefined; testId: string }) {
-  if (!info) return null;
-  const word = STATE_WORDS[info.state];
-  const screen = info.source === 'screen';
-  const tip = `${word} (${SOURCE_WORDS[info.source]})${info.text ? `: ${showControls(info.text, 'tab-newline')}` : ''}`;
+export function AgentStateBadge({ agentId, testId, wordsClass }: { agentId: string; testId: string; wordsClass?: string }) {
+  const key = useApp((s) => standingKey(standingFor(s, s.agents[agentId])));
+  const info = useApp((s) => s.agents[agentId]?.state ?? null);
+  if (!key) return null;
+  const [kind, icon, words] = key.split('|') as [string, string, string];
+  const screen = info?.source === 'screen';
+  const tip = info ? `${words} (${SOURCE_WORDS[info.source]})${info.text ? `: ${showControls(info.text, 'tab-newline')}` : ''}` : words;
   return (
-    <span className={`agent-state state-${info.state}`} data-testid={testId} data-state={info.state} data-source={info.source} title={tip}>
+    <span
+      className={`agent-state standing-${kind}`}
+      data-testid={testId}
+      data-state={info?.state ?? ''}
+      data-standing={kind}
+      data-source={info?.source ?? ''}
+      title={tip}
+    >
       <span className="agent-state-icon" aria-hidden="true">
-        {STATE_ICONS[info.state]}
+        {icon}
       </span>
-      {word}
-      {screen ? ' (from the screen)' : ''}
+      <span className={wordsClass ?? 'standing-words'}>
+        {words}
+        {screen ? ' (from the screen)' : ''}
+      </span>
     </span>
   );
 }
 
-/** The header's count of agents waiting for the person; a click goes to the next one (Alt+Shift+N too). */
+/** The header's count of agents waiting for the person (a question, or work to review); a click goes to
+ *  the next one (Alt+Shift+N too). */
 export function WaitingCount() {
   const c = useController();
-  const count = useApp((s) => s.agentIds.filter((id) => s.agents[id]?.state?.state === 'needs-input').length);
+  const count = useApp((s) => owedIds(s).length);
   if (count === 0) return null;
   return (
     <button
@@ -34,13 +49,13 @@ export function WaitingCount() {
       className="waiting-count"
       data-testid="waiting-count"
       data-count={count}
-      title="Go to the next agent waiting for you (Alt+Shift+N)"
+      title="Go to the next agent waiting for you: a question, or work to review (Alt+Shift+N)"
       onClick={() => {
         const id = nextWaiting(c.store.getState());
         if (id) c.selectAgent(id);
       }}
     >
-      {STATE_ICONS['needs-input']} {count} waiting for you
+      <span aria-hidden="true">✋</span> {count} waiting for you
     </button>
   );
 }

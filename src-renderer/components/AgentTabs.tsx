@@ -7,18 +7,21 @@ import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
 import { stepTab } from '../state/tabStrip.js';
 import { closeAgentAsking } from './agentClose.js';
-import { dispatchCommands } from './TaskDispatch.js';
+import { DispatchMark, dispatchCommands } from './TaskDispatch.js';
 import { AgentListMenu, GO_TO_AGENT_KEYS } from './AgentListMenu.js';
 import { Countdown } from './Countdown.js';
 import { AgentNotifyToggle, AgentStateBadge } from './AgentStateBadge.js';
 import { LaunchMenu } from './LaunchMenu.js';
-import { TAB_STRIP_CLASS, useDragEdgeSteps } from './tabStripDrag.js';
 import { EndedAgents } from './EndedAgents.js';
 import { FindInTerminal } from './TerminalArea.js';
 import { useCommands } from './useCommands.js';
 import { UserText } from './UserText.js';
 
 export const AGENT_DROP_PREFIX = 'agent:';
+
+/** Up to this many agents, each chip is as wide as its words; past it they share the row in equal parts
+ *  (four chips with their words fit beside the bar's buttons at 1440 px). */
+const FEW_AGENTS = 4;
 
 /** Next / previous tab, as in a browser and VS Code; wrapping around. Caught before a focused terminal. */
 export const NEXT_TAB_KEYS = 'Ctrl+PgDn';
@@ -39,7 +42,6 @@ export function AgentTabs() {
   const activeId = useApp((s) => s.activeAgentId);
   const strip = useRef<HTMLDivElement>(null);
   const openList = useRef<(() => void) | null>(null);
-  useDragEdgeSteps(strip);
 
   // Whatever selected it, the selected tab is on screen.
   useEffect(() => {
@@ -96,16 +98,22 @@ export function AgentTabs() {
   });
   return (
     <div className="tabbar">
-      <div className={TAB_STRIP_CLASS} role="tablist" aria-label="Agents" ref={strip} data-testid="agent-strip">
+      {/* Chips that wrap, not a row that scrolls: twelve agents are all on screen at 1440×900 and at 800×600,
+          each one a drop target where it stands (issue 44). A few agents' chips show their whole standing;
+          many share the row, each cut to its room (the whole standing in its tooltip and accessible name). */}
+      <div className={`tabs${ids.length > FEW_AGENTS ? ' many' : ''}`} role="tablist" aria-label="Agents" ref={strip} data-testid="agent-strip">
         {ids.map((id) => (
           <AgentTab key={id} id={id} />
         ))}
       </div>
       <EndedAgents none={ids.length === 0} />
-      <AgentListMenu onPick={goTo} opener={openList} />
-      <FindInTerminal />
-      <AgentNotifyToggle />
-      <LaunchMenu />
+      {/* The bar's buttons stay together: beside the chips when there is room, else a line of their own. */}
+      <div className="tabbar-controls">
+        <AgentListMenu onPick={goTo} opener={openList} />
+        <FindInTerminal />
+        <AgentNotifyToggle />
+        <LaunchMenu />
+      </div>
     </div>
   );
 }
@@ -194,7 +202,8 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
             two agents' tabs did not fit beside the bar's buttons at 1280 px: the word shows only when it adds
             something (starting, stalled, exited, or no state known) and when the host is gone ("unknown"). */}
         {!remote && <span className={`tab-status${a.status === 'running' && a.state ? ' quiet' : ''}`}>{statusText(a)}</span>}
-        {a.status !== 'exited' && <AgentStateBadge info={a.state} testId={`agent-state-${id}`} />}
+        {a.status !== 'exited' && <AgentStateBadge agentId={id} testId={`agent-state-${id}`} />}
+        {a.status !== 'exited' && <DispatchMark agentId={id} testId={`agent-dispatch-${id}`} />}
         {deadline !== null && (
           <Countdown deadline={deadline} leaseMs={leaseMs} stalled={a.status === 'stalled'} testId={`agent-countdown-${id}`} variant="ring" />
         )}

@@ -37,6 +37,7 @@ export function App() {
       <TopBar drawer={drawer} onDrawer={toggleDrawer} />
       <ConnectionBanner />
       <ErrorBanner />
+      <Toasts />
       <div className={`layout${drawer ? ` drawer-${drawer}` : ''}${offline ? ' offline' : ''}`} data-testid="layout" data-offline={offline}>
         {/* Not an <aside>: the Thread list inside is the landmark (navigation "Threads"); a second, unnamed
             complementary landmark beside the log's only made two alike. */}
@@ -51,7 +52,6 @@ export function App() {
         </aside>
         {drawer && <div className="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(null)} />}
       </div>
-      <Toasts />
       <LeaseAnnouncements />
       <PromptHost />
       <ConfirmHost />

@@ -2,13 +2,15 @@ import { useEffect, useRef, useState } from 'react';
 import { agentLabel } from '../state/agentList.js';
 import { useApp, useController } from '../state/hooks.js';
 import { assignAsking } from './takeTask.js';
+import { followCard } from './cardFocus.js';
+import { AgentStateBadge } from './AgentStateBadge.js';
 
 /**
  * "Assign to…" on a card: the keyboard's way to do what dragging onto an agent's tab does. The menu lists
- * the agents that can take work (not exited, not the holder); arrows move, Enter picks, Escape closes, and
+ * the agents that can take work (not exited, not the holder), each with its standing ("idle", "working"); arrows move, Enter picks, Escape closes, and
  * the focus goes back to the button. Taking a task from a live holder asks first, as a drop does (takeTask.ts).
  */
-export function AssignMenu({ taskId, holder }: { taskId: string; holder: string }) {
+export function AssignMenu({ taskId, holder, tabIndex }: { taskId: string; holder: string; tabIndex?: number }) {
   const c = useController();
   const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
@@ -34,6 +36,8 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
       <button
         type="button"
         ref={button}
+        // -1 in a card's toolbar: the card is the Tab stop, Right reaches this (cardFocus.ts).
+        tabIndex={tabIndex}
         data-testid={`assign-${taskId}`}
         aria-haspopup="menu"
         aria-expanded={open}
@@ -74,13 +78,12 @@ export function AssignMenu({ taskId, holder }: { taskId: string; holder: string 
               data-testid={`assign-${taskId}-to-${id}`}
               onClick={() => {
                 close();
-                // The card moves to another column, drawn anew there: the focus follows it to its button.
-                void assignAsking(c, taskId, id).then(() =>
-                  requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid="assign-${taskId}"]`)?.focus()),
-                );
+                // The card moves to another column, drawn anew there when the push comes: the focus follows
+                // it to its button.
+                void assignAsking(c, taskId, id).then(() => followCard(taskId, `assign-${taskId}`));
               }}
             >
-              {agents[id] ? agentLabel(agents[id]) : id}
+              {agents[id] ? agentLabel(agents[id]) : id} <AgentStateBadge agentId={id} testId={`assign-${taskId}-state-${id}`} />
             </button>
           ))}
         </div>

@@ -84,7 +84,9 @@ export function BoardSearch() {
         onKeyDown={(e) => {
           if (e.key === 'Enter') {
             e.preventDefault();
-            document.querySelector<HTMLElement>('.board [data-testid^="card-"]')?.focus();
+            // The task the query names exactly, wherever its column stands; else the first match.
+            const named = query.trim() ? document.querySelector<HTMLElement>(`.board article[data-testid="card-${CSS.escape(query.trim().toUpperCase())}"]`) : null;
+            (named ?? document.querySelector<HTMLElement>('.board [data-testid^="card-"]'))?.focus();
           } else if (e.key === 'Escape') {
             c.store.setState({ boardQuery: '' });
           }

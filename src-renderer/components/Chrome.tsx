@@ -1,4 +1,5 @@
 import { useApp, useController } from '../state/hooks.js';
+import { noticeLines } from '../state/noticeGroups.js';
 import type { ConnectionState } from '../transport/types.js';
 import { WaitingCount } from './AgentStateBadge.js';
 import { SessionControl } from './SessionControl.js';
@@ -147,32 +148,51 @@ export function ErrorBanner() {
   );
 }
 
-/** The host's current notices for the Thread on screen (standing until withdrawn or dismissed), then the
- *  page's passing toasts. */
+/**
+ * The page's notices in one place (issue 44): the host's current notices for the Thread on screen (standing
+ * until withdrawn or dismissed) and the passing toasts (notices of other Threads), each once by its id, a kind
+ * collapsed into one line ("6 claims lapsed"), at most NoticeDisplay.maxLines lines. In the page's flow
+ * under the header, never over it: a stack fixed over the corner covered the event log and Launch.
+ */
 export function Toasts() {
   const c = useController();
   const toasts = useApp((s) => s.toasts);
   const notices = useApp((s) => s.hostNotices);
+  const standing = new Set(notices.map((n) => n.id));
+  const passing = toasts.map((t) => ({ id: `toast-${t.id}`, about: t.about ?? `toast:${t.id}`, title: t.title, body: t.body }));
+  const { lines, hidden } = noticeLines([...notices, ...passing]);
+  const dismiss = (ids: readonly string[]) => {
+    for (const id of ids) {
+      if (standing.has(id)) c.notices.dismissHostNotice(id);
+      else c.notices.dismissToast(Number(id.slice('toast-'.length)));
+    }
+  };
   return (
-    <div className="toasts" aria-live="polite">
-      {notices.map((n) => (
-        <div key={n.id} className="toast standing" data-testid="host-notice" data-notice-id={n.id} role="status">
-          <div className="toast-title">{n.title}</div>
-          <div className="toast-body">{n.body}</div>
-          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.notices.dismissHostNotice(n.id)}>
-            ×
-          </button>
+    <section className="toasts" aria-label="Notices" aria-live="polite" data-testid="notices">
+      {lines.map((l) => {
+        const isHost = l.ids.some((id) => standing.has(id));
+        return (
+          <div
+            key={l.ids[l.ids.length - 1]}
+            className={`toast${isHost ? ' standing' : ''} kind-${l.kind}`}
+            data-testid={isHost ? 'host-notice' : 'toast'}
+            data-notice-id={l.ids[l.ids.length - 1]}
+            data-count={l.ids.length}
+            role="status"
+          >
+            <div className="toast-title">{l.title}</div>
+            <div className="toast-body">{l.body}</div>
+            <button type="button" className="dismiss" aria-label={`Dismiss: ${l.title}`} onClick={() => dismiss(l.ids)}>
+              ×
+            </button>
+          </div>
+        );
+      })}
+      {hidden > 0 && (
+        <div className="toast-more" data-testid="notices-more">
+          and {hidden} more: the event log has each
         </div>
-      ))}
-      {toasts.map((t) => (
-        <div key={t.id} className="toast" data-testid="toast" role="status">
-          <div className="toast-title">{t.title}</div>
-          <div className="toast-body">{t.body}</div>
-          <button type="button" className="dismiss" aria-label="Dismiss" onClick={() => c.notices.dismissToast(t.id)}>
-            ×
-          </button>
-        </div>
-      ))}
-    </div>
+      )}
+    </section>
   );
 }

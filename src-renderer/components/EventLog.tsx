@@ -80,7 +80,7 @@ export function EventLog() {
   return (
     <section className="event-log" data-testid="event-log" aria-label="Event log">
       <h2>
-        Events <span className="count">{shown.length === lines.length ? lines.length : `${shown.length} of ${lines.length}`}</span>
+        Events <span className="count">{shown.length}</span>
       </h2>
       <div className="log-filter">
         <input
@@ -96,7 +96,12 @@ export function EventLog() {
         </label>
       </div>
       <div className="log-history" data-testid="log-history">
-        <span data-testid="log-coverage">Showing {coverageWords(cov)}.</span>
+        {/* One count per thing, each saying what it counts (issue 44: "32 OF 37" above "Showing all 37"): the
+            title counts the lines shown, this line what was read from the board and what the filters hide. */}
+        <span data-testid="log-coverage">
+          Read {coverageWords(cov)}
+          {shown.length < lines.length ? `; ${(lines.length - shown.length).toLocaleString('en-US')} hidden by ${query ? 'the filter' : 'the renewals box'}` : ''}.
+        </span>
         {cov.older ? (
           <button type="button" data-testid="log-load-older" disabled={paging.loading} onClick={() => void c.history.loadOlder()}>
             {paging.loading ? 'Loading…' : 'Load older'}

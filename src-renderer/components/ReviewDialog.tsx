@@ -5,6 +5,7 @@ import type { TaskDiff, WindowError } from '../../src-shared/protocol/windowApi.
 import { classifyPatch, fileLineIndex, fileStatusLabel, PATCH_PAGE, type PatchLine } from '../state/patchLines.js';
 import { tokenCheck } from '../state/reviewVerdict.js';
 import { useApp, useController } from '../state/hooks.js';
+import { followCard } from './cardFocus.js';
 import { askText } from './prompt.js';
 import { TEXT_LIMITS } from '../state/textLimit.js';
 import { ReviewDoneNote } from './TaskDetails.js';
@@ -41,7 +42,11 @@ function ReviewOf({ taskId }: { taskId: string }) {
   }, [load]);
   useEffect(() => root.current?.focus(), []);
 
-  const close = () => c.worktrees.closeReview();
+  // Closed (approved, rejected or not), the keyboard goes on from the task's card, wherever it now stands.
+  const close = () => {
+    c.worktrees.closeReview();
+    followCard(taskId);
+  };
   const approve = async () => {
     setBusy(true);
     setRefusal(null);

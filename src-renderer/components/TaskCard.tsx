@@ -7,6 +7,7 @@ import { UserText } from './UserText.js';
 import { agentLabel } from '../state/agentList.js';
 import { countsDown } from '../state/boardState.js';
 import { sentBackOf, shortReason, showsLapsed } from '../state/cardMarks.js';
+import { CAUSE_WORDS } from '../state/eventLog.js';
 import { firstOver, limitState, TEXT_LIMITS } from '../state/textLimit.js';
 import { useApp, useController } from '../state/hooks.js';
 import { claimLeaseMs } from '../state/claimLease.js';
@@ -18,6 +19,7 @@ import { askText } from './prompt.js';
 import { noteCount, openTaskDetails, useTaskDetails } from './TaskDetails.js';
 import { CharCount, LimitReason } from './CharCount.js';
 import { CardWaits } from './TaskWaits.js';
+import { CARD_STEP_KEYS, enterActions, followCard, moveInActions, stepCard } from './cardFocus.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
 const CARD_CONTROLS = 'button, input, textarea, select, a, form';
@@ -34,8 +36,8 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
   const holder = task?.claim?.agentId ?? '';
   // Another host's agent with its host's name: both hosts may have a "shell 1".
   const holderName = useApp((s) => (holder ? (s.agents[holder] ? agentLabel(s.agents[holder]) : holder) : ''));
-  const stalled = useApp((s) => (holder ? s.agents[holder]?.status === 'stalled' : false));
-  const holderState = useApp((s) => (holder ? s.agents[holder]?.state : undefined));
+  // Work in review waits for the person, not for its agent: its holder's silence is no stall there.
+  const stalled = useApp((s) => (holder && task?.state !== 'review' ? s.agents[holder]?.status === 'stalled' : false));
   const leaseMs = useApp((s) => claimLeaseMs(s, holder));
   const [editing, setEditing] = useState(false);
   if (!task) return null;
@@ -67,6 +69,12 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
           lapsed
         </span>
       )}
+      {sentBack?.cause && (
+        // The merge queue's send-back is its own outcome (issue 44): a conflict is a conflict, never "lapsed".
+        <span className={`sent-back-mark cause-${sentBack.cause}`} data-testid={`sent-back-mark-${id}`} title="The merge queue sent the approved work back">
+          {CAUSE_WORDS[sentBack.cause]}
+        </span>
+      )}
       {editing ? (
         <EditForm task={task} onDone={() => setEditing(false)} />
       ) : (
@@ -90,7 +98,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         {holder && (
           <span className="holder" title={holder}>
             {holderName}
-            {stalled ? ' (stalled)' : ''} <AgentStateBadge info={holderState} testId={`card-agent-state-${id}`} />
+            <AgentStateBadge agentId={holder} testId={`card-agent-state-${id}`} />
           </span>
         )}
         <span className="meta-count" title="times granted">
@@ -109,7 +117,7 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
       {sentBack && (
         // Why its work came back from review, for whoever works on it next (the details panel has every one).
         <p className="card-reason" data-testid={`card-sent-back-${id}`} title={showControls(sentBack.reason, 'tab-newline')}>
-          {sentBack.by === USER ? 'rejected' : `rejected by ${sentBack.by}`}
+          {sentBack.cause ? CAUSE_WORDS[sentBack.cause] : sentBack.by === USER ? 'rejected' : `rejected by ${sentBack.by}`}
           {sentBack.reason ? (
             <>
               : <bdi>{shortReason(showControls(sentBack.reason, 'tab-newline'))}</bdi>
@@ -180,10 +188,27 @@ function DraggableCard({ id, label, className, state, holder, children }: Dragga
           openTaskDetails(c, id);
           return;
         }
+        // Between cards, as in a list; a card picked up moves with the arrows instead (dnd-kit's keys).
+        const by = CARD_STEP_KEYS[e.key];
+        if (by && e.target === e.currentTarget && !isDragging && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey) {
+          e.preventDefault();
+          stepCard(e.currentTarget, by);
+          return;
+        }
+        // Into the card's actions, its one Tab stop's way to its buttons (cardFocus.ts).
+        if (e.key === 'ArrowRight' && e.target === e.currentTarget && !isDragging && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey) {
+          if (enterActions(e.currentTarget)) e.preventDefault();
+          return;
+        }
+        if (!isDragging && e.target !== e.currentTarget && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey && moveInActions(e.currentTarget, e.target as Element, e.key)) {
+          e.preventDefault();
+          return;
+        }
         listeners?.onKeyDown?.(e);
       }}
       role="article"
       aria-roledescription="draggable task"
+      aria-keyshortcuts="ArrowUp ArrowDown j k ArrowRight Enter Space"
       aria-label={label}
       className={`${className}${isDragging ? ' dragging' : ''}`}
       data-testid={`card-${id}`}
@@ -199,14 +224,16 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
   const c = useController();
   const id = task.id;
   return (
-    <div className="card-actions">
-      <button type="button" data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
+    // A toolbar of buttons out of the Tab order: the card is the one stop, Right reaches them (cardFocus.ts).
+    <div className="card-actions" role="toolbar" aria-label={`Actions on ${id}`} data-testid={`card-actions-${id}`}>
+      <button type="button" tabIndex={-1} data-testid={`edit-${id}`} onClick={onEdit} aria-pressed={editing}>
         Edit
       </button>
-      {(task.state === 'open' || task.state === 'claimed') && <AssignMenu taskId={id} holder={task.claim?.agentId ?? ''} />}
+      {(task.state === 'open' || task.state === 'claimed') && <AssignMenu taskId={id} holder={task.claim?.agentId ?? ''} tabIndex={-1} />}
       {task.state === 'open' && (
         <button
           type="button"
+          tabIndex={-1}
           data-testid={`block-${id}`}
           onClick={async () => {
             const reason = await askText(`Why is ${id} blocked?`);
@@ -217,24 +244,25 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
         </button>
       )}
       {task.state === 'blocked' && (
-        <button type="button" data-testid={`unblock-${id}`} onClick={() => void c.actions.unblockTask(id)}>
+        <button type="button" tabIndex={-1} data-testid={`unblock-${id}`} onClick={() => void c.actions.unblockTask(id)}>
           Unblock
         </button>
       )}
       {task.state === 'claimed' && (
-        <button type="button" data-testid={`release-${id}`} onClick={() => void c.actions.releaseTask(id)}>
+        <button type="button" tabIndex={-1} data-testid={`release-${id}`} onClick={() => void c.actions.releaseTask(id)}>
           Release
         </button>
       )}
       {task.state === 'review' && (
         <>
           {task.worktree && (
-            <button type="button" data-testid={`diff-button-${id}`} onClick={() => c.worktrees.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
+            <button type="button" tabIndex={-1} data-testid={`diff-button-${id}`} onClick={() => c.worktrees.openReview(id)} title={`Review ${task.worktree.branch} against ${task.worktree.base}`}>
               Diff
             </button>
           )}
           <button
             type="button"
+            tabIndex={-1}
             className="good"
             data-testid={`approve-${id}`}
             title={task.worktree ? 'Opens the diff: approve there merges it' : 'Asks first: approve moves it to Done'}
@@ -244,11 +272,14 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
           </button>
           <button
             type="button"
+            tabIndex={-1}
             className="bad"
             data-testid={`reject-${id}`}
             onClick={async () => {
               const reason = await askText(`Why is ${id} rejected?`, '', TEXT_LIMITS.rejectReason);
               if (reason !== null) await c.actions.rejectTask(id, reason);
+              // Sent back, the card leaves Review: the focus goes with it (or stays, if it was not sent).
+              followCard(id);
             }}
           >
             Reject
@@ -256,7 +287,7 @@ function CardActions({ task, editing, onEdit }: { task: Task; editing: boolean; 
         </>
       )}
       {task.state === 'needs-attention' && (
-        <button type="button" data-testid={`reset-${id}`} onClick={() => void c.actions.resetTask(id)}>
+        <button type="button" tabIndex={-1} data-testid={`reset-${id}`} onClick={() => void c.actions.resetTask(id)}>
           Reset
         </button>
       )}
@@ -272,6 +303,8 @@ async function approveAsking(c: ReturnType<typeof useController>, task: Task): P
   if (task.worktree) return c.worktrees.openReview(task.id);
   const ok = await askConfirm(`Approve ${task.id}?`, `"${showControls(task.title, 'none')}" moves to Done. The agent's work stays where it is: this folder has no task branches to merge.`, `Approve ${task.id}`, 'good');
   if (ok) await c.actions.approveTask(task.id);
+  // Approved, the card is in Done: the focus goes with it.
+  followCard(task.id);
 }
 
 /** The edit form: where the window has only the start of the body, it reads the whole body first, so a

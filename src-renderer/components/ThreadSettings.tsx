@@ -4,6 +4,7 @@ import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSe
 import { useApp, useController } from '../state/hooks.js';
 import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '../state/waitHoldField.js';
 import { SharedBoardSetting } from './SharedBoardSetting.js';
+import { threadDefaultShellLine } from '../state/dispatchShells.js';
 import { LeaseEvidence } from './LeaseEvidence.js';
 import { useCommands } from './useCommands.js';
 
@@ -39,6 +40,8 @@ export function ThreadSettings() {
   const [hold, setHold] = useState('');
   const [holdError, setHoldError] = useState<string | null>(null);
   const [dispatchOn, setDispatchOn] = useState(false);
+  // While the box is ticked: the plain shells the Thread's default would dispatch to, which read no task.
+  const shellLine = useApp((s) => (s.boardVersion, threadDefaultShellLine(s)));
   const [limit, setLimit] = useState('');
 
   const start = () => {
@@ -87,16 +90,32 @@ export function ThreadSettings() {
   };
 
   if (!open) {
+    const summary = `${boardStore?.kind === 'postgres' ? `board ${boardStore.where} · ` : ''}lease ${seconds(leaseMs)}${waitHoldMs !== null ? ` · held while waiting for you: ${spellDuration(waitHoldMs)}` : ''}${dispatch ? ' · idle agents take the next ready task' : ''} · verify: ${verify ?? 'none (done waits for review)'}`;
     return (
-      <button type="button" className="thread-settings link" data-testid="thread-settings" onClick={start} title="Change the lease, the wait hold and the verify command">
-        {boardStore?.kind === 'postgres' && `board ${boardStore.where} · `}lease {seconds(leaseMs)}
-        {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`}
-        {dispatch && ' · idle agents take the next ready task'} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
+      // A control that says what it is (issue 44: a chip reading "lease 2 min · hel…" hid the settings), the
+      // settings' values beside it where the header has room (opened out), and always in its tooltip.
+      <button type="button" className="thread-settings link" data-testid="thread-settings" onClick={start} title={`Thread settings: ${summary}`}>
+        <svg className="gear" width="14" height="14" viewBox="0 0 24 24" aria-hidden="true">
+          <path
+            fill="currentColor"
+            d="M19.4 13a7.5 7.5 0 0 0 0-2l2.1-1.6-2-3.5-2.5 1a7.6 7.6 0 0 0-1.7-1L15 3.2h-4l-.4 2.7a7.6 7.6 0 0 0-1.7 1l-2.5-1-2 3.5L6.6 11a7.5 7.5 0 0 0 0 2l-2.1 1.6 2 3.5 2.5-1c.5.4 1.1.7 1.7 1l.4 2.7h4l.4-2.7c.6-.3 1.2-.6 1.7-1l2.5 1 2-3.5L19.4 13ZM13 15.5a3.5 3.5 0 1 1 0-7 3.5 3.5 0 0 1 0 7Z"
+            transform="translate(-1 0)"
+          />
+        </svg>
+        <span className="settings-word">Settings</span>
+        <span className="settings-summary">
+          {boardStore?.kind === 'postgres' && `board ${boardStore.where} · `}lease {seconds(leaseMs)}
+          {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`}
+          {dispatch && ' · idle agents take the next ready task'} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
+        </span>
       </button>
     );
   }
   return (
-    <div className="thread-settings-panel">
+    <section className="thread-settings-panel" aria-labelledby="thread-settings-heading">
+      <h2 className="settings-heading" id="thread-settings-heading">
+        Thread settings
+      </h2>
       <form
         className="thread-settings editing"
         // The fields' bounds are checked by this form (the wait hold, named beside it) and the host (the rest,
@@ -184,6 +203,11 @@ export function ThreadSettings() {
           <input data-testid="settings-dispatch" type="checkbox" checked={dispatchOn} onChange={(e) => setDispatchOn(e.target.checked)} />
           Idle agents take the next ready task
         </label>
+        {dispatchOn && shellLine && (
+          <span className="settings-note grow" role="note" data-testid="settings-dispatch-shells">
+            {shellLine}
+          </span>
+        )}
         <button type="submit" data-testid="settings-save">
           Save
         </button>
@@ -193,6 +217,6 @@ export function ThreadSettings() {
       </form>
       <LeaseEvidence />
       <SharedBoardSetting />
-    </div>
+    </section>
   );
 }

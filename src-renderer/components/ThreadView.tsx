@@ -17,7 +17,6 @@ import { Board, OPEN_COLUMN_DROP_ID } from './Board.js';
 import { CardPointerSensor, collide, dragAnnouncements, DRAG_INSTRUCTIONS, jumpToDroppable } from './dnd.js';
 import { useLayoutCommands } from './layoutCommands.js';
 import { CardPreview, type DragData } from './TaskCard.js';
-import { DND_AUTO_SCROLL } from './tabStripDrag.js';
 import { TerminalArea } from './TerminalArea.js';
 import { ReviewDialog } from './ReviewDialog.js';
 import { TaskDetails } from './TaskDetails.js';
@@ -63,7 +62,6 @@ export function ThreadView() {
     <DndContext
       sensors={sensors}
       collisionDetection={collide}
-      autoScroll={DND_AUTO_SCROLL}
       onDragEnd={onDragEnd}
       accessibility={{ announcements, screenReaderInstructions: { draggable: DRAG_INSTRUCTIONS } }}
     >

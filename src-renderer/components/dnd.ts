@@ -68,7 +68,7 @@ export class CardPointerSensor extends ReleasingPointerSensor {
 
 /** What a screen reader hears on focusing a card. */
 export const DRAG_INSTRUCTIONS =
-  'Enter opens the task. Space picks it up; arrow keys move it between the Open column and the agents’ tabs; Space drops it there, Escape puts it back.';
+  'Enter opens the task. Right arrow reaches its buttons (Left or Escape comes back); Up and Down go to the next card. Space picks it up; arrow keys move it between the Open column and the agents’ tabs; Space drops it there, Escape puts it back.';
 
 /**
  * What the live region says during a drag, in the names the window shows ("T-3 Add tests", "shell 2's tab"),

@@ -1,6 +1,7 @@
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 import { agentLabel } from '../state/agentList.js';
+import { standingFor } from '../state/standing.js';
 import type { AppController } from '../state/controller.js';
 import { askConfirm } from './confirm.js';
 import { formatRemaining } from './Countdown.js';
@@ -21,7 +22,8 @@ export function takeQuestion(c: Pick<AppController, 'state' | 'clock' | 'agentNa
   if (!holder || holder.status === 'exited') return null;
   const from = agentLabel(holder);
   const to = c.agentName(agentId);
-  const doing = holder.state?.state ?? holder.status;
+  // In the words its tab shows ("idle holding T-2", "working").
+  const doing = standingFor(c.state, holder)?.words ?? holder.status;
   const left = formatRemaining(c.clock.remaining(task.claim!.deadline));
   const title = showControls(task.title, 'none');
   return {

@@ -17,6 +17,9 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
     a.exit?.code === b.exit?.code &&
     a.lastRun?.how === b.lastRun?.how &&
     (a.lastRun?.held ?? []).join() === (b.lastRun?.held ?? []).join() &&
+    JSON.stringify(a.lastRun?.titles ?? null) === JSON.stringify(b.lastRun?.titles ?? null) &&
+    a.lastRun?.exit?.code === b.lastRun?.exit?.code &&
+    a.lastRun?.exit?.signal === b.lastRun?.exit?.signal &&
     a.exit?.signal === b.exit?.signal &&
     a.claims.length === b.claims.length &&
     a.claims.every((c, i) => b.claims[i] === c)

@@ -28,6 +28,8 @@ export interface Toast {
   readonly id: number;
   readonly title: string;
   readonly body: string;
+  /** What it concerns, as a host notice's `about` (`lapse:T-3`): toasts of one kind collapse into one line. */
+  readonly about?: string;
 }
 
 

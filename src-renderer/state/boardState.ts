@@ -4,6 +4,7 @@ import { applyEvent, compareTaskIds, type Board } from '../../src-shared/board/r
 import { deserializeBoard } from '../../src-shared/board/serialized.js';
 import type { AgentInfo, ThreadSnapshot } from '../../src-shared/protocol/windowApi.js';
 import { LeaseFractions } from '../../src-shared/board/limits.js';
+import { leaseRuns } from '../../src-shared/board/lease.js';
 
 /** Task ids per column, in display order. */
 export type Columns = Readonly<Record<TaskState, readonly string[]>>;
@@ -145,14 +146,12 @@ export function nearestDeadline(board: Board | null, agentId: string): number | 
 
 /**
  * Whether a task's lease is a deadline its holder works against, shown as a countdown (the card's bar, the
- * tab's ring, the agent list). A task in review keeps its claim (a reject gives it back to its holder while
- * the lease runs, and liveness renews it meanwhile), but it waits for a person, not for its agent: counting
- * that lease down on the agent's tab said the agent was late on work it had finished (issue 32: after `done`
- * the card stopped, the tab's ring went on 1:58, 1:51). The host's claims are right; this is the one rule
- * every countdown follows.
+ * tab's ring, the agent list). A task in review keeps its claim, held by the board for the person (lease.ts
+ * leaseRuns; a reject gives it back to its holder with a full lease): counting it down on the agent's tab
+ * said the agent was late on work it had finished (issue 32). The board's rule and the drawing are one.
  */
 export function countsDown(task: Pick<Task, 'claim' | 'state'>): boolean {
-  return task.claim !== null && task.state !== 'review';
+  return task.claim !== null && leaseRuns(task);
 }
 
 /** The soonest deadline among the given tasks' live claims (an agent's, as the host sent them) that count

@@ -1,5 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { ClaimEndReason } from '../../src-shared/board/model.js';
+import type { ClaimEndReason, SendBackCause } from '../../src-shared/board/model.js';
 import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
@@ -41,6 +41,9 @@ const REASONS: Record<ClaimEndReason, string> = {
   'host-stopped': 'host stopped',
   'host-lost': "its host was lost (stopped renewing the host's lease)",
 };
+
+/** What the merge queue found, as the log and a card say it. */
+export const CAUSE_WORDS: Record<SendBackCause, string> = { conflict: 'merge conflict', 'verify-failed': 'verify failed on its merge' };
 
 const clip = (s: string, n = 80): string => {
   const one = s.replace(/\s+/g, ' ').trim();
@@ -84,6 +87,8 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'approved':
       return `${e.taskId} approved by ${name(e.by)}`;
     case 'returned':
+      // The merge queue's send-backs are their own outcome (issue 44), said as such, never as a lapse.
+      if (e.cause) return `${e.taskId} ${CAUSE_WORDS[e.cause]}: sent back (${e.to}): ${clip(e.reason.replace(/^Merge queue: /, ''))}`;
       return `${e.taskId} returned (${e.to}) by ${name(e.by)}: ${clip(e.reason)}`;
     case 'blocked':
       return `${e.taskId} blocked by ${name(e.by)}: ${clip(e.reason)}`;

@@ -82,10 +82,12 @@ export class PageNotices {
 
   /**
    * One OS notification for a notice among every window: raised here only if this window may (permission)
-   * and the host gives it the claim. Without permission an in-page toast instead, at most once per window for
-   * the same thing; none about the agent whose tab the person is looking at.
+   * and the host gives it the claim. Without permission, and only for a Thread not on screen, an in-page
+   * toast instead, at most once per window for the same thing: a notice of the Thread on screen stands
+   * already, and one notice is shown in one place (issue 44: each was a standing notice and a toast). None
+   * about the agent whose tab the person is looking at.
    */
-  private async raise(threadKey: string, n: Notice, toast = true): Promise<void> {
+  private async raise(threadKey: string, n: Notice, toast = threadKey !== this.state.activeKey): Promise<void> {
     const s = this.state;
     if (n.agentId && threadKey === s.activeKey && n.agentId === s.activeAgentId && (this.opts.looking?.() ?? true)) return;
     const onClick = () => {
@@ -104,11 +106,11 @@ export class PageNotices {
     if (last !== undefined && now - last < NoticeConstants.dedupeMs) return;
     this.recent.set(about, now);
     if (this.recent.size > 200) this.recent.clear();
-    this.toast(title, body);
+    this.toast(title, body, about);
   }
 
-  toast(title: string, body: string): void {
-    const t: Toast = { id: this.nextId++, title, body };
+  toast(title: string, body: string, about?: string): void {
+    const t: Toast = { id: this.nextId++, title, body, ...(about ? { about } : {}) };
     this.store.setState({ toasts: [...this.state.toasts, t].slice(-MAX_TOASTS) });
     if (!this.disposables.isDisposed) this.disposables.timeout(() => this.dismissToast(t.id), this.opts.toastMs ?? NoticeConstants.toastMs);
   }

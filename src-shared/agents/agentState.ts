@@ -4,11 +4,12 @@
  * it, because a state read off the screen deserves less trust than one the CLI's own hook reported.
  */
 
-export const AGENT_STATES = ['working', 'needs-input', 'idle', 'stalled', 'exited'] as const;
+export const AGENT_STATES = ['working', 'needs-input', 'idle', 'stalled', 'exited', 'unknown'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
 /** The states an agent (its hooks, through `forkbench status`) may report; stalled and exited are the
- *  host's own findings, which no agent can claim or deny. */
+ *  host's own findings, which no agent can claim or deny, and unknown is what a host that took back a pane
+ *  after a restart knows of it until the pane says something (output, a hook, a prompt). */
 export const REPORTABLE_STATES = ['working', 'needs-input', 'idle'] as const;
 export type ReportableState = (typeof REPORTABLE_STATES)[number];
 
@@ -43,13 +44,16 @@ export const MAX_PROMPT_CHARS = 4000;
 /** Longest prompt text kept: a dialog's question and its options, not a screenful. */
 export const MAX_STATE_TEXT_CHARS = 500;
 
-/** The word a person reads for each state (tabs, cards, the CLI's board). */
+/** The word for each state as a signal said it (the log's agent-state lines, the CLI's board). What a person
+ *  reads on a tab, a card or the agent list is the agent's standing (board/stateWords.ts), which adds what
+ *  it holds and what waits for the person's review to this. */
 export const STATE_WORDS: Record<AgentState, string> = {
   working: 'working',
   'needs-input': 'waiting for you',
   idle: 'idle',
   stalled: 'stalled',
   exited: 'exited',
+  unknown: 'unknown',
 };
 
 /** An icon beside the word, so the state is not told by colour alone. */
@@ -60,6 +64,7 @@ export const STATE_ICONS: Record<AgentState, string> = {
   // U+2016, not U+23F8 (⏸): the pause sign is missing from common fonts (DejaVu draws it as an empty box).
   stalled: '‖',
   exited: '■',
+  unknown: '?',
 };
 
 /** How a source is named beside a state ("waiting for you, from the screen"). */

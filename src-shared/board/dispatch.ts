@@ -87,6 +87,24 @@ export function profileOfAgent(agentId: string): string | null {
   return AGENT_PROFILE.exec(agentId)?.[1] ?? null;
 }
 
+/** Profiles whose pane is a plain shell or a person's own command line: nothing in it reads a task it is
+ *  given. The board's dispatch to one is only printed in its terminal (its notices are shown, never typed),
+ *  and waits there for a person or a script: turning it on says so (issue 44). */
+const PLAIN_SHELL_PROFILES: ReadonlySet<string> = new Set(['shell', 'custom']);
+export const picksWorkItself = (profile: string): boolean => !PLAIN_SHELL_PROFILES.has(profile);
+
+/** The one line the window says when dispatch is turned on for plain shells, named as shown ("shell 1"). */
+export function plainShellDispatchWords(names: readonly string[]): string {
+  const who =
+    names.length === 1
+      ? `${names[0]} is a plain shell: it does not pick work by itself.`
+      : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} are plain shells: they do not pick work by themselves.`;
+  return `${who} A task the board gives ${names.length === 1 ? 'it' : 'one'} is only shown in its terminal, for you to act on.`;
+}
+
+/** What a tab's dispatch mark says, to a screen reader and in its tooltip. */
+export const DISPATCH_MARK_WORDS = 'the board gives it the next ready task when it is idle';
+
 export function agentDispatchOf(settings: ThreadSettings, agentId: string): AgentDispatch | undefined {
   const all = settings.agentDispatch ?? NO_AGENT_DISPATCH;
   return Object.hasOwn(all, agentId) ? all[agentId] : undefined;

@@ -1,4 +1,4 @@
-import type { BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { SendBackCause, BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
@@ -47,8 +47,10 @@ export type BoardEventBody =
   /** The holder says the task is done: a claim, not a fact. */
   | { kind: 'submitted'; taskId: string; agentId: string; token: number; record?: BranchRecord | null }
   | { kind: 'approved'; taskId: string; by: string }
-  /** A review was turned down: back to the holder if its lease still runs, else to the backlog. */
-  | { kind: 'returned'; taskId: string; by: string; reason: string; to: 'claimed' | 'open' }
+  /** A review was turned down: back to its holder if it still holds it, else to the backlog. `deadline`: the
+   *  holder's fresh lease (issue 44; absent in journals from before, where the claim kept its deadline).
+   *  `cause`: what the merge queue found, when it sent the work back (absent: a person's or verify's reject). */
+  | { kind: 'returned'; taskId: string; by: string; reason: string; to: 'claimed' | 'open'; deadline?: number; cause?: SendBackCause }
   | { kind: 'blocked'; taskId: string; by: string; reason: string }
   | { kind: 'unblocked'; taskId: string; by: string }
   /** A person took a task out of needs-attention; its failure count starts again. */
@@ -82,7 +84,8 @@ export type BoardEventBody =
     }
   /** Approval put the task in the merge queue (issue 34) at `rank`; `sha`: the frozen commit it will merge. */
   /** `token`: the claim that said done (issue 49); absent in journals from before. */
-  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; token?: number | null; host?: string }
+  /** `seal`: the approving host's MAC (QueueEntry.seal); absent in journals from before. */
+  | { kind: 'queued'; taskId: string; by: string; rank: number; sha: string | null; token?: number | null; host?: string; seal?: string }
   /** The person's order of the queue is now `order` (every queued task, first to land first); `taskId` moved. */
   | { kind: 'queue-moved'; taskId: string; order: string[]; by: string }
   /** The queue's runner merged the task onto `onto` (as `merge`) and checks the result before the base moves. */
@@ -91,7 +94,8 @@ export type BoardEventBody =
    *  `merge` was ready, so the base may move to it now; take-backs are refused until it lands or is given up. */
   | { kind: 'queue-committed'; taskId: string; onto: string; merge: string | null }
   /** The task left the queue without landing (a person took it out); a send-back (`returned`) leaves it too. */
-  | { kind: 'unqueued'; taskId: string; by: string; reason: string };
+  /** `code` `unsealed`: the queue's runner took out an entry that was not the person's act (approvalSeal.ts). */
+  | { kind: 'unqueued'; taskId: string; by: string; reason: string; code?: 'unsealed' };
 
 /** `for`: who may take the task when the board dispatches (dispatch.ts); absent on a task-added: anyone. */
 export type DispatchEventBody =

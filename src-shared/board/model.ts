@@ -59,7 +59,14 @@ export interface SentBack {
   readonly by: string;
   readonly reason: string;
   readonly at: number;
+  /** What the merge queue found, when it was the queue that sent it back; absent otherwise. */
+  readonly cause?: SendBackCause;
 }
+
+/** Why the merge queue sent approved work back (issue 44): its merge onto the base conflicted, or the merge
+ *  failed its verify. Each is its own outcome on the card, in the notices and in the log, never a lapse. */
+export const SEND_BACK_CAUSES = ['conflict', 'verify-failed'] as const;
+export type SendBackCause = (typeof SEND_BACK_CAUSES)[number];
 
 export interface Task {
   readonly id: string; // short and human: T-12
@@ -212,6 +219,19 @@ export const HOST_ACTOR = 'forkbench';
 /** The host's verify command (its notes, and the approval or rejection it leads to). */
 export const VERIFY_ACTOR = 'verify';
 
+/** What an approval's seal binds (src-main/host/approvalSeal.ts): the work (`sha` under the claim `token`),
+ *  who approved it, the host that lands it and the position the board recorded it at, so that the same row
+ *  appended again at another position does not hold. */
+export interface SealedApproval {
+  readonly threadId: string;
+  readonly taskId: string;
+  readonly seq: number;
+  readonly by: string;
+  readonly sha: string | null;
+  readonly token: number | null;
+  readonly host: string | null;
+}
+
 /**
  * An approved task waiting in the merge queue (issue 34): the queue lands entries one at a time, each merged
  * onto the base as it then is and checked by the Thread's verify command before the base moves.
@@ -231,6 +251,10 @@ export interface QueueEntry {
   readonly at: number;
   /** On a board several hosts share, the host whose queue runner lands it (the one that approved it). */
   readonly host?: string;
+  /** The board position the approval was recorded at, and the approving host's MAC over it and the fields
+   *  above (SealedApproval): the person's act. Absent on boards from before seals: such an entry does not land. */
+  readonly seq?: number;
+  readonly seal?: string;
   /** Set while it is being landed: the base commit it was merged onto and the merge (null: nothing to merge). */
   readonly landing?: { readonly onto: string; readonly merge: string | null } | null;
   /** Set once the board agreed that the base moves to `landing`'s merge (issue 49, the landing's

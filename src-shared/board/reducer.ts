@@ -197,7 +197,16 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       });
       break;
     case 'returned':
-      update(b, e, (t) => ({ ...t, state: e.to, claim: e.to === 'open' ? null : t.claim, submitted: null, sentBack: { by: e.by, reason: e.reason, at: e.at }, submittedQuiet: null, queued: null }));
+      update(b, e, (t) => ({
+        ...t,
+        state: e.to,
+        // Back to its holder with the fresh lease the event carries (journals from before carry none).
+        claim: e.to === 'open' || !t.claim ? null : e.deadline === undefined ? t.claim : { ...t.claim, deadline: e.deadline },
+        submitted: null,
+        sentBack: { by: e.by, reason: e.reason, at: e.at, ...(e.cause ? { cause: e.cause } : {}) },
+        submittedQuiet: null,
+        queued: null,
+      }));
       break;
     case 'blocked':
       update(b, e, (t) => ({ ...t, state: 'blocked', blockedReason: e.reason }));
@@ -248,7 +257,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'agent-state':
       break;
     case 'queued':
-      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), landing: null } }));
+      update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), seq: e.seq, ...(e.seal ? { seal: e.seal } : {}), landing: null } }));
       break;
     case 'queue-moved':
       e.order.forEach((id, i) => {

@@ -7,7 +7,7 @@ import type { Board } from './reducer.js';
 import { REJECTION_CODES } from './result.js';
 import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
 import { DISPATCH_MODES } from './dispatch.js';
-import { TASK_STATES } from './model.js';
+import { SEND_BACK_CAUSES, TASK_STATES } from './model.js';
 import { AfterSchema, LabelsSchema, SettingsPatchSchema, TakersSchema, TaskIdSchema } from './schemas.js';
 
 /**
@@ -87,7 +87,7 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('note', { taskId: TaskIdSchema, by: Actor, text: NoteTextSchema }),
   ev('submitted', { taskId: TaskIdSchema, agentId: AgentId, token: Token, record: BranchRecordSchema.nullable().optional() }),
   ev('approved', { taskId: TaskIdSchema, by: Actor }),
-  ev('returned', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema, to: z.enum(['claimed', 'open']) }),
+  ev('returned', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema, to: z.enum(['claimed', 'open']), deadline: BoardTime.optional(), cause: z.enum(SEND_BACK_CAUSES).optional() }),
   ev('blocked', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema }),
   ev('unblocked', { taskId: TaskIdSchema, by: Actor }),
   ev('reset', { taskId: TaskIdSchema, by: Actor }),
@@ -98,11 +98,11 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('record-rewound', { taskId: TaskIdSchema, from: Sha, to: BranchRecordSchema, lost: z.array(Lost).max(10_000), by: Actor }),
   ev('agent-state', { agentId: AgentId, state: z.enum(AGENT_STATES), source: z.enum(STATE_SOURCES), text: Message.nullable() }),
   ev('write-rejected', { taskId: TaskIdSchema.nullable(), agentId: AgentId, token: Token.nullable(), op: z.enum(WRITE_OPS), code: z.enum(REJECTION_CODES), message: Message }),
-  ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), token: Token.nullable().optional(), host: Name(200).optional() }),
+  ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), token: Token.nullable().optional(), host: Name(200).optional(), seal: z.string().regex(/^[0-9a-f]{64}$/).optional() }),
   ev('queue-moved', { taskId: TaskIdSchema, order: z.array(TaskIdSchema).max(Limits.maxQueued), by: Actor }),
   ev('queue-landing', { taskId: TaskIdSchema, onto: Sha, merge: Sha.nullable() }),
   ev('queue-committed', { taskId: TaskIdSchema, onto: Sha, merge: Sha.nullable() }),
-  ev('unqueued', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema }),
+  ev('unqueued', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema, code: z.literal('unsealed').optional() }),
   ev('for-set', { taskId: TaskIdSchema, for: TakersSchema, by: Actor }),
   ev('dispatch-set', { agentId: AgentId, mode: z.enum(DISPATCH_MODES), labels: LabelsSchema, by: Actor }),
 ]);
@@ -164,6 +164,10 @@ function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
       return tokenNotNew(e.to.token) ?? leaseTooLong(e.to.deadline);
     case 'renew':
       if (t.claim?.token !== e.token || t.claim.agentId !== e.agentId) return `${e.taskId} is not held by ${e.agentId} under token ${e.token}`;
+      return leaseTooLong(e.deadline);
+    case 'returned':
+      if (e.deadline === undefined) return null;
+      if (e.to !== 'claimed' || !t.claim) return `a send-back to the backlog carries no lease`;
       return leaseTooLong(e.deadline);
     case 'claim-ended':
       return t.claim?.token === e.token && t.claim.agentId === e.agentId ? null : `${e.taskId} is not held by ${e.agentId} under token ${e.token}`;

@@ -1,5 +1,5 @@
 import { STATE_WORDS } from '../agents/agentState.js';
-import type { TaskState } from '../board/model.js';
+import type { SendBackCause, TaskState } from '../board/model.js';
 import { showControls } from '../text/controlChars.js';
 
 /**
@@ -56,6 +56,17 @@ export function quarantineNotice(threadKey: string, folderName: string, q: { seq
   };
 }
 
+/** A queue entry that was not the person's act (no valid seal: approvalSeal.ts) was taken out unmerged. */
+export function unsealedApprovalNotice(taskId: string, title: string, at = 0): Notice {
+  const about = `unsealed:${taskId}`;
+  return {
+    id: idOf(about, at),
+    about,
+    title: `Approval not made here: ${taskId}`,
+    body: `An approval of ${taskId} "${title}" was in the merge queue without this host's seal: it was written into the board's store, not made in your window, so nothing of it was merged. ${taskId} stays in review. Whoever can write the board's store (its folder, or the database's role) wrote it.`,
+  };
+}
+
 /** A shared board's host was paused or cut off past its own lease: its agents' claims were ended. */
 export function hostLapsedNotice(threadKey: string, folderName: string, ended: number, at = 0): Notice {
   const about = `host-lapsed:${threadKey}`;
@@ -102,4 +113,20 @@ export function turnNotice(
   const on = task ? `${task.id} "${showControls(task.title, 'none')}"` : 'no task claimed';
   const question = kind === 'waiting' && agent.text ? `\n${showControls(agent.text, 'tab-newline')}` : '';
   return { id: idOf(about, at), about, title, body: `${on}${question}`, agentId: agent.id };
+}
+
+/** The first lines of a send-back's reason a notice shows: the files of a conflict, a verify's last words. */
+const NOTICE_REASON_CHARS = 400;
+
+/**
+ * The merge queue sent approved work back (issue 44): its merge conflicts with the base, or failed its verify.
+ * Its own outcome, never a lapse: the person is told which, on what, and to whom the task went back.
+ */
+export function sentBackNotice(taskId: string, title: string, cause: SendBackCause, reason: string, holder: string | null, at = 0, agentId?: string): Notice {
+  const about = `sent-back:${taskId}`;
+  const what = cause === 'conflict' ? `Merge conflict: ${taskId}` : `Verify failed on the merge: ${taskId}`;
+  const plain = showControls(reason.replace(/^Merge queue: /, ''), 'tab-newline');
+  const cut = plain.length > NOTICE_REASON_CHARS ? `${plain.slice(0, NOTICE_REASON_CHARS - 1)}…` : plain;
+  const to = holder ? `back to ${holder} with a full lease` : 'back to the backlog (its agent is gone)';
+  return { id: idOf(about, at), about, title: what, body: `"${showControls(title, 'none')}" did not land and went ${to}. ${cut}`, ...(agentId ? { agentId } : {}) };
 }

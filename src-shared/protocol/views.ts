@@ -1,6 +1,6 @@
 import type { Note, Task, TaskState } from '../board/model.js';
 import type { Board } from '../board/reducer.js';
-import { remainingMs } from '../board/lease.js';
+import { leaseRuns, remainingMs } from '../board/lease.js';
 import type { AgentStateInfo } from '../agents/agentState.js';
 import { afterOf, waitingOn } from '../board/dependencies.js';
 
@@ -14,6 +14,9 @@ export interface ClaimView {
   /** The fencing token: name it in every later write so a leftover write from an older claim is refused. */
   readonly token: number;
   readonly remainingMs: number;
+  /** The board holds the claim for the person while the task is in review (lease.ts leaseRuns): it does not
+   *  run down, whatever `remainingMs` says; a send-back gives a full lease. Absent while it runs. */
+  readonly held?: true;
 }
 
 /** A task as an agent or the CLI sees it: times as "ms left", never as host clock readings. */
@@ -59,7 +62,7 @@ export interface AgentStateView extends AgentStateInfo {
 
 export function claimView(task: Task, now: number): ClaimView | null {
   const c = task.claim;
-  return c ? { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: remainingMs(c, now) } : null;
+  return c ? { taskId: task.id, agentId: c.agentId, token: c.token, remainingMs: remainingMs(c, now), ...(leaseRuns(task) ? {} : { held: true as const }) } : null;
 }
 
 /** What a task waits on, as a view carries it: only when it waits on something, so old answers read the same. */

@@ -141,6 +141,10 @@ export interface AgentLastRun {
   how: AgentEnding;
   /** The tasks it held as it ended (their claims ended with it). */
   held: string[];
+  /** Their titles on the board they were on, as it ended: the board on screen now may be another (a board
+   *  switch) and give the same id to another task, or the title may have changed since. Absent in records
+   *  from before titles were kept. */
+  titles?: Record<string, string>;
   /** Its exit status, when the host saw it. */
   exit: { code: number; signal: number | null } | null;
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
 import { ThreadManager } from '../../src-main/host/threadManager.js';
+import type { SharedBoardSetting } from '../../src-main/board/openBoard.js';
 
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
@@ -22,6 +23,8 @@ export function hostFixture(prefix: string) {
         /** Default true: most tests act as an agent from the test process, outside its pane; false holds
          *  each secret to its own pane, as Electron and serve do. */
         secretsFromAnywhere?: boolean;
+        /** A shared board (PostgreSQL) instead of the Thread's journal. */
+        sharedBoard?: SharedBoardSetting;
       } = {},
     ): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
@@ -30,7 +33,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard });
       hosts.push(host);
       return host;
     },

@@ -43,8 +43,9 @@ export class Model {
     return this.tasks.get(id) as MTask;
   }
 
+  /** A claim in review is held for the person (issue 44): it does not lapse, whatever its deadline. */
   sweep(): void {
-    for (const t of this.tasks.values()) if (t.holder !== null && t.deadline <= this.now) this.end(t, true);
+    for (const t of this.tasks.values()) if (t.holder !== null && t.state !== 'review' && t.deadline <= this.now) this.end(t, true);
   }
 
   end(t: MTask, counts: boolean): void {
@@ -69,7 +70,7 @@ export class Model {
 
   /** Would a fenced write by `agent` with `token` be accepted? (after sweep) */
   accepts(t: MTask, agent: string, token: number | undefined): boolean {
-    return t.holder === agent && (token === undefined || token === t.token) && this.now < t.deadline;
+    return t.holder === agent && (token === undefined || token === t.token) && (t.state === 'review' || this.now < t.deadline);
   }
 }
 
@@ -269,7 +270,10 @@ export function planStep(m: Model, s: Op): Plan {
         check: (answer) => {
           const res = answer as Result<unknown>;
           expect(res.ok, why(res)).toBe(t.state === 'review');
-          if (res.ok) t.state = t.holder ? 'claimed' : 'open';
+          if (!res.ok) return;
+          t.state = t.holder ? 'claimed' : 'open';
+          // back to its holder with a full lease from now, however long it waited in review
+          if (t.holder) t.deadline = m.now + LEASE;
         },
       };
     }
@@ -310,8 +314,9 @@ export function checkInvariants(m: Model, engine: LeaseEngine, now: number, befo
     expect({ state: t.state, holder: t.claim?.agentId ?? null, token: t.claim?.token ?? null }).toEqual({ state: mt.state, holder: mt.holder, token: mt.token });
     if (t.claim) {
       expect(t.claim.deadline).toBe(mt.deadline);
-      // at most one holder, and it is unexpired: no claim outlives its deadline past a step
-      expect(t.claim.deadline).toBeGreaterThan(now);
+      // at most one holder, and it is unexpired: no claim that counts down outlives its deadline past a step
+      // (one in review is held for the person, and the model says which those are)
+      if (t.state !== 'review') expect(t.claim.deadline).toBeGreaterThan(now);
     }
     // no claim ends without an event naming it
     const old = before.get(id)?.claim;
@@ -331,6 +336,8 @@ export function checkInvariants(m: Model, engine: LeaseEngine, now: number, befo
     }
     // a write lands only inside the lease with the current token: every accepted renew extends a live claim
     if (e.kind === 'renew') expect(e.deadline).toBe(e.mono + LEASE);
+    // a send-back to the holder is a full lease from then
+    if (e.kind === 'returned' && e.to === 'claimed') expect(e.deadline).toBe(e.mono + LEASE);
   }
 }
 

@@ -48,6 +48,10 @@ export async function leaseScript(dir: string, threadId = 'evidence') {
         await board.apply((e) => e.sweep());
       }
     },
+    /** The agent itself (its board calls, and the host's work for it). */
+    agent(id: string): Agent {
+      return (agents.get(id) as LivenessSubject).agent;
+    },
     /** The agent prints to its pane now. */
     output(id: string) {
       (agents.get(id) as { lastOutputAt: number }).lastOutputAt = t;

@@ -6,7 +6,7 @@ import { applyEvent, copyBoard, emptyBoard, type Board } from '../../../src-shar
 import { reject, type Result } from '../../../src-shared/board/result.js';
 import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
 import { LeaseEngine } from '../leaseEngine.js';
-import { firstOutcome, outcomeToKeep } from '../writeKeys.js';
+import { firstOutcome, outcomeToKeep, WriteKeys } from '../writeKeys.js';
 import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
 import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, keyId, keysOf, lockTimeAndLease, rowsAfter, type StoredKey, type StoredRow } from './boardSql.js';
 import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/board/storedEvents.js';
@@ -111,6 +111,8 @@ export class PgBoard implements BoardService {
   private closed = false;
   /** While a transaction decides: the events it makes, published only after its commit. */
   private capture: BoardEvent[] | null = null;
+  /** Keys of refusals past the agent's refusals' quota, not stored in the database (runKeyed's decide). */
+  private readonly unstoredRefusals = new WriteKeys(() => this.clock.now());
   /** The board as committed: what the engine returns to when a transaction fails. */
   private durable: Board;
   private recent: BoardEvent[] = [];
@@ -581,13 +583,26 @@ export class PgBoard implements BoardService {
       for (const p of batch) {
         const k = p.key;
         const seen = k && stored.get(keyId(k.agentId, k.key));
+        const unstored = k && !seen ? this.unstoredRefusals.lookup(k.agentId, k.key, k.hash) : null;
+        if (k && unstored?.found) {
+          const outcome: Result<unknown> = 'reused' in unstored ? { ok: false, error: unstored.reused } : (unstored.outcome as Result<unknown>);
+          answers.push(() => p.resolve(p.replayed ? p.replayed(outcome) : outcome));
+          continue;
+        }
         if (k && seen) {
           const outcome = firstOutcome(seen, k.key, k.hash);
           answers.push(() => p.resolve(p.replayed ? p.replayed(outcome) : outcome));
           continue;
         }
+        const from = made.length;
         const d = p.decide(this.engine);
-        if (k && d.keep) {
+        // A refusal's key is stored only as its refusal is journaled (the agent's refusals' quota), as the
+        // journal does: a loop of refused writes, each with a fresh key, would otherwise be a stored row each.
+        // One past the quota is kept in this host's memory only: a retry here is answered the same refusal, and
+        // elsewhere or after a restart it is decided again (it did nothing, so deciding it again can do nothing twice).
+        const keepKey = !!k && !!d.keep && (d.keep.ok || made.slice(from).some((e) => e.kind === 'write-rejected') || this.engine.refusalJournaled(k.agentId));
+        if (k && d.keep && !keepKey) this.unstoredRefusals.put({ agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: d.keep });
+        if (k && d.keep && keepKey) {
           const rec: StoredKey = { agent: k.agentId, key: k.key, hash: k.hash, outcome: d.keep };
           keep.push(rec);
           // The same key twice in one transaction: the second is a retry of the first.

@@ -3,7 +3,7 @@ import type { AgentStateInfo } from '../../../src-shared/agents/agentState.js';
 import { AgentStateTracker, cleanStateText } from '../../../src-main/agents/stateTracker.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 
-function tracker() {
+function tracker(o: { adopted?: boolean } = {}) {
   const clock = new ManualClock();
   const changes: Array<{ next: AgentStateInfo; before: AgentStateInfo }> = [];
   const timers: Array<{ fn: () => void; at: number; live: boolean }> = [];
@@ -16,6 +16,7 @@ function tracker() {
       return { dispose: () => void (timer.live = false) };
     },
     onChange: (next, before) => changes.push({ next, before }),
+    ...o,
   });
   const advance = (ms: number) => {
     clock.advance(ms);
@@ -28,6 +29,23 @@ function tracker() {
 }
 
 describe('agent state tracker', () => {
+  it('a pane taken back after a restart is unknown until seen: liveness\'s "working" (only the adoption\'s date) is not seeing it', () => {
+    const { t, states } = tracker({ adopted: true });
+    expect(t.info).toMatchObject({ state: 'unknown', source: 'liveness' });
+    expect(t.signal({ state: 'working', source: 'liveness' })).toBe(false);
+    expect(t.info.state).toBe('unknown');
+    // A lease's silence is a finding: idle (or stalled, holding).
+    expect(t.signal({ state: 'idle', source: 'liveness' })).toBe(true);
+    expect(states()).toEqual(['idle/liveness']);
+    const again = tracker({ adopted: true });
+    // A shell's prompt mark, or the person's Enter: seen.
+    expect(again.t.signal({ state: 'idle', source: 'terminal', atPrompt: true })).toBe(true);
+    const typed = tracker({ adopted: true });
+    expect(typed.t.personAnswered()).toBe(true);
+    expect(typed.t.info.state).toBe('working');
+  });
+
+
   it('starts working, and a hook moves it through a permission prompt and a finished turn', () => {
     const { t, states } = tracker();
     expect(t.info).toMatchObject({ state: 'working', source: 'liveness' });

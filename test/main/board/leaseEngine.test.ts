@@ -229,12 +229,41 @@ describe('user actions and host signals', () => {
     expect(engine.done('a', 'T-1', a.token).ok).toBe(true);
     expect(engine.approve('T-1').ok).toBe(true);
     expect(engine.task('T-1')).toMatchObject({ state: 'done', claim: null });
-    // a rejection after the lease lapsed sends the task to the backlog instead
+    // review is the person's time (issue 44): the claim is held however long the person takes, and a
+    // rejection gives it back to its holder with a full lease from then, not what was left of the old one
     const b = mustClaim(engine, 'b', 'T-2');
     expect(engine.done('b', 'T-2', b.token).ok).toBe(true);
-    clock.advance(LEASE);
+    clock.advance(3 * LEASE);
+    expect(engine.sweep()).toEqual([]);
+    expect(engine.task('T-2')).toMatchObject({ state: 'review', claim: { agentId: 'b', token: b.token } });
     expect(engine.rejectReview('T-2', 'nope').ok).toBe(true);
-    expect(engine.task('T-2')).toMatchObject({ state: 'open', claim: null });
+    expect(engine.task('T-2')).toMatchObject({ state: 'claimed', claim: { agentId: 'b', token: b.token, deadline: clock.now() + LEASE } });
+    // and from then it counts down again, as any claim does
+    clock.advance(LEASE);
+    expect(engine.sweep()).toEqual(['T-2']);
+    expect(engine.task('T-2')).toMatchObject({ state: 'open', claim: null, lastClaim: { agentId: 'b', reason: 'lapsed' } });
+  });
+
+  it('a claim in review is still ended by a hard signal, and a reject then sends the task to the backlog', () => {
+    const { engine, clock } = setup(1);
+    const a = mustClaim(engine, 'a', 'T-1');
+    expect(engine.done('a', 'T-1', a.token).ok).toBe(true);
+    clock.advance(2 * LEASE);
+    // the holder's own writes are still accepted while the person has not looked
+    expect(engine.note('a', 'T-1', 'still here', a.token).ok).toBe(true);
+    expect(engine.releaseAllHeldBy('a', 'pane-closed')).toEqual(['T-1']);
+    expect(engine.task('T-1')).toMatchObject({ state: 'review', claim: null });
+    expect(engine.rejectReview('T-1', 'nope').ok).toBe(true);
+    expect(engine.task('T-1')).toMatchObject({ state: 'open', claim: null });
+  });
+
+  it('an agent waiting on a person too long loses the claims it works on, not its work in review', () => {
+    const { engine } = setup(2);
+    const a = mustClaim(engine, 'a', 'T-1');
+    mustClaim(engine, 'a', 'T-2');
+    expect(engine.done('a', 'T-1', a.token).ok).toBe(true);
+    expect(engine.endWaited('a')).toEqual(['T-2']);
+    expect(engine.task('T-1')).toMatchObject({ state: 'review', claim: { agentId: 'a' } });
   });
 
   it('a reject needs a reason: an empty or blank one is refused, in the schema and by the board, and the task stays in review', () => {

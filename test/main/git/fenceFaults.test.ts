@@ -361,6 +361,31 @@ exec sleep 600`,
     expect(fs.readdirSync(admin).filter((f) => f.endsWith('.lock'))).toEqual([]);
   });
 
+  it('a branch lock that outlasts the put-back of its ended claim: once the lock goes, the branch is put back at its record', async () => {
+    const { host, folder } = await fx.host();
+    await host.board.run((e) => e.addTask({ title: 'off its record' }));
+    // A job of the agent's outlives it by longer than the put-back tries (40 of 75 ms and a git each: 5-7 s here)
+    // and less than the 10 s its locks are kept for it: they stay till then.
+    const agent = await paneAgent(host, fx.tmp(), `${CLAIM_T1_AND_CD}\n(trap '' HUP; exec sleep 8) &\necho READY\nexec sleep 600`);
+    await agent.until(/READY/);
+    const t = task(host);
+    const wt = t.worktree;
+    const record = t.record.sha as string;
+    const common = gitSync(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    // What a git killed inside its commit can leave: the branch moved to a commit the board never heard of, and
+    // the branch's lock file.
+    const tree = gitSync(wt.path, ['rev-parse', 'HEAD^{tree}']);
+    const stray = gitSync(folder, ['commit-tree', tree, '-p', record, '-m', 'never reported']);
+    fs.writeFileSync(join(common, 'refs', 'heads', `${wt.branch}`), `${stray}\n`);
+    const lock = join(common, 'refs', 'heads', `${wt.branch}.lock`);
+    fs.writeFileSync(lock, '');
+    process.kill(agent.pid, 'SIGKILL');
+    await expect.poll(() => task(host)?.claim ?? null, { timeout: 10_000 }).toBeNull();
+    await expect.poll(() => fs.existsSync(lock), { timeout: 20_000 }).toBe(false);
+    await expect.poll(() => gitSync(folder, ['rev-parse', `refs/heads/${wt.branch}`]), { timeout: 10_000 }).toBe(record);
+    expect(gitSync(folder, ['for-each-ref', '--format=%(objectname)', 'refs/forkbench/stray/'])).toContain(stray);
+  }, 60_000);
+
   it('killed inside git with a job of it still running, the task taken by the next holder, its tab closed at once: its locks go, never the holder’s', async () => {
     const { host, folder } = await fx.host();
     await host.board.run((e) => e.addTask({ title: 'killed in git' }));

@@ -59,7 +59,7 @@ describe('review shows the work, approval merges it', () => {
     fs.writeFileSync(join(c.worktree.path, 'n.txt'), 'n\n');
     expect((await sh(c.worktree.path, 'git add -A && git commit -qm n', agentEnv(host, a))).code).toBe(0);
     expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
-    const told = paneText(host, a, /T-1 "change notes" was approved and merged; its worktree folder \S+ is removed\. If your shell was in it: cd '([^']+)'/);
+    const told = paneText(host, a, /T-1 "change notes" landed: it was approved and merged; its worktree folder \S+ is removed\. If your shell was in it: cd '([^']+)'/);
     await host.worktrees.approve('T-1');
     const m = /cd '([^']+)'/.exec(await told);
     expect(m?.[1]).toBe(folder);

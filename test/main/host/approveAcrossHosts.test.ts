@@ -361,6 +361,28 @@ exit 0`,
     expect(b.host.notices.current().filter((n) => n.about.startsWith('base:'))).toEqual([]);
   }, 120_000);
 
+  it('approved on a host that has not yet heard of the done (a shared board lags): the work lands through the queue, never approved unmerged', async () => {
+    const { bare, a, b } = await twoMachines();
+    await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const agent = await idleAgent(a.host);
+    const c = await cliAs(a.host, agent, ['claim', 'T-1']);
+    expect(c.code, JSON.stringify(c.out)).toBe(0);
+    const { token, worktree } = c.out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(worktree.path, 'notes.txt'), 'line one\nline two\n');
+    const commit = await sh(worktree.path, 'git add -A && git commit -qm "work on T-1"', agentEnv(a.host, agent));
+    expect(commit.code, commit.stderr).toBe(0);
+    const sha = gitSync(worktree.path, ['rev-parse', 'HEAD']);
+    // B lands from the remote: the commit is there (A pushed it) and B knows of it before the done.
+    await hostPushed(a, bare, 'T-1', sha);
+    await waitFor(() => b.host.board.state.tasks.get('T-1')?.pushed?.sha === sha, 10_000, 'B to see the commit pushed');
+    // The done, decided on A, and at once the person's approval on B: B hears of the done by the database's
+    // NOTIFY, which no socket has delivered yet, so B's own view still says claimed.
+    expect((await a.host.board.run((e) => e.done(agent, 'T-1', token))).ok).toBe(true);
+    expect(stateOf(b, 'T-1')).toBe('claimed');
+    await b.host.worktrees.approve('T-1');
+    expect(stateOf(b, 'T-1')).toBe('done');
+    expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
+  }, 120_000);
   it('the remote unreachable: a note, the task stays in review; once it is back, approval lands', async () => {
     const { bare, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));

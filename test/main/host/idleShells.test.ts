@@ -48,6 +48,32 @@ describe('agents that make no progress', () => {
     }
   }, 60_000);
 
+  it('a shell whose work waits in review is idle, never stalled, and keeps its claim for 3 leases (issue 44: review is the person\'s time)', async () => {
+    const host = await fixture.open({ liveness: true });
+    const lease = 2_000;
+    await host.board.run((e) => e.setSettings({ leaseMs: lease }));
+    const sh = await host.roster.launch('shell');
+    const t = await host.board.run((e) => e.addTask({ title: 'waits for the person' }));
+    if (!t.ok) throw new Error(t.error.message);
+    const c = await host.board.run((e) => e.claim(sh.id, t.value.id));
+    if (!c.ok) throw new Error(c.error.message);
+    expect((await host.board.run((e) => e.done(sh.id, t.value.id, c.value.token))).ok).toBe(true);
+    const seen = new Set<string>();
+    host.roster.onAgents.event((list) => {
+      const a = list.find((x) => x.id === sh.id);
+      if (a) seen.add(`${a.status}/${a.state?.state}`);
+    });
+    const lapses: string[] = [];
+    host.board.onEvent((e) => e.kind === 'claim-ended' && lapses.push(e.reason));
+    const start = host.board.engine.now();
+    await waitFor(() => host.board.engine.now() - start >= 3 * lease, 20_000, 'three leases to pass');
+    host.board.engine.sweep();
+    expect(host.board.state.tasks.get(t.value.id)).toMatchObject({ state: 'review', claim: { agentId: sh.id, token: c.value.token } });
+    expect(lapses).toEqual([]);
+    expect([...seen].filter((s) => s.includes('stalled')), [...seen].join(', ')).toEqual([]);
+    expect(host.roster.agents().find((a) => a.id === sh.id)?.status).toBe('running');
+  }, 60_000);
+
   it('a bash at its prompt is idle as soon as it draws it, working while a command runs, and idle again after (its prompt marks)', async () => {
     // No liveness loop: what the shell says about itself is all there is.
     const host = await fixture.open({ env: { ...process.env, SHELL: '/bin/bash' } });

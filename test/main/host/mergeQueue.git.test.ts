@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
+import { paneText } from '../../helpers/events.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
 import { readProcStat } from '../../../src-main/base/procStat.js';
@@ -85,6 +86,8 @@ describe('the merge queue with real git and a real verify command', () => {
     const two = await workDone(host, 'T-2', { 'b.txt': 'b\n' });
     // Each passes the check in its own worktree when it says done (verify-on-done), which approves it: queued.
     const queuedBoth = nextEvent(host, (e) => e.kind === 'queued' && e.taskId === 'T-2');
+    // Its agent's pane is told what became of the work, the verify's tail with it (issue 44).
+    const told = paneText(host, two.a, /T-2 "add b" was sent back to you by the merge queue \(its merge failed the verify\)[\s\S]*a\.txt and b\.txt clash: keep one[\s\S]*full lease/, 60_000);
     expect((await one.done()).code).toBe(0);
     expect((await two.done()).code).toBe(0);
     await queuedBoth;
@@ -111,6 +114,10 @@ describe('the merge queue with real git and a real verify command', () => {
     // The agent's own worktree and branch are as it left them, ready for its next try.
     expect(fs.readFileSync(join(two.wt, 'b.txt'), 'utf8')).toBe('b\n');
     expect(notesOf(host, 'T-2')).toContainEqual(expect.stringMatching(/^Review: Merge queue: the merge onto main failed its verify/));
+    // Its own outcome: a cause on the send-back and a notice that says so, never a lapse.
+    expect(t2?.sentBack?.cause).toBe('verify-failed');
+    expect(host.notices.current().map((n) => n.title)).toContain('Verify failed on the merge: T-2');
+    await told;
   }, 120_000);
 
   it("queued tasks land in dependency order whatever the person's order, unchecked without a verify command, and why says where each waits", async () => {

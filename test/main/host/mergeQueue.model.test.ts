@@ -9,6 +9,8 @@ import type { BoardService } from '../../../src-main/board/boardService.js';
 import { WorktreeError } from '../../../src-main/git/taskRepo.js';
 import type { MergeCandidate } from '../../../src-main/git/taskReview.js';
 import { MergeQueue, type LandingSteps } from '../../../src-main/host/mergeQueue.js';
+import { ApprovalSeal } from '../../../src-main/host/approvalSeal.js';
+import type { QueueEntry } from '../../../src-shared/board/model.js';
 import type { VerifyOutcome } from '../../../src-main/agents/verifyRunner.js';
 
 /**
@@ -76,6 +78,9 @@ afterAll(() => {
 });
 
 /** The repository as the queue's steps see it, with what the invariants need recorded beside it. */
+/** The host's approval key: the person's approvals are sealed with it, as the window's are. */
+const hostSeal = ApprovalSeal.ephemeral();
+
 class ModelRepo implements LandingSteps {
   base: string[] = ['c0'];
   private n = 0;
@@ -148,6 +153,10 @@ class ModelRepo implements LandingSteps {
     return true;
   }
 
+  sealed(t: Task, entry: QueueEntry): boolean {
+    return hostSeal.holds(this.board().state.threadId, t.id, entry);
+  }
+
   async landed(_t: Task, merge: string): Promise<boolean> {
     return this.base.includes(merge);
   }
@@ -196,12 +205,12 @@ async function runSequence(ops: Op[], world: World): Promise<void> {
         if (o.op === 'submitSome') {
           await board.run((e) => e.claim('a', t.id, true));
           await board.run((e) => e.done('a', t.id));
-        } else await board.run((e) => e.enqueue(t.id, USER));
+        } else await board.run((e) => e.enqueue(t.id, USER, (a) => hostSeal.seal(a)));
         break;
       }
       case 'approve':
         // What ClaimWorktrees.approve does with work to merge; its caller's wait is the queue's business.
-        await board.run((e) => e.enqueue(o.task, USER));
+        await board.run((e) => e.enqueue(o.task, USER, (a) => hostSeal.seal(a)));
         break;
       case 'move':
         await board.run((e) => e.moveQueued(o.task, o.before, USER));

@@ -4,12 +4,16 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HOST_ACTOR, USER, type Task } from '../../../src-shared/board/model.js';
+import { HOST_ACTOR, USER, type QueueEntry, type SealedApproval, type Task } from '../../../src-shared/board/model.js';
 import { Limits } from '../../../src-shared/board/limits.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
+import { readLog } from '../../../src-main/board/journal.js';
 import type { BoardService } from '../../../src-main/board/boardService.js';
+import type { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
+import { queuedInRank } from '../../../src-shared/board/mergeQueue.js';
 import type { ApprovedWork, MergeCandidate } from '../../../src-main/git/taskReview.js';
 import { MergeQueue, type LandingSteps } from '../../../src-main/host/mergeQueue.js';
+import { ApprovalSeal } from '../../../src-main/host/approvalSeal.js';
 import type { VerifyOutcome } from '../../../src-main/agents/verifyRunner.js';
 import type { Result } from '../../../src-shared/board/result.js';
 
@@ -25,6 +29,9 @@ import type { Result } from '../../../src-shared/board/result.js';
  * - a take-back asked while the base moves (after the board agreed to the landing) is refused, not answered;
  * - every landing the board agreed to ends approved, on this host or the next one (a restart in between);
  * - the queue is never left with an entry that could land.
+ * Someone with the store's key also appends approvals the person never made (issue 42): unsealed, sealed with
+ * another key, or a copy of a seal the person's approval of the task once carried, also while the approval it
+ * was copied from is being landed and just taken back. None of them lands.
  */
 
 /** A model commit's name as git would write one: the board checks what it reads back (storedEvents.ts), and a
@@ -45,7 +52,10 @@ type Op =
   | { op: 'agentRelease'; pick: number }
   | { op: 'lapse' }
   | { op: 'settle' }
-  | { op: 'restart' };
+  | { op: 'restart' }
+  /** A queue entry written into the store, not by the person's window: no seal, another key's, or a replay. */
+  | { op: 'forge'; pick: number; how: Forgery };
+type Forgery = 'unsealed' | 'otherKey' | 'replayed';
 
 const pick = fc.nat();
 const agent = fc.integer({ min: 0, max: AGENTS.length - 1 });
@@ -58,7 +68,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ op: 'lapse' as const }) },
   { weight: 2, arbitrary: fc.constant({ op: 'settle' as const }) },
   { weight: 2, arbitrary: fc.constant({ op: 'restart' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('forge' as const), pick, how: fc.constantFrom<Forgery>('unsealed', 'otherKey', 'replayed') }) },
 );
+/** The host's approval key (every host of a run shares its data folder, so its key), and one no host holds. */
+const hostSeal = ApprovalSeal.ephemeral();
+const otherSeal = ApprovalSeal.ephemeral();
 /** What happens to the entry being landed, drawn per landing step: nothing (most often), or a person's take-back
  *  of it asked right then (0-3: reassign, release, reject, take out), and whether its verify passes. */
 const worldArb = fc.record({
@@ -72,6 +86,8 @@ const worldArb = fc.record({
 });
 type World = { inMerge: number[]; inVerify: number[]; inMove: number[]; pass: number[]; slow: number[] };
 const TAKE_BACKS: readonly TakeBack[] = ['reassign', 'release', 'reject', 'unqueue'];
+/** A world's draw past the take-backs that replays the person's seal mid-landing (see interfere). */
+const REPLAY_IN_FLIGHT = TAKE_BACKS.length;
 
 const roots: string[] = [];
 afterAll(() => {
@@ -81,16 +97,19 @@ afterAll(() => {
 const keyOf = (w: ApprovedWork) => `${w.sha}|${w.token}`;
 
 /** What the runs exercised, over all of them: a property that never met a landing proves nothing. */
-const seen = { landed: 0, answeredInFlight: 0, refusedInMove: 0, restartsCommitting: 0 };
+const seen = { landed: 0, answeredInFlight: 0, refusedInMove: 0, restartsCommitting: 0, forgedTakenOut: 0, replayedInFlight: 0 };
 
 /** The person: what they approved and have not taken back (the approvals that stand), per task. */
 class Person {
   readonly standing = new Map<string, string>();
+  /** The seal each task's last approval carried, for a forger to copy. */
+  readonly seals = new Map<string, string>();
   constructor(private readonly board: () => BoardService) {}
 
   async approve(id: string): Promise<void> {
-    const r = await this.board().run((e) => e.enqueue(id, USER));
+    const r = await this.board().run((e) => e.enqueue(id, USER, (a) => hostSeal.seal(a)));
     if (r.ok) this.standing.set(id, keyOf({ sha: r.value.sha, token: r.value.token ?? null }));
+    if (r.ok && r.value.seal) this.seals.set(id, r.value.seal);
   }
 
   /** A take-back answered ok wins: the approval no longer stands. Returns whether it was answered. */
@@ -133,9 +152,26 @@ class ModelRepo implements LandingSteps {
     return a[this.calls[k]++ % a.length] as number;
   }
 
-  /** A take-back of the entry in flight, asked by the person now, if the world says so. */
+  /** A take-back of the entry in flight, asked by the person now, if the world says so; or (REPLAY_IN_FLIGHT)
+   *  the person's take-out followed at once by a copy of the seal their approval carried, appended by someone
+   *  with the store's key while the landing is between its seal check and its board steps. */
   private async interfere(k: 'inMerge' | 'inVerify' | 'inMove', t: Task): Promise<{ what: TakeBack; answered: boolean } | null> {
     const d = this.draw(k);
+    if (d === REPLAY_IN_FLIGHT && k !== 'inMove') {
+      const copied = this.person.seals.get(t.id);
+      const at = this.board().state.tasks.get(t.id)?.queued?.at;
+      const answered = await this.person.takeBack('unqueue', t.id, '');
+      console.log("REPLAY", at, answered, !!copied);
+      // The copy says the approval's time and takes the head of the queue (a 'queue-moved' row of its own), where
+      // the approval it copies was being landed.
+      const forge = (e: LeaseEngine): Result<unknown> => {
+        const r = e.enqueue(t.id, USER, () => copied as string);
+        const head = queuedInRank(e.state.tasks)[0];
+        return r.ok && head && head.id !== t.id ? e.moveQueued(t.id, head.id) : r;
+      };
+      if (answered && copied && at !== undefined && (await forgedAt(at, () => this.board().run(forge))).ok) seen.replayedInFlight++;
+      return { what: 'unqueue', answered };
+    }
     const what = TAKE_BACKS[d];
     if (!what) return null;
     const holder = this.board().state.tasks.get(t.id)?.claim?.agentId;
@@ -174,6 +210,10 @@ class ModelRepo implements LandingSteps {
     return true;
   }
 
+  sealed(t: Task, entry: QueueEntry): boolean {
+    return hostSeal.holds(this.board().state.threadId, t.id, entry);
+  }
+
   async landed(_t: Task, merge: string): Promise<boolean> {
     return this.base.includes(merge);
   }
@@ -195,6 +235,7 @@ class ModelRepo implements LandingSteps {
         return alive ? this.land(t, c) : new Promise<boolean>(() => undefined);
       }),
       landed: gate((t: Task, m: string) => this.landed(t, m)),
+      sealed: (t, entry) => this.sealed(t, entry),
       approve: gate(async (t: Task, c: MergeCandidate | null, by: string) => {
         await this.slowly();
         return alive ? this.approve(t, c, by) : new Promise<void>(() => undefined);
@@ -207,6 +248,18 @@ class ModelRepo implements LandingSteps {
     const r = await this.board().run((e) => e.approve(t.id, by));
     if (!r.ok) this.violations.push(`the base moved for ${t.id}, but its approval was refused: ${r.error.message}`);
     else this.person.standing.delete(t.id);
+  }
+}
+
+/** A row written with the store's key says whatever time its writer likes: here, the time of the approval it
+ *  copies, so nothing but its position tells the copy from the original. */
+async function forgedAt<T>(at: number, write: () => Promise<T>): Promise<T> {
+  const wall = Date.now;
+  Date.now = () => at;
+  try {
+    return await write();
+  } finally {
+    Date.now = wall;
   }
 }
 
@@ -300,6 +353,14 @@ async function runSequence(ops: Op[], world: World): Promise<void> {
       case 'settle':
         await queue.idle();
         break;
+      case 'forge': {
+        const t = pickOf(board, o.pick, (x) => x.state === 'review' && !x.queued);
+        if (!t) break;
+        const copied = person.seals.get(t.id);
+        const seal = o.how === 'otherKey' ? (a: SealedApproval) => otherSeal.seal(a) : o.how === 'replayed' && copied ? () => copied : undefined;
+        await board.run((e) => e.enqueue(t.id, USER, seal));
+        break;
+      }
       case 'restart':
         // The host goes mid-landing (whatever step the runner is in), and the next one opens the journal.
         await stop();
@@ -315,6 +376,7 @@ async function runSequence(ops: Op[], world: World): Promise<void> {
   await queue.idle();
   check('at the end');
   for (const t of board.state.tasks.values()) seen.restartsCommitting += t.notes.filter((n) => /host stopped (after the board agreed|before the base moved)/.test(n.text)).length;
+  for (const e of readLog(root)) if (e.kind === 'unqueued' && /carries no valid seal/.test(e.reason)) seen.forgedTakenOut++;
   for (const t of board.state.tasks.values()) {
     // Every landing whose base moved ended approved (on the next host, when its host stopped in between).
     if (repo.movedFor.has(t.id) && repo.base.includes(repo.movedFor.get(t.id) as string)) expect(t.state, `${t.id}'s merge is on the base`).toBe('done');
@@ -334,8 +396,10 @@ describe('merge queue take-backs (model-based, issue 49)', () => {
     // Floors well under what runs reach (about half as many landings as runs, a restart mid-landing in one run
     // of twenty): a change that stops the runs reaching a landing fails here rather than passing vacuously.
     expect(seen.landed).toBeGreaterThan(RUNS / 5);
+    expect(seen.forgedTakenOut).toBeGreaterThan(RUNS / 10);
     expect(seen.answeredInFlight).toBeGreaterThan(RUNS / 10);
     expect(seen.refusedInMove).toBeGreaterThan(RUNS / 10);
     expect(seen.restartsCommitting).toBeGreaterThan(0);
+    expect(seen.replayedInFlight).toBeGreaterThan(0);
   }, 600_000);
 });

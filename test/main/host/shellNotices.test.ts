@@ -143,7 +143,7 @@ describe('a plain shell is shown notices, never typed them', () => {
         order.push(`told (folder there: ${fs.existsSync(wt)})`);
         console.log(`told ${(performance.now() - approving).toFixed(0)} ms after approve() began (merge included)`);
       }
-      if (/Forkbench: T-1 "change notes" was approved and merged; its worktree folder/.test(data)) order.push('merged notice');
+      if (/Forkbench: T-1 "change notes" landed: it was approved and merged; its worktree folder/.test(data)) order.push('merged notice');
     });
     const d2 = host.board.onEvent((e: BoardEvent) => e.kind === 'worktree-removed' && order.push('worktree-removed'));
     cleanups.push(() => (d1.dispose(), d2.dispose()));

@@ -4,6 +4,15 @@ import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
 import { listProcesses, readProcFacts } from '../../../src-main/pty/procReader.js';
 import type { PtySession } from '../../../src-main/pty/ptySession.js';
 import { paneTracker, sleep, waitFor } from '../../helpers/pty.js';
+import * as fs from 'node:fs';
+
+const readComm = (pid: number): string | null => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+};
 
 const { Terminal } = headlessModule;
 const linux = process.platform === 'linux';
@@ -244,6 +253,9 @@ describe('kill and exit', () => {
 
   it('exited still resolves when disposed before the exit, ended by a hang-up it could clean up on', async () => {
     const p = pane('sleep', ['30']);
+    // Running sleep, not still the pty's child on its way to exec it: on a loaded machine the hang-up could
+    // otherwise arrive before the program that would end by it (and the SIGTERM after it ended it instead).
+    await waitFor(() => readComm(p.session.pid) === 'sleep', 5_000, 'sleep to start');
     p.session.dispose();
     const exit = await exitOf(p.session, 2_000);
     expect(exit.signalName).toBe('SIGHUP');

@@ -236,14 +236,16 @@ describe('flow control from a window through serve and the pty host', () => {
       // The window shows the pane (it becomes one of its consumers) and then never acks.
       await s.window.call('agent.screen', { key: k, agentId: a.id });
       await blocked(a.pid!);
-      const chars0 = chars;
       const cpu0 = (await readProcFacts(a.pid!)).cpuMs;
       await sleep(500);
       const facts = await readProcFacts(a.pid!);
       expect(facts.state).toBe('sleeping');
       expect(facts.cpuMs - cpu0).toBeLessThanOrEqual(20);
-      // At most a read chunk of the pty (64 KiB) was still on its way.
-      expect(chars - chars0).toBeLessThanOrEqual(64 * 1024);
+      // What reached a window that acked nothing is bounded by the window it may be behind, plus the read chunk
+      // of the pty (64 KiB) taken before the pause. Not "little arrived after the block": what serve and the
+      // socket still held then arrives later on a loaded machine (379,108 chars in one CI run at load 11),
+      // without the agent writing a byte more.
+      expect(chars).toBeLessThanOrEqual(FlowLimits.highWatermarkChars + 64 * 1024);
 
       // Its ack lets the flood on for another window's worth.
       const acked = chars;

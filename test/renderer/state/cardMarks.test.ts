@@ -29,11 +29,13 @@ describe('the lapsed mark on a card', () => {
     clock.advance(Limits.defaultLeaseMs);
     engine.sweep();
     sync();
-    // the claim did lapse under it: the task is in review with no claim and a lapsed last claim
-    expect(task('T-1')).toMatchObject({ state: 'review', claim: null, lastClaim: { reason: 'lapsed' } });
+    // review is the person's time (issue 44): the claim is held, nothing lapsed
+    expect(task('T-1')).toMatchObject({ state: 'review', claim: { agentId: 'a1' } });
     expect(showsLapsed(task('T-1'))).toBe(false);
     // and after a reload, built from the snapshot alone
     expect(showsLapsed(boardFromSnapshot(snapshotOf(engine).board).tasks.get('T-1')!)).toBe(false);
+    // a board from before, whose claim did lapse under the review, shows no mark either
+    expect(showsLapsed({ ...task('T-1'), claim: null, lastClaim: { agentId: 'a1', token: c.value.token, reason: 'lapsed' } })).toBe(false);
   });
 
   it('shows on a task back in the backlog or in needs-attention after a lapse', () => {

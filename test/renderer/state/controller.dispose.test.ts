@@ -36,7 +36,8 @@ describe('AppController.dispose', () => {
   it('noticeToastRace: a host notice shown as a toast leaves no timer behind after dispose', async () => {
     const { c, t, notices } = await shown();
     vi.useFakeTimers();
-    t.push({ type: 'notify', key: KEY, id: 'exit:shell 1@1', about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'shell 1 exited with code 1.' });
+    // Of a Thread not on screen: toasted (one of the Thread on screen stands instead).
+    t.push({ type: 'notify', key: 'fedcba9876543210', id: 'exit:shell 1@1', about: 'exit:shell 1', title: 'Agent exited: shell 1', body: 'shell 1 exited with code 1.' });
     const toasts = () => c.state.toasts.map((x) => x.title);
     expect(toasts()).toEqual(['Agent exited: shell 1']);
     expect(notices).toEqual([]);

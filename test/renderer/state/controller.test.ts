@@ -223,15 +223,22 @@ describe('AppController', () => {
     expect(closed).toEqual([waiting.id]);
   });
 
-  it('shows the host’s agent-exit notice, and shows a toast without notification permission', async () => {
+  it('shows the host’s agent-exit notice once: standing for the Thread on screen, a toast only for another Thread, without notification permission', async () => {
     const { c, t, timers } = setup();
     const c2 = new AppController(t, { setTimeout: (f) => timers.push(f), clearTimeout: () => undefined });
     c2.start();
     await settle();
     t.push({ type: 'agents', key: KEY, agents: [agent('a1', { name: 'shell 1', status: 'exited', exit: { code: 0, signal: 9 } }), agent('a2')] });
     t.push({ type: 'notify', key: KEY, ...agentExitedNotice('shell 1', { code: 0, signal: 9 }) });
-        expect(c2.state.toasts.map((x) => x.title)).toEqual(['Agent exited: shell 1']);
-    expect(c2.state.toasts[0]!.body).toBe('shell 1 was killed by signal 9.');
+    // One notice, one place (issue 44): it stands for the Thread on screen, and is not toasted as well.
+    expect(c2.state.hostNotices.map((x) => x.title)).toEqual(['Agent exited: shell 1']);
+    expect(c2.state.hostNotices[0]!.body).toBe('shell 1 was killed by signal 9.');
+    expect(c2.state.toasts).toEqual([]);
+    // A notice of a Thread not on screen cannot stand here: it is toasted, once.
+    t.push({ type: 'notify', key: 'fedcba9876543210', ...agentExitedNotice('shell 9', { code: 1, signal: null }) });
+    await settle();
+    expect(c2.state.toasts.map((x) => x.title)).toEqual(['Agent exited: shell 9']);
+    expect(c2.state.hostNotices.map((x) => x.title)).toEqual(['Agent exited: shell 1']);
     expect(c2.state.agents.a1!.status).toBe('exited');
     // untouched agents keep their object: their tabs do not re-render
     const a2 = c2.state.agents.a2;

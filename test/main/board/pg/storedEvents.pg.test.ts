@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Limits } from '../../../../src-shared/board/limits.js';
 import { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
 import { QUARANTINE_FILE } from '../../../../src-main/board/quarantine.js';
+import { appendBySql } from '../../../helpers/boardRows.js';
 import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
 import { waitFor } from '../../../helpers/pty.js';
 
@@ -47,25 +48,6 @@ async function host(url: string, hostId: string, at?: string): Promise<PgBoard> 
   return board;
 }
 
-/** What a holder of the database's role does: an event appended at the next position, head moved with it. */
-async function appendBySql(url: string, body: (seq: number, mono: number) => Record<string, unknown>, opts: { moveHead?: boolean; at?: 'next' | 'far' } = {}): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows } = await c.query<{ id: string; head: string }>('SELECT id, head FROM forkbench.boards WHERE name = $1', [NAME]);
-    const { id, head } = rows[0]!;
-    const last = await c.query<{ body: string }>('SELECT body FROM forkbench.events WHERE board_id = $1 AND seq = $2', [id, head]);
-    const mono = (JSON.parse(last.rows[0]!.body) as { mono: number }).mono;
-    const seq = Number(head) + (opts.at === 'far' ? 5 : 1);
-    const e = { ...body(seq, mono), seq };
-    await c.query('INSERT INTO forkbench.events (board_id, seq, task_id, body) VALUES ($1, $2, $3, $4)', [id, seq, (e as { taskId?: string }).taskId ?? null, JSON.stringify(e)]);
-    if (opts.moveHead !== false) await c.query("UPDATE forkbench.boards SET head = $2 WHERE id = $1; ", [id, seq]);
-    return seq;
-  } finally {
-    await c.end();
-  }
-}
-
 describe('events a shared board’s database holds are checked before any host applies them', () => {
   it('a 10-year lease, a task added twice and an unknown field, inserted while two hosts run: each is set aside and named, every host keeps writing', async () => {
     const url = await pgc.createDatabase('running');
@@ -75,9 +57,9 @@ describe('events a shared board’s database holds are checked before any host a
     expect((await a.run((e) => e.addTask({ title: 'two' }))).ok).toBe(true);
     await waitFor(() => b.state.tasks.size === 2, 5000, 'B to see both tasks');
 
-    const lease = await appendBySql(url, (seq, mono) => ({ kind: 'grant', taskId: 'T-1', agentId: 'shell-intruder', token: 1, deadline: mono + TEN_YEARS_MS, by: 'shell-intruder', at: Date.now(), mono }));
-    const twice = await appendBySql(url, (_seq, mono) => ({ kind: 'task-added', taskId: 'T-2', title: 'again', body: '', verify: null, by: 'user', at: Date.now(), mono }));
-    const unknown = await appendBySql(url, (_seq, mono) => ({ kind: 'note', taskId: 'T-2', by: 'user', text: 'hi', approvedBy: 'user', at: Date.now(), mono }));
+    const lease = await appendBySql(url, NAME, (seq, mono) => ({ kind: 'grant', taskId: 'T-1', agentId: 'shell-intruder', token: 1, deadline: mono + TEN_YEARS_MS, by: 'shell-intruder', at: Date.now(), mono }));
+    const twice = await appendBySql(url, NAME, (_seq, mono) => ({ kind: 'task-added', taskId: 'T-2', title: 'again', body: '', verify: null, by: 'user', at: Date.now(), mono }));
+    const unknown = await appendBySql(url, NAME, (_seq, mono) => ({ kind: 'note', taskId: 'T-2', by: 'user', text: 'hi', approvedBy: 'user', at: Date.now(), mono }));
 
     for (const h of [a, b]) {
       await waitFor(() => h.state.seq >= unknown, 10_000, 'the host to follow past the inserted events');
@@ -106,7 +88,7 @@ describe('events a shared board’s database holds are checked before any host a
     const a = await host(url, 'host-a');
     expect((await a.run((e) => e.addTask({ title: 'one' }))).ok).toBe(true);
     // Past the head, head not moved: the position the next write takes.
-    const stray = await appendBySql(url, (_seq, mono) => ({ kind: 'note', taskId: 'T-1', by: 'user', text: 'planted', at: Date.now(), mono }), { moveHead: false });
+    const stray = await appendBySql(url, NAME, (_seq, mono) => ({ kind: 'note', taskId: 'T-1', by: 'user', text: 'planted', at: Date.now(), mono }), { moveHead: false });
     const added = await a.run((e) => e.addTask({ title: 'two' }));
     expect(added.ok).toBe(true);
     expect(a.state.seq).toBe(stray);
@@ -129,7 +111,7 @@ describe('events a shared board’s database holds are checked before any host a
     const { board: closing, pool } = open.splice(0, 1)[0]!;
     await closing.close();
     await pool.end();
-    const lease = await appendBySql(url, (_seq, mono) => ({ kind: 'grant', taskId: 'T-1', agentId: 'x', token: 1, deadline: mono + TEN_YEARS_MS, by: 'x', at: Date.now(), mono }));
+    const lease = await appendBySql(url, NAME, (_seq, mono) => ({ kind: 'grant', taskId: 'T-1', agentId: 'x', token: 1, deadline: mono + TEN_YEARS_MS, by: 'x', at: Date.now(), mono }));
     const c = await host(url, 'host-c');
     expect(c.quarantine.found()).toEqual([expect.objectContaining({ seq: lease, kind: 'grant', store: 'database' })]);
     expect(c.state.tasks.get('T-1')?.claim).toBeNull();
