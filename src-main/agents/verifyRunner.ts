@@ -37,6 +37,9 @@ export interface VerifyHooks {
   started?: (pid: number) => void;
   /** Aborting stops the verify and everything it started. */
   signal?: AbortSignal;
+  /** The verify's shell argv, put in its agent's sandbox (AgentSandbox.wrapVerify): below the reaper, which
+   *  must stay the host's child to watch the tree from outside. */
+  contain?: (argv: readonly string[]) => readonly string[];
 }
 
 /**
@@ -59,9 +62,10 @@ export function runVerify(
       tail = (tail + d.toString('utf8')).slice(-VerifyConstants.tailChars);
     };
     // The verify command is the repository's code: it must not inherit the panes' pty masters (issue 16).
-    const reaper = containedShell(command, VerifyConstants.killGraceMs, env);
+    const [program = '/bin/sh', ...programArgs] = on.contain?.(['/bin/sh', '-c', command]) ?? ['/bin/sh', '-c', command];
+    const reaper = containedShell([program, ...programArgs], VerifyConstants.killGraceMs, env);
     const contained = reaper !== null;
-    const launch = reaper ?? withoutInheritedFds('/bin/sh', ['-c', command], env);
+    const launch = reaper ?? withoutInheritedFds(program, programArgs, env);
     // detached: its own session and group, led by this pid, which the host tracks as the agent's pane.
     const child = spawn(launch.command, launch.args, { cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', keep);

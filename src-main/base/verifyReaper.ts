@@ -98,14 +98,14 @@ export interface ContainedLaunch {
   env: Env;
 }
 
-/** `/bin/sh -c command` under the verify reaper; null where it cannot run (not Linux, no perl): there the
- *  caller runs the command as a process group of its own, which a `setsid -f` escapes. */
-export function containedShell(command: string, graceMs: number, env: Env, perl: string | null = reaperPerl()): ContainedLaunch | null {
+/** A program (the verify's shell, or the sandbox around it) under the verify reaper; null where it cannot run
+ *  (not Linux, no perl): there the caller runs it as a process group of its own, which a `setsid -f` escapes. */
+export function containedShell(argv: readonly string[], graceMs: number, env: Env, perl: string | null = reaperPerl()): ContainedLaunch | null {
   if (!perl) return null;
   const ours = env.PERL_BADLANG === undefined;
   return {
     command: perl,
-    args: ['-e', REAPER, '--', ours ? 'ours' : 'theirs', String(process.pid), String(graceMs), '/bin/sh', '-c', command],
+    args: ['-e', REAPER, '--', ours ? 'ours' : 'theirs', String(process.pid), String(graceMs), ...argv],
     env: ours ? { ...env, PERL_BADLANG: '0' } : env,
   };
 }

@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { profileOfAgent } from '../../src-shared/board/dispatch.js';
+import type { AgentSandbox } from '../sandbox/agentSandbox.js';
 import type { QueueEntry, Task } from '../../src-shared/board/model.js';
 import { runVerify, VerifyConstants } from '../agents/verifyRunner.js';
 import type { BoardService } from '../board/boardService.js';
@@ -22,6 +24,8 @@ interface GitLandingDeps {
   seal: ApprovalSeal;
   /** Where the verify's process tree is tracked as its last holder's pane while it runs (as verifyOnDone does). */
   roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
+  /** The agents' sandboxes: the check runs the task's code, contained as its agent was (verifyOnDone.ts). */
+  sandbox?: Pick<AgentSandbox, 'wrapVerify'>;
 }
 
 /**
@@ -48,12 +52,14 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
       const stop = new AbortController();
       const watch = d.board.onEvent(() => !sameEntry(d.board.state.tasks.get(t.id)?.queued, t.queued) && stop.abort());
       try {
-        return await runVerify(command, d.git.workdirOf(dir), d.timeoutMs ?? VerifyConstants.defaultTimeoutMs, d.env ?? process.env, {
+        const cwd = d.git.workdirOf(dir);
+        return await runVerify(command, cwd, d.timeoutMs ?? VerifyConstants.defaultTimeoutMs, d.env ?? process.env, {
           started: (pid) => {
             running.add((root = pid));
             if (agentId) d.roster?.trackVerify(pid, agentId);
           },
           signal: stop.signal,
+          contain: d.sandbox && ((argv) => d.sandbox?.wrapVerify(argv, dir, agentId && profileOfAgent(agentId)) ?? argv),
         });
       } finally {
         watch.dispose();

@@ -6,6 +6,8 @@ import { VERIFY_ACTOR, type Task } from '../../src-shared/board/model.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import { changedPins, pinnedPaths, type PinChanges } from './verifyPins.js';
+import { profileOfAgent } from '../../src-shared/board/dispatch.js';
+import type { AgentSandbox } from '../sandbox/agentSandbox.js';
 
 interface VerifyDeps {
   board: BoardService;
@@ -14,6 +16,8 @@ interface VerifyDeps {
   timeoutMs?: number;
   /** Where the verify command's process tree is tracked as the agent's pane while it runs. */
   roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
+  /** The agents' sandboxes: a verify runs its agent's work, contained as that agent is. */
+  sandbox?: Pick<AgentSandbox, 'wrapVerify'>;
 }
 
 /** The agents' socket's `onDone` hook: each done is verified in the background, and a verify that could not
@@ -57,9 +61,11 @@ async function verifyDone(
   };
   const stop = new AbortController();
   const watch = d.board.onEvent(() => !current() && stop.abort());
-  const outcome = await runVerify(command, d.worktrees.workdirOf(t, d.folder), d.timeoutMs, process.env, {
+  const cwd = d.worktrees.workdirOf(t, d.folder);
+  const outcome = await runVerify(command, cwd, d.timeoutMs, process.env, {
     started: (pid) => d.roster?.trackVerify((root = pid), agentId),
     signal: stop.signal,
+    contain: d.sandbox && ((argv) => d.sandbox?.wrapVerify(argv, cwd, profileOfAgent(agentId)) ?? argv),
   }).finally(() => {
     watch.dispose();
     if (root !== undefined) d.roster?.untrackVerify(root);

@@ -181,3 +181,27 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
     root,
   };
 }
+
+/**
+ * What a verify command's sandbox holds (issue 43, item 3: verify runs contained like the agent whose work it
+ * checks, since it runs that work's code): the folder it checks and what a commit there needs, nothing of
+ * the host's. It writes the folder it runs in (a claim's worktree, or the merge queue's checkout inside the
+ * data root, bound back in over the hidden root), git's objects, refs, logs and admin folders; no CLI state
+ * (no agent CLI runs in a check), no fence hooks (a check commits nothing the board should record). The
+ * agents' socket is bound in as in the agent's own sandbox: what the check asks the board, it asks as the
+ * agent (the person check knows its tree as the agent's).
+ */
+export function verifyReach(h: HostFolders, cwd: string, root = process.getuid?.() === 0): AgentReach {
+  const git = h.gitCommonDir;
+  const gitFolders = git ? ['objects', 'refs', 'logs', 'worktrees'].map((d) => join(git, d)) : [];
+  return {
+    visible: [h.home, h.threadFolder].filter((p): p is string => !!p),
+    hidden: [h.dataRoot, h.runtimeRoot],
+    readOnly: [],
+    writable: [...(h.threadFolderWritable ? [h.threadFolder] : []), cwd, ...gitFolders],
+    sockets: [dirname(h.socketPath)],
+    protect: [],
+    cwd,
+    root,
+  };
+}

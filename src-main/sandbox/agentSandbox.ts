@@ -3,7 +3,7 @@
  * it does not, agents run as before and the window is told once, plainly, with the fix.
  */
 import type { AgentFolders, HostFolders } from './agentReach.js';
-import { agentReach } from './agentReach.js';
+import { agentReach, verifyReach } from './agentReach.js';
 import type { SandboxSupport } from './bwrapProbe.js';
 import { sandboxArgs } from './sandboxArgs.js';
 
@@ -34,5 +34,14 @@ export class AgentSandbox {
     if (!s.ok) return { command, args: [...args], containment: { by: null, why: s.reason } };
     if (this.uncontained(agent.profile)) return { command, args: [...args], containment: { by: null, why: `the person turned the sandbox off for ${agent.profile}` } };
     return { command: s.bwrap, args: sandboxArgs(agentReach(this.host, agent), command, args), containment: { by: 'bwrap' } };
+  }
+
+  /** A verify command's argv, run contained in the folder it checks (verifyReach); as it is where agents are
+   *  not contained here, since a verify can reach nothing its agent could not. */
+  wrapVerify(argv: readonly string[], cwd: string, profile: string | null | undefined): readonly string[] {
+    const s = this.support;
+    if (!s.ok || (profile && this.uncontained(profile))) return argv;
+    const [command = '/bin/sh', ...args] = argv;
+    return [s.bwrap, ...sandboxArgs(verifyReach(this.host, cwd), command, args)];
   }
 }

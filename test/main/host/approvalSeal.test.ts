@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { appendBySql } from '../../helpers/boardRows.js';
@@ -18,6 +18,7 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { CLAIM_T1_AND_CD, GIT_IDENTITY, gitSync, makeRepo, paneAgent } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
+import { VerifyMailbox } from '../../helpers/verifyMailbox.js';
 
 const NAME = 'sealed approvals';
 let pgc: PgCluster;
@@ -94,10 +95,12 @@ describe('the merge queue lands only approvals sealed by the host the window ask
   it('the person’s sealed approval, taken back while its verify runs, appended again as the same row: the copy does not hold, main stays', async () => {
     const url = await pgc.createDatabase('replayed');
     const { host, folder, root } = await hostOnDatabase(url);
-    const gate = join(root, 'verify-started');
+    // The verify runs contained (no file of the test's reaches it): it says it started over the mailbox.
+    const box = await VerifyMailbox.open();
+    onTestFinished(() => box.close());
     // A verify that says it started (in the merge queue's checkout: the same command runs on done, in the
     // agent's folder, and that one is not the landing), then waits: the person takes the approval back while it runs.
-    await host.board.run((e) => e.setSettings({ verify: `case "$PWD" in */${QUEUE_CHECKOUTS}/*) touch '${gate}';; esac; sleep 30` }));
+    await host.board.run((e) => e.setSettings({ verify: `case "$PWD" in */${QUEUE_CHECKOUTS}/*) ${box.say('started')};; esac; sleep 30` }));
     await host.board.run((e) => e.addTask({ title: 'second thoughts' }));
     await workInReview(host, root, 'maybe.txt');
     const main = gitSync(folder, ['rev-parse', 'main']);
@@ -105,7 +108,7 @@ describe('the merge queue lands only approvals sealed by the host the window ask
     await host.worktrees.approve('T-1', 'user', undefined, { wait: false });
     const sealed = host.board.state.tasks.get('T-1')?.queued;
     expect(sealed?.seal).toMatch(/^[0-9a-f]{64}$/);
-    await waitFor(() => fs.existsSync(gate), 20_000, 'the verify to start');
+    await waitFor(() => box.heard('started') > 0, 20_000, 'the verify to start');
     expect((await host.board.run((e) => e.unqueue('T-1', 'not this one', 'user'))).ok).toBe(true);
     await waitFor(() => !fs.existsSync(join(host.board.dir, QUEUE_CHECKOUTS, 'T-1')), 20_000, 'the verify’s checkout to go');
 

@@ -1,34 +1,34 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { QUEUE_CHECKOUTS } from '../../../src-main/host/queueLanding.js';
 import { paneText } from '../../helpers/events.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
-import { readProcStat } from '../../../src-main/base/procStat.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
+import { ownSleep, sleepersOf, VerifyMailbox } from '../../helpers/verifyMailbox.js';
 
 const fx = new Fixture();
 const killed: ChildProcess[] = [];
-/** Files where a test's verify wrote the pids of what it left running: ended after the test whatever it found. */
-const pidFiles: string[] = [];
+/** How each test's verify (contained: no file of the test's reaches it) says what it does and waits. */
+let box: VerifyMailbox;
+/** What a test's verify may leave running: `sleep` for a duration of this process's own (verifyMailbox.ts). */
+const SLEEPER = ownSleep(0);
 beforeAll(() => ensureBuilt());
+beforeEach(async () => {
+  box = await VerifyMailbox.open();
+});
 afterEach(async () => {
   for (const c of killed.splice(0)) if (c.pid && alive(c.pid)) process.kill(-c.pid, 'SIGKILL');
-  for (const pid of pidFiles.splice(0).flatMap(pidsIn)) if (running(pid)) process.kill(pid, 'SIGKILL');
+  // Ended after the test whatever it found.
+  for (const pid of sleepersOf(SLEEPER)) process.kill(pid, 'SIGKILL');
+  box.close();
   await fx.cleanup();
 });
-
-/** Whether `pid` still runs (a zombie has ended: only its parent has not reaped it yet). */
-const running = (pid: number) => {
-  const st = readProcStat(pid);
-  return !!st && st.state !== 'zombie' && st.state !== 'gone';
-};
-const pidsIn = (file: string): number[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 const HOST_DRIVER = join(import.meta.dirname, '..', '..', 'helpers', 'gitHostDriver.mjs');
 
 /**
@@ -63,16 +63,14 @@ async function workDone(host: ThreadHost, taskId: string, files: Record<string, 
 
 /**
  * A Thread whose verify passes in the agent's worktree at once, and on the merge of T-1 ("one") says it
- * started and waits for the gate file: a verify of minutes, during which the test stops or kills its host.
+ * started and waits at a gate: a verify of minutes, during which the test stops or kills its host.
  */
 async function slowVerifyOfOne() {
   const ctx = await threadWithCheck();
-  const gate = join(ctx.root, 'go');
-  const started = join(ctx.root, 'started');
-  const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; sh check.sh`;
+  const slow = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then ${box.say('started')}; ${box.waitAt('go')}; fi; sh check.sh`;
   await ctx.host.board.run((e) => e.setSettings({ verify: slow }));
   await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
-  return { ctx, gate, started };
+  return { ctx, open: () => box.openGate('go'), started: () => box.heard('started') > 0 };
 }
 
 const notesOf = (host: ThreadHost, id: string) => (host.board.state.tasks.get(id)?.notes ?? []).map((n) => n.text);
@@ -144,15 +142,15 @@ describe('the merge queue with real git and a real verify command', () => {
   }, 120_000);
 
   it('a host stopped while the head entry verifies lands it again from the start when the Thread opens again', async () => {
-    const { ctx, gate, started } = await slowVerifyOfOne();
+    const { ctx, open, started } = await slowVerifyOfOne();
     const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
     const landing = nextEvent(ctx.host, (e) => e.kind === 'queue-landing');
     expect((await one.done()).code).toBe(0);
     await landing;
-    await waitFor(() => fs.existsSync(started), 60_000, 'the verify on the merge to start');
+    await waitFor(started, 60_000, 'the verify on the merge to start');
     await ctx.host.dispose();
     expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
-    fs.writeFileSync(gate, '');
+    open();
     const again = await fx.host({ folder: ctx.folder, dataRoot: join(ctx.root, 'data'), runtimeRoot: join(ctx.root, 'run') });
     expect(again.host.board.state.tasks.get('T-1')?.queued?.landing).toBeTruthy();
     await waitFor(() => again.host.board.state.tasks.get('T-1')?.state === 'done', 60_000, 'T-1 landed after the restart');
@@ -162,7 +160,7 @@ describe('the merge queue with real git and a real verify command', () => {
   }, 120_000);
 
   it('a host killed -9 while the head entry verifies: the next start lands it again from the start, in a clean checkout', async () => {
-    const { ctx, gate, started } = await slowVerifyOfOne();
+    const { ctx, open, started } = await slowVerifyOfOne();
     await ctx.host.dispose();
     const data = join(ctx.root, 'data');
     const run = join(ctx.root, 'run');
@@ -179,14 +177,14 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(commit.code, commit.stderr).toBe(0);
     const done = await sh(process.cwd(), `'${process.execPath}' '${CLI}' done T-1 --json`, env);
     expect(done.code, done.stderr).toBe(0);
-    await waitFor(() => fs.existsSync(started), 60_000, 'the verify on the merge to start');
+    await waitFor(started, 60_000, 'the verify on the merge to start');
     process.kill(-child.pid!, 'SIGKILL');
     await waitFor(() => !alive(child.pid!), 10_000, 'the host to be gone');
     // Killed mid-verify: the base never moved, and the half-used checkout is still there.
     expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
     expect(fs.existsSync(join(data, 'threads'))).toBe(true);
 
-    fs.writeFileSync(gate, '');
+    open();
     const again = await fx.host({ folder: ctx.folder, dataRoot: data, runtimeRoot: run });
     expect(again.host.board.state.tasks.get('T-1')?.queued?.landing).toBeTruthy();
     await waitFor(() => again.host.board.state.tasks.get('T-1')?.state === 'done', 60_000, 'T-1 landed after the kill');
@@ -197,7 +195,7 @@ describe('the merge queue with real git and a real verify command', () => {
   }, 150_000);
 
   it("a reassign while the head entry's verify runs wins: its merge is discarded, the base stays, and the queue lands the next approval", async () => {
-    const { ctx, gate, started } = await slowVerifyOfOne();
+    const { ctx, open, started } = await slowVerifyOfOne();
     const { host, folder } = ctx;
     await host.board.run((e) => e.addTask({ title: 'two' }));
     const one = await workDone(host, 'T-1', { 'one.txt': '1\n' });
@@ -205,7 +203,7 @@ describe('the merge queue with real git and a real verify command', () => {
     const before = gitSync(folder, ['rev-parse', 'main']);
     // Its verify-on-done passes in the agent's worktree and approves it: queued, and its merge's verify holds.
     expect((await one.done()).code).toBe(0);
-    await waitFor(() => fs.existsSync(started), 60_000, 'the verify on the merge of T-1 to start');
+    await waitFor(started, 60_000, 'the verify on the merge of T-1 to start');
     const other = await idleAgent(host);
     const left = nextEvent(host, (e) => e.kind === 'unqueued' && e.taskId === 'T-1');
     const moved = await host.board.run((e) => e.assign('T-1', other));
@@ -214,7 +212,7 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(host.board.state.tasks.get('T-1')?.queued ?? null).toBeNull();
     expect(await left).toMatchObject({ kind: 'unqueued', reason: expect.stringMatching(/^it was reassigned to .*; the approval was for [0-9a-f]{7,} under token \d+$/) });
     expect((await two.done()).code).toBe(0);
-    fs.writeFileSync(gate, '');
+    open();
     await waitFor(() => host.board.state.tasks.get('T-2')?.state === 'done', 60_000, 'T-2 to land after T-1 was taken back');
     await host.queue?.idle();
     // Only T-2's merge reached main; T-1 is its new holder's, unapproved.
@@ -252,10 +250,8 @@ describe('the merge queue with real git and a real verify command', () => {
   // ever finishing, and every entry behind it from landing, also after a restart.
   it('a verify whose test leaves `setsid -f sleep 3600` holding its output lands all the same, and the sleeper is ended', async () => {
     const ctx = await threadWithCheck();
-    const pids = join(ctx.root, 'sleepers');
-    pidFiles.push(pids);
-    // The check goes on once its sleeper has said its pid (else the verify could end it before it does).
-    const said = `f=$(mktemp); setsid -f sh -c "echo \\$\\$ >> ${pids}; echo > $f; exec sleep 3600"; while [ ! -s $f ]; do sleep 0.01; done; rm $f`;
+    // The check goes on once its sleeper has started (else the verify could end it before it does).
+    const said = `f=$(mktemp); setsid -f sh -c "echo > $f; exec sleep ${SLEEPER}"; while [ ! -s $f ]; do sleep 0.01; done; rm $f; ${box.say('sleeper')}`;
     await ctx.host.board.run((e) => e.setSettings({ verify: `${said}; sh check.sh` }));
     await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
     const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
@@ -264,22 +260,20 @@ describe('the merge queue with real git and a real verify command', () => {
     await ctx.host.queue?.idle();
     expect(gitSync(ctx.folder, ['show', 'main:one.txt'])).toBe('1');
     // Both verifies ran (on done, and on the merge), and neither left its sleeper running.
-    expect(pidsIn(pids)).toHaveLength(2);
-    expect(pidsIn(pids).filter(running)).toEqual([]);
+    expect(box.heard('sleeper')).toBe(2);
+    expect(sleepersOf(SLEEPER)).toEqual([]);
   }, 120_000);
 
   it('a head whose verify never ends, taken out by the person, ends with its whole tree, and the next entry lands', async () => {
     const ctx = await threadWithCheck();
-    const pids = join(ctx.root, 'stuck');
-    pidFiles.push(pids);
     // On the merge of T-1 only, the check starts a detached helper and hangs: a wedged test suite.
-    const stuck = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then setsid -f sh -c 'echo $$ >> ${pids}; exec sleep 3600'; echo $$ >> ${pids}; exec sleep 3600; fi; sh check.sh`;
+    const stuck = `if [ -f one.txt ] && git log -1 --format=%s | grep -q '^Merge'; then setsid -f sleep ${SLEEPER}; ${box.say('hung')}; exec sleep ${SLEEPER}; fi; sh check.sh`;
     await ctx.host.board.run((e) => e.setSettings({ verify: stuck }));
     await ctx.host.board.run((e) => e.addTask({ title: 'one' }));
     await ctx.host.board.run((e) => e.addTask({ title: 'two' }));
     const one = await workDone(ctx.host, 'T-1', { 'one.txt': '1\n' });
     expect((await one.done()).code).toBe(0);
-    await waitFor(() => pidsIn(pids).length === 2, 60_000, 'the verify on the merge of T-1 to hang');
+    await waitFor(() => box.heard('hung') === 1 && sleepersOf(SLEEPER).length === 2, 60_000, 'the verify on the merge of T-1 to hang');
     const two = await workDone(ctx.host, 'T-2', { 'two.txt': '2\n' });
     expect((await two.done()).code).toBe(0);
     await waitFor(() => ctx.host.board.state.tasks.get('T-2')?.queued, 60_000, 'T-2 approved by its verify and queued behind T-1');
@@ -290,7 +284,7 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(ctx.host.board.state.tasks.get('T-1')).toMatchObject({ state: 'review', queued: null });
     expect(gitSync(ctx.folder, ['show', 'main:two.txt'])).toBe('2');
     expect(fs.existsSync(join(ctx.folder, 'one.txt'))).toBe(false);
-    expect(pidsIn(pids).filter(running)).toEqual([]);
+    expect(sleepersOf(SLEEPER)).toEqual([]);
   }, 150_000);
 
   // Issue 42, item 3: an agent's commit that replaced check.sh with `exit 0` passed verify, was approved "by

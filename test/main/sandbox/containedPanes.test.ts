@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { CLAIM_T1_AND_CD, Fixture, GIT_IDENTITY, gitSync, paneAgent } from '../../helpers/gitFixture.js';
+import { agentEnv, CLAIM_T1_AND_CD, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, nextEvent, paneAgent, sh } from '../../helpers/gitFixture.js';
 import { probeBwrap } from '../../../src-main/sandbox/bwrapProbe.js';
 import { listProcesses } from '../../../src-main/pty/procReader.js';
 
@@ -92,6 +92,47 @@ echo DONE; sleep 600`);
     // Both agents' worktrees lie in folders of their own.
     expect(wtA.includes(a.id)).toBe(true);
     expect(wtB.includes(b.id)).toBe(true);
+  });
+
+  it.skipIf(!support.ok)('a verify command runs in its agent’s sandbox: it writes the folder it checks, not the host’s git, data or Thread folder, and cannot see the host', async () => {
+    const { host, folder, root } = await fx.host();
+    const boardDir = join(root, 'data', 'threads', host.key);
+    const journal = fs.readdirSync(boardDir, { recursive: true, withFileTypes: true }).find((f) => f.isFile() && /journal/.test(f.name));
+    expect(journal).toBeTruthy();
+    const journalPath = join(journal!.parentPath, journal!.name);
+    const secretFile = join(root, 'outside-secret.txt');
+    fs.writeFileSync(secretFile, 'x');
+    // The verify reports each check in its output, which a failed verify returns to the agent as a note.
+    const probes = [
+      check('own-folder-write', 'echo v > verified.txt'),
+      check('git-hooks-write', `echo '#!/bin/sh' > ${join(folder, '.git', 'hooks', 'post-merge')}`),
+      check('git-config-write', `echo '[core]' >> ${join(folder, '.git', 'config')}`),
+      check('thread-folder-write', `echo x > ${join(folder, 'planted.txt')}`),
+      check('journal-read', `cat '${journalPath}'`),
+      check('host-proc', `test -e /proc/${process.pid}/cmdline`),
+      check('outside-read', `cat ${secretFile}`),
+    ].join('\n');
+    await host.board.run((e) => e.setSettings({ verify: `${probes}\nexit 1` }));
+    await host.board.run((e) => e.addTask({ title: 'checked' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(c.worktree.path, 'w.txt'), 'w\n');
+    expect((await sh(c.worktree.path, 'git add -A && git commit -qm work', agentEnv(host, a))).code).toBe(0);
+    const returned = nextEvent(host, (e) => e.kind === 'returned');
+    expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
+    expect(await returned).toMatchObject({ by: 'verify' });
+    const note = host.board.state.tasks.get('T-1')?.notes.at(-1)?.text ?? '';
+    expect(Object.fromEntries(results(note))).toEqual({
+      'own-folder-write': true,
+      'git-hooks-write': false,
+      'git-config-write': false,
+      'thread-folder-write': false,
+      'journal-read': false,
+      'host-proc': false,
+      'outside-read': false,
+    });
+    expect(fs.readFileSync(join(c.worktree.path, 'verified.txt'), 'utf8')).toBe('v\n');
+    expect(fs.existsSync(join(folder, '.git', 'hooks', 'post-merge'))).toBe(false);
   });
 
   it.skipIf(!support.ok)('escapes (setsid, a double fork, unshare) stay in the sandbox and die with the pane; the host still knows them as the agent’s', async () => {
