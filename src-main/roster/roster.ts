@@ -299,7 +299,8 @@ export class Roster {
     // The shared board's URL may hold a password, and an agent reaches the board only through its host.
     delete env[BOARD_URL_ENV];
     // Its sandbox, when this host contains agents: what the plan starts runs inside bwrap.
-    const run = d.sandbox?.wrap(spec.command, spec.args, { agentId: agent.id, profile, filesDir, stateDir: d.sessions.stateDirOf(agent.id), env, commandLine: command }) ?? { command: spec.command, args: spec.args };
+    const run = d.sandbox?.wrap(spec.command, spec.args, { agentId: agent.id, profile, filesDir, stateDir: d.sessions.stateDirOf(agent.id), env, commandLine: command }) ?? { command: spec.command, args: spec.args, env: {} };
+    Object.assign(env, run.env);
     let session: PaneSession;
     try {
       session = await (d.ptys ?? localPtys).spawn(

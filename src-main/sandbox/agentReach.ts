@@ -84,14 +84,36 @@ export function cliStateFolders(profile: string, env: Record<string, string | un
   }
 }
 
-/** Files of a CLI's in the home itself that it rewrites (Claude Code keeps its settings in ~/.claude.json; a
- *  shell appends its history). A shell's history is made empty when missing, since a read-only home lets
- *  nothing create it; ~/.claude.json is not (an empty file is no JSON to Claude Code). */
+/** Files of a CLI's in the home itself that it rewrites: a shell appends its history, made empty when
+ *  missing since a read-only home lets nothing create it. */
 export function cliStateFiles(profile: string, env: Record<string, string | undefined>): string[] {
   if (!env.HOME) return [];
-  if (profile === 'claude' && !env.CLAUDE_CONFIG_DIR) return [join(env.HOME, '.claude.json')];
   if (profile === 'shell') return [env.HISTFILE || join(env.HOME, '.bash_history')];
   return [];
+}
+
+/**
+ * What a CLI is told so that it keeps its state inside its writable folders. Claude Code keeps its settings
+ * file beside the home's other files (`~/.claude.json`) and rewrites it by a lock folder, a temporary file
+ * and a rename there, none of which a read-only home allows, and a bound file cannot be renamed over (it then
+ * shows first-run screens again, measured with 2.1.332). With CLAUDE_CONFIG_DIR set to the folder it keeps
+ * the rest in (`~/.claude`: credentials and settings stay where they were), it keeps that file there, as
+ * `.claude.json`: the person's file is copied there once, when the copy is missing or older, so a contained
+ * Claude Code starts as the person left it.
+ */
+export function cliStateEnv(profile: string, env: Record<string, string | undefined>): Record<string, string> {
+  if (profile !== 'claude' || env.CLAUDE_CONFIG_DIR || !env.HOME) return {};
+  const dir = join(env.HOME, '.claude');
+  const theirs = join(env.HOME, '.claude.json');
+  const copy = join(dir, '.claude.json');
+  try {
+    const from = fs.statSync(theirs);
+    const to = fs.statSync(copy, { throwIfNoEntry: false });
+    if (!to || to.mtimeMs < from.mtimeMs) fs.copyFileSync(theirs, copy);
+  } catch {
+    /* no settings of the person's yet: Claude Code starts as it would for them */
+  }
+  return { CLAUDE_CONFIG_DIR: dir };
 }
 
 /**

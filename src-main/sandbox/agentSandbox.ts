@@ -3,7 +3,7 @@
  * it does not, agents run as before and the window is told once, plainly, with the fix.
  */
 import type { AgentFolders, HostFolders } from './agentReach.js';
-import { agentReach, verifyReach } from './agentReach.js';
+import { agentReach, cliStateEnv, verifyReach } from './agentReach.js';
 import type { SandboxSupport } from './bwrapProbe.js';
 import { sandboxArgs } from './sandboxArgs.js';
 
@@ -13,6 +13,8 @@ export type Containment = { by: 'bwrap' } | { by: null; why: string };
 export interface ContainedLaunch {
   command: string;
   args: string[];
+  /** What the agent's environment gains inside the sandbox (where its CLI keeps state: cliStateEnv). */
+  env: Record<string, string>;
   containment: Containment;
 }
 
@@ -31,9 +33,10 @@ export class AgentSandbox {
 
   wrap(command: string, args: readonly string[], agent: AgentFolders): ContainedLaunch {
     const s = this.support;
-    if (!s.ok) return { command, args: [...args], containment: { by: null, why: s.reason } };
-    if (this.uncontained(agent.profile)) return { command, args: [...args], containment: { by: null, why: `the person turned the sandbox off for ${agent.profile}` } };
-    return { command: s.bwrap, args: sandboxArgs(agentReach(this.host, agent), command, args), containment: { by: 'bwrap' } };
+    if (!s.ok) return { command, args: [...args], env: {}, containment: { by: null, why: s.reason } };
+    if (this.uncontained(agent.profile)) return { command, args: [...args], env: {}, containment: { by: null, why: `the person turned the sandbox off for ${agent.profile}` } };
+    const env = cliStateEnv(agent.profile, agent.env);
+    return { command: s.bwrap, args: sandboxArgs(agentReach(this.host, { ...agent, env: { ...agent.env, ...env } }), command, args), env, containment: { by: 'bwrap' } };
   }
 
   /** A verify command's argv, run contained in the folder it checks (verifyReach); as it is where agents are
