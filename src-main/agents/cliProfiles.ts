@@ -64,7 +64,7 @@ export const codex: AgentProfile = {
   build(ctx) {
     const { command, args } = mcpCommand(ctx);
     const key = `mcp_servers.${MCP_SERVER_NAME}`;
-    const instructions = boardInstructions(ctx, { mcp: true, sandboxedShell: true });
+    const instructions = boardInstructions(ctx, { mcp: true, sandboxedShell: !ctx.contained });
     // Codex's Linux sandbox runs each shell command under bubblewrap, which starts Codex's own binary again
     // as `codex-linux-sandbox` (the name it dispatches on). Codex prefers a bwrap on PATH (Debian's
     // `bubblewrap`, which Flatpak brings) to the one it bundles, and names that helper to it by a link it makes
@@ -103,6 +103,11 @@ export const codex: AgentProfile = {
         // Codex's workspace-write sandbox lets its shell write only the working directory: a task's worktree
         // lives in Forkbench's data folder.
         ...(ctx.writableRoots?.length ? ['-c', `sandbox_workspace_write.writable_roots=${toml(ctx.writableRoots)}`] : []),
+        // In Forkbench's sandbox Codex's own cannot start: its bubblewrap mounts a /proc of its own, which the
+        // kernel refuses inside another pid namespace's /proc that bwrap has partly covered (`Can't mount proc
+        // on /newroot/proc`, measured with bwrap 0.8 and Codex's bundled one). Ours holds its shell instead:
+        // its own folders writable, the host out of reach (docs/sandbox.md).
+        ...(ctx.contained ? ['--sandbox', 'danger-full-access'] : []),
         // The agent runs in the pane's own process tree, not in a shared background server: the host's
         // liveness check and its kill on pane close and exit reach only the pane's processes.
         '--no-daemon',

@@ -36,6 +36,9 @@ export interface ProfileContext {
   stateDir?: string;
   /** The environment PATH and SHELL are read from; defaults to process.env. */
   baseEnv?: Record<string, string | undefined>;
+  /** Whether the pane runs in Forkbench's sandbox (src-main/sandbox): a CLI's own sandbox, which cannot nest
+   *  in it, is turned off, and its shell reaches the board as the agent does. */
+  contained?: boolean;
 }
 
 export interface ProfileFile {

@@ -277,6 +277,7 @@ export class Roster {
           baseEnv: d.env,
           writableRoots: d.writableRoots(),
           stateDir: d.sessions.stateDirOf(agent.id),
+          contained: d.sandbox?.contains(profile) ?? false,
         },
         // A custom command line is run by the shell, so quoting and pipes work as the user typed them.
         command ? { command: '/bin/sh', args: ['-c', command] } : undefined,

@@ -31,6 +31,11 @@ export class AgentSandbox {
     return this.support.ok ? null : `agents are not contained on this machine: ${this.support.reason}. To fix it: ${this.support.fix}`;
   }
 
+  /** Whether agents of this profile run in a sandbox here: their CLIs' own sandboxes cannot nest in it. */
+  contains(profile: string): boolean {
+    return this.support.ok && !this.uncontained(profile);
+  }
+
   wrap(command: string, args: readonly string[], agent: AgentFolders): ContainedLaunch {
     const s = this.support;
     if (!s.ok) return { command, args: [...args], env: {}, containment: { by: null, why: s.reason } };

@@ -145,6 +145,9 @@ export interface ThreadDirs {
 }
 
 export interface ThreadOptions {
+  /** Profiles whose panes run outside Forkbench's sandbox (ThreadHost's `uncontained`): a CLI's own sandbox,
+   *  which cannot nest in ours, is tested there. */
+  uncontained?: readonly string[];
   /**
    * Commands the panes must not find on PATH though this machine has them, as on a machine without them
    * (e.g. `bwrap`, for a CLI that uses it when installed): each PATH folder that holds one is replaced by
@@ -160,7 +163,7 @@ export interface ThreadOptions {
 export async function openRealCliThread(
   name: string,
   env: Record<string, string> | ((dirs: ThreadDirs) => Record<string, string>) = {},
-  { hide = [] }: ThreadOptions = {},
+  { hide = [], uncontained }: ThreadOptions = {},
 ): Promise<RealCliThread> {
   const dir = fs.mkdtempSync(join(tmpdir(), `forkbench-realcli-${name}-`));
   const folder = join(dir, 'project');
@@ -186,7 +189,7 @@ export async function openRealCliThread(
   // FORKBENCH_REALCLI_PTY_HOST=1: the panes live in a pty host, as under `serve` and the app, so each CLI's
   // state is read off the pty host's mirror (its signals as frames, its screen by request).
   const ptyHost = process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 }) : undefined;
-  const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost });
+  const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
   const recording = host.roster.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));

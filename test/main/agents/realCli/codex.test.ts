@@ -8,9 +8,10 @@
  * lease lapse, and here would keep the renew from ever arriving), and what Codex's shell gets from
  * `forkbench`: in Codex's default workspace-write sandbox the board's socket is refused (EPERM), as the
  * profile's instructions tell the agent; with network access for the sandbox (a person's setting), the
- * command lists the board, so PATH and the identity reach the shell. All of it twice: with the machine's
- * bubblewrap on the panes' PATH, which Codex's sandbox then runs its shell under, and without (its bundled
- * one).
+ * command lists the board, so PATH and the identity reach the shell. All of it twice outside Forkbench's
+ * sandbox: with the machine's bubblewrap on the panes' PATH, which Codex's sandbox then runs its shell under,
+ * and without (its bundled one). And once in Forkbench's sandbox (issue 43), where Codex's own cannot start
+ * (it cannot mount a /proc of its own there), so the profile turns it off: its shell then lists the board.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -188,12 +189,19 @@ const F2 = '\x1bOQ';
 const RIGHT = '\x1b[C';
 const SYSTEM_BWRAP = findOnPath('bwrap');
 
-for (const bwrap of ['on PATH', 'hidden'] as const) {
-  describeRealCli('codex', `Codex CLI, the real CLI through its profile (bubblewrap ${bwrap === 'on PATH' ? 'on PATH' : 'not on PATH: its bundled one'})`, () => {
+const CASES = [
+  { bwrap: 'on PATH', contained: false },
+  { bwrap: 'hidden', contained: false },
+  { bwrap: 'on PATH', contained: true },
+] as const;
+
+for (const { bwrap, contained } of CASES) {
+  const where = contained ? "in Forkbench's sandbox, its own off" : `its own sandbox, bubblewrap ${bwrap === 'on PATH' ? 'on PATH' : 'not on PATH: its bundled one'}`;
+  describeRealCli('codex', `Codex CLI, the real CLI through its profile (${where})`, () => {
     const open = closedAfterEach();
     /** A Thread for Codex: its home (CODEX_HOME, ~/.codex anyway) in the isolated HOME, bwrap as this case has it. */
     const codexThread = () =>
-      openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') }), { hide: bwrap === 'hidden' ? ['bwrap'] : [] });
+      openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') }), { hide: bwrap === 'hidden' ? ['bwrap'] : [], uncontained: contained ? [] : ['codex'] });
 
     /**
      * Launches Codex through its profile, waits until it reports the board's MCP server connected, asks for
@@ -214,7 +222,7 @@ for (const bwrap of ['on PATH', 'hidden'] as const) {
       await boardWork(t, pane);
       await step(s.until(() => /the board was shown\./.test(s.visible()), 20_000, 'the final answer'));
       // Which bubblewrap ran its shell: the bundled one only when none is on PATH, and then Codex says so.
-      if (bwrap === 'hidden') expect(squeeze(await warnings(t, pane))).toContain(squeeze(BUNDLED_BWRAP_NOTICE));
+      if (bwrap === 'hidden' && !contained) expect(squeeze(await warnings(t, pane))).toContain(squeeze(BUNDLED_BWRAP_NOTICE));
       else expect(squeeze(await warnings(t, pane))).not.toContain(squeeze(BUNDLED_BWRAP_NOTICE));
 
       // What the CLI sent back for each call, as the model saw it.
@@ -230,17 +238,24 @@ for (const bwrap of ['on PATH', 'hidden'] as const) {
       return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command') };
     }
 
-    it('claims, notes and renews over MCP with no approval prompt; its sandboxed shell is refused the board', async () => {
+    it(`claims, notes and renews over MCP with no approval prompt; its ${contained ? "shell, in Forkbench's sandbox, lists the board" : 'sandboxed shell is refused the board'}`, async () => {
       const { t, agent, conversation, mcpTools, shell } = await boardSession();
       // One tool per board method an agent calls (a hook's record of a landed commit is not one).
       expect(mcpTools).toBe(AGENT_METHODS.filter((m) => !m.git).length);
-      // The instructions reached the model, with the warning that its shell cannot reach the board...
       expect(conversation.text).toContain(`You are agent "${agent.id}"`);
-      expect(conversation.text).toMatch(/shell.{0,40}cannot reach the board/i);
-      // ...and so it is: `forkbench` is found on PATH (no login shell to reset it) and runs with the agent's
-      // identity, but Codex's workspace-write sandbox refuses it the board's unix socket.
+      // `forkbench` is found on PATH (no login shell to reset it) and runs with the agent's identity.
       expect(shell).not.toMatch(/command not found/);
-      expect(shell).toMatch(/forkbench: cannot reach the board at \S+\.sock: EPERM/);
+      if (contained) {
+        // Codex's sandbox is off (Forkbench's holds its shell), and nothing tells the model otherwise.
+        expect(conversation.text).not.toMatch(/shell.{0,40}cannot reach the board/i);
+        expect(shell).toMatch(/exited with code 0/);
+        expect(shell).toMatch(new RegExp(`T-1\\s+claimed\\s+write hello\\.txt\\s+\\[${agent.id}, token \\d+`));
+      } else {
+        // The instructions warn that its shell cannot reach the board, and so it is: Codex's workspace-write
+        // sandbox refuses it the board's unix socket.
+        expect(conversation.text).toMatch(/shell.{0,40}cannot reach the board/i);
+        expect(shell).toMatch(/forkbench: cannot reach the board at \S+\.sock: EPERM/);
+      }
 
       // `codex mcp list` in the same home with the profile's own overrides lists the board's server.
       const listed = await t.run('codex', ['mcp', 'list', '--json', ...configOverrides(argvOf(agent.pid!))], { timeoutMs: 20_000 });
@@ -293,7 +308,9 @@ for (const bwrap of ['on PATH', 'hidden'] as const) {
       expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
     }, 90_000);
 
-    it('its state from the terminal (it has no hooks): an approval is needs-input within 1 s of the dialog (program status OSC 7501, the command named by its OSC 9), the answer working, the final answer idle', async () => {
+    // Its dialog asks to run a command outside Codex's own sandbox, which a contained Codex runs without
+    // (danger-full-access never asks; 0.171 knows no policy that asks for every command any more).
+    it.skipIf(contained)('its state from the terminal (it has no hooks): an approval is needs-input within 1 s of the dialog (program status OSC 7501, the command named by its OSC 9), the answer working, the final answer idle', async () => {
       const api = open(await startFakeResponses(permissionScript()));
       const t = open(await codexThread());
       seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
@@ -330,7 +347,8 @@ for (const bwrap of ['on PATH', 'hidden'] as const) {
       expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
     }, 90_000);
 
-    it('with network access for its sandbox (a setting of the person), `forkbench board` in its shell lists the board', async () => {
+    // A setting of Codex's own sandbox, which a contained Codex runs without.
+    it.skipIf(contained)('with network access for its sandbox (a setting of the person), `forkbench board` in its shell lists the board', async () => {
       const { agent, shell } = await boardSession('\n[sandbox_workspace_write]\nnetwork_access = true\n');
       expect(shell).toMatch(/exited with code 0/);
       expect(shell).toMatch(new RegExp(`T-1\\s+claimed\\s+write hello\\.txt\\s+\\[${agent.id}, token \\d+`));
