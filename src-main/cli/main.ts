@@ -49,6 +49,7 @@ function usage(): string {
     '  forkbench mcp                                 run an MCP server on stdio with the same operations as tools',
     "  forkbench status STATE --hook                 as a CLI's hook: the prompt from the event on stdin, no output, exit 0",
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
+    "  forkbench sandbox check [--json]              start a fresh agent sandbox and report each promise held or not",
     '',
     `The board is found through ${AgentEnv.socket} and ${AgentEnv.secret}, set in every agent pane.`,
     'Every write takes --key K (an idempotency key; one is made per command when none is given): a write whose',
@@ -143,6 +144,13 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const { runServeCommand } = await import('../serve/serveCommand.js');
     // serve's output is written and its hosts closed by now; exit even if a library left a handle open
     process.exit(await runServeCommand(rest));
+  }
+  if (cmd === 'sandbox') {
+    if (rest.filter((a) => a !== '--json').join(' ') !== 'check') return usageFail(`unknown sandbox command '${rest.join(' ')}': the one there is is 'forkbench sandbox check [--json]'`);
+    const { sandboxCheck, describeCheck } = await import('../sandbox/sandboxCheck.js');
+    const report = await sandboxCheck(io.env);
+    io.out(json ? printJson(report) : describeCheck(report));
+    return report.contained && report.promises.every((p) => p.held) ? Exit.ok : Exit.notHeld;
   }
   // `forkbench queue move T-7 --before T-3` is `queue-move`: the queue's one write, said as people say it.
   if (cmd === 'queue' && rest[0] === 'move') return run(['queue-move', ...rest.slice(1)], io);
