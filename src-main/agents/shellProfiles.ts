@@ -30,13 +30,16 @@ function manualPlan(ctx: ProfileContext, kind: 'shell' | 'custom', command: stri
 /**
  * The prompt marks terminals read (OSC 133, as VS Code's shell integration writes them): A as each prompt is
  * drawn, C as a command starts to run. The host reads them as the shell's state: idle at its prompt, working
- * while a command runs. Added after the user's own start-up files, to what they set, never in place of it;
- * the last command's status is kept for a prompt that shows it.
+ * while a command runs. Added after the user's own start-up files, to what they set, never in place of it.
+ * A comes last, after the user's own prompt commands: the host believes it only while the shell holds the
+ * terminal (shellForeground.ts), and a command those run holds it while it runs. Joined with a newline, which
+ * ends whatever theirs ends with (`&`, `;`); the status they leave is kept for a prompt that shows it.
  */
 const BASH_PROMPT_MARKS =
   "__forkbench_prompt() { local s=$?; printf '\\033]133;A\\007'; return $s; }\n" +
-  'case ";${PROMPT_COMMAND-};" in *";__forkbench_prompt;"*) ;; *) PROMPT_COMMAND="__forkbench_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}" ;; esac\n' +
+  'case "${PROMPT_COMMAND-}" in *__forkbench_prompt*) ;; *) PROMPT_COMMAND="${PROMPT_COMMAND:+$PROMPT_COMMAND\n}__forkbench_prompt" ;; esac\n' +
   "PS0=\"${PS0-}\"$'\\033]133;C\\007'\n";
+// add-zsh-hook appends: A comes after the precmd hooks the user's .zshrc added, as bash's comes last.
 const ZSH_PROMPT_MARKS =
   "__forkbench_prompt() { printf '\\033]133;A\\007'; }\n" +
   "__forkbench_exec() { printf '\\033]133;C\\007'; }\n" +

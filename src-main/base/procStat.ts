@@ -21,6 +21,9 @@ export interface ProcStat {
   pgrp: number;
   /** Session id; undefined where the platform does not report it (ps on macOS). */
   session: number | undefined;
+  /** The foreground process group of the process's controlling terminal (field 8; -1 without one): the
+   *  same for every process on that terminal. Undefined from ps. */
+  tpgid?: number;
   /** utime + stime of the process itself, in ms. */
   cpuMs: number;
   /** cutime + cstime: CPU of children this process has already reaped, in ms. Undefined from ps. */
@@ -65,7 +68,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   if (open < 0 || close < open) return undefined;
   const pid = Number(text.slice(0, open).trim());
   const rest = text.slice(close + 1).trim().split(/\s+/);
-  // rest[0] is field 3 (state); utime/stime are fields 14/15, cutime/cstime 16/17, starttime 22 (proc(5)).
+  // rest[0] is field 3 (state); tpgid is field 8, utime/stime 14/15, cutime/cstime 16/17, starttime 22 (proc(5)).
   if (!Number.isInteger(pid) || rest.length < 15) return undefined;
   const field = (n: number): number => Number(rest[n - 3]);
   const ticksToMs = (ticks: number): number => (ticks * 1000) / LINUX_CLOCK_TICKS_PER_SECOND;
@@ -80,6 +83,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
     ppid: field(4),
     pgrp: field(5),
     session: field(6),
+    ...(Number.isFinite(field(8)) ? { tpgid: field(8) } : {}),
     cpuMs: ticksToMs(field(14) + field(15)),
     reapedChildCpuMs: ticksToMs(field(16) + field(17)),
     ...(rest.length >= 20 && Number.isFinite(field(22)) ? { startTicks: field(22) } : {}),

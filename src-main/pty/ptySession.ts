@@ -28,6 +28,7 @@ import { ChunkedWriter } from './inputChunker.js';
 import { OutputBatcher } from './outputBatcher.js';
 import { noticeOutput, noticeSignal, noticeText } from './paneNotice.js';
 import { SequenceState } from './sequenceState.js';
+import { canTellShellForeground, shellHoldsTerminal } from './shellForeground.js';
 import { ProcessGroupKiller } from './processGroupKiller.js';
 import type { PtyExit, PtyFlowStats, PtySpawnOptions } from './paneSession.js';
 import { constants as osConstants } from 'node:os';
@@ -108,6 +109,7 @@ export class PtySession implements Disposable {
   private readonly dataEmitter = new Emitter<string>();
   private readonly deathEmitter = new Emitter<void>();
   private readonly exitEmitter = new Emitter<PtyExit>();
+  private readonly signalEmitter = new Emitter<TerminalSignal>();
   private readonly flow: FlowControl;
   private readonly batcher: OutputBatcher;
   private readonly writer: ChunkedWriter;
@@ -157,7 +159,7 @@ export class PtySession implements Disposable {
     // Everything the session owns is registered here as it is made, so dispose is one call; they go in the
     // order they were made (the store's order), the timers armed later after them.
     this.disposables = new DisposableStore(this.timers);
-    for (const e of [this.dataEmitter, this.deathEmitter, this.exitEmitter]) this.disposables.add(e);
+    for (const e of [this.dataEmitter, this.deathEmitter, this.exitEmitter, this.signalEmitter]) this.disposables.add(e);
     this.exitQuietMs = sessionOptions.exitQuietMs ?? PtySessionConstants.exitQuietMs;
     this.exitMaxWaitMs = sessionOptions.exitMaxWaitMs ?? PtySessionConstants.exitMaxWaitMs;
     this.drainQuietMs = sessionOptions.drainQuietMs ?? PtySessionConstants.drainQuietMs;
@@ -179,7 +181,10 @@ export class PtySession implements Disposable {
     this.flow.addConsumer(MIRROR_CONSUMER);
     this.mirror = this.disposables.add(new HeadlessMirror(options.cols, options.rows, sessionOptions.scrollback ?? HeadlessMirrorConstants.scrollback));
     this.batcher = this.disposables.add(new OutputBatcher((data) => this.dataEmitter.fire(data), { delayMs: sessionOptions.batchDelayMs, timers: this.timers, now: this.now }));
-    this.mirror.onSignal.event(() => this.batcher.flush()); // a signal after the output it came in: the prompt shows, then the wait
+    this.mirror.onSignal.event((sig) => {
+      this.batcher.flush(); // a signal after the output it came in: the prompt shows, then the wait
+      if (this.believed(sig)) this.signalEmitter.fire(sig);
+    });
     this.writer = this.disposables.add(new ChunkedWriter((chunk) => this.pty.write(chunk), { intervalMs: sessionOptions.inputIntervalMs, timers: this.timers }));
     // Which process the root is (pid and start time), read once for the killer, exit watcher and pane record.
     const rootStartTicks = (this.rootStartTicks = readStartTicks(this.pid));
@@ -232,9 +237,9 @@ export class PtySession implements Disposable {
     return this.exitEmitter.event;
   }
 
-  /** Fired as the mirror parses them, after the output they came in. */
+  /** Fired as the mirror parses them, after the output they came in; a prompt mark only if the shell said it. */
   get onSignal(): (listener: (sig: TerminalSignal) => void) => Disposable {
-    return this.mirror.onSignal.event;
+    return this.signalEmitter.event;
   }
 
   /** Text as a terminal pastes it into this pane: between the bracketed-paste marks when the program asked
@@ -437,6 +442,18 @@ export class PtySession implements Disposable {
     this.mirror.writeOwn(data, () => this.flow.ack(MIRROR_CONSUMER, data.length));
     this.batcher.push(data);
     this.batcher.flush();
+  }
+
+  /**
+   * A prompt mark counts only while the pane's shell holds the terminal (shellForeground.ts), read as the
+   * mark is parsed: a command that prints one while it runs holds the terminal itself. A real prompt's mark
+   * passes, since the shell takes the terminal back before it draws the prompt. C, the command starts, is
+   * taken as it comes: it can only make a pane look busy, and the shell prints it just before it hands the
+   * terminal to the command, which may hold it by the time the mark is parsed.
+   */
+  private believed(sig: TerminalSignal): boolean {
+    if (sig.kind !== 'prompt' || sig.mark === 'C' || !canTellShellForeground) return true;
+    return shellHoldsTerminal(this.pid);
   }
 
   /** The child is gone: say so once, now, however much output is still to be read. */

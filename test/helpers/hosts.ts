@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
 import { ThreadManager } from '../../src-main/host/threadManager.js';
 import type { SharedBoardSetting } from '../../src-main/board/openBoard.js';
+import type { SandboxSupport } from '../../src-main/sandbox/bwrapProbe.js';
 
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
@@ -25,6 +26,8 @@ export function hostFixture(prefix: string) {
         secretsFromAnywhere?: boolean;
         /** A shared board (PostgreSQL) instead of the Thread's journal. */
         sharedBoard?: SharedBoardSetting;
+        /** What the host finds of bwrap; by default what this machine has (gitFixture's uncontainedBecause: none). */
+        sandboxSupport?: SandboxSupport;
       } = {},
     ): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
@@ -33,7 +36,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport });
       hosts.push(host);
       return host;
     },

@@ -1,5 +1,11 @@
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import { probeBwrap } from '../../../src-main/sandbox/bwrapProbe.js';
+import { uncontainedBecause } from '../../helpers/gitFixture.js';
+import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -105,4 +111,57 @@ describe('agents that make no progress', () => {
     expect(state()?.state).toBe('idle');
     expect(states.filter((s) => s.startsWith('stalled'))).toEqual([]);
   }, 30_000);
+});
+
+describe('prompt marks count only from the shell (issue 43)', async () => {
+  const homes: string[] = [];
+  afterEach(() => {
+    for (const h of homes.splice(0)) fs.rmSync(h, { recursive: true, force: true });
+  });
+  const bwrap = await probeBwrap();
+  // The two ways a shell pane runs: bash is the pane's root, or bash runs under bwrap's two processes.
+  const layouts = [
+    { how: 'uncontained', root: 'bash', sandboxSupport: uncontainedBecause('this case runs the shell as it is'), skip: false },
+    { how: 'inside bwrap', root: 'bwrap', sandboxSupport: undefined, skip: !bwrap.ok },
+  ];
+  for (const l of layouts) {
+    it.skipIf(l.skip)(`a command that prints a prompt mark while it runs leaves bash (${l.how}) working; the prompt after it makes it idle`, async () => {
+      const host = await fixture.open({ env: { ...process.env, SHELL: '/bin/bash' }, sandboxSupport: l.sandboxSupport });
+      const sh = await host.roster.launch('shell');
+      const state = () => host.roster.agents().find((a) => a.id === sh.id)?.state;
+      await waitFor(() => state()?.state === 'idle', 10_000, 'the shell at its prompt to be idle');
+      // Read once the shell is up: until then the root may still be the launcher that execs it (inheritedFds.ts).
+      expect(fs.readFileSync(`/proc/${sh.pid}/comm`, 'utf8').trim()).toBe(l.root);
+      const states: string[] = [];
+      host.roster.onAgents.event((list) => {
+        const s = list.find((a) => a.id === sh.id)?.state;
+        if (s && states[states.length - 1] !== s.state) states.push(s.state);
+      });
+      let out = '';
+      host.roster.onData.event(({ agentId, data }) => agentId === sh.id && (out += data));
+      // What an agent's command would do to look idle while busy: print the mark, then keep running.
+      host.roster.input(sh.id, `sh -c 'printf "\\033]133;A\\007"; echo FAKED-"PROMPT"; exec sleep 30'\r`);
+      await waitFor(() => out.includes('FAKED-PROMPT'), 10_000, 'the command to print its mark');
+      await host.roster.get(sh.id)!.session.flushMirror();
+      expect(state()?.state).toBe('working');
+      expect(states).toEqual(['working']);
+      // Ctrl-C ends it: the shell takes the terminal back and marks its prompt.
+      host.roster.input(sh.id, '\x03');
+      await waitFor(() => state()?.state === 'idle', 10_000, 'the shell back at its prompt to be idle');
+      expect(states).toEqual(['working', 'idle']);
+    }, 30_000);
+
+    it.skipIf(l.skip)(`bash (${l.how}) marks its prompt after the person's own prompt command, which holds the terminal while it runs, and is idle`, async () => {
+      const home = fs.mkdtempSync(join(tmpdir(), 'forkbench-idle-home-'));
+      homes.push(home);
+      // Ends with `;`, as some do: the mark is joined on after it all the same.
+      const vars = makeHome(home, { '.profile': `PS1='$ '\nPROMPT_COMMAND='/bin/echo "PERSON"-PC;'\n` });
+      const host = await fixture.open({ env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...vars }, sandboxSupport: l.sandboxSupport });
+      const out = new Map<string, string>();
+      host.roster.onData.event(({ agentId, data }) => out.set(agentId, (out.get(agentId) ?? '') + data));
+      const sh = await host.roster.launch('shell');
+      await waitFor(() => host.roster.agents().find((a) => a.id === sh.id)?.state?.state === 'idle', 10_000, 'the shell at its prompt to be idle');
+      expect(out.get(sh.id)).toContain('PERSON-PC\r\n\x1b]133;A\x07');
+    }, 30_000);
+  }
 });

@@ -41,7 +41,7 @@ function statLine(comm: string, state: string, utime: number, stime: number, cut
 describe('parseProcStat', () => {
   it('reads pid, comm, state, parents and CPU from a plain line', () => {
     expect(parseProcStat(statLine('node', 'R', 250, 50, 10, 5))).toEqual({
-      pid: 4242, comm: 'node', code: 'R', state: 'running', ppid: 100, pgrp: 4200, session: 4100,
+      pid: 4242, comm: 'node', code: 'R', state: 'running', ppid: 100, pgrp: 4200, session: 4100, tpgid: 4200,
       cpuMs: 3000, reapedChildCpuMs: 150, startTicks: 9999,
     });
   });
