@@ -102,6 +102,8 @@ export class ThreadHost {
     readonly roster: Roster,
     readonly liveness: LivenessLoop,
     readonly states: AgentStates,
+    /** How its agents are contained (issue 43): what the window is warned of (ThreadNotices). */
+    readonly sandbox: AgentSandbox,
     /** The merge queue's runner (issue 34); null in a Thread without git, where approval has nothing to merge. */
     readonly queue: MergeQueue | null = null,
   ) {
@@ -149,7 +151,6 @@ export class ThreadHost {
     const binDir = ensureCliShim(rt);
     const git = worktrees.git;
     const support = opts.sandboxSupport ?? (await sandboxSupport());
-    const uncontained = new Set(opts.uncontained ?? []);
     const sandbox = new AgentSandbox(
       support,
       {
@@ -164,10 +165,11 @@ export class ThreadHost {
         worktreesRoot: git?.folders.dir ?? null,
         home: (opts.env ?? process.env).HOME,
       },
-      (profile) => uncontained.has(profile) || uncontained.has('all'),
+      // The union of the host's option and the Thread's setting, the setting read at each launch.
+      { option: opts.uncontained ?? [], setting: () => board.state.settings.uncontained },
     );
-    if (sandbox.warning) opts.warn?.(sandbox.warning);
-    for (const p of uncontained) if (support.ok) opts.warn?.(`agents of ${p} are not contained: the sandbox is turned off for them.`);
+    // Said on the host's own output too; the window is told by a notice (ThreadNotices, once, kept for later windows).
+    for (const w of sandbox.warnings()) opts.warn?.(w);
     // The roster is built from the kept panes: the live agents are known (their secrets' digests registered)
     // before the socket listens, since an agent waiting for the board calls the moment it can and must be
     // answered as itself, not as a stranger.
@@ -204,7 +206,7 @@ export class ThreadHost {
       ? new MergeQueue(board, gitLandingSteps({ board, worktrees, git, seal, timeoutMs: opts.verifyTimeoutMs, roster, sandbox }), board.clock, (t) => !here || !t.queued?.host || t.queued.host === here.id, opts.warn)
       : null;
     if (queue && seal) worktrees.useQueue(queue, seal);
-    const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states, queue);
+    const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states, sandbox, queue);
     if (opts.liveness !== false) liveness.schedule();
     // After the host follows the board: an entry a stopped host was landing is landed again from the start.
     queue?.start();

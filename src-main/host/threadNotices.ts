@@ -4,11 +4,12 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, sentBackNotice, turnNotice, unsealedApprovalNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, sandboxNotice, sentBackNotice, turnNotice, unsealedApprovalNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
 import type { Roster } from '../roster/roster.js';
+import type { AgentSandbox } from '../sandbox/agentSandbox.js';
 import type { BaseMoved } from './claimWorktrees.js';
 
 export const NoticeLimits = {
@@ -27,6 +28,8 @@ export interface NoticeSources {
   readonly states: Pick<AgentStates, 'onChange'>;
   /** The Thread's git: an approval's merge pushed to the remote's base the person's clone lacks. */
   readonly worktrees?: { readonly onBaseMoved: Pick<Emitter<BaseMoved>, 'event'> };
+  /** Whether its agents are contained: the plain warnings where some are not (the machine, a person's choice). */
+  readonly sandbox?: Pick<AgentSandbox, 'warnings'>;
 }
 
 /** The board events that start a new claim on a task: its lapse notice is no longer the news. */
@@ -53,6 +56,8 @@ export class ThreadNotices {
   private readonly store = new DisposableStore();
   /** The last time given to a notice: two in one ms still get different ids. */
   private lastAt = -1;
+  /** The sandbox's warnings as last told, so a settings change that leaves them as they were tells nothing. */
+  private sandboxSaid = '';
 
   constructor(private readonly s: NoticeSources) {
     this.store.add(s.board.onEvent((e) => this.boardEvent(e)));
@@ -66,6 +71,9 @@ export class ThreadNotices {
     for (const q of s.board.quarantine.found()) this.raise(quarantineNotice(s.key, basename(s.folder), q, this.at()));
     this.store.add(s.board.quarantine.onAdded((q) => this.raise(quarantineNotice(s.key, basename(s.folder), q, this.at()))));
     if (s.worktrees) this.store.add(s.worktrees.onBaseMoved.event((moved) => this.raise(baseMovedNotice(s.key, moved, this.at()))));
+    // Agents not contained (issue 43): told as the Thread opens, kept for windows opened later, told again only
+    // when a person's change of the Thread's setting changes what is true.
+    this.sandboxChanged();
     this.store.add(s.states.onChange.event(({ agentId, next, before }) => this.stateChanged(agentId, next, before)));
     this.store.add(
       s.roster.onExit.event(({ agentId, name, exit }) => {
@@ -102,6 +110,7 @@ export class ThreadNotices {
   }
 
   private boardEvent(e: BoardEvent): void {
+    if (e.kind === 'settings-set') this.sandboxChanged();
     if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
       const title = this.s.board.state.tasks.get(e.taskId)?.title ?? '';
       this.raise(lapseNotice(e.taskId, this.s.roster.nameOf(e.agentId), title, e.to, this.at()));
@@ -131,6 +140,15 @@ export class ThreadNotices {
     const taskId = this.s.board.engine.claimsOf(agentId).sort(compareTaskIds)[0];
     const task = taskId ? this.s.board.state.tasks.get(taskId) : undefined;
     this.raise(turnNotice(kind, { id: agentId, name: agent.name, text: next.text }, task ? { id: task.id, title: task.title } : null, this.at()));
+  }
+
+  private sandboxChanged(): void {
+    const lines = this.s.sandbox?.warnings() ?? [];
+    const said = lines.join('\n');
+    if (said === this.sandboxSaid) return;
+    this.sandboxSaid = said;
+    if (lines.length) this.raise(sandboxNotice(this.s.key, lines, this.at()));
+    else this.withdrawAbout(`sandbox:${this.s.key}`);
   }
 
   /** The board's clock in whole ms: it resumes from the journal, so ids stay apart across host restarts too. */

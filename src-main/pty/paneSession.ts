@@ -1,3 +1,4 @@
+import type { Containment } from '../../src-shared/agents/containment.js';
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { TerminalSignal } from './headlessMirror.js';
 
@@ -85,6 +86,9 @@ export interface PaneIdentity {
   profile: string;
   name: string;
   command?: string;
+  /** Whether its command runs in a sandbox (issue 43), as the board host started it: a board host that takes
+   *  the pane back says what it was started with. Absent for a pane started by no Roster (a test's stand-in). */
+  containment?: Containment;
 }
 
 export interface PtyFactory {

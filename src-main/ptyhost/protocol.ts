@@ -10,9 +10,10 @@ import type { PtyExit } from '../pty/paneSession.js';
  * the shapes say is served as before.) 2: the pane's terminal signals (`signal`) and its screen's lines
  * (`lines`), read off the pty host's mirror, so the board host keeps none of its own. 3: a greeting is
  * adopted only by its ancestry or the adoption key's proof (`prove`); panes carry their secret's digest.
- * 4: notices shown in a pane's output (`notice`).
+ * 4: notices shown in a pane's output (`notice`). 5: a pane's identity carries its containment (issue 43), so a
+ * board host that takes it back tells the window what it runs in.
  */
-export const PTY_HOST_PROTOCOL = 4;
+export const PTY_HOST_PROTOCOL = 5;
 
 /** What the board host needs to take a pane back after a restart: the agent it is, as the board knows it
  *  (its PaneIdentity), and the folder it runs in. Held by the pty host in memory only; it holds no secret. */

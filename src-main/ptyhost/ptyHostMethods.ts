@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ContainmentSchema } from '../../src-shared/agents/containment.js';
 import { procedure, type OutputOf, type ParamsOf, type ProcedureTable } from '../../src-shared/protocol/procedure.js';
 import { TerminalSize } from '../../src-shared/terminal/terminalSize.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
@@ -45,6 +46,7 @@ const meta: z.ZodType<PaneMeta, PaneMeta> = z.object({
   profile: z.string(),
   name: z.string(),
   command: z.string().optional(),
+  containment: ContainmentSchema.optional(),
   cwd: z.string(),
 });
 

@@ -30,7 +30,7 @@ import type { StoredAgent } from './agentStore.js';
 import { PaneTypist } from './assignmentTyping.js';
 import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneAgentLocks.js';
 import type { KeptPanes } from './keptPanes.js';
-import type { AgentSandbox } from '../sandbox/agentSandbox.js';
+import type { AgentSandbox, Containment } from '../sandbox/agentSandbox.js';
 
 /** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
  *  typist that gives it the host's messages (typed or shown, as its profile takes them). */
@@ -39,7 +39,7 @@ export interface Pane extends LivenessSubject {
   /** The agent's start this pane runs (Agent.run): a pane of an earlier start speaks for nobody. */
   readonly run: number;
   readonly session: PaneSession;
-  readonly launch: { profile: ProfileIdShared; command?: string; cols: number; rows: number; name: string };
+  readonly launch: { profile: ProfileIdShared; command?: string; cols: number; rows: number; name: string; containment?: Containment };
   readonly typist: PaneTypist;
 }
 
@@ -54,9 +54,14 @@ export interface AdoptedPane {
   profile: string;
   name: string;
   command?: string;
+  /** What its pane runs in, as the host that started it said (PaneIdentity.containment). */
+  containment?: Containment;
   cols: number;
   rows: number;
 }
+
+/** An agent of a Roster given no sandbox runs as it is: its tab says so, rather than nothing. */
+const NO_SANDBOX: Containment = { by: null, why: 'this host runs its agents without a sandbox' };
 
 export interface RosterDeps {
   folder: string;
@@ -163,6 +168,7 @@ export class Roster {
   }
 
   agents(): AgentInfo[] {
+    const containmentOf = (id: string) => this.panes.get(id)?.launch.containment;
     const own: AgentInfo[] = this.registry.all().map((a) => ({
       id: a.id,
       name: a.name,
@@ -174,6 +180,8 @@ export class Roster {
       claims: this.d.board.engine.claimsOf(a.id).sort(compareTaskIds),
       resumable: a.status === 'exited' && this.d.sessions.resumable(a.id),
       state: this.d.states?.info(a.id) ?? null,
+      // What its pane runs in, while it has one here (an agent of an earlier run has none until started again).
+      ...(containmentOf(a.id) ? { containment: containmentOf(a.id) } : {}),
       ...(a.status === 'exited' && this.lastRun.has(a.id) ? { lastRun: this.lastRun.get(a.id) } : {}),
     }));
     const elsewhere: AgentInfo[] = this.d.board.peers().map((p) => ({
@@ -300,15 +308,17 @@ export class Roster {
     // The shared board's URL may hold a password, and an agent reaches the board only through its host.
     delete env[BOARD_URL_ENV];
     // Its sandbox, when this host contains agents: what the plan starts runs inside bwrap.
-    const run = d.sandbox?.wrap(spec.command, spec.args, { agentId: agent.id, profile, filesDir, stateDir: d.sessions.stateDirOf(agent.id), env, commandLine: command }) ?? { command: spec.command, args: spec.args, env: {} };
+    const run = d.sandbox?.wrap(spec.command, spec.args, { agentId: agent.id, profile, filesDir, stateDir: d.sessions.stateDirOf(agent.id), env, commandLine: command }) ?? { command: spec.command, args: spec.args, env: {}, containment: NO_SANDBOX };
     Object.assign(env, run.env);
+    // Kept with the pane, in the pty host too: its tab says what it was started in, after a host restart as well.
+    const { containment } = run;
     let session: PaneSession;
     try {
       session = await (d.ptys ?? localPtys).spawn(
         run.command,
         run.args,
         { cwd: d.folder, env, cols, rows },
-        { threadKey: d.threadKey ?? '', agentId: agent.id, secretDigest: agent.secretDigest, socketPath: d.socketPath, profile, name: agent.name, command },
+        { threadKey: d.threadKey ?? '', agentId: agent.id, secretDigest: agent.secretDigest, socketPath: d.socketPath, profile, name: agent.name, command, containment },
       );
     } catch (err) {
       // Not found, or not executable: the shell's own "command not found" status.
@@ -316,7 +326,7 @@ export class Roster {
       throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
     }
     agent.started(session.pid);
-    this.wire(agent, session, { profile, command, cols, rows, name: agent.name });
+    this.wire(agent, session, { profile, command, cols, rows, name: agent.name, containment });
     this.fireAgents();
     return this.agents().find((a) => a.id === agent.id) as AgentInfo;
   }
@@ -331,7 +341,7 @@ export class Roster {
     for (const f of found) {
       const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
       this.d.board.hostAgent(agent.id, { name: agent.name, profile: f.profile });
-      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name }, { adopted: true });
+      this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name, containment: f.containment }, { adopted: true });
     }
   }
 

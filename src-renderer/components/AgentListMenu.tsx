@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type KeyboardEvent, type MutableRefObject } from 'react';
+import { containmentLine } from '../../src-shared/agents/containment.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { countsDown } from '../state/boardState.js';
 import { agentLabel, statusText } from '../state/agentList.js';
@@ -13,8 +14,8 @@ export const GO_TO_AGENT_KEYS = 'Alt+Shift+A';
 const GO_TO_AGENT_CODE = 'KeyA';
 
 /**
- * Every agent in one list, at the strip's end (issue 32: at 1440 px the strip shows 3 of 12 tabs): each with
- * its state and its claims, their countdowns as the tabs and cards show them. A menu button (WAI-ARIA APG):
+ * Every agent in one list, at the strip's end (issue 32: at 1440 px the strip shows 3 of 12 tabs): each tab's
+ * details, its state, whether it runs in a sandbox (issue 43) and its claims, their countdowns as the tabs and cards show them. A menu button (WAI-ARIA APG):
  * Enter, Space or ArrowDown opens it on the selected agent; arrows, Home and End move (wrapping); a letter
  * goes to the next agent whose name starts with it; Enter or a click selects that agent, whose tab scrolls
  * into view; Escape closes it and the focus goes back where it was; Tab leaves it closed. Alt+Shift+A opens
@@ -164,6 +165,12 @@ function AgentListItem({ id, active, onPick }: { id: string; active: boolean; on
         {a.status !== 'exited' && <AgentStateBadge agentId={id} testId={`agent-list-state-${id}`} />}
         {a.status !== 'exited' && <DispatchMark agentId={id} testId={`agent-list-dispatch-${id}`} />}
       </span>
+      {/* Whether it runs in a sandbox (issue 43): one line, in the words the host's warning uses. */}
+      {a.containment && (
+        <span className={`agent-list-containment${a.containment.by === null ? ' off' : ''}`} data-testid={`agent-containment-${id}`}>
+          {showControls(containmentLine(a.containment), 'none')}
+        </span>
+      )}
       {claims.length > 0 && (
         <span className="agent-list-claims">
           {claims.map((t) => (

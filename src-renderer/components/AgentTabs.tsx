@@ -1,5 +1,7 @@
 import { memo, useEffect, useRef } from 'react';
 import { useDroppable } from '@dnd-kit/core';
+import { containmentLine } from '../../src-shared/agents/containment.js';
+import { showControls } from '../../src-shared/text/controlChars.js';
 import { runsElsewhere, statusText } from '../state/agentList.js';
 import { nearestDeadlineOf } from '../state/boardState.js';
 import type { PaletteCommand } from '../state/commandRegistry.js';
@@ -188,7 +190,7 @@ const AgentTab = memo(function AgentTab({ id }: { id: string }) {
         title={
           remote
             ? `${a.name} (${a.profile}) runs on ${a.host}: its terminal is in that host's window`
-            : `${a.name} (${a.profile}${a.pid ? `, pid ${a.pid}` : ''}). Delete closes it.`
+            : `${a.name} (${a.profile}${a.pid ? `, pid ${a.pid}` : ''}).${a.containment ? ` ${showControls(containmentLine(a.containment), 'none')}.` : ''} Delete closes it.`
         }
       >
         <span className={`status-dot ${a.status}`} aria-hidden="true" />

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSettingsFields.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -10,10 +11,13 @@ import { useCommands } from './useCommands.js';
 
 const NONE: readonly string[] = [];
 
+/** The same profiles, whichever order they were ticked or stored in. */
+const sameProfiles = (a: readonly string[], b: readonly string[]) => [...a].sort().join() === [...b].sort().join();
+
 const seconds = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
 
 /**
- * The Thread's lease length, verify command, wait hold and worktree settings. Shown as one line; a click
+ * The Thread's lease length, verify command, wait hold, worktree and sandbox settings. Shown as one line; a click
  * opens a small form. The host validates the bounds and names (the same schema as every other caller) and a
  * refusal shows in the error banner; the wait hold, typed in minutes, is checked here first and a mistake is
  * named beside its field.
@@ -28,6 +32,8 @@ export function ThreadSettings() {
   const waitHoldMs = useApp((s) => (s.boardVersion, s.board?.settings.waitHoldMs ?? null));
   const dispatch = useApp((s) => (s.boardVersion, s.board?.settings.dispatch === true));
   const claimLimit = useApp((s) => (s.boardVersion, s.board?.settings.claimLimit ?? Limits.defaultClaimLimit));
+  const uncontained = useApp((s) => (s.boardVersion, s.board?.settings.uncontained ?? NONE));
+  const profiles = useApp((s) => s.profiles);
   /** The folder's current branch, as the host reported it, to say what an empty "Base branch" means. */
   const current = useApp((s) => (s.git?.isolated && s.board?.settings.baseBranch == null ? s.git.baseBranch : null));
   const boardStore = useApp((s) => s.boardStore);
@@ -43,6 +49,7 @@ export function ThreadSettings() {
   // While the box is ticked: the plain shells the Thread's default would dispatch to, which read no task.
   const shellLine = useApp((s) => (s.boardVersion, threadDefaultShellLine(s)));
   const [limit, setLimit] = useState('');
+  const [offFor, setOffFor] = useState<readonly ProfileIdShared[]>([]);
 
   const start = () => {
     setLease(String(Math.round(leaseMs / 1000)));
@@ -54,9 +61,10 @@ export function ThreadSettings() {
     setHoldError(null);
     setDispatchOn(dispatch);
     setLimit(String(claimLimit));
+    setOffFor(profiles.map((p) => p.id).filter((id) => uncontained.includes(id)));
     setOpen(true);
   };
-  useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy shared board postgres journal', run: start }]);
+  useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy shared board postgres journal sandbox bubblewrap contained', run: start }]);
   const save = async () => {
     const s = Number(lease);
     if (!Number.isFinite(s)) return;
@@ -80,6 +88,8 @@ export function ThreadSettings() {
     if (formatCopyFiles(nextCopy) !== formatCopyFiles(copyFiles)) patch.copyFiles = nextCopy;
     const nextReads = parseCopyFiles(reads);
     if (formatCopyFiles(nextReads) !== formatCopyFiles(verifyFiles)) patch.verifyFiles = nextReads;
+    // Only when changed: the host warns of a change (the same plain warning as a machine without bubblewrap).
+    if (!sameProfiles(offFor, uncontained)) patch.uncontained = [...offFor];
     const ok = await c.actions.setSettings(patch);
     if (ok) close();
   };
@@ -90,7 +100,7 @@ export function ThreadSettings() {
   };
 
   if (!open) {
-    const summary = `${boardStore?.kind === 'postgres' ? `board ${boardStore.where} · ` : ''}lease ${seconds(leaseMs)}${waitHoldMs !== null ? ` · held while waiting for you: ${spellDuration(waitHoldMs)}` : ''}${dispatch ? ' · idle agents take the next ready task' : ''} · verify: ${verify ?? 'none (done waits for review)'}`;
+    const summary = `${boardStore?.kind === 'postgres' ? `board ${boardStore.where} · ` : ''}lease ${seconds(leaseMs)}${waitHoldMs !== null ? ` · held while waiting for you: ${spellDuration(waitHoldMs)}` : ''}${dispatch ? ' · idle agents take the next ready task' : ''}${uncontained.length ? ` · no sandbox for ${uncontained.join(', ')}` : ''} · verify: ${verify ?? 'none (done waits for review)'}`;
     return (
       // A control that says what it is (issue 44: a chip reading "lease 2 min · hel…" hid the settings), the
       // settings' values beside it where the header has room (opened out), and always in its tooltip.
@@ -106,7 +116,8 @@ export function ThreadSettings() {
         <span className="settings-summary">
           {boardStore?.kind === 'postgres' && `board ${boardStore.where} · `}lease {seconds(leaseMs)}
           {waitHoldMs !== null && ` · held while waiting for you: ${spellDuration(waitHoldMs)}`}
-          {dispatch && ' · idle agents take the next ready task'} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
+          {dispatch && ' · idle agents take the next ready task'}
+          {uncontained.length > 0 && ` · no sandbox for ${uncontained.join(', ')}`} · verify: {verify ? <code>{verify}</code> : 'none (done waits for review)'}
         </span>
       </button>
     );
@@ -206,6 +217,28 @@ export function ThreadSettings() {
         {dispatchOn && shellLine && (
           <span className="settings-note grow" role="note" data-testid="settings-dispatch-shells">
             {shellLine}
+          </span>
+        )}
+        {/* Issue 43: every agent runs in a sandbox of its own; a person may run a profile's agents without one
+            (a tool that needs what the sandbox hides). Read at each launch: the agents running keep theirs. */}
+        <fieldset className="settings-sandbox grow" data-testid="settings-uncontained">
+          <legend>Run without a sandbox</legend>
+          {profiles.map((p) => (
+            <label key={p.id} className="inline">
+              <input
+                type="checkbox"
+                data-testid={`settings-uncontained-${p.id}`}
+                checked={offFor.includes(p.id)}
+                onChange={(e) => setOffFor(e.target.checked ? [...offFor, p.id] : offFor.filter((id) => id !== p.id))}
+              />
+              {p.label}
+            </label>
+          ))}
+        </fieldset>
+        {offFor.length > 0 && (
+          <span className="settings-note grow" role="note" data-testid="settings-uncontained-note">
+            Agents of these profiles launched from now on are not contained: they reach whatever you can (your files, other panes, the
+            board&apos;s data). Agents running now keep what they started with.
           </span>
         )}
         <button type="submit" data-testid="settings-save">

@@ -21,6 +21,8 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
     a.lastRun?.exit?.code === b.lastRun?.exit?.code &&
     a.lastRun?.exit?.signal === b.lastRun?.exit?.signal &&
     a.exit?.signal === b.exit?.signal &&
+    a.containment?.by === b.containment?.by &&
+    (a.containment?.by === null ? a.containment.why : '') === (b.containment?.by === null ? b.containment.why : '') &&
     a.claims.length === b.claims.length &&
     a.claims.every((c, i) => b.claims[i] === c)
   );

@@ -58,7 +58,7 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'goal-set':
       return `goal set by ${name(e.by)}: ${clip(e.goal) || '(empty)'}`;
     case 'settings-set':
-      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s${profileLeases(e.settings.leaseByProfile)}, poison limit ${e.settings.poisonLimit}, claims per agent ${e.settings.claimLimit ?? Limits.defaultClaimLimit}`;
+      return `settings changed by ${name(e.by)}: lease ${Math.round(e.settings.leaseMs / 1000)} s${profileLeases(e.settings.leaseByProfile)}, poison limit ${e.settings.poisonLimit}, claims per agent ${e.settings.claimLimit ?? Limits.defaultClaimLimit}${e.settings.uncontained?.length ? `, no sandbox for ${e.settings.uncontained.join(', ')}` : ''}`;
     case 'task-added':
       return `${e.taskId} added by ${name(e.by)}: ${clip(e.title)}${e.after?.length ? ` (after ${e.after.join(', ')})` : ''}`;
     case 'task-edited':

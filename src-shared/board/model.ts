@@ -210,6 +210,9 @@ export interface ThreadSettings {
   /** Tasks one agent may hold claimed at once by its own `claim` (issue 42): past it, `claim` is refused
    *  `claim-limit`. A person's assignment may go past it (the person decides); a task in review does not count. */
   readonly claimLimit: number;
+  /** Profiles whose agents run outside the sandbox (issue 43), a person's choice: read at each launch, so a
+   *  change applies to the agents launched after it. Empty (every agent contained) unless a person ticks one. */
+  readonly uncontained: readonly string[];
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */

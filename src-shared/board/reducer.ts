@@ -41,6 +41,7 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   dispatch: false,
   agentDispatch: NO_AGENT_DISPATCH,
   claimLimit: Limits.defaultClaimLimit,
+  uncontained: [],
 };
 
 /** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave

@@ -145,6 +145,11 @@ export const SettingsPatchSchema = z
       .int()
       .min(Limits.minClaimLimit, `the claim limit must be at least ${Limits.minClaimLimit}`)
       .max(Limits.maxClaimLimit, `the claim limit must be at most ${Limits.maxClaimLimit}`),
+    /** Profiles whose agents run outside the sandbox (issue 43); each at most once, so no more than there are. */
+    uncontained: z
+      .array(z.enum(PROFILE_IDS))
+      .max(PROFILE_IDS.length)
+      .refine((ps) => new Set(ps).size === ps.length, 'each profile at most once'),
   })
   .partial()
   .strict();

@@ -92,6 +92,16 @@ export function baseMovedNotice(threadKey: string, moved: { taskId: string; titl
   };
 }
 
+/**
+ * Agents run outside a sandbox (issue 43): the machine cannot contain them (with the one command that fixes
+ * it), or a person turned it off for some profiles (with what undoes it). One notice per Thread, its lines the
+ * host's plain words; a change of them replaces it, and it goes once every agent launched is contained again.
+ */
+export function sandboxNotice(threadKey: string, lines: readonly string[], at = 0): Notice {
+  const about = `sandbox:${threadKey}`;
+  return { id: idOf(about, at), about, title: 'Agents are not contained', body: lines.join('\n') };
+}
+
 export function agentExitedNotice(name: string, exit: { code: number; signal: number | null } | null, at = 0, agentId?: string): Notice {
   const how = exit?.signal ? `was killed by signal ${exit.signal}` : `exited with code ${exit?.code}`;
   const about = `exit:${name}`;

@@ -1,5 +1,6 @@
 import type { Notice } from '../notices/notices.js';
 import type { AgentStateInfo } from '../agents/agentState.js';
+import type { Containment } from '../agents/containment.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
 import type { CompactTask } from '../board/serialized.js';
@@ -168,6 +169,10 @@ export interface AgentInfo {
   /** It runs on another host of a shared board (that host's name): its terminal is in that host's window;
    *  here it shows its claims, and a task can be given to it. */
   host?: string;
+  /** Whether its process runs in a sandbox, and which, or why not (issue 43): what the host started its pane
+   *  with, kept through a host restart. Absent where this host has no pane of it (another host's agent, one of
+   *  an earlier run). */
+  containment?: Containment;
 }
 
 export interface ThreadSummary {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { containmentLine } from '../../../src-shared/agents/containment.js';
 import { agentLabel, keepUnchanged, localIds, pickActive, runsElsewhere } from '../../../src-renderer/state/agentList.js';
 import { agent } from '../../helpers/renderer.js';
 
@@ -31,5 +32,17 @@ describe("the window's agent list with another host's agents (shared board)", ()
     const next = keepUnchanged(old, [there]);
     expect(next.b1).toBe(there);
     expect(keepUnchanged({ b1: there }, [{ ...there }]).b1).toBe(there);
+  });
+});
+
+describe('whether an agent is contained, in its tab’s details (issue 43)', () => {
+  it('one line of the host’s words; a tab whose agent was started again in another sandbox state is redrawn', () => {
+    expect(containmentLine({ by: 'bwrap' })).toBe('Contained by bubblewrap');
+    expect(containmentLine({ by: null, why: 'bubblewrap (bwrap) is not installed' })).toBe('Not contained: bubblewrap (bwrap) is not installed');
+    const contained = agent('a1', { containment: { by: 'bwrap' } });
+    const off = agent('a1', { containment: { by: null, why: "the sandbox is turned off for shell in this Thread's settings" } });
+    expect(keepUnchanged({ a1: contained }, [off]).a1).toBe(off);
+    expect(keepUnchanged({ a1: off }, [{ ...off, containment: { by: null, why: 'bubblewrap (bwrap) is not installed' } }]).a1).not.toBe(off);
+    expect(keepUnchanged({ a1: contained }, [{ ...contained, containment: { by: 'bwrap' } }]).a1).toBe(contained);
   });
 });
