@@ -4,7 +4,8 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import * as net from 'node:net';
+import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, CLAIM_T1_AND_CD, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, nextEvent, paneAgent, sh } from '../../helpers/gitFixture.js';
 import { probeBwrap } from '../../../src-main/sandbox/bwrapProbe.js';
@@ -39,6 +40,14 @@ pwd; echo TTY $(tty); sleep 600`);
     expect(boardFiles.some((f) => /journal/.test(f))).toBe(true);
     const secretFile = join(root, 'outside-secret.txt');
     fs.writeFileSync(secretFile, 'x');
+    // B's worktree's admin folder in the common .git (what git writes for B's commits).
+    const adminB = /^gitdir: (.*)$/m.exec(fs.readFileSync(join(wtB, '.git'), 'utf8'))?.[1] as string;
+    expect(adminB).toMatch(/\.git\/worktrees\//);
+    // The network stays open (the CLIs need their APIs): a listener of the test's on loopback.
+    const listener = net.createServer((c) => c.end());
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    onTestFinished(() => void listener.close());
+    const port = (listener.address() as net.AddressInfo).port;
     // A's script in a folder of its own: the folder of the program a pane runs is readable from it.
     const a = await paneAgent(host, fx.tmp(), `wt=$(forkbench claim T-2 --json | sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p')
 ${check('own-worktree-write', 'cd "$wt" && echo a > a.txt')}
@@ -46,6 +55,13 @@ ${check('own-commit', 'cd "$wt" && git add a.txt && git commit -qm "A\'s work"')
 ${check('pts-listed', `ls /dev/pts | grep -q '^[0-9]'`)}
 ${check('other-pts-write', `echo FAKE > ${bPts}`)}
 ${check('other-pts-read', `head -c1 ${bPts}`)}
+${check('other-pts-resize', `stty -F ${bPts} rows 5`)}
+${check('git-info-write', `echo x >> ${join(folder, '.git', 'info', 'exclude')}`)}
+${check('other-admin-write', `echo x >> ${join(adminB, 'gitdir')}`)}
+${check('gitconfig-write', 'echo x >> "$HOME/.gitconfig"')}
+${check('ssh-write', 'mkdir -p "$HOME/.ssh" && echo x >> "$HOME/.ssh/authorized_keys"')}
+${check('home-read', 'ls -a "$HOME" | grep -q .')}
+${check('network', `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`)}
 ${check('host-proc', `test -e /proc/${process.pid}/cmdline`)}
 ${check('host-environ', `cat /proc/${process.pid}/environ`)}
 ${check('kill-host', `kill -0 ${process.pid} && [ "$(cat /proc/${process.pid}/comm)" != sleep ]`)}
@@ -72,6 +88,13 @@ echo DONE; sleep 600`);
       'pts-listed': false,
       'other-pts-write': false,
       'other-pts-read': false,
+      'other-pts-resize': false,
+      'git-info-write': false,
+      'other-admin-write': false,
+      'gitconfig-write': false,
+      'ssh-write': false,
+      'home-read': true,
+      network: true,
       'host-proc': false,
       'host-environ': false,
       'kill-host': false,
