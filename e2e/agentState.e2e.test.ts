@@ -63,7 +63,8 @@ describe('agent states in the window', () => {
     // A claims T-1, then asks the person (an ESC sequence in the question, to be shown as text) once the
     // test says go: only then is the person surely looking at B, so A's notification is for a tab they are
     // not looking at. (Asked at once, it could beat the click on B, and rightly raise no notification.)
-    const go = join(served.root, 'go');
+    // The signal lies in the Thread folder: A's sandbox has a private /tmp, where a file of the test's is not.
+    const go = join(served.folder, 'go');
     await typeIn(page, a, `forkbench claim T-1 && while [ ! -e ${go} ]; do sleep 0.05; done && forkbench status needs-input --text "$(printf 'Run the migration?\\033[2J')"`);
     await expect.poll(() => page.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: 30_000 }).toBe(a).catch(async (err) => {
       throw new Error(`${(err as Error).message}\npane: ${await screenText(page, a)}`);

@@ -29,9 +29,11 @@ afterAll(() => w?.close());
 const card = (id: string) => page.getByTestId(`card-${id}`);
 const paneText = (agentId: string) => page.getByTestId(`terminal-${agentId}`).innerText();
 
-/** The flood: the CLI's own client on the pane's socket and secret, one `add` after another. */
+/** The flood: the CLI's own client on the pane's socket and secret, one `add` after another. It lies in the
+ *  Thread folder, as its tally does: the pane's sandbox hides the test's /tmp folder behind a private /tmp,
+ *  and in a Thread without git the Thread folder is where an agent reads and writes. */
 function floodScript(out: string): string {
-  const file = join(served.root, 'flood.mjs');
+  const file = join(served.folder, 'flood.mjs');
   fs.writeFileSync(
     file,
     `import { RpcClient } from ${JSON.stringify(join(ROOT, 'dist-main', 'src-main', 'cli', 'rpcClient.js'))};
@@ -65,7 +67,7 @@ describe('an add flood from one agent', () => {
     const flooder = await launchFromMenu(page);
     const other = await launchFromMenu(page);
 
-    const out = join(served.root, 'flood.json');
+    const out = join(served.folder, 'flood.json');
     await typeIn(page, flooder, `${process.execPath} ${floodScript(out)}`);
     await expect.poll(() => paneText(flooder), { timeout: 120_000, interval: 500 }).toContain('FLOOD-DONE');
     const tally = JSON.parse(fs.readFileSync(out, 'utf8')) as { ok: number; refused: number; firstRefusal: string; lastRefusal: string; cli: { status: number; stderr: string } };

@@ -94,7 +94,8 @@ describe('notices from the host', () => {
 
     // The agent claims T-1 and asks once the test says go: by then both windows look at the other tab, so
     // neither leaves the notice out as one about the tab the person is looking at.
-    const go = join(w.served.root, 'go');
+    // The signal lies in the Thread folder: the agent's sandbox has a private /tmp, where a file of the test's is not.
+    const go = join(w.served.folder, 'go');
     await typeIn(a, asking, `forkbench claim T-1 && while [ ! -e ${go} ]; do sleep 0.05; done && forkbench status needs-input --text 'Deploy now?'`);
     await expect.poll(() => a.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: 30_000 }).toBe(asking);
     for (const p of [a, b]) {

@@ -67,8 +67,10 @@ describe('restarting serve with an agent running', () => {
     await expect.poll(() => screenText(page, id), { timeout: 15_000 }).toContain('FIRST-LINE');
 
     // The shell waits for a file, then prints a line and says so: it will do that while no serve runs.
-    const go = join(first.root, 'go');
-    const done = join(first.root, 'done');
+    // Both files lie in the Thread folder: the sandbox's private /tmp hides the test's folder, and in a Thread
+    // without git the Thread folder is where an agent writes.
+    const go = join(first.folder, 'go');
+    const done = join(first.folder, 'done');
     await typeIn(page, id, `while [ ! -e ${go} ]; do sleep 0.05; done; echo "WHILE"-DOWN; touch ${done}`);
     await shot(page, 'restart-01-before');
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
 import { git, openWindowOnRepo } from './gitThread.js';
@@ -56,19 +57,23 @@ describe('worktrees under claims in a real browser', () => {
     const a = await launchShell();
     const b = await launchShell();
     const worktrees = join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees');
+    // A claim's folder lies in its agent's own folder (the one its sandbox may write).
+    const folderOf = (agentId: string, name: string) => join(agentWorktreesOf(worktrees, agentId), name);
+    const a1 = folderOf(a, 'T-1-1');
+    const b2 = folderOf(b, 'T-2-2');
 
     // Each claims through the CLI, is told its worktree (a folder per grant: the token in its name), and edits
     // the same file there.
     await typeIn(a, 'forkbench claim T-1');
-    await expect.poll(() => screenText(a), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-1-1')}'`);
-    await typeIn(a, `cd '${join(worktrees, 'T-1-1')}' && echo 'A was here' > notes.txt && git commit -qam 'A rewords' && echo A-COMMITTED`);
+    await expect.poll(() => screenText(a), { timeout: 10_000 }).toContain(`cd '${a1}'`);
+    await typeIn(a, `cd '${a1}' && echo 'A was here' > notes.txt && git commit -qam 'A rewords' && echo A-COMMITTED`);
     await typeIn(b, 'forkbench claim T-2');
-    await expect.poll(() => screenText(b), { timeout: 10_000 }).toContain(`cd '${join(worktrees, 'T-2-2')}'`);
-    await typeIn(b, `cd '${join(worktrees, 'T-2-2')}' && echo 'B was here' > notes.txt && git commit -qam 'B rewrites' && echo B-COMMITTED`);
+    await expect.poll(() => screenText(b), { timeout: 10_000 }).toContain(`cd '${b2}'`);
+    await typeIn(b, `cd '${b2}' && echo 'B was here' > notes.txt && git commit -qam 'B rewrites' && echo B-COMMITTED`);
     await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/^A-COMMITTED/m);
     await expect.poll(() => screenText(b), { timeout: 10_000 }).toMatch(/^B-COMMITTED/m);
-    expect(fs.readFileSync(join(worktrees, 'T-1-1', 'notes.txt'), 'utf8')).toBe('A was here\n');
-    expect(fs.readFileSync(join(worktrees, 'T-2-2', 'notes.txt'), 'utf8')).toBe('B was here\n');
+    expect(fs.readFileSync(join(a1, 'notes.txt'), 'utf8')).toBe('A was here\n');
+    expect(fs.readFileSync(join(b2, 'notes.txt'), 'utf8')).toBe('B was here\n');
     expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('first line\n');
     await expect.poll(() => page.getByTestId('card-branch-T-1').textContent()).toContain('forkbench/T-1');
     await shot('11-two-worktrees');
@@ -88,7 +93,7 @@ describe('worktrees under claims in a real browser', () => {
     await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('done');
     expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('B was here\n');
     expect(git(served.folder, 'log', '-1', '--format=%s')).toBe('Merge forkbench/T-2: Rewrite the notes');
-    await expect.poll(() => fs.existsSync(join(worktrees, 'T-2-2'))).toBe(false);
+    await expect.poll(() => fs.existsSync(b2)).toBe(false);
     await shot('13-approved-merged');
 
     // T-1 is dragged from A to B: A's next commit is refused by the board, in git's own output.

@@ -10,6 +10,7 @@ import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocke
 import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
 import { findOnPath } from '../base/pathLookup.js';
+import { nodeRuntime } from '../base/nodeRuntime.js';
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { AgentSessions } from '../roster/agentSessions.js';
 import { AgentStates } from '../roster/agentStates.js';
@@ -160,6 +161,7 @@ export class ThreadHost {
         runtimeRoot: rt,
         socketPath,
         binDir,
+        cliFolders: [dirname(nodeRuntime().node), nodeRuntime().root],
         hooksDir: git ? join(boardDir, 'hooks') : null,
         gitCommonDir: git?.gitCommonDir() ?? null,
         worktreesRoot: git?.folders.dir ?? null,

@@ -28,6 +28,10 @@ export interface HostFolders {
   runtimeRoot: string;
   socketPath: string;
   binDir: string;
+  /** What the CLI shim and the agents' MCP servers run: the Node's folder and the CLI's root. A packaged
+   *  app's lie in /tmp when it runs as an AppImage (mounted at /tmp/.mount_*), where the private /tmp would
+   *  hide them and `forkbench` would fail in every contained pane: they are bound back in read-only. */
+  cliFolders?: string[];
   /** The fence hooks, which every commit in a claim's folder runs. */
   hooksDir: string | null;
   /** The repository's common git folder, when the Thread has worktrees. */
@@ -117,14 +121,15 @@ export function cliStateEnv(profile: string, env: Record<string, string | undefi
 }
 
 /**
- * What the agent was told to run, where the private /tmp would hide it: its PATH's folders and its custom
- * command's program's folder that lie in /tmp (a container's or a test's tools), never inside a hidden root.
+ * What the agent was told to run, where the private /tmp would hide it: its PATH's folders, its custom
+ * command's program's folder and what its `forkbench` runs (`cliFolders`) that lie in /tmp (a container's or
+ * a test's tools, an AppImage's mount), never inside a hidden root.
  */
-export function programFolders(a: AgentFolders, hidden: readonly string[]): string[] {
+export function programFolders(a: AgentFolders, hidden: readonly string[], cliFolders: readonly string[] = []): string[] {
   const path = (a.env.PATH ?? '').split(':').filter((p) => isAbsolute(p));
   const first = a.commandLine?.trim().split(/\s+/)[0] ?? '';
   const named = isAbsolute(first) ? [dirname(first)] : [];
-  return [...path, ...named].filter((p) => (p === '/tmp' || inside('/tmp', p)) && !hidden.some((h) => h === p || inside(h, p)));
+  return [...path, ...named, ...cliFolders].filter((p) => (p === '/tmp' || inside('/tmp', p)) && !hidden.some((h) => h === p || inside(h, p)));
 }
 
 const inside = (dir: string, path: string) => {
@@ -185,7 +190,7 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
   const cliFiles = cliStateFiles(a.profile, a.env);
   if (a.profile === 'shell') for (const f of cliFiles) if (!fs.existsSync(f)) fs.writeFileSync(f, '', { mode: 0o600, flag: 'a' });
   return {
-    visible: [h.home, h.threadFolder, ...programFolders(a, [h.dataRoot, h.runtimeRoot])].filter((p): p is string => !!p),
+    visible: [h.home, h.threadFolder, ...programFolders(a, [h.dataRoot, h.runtimeRoot], h.cliFolders)].filter((p): p is string => !!p),
     hidden: [h.dataRoot, h.runtimeRoot],
     readOnly: [h.hooksDir, h.binDir, a.filesDir].filter((p): p is string => !!p),
     writable: [
