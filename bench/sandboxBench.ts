@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { ThreadHost } from '../src-main/host/threadHost.js';
 import { probeBwrap } from '../src-main/sandbox/bwrapProbe.js';
 import { median, type Row } from './table.js';
+import { spawnSync } from 'node:child_process';
+import { baseArgs } from '../src-main/sandbox/sandboxArgs.js';
 
 /** Launches per mode, alternated so that the machine's load falls on both alike. */
 const N = 12;
@@ -56,7 +58,22 @@ export async function sandboxBench(): Promise<Row[]> {
     fs.rmSync(root, { recursive: true, force: true });
   }
   const ratio = (m: Record<string, number[]>) => median(m.contained!) / median(m.uncontained!);
+  // bwrap's own floor, as git's empty hook is the fence's: a sandbox of the agents' shape around `true`
+  // against `true` alone, alternated. What a pane start adds beyond it is Forkbench's (its binds, its folders).
+  const floor: Record<string, number[]> = { contained: [], uncontained: [] };
+  for (let i = 0; i < 4 * N; i++) {
+    for (const mode of ['contained', 'uncontained'] as const) {
+      const t0 = performance.now();
+      if (mode === 'contained') spawnSync(support.bwrap, [...baseArgs(process.getuid?.() === 0), '--', '/bin/true']);
+      else spawnSync('/bin/true');
+      floor[mode]!.push(performance.now() - t0);
+    }
+  }
+  const bwrapFloor = median(floor.contained!) - median(floor.uncontained!);
+  const added = median(start.contained!) - median(start.uncontained!);
   return [
+    { name: 'bwrap start beyond a bare exec (floor)', value: bwrapFloor, unit: 'ms', note: `median of ${4 * N}: namespaces, /dev, /proc, /tmp; no bind of ours` },
+    { name: 'pane start added by the sandbox', value: added, unit: 'ms', note: `${(added - bwrapFloor).toFixed(1)} ms beyond bwrap's floor` },
     { name: 'pane start p50, uncontained', value: median(start.uncontained!), unit: 'ms', note: `launch to first output, ${N} panes` },
     { name: 'pane start p50, contained (bwrap)', value: median(start.contained!), unit: 'ms', note: `${ratio(start).toFixed(2)}x uncontained` },
     { name: 'forkbench call p50, uncontained', value: median(call.uncontained!), unit: 'ms', note: '`forkbench board` from the pane' },
