@@ -1,10 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { axeViolations, describeViolations, type AxeViolation, settleScheme } from './axe.js';
-import { openWindowOnRepo } from './gitThread.js';
+import { openWindowOnRepo, printedWorktree } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
@@ -24,12 +22,19 @@ let host: WindowClient;
 let key: string;
 /** The shell that holds T-3 after the first test. */
 let agent: string;
+/** Where the shell waits to renew: it runs contained (issue 43), with a /tmp of its own, so it waits at the
+ *  test's TCP gate rather than on a FIFO the test makes. */
+let box: VerifyMailbox;
 
 beforeAll(async () => {
+  box = await VerifyMailbox.open();
   ({ w, served, page, host } = await openWindowWithClient(openWindowOnRepo));
 }, 60_000);
 
-afterAll(() => closeWindowWithClient({ w, host }));
+afterAll(async () => {
+  await closeWindowWithClient({ w, host });
+  box?.close();
+});
 
 const SCHEMES = ['light', 'dark'] as const;
 const card = (id: string) => page.getByTestId(`card-${id}`);
@@ -40,7 +45,7 @@ async function scheme(s: (typeof SCHEMES)[number]): Promise<void> {
 
 /** A task taken to review by the shell `agent`: claimed, a commit in the worktree its claim printed, done. */
 async function toReview(agent: string, taskId: string, file: string): Promise<void> {
-  const worktreeOf = async () => new RegExp(`cd '([^']*/worktrees/${taskId}-\\d+)'`).exec(await screenText(page, agent))?.[1];
+  const worktreeOf = async () => printedWorktree(await screenText(page, agent), served, agent, taskId);
   await typeIn(page, agent, `forkbench claim ${taskId}`);
   await expect.poll(worktreeOf, { timeout: 10_000 }).toBeTruthy();
   const worktree = (await worktreeOf()) as string;
@@ -187,15 +192,13 @@ describe('accessibility of the window', () => {
     expect(await region.textContent()).toBe('');
     await host.call('task.release', { key, taskId: 'T-3' });
     await expect.poll(() => card('T-3').getAttribute('data-state')).toBe('open');
-    // A 12 s lease: its last quarter is 3 s. The shell claims T-1 and waits, idle (no CPU, no output), on a
-    // FIFO the test opens once the warning is heard; then it renews. Idle, its lease is renewed by the
+    // A 12 s lease: its last quarter is 3 s. The shell claims T-1 and waits, idle (no CPU, no output), at a
+    // TCP gate the test opens once the warning is heard; then it renews. Idle, its lease is renewed by the
     // liveness check for one lease's length, then left to run down.
     const LEASE_MS = 12_000;
     await host.call('board.setSettings', { key, patch: { leaseMs: LEASE_MS } });
     await expect.poll(() => page.getByTestId('thread-settings').textContent()).toContain('lease 12 s');
-    const fifo = join(served.root, 'renew-now');
-    execFileSync('mkfifo', [fifo]);
-    await typeIn(page, agent, `forkbench claim T-1; (cat '${fifo}' >/dev/null; forkbench renew T-1) &`);
+    await typeIn(page, agent, `forkbench claim T-1; (${box.waitAt('renew-now')}; forkbench renew T-1) &`);
     await expect.poll(() => card('T-1').getAttribute('data-holder'), { timeout: 10_000 }).toBe(agent);
     const name = (await page.getByTestId(`agent-tab-${agent}`).getAttribute('data-name')) as string;
     expect(await region.textContent()).toBe('');
@@ -211,10 +214,8 @@ describe('accessibility of the window', () => {
       .toBeLessThan(LEASE_MS / 4);
     await w.shot('a11y-lease-warned');
 
-    // The agent renews (the FIFO opened without blocking: the shell's `cat` is waiting on it).
-    const fd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-    fs.writeSync(fd, 'go\n');
-    fs.closeSync(fd);
+    // The agent renews (its gate opened: the shell's read of it ends).
+    box.openGate('renew-now');
     await expect.poll(() => region.textContent(), { timeout: 10_000, interval: 50 }).toBe(`T-1's lease for ${name} renewed`);
     expect(Number(await page.getByTestId('countdown-T-1').getAttribute('data-remaining-ms'))).toBeGreaterThan(LEASE_MS / 4);
     expect(await card('T-1').getAttribute('data-state')).toBe('claimed');

@@ -1,7 +1,6 @@
-import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { axeViolations, describeViolations } from './axe.js';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 import { agentTabIds } from './pageActions.js';
@@ -31,20 +30,21 @@ let page: Page;
 let host: WindowClient;
 let key: string;
 let ids: string[] = [];
-/** The agent that claims T-1 and says done once the test creates this file. */
-let go: string;
+/** The agent that claims T-1 says done once the test opens the gate `done` here: it runs contained (issue
+ *  43), with a /tmp of its own, so it waits on the test's TCP gate rather than on a file the test writes. */
+let box: VerifyMailbox;
 
 beforeAll(async () => {
+  box = await VerifyMailbox.open();
   w = await openWindow();
   ({ served, page } = w);
   host = await windowOn(served);
   const [thread] = await host.call('threads.list', {});
   key = thread!.key;
-  go = join(served.root, 'go-done');
   for (const title of ['Port the parser', 'Write the tests', 'Drag me over the tabs']) await host.call('task.add', { key, title });
   // Shell agents, launched as the Launch menu's custom command does; the first two hold tasks.
   const commands = [
-    `forkbench claim T-1 && until [ -e '${go}' ]; do sleep 0.05; done && forkbench done T-1; exec sh -i`,
+    `forkbench claim T-1 && ${box.waitAt('done')} && forkbench done T-1; exec sh -i`,
     'forkbench claim T-2; exec sh -i',
   ];
   for (let i = 0; i < AGENTS; i++) await host.call('agent.launch', { key, profile: 'custom', command: commands[i] ?? 'exec sh -i', cols: 80, rows: 24 });
@@ -53,6 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   host?.close();
   await w?.close();
+  box?.close();
 });
 
 const selectedId = () => page.locator('[role="tab"][aria-selected="true"]').getAttribute('data-testid').then((t) => t?.slice('agent-tab-'.length));
@@ -244,7 +245,7 @@ describe(`${AGENTS} agents' tabs`, () => {
     await page.getByTestId(`agent-tab-${a}`).click();
     await page.getByTestId(`agent-countdown-${a}`).waitFor();
     await page.getByTestId('countdown-T-1').waitFor();
-    fs.writeFileSync(go, '');
+    box.openGate('done');
     await expect.poll(() => page.getByTestId('card-T-1').getAttribute('data-state'), { timeout: 15_000 }).toBe('review');
     await expect.poll(() => page.getByTestId('countdown-T-1').count()).toBe(0);
     await expect.poll(() => page.getByTestId(`agent-countdown-${a}`).count()).toBe(0);

@@ -115,7 +115,9 @@ describe('who owes whom, and twelve agents at a glance', () => {
   }, 90_000);
 
   it('`forkbench board | head -1` (or `| true`) ends quietly: no stack trace, exit 0', async () => {
-    const d = served.root;
+    // The shell runs contained (issue 43): its /tmp is its own, and of the test's folders it writes only the
+    // Thread folder (a Thread without git, where agents have no other place). The files go there.
+    const d = served.folder;
     // Each run's stderr and exit status into files; `true` closes the pipe before the CLI writes at all.
     await typeIn(
       page,

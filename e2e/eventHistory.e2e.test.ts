@@ -1,7 +1,6 @@
-import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { axeResult, describeViolations } from './axe.js';
 import { type Served, type WindowSession } from './harness.js';
 import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
@@ -21,12 +20,19 @@ let w: WindowSession;
 let served: Served;
 let page: Page;
 let host: WindowClient;
+/** The first agent writes its late note once the test opens a gate here: it runs contained (issue 43), with a
+ *  /tmp of its own, so it waits on the test's TCP gate rather than on a file the test writes. */
+let box: VerifyMailbox;
 
 beforeAll(async () => {
+  box = await VerifyMailbox.open();
   ({ w, served, page, host } = await openWindowWithClient());
 }, 60_000);
 
-afterAll(() => closeWindowWithClient({ w, host }));
+afterAll(async () => {
+  await closeWindowWithClient({ w, host });
+  box?.close();
+});
 
 const entries = () => page.locator('[data-testid="log-entry"]');
 /** Each line's summary (its time and kind are in elements of their own, run together in its whole text). */
@@ -44,13 +50,12 @@ describe('the event log over a long day', () => {
     await Promise.all(Array.from({ length: 64 }, adder));
 
     // T-2's day: claimed by one agent, given to another by the person, and the first agent's late note refused.
-    const go = join(served.root, 'go');
-    const a = await host.call('agent.launch', { key, profile: 'custom', command: `forkbench claim T-2 && while [ ! -e '${go}' ]; do sleep 0.05; done; forkbench note T-2 still on it; exec sleep 600`, cols: 80, rows: 24 });
+    const a = await host.call('agent.launch', { key, profile: 'custom', command: `forkbench claim T-2 && ${box.waitAt('go')}; forkbench note T-2 still on it; exec sleep 600`, cols: 80, rows: 24 });
     const b = await host.call('agent.launch', { key, profile: 'custom', command: 'exec sleep 600', cols: 80, rows: 24 });
     const t2 = async () => (await host.call('thread.snapshot', { key })).board.tasks.find((t) => t.id === 'T-2');
     await expect.poll(async () => (await t2())?.claim?.agentId, { timeout: 15_000 }).toBe(a.id);
     await host.call('task.assign', { key, taskId: 'T-2', agentId: b.id });
-    fs.writeFileSync(go, '');
+    box.openGate('go');
     await expect
       .poll(() => host.pushes.some((p) => p.type === 'board-event' && p.event.kind === 'write-rejected' && p.event.taskId === 'T-2'), { timeout: 15_000 })
       .toBe(true);

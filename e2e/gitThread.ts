@@ -1,5 +1,8 @@
+import { join } from 'node:path';
+import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
-import { openWindow, type WindowSession } from './harness.js';
+import { openWindow, type Served, type WindowSession } from './harness.js';
 
 /** git in `cwd` as the tests' identity, for reading back what the host did; its output trimmed. */
 export const git = (cwd: string, ...args: string[]): string => gitSync(cwd, args);
@@ -8,4 +11,19 @@ export const git = (cwd: string, ...args: string[]): string => gitSync(cwd, args
  *  served host commits (merges) as the tests' identity too. */
 export function openWindowOnRepo(): Promise<WindowSession> {
   return openWindow({ env: GIT_IDENTITY, prepare: (folder) => makeRepo(folder, { 'notes.txt': 'first line\n' }) });
+}
+
+/** The folder that holds `agentId`'s claims' worktrees under the served Thread's data (issue 43: one folder
+ *  per agent, `worktrees/<agent>/`, which that agent's sandbox binds writable). */
+export const agentClaimsFolder = (served: Served, agentId: string): string =>
+  agentWorktreesOf(join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees'), agentId);
+
+/** The worktree of `agentId`'s grant `token` of `taskId`: `worktrees/<agent>/T-n-<token>`. */
+export const claimWorktree = (served: Served, agentId: string, taskId: string, token: number): string => join(agentClaimsFolder(served, agentId), `${taskId}-${token}`);
+
+/** The worktree a claim of `taskId` by `agentId` printed as its `cd '…'` line in `text` (a pane's text), any
+ *  grant: that agent's own claims folder, nowhere else. */
+export function printedWorktree(text: string, served: Served, agentId: string, taskId: string): string | undefined {
+  const folder = agentClaimsFolder(served, agentId).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`cd '(${folder}/${taskId}-\\d+)'`).exec(text)?.[1];
 }

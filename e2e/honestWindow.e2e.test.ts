@@ -202,6 +202,11 @@ describe('the small honest things', () => {
     dirs.push(bin);
     fs.copyFileSync(FAKE_CLI, join(bin, 'claude'));
     fs.chmodSync(join(bin, 'claude'), 0o755);
+    // It keeps its conversations in $HOME/sessions. Contained (issue 43), a `claude` agent writes of its home
+    // only Claude Code's own state folder, ~/.claude, as the real CLI keeps its conversations there: the
+    // stand-in's folder is one inside it.
+    fs.mkdirSync(join(bin, '.claude', 'sessions'), { recursive: true });
+    fs.symlinkSync(join('.claude', 'sessions'), join(bin, 'sessions'));
     const env = { PATH: `${bin}:${process.env.PATH}`, HOME: bin };
     const first = await serve({ env });
     let page = await newPage(first.url);

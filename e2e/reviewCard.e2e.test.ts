@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
-import { git, openWindowOnRepo } from './gitThread.js';
+import { claimWorktree, git, openWindowOnRepo } from './gitThread.js';
 
 /**
  * Issue 20 (findings 3, 4 and 7) on a git Thread, in Debian's Chromium against `forkbench serve`, with a
@@ -16,13 +16,20 @@ import { git, openWindowOnRepo } from './gitThread.js';
 let w: WindowSession;
 let served: Served;
 let page: Page;
+/** How the test tells the shell's background claim to go: the shell runs contained (issue 43), with a /tmp of
+ *  its own, so it waits on a TCP gate of the test's rather than on a file the test writes. */
+let box: VerifyMailbox;
 
 beforeAll(async () => {
+  box = await VerifyMailbox.open();
   w = await openWindowOnRepo();
   ({ served, page } = w);
 }, 60_000);
 
-afterAll(() => w?.close());
+afterAll(async () => {
+  await w?.close();
+  box?.close();
+});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 
@@ -39,7 +46,8 @@ describe('a review card on a git Thread', () => {
     const tab = page.locator('[data-testid^="agent-tab-"]').first();
     await expect.poll(() => tab.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
     const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
-    const worktree = join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees', 'T-1-1');
+    // Its first grant's folder, inside the agent's own claims folder (the one its sandbox writes).
+    const worktree = claimWorktree(served, agent, 'T-1', 1);
 
     await typeIn(page, agent, 'forkbench claim T-1');
     await expect.poll(() => screenText(page, agent), { timeout: 10_000 }).toContain(`cd '${worktree}'`);
@@ -98,14 +106,14 @@ describe('a review card on a git Thread', () => {
     const tab = page.locator('[data-testid^="agent-tab-"]').first();
     const agent = ((await tab.getAttribute('data-testid')) as string).replace('agent-tab-', '');
     // The person starts to block T-2; before they say why, the agent claims it: the block is refused. The
-    // agent's claim waits in the background for a file the test makes once the reason dialog is open.
+    // agent's claim waits in the background at a gate the test opens once the reason dialog is open.
     let round = 0;
     const blockWhileClaimed = async () => {
-      const go = join(served.root, `go-${++round}`);
-      await typeIn(page, agent, `(until [ -e '${go}' ]; do sleep 0.05; done; forkbench claim T-2 >/dev/null) &`);
+      const go = `go-${++round}`;
+      await typeIn(page, agent, `(${box.waitAt(go)}; forkbench claim T-2 >/dev/null) &`);
       await page.getByTestId('block-T-2').click();
       await page.getByTestId('prompt-input').fill('waiting on the API');
-      fs.writeFileSync(go, '');
+      box.openGate(go);
       await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('claimed');
       await page.getByTestId('prompt-input').press('Enter');
     };

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations } from './axe.js';
-import { openWindowOnRepo } from './gitThread.js';
+import { openWindowOnRepo, printedWorktree } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
 import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
@@ -35,7 +35,7 @@ async function addTask(title: string, id: string): Promise<void> {
 
 /** `taskId` claimed by the shell, `file` written in the worktree its claim printed and committed, done. */
 async function toReview(taskId: string, file: string, text: string): Promise<void> {
-  const worktreeOf = async () => new RegExp(`cd '([^']*/worktrees/${taskId}-\\d+)'`).exec(await screenText(page, agent))?.[1];
+  const worktreeOf = async () => printedWorktree(await screenText(page, agent), served, agent, taskId);
   await typeIn(page, agent, `forkbench claim ${taskId}`);
   await expect.poll(worktreeOf, { timeout: 10_000 }).toBeTruthy();
   const worktree = (await worktreeOf()) as string;
