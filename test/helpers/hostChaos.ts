@@ -194,10 +194,14 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
   };
   const killedByRun = new Set<ServeProc>();
   const hosts: Host[] = [];
-  const stopFile = join(o.root, 'stop');
-  const finalFile = join(o.root, 'final.json');
-  const histDir = join(o.root, 'history');
-  fs.mkdirSync(histDir, { recursive: true });
+  /** What a host's agents and the run say to each other: files in a folder of the host's Thread folder, the
+   *  one folder its contained agents write (a Thread without git) and the test reads (their /tmp is private). */
+  const talkOf = (h: { project: string }) => join(h.project, 'chaos');
+  const historyDirOf = (h: { project: string }) => join(talkOf(h), 'history');
+  /** The same file in every host's folder: the stop (and the task count), the closer's list. */
+  const tellAgents = (name: string, text: string) => {
+    for (const h of hosts) fs.writeFileSync(join(talkOf(h), name), text);
+  };
   const hostOfAgent = new Map<string, string>();
 
   try {
@@ -205,7 +209,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       if (i >= o.agentsPerHost.length) break;
       const at = join(o.root, name);
       const project = join(at, 'project');
-      fs.mkdirSync(project, { recursive: true });
+      fs.mkdirSync(historyDirOf({ project }), { recursive: true });
       const key = threadKeyOf(project);
       const s = await startServe({ name, at, project, key });
       hosts.push({ name, at, project, key, s, agents: [], out: false });
@@ -214,14 +218,14 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     await first.s.window.call('board.setSettings', { key: first.key, patch: { leaseMs: AGENT_LEASE_MS, poisonLimit: Limits.maxPoisonLimit, claimLimit: Limits.maxClaimLimit } });
     for (let i = 0; i < o.tasks; i++) await first.s.window.call('task.add', { key: first.key, title: `chaos ${i + 1}` });
     let taskCount = o.tasks;
-    fs.writeFileSync(`${stopFile}.tasks`, String(taskCount));
+    tellAgents('stop.tasks', String(taskCount));
     let closer = true;
     for (const [i, h] of hosts.entries()) {
       for (let j = 0; j < (o.agentsPerHost[i] ?? 0); j++) {
         const a: AgentInfo = await h.s.window.call('agent.launch', { key: h.key, profile: 'shell', cols: 200, rows: 30 });
         h.agents.push(a.id);
         hostOfAgent.set(a.id, h.name);
-        const args = [join(histDir, `${a.id}.jsonl`), String(o.seed * 31 + hosts.indexOf(h) * 7 + j + 1), stopFile, String(o.tasks), ...(closer ? [finalFile] : [])];
+        const args = [join(historyDirOf(h), `${a.id}.jsonl`), String(o.seed * 31 + hosts.indexOf(h) * 7 + j + 1), join(talkOf(h), 'stop'), String(o.tasks), ...(closer ? [join(talkOf(h), 'final.json')] : [])];
         closer = false;
         await h.s.window.call('agent.input', { key: h.key, agentId: a.id, data: `exec ${process.execPath} ${DRIVER} ${args.join(' ')}\r` });
       }
@@ -245,7 +249,8 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
 
     // Every agent has made a call before the first fault.
     const started = performance.now();
-    while (fs.readdirSync(histDir).filter((f) => fs.statSync(join(histDir, f)).size > 0).length < hostOfAgent.size) {
+    const histories = () => hosts.flatMap((h) => fs.readdirSync(historyDirOf(h)).map((f) => join(historyDirOf(h), f)));
+    while (histories().filter((f) => fs.statSync(f).size > 0).length < hostOfAgent.size) {
       if (performance.now() - started > 60_000) throw new Error('the agents made no call in 60 s');
       await sleep(100);
     }
@@ -264,7 +269,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
         const open = snap.board.tasks.filter((t) => t.state === 'open').length;
         if (open < MIN_OPEN) {
           for (let i = open; i < MIN_OPEN; i++) if (await windowCall(live, 'task.add', { title: `chaos ${taskCount + 1}` })) taskCount++;
-          fs.writeFileSync(`${stopFile}.tasks`, String(taskCount));
+          tellAgents('stop.tasks', String(taskCount));
         }
       }
       // Every kind of fault in each round of four, in a random order: a short run sees each of them.
@@ -313,8 +318,8 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     }
 
     // The end: every agent lets go and stops; then one claims every task that is not in review or done.
-    fs.writeFileSync(stopFile, '');
-    const historyOf = () => readHistories(histDir);
+    tellAgents('stop', '');
+    const historyOf = () => readHistories(hosts.map(historyDirOf));
     const until = performance.now() + 60_000;
     while ([...hostOfAgent.keys()].some((a) => !(historyOf().get(a) ?? []).some((l) => l.m === 'stopped'))) {
       if (performance.now() > until) {
@@ -326,7 +331,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     }
     const endState = stateAt(await eventsUpTo());
     const claimable = [...endState.entries()].filter(([, s]) => s !== 'review' && s !== 'done').map(([id]) => id);
-    fs.writeFileSync(finalFile, JSON.stringify(claimable));
+    tellAgents('final.json', JSON.stringify(claimable));
     const finalUntil = performance.now() + 30_000 + claimable.length * 1000;
     while (!historyOf().get(hosts[0]!.agents[0]!)?.some((l) => l.m === 'final-done')) {
       if (performance.now() > finalUntil) {
@@ -372,15 +377,17 @@ function shuffle<T>(items: readonly T[], random: () => number): T[] {
   return out;
 }
 
-function readHistories(dir: string): Map<string, Line[]> {
+function readHistories(dirs: readonly string[]): Map<string, Line[]> {
   const out = new Map<string, Line[]>();
-  for (const f of fs.readdirSync(dir)) {
-    const lines = fs
-      .readFileSync(join(dir, f), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Line);
-    out.set(f.replace(/\.jsonl$/, ''), lines);
+  for (const dir of dirs) {
+    for (const f of fs.readdirSync(dir)) {
+      const lines = fs
+        .readFileSync(join(dir, f), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Line);
+      out.set(f.replace(/\.jsonl$/, ''), lines);
+    }
   }
   return out;
 }

@@ -3,7 +3,8 @@
 // keyed retry (callWrite), and writes every call and its answer to its history, one fsynced JSON line each,
 // so the judge reads what the agent was told even if its host died meanwhile.
 //
-// argv: HISTORY SEED STOP_FILE TASK_COUNT [FINAL_FILE]
+// argv: HISTORY SEED STOP_FILE TASK_COUNT [FINAL_FILE]. The files lie in its host's Thread folder: a contained
+// pane has a private /tmp, and writes only that folder (a Thread without git).
 // Until STOP_FILE exists: claim (by id or the next open one), then a few fenced writes (renew, note with a
 // text of its own, sometimes sent again with the same key, sometimes with an old token on purpose), then done
 // or release. With FINAL_FILE (the closer): once it exists, claim every task it lists and release each.

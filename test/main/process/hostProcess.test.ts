@@ -77,7 +77,7 @@ const shell = (w: ReturnType<typeof windowOf>, key: string) => w.call<AgentInfo>
 
 describe('the host process’s windows', () => {
   it('two windows on one Thread both get its pane output; one switches Threads and gets none of the Thread it left, which no longer waits on its acks', async () => {
-    const { host, root, folders } = await hostProcess();
+    const { host, folders } = await hostProcess();
     // The switching window never acks: any pane it is still attached to stops at the high watermark.
     const switching = windowOf(host, 'win-switching', { ack: false });
     const staying = windowOf(host, 'win-staying', { ack: true });
@@ -94,7 +94,8 @@ describe('the host process’s windows', () => {
     await switching.call<ThreadSnapshot>('thread.snapshot', { key: two });
     expect(host.windows.shownBy('win-switching')).toBe(two);
     const seen = switching.paneText(one, a.id).length;
-    const done = join(root, 'flood-done');
+    // In the Thread's folder: a contained pane has a private /tmp, and writes the folder of a Thread without git.
+    const done = join(folders[0]!, 'flood-done');
     await staying.call('agent.input', { key: one, agentId: a.id, data: `yes flood-after-the-switch | head -c ${FLOOD_BYTES}; touch '${done}'; echo "FLOOD"-OVER\r` });
     // Finishes only if the window that left no longer holds the pane back.
     await waitFor(() => fs.existsSync(done) && staying.paneText(one, a.id).includes('FLOOD-OVER'), 60_000, 'the flood in the Thread the window left to finish');
@@ -105,7 +106,7 @@ describe('the host process’s windows', () => {
   }, 120_000);
 
   it('a window that goes is let go everywhere: the pane it held back runs on, and it is sent nothing more', async () => {
-    const { host, root, folders } = await hostProcess();
+    const { host, folders } = await hostProcess();
     const frozen = windowOf(host, 'win-frozen', { ack: false });
     const other = windowOf(host, 'win-other', { ack: true });
     const one = (await frozen.call<{ key: string }>('threads.open', { folder: folders[0] })).key;
@@ -113,7 +114,8 @@ describe('the host process’s windows', () => {
     const a = await shell(other, one);
     pids.push(a.pid!);
     for (const w of [frozen, other]) await w.call('agent.screen', { key: one, agentId: a.id });
-    const done = join(root, 'flood-done');
+    // In the Thread's folder: a contained pane has a private /tmp, and writes the folder of a Thread without git.
+    const done = join(folders[0]!, 'flood-done');
     await other.call('agent.input', { key: one, agentId: a.id, data: `yes flood-while-frozen | head -c ${FLOOD_BYTES}; touch '${done}'; echo "FLOOD"-OVER\r` });
     // The frozen window is sent the pane's output up to the point the pane stops for it.
     await waitFor(() => frozen.paneText(one, a.id).includes('flood-while-frozen'), 20_000, 'the frozen window to be sent the flood');

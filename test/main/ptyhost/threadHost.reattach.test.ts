@@ -126,6 +126,10 @@ describe.runIf(linux)('the pty host killed -9 while a new board host takes its a
       await waitFor(() => !alive(a.pid!) && !alive(b.pid!), 5_000, 'both agents to be gone').catch((e: Error) => {
         throw new Error(`${e.message}: a ${alive(a.pid!)}, b (ignores SIGHUP) ${alive(b.pid!)}`);
     });
+    // The board's state is what it decided; its log, what its journal has made durable. A contained agent dies
+    // with its pty host at once (bwrap --die-with-parent), so both claims can end within a few ms of the
+    // check above, their events still on the way to the disk: a write that decides nothing waits for them.
+    await host.board.apply(() => undefined);
     const ends = host.board.logTail(200).filter((e: BoardEvent) => e.kind === 'claim-ended');
     expect(ends.map((e) => [(e as { taskId: string }).taskId, (e as { reason: string }).reason]).sort()).toEqual(tasks.map((t) => [t, reason]));
     expect(host.roster.isRunning(a.id) || host.roster.isRunning(b.id)).toBe(false);

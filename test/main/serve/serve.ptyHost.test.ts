@@ -10,7 +10,7 @@ import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { FlowLimits } from '../../../src-shared/terminal/flowLimits.js';
 import { readProcStat } from '../../../src-main/base/procStat.js';
-import { readProcFacts } from '../../../src-main/pty/procReader.js';
+import { descendantsOf, listProcesses, readProcFacts } from '../../../src-main/pty/procReader.js';
 import { sleep, waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, servedProjectOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
 
@@ -220,6 +220,12 @@ describe('flow control from a window through serve and the pty host', () => {
     }
   }
 
+  /** The pane's `yes`. A pane's pid is its sandbox's (bwrap, which only waits), and the agent's command runs
+   *  below it: the one that writes, blocks and runs again is that process. */
+  async function flooderOf(pane: number): Promise<number> {
+    return waitFor(async () => descendantsOf(await listProcesses(), pane).find((p) => p.comm === 'yes')?.pid, 10_000, "the pane's yes to start");
+  }
+
   it('a window that never acks blocks a flooding agent held in the pty host; its ack, then its going, release it', async () => {
     const flowRoot = fs.mkdtempSync(join(tmpdir(), 'fb-ptyhost-flow-serve-'));
     const proj = join(flowRoot, 'project');
@@ -235,10 +241,11 @@ describe('flow control from a window through serve and the pty host', () => {
       });
       // The window shows the pane (it becomes one of its consumers) and then never acks.
       await s.window.call('agent.screen', { key: k, agentId: a.id });
-      await blocked(a.pid!);
-      const cpu0 = (await readProcFacts(a.pid!)).cpuMs;
+      const yes = await flooderOf(a.pid!);
+      await blocked(yes);
+      const cpu0 = (await readProcFacts(yes)).cpuMs;
       await sleep(500);
-      const facts = await readProcFacts(a.pid!);
+      const facts = await readProcFacts(yes);
       expect(facts.state).toBe('sleeping');
       expect(facts.cpuMs - cpu0).toBeLessThanOrEqual(20);
       // What reached a window that acked nothing is bounded by the window it may be behind, plus the read chunk
@@ -251,10 +258,10 @@ describe('flow control from a window through serve and the pty host', () => {
       const acked = chars;
       await s.window.call('agent.ack', { key: k, agentId: a.id, chars: acked });
       await waitFor(() => chars > acked + FlowLimits.lowWatermarkChars, 15_000, 'output after the ack');
-      await blocked(a.pid!);
+      await blocked(yes);
       // The page goes away (its WebSocket closes): the pane runs on, paced by the mirrors alone.
       s.window.close();
-      await running(a.pid!);
+      await running(yes);
       s.proc.kill('SIGINT');
       expect(await s.exit).toBe(0);
     } finally {

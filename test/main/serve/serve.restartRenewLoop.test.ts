@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, WorktreeInfo } from '../../../src-shared/protocol/windowApi.js';
 import { GIT_IDENTITY, makeRepo } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive, servedProjectOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';
@@ -32,14 +32,18 @@ describe('a kept agent renewing across board host restarts', () => {
     let serve = await start();
     await serve.window.call('task.add', { key, title: 'renewed all along' });
     const a: AgentInfo = await serve.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
-    const codes = join(at.root, 'renew-codes.txt');
-    // Each renew's exit status, one per line: 0 renewed, 3 refused as an unknown secret, 4 unreachable.
     await serve.window.call('agent.input', { key, agentId: a.id, data: `forkbench claim T-1 && echo "CLAIMED"-A\r` });
     await waitFor(() => paneText(serve, a.id).includes('CLAIMED-A\r'), 20_000, 'the claim');
+    // The agent's own claims folder (beside T-1's worktree): what a contained pane writes (its /tmp is private).
+    const worktrees: WorktreeInfo[] = await serve.window.call('worktree.list', { key });
+    const mine = dirname(worktrees.find((w) => w.taskId === 'T-1')!.path);
+    const codes = join(mine, 'renew-codes.txt');
+    const errorsFile = join(mine, 'renew-errors.txt');
+    // Each renew's exit status, one per line: 0 renewed, 3 refused as an unknown secret, 4 unreachable.
     await serve.window.call('agent.input', {
       key,
       agentId: a.id,
-      data: `${Array.from({ length: LOOPS }, () => `(while :; do forkbench renew T-1 >/dev/null 2>>'${at.root}/renew-errors.txt'; echo $? >> '${codes}'; done) &`).join(' ')}\r`,
+      data: `${Array.from({ length: LOOPS }, () => `(while :; do forkbench renew T-1 >/dev/null 2>>'${errorsFile}'; echo $? >> '${codes}'; done) &`).join(' ')}\r`,
     });
     for (let i = 0; i < RESTARTS; i++) {
       const seen = codesIn(codes).length;
@@ -52,7 +56,7 @@ describe('a kept agent renewing across board host restarts', () => {
     const seen = codesIn(codes).length;
     await waitFor(() => codesIn(codes).length >= seen + CALLS_PER_RESTART, 20_000, 'renews after the last restart');
     const all = codesIn(codes);
-    const errors = fs.existsSync(join(at.root, 'renew-errors.txt')) ? fs.readFileSync(join(at.root, 'renew-errors.txt'), 'utf8') : '';
+    const errors = fs.existsSync(errorsFile) ? fs.readFileSync(errorsFile, 'utf8') : '';
     const why = `exit statuses ${all.join(',')}; stderr: ${errors.slice(-800)}`;
     // Never refused as a stranger; a call the kill cut off in flight is sent again with its key to the next
     // serve (the CLI retries a write whose answer was lost): every renew succeeds.

@@ -44,7 +44,8 @@ describe('a serve window that switches Threads', () => {
 
     await s.window.call('thread.snapshot', { key: keyTwo });
     const seen = paneOf(keyOne).length;
-    const done = join(root, 'flood-done');
+    // In the Thread's folder: a contained pane has a private /tmp, and writes the folder of a Thread without git.
+    const done = join(one, 'flood-done');
     // 20 MB through the pane it left: far past the high watermark a window holds a pane at.
     await s.window.call('agent.input', { key: keyOne, agentId: a.id, data: `yes flood-after-the-switch | head -c 20000000; touch '${done}'\r` });
     await waitFor(() => fs.existsSync(done), 60_000, 'the flood in the Thread the window left to finish');
