@@ -67,7 +67,7 @@ describe('what counts as progress (issue 42: a pane printing a dot every 15 s ke
 describe('socket paths', () => {
   it('are short enough for macOS (104 bytes) and become named pipes on Windows', () => {
     const p = socketPathFor('/Users/someone/Library/Caches/TemporaryItems/forkbench', '0123456789abcdef0123', 'darwin');
-    expect(p).toBe('/Users/someone/Library/Caches/TemporaryItems/forkbench/fb-0123456789ab.sock');
+    expect(p).toBe('/Users/someone/Library/Caches/TemporaryItems/forkbench/fb-0123456789ab/agents.sock');
     expect(Buffer.byteLength(p)).toBeLessThan(104);
     expect(socketPathFor('C:\\x', '0123456789abcdef', 'win32')).toBe('\\\\.\\pipe\\forkbench-fb-0123456789ab');
   });

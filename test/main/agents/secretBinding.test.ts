@@ -33,7 +33,10 @@ describe('an agent’s secret works only from its own pane', () => {
     const stolenOut = join(host.folder, 'stolen.json');
     // A pane using its own secret: the control.
     await host.roster.launch('custom', { command: inPane('"$FORKBENCH_SECRET"', ownOut) });
-    const a = await host.roster.launch('custom', { command: inPane(`$(tr '\\0' '\\n' < /proc/${bPid}/environ | sed -n 's/^FORKBENCH_SECRET=//p')`, stolenOut) });
+    // Stolen: uncontained, A reads it from /proc/<B's pid>/environ (same uid); contained, /proc shows A nothing of
+    // B's (containedPanes.test), so the test hands it over, as any other leak would: the binding is what is tested.
+    expect(fs.readFileSync(`/proc/${bPid}/environ`, 'utf8')).toContain(`FORKBENCH_SECRET=${host.roster.agent(b.id)!.secret}`);
+    const a = await host.roster.launch('custom', { command: inPane(`'${host.roster.agent(b.id)!.secret}'`, stolenOut) });
     const stolen = await result(stolenOut);
     expect(stolen.code, stolen.answer).not.toBe(0);
     const err = JSON.parse(stolen.answer).error;
