@@ -32,7 +32,7 @@ const type = (s: ServeProc, agentId: string, line: string) => s.window.call('age
 const PROXY_SCRIPT = `
 const net = require('node:net');
 const [host, listenAt, controlAt] = process.argv.slice(2);
-const control = net.createConnection(controlAt);
+const control = net.createConnection(Number(controlAt), '127.0.0.1');
 control.setEncoding('utf8');
 let n = 0;
 function connectWhenUp(cb) {
@@ -70,9 +70,10 @@ describe('serve killed -9 after the write, before the answer', () => {
 
     // The proxy runs in the agent's pane (the host takes an agent's secret only from a process in its pane),
     // and asks the test, over a control socket, to kill serve once the first answer is in.
-    const proxyPath = join(at.root, 'proxy.sock');
-    const controlPath = join(at.root, 'control.sock');
-    const script = join(at.root, 'proxy.cjs');
+    // The proxy's script and socket lie in the Thread folder, which a contained agent reads and writes (a Thread
+    // without git); the test's own control socket is on loopback (the network stays open in a sandbox).
+    const proxyPath = join(at.project, 'proxy.sock');
+    const script = join(at.project, 'proxy.cjs');
     fs.writeFileSync(script, PROXY_SCRIPT);
     let connections = -1;
     let killed = false;
@@ -91,8 +92,9 @@ describe('serve killed -9 after the write, before the answer', () => {
       });
     });
     proxies.push(control);
-    await new Promise<void>((r) => control.listen(controlPath, r));
-    await type(first, a.id, `node ${script} ${hostSocket} ${proxyPath} ${controlPath} & sleep 0.5; echo "PROXY"-UP`);
+    await new Promise<void>((r) => control.listen(0, '127.0.0.1', r));
+    const controlPort = (control.address() as net.AddressInfo).port;
+    await type(first, a.id, `node ${script} ${hostSocket} ${proxyPath} ${controlPort} & sleep 0.5; echo "PROXY"-UP`);
     await waitFor(() => paneText(first, a.id).includes('PROXY-UP\r'), 20_000, 'the proxy to start');
 
     await type(first, a.id, `FORKBENCH_SOCKET=${proxyPath} FORKBENCH_TIMEOUT_MS=60000 forkbench note T-1 "written once"; echo "EXIT"=$?=END`);

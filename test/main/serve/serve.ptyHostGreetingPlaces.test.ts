@@ -10,9 +10,12 @@ import { alive, servedProjectOfThisFile, type ServeProc } from '../../helpers/se
 /**
  * Issue 42, finding 6: an agent that holds every greeting place of the pty host (connections that never say
  * hello, each opened again as soon as it is closed) made a restarted serve exit "the pty host is gone" while
- * the agent lived. A real agent's shell runs the holder; serve is killed -9 and started again.
+ * the agent lived. A real agent's shell runs the holder; serve is killed -9 and started again. Its agents run
+ * uncontained (`--uncontained all`): a contained agent cannot reach the pty host's socket at all (the data
+ * folder is hidden from it: containedPanes.test), so only an uncontained one can make this attack.
  */
 const { at, start } = servedProjectOfThisFile('fb-greeting-places-');
+const UNCONTAINED = ['--uncontained', 'all'];
 
 /** Keeps N silent connections to the pty host's socket, each opened again 50 ms after it closes; writes how
  *  many it held at once, and how many times one of them was closed. */
@@ -42,7 +45,7 @@ describe("the pty host's greeting places", () => {
     const holder = join(root, 'holder.cjs');
     const status = join(root, 'holder.json');
     fs.writeFileSync(holder, HOLDER);
-    const first = await start();
+    const first = await start({ args: UNCONTAINED });
     const a: AgentInfo = await first.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
     const b: AgentInfo = await first.window.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 });
     await type(first, a.id, 'echo "READY"-A');
@@ -54,7 +57,7 @@ describe("the pty host's greeting places", () => {
     await first.exit;
     // Every place is still held, by connections that never greet.
     expect(read()?.open).toBe(PtyHostServerConstants.maxUnadopted);
-    const second = await start();
+    const second = await start({ args: UNCONTAINED });
     await waitFor(async () => (await second.window.call('thread.snapshot', { key })).agents.filter((x: AgentInfo) => x.status !== 'exited').length === 2, 20_000, 'both agents adopted');
     expect(fs.readFileSync(paths.log, 'utf8')).toMatch(/closed a connection that had not greeted to make room/);
     expect(alive(a.pid!) && alive(b.pid!)).toBe(true);
