@@ -307,7 +307,7 @@ export class Roster {
       session = await (d.ptys ?? localPtys).spawn(
         run.command,
         run.args,
-        { cwd: d.folder, env, cols, rows },
+        { cwd: d.folder, env, cols, rows, contained: d.sandbox?.contains(profile) ?? false },
         { threadKey: d.threadKey ?? '', agentId: agent.id, secretDigest: agent.secretDigest, socketPath: d.socketPath, profile, name: agent.name, command },
       );
     } catch (err) {

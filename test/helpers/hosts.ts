@@ -25,6 +25,8 @@ export function hostFixture(prefix: string) {
         secretsFromAnywhere?: boolean;
         /** A shared board (PostgreSQL) instead of the Thread's journal. */
         sharedBoard?: SharedBoardSetting;
+        /** Profiles whose agents run uncontained (`all`: every one), for tests of the uncontained mode. */
+        uncontained?: readonly string[];
       } = {},
     ): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
@@ -33,7 +35,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard, uncontained: opts.uncontained });
       hosts.push(host);
       return host;
     },
