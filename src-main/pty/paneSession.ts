@@ -11,6 +11,9 @@ export interface PtySpawnOptions {
   rows: number;
   /** $TERM; defaults to xterm-256color. */
   name?: string;
+  /** The command is the agent's sandbox (bwrap, --die-with-parent): its exit ends every process inside at
+   *  once, so a kill signals it only after them (ProcessGroupKillerOptions.rootEndsAll). */
+  contained?: boolean;
 }
 
 export interface PtyExit {

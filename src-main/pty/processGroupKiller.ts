@@ -105,6 +105,22 @@ function isRoot(row: ProcStat, root: RootIdentity): boolean {
   return row.pgrp === root.pid && (row.session === undefined || row.session === root.pid);
 }
 
+/**
+ * A sandbox root's spine: the root (the outer bwrap), its child (bwrap's init, pid 1 of the sandbox's pid
+ * namespace) and the init's first child, the agent's command (the init adopts orphans later: they started
+ * after it). Each one's exit ends the rest. Pure.
+ */
+export function sandboxSpine(table: readonly ProcStat[], rootPid: number): number[] {
+  const childrenOf = (pid: number) => table.filter((p) => p.ppid === pid && p.state !== 'zombie');
+  const spine = [rootPid];
+  for (const init of childrenOf(rootPid)) {
+    spine.push(init.pid);
+    const first = childrenOf(init.pid).sort((a, b) => (a.startTicks ?? 0) - (b.startTicks ?? 0) || a.pid - b.pid)[0];
+    if (first) spine.push(first.pid);
+  }
+  return spine;
+}
+
 /** Sends `signal` to a process group (a negative id) or a process; false when it no longer exists. */
 function signalOne(id: number, signal: NodeJS.Signals): boolean {
   try {
@@ -152,6 +168,17 @@ export interface ProcessGroupKillerOptions {
   rootStartTicks?: number;
   /** Milliseconds, for the escalation's steps (tests drive it with their timers). */
   now?: () => number;
+  /**
+   * The root is an agent's sandbox (bwrap), whose end ends every process inside at once: the outer bwrap
+   * dies of a SIGHUP or SIGTERM and its --die-with-parent SIGKILLs the pid namespace, and it exits (the same
+   * way) as soon as the agent's command inside does. Hung up as an ordinary root (the command among the
+   * others, the root at the TERM step), the others' clean-up was cut to nothing or to 150 ms instead of 2 s:
+   * a contained shell closed during its start-up left the lock its start-up file takes and removes in an EXIT
+   * trap. So the sandbox's spine (sandboxSpine) is signalled as the root is, and its command is the root's
+   * stand-in: hung up only once every other process is gone (it then ends the sandbox itself), with
+   * everything else at the SIGKILL step.
+   */
+  rootEndsAll?: boolean;
 }
 
 export class ProcessGroupKiller implements Disposable {
@@ -175,6 +202,7 @@ export class ProcessGroupKiller implements Disposable {
   private scannedAt = -1;
   private seen: number[] = [];
   private readonly root: RootIdentity;
+  private readonly rootEndsAll: boolean;
 
   constructor(
     private readonly rootPid: number,
@@ -187,6 +215,7 @@ export class ProcessGroupKiller implements Disposable {
     this.list = options.listProcesses ?? listProcesses;
     this.now = options.now ?? monotonicNow;
     this.root = { pid: rootPid, startTicks: options.rootStartTicks ?? readStartTicks(rootPid) };
+    this.rootEndsAll = options.rootEndsAll ?? false;
   }
 
   /** Starts the escalation. Idempotent: a second kill() does not restart the clock. */
@@ -195,7 +224,7 @@ export class ProcessGroupKiller implements Disposable {
     this.startedAt = this.now();
     // A root with no child (an idle shell, an agent exec'd as the root) is hung up at once, before any scan:
     // the common case must not wait for a whole /proc scan (nor leave its exit to land in other work).
-    if (this.rootIsSameProcess() && childlessRoot(this.rootPid)) {
+    if (!this.rootEndsAll && this.rootIsSameProcess() && childlessRoot(this.rootPid)) {
       signalOne(-this.rootPid, 'SIGHUP');
       this.sentRoot = 0;
     }
@@ -239,10 +268,17 @@ export class ProcessGroupKiller implements Disposable {
     this.scannedAt = level;
     let others: number[];
     let groups: number[];
+    /** What the root's turn signals before the SIGKILL step, when not its groups: a sandbox's command. */
+    let standIn: number | undefined;
     try {
       const table = await this.list();
       others = othersToSignal(table, this.root);
       groups = groupsToSignal(table, this.root);
+      if (this.rootEndsAll && this.rootIsSameProcess()) {
+        const spine = sandboxSpine(table, this.rootPid);
+        others = others.filter((pid) => !spine.includes(pid));
+        standIn = spine[2];
+      }
     } catch {
       // A failed scan: the root's own group, while the root is still the process spawned.
       others = [];
@@ -255,10 +291,13 @@ export class ProcessGroupKiller implements Disposable {
       this.sentOthers = level;
     }
     // The root a step behind while others remain (HUP once their TERM is due), level with them once they
-    // are gone, and KILL for all at the end: a root that keeps starting processes still hears its HUP.
-    const rootLevel = others.length === 0 || level === 2 ? level : level - 1;
+    // are gone, and KILL for all at the end: a root that keeps starting processes still hears its HUP. A
+    // sandbox's command, whose exit ends them all, waits until they are gone, or the KILL step.
+    const rootLevel = others.length === 0 || level === 2 ? level : this.rootEndsAll ? -1 : level - 1;
     if (rootLevel >= 0 && this.sentRoot < rootLevel) {
-      for (const g of groups) signalOne(-g, LEVELS[rootLevel]!);
+      // Every step it missed, in order: an interactive shell ignores SIGTERM and ends on its SIGHUP.
+      if (standIn !== undefined && rootLevel < 2) for (let l = this.sentRoot + 1; l <= rootLevel; l++) signalOne(standIn, LEVELS[l]!);
+      else for (const g of groups) signalOne(-g, LEVELS[rootLevel]!);
       this.sentRoot = rootLevel;
     }
     if ((others.length === 0 && this.rootGone()) || this.sentRoot === 2) return this.over();

@@ -196,6 +196,7 @@ export class PtySession implements Disposable {
         now: this.now,
         listProcesses: sessionOptions.listProcesses,
         rootStartTicks,
+        rootEndsAll: options.contained,
       }),
     );
     this.disposables.add(pty.onData((chunk) => this.onPtyData(chunk)));

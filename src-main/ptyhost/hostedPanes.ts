@@ -143,7 +143,7 @@ export class HostedPanes {
   private spawn(p: SpawnParams): { pane: number; pid: number } {
     let session: PtySession;
     try {
-      session = PtySession.spawn(p.command, p.args, { cwd: p.cwd, env: p.env, cols: p.cols, rows: p.rows });
+      session = PtySession.spawn(p.command, p.args, { cwd: p.cwd, env: p.env, cols: p.cols, rows: p.rows, contained: p.contained });
     } catch (err) {
       throw new Refusal('spawn-failed', `could not start ${p.command}: ${(err as Error).message}`);
     }

@@ -213,7 +213,7 @@ export class PtyHostClient implements RemoteLink, PtyFactory {
   }
 
   spawn(command: string, args: readonly string[], o: PtySpawnOptions, who: PaneIdentity): Promise<PaneSession> {
-    const params = { command, args: [...args], cwd: o.cwd, env: o.env, cols: o.cols, rows: o.rows, meta: { ...who, cwd: o.cwd } };
+    const params = { command, args: [...args], cwd: o.cwd, env: o.env, cols: o.cols, rows: o.rows, meta: { ...who, cwd: o.cwd }, contained: o.contained };
     return this.requestThen('spawn', params, ({ pane, pid }) => {
       const r = new RemotePty(this, pane, pid, { holdEarly: true });
       this.remotes.set(pane, r);

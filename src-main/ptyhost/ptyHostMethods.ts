@@ -93,6 +93,8 @@ const spawnParams = z.object({
   cols,
   rows,
   meta,
+  /** PtySpawnOptions.contained: the command is the agent's sandbox. */
+  contained: z.boolean().optional(),
 });
 export type SpawnParams = z.output<typeof spawnParams>;
 

@@ -317,7 +317,7 @@ export class Roster {
       session = await (d.ptys ?? localPtys).spawn(
         run.command,
         run.args,
-        { cwd: d.folder, env, cols, rows },
+        { cwd: d.folder, env, cols, rows, contained: containment.by !== null },
         { threadKey: d.threadKey ?? '', agentId: agent.id, secretDigest: agent.secretDigest, socketPath: d.socketPath, profile, name: agent.name, command, containment },
       );
     } catch (err) {

@@ -28,6 +28,8 @@ export function hostFixture(prefix: string) {
         sharedBoard?: SharedBoardSetting;
         /** What the host finds of bwrap; by default what this machine has (gitFixture's uncontainedBecause: none). */
         sandboxSupport?: SandboxSupport;
+        /** Profiles whose agents run uncontained (`all`: every one), for tests of the uncontained mode. */
+        uncontained?: readonly string[];
       } = {},
     ): Promise<ThreadHost> {
       const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
@@ -36,7 +38,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained });
       hosts.push(host);
       return host;
     },

@@ -76,7 +76,9 @@ describe('the agents’ socket under a connection flood, at fd limit 1024', () =
     const pid = s.proc.pid as number;
     const w = await windowOn(s);
     const key = (await w.call('threads.list', {}))[0]?.key as string;
-    const log = join(s.root, 'calls.log');
+    // In the Thread folder, which a contained agent writes in a Thread without git (its private /tmp would
+    // hide a log in the test's tmp root).
+    const log = join(s.folder, 'calls.log');
     // The agent calls the board from its own pane, over and over, and logs each outcome.
     const agent = await w.call('agent.launch', {
       key,

@@ -55,21 +55,34 @@ describe('the person check fails closed', () => {
     expect(await answerIn(out)).toMatchObject({ person: false, pane: '(a caller that is gone)' });
   });
 
-  it('a process a pane detached with `setsid -f` is not a person: the pty host’s reaper adopted it', async () => {
+  /** A pane in a pty host that detaches the asker with `setsid -f`: the person check's answer to it. */
+  async function detachedAsker(uncontained?: string[]): Promise<unknown> {
     const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-person-pty-'));
     fs.mkdirSync(join(root, 'project'));
     const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
-    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link });
+    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, uncontained });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();
       fs.rmSync(root, { recursive: true, force: true });
     });
-    const out = join(root, 'answer');
-    const script = join(root, 'asker.pl');
+    // In the Thread folder: a contained pane reads the script and writes its answer there (a Thread without
+    // git); beside it, in the test's tmp root, the pane's private /tmp would hide both.
+    const out = join(root, 'project', 'answer');
+    const script = join(root, 'project', 'asker.pl');
     fs.writeFileSync(script, ASKER);
     await host.roster.launch('custom', { command: `setsid -f perl ${script} "$FORKBENCH_SOCKET" ${out} ''; exec sleep 60` });
-    expect(await answerIn(out)).toMatchObject({ person: false, pane: '(a process an agent started, outside its pane)' });
+    return answerIn(out);
+  }
+
+  // Uncontained: only there does `setsid -f` take a process out of its pane's tree (in a sandbox, bwrap's
+  // init stays its ancestor), so only there is the pty host's reaper what ties it to its agent.
+  it('a process a pane detached with `setsid -f` is not a person: the pty host’s reaper adopted it', async () => {
+    expect(await detachedAsker(['all'])).toMatchObject({ person: false, pane: '(a process an agent started, outside its pane)' });
+  });
+
+  it('contained, a process a pane detached with `setsid -f` is not a person: it is still in its pane’s tree', async () => {
+    expect(await detachedAsker()).toMatchObject({ person: false, pane: 'custom 1' });
   });
 
   it('a verify command runs as its agent’s: a person check from the task’s verify script is not a person (issue 29, finding 7)', async () => {

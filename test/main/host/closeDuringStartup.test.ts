@@ -27,55 +27,87 @@ afterEach(async () => {
 });
 
 /** Like pyenv-rehash: the lock by noclobber, released on EXIT; its work is a command that finishes what it
- *  is doing (0.4 s, hang-up or not) before bash gets to the trap. */
+ *  is doing (0.4 s, hang-up or not) before bash gets to the trap. The lock lies in $LOCK_DIR: the home, as
+ *  pyenv's, for a shell that writes its home (uncontained); a folder it shares with other agents and writes
+ *  contained (the Thread folder of a Thread without git), where a lock left behind stops them the same way.
+ *  `rehash.started` says it is inside its lock. */
 const REHASH = `#!/bin/bash
-lock="$HOME/.shim-lock"
+lock="$LOCK_DIR/.shim-lock"
 set -o noclobber
 echo > "$lock" 2>/dev/null || exit 1
 set +o noclobber
 trap 'rm -f "$lock"' EXIT
-echo $$ > "$HOME/rehash.pid"
+echo $$ > "$LOCK_DIR/rehash.started"
 while :; do bash -c 'trap "" HUP TERM; sleep 0.4'; done
 `;
 
-function lockingHome(): { home: string; env: Record<string, string> } {
+/** `lockDir`: the shell's expression for the lock's folder ("$HOME", or "$PWD": its starting folder, the
+ *  Thread's). */
+function lockingHome(lockDir: string): { home: string; env: Record<string, string> } {
   const home = fs.mkdtempSync(join(tmpdir(), 'forkbench-lock-home-'));
   homes.push(home);
-  const vars = makeHome(home, { 'rehash.sh': REHASH, '.profile': '"$HOME/rehash.sh"\n' });
+  const vars = makeHome(home, { 'rehash.sh': REHASH, '.profile': `LOCK_DIR=${lockDir} "$HOME/rehash.sh"\n` });
   fs.chmodSync(join(home, 'rehash.sh'), 0o755);
   return { home, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SHELL: '/bin/bash', LANG: 'C.UTF-8', ...vars } };
 }
 
-describe('a tab closed during its shell’s start-up', () => {
+/** The host's pid of the lock holder (the pid it writes is its sandbox's own when contained): the process
+ *  running that home's start-up script. */
+function lockHolder(home: string, lockDir: string): number | false {
+  if (!fs.existsSync(join(lockDir, 'rehash.started'))) return false;
+  const cmdline = `/bin/bash\0${join(home, 'rehash.sh')}\0`;
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${name}/cmdline`, 'utf8') === cmdline) return Number(name);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
+}
+
+/** Where the lock lies: the home, uncontained (only there does a shell write its home: the pyenv case);
+ *  the Thread folder, contained. */
+const CASES = [
+  { name: 'uncontained, its lock in the home folder', lockDir: '"$HOME"', uncontained: ['all'] },
+  { name: 'contained, its lock in the Thread folder', lockDir: '"$PWD"', uncontained: undefined },
+] as const;
+
+describe.each(CASES)('a tab closed during its shell’s start-up ($name)', ({ lockDir, uncontained }) => {
+  const lockIn = (home: string, folder: string) => (lockDir === '"$HOME"' ? home : folder);
+
   it('leaves no lock in that shell’s home folder: its processes get HUP and TERM before KILL', async () => {
-    const { home, env } = lockingHome();
-    const host = await fixture.open({ env });
+    const { home, env } = lockingHome(lockDir);
+    const host = await fixture.open({ env, uncontained });
+    const dir = lockIn(home, host.folder);
     const agent = await host.roster.launch('shell');
     // The start-up file is inside its lock now.
-    const pid = await waitFor(() => fs.existsSync(join(home, 'rehash.pid')) && Number(fs.readFileSync(join(home, 'rehash.pid'), 'utf8')), 10_000, 'the start-up file to take its lock');
-    expect(fs.existsSync(join(home, '.shim-lock'))).toBe(true);
+    const pid = await waitFor(() => lockHolder(home, dir), 10_000, 'the start-up file to take its lock');
+    expect(fs.existsSync(join(dir, '.shim-lock'))).toBe(true);
     await host.roster.close(agent.id);
     await lingeringKills();
     expect(alive(pid), 'the lock holder is gone').toBe(false);
-    expect(fs.existsSync(join(home, '.shim-lock')), 'the lock was released').toBe(false);
+    expect(fs.existsSync(join(dir, '.shim-lock')), 'the lock was released').toBe(false);
   });
 
   it('in a pty host (serve and the app): the lock is released too', async () => {
-    const { home, env } = lockingHome();
+    const { home, env } = lockingHome(lockDir);
     const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-lock-pty-'));
     fs.mkdirSync(join(root, 'project'));
+    const dir = lockIn(home, join(root, 'project'));
     const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
-    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, env, ptyHost: link });
+    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, env, ptyHost: link, uncontained });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();
       fs.rmSync(root, { recursive: true, force: true });
     });
     const agent = await host.roster.launch('shell');
-    const pid = await waitFor(() => fs.existsSync(join(home, 'rehash.pid')) && Number(fs.readFileSync(join(home, 'rehash.pid'), 'utf8')), 10_000, 'the start-up file to take its lock');
+    const pid = await waitFor(() => lockHolder(home, dir), 10_000, 'the start-up file to take its lock');
     await host.roster.close(agent.id);
     // The pty host's own killer ends it: within its 2 s bound.
     await waitFor(() => !alive(pid), 5_000, 'the lock holder to end');
-    expect(fs.existsSync(join(home, '.shim-lock')), 'the lock was released').toBe(false);
+    expect(fs.existsSync(join(dir, '.shim-lock')), 'the lock was released').toBe(false);
   });
 });

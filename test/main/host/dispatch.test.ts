@@ -60,8 +60,10 @@ async function openHost(o: { worker: boolean; labels?: string }): Promise<Thread
   const home = fs.mkdtempSync(join(tmpdir(), 'forkbench-dispatch-home-'));
   homes.push(home);
   fs.writeFileSync(join(home, 'worker.mjs'), WORKER);
-  const run = `( WORKER_SHELL=$$ ${JSON.stringify(process.execPath)} "$HOME/worker.mjs" >>"$HOME/worker-$FORKBENCH_AGENT_ID.log" 2>&1 & )`;
-  const start = o.worker ? `PROMPT_COMMAND='[ -n "$WORKER_STARTED" ] || { WORKER_STARTED=1; ${run.replace(/'/g, `'\\''`)}; }'\n` : '';
+  // Its log goes to the Thread folder (the shell's starting folder), which a contained agent writes in a
+  // Thread without git; the home is read-only to it.
+  const run = `( WORKER_SHELL=$$ ${JSON.stringify(process.execPath)} "$HOME/worker.mjs" >>"$WORKER_LOGS/worker-$FORKBENCH_AGENT_ID.log" 2>&1 & )`;
+  const start = o.worker ? `WORKER_LOGS=$PWD\nPROMPT_COMMAND='[ -n "$WORKER_STARTED" ] || { WORKER_STARTED=1; ${run.replace(/'/g, `'\\''`)}; }'\n` : '';
   const vars = makeHome(home, { '.profile': `PS1='$ '\n${start}` });
   return hosts.open({ env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', WORKER_LABELS: o.labels ?? '', ...vars } });
 }
@@ -86,7 +88,7 @@ describe('dispatch to idle agents', () => {
     for (const id of ['T-1', 'T-2', 'T-3']) {
       // The person's one action: approving what comes to review.
       await waitFor(() => board.state.tasks.get(id)?.state === "review", 30_000, `${id} to reach review`).catch((err: Error) => {
-        const logs = homes.flatMap((h) => fs.readdirSync(h).filter((f) => f.startsWith("worker-")).map((f) => `${f}: ${fs.readFileSync(join(h, f), "utf8")}`));
+        const logs = fs.readdirSync(host.folder).filter((f) => f.startsWith("worker-")).map((f) => `${f}: ${fs.readFileSync(join(host.folder, f), "utf8")}`);
         throw new Error(`${err.message}; states ${JSON.stringify([...board.state.tasks.values()].map((t) => [t.id, t.state, t.claim?.agentId]))}; agents ${JSON.stringify(host.states.views())}; worker logs: ${logs.join(" | ")}`);
       });
       expect((await board.run((e) => e.approve(id))).ok).toBe(true);

@@ -65,7 +65,9 @@ async function flood(store: 'journal' | 'database'): Promise<void> {
   const url = store === 'database' ? await (pgc ??= await startPgCluster({ fsync: false })).createDatabase('flood') : null;
   const host = await fixture.open(url ? { sharedBoard: { url, name: 'flood' } } : {});
   const kept = () => (url ? keyRows(url) : keyLines(host.board.dir));
-  const script = join(host.folder, '..', 'flood.cjs');
+  // In the Thread folder: a contained pane reads it there (beside it, in the test's tmp root, it is out of
+  // the sandbox's reach: a private /tmp).
+  const script = join(host.folder, 'flood.cjs');
   fs.writeFileSync(script, FLOODER);
   const before = await kept();
   const t0 = performance.now();

@@ -7,7 +7,7 @@ import { ThreadHost, threadDirOf, threadKeyOf } from '../../../src-main/host/thr
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { paneText } from '../../helpers/events.js';
-import { agentEnv, cliAs, Fixture, GIT_IDENTITY, idleAgent, sh as run } from '../../helpers/gitFixture.js';
+import { agentEnv, cliAs, Fixture, GIT_IDENTITY, sh as run } from '../../helpers/gitFixture.js';
 import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
@@ -175,13 +175,13 @@ describe('a plain shell is shown notices, never typed them', () => {
     );
     const { host, folder } = await git.host({ env: { ...env, PATH: `${bin}:${env.PATH}` } });
     await host.board.run((e) => e.addTask({ title: 'change notes' }));
-    const a = await idleAgent(host);
-    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    // The folder is the CLI's own claim's: a contained agent reaches no other agent's claims' folders.
+    const cli = await host.roster.launch('aider');
+    const c = (await cliAs(host, cli.id, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
     const wt = c.worktree.path;
     fs.writeFileSync(join(wt, 'notes.txt'), 'two\n');
-    expect((await run(wt, 'git commit -qam two', agentEnv(host, a))).code).toBe(0);
-    expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
-    const cli = await host.roster.launch('aider');
+    expect((await run(wt, 'git commit -qam two', agentEnv(host, cli.id))).code).toBe(0);
+    expect((await cliAs(host, cli.id, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
     const inFolder = paneText(host, cli.id, /IN FOLDER/);
     fs.writeFileSync(join(home, 'go'), wt);
     await inFolder;

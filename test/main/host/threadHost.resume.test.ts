@@ -1,8 +1,8 @@
 /**
  * Resuming an agent's conversation through the host, with a real pty and a real process: a stand-in for an
  * agent CLI, installed as `claude` on the panes' PATH, that keeps a "conversation" by the session id it is
- * given (a file under its HOME), shows it again on `--resume <id>`, and claims T-1 through `forkbench` as an
- * agent does. The agent is killed -9, resumed by the window's `agent.resume`, and again after the host
+ * given (a file in its state folder, Claude Code's ~/.claude, which a sandbox lets it write), shows it again
+ * on `--resume <id>`, and claims T-1 through `forkbench` as an agent does. The agent is killed -9, resumed by the window's `agent.resume`, and again after the host
  * itself was closed and opened anew: the same agent id each time, a new secret, a new claim with a new token.
  */
 import * as fs from 'node:fs';
@@ -116,7 +116,7 @@ describe('resuming an agent on its own conversation', () => {
     const out = await resumedOut;
     // The CLI was pointed at its own conversation, which it found.
     expect(out).toContain(`RESUMED ${sessionId}: first message`);
-    expect(fs.readFileSync(join(home, 'sessions', sessionId!), 'utf8')).toBe('first message\nagain\n');
+    expect(fs.readFileSync(join(home, '.claude', 'sessions', sessionId!), 'utf8')).toBe('first message\nagain\n');
     // A new claim through the board, under a new token; the old secret is dead.
     expect(out).toContain(`CLAIMED 2 AS ${first.id}`);
     expect((await grants(host)).map((g) => [g.agentId, g.token])).toEqual([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupsToSignal, othersToSignal } from '../../../src-main/pty/processGroupKiller.js';
+import { groupsToSignal, othersToSignal, sandboxSpine } from '../../../src-main/pty/processGroupKiller.js';
 import type { ProcStat } from '../../../src-main/base/procStat.js';
 
 const p = (pid: number, ppid: number, pgrp: number, session: number | undefined, startTicks?: number): ProcStat => ({
@@ -69,5 +69,22 @@ describe('othersToSignal: the pane’s processes that end before its root', () =
 
   it('nothing when a stranger holds the root pid', () => {
     expect(othersToSignal([self, p(100, 1, 100, 100, 999), p(101, 100, 100, 100)], { pid: 100, startTicks: 1_234 }, SELF)).toEqual([]);
+  });
+});
+
+describe('sandboxSpine: what a contained pane’s root stands for, each one’s end ending the rest', () => {
+  it('the outer bwrap, its init and the init’s first child (the agent’s command), not what the init adopted later or the command started', () => {
+    const table = [
+      p(100, 1, 100, 100, 1_000), // the outer bwrap: the pane's root
+      p(101, 100, 100, 100, 1_001), // bwrap's init, pid 1 inside
+      p(103, 101, 103, 100, 1_050), // an orphan the init adopted (started after the command)
+      p(102, 101, 102, 100, 1_002), // the agent's command (a shell)
+      p(104, 102, 102, 100, 1_010), // what the command started
+    ];
+    expect(sandboxSpine(table, 100)).toEqual([100, 101, 102]);
+  });
+
+  it('just the root once nothing runs under it', () => {
+    expect(sandboxSpine([p(100, 1, 100, 100, 1_000)], 100)).toEqual([100]);
   });
 });
