@@ -73,7 +73,11 @@ export function sandboxArgs(reach: AgentReach, command: string, args: readonly s
   each('--ro-bind', reach.readOnly);
   each('--bind', reach.writable);
   each('--ro-bind', reach.sockets);
-  each('--ro-bind', reach.protect);
+  // Other agents' admin folders come and go with their claims (an approval removes one) while this sandbox
+  // starts: one listed a moment ago and gone when bwrap binds it would fail the whole start ("Can't find
+  // source path"; seen under load when a task was approved as another agent launched). A gone one needs no
+  // protecting, so bwrap is told to skip it.
+  for (const p of unique(reach.protect)) out.push('--ro-bind-try', p, p);
   out.push('--chdir', reach.cwd, '--', command, ...args);
   return out;
 }
