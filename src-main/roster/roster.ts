@@ -377,10 +377,16 @@ export class Roster {
     if (!from) throw new Error(`no agent ${agentId}`);
     // An agent of the last run comes back under its own name: the person sees the agent they had, started anew.
     const name = this.lastRun.has(agentId) ? this.registry.get(agentId)?.name : undefined;
-    const next = await this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command, name });
-    if (p?.agent.alive) return next;
+    const launch = () => this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command, name });
+    if (p?.agent.alive) return launch();
+    // The old agent's board write first: it is the one step that can be refused (a shared board's database
+    // down), and a refused relaunch must leave nothing done. Launched first, a refusal left the new agent
+    // running beside the dead tab, and a person who tried again got two (issue 45).
+    const old = this.registry.get(agentId);
+    if (old && p) await this.end(old, p, { reason: 'pane-closed', pgid: old.pid });
+    const next = await launch();
     this.registry.moveTo(next.id, agentId);
-    await this.close(agentId);
+    await this.discard(agentId, p);
     return this.agents().find((a) => a.id === next.id) ?? next;
   }
 
@@ -389,8 +395,14 @@ export class Roster {
     const agent = this.registry.get(agentId);
     if (!agent) return;
     const p = this.panes.get(agentId);
+    if (p) await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
+    await this.discard(agentId, p);
+  }
+
+  /** The rest of a close, once its board write is done: nothing here writes to the board, so nothing here is
+   *  refused. The pane, its process and files, the tab and the record go. */
+  private async discard(agentId: string, p: Pane | undefined): Promise<void> {
     if (p) {
-      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
       this.panes.delete(agentId);
       if (!p.session.exit) await p.session.kill();
       p.session.dispose();
