@@ -109,6 +109,8 @@ describe('a refusal leaves nothing done (shared board)', () => {
     // server ends that connection (as a restart does).
     const holder = new pg.Client({ connectionString: url });
     const watcher = new pg.Client({ connectionString: url });
+    // A crash of the server ends these too: each says so as an 'error' event, which nothing here needs.
+    for (const c of [holder, watcher]) c.on('error', () => undefined);
     await holder.connect();
     await watcher.connect();
     try {
