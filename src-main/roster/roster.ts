@@ -395,7 +395,15 @@ export class Roster {
     const agent = this.registry.get(agentId);
     if (!agent) return;
     const p = this.panes.get(agentId);
-    if (p) await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
+    if (p && agent.alive && !this.closing) {
+      // The board write first, while nothing of the agent has ended: it is the step a shared board's outage
+      // refuses, and a refused close leaves the agent as it was (running, its secret good, its tab there).
+      // Ended first, a refusal left a process running whose secret was dead and whose tab said it had exited.
+      await this.d.board.apply((e) => e.releaseAllHeldBy(agentId, 'pane-closed'));
+      // Its end writes again, for a claim granted in between; should the board fail just now, the close still
+      // goes on (it was taken): that claim ends with the write its exit makes, or when its lease lapses.
+      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid }).catch((err: Error) => this.d.warn?.(`forkbench: ${agent.name} closed, but its claims were not released again: ${err.message}`));
+    } else if (p) await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
     await this.discard(agentId, p);
   }
 
@@ -546,8 +554,12 @@ export class Roster {
     if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) {
       this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', ...this.heldBy(agent.id), exit: agent.exit });
     }
-    if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
-    clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
+    try {
+      if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
+    } finally {
+      // Its locks are its process group's, whatever the board says: a refused write leaves them no less stale.
+      clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
+    }
   }
 
   /**

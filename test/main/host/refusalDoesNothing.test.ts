@@ -11,7 +11,8 @@ import { waitFor } from '../../helpers/pty.js';
 /**
  * Issue 45, item 3: every refusal means nothing was done. A relaunch refused while the shared board's
  * database is down started the new agent anyway (launched first, then the dead tab's close failed on its board
- * write), so a person who tried again got two; and a window write whose pooled connection the server dropped
+ * write), so a person who tried again got two; a close refused so had already ended the agent (its secret dead,
+ * its tab exited) while its process ran on; and a window write whose pooled connection the server dropped
  * was answered with the driver's raw words rather than `board-unavailable`. Real hosts on a real PostgreSQL,
  * real panes.
  */
@@ -94,6 +95,33 @@ describe('a refusal leaves nothing done (shared board)', () => {
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ status: 'running' });
     expect(listed[0]!.id).not.toBe(first.id);
+  }, 120_000);
+
+  it('a close refused while the database is stopped leaves the agent running, its secret good and its tab there; once it is back, the close ends it', async () => {
+    const url = await pgc.createDatabase('close');
+    const host = await fixture.open({ sharedBoard: { url, name: 'close' } });
+    const roster = host.roster;
+    const agent = await roster.launch('custom', { command: AGENT });
+    await waitFor(() => sleepers().length === 1, 20_000, 'the agent to run');
+    const secret = roster.agent(agent.id)!.secret;
+
+    await pgc.stopServer('fast');
+    stopped = true;
+    expect(await answerOf(roster.close(agent.id))).toMatchObject({ code: 'board-unavailable' });
+    expect(roster.isRunning(agent.id)).toBe(true);
+    expect(roster.authenticate(secret)?.id).toBe(agent.id);
+    expect(roster.agents().map((a) => ({ id: a.id, status: a.status }))).toEqual([{ id: agent.id, status: 'running' }]);
+    expect(sleepers()).toHaveLength(1);
+
+    await pgc.startServer();
+    stopped = false;
+    await waitFor(async () => {
+      const r = await answerOf(roster.close(agent.id));
+      return r === 'done' || (r.code === 'board-unavailable' ? false : Promise.reject(new Error(JSON.stringify(r))));
+    }, 30_000, 'the close to be taken once the database is back');
+    expect(roster.agents()).toEqual([]);
+    expect(roster.authenticate(secret)).toBeNull();
+    await waitFor(() => sleepers().length === 0, 20_000, 'its process to be gone');
   }, 120_000);
 
   it.each([
