@@ -377,10 +377,16 @@ export class Roster {
     if (!from) throw new Error(`no agent ${agentId}`);
     // An agent of the last run comes back under its own name: the person sees the agent they had, started anew.
     const name = this.lastRun.has(agentId) ? this.registry.get(agentId)?.name : undefined;
-    const next = await this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command, name });
-    if (p?.agent.alive) return next;
+    const launch = () => this.launch(from.profile as ProfileIdShared, { cols: from.cols, rows: from.rows, command: from.command, name });
+    if (p?.agent.alive) return launch();
+    // The old agent's board write first: it is the one step that can be refused (a shared board's database
+    // down), and a refused relaunch must leave nothing done. Launched first, a refusal left the new agent
+    // running beside the dead tab, and a person who tried again got two (issue 45).
+    const old = this.registry.get(agentId);
+    if (old && p) await this.end(old, p, { reason: 'pane-closed', pgid: old.pid });
+    const next = await launch();
     this.registry.moveTo(next.id, agentId);
-    await this.close(agentId);
+    await this.discard(agentId, p);
     return this.agents().find((a) => a.id === next.id) ?? next;
   }
 
@@ -389,8 +395,22 @@ export class Roster {
     const agent = this.registry.get(agentId);
     if (!agent) return;
     const p = this.panes.get(agentId);
+    if (p && agent.alive && !this.closing) {
+      // The board write first, while nothing of the agent has ended: it is the step a shared board's outage
+      // refuses, and a refused close leaves the agent as it was (running, its secret good, its tab there).
+      // Ended first, a refusal left a process running whose secret was dead and whose tab said it had exited.
+      await this.d.board.apply((e) => e.releaseAllHeldBy(agentId, 'pane-closed'));
+      // Its end writes again, for a claim granted in between; should the board fail just now, the close still
+      // goes on (it was taken): that claim ends with the write its exit makes, or when its lease lapses.
+      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid }).catch((err: Error) => this.d.warn?.(`forkbench: ${agent.name} closed, but its claims were not released again: ${err.message}`));
+    } else if (p) await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
+    await this.discard(agentId, p);
+  }
+
+  /** The rest of a close, once its board write is done: nothing here writes to the board, so nothing here is
+   *  refused. The pane, its process and files, the tab and the record go. */
+  private async discard(agentId: string, p: Pane | undefined): Promise<void> {
     if (p) {
-      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
       this.panes.delete(agentId);
       if (!p.session.exit) await p.session.kill();
       p.session.dispose();
@@ -534,8 +554,12 @@ export class Roster {
     if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) {
       this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', ...this.heldBy(agent.id), exit: agent.exit });
     }
-    if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
-    clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
+    try {
+      if (!this.closing) await this.d.board.apply((e) => e.releaseAllHeldBy(agent.id, death.reason));
+    } finally {
+      // Its locks are its process group's, whatever the board says: a refused write leaves them no less stale.
+      clearOnceGone({ name: agent.name, pgid: death.pgid, locks }, this.lockClearing());
+    }
   }
 
   /**

@@ -375,13 +375,21 @@ export class PgBoard implements BoardService {
     const c = await this.opts.pool.connect().catch((err: Error) => {
       throw this.markUnavailable(err);
     });
+    let found: StoredKey | undefined;
+    let broken: Error | undefined;
     try {
-      const found = (await keysOf(c, this.boardId, [k])).get(keyId(k.agentId, k.key));
-      if (!found) return undefined;
-      return firstOutcome(found, k.key, k.hash);
+      found = (await keysOf(c, this.boardId, [k])).get(keyId(k.agentId, k.key));
+    } catch (err) {
+      broken = err as Error;
+      // A pooled connection the server dropped (restarted, or ended it) fails here with the driver's own words
+      // ("Connection terminated unexpectedly"): the write this look-up goes before is not done, which the
+      // caller is told as for any other write the database did not take (issue 45).
+      throw new BoardUnavailableError(`the shared board's database did not answer (${(err as Error).message}); nothing was done: send it again`);
     } finally {
-      c.release();
+      // A failed connection is not put back in the pool for the next caller.
+      c.release(broken);
     }
+    return found && firstOutcome(found, k.key, k.hash);
   }
 
   async apply<T>(op: (engine: LeaseEngine) => T): Promise<T> {
