@@ -152,6 +152,7 @@ export class ThreadHost {
     const binDir = ensureCliShim(rt);
     const git = worktrees.git;
     const support = opts.sandboxSupport ?? (await sandboxSupport());
+    const node = nodeRuntime();
     const sandbox = new AgentSandbox(
       support,
       {
@@ -161,7 +162,7 @@ export class ThreadHost {
         runtimeRoot: rt,
         socketPath,
         binDir,
-        cliFolders: [dirname(nodeRuntime().node), nodeRuntime().root],
+        cliFolders: [dirname(node.node), node.root],
         hooksDir: git ? join(boardDir, 'hooks') : null,
         gitCommonDir: git?.gitCommonDir() ?? null,
         worktreesRoot: git?.folders.dir ?? null,

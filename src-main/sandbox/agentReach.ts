@@ -159,6 +159,9 @@ function othersAdminFolders(gitCommonDir: string, mine: string): string[] {
   return out;
 }
 
+/** What a commit in a worktree writes of the common git folder: never its hooks/, config or info/. */
+const gitWriteFolders = (git: string | null): string[] => (git ? ['objects', 'refs', 'logs', 'worktrees'].map((d) => join(git, d)) : []);
+
 /** A locked admin folder git never prunes and `worktree list` does not show (it names no worktree). */
 export const KEEP_ADMIN = '.forkbench-keep';
 
@@ -184,7 +187,7 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
   const git = h.gitCommonDir;
   // git makes logs/ at the first reflog entry and worktrees/ at the first worktree: inside a read-only .git
   // it could not, so they are made now.
-  const gitFolders = git ? ['objects', 'refs', 'logs', 'worktrees'].map((d) => join(git, d)) : [];
+  const gitFolders = gitWriteFolders(git);
   for (const dir of [mine, ...cliFolders, ...gitFolders]) if (dir) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (git) keepWorktreesFolder(git);
   const cliFiles = cliStateFiles(a.profile, a.env);
@@ -220,7 +223,7 @@ export function agentReach(h: HostFolders, a: AgentFolders, root = process.getui
  */
 export function verifyReach(h: HostFolders, cwd: string, root = process.getuid?.() === 0): AgentReach {
   const git = h.gitCommonDir;
-  const gitFolders = git ? ['objects', 'refs', 'logs', 'worktrees'].map((d) => join(git, d)) : [];
+  const gitFolders = gitWriteFolders(git);
   return {
     visible: [h.home, h.threadFolder].filter((p): p is string => !!p),
     hidden: [h.dataRoot, h.runtimeRoot],
