@@ -642,6 +642,26 @@ export class LeaseEngine {
     return { extended, released };
   }
 
+  /**
+   * The board's store could not be reached from `from` for `by` ms (pg/outage.ts): every claim whose lease still
+   * ran at `from`, whoever holds it, runs on by `by`, so nobody's claim pays for the outage. Claims already due
+   * by `from` are not revived. Returns how many were extended.
+   */
+  extendForOutage(from: number, by: number): number {
+    let extended = 0;
+    for (const agentId of [...this.heldBy.agents()]) {
+      for (const id of this.claimsOf(agentId)) {
+        const t = this.board.tasks.get(id) as Task;
+        const c = t.claim as Claim;
+        // A claim held in review does not count down (leaseRuns): there is nothing to move on.
+        if (!leaseRuns(t) || c.deadline <= from) continue;
+        this.emit({ kind: 'renew', taskId: id, agentId, token: c.token, deadline: c.deadline + Math.round(by), via: 'outage' });
+        extended++;
+      }
+    }
+    return extended;
+  }
+
   /** Lapse every claim whose deadline has come. Called before every operation and by the host's timer;
    *  a timer that fires late or for a claim that was since renewed finds nothing to do. */
   sweep(): string[] {

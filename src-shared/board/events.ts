@@ -105,7 +105,8 @@ export type DispatchEventBody =
   | { kind: 'dispatch-set'; agentId: string; mode: DispatchMode; labels: string[]; by: string };
 
 /** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
-export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting';
+/** `outage`: the shared board's database could not be reached, and every running lease was moved on by that long. */
+export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
 export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
 

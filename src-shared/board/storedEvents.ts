@@ -76,7 +76,7 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('task-edited', { taskId: TaskIdSchema, title: TitleSchema.optional(), body: BodySchema.optional(), verify: VerifySchema.optional(), by: Actor }),
   ev('after-set', { taskId: TaskIdSchema, after: AfterSchema, by: Actor }),
   ev('grant', { taskId: TaskIdSchema, agentId: AgentId, token: Token, deadline: BoardTime, by: Actor }),
-  ev('renew', { taskId: TaskIdSchema, agentId: AgentId, token: Token, deadline: BoardTime, via: z.enum(['write', 'liveness', 'grace', 'waiting']), quietMs: z.number().int().nonnegative().optional() }),
+  ev('renew', { taskId: TaskIdSchema, agentId: AgentId, token: Token, deadline: BoardTime, via: z.enum(['write', 'liveness', 'grace', 'waiting', 'outage']), quietMs: z.number().int().nonnegative().optional() }),
   ev('claim-ended', { taskId: TaskIdSchema, agentId: AgentId, token: Token, reason: z.enum(CLAIM_END_REASONS), to: z.enum(TASK_STATES) }),
   ev('reassign', {
     taskId: TaskIdSchema,

@@ -30,25 +30,35 @@ export async function boardIdFor(c: ClientBase, name: string): Promise<string> {
  * wait, and call a lease renewed meanwhile lapsed. Every round trip here is time the board is locked for
  * every host.
  */
-export async function lockTimeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ head: number; now: number; hostLive: boolean; strays: StoredRow[] }> {
+export async function lockTimeAndLease(c: ClientBase, boardId: string, hostId: string, incarnation: string): Promise<{ head: number; now: number; hostLive: boolean; strays: StoredRow[]; quietMs: number }> {
   // `strays`: rows past the head. Every host's append moves the head in the statement that inserts its events,
   // so such a row was put there some other way (by hand, with the database's role); left there, it would take
   // the position the next append needs and every write of every host would fail on it. They are taken out,
-  // under the lock, in the same round trip, and the caller sets them aside.
-  const r = await c.query<{ head: string; now: number; live: boolean; strays: Array<{ seq: string | number; body: string }> }>(
-    `WITH locked AS (SELECT head FROM forkbench.boards WHERE id = $1 FOR UPDATE),
+  // under the lock, in the same round trip, and the caller sets them aside. `quiet`: how long the board has
+  // shown no sign of life (outage.ts); the hosts' renewals are read as of the statement's start, so it may be
+  // high by the wait for the lock, and the caller reads it again before acting on it.
+  const r = await c.query<{ head: string; now: number; live: boolean; strays: Array<{ seq: string | number; body: string }>; quiet: number }>(
+    `WITH locked AS (SELECT head, written_at FROM forkbench.boards WHERE id = $1 FOR UPDATE),
           me AS (SELECT incarnation, expires_at FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2 FOR SHARE),
           strays AS (DELETE FROM forkbench.events WHERE board_id = $1 AND seq > (SELECT head FROM locked) RETURNING seq, body)
      SELECT locked.head, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now,
             coalesce((SELECT incarnation = $3 AND expires_at > clock_timestamp() FROM me), false) AS live,
-            (SELECT coalesce(json_agg(json_build_object('seq', seq, 'body', body) ORDER BY seq), '[]'::json) FROM strays) AS strays
+            (SELECT coalesce(json_agg(json_build_object('seq', seq, 'body', body) ORDER BY seq), '[]'::json) FROM strays) AS strays,
+            ${QUIET_MS('locked.written_at')} AS quiet
        FROM locked`,
     [boardId, hostId, incarnation],
   );
   const row = r.rows[0];
   if (!row) throw new Error(`board ${boardId} is gone from the database`);
-  return { head: Number(row.head), now: row.now, hostLive: row.live, strays: row.strays.map((s) => ({ seq: Number(s.seq), body: s.body })) };
+  return { head: Number(row.head), now: row.now, hostLive: row.live, strays: row.strays.map((s) => ({ seq: Number(s.seq), body: s.body })), quietMs: row.quiet };
 }
+
+/**
+ * SQL for how long, in ms, the board has shown no sign of life: since the later of its last committed write
+ * (`writtenAt`, an expression over forkbench.boards) and the last renewal of any of its hosts (`$1` is the board).
+ */
+export const QUIET_MS = (writtenAt: string): string =>
+  `(extract(epoch FROM clock_timestamp() - greatest(${writtenAt}, (SELECT max(renewed_at) FROM forkbench.hosts WHERE board_id = $1))) * 1000)::float8`;
 
 /** One row of the board's log as stored: its position and its text, not yet read as an event. */
 export interface StoredRow {
@@ -147,7 +157,7 @@ export async function append(c: ClientBase, boardId: string, events: readonly Bo
        INSERT INTO forkbench.write_keys (board_id, agent_id, key, hash, outcome)
        SELECT $1, a, k, h, o FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) AS y(a, k, h, o)
      )
-     UPDATE forkbench.boards SET head = coalesce($9::bigint, head) WHERE id = $1
+     UPDATE forkbench.boards SET head = coalesce($9::bigint, head), written_at = clock_timestamp() WHERE id = $1
      RETURNING pg_notify('${NOTIFY_CHANNEL}', id::text || ':' || head::text)`,
     [
       boardId,

@@ -1,5 +1,7 @@
 import type { ClientBase, Pool } from 'pg';
 import { WriteKeyLimits } from '../writeKeys.js';
+import { QUIET_MS } from './boardSql.js';
+import { outageAfterMs } from './outage.js';
 
 /**
  * How a host's lease on a shared board is timed. River's leader lease renews every 5 s with a 15 s lifetime:
@@ -26,6 +28,9 @@ export interface HostLeaseDeps {
   timing: typeof HostLeaseTimes;
   /** The database says this host's lease is over. */
   lapsed(): void;
+  /** The board was quiet for an outage's length: a transaction that makes up for it (outage.ts), which a
+   *  renewal must wait for, or it would judge its own lease by the clock that ran on meanwhile. */
+  outageOver(): Promise<unknown>;
   /** Another host's lease is over: its claims are to be ended. */
   othersLapsed(): void;
   /** Whether the database answered this round. */
@@ -62,14 +67,16 @@ export class HostLease {
   private async renew(): Promise<void> {
     const { pool, boardId, hostId } = this.d;
     try {
-      const r = await pool.query(
-        `UPDATE forkbench.hosts SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
-          WHERE board_id = $1 AND host_id = $2 AND incarnation = $3 AND expires_at > clock_timestamp()`,
-        [boardId, hostId, this.d.incarnation(), this.d.timing.lifetimeMs],
-      );
+      let renewed = await this.renewUnlessQuiet();
       this.d.reachable(true);
       if (this.disposed) return;
-      if (r.rowCount === 0) this.d.lapsed();
+      if (renewed === 'quiet') {
+        // A failure there is acted on by the transaction itself (unreachable, or this host lapsed): the renewal
+        // below then finds which.
+        await this.d.outageOver().catch(() => undefined);
+        renewed = await this.renewUnlessQuiet();
+      }
+      if (renewed !== 'renewed') this.d.lapsed();
       const others = await pool.query('SELECT 1 FROM forkbench.hosts WHERE board_id = $1 AND host_id <> $2 AND expires_at < clock_timestamp() LIMIT 1', [boardId, hostId]);
       if (others.rowCount) this.d.othersLapsed();
       if (++this.rounds % PRUNE_EVERY === 0) {
@@ -85,6 +92,27 @@ export class HostLease {
     } catch (err) {
       this.d.reachable(false, err as Error);
     }
+  }
+
+  /**
+   * Renew, in one statement with the look at whether the board was quiet: a renewal sent just before the
+   * database stopped and run when it resumes must not be the sign of life that hides the outage from the rest.
+   */
+  private async renewUnlessQuiet(): Promise<'renewed' | 'lapsed' | 'quiet'> {
+    const { pool, boardId, hostId } = this.d;
+    const r = await pool.query<{ quiet: number; renewed: number }>(
+      `WITH quiet AS (SELECT ${QUIET_MS('written_at')} AS ms FROM forkbench.boards WHERE id = $1),
+            renewed AS (
+              UPDATE forkbench.hosts SET expires_at = clock_timestamp() + $4 * interval '1 millisecond', renewed_at = clock_timestamp()
+               WHERE board_id = $1 AND host_id = $2 AND incarnation = $3 AND expires_at > clock_timestamp()
+                 AND coalesce((SELECT ms FROM quiet), 0) <= $5
+               RETURNING 1)
+       SELECT coalesce((SELECT ms FROM quiet), 0) AS quiet, (SELECT count(*) FROM renewed)::int AS renewed`,
+      [boardId, hostId, this.d.incarnation(), this.d.timing.lifetimeMs, outageAfterMs(this.d.timing)],
+    );
+    const row = r.rows[0];
+    if (row && row.renewed > 0) return 'renewed';
+    return row && row.quiet > outageAfterMs(this.d.timing) ? 'quiet' : 'lapsed';
   }
 
   async dispose(): Promise<void> {

@@ -15,6 +15,7 @@ import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
 import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
 import { migrate } from './migrate.js';
+import { extendHosts, outageAfterMs, quietMs } from './outage.js';
 
 export interface PgBoardOptions {
   /** Connections for deciding transactions and reads. */
@@ -132,6 +133,8 @@ export class PgBoard implements BoardService {
   private lease: HostLease | null = null;
   private rejoining: Promise<void> | null = null;
   private readonly idleMs: number;
+  /** How long the board must be quiet to count as an outage (outage.ts). */
+  private readonly outageMs: number;
   /** This host's lease timing, defaults filled in. */
   private readonly timing: typeof HostLeaseTimes;
   readonly quarantine: Quarantine;
@@ -165,6 +168,7 @@ export class PgBoard implements BoardService {
     this.clock = new ServerClock(opts.localClock);
     this.timing = { ...HostLeaseTimes, ...opts.hostLease };
     this.idleMs = idleInTransactionMs(this.timing.lifetimeMs);
+    this.outageMs = outageAfterMs(this.timing);
     this.quarantine = new Quarantine(opts.dir, (m) => this.warn(m));
     this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id), { id: opts.hostId, name: opts.hostName });
     this.durable = copyBoard(this.engine.state);
@@ -204,6 +208,8 @@ export class PgBoard implements BoardService {
       incarnation: () => this.incarnation,
       timing: this.timing,
       lapsed: () => void this.rejoin(),
+      // Any transaction makes up for an outage first (transact); this one has nothing else to do.
+      outageOver: () => this.apply(() => undefined),
       othersLapsed: () => void this.sweepHosts().catch(() => undefined),
       reachable: (ok, err) => (ok ? this.available() : this.markUnavailable(err ?? new Error("no answer"))),
       warn: this.warn,
@@ -223,7 +229,7 @@ export class PgBoard implements BoardService {
         await tx.query(
           `INSERT INTO forkbench.hosts (board_id, host_id, incarnation, name, expires_at)
            VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 millisecond')
-           ON CONFLICT (board_id, host_id) DO UPDATE SET incarnation = excluded.incarnation, name = excluded.name, expires_at = excluded.expires_at`,
+           ON CONFLICT (board_id, host_id) DO UPDATE SET incarnation = excluded.incarnation, name = excluded.name, expires_at = excluded.expires_at, renewed_at = clock_timestamp()`,
           [this.boardId, this.opts.hostId, this.incarnation, this.opts.hostName, this.timing.lifetimeMs],
         );
       },
@@ -567,16 +573,29 @@ export class PgBoard implements BoardService {
     let removed: { head: number; rows: StoredRow[] } = { head: 0, rows: [] };
     const answers: Array<() => void> = [];
     const made: BoardEvent[] = [];
+    let outage: { by: number; hosts: number; claims: number } | null = null;
     try {
       c = await this.opts.pool.connect();
       // A host stopped (SIGSTOP, a laptop lid) in the middle of its transaction would hold the board's lock
       // for as long as it sleeps, and every host would wait on it: the server ends such a transaction instead
       // (it rolls back; nothing of it was acknowledged). Set with BEGIN, in the same round trip.
       await c.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${this.idleMs}`);
-      const { head, now, hostLive, strays } = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      const locked = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      const { head, now, strays } = locked;
+      let hostLive = locked.hostLive;
       removed = { head, rows: strays };
       // Under the lock nothing lands past head: reading up to it is reading everything.
       if (head > this.engine.state.seq) await this.followWith(c, true, head);
+      // The first transaction after an outage, whichever host runs it, moves every lease on by it (outage.ts),
+      // before anything is judged by the clock: this host's own lease just below, then every claim.
+      if (locked.quietMs > this.outageMs) {
+        const quiet = await quietMs(c, this.boardId);
+        if (quiet > this.outageMs) {
+          const moved = await extendHosts(c, this.boardId, quiet, this.opts.hostId, this.incarnation);
+          hostLive = moved.hostLive;
+          outage = { by: quiet, hosts: moved.hosts, claims: 0 };
+        }
+      }
       if (!hostLive && !batch[0]?.join) {
         // The database says this host's lease is over: whatever it believes, it acts for nobody now.
         throw new HostLapsedError();
@@ -588,6 +607,7 @@ export class PgBoard implements BoardService {
       this.clock.fix(this.opts.decisionTime?.() ?? now);
       const keep: StoredKey[] = [];
       this.capture = made;
+      if (outage) outage.claims = this.engine.extendForOutage(this.clock.now() - outage.by, outage.by);
       for (const p of batch) {
         const k = p.key;
         const seen = k && stored.get(keyId(k.agentId, k.key));
@@ -619,7 +639,8 @@ export class PgBoard implements BoardService {
         answers.push(() => p.resolve(d.answer));
       }
       this.capture = null;
-      if (made.length || keep.length) await append(c, this.boardId, made, keep);
+      // After an outage the append is written even with nothing in it: it is what ends the board's quiet.
+      if (made.length || keep.length || outage) await append(c, this.boardId, made, keep);
       await c.query('COMMIT');
       this.clock.release();
       agentsRecorded();
@@ -648,6 +669,7 @@ export class PgBoard implements BoardService {
       this.quarantine.add({ seq: row.seq, kind, why: `it was stored past the board's last event (#${removed.head}), where no host's write puts one, and taken out of the log`, store: 'database', body: row.body });
     }
     for (const e of made) this.publish(e);
+    if (outage) this.warn(`forkbench: the shared board showed no sign of life for ${(outage.by / 1000).toFixed(1)} s (its database could not be reached); every lease that ran then was moved on by that long: ${outage.hosts} host${outage.hosts === 1 ? '' : 's'}, ${outage.claims} claim${outage.claims === 1 ? '' : 's'}`);
     this.available();
     for (const a of answers) a();
     this.arm();

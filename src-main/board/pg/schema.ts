@@ -72,4 +72,14 @@ CREATE TABLE forkbench.agents (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'outage evidence',
+    // When the database last saw the board alive: its last committed write and each host's last renewal. A gap
+    // in both longer than any host's renewal period is an outage, which no lease is made to pay for (outage.ts).
+    sql: `
+ALTER TABLE forkbench.boards ADD COLUMN written_at timestamptz NOT NULL DEFAULT clock_timestamp();
+ALTER TABLE forkbench.hosts ADD COLUMN renewed_at timestamptz NOT NULL DEFAULT clock_timestamp();
+`,
+  },
 ];
