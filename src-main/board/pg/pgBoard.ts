@@ -458,17 +458,28 @@ export class PgBoard implements BoardService {
     if (this.opts.ownsPool) await this.opts.pool.end().catch(() => undefined);
   }
 
+  /** A plain read on a pooled connection; a database that does not answer is said as `board-unavailable`,
+   *  never in the driver's words (a connection the server dropped says "Connection terminated unexpectedly"). */
   private async read<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.opts.pool.connect();
+    const c = await this.opts.pool.connect().catch((err: Error) => {
+      throw this.markUnavailable(err);
+    });
+    let broken: Error | undefined;
     try {
       return await fn(c);
+    } catch (err) {
+      broken = err as Error;
+      throw new BoardUnavailableError(`the board's log could not be read from the database: ${(err as Error).message}`);
     } finally {
-      c.release();
+      // A failed connection is not put back in the pool for the next caller.
+      c.release(broken);
     }
   }
 
   private enqueue(p: Omit<Pending, 'resolve' | 'fail'>): Promise<unknown> {
-    if (this.closed) return Promise.reject(new Error('the board is closed'));
+    // A write that races the board's close (a window's click as the Thread closes) is refused like any other
+    // the store could not take, not failed with words of its own.
+    if (this.closed) return Promise.reject(new BoardUnavailableError('the board is closed; nothing was done'));
     return new Promise((resolve, fail) => {
       this.queue.push({ ...p, resolve, fail });
       this.drain();

@@ -124,6 +124,44 @@ describe('a refusal leaves nothing done (shared board)', () => {
     await waitFor(() => sleepers().length === 0, 20_000, 'its process to be gone');
   }, 120_000);
 
+  it('a window write racing the Thread’s close is answered board-unavailable, and nothing of it lands', async () => {
+    const url = await pgc.createDatabase('closing');
+    const host = await fixture.open({ sharedBoard: { url, name: 'closing' } });
+    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'closing', fixed: false });
+    const key = thread.key;
+    await thread.addTask({ key, title: 'before the close' });
+    // The close has begun (its lease and follower winding down) as the person's click arrives.
+    const closing = host.board.close();
+    const answer = await answerOf(thread.addTask({ key, title: 'during the close' }));
+    await closing;
+    expect(answer).toMatchObject({ code: 'board-unavailable' });
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const titles = (await c.query<{ body: string }>(`SELECT body FROM forkbench.events WHERE body LIKE '%task-added%'`)).rows.map((r) => (JSON.parse(r.body) as { title: string }).title);
+      expect(titles).toEqual(['before the close']);
+    } finally {
+      await c.end();
+    }
+  }, 60_000);
+
+  it('a task’s history read while the database is stopped is answered board-unavailable, never the driver’s raw error', async () => {
+    const url = await pgc.createDatabase('history');
+    const host = await fixture.open({ sharedBoard: { url, name: 'history' } });
+    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'history', fixed: false });
+    const key = thread.key;
+    const task = await thread.addTask({ key, title: 'read during an outage' });
+    expect((await thread.taskHistory({ key, taskId: task.id })).length).toBeGreaterThan(0);
+    // Pooled connections the server drops (a crash) and a server that takes no new ones (stopped) alike.
+    await pgc.stopServer('immediate');
+    stopped = true;
+    expect(await answerOf(thread.taskHistory({ key, taskId: task.id }))).toMatchObject({ code: 'board-unavailable' });
+    expect(await answerOf(thread.taskHistory({ key, taskId: task.id }))).toMatchObject({ code: 'board-unavailable' });
+    await pgc.startServer();
+    stopped = false;
+    await waitFor(async () => (await answerOf(thread.taskHistory({ key, taskId: task.id }))) !== 'done' ? false : true, 30_000, 'the history read again once the database is back');
+  }, 60_000);
+
   it.each([
     ['ended by the server (pg_terminate_backend)', 'terminated'],
     ['lost in a crash of the server (restart -m immediate)', 'crashed'],
