@@ -25,6 +25,10 @@ import { ptyHostPidOf, serveOn, type ServeProc } from './serveProcess.js';
  *   there more than once; an ok claim with no grant; a key answered ok twice with two different answers;
  * - a claim held by a killed (or stopped) host's agents at the fault not ended `host-lost` within the host
  *   lease plus a sweep plus slack (when the host stayed down that long);
+ * - a claim live when the database was stopped (three host leases, every host and agent going on) ended
+ *   `lapsed` or `host-lost` by it: an outage is nobody's fault;
+ * - a window write sent while the database restarts or is stopped answered anything but ok or
+ *   `board-unavailable`, or answered ok and missing from the log;
  * - at the end, a task (not in review or done) that an agent cannot claim.
  */
 
@@ -51,7 +55,9 @@ export interface HostChaosReport {
   cliRetries: number;
   resends: number;
   staleSent: number;
-  faults: { kill: number; quickKill: number; stop: number; dbRestart: number };
+  faults: { kill: number; quickKill: number; stop: number; dbRestart: number; dbStop: number };
+  /** Window writes sent while a database fault was in flight, by answer: ok, or its code. */
+  windowWrites: Record<string, number>;
   /** ms from a kill -9 (or SIGSTOP) to the last of its host's claims ended, per fault. */
   hostLostMs: number[];
   claimsLost: number;
@@ -67,6 +73,10 @@ const AGENT_LEASE_MS = 10_000;
 /** Open tasks the run keeps on the board (a person adding work): agents find work to claim, and the end has
  *  tasks that went through faults to claim again. */
 const MIN_OPEN = 6;
+/** A database stop lasts this many host leases: every host's lease would lapse in it, were it not made up for. */
+const OUTAGE_LEASES = 3;
+/** How long a window write sent during a database fault may take to be answered (the fault's length and more). */
+const WINDOW_WRITE_ANSWER_MS = 30_000;
 /** How far past its duration a run may go to reach its minimum of faults. */
 export const MAX_STRETCH = 3;
 
@@ -102,7 +112,7 @@ interface Host {
 }
 
 interface Fault {
-  kind: 'kill' | 'quickKill' | 'stop' | 'dbRestart';
+  kind: 'kill' | 'quickKill' | 'stop' | 'dbRestart' | 'dbStop';
   host?: string;
   at: number;
   /** The head read once the host could decide nothing more (after its exit, or once stopped). */
@@ -112,6 +122,16 @@ interface Fault {
   /** A killed host's serve listening again (wall clock, as the histories' `t`): its agents, kept by its pty
    *  host, must be answered by the new serve after this. */
   backAt?: number;
+  /** A database stop: the head once the board had made up for it, a while after the server was back. */
+  headAfter?: number;
+}
+
+/** A window write sent while a database fault was in flight, and its answer. */
+interface WindowWrite {
+  host: string;
+  fault: Fault['kind'];
+  title: string;
+  answer: Promise<{ ok: true } | { ok: false; code: string; message: string }>;
 }
 
 /** A call and its answer as the driver wrote it. */
@@ -193,6 +213,24 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     return s;
   };
   const killedByRun = new Set<ServeProc>();
+  const windowWrites: WindowWrite[] = [];
+  /** A person's write from a host's window, sent now and answered whenever: a new task, so the log says
+   *  whether one answered ok landed (once). */
+  const windowWrite = (h: Host, fault: Fault['kind']): void => {
+    const title = `in flight ${windowWrites.length + 1}`;
+    const answer = h.s.window.call('task.add', { key: h.key, title }).then(
+      () => ({ ok: true as const }),
+      (err: Error) => {
+        try {
+          const e = (JSON.parse(err.message) as { error: { code: string; message: string } }).error;
+          return { ok: false as const, code: e.code, message: e.message };
+        } catch {
+          return { ok: false as const, code: 'no-answer', message: err.message };
+        }
+      },
+    );
+    windowWrites.push({ host: h.name, fault, title, answer });
+  };
   const hosts: Host[] = [];
   /** What a host's agents and the run say to each other: files in a folder of the host's Thread folder, the
    *  one folder its contained agents write (a Thread without git) and the test reads (their /tmp is private). */
@@ -273,7 +311,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
         }
       }
       // Every kind of fault in each round of four, in a random order: a short run sees each of them.
-      if (!round.length) round = shuffle(['kill', 'quickKill', 'stop', 'dbRestart'] as const, random);
+      if (!round.length) round = shuffle(['kill', 'quickKill', 'stop', 'dbRestart', 'dbStop'] as const, random);
       const kind = round.pop()!;
       const h = hosts[Math.floor(random() * hosts.length)]!;
       if (kind === 'kill' || kind === 'quickKill') {
@@ -309,13 +347,37 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
         h.s.proc.kill('SIGCONT');
         h.out = false;
         o.log(`SIGSTOP ${h.name} holding ${held.length} claims: ended in ${f.endedMs === null ? 'NEVER' : Math.round(f.endedMs)} ms; SIGCONT`);
-      } else {
+      } else if (kind === 'dbRestart') {
         const f: Fault = { kind: 'dbRestart', at: performance.now() };
         faults.push(f);
+        // A person's click in every window as the server goes down: in flight during the crash.
+        for (const w of hosts) windowWrite(w, 'dbRestart');
         await o.pgc.restartImmediate();
         o.log(`database restarted -m immediate`);
+      } else {
+        // The database stopped for three host leases while every host and agent goes on: when it is back, no
+        // claim live at the stop may end for it.
+        const f: Fault = { kind: 'dbStop', at: performance.now() };
+        f.head = await head();
+        faults.push(f);
+        for (const w of hosts) windowWrite(w, 'dbStop');
+        await o.pgc.stopServer('immediate');
+        const down = performance.now();
+        await sleep(OUTAGE_LEASES * o.hostLeaseMs);
+        for (const w of hosts) windowWrite(w, 'dbStop');
+        await o.pgc.startServer();
+        const outage = performance.now() - down;
+        // Long enough for every host to have renewed (or lapsed) and swept: what the outage did is in the log.
+        await sleep(2 * o.hostLeaseMs);
+        f.headAfter = await head();
+        o.log(`database stopped for ${Math.round(outage)} ms and started again`);
       }
     }
+
+    // Every window write sent during a database fault has its answer before the log is judged.
+    const answered = await Promise.all(
+      windowWrites.map(async (w) => ({ ...w, said: await Promise.race([w.answer, sleep(WINDOW_WRITE_ANSWER_MS).then(() => ({ ok: false as const, code: 'no-answer', message: `none in ${WINDOW_WRITE_ANSWER_MS} ms` }))]) })),
+    );
 
     // The end: every agent lets go and stops; then one claims every task that is not in review or done.
     tellAgents('stop', '');
@@ -346,6 +408,13 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     fs.writeFileSync(join(o.root, 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n'));
     const report = judge(events, historyOf(), faults, hostOfAgent, hosts, problems, hostLostLimit);
     report.finalClaims = (historyOf().get(hosts[0]!.agents[0]!) ?? []).filter((l) => l.m === 'final-claim' && l.ok).length;
+    for (const w of answered) {
+      const code = w.said.ok ? 'ok' : w.said.code;
+      report.windowWrites[code] = (report.windowWrites[code] ?? 0) + 1;
+      if (!w.said.ok && w.said.code !== 'board-unavailable') problems.push(`a window write on ${w.host} during ${w.fault} was answered ${w.said.code}: ${w.said.message.slice(0, 300)}`);
+      const landed = events.filter((e) => e.kind === 'task-added' && e.title === w.title).length;
+      if (w.said.ok && landed !== 1) problems.push(`a window write on ${w.host} during ${w.fault} was answered ok but is in the log ${landed} times`);
+    }
     for (const id of claimable) {
       const l = (historyOf().get(hosts[0]!.agents[0]!) ?? []).find((x) => x.m === 'final-claim' && x.task === id);
       if (!l?.ok) problems.push(`${id} (${endState.get(id)}) could not be claimed at the end: ${l ? `${l.code} ${l.msg}` : 'never tried'}`);
@@ -448,7 +517,8 @@ function judge(
     cliRetries: 0,
     resends: 0,
     staleSent: 0,
-    faults: { kill: 0, quickKill: 0, stop: 0, dbRestart: 0 },
+    faults: { kill: 0, quickKill: 0, stop: 0, dbRestart: 0, dbStop: 0 },
+    windowWrites: {},
     hostLostMs: [],
     claimsLost: 0,
     events: events.length,
@@ -574,6 +644,17 @@ function judge(
     for (const c of held) {
       const why = ended.get(c.token);
       if (why !== undefined && why !== HOST_LOST) problems.push(`${f.kind} of ${f.host}: claim ${c.token} ended ${why}, not ${HOST_LOST}`);
+    }
+  }
+  // A database stop ends no claim that was live at it: the board makes up for the outage before any lease is
+  // judged (pg/outage.ts). Claims the agents themselves ended (done, release) are theirs to end.
+  for (const f of faults) {
+    if (f.kind !== 'dbStop' || f.head === undefined || f.headAfter === undefined) continue;
+    const held = [...claimsAt(events.filter((e) => e.seq <= (f.head as number))).values()];
+    const tokens = new Set(held.map((c) => c.token));
+    for (const e of events) {
+      if (e.seq <= (f.head as number) || e.seq > (f.headAfter as number) || e.kind !== 'claim-ended' || !tokens.has(e.token)) continue;
+      if (e.reason === 'lapsed' || e.reason === HOST_LOST) problems.push(`database stop: claim ${e.token} of ${e.agentId} on ${e.taskId}, live at the stop, ended ${e.reason} at seq ${e.seq}`);
     }
   }
   // A serve started again on a killed one's folders adopts the agents its pty host kept: they are answered.

@@ -1,6 +1,6 @@
 /**
  * Issue 31's chaos test: several hosts on one PostgreSQL board under kill -9, SIGSTOP past the host lease and
- * the database restarted `-m immediate`, judged from the agents' own histories and the board's event log
+ * the database restarted `-m immediate` or stopped for three host leases, judged from the agents' own histories and the board's event log
  * (test/helpers/hostChaos.ts says what it must never see). A host's skewed clock is tested at the PgBoard
  * level (serve has no knob for it): two hosts, one whose clock is minutes off and runs at another rate, make
  * the same decisions as two with true clocks.
@@ -42,7 +42,7 @@ afterAll(async () => {
 
 describe('hosts on one PostgreSQL board under chaos', () => {
   it(
-    'three serves, agents writing with keys and retries, kill -9 / SIGSTOP past the host lease / database restart: no double grant, no stale write accepted, no ack lost, every task claimable, lost hosts’ claims ended host-lost',
+    'three serves, agents writing with keys and retries, kill -9 / SIGSTOP past the host lease / database restart / database stopped for three host leases, window writes in flight: no double grant, no stale write accepted, no ack lost, every task claimable, lost hosts’ claims ended host-lost, no claim ended by an outage',
     async () => {
       const url = await pgc.createDatabase(`chaos${++dbs}`);
       const root = fs.mkdtempSync(join(os.tmpdir(), 'fb-hchaos-'));
@@ -71,6 +71,9 @@ describe('hosts on one PostgreSQL board under chaos', () => {
       expect(r.acks).toBeGreaterThan(50);
       expect(r.staleSent).toBeGreaterThan(5);
       expect(r.faults.kill + r.faults.stop).toBeGreaterThan(1);
+      expect(r.faults.dbStop).toBeGreaterThan(0);
+      // The window writes sent during the outage were refused, as they must be: the fault did happen to them.
+      expect(r.windowWrites['board-unavailable']).toBeGreaterThan(0);
     },
     MAX_STRETCH * DURATION_MS + 180_000,
   );
