@@ -445,11 +445,13 @@ export class PgBoard implements BoardService {
     await this.lease?.dispose();
     // A host that leaves vouching for no claim (a stop released them) ends its lease at once: other hosts
     // stop listing its agents now, not when it would have lapsed. One that leaves agents holding claims
-    // (kept in its pty host) keeps it: a restart within the lease finds them still its own.
+    // (kept in its pty host) keeps it: a restart within the lease finds them still its own. Renewed as it ends:
+    // the board's last sign of life is then no earlier than this lease's end, so a board left quiet afterwards
+    // does not bring an ended lease back when it is made up for (outage.ts moves on leases that still ran).
     const vouches = [...this.mine].some((id) => this.engine.claimsOf(id).length > 0);
     if (!vouches && !this.unavailable) {
       await this.opts.pool
-        .query('UPDATE forkbench.hosts SET expires_at = clock_timestamp() WHERE board_id = $1 AND host_id = $2 AND incarnation = $3', [this.boardId, this.opts.hostId, this.incarnation])
+        .query('UPDATE forkbench.hosts SET expires_at = clock_timestamp(), renewed_at = clock_timestamp() WHERE board_id = $1 AND host_id = $2 AND incarnation = $3', [this.boardId, this.opts.hostId, this.incarnation])
         .catch(() => undefined);
     }
     // Decisions already queued are told, not dropped silently; one in flight finishes first.

@@ -156,6 +156,28 @@ describe('a database outage ends no claim', () => {
     expect(movedOn(log)).toHaveLength(4);
   }, 60_000);
 
+  it('a host that left is not brought back when a board left quiet is made up for', async () => {
+    const url = await pgc.createDatabase(`o${++dbCount}`);
+    const a = await host(url, 'host-a');
+    expect((await a.run((e) => e.addTask({ title: 'one' }))).ok).toBe(true);
+    await a.close();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const endOf = async (id: string) => (await c.query<{ at: string }>('SELECT expires_at::text AS at FROM forkbench.hosts WHERE host_id = $1', [id])).rows[0]?.at;
+    try {
+      const ended = await endOf('host-a');
+      // Nobody on the board for longer than an outage: the next host's join makes up for the quiet.
+      await new Promise((r) => setTimeout(r, 2 * outageAfterMs(TIMING)));
+      const b = await host(url, 'host-b');
+      expect(b.state.tasks.get('T-1')?.title).toBe('one');
+      expect(await endOf('host-a')).toBe(ended);
+      const live = await c.query<{ host_id: string }>('SELECT host_id FROM forkbench.hosts WHERE expires_at > clock_timestamp() ORDER BY host_id');
+      expect(live.rows.map((r) => r.host_id)).toEqual(['host-b']);
+    } finally {
+      await c.end();
+    }
+  }, 30_000);
+
   it('a host cut off from the database while another goes on is still lost: its claims end host-lost and no lease is moved on', async () => {
     const db = `o${++dbCount}`;
     const url = await pgc.createDatabase(db);
