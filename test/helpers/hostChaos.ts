@@ -29,6 +29,8 @@ import { ptyHostPidOf, serveOn, type ServeProc } from './serveProcess.js';
  *   `lapsed` or `host-lost` by it: an outage is nobody's fault;
  * - a window write sent while the database restarts or is stopped answered anything but ok or
  *   `board-unavailable`, or answered ok and missing from the log;
+ * - a relaunch of an exited tab sent while the database is stopped that starts an agent though refused, or
+ *   leaves other than one dead tab; once the database is back, one that does not leave exactly one agent;
  * - at the end, a task (not in review or done) that an agent cannot claim.
  */
 
@@ -58,6 +60,8 @@ export interface HostChaosReport {
   faults: { kill: number; quickKill: number; stop: number; dbRestart: number; dbStop: number };
   /** Window writes sent while a database fault was in flight, by answer: ok, or its code. */
   windowWrites: Record<string, number>;
+  /** Relaunches of an exited tab sent while the database was stopped, by answer. */
+  relaunches: Record<string, number>;
   /** ms from a kill -9 (or SIGSTOP) to the last of its host's claims ended, per fault. */
   hostLostMs: number[];
   claimsLost: number;
@@ -214,12 +218,11 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
   };
   const killedByRun = new Set<ServeProc>();
   const windowWrites: WindowWrite[] = [];
-  /** A person's write from a host's window, sent now and answered whenever: a new task, so the log says
-   *  whether one answered ok landed (once). */
-  const windowWrite = (h: Host, fault: Fault['kind']): void => {
-    const title = `in flight ${windowWrites.length + 1}`;
-    const answer = h.s.window.call('task.add', { key: h.key, title }).then(
-      () => ({ ok: true as const }),
+  const relaunches: Record<string, number> = {};
+  /** A window call's answer: its value, or the code and words it was refused with. */
+  const windowAnswer = <T>(h: Host, method: string, params: Record<string, unknown>): Promise<{ ok: true; value: T } | { ok: false; code: string; message: string }> =>
+    (h.s.window.call(method as never, { key: h.key, ...params } as never) as Promise<T>).then(
+      (value) => ({ ok: true as const, value }),
       (err: Error) => {
         try {
           const e = (JSON.parse(err.message) as { error: { code: string; message: string } }).error;
@@ -229,7 +232,12 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
         }
       },
     );
-    windowWrites.push({ host: h.name, fault, title, answer });
+  const agentsOf = async (h: Host): Promise<AgentInfo[] | undefined> => (await windowCall<{ agents: AgentInfo[] }>(h, 'thread.snapshot', {}))?.agents;
+  /** A person's write from a host's window, sent now and answered whenever: a new task, so the log says
+   *  whether one answered ok landed (once). */
+  const windowWrite = (h: Host, fault: Fault['kind']): void => {
+    const title = `in flight ${windowWrites.length + 1}`;
+    windowWrites.push({ host: h.name, fault, title, answer: windowAnswer(h, 'task.add', { title }) });
   };
   const hosts: Host[] = [];
   /** What a host's agents and the run say to each other: files in a folder of the host's Thread folder, the
@@ -241,6 +249,43 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     for (const h of hosts) fs.writeFileSync(join(talkOf(h), name), text);
   };
   const hostOfAgent = new Map<string, string>();
+  /** The agents a host lists, but the one relaunched: what a relaunch must not add to. */
+  const othersOf = async (h: Host, tab: string) => (await agentsOf(h))?.filter((a) => a.id !== tab).map((a) => a.id).sort();
+  /** Relaunch the exited tab while the database is stopped: refused, nothing may start and the tab stays. */
+  const relaunchDuringOutage = async (h: Host, tab: string): Promise<void> => {
+    const before = await othersOf(h, tab);
+    const r = await windowAnswer<AgentInfo>(h, 'agent.relaunch', { agentId: tab });
+    const code = r.ok ? 'ok' : r.code;
+    relaunches[code] = (relaunches[code] ?? 0) + 1;
+    if (r.ok) return;
+    if (r.code !== 'board-unavailable') problems.push(`a relaunch on ${h.name} during the database stop was answered ${r.code}: ${r.message.slice(0, 300)}`);
+    // Nothing was done: a moment later no agent started and the dead tab is as it was.
+    await sleep(1000);
+    const after = await agentsOf(h);
+    if (JSON.stringify(after?.filter((a) => a.id !== tab).map((a) => a.id).sort()) !== JSON.stringify(before)) problems.push(`a relaunch refused on ${h.name} during the database stop changed its agents: ${JSON.stringify(before)} then ${JSON.stringify(after?.map((a) => a.id))}`);
+    if (after?.find((a) => a.id === tab)?.status !== 'exited') problems.push(`a relaunch refused on ${h.name} during the database stop did not leave its dead tab ${tab}`);
+  };
+  /** The same relaunch once the database is back (sent again until the board takes it): exactly one agent. */
+  const relaunchOnceBack = async (h: Host, tab: string): Promise<void> => {
+    const before = await othersOf(h, tab);
+    if ((await agentsOf(h))?.find((a) => a.id === tab)?.status !== 'exited') return;
+    const until = performance.now() + 20_000;
+    for (;;) {
+      const r = await windowAnswer<AgentInfo>(h, 'agent.relaunch', { agentId: tab });
+      if (r.ok) {
+        const after = await othersOf(h, tab);
+        const added = after?.filter((id) => !before?.includes(id)) ?? [];
+        if (added.length !== 1 || added[0] !== r.value.id) problems.push(`a relaunch on ${h.name} after the database stop added ${JSON.stringify(added)}, not just ${r.value.id}`);
+        await windowCall(h, 'agent.close', { agentId: r.value.id });
+        return;
+      }
+      if (r.code !== 'board-unavailable' || performance.now() > until) {
+        problems.push(`a relaunch on ${h.name} after the database stop was answered ${r.code}: ${r.message.slice(0, 300)}`);
+        return;
+      }
+      await sleep(300);
+    }
+  };
 
   try {
     for (const [i, name] of ['A', 'B', 'C'].entries()) {
@@ -357,6 +402,14 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
       } else {
         // The database stopped for three host leases while every host and agent goes on: when it is back, no
         // claim live at the stop may end for it.
+        // A tab whose shell exited, for a person to relaunch during the outage.
+        const dead = await windowAnswer<AgentInfo>(h, 'agent.launch', { profile: 'shell', cols: 80, rows: 24 });
+        if (!dead.ok) problems.push(`a shell could not be launched on ${h.name} before the database stop: ${dead.code} ${dead.message}`);
+        else {
+          await windowCall(h, 'agent.input', { agentId: dead.value.id, data: 'exit\r' });
+          const until = performance.now() + 20_000;
+          while ((await agentsOf(h))?.find((a) => a.id === dead.value.id)?.status !== 'exited' && performance.now() < until) await sleep(100);
+        }
         const f: Fault = { kind: 'dbStop', at: performance.now() };
         f.head = await head();
         faults.push(f);
@@ -365,11 +418,13 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
         const down = performance.now();
         await sleep(OUTAGE_LEASES * o.hostLeaseMs);
         for (const w of hosts) windowWrite(w, 'dbStop');
+        if (dead.ok) await relaunchDuringOutage(h, dead.value.id);
         await o.pgc.startServer();
         const outage = performance.now() - down;
         // Long enough for every host to have renewed (or lapsed) and swept: what the outage did is in the log.
         await sleep(2 * o.hostLeaseMs);
         f.headAfter = await head();
+        if (dead.ok) await relaunchOnceBack(h, dead.value.id);
         o.log(`database stopped for ${Math.round(outage)} ms and started again`);
       }
     }
@@ -407,6 +462,7 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
     // The log beside the histories: a failed run's folder is kept (the test says where) for reading back.
     fs.writeFileSync(join(o.root, 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n'));
     const report = judge(events, historyOf(), faults, hostOfAgent, hosts, problems, hostLostLimit);
+    report.relaunches = relaunches;
     report.finalClaims = (historyOf().get(hosts[0]!.agents[0]!) ?? []).filter((l) => l.m === 'final-claim' && l.ok).length;
     for (const w of answered) {
       const code = w.said.ok ? 'ok' : w.said.code;
@@ -519,6 +575,7 @@ function judge(
     staleSent: 0,
     faults: { kill: 0, quickKill: 0, stop: 0, dbRestart: 0, dbStop: 0 },
     windowWrites: {},
+    relaunches: {},
     hostLostMs: [],
     claimsLost: 0,
     events: events.length,

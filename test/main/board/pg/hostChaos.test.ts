@@ -42,7 +42,7 @@ afterAll(async () => {
 
 describe('hosts on one PostgreSQL board under chaos', () => {
   it(
-    'three serves, agents writing with keys and retries, kill -9 / SIGSTOP past the host lease / database restart / database stopped for three host leases, window writes in flight: no double grant, no stale write accepted, no ack lost, every task claimable, lost hosts’ claims ended host-lost, no claim ended by an outage',
+    'three serves, agents writing with keys and retries, kill -9 / SIGSTOP past the host lease / database restart / database stopped for three host leases, window writes and a relaunch in flight: no double grant, no stale write accepted, no ack lost, every task claimable, lost hosts’ claims ended host-lost, no claim ended by an outage',
     async () => {
       const url = await pgc.createDatabase(`chaos${++dbs}`);
       const root = fs.mkdtempSync(join(os.tmpdir(), 'fb-hchaos-'));
@@ -74,6 +74,7 @@ describe('hosts on one PostgreSQL board under chaos', () => {
       expect(r.faults.dbStop).toBeGreaterThan(0);
       // The window writes sent during the outage were refused, as they must be: the fault did happen to them.
       expect(r.windowWrites['board-unavailable']).toBeGreaterThan(0);
+      expect(r.relaunches['board-unavailable']).toBeGreaterThan(0);
     },
     MAX_STRETCH * DURATION_MS + 180_000,
   );
