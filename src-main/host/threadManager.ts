@@ -167,16 +167,17 @@ export class ThreadManager {
     if (this.base.sharedBoard) {
       throw new Refusal('invalid-input', `this host was started with a board (--board-url-file, --board-url-stdin or ${BOARD_URL_ENV}), which every Thread uses; change it there`);
     }
-    // Leaving a local board that has tasks: the person says what happens to them, or nothing changes (issue 45).
-    const leaving = p.url !== null && host.board.sharedName === null ? host.board.state.tasks.size : 0;
-    if (leaving > 0 && p.move === undefined) {
-      throw new Refusal('move-needed', `the Thread's local board has ${tasksText(leaving)}: say whether to copy them onto the shared board or to start there empty (the local board is kept); nothing was changed`);
-    }
+
     // One switch at a time: a second, sent while the first connects, would close the Thread the first reopens.
     if (this.switching.has(p.key)) throw new Refusal('busy', 'the Thread’s board is being changed already: wait for that to finish');
     this.switching.add(p.key);
     try {
       const next = p.url === null ? null : await checkedBoard(p.url, p.name);
+      // Leaving a local board that has tasks: the person says what happens to them, or nothing changes (issue 45).
+      const leaving = next !== null && host.board.sharedName === null ? host.board.state.tasks.size : 0;
+      if (leaving > 0 && p.move === undefined) {
+        throw new Refusal('move-needed', `the Thread's local board has ${tasksText(leaving)}: say whether to copy them onto the shared board or to start there empty (the local board is kept); nothing was changed`);
+      }
       return await this.switchBoard(p.key, host, next, leaving > 0 ? p.move : undefined);
     } finally {
       this.switching.delete(p.key);
