@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,7 +140,7 @@ describe('moving a Thread onto a shared board, in Chromium', () => {
     await expect.poll(() => pageA.getByTestId('shared-board-current').textContent(), { timeout: 60_000 }).toContain(`board ${BOARD_NAME}`);
     const summary = pageA.getByTestId('board-carried-summary');
     await summary.waitFor();
-    expect(await summary.textContent()).toContain(`copied ${TASKS} tasks of the local board of ${a.served.folder}`);
+    expect(await summary.textContent()).toContain(`copied ${TASKS} tasks of the local board of ${a.served.folder} on ${hostname()}`);
     expect(await summary.textContent()).toContain(`T-1…T-${TASKS} → T-${THEIRS + 1}…T-${THEIRS + TASKS}`);
     await pageA.getByTestId('board-carried').locator('summary').click();
     for (const n of [1, 5, TASKS]) expect(await pageA.getByTestId(`carried-T-${n}`).textContent()).toBe(`T-${n} → T-${n + THEIRS}`);
@@ -201,7 +201,7 @@ describe('moving a Thread onto a shared board, in Chromium', () => {
     await saveUrl(pageA);
     await pageA.getByTestId('board-move-copy').click();
     await expect.poll(() => pageA.getByTestId('shared-board-current').textContent(), { timeout: 60_000 }).toContain(`board ${BOARD_NAME}`);
-    await expect.poll(() => pageA.getByTestId('board-carried-summary').textContent()).toContain(`copied no task of the local board of ${a.served.folder}; ${TASKS} tasks were copied before and were not copied again`);
+    await expect.poll(() => pageA.getByTestId('board-carried-summary').textContent()).toContain(`copied no task of the local board of ${a.served.folder} on ${hostname()}; ${TASKS} tasks were copied before and were not copied again`);
     await pageA.getByTestId('board-carried').locator('summary').click();
     expect(await pageA.getByTestId('carried-T-1').textContent()).toBe(`T-1 → T-${1 + THEIRS}`);
     await a.shot('board-move-04-again');

@@ -157,6 +157,11 @@ export interface AgentLastRun {
    *  switch) and give the same id to another task, or the title may have changed since. Absent in records
    *  from before titles were kept. */
   titles?: Record<string, string>;
+  /** The board it held them on, when that is not the board on screen (the Thread moved since, issue 45): the
+   *  ids are that board's, and name other tasks here. Absent: this board. */
+  elsewhere?: string;
+  /** Of those, the ones copied onto this board, by their ids here. */
+  now?: Record<string, string>;
   /** Its exit status, when the host saw it. */
   exit: { code: number; signal: number | null } | null;
 }
