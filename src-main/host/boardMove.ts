@@ -30,6 +30,16 @@ export type BoardMove = (typeof MOVES)[number];
 
 /** The flag a host started with a board (`serve --board-url-file …`) takes the person's choice from. */
 export const MOVE_FLAG = '--move';
+/** The same choice for the app (which takes its board from FORKBENCH_BOARD_URL and has no flags). */
+export const MOVE_ENV = 'FORKBENCH_BOARD_MOVE';
+
+/** FORKBENCH_BOARD_MOVE as the app reads it: unset, or one of MOVES; anything else is said, not guessed. */
+export function moveFromEnv(env: NodeJS.ProcessEnv): BoardMove | undefined {
+  const v = env[MOVE_ENV];
+  if (v === undefined || v === '') return undefined;
+  if (!(MOVES as readonly string[]).includes(v)) throw new Error(`${MOVE_ENV} takes copy or empty, not '${v}'`);
+  return v as BoardMove;
+}
 
 /**
  * Shared boards a Thread keeps a choice for: a host's few (a person tries one, then another), far under this.

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { BoardStoreView, BoardSwitch, ThreadSummary, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { carryText, type CarryOutcome } from '../../src-shared/board/boardCarry.js';
 import type { BoardService } from '../board/boardService.js';
-import { BoardMoves, carryOnto, carrySource, localBoard, MOVE_FLAG, tasksText, type BoardMove } from './boardMove.js';
+import { BoardMoves, carryOnto, carrySource, localBoard, MOVE_ENV, MOVE_FLAG, tasksText, type BoardMove } from './boardMove.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
@@ -124,7 +124,8 @@ export class ThreadManager {
         throw new Error(
           `its local board (on this computer) has ${tasksText(tasks)}, and this host was started with a shared board. Say what happens to them: ` +
             `${MOVE_FLAG} copy copies them onto the shared board (once: a task copied before is not copied again), ` +
-            `${MOVE_FLAG} empty starts on the shared board as it is and keeps the local board on this computer. Nothing was changed.`,
+            `${MOVE_FLAG} empty starts on the shared board as it is and keeps the local board on this computer ` +
+            `(the app: ${MOVE_ENV}=copy or ${MOVE_ENV}=empty). Nothing was changed.`,
         );
       }
     }
