@@ -118,6 +118,7 @@ describe('moving a Thread onto a shared board, in Chromium', () => {
 
     await pageA.getByTestId('thread-settings').click();
     expect(await pageA.getByTestId('shared-board-current').textContent()).toContain('journal');
+    expect(await pageA.getByTestId('settings-verify').inputValue()).toBe(VERIFY);
     expect(await pageA.getByTestId('shared-board').textContent()).toContain(`You are asked first what happens to the ${TASKS} tasks`);
 
     // Asked, saying how many and what each choice does; Cancel changes nothing.
@@ -144,6 +145,8 @@ describe('moving a Thread onto a shared board, in Chromium', () => {
     expect(await summary.textContent()).toContain(`T-1…T-${TASKS} → T-${THEIRS + 1}…T-${THEIRS + TASKS}`);
     await pageA.getByTestId('board-carried').locator('summary').click();
     for (const n of [1, 5, TASKS]) expect(await pageA.getByTestId(`carried-T-${n}`).textContent()).toBe(`T-${n} → T-${n + THEIRS}`);
+    // The settings form, open through the move, now shows the shared board's settings (it keeps its own: no verify).
+    await expect.poll(() => pageA.getByTestId('settings-verify').inputValue()).toBe('');
     await a.shot('board-move-02-copied');
 
     // On B: every task, with its notes, dependencies and state, under its new id and saying its old one.
@@ -196,6 +199,7 @@ describe('moving a Thread onto a shared board, in Chromium', () => {
     expect(onA.tasks.length).toBe(TASKS);
     expect(onA.settings.verify).toBe(VERIFY);
     expect(onA.tasks.find((t) => t.id === IN_REVIEW)?.state).toBe('review');
+    await expect.poll(() => pageA.getByTestId('settings-verify').inputValue()).toBe(VERIFY);
 
     // The move again, "Copy" again: nothing twice, and the panel says which ids they have there.
     await saveUrl(pageA);
