@@ -68,7 +68,8 @@ const WRITE_OPS = ['claim', 'renew', 'note', 'done', 'release', 'edit', 'fence',
 
 const EndedClaimSchema = z.object({ agentId: AgentId, token: Token, reason: z.enum(CLAIM_END_REASONS) }).strict();
 const SentBackSchema = z.object({ by: Actor, reason: ReasonSchema, at: z.number().finite(), cause: z.enum(SEND_BACK_CAUSES).optional() }).strict();
-/** A carried task's old board (`host:thread`, boardCarry.ts) and id there. */
+/** A carried task's old board (`host:thread`, boardCarry.ts: a 36-character host id and a thread id of at most
+ *  200, as thread-created bounds it) and id there. */
 const CopiedFromSchema = z.object({ board: Name(400), taskId: TaskIdSchema }).strict();
 /** Counts a board keeps per task: bounded only so a hand-written row cannot carry a number no board reaches. */
 const Count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -134,9 +135,11 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     by: Actor,
   }),
   ev('board-copied', {
-    from: z.object({ board: Name(400), label: Name(4096) }).strict(),
+    // The label names a folder (a path, at most 4096 bytes on Linux) and a machine.
+    from: z.object({ board: Name(400), label: Name(4096 + 300) }).strict(),
     copied: Count,
     already: Count,
+    // One run per task at worst; a board's text cap (32 Mi characters) holds far fewer tasks than this.
     runs: z.array(z.tuple([Count, Count, Count])).max(1_000_000),
     by: Actor,
   }),
