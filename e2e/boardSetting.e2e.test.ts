@@ -53,9 +53,11 @@ describe('the Shared board section of Thread settings', () => {
     await expect.poll(() => page.getByTestId('board-error').textContent()).toContain('PostgreSQL URL');
     expect(await page.getByTestId('board-url').getAttribute('aria-invalid')).toBe('true');
 
-    // Nothing listens there: the host's one line, and the Thread is where it was.
+    // Nothing listens there: the host's one line, and the Thread is where it was. (The journal's task: the
+    // person is asked first what happens to it, issue 45; starting empty keeps it on this computer.)
     await page.getByTestId('board-url').fill(`postgresql://u:${PASSWORD}@/nosuchdb?host=/nonexistent-forkbench-socket`);
     await page.getByTestId('board-save').click();
+    await page.getByTestId('board-move-empty').click();
     await expect.poll(() => page.getByTestId('board-error').textContent(), { timeout: 20_000 }).toMatch(/cannot open the board at .*nosuchdb/);
     expect(await current()).toContain('journal');
     await page.getByTestId('card-T-1').waitFor();
@@ -63,6 +65,7 @@ describe('the Shared board section of Thread settings', () => {
     await page.getByTestId('board-url').fill(url);
     await page.getByTestId('board-name').fill('e2e team');
     await page.getByTestId('board-save').click();
+    await page.getByTestId('board-move-empty').click();
     await expect.poll(() => current(), { timeout: 30_000 }).toContain(`${pgc.socketDir}/e2eset, board e2e team`);
     expect(await page.getByTestId('board-error').count()).toBe(0);
     // The shared board is a new one: the journal's task is not on it.

@@ -29,6 +29,7 @@ export function textDelta(e: BoardEvent, board: Readonly<Board>, before: Task | 
     case 'goal-set':
       return e.goal.length - board.goal.length;
     case 'task-added':
+    case 'task-copied':
       return e.title.length + e.body.length + (e.verify?.length ?? 0);
     case 'task-edited': {
       let d = 0;

@@ -1,4 +1,5 @@
-import type { AgentWriteOp, BoardEvent, BoardEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
+import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
+import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared/board/boardCarry.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
@@ -177,6 +178,17 @@ export class LeaseEngine {
     for (const [k, v] of Object.entries(patch)) if (v !== undefined) (next as Record<string, unknown>)[k] = v;
     this.emit({ kind: 'settings-set', settings: next, by });
     return ok(null);
+  }
+
+  /** A Thread's local board carried onto this one (issue 45, boardCarry.ts): planned against this board as it is
+   *  now and made in one decision, or refused whole when the board's text would pass its cap. */
+  carryIn(src: CarrySource, by: string = USER): Result<CarryOutcome> {
+    this.sweep();
+    const plan = planCarry(src, this.board, by);
+    const full = this.overCap(by, plan.growth);
+    if (full) return full;
+    for (const e of plan.events) this.emit(e);
+    return ok(plan.outcome);
   }
 
   // ---------------------------------------------------------------- tasks (anyone)
@@ -1041,7 +1053,7 @@ export class LeaseEngine {
     this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
   }
 
-  private emit(body: BoardEventBody | DispatchEventBody): void {
+  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody): void {
     // Stamped in place: the body is built by the caller for this event alone, and a spread copy of a
     // dozen event shapes was the single largest cost of a renewal.
     const e = body as BoardEvent & { seq: number; at: number; mono: number };

@@ -8,6 +8,7 @@ import { PROJECT_ROOT } from '../host/cliShim.js';
 import { electronDevRuntime, packagedRuntime, useNodeRuntime } from '../base/nodeRuntime.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
 import { HostProcess } from '../process/hostProcess.js';
+import { moveFromEnv, type BoardMove } from '../host/boardMove.js';
 import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { openAppPtyHost, PtyHostKeptError } from './ptyHostStart.js';
 import { askQuitChoice, type QuitChoice } from './quitChoice.js';
@@ -44,7 +45,14 @@ const warn = (m: string) => process.stderr.write(`${m}\n`);
 // read once and removed from it here, before any child starts, so the pty host, panes and hooks never inherit it.
 const boardUrl = takeBoardUrlFromEnv(process.env);
 const sharedBoard = boardUrl ? { url: boardUrl } : undefined;
-const claim = app.requestSingleInstanceLock() ? HostProcess.claim({ dataRoot: app.getPath('userData'), kind: 'the Forkbench app', name: 'Forkbench', warn, sharedBoard }) : null;
+// With it, what happens to a Thread's local board that has tasks (boardMove.ts): the app has no flags.
+let move: BoardMove | undefined;
+try {
+  move = moveFromEnv(process.env);
+} catch (err) {
+  warn(`Forkbench: ${(err as Error).message}; a Thread with tasks on this computer asks for it before it opens on the shared board`);
+}
+const claim = app.requestSingleInstanceLock() ? HostProcess.claim({ dataRoot: app.getPath('userData'), kind: 'the Forkbench app', name: 'Forkbench', warn, sharedBoard, move }) : null;
 if (claim && !claim.ok) {
   process.stderr.write(`Forkbench: ${claim.message}\n`);
   dialog.showErrorBox('Forkbench is already running', claim.message);

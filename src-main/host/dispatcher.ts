@@ -10,6 +10,7 @@ import type { BoardService } from '../board/boardService.js';
  *  neither what is ready nor who holds nothing, so it starts no pass. */
 const WAKES: ReadonlySet<BoardEventKind> = new Set<BoardEventKind>([
   'task-added',
+  'task-copied',
   'after-set',
   'for-set',
   'dispatch-set',

@@ -62,6 +62,10 @@ export interface ThreadHostOptions {
   sandboxSupport?: SandboxSupport;
   /** Profiles whose agents run uncontained (the person's choice, told the same warning); `all` for every one. */
   uncontained?: readonly string[];
+  /** Done on the board once it is open and before anything follows it (a local board copied onto a shared one,
+   *  boardMove.ts): its events are the board's from the start for the worktrees, the queue and the pushes. A
+   *  failure closes the board again and the open fails with it. */
+  carry?: (board: BoardService) => Promise<void>;
 }
 
 /** A Thread's folder in the host's data folder: its journal, agents' records and board setting. */
@@ -139,6 +143,11 @@ export class ThreadHost {
     const kept = await KeptPanes.read(ptyHost, key);
     // The board asks one question of what the pty host kept: is this holder alive, exited, or unknown.
     const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard });
+    if (opts.carry)
+      await opts.carry(board).catch(async (err: unknown) => {
+        await board.close();
+        throw err;
+      });
     const rt = runtimeDir(opts.runtimeRoot);
     const socketPath = socketPathFor(rt, key);
     // Before the roster: an agent's sandbox binds the socket's folder, which the socket's listen makes later.
@@ -222,13 +231,14 @@ export class ThreadHost {
     return this.close('leave');
   }
 
-  /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed. */
-  dispose(reason: 'host-stopped' = 'host-stopped'): Promise<void> {
+  /** Shut the Thread: every claim released with the reason, every pane killed, the board flushed.
+   *  `board-moved`: the Thread is being opened on another board (ThreadManager.setBoard). */
+  dispose(reason: 'host-stopped' | 'board-moved' = 'host-stopped'): Promise<void> {
     return this.close(reason);
   }
 
   /** The one teardown: `leave` keeps the agents and their claims; a reason ends every claim and kills them. */
-  private async close(how: 'leave' | 'host-stopped'): Promise<void> {
+  private async close(how: 'leave' | 'host-stopped' | 'board-moved'): Promise<void> {
     if (this.disposed) return;
     // First, before any await: a liveness round in flight neither renews nor re-arms, and no typing poll,
     // state timer, slow-worktree note or lock retry fires while the board is busy with what follows.

@@ -1,6 +1,9 @@
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { BoardStoreView, ThreadSummary, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import type { BoardStoreView, BoardSwitch, ThreadSummary, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
+import { carryText, type CarryOutcome } from '../../src-shared/board/boardCarry.js';
+import type { BoardService } from '../board/boardService.js';
+import { BoardMoves, carryOnto, carrySource, localBoard, MOVE_ENV, MOVE_FLAG, tasksText, type BoardMove } from './boardMove.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
 import { RecentThreads } from './recentThreads.js';
@@ -35,8 +38,15 @@ export class ThreadManager {
   private readonly threadLocks = new Map<string, HostLock>();
   /** Where this host is reached (serve's origin), recorded in each Thread's lock for a refused second host. */
   hostUrl: string | null = null;
+  /** What the last open of each Thread copied of its local board (boardMove.ts), for the window that asked. */
+  private readonly carried = new Map<string, CarryOutcome>();
 
-  constructor(private base: Omit<ThreadHostOptions, 'folder'>) {
+  constructor(
+    private base: Omit<ThreadHostOptions, 'folder'>,
+    /** `move`: with a board given at the host's start, what the person said to do with a local board that has
+     *  tasks (`--move`); without it such a Thread does not open, and says so. */
+    private readonly o: { move?: BoardMove } = {},
+  ) {
     this.recent = new RecentThreads(base.dataRoot, base.warn);
   }
 
@@ -84,15 +94,48 @@ export class ThreadManager {
   /** Lock and open the Thread on the board its choice names (the host's, the Thread's own, or the journal). */
   private async start(key: string, abs: string): Promise<{ host: ThreadHost; store: BoardStoreView }> {
     const lock = await this.lockThread(key, abs);
-    const choice = boardChoice(this.base.sharedBoard, threadDirOf(this.base.dataRoot, key), this.base.warn);
+    const dir = threadDirOf(this.base.dataRoot, key);
+    const choice = boardChoice(this.base.sharedBoard, dir, this.base.warn);
     try {
-      const host = await ThreadHost.open({ ...this.base, folder: abs, sharedBoard: choice.setting });
+      const carry = this.carryFor(key, dir, abs, choice);
+      const host = await ThreadHost.open({ ...this.base, folder: abs, sharedBoard: choice.setting, ...(carry ? { carry } : {}) });
       return { host, store: storeView(host, choice) };
     } catch (err) {
       lock?.release();
       this.threadLocks.delete(key);
       throw err;
     }
+  }
+
+  /**
+   * What opening on a shared board does with the Thread's local board (boardMove.ts): a copy the person chose and
+   * that is not known to have landed is made (again: it lands once), once the board is open and before anything
+   * follows it. On a board the host was started with, a local board that has tasks and no choice yet stops the
+   * open with what to pass (`--move copy|empty`): nothing is changed, and nothing of it is left out unasked.
+   */
+  private carryFor(key: string, dir: string, folder: string, choice: BoardChoice): ((board: BoardService) => Promise<void>) | undefined {
+    const setting = choice.setting;
+    if (!setting) return undefined;
+    const moves = new BoardMoves(dir, this.base.warn);
+    if (choice.fixed && this.o.move) moves.choose(setting, this.o.move, this.o.move === 'copy');
+    else if (choice.fixed && !moves.of(setting)) {
+      const tasks = localBoard(dir).tasks.size;
+      if (tasks > 0) {
+        throw new Error(
+          `its local board (on this computer) has ${tasksText(tasks)}, and this host was started with a shared board. Say what happens to them: ` +
+            `${MOVE_FLAG} copy copies them onto the shared board (once: a task copied before is not copied again), ` +
+            `${MOVE_FLAG} empty starts on the shared board as it is and keeps the local board on this computer ` +
+            `(the app: ${MOVE_ENV}=copy or ${MOVE_ENV}=empty). Nothing was changed.`,
+        );
+      }
+    }
+    if (!moves.of(setting)?.pending) return undefined;
+    return async (board) => {
+      const outcome = await carryOnto(board, carrySource(localBoard(dir), this.base.dataRoot, folder));
+      moves.choose(setting, 'copy', false);
+      this.carried.set(key, outcome);
+      this.base.warn?.(`forkbench: ${folder}: ${carryText(outcome)}`);
+    };
   }
 
   /** An opening Thread, seen by any other open of its folder meanwhile; registered and wired once it is up. */
@@ -119,35 +162,51 @@ export class ThreadManager {
    * kept and the Thread closed (this host's claims end as at any close, its agents with them) and opened again
    * on the new board; if that open fails, the old setting comes back and the Thread reopens on its old board.
    */
-  async setBoard(p: WindowParams<'thread.setBoard'>): Promise<BoardStoreView> {
+  async setBoard(p: WindowParams<'thread.setBoard'>): Promise<BoardSwitch> {
     const host = this.hosts.get(p.key);
     if (!host || this.opening.has(p.key)) throw new Refusal('no-such-thread', `Thread ${p.key} is not open`);
     if (this.base.sharedBoard) {
       throw new Refusal('invalid-input', `this host was started with a board (--board-url-file, --board-url-stdin or ${BOARD_URL_ENV}), which every Thread uses; change it there`);
     }
+
     // One switch at a time: a second, sent while the first connects, would close the Thread the first reopens.
     if (this.switching.has(p.key)) throw new Refusal('busy', 'the Thread’s board is being changed already: wait for that to finish');
     this.switching.add(p.key);
     try {
       const next = p.url === null ? null : await checkedBoard(p.url, p.name);
-      return await this.switchBoard(p.key, host, next);
+      // Leaving a local board that has tasks: the person says what happens to them, or nothing changes (issue 45).
+      const leaving = next !== null && host.board.sharedName === null ? host.board.state.tasks.size : 0;
+      if (leaving > 0 && p.move === undefined) {
+        throw new Refusal('move-needed', `the Thread's local board has ${tasksText(leaving)}: say whether to copy them onto the shared board or to start there empty (the local board is kept); nothing was changed`);
+      }
+      return await this.switchBoard(p.key, host, next, leaving > 0 ? p.move : undefined);
     } finally {
       this.switching.delete(p.key);
     }
   }
 
-  private async switchBoard(key: string, host: ThreadHost, next: SharedBoardSetting | null): Promise<BoardStoreView> {
+  /**
+   * `move`: what happens to the local board's tasks (a move off the journal that has any). Chosen before the
+   * Thread leaves its board and kept as pending until the copy landed: the open on the new board makes it
+   * (carryFor), and a host killed in between makes it at its next start.
+   */
+  private async switchBoard(key: string, host: ThreadHost, next: SharedBoardSetting | null, move?: BoardMove): Promise<BoardSwitch> {
     if (this.hosts.get(key) !== host) throw new Refusal('no-such-thread', `Thread ${key} closed meanwhile`);
     const dir = threadDirOf(this.base.dataRoot, key);
     const prev = readBoardSetting(dir, this.base.warn);
+    const moves = new BoardMoves(dir, this.base.warn);
     let failure: unknown = null;
+    this.carried.delete(key);
     const reopened = (async () => {
-      await this.closeThread(key, host);
+      await this.closeThread(key, host, 'board-moved');
+      if (next && move) moves.choose(next, move, move === 'copy');
       saveBoardSetting(dir, next);
       try {
         return await this.start(key, host.folder);
       } catch (err) {
         failure = err;
+        // The Thread stays where it was: the choice is undone with it, and the next move asks again.
+        if (next && move) moves.forget(next);
         saveBoardSetting(dir, prev);
         return this.start(key, host.folder);
       }
@@ -162,14 +221,16 @@ export class ThreadManager {
     if (failure !== null) throw new Refusal('board-unavailable', `the Thread stays on its board: ${oneLine(failure)}`);
     const api = this.apis.get(key);
     if (!api) throw new Refusal('no-such-thread', `Thread ${key} closed while it opened`);
-    return api.store;
+    const carried = this.carried.get(key) ?? null;
+    this.carried.delete(key);
+    return { store: api.store, carried };
   }
 
-  /** Close one Thread as the host's stop does (claims end host-stopped, panes killed), its pushes heard to the end. */
-  private async closeThread(key: string, host: ThreadHost): Promise<void> {
+  /** Close one Thread as the host's stop does (claims end with `reason`, panes killed), its pushes heard to the end. */
+  private async closeThread(key: string, host: ThreadHost, reason: 'host-stopped' | 'board-moved' = 'host-stopped'): Promise<void> {
     this.hosts.delete(key);
     this.apis.delete(key);
-    await host.dispose();
+    await host.dispose(reason);
     this.wiring.get(key)?.dispose();
     this.wiring.delete(key);
     this.threadLocks.get(key)?.release();

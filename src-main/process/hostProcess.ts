@@ -4,6 +4,7 @@ import { SuspendWatch } from '../host/suspendWatch.js';
 import type { ThreadApi } from '../host/threadApi.js';
 import type { ThreadHostOptions } from '../host/threadHost.js';
 import { ThreadManager } from '../host/threadManager.js';
+import type { BoardMove } from '../host/boardMove.js';
 import { lingeringKills } from '../pty/processGroupKiller.js';
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { HostWindows } from './hostWindows.js';
@@ -15,6 +16,8 @@ export type HostProcessOptions = Omit<ThreadHostOptions, 'folder' | 'ptyHost' | 
   /** How the host names itself on its log ("forkbench serve", "Forkbench"). */
   name: string;
   warn: (message: string) => void;
+  /** With a board given at start: what to do with a Thread's local board that has tasks (`--move`, boardMove.ts). */
+  move?: BoardMove;
 };
 
 export type HostProcessClaim = { ok: true; host: HostProcess } | { ok: false; message: string };
@@ -51,8 +54,8 @@ export class HostProcess {
     private readonly lock: HostLock,
     private readonly o: HostProcessOptions,
   ) {
-    const { kind: _kind, name: _name, ...threadOptions } = o;
-    this.threads = new ThreadManager(threadOptions);
+    const { kind: _kind, name: _name, move, ...threadOptions } = o;
+    this.threads = new ThreadManager(threadOptions, { move });
     this.windows = new HostWindows(this.threads);
   }
 

@@ -123,7 +123,7 @@ export class AgentSessions {
         state: 'exited',
         ended: {
           how: ending.how,
-          ...(ending.held.length ? { held: ending.held, titles: ending.titles } : { held: before?.held ?? [], titles: before?.titles }),
+          ...(ending.held.length ? { held: ending.held, titles: ending.titles, board: ending.board } : { held: before?.held ?? [], titles: before?.titles, board: before?.board }),
           exit: ending.exit ?? before?.exit ?? null,
         },
       });

@@ -26,6 +26,9 @@ const MAX_TASK_ID_CHARS = 11;
 /** Held tasks kept per agent: far more than an agent holds (each claim is a lease it renews), and a bound on
  *  what a damaged or hand-edited file can make the window list. */
 const MAX_HELD_KEPT = 100;
+/** `shared:` and a board's name (at most 200 characters of two UTF-16 units each, connection.ts), or `local:`
+ *  and a thread id: far under this. */
+const MAX_BOARD_CHARS = 512;
 
 const StoredAgentSchema = z
   .object({
@@ -54,6 +57,9 @@ const StoredAgentSchema = z
           .record(z.string().max(MAX_TASK_ID_CHARS), z.string().max(Limits.maxTitleChars))
           .refine((t) => Object.keys(t).length <= MAX_HELD_KEPT, `at most ${MAX_HELD_KEPT} titles`)
           .optional(),
+        /** The board they were held on (heldElsewhere.ts: `local:THREAD` or `shared:NAME`): after a move
+         *  onto another board the same ids name other tasks. Absent in records from before. */
+        board: z.string().max(MAX_BOARD_CHARS).optional(),
         exit: z.object({ code: z.number().int(), signal: z.number().int().nullable() }).strict().nullable(),
       })
       .strict()

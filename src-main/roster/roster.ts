@@ -25,6 +25,7 @@ import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
 import { listPaneCwds } from '../pty/procReader.js';
 import { endedOf, type AgentSessions } from './agentSessions.js';
+import { boardIdentity, lastRunOn } from './heldElsewhere.js';
 import type { AgentStates } from './agentStates.js';
 import type { StoredAgent } from './agentStore.js';
 import { PaneTypist } from './assignmentTyping.js';
@@ -93,10 +94,12 @@ export interface RosterDeps {
   sandbox?: AgentSandbox;
 }
 
-/** What an agent held as it ended, and those tasks' titles on the board it was on. */
+/** What an agent held as it ended, and those tasks' titles on the board it was on (and which board: ids are
+ *  a board's own, heldElsewhere.ts). */
 export interface HeldAtEnd {
   held: string[];
   titles: Record<string, string>;
+  board?: string;
 }
 
 /** How a death was learned, and what goes with it. */
@@ -134,7 +137,7 @@ export class Roster {
     // the pty host kept are taken back at once, before anyone can call as them.
     const alive = (id: string) => d.kept?.isLive(id) ?? false;
     for (const a of d.sessions.restoreInto(this.registry, performance.now(), alive)) {
-      if (!alive(a.id)) this.lastRun.set(a.id, endedOf(a));
+      if (!alive(a.id)) this.lastRun.set(a.id, lastRunOn(endedOf(a), d.board));
     }
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.
@@ -616,7 +619,7 @@ export class Roster {
       const title = this.d.board.state.tasks.get(id)?.title;
       if (title !== undefined) titles[id] = title;
     }
-    return { held, titles };
+    return { held, titles, board: boardIdentity(this.d.board) };
   }
 
   /** What each of this host's agents holds now: taken before a stop ends every claim, so the records of the

@@ -13,13 +13,14 @@ import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { HostProcess } from '../process/hostProcess.js';
 import { startServe, type ServeHandle } from './serveServer.js';
 import { loadServeState, saveServeState } from './serveState.js';
+import { MOVE_FLAG, MOVES, type BoardMove } from '../host/boardMove.js';
 
 /** How long a stop may take: ending agents waits out their grace (a few seconds each, in parallel) and the
  *  board's last write; a stop still going after 30 s is wedged (out of descriptors, a link that never
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME]]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME] [--move copy|empty]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -46,6 +47,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   let usePtyHost = process.env.FORKBENCH_PTY_HOST !== '0';
   let idleMs: number;
   let sharedBoard: SharedBoardSetting | undefined;
+  let move: BoardMove | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -60,6 +62,8 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
         'board-url-file': { type: 'string' },
         'board-url-stdin': { type: 'boolean' },
         'board-name': { type: 'string' },
+        // A Thread whose local board has tasks, opened on the shared board: copy them there, or start empty.
+        move: { type: 'string' },
       },
       allowPositionals: true,
     });
@@ -82,6 +86,11 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
       parseBoardUrl(boardUrl);
       sharedBoard = { url: boardUrl, ...(values['board-name'] !== undefined ? { name: checkBoardName(values['board-name']) } : {}) };
     } else if (values['board-name'] !== undefined) throw new Error(`--board-name names a shared board: give its URL too, with ${BOARD_URL_WAYS}`);
+    if (values.move !== undefined) {
+      if (!(MOVES as readonly string[]).includes(values.move)) throw new Error(`${MOVE_FLAG} takes copy or empty, not '${values.move}'`);
+      if (!sharedBoard) throw new Error(`${MOVE_FLAG} says what happens to the Thread's local board on a shared board: give the board's URL too, with ${BOARD_URL_WAYS}`);
+      move = values.move as BoardMove;
+    }
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
       if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new Error(`--port takes a port number, not '${values.port}'`);
@@ -103,7 +112,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   // serve's stderr is its log: no line of it carries a URL's credentials (a library's error may quote one).
   const warn = (m: string) => process.stderr.write(`${redactSecrets(m)}\n`);
   const dataRoot = defaultDataRoot();
-  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained });
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained, move });
   if (!claimed.ok) {
     process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;

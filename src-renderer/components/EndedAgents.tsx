@@ -67,11 +67,14 @@ export function EndedAgents({ none }: { none: boolean }) {
 
 /** `held T-1 "Write the parser", T-4`: ids with their titles as the agent's record keeps them, from the board
  *  it was on as it ended (controls shown). Never the board on screen's: after a board switch the same id
- *  names another task there (issue 44). A record from before titles were kept names ids alone. */
-export function heldText(r: Pick<AgentLastRun, 'held' | 'titles'>): string {
+ *  names another task there (issue 44), so a record of another board says which, and the ids its tasks were
+ *  copied to here (issue 45). A record from before titles were kept names ids alone. */
+export function heldText(r: Pick<AgentLastRun, 'held' | 'titles' | 'elsewhere' | 'now'>): string {
   if (r.held.length === 0) return 'held no task';
   const titleOf = (t: string) => (r.titles && Object.hasOwn(r.titles, t) ? r.titles[t] : undefined);
-  return `held ${r.held.map((t) => (titleOf(t) !== undefined ? `${t} "${showControls(titleOf(t)!, 'none')}"` : t)).join(', ')}`;
+  const nowOf = (t: string) => (r.now && Object.hasOwn(r.now, t) ? ` (now ${r.now[t]})` : '');
+  const one = (t: string) => `${titleOf(t) !== undefined ? `${t} "${showControls(titleOf(t)!, 'none')}"` : t}${nowOf(t)}`;
+  return `held ${r.held.map(one).join(', ')}${r.elsewhere ? ` on ${r.elsewhere}` : ''}`;
 }
 
 const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {

@@ -1,7 +1,11 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { BoardStoreView } from '../../src-shared/protocol/windowApi.js';
+import { carryText } from '../../src-shared/board/boardCarry.js';
 import { describeStore, readUrlField } from '../state/boardStoreField.js';
 import { useApp, useController } from '../state/hooks.js';
+import { useReturnFocus } from './returnFocus.js';
+
+type Move = 'copy' | 'empty';
 
 /**
  * The Thread's board store, in the Thread settings panel: the journal (this computer only) or a PostgreSQL
@@ -25,6 +29,10 @@ export function SharedBoardSetting() {
   const [name, setName] = useState('');
   const [busy, setBusy] = useState<null | 'connecting' | 'journal'>(null);
   const [error, setError] = useState<{ field: 'url' | 'name' | 'store'; message: string } | null>(null);
+  // Leaving a local board with tasks: the person is asked what happens to them before anything is sent.
+  const [asking, setAsking] = useState<{ tasks: number; resolve: (m: Move | null) => void } | null>(null);
+  const localTasks = useApp((s) => (s.boardStore?.kind === 'postgres' ? 0 : (s.board?.tasks.size ?? 0)));
+  const ask = (tasks: number) => new Promise<Move | null>((resolve) => setAsking({ tasks, resolve }));
 
   const onBoard = store?.kind === 'postgres';
   const fixed = store?.kind === 'postgres' && store.fixed;
@@ -46,8 +54,23 @@ export function SharedBoardSetting() {
       return;
     }
     setError(null);
+    let move: Move | undefined;
+    if (localTasks > 0) {
+      const chosen = await ask(localTasks);
+      // Cancel: nothing was sent, nothing changes.
+      if (chosen === null) return;
+      move = chosen;
+    }
     setBusy('connecting');
-    const refused = await c.setBoard(field.url, field.name);
+    let refused = await c.setBoard(field.url, field.name, move);
+    if (refused?.code === 'move-needed' && move === undefined) {
+      // The local board gained tasks since this window drew it (an agent added one): asked now.
+      setBusy(null);
+      const chosen = await ask(Number(/has (\d+) task/.exec(refused.message)?.[1] ?? 1));
+      if (chosen === null) return;
+      setBusy('connecting');
+      refused = await c.setBoard(field.url, field.name, chosen);
+    }
     setBusy(null);
     if (refused) {
       setError({ field: 'url', message: refused.message });
@@ -140,7 +163,8 @@ export function SharedBoardSetting() {
             </button>
           )}
           <span id="shared-board-hint" className="hint">
-            Saving reopens the Thread on that board: this host’s agents in it stop and their claims end.
+            Saving reopens the Thread on that board: this host’s agents in it stop and their claims end.{' '}
+            {localTasks > 0 && `You are asked first what happens to the ${localTasks} task${localTasks === 1 ? '' : 's'} on this computer.`}
           </span>
         </form>
       )}
@@ -152,6 +176,105 @@ export function SharedBoardSetting() {
           {error.message}
         </span>
       )}
+      <CarriedIds />
+      {asking && (
+        <MoveDialog
+          tasks={asking.tasks}
+          onChoose={(m) => {
+            setAsking(null);
+            asking.resolve(m);
+          }}
+        />
+      )}
     </section>
+  );
+}
+
+/**
+ * What moving onto the shared board does with the local board's tasks (issue 45): copy them there, or start
+ * there empty and keep the local board for a switch back, or cancel. Cancel has the focus, so an Enter pressed
+ * out of habit changes nothing; Escape or a click outside cancels too.
+ */
+function MoveDialog({ tasks, onChoose }: { tasks: number; onChoose: (m: Move | null) => void }) {
+  const cancel = useRef<HTMLButtonElement>(null);
+  const focus = useReturnFocus();
+  useEffect(() => {
+    focus.remember();
+    cancel.current?.focus();
+    return () => void focus.restore();
+  }, [focus]);
+  const n = `${tasks} task${tasks === 1 ? '' : 's'}`;
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onChoose(null)}>
+      <div
+        className="modal board-move"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="board-move-title"
+        aria-describedby="board-move-body"
+        data-testid="board-move-dialog"
+        onKeyDown={(e) => {
+          if (e.key !== 'Escape') return;
+          e.preventDefault();
+          e.stopPropagation();
+          onChoose(null);
+        }}
+      >
+        <div className="modal-title" id="board-move-title">
+          Move this Thread onto the shared board?
+        </div>
+        <div id="board-move-body" data-testid="board-move-body">
+          <p>
+            The Thread’s board on this computer holds {n}, with their notes, dependencies and states, its goal and its settings (the verify command
+            too). Saving reopens the Thread on the shared board: this host’s agents in it stop and their claims end.
+          </p>
+          <ul>
+            <li>
+              <strong>Copy</strong>: the {n} go onto the shared board as they are, under new ids if it has tasks already (you are shown which). A
+              task copied before is not copied again.
+            </li>
+            <li>
+              <strong>Start empty</strong>: the Thread opens on the shared board as it is. The board on this computer is kept and comes back whole
+              with “Use this computer only”.
+            </li>
+          </ul>
+        </div>
+        <div className="modal-buttons">
+          <button type="button" ref={cancel} data-testid="board-move-cancel" onClick={() => onChoose(null)}>
+            Cancel
+          </button>
+          <button type="button" data-testid="board-move-empty" onClick={() => onChoose('empty')}>
+            Start empty, keep the local board
+          </button>
+          <button type="button" className="good" data-testid="board-move-copy" onClick={() => onChoose('copy')}>
+            Copy {n} onto the shared board
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** What the last move of this Thread copied: each old id and its id on the shared board. */
+function CarriedIds() {
+  const carried = useApp((s) => (s.boardCarried && s.boardCarried.key === s.activeKey ? s.boardCarried.outcome : null));
+  if (!carried) return null;
+  const pairs = [...carried.copied, ...carried.already];
+  return (
+    <div className="board-carried" data-testid="board-carried">
+      <p data-testid="board-carried-summary">{carryText(carried)}.</p>
+      {pairs.length > 0 && (
+        <details>
+          <summary>Old id → id on this board ({pairs.length})</summary>
+          <ul className="carried-map" data-testid="carried-map">
+            {pairs.map(([from, to]) => (
+              <li key={from} data-testid={`carried-${from}`}>
+                {from} → {to}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </div>
   );
 }

@@ -90,6 +90,12 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         <Countdown deadline={task.claim.deadline} leaseMs={leaseMs} stalled={stalled} testId={`countdown-${id}`} variant="bar" />
       )}
       <div className="card-meta">
+        {task.copiedFrom && (
+          // A task carried from the Thread's local board when it moved here (issue 45): its id there.
+          <span className="card-copied" data-testid={`card-copied-${id}`} title={`Copied from another board, where it was ${task.copiedFrom.taskId}`}>
+            was {task.copiedFrom.taskId}
+          </span>
+        )}
         {task.worktree && (
           <span className="card-branch" data-testid={`card-branch-${id}`} title={`${task.worktree.path} (from ${task.worktree.base})`}>
             {task.worktree.branch}

@@ -150,6 +150,12 @@ function DetailsOf({ taskId }: { taskId: string }) {
             </dd>
           </>
         )}
+        {task.copiedFrom && (
+          <>
+            <dt>Copied from</dt>
+            <dd data-testid="details-copied-from">{task.copiedFrom.taskId} on the board this Thread moved from</dd>
+          </>
+        )}
         <dt>Attempts</dt>
         <dd data-testid="details-attempts">
           {task.attempts}

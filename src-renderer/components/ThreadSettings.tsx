@@ -1,4 +1,5 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
+import { describeStore } from '../state/boardStoreField.js';
 import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { formatCopyFiles, parseBaseBranch, parseCopyFiles } from '../state/gitSettingsFields.js';
@@ -64,6 +65,19 @@ export function ThreadSettings() {
     setOffFor(profiles.map((p) => p.id).filter((id) => uncontained.includes(id)));
     setOpen(true);
   };
+  // The Thread reopened on another board (the Shared board section below, issue 45): the fields were the old
+  // board's settings, and a Save would write them onto the new one. Once its board is drawn, they are its own.
+  const storeText = describeStore(boardStore);
+  const boardShown = useApp((s) => s.board);
+  const seen = useRef<{ store: string; board: unknown; stale: boolean }>({ store: storeText, board: boardShown, stale: false });
+  useEffect(() => {
+    const at = seen.current;
+    if (at.store !== storeText) seen.current = { store: storeText, board: boardShown, stale: true };
+    else if (at.stale && boardShown && boardShown !== at.board) {
+      seen.current = { ...at, board: boardShown, stale: false };
+      if (open) start();
+    }
+  });
   useCommands(() => [{ id: 'thread-settings', title: 'Open Thread settings', group: 'Board', keywords: 'lease verify base branch worktrees copy shared board postgres journal sandbox bubblewrap contained', run: start }]);
   const save = async () => {
     const s = Number(lease);

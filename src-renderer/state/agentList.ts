@@ -18,6 +18,8 @@ export function sameAgent(a: AgentInfo, b: AgentInfo): boolean {
     a.lastRun?.how === b.lastRun?.how &&
     (a.lastRun?.held ?? []).join() === (b.lastRun?.held ?? []).join() &&
     JSON.stringify(a.lastRun?.titles ?? null) === JSON.stringify(b.lastRun?.titles ?? null) &&
+    a.lastRun?.elsewhere === b.lastRun?.elsewhere &&
+    JSON.stringify(a.lastRun?.now ?? null) === JSON.stringify(b.lastRun?.now ?? null) &&
     a.lastRun?.exit?.code === b.lastRun?.exit?.code &&
     a.lastRun?.exit?.signal === b.lastRun?.exit?.signal &&
     a.exit?.signal === b.exit?.signal &&

@@ -8,6 +8,7 @@ import { EMPTY_COLUMNS, type Columns } from './boardState.js';
 import type { LogEntry } from './eventLog.js';
 import { FOLLOWING, type LogPaging } from './logHistory.js';
 import type { HostClock } from './hostClock.js';
+import type { CarryOutcome } from '../../src-shared/board/boardCarry.js';
 import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js';
 
 /** The window's state as components draw it, and the ports the controller is given. */
@@ -70,6 +71,9 @@ export interface AppState {
   /** Where the Thread's board is (the journal, or a PostgreSQL board by host/database and name); null until
    *  the snapshot says. Never a URL: the host keeps that. */
   boardStore: BoardStoreView | null;
+  /** What the last move of a Thread onto a shared board copied (old id → new id), for the settings panel to
+   *  show; kept across the Thread's reopen on its new board (not part of noThreadShown), for its Thread only. */
+  boardCarried: { key: string; outcome: CarryOutcome } | null;
   /** The Worktrees panel: open or not, and the host's list (null until fetched). Fetched only while open. */
   worktreesOpen: boolean;
   worktrees: readonly WorktreeInfo[] | null;
@@ -137,6 +141,7 @@ export function initialState(): AppState {
     errors: [],
     toasts: [],
     notifyPermission: 'unsupported',
+    boardCarried: null,
   };
 }
 

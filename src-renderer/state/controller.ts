@@ -273,15 +273,18 @@ export class AppController {
    * Set the Thread's board store: a PostgreSQL URL, or null for the journal. The host connects first and
    * refuses what it cannot use, changing nothing; the refusal is answered here (the panel shows it beside the
    * field), not in the banner. Accepted, the Thread was opened again on the new board: its snapshot is read.
+   * `move`: leaving a local board that has tasks, what happens to them (the panel asks the person first); what a
+   * copy carried is kept for the panel to show (boardCarried).
    */
-  async setBoard(url: string | null, name?: string): Promise<WindowError | null> {
+  async setBoard(url: string | null, name?: string, move?: 'copy' | 'empty'): Promise<WindowError | null> {
     const key = this.state.activeKey;
     if (!key) return { code: 'no-thread', message: 'no Thread is open' };
-    const params = { key, url, ...(name !== undefined ? { name } : {}) };
+    const params = { key, url, ...(name !== undefined ? { name } : {}), ...(move !== undefined ? { move } : {}) };
     const r = await this.call('thread.setBoard', params, url === null ? 'go back to the journal' : 'set the shared board', { handled: () => true });
     if (!r.ok) return r.error;
+    this.store.setState({ boardCarried: r.value.carried ? { key, outcome: r.value.carried } : null });
     if (this.state.activeKey === key) {
-      this.store.setState({ boardStore: r.value });
+      this.store.setState({ boardStore: r.value.store });
       await this.loadThread(key, true);
     }
     return null;

@@ -4,6 +4,7 @@ import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
 import { Limits } from '../../src-shared/board/limits.js';
+import { runsText } from '../../src-shared/board/boardCarry.js';
 
 /** Lines the event-log panel keeps while it follows the board: enough to scroll back through a busy minute,
  *  cheap to render. Older lines are read from the board's store on request (logHistory.ts). */
@@ -40,6 +41,7 @@ const REASONS: Record<ClaimEndReason, string> = {
   'host-restarted': 'host restarted',
   'host-stopped': 'host stopped',
   'host-lost': "its host was lost (stopped renewing the host's lease)",
+  'board-moved': 'the Thread moved onto another board',
 };
 
 /** What the merge queue found, as the log and a card say it. */
@@ -123,6 +125,10 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       return `${e.taskId} landing: ${e.merge ? `moving the base to ${e.merge.slice(0, 10)}` : 'nothing to merge'}`;
     case 'unqueued':
       return `${e.taskId} taken out of the merge queue by ${name(e.by)}: ${clip(e.reason)}`;
+    case 'task-copied':
+      return `${e.taskId} carried from another board, where it was ${e.from.taskId} (${e.state}): ${clip(e.title)}`;
+    case 'board-copied':
+      return `${e.copied} task${e.copied === 1 ? '' : 's'} carried from ${clip(e.from.label, 160)}${e.already ? ` (${e.already} carried before, not again)` : ''}${e.runs.length ? `: ${clip(runsText(e.runs), 240)}` : ''}`;
   }
 }
 

@@ -39,6 +39,8 @@ const KINDS = {
   'queue-landing': false,
   'queue-committed': false,
   unqueued: false,
+  'task-copied': false,
+  'board-copied': false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

@@ -1,4 +1,4 @@
-import type { SendBackCause, BranchRecord, ClaimEndReason, LostRecord, RecordHost, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
@@ -43,7 +43,8 @@ export type BoardEventBody =
       to: { agentId: string; token: number; deadline: number };
       by: string;
     }
-  | { kind: 'note'; taskId: string; by: string; text: string }
+  /** `wrote`: when the note was first written, for a note carried from another board (issue 45); absent: `at`. */
+  | { kind: 'note'; taskId: string; by: string; text: string; wrote?: number }
   /** The holder says the task is done: a claim, not a fact. */
   | { kind: 'submitted'; taskId: string; agentId: string; token: number; record?: BranchRecord | null }
   | { kind: 'approved'; taskId: string; by: string }
@@ -104,11 +105,44 @@ export type DispatchEventBody =
   /** `agentId`'s own dispatch setting and labels (mode `thread`: the Thread's default). */
   | { kind: 'dispatch-set'; agentId: string; mode: DispatchMode; labels: string[]; by: string };
 
+/**
+ * A Thread moved onto this board carried its local board along (issue 45, boardCarry.ts): one `task-copied` per
+ * task (its notes follow as `note` events, `wrote` kept), then one `board-copied` that says what was carried from
+ * where. All of one copy are decided at once and stored in one transaction: a copy is there whole or not at all.
+ */
+export type CarryEventBody =
+  /** `taskId`: its id here; `from`: its board and id there. Its claim there ended `board-moved` (`lastClaim`);
+   *  `worktree`: only for work in review, whose branch approval merges. */
+  | {
+      kind: 'task-copied';
+      taskId: string;
+      from: CopiedFrom;
+      title: string;
+      body: string;
+      verify: string | null;
+      state: Exclude<TaskState, 'claimed'>;
+      after?: string[];
+      for?: string[];
+      blockedReason: string | null;
+      sentBack: SentBack | null;
+      attempts: number;
+      failures: number;
+      lastClaim: EndedClaim | null;
+      record: BranchRecord | null;
+      submitted: BranchRecord | null;
+      worktree: TaskWorktree | null;
+      createdAt: number;
+      by: string;
+    }
+  /** `label`: the old board as people know it; `runs`: old → new ids, as [first old number, first new number,
+   *  how many] (a map of thousands of ids is a few runs); `already`: its tasks an earlier copy carried, not again. */
+  | { kind: 'board-copied'; from: { board: string; label: string }; copied: number; already: number; runs: Array<[number, number, number]>; by: string };
+
 /** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
 /** `outage`: the shared board's database could not be reached, and every running lease was moved on by that long. */
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
 export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
 
-export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody);
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody);
 export type BoardEventKind = BoardEvent['kind'];

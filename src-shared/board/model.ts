@@ -45,8 +45,9 @@ export type ClaimEndReason =
  *  process was found gone without its exit being watched: it exited while the board host was down, or its
  *  pty host died (not a failed attempt: nothing says the agent failed). `host-lost`: on a board shared by
  *  several hosts, the holder's host stopped renewing its own lease (crashed, cut off, or paused past it), so
- *  another host ended the claims it could no longer vouch for. */
-export type HardReleaseReason = 'process-exited' | 'agent-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped' | 'host-lost';
+ *  another host ended the claims it could no longer vouch for. `board-moved`: the Thread was moved onto another
+ *  board (issue 45): its agents here were ended with it, and a claim carried to the new board ends there too. */
+export type HardReleaseReason = 'process-exited' | 'agent-exited' | 'pane-closed' | 'host-restarted' | 'host-stopped' | 'host-lost' | 'board-moved';
 
 export interface Note {
   readonly by: string; // agent id or 'user'
@@ -120,6 +121,16 @@ export interface Task {
   /** Its place in the merge queue once approved (issue 34, mergeQueue.ts), until it lands (done) or is sent
    *  back. Absent in boards written before the queue, which read as not queued. */
   readonly queued?: QueueEntry | null;
+  /** The task it was carried from, when a Thread moved onto this board (issue 45, boardCarry.ts): the old
+   *  board and the task's id there. null (absent in boards from before): made on this board. */
+  readonly copiedFrom?: CopiedFrom | null;
+}
+
+/** Where a carried task came from: the board (`host id:thread id` of a local journal, boardCarry.ts) and its
+ *  id there, which the new board may have given to another task. */
+export interface CopiedFrom {
+  readonly board: string;
+  readonly taskId: string;
 }
 
 /**

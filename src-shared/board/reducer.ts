@@ -66,6 +66,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   pushed: null,
   submittedQuiet: null,
   queued: null,
+  copiedFrom: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
@@ -185,8 +186,33 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       b.nextToken = Math.max(b.nextToken, e.to.token + 1);
       break;
     case 'note':
-      update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.at }] }));
+      update(b, e, (t) => ({ ...t, notes: [...t.notes, { by: e.by, text: e.text, at: e.wrote ?? e.at }] }));
       break;
+    case 'task-copied': {
+      if (b.tasks.has(e.taskId)) throw new EventMismatch(e, `${e.taskId} exists`);
+      b.tasks.set(e.taskId, {
+        ...NEW_TASK,
+        id: e.taskId,
+        title: e.title,
+        body: e.body,
+        state: e.state,
+        verify: e.verify,
+        createdAt: e.createdAt,
+        ...(e.after?.length ? { after: e.after } : {}),
+        ...(e.for?.length ? { for: e.for } : {}),
+        blockedReason: e.blockedReason,
+        sentBack: e.sentBack,
+        attempts: e.attempts,
+        failures: e.failures,
+        lastClaim: e.lastClaim,
+        record: e.record,
+        submitted: e.submitted,
+        worktree: e.worktree,
+        copiedFrom: e.from,
+      });
+      b.nextTaskNumber = Math.max(b.nextTaskNumber, taskNumber(e.taskId) + 1);
+      break;
+    }
     case 'submitted':
       update(b, e, (t) => ({ ...t, state: 'review', submitted: e.record ?? null, sentBack: null, submittedQuiet: quietAtSubmit(t.claim, e.agentId) }));
       break;
@@ -256,6 +282,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     }
     case 'write-rejected':
     case 'agent-state':
+    case 'board-copied':
       break;
     case 'queued':
       update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), seq: e.seq, ...(e.seal ? { seal: e.seal } : {}), landing: null } }));

@@ -62,8 +62,17 @@ const CLAIM_END_REASONS = [
   'host-restarted',
   'host-stopped',
   'host-lost',
+  'board-moved',
 ] as const;
 const WRITE_OPS = ['claim', 'renew', 'note', 'done', 'release', 'edit', 'fence', 'record', 'add', 'dispatch'] as const;
+
+const EndedClaimSchema = z.object({ agentId: AgentId, token: Token, reason: z.enum(CLAIM_END_REASONS) }).strict();
+const SentBackSchema = z.object({ by: Actor, reason: ReasonSchema, at: z.number().finite(), cause: z.enum(SEND_BACK_CAUSES).optional() }).strict();
+/** A carried task's old board (`host:thread`, boardCarry.ts: a 36-character host id and a thread id of at most
+ *  200, as thread-created bounds it) and id there. */
+const CopiedFromSchema = z.object({ board: Name(400), taskId: TaskIdSchema }).strict();
+/** Counts a board keeps per task: bounded only so a hand-written row cannot carry a number no board reaches. */
+const Count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 const base = { seq: z.number().int().positive(), at: z.number().finite(), mono: BoardTime };
 const ev = <K extends string, S extends z.ZodRawShape>(kind: K, shape: S) => z.object({ ...base, kind: z.literal(kind), ...shape }).strict();
@@ -84,7 +93,7 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     to: z.object({ agentId: AgentId, token: Token, deadline: BoardTime }).strict(),
     by: Actor,
   }),
-  ev('note', { taskId: TaskIdSchema, by: Actor, text: NoteTextSchema }),
+  ev('note', { taskId: TaskIdSchema, by: Actor, text: NoteTextSchema, wrote: z.number().finite().optional() }),
   ev('submitted', { taskId: TaskIdSchema, agentId: AgentId, token: Token, record: BranchRecordSchema.nullable().optional() }),
   ev('approved', { taskId: TaskIdSchema, by: Actor }),
   ev('returned', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema, to: z.enum(['claimed', 'open']), deadline: BoardTime.optional(), cause: z.enum(SEND_BACK_CAUSES).optional() }),
@@ -105,6 +114,35 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('unqueued', { taskId: TaskIdSchema, by: Actor, reason: ReasonSchema, code: z.literal('unsealed').optional() }),
   ev('for-set', { taskId: TaskIdSchema, for: TakersSchema, by: Actor }),
   ev('dispatch-set', { agentId: AgentId, mode: z.enum(DISPATCH_MODES), labels: LabelsSchema, by: Actor }),
+  ev('task-copied', {
+    taskId: TaskIdSchema,
+    from: CopiedFromSchema,
+    title: TitleSchema,
+    body: BodySchema,
+    verify: VerifySchema,
+    state: z.enum(TASK_STATES).exclude(['claimed']),
+    after: AfterSchema.optional(),
+    for: TakersSchema.optional(),
+    blockedReason: ReasonSchema.nullable(),
+    sentBack: SentBackSchema.nullable(),
+    attempts: Count,
+    failures: Count,
+    lastClaim: EndedClaimSchema.nullable(),
+    record: BranchRecordSchema.nullable(),
+    submitted: BranchRecordSchema.nullable(),
+    worktree: Worktree.nullable(),
+    createdAt: z.number().finite(),
+    by: Actor,
+  }),
+  ev('board-copied', {
+    // The label names a folder (a path, at most 4096 bytes on Linux) and a machine.
+    from: z.object({ board: Name(400), label: Name(4096 + 300) }).strict(),
+    copied: Count,
+    already: Count,
+    // One run per task at worst; a board's text cap (32 Mi characters) holds far fewer tasks than this.
+    runs: z.array(z.tuple([Count, Count, Count])).max(1_000_000),
+    by: Actor,
+  }),
 ]);
 
 /** Every kind of event has its stored shape here: a kind added to events.ts and not here fails typecheck, where it
@@ -149,9 +187,9 @@ function describeIssue(error: z.ZodError): string {
 /** Why a well-formed event cannot follow board `b` (the reducer would refuse it, or it breaks a board limit), or null. */
 function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
   if (e.kind === 'thread-created') return b.seq === 0 ? null : 'the board was created already';
-  if (e.kind === 'agent-state' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set') return null;
+  if (e.kind === 'agent-state' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set' || e.kind === 'board-copied') return null;
   const t = b.tasks.get(e.taskId);
-  if (e.kind === 'task-added') return t ? `${e.taskId} was added already` : null;
+  if (e.kind === 'task-added' || e.kind === 'task-copied') return t ? `${e.taskId} was added already` : null;
   if (!t) return `there is no task ${e.taskId}`;
   const leaseTooLong = (deadline: number) => (leaseEnd(e.mono, deadline) < deadline ? `its lease runs ${hours(deadline - e.mono)}, past the board's longest (${hours(Limits.maxLeaseMs)})` : null);
   const tokenNotNew = (token: number) => (token < b.nextToken ? `its token ${token} is not above the last one granted (${b.nextToken - 1})` : null);

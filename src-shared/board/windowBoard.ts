@@ -53,6 +53,7 @@ const clip = (s: string) => (s.length > WindowBoardLimits.logTextChars ? `${s.sl
 export function windowLogEvent(e: BoardEvent): BoardEvent {
   switch (e.kind) {
     case 'task-added':
+    case 'task-copied':
       return e.body.length > WindowBoardLimits.logTextChars ? { ...e, body: clip(e.body) } : e;
     case 'task-edited':
       return e.body !== undefined && e.body.length > WindowBoardLimits.logTextChars ? { ...e, body: clip(e.body) } : e;

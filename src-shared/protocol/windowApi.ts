@@ -7,6 +7,7 @@ import type { CompactTask } from '../board/serialized.js';
 import { EventPageLimits, type EventPage } from '../board/eventPage.js';
 import type { SerializedBoard } from '../board/serialized.js';
 import type { TaskDetails } from '../board/windowBoard.js';
+import type { CarryOutcome } from '../board/boardCarry.js';
 import type { ClaimView } from './views.js';
 import { AfterSchema, AgentIdSchema, BodySchema, GoalSchema, NoteTextSchema, ReasonSchema, RejectReasonSchema, SettingsPatchSchema, TaskIdSchema, TitleSchema, VerifySchema, TakersSchema, DispatchModeSchema, LabelsSchema } from '../board/schemas.js';
 import type { Result } from '../board/result.js';
@@ -119,9 +120,19 @@ export const windowMethods = {
    * back), or null for the journal. The host checks that it connects before anything changes, then closes the
    * Thread and opens it again on the new board (its windows get `thread-reopened`). A host started with
    * `--board` (or FORKBENCH_BOARD_URL) refuses: its board is set there. The bound is the host's URL bound.
+   * `move` (issue 45): leaving a local board that has tasks, what happens to them: `copy` them onto the shared
+   * board, or start there `empty` (the local board stays, whole, for a switch back). Without it such a switch is
+   * refused `move-needed`, naming how many tasks, and nothing changes.
    */
-  'thread.setBoard': method<BoardStoreView>()(
-    z.object({ key, url: z.string().min(1).max(MAX_BOARD_URL_CHARS).nullable(), name: z.string().min(1).max(MAX_BOARD_NAME_CHARS).optional() }).strict(),
+  'thread.setBoard': method<BoardSwitch>()(
+    z
+      .object({
+        key,
+        url: z.string().min(1).max(MAX_BOARD_URL_CHARS).nullable(),
+        name: z.string().min(1).max(MAX_BOARD_NAME_CHARS).optional(),
+        move: z.enum(['copy', 'empty']).optional(),
+      })
+      .strict(),
   ),
 } as const;
 
@@ -146,6 +157,11 @@ export interface AgentLastRun {
    *  switch) and give the same id to another task, or the title may have changed since. Absent in records
    *  from before titles were kept. */
   titles?: Record<string, string>;
+  /** The board it held them on, when that is not the board on screen (the Thread moved since, issue 45): the
+   *  ids are that board's, and name other tasks here. Absent: this board. */
+  elsewhere?: string;
+  /** Of those, the ones copied onto this board, by their ids here. */
+  now?: Record<string, string>;
   /** Its exit status, when the host saw it. */
   exit: { code: number; signal: number | null } | null;
 }
@@ -207,6 +223,13 @@ export interface ThreadSnapshot {
  * with `--board` (or FORKBENCH_BOARD_URL), which wins over the Thread's own setting, so the window cannot change it.
  */
 export type BoardStoreView = { kind: 'journal' } | { kind: 'postgres'; where: string; name: string; fixed: boolean };
+
+/** A board switch's answer: where the Thread is now, and what a copy of its local board carried (old id → new
+ *  id), or null when nothing was copied. */
+export interface BoardSwitch {
+  store: BoardStoreView;
+  carried: CarryOutcome | null;
+}
 
 /** Whether claims get worktrees in this Thread, and if not, why: the window says so rather than leave it silent. */
 export type GitIsolation =

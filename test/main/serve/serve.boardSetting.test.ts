@@ -100,15 +100,21 @@ describe('the Thread’s board, set in the window', () => {
     await admin.connect();
     await admin.query('CREATE SCHEMA forkbench; CREATE TABLE forkbench.schema_version (version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL); INSERT INTO forkbench.schema_version VALUES (999999, $$future$$, $$x$$)');
     await admin.end();
-    const unopenable = await refusal(sa, 'thread.setBoard', { key: a.key, url: newer.replace(`${PG_SUPERUSER}@`, `${PG_SUPERUSER}:${PASSWORD}@`) });
+    const unopenable = await refusal(sa, 'thread.setBoard', { key: a.key, url: newer.replace(`${PG_SUPERUSER}@`, `${PG_SUPERUSER}:${PASSWORD}@`), move: 'empty' });
     expect(unopenable).toMatchObject({ code: 'board-unavailable', message: expect.stringMatching(/^the Thread stays on its board: .*upgrade Forkbench/) });
     expect((await snapshot(sa, a.key)).store).toEqual({ kind: 'journal' });
     expect(await titles(sa, a.key)).toEqual(['on this computer']);
     expect(fs.existsSync(settingFile)).toBe(false);
 
-    // A good one: the Thread reopens on the (empty) shared board and every window is told.
+    // A good one, without saying what happens to the local board's task: refused, nothing changed (issue 45).
+    const unsaid = await refusal(sa, 'thread.setBoard', { key: a.key, url: withPassword, name: 'team' });
+    expect(unsaid).toMatchObject({ code: 'move-needed', message: expect.stringMatching(/local board has 1 task: /) });
+    expect(fs.existsSync(settingFile)).toBe(false);
+    // Started empty: the Thread reopens on the (empty) shared board and every window is told.
     const reopenedBefore = sa.window.pushes.filter((p) => p.type === 'thread-reopened').length;
-    const set = await call(sa, 'thread.setBoard', { key: a.key, url: withPassword, name: 'team' });
+    const switched = await call(sa, 'thread.setBoard', { key: a.key, url: withPassword, name: 'team', move: 'empty' });
+    expect(switched.carried).toBeNull();
+    const set = switched.store;
     const where = `${pgc.socketDir}/setting`;
     expect(set).toEqual({ kind: 'postgres', where, name: 'team', fixed: false });
     await waitFor(() => sa.window.pushes.filter((p) => p.type === 'thread-reopened' && p.key === a.key).length > reopenedBefore, 10_000, 'the reopened push');
@@ -140,13 +146,13 @@ describe('the Thread’s board, set in the window', () => {
     expect(paneText(sa, agent.id)).toContain('CLAIM=0=END');
     await waitFor(async () => (await taskOf(sb, b.key, 'T-1'))?.claim?.agentId === agent.id, 10_000, 'B to see the claim');
 
-    // Back to the journal: A's claims on the shared board end as at any close of the Thread; the file goes,
+    // Back to the journal: A's claims on the shared board end as the Thread moves (board-moved); the file goes,
     // and the journal's own task is there as it was.
-    expect(await call(sa, 'thread.setBoard', { key: a.key, url: null })).toEqual({ kind: 'journal' });
+    expect(await call(sa, 'thread.setBoard', { key: a.key, url: null })).toEqual({ store: { kind: 'journal' }, carried: null });
     expect((await snapshot(sa, a.key)).store).toEqual({ kind: 'journal' });
     expect(await titles(sa, a.key)).toEqual(['on this computer']);
     expect(fs.existsSync(settingFile)).toBe(false);
-    await waitFor(async () => (await taskOf(sb, b.key, 'T-1'))?.lastClaim?.reason === 'host-stopped', 10_000, 'B to see the claim end');
+    await waitFor(async () => (await taskOf(sb, b.key, 'T-1'))?.lastClaim?.reason === 'board-moved', 10_000, 'B to see the claim end');
 
     sa.proc.kill('SIGINT');
     await sa.exit;

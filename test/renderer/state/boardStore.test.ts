@@ -42,7 +42,7 @@ describe('the Shared board setting', () => {
 
   it('sets the board: the URL goes to the host once, the new store and a fresh snapshot come back', async () => {
     const { c, t, at } = await shown();
-    t.on('thread.setBoard', () => ((at.store = SHARED), SHARED));
+    t.on('thread.setBoard', () => ((at.store = SHARED), { store: SHARED, carried: null }));
     const before = t.callsOf('thread.snapshot').length;
     expect(await c.setBoard('postgres://me:pw@db.example/forkbench', 'team')).toBeNull();
     expect(t.callsOf('thread.setBoard')).toEqual([{ key: KEY, url: 'postgres://me:pw@db.example/forkbench', name: 'team' }]);
@@ -65,10 +65,19 @@ describe('the Shared board setting', () => {
 
   it('back to the journal sends null', async () => {
     const { c, t, at } = await shown(SHARED);
-    t.on('thread.setBoard', () => ((at.store = { kind: 'journal' }), at.store));
+    t.on('thread.setBoard', () => ((at.store = { kind: 'journal' }), { store: at.store, carried: null }));
     expect(await c.setBoard(null)).toBeNull();
     expect(t.callsOf('thread.setBoard')).toEqual([{ key: KEY, url: null }]);
     expect(c.state.boardStore).toEqual({ kind: 'journal' });
+  });
+
+  it('a move that copied the local board keeps what it carried for the panel, and sends the person’s choice', async () => {
+    const { c, t, at } = await shown();
+    const carried = { label: 'the local board of /p on h', copied: [['T-1', 'T-4'] as const], already: [], settings: false };
+    t.on('thread.setBoard', () => ((at.store = SHARED), { store: SHARED, carried }));
+    expect(await c.setBoard('postgres://db.example/forkbench', undefined, 'copy')).toBeNull();
+    expect(t.callsOf('thread.setBoard')).toEqual([{ key: KEY, url: 'postgres://db.example/forkbench', move: 'copy' }]);
+    expect(c.state.boardCarried).toEqual({ key: KEY, outcome: carried });
   });
 
   it('another window’s switch (the thread-reopened push) reloads the Thread shown', async () => {
