@@ -1,0 +1,103 @@
+import type { BranchRecord, GitRemote, Task } from '../../src-shared/board/model.js';
+import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
+import type { WorkElsewhere } from '../../src-shared/protocol/windowApi.js';
+import { firstLine, TaskRemote } from './taskRemote.js';
+import type { TaskRepo } from './taskRepo.js';
+
+/** The work in review as this host has it: its recorded commit, here with the recorded tree (null: a board
+ *  from before records, whose work is the branch), or where it is instead. */
+export type Reached = { ok: true; sha: string | null } | { ok: false; elsewhere: WorkElsewhere };
+
+/** What the board knows of where a commit was made, for whereWorkIs. */
+export interface WorkFacts {
+  taskId: string;
+  why: WorkElsewhere['why'];
+  sha: string;
+  /** The host that recorded it; `here` when it is this host (the clone lost it since). */
+  host: string | null;
+  here: boolean;
+  agent: string;
+  /** Its agent runs on a live host of the board now (that host pushes what it records while it runs). */
+  agentLive: boolean;
+  remote: GitRemote | null;
+  /** What the remote holds under the task's ref when that is not the recorded commit. */
+  other?: string | null;
+  /** Why the remote could not be reached, in git's words (no command line, no password). */
+  cause?: string;
+}
+
+/**
+ * A task's work where this host can show it (issue 45): the commit the board recorded, in this clone (made
+ * here, fetched before, or fetched now from the Thread's remote, `refs/forkbench/tasks/T-n`, where the host
+ * that recorded it pushes it). When it cannot be had, where it is instead: the host and agent that made it,
+ * why it is not here, and what the person can do. Review shows only work this host has, and approval
+ * approves only that: a person never approves a commit they could not be shown.
+ */
+export class WorkReach {
+  constructor(private readonly r: TaskRepo) {}
+
+  async reach(t: Task): Promise<Reached> {
+    const rec = t.submitted ?? t.record;
+    if (!rec) return { ok: true, sha: null };
+    let now = await this.here(rec);
+    if (now === 'yes') return { ok: true, sha: rec.sha };
+    const remote = this.r.board.state.settings.remote;
+    if (now === 'other') return this.elsewhere(t, rec, { why: 'not-arrived', remote });
+    if (!remote) return this.elsewhere(t, rec, { why: 'no-remote', remote });
+    const link = new TaskRemote(this.r, remote);
+    const failed = await link.fetchTask(t.id);
+    now = await this.here(rec);
+    if (now === 'yes') return { ok: true, sha: rec.sha };
+    if (now === 'other') return this.elsewhere(t, rec, { why: 'not-arrived', remote });
+    // Not here after the fetch: what the remote holds there says whether it answered, and what it has.
+    const ref = remoteTaskRef(t.id);
+    const listed = await link.list([ref]).then(
+      (refs) => refs.get(ref) ?? null,
+      (err: Error) => err,
+    );
+    if (listed instanceof Error) return this.elsewhere(t, rec, { why: 'unreachable', remote, cause: gitWords(failed ?? listed.message) });
+    if (listed === null) return this.elsewhere(t, rec, { why: 'not-pushed', remote });
+    return this.elsewhere(t, rec, { why: 'not-arrived', remote, other: listed });
+  }
+
+  /** The recorded commit is here with its recorded tree (`yes`), here with another (`other`), or not here. */
+  private async here(rec: BranchRecord): Promise<'yes' | 'other' | 'no'> {
+    const tree = await this.r.treeOf(rec.sha);
+    return !tree ? 'no' : tree === rec.tree ? 'yes' : 'other';
+  }
+
+  /** Where the board says the commit was made: the host its record names, and its agent by name. */
+  private async elsewhere(t: Task, rec: BranchRecord, o: Pick<WorkFacts, 'why' | 'remote' | 'other' | 'cause'>): Promise<Reached> {
+    let host: { id: string; name: string } | null = null;
+    for (const e of await this.r.board.taskLog(t.id).catch(() => [])) if (e.kind === 'branch-recorded' && e.record.sha === rec.sha && e.host) host = e.host;
+    const peer = this.r.board.peers().find((p) => p.id === rec.by);
+    const here = host !== null && host.id === this.r.board.engine.here?.id;
+    const facts: WorkFacts = { taskId: t.id, sha: rec.sha, host: host?.name ?? peer?.host ?? null, here, agent: peer?.name ?? rec.by, agentLive: !!peer, ...o };
+    return { ok: false, elsewhere: { why: o.why, sha: rec.sha, host: facts.host, agent: facts.agent, message: whereWorkIs(facts) } };
+  }
+}
+
+/** git's own words of a failure, without the command line the host ran. */
+function gitWords(message: string): string {
+  return firstLine(message).replace(/^git \S+ failed \([^)]*\): /, '').trim();
+}
+
+/** What a person reads when this host cannot show a task's work: where it is, why not here, what to do. */
+export function whereWorkIs(f: WorkFacts): string {
+  const short = shortSha(f.sha);
+  const ref = remoteTaskRef(f.taskId);
+  const made = f.here ? 'on this host' : f.host ? `on ${f.host}` : 'on another host';
+  const thatHost = f.here ? 'this host' : (f.host ?? 'the host it was made on');
+  const lead = `${f.taskId}'s work, commit ${short} by ${f.agent} ${made}, is not in this clone`;
+  const orThere = f.here ? '' : ` or review it in ${thatHost}'s window`;
+  let text: string;
+  if (f.why === 'no-remote' || !f.remote)
+    text = `${lead}, and this Thread names no remote to fetch it from: it is only in ${f.here ? 'a clone this host no longer has' : `${thatHost}'s clone`}. Review it in ${thatHost}'s window, or give every host's clone one shared remote (Thread settings) so work travels between them.`;
+  else if (f.why === 'not-pushed')
+    text = `${lead}, and ${f.remote.name} does not have it under ${ref}: ${thatHost} has not pushed it yet, or it was lost with that host. ${f.agentLive ? `${f.agent} is running on ${thatHost} now, which pushes each commit as it is recorded: press Refresh in a moment,` : `Forkbench on ${thatHost} pushes it while it runs: start it there again if it stopped, then press Refresh,`}${orThere}.`;
+  else if (f.why === 'unreachable')
+    text = `${lead}, and ${f.remote.name} (${f.remote.url}) could not be reached from this host to fetch it${f.cause ? ` (${f.cause})` : ''}. Check this host's access to it, then press Refresh${orThere}.`;
+  else
+    text = `${lead}: what arrived${f.other ? ` from ${f.remote.name} under ${ref} is ${shortSha(f.other)}` : ' here has other content'}, not the recorded ${short}, so there is nothing here to show. ${thatHost} pushes the recorded commit again while it runs: press Refresh in a moment${orThere}.`;
+  return `${text} Approval stays off until this host can show it.`;
+}
