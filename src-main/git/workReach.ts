@@ -94,7 +94,7 @@ export function whereWorkIs(f: WorkFacts): string {
   if (f.why === 'no-remote' || !f.remote)
     text = `${lead}, and this Thread names no remote to fetch it from: it is only in ${f.here ? 'a clone this host no longer has' : `${thatHost}'s clone`}. Review it in ${thatHost}'s window, or give every host's clone one shared remote (Thread settings) so work travels between them.`;
   else if (f.why === 'not-pushed')
-    text = `${lead}, and ${f.remote.name} does not have it under ${ref}: ${thatHost} has not pushed it yet, or it was lost with that host. ${f.agentLive ? `${f.agent} is running on ${thatHost} now, which pushes each commit as it is recorded: press Refresh in a moment,` : `Forkbench on ${thatHost} pushes it while it runs: start it there again if it stopped, then press Refresh,`}${orThere}.`;
+    text = `${lead}, and ${f.remote.name} does not have it under ${ref}: ${thatHost} has not pushed it yet, or it was lost with that host. ${f.agentLive ? `Forkbench on ${thatHost} runs ${f.agent} now and pushes each commit as it is recorded: press Refresh in a moment,` : `Forkbench on ${thatHost} pushes it while it runs: start it there again if it stopped, then press Refresh,`}${orThere}.`;
   else if (f.why === 'unreachable')
     text = `${lead}, and ${f.remote.name} (${f.remote.url}) could not be reached from this host to fetch it${f.cause ? ` (${f.cause})` : ''}. Check this host's access to it, then press Refresh${orThere}.`;
   else

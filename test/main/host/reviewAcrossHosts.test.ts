@@ -161,7 +161,7 @@ describe('review on host A of work committed on host B', () => {
     const d = await api.taskDiff({ key, taskId: 'T-1' });
     expect(d.elsewhere).toMatchObject({ why: 'not-pushed', sha, host: names.host, agent: names.agent });
     expect(d.elsewhere?.message).toBe(
-      `T-1's work, commit ${sha.slice(0, 10)} by ${names.agent} on ${names.host}, is not in this clone, and origin does not have it under refs/forkbench/tasks/T-1: ${names.host} has not pushed it yet, or it was lost with that host. ${names.agent} is running on ${names.host} now, which pushes each commit as it is recorded: press Refresh in a moment, or review it in ${names.host}'s window. Approval stays off until this host can show it.`,
+      `T-1's work, commit ${sha.slice(0, 10)} by ${names.agent} on ${names.host}, is not in this clone, and origin does not have it under refs/forkbench/tasks/T-1: ${names.host} has not pushed it yet, or it was lost with that host. Forkbench on ${names.host} runs ${names.agent} now and pushes each commit as it is recorded: press Refresh in a moment, or review it in ${names.host}'s window. Approval stays off until this host can show it.`,
     );
     const before = untouched(a, 'T-1');
     await expect(api.approveTask({ key, taskId: 'T-1', seen: sha, writeKey: 'approve-unpushed' })).rejects.toMatchObject({ code: 'work-elsewhere' });
