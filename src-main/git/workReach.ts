@@ -86,18 +86,21 @@ function gitWords(message: string): string {
 export function whereWorkIs(f: WorkFacts): string {
   const short = shortSha(f.sha);
   const ref = remoteTaskRef(f.taskId);
-  const made = f.here ? 'on this host' : f.host ? `on ${f.host}` : 'on another host';
-  const thatHost = f.here ? 'this host' : (f.host ?? 'the host it was made on');
-  const lead = `${f.taskId}'s work, commit ${short} by ${f.agent} ${made}, is not in this clone`;
-  const orThere = f.here ? '' : ` or review it in ${thatHost}'s window`;
+  // Where it was made, as a subject ("buildbox has not pushed it"), and whose window can show it (none: this one).
+  const maker = f.here ? 'this host' : (f.host ?? 'the host it was made on');
+  const window = f.here ? null : f.host ? `${f.host}'s window` : 'the window of the host it was made on';
+  const orThere = window ? `, or review it in ${window}` : '';
+  const lead = `${f.taskId}'s work, commit ${short} by ${f.agent} ${f.here ? 'on this host' : f.host ? `on ${f.host}` : 'on another host'}, is not in this clone`;
   let text: string;
   if (f.why === 'no-remote' || !f.remote)
-    text = `${lead}, and this Thread names no remote to fetch it from: it is only in ${f.here ? 'a clone this host no longer has' : `${thatHost}'s clone`}. Review it in ${thatHost}'s window, or give every host's clone one shared remote (Thread settings) so work travels between them.`;
+    text = window
+      ? `${lead}, and this Thread names no remote to fetch it from: it is only in ${f.host ? `${f.host}'s clone` : 'the clone of the host it was made on'}. Review it in ${window}, or give every host's clone one shared remote (Thread settings) so work travels between them.`
+      : `${lead} any more, and this Thread names no remote to fetch it from, so nothing here can show it. Reject it, so its agent commits the work again.`;
   else if (f.why === 'not-pushed')
-    text = `${lead}, and ${f.remote.name} does not have it under ${ref}: ${thatHost} has not pushed it yet, or it was lost with that host. ${f.agentLive ? `Forkbench on ${thatHost} runs ${f.agent} now and pushes each commit as it is recorded: press Refresh in a moment,` : `Forkbench on ${thatHost} pushes it while it runs: start it there again if it stopped, then press Refresh,`}${orThere}.`;
+    text = `${lead}, and ${f.remote.name} does not have it under ${ref}: ${maker} has not pushed it yet, or it was lost with that host. ${f.agentLive ? `Forkbench on ${maker} runs ${f.agent} now and pushes each commit as it is recorded: press Refresh in a moment` : `Forkbench on ${maker} pushes it while it runs: start it there again if it stopped, then press Refresh`}${orThere}.`;
   else if (f.why === 'unreachable')
     text = `${lead}, and ${f.remote.name} (${f.remote.url}) could not be reached from this host to fetch it${f.cause ? ` (${f.cause})` : ''}. Check this host's access to it, then press Refresh${orThere}.`;
   else
-    text = `${lead}: what arrived${f.other ? ` from ${f.remote.name} under ${ref} is ${shortSha(f.other)}` : ' here has other content'}, not the recorded ${short}, so there is nothing here to show. ${thatHost} pushes the recorded commit again while it runs: press Refresh in a moment${orThere}.`;
+    text = `${lead}: what arrived${f.other ? ` from ${f.remote.name} under ${ref} is ${shortSha(f.other)}` : ' here has other content'}, not the recorded ${short}, so there is nothing here to show. Something other than Forkbench wrote there; from a clone on ${maker}, \`git push ${f.remote.name} ${f.sha}:${ref}\` puts the work back, then press Refresh${orThere}.`;
   return `${text} Approval stays off until this host can show it.`;
 }

@@ -114,7 +114,7 @@ describe('review on host A of work committed on host B', () => {
     const said = d.elsewhere?.message as string;
     expect(said).toMatch(
       new RegExp(
-        `^T-1's work, commit ${sha.slice(0, 10)} by ${names.agent} on ${esc(names.host)}, is not in this clone, and origin \\(${esc(bare)}\\) could not be reached from this host to fetch it \\(.*does not appear to be a git repository.*\\)\\. Check this host's access to it, then press Refresh or review it in ${esc(names.host)}'s window\\. Approval stays off until this host can show it\\.$`,
+        `^T-1's work, commit ${sha.slice(0, 10)} by ${names.agent} on ${esc(names.host)}, is not in this clone, and origin \\(${esc(bare)}\\) could not be reached from this host to fetch it \\(.*does not appear to be a git repository.*\\)\\. Check this host's access to it, then press Refresh, or review it in ${esc(names.host)}'s window\\. Approval stays off until this host can show it\\.$`,
       ),
     );
     expect(said).not.toMatch(/git -c|symmetric difference|failed \(\d+\)/);
@@ -173,6 +173,29 @@ describe('review on host A of work committed on host B', () => {
     expect(shown.elsewhere).toBeUndefined();
     expect(shown.head).toBe(sha);
     expect(shown.patch).toContain('+line two');
+  }, 120_000);
+
+  it('the remote’s task ref holds another commit than the record (someone pushed over it): the Diff says nothing that arrived is the work, approve is refused', async () => {
+    const { bare, a, b } = await clones.two();
+    await b.host.board.run((e) => e.addTask({ title: 'change notes' }));
+    const { sha, agent } = await workedOn(b, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    await hostPushed(b, bare, 'T-1', sha);
+    await waitFor(() => taskOn(a, 'T-1')?.state === 'review', 10_000, 'A to see T-1 in review');
+    // A push with hooks off, outside Forkbench, puts main's commit where B's work was.
+    const main = remoteMain(bare);
+    gitSync(bare, ['update-ref', 'refs/forkbench/tasks/T-1', main]);
+    const names = namesOn(b, agent);
+    const { api, key } = windowOf(a);
+    const d = await api.taskDiff({ key, taskId: 'T-1' });
+    expect(d.elsewhere).toMatchObject({ why: 'not-arrived', sha, host: names.host });
+    expect(d.elsewhere?.message).toMatch(
+      new RegExp(`^T-1's work, commit ${sha.slice(0, 10)} by .* on ${esc(names.host)}, is not in this clone: what arrived from origin under refs/forkbench/tasks/T-1 is ${main.slice(0, 10)}, not the recorded ${sha.slice(0, 10)}, so there is nothing here to show\\.`),
+    );
+    expect(await hasCommit(a.folder, sha)).toBe(false);
+    const before = untouched(a, 'T-1');
+    await expect(api.approveTask({ key, taskId: 'T-1', writeKey: 'approve-other' })).rejects.toMatchObject({ code: 'work-elsewhere' });
+    expect(untouched(a, 'T-1')).toEqual(before);
+    expect(remoteMain(bare)).toBe(main);
   }, 120_000);
 });
 
