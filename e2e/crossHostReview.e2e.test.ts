@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { remoteTaskRef } from '../src-shared/git/taskBranch.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
+import { axeViolations, describeViolations, settleScheme } from './axe.js';
 import { printedWorktree } from './gitThread.js';
 import { openWindow, startServe, type Served, type WindowSession, withQuery } from './harness.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
@@ -136,6 +137,12 @@ describe('review on host A of work done on host B, in Chromium', () => {
     expect(await pageA.getByTestId('diff-approve-T-1').isDisabled()).toBe(true);
     expect(await pageA.getByTestId('diff-reject-T-1').isDisabled()).toBe(false);
     await a.shot('cross-host-review-01-work-elsewhere');
+    // Read as well as seen: no axe violation in the dialog saying where the work is, light or dark.
+    for (const s of ['light', 'dark'] as const) {
+      await settleScheme(pageA, s);
+      expect(describeViolations(await axeViolations(pageA, '[data-testid="diff-view"]')), s).toBe('');
+    }
+    await pageA.emulateMedia({ colorScheme: 'light' });
 
     // An approval sent to A's host anyway (a window of an older build, a script) is refused there: nothing queued.
     const key = (await hostA.call('threads.list', {}))[0]!.key;
