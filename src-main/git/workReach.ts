@@ -1,6 +1,7 @@
 import type { BranchRecord, GitRemote, Task } from '../../src-shared/board/model.js';
 import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
 import type { WorkElsewhere } from '../../src-shared/protocol/windowApi.js';
+import { GitError } from './git.js';
 import { firstLine, TaskRemote } from './taskRemote.js';
 import type { TaskRepo } from './taskRepo.js';
 
@@ -45,17 +46,22 @@ export class WorkReach {
     if (now === 'other') return this.elsewhere(t, rec, { why: 'not-arrived', remote });
     if (!remote) return this.elsewhere(t, rec, { why: 'no-remote', remote });
     const link = new TaskRemote(this.r, remote);
-    const failed = await link.fetchTask(t.id);
+    const ref = remoteTaskRef(t.id);
+    const failed = await link.fetch([ref]).then(
+      () => null,
+      (err: Error) => err,
+    );
     now = await this.here(rec);
     if (now === 'yes') return { ok: true, sha: rec.sha };
     if (now === 'other') return this.elsewhere(t, rec, { why: 'not-arrived', remote });
+    // A remote that gave no answer within the time bound is not asked again: the person would wait twice.
+    if (failed instanceof GitError && failed.code === null) return this.elsewhere(t, rec, { why: 'unreachable', remote, cause: gitWords(failed.message) });
     // Not here after the fetch: what the remote holds there says whether it answered, and what it has.
-    const ref = remoteTaskRef(t.id);
     const listed = await link.list([ref]).then(
       (refs) => refs.get(ref) ?? null,
       (err: Error) => err,
     );
-    if (listed instanceof Error) return this.elsewhere(t, rec, { why: 'unreachable', remote, cause: gitWords(failed ?? listed.message) });
+    if (listed instanceof Error) return this.elsewhere(t, rec, { why: 'unreachable', remote, cause: gitWords((failed ?? listed).message) });
     if (listed === null) return this.elsewhere(t, rec, { why: 'not-pushed', remote });
     return this.elsewhere(t, rec, { why: 'not-arrived', remote, other: listed });
   }
