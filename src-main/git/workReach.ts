@@ -77,7 +77,9 @@ export class WorkReach {
     let host: { id: string; name: string } | null = null;
     for (const e of await this.r.board.taskLog(t.id).catch(() => [])) if (e.kind === 'branch-recorded' && e.record.sha === rec.sha && e.host) host = e.host;
     const peer = this.r.board.peers().find((p) => p.id === rec.by);
-    const here = host !== null && host.id === this.r.board.engine.here?.id;
+    // A board of one host names no host on its records: what it recorded, this host recorded.
+    const me = this.r.board.engine.here;
+    const here = host ? host.id === me?.id : me === null;
     const facts: WorkFacts = { taskId: t.id, sha: rec.sha, host: host?.name ?? peer?.host ?? null, here, agent: peer?.name ?? rec.by, agentLive: !!peer, ...o };
     return { ok: false, elsewhere: { why: o.why, sha: rec.sha, host: facts.host, agent: facts.agent, message: whereWorkIs(facts) } };
   }
