@@ -9,6 +9,7 @@ import type { ClaimFolders } from './claimFolders.js';
 import { configSettings, GitError, gitLine, personScope } from './git.js';
 import { TaskRemote, trackingRef } from './taskRemote.js';
 import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { WorkReach, type Reached } from './workReach.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 
 export const RemoteMergeConstants = {
@@ -57,11 +58,14 @@ const MAX_PATCH_CHARS = 512 * 1024;
 export class TaskReview {
   /** Approvals that fetch and push, one at a time (mergeToRemote). */
   private readonly remoteQueue = new SerialQueue();
+  private readonly work: WorkReach;
 
   constructor(
     private readonly r: TaskRepo,
     private readonly folders: ClaimFolders,
-  ) {}
+  ) {
+    this.work = new WorkReach(r);
+  }
 
   /** The token of the claim whose work is in review: the one that said done. */
   static finalToken(t: Task): number | null {
@@ -77,27 +81,58 @@ export class TaskReview {
     return { ...(await this.trailersOf(head)), recorded: false };
   }
 
+  /** The task's work as this host can show it: its recorded commit here (fetched from the remote's task
+   *  namespace when another host made it), or where it is instead (WorkReach). */
+  reach(taskId: string): Promise<Reached> {
+    return this.work.reach(this.r.task(taskId));
+  }
+
+  /**
+   * The work in review against its base: files changed and the patch. Work this host cannot show (made on
+   * another host and not fetchable) is answered with where it is (`elsewhere`), never git's error.
+   */
   async diff(taskId: string): Promise<TaskDiff> {
     const t = this.r.task(taskId);
     const wt = t.worktree;
     if (!wt) throw new WorktreeError('no-worktree', `${taskId} has no worktree: it was never claimed here, or its work was merged.`);
     const root = this.r.repo.root;
+    const reached = await this.work.reach(t);
+    if (!reached.ok) {
+      const rec = t.submitted ?? t.record;
+      return {
+        taskId,
+        branch: wt.branch,
+        base: wt.base,
+        head: reached.elsewhere.sha,
+        headToken: rec?.token || null,
+        headTask: taskId,
+        finalToken: TaskReview.finalToken(t),
+        commits: 0,
+        files: [],
+        patch: '',
+        truncated: false,
+        uncommitted: 0,
+        elsewhere: reached.elsewhere,
+      };
+    }
     const head = await this.reviewed(t, wt);
     const rev = head?.sha ?? wt.branch;
-    const range = `${wt.base}...${rev}`;
+    const base = await this.diffBase(wt);
+    const range = `${base.rev}...${rev}`;
     const [count, names, nums, patch, uncommitted] = await Promise.all([
-      this.r.aheadOf(wt.base, rev),
+      this.r.aheadOf(base.rev, rev),
       this.r.git(root, ['diff', '--name-status', '-M', '-z', range]),
       this.r.git(root, ['diff', '--numstat', '-M', '-z', range]),
       this.r.git(root, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '-M', range]),
-      this.r.uncommittedOf(wt),
+      // Another host's folder is that host's to read, even where its path happens to exist here.
+      this.ours(wt) ? this.r.uncommittedOf(wt) : 0,
     ]);
     const stats = parseNumstat(nums.stdout);
     const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...(stats.get(f.path) ?? { added: null, deleted: null }) }));
     return {
       taskId,
       branch: wt.branch,
-      base: wt.base,
+      base: base.name,
       head: head?.sha ?? '',
       headToken: head?.token ?? null,
       headTask: head?.task ?? null,
@@ -108,6 +143,20 @@ export class TaskReview {
       truncated: patch.stdout.length > MAX_PATCH_CHARS,
       uncommitted,
     };
+  }
+
+  /**
+   * What the work is read against: on a board with a remote, the remote's base as this clone last fetched it
+   * (where approval merges it, and where each claim starts; the person's own branch is not moved by approvals
+   * and may lag far behind); else the base branch. A base this clone lacks (a branch only the remote has)
+   * falls back to the commit the worktree was made at.
+   */
+  private async diffBase(wt: TaskWorktree): Promise<{ rev: string; name: string }> {
+    const remote = this.r.board.state.settings.remote;
+    const tracking = remote ? trackingRef(remote.name, wt.base) : null;
+    if (remote && tracking && this.r.readRef(tracking)) return { rev: tracking, name: `${remote.name}/${wt.base}` };
+    if (this.r.readRef(`refs/heads/${wt.base}`) || !wt.baseCommit || !(await this.r.treeOf(wt.baseCommit))) return { rev: `refs/heads/${wt.base}`, name: wt.base };
+    return { rev: wt.baseCommit, name: `${wt.base} at ${shortSha(wt.baseCommit)}` };
   }
 
   private async trailersOf(rev: string): Promise<{ sha: string; token: number | null; task: string | null }> {

@@ -11,7 +11,7 @@ import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import type { BoardService, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
-import type { Result } from '../../src-shared/board/result.js';
+import { reject, type Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { AgentLockFolders } from '../roster/goneAgentLocks.js';
 import type { MergeCandidate, RemoteMerge } from '../git/taskReview.js';
@@ -39,6 +39,20 @@ export interface BaseMoved {
   remote: string;
   base: string;
   sha: string;
+}
+
+/**
+ * Why the work a decision finds in review is not the work this host can show (`shown`, checked before the
+ * decision) or the person was shown (`seen`), or null when it is both: the host's view of a shared board lags,
+ * and a new `done` may land between the diff and the click.
+ */
+function unshownWork(now: Task, shown: string | null, seen: string | undefined): string | null {
+  const sha = (now.submitted ?? now.record)?.sha ?? null;
+  if (!sha) return null;
+  if (seen !== undefined && seen !== sha)
+    return `${now.id}'s work in review is now ${shortSha(sha)}, not the ${shortSha(seen)} you were shown: nothing was approved. Look at its diff again.`;
+  if (sha !== shown) return `${now.id}'s work in review is now ${shortSha(sha)}, which this host has not fetched yet: nothing was approved. Look at its diff again.`;
+  return null;
 }
 
 /** An approval's outcome as the window's caller gets it: nothing, or the refusal thrown with its code. */
@@ -255,7 +269,7 @@ export class ClaimWorktrees {
    * (several machines), the merge is pushed to the remote's base first, and the board approves only once it
    * landed there; the person's own branches are not moved, they are told.
    */
-  async approve(taskId: string, by: string = USER, key?: WriteKey, o: { wait?: boolean } = {}): Promise<void> {
+  async approve(taskId: string, by: string = USER, key?: WriteKey, o: { wait?: boolean; seen?: string } = {}): Promise<void> {
     const wait = o.wait ?? true;
     // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
     const prior = key && (await this.board.replay(key));
@@ -267,6 +281,9 @@ export class ClaimWorktrees {
     }
     const t = this.board.state.tasks.get(taskId);
     const git = this.git;
+    // Only work this host can show is approved here (issue 45): its commit is fetched now if another host made
+    // it, and if it cannot be, the approval is refused before anything is written.
+    const shown = await this.showable(t);
     if (this.queue && this.seal && git) {
       // Work to merge goes through the merge queue (issue 34): approval answers once it landed or came back.
       // Sealed here, on the host the window (or the person's verify) asked: the queue lands only sealed entries.
@@ -277,7 +294,10 @@ export class ClaimWorktrees {
       const decide = (e: LeaseEngine): Result<unknown> => {
         const now = e.state.tasks.get(taskId);
         queued = now?.state === 'review' && !!now.worktree;
-        return queued ? e.enqueue(taskId, by, (a) => seal.seal(a)) : e.approve(taskId, by);
+        if (!queued) return e.approve(taskId, by);
+        // The queue lands exactly the sha it seals here: it must be the work this host has (and the person saw).
+        const unseen = now && unshownWork(now, shown, o.seen);
+        return unseen ? reject('bad-state', unseen) : e.enqueue(taskId, by, (a) => seal.seal(a));
       };
       // Approved here, whichever it is: a task with nothing to merge is no other host's to tidy after.
       this.approvingHere.add(taskId);
@@ -313,6 +333,18 @@ export class ClaimWorktrees {
     } finally {
       this.approvingHere.delete(taskId);
     }
+  }
+
+  /**
+   * The commit of a task's work in review that this host can show (null: no git work to show, or a board from
+   * before records), fetched from the remote if another host made it. Throws `work-elsewhere`, saying where
+   * the work is, when it cannot be had here: a person is never asked to approve what they could not see.
+   */
+  private async showable(t: Task | undefined): Promise<string | null> {
+    if (!this.git || !t?.worktree) return null;
+    const reached = await this.git.review.reach(t.id);
+    if (reached.ok) return reached.sha;
+    throw new WorktreeError('work-elsewhere', `${reached.elsewhere.message} Nothing was approved: ${t.id} stays in review.`);
   }
 
   /** Approval through the merge queue (MergeQueue): called once the merge `c` landed on the base. */

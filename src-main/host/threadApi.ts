@@ -133,7 +133,8 @@ export class ThreadApi {
   async approveTask(p: P<'task.approve'>): Promise<R<'task.approve'>> {
     // A window answers once the task is queued: a verify of the merge may take minutes, and the queue panel and
     // the card show how it goes (landed, or sent back with the reason).
-    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p), { wait: false });
+    // `seen`: the commit the person's review dialog showed; the host approves only that (issue 45).
+    await this.host.worktrees.approve(p.taskId, USER, this.writeKeyOf('task.approve', p), { wait: false, ...(p.seen ? { seen: p.seen } : {}) });
     return null;
   }
 

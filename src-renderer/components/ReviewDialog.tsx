@@ -1,7 +1,7 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { plural } from '../../src-shared/text/plural.js';
-import type { TaskDiff, WindowError } from '../../src-shared/protocol/windowApi.js';
+import type { TaskDiff, WindowError, WorkElsewhere } from '../../src-shared/protocol/windowApi.js';
 import { classifyPatch, fileLineIndex, fileStatusLabel, PATCH_PAGE, type PatchLine } from '../state/patchLines.js';
 import { tokenCheck } from '../state/reviewVerdict.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -47,10 +47,15 @@ function ReviewOf({ taskId }: { taskId: string }) {
     c.worktrees.closeReview();
     followCard(taskId);
   };
+  // Approve only once the work is on screen (issue 45): not while it loads, not when it could not be read,
+  // not when it is on another host this one cannot fetch it from. The host refuses such an approval too.
+  const shown = !loading && !!diff && !diff.elsewhere;
   const approve = async () => {
+    if (!diff || !shown) return;
     setBusy(true);
     setRefusal(null);
-    const err = await c.actions.approveWithReason(taskId);
+    // The commit shown is the one approved: a newer `done` since is refused, not merged unseen.
+    const err = await c.actions.approveWithReason(taskId, diff.head || undefined);
     setBusy(false);
     if (!err) return close();
     // The host left the task in review and said why (a conflict, a head not written under the reviewed claim,
@@ -92,7 +97,13 @@ function ReviewOf({ taskId }: { taskId: string }) {
           </button>
         </header>
         <ReviewDoneNote taskId={taskId} />
-        {diff ? <DiffBody diff={diff} /> : <p className="muted">{loading ? 'Reading the branch…' : 'The diff could not be read (see the message above).'}</p>}
+        {diff?.elsewhere ? (
+          <WorkElsewhereNote where={diff.elsewhere} />
+        ) : diff ? (
+          <DiffBody diff={diff} />
+        ) : (
+          <p className="muted">{loading ? 'Reading the branch…' : 'The diff could not be read (see the message above).'}</p>
+        )}
         {refusal && (
           <p className="review-refusal" role="alert" data-testid="diff-refusal" data-code={refusal.code}>
             Not merged — <strong>{refusal.code}</strong>: {refusal.message}
@@ -104,7 +115,14 @@ function ReviewOf({ taskId }: { taskId: string }) {
               <button type="button" className="bad" data-testid={`diff-reject-${taskId}`} disabled={busy} onClick={() => void reject()}>
                 Reject…
               </button>
-              <button type="button" className="good" data-testid={`diff-approve-${taskId}`} disabled={busy} onClick={() => void approve()}>
+              <button
+                type="button"
+                className="good"
+                data-testid={`diff-approve-${taskId}`}
+                disabled={busy || !shown}
+                title={shown ? undefined : diff?.elsewhere ? 'This host cannot show the work yet: see above' : 'The work is not shown yet'}
+                onClick={() => void approve()}
+              >
                 {busy ? 'Working…' : 'Approve and merge'}
               </button>
             </>
@@ -115,6 +133,18 @@ function ReviewOf({ taskId }: { taskId: string }) {
           )}
         </footer>
       </div>
+    </div>
+  );
+}
+
+/** Work this host cannot show (issue 45): where it is and what to do, in the host's words, instead of a diff. */
+function WorkElsewhereNote({ where }: { where: WorkElsewhere }) {
+  return (
+    <div className="review-elsewhere" role="status" data-testid="diff-elsewhere" data-why={where.why} data-host={where.host ?? ''}>
+      <p className="review-check warn">
+        ⚠ The work is {where.host ? <>on <strong>{where.host}</strong></> : 'on another host'}, by {where.agent}: commit <code title={where.sha}>{shortSha(where.sha)}</code>.
+      </p>
+      <p data-testid="diff-elsewhere-message">{where.message}</p>
     </div>
   );
 }
@@ -181,7 +211,7 @@ function DiffBody({ diff: d }: { diff: TaskDiff }) {
       )}
       {d.truncated && (
         <p className="muted" data-testid="diff-truncated">
-          The patch was cut short here; the whole of it: <code>git diff {d.base}...{d.branch}</code>
+          The patch was cut short here; the whole of it: <code>git diff {d.base}...{d.head || d.branch}</code>
         </p>
       )}
     </>

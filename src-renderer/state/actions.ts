@@ -47,12 +47,13 @@ export class BoardActions {
   unblockTask = (taskId: string) => this.write('task.unblock', { taskId }, `unblock ${taskId}`);
   releaseTask = (taskId: string) => this.write('task.release', { taskId }, `release ${taskId}`);
   approveTask = async (taskId: string) => (await this.approveWithReason(taskId)) === null;
-  /** Approve, answering why not: a refused merge (conflict, wrong token, a dirty or moved base) is shown in the
-   *  review dialog beside the diff, as well as in the banner. */
-  approveWithReason = async (taskId: string): Promise<WindowError | null> => {
+  /** Approve, answering why not: a refused merge (conflict, wrong token, a dirty or moved base, work this host
+   *  cannot show) is shown in the review dialog beside the diff, as well as in the banner. */
+  approveWithReason = async (taskId: string, seen?: string): Promise<WindowError | null> => {
     const key = this.state.activeKey;
     if (!key) return { code: 'no-thread', message: 'no Thread is open' };
-    const r = await this.call('task.approve', { key, taskId, writeKey: newWriteKey() }, `approve ${taskId}`);
+    // `seen`: the commit the review dialog showed; the host approves that or nothing (issue 45).
+    const r = await this.call('task.approve', { key, taskId, ...(seen ? { seen } : {}), writeKey: newWriteKey() }, `approve ${taskId}`);
     return r.ok ? null : r.error;
   };
   rejectTask = (taskId: string, reason: string) => this.write('task.reject', { taskId, reason }, `reject ${taskId}`);

@@ -47,6 +47,8 @@ const rows = z.number().int().min(TerminalSize.minRows).max(TerminalSize.maxRows
  * works; `key` is the Thread's, hence the longer name.
  */
 const writeKey = WriteKeySchema.optional();
+/** A git commit's full name: 40 hex digits (SHA-1), or 64 (SHA-256 repositories). */
+const CommitShaSchema = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a commit is named by its full sha: 40 or 64 hex digits');
 
 /** A window procedure: its params' schema, and its answer's type (the page trusts its own host's answers). */
 const method =
@@ -73,7 +75,9 @@ export const windowMethods = {
   /** `force`: give a task that waits on others before they are done (the board notes it). */
   'task.assign': method<ClaimView>()(z.object({ key, taskId, agentId, force: z.boolean().optional(), writeKey }).strict()),
   'task.release': method<null>()(z.object({ key, taskId, writeKey }).strict()),
-  'task.approve': method<null>()(z.object({ key, taskId, writeKey }).strict()),
+  /** `seen`: the commit the person was shown (the review dialog's diff head, issue 45). The host approves
+   *  only work it can show, and with `seen` only if that is still the work in review: the queue lands it. */
+  'task.approve': method<null>()(z.object({ key, taskId, seen: CommitShaSchema.optional(), writeKey }).strict()),
   'task.reject': method<null>()(z.object({ key, taskId, reason: RejectReasonSchema, writeKey }).strict()),
   'task.block': method<null>()(z.object({ key, taskId, reason: ReasonSchema, writeKey }).strict()),
   'task.unblock': method<null>()(z.object({ key, taskId, writeKey }).strict()),
@@ -269,6 +273,7 @@ export const WORKTREE_PROBLEMS = [
   'base-dirty', // uncommitted changes where the base is checked out would be overwritten
   'base-moved', // the base moved during the merge: approve again
   'stale-approval', // the approved work is no longer the task's work in review (reassigned, released, done again)
+  'work-elsewhere', // the work's commit is on another host and could not be fetched here: it cannot be shown, so not approved
   'git', // git itself failed; the message has its words
 ] as const;
 export type WorktreeProblem = (typeof WORKTREE_PROBLEMS)[number];
@@ -292,6 +297,30 @@ export interface TaskDiff {
   truncated: boolean;
   /** Changes in the worktree not yet committed: not part of the merge. */
   uncommitted: number;
+  /** Set when this host cannot show the work (issue 45): its commit is on another host and could not be
+   *  fetched. Then there are no files and no patch, and the host refuses to approve it until it can. */
+  elsewhere?: WorkElsewhere;
+}
+
+/** Why this host cannot show a task's work: it is not in this clone, and could not be fetched here. */
+export const WORK_ELSEWHERE = [
+  'no-remote', // the Thread names no remote to fetch it from
+  'not-pushed', // the remote answered, and does not hold it (its host has not pushed it yet, or could not)
+  'unreachable', // the remote could not be reached from this host
+  'not-arrived', // something else arrived from the remote than the commit the board recorded
+] as const;
+
+/** Where a task's work is when this host cannot show it, for the person to act on. */
+export interface WorkElsewhere {
+  why: (typeof WORK_ELSEWHERE)[number];
+  /** The commit the board recorded as the work. */
+  sha: string;
+  /** The host that recorded it (its name), null where the board does not say (a board of one host). */
+  host: string | null;
+  /** The agent that made it (its name where this host knows it, else its id). */
+  agent: string;
+  /** What a person reads: where the work is, why it is not here, and what to do. */
+  message: string;
 }
 
 

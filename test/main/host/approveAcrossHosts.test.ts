@@ -157,12 +157,18 @@ describe('approval on any host of a board with a remote', () => {
     const before = remoteMain(bare);
     const bMainBefore = gitSync(b.folder, ['rev-parse', 'main']);
 
-    // Not on the remote yet (A's push is still held in flight): nothing merged or pushed, the task stays in review, and says why.
+    // Not on the remote yet (A's push is still held in flight): B cannot show the work, so it refuses to approve
+    // it (issue 45), saying why; nothing is merged, pushed or written, and the task stays in review.
     expect((await sh(b.folder, `git cat-file -e ${sha}^{commit}`)).code).not.toBe(0);
-    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/not in this clone.*origin does not have it under refs\/forkbench\/tasks\/T-1.*has not pushed it yet, or it was lost/);
+    const notesBefore = notesOf(b, 'T-1');
+    await expect(b.host.worktrees.approve('T-1')).rejects.toMatchObject({
+      code: 'work-elsewhere',
+      message: expect.stringMatching(/not in this clone.*origin does not have it under refs\/forkbench\/tasks\/T-1.*has not pushed it yet, or it was lost with that host.*T-1 stays in review/),
+    });
     expect(stateOf(b, 'T-1')).toBe('review');
+    expect(b.host.board.state.tasks.get('T-1')?.queued ?? null).toBeNull();
     expect(remoteMain(bare)).toBe(before);
-    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: .*has not pushed it yet, or it was lost with that host.*T-1 stays in review/);
+    expect(notesOf(b, 'T-1')).toEqual(notesBefore);
 
     fs.rmSync(hold);
     await hostPushed(a, bare, 'T-1', sha);
@@ -388,6 +394,8 @@ exit 0`,
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
     await hostPushed(a, bare, 'T-1', sha);
+    // The person on B looked at the work (its Diff fetched A's commit) before the remote went away.
+    expect((await b.host.worktrees.require().review.diff('T-1')).head).toBe(sha);
     const before = remoteMain(bare);
     const away = `${bare}.away`;
     fs.renameSync(bare, away);
@@ -401,12 +409,23 @@ exit 0`,
     expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
   }, 120_000);
   it('a remote whose URL carries a password: what the note quotes of git names the URL without it', async () => {
-    const { a, b } = await twoMachines();
+    const { bare, a, b } = await twoMachines();
     await a.host.board.run((e) => e.addTask({ title: 'change notes' }));
-    await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    const sha = await workedOn(a, 'T-1', { 'notes.txt': 'line one\nline two\n' });
+    // B's person looked at the work (its Diff fetched A's commit); T-2, also A's, they have not.
+    await hostPushed(a, bare, 'T-1', sha);
+    expect((await b.host.worktrees.require().review.diff('T-1')).head).toBe(sha);
+    await a.host.board.run((e) => e.addTask({ title: 'change other' }));
+    await workedOn(a, 'T-2', { 'other.txt': 'other two\n' });
+    await waitFor(() => stateOf(b, 'T-2') === 'review', 10_000, 'B to see T-2 in review');
     // Nothing listens on port 1: the connection is refused at once, with the URL in git's words.
     gitSync(b.folder, ['remote', 'set-url', 'origin', 'https://person:sekret@127.0.0.1:1/repo.git']);
     await b.host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: 'https://127.0.0.1:1/repo.git' } }));
+    // Where T-2's work is, as B's Diff says it, quotes git's words of the remote without the password too.
+    const where = (await b.host.worktrees.require().review.diff('T-2')).elsewhere;
+    expect(where?.why).toBe('unreachable');
+    expect(where?.message).toMatch(/could not be reached from this host to fetch it \(.*127\.0\.0\.1.*\)/);
+    expect(where?.message).not.toContain('sekret');
     await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/could not fetch main from origin/);
     expect(stateOf(b, 'T-1')).toBe('review');
     const note = notesOf(b, 'T-1').at(-1) as string;

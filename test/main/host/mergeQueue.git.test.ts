@@ -130,7 +130,10 @@ describe('the merge queue with real git and a real verify command', () => {
     expect((await one.done()).code).toBe(0);
     expect((await cliAs(host, a2, ['done', 'T-2', '--token', String(c2.token)])).code).toBe(0);
     // The person approves T-2 first: it waits in the queue, held, until T-1 it waits on is done.
+    // Approval checks that this host can show the work (a git read, issue 45) before it queues: wait for the queueing.
+    const queued = nextEvent(host, (e) => e.kind === 'queued' && e.taskId === 'T-2', 20_000, 'T-2 queued');
     const second = host.worktrees.approve('T-2');
+    await queued;
     await host.queue?.idle();
     expect(host.board.state.tasks.get('T-2')).toMatchObject({ state: 'review', queued: { by: 'user' } });
     const why = await cliAs(host, a2, ['why', 'T-2']);
