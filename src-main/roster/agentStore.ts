@@ -55,6 +55,8 @@ const StoredAgentSchema = z
           .refine((t) => Object.keys(t).length <= MAX_HELD_KEPT, `at most ${MAX_HELD_KEPT} titles`)
           .optional(),
         exit: z.object({ code: z.number().int(), signal: z.number().int().nullable() }).strict().nullable(),
+        /** When it ended (Date.now()), as whoever saw it end recorded it then; absent when nobody did. */
+        at: z.number().int().min(0).optional(),
       })
       .strict()
       .optional(),

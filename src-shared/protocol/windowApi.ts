@@ -148,6 +148,8 @@ export interface AgentLastRun {
   titles?: Record<string, string>;
   /** Its exit status, when the host saw it. */
   exit: { code: number; signal: number | null } | null;
+  /** When it ended (wall clock, ms), recorded as it happened by its host or its pty host; absent when nobody saw. */
+  at?: number;
 }
 
 export interface AgentInfo {
