@@ -1,4 +1,5 @@
 import { checkBoardName, parseBoardUrl } from '../board/pg/connection.js';
+import { checkHostName } from '../board/pg/hostName.js';
 import { BOARD_URL_WAYS, takeBoardUrl, takeBoardUrlFromEnv } from '../board/pg/boardUrlSource.js';
 import type { SharedBoardSetting } from '../board/openBoard.js';
 import * as fs from 'node:fs';
@@ -19,7 +20,7 @@ import { loadServeState, saveServeState } from './serveState.js';
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME]]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME] [--host-name NAME]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -46,6 +47,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   let usePtyHost = process.env.FORKBENCH_PTY_HOST !== '0';
   let idleMs: number;
   let sharedBoard: SharedBoardSetting | undefined;
+  let hostName: string | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -60,6 +62,8 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
         'board-url-file': { type: 'string' },
         'board-url-stdin': { type: 'boolean' },
         'board-name': { type: 'string' },
+        // This host's name on the shared board, where other hosts' windows list its agents ("shell 1 on NAME").
+        'host-name': { type: 'string' },
       },
       allowPositionals: true,
     });
@@ -82,6 +86,10 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
       parseBoardUrl(boardUrl);
       sharedBoard = { url: boardUrl, ...(values['board-name'] !== undefined ? { name: checkBoardName(values['board-name']) } : {}) };
     } else if (values['board-name'] !== undefined) throw new Error(`--board-name names a shared board: give its URL too, with ${BOARD_URL_WAYS}`);
+    if (values['host-name'] !== undefined) {
+      if (boardUrl === null) throw new Error(`--host-name names this host on a shared board: give the board's URL too, with ${BOARD_URL_WAYS}`);
+      hostName = checkHostName(values['host-name']);
+    }
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
       if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new Error(`--port takes a port number, not '${values.port}'`);
@@ -103,7 +111,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   // serve's stderr is its log: no line of it carries a URL's credentials (a library's error may quote one).
   const warn = (m: string) => process.stderr.write(`${redactSecrets(m)}\n`);
   const dataRoot = defaultDataRoot();
-  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained });
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained, ...(hostName !== undefined ? { hostName } : {}) });
   if (!claimed.ok) {
     process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;

@@ -79,6 +79,24 @@ export function hostLapsedNotice(threadKey: string, folderName: string, ended: n
   };
 }
 
+/**
+ * Another host of the shared board is gone (issue 45): it left (stopped, its lease closed) or was lost (it stopped
+ * renewing its lease, and its agents' claims were ended). Its name is another machine's word: shown, never acted
+ * on. One notice per host and going, said once: the board's event it comes from is followed once per host.
+ */
+export function hostGoneNotice(threadKey: string, gone: { host: { id: string; name: string }; how: 'left' | 'lost'; agents: number; claims: number }, at = 0): Notice {
+  const about = `host-gone:${threadKey}:${gone.host.id}`;
+  const name = showControls(gone.host.name, 'none');
+  const its = gone.agents === 1 ? 'its agent is' : `its ${gone.agents} agents are`;
+  const claims = gone.claims === 0 ? 'none of them held a claim' : gone.claims === 1 ? "1 claim of theirs was ended (host-lost): its task is free to claim" : `${gone.claims} claims of theirs were ended (host-lost): their tasks are free to claim`;
+  if (gone.how === 'left') {
+    const agents = gone.agents === 0 ? 'it ran no agent' : `${its} no longer listed here and their claims ended with its stop`;
+    return { id: idOf(about, at), about, title: `Host ${name} left the board`, body: `${name} stopped and left the shared board: ${agents}.` };
+  }
+  const agents = gone.agents === 0 ? 'it ran no agent' : `${its} no longer listed here, and ${claims}`;
+  return { id: idOf(about, at), about, title: `Host ${name} was lost`, body: `${name} stopped renewing its lease on the shared board (it crashed, was paused or cut off): ${agents}.` };
+}
+
 /** An approval's merge landed on the remote's base, which the person's own branch here does not have: their
  *  clone is told, not changed behind their back. */
 export function baseMovedNotice(threadKey: string, moved: { taskId: string; title: string; remote: string; base: string; sha: string }, at = 0): Notice {

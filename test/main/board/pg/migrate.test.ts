@@ -41,7 +41,10 @@ const versions = async (c: pg.Client) =>
 const tables = async (c: pg.Client) =>
   (await c.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'forkbench' ORDER BY 1`)).rows.map((r) => r.t);
 
-const V2: Migration = { version: 2, name: 'later', sql: 'CREATE TABLE forkbench.later (n int);' };
+/** The build's migrations, and test migrations numbered after its last: a build that adds one moves them on. */
+const BUILT = MIGRATIONS.map((m) => m.version);
+const LAST = BUILT.at(-1)!;
+const V2: Migration = { version: LAST + 1, name: 'later', sql: 'CREATE TABLE forkbench.later (n int);' };
 
 describe('migrate', () => {
   it('applies the build’s migrations to a fresh database, recording each with its checksum', async () => {
@@ -62,21 +65,21 @@ describe('migrate', () => {
   it('applies only what is missing, in order', async () => {
     const { conns: [c] } = await freshDb();
     await migrate(c!);
-    const V3: Migration = { version: 3, name: 'third', sql: 'ALTER TABLE forkbench.later ADD COLUMN m int;' };
+    const V3: Migration = { version: LAST + 2, name: 'third', sql: 'ALTER TABLE forkbench.later ADD COLUMN m int;' };
     // Given out of order: V3 depends on V2's table.
-    expect(await migrate(c!, { migrations: [...MIGRATIONS, V3, V2] })).toEqual({ applied: [2, 3], version: 3 });
-    expect((await versions(c!)).map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(await migrate(c!, { migrations: [...MIGRATIONS, V3, V2] })).toEqual({ applied: [LAST + 1, LAST + 2], version: LAST + 2 });
+    expect((await versions(c!)).map((r) => r.version)).toEqual([...BUILT, LAST + 1, LAST + 2]);
   });
 
   it('hosts migrating one fresh database at once all succeed: one applies, the others see it done', async () => {
     const { conns } = await freshDb(4);
     // A migration slow enough that all four are certainly inside migrate() together.
-    const slow: Migration = { version: 2, name: 'slow', sql: 'SELECT pg_sleep(0.3); CREATE TABLE forkbench.later (n int);' };
+    const slow: Migration = { version: LAST + 1, name: 'slow', sql: 'SELECT pg_sleep(0.3); CREATE TABLE forkbench.later (n int);' };
     const results = await Promise.all(conns.map((c) => migrate(c, { migrations: [...MIGRATIONS, slow] })));
-    expect(results.map((r) => r.version)).toEqual([2, 2, 2, 2]);
+    expect(results.map((r) => r.version)).toEqual([LAST + 1, LAST + 1, LAST + 1, LAST + 1]);
     // Every version applied exactly once across the four.
-    expect(results.flatMap((r) => r.applied).sort()).toEqual([1, 2]);
-    expect((await versions(conns[0]!)).map((r) => r.version)).toEqual([1, 2]);
+    expect(results.flatMap((r) => r.applied).sort((x, y) => x - y)).toEqual([...BUILT, LAST + 1]);
+    expect((await versions(conns[0]!)).map((r) => r.version)).toEqual([...BUILT, LAST + 1]);
   });
 
   it('locks with the key its comment spells ("Forkbenc" as an int8)', () => {
@@ -88,8 +91,8 @@ describe('migrate', () => {
     await migrate(c!, { migrations: [...MIGRATIONS, V2] });
     const err = await migrate(c!).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SchemaVersionError);
-    expect((err as Error).message).toBe(`this Forkbench knows schema version 1; the database at ${pgc.socketDir}/${db} has version 2: upgrade Forkbench`);
-    expect((await versions(c!)).map((r) => r.version)).toEqual([1, 2]);
+    expect((err as Error).message).toBe(`this Forkbench knows schema version ${LAST}; the database at ${pgc.socketDir}/${db} has version ${LAST + 1}: upgrade Forkbench`);
+    expect((await versions(c!)).map((r) => r.version)).toEqual([...BUILT, LAST + 1]);
     // The lock's transaction ended: the connection is usable, not stuck in an aborted transaction.
     expect((await c!.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
@@ -97,29 +100,29 @@ describe('migrate', () => {
   it('names the database as the caller describes it', async () => {
     const { conns: [c] } = await freshDb();
     await migrate(c!, { migrations: [...MIGRATIONS, V2] });
-    await expect(migrate(c!, { where: 'db.example.com/boards' })).rejects.toThrow('the database at db.example.com/boards has version 2');
+    await expect(migrate(c!, { where: 'db.example.com/boards' })).rejects.toThrow(`the database at db.example.com/boards has version ${LAST + 1}`);
   });
 
   it('refuses a released migration whose SQL changed since it was applied', async () => {
     const { conns: [c] } = await freshDb();
     await migrate(c!, { migrations: [...MIGRATIONS, V2] });
     const edited: Migration = { ...V2, sql: 'CREATE TABLE forkbench.later (n bigint);' };
-    const V3: Migration = { version: 3, name: 'third', sql: 'CREATE TABLE forkbench.third (n int);' };
+    const V3: Migration = { version: LAST + 2, name: 'third', sql: 'CREATE TABLE forkbench.third (n int);' };
     await expect(migrate(c!, { migrations: [...MIGRATIONS, edited, V3] })).rejects.toThrow(
-      /schema migration 2 \(later\) in the database at .* differs from this Forkbench's .*a released migration was edited/,
+      new RegExp(`schema migration ${LAST + 1} \\(later\\) in the database at .* differs from this Forkbench's .*a released migration was edited`),
     );
     // Refused before anything: V3 was not applied.
-    expect((await versions(c!)).map((r) => r.version)).toEqual([1, 2]);
+    expect((await versions(c!)).map((r) => r.version)).toEqual([...BUILT, LAST + 1]);
     expect(await tables(c!)).not.toContain('third');
   });
 
   it('a failing migration leaves nothing of itself behind and says which one failed', async () => {
     const { conns: [c] } = await freshDb();
-    const bad: Migration = { version: 2, name: 'broken', sql: 'CREATE TABLE forkbench.half (n int); CREATE TABLE oops (;' };
-    await expect(migrate(c!, { migrations: [...MIGRATIONS, bad] })).rejects.toThrow(/^migration 2 \(broken\) failed on .*syntax error/);
-    expect((await versions(c!)).map((r) => r.version)).toEqual([1]);
+    const bad: Migration = { version: LAST + 1, name: 'broken', sql: 'CREATE TABLE forkbench.half (n int); CREATE TABLE oops (;' };
+    await expect(migrate(c!, { migrations: [...MIGRATIONS, bad] })).rejects.toThrow(new RegExp(`^migration ${LAST + 1} \\(broken\\) failed on .*syntax error`));
+    expect((await versions(c!)).map((r) => r.version)).toEqual(BUILT);
     expect(await tables(c!)).not.toContain('half');
     // Fixed, it applies.
-    expect((await migrate(c!, { migrations: [...MIGRATIONS, V2] })).applied).toEqual([2]);
+    expect((await migrate(c!, { migrations: [...MIGRATIONS, V2] })).applied).toEqual([LAST + 1]);
   });
 });
