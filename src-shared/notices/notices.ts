@@ -87,14 +87,14 @@ export function hostLapsedNotice(threadKey: string, folderName: string, ended: n
 export function hostGoneNotice(threadKey: string, gone: { host: { id: string; name: string }; how: 'left' | 'lost'; agents: number; claims: number }, at = 0): Notice {
   const about = `host-gone:${threadKey}:${gone.host.id}`;
   const name = showControls(gone.host.name, 'none');
-  const its = gone.agents === 1 ? 'its agent is' : `its ${gone.agents} agents are`;
-  const claims = gone.claims === 0 ? 'none of them held a claim' : gone.claims === 1 ? "1 claim of theirs was ended (host-lost): its task is free to claim" : `${gone.claims} claims of theirs were ended (host-lost): their tasks are free to claim`;
+  const one = gone.agents === 1;
   if (gone.how === 'left') {
-    const agents = gone.agents === 0 ? 'it ran no agent' : `${its} no longer listed here and their claims ended with its stop`;
+    const agents = gone.agents === 0 ? 'it ran no agent' : `${one ? 'its agent' : `its ${gone.agents} agents`} stopped with it (any claim ${one ? 'it' : 'they'} held ended) and ${one ? 'is' : 'are'} no longer listed here`;
     return { id: idOf(about, at), about, title: `Host ${name} left the board`, body: `${name} stopped and left the shared board: ${agents}.` };
   }
-  const agents = gone.agents === 0 ? 'it ran no agent' : `${its} no longer listed here, and ${claims}`;
-  return { id: idOf(about, at), about, title: `Host ${name} was lost`, body: `${name} stopped renewing its lease on the shared board (it crashed, was paused or cut off): ${agents}.` };
+  const agents = gone.agents === 0 ? 'it ran no agent' : `${one ? 'its agent is' : `its ${gone.agents} agents are`} no longer listed here`;
+  const claims = gone.claims === 0 ? 'no claim was held' : gone.claims === 1 ? '1 claim was ended (host-lost): its task is free to claim' : `${gone.claims} claims were ended (host-lost): their tasks are free to claim`;
+  return { id: idOf(about, at), about, title: `Host ${name} was lost`, body: `${name} stopped renewing its lease on the shared board (it crashed, was paused or cut off): ${agents}, and ${claims}.` };
 }
 
 /** An approval's merge landed on the remote's base, which the person's own branch here does not have: their
