@@ -208,7 +208,8 @@ export interface ThreadSnapshot {
  * board's name only: its URL may hold a password, and the page never gets it. `fixed`: the host was started
  * with `--board` (or FORKBENCH_BOARD_URL), which wins over the Thread's own setting, so the window cannot change it.
  */
-export type BoardStoreView = { kind: 'journal' } | { kind: 'postgres'; where: string; name: string; fixed: boolean };
+/** `host`: this host's name on the shared board (issue 45), the one other hosts' windows list its agents by. */
+export type BoardStoreView = { kind: 'journal' } | { kind: 'postgres'; where: string; name: string; fixed: boolean; host: string };
 
 /** Whether claims get worktrees in this Thread, and if not, why: the window says so rather than leave it silent. */
 export type GitIsolation =

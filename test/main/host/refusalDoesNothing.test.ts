@@ -130,7 +130,7 @@ describe('a refusal leaves nothing done (shared board)', () => {
   ] as const)('a window write whose connection is %s while it is in flight is answered board-unavailable, never the driver’s raw error', async (_how, db) => {
     const url = await pgc.createDatabase(db);
     const host = await fixture.open({ sharedBoard: { url, name: db } });
-    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: db, fixed: false });
+    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: db, fixed: false, host: 'test' });
     const key = thread.key;
     const task = await thread.addTask({ key, title: 'dragged during a restart' });
     // The look-up of a drag's key waits on this lock: the write is in flight on its pooled connection when the
