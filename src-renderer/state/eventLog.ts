@@ -108,7 +108,8 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       // A host's name is another machine's word: shown, never acted on.
       const host = showControls(e.host.name, 'none');
       const ended = e.claims ? `; ${e.claims === 1 ? '1 claim' : `${e.claims} claims`} of its agents ended` : '';
-      return e.how === 'left' ? `host ${host} left the board (${e.agents === 1 ? '1 agent' : `${e.agents} agents`} stopped)${ended}` : `host ${host} was lost (it stopped renewing its lease)${ended}`;
+      const ran = `it ran ${e.agents === 1 ? '1 agent' : `${e.agents} agents`}`;
+      return e.how === 'left' ? `host ${host} left the board (${ran})${ended}` : `host ${host} was lost (it stopped renewing its lease; ${ran})${ended}`;
     }
     case 'write-rejected':
       // A refused fence is git (a hook in the task's worktree) stopping a commit or push, not a board call the

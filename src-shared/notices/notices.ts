@@ -88,11 +88,13 @@ export function hostGoneNotice(threadKey: string, gone: { host: { id: string; na
   const about = `host-gone:${threadKey}:${gone.host.id}`;
   const name = showControls(gone.host.name, 'none');
   const one = gone.agents === 1;
-  if (gone.how === 'left') {
-    const agents = gone.agents === 0 ? 'it ran no agent' : `${one ? 'its agent' : `its ${gone.agents} agents`} stopped with it (any claim ${one ? 'it' : 'they'} held ended) and ${one ? 'is' : 'are'} no longer listed here`;
-    return { id: idOf(about, at), about, title: `Host ${name} left the board`, body: `${name} stopped and left the shared board: ${agents}.` };
-  }
+  // Its agents may have stopped with it, or run on in its pty host (serve --keep-agents) holding no claim:
+  // either way they are not listed here, and no claim of theirs is vouched for.
   const agents = gone.agents === 0 ? 'it ran no agent' : `${one ? 'its agent is' : `its ${gone.agents} agents are`} no longer listed here`;
+  if (gone.how === 'left') {
+    const claims = gone.claims === 0 ? '' : gone.claims === 1 ? ', and 1 claim was ended' : `, and ${gone.claims} claims were ended`;
+    return { id: idOf(about, at), about, title: `Host ${name} left the board`, body: `${name} stopped and left the shared board: ${agents}${claims}.` };
+  }
   const claims = gone.claims === 0 ? 'no claim was held' : gone.claims === 1 ? '1 claim was ended (host-lost): its task is free to claim' : `${gone.claims} claims were ended (host-lost): their tasks are free to claim`;
   return { id: idOf(about, at), about, title: `Host ${name} was lost`, body: `${name} stopped renewing its lease on the shared board (it crashed, was paused or cut off): ${agents}, and ${claims}.` };
 }

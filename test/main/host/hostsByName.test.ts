@@ -139,7 +139,7 @@ describe('hosts by name on a shared board', () => {
     await leaves.dispose();
     const leftNotice = (n: Notice) => n.title === `Host ${names[1]} left the board`;
     await waitFor(() => onStays.some(leftNotice) && onLost.some(leftNotice), 20_000, 'the others to hear it left');
-    expect(onStays.find(leftNotice)?.body).toBe(`${names[1]} stopped and left the shared board: its agent stopped with it (any claim it held ended) and is no longer listed here.`);
+    expect(onStays.find(leftNotice)?.body).toBe(`${names[1]} stopped and left the shared board: its agent is no longer listed here.`);
     await waitFor(() => stays.board.peers().every((p) => p.host !== names[1]), 20_000, 'its agent to leave the list');
 
     // Lost: it goes with its agent holding a claim (kept, as serve --keep-agents does), and never comes back.
