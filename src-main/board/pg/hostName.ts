@@ -16,7 +16,7 @@ export class HostNameTakenError extends Error {
     readonly hostName: string,
     board: string,
   ) {
-    super(`another host of the shared board "${board}" runs under the name "${hostName}": give this one another name (serve --host-name NAME), or stop that one first. Nothing was opened.`);
+    super(`another host of the shared board "${board}" runs under the name "${hostName}": give this one another name (serve --host-name NAME), or stop that one first. Nothing was written to the board.`);
     this.name = 'HostNameTakenError';
   }
 }

@@ -106,7 +106,7 @@ describe('hosts by name on a shared board', () => {
     expect(lost).toHaveLength(1);
     expect(lost[0]!.reason).toBeInstanceOf(HostNameTakenError);
     expect((lost[0]!.reason as Error).message).toBe(
-      `another host of the shared board "${name}" runs under the name "alpha": give this one another name (serve --host-name NAME), or stop that one first. Nothing was opened.`,
+      `another host of the shared board "${name}" runs under the name "alpha": give this one another name (serve --host-name NAME), or stop that one first. Nothing was written to the board.`,
     );
     const winner = (won[0] as PromiseFulfilledResult<PgBoard>).value;
     expect(winner.hostName).toBe('alpha');
