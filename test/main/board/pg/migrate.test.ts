@@ -82,6 +82,23 @@ describe('migrate', () => {
     expect((await versions(conns[0]!)).map((r) => r.version)).toEqual([...BUILT, LAST + 1]);
   });
 
+  it('host names (issue 45): hosts of one name from before are told apart by their ids, and the database then refuses a second live host of a name', async () => {
+    const { conns: [c] } = await freshDb();
+    await migrate(c!, { migrations: MIGRATIONS.filter((m) => m.version === 1) });
+    const board = (await c!.query<{ id: string }>(`INSERT INTO forkbench.boards (name) VALUES ('b') RETURNING id`)).rows[0]!.id;
+    const host = (id: string, name: string) => c!.query(`INSERT INTO forkbench.hosts (board_id, host_id, incarnation, name, expires_at) VALUES ($1, $2, 'i', $3, clock_timestamp())`, [board, id, name]);
+    for (const id of ['h-1', 'h-2']) await host(id, 'buildbox');
+    await host('h-3', 'laptop');
+    await migrate(c!);
+    const names = (await c!.query<{ host_id: string; name: string }>('SELECT host_id, name FROM forkbench.hosts ORDER BY host_id')).rows;
+    expect(names).toEqual([
+      { host_id: 'h-1', name: 'buildbox-h-1' },
+      { host_id: 'h-2', name: 'buildbox-h-2' },
+      { host_id: 'h-3', name: 'laptop' },
+    ]);
+    await expect(host('h-4', 'laptop')).rejects.toMatchObject({ code: '23505', constraint: 'hosts_name_unique' });
+  });
+
   it('locks with the key its comment spells ("Forkbenc" as an int8)', () => {
     expect(BigInt(MIGRATION_LOCK_KEY)).toBe(BigInt('0x' + Buffer.from('Forkbenc', 'ascii').toString('hex')));
   });
