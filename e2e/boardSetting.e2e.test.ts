@@ -67,6 +67,8 @@ describe('the Shared board section of Thread settings', () => {
     await page.getByTestId('board-save').click();
     await page.getByTestId('board-move-empty').click();
     await expect.poll(() => current(), { timeout: 30_000 }).toContain(`${pgc.socketDir}/e2eset, board e2e team`);
+    // This host's name on the board, the one other hosts list its agents by (issue 45).
+    expect(await page.getByTestId('shared-board-host').textContent()).toMatch(/^\(this host is “.+-[0-9a-f]{4}” on it: the other hosts list its agents as “on .+-[0-9a-f]{4}”\)$/);
     expect(await page.getByTestId('board-error').count()).toBe(0);
     // The shared board is a new one: the journal's task is not on it.
     await expect.poll(() => page.getByTestId('card-T-1').count()).toBe(0);

@@ -31,6 +31,8 @@ let a: WindowSession;
 let b: Served;
 let pageA: Page;
 let pageB: Page;
+/** B was stopped by the test itself (its leaving is part of what is shown). */
+let stoppedB = false;
 
 beforeAll(async () => {
   pgc = await startPgCluster();
@@ -46,7 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close();
   if (b) {
-    const code = await b.stop();
+    const code = stoppedB ? 0 : await b.stop();
     if (code !== 0) console.error(`serve B exited ${code}: ${b.stderr()}`);
     fs.rmSync(b.root, { recursive: true, force: true });
   }
@@ -78,7 +80,11 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
     const agentA = await launchFromMenu(pageA);
     // B's window lists A's agent before B launches its own (so B's new tab is the only one that comes next).
     await pageB.getByTestId(`agent-tab-${agentA}`).waitFor({ timeout: PEER_LISTED_MS });
-    expect(await pageB.getByTestId(`agent-tab-${agentA}`).getAttribute('data-host')).toBe(hostname());
+    // Both hosts run on this machine, under one machine name: each has a name of its own on the board, the
+    // machine's with a tag of its host id (issue 45), so "shell 1 on …" says which.
+    const sameMachine = new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{4}$`);
+    const hostA = (await pageB.getByTestId(`agent-tab-${agentA}`).getAttribute('data-host')) ?? '';
+    expect(hostA).toMatch(sameMachine);
     const agentB = await launchFromMenu(pageB);
     await typeIn(pageA, agentA, 'forkbench claim T-1');
     await expect.poll(() => pageA.getByTestId('card-T-1').getAttribute('data-holder'), { timeout: CLI_ANSWER_MS }).toBe(agentA);
@@ -86,8 +92,10 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
     // A's window lists B's agent: its host named, no × to close it, a drop target like any tab.
     const remoteTab = pageA.getByTestId(`agent-tab-${agentB}`);
     await remoteTab.waitFor({ timeout: PEER_LISTED_MS });
-    expect(await remoteTab.getAttribute('data-host')).toBe(hostname());
-    expect(await pageA.getByTestId(`agent-host-${agentB}`).textContent()).toBe(`on ${hostname()}`);
+    const hostB = (await remoteTab.getAttribute('data-host')) ?? '';
+    expect(hostB).toMatch(sameMachine);
+    expect(hostB).not.toBe(hostA);
+    expect(await pageA.getByTestId(`agent-host-${agentB}`).textContent()).toBe(`on ${hostB}`);
     expect(await remoteTab.getAttribute('role')).toBe('tab');
     expect(await pageA.getByTestId(`close-${agentB}`).count()).toBe(0);
     expect(await pageA.getByTestId(`agent-host-${agentA}`).count()).toBe(0);
@@ -113,7 +121,7 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
     const panel = pageA.getByTestId(`remote-agent-${agentB}`);
     await panel.waitFor();
     const name = await remoteTab.getAttribute('data-name');
-    expect(await pageA.getByTestId(`remote-agent-where-${agentB}`).textContent()).toBe(`${name} runs on ${hostname()}. Its terminal is in that host’s window.`);
+    expect(await pageA.getByTestId(`remote-agent-where-${agentB}`).textContent()).toBe(`${name} runs on ${hostB}. Its terminal is in that host’s window.`);
     expect(await pageA.getByTestId(`remote-claims-${agentB}`).textContent()).toContain('T-1 shared work');
     await pageA.getByTestId('remote-countdown-T-1').waitFor();
     expect(await pageA.getByTestId(`terminal-${agentB}`).count()).toBe(0);
@@ -123,7 +131,7 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
 
     // A's agent was told in its pane; its next write is refused by the board, in the CLI's words and exit code.
     // ...naming who has it now by its host too (A has a "shell 1" of its own).
-    await expect.poll(() => paneLine(pageA, agentA), { timeout: ACROSS_HOSTS_MS }).toContain(`was taken from you by a person in the Forkbench window and given to ${name} on ${hostname()}:`);
+    await expect.poll(() => paneLine(pageA, agentA), { timeout: ACROSS_HOSTS_MS }).toContain(`was taken from you by a person in the Forkbench window and given to ${name} on ${hostB}:`);
     await typeIn(pageA, agentA, 'forkbench note T-1 "still mine?"; echo "NOTE=$?=END"');
     await expect.poll(() => screenText(pageA, agentA), { timeout: CLI_ANSWER_MS }).toMatch(/NOTE=\d+=END/);
     const out = await screenText(pageA, agentA);
@@ -136,5 +144,14 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
     expect(paneCalls).toEqual([]);
     // ...while A's own agent's were made (the check sees frames at all).
     expect(sentByA.some((p) => p.includes('"agent.input"') && p.includes(agentA))).toBe(true);
+
+    // B stops (Ctrl-C): A's window says so once, by B's name, and no longer lists B's agent (issue 45).
+    stoppedB = true;
+    expect(await b.stop()).toBe(0);
+    const left = pageA.getByTestId('host-notice').filter({ hasText: `Host ${hostB} left the board` });
+    await expect.poll(() => left.count(), { timeout: ACROSS_HOSTS_MS }).toBe(1);
+    expect(await left.innerText()).toContain(`${hostB} stopped and left the shared board: its agent is no longer listed here.`);
+    await expect.poll(() => pageA.getByTestId(`agent-tab-${agentB}`).count(), { timeout: PEER_LISTED_MS }).toBe(0);
+    await a.shot('shared-05-host-left');
   }, 180_000);
 });

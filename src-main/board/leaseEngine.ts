@@ -2,7 +2,7 @@ import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, Dispatch
 import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared/board/boardCarry.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, HostGoneHow, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
 import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
@@ -88,8 +88,9 @@ export class LeaseEngine {
      *  are theirs to end. */
     private readonly mine: (agentId: string) => boolean = () => true,
     /** This host, on a board several hosts share: each record it makes names it, so that this host (and no
-     *  other) pushes the commit, and a commit lost with it can be named with its host. */
-    readonly here: RecordHost | null = null,
+     *  other) pushes the commit, and a commit lost with it can be named with its host. Its name is the one the
+     *  board gave it as it joined (pg/hostName.ts), set then, before this host decides anything. */
+    public here: RecordHost | null = null,
   ) {
     this.board = board;
     this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
@@ -610,6 +611,18 @@ export class LeaseEngine {
   /** An agent's state changed: one line in the journal and the log, nothing else on the board. */
   agentState(agentId: string, state: AgentState, source: StateSource, text: string | null): void {
     this.emit({ kind: 'agent-state', agentId, state, source, text });
+  }
+
+  /**
+   * A host of a shared board is gone (issue 45): its agents' claims end now (`host-lost` when it was lost, as
+   * `host-stopped` when it left: a leaving host released them already, so these are any granted since), and
+   * the board says so once, for every other host's windows. `running`: its agents still running as it went.
+   */
+  hostGone(host: RecordHost, how: HostGoneHow, agents: readonly string[], running: number): number {
+    let claims = 0;
+    for (const id of agents) claims += this.releaseAllHeldBy(id, how === 'lost' ? 'host-lost' : 'host-stopped').length;
+    this.emit({ kind: 'host-gone', host: { id: host.id, name: host.name }, how, agents: running, claims });
+    return claims;
   }
 
   /** A hard signal (pane closed, process exited): the agent is certainly gone, so its claims end now. */

@@ -39,6 +39,8 @@ export interface ThreadBoardOptions {
   goal: string;
   holders: Holders;
   shared?: SharedBoardSetting;
+  /** This host's name on a shared board, as a person chose it; by default the machine's with a tag. */
+  hostName?: string;
   warn?: (message: string) => void;
 }
 
@@ -58,6 +60,7 @@ export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardServi
       dir: o.dir,
       hostId: hostIdOf(o.dataRoot),
       hostName: os.hostname(),
+      ...(o.hostName !== undefined ? { hostNameChosen: o.hostName } : {}),
       threadId: o.threadId,
       goal: o.goal,
       holders: o.holders,

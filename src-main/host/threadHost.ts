@@ -55,6 +55,9 @@ export interface ThreadHostOptions {
   secretsFromAnywhere?: boolean;
   /** The Thread's board on PostgreSQL, shared with other hosts; without it, the journal in `dataRoot`. */
   sharedBoard?: SharedBoardSetting;
+  /** This host's name on shared boards (`serve --host-name`), refused on a board where another host has it;
+   *  by default the machine's name with a short tag of this host's id (pg/hostName.ts). */
+  hostName?: string;
   /** How long a claim waits for another host's push of its record, and the timers of pushes' retries
    *  (recordArrival.ts; shorter in tests). */
   gitRemote?: ArrivalTiming;
@@ -142,7 +145,7 @@ export class ThreadHost {
     const ptyHost = await opts.ptyHost;
     const kept = await KeptPanes.read(ptyHost, key);
     // The board asks one question of what the pty host kept: is this holder alive, exited, or unknown.
-    const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard });
+    const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard, hostName: opts.hostName });
     if (opts.carry)
       await opts.carry(board).catch(async (err: unknown) => {
         await board.close();

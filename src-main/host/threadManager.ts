@@ -292,7 +292,7 @@ export class ThreadManager {
 function storeView(host: ThreadHost, choice: BoardChoice): BoardStoreView {
   const name = host.board.sharedName;
   if (!choice.setting || name === null) return { kind: 'journal' };
-  return { kind: 'postgres', where: describeBoardUrl(choice.setting.url), name, fixed: choice.fixed };
+  return { kind: 'postgres', where: describeBoardUrl(choice.setting.url), name, fixed: choice.fixed, host: host.board.engine.here?.name ?? '' };
 }
 
 /** A board a window asks for, checked and connected to once (then let go): a refusal says why in one line. */

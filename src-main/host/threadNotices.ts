@@ -4,7 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { agentExitedNotice, baseMovedNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, sandboxNotice, sentBackNotice, turnNotice, unsealedApprovalNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
+import { agentExitedNotice, baseMovedNotice, hostGoneNotice, hostLapsedNotice, lapseNotice, quarantineNotice, readOnlyNotice, sandboxNotice, sentBackNotice, turnNotice, unsealedApprovalNotice, type Notice, type TurnNoticeKind } from '../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
@@ -114,6 +114,10 @@ export class ThreadNotices {
     if (e.kind === 'claim-ended' && e.reason === 'lapsed') {
       const title = this.s.board.state.tasks.get(e.taskId)?.title ?? '';
       this.raise(lapseNotice(e.taskId, this.s.roster.nameOf(e.agentId), title, e.to, this.at()));
+    } else if (e.kind === 'host-gone') {
+      // Another host of the board left or was lost: said once here (this host follows each event once). Of
+      // this host itself, its own windows were told otherwise (it stopped, or hostLapsedNotice).
+      if (e.host.id !== this.s.board.engine.here?.id) this.raise(hostGoneNotice(this.s.key, e, this.at()));
     } else if (e.kind === 'unqueued' && e.code === 'unsealed') {
       this.raise(unsealedApprovalNotice(e.taskId, this.s.board.state.tasks.get(e.taskId)?.title ?? '', this.at()));
     } else if (e.kind === 'returned' && e.cause) {

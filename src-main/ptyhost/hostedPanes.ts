@@ -4,7 +4,7 @@ import type { PtyExit } from '../pty/paneSession.js';
 import { controlFrame, dataFrame } from './frames.js';
 import { recordedPane, writePaneRecord } from './paneRecord.js';
 import type { HostMessage, ptyHostMethods, SpawnParams } from './ptyHostMethods.js';
-import type { PaneListing, PaneMeta } from './protocol.js';
+import type { PaneEnded, PaneListing, PaneMeta } from './protocol.js';
 
 interface HostedPane {
   pane: number;
@@ -14,6 +14,8 @@ interface HostedPane {
   rows: number;
   dead: boolean;
   exit: PtyExit | null;
+  /** When it ended and whether a board host heard of it then: recorded as it happens, read after a restart. */
+  ended: PaneEnded | null;
   pasteMode: boolean;
   /** Window consumers the connected board host attached, so they go when it does. */
   consumers: Set<string>;
@@ -39,6 +41,8 @@ export class HostedPanes {
     private readonly o: {
       /** Reaches the connected board host, if any: pane output and pane events go nowhere without one. */
       send: (frame: Buffer) => void;
+      /** Whether a board host is connected now: one that is hears of a pane's end as it happens. */
+      connected: () => boolean;
       /** Where the panes' processes are recorded (paneRecord.ts). */
       recordPath: string;
       log?: (line: string) => void;
@@ -148,7 +152,7 @@ export class HostedPanes {
       throw new Refusal('spawn-failed', `could not start ${p.command}: ${(err as Error).message}`);
     }
     const pane = this.nextPane++;
-    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, pasteMode: false, consumers: new Set(), recorded: recordedPane(session.pid, session.rootStartTicks) };
+    const h: HostedPane = { pane, session, meta: p.meta, cols: p.cols, rows: p.rows, dead: false, exit: null, ended: null, pasteMode: false, consumers: new Set(), recorded: recordedPane(session.pid, session.rootStartTicks) };
     this.panes.set(pane, h);
     this.record();
     session.onData((data) => {
@@ -163,10 +167,12 @@ export class HostedPanes {
     });
     this.signalsOf(h);
     session.onDeath(() => {
+      this.ends(h);
       h.dead = true;
       this.event({ t: 'death', pane });
     });
     session.onExit((exit) => {
+      this.ends(h);
       h.dead = true;
       h.exit = exit;
       // The log is the record of what happened to the agents while no board host listened.
@@ -194,6 +200,12 @@ export class HostedPanes {
     });
   }
 
+  /** Its end, noted at the first word of it (death, or an exit that came alone): the time, and whether the
+   *  board host that will hear of it is there to. */
+  private ends(h: HostedPane): void {
+    h.ended ??= { at: Date.now(), watched: this.o.connected() };
+  }
+
   private listing(h: HostedPane): PaneListing {
     return {
       pane: h.pane,
@@ -203,6 +215,7 @@ export class HostedPanes {
       rows: h.rows,
       dead: h.dead,
       exit: h.exit,
+      ended: h.ended,
       quietForMs: Math.max(0, performance.now() - h.session.lastOutputAt),
       bracketedPaste: h.pasteMode,
     };

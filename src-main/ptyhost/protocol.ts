@@ -11,9 +11,11 @@ import type { PtyExit } from '../pty/paneSession.js';
  * (`lines`), read off the pty host's mirror, so the board host keeps none of its own. 3: a greeting is
  * adopted only by its ancestry or the adoption key's proof (`prove`); panes carry their secret's digest.
  * 4: notices shown in a pane's output (`notice`). 5: a pane's identity carries its containment (issue 43), so a
- * board host that takes it back tells the window what it runs in.
+ * board host that takes it back tells the window what it runs in. 6: a dead pane's listing says when it ended and
+ * whether a board host was connected then (issue 45), so the next one tells "killed while its host ran" from
+ * "ended while no host ran" instead of guessing.
  */
-export const PTY_HOST_PROTOCOL = 5;
+export const PTY_HOST_PROTOCOL = 6;
 
 /** What the board host needs to take a pane back after a restart: the agent it is, as the board knows it
  *  (its PaneIdentity), and the folder it runs in. Held by the pty host in memory only; it holds no secret. */
@@ -30,9 +32,18 @@ export interface PaneListing {
   /** The child is dead (its exit may still be draining). */
   dead: boolean;
   exit: PtyExit | null;
+  /** When its process ended (wall clock, ms) and whether a board host was connected then, which heard of it
+   *  as it happened and recorded its cause; null while it runs. */
+  ended: PaneEnded | null;
   /** Milliseconds since its last output, so the board host's liveness clock can carry on. */
   quietForMs: number;
   bracketedPaste: boolean;
+}
+
+/** A pane's end as the pty host saw it happen. */
+export interface PaneEnded {
+  at: number;
+  watched: boolean;
 }
 
 /** The methods and messages themselves, each with its schema: ptyHostMethods.ts. */

@@ -61,10 +61,14 @@ export class PtyHostLink implements PtyFactory {
       throw err;
     });
     const found = all.filter((f) => f.listing.meta.threadKey === threadKey);
-    const named = (dead: boolean) => found.filter((f) => f.listing.dead === dead).map((f) => `${f.listing.meta.name} (pid ${f.listing.pid})`);
-    const [live, gone] = [named(false), named(true)];
+    const live = found.filter((f) => !f.listing.dead).map((f) => `${f.listing.meta.name} (pid ${f.listing.pid})`);
+    // A dead pane says when it ended and whether a board host heard of it then (the pty host noted both as it
+    // happened): one that ended while its host ran is not said to have gone while none did (issue 45).
+    const gone = (watched: boolean) => found.filter((f) => f.listing.dead && (f.listing.ended?.watched ?? false) === watched).map((f) => endedText(f.listing));
+    const [heard, unheard] = [gone(true), gone(false)];
     if (live.length) this.o.warn?.(`forkbench: taking back ${live.length} agent(s) the pty host kept: ${live.join(', ')}`);
-    if (gone.length) this.o.warn?.(`forkbench: ${gone.length} agent(s) exited while no board host ran: ${gone.join(', ')}`);
+    if (heard.length) this.o.warn?.(`forkbench: ${heard.length} agent(s) ended while their board host ran: ${heard.join(', ')}`);
+    if (unheard.length) this.o.warn?.(`forkbench: ${unheard.length} agent(s) ended while no board host ran: ${unheard.join(', ')}`);
     return found;
   }
 
@@ -99,4 +103,10 @@ export class PtyHostLink implements PtyFactory {
   leave(): void {
     this.client.leave();
   }
+}
+
+/** `shell 2 (pid 123), killed by SIGKILL at 2026-12-07T17:52:03.120Z`: a dead pane, as the pty host saw it end. */
+function endedText(l: PaneListing): string {
+  const how = l.exit ? (l.exit.signal ? `killed by ${l.exit.signalName ?? `signal ${l.exit.signal}`}` : `exited with code ${l.exit.exitCode}`) : 'ended';
+  return `${l.meta.name} (pid ${l.pid}), ${how}${l.ended ? ` at ${new Date(l.ended.at).toISOString()}` : ''}`;
 }

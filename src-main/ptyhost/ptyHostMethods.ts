@@ -72,6 +72,7 @@ const listing: z.ZodType<PaneListing> = z.object({
   rows,
   dead: z.boolean(),
   exit: ptyExit.nullable(),
+  ended: z.object({ at: z.number().finite(), watched: z.boolean() }).nullable(),
   quietForMs: z.number().min(0),
   bracketedPaste: z.boolean(),
 });

@@ -93,7 +93,7 @@ export class PtyHostServer {
     private readonly server: net.Server,
     private readonly o: PtyHostServerOptions,
   ) {
-    this.panes = new HostedPanes({ send: (frame) => this.send(frame), recordPath: paneRecordBeside(o.socketPath), log: o.log });
+    this.panes = new HostedPanes({ send: (frame) => this.send(frame), connected: () => !!this.client && !this.client.destroyed, recordPath: paneRecordBeside(o.socketPath), log: o.log });
     this.handlers = {
       ...this.panes.handlers,
       hello: () => this.hello(),

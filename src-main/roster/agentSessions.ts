@@ -22,6 +22,20 @@ export function endedOf(a: StoredAgent): NonNullable<StoredAgent['ended']> {
   return a.ended ?? { how: 'found-gone', held: [], exit: null };
 }
 
+/** A process's end as its pty host saw it happen (KeptPanes.endOf): what the record lacks, taken from there. */
+export interface SeenEnd {
+  exit: { code: number; signal: number | null } | null;
+  at: number | null;
+  /** A board host was connected as it ended: it ended while its host ran (whose record of it was lost). */
+  watched: boolean;
+}
+
+/** A record still saying running, of an agent that is gone: ended as its pty host saw it, if it did. */
+function endedAs(a: StoredAgent, seen: SeenEnd | null): NonNullable<StoredAgent['ended']> {
+  if (!seen) return endedOf(a);
+  return { how: seen.watched ? 'exited' : 'found-gone', held: [], exit: seen.exit, ...(seen.at !== null ? { at: Math.round(seen.at) } : {}) };
+}
+
 export class AgentSessions {
   constructor(
     private readonly store: AgentStore,
@@ -40,11 +54,11 @@ export class AgentSessions {
    *  on after theirs. A record that says running stays so only for an agent that lives on (`alive`: its pty
    *  host kept it); any other ended while no host watched it (it died with a host that went down, or while kept): found-gone. The
    *  records as they are now. */
-  restoreInto(registry: AgentRegistry, now: number, alive: (id: string) => boolean = () => false): StoredAgent[] {
+  restoreInto(registry: AgentRegistry, now: number, alive: (id: string) => boolean = () => false, seenEnd: (id: string) => SeenEnd | null = () => null): StoredAgent[] {
     const restored = this.store.list();
     for (const a of restored) {
       registry.restore(a.id, a.profile, a.name, now);
-      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: endedOf(a) });
+      if (a.state === 'running' && !alive(a.id)) this.store.update(a.id, { state: 'exited', ended: endedAs(a, seenEnd(a.id)) });
     }
     this.numbers.sawAll(restored);
     return restored.map((a) => this.store.get(a.id) ?? a);
@@ -125,6 +139,8 @@ export class AgentSessions {
           how: ending.how,
           ...(ending.held.length ? { held: ending.held, titles: ending.titles, board: ending.board } : { held: before?.held ?? [], titles: before?.titles, board: before?.board }),
           exit: ending.exit ?? before?.exit ?? null,
+          // The first word's time: the end itself, not the exit status that follows it.
+          at: before?.at ?? ending.at ?? Date.now(),
         },
       });
     } catch (err) {

@@ -61,6 +61,8 @@ const StoredAgentSchema = z
          *  onto another board the same ids name other tasks. Absent in records from before. */
         board: z.string().max(MAX_BOARD_CHARS).optional(),
         exit: z.object({ code: z.number().int(), signal: z.number().int().nullable() }).strict().nullable(),
+        /** When it ended (Date.now()), as whoever saw it end recorded it then; absent when nobody did. */
+        at: z.number().int().min(0).optional(),
       })
       .strict()
       .optional(),

@@ -45,6 +45,16 @@ export class KeptPanes {
     return this.exitedIds.has(agentId) || this.hosted ? 'exited' : 'unknown';
   }
 
+  /**
+   * How a gone agent's process ended, as its pty host saw it happen: its exit status, when, and whether its
+   * board host was there to hear of it (and so to record it). Null when the pty host no longer lists it.
+   */
+  endOf(agentId: string): { exit: { code: number; signal: number | null } | null; at: number | null; watched: boolean } | null {
+    const l = this.exited.find((k) => k.listing.meta.agentId === agentId)?.listing;
+    if (!l) return null;
+    return { exit: l.exit ? { code: l.exit.exitCode, signal: l.exit.signal ?? null } : null, at: l.ended?.at ?? null, watched: l.ended?.watched ?? false };
+  }
+
   isLive(agentId: string): boolean {
     return this.liveIds.has(agentId);
   }

@@ -136,7 +136,7 @@ export class Roster {
     // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from); those
     // the pty host kept are taken back at once, before anyone can call as them.
     const alive = (id: string) => d.kept?.isLive(id) ?? false;
-    for (const a of d.sessions.restoreInto(this.registry, performance.now(), alive)) {
+    for (const a of d.sessions.restoreInto(this.registry, performance.now(), alive, (id) => d.kept?.endOf(id) ?? null)) {
       if (!alive(a.id)) this.lastRun.set(a.id, lastRunOn(endedOf(a), d.board));
     }
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());

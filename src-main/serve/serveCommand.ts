@@ -1,4 +1,5 @@
 import { checkBoardName, parseBoardUrl } from '../board/pg/connection.js';
+import { checkHostName } from '../board/pg/hostName.js';
 import { BOARD_URL_WAYS, takeBoardUrl, takeBoardUrlFromEnv } from '../board/pg/boardUrlSource.js';
 import type { SharedBoardSetting } from '../board/openBoard.js';
 import * as fs from 'node:fs';
@@ -20,7 +21,7 @@ import { MOVE_FLAG, MOVES, type BoardMove } from '../host/boardMove.js';
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME] [--move copy|empty]]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME] [--host-name NAME] [--move copy|empty]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -48,6 +49,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   let idleMs: number;
   let sharedBoard: SharedBoardSetting | undefined;
   let move: BoardMove | undefined;
+  let hostName: string | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -64,6 +66,8 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
         'board-name': { type: 'string' },
         // A Thread whose local board has tasks, opened on the shared board: copy them there, or start empty.
         move: { type: 'string' },
+        // This host's name on the shared board, where other hosts' windows list its agents ("shell 1 on NAME").
+        'host-name': { type: 'string' },
       },
       allowPositionals: true,
     });
@@ -91,6 +95,10 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
       if (!sharedBoard) throw new Error(`${MOVE_FLAG} says what happens to the Thread's local board on a shared board: give the board's URL too, with ${BOARD_URL_WAYS}`);
       move = values.move as BoardMove;
     }
+    if (values['host-name'] !== undefined) {
+      if (boardUrl === null) throw new Error(`--host-name names this host on a shared board: give the board's URL too, with ${BOARD_URL_WAYS}`);
+      hostName = checkHostName(values['host-name']);
+    }
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
       if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new Error(`--port takes a port number, not '${values.port}'`);
@@ -112,7 +120,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   // serve's stderr is its log: no line of it carries a URL's credentials (a library's error may quote one).
   const warn = (m: string) => process.stderr.write(`${redactSecrets(m)}\n`);
   const dataRoot = defaultDataRoot();
-  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained, move });
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained, move, ...(hostName !== undefined ? { hostName } : {}) });
   if (!claimed.ok) {
     process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;

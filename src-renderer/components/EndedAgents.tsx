@@ -8,8 +8,17 @@ import { useApp, useController } from '../state/hooks.js';
 /** How an agent of the last run ended, in a person's words. */
 export function describeEnding(r: AgentLastRun): string {
   if (r.how === 'host-stopped') return 'ended when the host stopped';
-  if (r.how === 'found-gone') return 'ended while no host was watching it';
+  // Its pty host may have seen how it ended while no board host ran: said, since "killed" is not "exited".
+  if (r.how === 'found-gone') return `ended while no host was watching it${r.exit ? ` (${describeExit(r)})` : ''}`;
   return describeExit(r);
+}
+
+/** When it ended, as recorded then (its host saw it, or its pty host did), and whether its host was there:
+ *  `while its host ran, at 17:52:03`. Empty for a record that kept no time. */
+export function endingTime(r: AgentLastRun): string {
+  if (r.at === undefined) return '';
+  const at = new Date(r.at).toLocaleTimeString();
+  return r.how === 'exited' ? `while its host ran, at ${at}` : `at ${at}`;
 }
 
 /** Up to this many ended agents are listed at once; more fold into one row (issue 44: twelve rows swallowed
@@ -87,7 +96,16 @@ const EndedAgent = memo(function EndedAgent({ id }: { id: string }) {
   return (
     <li className="ended-agent" data-testid={`ended-${id}`} data-how={a.lastRun.how}>
       <span className="ended-name">{a.name}</span> <span className="muted">({profile ?? a.profile})</span>{' '}
-      <span data-testid={`ended-how-${id}`}>{describeEnding(a.lastRun)}</span>;{' '}
+      <span data-testid={`ended-how-${id}`}>{describeEnding(a.lastRun)}</span>
+      {a.lastRun.at !== undefined && (
+        <>
+          {' '}
+          <span className="muted" data-testid={`ended-at-${id}`}>
+            {endingTime(a.lastRun)}
+          </span>
+        </>
+      )}
+      ;{' '}
       <span data-testid={`ended-held-${id}`}>{held}</span>
       <span className="ended-actions">
         <button type="button" data-testid={`ended-relaunch-${id}`} onClick={() => void c.relaunch(id)} aria-label={`Relaunch ${a.name}`}>

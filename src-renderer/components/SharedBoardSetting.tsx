@@ -99,6 +99,14 @@ export function SharedBoardSetting() {
       <h3 id="shared-board-title">Shared board</h3>
       <p className="shared-board-current" data-testid="shared-board-current">
         Board: {describeStore(store)}
+        {store?.kind === 'postgres' && store.host && (
+          <>
+            {' '}
+            <span data-testid="shared-board-host">
+              (this host is “{store.host}” on it: the other hosts list its agents as “on {store.host}”)
+            </span>
+          </>
+        )}
         {fixed && ' · set when this host started (--board or FORKBENCH_BOARD_URL); change it there'}
       </p>
       {onBoard && !fixed && !changing && (

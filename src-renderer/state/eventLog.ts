@@ -106,6 +106,13 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'agent-state':
       // The text is a prompt the agent's CLI showed: its controls are shown as escapes, never acted on.
       return `${name(e.agentId)} ${STATE_WORDS[e.state]} (${SOURCE_WORDS[e.source]})${e.text ? `: ${clip(showControls(e.text, 'none'), 160)}` : ''}`;
+    case 'host-gone': {
+      // A host's name is another machine's word: shown, never acted on.
+      const host = showControls(e.host.name, 'none');
+      const ended = e.claims ? `; ${e.claims === 1 ? '1 claim' : `${e.claims} claims`} of its agents ended` : '';
+      const ran = `it ran ${e.agents === 1 ? '1 agent' : `${e.agents} agents`}`;
+      return e.how === 'left' ? `host ${host} left the board (${ran})${ended}` : `host ${host} was lost (it stopped renewing its lease; ${ran})${ended}`;
+    }
     case 'write-rejected':
       // A refused fence is git (a hook in the task's worktree) stopping a commit or push, not a board call the
       // agent made itself: say so, or the line reads like a stray command.

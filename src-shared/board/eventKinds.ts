@@ -32,6 +32,7 @@ const KINDS = {
   'record-rewound': false,
   'write-rejected': false,
   'agent-state': false,
+  'host-gone': false,
   'for-set': false,
   'dispatch-set': false,
   queued: false,

@@ -1,4 +1,4 @@
-import type { SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, HostGoneHow, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
@@ -73,6 +73,10 @@ export type BoardEventBody =
   /** An agent's state changed (working, waiting for a person, idle, stalled, exited), with the signal that
    *  said so. Changes nothing on the board: it is for the log, and for a person reading back who waited. */
   | { kind: 'agent-state'; agentId: string; state: AgentState; source: StateSource; text: string | null }
+  /** A host of a shared board is gone (issue 45): it left (closed its lease) or was lost (its lease lapsed and
+   *  another host swept it). `agents`: its agents still running then; `claims`: the claims this event's
+   *  decision ended (each also its own claim-ended). Said once in every other host's windows. */
+  | { kind: 'host-gone'; host: RecordHost; how: HostGoneHow; agents: number; claims: number }
   /** A write the board refused, with the rule that refused it. Changes nothing but the log. */
   | {
       kind: 'write-rejected';

@@ -153,6 +153,10 @@ export interface RecordHost {
   readonly name: string;
 }
 
+/** How a host left a shared board: it closed its lease (`left`), or stopped renewing it (`lost`). */
+export const HOST_GONE_HOW = ['left', 'lost'] as const;
+export type HostGoneHow = (typeof HOST_GONE_HOW)[number];
+
 /** A recorded commit that never reached the remote, named when a claim elsewhere starts without it. */
 export interface LostRecord {
   readonly sha: string;

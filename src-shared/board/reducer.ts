@@ -283,6 +283,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'write-rejected':
     case 'agent-state':
     case 'board-copied':
+    case 'host-gone':
       break;
     case 'queued':
       update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), seq: e.seq, ...(e.seal ? { seal: e.seal } : {}), landing: null } }));

@@ -7,7 +7,7 @@ import type { Board } from './reducer.js';
 import { REJECTION_CODES } from './result.js';
 import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
 import { DISPATCH_MODES } from './dispatch.js';
-import { SEND_BACK_CAUSES, TASK_STATES } from './model.js';
+import { HOST_GONE_HOW, SEND_BACK_CAUSES, TASK_STATES } from './model.js';
 import { AfterSchema, LabelsSchema, SettingsPatchSchema, TakersSchema, TaskIdSchema } from './schemas.js';
 
 /**
@@ -106,6 +106,7 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   ev('branch-pushed', { taskId: TaskIdSchema, record: BranchRecordSchema }),
   ev('record-rewound', { taskId: TaskIdSchema, from: Sha, to: BranchRecordSchema, lost: z.array(Lost).max(10_000), by: Actor }),
   ev('agent-state', { agentId: AgentId, state: z.enum(AGENT_STATES), source: z.enum(STATE_SOURCES), text: Message.nullable() }),
+  ev('host-gone', { host: RecordHost, how: z.enum(HOST_GONE_HOW), agents: z.number().int().nonnegative(), claims: z.number().int().nonnegative() }),
   ev('write-rejected', { taskId: TaskIdSchema.nullable(), agentId: AgentId, token: Token.nullable(), op: z.enum(WRITE_OPS), code: z.enum(REJECTION_CODES), message: Message }),
   ev('queued', { taskId: TaskIdSchema, by: Actor, rank: z.number().int().positive(), sha: Sha.nullable(), token: Token.nullable().optional(), host: Name(200).optional(), seal: z.string().regex(/^[0-9a-f]{64}$/).optional() }),
   ev('queue-moved', { taskId: TaskIdSchema, order: z.array(TaskIdSchema).max(Limits.maxQueued), by: Actor }),
@@ -187,7 +188,7 @@ function describeIssue(error: z.ZodError): string {
 /** Why a well-formed event cannot follow board `b` (the reducer would refuse it, or it breaks a board limit), or null. */
 function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
   if (e.kind === 'thread-created') return b.seq === 0 ? null : 'the board was created already';
-  if (e.kind === 'agent-state' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set' || e.kind === 'board-copied') return null;
+  if (e.kind === 'agent-state' || e.kind === 'host-gone' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set' || e.kind === 'board-copied') return null;
   const t = b.tasks.get(e.taskId);
   if (e.kind === 'task-added' || e.kind === 'task-copied') return t ? `${e.taskId} was added already` : null;
   if (!t) return `there is no task ${e.taskId}`;

@@ -79,6 +79,26 @@ export function hostLapsedNotice(threadKey: string, folderName: string, ended: n
   };
 }
 
+/**
+ * Another host of the shared board is gone (issue 45): it left (stopped, its lease closed) or was lost (it stopped
+ * renewing its lease, and its agents' claims were ended). Its name is another machine's word: shown, never acted
+ * on. One notice per host and going, said once: the board's event it comes from is followed once per host.
+ */
+export function hostGoneNotice(threadKey: string, gone: { host: { id: string; name: string }; how: 'left' | 'lost'; agents: number; claims: number }, at = 0): Notice {
+  const about = `host-gone:${threadKey}:${gone.host.id}`;
+  const name = showControls(gone.host.name, 'none');
+  const one = gone.agents === 1;
+  // Its agents may have stopped with it, or run on in its pty host (serve --keep-agents) holding no claim:
+  // either way they are not listed here, and no claim of theirs is vouched for.
+  const agents = gone.agents === 0 ? 'it ran no agent' : `${one ? 'its agent is' : `its ${gone.agents} agents are`} no longer listed here`;
+  if (gone.how === 'left') {
+    const claims = gone.claims === 0 ? '' : gone.claims === 1 ? ', and 1 claim was ended' : `, and ${gone.claims} claims were ended`;
+    return { id: idOf(about, at), about, title: `Host ${name} left the board`, body: `${name} stopped and left the shared board: ${agents}${claims}.` };
+  }
+  const claims = gone.claims === 0 ? 'no claim was held' : gone.claims === 1 ? '1 claim was ended (host-lost): its task is free to claim' : `${gone.claims} claims were ended (host-lost): their tasks are free to claim`;
+  return { id: idOf(about, at), about, title: `Host ${name} was lost`, body: `${name} stopped renewing its lease on the shared board (it crashed, was paused or cut off): ${agents}, and ${claims}.` };
+}
+
 /** An approval's merge landed on the remote's base, which the person's own branch here does not have: their
  *  clone is told, not changed behind their back. */
 export function baseMovedNotice(threadKey: string, moved: { taskId: string; title: string; remote: string; base: string; sha: string }, at = 0): Notice {

@@ -168,6 +168,8 @@ export interface AgentLastRun {
   now?: Record<string, string>;
   /** Its exit status, when the host saw it. */
   exit: { code: number; signal: number | null } | null;
+  /** When it ended (wall clock, ms), recorded as it happened by its host or its pty host; absent when nobody saw. */
+  at?: number;
 }
 
 export interface AgentInfo {
@@ -226,7 +228,8 @@ export interface ThreadSnapshot {
  * board's name only: its URL may hold a password, and the page never gets it. `fixed`: the host was started
  * with `--board` (or FORKBENCH_BOARD_URL), which wins over the Thread's own setting, so the window cannot change it.
  */
-export type BoardStoreView = { kind: 'journal' } | { kind: 'postgres'; where: string; name: string; fixed: boolean };
+/** `host`: this host's name on the shared board (issue 45), the one other hosts' windows list its agents by. */
+export type BoardStoreView = { kind: 'journal' } | { kind: 'postgres'; where: string; name: string; fixed: boolean; host: string };
 
 /** A board switch's answer: where the Thread is now, and what a copy of its local board carried (old id → new
  *  id), or null when nothing was copied. */

@@ -123,19 +123,34 @@ export class HostLease {
   }
 }
 
+/** A host whose lease lapsed, as the sweep that removed it found it: its name, and the agents it ran. */
+export interface LapsedHost {
+  readonly id: string;
+  readonly name: string;
+  /** Every agent it ran, whose claims the caller ends `host-lost`. */
+  readonly agents: readonly string[];
+  /** Of those, the ones still running (not recorded gone) as it lapsed: what its notice counts. */
+  readonly running: number;
+}
+
 /**
  * Inside the board's transaction: the hosts whose lease lapsed (not this one), their rows removed so a host
- * that wakes finds it must join again, and the agents they ran, whose claims the caller ends `host-lost`.
+ * that wakes finds it must join again (and its name is free), and the agents they ran.
  */
-export async function lapsedHosts(tx: ClientBase, boardId: string, self: string): Promise<string[]> {
-  const gone = await tx.query<{ host_id: string }>(
-    `DELETE FROM forkbench.hosts WHERE board_id = $1 AND host_id <> $2 AND expires_at < clock_timestamp() RETURNING host_id`,
+export async function lapsedHosts(tx: ClientBase, boardId: string, self: string): Promise<LapsedHost[]> {
+  const gone = await tx.query<{ host_id: string; name: string }>(
+    `DELETE FROM forkbench.hosts WHERE board_id = $1 AND host_id <> $2 AND expires_at < clock_timestamp() RETURNING host_id, name`,
     [boardId, self],
   );
   if (!gone.rowCount) return [];
-  const agents = await tx.query<{ agent_id: string }>('SELECT agent_id FROM forkbench.agents WHERE board_id = $1 AND host_id = ANY($2::text[])', [
-    boardId,
-    gone.rows.map((r) => r.host_id),
-  ]);
-  return agents.rows.map((r) => r.agent_id);
+  const agents = await tx.query<{ agent_id: string; host_id: string; gone: boolean }>(
+    'SELECT agent_id, host_id, gone FROM forkbench.agents WHERE board_id = $1 AND host_id = ANY($2::text[]) ORDER BY agent_id',
+    [boardId, gone.rows.map((r) => r.host_id)],
+  );
+  return gone.rows
+    .sort((x, y) => x.name.localeCompare(y.name))
+    .map((h) => {
+      const its = agents.rows.filter((a) => a.host_id === h.host_id);
+      return { id: h.host_id, name: h.name, agents: its.map((a) => a.agent_id), running: its.filter((a) => !a.gone).length };
+    });
 }

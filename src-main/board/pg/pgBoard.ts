@@ -13,7 +13,9 @@ import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/b
 import { Quarantine } from '../quarantine.js';
 import { ServerClock } from './serverClock.js';
 import { BoardFollower, type ListenClientFactory } from './boardFollower.js';
-import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming } from './hostLease.js';
+import { HostLease, HostLeaseTimes, lapsedHosts, type HostLeaseTiming, type LapsedHost } from './hostLease.js';
+import { hostNameChoices, HostNameTakenError } from './hostName.js';
+import { HOST_NAME_INDEX } from './schema.js';
 import { migrate } from './migrate.js';
 import { extendHosts, outageAfterMs, quietMs } from './outage.js';
 
@@ -30,7 +32,11 @@ export interface PgBoardOptions {
   dir: string;
   /** This host: stable across its restarts (its agents are known by it); its name is for people. */
   hostId: string;
+  /** The machine's name: this host's name on the board is it with a short tag of the host id (hostName.ts). */
   hostName: string;
+  /** The name a person chose for this host (`serve --host-name`): taken as it is, or refused if another host
+   *  of the board has it. */
+  hostNameChosen?: string;
   /** For a new board: its Thread id and goal. */
   threadId?: string;
   goal?: string;
@@ -83,10 +89,13 @@ interface Pending {
   prepare?(tx: PoolClient): Promise<void>;
   /** Joining the board as a new incarnation: the one transaction a host without a live lease may run. */
   readonly join?: boolean;
+  /** Leaving the board as it closes: the one transaction a closing board still runs. */
+  readonly leave?: boolean;
   /** The key's first outcome was found: answer with it, decide nothing. */
   replayed?(outcome: Result<unknown>): unknown;
   resolve(v: unknown): void;
-  fail(err: BoardUnavailableError): void;
+  /** The board was unavailable, or (a join) this host's name is another's: nothing was done. */
+  fail(err: BoardUnavailableError | HostNameTakenError): void;
 }
 
 /**
@@ -110,6 +119,8 @@ export class PgBoard implements BoardService {
   private draining: Promise<void> | null = null;
   private wantFollow = false;
   private closed = false;
+  /** The close under way (shut), from its first call. */
+  private closing: Promise<void> | null = null;
   /** While a transaction decides: the events it makes, published only after its commit. */
   private capture: BoardEvent[] | null = null;
   /** Keys of refusals past the agent's refusals' quota, not stored in the database (runKeyed's decide). */
@@ -135,6 +146,9 @@ export class PgBoard implements BoardService {
   private readonly idleMs: number;
   /** How long the board must be quiet to count as an outage (outage.ts). */
   private readonly outageMs: number;
+  /** The names this host may take on the board, in order, and the one it took as it joined (hostName.ts). */
+  private readonly nameChoices: string[];
+  private nameOnBoard: string;
   /** This host's lease timing, defaults filled in. */
   private readonly timing: typeof HostLeaseTimes;
   readonly quarantine: Quarantine;
@@ -170,7 +184,9 @@ export class PgBoard implements BoardService {
     this.idleMs = idleInTransactionMs(this.timing.lifetimeMs);
     this.outageMs = outageAfterMs(this.timing);
     this.quarantine = new Quarantine(opts.dir, (m) => this.warn(m));
-    this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id), { id: opts.hostId, name: opts.hostName });
+    this.nameChoices = hostNameChoices({ machine: opts.hostName, hostId: opts.hostId, chosen: opts.hostNameChosen });
+    this.nameOnBoard = this.nameChoices[0]!;
+    this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id), { id: opts.hostId, name: this.nameOnBoard });
     this.durable = copyBoard(this.engine.state);
     this.engine.onEvent((e) => this.capture?.push(e));
   }
@@ -221,20 +237,57 @@ export class PgBoard implements BoardService {
     return this.opts.warn ?? console.warn;
   }
 
-  /** Take this host's lease as a new incarnation and run `then` in the same transaction. */
+  /** This host's name on the board, as it took it when it joined: unique among the board's live hosts. */
+  get hostName(): string {
+    return this.nameOnBoard;
+  }
+
+  /**
+   * Take this host's lease as a new incarnation and run `then` in the same transaction. Hosts whose lease
+   * lapsed are swept first (their claims end, each said once), so a name they held is free; then this host
+   * takes the first of its names that no other live host has: the database's unique index decides, so two
+   * hosts joining at once cannot both take one. A name a person chose is the only one: taken, the join is
+   * refused (HostNameTakenError) and nothing of it is written.
+   */
   private join(then: (e: LeaseEngine) => void): Promise<unknown> {
+    let swept: LapsedHost[] = [];
+    let name = this.nameOnBoard;
     return this.enqueue({
       join: true,
       prepare: async (tx) => {
+        swept = await lapsedHosts(tx, this.boardId, this.opts.hostId);
+        name = await this.takeName(tx);
+      },
+      decide: (e) => {
+        this.nameOnBoard = name;
+        e.here = { id: this.opts.hostId, name };
+        for (const h of swept) e.hostGone(h, 'lost', h.agents, h.running);
+        return { answer: then(e) };
+      },
+    });
+  }
+
+  /** This host's row, under the first of its names the unique index lets it take (each try a savepoint, so a
+   *  name found taken undoes only that try). */
+  private async takeName(tx: PoolClient): Promise<string> {
+    for (const name of this.nameChoices) {
+      await tx.query('SAVEPOINT host_name');
+      try {
         await tx.query(
           `INSERT INTO forkbench.hosts (board_id, host_id, incarnation, name, expires_at)
            VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 millisecond')
            ON CONFLICT (board_id, host_id) DO UPDATE SET incarnation = excluded.incarnation, name = excluded.name, expires_at = excluded.expires_at, renewed_at = clock_timestamp()`,
-          [this.boardId, this.opts.hostId, this.incarnation, this.opts.hostName, this.timing.lifetimeMs],
+          [this.boardId, this.opts.hostId, this.incarnation, name, this.timing.lifetimeMs],
         );
-      },
-      decide: (e) => ({ answer: then(e) }),
-    });
+        await tx.query('RELEASE SAVEPOINT host_name');
+        return name;
+      } catch (err) {
+        const e = err as { code?: string; constraint?: string };
+        if (e.code !== UNIQUE_VIOLATION || e.constraint !== HOST_NAME_INDEX) throw err;
+        await tx.query('ROLLBACK TO SAVEPOINT host_name');
+      }
+    }
+    throw new HostNameTakenError(this.nameChoices.at(-1)!, this.opts.name);
   }
 
   /**
@@ -258,22 +311,44 @@ export class PgBoard implements BoardService {
       for (const id of this.mine) ended += e.releaseAllHeldBy(id, 'host-lost').length;
     }).then(
       () => true,
-      () => false,
+      (err: Error) => {
+        // Its row was swept while it was away, and a host that came since took the name a person chose for it.
+        if (err instanceof HostNameTakenError) this.warn(`forkbench: this host cannot join the shared board again: ${err.message}`);
+        return false;
+      },
     );
     if (joined) this.lapsedEvents.fire(ended);
   }
 
-  /** End the claims of every host whose lease lapsed, and forget those hosts: one transaction, any host. */
+  /** End the claims of every host whose lease lapsed, and forget those hosts: one transaction, any host; the
+   *  board says each one once (host-gone), for every other host's windows. */
   private sweepHosts(): Promise<unknown> {
-    let gone: string[] = [];
+    let gone: LapsedHost[] = [];
     return this.enqueue({
       prepare: async (tx) => {
         gone = await lapsedHosts(tx, this.boardId, this.opts.hostId);
       },
       decide: (e) => {
-        for (const id of gone) e.releaseAllHeldBy(id, 'host-lost');
+        for (const h of gone) e.hostGone(h, 'lost', h.agents, h.running);
         return { answer: gone.length };
       },
+    });
+  }
+
+  /**
+   * This host leaves the board vouching for no claim: its row goes (other hosts stop listing its agents now,
+   * not when its lease would have lapsed, and its name is free) and the board says so once (host-gone, left),
+   * in the same transaction. Its agents are recorded gone: a restart that takes some back records them again.
+   */
+  private leaveBoard(): Promise<unknown> {
+    let running = 0;
+    return this.enqueue({
+      leave: true,
+      prepare: async (tx) => {
+        running = (await tx.query('UPDATE forkbench.agents SET gone = true WHERE board_id = $1 AND host_id = $2 AND NOT gone', [this.boardId, this.opts.hostId])).rowCount ?? 0;
+        await tx.query('DELETE FROM forkbench.hosts WHERE board_id = $1 AND host_id = $2 AND incarnation = $3', [this.boardId, this.opts.hostId, this.incarnation]);
+      },
+      decide: (e) => ({ answer: e.hostGone({ id: this.opts.hostId, name: this.nameOnBoard }, 'left', [...this.mine], running) }),
     });
   }
 
@@ -435,25 +510,27 @@ export class PgBoard implements BoardService {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Once, however many callers ask: a second close waits for the first. */
+  close(): Promise<void> {
+    this.closing ??= this.shut();
+    return this.closing;
+  }
+
+  private async shut(): Promise<void> {
+    // A host that leaves vouching for no claim (a stop released them) ends its lease at once and says so
+    // (leaveBoard). One that leaves agents holding claims (kept in its pty host) keeps it: a restart within the
+    // lease finds them still its own, and one that does not come back is lost. One that never joined (its
+    // open failed) has nothing to end.
+    const vouches = [...this.mine].some((id) => this.engine.claimsOf(id).length > 0);
+    const leaving = this.lease !== null && !vouches && !this.unavailable && !this.rejoining;
+    // No renewal from here on: one after the row is gone would find this host lapsed and join it again.
+    await this.lease?.dispose();
+    if (leaving) await this.leaveBoard().catch(() => undefined);
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.quarantine.dispose();
     await this.follower?.dispose();
-    await this.lease?.dispose();
-    // A host that leaves vouching for no claim (a stop released them) ends its lease at once: other hosts
-    // stop listing its agents now, not when it would have lapsed. One that leaves agents holding claims
-    // (kept in its pty host) keeps it: a restart within the lease finds them still its own. Renewed as it ends:
-    // the board's last sign of life is then no earlier than this lease's end, so a board left quiet afterwards
-    // does not bring an ended lease back when it is made up for (outage.ts moves on leases that still ran).
-    const vouches = [...this.mine].some((id) => this.engine.claimsOf(id).length > 0);
-    if (!vouches && !this.unavailable) {
-      await this.opts.pool
-        .query('UPDATE forkbench.hosts SET expires_at = clock_timestamp(), renewed_at = clock_timestamp() WHERE board_id = $1 AND host_id = $2 AND incarnation = $3', [this.boardId, this.opts.hostId, this.incarnation])
-        .catch(() => undefined);
-    }
     // Decisions already queued are told, not dropped silently; one in flight finishes first.
     for (const p of this.queue.splice(0)) p.fail(new BoardUnavailableError('the board is closed'));
     await this.draining;
@@ -480,8 +557,8 @@ export class PgBoard implements BoardService {
 
   private enqueue(p: Omit<Pending, 'resolve' | 'fail'>): Promise<unknown> {
     // A write that races the board's close (a window's click as the Thread closes) is refused like any other
-    // the store could not take, not failed with words of its own.
-    if (this.closed) return Promise.reject(new BoardUnavailableError('the board is closed; nothing was done'));
+    // the store could not take, not failed with words of its own; only the close's own leave still runs.
+    if (this.closed || (this.closing && !p.leave)) return Promise.reject(new BoardUnavailableError('the board is closed; nothing was done'));
     return new Promise((resolve, fail) => {
       this.queue.push({ ...p, resolve, fail });
       this.drain();
@@ -670,7 +747,8 @@ export class PgBoard implements BoardService {
       // and a retried key finds its first outcome.)
       this.engine.rewind(this.durable);
       const lapsed = err instanceof HostLapsedError;
-      const why = lapsed ? new BoardUnavailableError(err.message) : this.markUnavailable(err as Error);
+      // A name another host has is this join's refusal, not the database's fault: the board stays available.
+      const why = lapsed ? new BoardUnavailableError(err.message) : err instanceof HostNameTakenError ? err : this.markUnavailable(err as Error);
       for (const p of batch) p.fail(why);
       if (lapsed) void this.rejoin();
       return;
@@ -765,6 +843,9 @@ function checkRow(row: StoredRow, board: Readonly<Board>): StoredEventVerdict {
   }
   return checkStoredEvent(raw, board, row.seq);
 }
+
+/** PostgreSQL's SQLSTATE for a unique index refusing a row. */
+const UNIQUE_VIOLATION = '23505';
 
 class HostLapsedError extends Error {
   constructor() {

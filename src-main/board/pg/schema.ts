@@ -82,4 +82,19 @@ ALTER TABLE forkbench.boards ADD COLUMN written_at timestamptz NOT NULL DEFAULT 
 ALTER TABLE forkbench.hosts ADD COLUMN renewed_at timestamptz NOT NULL DEFAULT clock_timestamp();
 `,
   },
+  {
+    version: 3,
+    name: 'host-names',
+    sql: `
+-- Hosts of one board are told apart by name: the database refuses a second live host of the same name, so two
+-- hosts joining at once cannot both take it (the check and the write are one). Names already alike (hosts of
+-- one machine name, from before) each get their host id appended; each takes its own name at its next join.
+UPDATE forkbench.hosts h SET name = h.name || '-' || h.host_id
+ WHERE EXISTS (SELECT 1 FROM forkbench.hosts o WHERE o.board_id = h.board_id AND o.name = h.name AND o.host_id <> h.host_id);
+CREATE UNIQUE INDEX hosts_name_unique ON forkbench.hosts (board_id, name);
+`,
+  },
 ];
+
+/** The index that keeps hosts' names apart on a board: a join that hits it asked for a name another host has. */
+export const HOST_NAME_INDEX = 'hosts_name_unique';

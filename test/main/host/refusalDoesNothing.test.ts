@@ -127,7 +127,7 @@ describe('a refusal leaves nothing done (shared board)', () => {
   it('a window write racing the Thread’s close is answered board-unavailable, and nothing of it lands', async () => {
     const url = await pgc.createDatabase('closing');
     const host = await fixture.open({ sharedBoard: { url, name: 'closing' } });
-    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'closing', fixed: false });
+    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'closing', fixed: false, host: 'test host' });
     const key = thread.key;
     await thread.addTask({ key, title: 'before the close' });
     // The close has begun (its lease and follower winding down) as the person's click arrives.
@@ -148,7 +148,7 @@ describe('a refusal leaves nothing done (shared board)', () => {
   it('a task’s history read while the database is stopped is answered board-unavailable, never the driver’s raw error', async () => {
     const url = await pgc.createDatabase('history');
     const host = await fixture.open({ sharedBoard: { url, name: 'history' } });
-    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'history', fixed: false });
+    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'history', fixed: false, host: 'test host' });
     const key = thread.key;
     const task = await thread.addTask({ key, title: 'read during an outage' });
     expect((await thread.taskHistory({ key, taskId: task.id })).length).toBeGreaterThan(0);
@@ -168,7 +168,7 @@ describe('a refusal leaves nothing done (shared board)', () => {
   ] as const)('a window write whose connection is %s while it is in flight is answered board-unavailable, never the driver’s raw error', async (_how, db) => {
     const url = await pgc.createDatabase(db);
     const host = await fixture.open({ sharedBoard: { url, name: db } });
-    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: db, fixed: false });
+    const thread = new ThreadApi(host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: db, fixed: false, host: 'test' });
     const key = thread.key;
     const task = await thread.addTask({ key, title: 'dragged during a restart' });
     // The look-up of a drag's key waits on this lock: the write is in flight on its pooled connection when the

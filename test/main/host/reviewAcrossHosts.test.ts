@@ -36,7 +36,7 @@ afterEach(() => clones.dispose());
 
 /** The window's door into the Thread on machine `m`. */
 function windowOf(m: Machine): { api: ThreadApi; key: string } {
-  const api = new ThreadApi(m.host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'review', fixed: false });
+  const api = new ThreadApi(m.host, new InstalledProfiles(), { kind: 'postgres', where: 'test', name: 'review', fixed: false, host: 'test host' });
   return { api, key: api.key };
 }
 

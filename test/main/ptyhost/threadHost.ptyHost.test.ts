@@ -6,6 +6,7 @@ import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { ThreadHost, threadDirOf, threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { agentWorktreesOf } from '../../../src-main/sandbox/agentReach.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
+import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { gitSync, makeRepo } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
@@ -135,6 +136,49 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const ended = new Promise<BoardEvent>((resolve) => h.board.onEvent((e) => e.kind === 'claim-ended' && resolve(e)));
     process.kill(a.pid!, 'SIGKILL');
     expect(await ended).toMatchObject({ agentId: a.id, reason: 'process-exited' });
+  });
+
+  it('a restart says how each gone agent ended, as recorded when it did: killed while its host ran (and when), or while none ran (issue 45)', async () => {
+    const f = folders();
+    const first = await openWith(f);
+    const ranHost = await first.host.roster.launch('custom', { command: 'exec sleep 300' });
+    const noHost = await first.host.roster.launch('custom', { command: 'exec sleep 300' });
+    const { taskId } = await claim(first.host, ranHost.id, 'work');
+    const ended = new Promise<BoardEvent>((resolve) => first.host.board.onEvent((e) => e.kind === 'claim-ended' && resolve(e)));
+    const killedAt = Date.now();
+    process.kill(ranHost.pid!, 'SIGKILL');
+    expect(await ended).toMatchObject({ agentId: ranHost.id, taskId, reason: 'process-exited' });
+    // Its exit status too, before the host leaves: the record then says all of it.
+    await waitFor(() => first.host.roster.agents().find((x) => x.id === ranHost.id)?.exit != null, 5_000, 'its exit status');
+    const seenAt = Date.now();
+    await first.host.leave();
+    first.link.leave();
+    const noHostKilledAt = Date.now();
+    process.kill(noHost.pid!, 'SIGKILL');
+    // Its exit status, as the pty host reads it once the pane's output has drained: its log says when it has.
+    const ptyLog = ptyHostPaths(f.dataRoot).log;
+    await waitFor(() => fs.readFileSync(ptyLog, 'utf8').includes(`(${noHost.name}, pid ${noHost.pid}) ended: SIGKILL`), 5_000, 'the pty host to see the second agent end');
+
+    const notes: string[] = [];
+    const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000, warn: (m) => notes.push(m) });
+    const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link, warn: (m) => notes.push(m) });
+    cleanups.push(async () => {
+      await host.dispose();
+      await link.shutdown();
+    });
+    const said = notes.join('\n');
+    expect(said).toContain(`1 agent(s) ended while their board host ran: ${ranHost.name} (pid ${ranHost.pid}), killed by SIGKILL at `);
+    expect(said).toContain(`1 agent(s) ended while no board host ran: ${noHost.name} (pid ${noHost.pid}), killed by SIGKILL at `);
+    const lastRun = new Map(host.roster.agents().map((x) => [x.id, x.lastRun]));
+    // Killed while its host ran: as that host recorded it then, with the time it did.
+    expect(lastRun.get(ranHost.id)).toMatchObject({ how: 'exited', exit: { signal: 9 } });
+    expect(lastRun.get(ranHost.id)!.at).toBeGreaterThanOrEqual(killedAt);
+    expect(lastRun.get(ranHost.id)!.at).toBeLessThanOrEqual(seenAt);
+    // Killed while none ran: found gone, with the status and time its pty host saw.
+    expect(lastRun.get(noHost.id)).toMatchObject({ how: 'found-gone', exit: { signal: 9 } });
+    expect(lastRun.get(noHost.id)!.at).toBeGreaterThanOrEqual(noHostKilledAt);
+    // The board's log agrees: the first one's claim ended as its process exited, once, while its host ran.
+    expect(host.board.logTail(50).filter((e) => e.kind === 'claim-ended')).toMatchObject([{ agentId: ranHost.id, reason: 'process-exited' }]);
   });
 
   it('a kept agent that calls the moment the next board host listens is answered as itself, never as an unknown secret', async () => {

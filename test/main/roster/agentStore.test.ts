@@ -153,15 +153,20 @@ describe('AgentSessions', () => {
     s.plan(agent('shell-1-aa', { profile: 'shell', sessionId: null }), shellPlan, {}, null);
     s.plan(agent('shell-2-bb', { profile: 'shell', sessionId: null }), shellPlan, {}, null);
     s.plan(agent('shell-3-cc', { profile: 'shell', sessionId: null }), shellPlan, {}, null);
+    const before = Date.now();
     s.exited('shell-1-aa', {}, { how: 'host-stopped', held: ['T-1', 'T-7'], exit: null });
-    // its death first (what it held), then its exit status (its claims already released)
-    s.exited('shell-2-bb', {}, { how: 'exited', held: ['T-2'], exit: null });
-    s.exited('shell-2-bb', {}, { how: 'exited', held: [], exit: { code: 0, signal: 9 } });
+    const after = Date.now();
+    // its death first (what it held, and when), then its exit status (its claims already released): the time
+    // kept is the end's, as its first word said it (issue 45)
+    s.exited('shell-2-bb', {}, { how: 'exited', held: ['T-2'], exit: null, at: 1_000 });
+    s.exited('shell-2-bb', {}, { how: 'exited', held: [], exit: { code: 0, signal: 9 }, at: 2_000 });
     const registry = new AgentRegistry();
     const restored = AgentSessions.open(dir).restoreInto(registry, 0);
+    const stopped = restored.find((a) => a.id === 'shell-1-aa')?.ended?.at ?? -1;
+    expect(stopped >= before && stopped <= after).toBe(true);
     expect(Object.fromEntries(restored.map((a) => [a.id, a.ended]))).toEqual({
-      'shell-1-aa': { how: 'host-stopped', held: ['T-1', 'T-7'], exit: null },
-      'shell-2-bb': { how: 'exited', held: ['T-2'], exit: { code: 0, signal: 9 } },
+      'shell-1-aa': { how: 'host-stopped', held: ['T-1', 'T-7'], exit: null, at: stopped },
+      'shell-2-bb': { how: 'exited', held: ['T-2'], exit: { code: 0, signal: 9 }, at: 1_000 },
       // still running on disk and not kept alive: the host went down with it
       'shell-3-cc': { how: 'found-gone', held: [], exit: null },
     });

@@ -116,7 +116,8 @@ describe('the Thread’s board, set in the window', () => {
     expect(switched.carried).toBeNull();
     const set = switched.store;
     const where = `${pgc.socketDir}/setting`;
-    expect(set).toEqual({ kind: 'postgres', where, name: 'team', fixed: false });
+    // This host's name on the board: its machine's, with a tag of its id (issue 45).
+    expect(set).toEqual({ kind: 'postgres', where, name: 'team', fixed: false, host: expect.stringMatching(/^.+-[0-9a-f]{4}$/) });
     await waitFor(() => sa.window.pushes.filter((p) => p.type === 'thread-reopened' && p.key === a.key).length > reopenedBefore, 10_000, 'the reopened push');
     expect((await snapshot(sa, a.key)).store).toEqual(set);
     expect(await titles(sa, a.key)).toEqual([]);
@@ -128,7 +129,7 @@ describe('the Thread’s board, set in the window', () => {
     const b = project('b');
     const sb = await start(b, ['--board-url-file', boardUrlFile(b.at, boardUrl), '--board-name', 'team']);
     await waitFor(async () => (await titles(sb, b.key)).includes('on the shared board'), 10_000, 'B to see A’s task');
-    expect((await snapshot(sb, b.key)).store).toEqual({ kind: 'postgres', where, name: 'team', fixed: true });
+    expect((await snapshot(sb, b.key)).store).toEqual({ kind: 'postgres', where, name: 'team', fixed: true, host: expect.stringMatching(/^.+-[0-9a-f]{4}$/) });
     expect((await refusal(sb, 'thread.setBoard', { key: b.key, url: null })).message).toMatch(/started with a board/);
 
     // A restart of A keeps the setting: it opens on the shared board again.

@@ -29,9 +29,9 @@ afterAll(async () => {
 const hosts = servedHostsOfThisFile('fb-board-url-');
 
 /** `forkbench serve` run to its end: its exit code and everything it printed. */
-async function serveRun(at: string, project: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+async function serveRun(at: string, project: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
   const proc = spawn(process.execPath, [join(ROOT, 'bin', 'forkbench.cjs'), 'serve', project, ...args], {
-    env: { ...process.env, FORKBENCH_DATA_DIR: join(at, 'data'), XDG_RUNTIME_DIR: join(at, 'run') },
+    env: { ...process.env, ...env, FORKBENCH_DATA_DIR: join(at, 'data'), XDG_RUNTIME_DIR: join(at, 'run') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -68,6 +68,28 @@ describe('serve and the board URL', () => {
     expect(r.err).not.toContain(PASSWORD);
     expect(fs.existsSync(join(at, 'data'))).toBe(false);
   });
+
+  it('--host-name names this host on a shared board: without a board it is refused in one line; a name another serve of the board runs under is refused at start, nothing opened (issue 45)', async () => {
+    const alone = hosts.place('host-name-alone');
+    const r = await serveRun(alone.at, alone.project, ['--host-name', 'alpha']);
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')[0]).toBe(
+      "forkbench serve: --host-name names this host on a shared board: give the board's URL too, with --board-url-file PATH (a file only you can read: chmod 600), --board-url-stdin (or --board -), or FORKBENCH_BOARD_URL",
+    );
+    const first = hosts.place('host-name-first');
+    const a = await hosts.start(first, { args: ['--board-name', 'names', '--host-name', 'alpha'], env: { FORKBENCH_BOARD_URL: url } });
+    type Snap = { store: { host?: string } };
+    expect(((await a.window.call('thread.snapshot', { key: first.key })) as Snap).store.host).toBe('alpha');
+    const second = hosts.place('host-name-second');
+    const refused = await serveRun(second.at, second.project, ['--board-name', 'names', '--host-name', 'alpha'], { FORKBENCH_BOARD_URL: url });
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(
+      `forkbench serve: cannot open ${second.project}: another host of the shared board "names" runs under the name "alpha": give this one another name (serve --host-name NAME), or stop that one first. Nothing was written to the board.`,
+    );
+    expect(refused.out).not.toContain('Open http');
+    a.proc.kill('SIGINT');
+    await a.exit;
+  }, 120_000);
 
   it('by stdin the board opens', async () => {
     const viaStdin = hosts.place('stdin');

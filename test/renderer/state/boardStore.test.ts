@@ -6,7 +6,7 @@ import { HostCallError } from '../../../src-renderer/transport/types.js';
 import { engineWith, FakeTransport, settle, snapshotOf } from '../../helpers/renderer.js';
 
 const KEY = '0123456789abcdef';
-const SHARED: BoardStoreView = { kind: 'postgres', where: 'db.example/forkbench', name: 'team', fixed: false };
+const SHARED: BoardStoreView = { kind: 'postgres', where: 'db.example/forkbench', name: 'team', fixed: false, host: 'buildbox-3f9c' };
 
 /** A window showing one Thread whose host answers snapshots with the store it is told. */
 async function shown(store: BoardStoreView = { kind: 'journal' }) {

@@ -21,6 +21,18 @@ describe('event log lines', () => {
     expect(lines.slice(0, 4).every((l) => l.code === null)).toBe(true);
   });
 
+  it('reads a host gone from a shared board by its name, controls shown as escapes, with the claims it ended (issue 45)', () => {
+    const { engine, events } = engineWith(['held on the lost host']);
+    engine.claim('a1', 'T-1');
+    engine.hostGone({ id: 'h-2', name: 'evil\u001b[2Jbox-3f9c' }, 'lost', ['a1'], 1);
+    engine.hostGone({ id: 'h-3', name: 'buildbox-77aa' }, 'left', [], 2);
+    const [ended, lost, left] = events.slice(-3);
+    expect(ended).toMatchObject({ kind: 'claim-ended', taskId: 'T-1', agentId: 'a1', reason: 'host-lost' });
+    expect(lost).toMatchObject({ kind: 'host-gone', how: 'lost', agents: 1, claims: 1 });
+    expect(summarize(lost!)).toBe('host evil\\x1b[2Jbox-3f9c was lost (it stopped renewing its lease; it ran 1 agent); 1 claim of its agents ended');
+    expect(summarize(left!)).toBe('host buildbox-77aa left the board (it ran 2 agents)');
+  });
+
   it('clips long text to one line', () => {
     const { engine, events } = engineWith([]);
     engine.setGoal('x'.repeat(500) + '\nsecond line');

@@ -24,6 +24,15 @@ describe('checkStoredEvent', () => {
     expect(at(b, { kind: 'renew', taskId: 'T-1', agentId: 'a', token: 1, deadline: 2000 + 120_000, via: 'liveness', quietMs: 5 }).ok).toBe(true);
     expect(at(b, { kind: 'grant', taskId: 'T-2', agentId: 'b', token: 2, deadline: 2000 + 12 * 3_600_000, by: 'dispatch' }).ok).toBe(true);
     expect(at(b, { kind: 'note', taskId: 'T-1', by: 'verify', text: 'exit 1\n\u001b[31mred\u001b[0m' }).ok).toBe(true);
+    expect(at(b, { kind: 'host-gone', host: { id: 'h-1', name: 'buildbox-3f9c' }, how: 'lost', agents: 2, claims: 1 }).ok).toBe(true);
+  });
+
+  it('refuses a host-gone of no known way, a negative count, or a name with controls (issue 45)', () => {
+    const b = board();
+    const gone = { kind: 'host-gone', host: { id: 'h-1', name: 'buildbox-3f9c' }, how: 'left', agents: 1, claims: 0 };
+    expect(at(b, { ...gone, how: 'vanished' }).ok).toBe(false);
+    expect(at(b, { ...gone, agents: -1 }).ok).toBe(false);
+    expect(at(b, { ...gone, host: { id: 'h-1', name: 'evil\u001b[2J' } }).ok).toBe(false);
   });
 
   it('refuses a token not above the last, a claim not held, a second creation, a position not its own', () => {

@@ -41,9 +41,9 @@ const versions = async (c: pg.Client) =>
 const tables = async (c: pg.Client) =>
   (await c.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'forkbench' ORDER BY 1`)).rows.map((r) => r.t);
 
-/** The build's own versions, and test migrations that come after them: the tests hold as the schema grows. */
+/** The build's migrations, and test migrations numbered after its last: a build that adds one moves them on. */
 const BUILT = MIGRATIONS.map((m) => m.version);
-const LAST = MIGRATIONS.at(-1)!.version;
+const LAST = BUILT.at(-1)!;
 const V2: Migration = { version: LAST + 1, name: 'later', sql: 'CREATE TABLE forkbench.later (n int);' };
 
 describe('migrate', () => {
@@ -78,8 +78,25 @@ describe('migrate', () => {
     const results = await Promise.all(conns.map((c) => migrate(c, { migrations: [...MIGRATIONS, slow] })));
     expect(results.map((r) => r.version)).toEqual([LAST + 1, LAST + 1, LAST + 1, LAST + 1]);
     // Every version applied exactly once across the four.
-    expect(results.flatMap((r) => r.applied).sort((a, b) => a - b)).toEqual([...BUILT, LAST + 1]);
+    expect(results.flatMap((r) => r.applied).sort((x, y) => x - y)).toEqual([...BUILT, LAST + 1]);
     expect((await versions(conns[0]!)).map((r) => r.version)).toEqual([...BUILT, LAST + 1]);
+  });
+
+  it('host names (issue 45): hosts of one name from before are told apart by their ids, and the database then refuses a second live host of a name', async () => {
+    const { conns: [c] } = await freshDb();
+    await migrate(c!, { migrations: MIGRATIONS.filter((m) => m.version === 1) });
+    const board = (await c!.query<{ id: string }>(`INSERT INTO forkbench.boards (name) VALUES ('b') RETURNING id`)).rows[0]!.id;
+    const host = (id: string, name: string) => c!.query(`INSERT INTO forkbench.hosts (board_id, host_id, incarnation, name, expires_at) VALUES ($1, $2, 'i', $3, clock_timestamp())`, [board, id, name]);
+    for (const id of ['h-1', 'h-2']) await host(id, 'buildbox');
+    await host('h-3', 'laptop');
+    await migrate(c!);
+    const names = (await c!.query<{ host_id: string; name: string }>('SELECT host_id, name FROM forkbench.hosts ORDER BY host_id')).rows;
+    expect(names).toEqual([
+      { host_id: 'h-1', name: 'buildbox-h-1' },
+      { host_id: 'h-2', name: 'buildbox-h-2' },
+      { host_id: 'h-3', name: 'laptop' },
+    ]);
+    await expect(host('h-4', 'laptop')).rejects.toMatchObject({ code: '23505', constraint: 'hosts_name_unique' });
   });
 
   it('locks with the key its comment spells ("Forkbenc" as an int8)', () => {
