@@ -129,7 +129,7 @@ class Bench {
   }
 
   async host(name: string, hostId: string, hostLease?: { renewMs: number; lifetimeMs: number }): Promise<Host> {
-    const pool = new pg.Pool({ connectionString: this.url, max: POOL_MAX });
+    const pool = new pg.Pool({ connectionString: this.url, max: POOL_MAX, pipeline: true });
     pool.on('error', () => undefined);
     const meter = new PoolMeter();
     meter.watch(pool);
