@@ -174,7 +174,8 @@ export async function rowsAndKeys(
  * Run a transaction's statements in this order, and settle all of them: on a pipelining connection (pg's
  * `pipeline: true`, as connectPool makes) they are sent at once and cost one round trip; on any other, one
  * after another. The first failure is thrown once every statement has settled (a statement behind a failed
- * one fails too, "current transaction is aborted", and none is left unhandled).
+ * one fails too, "current transaction is aborted", and none is left unhandled). Each step must send its
+ * statement as it is called, before any await of its own: that is what keeps them in this order on the wire.
  */
 export async function inOrder<T extends readonly unknown[]>(c: ClientBase & { readonly pipeline?: boolean }, steps: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
   const settled: PromiseSettledResult<unknown>[] = [];
