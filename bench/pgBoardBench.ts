@@ -10,7 +10,8 @@
  * - PgBoard.open on the board those runs leave (it reads every event at open).
  *
  * Where PostgreSQL's time goes: each host's pool is counted (transactions, writes per transaction, round trips
- * per transaction, time in each statement); FORKBENCH_BENCH_PROFILE=1 prints the statements' times.
+ * per transaction, how long each holds the board's lock, time in each statement); FORKBENCH_BENCH_PROFILE=1
+ * prints the statements' times.
  */
 import { Limits } from '../src-shared/board/limits.js';
 import * as fs from 'node:fs';
@@ -62,7 +63,12 @@ type Op = 'renew' | 'note' | 'done';
 /** What one host's connections did, counted at its pool. */
 class PoolMeter {
   queries = 0;
+  /** Statements sent while none was awaited on their connection: pipelined ones share a round trip. */
+  roundTrips = 0;
   commits = 0;
+  /** How long each transaction held the board's lock, as this host saw it: from the answer to the locking
+   *  statement to the answer to its COMMIT (what another host waits for). */
+  readonly lockHeld: number[] = [];
   /** Keyed writes per transaction, as its one lookup of keys carries them. */
   readonly keyedBatches: number[] = [];
   readonly byStatement = new Map<string, { n: number; ms: number; all: number[] }>();
@@ -70,17 +76,32 @@ class PoolMeter {
   watch(pool: pg.Pool): void {
     pool.on('connect', (client) => {
       const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+      let inFlight = 0;
+      let lockedAt: number | null = null;
       (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
         const text = typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string } | undefined)?.text ?? '?');
         this.queries++;
+        if (inFlight++ === 0) this.roundTrips++;
         if (text === 'COMMIT') this.commits++;
-        if (text.includes('FROM forkbench.write_keys') && Array.isArray(a[1])) this.keyedBatches.push(((a[1] as unknown[])[1] as unknown[]).length);
+        // The keys' look-up (keysOf, or rowsAndKeys under the lock): its first array parameter is the agents of the keys.
+        const keyAgents = text.includes('FROM forkbench.write_keys') && Array.isArray(a[1]) ? (a[1] as unknown[]).find((v) => Array.isArray(v)) : undefined;
+        if (Array.isArray(keyAgents) && keyAgents.length) this.keyedBatches.push(keyAgents.length);
         const t0 = performance.now();
         const r = query(...a);
         if (r && typeof (r as Promise<unknown>).then === 'function') {
           (r as Promise<unknown>).then(
-            () => this.time(text, performance.now() - t0),
-            () => undefined,
+            () => {
+              const t1 = performance.now();
+              inFlight--;
+              this.time(text, t1 - t0);
+              if (text.includes('FOR UPDATE')) lockedAt = t1;
+              if (text === 'COMMIT' && lockedAt !== null) this.lockHeld.push(t1 - lockedAt);
+              if (text === 'COMMIT') lockedAt = null;
+            },
+            () => {
+              inFlight--;
+              lockedAt = null;
+            },
           );
         }
         return r;
@@ -99,7 +120,9 @@ class PoolMeter {
 
   reset(): void {
     this.queries = 0;
+    this.roundTrips = 0;
     this.commits = 0;
+    this.lockHeld.length = 0;
     this.keyedBatches.length = 0;
     this.byStatement.clear();
   }
@@ -129,7 +152,7 @@ class Bench {
   }
 
   async host(name: string, hostId: string, hostLease?: { renewMs: number; lifetimeMs: number }): Promise<Host> {
-    const pool = new pg.Pool({ connectionString: this.url, max: POOL_MAX });
+    const pool = new pg.Pool({ connectionString: this.url, max: POOL_MAX, pipeline: true });
     pool.on('error', () => undefined);
     const meter = new PoolMeter();
     meter.watch(pool);
@@ -262,10 +285,11 @@ async function fencedOps(hosts: BoardService[], label: string): Promise<Throughp
  * each agent's writes on a fixed schedule. A write's latency counts from when it was due, so a write that
  * waited behind its agent's previous one counts that wait too (no coordinated omission).
  */
-async function pacedOps(hosts: BoardService[], label: string): Promise<Throughput & { crossLags: number[] }> {
+async function pacedOps(hosts: BoardService[], label: string, timed: () => void = () => undefined): Promise<Throughput & { crossLags: number[] }> {
   const agents = agentsOn(hosts, label);
   const perAgent = Math.round((PACED_RATE * PACED_MS) / 1000 / AGENTS);
   const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(perAgent / CYCLE.length));
+  timed();
   const latencies: number[] = [];
   // With two hosts: each `done` answered on the first host, until the second host's window hears of it.
   const answeredAt = new Map<string, number>();
@@ -330,12 +354,13 @@ function profile(name: string, meters: PoolMeter[]): void {
 function meterRows(name: string, meters: PoolMeter[], ops: number): Row[] {
   const commits = meters.reduce((s, m) => s + m.commits, 0);
   const queries = meters.reduce((s, m) => s + m.queries, 0);
+  const roundTrips = meters.reduce((s, m) => s + m.roundTrips, 0);
   profile(name, meters);
   const batches = meters.flatMap((m) => m.keyedBatches);
   return [
     { name: `${name}: transactions`, value: commits, unit: 'commits', note: `all ${ROUNDS} rounds, claims included` },
     { name: `${name}: fenced writes a transaction`, value: percentileOf(batches, 50), unit: 'writes', note: `p50 of the transactions that carried keyed writes; mean ${(batches.reduce((x, y) => x + y, 0) / Math.max(1, batches.length)).toFixed(1)}` },
-    { name: `${name}: round trips a transaction`, value: queries / Math.max(1, commits), unit: 'queries', note: `every statement of the pool (lease, poll too) over commits; ${ops} writes` },
+    { name: `${name}: round trips a transaction`, value: roundTrips / Math.max(1, commits), unit: 'trips', note: `every round trip of the pool (lease, poll too) over commits; ${(queries / Math.max(1, commits)).toFixed(1)} statements; ${ops} writes` },
   ];
 }
 
@@ -353,10 +378,14 @@ async function hostsRun(
   for (const m of meters) m.reset();
   const fast = await fencedOps(boards, label);
   const meterLines = meterRows(name, meters, fast.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
-  for (const m of meters) m.reset();
-  const paced = await pacedOps(boards, `${label}-paced`);
+  // Counted from the paced writes on (the claims before them are not what the rate is about).
+  const paced = await pacedOps(boards, `${label}-paced`, () => meters.forEach((m) => m.reset()));
   profile(`${name}, paced`, meters);
-  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines], paced };
+  // What another host waits for: the lock held from its statement's answer to COMMIT's, at the goal's rate.
+  const held = meters.flatMap((m) => m.lockHeld);
+  const pacedTrips = meters.reduce((s, m) => s + m.roundTrips, 0) / Math.max(1, meters.reduce((s, m) => s + m.commits, 0));
+  const lockLine: Row = { name: `${name}: board locked a transaction at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`, value: percentileOf(held, 50), unit: 'ms', note: `p99 ${percentileOf(held, 99).toFixed(1)} ms; ${held.length} transactions, ${pacedTrips.toFixed(2)} round trips of the pool a commit (lease and follow included)` };
+  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine], paced };
 }
 
 async function journal(): Promise<{ rows: Row[] }> {
@@ -479,7 +508,7 @@ export async function pgBoardBench(): Promise<Row[]> {
     const b = await bench.host(name2, 'host-b');
     await fill(a.board);
     await waitUntil(b.board, () => b.board.state.seq === a.board.state.seq);
-    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`);
+    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`, true);
     rows.push(...twoRows);
 
     const lags = await crossHost(a.board, b.board);

@@ -47,7 +47,7 @@ export function boardStores(name: string) {
     async shared(): Promise<(hostId: string) => Promise<PgBoard>> {
       const url = await pgc.createDatabase(name);
       return async (hostId: string) => {
-        const pool = new pg.Pool({ connectionString: url, max: 4 });
+        const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
         pool.on('error', () => undefined);
         const board = await PgBoard.open({
           pool,

@@ -130,15 +130,75 @@ export interface StoredKey {
 
 /** The stored outcomes of the keys a batch carries, in one read. */
 export async function keysOf(c: ClientBase, boardId: string, wanted: ReadonlyArray<{ agentId: string; key: string }>): Promise<Map<string, StoredKey>> {
-  const out = new Map<string, StoredKey>();
-  if (!wanted.length) return out;
+  if (!wanted.length) return new Map();
   const r = await c.query<{ agent_id: string; key: string; hash: string; outcome: string }>(
     `SELECT agent_id, key, hash, outcome FROM forkbench.write_keys
       WHERE board_id = $1 AND (agent_id, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
     [boardId, wanted.map((w) => w.agentId), wanted.map((w) => w.key)],
   );
-  for (const row of r.rows) out.set(keyId(row.agent_id, row.key), { agent: row.agent_id, key: row.key, hash: row.hash, outcome: JSON.parse(row.outcome) as Result<unknown, Rejection> });
+  return keyMap(r.rows);
+}
+
+function keyMap(rows: ReadonlyArray<{ agent_id: string; key: string; hash: string; outcome: string }>): Map<string, StoredKey> {
+  const out = new Map<string, StoredKey>();
+  for (const row of rows) out.set(keyId(row.agent_id, row.key), { agent: row.agent_id, key: row.key, hash: row.hash, outcome: JSON.parse(row.outcome) as Result<unknown, Rejection> });
   return out;
+}
+
+/**
+ * What a deciding transaction reads once it holds the board's lock, in one statement: the rows after `after`
+ * up to the head (as rowsAfter, the first batch of them) and the stored outcomes of the batch's keys (as
+ * keysOf). Sent right behind lockTimeAndLease (pipelined), it runs when the lock is held, on a snapshot taken
+ * then, so it sees every commit before the lock and no row can land past the head it reads to: one round
+ * trip under the lock where these were two, and where the other hosts wait for each.
+ */
+export async function rowsAndKeys(
+  c: ClientBase,
+  boardId: string,
+  after: number,
+  wanted: ReadonlyArray<{ agentId: string; key: string }>,
+  limit = FOLLOW_BATCH,
+): Promise<{ rows: StoredRow[]; keys: Map<string, StoredKey> }> {
+  // One result set of two kinds of rows: a log row (seq, body) or a key (agent_id, key, hash; its outcome in body).
+  const r = await c.query<{ seq: string | null; body: string; agent_id: string | null; key: string | null; hash: string | null }>(
+    `(SELECT seq, body, NULL::text AS agent_id, NULL::text AS key, NULL::text AS hash FROM forkbench.events
+       WHERE board_id = $1 AND seq > $2 AND seq <= (SELECT head FROM forkbench.boards WHERE id = $1)
+       ORDER BY seq LIMIT $5)
+     UNION ALL
+     (SELECT NULL, outcome, agent_id, key, hash FROM forkbench.write_keys
+       WHERE board_id = $1 AND (agent_id, key) IN (SELECT * FROM unnest($3::text[], $4::text[])))`,
+    [boardId, after, wanted.map((w) => w.agentId), wanted.map((w) => w.key), limit],
+  );
+  const rows: StoredRow[] = [];
+  const keys: Array<{ agent_id: string; key: string; hash: string; outcome: string }> = [];
+  for (const row of r.rows) {
+    if (row.seq !== null) rows.push({ seq: Number(row.seq), body: row.body });
+    else keys.push({ agent_id: row.agent_id as string, key: row.key as string, hash: row.hash as string, outcome: row.body });
+  }
+  // UNION ALL promises no order across its branches; the log's rows are applied in order.
+  rows.sort((x, y) => x.seq - y.seq);
+  return { rows, keys: keyMap(keys) };
+}
+
+/**
+ * Run a transaction's statements in this order, and settle all of them: on a pipelining connection (pg's
+ * `pipeline: true`, as connectPool makes) they are sent at once and cost one round trip; on any other, one
+ * after another. The first failure is thrown once every statement has settled (a statement behind a failed
+ * one fails too, "current transaction is aborted", and none is left unhandled). Each step must send its
+ * statement as it is called, before any await of its own: that is what keeps them in this order on the wire.
+ */
+export async function inOrder<T extends readonly unknown[]>(c: ClientBase & { readonly pipeline?: boolean }, steps: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  const settled: PromiseSettledResult<unknown>[] = [];
+  if (c.pipeline) settled.push(...(await Promise.allSettled(steps.map((s) => s()))));
+  else
+    for (const s of steps) {
+      const [one] = await Promise.allSettled([s()]);
+      settled.push(one as PromiseSettledResult<unknown>);
+      if (one?.status === 'rejected') break;
+    }
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 export const keyId = (agent: string, key: string): string => `${agent}\u0000${key}`;

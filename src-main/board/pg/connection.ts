@@ -131,6 +131,9 @@ export function connectPool(url: string, opts: PoolOptions = {}): pg.Pool {
     connectionString: url,
     application_name: APPLICATION_NAME,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    // A board's transaction sends its statements in two round trips (boardSql.inOrder), not one each, and
+    // the board is locked for every host meanwhile. Statements awaited one by one are sent as before.
+    pipeline: true,
     ...(opts.max !== undefined ? { max: opts.max } : {}),
   });
   pool.on('error', (err) => opts.onIdleError?.(err));

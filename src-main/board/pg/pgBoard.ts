@@ -8,7 +8,7 @@ import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.
 import { LeaseEngine } from '../leaseEngine.js';
 import { firstOutcome, outcomeToKeep, WriteKeys } from '../writeKeys.js';
 import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
-import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, keyId, keysOf, lockTimeAndLease, rowsAfter, type StoredKey, type StoredRow } from './boardSql.js';
+import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, inOrder, keyId, keysOf, lockTimeAndLease, rowsAfter, rowsAndKeys, type StoredKey, type StoredRow } from './boardSql.js';
 import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/board/storedEvents.js';
 import { Quarantine } from '../quarantine.js';
 import { ServerClock } from './serverClock.js';
@@ -623,20 +623,25 @@ export class PgBoard implements BoardService {
     while (head === undefined || this.engine.state.seq < head) {
       const batch = await rowsAfter(c, this.boardId, this.engine.state.seq);
       if (!batch.length) return;
-      for (const row of batch) {
-        const at = this.engine.state.seq;
-        if (row.seq <= at) continue;
-        // Committed positions up to the head have no gaps; one missing was deleted by hand. The board goes on
-        // past it: waiting for a row that never comes would stop every host.
-        if (row.seq > at + 1) this.setAside({ seq: at + 1, body: null }, { ok: false, kind: null, why: `position${row.seq - at > 2 ? `s #${at + 1}–#${row.seq - 1} are` : ' is'} missing from the log` }, row.seq - 1);
-        const verdict = checkRow(row, this.engine.state);
-        if (!verdict.ok) {
-          this.setAside(row, verdict, row.seq);
-          continue;
-        }
-        this.engine.follow(verdict.event);
-        this.publish(verdict.event, tell);
+      this.applyRows(batch, tell);
+    }
+  }
+
+  /** Apply rows read from the log, in order, from this host's position on. */
+  private applyRows(batch: readonly StoredRow[], tell: boolean): void {
+    for (const row of batch) {
+      const at = this.engine.state.seq;
+      if (row.seq <= at) continue;
+      // Committed positions up to the head have no gaps; one missing was deleted by hand. The board goes on
+      // past it: waiting for a row that never comes would stop every host.
+      if (row.seq > at + 1) this.setAside({ seq: at + 1, body: null }, { ok: false, kind: null, why: `position${row.seq - at > 2 ? `s #${at + 1}–#${row.seq - 1} are` : ' is'} missing from the log` }, row.seq - 1);
+      const verdict = checkRow(row, this.engine.state);
+      if (!verdict.ok) {
+        this.setAside(row, verdict, row.seq);
+        continue;
       }
+      this.engine.follow(verdict.event);
+      this.publish(verdict.event, tell);
     }
   }
 
@@ -666,15 +671,27 @@ export class PgBoard implements BoardService {
     let outage: { by: number; hosts: number; claims: number } | null = null;
     try {
       c = await this.opts.pool.connect();
-      // A host stopped (SIGSTOP, a laptop lid) in the middle of its transaction would hold the board's lock
-      // for as long as it sleeps, and every host would wait on it: the server ends such a transaction instead
-      // (it rolls back; nothing of it was acknowledged). Set with BEGIN, in the same round trip.
-      await c.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${this.idleMs}`);
-      const locked = await lockTimeAndLease(c, this.boardId, this.opts.hostId, this.incarnation);
+      const keyed = batch.filter((p) => p.key).map((p) => p.key as WriteKey);
+      const client = c;
+      // Sent at once (one round trip; inOrder): BEGIN, the lock, then what is read under it. The board is
+      // locked from the lock's statement to COMMIT, and every other host waits that long: each round trip
+      // taken out of it is taken out of every host's wait (issue 45: two hosts' p99).
+      const [, locked, ahead] = await inOrder<[unknown, Awaited<ReturnType<typeof lockTimeAndLease>>, Awaited<ReturnType<typeof rowsAndKeys>>]>(c, [
+        // A host stopped (SIGSTOP, a laptop lid) in the middle of its transaction would hold the board's lock
+        // for as long as it sleeps, and every host would wait on it: the server ends such a transaction instead
+        // (it rolls back; nothing of it was acknowledged). Set with BEGIN, in the same round trip.
+        () => client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${this.idleMs}`),
+        () => lockTimeAndLease(client, this.boardId, this.opts.hostId, this.incarnation),
+        // Runs once the lock is held (the server takes a pipeline's statements one after another), on a
+        // snapshot taken then: every row up to the head, and the keys as committed.
+        () => rowsAndKeys(client, this.boardId, this.engine.state.seq, keyed),
+      ]);
       const { head, now, strays } = locked;
       let hostLive = locked.hostLive;
       removed = { head, rows: strays };
-      // Under the lock nothing lands past head: reading up to it is reading everything.
+      this.applyRows(ahead.rows, true);
+      // Under the lock nothing lands past head: reading up to it is reading everything (more than one batch
+      // of rows behind, the rest now).
       if (head > this.engine.state.seq) await this.followWith(c, true, head);
       // The first transaction after an outage, whichever host runs it, moves every lease on by it (outage.ts),
       // before anything is judged by the clock: this host's own lease just below, then every claim.
@@ -692,8 +709,7 @@ export class PgBoard implements BoardService {
       }
       const agentsRecorded = await this.recordAgents(c);
       for (const p of batch) if (p.prepare) await p.prepare(c);
-      const keyed = batch.filter((p) => p.key).map((p) => p.key as WriteKey);
-      const stored = await keysOf(c, this.boardId, keyed);
+      const stored = ahead.keys;
       this.clock.fix(this.opts.decisionTime?.() ?? now);
       const keep: StoredKey[] = [];
       this.capture = made;
@@ -729,9 +745,10 @@ export class PgBoard implements BoardService {
         answers.push(() => p.resolve(d.answer));
       }
       this.capture = null;
+      // The append and COMMIT in one round trip (inOrder). A COMMIT behind a failed append rolls back, and the
+      // append's error is what is thrown: nothing is answered unless both were answered, so never before COMMIT.
       // After an outage the append is written even with nothing in it: it is what ends the board's quiet.
-      if (made.length || keep.length || outage) await append(c, this.boardId, made, keep);
-      await c.query('COMMIT');
+      await inOrder(client, [...(made.length || keep.length || outage ? [() => append(client, this.boardId, made, keep)] : []), () => client.query('COMMIT')]);
       this.clock.release();
       agentsRecorded();
     } catch (err) {

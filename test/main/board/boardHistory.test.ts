@@ -160,7 +160,7 @@ describe('the board history on PostgreSQL', () => {
   it('pages back through forkbench.events, newest first; a task by its exact id; another host reads the same', async () => {
     const url = await pgc.createDatabase('history');
     const open = async (hostId: string) => {
-      const pool = new pg.Pool({ connectionString: url, max: 4 });
+      const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
       pool.on('error', () => undefined);
       pools.push(pool);
       return PgBoard.open({

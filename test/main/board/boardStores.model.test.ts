@@ -212,7 +212,7 @@ describe('lease engine model against PostgreSQL', () => {
       try {
         for (let i = 0; i < n; i++) {
           const hostId = `host-${'AB'[i]}`;
-          const pool = new pg.Pool({ connectionString: url, max: 4 });
+          const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
           pool.on('error', () => undefined);
           opened.push({
             pool,

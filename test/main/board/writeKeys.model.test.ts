@@ -170,7 +170,7 @@ describe('idempotency keys on PostgreSQL: a retried write lands nothing (model-b
   const postgres = (): Store => {
     const seq = ++sequences;
     const open: Store['open'] = async (name, root, now) => {
-      const pool = new pg.Pool({ connectionString: url, max: 4 });
+      const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
       pool.on('error', () => undefined);
       const board = await PgBoard.open({
         pool,

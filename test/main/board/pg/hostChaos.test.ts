@@ -85,7 +85,7 @@ describe('a host’s skewed clock changes no decision', () => {
   async function scenario(skew: (() => number) | undefined): Promise<{ decisions: string[]; late: number[] }> {
     const url = await pgc.createDatabase(`skew${++dbs}`);
     const open = async (hostId: string, extra: Partial<PgBoardOptions>) => {
-      const pool = new pg.Pool({ connectionString: url, max: 4 });
+      const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
       pool.on('error', () => undefined);
       const dir = fs.mkdtempSync(join(os.tmpdir(), 'fb-skew-'));
       const board = await PgBoard.open({ pool, listenClient: () => new pg.Client({ connectionString: url }), name: 'skew', dir, hostId, hostName: hostId, threadId: 't', goal: 'g', warn: () => undefined, ...extra });

@@ -37,7 +37,7 @@ async function freshDb(): Promise<string> {
 
 /** One host on the board named `name` in the database at `url`. */
 async function host(url: string, hostId: string, extra: Partial<PgBoardOptions> = {}): Promise<PgBoard> {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
   pool.on('error', () => undefined);
   const dir = fs.mkdtempSync(join(os.tmpdir(), 'fb-pgboard-'));
   dirs.push(dir);

@@ -38,7 +38,7 @@ afterEach(async () => {
 });
 
 async function host(url: string, hostId: string, at?: string): Promise<PgBoard> {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
   pool.on('error', () => undefined);
   const dir = at ?? fs.mkdtempSync(join(os.tmpdir(), 'fb-quarantine-'));
   if (!at) dirs.push(dir);
