@@ -114,5 +114,22 @@ describe('worktrees under claims in a real browser', () => {
     await expect.poll(() => page.getByTestId('worktree-row-T-1').count()).toBe(2);
     await expect.poll(() => page.getByTestId('worktree-row-T-1').first().textContent()).toContain(branch('T-1'));
     await shot('15-worktrees-panel');
+
+    // A folder and branch from before boards were named (`worktrees/<agent>/T-1-1`, `forkbench/T-1`): listed
+    // apart from this board's worktrees, never among them, and cleared there; its branch stays.
+    const old = join(servedNames(served).worktreesRoot, 'shell-1-0123456789ab', 'T-1-1');
+    git(served.folder, 'worktree', 'add', '-q', '-b', 'forkbench/T-1', old, 'main');
+    const oldSha = git(served.folder, 'rev-parse', 'forkbench/T-1');
+    await page.getByTestId('worktrees-panel').getByRole('button', { name: 'Refresh' }).click();
+    const row = page.locator(`[data-testid="other-folder-row"][data-path="${old}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain('from before boards were named');
+    await expect.poll(() => page.getByTestId('worktree-row-T-1').count()).toBe(2);
+    await shot('16-worktrees-other-boards');
+    await row.getByTestId('other-folder-clear').click();
+    await row.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('other-folders').count()).toBe(0);
+    expect(fs.existsSync(old)).toBe(false);
+    expect(git(served.folder, 'rev-parse', 'forkbench/T-1')).toBe(oldSha);
   }, 120_000);
 });
