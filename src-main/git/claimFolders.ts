@@ -29,6 +29,9 @@ export interface FolderLeaving {
   taskId: string;
   path: string;
   why: 'merged' | 'removed';
+  /** A folder another board of this Thread folder made (cleared from the Worktrees panel): `taskId` is that
+   *  board's id, not this board's task of the same id. */
+  otherBoard?: boolean;
 }
 
 /**
@@ -409,7 +412,7 @@ export class ClaimFolders {
         ].filter(Boolean);
         if (losing.length) throw new WorktreeError('uncommitted', `${f.path} has ${losing.join(' and ')}: removing it loses them. Remove it anyway only if you mean to.`);
       }
-      await this.tellLeaving({ taskId: f.taskId, path: f.path, why: 'removed' });
+      await this.tellLeaving({ taskId: f.taskId, path: f.path, why: 'removed', otherBoard: true });
       await this.r.git(this.r.repo.root, ['worktree', 'remove', '--force', '--force', f.path], { allowFail: true });
       await this.r.git(this.r.repo.root, ['worktree', 'prune']);
       fs.rmSync(f.path, { recursive: true, force: true });
