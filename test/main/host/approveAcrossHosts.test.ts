@@ -158,7 +158,7 @@ describe('approval on any host of a board with a remote', () => {
 
     // Not on the remote yet (A's push is still held in flight): nothing merged or pushed, the task stays in review, and says why.
     expect((await sh(b.folder, `git cat-file -e ${sha}^{commit}`)).code).not.toBe(0);
-    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/not in this clone.*origin does not have it under refs\/forkbench\/tasks\/T-1.*has not pushed it yet, or it was lost/);
+    await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(new RegExp(String.raw`not in this clone.*origin does not have it under ${remoteRefOf(b.host, 'T-1')}.*has not pushed it yet, or it was lost`));
     expect(stateOf(b, 'T-1')).toBe('review');
     expect(remoteMain(bare)).toBe(before);
     expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Not merged: .*has not pushed it yet, or it was lost with that host.*T-1 stays in review/);
