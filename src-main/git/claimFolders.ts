@@ -37,8 +37,9 @@ export interface FolderLeaving {
 /**
  * The folders claims work in. Each grant gets a fresh folder of its own (the token in its name) on the
  * task's branch `forkbench/<board>/T-n`, at the commit the board recorded last, under the Thread's data folder
- * (`worktrees/<board>/<agent>/T-n-k`, boardNames.ts), never inside the user's folder. The previous grant's folder is detached from the branch and fenced: its
- * hooks refuse everything, and nothing a stale process does there reaches the new holder.
+ * (`worktrees/<board>/<agent>/T-n-k`, boardNames.ts), never inside the user's folder. The previous grant's
+ * folder is detached from the branch and fenced: its hooks refuse everything, and nothing a stale process does
+ * there reaches the new holder.
  */
 export class ClaimFolders {
   constructor(

@@ -116,6 +116,12 @@ describe('two boards in one Thread folder', () => {
     expect(gitSync(s1.path, ['rev-parse', 'HEAD'])).toBe(gitSync(folder, ['rev-parse', 'main']));
     const s1sha = await commitIn(shared.host, s1.agent, s1.path, 'shared work');
     await expect.poll(() => shared.host.board.state.tasks.get('T-1')?.record?.sha, { timeout: 10_000 }).toBe(s1sha);
+    // Its agent's fence refuses a move of the other boards' branches as of any branch not its own.
+    for (const theirs of [localNames.branch('T-1'), 'forkbench/T-1']) {
+      const moved = await sh(s1.path, `git update-ref refs/heads/${theirs} HEAD`, agentEnv(shared.host, s1.agent));
+      expect(moved.code).not.toBe(0);
+      expect(moved.stderr).toContain(`refs/heads/${theirs} is not the branch of T-1`);
+    }
     // Nothing of the other boards moved: their branches and files are as they were.
     expect(gitSync(folder, ['rev-parse', localNames.branch('T-1')])).toBe(l1sha);
     expect(gitSync(folder, ['rev-parse', 'forkbench/T-1'])).toBe(oldSha);
