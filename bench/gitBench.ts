@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadHost } from '../src-main/host/threadHost.js';
 import { Limits } from '../src-shared/board/limits.js';
+import { remoteTaskRef } from '../src-shared/git/taskBranch.js';
 import { startPgCluster } from '../test/helpers/pgCluster.js';
 import { median, percentileOf, type Row } from './table.js';
 
@@ -180,7 +181,7 @@ function makeProject(folder: string): void {
 /**
  * Issue 33: a claim moved to an agent on another host (two hosts on one PostgreSQL board, each its own clone
  * of one bare remote). Host A's agent commits through the fence and A pushes the record; then the task is
- * reassigned to B's agent and timed until B's folder is ready: the fetch of refs/forkbench/tasks/T-n and the
+ * reassigned to B's agent and timed until B's folder is ready: the fetch of refs/forkbench/tasks/<board>/T-n and the
  * folder at the record. The baseline, interleaved, is what a person would type in a third clone: `git fetch`
  * of that ref and `git worktree add` at the sha.
  */
@@ -225,7 +226,7 @@ async function crossHostRegrant(): Promise<Row[]> {
         if (k > 2000) throw new Error(`${id}'s record was not pushed`);
         await new Promise((r) => setTimeout(r, 5));
       }
-      bare.push(await timed(plain, `${BARE_GIT} fetch -q --no-write-fetch-head origin refs/forkbench/tasks/${id} && ${BARE_GIT} worktree add -q --detach '${join(root, 'plain-wt', id)}' ${sha}`, {}));
+      bare.push(await timed(plain, `${BARE_GIT} fetch -q --no-write-fetch-head origin ${remoteTaskRef(a.worktrees.require().names.branch(id))} && ${BARE_GIT} worktree add -q --detach '${join(root, 'plain-wt', id)}' ${sha}`, {}));
       const t0 = performance.now();
       const moved = await b.board.run((e) => e.assign(id, 'agent-b'));
       if (!moved.ok) throw new Error(moved.error.message);

@@ -111,8 +111,10 @@ describe('review on host A of work done on host B, in Chromium', () => {
     await typeIn(pageB, agentB, `cd '${worktree}' && printf 'first line\\nsaid on B\\n' > notes.txt && git commit -qam 'T-1 on B' && forkbench done T-1 >/dev/null; cd '${b.folder}'`);
     await expect.poll(() => pageA.getByTestId('card-T-1').getAttribute('data-state'), { timeout: ACROSS_HOSTS_MS }).toBe('review');
     const sha = gitSync(worktree, ['rev-parse', 'HEAD']);
+    // The remote's copy of the task's branch, named for the board (taskBranch.ts).
+    const ref = remoteTaskRef(gitSync(worktree, ['symbolic-ref', '--short', 'HEAD']));
     // Its push is held by the remote: the commit is in B's clone only.
-    expect(remoteHas(remoteTaskRef('T-1'))).toBeNull();
+    expect(remoteHas(ref)).toBeNull();
     // What A's window calls B's host: the one B's agent runs on, as A lists it.
     const tabOfB = pageA.getByTestId(`agent-tab-${agentB}`);
     await tabOfB.waitFor({ timeout: PEER_LISTED_MS });
@@ -128,7 +130,7 @@ describe('review on host A of work done on host B, in Chromium', () => {
     expect(await where.getAttribute('data-host')).toBe(hostB);
     const said = (await pageA.getByTestId('diff-elsewhere-message').textContent()) as string;
     expect(said).toBe(
-      `T-1's work, commit ${sha.slice(0, 10)} by ${nameB} on ${hostB}, is not in this clone, and origin does not have it under refs/forkbench/tasks/T-1: ${hostB} has not pushed it yet, or it was lost with that host. Forkbench on ${hostB} runs ${nameB} now and pushes each commit as it is recorded: press Refresh in a moment, or review it in ${hostB}'s window. Approval stays off until this host can show it.`,
+      `T-1's work, commit ${sha.slice(0, 10)} by ${nameB} on ${hostB}, is not in this clone, and origin does not have it under ${ref}: ${hostB} has not pushed it yet, or it was lost with that host. Forkbench on ${hostB} runs ${nameB} now and pushes each commit as it is recorded: press Refresh in a moment, or review it in ${hostB}'s window. Approval stays off until this host can show it.`,
     );
     expect(await where.textContent()).toContain(`The work is on ${hostB}, by ${nameB}: commit ${sha.slice(0, 10)}.`);
     // No error banner: the answer is where the work is, not git's failure.
@@ -153,7 +155,7 @@ describe('review on host A of work done on host B, in Chromium', () => {
 
     // B's push lands; Refresh in A's dialog fetches the commit and shows B's change; Approve is enabled.
     fs.rmSync(hold);
-    await expect.poll(() => remoteHas(remoteTaskRef('T-1')), { timeout: LANDING_MS }).toBe(sha);
+    await expect.poll(() => remoteHas(ref), { timeout: LANDING_MS }).toBe(sha);
     await pageA.getByTestId('diff-refresh').click();
     await pageA.getByTestId('diff-patch').waitFor({ timeout: LANDING_MS });
     expect(await pageA.getByTestId('diff-elsewhere').count()).toBe(0);

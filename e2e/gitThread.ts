@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { BoardNames, boardKeyOf } from '../src-main/git/boardNames.js';
+import { threadDirOf, threadKeyOf } from '../src-main/host/threadHost.js';
 import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
 import { openWindow, type Served, type WindowSession } from './harness.js';
@@ -13,13 +14,19 @@ export function openWindowOnRepo(): Promise<WindowSession> {
   return openWindow({ env: GIT_IDENTITY, prepare: (folder) => makeRepo(folder, { 'notes.txt': 'first line\n' }) });
 }
 
-/** The folder that holds `agentId`'s claims' worktrees under the served Thread's data (issue 43: one folder
- *  per agent, `worktrees/<agent>/`, which that agent's sandbox binds writable). */
-export const agentClaimsFolder = (served: Served, agentId: string): string =>
-  agentWorktreesOf(join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees'), agentId);
+/** The git names of the served Thread's board (git/boardNames.ts): a journal board, whose Thread id is the
+ *  folder's key. */
+export const servedNames = (served: Served): BoardNames => {
+  const key = threadKeyOf(served.folder);
+  return new BoardNames(boardKeyOf({ state: { threadId: key }, sharedName: null }), threadDirOf(join(served.root, 'data'), key));
+};
 
-/** The worktree of `agentId`'s grant `token` of `taskId`: `worktrees/<agent>/T-n-<token>`. */
-export const claimWorktree = (served: Served, agentId: string, taskId: string, token: number): string => join(agentClaimsFolder(served, agentId), `${taskId}-${token}`);
+/** The folder that holds `agentId`'s claims' worktrees under the served Thread's data (issue 43: one folder
+ *  per agent, `worktrees/<board>/<agent>/`, which that agent's sandbox binds writable). */
+export const agentClaimsFolder = (served: Served, agentId: string): string => agentWorktreesOf(servedNames(served).folders, agentId);
+
+/** The worktree of `agentId`'s grant `token` of `taskId`: `worktrees/<board>/<agent>/T-n-<token>`. */
+export const claimWorktree = (served: Served, agentId: string, taskId: string, token: number): string => servedNames(served).folderOf(agentId, taskId, token);
 
 /** The worktree a claim of `taskId` by `agentId` printed as its `cd '…'` line in `text` (a pane's text), any
  *  grant: that agent's own claims folder, nowhere else. */

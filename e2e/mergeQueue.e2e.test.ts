@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
-import { git, openWindowOnRepo } from './gitThread.js';
+import { git, openWindowOnRepo, servedNames } from './gitThread.js';
 import { lagPage } from './pageLag.js';
 
 import { windowForFile } from './windowForFile.js';
@@ -99,9 +99,9 @@ describe('the merge queue in the window', () => {
     for (const id of ['T-1', 'T-2', 'T-3', 'T-4']) await expect.poll(() => card(id).getAttribute('data-state'), { timeout: 20_000 }).toBe('done');
     await expect.poll(() => win.page.getByTestId('merge-queue').count()).toBe(0);
     expect(git(win.served.folder, 'log', '--first-parent', '--format=%s', '-3', 'main').split('\n')).toEqual([
-      'Merge forkbench/T-2: Alpha',
-      'Merge forkbench/T-4: Gamma',
-      'Merge forkbench/T-3: Beta',
+      `Merge ${servedNames(win.served).branch('T-2')}: Alpha`,
+      `Merge ${servedNames(win.served).branch('T-4')}: Gamma`,
+      `Merge ${servedNames(win.served).branch('T-3')}: Beta`,
     ]);
   }, 120_000);
 

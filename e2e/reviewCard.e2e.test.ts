@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
-import { claimWorktree, git, openWindowOnRepo } from './gitThread.js';
+import { claimWorktree, git, openWindowOnRepo, servedNames } from './gitThread.js';
 
 /**
  * Issue 20 (findings 3, 4 and 7) on a git Thread, in Debian's Chromium against `forkbench serve`, with a
@@ -58,7 +58,7 @@ describe('a review card on a git Thread', () => {
     const details = page.getByTestId('task-details');
     await details.waitFor();
     await expect.poll(() => details.getByTestId('details-worktree').textContent()).toBe(worktree);
-    expect(await details.getByTestId('details-branch').textContent()).toBe('forkbench/T-1');
+    expect(await details.getByTestId('details-branch').textContent()).toBe(servedNames(served).branch('T-1'));
     await w.shot('review-01-details-worktree');
     await page.keyboard.press('Escape');
     await details.waitFor({ state: 'detached' });

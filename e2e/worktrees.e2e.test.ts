@@ -2,11 +2,9 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { threadKeyOf } from '../src-main/host/threadHost.js';
-import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
-import { git, openWindowOnRepo } from './gitThread.js';
+import { claimWorktree, git, openWindowOnRepo, servedNames } from './gitThread.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
 const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
@@ -56,11 +54,10 @@ describe('worktrees under claims in a real browser', () => {
     await expect.poll(() => card('T-2').getAttribute('data-state')).toBe('open');
     const a = await launchShell();
     const b = await launchShell();
-    const worktrees = join(served.root, 'data', 'threads', threadKeyOf(served.folder), 'worktrees');
-    // A claim's folder lies in its agent's own folder (the one its sandbox may write).
-    const folderOf = (agentId: string, name: string) => join(agentWorktreesOf(worktrees, agentId), name);
-    const a1 = folderOf(a, 'T-1-1');
-    const b2 = folderOf(b, 'T-2-2');
+    // A claim's folder lies in its agent's own folder of the board's (the one its sandbox may write).
+    const a1 = claimWorktree(served, a, 'T-1', 1);
+    const b2 = claimWorktree(served, b, 'T-2', 2);
+    const branch = (taskId: string) => servedNames(served).branch(taskId);
 
     // Each claims through the CLI, is told its worktree (a folder per grant: the token in its name), and edits
     // the same file there.
@@ -75,7 +72,7 @@ describe('worktrees under claims in a real browser', () => {
     expect(fs.readFileSync(join(a1, 'notes.txt'), 'utf8')).toBe('A was here\n');
     expect(fs.readFileSync(join(b2, 'notes.txt'), 'utf8')).toBe('B was here\n');
     expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('first line\n');
-    await expect.poll(() => page.getByTestId('card-branch-T-1').textContent()).toContain('forkbench/T-1');
+    await expect.poll(() => page.getByTestId('card-branch-T-1').textContent()).toBe(branch('T-1'));
     await shot('11-two-worktrees');
 
     // B says done; the review dialog shows the branch's diff; approve merges it into main.
@@ -92,12 +89,12 @@ describe('worktrees under claims in a real browser', () => {
     await page.getByTestId('diff-approve-T-2').click();
     await expect.poll(() => card('T-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('done');
     expect(fs.readFileSync(join(served.folder, 'notes.txt'), 'utf8')).toBe('B was here\n');
-    expect(git(served.folder, 'log', '-1', '--format=%s')).toBe('Merge forkbench/T-2: Rewrite the notes');
+    expect(git(served.folder, 'log', '-1', '--format=%s')).toBe(`Merge ${branch('T-2')}: Rewrite the notes`);
     await expect.poll(() => fs.existsSync(b2)).toBe(false);
     await shot('13-approved-merged');
 
     // T-1 is dragged from A to B: A's next commit is refused by the board, in git's own output.
-    const head = git(served.folder, 'rev-parse', 'forkbench/T-1');
+    const head = git(served.folder, 'rev-parse', branch('T-1'));
     await dragCard('T-1', `agent-tab-${b}`);
     // T-1 is A's work in progress: the drop asks first (issue 32, finding 6)
     await confirmAfterDrop(page);
@@ -105,7 +102,7 @@ describe('worktrees under claims in a real browser', () => {
     await typeIn(a, `echo 'A again' >> notes.txt && git commit -qam 'A keeps going'; echo COMMIT-EXIT=$?`);
     await expect.poll(() => screenText(a), { timeout: 10_000 }).toMatch(/COMMIT-EXIT=[1-9]/);
     expect(await screenText(a)).toContain('forkbench: refused (stale-token): your claim on T-1 ended (reassigned)');
-    expect(git(served.folder, 'rev-parse', 'forkbench/T-1')).toBe(head);
+    expect(git(served.folder, 'rev-parse', branch('T-1'))).toBe(head);
     const refused = page.locator('[data-testid="log-entry"][data-kind="write-rejected"]');
     await expect.poll(() => refused.count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await page.getByTestId(`agent-tab-${a}`).click();
@@ -115,7 +112,24 @@ describe('worktrees under claims in a real browser', () => {
     await page.getByTestId('worktrees-toggle').click();
     await page.getByTestId('worktree-row-T-1').first().waitFor();
     await expect.poll(() => page.getByTestId('worktree-row-T-1').count()).toBe(2);
-    await expect.poll(() => page.getByTestId('worktree-row-T-1').first().textContent()).toContain('forkbench/T-1');
+    await expect.poll(() => page.getByTestId('worktree-row-T-1').first().textContent()).toContain(branch('T-1'));
     await shot('15-worktrees-panel');
+
+    // A folder and branch from before boards were named (`worktrees/<agent>/T-1-1`, `forkbench/T-1`): listed
+    // apart from this board's worktrees, never among them, and cleared there; its branch stays.
+    const old = join(servedNames(served).worktreesRoot, 'shell-1-0123456789ab', 'T-1-1');
+    git(served.folder, 'worktree', 'add', '-q', '-b', 'forkbench/T-1', old, 'main');
+    const oldSha = git(served.folder, 'rev-parse', 'forkbench/T-1');
+    await page.getByTestId('worktrees-panel').getByRole('button', { name: 'Refresh' }).click();
+    const row = page.locator(`[data-testid="other-folder-row"][data-path="${old}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain('from before boards were named');
+    await expect.poll(() => page.getByTestId('worktree-row-T-1').count()).toBe(2);
+    await shot('16-worktrees-other-boards');
+    await row.getByTestId('other-folder-clear').click();
+    await row.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('other-folders').count()).toBe(0);
+    expect(fs.existsSync(old)).toBe(false);
+    expect(git(served.folder, 'rev-parse', 'forkbench/T-1')).toBe(oldSha);
   }, 120_000);
 });

@@ -3,7 +3,7 @@ import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, HostGoneHow, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
-import { shortSha } from '../../src-shared/git/taskBranch.js';
+import { shortSha, strayRef } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type RejectionCode, type Result } from '../../src-shared/board/result.js';
@@ -508,7 +508,7 @@ export class LeaseEngine {
     if (t.record && t.record.sha !== from)
       return {
         code: 'off-record',
-        message: `${wt.branch} is at ${shortSha(from)}, which the board never recorded for ${t.id} (its record is ${shortSha(t.record.sha)}): a commit that landed outside the fence, or one whose record did not finish. Forkbench moves it aside to refs/forkbench/stray/${t.id}/ and puts the branch back at ${shortSha(t.record.sha)}; your files are untouched, so commit again`,
+        message: `${wt.branch} is at ${shortSha(from)}, which the board never recorded for ${t.id} (its record is ${shortSha(t.record.sha)}): a commit that landed outside the fence, or one whose record did not finish. Forkbench moves it aside to ${strayRef(wt.branch, '')} and puts the branch back at ${shortSha(t.record.sha)}; your files are untouched, so commit again`,
       };
     return null;
   }
@@ -561,7 +561,7 @@ export class LeaseEngine {
   recordRepair(taskId: string, stray: string, by: string): Result<null> {
     const f = this.find(taskId);
     if (!f.ok) return f;
-    this.emit({ kind: 'note', taskId, by, text: `The branch was at ${shortSha(stray)}, which the board never recorded: it was moved aside to refs/forkbench/stray/${taskId}/${stray} and the branch put back at ${shortSha(f.value.record?.sha ?? '')}. Nothing was deleted.` });
+    this.emit({ kind: 'note', taskId, by, text: `The branch was at ${shortSha(stray)}, which the board never recorded: it was moved aside to ${strayRef(f.value.worktree?.branch ?? f.value.parked.at(-1)?.branch ?? taskId, stray)} and the branch put back at ${shortSha(f.value.record?.sha ?? '')}. Nothing was deleted.` });
     return ok(null);
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { BoardService, Holders } from './boardService.js';
 import { JournalBoard } from './journalBoard.js';
@@ -35,6 +36,7 @@ export interface ThreadBoardOptions {
   folder: string;
   /** The data folder: a shared board knows this host by an id kept there. */
   dataRoot: string;
+  /** The Thread id of a new journal board (the folder's key). A new shared board gets one of its own. */
   threadId: string;
   goal: string;
   holders: Holders;
@@ -61,7 +63,9 @@ export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardServi
       hostId: hostIdOf(o.dataRoot),
       hostName: os.hostname(),
       ...(o.hostName !== undefined ? { hostNameChosen: o.hostName } : {}),
-      threadId: o.threadId,
+      // Its own id, never the folder's key, which the folder's local board has: the two boards' git names
+      // (git/boardNames.ts) and approval seals differ even for a board made again under the same name.
+      threadId: randomUUID(),
       goal: o.goal,
       holders: o.holders,
       hostLease,

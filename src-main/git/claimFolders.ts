@@ -2,19 +2,19 @@ import * as fs from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { BranchRecord, TaskWorktree } from '../../src-shared/board/model.js';
 import type { RejectionCode } from '../../src-shared/board/result.js';
-import { shortSha, taskBranch } from '../../src-shared/git/taskBranch.js';
+import { shortSha, strayRef } from '../../src-shared/git/taskBranch.js';
 import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
-import type { WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import type { OtherBoardFolder, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { BranchRecords } from './branchRecords.js';
 import type { FenceHooks, FolderClaim } from './fenceHooks.js';
 import { currentBranch, worktreeGitDir } from './repoProbe.js';
-import { keyOf, present, strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { keyOf, present, TaskRepo, WorktreeError } from './taskRepo.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { realTimers, type Timers } from '../base/timers.js';
 import type { RecordArrival } from './recordArrival.js';
-import { agentWorktreesOf } from '../sandbox/agentReach.js';
+import { claimFoldersUnder, hooksKeyOf, type FoundFolder } from './boardNames.js';
 
 export const FolderRemovalConstants = {
   /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
@@ -29,25 +29,32 @@ export interface FolderLeaving {
   taskId: string;
   path: string;
   why: 'merged' | 'removed';
+  /** A folder another board of this Thread folder made (cleared from the Worktrees panel): `taskId` is that
+   *  board's id, not this board's task of the same id. */
+  otherBoard?: boolean;
 }
 
 /**
  * The folders claims work in. Each grant gets a fresh folder of its own (the token in its name) on the
- * task's branch `forkbench/T-n`, at the commit the board recorded last, under the Thread's data folder,
- * never inside the user's folder. The previous grant's folder is detached from the branch and fenced: its
- * hooks refuse everything, and nothing a stale process does there reaches the new holder.
+ * task's branch `forkbench/<board>/T-n`, at the commit the board recorded last, under the Thread's data folder
+ * (`worktrees/<board>/<agent>/T-n-k`, boardNames.ts), never inside the user's folder. The previous grant's
+ * folder is detached from the branch and fenced: its hooks refuse everything, and nothing a stale process does
+ * there reaches the new holder.
  */
 export class ClaimFolders {
   constructor(
     private readonly r: TaskRepo,
     private readonly hooks: FenceHooks,
     private readonly records: BranchRecords,
-    /** Where the folders go: the Thread's data folder, never the person's. */
-    readonly dir: string,
     private readonly timers: Timers = realTimers,
     /** Brings a record made on another host into this clone (from the Thread's remote) before a grant. */
     private readonly arrival: RecordArrival | null = null,
   ) {}
+
+  /** Where this board's folders go, in the Thread's data folder (never the person's): one folder per agent. */
+  get dir(): string {
+    return this.r.names.folders;
+  }
 
   /** Who is told before a folder goes (the host, which tells the panes standing in it). */
   private leaving: ((f: FolderLeaving) => Promise<void>) | null = null;
@@ -80,12 +87,13 @@ export class ClaimFolders {
       const notes: string[] = [];
       if (t.worktree && t.worktree.token === token && present(t.worktree)) return this.handOut(t.worktree, notes);
       const base = t.worktree?.base ?? r.baseBranch();
-      const branch = t.worktree?.branch ?? taskBranch(taskId);
-      // Under the agent's own folder: its sandbox binds that one folder writable, for its present and future
-      // claims (sandbox/agentReach.ts).
-      const path = join(agentWorktreesOf(this.dir, agentId), `${taskId}-${token}`);
+      const branch = r.branchOf(taskId);
+      // Under this board's folder of the agent's own: its sandbox binds that one folder writable, for its present
+      // and future claims (sandbox/agentReach.ts). Another board's folders (task ids restart at T-1 on each) are
+      // under that board's key, and never in the way.
+      const path = r.names.folderOf(agentId, taskId, token);
       if (fs.existsSync(path) && fs.readdirSync(path).length > 0)
-        throw new WorktreeError('path-taken', `${path} already exists and is not empty (left from an earlier board?): move it away, then unblock ${taskId}. Nothing was changed.`);
+        throw new WorktreeError('path-taken', `${path} already exists and is not empty: move it away, then unblock ${taskId}. Nothing was changed.`);
       // Only this host's folders: on a board several hosts share, the others' are theirs (a grant here must
       // never write this clone's branch head into another host's live worktree).
       for (const old of [t.worktree, ...t.parked]) if (old && this.ours(old)) this.detach(taskId, old);
@@ -116,7 +124,7 @@ export class ClaimFolders {
       if (head && head.sha !== start.sha) {
         const why = t.worktree || t.record ? 'which the board never recorded' : 'and Forkbench did not make it for this Thread';
         await r.keepAside(taskId, head.sha);
-        notes.push(`${branch} was at ${shortSha(head.sha)}, ${why}: it is kept as ${strayRef(taskId, head.sha)} (nothing deleted), and the branch starts at ${shortSha(start.sha)}.`);
+        notes.push(`${branch} was at ${shortSha(head.sha)}, ${why}: it is kept as ${strayRef(branch, head.sha)} (nothing deleted), and the branch starts at ${shortSha(start.sha)}.`);
       }
       if (head?.sha !== start.sha) await this.records.moveBranch(taskId, branch, start.sha, head?.sha ?? '');
       fs.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -157,7 +165,7 @@ export class ClaimFolders {
   }
 
   /**
-   * At the Thread's start, before any grant: folders under this host's worktrees folder that no task on the
+   * At the Thread's start, before any grant: folders under this board's worktrees folder that no task on the
    * board names are what a grant left when its host was killed inside it (a `git worktree add` cut short
    * leaves HEAD.lock or index.lock in the folder's admin folder, and every later git there fails on it). The
    * board never handed them to an agent, so no git of an agent's runs there: their locks are removed, and one
@@ -179,8 +187,9 @@ export class ClaimFolders {
     }
     for (const admin of admins) {
       const path = folderOfAdmin(admin);
-      // Forkbench's own folders only: the grants' here, and the merge queue's checkouts beside them.
-      if (!path || named.has(path) || relative(dirname(this.dir), path).startsWith('..')) continue;
+      // Forkbench's own folders only: every board's grants in the Thread's data folder, and the merge queue's
+      // checkouts beside them.
+      if (!path || named.has(path) || relative(this.r.names.threadDir, path).startsWith('..')) continue;
       if (/^0{40}$/.test(readOr(join(admin, 'HEAD')).trim())) {
         // Killed before the checkout: HEAD points at nothing, and git treats that as a broken ref in every
         // fetch (`fatal: bad object worktrees/T-6-17/HEAD`), which stopped this host's pushes for good in
@@ -189,6 +198,7 @@ export class ClaimFolders {
         cleared.push(admin);
         continue;
       }
+      // Locks only in this board's folders: another board's are that board's to judge when it is open.
       if (relative(this.dir, path).startsWith('..')) continue;
       for (const lock of [join(admin, 'HEAD.lock'), join(admin, 'index.lock')]) {
         if (!fs.existsSync(lock)) continue;
@@ -228,14 +238,10 @@ export class ClaimFolders {
   }
 
   /** Whether the folder is this clone's: always on a board of one machine (no remote); on a shared one, a
-   *  folder in this host's folder for worktrees, or a worktree of this clone's repository. */
+   *  folder in this host's folder for worktrees (any board's), or a worktree of this clone's repository. */
   ours(f: TaskWorktree): boolean {
     if (!this.r.board.state.settings.remote) return true;
-    const inside = (dir: string, path: string) => {
-      const rel = relative(dir, path);
-      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-    };
-    if (inside(this.dir, f.path)) return true;
+    if (inside(this.r.names.worktreesRoot, f.path)) return true;
     const admin = worktreeGitDir(f.path);
     return admin !== null && inside(this.r.repo.commonDir, admin);
   }
@@ -330,11 +336,13 @@ export class ClaimFolders {
     return agents;
   }
 
-  /** Every task's folders, for the window's list. */
+  /** This host's folders of this board's tasks, for the window's list: on a shared board another host's
+   *  folders are that host's to show and remove. */
   async list(): Promise<WorktreeInfo[]> {
     const out: WorktreeInfo[] = [];
     for (const t of this.r.board.state.tasks.values()) {
       for (const wt of [...(t.worktree ? [t.worktree] : []), ...t.parked]) {
+        if (!this.ours(wt)) continue;
         const latest = wt === t.worktree;
         const [uncommitted, ahead] = await Promise.all([this.r.uncommittedOf(wt), latest ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0)]);
         out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !present(wt), uncommitted, ahead });
@@ -344,16 +352,19 @@ export class ClaimFolders {
   }
 
   /**
-   * Remove a task's folders and its branch. Refused while a claim works in it, and, unless the person said
-   * so (`force`), while a folder has uncommitted changes or the branch has commits its base does not have.
+   * Remove a task's folders on this host and its branch. Refused while a claim works in it, and, unless the
+   * person said so (`force`), while a folder has uncommitted changes or the branch has commits its base does
+   * not have. Another host's folders of the task are left to that host, and stay on the board.
    */
   remove(taskId: string, force: boolean): Promise<void> {
     return this.r.queue.run(async () => {
       const t = this.r.task(taskId);
-      const wt = t.worktree;
-      if (!wt && !t.parked.length) throw new WorktreeError('no-worktree', `${taskId} has no worktree`);
+      const all = [...(t.worktree ? [t.worktree] : []), ...t.parked];
+      if (!all.length) throw new WorktreeError('no-worktree', `${taskId} has no worktree`);
+      const folders = all.filter((f) => this.ours(f));
+      if (!folders.length) throw new WorktreeError('no-worktree', `${taskId}'s worktree ${all[0]?.path ?? ''} is another host's: that host removes it. Nothing was removed.`);
       if (t.claim) throw new WorktreeError('held', `${t.claim.agentId} is working in ${taskId}'s worktree: release the task first.`);
-      const folders = [...(wt ? [wt] : []), ...t.parked];
+      const wt = t.worktree && folders.includes(t.worktree) ? t.worktree : null;
       if (!force) {
         const [uncommitted, ahead] = await Promise.all([
           Promise.all(folders.map((f) => this.r.uncommittedOf(f))).then((n) => n.reduce((a, b) => a + b, 0)),
@@ -367,8 +378,76 @@ export class ClaimFolders {
       }
       for (const f of folders) await this.removeFolder(f, taskId, 'removed');
       if (wt) await this.r.git(this.r.repo.root, ['branch', '-D', wt.branch], { allowFail: true });
-      await this.r.board.run((e) => e.forgetWorktree(taskId, 'removed', 'user'));
+      if (folders.length === all.length) await this.r.board.run((e) => e.forgetWorktree(taskId, 'removed', 'user'));
+      else for (const f of folders) await this.r.board.run((e) => e.forgetWorktree(taskId, 'removed', 'user', f.path));
     });
+  }
+
+  /**
+   * Claim folders in this Thread's data folder that this board does not record: another board's of the same
+   * Thread folder (its local board, after it moved onto a shared one), folders from before boards were named
+   * that no task here names, or a grant of this board cut short before the board recorded it. Listed apart
+   * from this board's, for a person to clear; nothing here ever uses or removes them by itself.
+   */
+  async others(): Promise<OtherBoardFolder[]> {
+    const out: OtherBoardFolder[] = [];
+    for (const f of this.unrecorded()) out.push(await this.describe(f));
+    return out;
+  }
+
+  /**
+   * Remove one of `others()`'s folders (its git worktree, its files and its hooks), never its branch: the board
+   * it came from may be opened again, and its records name that branch's commits. Unless the person said so
+   * (`force`), refused while removing it would lose anything: changes never committed, a commit on no branch
+   * or ref (a detached folder's), or a folder git no longer knows (whose files cannot be judged).
+   */
+  clear(path: string, force: boolean): Promise<void> {
+    return this.r.queue.run(async () => {
+      const f = this.unrecorded().find((o) => o.path === resolve(path));
+      if (!f) throw new WorktreeError('no-worktree', `${path} is not a claim folder of another board in this Thread's data folder: nothing was removed.`);
+      const d = await this.describe(f);
+      if (!force) {
+        const losing = [
+          d.uncommitted === null ? 'files git no longer knows as a worktree' : d.uncommitted ? plural(d.uncommitted, 'uncommitted change') : '',
+          d.unreachable ? 'a commit on no branch' : '',
+        ].filter(Boolean);
+        if (losing.length) throw new WorktreeError('uncommitted', `${f.path} has ${losing.join(' and ')}: removing it loses them. Remove it anyway only if you mean to.`);
+      }
+      await this.tellLeaving({ taskId: f.taskId, path: f.path, why: 'removed', otherBoard: true });
+      await this.r.git(this.r.repo.root, ['worktree', 'remove', '--force', '--force', f.path], { allowFail: true });
+      await this.r.git(this.r.repo.root, ['worktree', 'prune']);
+      fs.rmSync(f.path, { recursive: true, force: true });
+      // Its hooks folder, unless a folder this board records answers to the same one (boards from before keys).
+      const key = hooksKeyOf(f.path);
+      const used = [...this.r.board.state.tasks.values()].some((t) => [t.worktree, ...t.parked].some((w) => w && keyOf(w) === key));
+      if (!used) this.hooks.forget(key);
+    });
+  }
+
+  /** The claim folders on disk here that no task on this board names. */
+  private unrecorded(): FoundFolder[] {
+    const named = new Set<string>();
+    for (const t of this.r.board.state.tasks.values()) for (const f of [t.worktree, ...t.parked]) if (f) named.add(resolve(f.path));
+    return claimFoldersUnder(this.r.names.worktreesRoot).filter((f) => !named.has(resolve(f.path)));
+  }
+
+  /** What a person weighs before clearing a folder: its branch, what is uncommitted, whether its commit is kept. */
+  private async describe(f: FoundFolder): Promise<OtherBoardFolder> {
+    const admin = worktreeGitDir(f.path);
+    const known = admin !== null && inside(this.r.repo.commonDir, admin) && fs.existsSync(join(admin, 'HEAD'));
+    const head = known ? readOr(join(admin as string, 'HEAD')).trim() : '';
+    const branch = /^ref: refs\/heads\/(.+)$/.exec(head)?.[1] ?? null;
+    const sha = branch ? this.r.readRef(`refs/heads/${branch}`) : /^[0-9a-f]{40,64}$/.test(head) ? head : null;
+    const uncommitted = known ? await this.r.uncommittedIn(f.path).catch(() => null) : null;
+    // A folder on a branch keeps its commits there (clearing never deletes a branch); a detached one's commit
+    // is kept only if some ref has it.
+    const kept = !sha || (branch !== null && sha !== null) || (await this.onSomeRef(sha));
+    return { path: f.path, board: f.board, thisBoard: f.board === this.r.names.key, taskId: f.taskId, token: f.token, branch, uncommitted, unreachable: !kept };
+  }
+
+  private async onSomeRef(sha: string): Promise<boolean> {
+    const r = await this.r.git(this.r.repo.root, ['for-each-ref', '--count=1', '--contains', sha, '--format=%(refname)', 'refs/'], { allowFail: true });
+    return r.code === 0 && r.stdout.trim() !== '';
   }
 
   /** Run inside the queue. Callers have checked there is nothing to lose, or the person said so: git is not
@@ -393,6 +472,11 @@ export class ClaimFolders {
     this.timers.clearTimeout(timer);
   }
 }
+
+const inside = (dir: string, path: string) => {
+  const rel = relative(dir, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+};
 
 /** A lock file found at a gone agent's death, and which file it was. */
 export interface HeldLock {

@@ -23,7 +23,7 @@ export interface ArrivalTiming {
 
 /**
  * A claim on this host starts at the board's record: a commit another host recorded is fetched from the
- * Thread's remote (refs/forkbench/tasks/T-n) before the claim's folder is made. If it never got there (its host
+ * Thread's remote (refs/forkbench/tasks/<board>/T-n) before the claim's folder is made. If it never got there (its host
  * died mid-push, or is cut off), the board is given a bounded time to say it was pushed, and then the claim
  * starts at the last record that was: the record moves back (record-rewound) and the task's history names
  * each recorded commit left behind, with who recorded it on which host. Never silently.

@@ -1,10 +1,10 @@
 import { Limits } from '../../src-shared/board/limits.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
-import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
 import { realTimers, type Timers } from '../base/timers.js';
 import { firstLine, type TaskRemote } from './taskRemote.js';
-import { strayRef, type TaskRepo } from './taskRepo.js';
+import type { TaskRepo } from './taskRepo.js';
 
 export const PushConstants = {
   /** The first retry after the remote did not answer: a moment's network blip is over in about a second. */
@@ -30,12 +30,12 @@ interface TaskPush {
 
 /**
  * The commits this host recorded, copied to the Thread's remote under Forkbench's namespace
- * (refs/forkbench/tasks/T-n), in the background, one push at a time per task and always the task's newest
+ * (refs/forkbench/tasks/<board>/T-n), in the background, one push at a time per task and always the task's newest
  * record (a later record supersedes one still waiting). Once a push lands, the board records that the sha is
  * on the remote (branch-pushed): another host's claim can start there.
  *
  * The namespace is Forkbench's and the board's record is the truth: a value there that is not what this host
- * last pushed is kept aside on the remote (refs/forkbench/stray/T-n/<sha>) and overwritten, never trusted.
+ * last pushed is kept aside on the remote (refs/forkbench/stray/<board>/T-n/<sha>) and overwritten, never trusted.
  */
 export class TaskPushes {
   private readonly tasks = new Map<string, TaskPush>();
@@ -128,7 +128,7 @@ export class TaskPushes {
     if (!t || !rec || rec.sha !== this.mine.get(taskId) || t.pushed?.sha === rec.sha) return 'done';
     const remote = this.remote();
     if (!remote) return 'done';
-    const dst = remoteTaskRef(taskId);
+    const dst = this.r.remoteRefOf(taskId);
     let expect: string | null = t.pushed?.sha ?? null;
     for (let i = 0; i < PushConstants.staleTries; i++) {
       const [o] = await remote.push([{ src: rec.sha, dst, expect }], { verify: false });
@@ -155,7 +155,7 @@ export class TaskPushes {
       if (there === rec.sha) return this.landed(taskId, rec, p);
       if (there && !(await this.r.isAncestor(there, rec.sha))) {
         if (!(await this.r.treeOf(there))) await remote.fetch([dst]);
-        const [kept] = await remote.push([{ src: there, dst: strayRef(taskId, there) }], { verify: false });
+        const [kept] = await remote.push([{ src: there, dst: this.r.strayOf(taskId, there) }], { verify: false });
         if (!kept?.ok) return 'retry';
       }
       expect = there;

@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
-import { remoteTaskRef } from '../../src-shared/git/taskBranch.js';
 import type { GitRemote } from '../../src-shared/board/model.js';
 import { ALLOWED_PROTOCOLS, configSettings, GitError, personScope, type GitResult } from './git.js';
 import type { TaskRepo } from './taskRepo.js';
@@ -87,7 +86,7 @@ export class TaskRemote {
     }
   }
 
-  /** Fetch refs of the remote (`refs/forkbench/tasks/T-7`, `refs/heads/main`, or `src:dst` specs) into this
+  /** Fetch refs of the remote (`refs/forkbench/tasks/<board>/T-7`, `refs/heads/main`, or `src:dst` specs) into this
    *  clone's objects. FETCH_HEAD is not written: two fetches at once would fight over it. No automatic
    *  maintenance after it: a gc the fetch started would take the repository's locks while a grant's folder is
    *  being made (and costs a process on every re-grant). */
@@ -129,10 +128,10 @@ export class TaskRemote {
     return sha && tree ? { sha, tree } : null;
   }
 
-  /** Fetch a task's recorded commit from the remote's task namespace (refs/forkbench/tasks/T-n), where the
+  /** Fetch a task's recorded commit from the remote's task namespace (refs/forkbench/tasks/<board>/T-n), where the
    *  host that recorded it pushes it: the first line of why it failed, or null. */
   async fetchTask(taskId: string): Promise<string | null> {
-    return this.fetch([remoteTaskRef(taskId)]).then(
+    return this.fetch([this.r.remoteRefOf(taskId)]).then(
       () => null,
       (err: Error) => firstLine(err.message),
     );

@@ -1,12 +1,14 @@
 import * as fs from 'node:fs';
 import { inflateSync } from 'node:zlib';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { Task, TaskWorktree } from '../../src-shared/board/model.js';
+import { remoteTaskRef, strayRef } from '../../src-shared/git/taskBranch.js';
 import type { GitIsolation, WorktreeProblem } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import { git, withoutAgentPrograms, type GitResult } from './git.js';
 import { currentBranch, type RepoProbe } from './repoProbe.js';
+import { hooksKeyOf, type BoardNames } from './boardNames.js';
 
 export class WorktreeError extends Error {
   constructor(
@@ -25,10 +27,8 @@ export class WorktreeError extends Error {
 
 /** The folder is there (not deleted by hand). */
 export const present = (wt: TaskWorktree) => fs.existsSync(join(wt.path, '.git'));
-/** A grant's folder's key: its hooks folder is named for it, as the folder itself is (T-3-7). */
-export const keyOf = (wt: TaskWorktree) => basename(wt.path);
-/** Where an unrecorded head is kept: visible to `git log --all`, out of every branch list, never deleted. */
-export const strayRef = (taskId: string, sha: string) => `refs/forkbench/stray/${taskId}/${sha}`;
+/** A grant's folder's key: its hooks folder is named for it, as the folder itself is (`<board>/T-3-7`). */
+export const keyOf = (wt: TaskWorktree) => hooksKeyOf(wt.path);
 
 export type RepoFacts = Omit<Extract<RepoProbe, { ok: true }>, 'ok'>;
 
@@ -55,6 +55,8 @@ export class TaskRepo {
     readonly folder: string,
     readonly repo: RepoFacts,
     readonly board: BoardService,
+    /** This board's names: its key in every branch and folder it makes. */
+    readonly names: BoardNames,
   ) {}
 
   /** git as the host runs it: no hook of anyone's, and no program an agent could have named in the
@@ -82,6 +84,25 @@ export class TaskRepo {
     } catch (err) {
       return { isolated: false, reason: (err as Error).message };
     }
+  }
+
+  /**
+   * The task's branch: the one the board recorded for its folders (a board from before keys keeps its
+   * `forkbench/T-n`), else this board's name for it. Every host of a shared board reads the same record.
+   */
+  branchOf(taskId: string): string {
+    const t = this.board.state.tasks.get(taskId);
+    return t?.worktree?.branch ?? t?.parked.at(-1)?.branch ?? this.names.branch(taskId);
+  }
+
+  /** Where an unrecorded head of the task's branch is kept (taskBranch.ts's strayRef). */
+  strayOf(taskId: string, sha: string): string {
+    return strayRef(this.branchOf(taskId), sha);
+  }
+
+  /** The remote's copy of the task's branch (taskBranch.ts's remoteTaskRef). */
+  remoteRefOf(taskId: string): string {
+    return remoteTaskRef(this.branchOf(taskId));
   }
 
   task(taskId: string): Task {
@@ -162,7 +183,7 @@ export class TaskRepo {
   }
 
   async keepAside(taskId: string, sha: string): Promise<void> {
-    await this.git(this.repo.root, ['update-ref', '-m', `forkbench: ${taskId} kept aside`, strayRef(taskId, sha), sha]);
+    await this.git(this.repo.root, ['update-ref', '-m', `forkbench: ${taskId} kept aside`, this.strayOf(taskId, sha), sha]);
   }
 
   /** Worktree-specific config lets each folder have its own hooks without touching the repo's. */

@@ -1,14 +1,14 @@
 import { rm } from 'node:fs/promises';
 import type { GitRemote, Task, TaskWorktree } from '../../src-shared/board/model.js';
 import { headWritten, mergeVerdict } from '../../src-shared/git/mergeVerdict.js';
-import { remoteTaskRef, shortSha, Trailers } from '../../src-shared/git/taskBranch.js';
+import { shortSha, strayRef, Trailers } from '../../src-shared/git/taskBranch.js';
 import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import type { TaskDiff } from '../../src-shared/protocol/windowApi.js';
 import { plural } from '../../src-shared/text/plural.js';
 import type { ClaimFolders } from './claimFolders.js';
 import { configSettings, GitError, gitLine, personScope } from './git.js';
 import { TaskRemote, trackingRef } from './taskRemote.js';
-import { strayRef, TaskRepo, WorktreeError } from './taskRepo.js';
+import { TaskRepo, WorktreeError } from './taskRepo.js';
 import { WorkReach, type Reached } from './workReach.js';
 import { HOST_ACTOR } from '../../src-shared/board/model.js';
 
@@ -265,7 +265,7 @@ export class TaskReview {
     if (await has()) return;
     throw new WorktreeError(
       'git',
-      `${shortSha(sha)}, the commit ${taskId}'s work was submitted at, is not in this clone, and ${link.remote.name} does not have it under ${remoteTaskRef(taskId)}${fetched ? ` (${fetched})` : ''}: its host has not pushed it yet, or it was lost with that host. Nothing was merged or pushed; ${taskId} stays in review.`,
+      `${shortSha(sha)}, the commit ${taskId}'s work was submitted at, is not in this clone, and ${link.remote.name} does not have it under ${this.r.remoteRefOf(taskId)}${fetched ? ` (${fetched})` : ''}: its host has not pushed it yet, or it was lost with that host. Nothing was merged or pushed; ${taskId} stays in review.`,
     );
   }
 
@@ -273,7 +273,7 @@ export class TaskReview {
    *  the merged sha (a compare-and-swap; anything else there is left alone). A failure costs nothing. */
   private async dropRemoteTask(link: TaskRemote, t: Task): Promise<void> {
     const sha = (t.submitted ?? t.record)?.sha;
-    if (sha) await link.push([{ src: '', dst: remoteTaskRef(t.id), expect: sha }], { verify: false }).catch(() => undefined);
+    if (sha) await link.push([{ src: '', dst: this.r.remoteRefOf(t.id), expect: sha }], { verify: false }).catch(() => undefined);
   }
 
   /**
@@ -383,13 +383,13 @@ export class TaskReview {
           const inBase = head === merged || (await this.r.isAncestor(head, baseRev ?? wt.base));
           if (!inBase) {
             await this.r.keepAside(taskId, head);
-            said.push(`${wt.branch} had moved to ${shortSha(head)} after the work was submitted; that commit was not merged and is kept as ${strayRef(taskId, head)}.`);
+            said.push(`${wt.branch} had moved to ${shortSha(head)} after the work was submitted; that commit was not merged and is kept as ${strayRef(wt.branch, head)}.`);
           }
           const del = await this.r.git(this.r.repo.root, ['update-ref', '-d', `refs/heads/${wt.branch}`, head], { allowFail: true });
           if (del.code !== 0) {
             const now = this.r.readRef(`refs/heads/${wt.branch}`);
             if (now) await this.r.keepAside(taskId, now);
-            said.push(`${wt.branch} moved while it was being removed; its head ${shortSha(now ?? '')} is kept as ${strayRef(taskId, now ?? '')}.`);
+            said.push(`${wt.branch} moved while it was being removed; its head ${shortSha(now ?? '')} is kept as ${strayRef(wt.branch, now ?? '')}.`);
             await this.r.git(this.r.repo.root, ['update-ref', '-d', `refs/heads/${wt.branch}`], { allowFail: true });
           }
         }

@@ -1,5 +1,5 @@
 import type { BranchRecord, GitRemote, Task } from '../../src-shared/board/model.js';
-import { remoteTaskRef, shortSha } from '../../src-shared/git/taskBranch.js';
+import { shortSha } from '../../src-shared/git/taskBranch.js';
 import type { WorkElsewhere } from '../../src-shared/protocol/windowApi.js';
 import { GitError } from './git.js';
 import { firstLine, TaskRemote } from './taskRemote.js';
@@ -12,6 +12,8 @@ export type Reached = { ok: true; sha: string | null } | { ok: false; elsewhere:
 /** What the board knows of where a commit was made, for whereWorkIs. */
 export interface WorkFacts {
   taskId: string;
+  /** The remote's ref for the task's branch (TaskRepo.remoteRefOf): where its host pushes the work. */
+  ref: string;
   why: WorkElsewhere['why'];
   sha: string;
   /** The host that recorded it; `here` when it is this host (the clone lost it since). */
@@ -46,7 +48,7 @@ export class WorkReach {
     if (now === 'other') return this.elsewhere(t, rec, { why: 'not-arrived', remote });
     if (!remote) return this.elsewhere(t, rec, { why: 'no-remote', remote });
     const link = new TaskRemote(this.r, remote);
-    const ref = remoteTaskRef(t.id);
+    const ref = this.r.remoteRefOf(t.id);
     const failed = await link.fetch([ref]).then(
       () => null,
       (err: Error) => err,
@@ -80,7 +82,7 @@ export class WorkReach {
     // A board of one host names no host on its records: what it recorded, this host recorded.
     const me = this.r.board.engine.here;
     const here = host ? host.id === me?.id : me === null;
-    const facts: WorkFacts = { taskId: t.id, sha: rec.sha, host: host?.name ?? peer?.host ?? null, here, agent: peer?.name ?? rec.by, agentLive: !!peer, ...o };
+    const facts: WorkFacts = { taskId: t.id, ref: this.r.remoteRefOf(t.id), sha: rec.sha, host: host?.name ?? peer?.host ?? null, here, agent: peer?.name ?? rec.by, agentLive: !!peer, ...o };
     return { ok: false, elsewhere: { why: o.why, sha: rec.sha, host: facts.host, agent: facts.agent, message: whereWorkIs(facts) } };
   }
 }
@@ -93,7 +95,7 @@ function gitWords(message: string): string {
 /** What a person reads when this host cannot show a task's work: where it is, why not here, what to do. */
 export function whereWorkIs(f: WorkFacts): string {
   const short = shortSha(f.sha);
-  const ref = remoteTaskRef(f.taskId);
+  const ref = f.ref;
   // Where it was made, as a subject ("buildbox has not pushed it"), and whose window can show it (none: this one).
   const maker = f.here ? 'this host' : (f.host ?? 'the host it was made on');
   const window = f.here ? null : f.host ? `${f.host}'s window` : 'the window of the host it was made on';

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../board/boardService.js';
 import { findOnPath } from '../base/pathLookup.js';
+import { BoardNames, boardKeyOf } from './boardNames.js';
 import { BranchRecords } from './branchRecords.js';
 import { ClaimFolders } from './claimFolders.js';
 import { CommitNotes } from './commitNotes.js';
@@ -16,7 +17,7 @@ import { TaskRepo } from './taskRepo.js';
 import { TaskReview } from './taskReview.js';
 import { ThreadFolderFence } from './threadFolderFence.js';
 
-export { WorktreeError, strayRef } from './taskRepo.js';
+export { WorktreeError } from './taskRepo.js';
 
 /**
  * Git under claims, for one Thread: the folders claims work in, the board's record of each task branch, the
@@ -50,7 +51,8 @@ export class WorktreeManager {
     // Relative hooksPath (husky's `.husky/_`) is relative to each worktree's top, which the wrapper resolves.
     const chainTo = set.at(-1) ?? join(probe.commonDir, 'hooks');
     const { ok: _ok, ...facts } = probe;
-    const repo = new TaskRepo(folder, facts, board);
+    // Named per board: the Thread's data folder and repository outlive any one board of the folder.
+    const repo = new TaskRepo(folder, facts, board, new BoardNames(boardKeyOf(board), dataDir));
     const hooks = new FenceHooks(ours, perl, chainTo, socket);
     const records = new BranchRecords(repo);
     // The remote as the board names it at each use: a person may change the setting while the Thread is open.
@@ -58,7 +60,7 @@ export class WorktreeManager {
       const set = board.state.settings.remote;
       return set ? new TaskRemote(repo, set) : null;
     };
-    const folders = new ClaimFolders(repo, hooks, records, join(dataDir, 'worktrees'), undefined, new RecordArrival(repo, remote, timing));
+    const folders = new ClaimFolders(repo, hooks, records, undefined, new RecordArrival(repo, remote, timing));
     const notes = new CommitNotes(repo, board.clock, (m) => process.stderr.write(`${m}\n`));
     return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers), notes);
   }
@@ -81,6 +83,11 @@ export class WorktreeManager {
    *  so a commit from it runs outside the sandbox with its person's approval, and the fence asks the board.) */
   writableRoots(): string[] {
     return [this.folders.dir];
+  }
+
+  /** This board's names: its key, its branches, its folders (boardNames.ts). */
+  get names(): BoardNames {
+    return this.repo.names;
   }
 
   /** The repository's common git folder (objects, refs, the worktrees' admin folders). */

@@ -39,6 +39,12 @@ export class Assignments {
   async tellLeaving(f: FolderLeaving): Promise<void> {
     const agents = await this.d.roster.standingIn(f.path);
     if (!agents.length) return;
+    if (f.otherBoard) {
+      // Not this board's task of that id: named by its folder alone, and nothing of this board's task is marked.
+      const text = `The folder you are in, ${f.path}, is about to be removed: it is a claim folder another board of this Thread folder left, cleared in the Forkbench window. Leave it: cd '${this.d.folder}'.`;
+      await Promise.all(agents.map((agentId) => this.d.roster.tell(agentId, text)));
+      return;
+    }
     const t = this.d.board.state.tasks.get(f.taskId);
     const what = f.why === 'merged' ? 'was approved and merged' : 'is having its worktree removed in the Forkbench window';
     const text =

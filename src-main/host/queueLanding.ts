@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { profileOfAgent } from '../../src-shared/board/dispatch.js';
 import type { AgentSandbox } from '../sandbox/agentSandbox.js';
 import type { QueueEntry, Task } from '../../src-shared/board/model.js';
@@ -11,8 +10,9 @@ import type { ClaimWorktrees } from './claimWorktrees.js';
 import type { LandingSteps } from './mergeQueue.js';
 import { pinnedPaths, restorePins } from './verifyPins.js';
 
-/** The folder under the Thread's data folder where the queue checks out each merge it verifies. */
-export const QUEUE_CHECKOUTS = 'merge-queue';
+/** The folder under the Thread's data folder where the queue checks out each merge it verifies (one folder per
+ *  board inside: boardNames.ts). */
+export { QUEUE_CHECKOUTS } from '../git/boardNames.js';
 
 interface GitLandingDeps {
   board: BoardService;
@@ -40,7 +40,7 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
     candidate: (t, approved) => d.git.review.candidate(t.id, t.title, d.board.state.settings.remote, approved),
     landed: (t, merge) => d.git.review.baseHas(t.worktree?.base ?? t.parked[0]?.base ?? '', merge, d.board.state.settings.remote),
     async verify(t: Task, c, command) {
-      const dir = join(d.board.dir, QUEUE_CHECKOUTS, t.id);
+      const dir = d.git.names.queueCheckoutOf(t.id);
       await d.git.review.checkoutAt(dir, c.merge ?? c.onto);
       // The files the check runs are the base's, whatever the work did to them (verifyPins.ts).
       await restorePins(d.git.workdirOf(dir), c.onto, c.merge ?? c.onto, pinnedPaths(command, d.board.state.settings.verifyFiles));

@@ -194,6 +194,15 @@ export class ThreadApi {
     return null;
   }
 
+  async otherFolders(): Promise<R<'worktree.others'>> {
+    return (await this.host.worktrees.git?.folders.others()) ?? [];
+  }
+
+  async clearFolder(p: P<'worktree.clear'>): Promise<R<'worktree.clear'>> {
+    await this.host.worktrees.require().folders.clear(p.path, p.force);
+    return null;
+  }
+
   // The agents: their panes, and the window's part in pacing their output.
 
   /** A custom agent is its command line: without one there is nothing to run. */

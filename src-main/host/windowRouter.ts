@@ -63,6 +63,8 @@ export class WindowRouter {
     'board.events': (p) => this.thread(p.key).events(p),
     'worktree.list': (p) => this.thread(p.key).listWorktrees(),
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
+    'worktree.others': (p) => this.thread(p.key).otherFolders(),
+    'worktree.clear': (p) => this.thread(p.key).clearFolder(p),
     'notice.claim': (p) => this.thread(p.key).claimNotice(p),
     // Not the Thread's own door: the Thread is closed and opened again, which only its manager can do.
     'thread.setBoard': (p) => this.threads.setBoard(p),

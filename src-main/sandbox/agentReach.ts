@@ -2,7 +2,7 @@
  * What one agent's sandbox holds (issue 43, item 2), from the host's folders and the agent's profile.
  *
  * Read-only: the system, the person's home, the Thread folder. Writable: the agent's worktrees folder
- * (`worktrees/<agent>/`: its present and future claims' folders, under one bind), git's objects, refs and
+ * (`worktrees/<board>/<agent>/`: its present and future claims' folders, under one bind), git's objects, refs and
  * logs (what a commit needs), the worktrees' admin folders, a private /tmp, its own state folder and its CLI's
  * state folders. Hidden: the data root and the runtime folder, except the fence hooks (read-only: every
  * commit runs them), the CLI shim, the agent's own config files and the agents' socket.

@@ -1,5 +1,5 @@
 import { memo, useState } from 'react';
-import type { WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import type { OtherBoardFolder, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import { formatCopyFiles } from '../state/gitSettingsFields.js';
 import { canRemoveWorktree, worktreeStatus } from '../state/worktreeStatus.js';
 import { useApp, useController } from '../state/hooks.js';
@@ -54,11 +54,16 @@ function WorktreesToggle() {
   );
 }
 
-/** Every task worktree of the Thread, fetched while the panel is open; parked ones can be removed here. */
+/**
+ * This host's task worktrees of the board on screen, fetched while the panel is open; parked ones can be removed
+ * here. Another host's are that host's to list. Folders another board of this Thread folder left here are listed
+ * apart, below (OtherFolders).
+ */
 export function WorktreesPanel() {
   const c = useController();
   const open = useApp((s) => s.worktreesOpen);
   const list = useApp((s) => s.worktrees);
+  const others = useApp((s) => s.otherFolders);
   if (!open) return null;
   return (
     <section className="worktrees" data-testid="worktrees-panel" aria-label="Worktrees">
@@ -90,11 +95,12 @@ export function WorktreesPanel() {
           </thead>
           <tbody>
             {list.map((w) => (
-              <WorktreeRow key={w.taskId} w={w} />
+              <WorktreeRow key={w.path} w={w} />
             ))}
           </tbody>
         </table>
       )}
+      {others && others.length > 0 ? <OtherFolders folders={others} /> : null}
     </section>
   );
 }
@@ -144,6 +150,97 @@ const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
               Remove anyway
             </button>
             <button type="button" data-testid={`worktree-keep-${w.taskId}`} disabled={busy} onClick={() => setConfirm(null)}>
+              Keep it
+            </button>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+});
+
+/** Whose a folder of another board is, as a person reads it. */
+function boardOf(f: OtherBoardFolder): string {
+  if (f.thisBoard) return 'this board, never recorded (a grant cut short)';
+  return f.board ? `board ${f.board}` : 'from before boards were named';
+}
+
+/**
+ * Claim folders in this host's data folder for the Thread that the board on screen does not record: another
+ * board's of the same folder (the local board, after the Thread moved onto a shared one). They are nobody's work
+ * here, so they are never shown as this board's; a person may clear them (their branches stay).
+ */
+function OtherFolders({ folders }: { folders: readonly OtherBoardFolder[] }) {
+  return (
+    <div className="other-folders" data-testid="other-folders">
+      <h3>
+        Folders of other boards <span className="count">{folders.length}</span>
+      </h3>
+      <p className="muted other-folders-why">
+        Left in this Thread's data folder on this host by another board of this folder, or from before boards were named. This board does not use them; clearing one
+        removes its files and keeps its branch.
+      </p>
+      <table className="worktree-table">
+        <thead>
+          <tr>
+            <th>Task</th>
+            <th>Board</th>
+            <th>Branch</th>
+            <th>Path</th>
+            <th className="num" title="Files changed but not committed">Uncommitted</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {folders.map((f) => (
+            <OtherFolderRow key={f.path} f={f} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const OtherFolderRow = memo(function OtherFolderRow({ f }: { f: OtherBoardFolder }) {
+  const c = useController();
+  /** The host's warning about what clearing would lose, while the person decides. */
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const clear = async (force: boolean) => {
+    setBusy(true);
+    const r = await c.worktrees.clearFolder(f.path, force);
+    setBusy(false);
+    setConfirm(r.kind === 'confirm' ? r.message : null);
+  };
+  const loses = f.uncommitted === null || f.uncommitted > 0 || f.unreachable;
+  return (
+    <>
+      <tr className="worktree-row other-folder" data-testid="other-folder-row" data-path={f.path} data-board={f.board ?? ''}>
+        <td>
+          <span className="card-id">{f.taskId}</span> <span className="muted">claim {f.token}</span>
+        </td>
+        <td>{boardOf(f)}</td>
+        <td>{f.branch ? <code>{f.branch}</code> : <span className="muted">{f.unreachable ? 'detached, on no branch' : 'detached'}</span>}</td>
+        <td className="worktree-path" title={f.path}>
+          <code>{f.path}</code>
+        </td>
+        <td className={loses ? 'num warn' : 'num'}>{f.uncommitted ?? '?'}</td>
+        <td>
+          {confirm === null && (
+            <button type="button" className="bad" data-testid="other-folder-clear" disabled={busy} onClick={() => void clear(false)}>
+              Clear
+            </button>
+          )}
+        </td>
+      </tr>
+      {confirm !== null && (
+        <tr className="worktree-confirm">
+          <td colSpan={6}>
+            <span role="alert">{confirm}</span>
+            <button type="button" className="bad" data-testid="other-folder-force" disabled={busy} onClick={() => void clear(true)}>
+              Clear anyway
+            </button>
+            <button type="button" data-testid="other-folder-keep" disabled={busy} onClick={() => setConfirm(null)}>
               Keep it
             </button>
           </td>

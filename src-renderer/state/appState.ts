@@ -1,7 +1,7 @@
 import type { NotifyPermission } from '../notifications.js';
 import type { PaneHost } from '../terminal/paneHost.js';
 import type { Board } from '../../src-shared/board/reducer.js';
-import type { AgentInfo, BoardStoreView, GitIsolation, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
+import type { AgentInfo, BoardStoreView, GitIsolation, OtherBoardFolder, ThreadSnapshot, ThreadSummary, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import type { ConnectionState } from '../transport/types.js';
 import type { Notice } from '../../src-shared/notices/notices.js';
 import { EMPTY_COLUMNS, type Columns } from './boardState.js';
@@ -77,6 +77,9 @@ export interface AppState {
   /** The Worktrees panel: open or not, and the host's list (null until fetched). Fetched only while open. */
   worktreesOpen: boolean;
   worktrees: readonly WorktreeInfo[] | null;
+  /** Claim folders in this host's data folder for the Thread that the board on screen does not record (another
+   *  board's of the same folder): listed apart, with a way to clear them. Null until fetched, as `worktrees`. */
+  otherFolders: readonly OtherBoardFolder[] | null;
   /** The task whose diff the review dialog shows. */
   reviewTaskId: string | null;
   /** The task whose details panel is open (a click or Enter on its card). */
@@ -121,9 +124,9 @@ export const nullPanes: PaneHost = {
 /** The part of the state that belongs to the Thread on screen: empty before one loads, and on a switch. */
 export function noThreadShown(): Pick<
   AppState,
-  'board' | 'columns' | 'agentIds' | 'endedAgentIds' | 'agents' | 'activeAgentId' | 'log' | 'logPaging' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
+  'board' | 'columns' | 'agentIds' | 'endedAgentIds' | 'agents' | 'activeAgentId' | 'log' | 'logPaging' | 'git' | 'boardStore' | 'worktreesOpen' | 'worktrees' | 'otherFolders' | 'reviewTaskId' | 'detailsTaskId' | 'boardQuery' | 'hostNotices'
 > {
-  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], endedAgentIds: [], agents: {}, activeAgentId: null, log: [], logPaging: FOLLOWING, git: null, boardStore: null, worktreesOpen: false, worktrees: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
+  return { board: null, columns: EMPTY_COLUMNS, agentIds: [], endedAgentIds: [], agents: {}, activeAgentId: null, log: [], logPaging: FOLLOWING, git: null, boardStore: null, worktreesOpen: false, worktrees: null, otherFolders: null, reviewTaskId: null, detailsTaskId: null, boardQuery: '', hostNotices: [] };
 }
 
 export function initialState(): AppState {

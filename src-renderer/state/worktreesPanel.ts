@@ -54,9 +54,13 @@ export class WorktreesPanel {
     try {
       while (mine.again) {
         mine.again = false;
-        const list = valueOf(await this.call('worktree.list', { key }, 'list the worktrees'));
+        const [listed, others] = await Promise.all([
+          this.call('worktree.list', { key }, 'list the worktrees'),
+          this.call('worktree.others', { key }, 'list the folders of other boards'),
+        ]);
+        const list = valueOf(listed);
         if (!list || this.state.activeKey !== key) return;
-        this.store.setState({ worktrees: list });
+        this.store.setState({ worktrees: list, otherFolders: valueOf(others) ?? [] });
       }
     } finally {
       if (this.worktreeFetch === mine) this.worktreeFetch = null;
@@ -75,6 +79,21 @@ export class WorktreesPanel {
     const r = await this.call('worktree.remove', { key, taskId, force }, `remove the worktree of ${taskId}`, { handled: asksFirst });
     if (!r.ok) return asksFirst(r.error) ? { kind: 'confirm', message: r.error.message } : { kind: 'failed' };
     // The `worktree-removed` event refreshes the list too, but it may have come before this answer.
+    await this.refreshWorktrees();
+    return { kind: 'removed' };
+  }
+
+  /**
+   * Clear a folder of another board (worktree.others): its files and git's note of it, never its branch. As
+   * with a worktree, one whose removal would lose something comes back as `confirm` with the host's words.
+   */
+  async clearFolder(path: string, force: boolean): Promise<RemoveOutcome> {
+    const key = this.state.activeKey;
+    if (!key) return { kind: 'failed' };
+    const asksFirst = (e: WindowError) => e.code === 'uncommitted' && !force;
+    const r = await this.call('worktree.clear', { key, path, force }, `clear the folder ${path}`, { handled: asksFirst });
+    if (!r.ok) return asksFirst(r.error) ? { kind: 'confirm', message: r.error.message } : { kind: 'failed' };
+    // No board event says so: this board never recorded the folder.
     await this.refreshWorktrees();
     return { kind: 'removed' };
   }

@@ -3,20 +3,43 @@
  * so a branch made by one is found by the others.
  */
 
-/** Every task branch lives under one prefix, so a person can list or clean them with one pattern. */
+/** Every task branch lives under one prefix, so a person can list or clean them with one pattern, and the fence
+ *  refuses an agent's move of any branch under it but its own task's. */
 export const BRANCH_PREFIX = 'forkbench/';
 
-export function taskBranch(taskId: string): string {
-  return `${BRANCH_PREFIX}${taskId}`;
+/** A board's key as names carry it: 8 hex digits (src-main/git/boardNames.ts derives it from the board). */
+export const BOARD_KEY = /^[0-9a-f]{8}$/;
+
+/**
+ * The branch of a task on the board `board` (its key): `forkbench/<board>/T-n`. Task ids restart at T-1 on every
+ * board, so the board is in the name: two boards of one Thread folder (its local journal, then a shared one)
+ * never make or move each other's branches. Boards made before keys were named their branches `forkbench/T-n`;
+ * those records keep them (every host reads a task's branch from the board's record, never from here).
+ */
+export function taskBranch(board: string, taskId: string): string {
+  return `${BRANCH_PREFIX}${board}/${taskId}`;
 }
+
+/** A task branch's name under the prefix (`<board>/T-n`, or `T-n` for a branch from before keys): what the
+ *  refs below follow, so a record made under either scheme keeps one set of names on every host. */
+const branchTail = (branch: string): string => (branch.startsWith(BRANCH_PREFIX) ? branch.slice(BRANCH_PREFIX.length) : branch);
 
 /** Where a task branch's recorded commits are pushed on the Thread's remote: a namespace of Forkbench's own,
  *  which a person's usual `git fetch` (refs/heads/*) leaves alone. What it holds is never trusted over the
  *  board's record: it is a copy for other hosts to fetch. */
 export const REMOTE_TASK_PREFIX = 'refs/forkbench/tasks/';
 
-export function remoteTaskRef(taskId: string): string {
-  return `${REMOTE_TASK_PREFIX}${taskId}`;
+/** The remote's copy of a task branch: `refs/forkbench/tasks/<board>/T-n` (several boards may share a remote). */
+export function remoteTaskRef(branch: string): string {
+  return `${REMOTE_TASK_PREFIX}${branchTail(branch)}`;
+}
+
+/** Where a head the board never recorded is kept: visible to `git log --all`, out of every branch list, never
+ *  deleted. One per commit, under its branch's name: `refs/forkbench/stray/<board>/T-n/<sha>`. */
+export const STRAY_PREFIX = 'refs/forkbench/stray/';
+
+export function strayRef(branch: string, sha: string): string {
+  return `${STRAY_PREFIX}${branchTail(branch)}/${sha}`;
 }
 
 /** Commit trailers the hooks add, so any commit says which task and which claim wrote it. */

@@ -116,6 +116,12 @@ export const windowMethods = {
   'worktree.list': method<WorktreeInfo[]>()(z.object({ key }).strict()),
   /** `force` is the person saying yes to losing uncommitted changes in it; without it such a worktree stays. */
   'worktree.remove': method<null>()(z.object({ key, taskId, force: z.boolean() }).strict()),
+  /** Claim folders in this host's data folder for the Thread that the board on screen does not record (another
+   *  board's of the same Thread folder, or from before boards were named): listed apart from `worktree.list`. */
+  'worktree.others': method<OtherBoardFolder[]>()(z.object({ key }).strict()),
+  /** Remove one of `worktree.others`' folders (never its branch). `force` as for `worktree.remove`: without it a
+   *  folder whose removal would lose uncommitted changes or a commit on no branch stays. */
+  'worktree.clear': method<null>()(z.object({ key, path: z.string().min(1).max(4096), force: z.boolean() }).strict()),
   /** A window that would raise the OS notification for a host notice asks first: true for the first window
    *  to ask while the notice is current, false for every other, so one notice is raised once among them. */
   'notice.claim': method<boolean>()(z.object({ key, id: z.string().min(1).max(MAX_NOTICE_ID_CHARS) }).strict()),
@@ -257,6 +263,27 @@ export interface WorktreeInfo {
   uncommitted: number;
   /** Commits on the branch that the base does not have. */
   ahead: number;
+}
+
+/**
+ * A claim folder in this host's data folder for the Thread that the board on screen does not record: another
+ * board's of the same Thread folder (its local board, after it moved onto a shared one), one from before boards
+ * were named, or a grant of this board cut short. Never this board's work, never another host's.
+ */
+export interface OtherBoardFolder {
+  path: string;
+  /** The key of the board it was made for (the 8 hex digits in its path); null: made before boards were named. */
+  board: string | null;
+  /** That key is the board on screen's: a grant of its own cut short before the board recorded it. */
+  thisBoard: boolean;
+  taskId: string;
+  token: number;
+  /** The branch it has checked out (kept when it is cleared), or null when it is detached. */
+  branch: string | null;
+  /** Files changed but not committed; null when git no longer knows it as a worktree (its files cannot be judged). */
+  uncommitted: number | null;
+  /** Its commit is on no branch or ref: clearing the folder loses it. */
+  unreachable: boolean;
 }
 
 /**

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { GitRemote } from '../../src-shared/board/model.js';
-import { remoteTaskRef } from '../../src-shared/git/taskBranch.js';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
-import { agentEnv, cliAs, gitSync, makeRepo, sh } from './gitFixture.js';
+import { agentEnv, cliAs, gitSync, makeRepo, remoteRefOf, sh } from './gitFixture.js';
 import { waitFor } from './pty.js';
 
 /**
@@ -89,7 +88,7 @@ export async function workedOn(m: Machine, taskId: string, files: Record<string,
 /** The host that recorded `sha` pushed it to the remote's namespace, and the board says so. */
 export async function hostPushed(m: Machine, bare: string, taskId: string, sha: string): Promise<void> {
   await waitFor(() => m.host.board.state.tasks.get(taskId)?.pushed?.sha === sha, 20_000, `${taskId}'s ${sha.slice(0, 7)} pushed`);
-  expect(gitSync(bare, ['rev-parse', remoteTaskRef(taskId)])).toBe(sha);
+  expect(gitSync(bare, ['rev-parse', remoteRefOf(m.host, taskId)])).toBe(sha);
 }
 
 /** A pre-receive hook on the bare remote: the remote's own rules, or a push held in flight. */

@@ -79,9 +79,9 @@ export interface AgentHome {
 
 /** The agent's loop: claim the next open task, append a line tagged with its claim, commit, a few times
  *  (`commitsPerClaim`), then say done; anything refused sends it back to claiming. Acknowledged commits go to
- *  the agent's own log in its folder of claims (`acksRoot`, the host's worktrees folder): a contained agent
- *  writes nowhere else the test can read. */
-export function agentScript(acksRoot: string, home?: AgentHome, commitsPerClaim = 6): string {
+ *  the agent's own log in its folder of claims (the folder its claim's folder is in, under the host's
+ *  worktrees folder): a contained agent writes nowhere else the test can read. */
+export function agentScript(home?: AgentHome, commitsPerClaim = 6): string {
   return String.raw`#!/bin/sh
 set -u
 n=0
@@ -111,7 +111,7 @@ while :; do
     # "[forkbench/T-1 abc1234]", or "[detached HEAD abc1234]" when the host took the folder off the branch
     # between the commit's ref update and git's summary line.
     short=$(printf '%s' "$res" | sed -n 's/^\[.* \([0-9a-f]\{4,\}\)\].*/\1/p' | head -1)
-    echo "ACK $task $token $short${home ? ` @${home.host} ms=$(date +%s%3N)` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> '${acksRoot}'/"$FORKBENCH_AGENT_ID"/acks.log
+    echo "ACK $task $token $short${home ? ` @${home.host} ms=$(date +%s%3N)` : ''} $(printf '%s' "$res" | tr '\n' ' ')" >> "$(dirname "$wt")"/acks.log
     i=$((i + 1))
     sleep 0.05
   done
@@ -145,10 +145,10 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   await host.board.run((e) => e.setSettings({ leaseMs: 2000, poisonLimit: 1000 }));
   const initial = gitSync(folder, ['rev-parse', 'main']);
   const dir = fx.tmp();
-  const ackLog = join(folder, '..', 'data', 'threads', host.key, 'worktrees');
+  const ackLog = host.worktrees.require().names.worktreesRoot;
   const script = join(dir, 'agent.sh');
   // Three commits a claim, not six: dones come sooner, so the merge queue has work to land and take back.
-  fs.writeFileSync(script, agentScript(ackLog, undefined, 3), { mode: 0o755 });
+  fs.writeFileSync(script, agentScript(undefined, 3), { mode: 0o755 });
   let notRecorded = 0;
   host.roster.onData.event(({ data }) => {
     notRecorded += data.split('NOT RECORDED').length - 1;
@@ -286,9 +286,11 @@ export interface Ack {
   line: string;
 }
 
-/** Every agent's acknowledgements, from each agent's log under the hosts' worktrees folders (agentScript). */
+/** Every agent's acknowledgements, from each agent's log under the hosts' worktrees folders (agentScript):
+ *  `<worktrees>/<board>/<agent>/acks.log`. */
 export function readAcks(...acksRoots: string[]): Ack[] {
-  const logs = acksRoots.flatMap((root) => (fs.existsSync(root) ? fs.readdirSync(root).map((agent) => join(root, agent, 'acks.log')) : []));
+  const under = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).map((name) => join(dir, name)) : []);
+  const logs = acksRoots.flatMap((root) => under(root).flatMap((board) => under(board).map((agent) => join(agent, 'acks.log'))));
   return logs
     .filter((f) => fs.existsSync(f))
     .map((f) => fs.readFileSync(f, 'utf8'))

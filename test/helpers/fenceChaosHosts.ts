@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { LostRecord } from '../../src-shared/board/model.js';
 import { REMOTE_TASK_PREFIX } from '../../src-shared/git/taskBranch.js';
-import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
+import { ThreadHost, threadDirOf, threadKeyOf } from '../../src-main/host/threadHost.js';
+import { WORKTREES } from '../../src-main/git/boardNames.js';
 import {
   agentScript,
   locksIn,
@@ -238,10 +239,11 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
     fs.mkdirSync(at[h]);
     gitSync(root, ['clone', '-q', remote, clone[h]]);
   }
-  // Each agent's acknowledgements, in its folder of claims on its own host (agentScript).
-  const acksRoot = { A: join(at.A, 'data', 'threads', threadKeyOf(clone.A), 'worktrees'), B: join(at.B, 'data', 'threads', threadKeyOf(clone.B), 'worktrees') };
+  // Each agent's acknowledgements, in its folder of claims on its own host (agentScript), under the host's
+  // worktrees folder.
+  const acksRoot = { A: join(threadDirOf(join(at.A, 'data'), threadKeyOf(clone.A)), WORKTREES), B: join(threadDirOf(join(at.B, 'data'), threadKeyOf(clone.B)), WORKTREES) };
   const script = { A: join(root, 'agent-A.sh'), B: join(root, 'agent-B.sh') };
-  for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript(acksRoot[h], { host: h, root: at[h] }, COMMITS_PER_CLAIM), { mode: 0o755 });
+  for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript({ host: h, root: at[h] }, COMMITS_PER_CLAIM), { mode: 0o755 });
 
   // Panes inherit their host's environment: A's from this process, B's from its serve's.
   Object.assign(process.env, GIT_IDENTITY, { FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) });

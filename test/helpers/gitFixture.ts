@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { remoteTaskRef, strayRef } from '../../src-shared/git/taskBranch.js';
 import { CLI } from './cli.js';
 export { nextEvent } from './events.js';
 
@@ -91,6 +92,14 @@ export class Fixture {
  * which a contained agent cannot even try (test/main/sandbox/containedPanes.test.ts).
  */
 export const uncontainedBecause = (why: string) => ({ ok: false as const, reason: why, fix: '' });
+
+/** A task's branch on the host's board, as the host names it (git/boardNames.ts: `forkbench/<board>/T-n`). */
+export const branchOf = (host: ThreadHost, taskId: string): string => host.worktrees.require().names.branch(taskId);
+/** Where the host keeps an unrecorded head `sha` of a task's branch; with no sha, the folder of them all (a
+ *  `for-each-ref` pattern). */
+export const strayOf = (host: ThreadHost, taskId: string, sha = ''): string => strayRef(branchOf(host, taskId), sha);
+/** The remote's copy of a task's branch, where its host pushes each record. */
+export const remoteRefOf = (host: ThreadHost, taskId: string): string => remoteTaskRef(branchOf(host, taskId));
 
 /** The environment Forkbench gives an agent: what its git hooks see. */
 export function agentEnv(host: ThreadHost, agentId: string): NodeJS.ProcessEnv {

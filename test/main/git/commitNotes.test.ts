@@ -5,6 +5,7 @@ import { ManualClock } from '../../../src-main/base/clock.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { CommitNotes, NOTES_REF } from '../../../src-main/git/commitNotes.js';
 import { probeRepo } from '../../../src-main/git/repoProbe.js';
+import { BoardNames } from '../../../src-main/git/boardNames.js';
 import { TaskRepo } from '../../../src-main/git/taskRepo.js';
 import { Fixture, gitSync, makeRepo } from '../../helpers/gitFixture.js';
 import { manualTimers } from '../../helpers/manualTimers.js';
@@ -34,7 +35,7 @@ async function notesOver(n: number) {
   const clock = new ManualClock();
   const t = manualTimers();
   const warnings: string[] = [];
-  const notes = new CommitNotes(new TaskRepo(folder, facts, board), clock, (m) => warnings.push(m), t.timers);
+  const notes = new CommitNotes(new TaskRepo(folder, facts, board, BoardNames.of(board)), clock, (m) => warnings.push(m), t.timers);
   const noteOf = (sha: string) => gitSync(folder, ['log', '-1', `--notes=${NOTES_REF}`, '--format=%N', sha]);
   // How many notes commits the host has made: one per git process it ran for them.
   const writes = () => Number(gitSync(folder, ['for-each-ref', '--format=%(objectname)', NOTES_REF]) ? gitSync(folder, ['rev-list', '--count', NOTES_REF]) : 0);

@@ -5,7 +5,7 @@ import { processGroupAlive, readProcStat } from '../../../src-main/base/procStat
 import { ensureCliShim, shimDirFor } from '../../../src-main/host/cliShim.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
-import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, makeRepo, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, branchOf, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, makeRepo, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh, strayOf } from '../../helpers/gitFixture.js';
 
 /**
  * The fence under faults, while an operation is in flight: each case was found by a chaos run against the
@@ -67,9 +67,9 @@ describe('1. approval never loses an acknowledged commit', () => {
     const sha = late.stdout.trim();
     await host.worktrees.approve('T-1');
     expect(gitSync(folder, ['rev-parse', 'main^2'])).not.toBe(sha);
-    expect(gitSync(folder, ['rev-parse', `refs/forkbench/stray/T-1/${sha}`])).toBe(sha);
+    expect(gitSync(folder, ['rev-parse', strayOf(host, 'T-1', sha)])).toBe(sha);
     expect(gitSync(folder, ['branch', '--list', 'forkbench/*'])).toBe('');
-    expect(notes(host)).toMatch(new RegExp(`had moved to ${sha.slice(0, 10)} after the work was submitted; that commit was not merged and is kept as refs/forkbench/stray/T-1/${sha}`));
+    expect(notes(host)).toMatch(new RegExp(`had moved to ${sha.slice(0, 10)} after the work was submitted; that commit was not merged and is kept as ${strayOf(host, 'T-1', sha)}`));
   });
 });
 
@@ -108,8 +108,8 @@ exec sleep 600`,
     expect(out).toMatch(/COMMIT-EXIT=0/); // git itself went through: a hook cannot undo a landed update
     expect(out).toMatch(/NOT RECORDED \(stale-token\)/);
     // the host put the branch back at the record and kept the late commit aside, under its own sha
-    await expect.poll(() => gitSync(folder, ['rev-parse', 'forkbench/T-1']), { timeout: 5000 }).toBe(before);
-    const strays = gitSync(folder, ['for-each-ref', '--format=%(objectname)', 'refs/forkbench/stray/T-1/']).split('\n').filter(Boolean);
+    await expect.poll(() => gitSync(folder, ['rev-parse', branchOf(host, 'T-1')]), { timeout: 5000 }).toBe(before);
+    const strays = gitSync(folder, ['for-each-ref', '--format=%(objectname)', strayOf(host, 'T-1')]).split('\n').filter(Boolean);
     expect(strays).toHaveLength(1);
     const late = strays[0] as string;
     expect(gitSync(folder, ['log', '-1', '--format=%s', late])).toBe('late');
@@ -134,7 +134,7 @@ exec sleep 600`,
     // said yes), so the pane can close while git is inside `git commit`, with its ref update still to land.
     fs.writeFileSync(
       join(folder, '.git', 'hooks', 'reference-transaction'),
-      `#!/bin/sh\n[ "$1" = prepared ] && [ -n "\${FORKBENCH_AGENT_ID:-}" ] || { cat >/dev/null; exit 0; }\ngrep -q ' refs/heads/forkbench/T-1' || exit 0\ntouch '${inGit}'\nwhile [ ! -f '${gate}' ]; do sleep 0.05; done\n`,
+      `#!/bin/sh\n[ "$1" = prepared ] && [ -n "\${FORKBENCH_AGENT_ID:-}" ] || { cat >/dev/null; exit 0; }\ngrep -q ' refs/heads/${branchOf(host, 'T-1')}' || exit 0\ntouch '${inGit}'\nwhile [ ! -f '${gate}' ]; do sleep 0.05; done\n`,
       { mode: 0o755 },
     );
     await host.board.run((e) => e.addTask({ title: 'closed in git' }));
@@ -160,11 +160,11 @@ exit 0`,
     await expect.poll(() => (fs.existsSync(said) ? fs.readFileSync(said, 'utf8') : ''), { timeout: 10_000 }).toMatch(/NOT RECORDED \(unauthorized\)/);
     // As the README promises for every commit the board refused: moved aside, the branch back at the record.
     await expect.poll(() => gitSync(folder, ['rev-parse', branch]), { timeout: 5000 }).toBe(before);
-    const strays = gitSync(folder, ['for-each-ref', '--format=%(objectname)', 'refs/forkbench/stray/T-1/']).split('\n').filter(Boolean);
+    const strays = gitSync(folder, ['for-each-ref', '--format=%(objectname)', strayOf(host, 'T-1')]).split('\n').filter(Boolean);
     expect(strays).toHaveLength(1);
     expect(gitSync(folder, ['log', '-1', '--format=%s', strays[0] as string])).toBe('late');
     expect((await recorded(host)).has(strays[0] as string)).toBe(false);
-    await expect.poll(() => notes(host), { timeout: 5000 }).toContain(`moved aside to refs/forkbench/stray/T-1/${strays[0]}`);
+    await expect.poll(() => notes(host), { timeout: 5000 }).toContain(`moved aside to ${strayOf(host, 'T-1', strays[0])}`);
   });
 });
 
@@ -202,7 +202,7 @@ describe('4. done freezes the branch', () => {
     const after = await sh(wt, 'git commit -qam "after done"', agentEnv(host, a));
     expect(after.code).not.toBe(0);
     expect(after.stderr).toMatch(/refused \(bad-state\): T-1 is in review: its work was frozen at [0-9a-f]{10}/);
-    expect(gitSync(wt, ['rev-parse', 'forkbench/T-1'])).toBe(frozen);
+    expect(gitSync(wt, ['rev-parse', branchOf(host, 'T-1')])).toBe(frozen);
     await host.worktrees.approve('T-1');
     expect(gitSync(folder, ['rev-parse', 'main^2'])).toBe(frozen);
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('submitted\n');
@@ -219,7 +219,7 @@ describe('5. commits no hook saw are never merged, whatever their trailers say',
     const bypass = async (cmd: string) => {
       const r = await sh(wt, cmd, env);
       expect(r.code, r.stderr).toBe(0);
-      return gitSync(folder, ['rev-parse', 'forkbench/T-1']);
+      return gitSync(folder, ['rev-parse', branchOf(host, 'T-1')]);
     };
     fs.writeFileSync(join(wt, 'notes.txt'), 'sneak 1\n');
     const s1 = await bypass('git -c core.hooksPath=/dev/null commit -qam sneak1');
@@ -227,18 +227,18 @@ describe('5. commits no hook saw are never merged, whatever their trailers say',
     // The holder's next honest commit finds the branch off the record: refused, and the branch put back.
     const off = await sh(wt, 'git commit -q --allow-empty -m next', env);
     expect(off.code).not.toBe(0);
-    expect(off.stderr).toMatch(/refused \(off-record\): forkbench\/T-1 is at [0-9a-f]{10}, which the board never recorded/);
-    await expect.poll(() => gitSync(folder, ['rev-parse', 'forkbench/T-1']), { timeout: 5000 }).toBe(honest);
-    expect(gitSync(folder, ['rev-parse', `refs/forkbench/stray/T-1/${s1}`])).toBe(s1);
+    expect(off.stderr).toMatch(new RegExp(`refused \\(off-record\\): ${branchOf(host, 'T-1')} is at [0-9a-f]{10}, which the board never recorded`));
+    await expect.poll(() => gitSync(folder, ['rev-parse', branchOf(host, 'T-1')]), { timeout: 5000 }).toBe(honest);
+    expect(gitSync(folder, ['rev-parse', strayOf(host, 'T-1', s1)])).toBe(s1);
     // The rest, each straight to the head, and the last one with a trailer naming the live token.
     fs.writeFileSync(join(wt, 'notes.txt'), 'sneak 2\n');
     await bypass('GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit -qam sneak2');
     const tree = gitSync(wt, ['write-tree']);
     const forged = gitSync(wt, ['commit-tree', tree, '-p', 'HEAD', '-m', `forged\n\nForkbench-Task: T-1\nForkbench-Token: ${token}`]);
-    const refFile = join(folder, '.git', 'refs', 'heads', 'forkbench', 'T-1');
+    const refFile = join(folder, '.git', 'refs', 'heads', ...branchOf(host, 'T-1').split('/'));
     fs.writeFileSync(refFile, `${forged}\n`);
-    expect(gitSync(folder, ['rev-parse', 'forkbench/T-1'])).toBe(forged);
-    const fromThread = await sh(folder, `git -c core.hooksPath=/dev/null update-ref refs/heads/forkbench/T-1 ${forged}`, env);
+    expect(gitSync(folder, ['rev-parse', branchOf(host, 'T-1')])).toBe(forged);
+    const fromThread = await sh(folder, `git -c core.hooksPath=/dev/null update-ref refs/heads/${branchOf(host, 'T-1')} ${forged}`, env);
     expect(fromThread.code).toBe(0);
     expect((await cliAs(host, a, ['done', 'T-1', '--token', String(token)])).code).toBe(0);
     expect(task(host)?.submitted?.sha).toBe(honest);
@@ -317,9 +317,9 @@ describe('7. a late commit that recreates a removed branch never blocks the task
     const work = gitSync(wt, ['rev-parse', 'HEAD']);
     expect((await cliAs(host, a, ['release', 'T-1', '--token', String(token)])).code).toBe(0);
     await host.worktrees.require().folders.remove('T-1', true);
-    expect(gitSync(folder, ['branch', '--list', 'forkbench/T-1'])).toBe('');
+    expect(gitSync(folder, ['branch', '--list', branchOf(host, 'T-1')])).toBe('');
     // A stalled git finishes its commit now and writes the branch again.
-    gitSync(folder, ['update-ref', 'refs/heads/forkbench/T-1', work]);
+    gitSync(folder, ['update-ref', `refs/heads/${branchOf(host, 'T-1')}`, work]);
     for (let i = 0; i < 3; i++) {
       const b = await idleAgent(host);
       const c = await cliAs(host, b, ['claim', 'T-1']);
@@ -478,7 +478,7 @@ echo x >> notes.txt
 env -u FORKBENCH_SECRET FORKBENCH_PERSON=1 git commit -qam "pretends"; echo "PERSON-EXIT=$?"
 git commit -qam "honest"; echo "HONEST-EXIT=$?"
 git push -q '${remote}' HEAD:main; echo "PUSH-MAIN-EXIT=$?"
-git push -q '${remote}' HEAD:refs/heads/forkbench/T-1; echo "PUSH-OWN-EXIT=$?"
+git push -q '${remote}' HEAD:refs/heads/${branchOf(host, 'T-1')}; echo "PUSH-OWN-EXIT=$?"
 echo AGENT-DONE
 exec sleep 600`,
     );
@@ -488,10 +488,10 @@ exec sleep 600`,
     expect(out).toMatch(/runs inside the agent pane/);
     expect(out).toMatch(/HONEST-EXIT=0/);
     expect(out).toMatch(/PUSH-MAIN-EXIT=[1-9]/);
-    expect(out).toMatch(/an agent pushes only its task's branch \(forkbench\/T-1\), never refs\/heads\/main/);
+    expect(out).toContain(`an agent pushes only its task's branch (${branchOf(host, 'T-1')}), never refs/heads/main`);
     expect(out).toMatch(/PUSH-OWN-EXIT=0/);
     expect(gitSync(remote, ['branch', '--list', 'main'])).toBe('');
-    expect(gitSync(remote, ['log', '-1', '--format=%s', 'forkbench/T-1'])).toBe('honest');
+    expect(gitSync(remote, ['log', '-1', '--format=%s', branchOf(host, 'T-1')])).toBe('honest');
   });
 });
 

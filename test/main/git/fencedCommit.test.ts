@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { agentEnv, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, branchOf, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh, strayOf } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
 beforeAll(() => ensureBuilt());
@@ -51,9 +51,9 @@ describe('commits fenced by the claim', () => {
     expect(late.code, late.stderr).toBe(0);
     expect(late.stderr).toMatch(/NOT RECORDED \(bad-state\)/);
     // The host moves it aside and puts the branch back at the record.
-    const strays = () => gitSync(wt, ['for-each-ref', '--format=%(objectname)', 'refs/forkbench/stray/T-1/']);
+    const strays = () => gitSync(wt, ['for-each-ref', '--format=%(objectname)', strayOf(host, 'T-1')]);
     await expect.poll(strays, { timeout: 5000 }).not.toBe('');
-    await expect.poll(() => gitSync(wt, ['rev-parse', 'forkbench/T-1']), { timeout: 5000 }).toBe(frozen);
+    await expect.poll(() => gitSync(wt, ['rev-parse', branchOf(host, 'T-1')]), { timeout: 5000 }).toBe(frozen);
     const refused = strays();
     expect(gitSync(wt, ['log', '-1', '--format=%s', refused])).toBe('by hand');
     // And one git's fence never saw at all.
@@ -78,7 +78,7 @@ describe('commits fenced by the claim', () => {
     const bypass = await sh(wt, 'git commit -q --no-verify -am late', agentEnv(host, a));
     expect(bypass.code).not.toBe(0);
     expect(bypass.stderr).toMatch(/refused \(lapsed\)/);
-    expect(gitSync(wt, ['rev-parse', 'refs/heads/forkbench/T-1'])).toBe(head);
+    expect(gitSync(wt, ['rev-parse', `refs/heads/${branchOf(host, 'T-1')}`])).toBe(head);
     const log = (await host.board.log()).filter((e) => e.kind === 'write-rejected' && e.op === 'fence');
     expect(log.length).toBeGreaterThanOrEqual(2);
   });
@@ -99,14 +99,14 @@ echo second > notes.txt
 git commit -qam second; echo "COMMIT-EXIT=$?"
 git commit -q --no-verify -am second; echo "NOVERIFY-EXIT=$?"
 git reset -q --hard HEAD~1; echo "RESET-EXIT=$?"
-git update-ref refs/heads/forkbench/T-1 HEAD~1; echo "UPDATEREF-EXIT=$?"
+git update-ref refs/heads/${branchOf(host, 'T-1')} HEAD~1; echo "UPDATEREF-EXIT=$?"
 echo AGENT-FINISHED
 exec sleep 600`,
     );
     const waitFor = (re: RegExp) => a.until(re);
     await waitFor(/COMMITTED-FIRST/);
     const wt = host.board.state.tasks.get('T-1')?.worktree?.path as string;
-    const head = gitSync(wt, ['rev-parse', 'forkbench/T-1']);
+    const head = gitSync(wt, ['rev-parse', branchOf(host, 'T-1')]);
     process.kill(-a.pid, 'SIGSTOP');
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));
@@ -117,7 +117,7 @@ exec sleep 600`,
     await waitFor(/AGENT-FINISHED/);
     expect(a.output()).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
     for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(a.output()).not.toMatch(new RegExp(`${step}-EXIT=0`));
-    expect(gitSync(wt, ['rev-parse', 'forkbench/T-1'])).toBe(head);
+    expect(gitSync(wt, ['rev-parse', branchOf(host, 'T-1')])).toBe(head);
     // the new holder commits in its own fresh folder under its own token
     const mine = host.board.state.tasks.get('T-1')?.worktree?.path as string;
     expect(mine).not.toBe(wt);
@@ -144,8 +144,8 @@ exec sleep 600`,
     const push = await sh(wt, 'git update-ref refs/heads/main HEAD', agentEnv(host, a));
     expect(push.stderr).toMatch(/refs\/heads\/main is not the branch of T-1/);
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(base);
-    const other = await sh(wt, 'git branch forkbench/T-9 HEAD', agentEnv(host, a));
-    expect(other.stderr).toMatch(/refs\/heads\/forkbench\/T-9 is not the branch of T-1/);
+    const other = await sh(wt, `git branch ${branchOf(host, 'T-9')} HEAD`, agentEnv(host, a));
+    expect(other.stderr).toContain(`refs/heads/${branchOf(host, 'T-9')} is not the branch of T-1`);
     const env = agentEnv(host, a);
     await host.dispose();
     fx.hosts.splice(0);
@@ -212,8 +212,8 @@ describe('pushes are fenced too', () => {
     gitSync(wt, ['init', '-q', '--bare', remote]);
     fs.writeFileSync(join(wt, 'notes.txt'), 'pushed\n');
     const env = agentEnv(host, a);
-    expect((await sh(wt, `git commit -qam push && git push -q '${remote}' forkbench/T-1`, env)).code).toBe(0);
-    expect(gitSync(remote, ['rev-parse', 'forkbench/T-1'])).toBe(gitSync(wt, ['rev-parse', 'HEAD']));
+    expect((await sh(wt, `git commit -qam push && git push -q '${remote}' ${branchOf(host, 'T-1')}`, env)).code).toBe(0);
+    expect(gitSync(remote, ['rev-parse', branchOf(host, 'T-1')])).toBe(gitSync(wt, ['rev-parse', 'HEAD']));
     expect((await cliAs(host, a, ['release', 'T-1', '--token', String(token)])).code).toBe(0);
     const r = await sh(wt, `git push -q '${remote}' HEAD:refs/heads/late`, env);
     expect(r.code).not.toBe(0);

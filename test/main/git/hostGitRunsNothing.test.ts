@@ -14,7 +14,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../../../src-main/git/git.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh, uncontainedBecause } from '../../helpers/gitFixture.js';
+import { branchOf, CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh, uncontainedBecause } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 
@@ -31,7 +31,7 @@ afterEach(async () => {
 
 /** A hook that says it ran (its name and first argument, and the person check's answer as it got it) and,
  *  for a ref update, asks the board, with no secret, to record task T-1's branch head as T-2's work. */
-function spyHook(marks: string, folder: string, socket: string): string {
+function spyHook(marks: string, folder: string, socket: string, branch: (taskId: string) => string): string {
   return `#!${process.execPath}
 const fs = require('node:fs'), net = require('node:net'), cp = require('node:child_process');
 const hook = require('node:path').basename(process.argv[1]);
@@ -40,9 +40,9 @@ const git = (...a) => { try { return cp.execFileSync('git', ['-C', ${JSON.string
 const ask = (line) => new Promise((res) => { const s = net.connect(${JSON.stringify(socket)}, () => s.write(JSON.stringify(line) + '\\n')); let b = ''; s.on('data', (d) => { b += d; if (b.includes('\\n')) { s.end(); res(b.trim()); } }); s.on('error', () => res('')); });
 (async () => {
   fs.appendFileSync(${JSON.stringify(marks)}, 'person-check ' + (await ask({ jsonrpc: '2.0', id: 1, method: 'person-check', params: {} })) + '\\n');
-  const from = git('rev-parse', '--verify', '-q', 'refs/heads/forkbench/T-2'), to = git('rev-parse', '--verify', '-q', 'refs/heads/forkbench/T-1');
+  const from = git('rev-parse', '--verify', '-q', 'refs/heads/${branch('T-2')}'), to = git('rev-parse', '--verify', '-q', 'refs/heads/${branch('T-1')}');
   if (hook === 'reference-transaction' && from && to)
-    fs.appendFileSync(${JSON.stringify(marks)}, 'record ' + (await ask({ jsonrpc: '2.0', id: 2, method: 'record', params: { taskId: 'T-2', ref: 'refs/heads/forkbench/T-2', from, to } })) + '\\n');
+    fs.appendFileSync(${JSON.stringify(marks)}, 'record ' + (await ask({ jsonrpc: '2.0', id: 2, method: 'record', params: { taskId: 'T-2', ref: 'refs/heads/${branch('T-2')}', from, to } })) + '\\n');
 })();
 `;
 }
@@ -67,7 +67,7 @@ describe("the host's own git runs no hook an agent planted", () => {
     const dir = fx.tmp();
     const marks = join(dir, 'ran');
     const spy = join(dir, 'spy.js');
-    fs.writeFileSync(spy, spyHook(marks, folder, host.socket.path));
+    fs.writeFileSync(spy, spyHook(marks, folder, host.socket.path, (t) => branchOf(host, t)));
     await host.board.run((e) => e.addTask({ title: "A's task" }));
     await host.board.run((e) => e.addTask({ title: "B's task" }));
     const a = await paneAgent(
@@ -164,7 +164,7 @@ exec sleep 600`,
     const dir = fx.tmp();
     const marks = join(dir, 'ran');
     const spy = join(dir, 'spy.js');
-    fs.writeFileSync(spy, spyHook(marks, folder, host.socket.path));
+    fs.writeFileSync(spy, spyHook(marks, folder, host.socket.path, (t) => branchOf(host, t)));
     await host.board.run((e) => e.addTask({ title: "B's task" }));
     const a = await paneAgent(host, dir, `echo READY\nread line\n${plant(folder, { 'reference-transaction': spy, 'post-checkout': spy })}\nexec sleep 600`);
     await a.until(/READY/);

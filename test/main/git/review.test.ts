@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tokenCheck } from '../../../src-renderer/state/reviewVerdict.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { paneText } from '../../helpers/events.js';
-import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, branchOf, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
 beforeAll(() => ensureBuilt());
@@ -32,7 +32,7 @@ describe('review shows the work, approval merges it', () => {
     const { host, folder, wt, token, done } = await submitted({ 'notes.txt': 'line one\nline two\n', 'new.txt': 'new file\n' });
     expect((await done()).code).toBe(0);
     const d = await host.worktrees.require().review.diff('T-1');
-    expect(d).toMatchObject({ branch: 'forkbench/T-1', base: 'main', commits: 1, headToken: token, finalToken: token, truncated: false, uncommitted: 0 });
+    expect(d).toMatchObject({ branch: branchOf(host, 'T-1'), base: 'main', commits: 1, headToken: token, finalToken: token, truncated: false, uncommitted: 0 });
     expect(d.files).toEqual([
       { path: 'new.txt', status: 'A', added: 1, deleted: 0 },
       { path: 'notes.txt', status: 'M', added: 1, deleted: 0 },
@@ -43,12 +43,12 @@ describe('review shows the work, approval merges it', () => {
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('line one\nline two\n');
     expect(gitSync(folder, ['rev-parse', 'main^1'])).toBe(before);
-    expect(gitSync(folder, ['log', '-1', '--format=%B', 'main'])).toMatch(/^Merge forkbench\/T-1: change notes[\s\S]*Forkbench-Token: \d+/);
+    expect(gitSync(folder, ['log', '-1', '--format=%B', 'main'])).toMatch(new RegExp(String.raw`^Merge ${branchOf(host, 'T-1')}: change notes[\s\S]*Forkbench-Token: \d+`));
     expect(gitSync(folder, ['status', '--porcelain'])).toBe('');
     expect(fs.existsSync(wt)).toBe(false);
     expect(gitSync(folder, ['branch', '--list', 'forkbench/*'])).toBe('');
     expect(host.board.state.tasks.get('T-1')?.worktree).toBeNull();
-    expect(notes(host)).toMatch(/Merged forkbench\/T-1 into main as [0-9a-f]{10}\./);
+    expect(notes(host)).toMatch(new RegExp(String.raw`Merged ${branchOf(host, 'T-1')} into main as [0-9a-f]{10}\.`));
   });
 
   it('after the merge, the agent that said done is told in its pane that its worktree is gone and where to go', async () => {
@@ -75,7 +75,7 @@ describe('review shows the work, approval merges it', () => {
     expect((await cliAs(host, a, ['done', 'T-1', '--token', String(c.token)])).code).toBe(0);
     const d = await host.worktrees.require().review.diff('T-1');
     expect(d).toMatchObject({ commits: 0, headTask: 'T-1' });
-    expect(tokenCheck(d)).toEqual({ ok: true, message: 'forkbench/T-1 has no commits of its own: approving merges nothing.' });
+    expect(tokenCheck(d)).toEqual({ ok: true, message: `${branchOf(host, 'T-1')} has no commits of its own: approving merges nothing.` });
     const before = gitSync(folder, ['rev-parse', 'main']);
     await host.worktrees.approve('T-1');
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
@@ -111,7 +111,7 @@ describe('review shows the work, approval merges it', () => {
     expect(gitSync(folder, ['rev-parse', 'main'])).toBe(before);
     // Issue 34: the merge queue sends the work back to its holder with the reason, where it stayed in review.
     expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'claimed', queued: null, claim: { agentId: b } });
-    expect(notes(host)).toMatch(/Review: Merge queue: forkbench\/T-1's last commit [0-9a-f]{10} was written under token 1, but the work under review was submitted under token 2/);
+    expect(notes(host)).toMatch(new RegExp(String.raw`Review: Merge queue: ${branchOf(host, 'T-1')}'s last commit [0-9a-f]{10} was written under token 1, but the work under review was submitted under token 2`));
   });
 
   it('a merge conflict sends the task back to its agent with the files (merge queue) and leaves the base branch untouched', async () => {
@@ -125,7 +125,7 @@ describe('review shows the work, approval merges it', () => {
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('the person says\n');
     expect(gitSync(folder, ['status', '--porcelain'])).toBe('');
     expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'claimed', queued: null });
-    expect(notes(host)).toMatch(/Review: Merge queue: forkbench\/T-1 does not merge cleanly into main: conflicts in notes\.txt\. main is untouched/);
+    expect(notes(host)).toMatch(new RegExp(String.raw`Review: Merge queue: ${branchOf(host, 'T-1')} does not merge cleanly into main: conflicts in notes\.txt\. main is untouched`));
   });
 
   it("uncommitted changes on the base are never overwritten: the merge waits and says which files", async () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PushConstants } from '../../../src-main/git/taskPushes.js';
-import { agentEnv, cloneOfBareRemote, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, cloneOfBareRemote, gitSync, idleAgent, remoteRefOf, sh, strayOf } from '../../helpers/gitFixture.js';
 import { manualTimers } from '../../helpers/manualTimers.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -111,7 +111,7 @@ describe('pushes to the remote', () => {
     clock.fire();
     await pushes.idle();
     await waitFor(() => host.board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the newest record pushed');
-    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(two);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(host, 'T-1')])).toBe(two);
     expect(clock.size()).toBe(0);
     const pushedEvents = (await host.board.log()).filter((e) => e.kind === 'branch-pushed');
     expect(pushedEvents.map((e) => (e.kind === 'branch-pushed' ? e.record.sha : ''))).toEqual([base, two]);
@@ -142,7 +142,7 @@ describe('pushes to the remote', () => {
     fs.renameSync(`${bare}.away`, bare);
     const again = await open();
     await waitFor(() => again.board.state.tasks.get('T-1')?.pushed?.sha === one, 20_000, 'the record pushed after the restart');
-    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(again, 'T-1')])).toBe(one);
   }, 90_000);
 
   it('a push whose board write failed (the database away) is said again, and its next push is not set aside as a stray', async () => {
@@ -155,7 +155,7 @@ describe('pushes to the remote', () => {
     await waitFor(() => board.state.tasks.get('T-1')?.record?.sha === one, 20_000, 'the record');
     await pushes.idle();
     expect(failures()).toBe(1);
-    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(host, 'T-1')])).toBe(one);
     expect(board.state.tasks.get('T-1')?.pushed?.sha).toBe(base);
     // The retry finds the sha there and says so; the commit after it is pushed over it, not beside it.
     expect(clock.delays()).toEqual([PushConstants.firstRetryMs]);
@@ -178,7 +178,7 @@ describe('pushes to the remote', () => {
     const one = await commit(wt, agentEnv(host, agent), 'one');
     await waitFor(() => failures() === 1, 20_000, 'the push of one landed unheard');
     await pushes.idle();
-    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(one);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(host, 'T-1')])).toBe(one);
     const two = await commit(wt, agentEnv(host, agent), 'two');
     await waitFor(() => board.state.tasks.get('T-1')?.record?.sha === two, 20_000, 'the next record');
     await pushes.idle();
@@ -188,7 +188,7 @@ describe('pushes to the remote', () => {
     }
     expect(board.state.tasks.get('T-1')?.pushed?.sha).toBe(two);
     expect(base).not.toBe(two);
-    expect(gitSync(bare, ['rev-parse', 'refs/forkbench/tasks/T-1'])).toBe(two);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(host, 'T-1')])).toBe(two);
     expect(gitSync(bare, ['for-each-ref', '--format=%(refname)', 'refs/forkbench/stray/'])).toBe('');
   }, 90_000);
 
@@ -202,7 +202,7 @@ describe('pushes to the remote', () => {
     gitSync(other, ['add', '.']);
     gitSync(other, ['commit', '-qm', 'foreign']);
     const foreign = gitSync(other, ['rev-parse', 'HEAD']);
-    gitSync(other, ['push', '-q', '--force', 'origin', 'HEAD:refs/forkbench/tasks/T-1']);
+    gitSync(other, ['push', '-q', '--force', 'origin', `HEAD:${remoteRefOf(host, 'T-1')}`]);
     // And this clone's fetches fail as they did in the chaos run: an admin folder whose HEAD points at nothing.
     const admin = join(folder, '.git', 'worktrees', 'broken');
     fs.mkdirSync(admin, { recursive: true });
@@ -225,6 +225,6 @@ describe('pushes to the remote', () => {
     clock.fire();
     await pushes.idle();
     expect(host.board.state.tasks.get('T-1')?.pushed?.sha).toBe(one);
-    expect(gitSync(bare, ['rev-parse', `refs/forkbench/stray/T-1/${foreign}`])).toBe(foreign);
+    expect(gitSync(bare, ['rev-parse', strayOf(host, 'T-1', foreign)])).toBe(foreign);
   }, 90_000);
 });

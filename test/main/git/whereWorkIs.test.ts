@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { whereWorkIs, type WorkFacts } from '../../../src-main/git/workReach.js';
+import { remoteTaskRef, taskBranch } from '../../../src-shared/git/taskBranch.js';
 
 const sha = 'a'.repeat(40);
-const facts = (o: Partial<WorkFacts>): WorkFacts => ({ taskId: 'T-3', why: 'not-pushed', sha, host: 'buildbox', here: false, agent: 'claude 2', agentLive: false, remote: { name: 'origin', url: 'git@example.com:team/app.git' }, ...o });
+const facts = (o: Partial<WorkFacts>): WorkFacts => ({ taskId: 'T-3', ref: remoteTaskRef(taskBranch('0a1b2c3d', 'T-3')), why: 'not-pushed', sha, host: 'buildbox', here: false, agent: 'claude 2', agentLive: false, remote: { name: 'origin', url: 'git@example.com:team/app.git' }, ...o });
 
 describe('where the work is, as the review dialog says it', () => {
   it('no remote: the work is only in the other host’s clone; review it there, or give the clones one remote', () => {
@@ -18,7 +19,7 @@ describe('where the work is, as the review dialog says it', () => {
 
   it('not pushed, its host not running it now: start Forkbench there again', () => {
     expect(whereWorkIs(facts({}))).toBe(
-      "T-3's work, commit aaaaaaaaaa by claude 2 on buildbox, is not in this clone, and origin does not have it under refs/forkbench/tasks/T-3: buildbox has not pushed it yet, or it was lost with that host. Forkbench on buildbox pushes it while it runs: start it there again if it stopped, then press Refresh, or review it in buildbox's window. Approval stays off until this host can show it.",
+      "T-3's work, commit aaaaaaaaaa by claude 2 on buildbox, is not in this clone, and origin does not have it under refs/forkbench/tasks/0a1b2c3d/T-3: buildbox has not pushed it yet, or it was lost with that host. Forkbench on buildbox pushes it while it runs: start it there again if it stopped, then press Refresh, or review it in buildbox's window. Approval stays off until this host can show it.",
     );
   });
 

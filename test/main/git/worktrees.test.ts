@@ -4,14 +4,18 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { boardEdges } from '../../helpers/boardEdges.js';
+import { strayRef } from '../../../src-shared/git/taskBranch.js';
 
 const fx = new Fixture();
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 
 describe('a worktree per claim', () => {
-  it('a claim gets a worktree on forkbench/T-n from the base branch, outside the user folder, with the named files copied', async () => {
+  it('a claim gets a worktree on forkbench/<board>/T-n from the base branch, outside the user folder, with the named files copied', async () => {
     const { host, folder, root } = await fx.host();
+    const names = host.worktrees.require().names;
+    const branch = names.branch('T-1');
+    expect(branch).toMatch(/^forkbench\/[0-9a-f]{8}\/T-1$/);
     fs.writeFileSync(join(folder, '.env'), 'SECRET=1\n'); // untracked: git would not bring it
     await host.board.run((e) => e.setSettings({ copyFiles: ['.env', 'missing.cfg'] }));
     await host.board.run((e) => e.addTask({ title: 'parser' }));
@@ -19,17 +23,18 @@ describe('a worktree per claim', () => {
     const { code, out } = await cliAs(host, a, ['claim', 'T-1']);
     expect(code).toBe(0);
     const wt = out.result.worktree;
-    expect(wt.branch).toBe('forkbench/T-1');
+    expect(wt.branch).toBe(branch);
     expect(wt.path.startsWith(join(root, 'data'))).toBe(true);
     expect(wt.path.startsWith(folder)).toBe(false);
-    expect(gitSync(wt.path, ['branch', '--show-current'])).toBe('forkbench/T-1');
+    expect(wt.path).toBe(names.folderOf(a, 'T-1', out.result.token));
+    expect(gitSync(wt.path, ['branch', '--show-current'])).toBe(branch);
     expect(gitSync(wt.path, ['rev-parse', 'HEAD'])).toBe(gitSync(folder, ['rev-parse', 'main']));
     expect(fs.readFileSync(join(wt.path, '.env'), 'utf8')).toBe('SECRET=1\n');
-    expect(host.board.state.tasks.get('T-1')?.worktree).toMatchObject({ path: wt.path, branch: 'forkbench/T-1', base: 'main' });
+    expect(host.board.state.tasks.get('T-1')?.worktree).toMatchObject({ path: wt.path, branch, base: 'main' });
     expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/Not copied.*missing\.cfg/);
     // show tells the agent where to work, too
     const show = await cliAs(host, a, ['show', 'T-1']);
-    expect(show.out.result.worktree).toEqual({ path: wt.path, branch: 'forkbench/T-1', base: 'main' });
+    expect(show.out.result.worktree).toEqual({ path: wt.path, branch, base: 'main' });
     expect(host.worktrees.isolation()).toEqual({ isolated: true, repoRoot: fs.realpathSync(folder), baseBranch: 'main' });
   });
 
@@ -47,8 +52,9 @@ describe('a worktree per claim', () => {
     expect(fs.readFileSync(join(wa, 'notes.txt'), 'utf8')).toBe('written by A\n');
     expect(fs.readFileSync(join(wb, 'notes.txt'), 'utf8')).toBe('written by B\n');
     expect(fs.readFileSync(join(folder, 'notes.txt'), 'utf8')).toBe('line one\n');
-    expect(gitSync(folder, ['log', '-1', '--format=%s', 'forkbench/T-1'])).toBe('A edits');
-    expect(gitSync(folder, ['log', '-1', '--format=%s', 'forkbench/T-2'])).toBe('B edits');
+    const names = host.worktrees.require().names;
+    expect(gitSync(folder, ['log', '-1', '--format=%s', names.branch('T-1')])).toBe('A edits');
+    expect(gitSync(folder, ['log', '-1', '--format=%s', names.branch('T-2')])).toBe('B edits');
   });
 
   it('a re-claim by another agent continues on the same branch in a fresh folder at the recorded commit; the old folder is parked and fenced', async () => {
@@ -63,7 +69,8 @@ describe('a worktree per claim', () => {
     const cb = (await cliAs(host, b, ['claim', 'T-1'])).out.result;
     expect(cb.worktree.path).not.toBe(ca.worktree.path);
     expect(cb.worktree.path).toMatch(new RegExp(`T-1-${cb.token}$`));
-    expect(cb.worktree.branch).toBe('forkbench/T-1');
+    const branch = host.worktrees.require().names.branch('T-1');
+    expect(cb.worktree.branch).toBe(branch);
     expect(cb.token).toBeGreaterThan(ca.token);
     expect(fs.readFileSync(join(cb.worktree.path, 'half.txt'), 'utf8')).toBe('half done\n');
     // what was never committed stays in the old folder, for a person; it never reaches the new holder
@@ -78,7 +85,7 @@ describe('a worktree per claim', () => {
     const stale = await sh(ca.worktree.path, 'git add -A && git commit -qm stale', agentEnv(host, a));
     expect(stale.code).not.toBe(0);
     expect(stale.stderr).toMatch(/forkbench: refused \(stale-token\)/);
-    expect(gitSync(cb.worktree.path, ['log', '-1', '--format=%s', 'forkbench/T-1'])).toBe('finish');
+    expect(gitSync(cb.worktree.path, ['log', '-1', '--format=%s', branch])).toBe('finish');
   });
 
   it('survives a host restart: the worktree is found again from the journal', async () => {
@@ -140,23 +147,24 @@ describe('bad input: clear messages, nothing lost', () => {
 
   it('a branch name already taken is kept aside as a stray ref, never deleted, and never blocks the claim', async () => {
     const { host, folder } = await fx.host();
-    gitSync(folder, ['branch', 'forkbench/T-1']);
+    const branch = host.worktrees.require().names.branch('T-1');
+    gitSync(folder, ['branch', branch]);
     fs.writeFileSync(join(folder, 'notes.txt'), 'more\n');
     gitSync(folder, ['commit', '-qam', 'second']);
-    gitSync(folder, ['checkout', '-q', 'forkbench/T-1']);
+    gitSync(folder, ['checkout', '-q', branch]);
     fs.writeFileSync(join(folder, 'theirs.txt'), 'a person made this branch\n');
     gitSync(folder, ['add', 'theirs.txt']);
     gitSync(folder, ['commit', '-qm', 'theirs']);
     gitSync(folder, ['checkout', '-q', 'main']);
-    const before = gitSync(folder, ['rev-parse', 'forkbench/T-1']);
+    const before = gitSync(folder, ['rev-parse', branch]);
     await host.board.run((e) => e.addTask({ title: 'taken' }));
     const a = await idleAgent(host);
     const c = await cliAs(host, a, ['claim', 'T-1']);
     expect(c.code, JSON.stringify(c.out)).toBe(0);
-    expect(gitSync(folder, ['rev-parse', `refs/forkbench/stray/T-1/${before}`])).toBe(before);
-    expect(gitSync(folder, ['rev-parse', 'forkbench/T-1'])).toBe(gitSync(folder, ['rev-parse', 'main']));
+    expect(gitSync(folder, ['rev-parse', strayRef(branch, before)])).toBe(before);
+    expect(gitSync(folder, ['rev-parse', branch])).toBe(gitSync(folder, ['rev-parse', 'main']));
     expect(host.board.state.tasks.get('T-1')?.state).toBe('claimed');
-    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/forkbench\/T-1 was at [0-9a-f]{10}, and Forkbench did not make it for this Thread: it is kept as refs\/forkbench\/stray\/T-1\//);
+    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toContain(`${branch} was at ${before.slice(0, 10)}, and Forkbench did not make it for this Thread: it is kept as ${strayRef(branch, before)}`);
   });
 
   it('a base branch that does not exist is named', async () => {
@@ -190,7 +198,7 @@ describe('bad input: clear messages, nothing lost', () => {
     expect(again.code).toBe(0);
     const path = again.out.result.worktree.path as string;
     expect(fs.readFileSync(join(path, 'kept.txt'), 'utf8')).toBe('committed\n');
-    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toMatch(/deleted by hand; it was made again from forkbench\/T-1/);
+    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toContain(`deleted by hand; it was made again from ${host.worktrees.require().names.branch('T-1')}`);
     // and it is fenced again
     fs.writeFileSync(join(path, 'kept.txt'), 'changed\n');
     const commit = await sh(path, 'git commit -qam again', agentEnv(host, a));

@@ -110,7 +110,7 @@ describe('the merge queue lands only approvals sealed by the host the window ask
     expect(sealed?.seal).toMatch(/^[0-9a-f]{64}$/);
     await waitFor(() => box.heard('started') > 0, 20_000, 'the verify to start');
     expect((await host.board.run((e) => e.unqueue('T-1', 'not this one', 'user'))).ok).toBe(true);
-    await waitFor(() => !fs.existsSync(join(host.board.dir, QUEUE_CHECKOUTS, 'T-1')), 20_000, 'the verify’s checkout to go');
+    await waitFor(() => !fs.existsSync(host.worktrees.require().names.queueCheckoutOf('T-1')), 20_000, 'the verify’s checkout to go');
 
     // The row the person's approval was, with its seal, appended again at the next position.
     const row = (await logOf(host)).find((e) => e.kind === 'queued' && e.taskId === 'T-1') as unknown as Record<string, unknown>;

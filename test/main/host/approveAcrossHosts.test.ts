@@ -8,18 +8,17 @@
  * and pushed nothing.
  *
  * The work reaches the remote as it does in use: the host that recorded each commit pushes it to
- * refs/forkbench/tasks/T-n in the background, and the board says when it landed (`hostPushed`).
+ * refs/forkbench/tasks/<board>/T-n in the background, and the board says when it landed (`hostPushed`).
  */
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GitRemote } from '../../../src-shared/board/model.js';
-import { remoteTaskRef } from '../../../src-shared/git/taskBranch.js';
 import { RemoteMergeConstants } from '../../../src-main/git/taskReview.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { agentEnv, cliAs, gitSync, idleAgent, makeRepo, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, branchOf, cliAs, gitSync, idleAgent, makeRepo, remoteRefOf, sh } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -106,7 +105,7 @@ async function workedOn(m: Machine, taskId: string, files: Record<string, string
 /** The host that recorded `sha` pushed it to the remote's namespace, and the board says so. */
 async function hostPushed(m: Machine, bare: string, taskId: string, sha: string): Promise<void> {
   await waitFor(() => m.host.board.state.tasks.get(taskId)?.pushed?.sha === sha, 20_000, `${taskId}'s ${sha.slice(0, 7)} pushed`);
-  expect(gitSync(bare, ['rev-parse', remoteTaskRef(taskId)])).toBe(sha);
+  expect(gitSync(bare, ['rev-parse', remoteRefOf(m.host, taskId)])).toBe(sha);
 }
 
 const remoteMain = (bare: string) => gitSync(bare, ['rev-parse', 'refs/heads/main']);
@@ -163,7 +162,7 @@ describe('approval on any host of a board with a remote', () => {
     const notesBefore = notesOf(b, 'T-1');
     await expect(b.host.worktrees.approve('T-1')).rejects.toMatchObject({
       code: 'work-elsewhere',
-      message: expect.stringMatching(/not in this clone.*origin does not have it under refs\/forkbench\/tasks\/T-1.*has not pushed it yet, or it was lost with that host.*T-1 stays in review/),
+      message: expect.stringMatching(new RegExp(String.raw`not in this clone.*origin does not have it under ${remoteRefOf(b.host, 'T-1')}.*has not pushed it yet, or it was lost with that host.*T-1 stays in review`)),
     });
     expect(stateOf(b, 'T-1')).toBe('review');
     expect(b.host.board.state.tasks.get('T-1')?.queued ?? null).toBeNull();
@@ -179,12 +178,12 @@ describe('approval on any host of a board with a remote', () => {
     expect(gitSync(bare, ['rev-parse', 'main^1'])).toBe(before);
     expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
     expect(gitSync(bare, ['show', 'main:notes.txt'])).toBe('line one\nline two');
-    expect(gitSync(bare, ['log', '-1', '--format=%B', 'main'])).toMatch(/^Merge forkbench\/T-1: change notes[\s\S]*Forkbench-Token: \d+/);
+    expect(gitSync(bare, ['log', '-1', '--format=%B', 'main'])).toMatch(new RegExp(String.raw`^Merge ${branchOf(b.host, 'T-1')}: change notes[\s\S]*Forkbench-Token: \d+`));
     // B's person: main not moved, files untouched, origin/main follows, and a notice naming the new sha.
     expect(gitSync(b.folder, ['rev-parse', 'main'])).toBe(bMainBefore);
     expect(fs.readFileSync(join(b.folder, 'notes.txt'), 'utf8')).toBe('line one\n');
     expect(gitSync(b.folder, ['rev-parse', 'refs/remotes/origin/main'])).toBe(merged);
-    expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(new RegExp(`^Merged forkbench/T-1 into main on origin as ${merged.slice(0, 10)}, pushed over ${before.slice(0, 10)}\\. main in each clone is not moved: git pull there to get it\\.$`)));
+    expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(new RegExp(`^Merged ${branchOf(b.host, 'T-1')} into main on origin as ${merged.slice(0, 10)}, pushed over ${before.slice(0, 10)}\\. main in each clone is not moved: git pull there to get it\\.$`)));
     const told = await waitFor(() => b.host.notices.current().find((n) => n.about.endsWith(':main')), 10_000, 'B’s notice');
     expect(told.body).toBe(`main on origin is now ${merged.slice(0, 7)} (T-1 "change notes" merged): git pull to get it. Your main here was not moved.`);
     // A's person too (A fetched after the approval): and A removed the folder it made, which B left alone.
@@ -297,7 +296,7 @@ exit 0`,
     expect(gitSync(bare, ['rev-parse', 'main^2'])).toBe(sha);
     expect(gitSync(bare, ['show', 'main:readme.txt'])).toBe('by the person');
     expect(gitSync(bare, ['show', 'main:notes.txt'])).toBe('line one\nline two');
-    expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(/^Merged forkbench\/T-1 into main on origin as [0-9a-f]{10}, pushed over [0-9a-f]{10} \(main had moved there meanwhile: merged again on its new head, 1 retry\)\./));
+    expect(notesOf(b, 'T-1')).toContainEqual(expect.stringMatching(new RegExp(String.raw`^Merged ${branchOf(b.host, 'T-1')} into main on origin as [0-9a-f]{10}, pushed over [0-9a-f]{10} \(main had moved there meanwhile: merged again on its new head, 1 retry\)\.`)));
   }, 120_000);
 
   it('a person’s push landing mid-push conflicts with the work: nothing is pushed over it, the task goes back to its agent with the files (merge queue)', async () => {
@@ -313,8 +312,8 @@ exit 0`,
     expect(stateOf(b, 'T-1')).not.toBe('review');
     // The remote's main is the person's commit, untouched; the work is still on the remote for a later merge.
     expect(remoteMain(bare)).toBe(person.sha);
-    expect(gitSync(bare, ['rev-parse', remoteTaskRef('T-1')])).toBe(sha);
-    expect(notesOf(b, 'T-1').at(-1)).toMatch(/^Review: Merge queue: forkbench\/T-1 does not merge cleanly into origin\/main: conflicts in notes\.txt\. origin\/main is untouched\./);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(b.host, 'T-1')])).toBe(sha);
+    expect(notesOf(b, 'T-1').at(-1)).toMatch(new RegExp(String.raw`^Review: Merge queue: ${branchOf(b.host, 'T-1')} does not merge cleanly into origin\/main: conflicts in notes\.txt\. origin\/main is untouched\.`));
   }, 120_000);
 
   it('main moved by a person under every try: after RemoteMergeConstants.maxPushTries merges nothing is pushed, the task stays in review with a note', async () => {
@@ -360,7 +359,7 @@ exit 0`,
     await expect(b.host.worktrees.approve('T-1')).rejects.toThrow(/origin refused the push of the merge into main/);
     expect(stateOf(b, 'T-1')).toBe('review');
     expect(remoteMain(bare)).toBe(before);
-    expect(gitSync(bare, ['rev-parse', remoteTaskRef('T-1')])).toBe(sha);
+    expect(gitSync(bare, ['rev-parse', remoteRefOf(b.host, 'T-1')])).toBe(sha);
     const added = notesOf(b, 'T-1').slice(notesBefore);
     expect(added).toHaveLength(1);
     expect(added[0]).toMatch(/^Not merged: origin refused the push of the merge into main: .*main is protected: open a pull request.*Nothing changed there; T-1 stays in review\.$/s);

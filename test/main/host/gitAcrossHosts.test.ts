@@ -2,7 +2,7 @@
  * Issue 33: task branches travel between machines. Two hosts (each its own clone, data and runtime folders,
  * as two machines) on one PostgreSQL board, their clones of one bare repository as the Thread's remote:
  * - a claim moved from host A's agent to host B's starts B's worktree at A's last recorded commit, fetched
- *   from the remote's refs/forkbench/tasks/T-1, where A pushed each record;
+ *   from the remote's refs/forkbench/tasks/<board>/T-1, where A pushed each record;
  * - A killed -9 while its push of a recorded commit hangs in the remote's pre-receive hook: B's claim starts
  *   at the last pushed record, and the task's history names the lost commit, who recorded it and where;
  * - the remote moved away: "not on the remote yet" said once, and B waits, then starts from the last pushed
@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { boardNameFor } from '../../../src-main/board/pg/connection.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
-import { agentEnv, gitSync, idleAgent, makeRepo, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, branchOf, gitSync, idleAgent, makeRepo, remoteRefOf, sh, strayOf } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { alive } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/pty.js';
@@ -147,8 +147,10 @@ describe('task branches across hosts', () => {
     const two = await commit(wt, env, 'two');
     // B learns the record and that it reached the remote, which holds it in Forkbench's namespace only.
     await waitFor(() => b.host.board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the last record pushed');
-    expect(remoteRef(bare, 'refs/forkbench/tasks/T-1')).toBe(two);
-    expect(remoteRef(bare, 'refs/heads/forkbench/T-1')).toBeNull();
+    // Both hosts name the task's refs alike: the board's key is the board's, not a host's.
+    expect(remoteRefOf(b.host, 'T-1')).toBe(remoteRefOf(a.host, 'T-1'));
+    expect(remoteRef(bare, remoteRefOf(a.host, 'T-1'))).toBe(two);
+    expect(remoteRef(bare, `refs/heads/${branchOf(a.host, 'T-1')}`)).toBeNull();
     const moved = await takeOver(b.host);
     expect(moved.head).toBe(two);
     expect(fs.readFileSync(join(moved.path, 'notes.txt'), 'utf8')).toBe('line one\none\ntwo\n');
@@ -184,7 +186,7 @@ describe('task branches across hosts', () => {
     process.kill(-child.pid!, 'SIGKILL');
     await waitFor(() => !alive(child.pid!), 10_000, 'host A gone');
     fs.rmSync(join(gate, 'hold'));
-    expect(remoteRef(bare, 'refs/forkbench/tasks/T-1')).toBe(one);
+    expect(remoteRef(bare, remoteRefOf(b.host, 'T-1'))).toBe(one);
 
     const t0 = performance.now();
     const moved = await takeOver(b.host);
@@ -238,11 +240,11 @@ describe('task branches across hosts', () => {
     fs.writeFileSync(join(other, 'notes.txt'), 'not the task\n');
     gitSync(other, ['commit', '-qam', 'forged']);
     const forged = gitSync(other, ['rev-parse', 'HEAD']);
-    gitSync(other, ['push', '-q', '--force', 'origin', `${forged}:refs/forkbench/tasks/T-1`]);
+    gitSync(other, ['push', '-q', '--force', 'origin', `${forged}:${remoteRefOf(a.host, 'T-1')}`]);
     const two = await commit(wt, env, 'two');
     await waitFor(() => a.host.board.state.tasks.get('T-1')?.pushed?.sha === two, 20_000, 'the second commit pushed');
-    expect(remoteRef(bare, 'refs/forkbench/tasks/T-1')).toBe(two);
-    expect(remoteRef(bare, `refs/forkbench/stray/T-1/${forged}`)).toBe(forged);
+    expect(remoteRef(bare, remoteRefOf(a.host, 'T-1'))).toBe(two);
+    expect(remoteRef(bare, strayOf(a.host, 'T-1', forged))).toBe(forged);
   }, 90_000);
 
   it('remote unreachable: "not on the remote yet" once; B waits, then starts at the last pushed record naming what it lacks', async () => {
@@ -280,7 +282,7 @@ describe('task branches across hosts', () => {
     const two = await commit(wt, env, 'two');
     await waitFor(() => a.host.board.state.tasks.get('T-1')?.record?.sha === two, 20_000, 'the record');
     await a.host.worktrees.git!.pushes.idle();
-    const refused = notesOf(a.host).filter((n) => n.includes('refused refs/forkbench/tasks/T-1'));
+    const refused = notesOf(a.host).filter((n) => n.includes(`refused ${remoteRefOf(a.host, 'T-1')}`));
     expect(refused).toHaveLength(1);
     expect(refused[0]).toContain('refs/forkbench is protected here');
     expect(a.host.board.state.tasks.get('T-1')?.pushed).toBeNull();

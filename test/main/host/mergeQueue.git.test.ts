@@ -9,7 +9,7 @@ import { paneText } from '../../helpers/events.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
-import { agentEnv, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
+import { agentEnv, branchOf, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 import { ownSleep, sleepersOf, VerifyMailbox } from '../../helpers/verifyMailbox.js';
 
 const fx = new Fixture();
@@ -97,7 +97,7 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(host.board.state.tasks.get('T-1')?.state).toBe('done');
     expect(fs.readFileSync(join(folder, 'a.txt'), 'utf8')).toBe('a\n');
     expect(fs.existsSync(join(folder, 'b.txt'))).toBe(false);
-    expect(gitSync(folder, ['log', '-1', '--format=%s', 'main'])).toBe('Merge forkbench/T-1: add a');
+    expect(gitSync(folder, ['log', '-1', '--format=%s', 'main'])).toBe(`Merge ${branchOf(host, 'T-1')}: add a`);
     // Back to its agent, whose claim still runs, with the output's tail as the reason and a note.
     const t2 = host.board.state.tasks.get('T-2');
     expect(t2).toMatchObject({ state: 'claimed', queued: null, claim: { agentId: two.a }, sentBack: { by: 'verify' } });
@@ -105,7 +105,7 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(t2?.sentBack?.reason).toContain('a.txt and b.txt clash: keep one');
     // It ran in a checkout of its own under the Thread's data folder, which is gone again.
     const ranIn = /checking in (\S+)/.exec(t2?.sentBack?.reason ?? '')?.[1] ?? '';
-    expect(ranIn).toMatch(/merge-queue\/T-2$/);
+    expect(ranIn).toBe(host.worktrees.require().names.queueCheckoutOf('T-2'));
     expect(ranIn.startsWith(host.board.dir)).toBe(true);
     expect(fs.existsSync(ranIn)).toBe(false);
     expect(gitSync(folder, ['worktree', 'list', '--porcelain'])).not.toContain('merge-queue');
@@ -140,7 +140,7 @@ describe('the merge queue with real git and a real verify command', () => {
     expect(why.out.result.reasons[0]).toMatchObject({ code: 'queued', text: 'T-2 is approved and waits in the merge queue, position 1 of 1, next to land; it lands only once T-1 is done' });
     const first = host.worktrees.approve('T-1');
     await Promise.all([first, second]);
-    expect(gitSync(folder, ['log', '--first-parent', '--format=%s', '-2', 'main']).split('\n')).toEqual(['Merge forkbench/T-2: second', 'Merge forkbench/T-1: first']);
+    expect(gitSync(folder, ['log', '--first-parent', '--format=%s', '-2', 'main']).split('\n')).toEqual([`Merge ${branchOf(host, 'T-2')}: second`, `Merge ${branchOf(host, 'T-1')}: first`]);
     expect(notesOf(host, 'T-1').filter((n) => n.startsWith('Merge queue:'))).toEqual([]);
   }, 120_000);
 
@@ -219,7 +219,7 @@ describe('the merge queue with real git and a real verify command', () => {
     await waitFor(() => host.board.state.tasks.get('T-2')?.state === 'done', 60_000, 'T-2 to land after T-1 was taken back');
     await host.queue?.idle();
     // Only T-2's merge reached main; T-1 is its new holder's, unapproved.
-    expect(gitSync(folder, ['log', '--first-parent', '--format=%s', `${before}..main`])).toBe('Merge forkbench/T-2: two');
+    expect(gitSync(folder, ['log', '--first-parent', '--format=%s', `${before}..main`])).toBe(`Merge ${branchOf(host, 'T-2')}: two`);
     expect(gitSync(folder, ['ls-tree', '--name-only', 'main'])).not.toContain('one.txt');
     expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'claimed', claim: { agentId: other }, queued: null });
   }, 150_000);

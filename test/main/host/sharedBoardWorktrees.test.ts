@@ -66,5 +66,16 @@ describe('worktrees on a shared board', () => {
     const log = await a.host.board.log();
     expect(log.filter((e) => e.kind === 'worktree-set')).toHaveLength(1);
     expect(log.filter((e) => e.kind === 'blocked' || e.kind === 'claim-ended')).toEqual([]);
+    // Each host's Worktrees panel lists its own folders: B's lists it, A's does not (nor as another board's),
+    // and A cannot remove it; both name its branch alike.
+    expect(wt.branch).toBe(a.host.worktrees.require().names.branch('T-1'));
+    expect((await b.host.worktrees.require().folders.list()).map((w) => w.path)).toEqual([wt.path]);
+    expect(await a.host.worktrees.require().folders.list()).toEqual([]);
+    expect(await a.host.worktrees.require().folders.others()).toEqual([]);
+    await b.host.board.run((e) => e.release('agent-b', 'T-1'));
+    await waitFor(() => a.host.board.state.tasks.get('T-1')?.claim === null, 10_000, 'A to see the release');
+    await expect(a.host.worktrees.require().folders.remove('T-1', true)).rejects.toMatchObject({ problem: 'no-worktree', message: expect.stringContaining("is another host's") });
+    expect(fs.existsSync(wt.path)).toBe(true);
+    expect(a.host.board.state.tasks.get('T-1')?.worktree?.path).toBe(wt.path);
   }, 60_000);
 });

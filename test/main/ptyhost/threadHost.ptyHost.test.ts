@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import { ThreadHost, threadDirOf, threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { agentWorktreesOf } from '../../../src-main/sandbox/agentReach.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
@@ -191,7 +191,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     // call the moment the next one listens (as the CLI does, polling for the socket, only faster).
     // In the agent's own folder of claims: a folder it may write, contained or not (the Thread folder of a
     // repository is read-only to a contained agent).
-    const mine = agentWorktreesOf(join(threadDirOf(f.dataRoot, threadKeyOf(f.folder)), 'worktrees'), a.id);
+    const mine = agentWorktreesOf(first.host.worktrees.require().names.folders, a.id);
     fs.mkdirSync(mine, { recursive: true });
     const result = join(mine, 'first-call.txt');
     const poller = join(f.folder, 'poll.pl');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { Limits } from '../../../src-shared/board/limits.js';
 import { WRITE_KEY_PATTERN } from '../../../src-shared/protocol/agentMethods.js';
-import type { ThreadSnapshot, WorktreeInfo } from '../../../src-shared/protocol/windowApi.js';
+import type { OtherBoardFolder, ThreadSnapshot, WorktreeInfo } from '../../../src-shared/protocol/windowApi.js';
 import { AppController } from '../../../src-renderer/state/controller.js';
 import type { PaneHost } from '../../../src-renderer/terminal/paneHost.js';
 import { agentExitedNotice, lapseNotice, turnNotice } from '../../../src-shared/notices/notices.js';
@@ -614,6 +614,46 @@ describe('git worktrees in the window', () => {
     expect(c.state.errors.map((e) => [e.code, e.action])).toEqual([['bad-state', 'remove the worktree of T-2']]);
   });
 
+  it("lists another board's folders apart with the list, and asks before clearing one that would lose work", async () => {
+    const { c, t } = setup();
+    const other = (path: string, o: Partial<OtherBoardFolder> = {}): OtherBoardFolder => ({
+      path,
+      board: '1a2b3c4d',
+      thisBoard: false,
+      taskId: 'T-1',
+      token: 1,
+      branch: 'forkbench/1a2b3c4d/T-1',
+      uncommitted: 0,
+      unreachable: false,
+      ...o,
+    });
+    let others = [other('/data/worktrees/1a2b3c4d/a/T-1-1'), other('/data/worktrees/1a2b3c4d/a/T-2-2', { taskId: 'T-2', token: 2, uncommitted: 3 })];
+    t.on('worktree.list', () => [wt('T-1')]);
+    t.on('worktree.others', () => others);
+    t.on('worktree.clear', (p) => {
+      if (p.path.endsWith('T-2-2') && !p.force) throw new HostCallError('uncommitted', `${p.path} has 3 uncommitted changes: removing it loses them.`);
+      others = others.filter((o) => o.path !== p.path);
+      return null;
+    });
+    c.start();
+    await settle();
+    c.worktrees.toggleWorktrees();
+    await settle();
+    // Apart from this board's worktrees, never among them.
+    expect(c.state.worktrees).toEqual([wt('T-1')]);
+    expect(c.state.otherFolders).toEqual(others);
+    expect(await c.worktrees.clearFolder('/data/worktrees/1a2b3c4d/a/T-2-2', false)).toEqual({ kind: 'confirm', message: '/data/worktrees/1a2b3c4d/a/T-2-2 has 3 uncommitted changes: removing it loses them.' });
+    expect(c.state.errors).toEqual([]); // a question, not an error
+    expect(c.state.otherFolders).toHaveLength(2);
+    expect(await c.worktrees.clearFolder('/data/worktrees/1a2b3c4d/a/T-1-1', false)).toEqual({ kind: 'removed' });
+    // No board event says a folder of another board went: the list is read again after the answer.
+    expect(c.state.otherFolders?.map((o) => o.path)).toEqual(['/data/worktrees/1a2b3c4d/a/T-2-2']);
+    expect(t.callsOf('worktree.clear')).toEqual([
+      { key: KEY, path: '/data/worktrees/1a2b3c4d/a/T-2-2', force: false },
+      { key: KEY, path: '/data/worktrees/1a2b3c4d/a/T-1-1', force: false },
+    ]);
+  });
+
   it('answers why an approval did not merge, and shows it in the banner too', async () => {
     const { c, t } = setup();
     t.on('task.approve', () => {
@@ -639,6 +679,6 @@ describe('git worktrees in the window', () => {
     await settle();
     expect(c.state.reviewTaskId).toBe('T-1');
     await c.loadThread(other);
-    expect(c.state).toMatchObject({ reviewTaskId: null, worktreesOpen: false, worktrees: null });
+    expect(c.state).toMatchObject({ reviewTaskId: null, worktreesOpen: false, worktrees: null, otherFolders: null });
   });
 });
