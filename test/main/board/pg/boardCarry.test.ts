@@ -6,58 +6,19 @@
  * copy, or two hosts copying the same local board at the same moment, carry nothing twice. Into a board with no
  * tasks: ids kept, goal and settings carried.
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CarrySource } from '../../../../src-shared/board/boardCarry.js';
 import { JournalBoard } from '../../../../src-main/board/journalBoard.js';
-import { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
+import type { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
 import { carryOnto, carrySource, localBoard } from '../../../../src-main/host/boardMove.js';
-import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
+import { pgHostsForFile } from '../../../helpers/pgHosts.js';
 import { waitFor } from '../../../helpers/pty.js';
 
-let pgc: PgCluster;
-let dbCount = 0;
-const open: Array<{ board: PgBoard; pool: pg.Pool }> = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  pgc = await startPgCluster();
-});
-afterAll(() => pgc?.dispose());
-afterEach(async () => {
-  for (const { board, pool } of open.splice(0)) {
-    await board.close();
-    await pool.end();
-  }
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-const tmp = (prefix: string) => {
-  const d = fs.mkdtempSync(join(os.tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-};
-
-async function host(url: string, hostId: string): Promise<PgBoard> {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  pool.on('error', () => undefined);
-  const board = await PgBoard.open({
-    pool,
-    listenClient: () => new pg.Client({ connectionString: url }),
-    name: 'team board',
-    dir: tmp('fb-carry-host-'),
-    hostId,
-    hostName: hostId,
-    threadId: `thread-of-${hostId}`,
-    goal: '',
-    warn: () => undefined,
-  });
-  open.push({ board, pool });
-  return board;
-}
+const hosts = pgHostsForFile({ name: 'team board', goal: '' });
+const tmp = hosts.tmp;
+/** A host whose own Thread id would be the board's, were it the first to open it. */
+const host = (url: string, hostId: string): Promise<PgBoard> => hosts.host(url, hostId, { threadId: `thread-of-${hostId}` });
 
 /**
  * A local board as a person leaves it: five tasks (T-2 waits on T-1; T-1 has two notes; T-3 is held by an
@@ -85,7 +46,7 @@ async function localSource(): Promise<{ src: CarrySource; noteTimes: number[] }>
 
 describe('a local board copied onto a shared board', () => {
   it('into a board with tasks: new ids and the map, everything carried; the same on another host; a second copy and two at once carry nothing twice', async () => {
-    const url = await pgc.createDatabase(`c${++dbCount}`);
+    const url = await hosts.freshDb();
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     for (const title of ['theirs 1', 'theirs 2', 'theirs 3']) expect((await b.run((e) => e.addTask({ title }))).ok).toBe(true);
@@ -144,7 +105,7 @@ describe('a local board copied onto a shared board', () => {
   }, 120_000);
 
   it('two hosts copying the same local board at the same moment onto a fresh board: one copy', async () => {
-    const url = await pgc.createDatabase(`c${++dbCount}`);
+    const url = await hosts.freshDb();
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     const { src } = await localSource();
@@ -155,7 +116,7 @@ describe('a local board copied onto a shared board', () => {
   }, 120_000);
 
   it('into a board with no tasks: the ids stay, and the goal and settings (verify included) come too', async () => {
-    const url = await pgc.createDatabase(`c${++dbCount}`);
+    const url = await hosts.freshDb();
     const a = await host(url, 'host-a');
     const { src } = await localSource();
     const o = await carryOnto(a, src);

@@ -5,16 +5,13 @@
  * transaction moved every running lease on by the outage, on the database's clock. The contrast: one host cut
  * off from the database while the other goes on is lost as before (host-lost), and no lease is moved on.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../../src-shared/board/events.js';
-import { PgBoard, type PgBoardOptions } from '../../../../src-main/board/pg/pgBoard.js';
+import type { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
 import { outageAfterMs } from '../../../../src-main/board/pg/outage.js';
 import { openCutLink, type CutLink } from '../../../helpers/cutLink.js';
-import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
+import { pgHostsForFile } from '../../../helpers/pgHosts.js';
 import { waitFor } from '../../../helpers/pty.js';
 
 /** Short host leases, so three of them make an outage of about two seconds. */
@@ -26,45 +23,12 @@ const OUTAGE_MS = Math.max(3 * TIMING.lifetimeMs, CLAIM_LEASE_MS + 400);
 /** How often an agent that is working renews its claim. */
 const WORK_EVERY_MS = 100;
 
-let pgc: PgCluster;
-let dbCount = 0;
-const open: Array<{ board: PgBoard; pool: pg.Pool }> = [];
+const hosts = pgHostsForFile({ name: 'git@example.com:team/app.git', threadId: 'thread-1', hostLease: TIMING });
 const links: CutLink[] = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  pgc = await startPgCluster();
-});
-afterAll(() => pgc?.dispose());
 afterEach(async () => {
-  for (const { board, pool } of open.splice(0)) {
-    await board.close();
-    await pool.end();
-  }
   for (const l of links.splice(0)) await l.close();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
-
-async function host(url: string, hostId: string, extra: Partial<PgBoardOptions> = {}): Promise<PgBoard> {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  pool.on('error', () => undefined);
-  const dir = fs.mkdtempSync(join(os.tmpdir(), 'fb-outage-'));
-  dirs.push(dir);
-  const board = await PgBoard.open({
-    pool,
-    listenClient: () => new pg.Client({ connectionString: url }),
-    name: 'git@example.com:team/app.git',
-    dir,
-    hostId,
-    hostName: hostId,
-    threadId: 'thread-1',
-    hostLease: TIMING,
-    warn: () => undefined,
-    ...extra,
-  });
-  open.push({ board, pool });
-  return board;
-}
+const host = hosts.host;
 
 const seen = (b: PgBoard): BoardEvent[] => {
   const events: BoardEvent[] = [];
@@ -95,7 +59,7 @@ function working(board: PgBoard, agentId: string, taskId: string, token: number)
 describe('a database outage ends no claim', () => {
   it('the database stopped for three host leases while agents on two hosts hold claims and keep working: after it returns no claim has ended', async () => {
     expect(OUTAGE_MS).toBeGreaterThan(outageAfterMs(TIMING));
-    const url = await pgc.createDatabase(`o${++dbCount}`);
+    const url = await hosts.freshDb();
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     expect((await a.run((e) => e.setSettings({ leaseMs: CLAIM_LEASE_MS, claimLimit: 4 }))).ok).toBe(true);
@@ -123,10 +87,10 @@ describe('a database outage ends no claim', () => {
     await waitFor(() => work.every((w) => w.ok() >= 3), 10_000, 'every agent at work');
 
     // Stopped in the middle of the agents' renewals: some are in flight as the server goes.
-    await pgc.stopServer('immediate');
+    await hosts.pgc.stopServer('immediate');
     const stoppedAt = performance.now();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
-    await pgc.startServer();
+    await hosts.pgc.startServer();
     const outage = performance.now() - stoppedAt;
 
     // Every claim is moved on once, on both hosts (one host's transaction did it; the other follows it).
@@ -157,7 +121,7 @@ describe('a database outage ends no claim', () => {
   }, 60_000);
 
   it('a host that left is not brought back when a board left quiet is made up for', async () => {
-    const url = await pgc.createDatabase(`o${++dbCount}`);
+    const url = await hosts.freshDb();
     const a = await host(url, 'host-a');
     expect((await a.run((e) => e.addTask({ title: 'one' }))).ok).toBe(true);
     await a.close();
@@ -179,9 +143,9 @@ describe('a database outage ends no claim', () => {
   }, 30_000);
 
   it('a host cut off from the database while another goes on is still lost: its claims end host-lost and no lease is moved on', async () => {
-    const db = `o${++dbCount}`;
-    const url = await pgc.createDatabase(db);
-    const link = await openCutLink(pgc.socketDir);
+    const db = 'cut-off';
+    const url = await hosts.pgc.createDatabase(db);
+    const link = await openCutLink(hosts.pgc.socketDir);
     links.push(link);
     const a = await host(url, 'host-a');
     const b = await host(link.url(db), 'host-b');

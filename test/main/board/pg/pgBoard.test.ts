@@ -4,58 +4,16 @@
  * mid-run refuses writes `board-unavailable` and comes back by itself with nothing acknowledged lost; a host
  * that stops renewing its own lease has its agents' claims ended `host-lost` by the other.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../../src-shared/board/events.js';
-import { PgBoard, type PgBoardOptions } from '../../../../src-main/board/pg/pgBoard.js';
-import { startPgCluster, type PgCluster } from '../../../helpers/pgCluster.js';
+import { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
+import { pgHostsForFile } from '../../../helpers/pgHosts.js';
 import { waitFor } from '../../../helpers/pty.js';
 
-let pgc: PgCluster;
-let dbCount = 0;
-const open: Array<{ board: PgBoard; pool: pg.Pool }> = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  pgc = await startPgCluster();
-});
-afterAll(() => pgc?.dispose());
-afterEach(async () => {
-  for (const { board, pool } of open.splice(0)) {
-    await board.close();
-    await pool.end();
-  }
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-async function freshDb(): Promise<string> {
-  return pgc.createDatabase(`b${++dbCount}`);
-}
-
-/** One host on the board named `name` in the database at `url`. */
-async function host(url: string, hostId: string, extra: Partial<PgBoardOptions> = {}): Promise<PgBoard> {
-  const pool = new pg.Pool({ connectionString: url, max: 4, pipeline: true });
-  pool.on('error', () => undefined);
-  const dir = fs.mkdtempSync(join(os.tmpdir(), 'fb-pgboard-'));
-  dirs.push(dir);
-  const board = await PgBoard.open({
-    pool,
-    listenClient: () => new pg.Client({ connectionString: url }),
-    name: 'git@example.com:team/app.git',
-    dir,
-    hostId,
-    hostName: hostId,
-    threadId: 'thread-1',
-    goal: 'ship it',
-    warn: () => undefined,
-    ...extra,
-  });
-  open.push({ board, pool });
-  return board;
-}
+/** Two hosts (or more) on one board, as two machines: each a pool and a data folder of its own. */
+const hosts = pgHostsForFile({ name: 'git@example.com:team/app.git', threadId: 'thread-1', goal: 'ship it' });
+const { freshDb, host } = hosts;
 
 const seen = (b: PgBoard) => {
   const events: BoardEvent[] = [];
@@ -153,11 +111,11 @@ describe('the board on PostgreSQL, two hosts', () => {
       }
     })();
     await waitFor(() => acked.length >= 20, 10_000, 'writes land');
-    await pgc.stopServer('immediate');
+    await hosts.pgc.stopServer('immediate');
     await waitFor(() => refused.length > 0, 10_000, 'a write refused while the database is down');
     expect(new Set(refused)).toEqual(new Set(['board-unavailable']));
     expect(a.readOnlyReason).toMatch(/cannot be reached/);
-    await pgc.startServer();
+    await hosts.pgc.startServer();
     const at = acked.length;
     await waitFor(() => acked.length >= at + 20, 20_000, 'writes land again');
     stop = true;
@@ -247,8 +205,7 @@ describe('the board on PostgreSQL, two hosts', () => {
     const timing = { renewMs: 200, lifetimeMs: 600 };
     const poolA = new StoppablePool({ connectionString: url, max: 4 });
     poolA.on('error', () => undefined);
-    const dirA = fs.mkdtempSync(join(os.tmpdir(), 'fb-pgboard-'));
-    dirs.push(dirA);
+    const dirA = hosts.tmp('fb-pgboard-');
     const a = await PgBoard.open({ pool: poolA, name: 'git@example.com:team/app.git', dir: dirA, hostId: 'host-a', hostName: 'host-a', threadId: 'thread-1', warn: () => undefined, hostLease: timing });
     const b = await host(url, 'host-b', { hostLease: timing });
     await a.run((e) => e.addTask({ title: 'held by a' }));
