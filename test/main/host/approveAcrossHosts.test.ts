@@ -19,6 +19,7 @@ import { RemoteMergeConstants } from '../../../src-main/git/taskReview.js';
 import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, branchOf, cliAs, gitSync, idleAgent, makeRepo, remoteRefOf, sh } from '../../helpers/gitFixture.js';
+import { hostPushed, workedOn as workedOnBy, type Machine } from '../../helpers/clonesOnOneBoard.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -38,12 +39,6 @@ afterEach(async () => {
   for (const h of hosts.splice(0)) await h.dispose();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
-
-interface Machine {
-  host: ThreadHost;
-  /** The person's clone: the Thread's folder. */
-  folder: string;
-}
 
 /** A bare repository as the remote, with main at one commit; `remote` is how the board names it. */
 function bareRemote(): { bare: string; remote: GitRemote; root: string } {
@@ -83,30 +78,8 @@ async function twoMachines() {
   return { ...r, a, b };
 }
 
-/**
- * A task worked on by a real agent on machine `m`: claimed, `files` committed in its worktree (recorded by the
- * fence), and submitted. Returns the frozen sha.
- */
-async function workedOn(m: Machine, taskId: string, files: Record<string, string>): Promise<string> {
-  const agent = await idleAgent(m.host);
-  const c = await cliAs(m.host, agent, ['claim', taskId]);
-  expect(c.code, JSON.stringify(c.out)).toBe(0);
-  const { token, worktree } = c.out.result as { token: number; worktree: { path: string } };
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(join(worktree.path, name), text);
-  const commit = await sh(worktree.path, `git add -A && git commit -qm "work on ${taskId}"`, agentEnv(m.host, agent));
-  expect(commit.code, commit.stderr).toBe(0);
-  const done = await cliAs(m.host, agent, ['done', taskId, '--token', String(token)]);
-  expect(done.code, JSON.stringify(done.out)).toBe(0);
-  const sha = m.host.board.state.tasks.get(taskId)?.submitted?.sha;
-  expect(sha).toBe(gitSync(worktree.path, ['rev-parse', 'HEAD']));
-  return sha as string;
-}
-
-/** The host that recorded `sha` pushed it to the remote's namespace, and the board says so. */
-async function hostPushed(m: Machine, bare: string, taskId: string, sha: string): Promise<void> {
-  await waitFor(() => m.host.board.state.tasks.get(taskId)?.pushed?.sha === sha, 20_000, `${taskId}'s ${sha.slice(0, 7)} pushed`);
-  expect(gitSync(bare, ['rev-parse', remoteRefOf(m.host, taskId)])).toBe(sha);
-}
+/** A task worked on by a real agent on machine `m` (clonesOnOneBoard.ts): its frozen sha. */
+const workedOn = async (m: Machine, taskId: string, files: Record<string, string>): Promise<string> => (await workedOnBy(m, taskId, files, await idleAgent(m.host))).sha;
 
 const remoteMain = (bare: string) => gitSync(bare, ['rev-parse', 'refs/heads/main']);
 const notesOf = (m: Machine, taskId: string) => (m.host.board.state.tasks.get(taskId)?.notes ?? []).map((n) => n.text);
