@@ -7,7 +7,7 @@ import { remoteTaskRef } from '../src-shared/git/taskBranch.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { axeViolations, describeViolations, settleScheme } from './axe.js';
-import { printedWorktree } from './gitThread.js';
+import { boardNamesOf, printedWorktree } from './gitThread.js';
 import { openWindow, startServe, type Served, type WindowSession, withQuery } from './harness.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 import { windowOn, type WindowClient } from './windowClient.js';
@@ -105,7 +105,9 @@ describe('review on host A of work done on host B, in Chromium', () => {
     // B's shell agent claims T-1, commits in its worktree and says done, with the real CLI and git.
     const agentB = await launchFromMenu(pageB);
     await typeIn(pageB, agentB, 'forkbench claim T-1');
-    const worktreeOf = async () => printedWorktree(await screenText(pageB, agentB), b, agentB, 'T-1');
+    // B's board is the shared one: its git names are that board's (boardNames.ts), read from B's window.
+    const namesB = await boardNamesOf(b);
+    const worktreeOf = async () => printedWorktree(await screenText(pageB, agentB), b, agentB, 'T-1', namesB);
     await expect.poll(worktreeOf, { timeout: CLI_ANSWER_MS }).toBeTruthy();
     const worktree = (await worktreeOf()) as string;
     await typeIn(pageB, agentB, `cd '${worktree}' && printf 'first line\\nsaid on B\\n' > notes.txt && git commit -qam 'T-1 on B' && forkbench done T-1 >/dev/null; cd '${b.folder}'`);

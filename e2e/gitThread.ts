@@ -4,6 +4,7 @@ import { threadDirOf, threadKeyOf } from '../src-main/host/threadHost.js';
 import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
 import { openWindow, type Served, type WindowSession } from './harness.js';
+import { windowOn } from './windowClient.js';
 
 /** git in `cwd` as the tests' identity, for reading back what the host did; its output trimmed. */
 export const git = (cwd: string, ...args: string[]): string => gitSync(cwd, args);
@@ -21,6 +22,20 @@ export const servedNames = (served: Served): BoardNames => {
   return new BoardNames(boardKeyOf({ state: { threadId: key }, sharedName: null }), threadDirOf(join(served.root, 'data'), key));
 };
 
+/** The git names of a served Thread's board whatever its store, read from what its window is sent (its Thread
+ *  id and, on a shared board, the board's name). */
+export async function boardNamesOf(served: Served): Promise<BoardNames> {
+  const w = await windowOn(served);
+  try {
+    const key = threadKeyOf(served.folder);
+    const snap = await w.call('thread.snapshot', { key });
+    const sharedName = snap.store.kind === 'postgres' ? snap.store.name : null;
+    return new BoardNames(boardKeyOf({ state: { threadId: snap.board.threadId }, sharedName }), threadDirOf(join(served.root, 'data'), key));
+  } finally {
+    w.close();
+  }
+}
+
 /** The folder that holds `agentId`'s claims' worktrees under the served Thread's data (issue 43: one folder
  *  per agent, `worktrees/<board>/<agent>/`, which that agent's sandbox binds writable). */
 export const agentClaimsFolder = (served: Served, agentId: string): string => agentWorktreesOf(servedNames(served).folders, agentId);
@@ -30,7 +45,7 @@ export const claimWorktree = (served: Served, agentId: string, taskId: string, t
 
 /** The worktree a claim of `taskId` by `agentId` printed as its `cd '…'` line in `text` (a pane's text), any
  *  grant: that agent's own claims folder, nowhere else. */
-export function printedWorktree(text: string, served: Served, agentId: string, taskId: string): string | undefined {
-  const folder = agentClaimsFolder(served, agentId).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export function printedWorktree(text: string, served: Served, agentId: string, taskId: string, names: BoardNames = servedNames(served)): string | undefined {
+  const folder = agentWorktreesOf(names.folders, agentId).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`cd '(${folder}/${taskId}-\\d+)'`).exec(text)?.[1];
 }

@@ -81,7 +81,7 @@ describe('a Thread moved onto a shared board through the window’s door', () =>
     expect(host.board.state.tasks.get('T-4')).toMatchObject({ title: 'local 1', state: 'open', copiedFrom: { taskId: 'T-1' }, lastClaim: { agentId: agent.id, reason: 'board-moved' } });
     // The summary of the ended agent: what it held, on the board it held it on, and where that task is here.
     const lastRun = () => host.roster.agents().find((a) => a.id === agent.id)?.lastRun;
-    expect(lastRun()).toEqual({ how: 'host-stopped', held: ['T-1'], titles: { 'T-1': 'local 1' }, elsewhere: 'the board on this computer', now: { 'T-1': 'T-4' }, exit: null });
+    expect(lastRun()).toEqual({ how: 'host-stopped', held: ['T-1'], titles: { 'T-1': 'local 1' }, elsewhere: 'the board on this computer', now: { 'T-1': 'T-4' }, exit: null, at: expect.any(Number) });
 
     // Back on the local board: whole, its claim ended as the Thread moved, the summary of its own board plain.
     const back = await threads.setBoard({ key: host.key, url: null });
@@ -89,6 +89,6 @@ describe('a Thread moved onto a shared board through the window’s door', () =>
     host = threads.get(host.key)!;
     expect([...host.board.state.tasks.values()].map((t) => t.title)).toEqual(['local 1', 'local 2']);
     expect(host.board.state.tasks.get('T-1')?.lastClaim?.reason).toBe('board-moved');
-    expect(lastRun()).toEqual({ how: 'host-stopped', held: ['T-1'], titles: { 'T-1': 'local 1' }, exit: null });
+    expect(lastRun()).toEqual({ how: 'host-stopped', held: ['T-1'], titles: { 'T-1': 'local 1' }, exit: null, at: expect.any(Number) });
   }, 120_000);
 });

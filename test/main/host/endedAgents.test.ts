@@ -101,10 +101,10 @@ describe('the agents the last run ended, as the next run lists them', () => {
     threads = manager();
     host = await threads.open(folder);
     const lastRun = (a: AgentInfo) => host.roster.agents().find((b) => b.id === a.id)?.lastRun;
-    expect(lastRun(killed)).toEqual({ how: 'exited', held: ['T-1'], titles: { 'T-1': 'Port the parser' }, exit: { code: expect.any(Number), signal: SIGKILL } });
-    expect(lastRun(exited)).toEqual({ how: 'exited', held: ['T-2'], titles: { 'T-2': 'Write the changelog' }, exit: { code: 3, signal: null } });
-    expect(lastRun(lastMoment)).toEqual({ how: 'exited', held: ['T-3'], titles: { 'T-3': 'Fix the docs' }, exit: { code: expect.any(Number), signal: SIGKILL } });
-    expect(lastRun(stopped)).toEqual({ how: 'host-stopped', held: ['T-4'], titles: { 'T-4': 'Tidy the tests' }, exit: null });
+    expect(lastRun(killed)).toEqual({ how: 'exited', held: ['T-1'], titles: { 'T-1': 'Port the parser' }, exit: { code: expect.any(Number), signal: SIGKILL }, at: expect.any(Number) });
+    expect(lastRun(exited)).toEqual({ how: 'exited', held: ['T-2'], titles: { 'T-2': 'Write the changelog' }, exit: { code: 3, signal: null }, at: expect.any(Number) });
+    expect(lastRun(lastMoment)).toEqual({ how: 'exited', held: ['T-3'], titles: { 'T-3': 'Fix the docs' }, exit: { code: expect.any(Number), signal: SIGKILL }, at: expect.any(Number) });
+    expect(lastRun(stopped)).toEqual({ how: 'host-stopped', held: ['T-4'], titles: { 'T-4': 'Tidy the tests' }, exit: null, at: expect.any(Number) });
     // The board on screen now has another title under T-1; the list still says what the agent held.
     expect(host.board.state.tasks.get('T-1')?.title).toBe('Renamed after its holder was killed');
   }, 60_000);

@@ -17,7 +17,7 @@ import { InstalledProfiles } from '../../../src-main/host/installedProfiles.js';
 import { ThreadApi } from '../../../src-main/host/threadApi.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { ClonesOnOneBoard, hasCommit, hostPushed, preReceive, workedOn, type Machine } from '../../helpers/clonesOnOneBoard.js';
-import { gitSync } from '../../helpers/gitFixture.js';
+import { gitSync, remoteRefOf } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -161,7 +161,7 @@ describe('review on host A of work committed on host B', () => {
     const d = await api.taskDiff({ key, taskId: 'T-1' });
     expect(d.elsewhere).toMatchObject({ why: 'not-pushed', sha, host: names.host, agent: names.agent });
     expect(d.elsewhere?.message).toBe(
-      `T-1's work, commit ${sha.slice(0, 10)} by ${names.agent} on ${names.host}, is not in this clone, and origin does not have it under refs/forkbench/tasks/T-1: ${names.host} has not pushed it yet, or it was lost with that host. Forkbench on ${names.host} runs ${names.agent} now and pushes each commit as it is recorded: press Refresh in a moment, or review it in ${names.host}'s window. Approval stays off until this host can show it.`,
+      `T-1's work, commit ${sha.slice(0, 10)} by ${names.agent} on ${names.host}, is not in this clone, and origin does not have it under ${remoteRefOf(b.host, 'T-1')}: ${names.host} has not pushed it yet, or it was lost with that host. Forkbench on ${names.host} runs ${names.agent} now and pushes each commit as it is recorded: press Refresh in a moment, or review it in ${names.host}'s window. Approval stays off until this host can show it.`,
     );
     const before = untouched(a, 'T-1');
     await expect(api.approveTask({ key, taskId: 'T-1', seen: sha, writeKey: 'approve-unpushed' })).rejects.toMatchObject({ code: 'work-elsewhere' });
@@ -183,13 +183,13 @@ describe('review on host A of work committed on host B', () => {
     await waitFor(() => taskOn(a, 'T-1')?.state === 'review', 10_000, 'A to see T-1 in review');
     // A push with hooks off, outside Forkbench, puts main's commit where B's work was.
     const main = remoteMain(bare);
-    gitSync(bare, ['update-ref', 'refs/forkbench/tasks/T-1', main]);
+    gitSync(bare, ['update-ref', remoteRefOf(b.host, 'T-1'), main]);
     const names = namesOn(b, agent);
     const { api, key } = windowOf(a);
     const d = await api.taskDiff({ key, taskId: 'T-1' });
     expect(d.elsewhere).toMatchObject({ why: 'not-arrived', sha, host: names.host });
     expect(d.elsewhere?.message).toMatch(
-      new RegExp(`^T-1's work, commit ${sha.slice(0, 10)} by .* on ${esc(names.host)}, is not in this clone: what arrived from origin under refs/forkbench/tasks/T-1 is ${main.slice(0, 10)}, not the recorded ${sha.slice(0, 10)}, so there is nothing here to show\\.`),
+      new RegExp(`^T-1's work, commit ${sha.slice(0, 10)} by .* on ${esc(names.host)}, is not in this clone: what arrived from origin under ${esc(remoteRefOf(b.host, 'T-1'))} is ${main.slice(0, 10)}, not the recorded ${sha.slice(0, 10)}, so there is nothing here to show\\.`),
     );
     expect(await hasCommit(a.folder, sha)).toBe(false);
     const before = untouched(a, 'T-1');

@@ -206,7 +206,7 @@ describe('resuming an agent on its own conversation', () => {
 
     threads = manager();
     host = await threads.open(folder);
-    expect(host.roster.agents()).toEqual([expect.objectContaining({ id: shell.id, name: shell.name, profile: 'shell', status: 'exited', lastRun: { how: 'host-stopped', held: ['T-1'], titles: { 'T-1': 'write hello.txt' }, exit: null } })]);
+    expect(host.roster.agents()).toEqual([expect.objectContaining({ id: shell.id, name: shell.name, profile: 'shell', status: 'exited', lastRun: { how: 'host-stopped', held: ['T-1'], titles: { 'T-1': 'write hello.txt' }, exit: null, at: expect.any(Number) } })]);
     const again = await host.roster.relaunch(shell.id);
     expect(again).toMatchObject({ name: shell.name, profile: 'shell', status: 'running' });
     expect(again.id).not.toBe(shell.id);
