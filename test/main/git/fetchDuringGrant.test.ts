@@ -39,7 +39,10 @@ function fetchExits(trace: string): number[] {
   }
   const fetches = new Set<string>();
   const codes: number[] = [];
-  for (const line of text.split('\n')) {
+  // Only whole lines: git may be writing the last one as it is read (a partial line is not JSON yet).
+  const lines = text.split('\n');
+  lines.pop();
+  for (const line of lines) {
     if (!line) continue;
     const e = JSON.parse(line) as { event: string; sid: string; name?: string; code?: number };
     if (e.event === 'cmd_name' && e.name === 'fetch') fetches.add(e.sid);
