@@ -453,23 +453,14 @@ export class PgBoard implements BoardService {
   }
 
   async replay(k: WriteKey): Promise<Result<unknown> | undefined> {
-    const c = await this.opts.pool.connect().catch((err: Error) => {
-      throw this.markUnavailable(err);
-    });
-    let found: StoredKey | undefined;
-    let broken: Error | undefined;
-    try {
-      found = (await keysOf(c, this.boardId, [k])).get(keyId(k.agentId, k.key));
-    } catch (err) {
-      broken = err as Error;
-      // A pooled connection the server dropped (restarted, or ended it) fails here with the driver's own words
-      // ("Connection terminated unexpectedly"): the write this look-up goes before is not done, which the
-      // caller is told as for any other write the database did not take (issue 45).
-      throw new BoardUnavailableError(`the shared board's database did not answer (${(err as Error).message}); nothing was done: send it again`);
-    } finally {
-      // A failed connection is not put back in the pool for the next caller.
-      c.release(broken);
-    }
+    // The write this look-up goes before is not done when it fails: the caller is told so, as for any other
+    // write the database did not take (issue 45).
+    const found = (
+      await this.read(
+        (c) => keysOf(c, this.boardId, [k]),
+        (m) => `the shared board's database did not answer (${m}); nothing was done: send it again`,
+      )
+    ).get(keyId(k.agentId, k.key));
     return found && firstOutcome(found, k.key, k.hash);
   }
 
@@ -482,11 +473,11 @@ export class PgBoard implements BoardService {
   }
 
   async log(): Promise<BoardEvent[]> {
-    return this.read((c) => eventsAfter(c, this.boardId, 0, Number.MAX_SAFE_INTEGER));
+    return this.read((c) => eventsAfter(c, this.boardId, 0, Number.MAX_SAFE_INTEGER), LOG_UNREAD);
   }
 
   async taskLog(taskId: string): Promise<BoardEvent[]> {
-    return this.read((c) => eventsOfTask(c, this.boardId, taskId));
+    return this.read((c) => eventsOfTask(c, this.boardId, taskId), LOG_UNREAD);
   }
 
   logTail(n: number): BoardEvent[] {
@@ -496,18 +487,14 @@ export class PgBoard implements BoardService {
   /** A page of forkbench.events, newest first: plain reads on a pooled connection, outside the write queue
    *  and the board's lock. The head is what this host has followed, or further if the page saw further. */
   async history(q: EventPageQuery): Promise<EventPage> {
-    const c = await this.opts.pool.connect().catch((err: Error) => {
-      throw this.markUnavailable(err);
-    });
-    try {
-      const events = await eventsBefore(c, this.boardId, q.before ?? null, q.limit, q.taskId);
-      const first = await firstEvent(c, this.boardId);
-      return { events, head: Math.max(this.engine.state.seq, events[0]?.seq ?? 0), keptFrom: first && { seq: first.seq, at: first.at } };
-    } catch (err) {
-      throw new BoardUnavailableError(`the board's history could not be read from the database: ${(err as Error).message}`);
-    } finally {
-      c.release();
-    }
+    return this.read(
+      async (c) => {
+        const events = await eventsBefore(c, this.boardId, q.before ?? null, q.limit, q.taskId);
+        const first = await firstEvent(c, this.boardId);
+        return { events, head: Math.max(this.engine.state.seq, events[0]?.seq ?? 0), keptFrom: first && { seq: first.seq, at: first.at } };
+      },
+      (m) => `the board's history could not be read from the database: ${m}`,
+    );
   }
 
   /** Once, however many callers ask: a second close waits for the first. */
@@ -537,9 +524,10 @@ export class PgBoard implements BoardService {
     if (this.opts.ownsPool) await this.opts.pool.end().catch(() => undefined);
   }
 
-  /** A plain read on a pooled connection; a database that does not answer is said as `board-unavailable`,
-   *  never in the driver's words (a connection the server dropped says "Connection terminated unexpectedly"). */
-  private async read<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  /** A plain read on a pooled connection, outside the write queue; a database that does not answer is said as
+   *  `board-unavailable` (`failed` words it), never in the driver's words (a connection the server dropped says
+   *  "Connection terminated unexpectedly"). */
+  private async read<T>(fn: (c: PoolClient) => Promise<T>, failed: (driverSaid: string) => string): Promise<T> {
     const c = await this.opts.pool.connect().catch((err: Error) => {
       throw this.markUnavailable(err);
     });
@@ -548,7 +536,7 @@ export class PgBoard implements BoardService {
       return await fn(c);
     } catch (err) {
       broken = err as Error;
-      throw new BoardUnavailableError(`the board's log could not be read from the database: ${(err as Error).message}`);
+      throw new BoardUnavailableError(failed((err as Error).message));
     } finally {
       // A failed connection is not put back in the pool for the next caller.
       c.release(broken);
@@ -860,6 +848,9 @@ function checkRow(row: StoredRow, board: Readonly<Board>): StoredEventVerdict {
   }
   return checkStoredEvent(raw, board, row.seq);
 }
+
+/** How a read of the board's log that the database did not answer is told. */
+const LOG_UNREAD = (driverSaid: string): string => `the board's log could not be read from the database: ${driverSaid}`;
 
 /** PostgreSQL's SQLSTATE for a unique index refusing a row. */
 const UNIQUE_VIOLATION = '23505';
