@@ -11,22 +11,19 @@
  * refs/forkbench/tasks/<board>/T-n in the background, and the board says when it landed (`hostPushed`).
  */
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { GitRemote } from '../../../src-shared/board/model.js';
 import { RemoteMergeConstants } from '../../../src-main/git/taskReview.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { agentEnv, branchOf, cliAs, gitSync, idleAgent, makeRepo, remoteRefOf, sh } from '../../helpers/gitFixture.js';
-import { hostPushed, workedOn as workedOnBy, type Machine } from '../../helpers/clonesOnOneBoard.js';
+import { agentEnv, branchOf, cliAs, gitSync, idleAgent, remoteRefOf, sh } from '../../helpers/gitFixture.js';
+import { ClonesOnOneBoard, hostPushed, workedOn as workedOnBy, type Machine } from '../../helpers/clonesOnOneBoard.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 
 let pgc: PgCluster;
 let url: string;
-const hosts: ThreadHost[] = [];
-const dirs: string[] = [];
+/** Clones of one bare remote on the shared board, as machines (clonesOnOneBoard.ts). */
+const clones = new ClonesOnOneBoard(() => url);
 
 beforeAll(async () => {
   ensureBuilt();
@@ -35,47 +32,14 @@ beforeAll(async () => {
   // A private PostgreSQL's initdb and start take seconds, and far longer on a loaded machine (load 12 on 2 cores seen).
 }, 180_000);
 afterAll(() => pgc?.dispose());
-afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.dispose();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-/** A bare repository as the remote, with main at one commit; `remote` is how the board names it. */
-function bareRemote(): { bare: string; remote: GitRemote; root: string } {
-  const root = fs.mkdtempSync(join(tmpdir(), 'fb-approve-remote-'));
-  dirs.push(root);
-  const bare = join(root, 'remote.git');
-  gitSync(root, ['init', '-q', '--bare', '-b', 'main', bare]);
-  const seed = join(root, 'seed');
-  makeRepo(seed, { 'notes.txt': 'line one\n', 'other.txt': 'other\n' });
-  gitSync(seed, ['push', '-q', bare, 'main']);
-  return { bare, remote: { name: 'origin', url: bare }, root };
-}
-
-/** A host on a clone of the remote, on the shared board (named after the remote's URL). The clone goes over
- *  the file:// transport, so it holds only what the remote had then, as a clone on another machine does. */
-async function machine(bare: string): Promise<Machine> {
-  const root = fs.mkdtempSync(join(tmpdir(), 'fb-approve-host-'));
-  dirs.push(root);
-  const folder = join(root, 'clone');
-  gitSync(root, ['clone', '-q', `file://${bare}`, folder]);
-  // The board names the remote by the URL the clones have for it.
-  gitSync(folder, ['remote', 'set-url', 'origin', bare]);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url } });
-  hosts.push(host);
-  return { host, folder };
-}
+afterEach(() => clones.dispose());
 
 /** Two machines on one board that names the bare remote. */
 async function twoMachines() {
-  const r = bareRemote();
-  const a = await machine(r.bare);
-  const b = await machine(r.bare);
-  expect(b.host.board.state.threadId).toBe(a.host.board.state.threadId);
+  const r = await clones.two();
   // The first clone to open the shared board made its remote the board's; the second joined it.
-  expect(a.host.board.state.settings.remote).toEqual(r.remote);
-  await waitFor(() => b.host.board.state.settings.remote?.url === r.bare, 10_000, 'B to see the remote');
-  return { ...r, a, b };
+  expect(r.a.host.board.state.settings.remote).toEqual(r.remote);
+  return r;
 }
 
 /** A task worked on by a real agent on machine `m` (clonesOnOneBoard.ts): its frozen sha. */
