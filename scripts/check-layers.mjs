@@ -54,9 +54,9 @@ export const SHELL_ONLY_PACKAGES = ['electron', 'electron-store'];
  * neither imported nor import across rooms: placing it is a decision, taken here.
  */
 export const INNER_ORDER = {
-  // Words and small tools first; an agent's identity and profiles below the board that records them; the
-  // notices read the board's words; the protocol carries all of them, so it sits on top.
-  'src-shared': [['text', 'lifecycle', 'terminal', 'git'], ['agents'], ['board'], ['notices'], ['protocol']],
+  // Words and small tools first; an agent's identity and profiles, and what its CLI spent (usage), below the
+  // board that records them; the notices read the board's words; the protocol carries all of them, on top.
+  'src-shared': [['text', 'lifecycle', 'terminal', 'git'], ['agents'], ['usage'], ['board'], ['notices'], ['protocol']],
   // cli sits above serve, not beside it: `forkbench serve` is a cli command that loads serve.
   // roster sits above agents and git: it owns each Agent, and clears a gone agent's locks in the task folders.
   // process is one host process (data folder, pty host link, Threads, windows, stop), as serve and Electron

@@ -136,6 +136,11 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       return `${e.taskId} carried from another board, where it was ${e.from.taskId} (${e.state}): ${clip(e.title)}`;
     case 'board-copied':
       return `${e.copied} task${e.copied === 1 ? '' : 's'} carried from ${clip(e.from.label, 160)}${e.already ? ` (${e.already} carried before, not again)` : ''}${e.runs.length ? `: ${clip(runsText(e.runs), 240)}` : ''}`;
+    case 'usage': {
+      const tokens = e.turns.reduce((n, t) => n + t.tokens.input + t.tokens.output + t.tokens.cacheRead + t.tokens.cacheWrite, 0);
+      const to = e.taskId === null ? "as the agent's own overhead" : `to ${e.taskId}${e.how === 'last-acted' ? ' (the task it last acted on)' : ''}`;
+      return `${name(e.agentId)} spent ${tokens.toLocaleString('en')} tokens in ${e.turns.length} turn${e.turns.length === 1 ? '' : 's'}, counted ${to}`;
+    }
   }
 }
 

@@ -42,6 +42,7 @@ const KINDS = {
   unqueued: false,
   'task-copied': false,
   'board-copied': false,
+  usage: false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

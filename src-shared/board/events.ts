@@ -2,6 +2,7 @@ import type { SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClai
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
+import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from '../usage/usage.js';
 
 /**
  * Every change to a board is one event. The same events are the journal on disk (replayed on load), the
@@ -144,9 +145,14 @@ export type CarryEventBody =
 
 /** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
 /** `outage`: the shared board's database could not be reached, and every running lease was moved on by that long. */
+/** What an agent's CLI spent (issue 47, src-shared/usage/usage.ts): turns read from its own records, attributed
+ *  when recorded to the claim it held (`taskId`/`token`, null for overhead). Changes no task's state or claim. */
+export type UsageEventBody =
+  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] };
+
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
 export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
 
-export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody);
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody);
 export type BoardEventKind = BoardEvent['kind'];

@@ -284,6 +284,8 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'agent-state':
     case 'board-copied':
     case 'host-gone':
+    // Issue 47: folded into per-task and per-agent cost figures (to be built; the contract is usage.ts).
+    case 'usage':
       break;
     case 'queued':
       update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), seq: e.seq, ...(e.seal ? { seal: e.seal } : {}), landing: null } }));

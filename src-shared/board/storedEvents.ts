@@ -8,6 +8,7 @@ import { REJECTION_CODES } from './result.js';
 import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
 import { DISPATCH_MODES } from './dispatch.js';
 import { HOST_GONE_HOW, SEND_BACK_CAUSES, TASK_STATES } from './model.js';
+import { USAGE_SOURCES } from '../usage/usage.js';
 import { AfterSchema, LabelsSchema, SettingsPatchSchema, TakersSchema, TaskIdSchema } from './schemas.js';
 
 /**
@@ -47,6 +48,20 @@ const Worktree = z.object({ path: Name(4096), branch: Name(300), token: Token.op
 const Dispatch = z.object({ mode: z.enum(DISPATCH_MODES), labels: LabelsSchema }).strict();
 /** A whole Thread's settings as events carry them; fields a board from before lacks read as their defaults. */
 const Settings = SettingsPatchSchema.extend({ agentDispatch: z.record(AgentId, Dispatch).optional() }).strict();
+
+/** A token count: a turn of any model today is under 10 M tokens; 1e12 leaves room and keeps sums exact. */
+const Tokens = z.number().int().nonnegative().max(1e12);
+const UsageTurnSchema = z
+  .object({
+    id: Name(400).min(1),
+    cliAt: z.number().finite().nullable(),
+    model: Name(200).nullable(),
+    tokens: z.object({ input: Tokens, output: Tokens, cacheRead: Tokens, cacheWrite: Tokens, reasoning: Tokens }).strict(),
+    usd: z.number().finite().nonnegative().nullable(),
+    usdFrom: z.enum(['cli', 'table']).nullable(),
+  })
+  .strict();
+const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
 
 const CLAIM_END_REASONS = [
   'released',
@@ -135,6 +150,17 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     createdAt: z.number().finite(),
     by: Actor,
   }),
+  ev('usage', {
+    agentId: AgentId,
+    profile: Name(200),
+    source: z.enum(USAGE_SOURCES),
+    // A batch is what one read of a CLI's records found; 10,000 turns is days of one agent's work.
+    turns: z.array(UsageTurnSchema).min(1).max(10_000),
+    taskId: TaskIdSchema.nullable(),
+    token: Token.nullable(),
+    how: z.enum(['held', 'last-acted', 'overhead']),
+    limits: z.array(RateLimitSchema).max(16).optional(),
+  }),
   ev('board-copied', {
     // The label names a folder (a path, at most 4096 bytes on Linux) and a machine.
     from: z.object({ board: Name(400), label: Name(4096 + 300) }).strict(),
@@ -189,6 +215,7 @@ function describeIssue(error: z.ZodError): string {
 function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
   if (e.kind === 'thread-created') return b.seq === 0 ? null : 'the board was created already';
   if (e.kind === 'agent-state' || e.kind === 'host-gone' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set' || e.kind === 'board-copied') return null;
+  if (e.kind === 'usage') return e.taskId === null || b.tasks.has(e.taskId) ? null : `there is no task ${e.taskId}`;
   const t = b.tasks.get(e.taskId);
   if (e.kind === 'task-added' || e.kind === 'task-copied') return t ? `${e.taskId} was added already` : null;
   if (!t) return `there is no task ${e.taskId}`;

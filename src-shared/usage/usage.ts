@@ -1,0 +1,62 @@
+/**
+ * What an agent's CLI spent, as its own records say it (issue 47): the contract between the host's readers of
+ * those records (src-main/usage/), the board (a `usage` event per batch of turns, attributed to a claim when it
+ * is recorded) and every surface that shows cost (cards, details, the agent list, `forkbench cost`, MCP, CSV).
+ *
+ * Money is fixed when a turn is recorded (the CLI's own figure when it reports one, else the price table of the
+ * recording host at that moment), so every host and window that replays the board agrees on it, and a price
+ * edited later changes only turns recorded after.
+ */
+
+/** Token counts by kind, as the CLIs name them. A kind a CLI does not report is 0. */
+export interface TokenCounts {
+  readonly input: number;
+  readonly output: number;
+  /** Input read back from the provider's prompt cache (Claude `cache_read_input_tokens`, Codex `cached_input_tokens`). */
+  readonly cacheRead: number;
+  /** Input written to the prompt cache (Claude `cache_creation_input_tokens`). */
+  readonly cacheWrite: number;
+  /** Reasoning output (Codex `reasoning_output_tokens`, Gemini `thoughts`); also counted in `output` only when the CLI does. */
+  readonly reasoning: number;
+}
+
+export const NO_TOKENS: TokenCounts = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+
+/** Where a turn's figures were read: a CLI's own records, or `forkbench usage` (a script's or custom profile's report). */
+export const USAGE_SOURCES = ['claude', 'codex', 'gemini', 'opencode', 'aider', 'report'] as const;
+export type UsageSource = (typeof USAGE_SOURCES)[number];
+
+/** One turn (one model response) of an agent's CLI. */
+export interface UsageTurn {
+  /** Stable id of the record it was read from (the CLI's message id, or file and offset): a turn whose id the
+   *  board has already recorded for this agent is never counted again (a restart re-reads files). */
+  readonly id: string;
+  /** When the CLI says the turn happened (ms since the epoch), or null when its record has no time. Attribution
+   *  uses the host's receipt time instead when this is off by more than a bound (clock skew). */
+  readonly cliAt: number | null;
+  readonly model: string | null;
+  readonly tokens: TokenCounts;
+  /** Money in US dollars: the CLI's own figure when it reports one (`costUsd` source 'cli'), else the recording
+   *  host's price table for `model` ('table'), else null (a model the table does not know: tokens only). */
+  readonly usd: number | null;
+  readonly usdFrom: 'cli' | 'table' | null;
+}
+
+/** How a batch of turns was attributed when the board recorded it. */
+export type UsageAttribution =
+  /** The agent held exactly this claim when the turns were spent. */
+  | 'held'
+  /** The agent held several claims: the one it last acted on (marked so in every surface). */
+  | 'last-acted'
+  /** The agent held no claim: its own overhead, shown as such, counted to no task. */
+  | 'overhead';
+
+/** Rate-limit headroom a CLI reports for flat-rate plans (Claude's status line `rate_limits`): shown per agent. */
+export interface RateLimitReading {
+  /** The CLI's name for the window (`five_hour`, `seven_day`, …). */
+  readonly window: string;
+  /** Percent of the window's allowance used, 0–100. */
+  readonly usedPct: number;
+  /** When the window resets (ms since the epoch), or null when not said. */
+  readonly resetsAt: number | null;
+}
