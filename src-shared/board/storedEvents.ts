@@ -58,7 +58,6 @@ const UsageTurnSchema = z
     model: Name(200).nullable(),
     tokens: z.object({ input: Tokens, output: Tokens, cacheRead: Tokens, cacheWrite: Tokens, reasoning: Tokens }).strict(),
     usd: z.number().finite().nonnegative().nullable(),
-    usdFrom: z.enum(['cli', 'table']).nullable(),
   })
   .strict();
 const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();

@@ -3,9 +3,9 @@
  * those records (src-main/usage/), the board (a `usage` event per batch of turns, attributed to a claim when it
  * is recorded) and every surface that shows cost (cards, details, the agent list, `forkbench cost`, MCP, CSV).
  *
- * Money is fixed when a turn is recorded (the CLI's own figure when it reports one, else the price table of the
- * recording host at that moment), so every host and window that replays the board agrees on it, and a price
- * edited later changes only turns recorded after.
+ * Money: a turn carries the CLI's own figure when the CLI reports one; otherwise the board's fold estimates it
+ * from the price table (a bundled, dated table per model, overridden in the Thread's settings), which is on the
+ * board, so every host and window that replays it agrees.
  */
 
 /** Token counts by kind, as the CLIs name them. A kind a CLI does not report is 0. */
@@ -36,10 +36,9 @@ export interface UsageTurn {
   readonly cliAt: number | null;
   readonly model: string | null;
   readonly tokens: TokenCounts;
-  /** Money in US dollars: the CLI's own figure when it reports one (`costUsd` source 'cli'), else the recording
-   *  host's price table for `model` ('table'), else null (a model the table does not know: tokens only). */
+  /** Money in US dollars as the CLI itself reported it (Claude's status line, `forkbench usage --cost`), or null:
+   *  the fold estimates it from the price table (or counts the turn as unpriced when the table lacks its model). */
   readonly usd: number | null;
-  readonly usdFrom: 'cli' | 'table' | null;
 }
 
 /** How a batch of turns was attributed when the board recorded it. */
@@ -59,4 +58,32 @@ export interface RateLimitReading {
   readonly usedPct: number;
   /** When the window resets (ms since the epoch), or null when not said. */
   readonly resetsAt: number | null;
+}
+
+/** Spend summed over turns: what every surface shows (a card, an agent, a day, the Thread). */
+export interface SpendFigures {
+  readonly tokens: TokenCounts;
+  /** Money: the CLIs' own figures plus the price table's estimates. */
+  readonly usd: number;
+  /** How many of `turns` had no price (neither the CLI's figure nor the table knew the model): tokens only. */
+  readonly unpriced: number;
+  readonly turns: number;
+}
+
+/** A task's cost, folded from the usage events attributed to it (the board reducer keeps it on the task). */
+export interface TaskCost extends SpendFigures {
+  /** Per agent that spent on it; `lastActed` counts turns attributed as the task it last acted on. */
+  readonly byAgent: Readonly<Record<string, SpendFigures & { readonly lastActed: number }>>;
+  /** Cumulative spend over time, for a sparkline: [host ms, usd, tokens], at most a bounded number of points. */
+  readonly spend: ReadonlyArray<readonly [number, number, number]>;
+}
+
+/** The board's whole cost book besides the tasks (the board reducer keeps it on the board). */
+export interface CostBook {
+  readonly thread: SpendFigures;
+  /** Per agent: all it spent, its overhead (no claim held) apart, its profile and its latest rate-limit readings. */
+  readonly agents: Readonly<Record<string, SpendFigures & { readonly profile: string; readonly overhead: SpendFigures; readonly limits: readonly RateLimitReading[] }>>;
+  readonly profiles: Readonly<Record<string, SpendFigures>>;
+  /** Per UTC day (YYYY-MM-DD of the event's wall time). */
+  readonly days: Readonly<Record<string, SpendFigures>>;
 }
