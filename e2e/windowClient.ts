@@ -6,6 +6,9 @@ import { openWindow, type Served, type WindowSession } from './harness.js';
 
 export interface WindowClient {
   call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>>;
+  /** As call, with where its answer came in the stream: how many pushes arrived before it. Pushes and answers
+   *  share one ordered channel, and several can be read from one chunk before an awaited answer resumes. */
+  callPlaced<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<{ value: WindowResult<M>; pushesBefore: number }>;
   /** Every push since connecting, in order. */
   readonly pushes: WindowPush[];
   /** Called with each push as it arrives. */
@@ -49,14 +52,16 @@ export async function windowOn(s: Pick<Served, 'port' | 'host' | 'cookie'>): Pro
       for (const fn of listeners) fn(m.push);
     }
   });
+  const callPlaced = <M extends WindowMethod>(method: M, params: WindowParams<M>) =>
+    new Promise<{ value: WindowResult<M>; pushesBefore: number }>((resolve, reject) => {
+      const id = ++n;
+      waiting.set(id, (m) => ('ok' in m && m.ok ? resolve({ value: m.value as WindowResult<M>, pushesBefore: pushes.length }) : reject(new Error(JSON.stringify(m)))));
+      ws.send(JSON.stringify({ id, method, params }));
+    });
   return {
     pushes,
-    call: (method, params) =>
-      new Promise((resolve, reject) => {
-        const id = ++n;
-        waiting.set(id, (m) => ('ok' in m && m.ok ? resolve(m.value as never) : reject(new Error(JSON.stringify(m)))));
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
+    call: async (method, params) => (await callPlaced(method, params)).value,
+    callPlaced,
     onPush(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);

@@ -235,12 +235,17 @@ describe('flow control from a window through serve and the pty host', () => {
       const s = await serveOn({ root: flowRoot, project: proj, key: k, ack: false });
       killAfter(s);
       const a = await s.window.call('agent.launch', { key: k, profile: 'custom', command: 'exec yes flood', cols: 80, rows: 24 });
-      let chars = 0;
+      // Counted from the screen's answer on: output pushed before it is inside the screen (pushes and answers
+      // share one ordered channel), the window drops it as its page does (paneFeed.ts), and the pty host never
+      // counted it for this window, which was not yet one of its consumers. Counting it too measured how far
+      // the flood got between the launch and the screen (104,192 chars over the bound once, on a loaded run).
+      const paneChars = (from: number) => s.window.pushes.slice(from).reduce((n, p) => n + (p.type === 'pane-data' && p.agentId === a.id ? p.data.length : 0), 0);
+      // The window shows the pane (it becomes one of its consumers) and then never acks.
+      const { pushesBefore } = await s.window.callPlaced('agent.screen', { key: k, agentId: a.id });
+      let chars = paneChars(pushesBefore);
       s.window.onPush((p) => {
         if (p.type === 'pane-data' && p.agentId === a.id) chars += p.data.length;
       });
-      // The window shows the pane (it becomes one of its consumers) and then never acks.
-      await s.window.call('agent.screen', { key: k, agentId: a.id });
       const yes = await flooderOf(a.pid!);
       await blocked(yes);
       const cpu0 = (await readProcFacts(yes)).cpuMs;
