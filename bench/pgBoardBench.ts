@@ -69,6 +69,15 @@ class PoolMeter {
   /** How long each transaction held the board's lock, as this host saw it: from the answer to the locking
    *  statement to the answer to its COMMIT (what another host waits for). */
   readonly lockHeld: number[] = [];
+  /** How long each transaction waited for the board's lock: from BEGIN sent (the lock behind it, pipelined)
+   *  to the locking statement's answer (another host's hold, and one round trip). */
+  readonly lockWait: number[] = [];
+  /** The lock held, in three parts: the read under it (lock's answer to the read's), this host's own work
+   *  (the read's answer to the append sent: deciding, and this process's event loop), and the append and
+   *  COMMIT (sent to answered: the server's insert, its WAL flush, one round trip). */
+  readonly underLockRead: number[] = [];
+  readonly underLockClient: number[] = [];
+  readonly underLockCommit: number[] = [];
   /** Keyed writes per transaction, as its one lookup of keys carries them. */
   readonly keyedBatches: number[] = [];
   readonly byStatement = new Map<string, { n: number; ms: number; all: number[] }>();
@@ -78,6 +87,10 @@ class PoolMeter {
       const query = client.query.bind(client) as (...a: unknown[]) => unknown;
       let inFlight = 0;
       let lockedAt: number | null = null;
+      // A deciding transaction's moments on this connection (transact's two pipelined round trips).
+      let begunAt: number | null = null;
+      let readAt: number | null = null;
+      let commitSentAt: number | null = null;
       (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
         const text = typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string } | undefined)?.text ?? '?');
         this.queries++;
@@ -87,23 +100,36 @@ class PoolMeter {
         const keyAgents = text.includes('FROM forkbench.write_keys') && Array.isArray(a[1]) ? (a[1] as unknown[]).find((v) => Array.isArray(v)) : undefined;
         if (Array.isArray(keyAgents) && keyAgents.length) this.keyedBatches.push(keyAgents.length);
         const t0 = performance.now();
+        if (text.startsWith('BEGIN; SET LOCAL')) begunAt = t0;
+        if (text.startsWith('WITH ev AS') || (text === 'COMMIT' && commitSentAt === null)) commitSentAt = t0;
+        const settled = (ok: boolean) => {
+          const t1 = performance.now();
+          inFlight--;
+          if (!ok) {
+            lockedAt = begunAt = readAt = commitSentAt = null;
+            return;
+          }
+          this.time(text, t1 - t0);
+          if (text.includes('FOR UPDATE')) {
+            lockedAt = t1;
+            if (begunAt !== null) this.lockWait.push(t1 - begunAt);
+          }
+          if (text.startsWith('(SELECT seq, body, NULL')) readAt = t1;
+          if (text === 'COMMIT' && lockedAt !== null) {
+            this.lockHeld.push(t1 - lockedAt);
+            if (readAt !== null && commitSentAt !== null) {
+              this.underLockRead.push(readAt - lockedAt);
+              this.underLockClient.push(commitSentAt - readAt);
+              this.underLockCommit.push(t1 - commitSentAt);
+            }
+          }
+          if (text === 'COMMIT') lockedAt = begunAt = readAt = commitSentAt = null;
+        };
+        // pg's Pool.query (the host lease's renewal) passes a callback and gets no promise back: count its end too.
+        const cb = a.length && typeof a[a.length - 1] === 'function' ? (a[a.length - 1] as (...r: unknown[]) => void) : null;
+        if (cb) a[a.length - 1] = (err: unknown, ...rest: unknown[]) => (settled(!err), cb(err, ...rest));
         const r = query(...a);
-        if (r && typeof (r as Promise<unknown>).then === 'function') {
-          (r as Promise<unknown>).then(
-            () => {
-              const t1 = performance.now();
-              inFlight--;
-              this.time(text, t1 - t0);
-              if (text.includes('FOR UPDATE')) lockedAt = t1;
-              if (text === 'COMMIT' && lockedAt !== null) this.lockHeld.push(t1 - lockedAt);
-              if (text === 'COMMIT') lockedAt = null;
-            },
-            () => {
-              inFlight--;
-              lockedAt = null;
-            },
-          );
-        }
+        if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(() => settled(true), () => settled(false));
         return r;
       };
     });
@@ -123,6 +149,10 @@ class PoolMeter {
     this.roundTrips = 0;
     this.commits = 0;
     this.lockHeld.length = 0;
+    this.lockWait.length = 0;
+    this.underLockRead.length = 0;
+    this.underLockClient.length = 0;
+    this.underLockCommit.length = 0;
     this.keyedBatches.length = 0;
     this.byStatement.clear();
   }
@@ -385,7 +415,21 @@ async function hostsRun(
   const held = meters.flatMap((m) => m.lockHeld);
   const pacedTrips = meters.reduce((s, m) => s + m.roundTrips, 0) / Math.max(1, meters.reduce((s, m) => s + m.commits, 0));
   const lockLine: Row = { name: `${name}: board locked a transaction at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`, value: percentileOf(held, 50), unit: 'ms', note: `p99 ${percentileOf(held, 99).toFixed(1)} ms; ${held.length} transactions, ${pacedTrips.toFixed(2)} round trips of the pool a commit (lease and follow included)` };
-  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine], paced };
+  const all = (k: 'lockWait' | 'underLockRead' | 'underLockClient' | 'underLockCommit') => meters.flatMap((m) => m[k]);
+  const p50p99 = (v: number[]) => `p50 ${percentileOf(v, 50).toFixed(1)} / p99 ${percentileOf(v, 99).toFixed(1)} ms`;
+  const waitLine: Row = {
+    name: `${name}: waited for the board's lock at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`,
+    value: percentileOf(all('lockWait'), 50),
+    unit: 'ms',
+    note: `p99 ${percentileOf(all('lockWait'), 99).toFixed(1)} ms; BEGIN sent to the lock's answer (another host's hold, one round trip)`,
+  };
+  const splitLine: Row = {
+    name: `${name}: the lock held: the host's own part, p50`,
+    value: percentileOf(all('underLockClient'), 50),
+    unit: 'ms',
+    note: `p99 ${percentileOf(all('underLockClient'), 99).toFixed(1)} ms (read answered to append sent); read ${p50p99(all('underLockRead'))}; append + COMMIT ${p50p99(all('underLockCommit'))}`,
+  };
+  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine, waitLine, splitLine], paced };
 }
 
 async function journal(): Promise<{ rows: Row[] }> {
