@@ -18,33 +18,25 @@ import * as fs from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
-import pg from 'pg';
+import { Worker } from 'node:worker_threads';
 import type { BoardEvent } from '../src-shared/board/events.js';
-import type { Result } from '../src-shared/board/result.js';
 import type { BoardService } from '../src-main/board/boardService.js';
 import { JournalBoard } from '../src-main/board/journalBoard.js';
 import { PgBoard } from '../src-main/board/pg/pgBoard.js';
 import { HostLeaseTimes } from '../src-main/board/pg/hostLease.js';
 import { startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { percentileOf, printTable, type Row } from './table.js';
+import { AGENTS, type Agent, claimAll, claimTasks, CYCLE, fencedWrite, type Host, must, onSchedule, openHost, PACED_MS, PACED_PER_AGENT, PACED_RATE, PACED_START_MS, type PoolMeter } from './pgBoardKit.js';
+import type { FromThread, ThreadHostData, ToThread } from './pgHostThread.js';
 
 /** The board size the issue's goals are stated at. */
 const TASKS = 10_000;
-/** Agents writing at once: a busy shared board (tens of agents on a few machines), each waiting for its
- *  answer before its next call, as the CLI does. */
-const AGENTS = 100;
 /** Claims each agent works in one round: 4 fenced writes each (renew, note, renew, done), so one round is
  *  4,000 fenced writes; its 10 notes stay within an agent's write burst (BoardLimits.agentWriteBurst, 60). */
 const CLAIMS_PER_AGENT = 10;
 /** Rounds per store: 12,000 fenced writes, a few seconds each at the goal's rate; the notes of all rounds
  *  (30 an agent) still fit the burst. */
 const ROUNDS = 3;
-/** The goal's rate: fenced writes a second offered to the board, for the latency at that load. */
-const PACED_RATE = 1_000;
-/** How long that rate is offered: 5,000 writes, 13 claims an agent (its 13 notes within the write burst). */
-const PACED_MS = 5_000;
-/** Lead time before the first paced write is due, so the schedule starts on an idle board. */
-const PACED_START_MS = 50;
 /** Claims made on one host and awaited on the other: enough for a p99 (the 3rd-largest of 300). */
 const CROSS_CLAIMS = 300;
 /** Host-lost trials, run at once on boards of their own (each takes the host lease's ~20 s, so in parallel
@@ -54,122 +46,13 @@ const HOST_LOST_TRIALS = 5;
 const HOST_LOST_CLAIMS = 10;
 /** Times each store's board is opened for the open-time figure (the best is reported: the load's noise). */
 const OPENS = 3;
-/** Connections per host: one deciding transaction at a time, plus the follower's poll and the lease's
- *  renewal; more would only sit idle. */
-const POOL_MAX = 4;
-
-type Op = 'renew' | 'note' | 'done';
-
-/** What one host's connections did, counted at its pool. */
-class PoolMeter {
-  queries = 0;
-  /** Statements sent while none was awaited on their connection: pipelined ones share a round trip. */
-  roundTrips = 0;
-  commits = 0;
-  /** How long each transaction held the board's lock, as this host saw it: from the answer to the locking
-   *  statement to the answer to its COMMIT (what another host waits for). */
-  readonly lockHeld: number[] = [];
-  /** How long each transaction waited for the board's lock: from BEGIN sent (the lock behind it, pipelined)
-   *  to the locking statement's answer (another host's hold, and one round trip). */
-  readonly lockWait: number[] = [];
-  /** The lock held, in three parts: the read under it (lock's answer to the read's), this host's own work
-   *  (the read's answer to the append sent: deciding, and this process's event loop), and the append and
-   *  COMMIT (sent to answered: the server's insert, its WAL flush, one round trip). */
-  readonly underLockRead: number[] = [];
-  readonly underLockClient: number[] = [];
-  readonly underLockCommit: number[] = [];
-  /** Keyed writes per transaction, as its one lookup of keys carries them. */
-  readonly keyedBatches: number[] = [];
-  readonly byStatement = new Map<string, { n: number; ms: number; all: number[] }>();
-
-  watch(pool: pg.Pool): void {
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
-      let inFlight = 0;
-      let lockedAt: number | null = null;
-      // A deciding transaction's moments on this connection (transact's two pipelined round trips).
-      let begunAt: number | null = null;
-      let readAt: number | null = null;
-      let commitSentAt: number | null = null;
-      (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        const text = typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string } | undefined)?.text ?? '?');
-        this.queries++;
-        if (inFlight++ === 0) this.roundTrips++;
-        if (text === 'COMMIT') this.commits++;
-        // The keys' look-up (keysOf, or rowsAndKeys under the lock): its first array parameter is the agents of the keys.
-        const keyAgents = text.includes('FROM forkbench.write_keys') && Array.isArray(a[1]) ? (a[1] as unknown[]).find((v) => Array.isArray(v)) : undefined;
-        if (Array.isArray(keyAgents) && keyAgents.length) this.keyedBatches.push(keyAgents.length);
-        const t0 = performance.now();
-        if (text.startsWith('BEGIN; SET LOCAL')) begunAt = t0;
-        if (text.startsWith('WITH ev AS') || (text === 'COMMIT' && commitSentAt === null)) commitSentAt = t0;
-        const settled = (ok: boolean) => {
-          const t1 = performance.now();
-          inFlight--;
-          if (!ok) {
-            lockedAt = begunAt = readAt = commitSentAt = null;
-            return;
-          }
-          this.time(text, t1 - t0);
-          if (text.includes('FOR UPDATE')) {
-            lockedAt = t1;
-            if (begunAt !== null) this.lockWait.push(t1 - begunAt);
-          }
-          if (text.startsWith('(SELECT seq, body, NULL')) readAt = t1;
-          if (text === 'COMMIT' && lockedAt !== null) {
-            this.lockHeld.push(t1 - lockedAt);
-            if (readAt !== null && commitSentAt !== null) {
-              this.underLockRead.push(readAt - lockedAt);
-              this.underLockClient.push(commitSentAt - readAt);
-              this.underLockCommit.push(t1 - commitSentAt);
-            }
-          }
-          if (text === 'COMMIT') lockedAt = begunAt = readAt = commitSentAt = null;
-        };
-        // pg's Pool.query (the host lease's renewal) passes a callback and gets no promise back: count its end too.
-        const cb = a.length && typeof a[a.length - 1] === 'function' ? (a[a.length - 1] as (...r: unknown[]) => void) : null;
-        if (cb) a[a.length - 1] = (err: unknown, ...rest: unknown[]) => (settled(!err), cb(err, ...rest));
-        const r = query(...a);
-        if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(() => settled(true), () => settled(false));
-        return r;
-      };
-    });
-  }
-
-  private time(text: string, ms: number): void {
-    const k = text.replace(/\s+/g, ' ').slice(0, 70);
-    const s = this.byStatement.get(k) ?? { n: 0, ms: 0, all: [] };
-    s.n++;
-    s.ms += ms;
-    s.all.push(ms);
-    this.byStatement.set(k, s);
-  }
-
-  reset(): void {
-    this.queries = 0;
-    this.roundTrips = 0;
-    this.commits = 0;
-    this.lockHeld.length = 0;
-    this.lockWait.length = 0;
-    this.underLockRead.length = 0;
-    this.underLockClient.length = 0;
-    this.underLockCommit.length = 0;
-    this.keyedBatches.length = 0;
-    this.byStatement.clear();
-  }
-}
-
-interface Host {
-  board: PgBoard;
-  pool: pg.Pool;
-  meter: PoolMeter;
-}
 
 class Bench {
   private readonly dirs: string[] = [];
   private readonly hosts: Host[] = [];
   private boards = 0;
 
-  constructor(private readonly pgc: PgCluster, private readonly url: string) {}
+  constructor(private readonly pgc: PgCluster, readonly url: string) {}
 
   tempDir(): string {
     const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-pgbench-'));
@@ -182,23 +65,7 @@ class Bench {
   }
 
   async host(name: string, hostId: string, hostLease?: { renewMs: number; lifetimeMs: number }): Promise<Host> {
-    const pool = new pg.Pool({ connectionString: this.url, max: POOL_MAX, pipeline: true });
-    pool.on('error', () => undefined);
-    const meter = new PoolMeter();
-    meter.watch(pool);
-    const board = await PgBoard.open({
-      pool,
-      listenClient: () => new pg.Client({ connectionString: this.url }),
-      name,
-      dir: this.tempDir(),
-      hostId,
-      hostName: hostId,
-      threadId: name,
-      goal: 'bench',
-      hostLease,
-      warn: () => undefined,
-    });
-    const h = { board, pool, meter };
+    const h = await openHost(this.url, name, hostId, this.tempDir(), hostLease);
     this.hosts.push(h);
     return h;
   }
@@ -216,11 +83,6 @@ class Bench {
     for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
     await this.pgc.dispose();
   }
-}
-
-function must<T>(r: Result<T>, what: string): T {
-  if (!r.ok) throw new Error(`${what} refused: ${r.error.code}: ${r.error.message}`);
-  return r.value;
 }
 
 /** Fill a board to TASKS tasks (the person's adds, so no agent quota), all at once: both stores batch them. */
@@ -242,42 +104,10 @@ function openTasks(board: BoardService): string[] {
   return [...board.state.tasks.values()].filter((t) => t.state === 'open').map((t) => t.id);
 }
 
-type Agent = { id: string; host: BoardService };
-
 function agentsOn(hosts: BoardService[], label: string): Agent[] {
   const agents = Array.from({ length: AGENTS }, (_, i) => ({ id: `${label}-agent-${i}`, host: hosts[i % hosts.length] as BoardService }));
   for (const a of agents) a.host.hostAgent(a.id);
   return agents;
-}
-
-/** Each agent claims `n` tasks from `open` (taken from its front), one call at a time, all agents at once. */
-async function claimAll(agents: Agent[], open: string[], n: number): Promise<Array<Array<{ task: string; token: number }>>> {
-  // Each agent holds its share at once: a person's setting past the default claim limit (3).
-  if (agents[0]) must(await agents[0].host.run((e) => e.setSettings({ claimLimit: Limits.maxClaimLimit })), 'claim limit');
-  return Promise.all(
-    agents.map(async (a) => {
-      const mine: Array<{ task: string; token: number }> = [];
-      for (let j = 0; j < n; j++) {
-        const task = open.shift() as string;
-        mine.push({ task, token: must(await a.host.run((e) => e.claim(a.id, task)), `claim ${task}`).token });
-      }
-      return mine;
-    }),
-  );
-}
-
-/** The fenced cycle of one claim: every write with the agent's token and a fresh key (the CLI makes one per call). */
-const CYCLE: readonly Op[] = ['renew', 'note', 'renew', 'done'];
-let keys = 0;
-function fencedWrite(a: Agent, task: string, token: number, op: Op): Promise<unknown> {
-  const key = `k-${++keys}`;
-  return a.host
-    .runKeyed(
-      { agentId: a.id, key, hash: key },
-      (e) => (op === 'renew' ? e.renew(a.id, task, token) : op === 'note' ? e.note(a.id, task, 'progress: step done, tests pass', token) : e.done(a.id, task, token)),
-      (v) => v,
-    )
-    .then((r) => must(r.result, `${op} ${task}`));
 }
 
 /**
@@ -312,15 +142,12 @@ async function fencedOps(hosts: BoardService[], label: string): Promise<Throughp
 
 /**
  * At the goal's rate (open loop): PACED_RATE fenced writes a second offered by AGENTS agents for PACED_MS,
- * each agent's writes on a fixed schedule. A write's latency counts from when it was due, so a write that
- * waited behind its agent's previous one counts that wait too (no coordinated omission).
+ * each agent's writes on a fixed schedule (onSchedule), agent i on host i mod hosts, all in this thread.
  */
 async function pacedOps(hosts: BoardService[], label: string, timed: () => void = () => undefined): Promise<Throughput & { crossLags: number[] }> {
   const agents = agentsOn(hosts, label);
-  const perAgent = Math.round((PACED_RATE * PACED_MS) / 1000 / AGENTS);
-  const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(perAgent / CYCLE.length));
+  const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(PACED_PER_AGENT / CYCLE.length));
   timed();
-  const latencies: number[] = [];
   // With two hosts: each `done` answered on the first host, until the second host's window hears of it.
   const answeredAt = new Map<string, number>();
   const heardAt = new Map<string, number>();
@@ -331,20 +158,12 @@ async function pacedOps(hosts: BoardService[], label: string, timed: () => void 
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const t0 = performance.now() + PACED_START_MS;
-  await Promise.all(
-    agents.map(async (a, k) => {
-      for (let j = 0; j < perAgent; j++) {
-        const due = t0 + ((j * AGENTS + k) * 1000) / PACED_RATE;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const { task, token } = (held[k] as Array<{ task: string; token: number }>)[Math.floor(j / CYCLE.length)] as { task: string; token: number };
-        const op = CYCLE[j % CYCLE.length] as Op;
-        await fencedWrite(a, task, token, op);
-        const now = performance.now();
-        latencies.push(now - due);
-        if (op === 'done' && other && a.host === hosts[0]) answeredAt.set(task, now);
-      }
-    }),
+  const latencies = await onSchedule(
+    agents.map((agent, k) => ({ agent, k, held: held[k] as Array<{ task: string; token: number }> })),
+    t0,
+    (a, task, op, at) => {
+      if (op === 'done' && other && a.host === hosts[0]) answeredAt.set(task, at);
+    },
   );
   loop.disable();
   if (other) await waitUntil(other, () => [...answeredAt.keys()].every((t) => heardAt.has(t)));
@@ -415,7 +234,7 @@ async function hostsRun(
   const held = meters.flatMap((m) => m.lockHeld);
   const pacedTrips = meters.reduce((s, m) => s + m.roundTrips, 0) / Math.max(1, meters.reduce((s, m) => s + m.commits, 0));
   const lockLine: Row = { name: `${name}: board locked a transaction at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`, value: percentileOf(held, 50), unit: 'ms', note: `p99 ${percentileOf(held, 99).toFixed(1)} ms; ${held.length} transactions, ${pacedTrips.toFixed(2)} round trips of the pool a commit (lease and follow included)` };
-  const all = (k: 'lockWait' | 'underLockRead' | 'underLockClient' | 'underLockCommit') => meters.flatMap((m) => m[k]);
+  const all = (k: 'lockWait' | 'underLockClient' | 'underLockCommit') => meters.flatMap((m) => m[k]);
   const p50p99 = (v: number[]) => `p50 ${percentileOf(v, 50).toFixed(1)} / p99 ${percentileOf(v, 99).toFixed(1)} ms`;
   const waitLine: Row = {
     name: `${name}: waited for the board's lock at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`,
@@ -427,9 +246,68 @@ async function hostsRun(
     name: `${name}: the lock held: the host's own part, p50`,
     value: percentileOf(all('underLockClient'), 50),
     unit: 'ms',
-    note: `p99 ${percentileOf(all('underLockClient'), 99).toFixed(1)} ms (read answered to append sent); read ${p50p99(all('underLockRead'))}; append + COMMIT ${p50p99(all('underLockCommit'))}`,
+    note: `p99 ${percentileOf(all('underLockClient'), 99).toFixed(1)} ms (read answered to the last round trip sent); that round trip (append, COMMIT's WAL flush) ${p50p99(all('underLockCommit'))}`,
   };
   return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine, waitLine, splitLine], paced };
+}
+
+/**
+ * The goal's rate on two hosts each in a thread of its own, as two machines each have their own event loop:
+ * `main` (this thread) and a host that joins its board in a worker (pgHostThread.ts), agent i on the first if i
+ * is even, else on the second, as pacedOps spreads them. Same schedule, same writes, same meter.
+ */
+async function pacedOnThreads(bench: Bench, main: Host, label: string): Promise<{ latencies: number[]; crossLags: number[]; figures: Array<Pick<PoolMeter, 'lockHeld' | 'lockWait' | 'underLockClient' | 'underLockCommit' | 'keyedBatches'>> }> {
+  const open = openTasks(main.board);
+  const claimsEach = Math.ceil(PACED_PER_AGENT / CYCLE.length);
+  const all = Array.from({ length: AGENTS }, (_, k) => ({ id: `${label}-agent-${k}`, k, tasks: open.slice(k * claimsEach, (k + 1) * claimsEach) }));
+  const mine = all.filter((a) => a.k % 2 === 0);
+  must(await main.board.run((e) => e.setSettings({ claimLimit: Limits.maxClaimLimit })), 'claim limit');
+  const data: ThreadHostData = { url: bench.url, name: main.board.sharedName, hostId: `${label}-thread-host`, dir: bench.tempDir(), agents: all.filter((a) => a.k % 2 === 1) };
+  const worker = new Worker(new URL('./pgHostThread.mjs', import.meta.url), { workerData: data });
+  const replies: FromThread[] = [];
+  const waiting = new Map<FromThread['type'], (m: FromThread) => void>();
+  const failed = new Promise<never>((_, reject) => worker.once('error', reject));
+  worker.on('message', (m: FromThread) => {
+    const w = waiting.get(m.type);
+    if (w) w(m);
+    else replies.push(m);
+  });
+  const reply = <K extends FromThread['type']>(type: K): Promise<Extract<FromThread, { type: K }>> => {
+    const had = replies.findIndex((m) => m.type === type);
+    if (had >= 0) return Promise.resolve(replies.splice(had, 1)[0] as Extract<FromThread, { type: K }>);
+    return Promise.race([failed, new Promise<Extract<FromThread, { type: K }>>((resolve) => waiting.set(type, (m) => resolve(m as Extract<FromThread, { type: K }>)))]);
+  };
+  const tell = (m: ToThread) => worker.postMessage(m);
+  try {
+    for (const a of mine) main.board.hostAgent(a.id);
+    const [held] = await Promise.all([claimTasks(main.board, mine), reply('ready')]);
+    main.meter.reset();
+    // One clock for both threads: performance.timeOrigin + now() (pgHostThread.ts).
+    const t0 = performance.timeOrigin + performance.now() + PACED_START_MS;
+    tell({ type: 'go', t0 });
+    const answeredAt = new Map<string, number>();
+    const [latencies, ran] = await Promise.all([
+      onSchedule(
+        mine.map((a, i) => ({ agent: { id: a.id, host: main.board }, k: a.k, held: held[i] as Array<{ task: string; token: number }> })),
+        t0 - performance.timeOrigin,
+        (_a, task, op, at) => {
+          if (op === 'done') answeredAt.set(task, performance.timeOrigin + at);
+        },
+      ),
+      reply('ran'),
+    ]);
+    tell({ type: 'heard', tasks: [...answeredAt.keys()] });
+    const heard = new Map((await reply('heard')).at);
+    tell({ type: 'close' });
+    await reply('closed');
+    return {
+      latencies: [...latencies, ...ran.latencies],
+      crossLags: [...answeredAt].map(([t, at]) => (heard.get(t) as number) - at),
+      figures: [main.meter, ran],
+    };
+  } finally {
+    await worker.terminate();
+  }
 }
 
 async function journal(): Promise<{ rows: Row[] }> {
@@ -554,6 +432,16 @@ export async function pgBoardBench(): Promise<Row[]> {
     await waitUntil(b.board, () => b.board.state.seq === a.board.state.seq);
     const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`, true);
     rows.push(...twoRows);
+
+    // Two hosts again, each in a thread of its own (two machines have an event loop each), on the first board.
+    const threads = await pacedOnThreads(bench, one, 'threads');
+    const t = (k: 'lockHeld' | 'lockWait' | 'underLockClient' | 'underLockCommit') => threads.figures.flatMap((f) => f[k]);
+    const tn = 'postgres, 2 hosts, a thread each';
+    rows.push({ name: `${tn}: p50 at ${PACED_RATE.toLocaleString('en-US')} ops/s`, value: percentileOf(threads.latencies, 50), unit: 'ms', note: `the same schedule and writes, ${AGENTS / 2} agents in each host's thread` });
+    rows.push({ name: `${tn}: p99 at ${PACED_RATE.toLocaleString('en-US')} ops/s`, value: percentileOf(threads.latencies, 99), unit: 'ms', note: 'goal <= 20' });
+    rows.push({ name: `${tn}: board locked a transaction, p50`, value: percentileOf(t('lockHeld'), 50), unit: 'ms', note: `p99 ${percentileOf(t('lockHeld'), 99).toFixed(1)} ms; waited for it p50 ${percentileOf(t('lockWait'), 50).toFixed(1)} / p99 ${percentileOf(t('lockWait'), 99).toFixed(1)} ms` });
+    rows.push({ name: `${tn}: the lock held: the host's own part, p50`, value: percentileOf(t('underLockClient'), 50), unit: 'ms', note: `p99 ${percentileOf(t('underLockClient'), 99).toFixed(1)} ms; the last round trip (append, COMMIT's WAL flush) p50 ${percentileOf(t('underLockCommit'), 50).toFixed(1)} / p99 ${percentileOf(t('underLockCommit'), 99).toFixed(1)} ms` });
+    rows.push({ name: `${tn}: done on one seen on the other, p99`, value: percentileOf(threads.crossLags, 99), unit: 'ms', note: `${threads.crossLags.length} dones; goal <= 250` });
 
     const lags = await crossHost(a.board, b.board);
     rows.push({ name: 'claim on A seen on B: p50', value: percentileOf(lags, 50), unit: 'ms', note: `${CROSS_CLAIMS} claims, one at a time (LISTEN/NOTIFY, then B's read)` });
