@@ -3,15 +3,17 @@
  * synchronous_commit on: a write is answered only after its WAL is flushed):
  * - fenced ops/s and latency (renew, note, done by agents holding claims, with their tokens and keys, many
  *   agents at once) at 10k tasks: the journal, PostgreSQL with one host, and two hosts on one board (each its
- *   own pool, as two machines would be);
+ *   own pool, as two machines would be), in this thread and again each host with its agents in a thread of its
+ *   own (two machines have an event loop each: pgHostThread.ts);
  * - a claim made on host A seen on host B (A's answer to B's event: LISTEN/NOTIFY, then B's catch-up read);
  * - a host that stops (closed without releasing, as a crash) while its agents hold claims: until the other host
  *   has ended them `host-lost`, with the default host lease (5 s renewal, 15 s lifetime);
  * - PgBoard.open on the board those runs leave (it reads every event at open).
  *
  * Where PostgreSQL's time goes: each host's pool is counted (transactions, writes per transaction, round trips
- * per transaction, how long each holds the board's lock, time in each statement); FORKBENCH_BENCH_PROFILE=1
- * prints the statements' times.
+ * per transaction, how long each waits for the board's lock and holds it, the hold split into the host's own
+ * work and the commit's round trip, time in each statement); FORKBENCH_BENCH_PROFILE=1 prints the statements'
+ * times.
  */
 import { Limits } from '../src-shared/board/limits.js';
 import * as fs from 'node:fs';
