@@ -19,6 +19,7 @@ import { Limits } from '../src-shared/board/limits.js';
 import * as fs from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import pg from 'pg';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { BoardEvent } from '../src-shared/board/events.js';
@@ -215,6 +216,42 @@ function meterRows(name: string, meters: PoolMeter[], ops: number): Row[] {
   ];
 }
 
+/**
+ * The server's WAL flushes (fdatasync of its log: what makes a commit durable, and what a COMMIT waits for with
+ * synchronous_commit on), from pg_stat_wal; their times need track_wal_io_timing (set on the bench's server).
+ * Backends report their counts at most once a second, so a run's last second may be missing from the count,
+ * not from the mean time a flush took.
+ */
+class WalFlushes {
+  private constructor(private readonly c: pg.Client) {}
+
+  static async open(url: string): Promise<WalFlushes> {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    return new WalFlushes(c);
+  }
+
+  async reset(): Promise<void> {
+    await this.c.query(`SELECT pg_stat_reset_shared('wal')`);
+  }
+
+  async read(): Promise<{ flushes: number; meanMs: number }> {
+    const r = await this.c.query<{ n: string; ms: number }>('SELECT wal_sync AS n, wal_sync_time AS ms FROM pg_stat_wal');
+    const flushes = Number(r.rows[0]?.n ?? 0);
+    return { flushes, meanMs: flushes ? (r.rows[0]?.ms ?? 0) / flushes : NaN };
+  }
+
+  /** The row for the flushes since reset: the disk's part of every commit, and so of every hold of the lock. */
+  async row(name: string): Promise<Row> {
+    const { flushes, meanMs } = await this.read();
+    return { name: `${name}: the server's WAL flush, mean`, value: meanMs, unit: 'ms', note: `${flushes} flushes counted (pg_stat_wal); each commit waits for one, with the board's lock held` };
+  }
+
+  end(): Promise<void> {
+    return this.c.end();
+  }
+}
+
 /** The fenced ops as fast as answered, then paced, on `hosts` (one board, the agents spread over them): their
  *  rows, and the paced run (its cross-host lags). Each run's pool meters are counted from zero. */
 async function hostsRun(
@@ -222,6 +259,7 @@ async function hostsRun(
   hosts: ReadonlyArray<{ board: PgBoard; meter: PoolMeter }>,
   label: string,
   note: string,
+  wal: WalFlushes,
   goals = false,
 ): Promise<{ rows: Row[]; paced: Awaited<ReturnType<typeof pacedOps>> }> {
   const boards = hosts.map((h) => h.board);
@@ -230,7 +268,13 @@ async function hostsRun(
   const fast = await fencedOps(boards, label);
   const meterLines = meterRows(name, meters, fast.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
   // Counted from the paced writes on (the claims before them are not what the rate is about).
-  const paced = await pacedOps(boards, `${label}-paced`, () => meters.forEach((m) => m.reset()));
+  let walReset: Promise<void> = Promise.resolve();
+  const paced = await pacedOps(boards, `${label}-paced`, () => {
+    meters.forEach((m) => m.reset());
+    walReset = wal.reset();
+  });
+  await walReset;
+  const walLine = await wal.row(`${name} at ${PACED_RATE.toLocaleString('en-US')} ops/s`);
   profile(`${name}, paced`, meters);
   // What another host waits for: the lock held from its statement's answer to COMMIT's, at the goal's rate.
   const held = meters.flatMap((m) => m.lockHeld);
@@ -250,7 +294,7 @@ async function hostsRun(
     unit: 'ms',
     note: `p99 ${percentileOf(all('underLockClient'), 99).toFixed(1)} ms (read answered to the last round trip sent); that round trip (append, COMMIT's WAL flush) ${p50p99(all('underLockCommit'))}`,
   };
-  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine, waitLine, splitLine], paced };
+  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine, waitLine, splitLine, walLine], paced };
 }
 
 /**
@@ -418,13 +462,15 @@ export async function pgBoardBench(): Promise<Row[]> {
   const rows: Row[] = [];
   rows.push(...(await journal()).rows);
 
-  const pgc = await startPgCluster({ fsync: true });
+  // track_wal_io_timing: the WAL flushes' times in pg_stat_wal (WalFlushes); it changes nothing that is written.
+  const pgc = await startPgCluster({ fsync: true, settings: { track_wal_io_timing: 'on' } });
   const bench = new Bench(pgc, await pgc.createDatabase('bench'));
+  const wal = await WalFlushes.open(bench.url);
   try {
     // One host.
     const one = await bench.host(bench.newBoardName(), 'host-1');
     await fill(one.board);
-    rows.push(...(await hostsRun('postgres, 1 host', [one], 'one', `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, true)).rows);
+    rows.push(...(await hostsRun('postgres, 1 host', [one], 'one', `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, wal, true)).rows);
 
     // Two hosts on one board, half the agents on each.
     const name2 = bench.newBoardName();
@@ -432,10 +478,11 @@ export async function pgBoardBench(): Promise<Row[]> {
     const b = await bench.host(name2, 'host-b');
     await fill(a.board);
     await waitUntil(b.board, () => b.board.state.seq === a.board.state.seq);
-    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`, true);
+    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`, wal, true);
     rows.push(...twoRows);
 
     // Two hosts again, each in a thread of its own (two machines have an event loop each), on the first board.
+    await wal.reset();
     const threads = await pacedOnThreads(bench, one, 'threads');
     const t = (k: 'lockHeld' | 'lockWait' | 'underLockClient' | 'underLockCommit') => threads.figures.flatMap((f) => f[k]);
     const tn = 'postgres, 2 hosts, a thread each';
@@ -443,6 +490,7 @@ export async function pgBoardBench(): Promise<Row[]> {
     rows.push({ name: `${tn}: p99 at ${PACED_RATE.toLocaleString('en-US')} ops/s`, value: percentileOf(threads.latencies, 99), unit: 'ms', note: 'goal <= 20' });
     rows.push({ name: `${tn}: board locked a transaction, p50`, value: percentileOf(t('lockHeld'), 50), unit: 'ms', note: `p99 ${percentileOf(t('lockHeld'), 99).toFixed(1)} ms; waited for it p50 ${percentileOf(t('lockWait'), 50).toFixed(1)} / p99 ${percentileOf(t('lockWait'), 99).toFixed(1)} ms` });
     rows.push({ name: `${tn}: the lock held: the host's own part, p50`, value: percentileOf(t('underLockClient'), 50), unit: 'ms', note: `p99 ${percentileOf(t('underLockClient'), 99).toFixed(1)} ms; the last round trip (append, COMMIT's WAL flush) p50 ${percentileOf(t('underLockCommit'), 50).toFixed(1)} / p99 ${percentileOf(t('underLockCommit'), 99).toFixed(1)} ms` });
+    rows.push(await wal.row(tn));
     rows.push({ name: `${tn}: done on one seen on the other, p99`, value: percentileOf(threads.crossLags, 99), unit: 'ms', note: `${threads.crossLags.length} dones; goal <= 250` });
 
     const lags = await crossHost(a.board, b.board);
@@ -469,6 +517,7 @@ export async function pgBoardBench(): Promise<Row[]> {
     rows.push({ name: 'host lost: claims ended, p50', value: percentileOf(lasts, 50) / 1000, unit: 's', note: `${HOST_LOST_TRIALS} trials (few: each waits out the lease), ${HOST_LOST_CLAIMS} claims each; crash to the last claim ended` });
     rows.push({ name: 'host lost: claims ended, max', value: Math.max(...lasts) / 1000, unit: 's', note: `goal <= 20; lease ${HostLeaseTimes.renewMs / 1000} s renew, ${HostLeaseTimes.lifetimeMs / 1000} s lifetime` });
   } finally {
+    await wal.end();
     await bench.dispose();
   }
   return rows;
