@@ -3,48 +3,43 @@
  * synchronous_commit on: a write is answered only after its WAL is flushed):
  * - fenced ops/s and latency (renew, note, done by agents holding claims, with their tokens and keys, many
  *   agents at once) at 10k tasks: the journal, PostgreSQL with one host, and two hosts on one board (each its
- *   own pool, as two machines would be);
+ *   own pool, as two machines would be), in this thread and again each host with its agents in a thread of its
+ *   own (two machines have an event loop each: pgHostThread.ts);
  * - a claim made on host A seen on host B (A's answer to B's event: LISTEN/NOTIFY, then B's catch-up read);
  * - a host that stops (closed without releasing, as a crash) while its agents hold claims: until the other host
  *   has ended them `host-lost`, with the default host lease (5 s renewal, 15 s lifetime);
  * - PgBoard.open on the board those runs leave (it reads every event at open).
  *
  * Where PostgreSQL's time goes: each host's pool is counted (transactions, writes per transaction, round trips
- * per transaction, how long each holds the board's lock, time in each statement); FORKBENCH_BENCH_PROFILE=1
- * prints the statements' times.
+ * per transaction, how long each waits for the board's lock and holds it, the hold split into the host's own
+ * work and the commit's round trip, time in each statement); FORKBENCH_BENCH_PROFILE=1 prints the statements'
+ * times.
  */
 import { Limits } from '../src-shared/board/limits.js';
 import * as fs from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { join } from 'node:path';
 import pg from 'pg';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { BoardEvent } from '../src-shared/board/events.js';
-import type { Result } from '../src-shared/board/result.js';
 import type { BoardService } from '../src-main/board/boardService.js';
 import { JournalBoard } from '../src-main/board/journalBoard.js';
 import { PgBoard } from '../src-main/board/pg/pgBoard.js';
 import { HostLeaseTimes } from '../src-main/board/pg/hostLease.js';
 import { startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { percentileOf, printTable, type Row } from './table.js';
+import { AGENTS, type Agent, claimAll, claimTasks, CYCLE, fencedWrite, type Host, must, onSchedule, openHost, PACED_MS, PACED_PER_AGENT, PACED_RATE, PACED_START_MS, type PoolMeter } from './pgBoardKit.js';
+import type { FromThread, ThreadHostData, ToThread } from './pgHostThread.js';
 
 /** The board size the issue's goals are stated at. */
 const TASKS = 10_000;
-/** Agents writing at once: a busy shared board (tens of agents on a few machines), each waiting for its
- *  answer before its next call, as the CLI does. */
-const AGENTS = 100;
 /** Claims each agent works in one round: 4 fenced writes each (renew, note, renew, done), so one round is
  *  4,000 fenced writes; its 10 notes stay within an agent's write burst (BoardLimits.agentWriteBurst, 60). */
 const CLAIMS_PER_AGENT = 10;
 /** Rounds per store: 12,000 fenced writes, a few seconds each at the goal's rate; the notes of all rounds
  *  (30 an agent) still fit the burst. */
 const ROUNDS = 3;
-/** The goal's rate: fenced writes a second offered to the board, for the latency at that load. */
-const PACED_RATE = 1_000;
-/** How long that rate is offered: 5,000 writes, 13 claims an agent (its 13 notes within the write burst). */
-const PACED_MS = 5_000;
-/** Lead time before the first paced write is due, so the schedule starts on an idle board. */
-const PACED_START_MS = 50;
 /** Claims made on one host and awaited on the other: enough for a p99 (the 3rd-largest of 300). */
 const CROSS_CLAIMS = 300;
 /** Host-lost trials, run at once on boards of their own (each takes the host lease's ~20 s, so in parallel
@@ -54,92 +49,13 @@ const HOST_LOST_TRIALS = 5;
 const HOST_LOST_CLAIMS = 10;
 /** Times each store's board is opened for the open-time figure (the best is reported: the load's noise). */
 const OPENS = 3;
-/** Connections per host: one deciding transaction at a time, plus the follower's poll and the lease's
- *  renewal; more would only sit idle. */
-const POOL_MAX = 4;
-
-type Op = 'renew' | 'note' | 'done';
-
-/** What one host's connections did, counted at its pool. */
-class PoolMeter {
-  queries = 0;
-  /** Statements sent while none was awaited on their connection: pipelined ones share a round trip. */
-  roundTrips = 0;
-  commits = 0;
-  /** How long each transaction held the board's lock, as this host saw it: from the answer to the locking
-   *  statement to the answer to its COMMIT (what another host waits for). */
-  readonly lockHeld: number[] = [];
-  /** Keyed writes per transaction, as its one lookup of keys carries them. */
-  readonly keyedBatches: number[] = [];
-  readonly byStatement = new Map<string, { n: number; ms: number; all: number[] }>();
-
-  watch(pool: pg.Pool): void {
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
-      let inFlight = 0;
-      let lockedAt: number | null = null;
-      (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        const text = typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string } | undefined)?.text ?? '?');
-        this.queries++;
-        if (inFlight++ === 0) this.roundTrips++;
-        if (text === 'COMMIT') this.commits++;
-        // The keys' look-up (keysOf, or rowsAndKeys under the lock): its first array parameter is the agents of the keys.
-        const keyAgents = text.includes('FROM forkbench.write_keys') && Array.isArray(a[1]) ? (a[1] as unknown[]).find((v) => Array.isArray(v)) : undefined;
-        if (Array.isArray(keyAgents) && keyAgents.length) this.keyedBatches.push(keyAgents.length);
-        const t0 = performance.now();
-        const r = query(...a);
-        if (r && typeof (r as Promise<unknown>).then === 'function') {
-          (r as Promise<unknown>).then(
-            () => {
-              const t1 = performance.now();
-              inFlight--;
-              this.time(text, t1 - t0);
-              if (text.includes('FOR UPDATE')) lockedAt = t1;
-              if (text === 'COMMIT' && lockedAt !== null) this.lockHeld.push(t1 - lockedAt);
-              if (text === 'COMMIT') lockedAt = null;
-            },
-            () => {
-              inFlight--;
-              lockedAt = null;
-            },
-          );
-        }
-        return r;
-      };
-    });
-  }
-
-  private time(text: string, ms: number): void {
-    const k = text.replace(/\s+/g, ' ').slice(0, 70);
-    const s = this.byStatement.get(k) ?? { n: 0, ms: 0, all: [] };
-    s.n++;
-    s.ms += ms;
-    s.all.push(ms);
-    this.byStatement.set(k, s);
-  }
-
-  reset(): void {
-    this.queries = 0;
-    this.roundTrips = 0;
-    this.commits = 0;
-    this.lockHeld.length = 0;
-    this.keyedBatches.length = 0;
-    this.byStatement.clear();
-  }
-}
-
-interface Host {
-  board: PgBoard;
-  pool: pg.Pool;
-  meter: PoolMeter;
-}
 
 class Bench {
   private readonly dirs: string[] = [];
   private readonly hosts: Host[] = [];
   private boards = 0;
 
-  constructor(private readonly pgc: PgCluster, private readonly url: string) {}
+  constructor(private readonly pgc: PgCluster, readonly url: string) {}
 
   tempDir(): string {
     const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-pgbench-'));
@@ -152,23 +68,7 @@ class Bench {
   }
 
   async host(name: string, hostId: string, hostLease?: { renewMs: number; lifetimeMs: number }): Promise<Host> {
-    const pool = new pg.Pool({ connectionString: this.url, max: POOL_MAX, pipeline: true });
-    pool.on('error', () => undefined);
-    const meter = new PoolMeter();
-    meter.watch(pool);
-    const board = await PgBoard.open({
-      pool,
-      listenClient: () => new pg.Client({ connectionString: this.url }),
-      name,
-      dir: this.tempDir(),
-      hostId,
-      hostName: hostId,
-      threadId: name,
-      goal: 'bench',
-      hostLease,
-      warn: () => undefined,
-    });
-    const h = { board, pool, meter };
+    const h = await openHost(this.url, name, hostId, this.tempDir(), hostLease);
     this.hosts.push(h);
     return h;
   }
@@ -186,11 +86,6 @@ class Bench {
     for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
     await this.pgc.dispose();
   }
-}
-
-function must<T>(r: Result<T>, what: string): T {
-  if (!r.ok) throw new Error(`${what} refused: ${r.error.code}: ${r.error.message}`);
-  return r.value;
 }
 
 /** Fill a board to TASKS tasks (the person's adds, so no agent quota), all at once: both stores batch them. */
@@ -212,42 +107,10 @@ function openTasks(board: BoardService): string[] {
   return [...board.state.tasks.values()].filter((t) => t.state === 'open').map((t) => t.id);
 }
 
-type Agent = { id: string; host: BoardService };
-
 function agentsOn(hosts: BoardService[], label: string): Agent[] {
   const agents = Array.from({ length: AGENTS }, (_, i) => ({ id: `${label}-agent-${i}`, host: hosts[i % hosts.length] as BoardService }));
   for (const a of agents) a.host.hostAgent(a.id);
   return agents;
-}
-
-/** Each agent claims `n` tasks from `open` (taken from its front), one call at a time, all agents at once. */
-async function claimAll(agents: Agent[], open: string[], n: number): Promise<Array<Array<{ task: string; token: number }>>> {
-  // Each agent holds its share at once: a person's setting past the default claim limit (3).
-  if (agents[0]) must(await agents[0].host.run((e) => e.setSettings({ claimLimit: Limits.maxClaimLimit })), 'claim limit');
-  return Promise.all(
-    agents.map(async (a) => {
-      const mine: Array<{ task: string; token: number }> = [];
-      for (let j = 0; j < n; j++) {
-        const task = open.shift() as string;
-        mine.push({ task, token: must(await a.host.run((e) => e.claim(a.id, task)), `claim ${task}`).token });
-      }
-      return mine;
-    }),
-  );
-}
-
-/** The fenced cycle of one claim: every write with the agent's token and a fresh key (the CLI makes one per call). */
-const CYCLE: readonly Op[] = ['renew', 'note', 'renew', 'done'];
-let keys = 0;
-function fencedWrite(a: Agent, task: string, token: number, op: Op): Promise<unknown> {
-  const key = `k-${++keys}`;
-  return a.host
-    .runKeyed(
-      { agentId: a.id, key, hash: key },
-      (e) => (op === 'renew' ? e.renew(a.id, task, token) : op === 'note' ? e.note(a.id, task, 'progress: step done, tests pass', token) : e.done(a.id, task, token)),
-      (v) => v,
-    )
-    .then((r) => must(r.result, `${op} ${task}`));
 }
 
 /**
@@ -282,15 +145,12 @@ async function fencedOps(hosts: BoardService[], label: string): Promise<Throughp
 
 /**
  * At the goal's rate (open loop): PACED_RATE fenced writes a second offered by AGENTS agents for PACED_MS,
- * each agent's writes on a fixed schedule. A write's latency counts from when it was due, so a write that
- * waited behind its agent's previous one counts that wait too (no coordinated omission).
+ * each agent's writes on a fixed schedule (onSchedule), agent i on host i mod hosts, all in this thread.
  */
 async function pacedOps(hosts: BoardService[], label: string, timed: () => void = () => undefined): Promise<Throughput & { crossLags: number[] }> {
   const agents = agentsOn(hosts, label);
-  const perAgent = Math.round((PACED_RATE * PACED_MS) / 1000 / AGENTS);
-  const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(perAgent / CYCLE.length));
+  const held = await claimAll(agents, openTasks(hosts[0] as BoardService), Math.ceil(PACED_PER_AGENT / CYCLE.length));
   timed();
-  const latencies: number[] = [];
   // With two hosts: each `done` answered on the first host, until the second host's window hears of it.
   const answeredAt = new Map<string, number>();
   const heardAt = new Map<string, number>();
@@ -301,20 +161,12 @@ async function pacedOps(hosts: BoardService[], label: string, timed: () => void 
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const t0 = performance.now() + PACED_START_MS;
-  await Promise.all(
-    agents.map(async (a, k) => {
-      for (let j = 0; j < perAgent; j++) {
-        const due = t0 + ((j * AGENTS + k) * 1000) / PACED_RATE;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const { task, token } = (held[k] as Array<{ task: string; token: number }>)[Math.floor(j / CYCLE.length)] as { task: string; token: number };
-        const op = CYCLE[j % CYCLE.length] as Op;
-        await fencedWrite(a, task, token, op);
-        const now = performance.now();
-        latencies.push(now - due);
-        if (op === 'done' && other && a.host === hosts[0]) answeredAt.set(task, now);
-      }
-    }),
+  const latencies = await onSchedule(
+    agents.map((agent, k) => ({ agent, k, held: held[k] as Array<{ task: string; token: number }> })),
+    t0,
+    (a, task, op, at) => {
+      if (op === 'done' && other && a.host === hosts[0]) answeredAt.set(task, at);
+    },
   );
   loop.disable();
   if (other) await waitUntil(other, () => [...answeredAt.keys()].every((t) => heardAt.has(t)));
@@ -364,6 +216,42 @@ function meterRows(name: string, meters: PoolMeter[], ops: number): Row[] {
   ];
 }
 
+/**
+ * The server's WAL flushes (fdatasync of its log: what makes a commit durable, and what a COMMIT waits for with
+ * synchronous_commit on), from pg_stat_wal; their times need track_wal_io_timing (set on the bench's server).
+ * Backends report their counts at most once a second, so a run's last second may be missing from the count,
+ * not from the mean time a flush took.
+ */
+class WalFlushes {
+  private constructor(private readonly c: pg.Client) {}
+
+  static async open(url: string): Promise<WalFlushes> {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    return new WalFlushes(c);
+  }
+
+  async reset(): Promise<void> {
+    await this.c.query(`SELECT pg_stat_reset_shared('wal')`);
+  }
+
+  async read(): Promise<{ flushes: number; meanMs: number }> {
+    const r = await this.c.query<{ n: string; ms: number }>('SELECT wal_sync AS n, wal_sync_time AS ms FROM pg_stat_wal');
+    const flushes = Number(r.rows[0]?.n ?? 0);
+    return { flushes, meanMs: flushes ? (r.rows[0]?.ms ?? 0) / flushes : NaN };
+  }
+
+  /** The row for the flushes since reset: the disk's part of every commit, and so of every hold of the lock. */
+  async row(name: string): Promise<Row> {
+    const { flushes, meanMs } = await this.read();
+    return { name: `${name}: the server's WAL flush, mean`, value: meanMs, unit: 'ms', note: `${flushes} flushes counted (pg_stat_wal); each commit waits for one, with the board's lock held` };
+  }
+
+  end(): Promise<void> {
+    return this.c.end();
+  }
+}
+
 /** The fenced ops as fast as answered, then paced, on `hosts` (one board, the agents spread over them): their
  *  rows, and the paced run (its cross-host lags). Each run's pool meters are counted from zero. */
 async function hostsRun(
@@ -371,6 +259,7 @@ async function hostsRun(
   hosts: ReadonlyArray<{ board: PgBoard; meter: PoolMeter }>,
   label: string,
   note: string,
+  wal: WalFlushes,
   goals = false,
 ): Promise<{ rows: Row[]; paced: Awaited<ReturnType<typeof pacedOps>> }> {
   const boards = hosts.map((h) => h.board);
@@ -379,13 +268,92 @@ async function hostsRun(
   const fast = await fencedOps(boards, label);
   const meterLines = meterRows(name, meters, fast.ops + ROUNDS * AGENTS * CLAIMS_PER_AGENT);
   // Counted from the paced writes on (the claims before them are not what the rate is about).
-  const paced = await pacedOps(boards, `${label}-paced`, () => meters.forEach((m) => m.reset()));
+  let walReset: Promise<void> = Promise.resolve();
+  const paced = await pacedOps(boards, `${label}-paced`, () => {
+    meters.forEach((m) => m.reset());
+    walReset = wal.reset();
+  });
+  await walReset;
+  const walLine = await wal.row(`${name} at ${PACED_RATE.toLocaleString('en-US')} ops/s`);
   profile(`${name}, paced`, meters);
   // What another host waits for: the lock held from its statement's answer to COMMIT's, at the goal's rate.
   const held = meters.flatMap((m) => m.lockHeld);
   const pacedTrips = meters.reduce((s, m) => s + m.roundTrips, 0) / Math.max(1, meters.reduce((s, m) => s + m.commits, 0));
   const lockLine: Row = { name: `${name}: board locked a transaction at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`, value: percentileOf(held, 50), unit: 'ms', note: `p99 ${percentileOf(held, 99).toFixed(1)} ms; ${held.length} transactions, ${pacedTrips.toFixed(2)} round trips of the pool a commit (lease and follow included)` };
-  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine], paced };
+  const all = (k: 'lockWait' | 'underLockClient' | 'underLockCommit') => meters.flatMap((m) => m[k]);
+  const p50p99 = (v: number[]) => `p50 ${percentileOf(v, 50).toFixed(1)} / p99 ${percentileOf(v, 99).toFixed(1)} ms`;
+  const waitLine: Row = {
+    name: `${name}: waited for the board's lock at ${PACED_RATE.toLocaleString('en-US')} ops/s, p50`,
+    value: percentileOf(all('lockWait'), 50),
+    unit: 'ms',
+    note: `p99 ${percentileOf(all('lockWait'), 99).toFixed(1)} ms; BEGIN sent to the lock's answer (another host's hold, one round trip)`,
+  };
+  const splitLine: Row = {
+    name: `${name}: the lock held: the host's own part, p50`,
+    value: percentileOf(all('underLockClient'), 50),
+    unit: 'ms',
+    note: `p99 ${percentileOf(all('underLockClient'), 99).toFixed(1)} ms (read answered to the last round trip sent); that round trip (append, COMMIT's WAL flush) ${p50p99(all('underLockCommit'))}`,
+  };
+  return { rows: [...throughputRows(name, fast, paced, note, goals), ...meterLines, lockLine, waitLine, splitLine, walLine], paced };
+}
+
+/**
+ * The goal's rate on two hosts each in a thread of its own, as two machines each have their own event loop:
+ * `main` (this thread) and a host that joins its board in a worker (pgHostThread.ts), agent i on the first if i
+ * is even, else on the second, as pacedOps spreads them. Same schedule, same writes, same meter.
+ */
+async function pacedOnThreads(bench: Bench, main: Host, label: string): Promise<{ latencies: number[]; crossLags: number[]; figures: Array<Pick<PoolMeter, 'lockHeld' | 'lockWait' | 'underLockClient' | 'underLockCommit' | 'keyedBatches'>> }> {
+  const open = openTasks(main.board);
+  const claimsEach = Math.ceil(PACED_PER_AGENT / CYCLE.length);
+  const all = Array.from({ length: AGENTS }, (_, k) => ({ id: `${label}-agent-${k}`, k, tasks: open.slice(k * claimsEach, (k + 1) * claimsEach) }));
+  const mine = all.filter((a) => a.k % 2 === 0);
+  must(await main.board.run((e) => e.setSettings({ claimLimit: Limits.maxClaimLimit })), 'claim limit');
+  const data: ThreadHostData = { url: bench.url, name: main.board.sharedName, hostId: `${label}-thread-host`, dir: bench.tempDir(), agents: all.filter((a) => a.k % 2 === 1) };
+  const worker = new Worker(new URL('./pgHostThread.mjs', import.meta.url), { workerData: data });
+  const replies: FromThread[] = [];
+  const waiting = new Map<FromThread['type'], (m: FromThread) => void>();
+  const failed = new Promise<never>((_, reject) => worker.once('error', reject));
+  worker.on('message', (m: FromThread) => {
+    const w = waiting.get(m.type);
+    if (w) w(m);
+    else replies.push(m);
+  });
+  const reply = <K extends FromThread['type']>(type: K): Promise<Extract<FromThread, { type: K }>> => {
+    const had = replies.findIndex((m) => m.type === type);
+    if (had >= 0) return Promise.resolve(replies.splice(had, 1)[0] as Extract<FromThread, { type: K }>);
+    return Promise.race([failed, new Promise<Extract<FromThread, { type: K }>>((resolve) => waiting.set(type, (m) => resolve(m as Extract<FromThread, { type: K }>)))]);
+  };
+  const tell = (m: ToThread) => worker.postMessage(m);
+  try {
+    for (const a of mine) main.board.hostAgent(a.id);
+    const [held] = await Promise.all([claimTasks(main.board, mine), reply('ready')]);
+    main.meter.reset();
+    // One clock for both threads: performance.timeOrigin + now() (pgHostThread.ts).
+    const t0 = performance.timeOrigin + performance.now() + PACED_START_MS;
+    tell({ type: 'go', t0 });
+    const answeredAt = new Map<string, number>();
+    const [latencies, ran] = await Promise.all([
+      onSchedule(
+        mine.map((a, i) => ({ agent: { id: a.id, host: main.board }, k: a.k, held: held[i] as Array<{ task: string; token: number }> })),
+        t0 - performance.timeOrigin,
+        (_a, task, op, at) => {
+          if (op === 'done') answeredAt.set(task, performance.timeOrigin + at);
+        },
+      ),
+      reply('ran'),
+    ]);
+    tell({ type: 'heard', tasks: [...answeredAt.keys()] });
+    const heard = new Map((await reply('heard')).at);
+    tell({ type: 'close' });
+    await reply('closed');
+    return {
+      latencies: [...latencies, ...ran.latencies],
+      crossLags: [...answeredAt].map(([t, at]) => (heard.get(t) as number) - at),
+      figures: [main.meter, ran],
+    };
+  } finally {
+    await worker.terminate();
+  }
 }
 
 async function journal(): Promise<{ rows: Row[] }> {
@@ -494,13 +462,15 @@ export async function pgBoardBench(): Promise<Row[]> {
   const rows: Row[] = [];
   rows.push(...(await journal()).rows);
 
-  const pgc = await startPgCluster({ fsync: true });
+  // track_wal_io_timing: the WAL flushes' times in pg_stat_wal (WalFlushes); it changes nothing that is written.
+  const pgc = await startPgCluster({ fsync: true, settings: { track_wal_io_timing: 'on' } });
   const bench = new Bench(pgc, await pgc.createDatabase('bench'));
+  const wal = await WalFlushes.open(bench.url);
   try {
     // One host.
     const one = await bench.host(bench.newBoardName(), 'host-1');
     await fill(one.board);
-    rows.push(...(await hostsRun('postgres, 1 host', [one], 'one', `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, true)).rows);
+    rows.push(...(await hostsRun('postgres, 1 host', [one], 'one', `${AGENTS} agents, keyed, fsync on, ${TASKS / 1000}k tasks`, wal, true)).rows);
 
     // Two hosts on one board, half the agents on each.
     const name2 = bench.newBoardName();
@@ -508,8 +478,20 @@ export async function pgBoardBench(): Promise<Row[]> {
     const b = await bench.host(name2, 'host-b');
     await fill(a.board);
     await waitUntil(b.board, () => b.board.state.seq === a.board.state.seq);
-    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`, true);
+    const { rows: twoRows, paced: p2 } = await hostsRun('postgres, 2 hosts', [a, b], 'two', `${AGENTS / 2} agents on each host, one board`, wal, true);
     rows.push(...twoRows);
+
+    // Two hosts again, each in a thread of its own (two machines have an event loop each), on the first board.
+    await wal.reset();
+    const threads = await pacedOnThreads(bench, one, 'threads');
+    const t = (k: 'lockHeld' | 'lockWait' | 'underLockClient' | 'underLockCommit') => threads.figures.flatMap((f) => f[k]);
+    const tn = 'postgres, 2 hosts, a thread each';
+    rows.push({ name: `${tn}: p50 at ${PACED_RATE.toLocaleString('en-US')} ops/s`, value: percentileOf(threads.latencies, 50), unit: 'ms', note: `the same schedule and writes, ${AGENTS / 2} agents in each host's thread` });
+    rows.push({ name: `${tn}: p99 at ${PACED_RATE.toLocaleString('en-US')} ops/s`, value: percentileOf(threads.latencies, 99), unit: 'ms', note: 'goal <= 20' });
+    rows.push({ name: `${tn}: board locked a transaction, p50`, value: percentileOf(t('lockHeld'), 50), unit: 'ms', note: `p99 ${percentileOf(t('lockHeld'), 99).toFixed(1)} ms; waited for it p50 ${percentileOf(t('lockWait'), 50).toFixed(1)} / p99 ${percentileOf(t('lockWait'), 99).toFixed(1)} ms` });
+    rows.push({ name: `${tn}: the lock held: the host's own part, p50`, value: percentileOf(t('underLockClient'), 50), unit: 'ms', note: `p99 ${percentileOf(t('underLockClient'), 99).toFixed(1)} ms; the last round trip (append, COMMIT's WAL flush) p50 ${percentileOf(t('underLockCommit'), 50).toFixed(1)} / p99 ${percentileOf(t('underLockCommit'), 99).toFixed(1)} ms` });
+    rows.push(await wal.row(tn));
+    rows.push({ name: `${tn}: done on one seen on the other, p99`, value: percentileOf(threads.crossLags, 99), unit: 'ms', note: `${threads.crossLags.length} dones; goal <= 250` });
 
     const lags = await crossHost(a.board, b.board);
     rows.push({ name: 'claim on A seen on B: p50', value: percentileOf(lags, 50), unit: 'ms', note: `${CROSS_CLAIMS} claims, one at a time (LISTEN/NOTIFY, then B's read)` });
@@ -535,6 +517,7 @@ export async function pgBoardBench(): Promise<Row[]> {
     rows.push({ name: 'host lost: claims ended, p50', value: percentileOf(lasts, 50) / 1000, unit: 's', note: `${HOST_LOST_TRIALS} trials (few: each waits out the lease), ${HOST_LOST_CLAIMS} claims each; crash to the last claim ended` });
     rows.push({ name: 'host lost: claims ended, max', value: Math.max(...lasts) / 1000, unit: 's', note: `goal <= 20; lease ${HostLeaseTimes.renewMs / 1000} s renew, ${HostLeaseTimes.lifetimeMs / 1000} s lifetime` });
   } finally {
+    await wal.end();
     await bench.dispose();
   }
   return rows;

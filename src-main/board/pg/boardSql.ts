@@ -180,6 +180,35 @@ export async function rowsAndKeys(
   return { rows, keys: keyMap(keys) };
 }
 
+/** PostgreSQL's SQLSTATE for a division by zero: how keysUnseen's statement says a key was there. */
+const DIVISION_BY_ZERO = '22012';
+
+/** A write decided as new whose key the board had already stored: its transaction must not commit. */
+export class KeySeenError extends Error {
+  constructor() {
+    super("a write that joined a transaction after its keys were read has a key the board already stored; the transaction is decided again with it read");
+  }
+}
+
+/**
+ * Fail, under the board's lock, if any of `wanted` is already a stored key, and so abort the transaction it
+ * runs in (pipelined before its append and COMMIT: the COMMIT then rolls back). For writes decided without
+ * their keys read first (pgBoard's late joiners). Plain SQL cannot raise an error of its own, so the statement
+ * divides by zero when a key is found: not a constant (the planner would fold 1/0 and fail every time), but
+ * the count of the keys found. KeySeenError is what the caller is thrown then.
+ */
+export async function keysUnseen(c: ClientBase, boardId: string, wanted: ReadonlyArray<{ agentId: string; key: string }>): Promise<void> {
+  await c
+    .query(
+      `SELECT 1 / (count(*) = 0)::int FROM forkbench.write_keys
+        WHERE board_id = $1 AND (agent_id, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+      [boardId, wanted.map((w) => w.agentId), wanted.map((w) => w.key)],
+    )
+    .catch((err: { code?: string }) => {
+      throw err.code === DIVISION_BY_ZERO ? new KeySeenError() : err;
+    });
+}
+
 /**
  * Run a transaction's statements in this order, and settle all of them: on a pipelining connection (pg's
  * `pipeline: true`, as connectPool makes) they are sent at once and cost one round trip; on any other, one

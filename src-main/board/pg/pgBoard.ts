@@ -8,7 +8,7 @@ import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.
 import { LeaseEngine } from '../leaseEngine.js';
 import { firstOutcome, outcomeToKeep, WriteKeys } from '../writeKeys.js';
 import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
-import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, inOrder, keyId, keysOf, lockTimeAndLease, rowsAfter, rowsAndKeys, type StoredKey, type StoredRow } from './boardSql.js';
+import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, inOrder, keyId, keysOf, KeySeenError, keysUnseen, lockTimeAndLease, rowsAfter, rowsAndKeys, type StoredKey, type StoredRow } from './boardSql.js';
 import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/board/storedEvents.js';
 import { Quarantine } from '../quarantine.js';
 import { ServerClock } from './serverClock.js';
@@ -588,6 +588,26 @@ export class PgBoard implements BoardService {
     return join >= 0 ? this.queue.splice(join, 1) : this.queue.splice(0, MAX_BATCH);
   }
 
+  /**
+   * The writes queued while this transaction waited for the board's lock, taken into it once the lock is held
+   * rather than left for the next one: with two hosts, a host's next transaction waits out the other host's
+   * whole hold first, so a write that missed this one waited about two holds more (issue 45: two hosts' p99).
+   * Their keys were not in the read under the lock: they are decided as new, and keysUnseen aborts the
+   * transaction if any was stored after all (a retry whose first try landed, here or on another host); it is
+   * then decided again with every key read. Only plain writes join, from the front of the queue (so in order),
+   * and never a join's or a leave's transaction, which go alone.
+   */
+  private lateJoiners(batch: readonly Pending[]): Pending[] {
+    if (batch.some((p) => p.join || p.leave)) return [];
+    let n = 0;
+    while (batch.length + n < MAX_BATCH && n < this.queue.length) {
+      const p = this.queue[n] as Pending;
+      if (p.join || p.leave || p.prepare) break;
+      n++;
+    }
+    return this.queue.splice(0, n);
+  }
+
   /** Read what other hosts appended, outside any transaction: committed positions have no gaps. */
   private async followAlone(): Promise<void> {
     let c: PoolClient | null = null;
@@ -697,7 +717,14 @@ export class PgBoard implements BoardService {
       }
       const agentsRecorded = await this.recordAgents(c);
       for (const p of batch) if (p.prepare) await p.prepare(c);
+      // Last await before deciding: what queued since BEGIN was sent joins now (lateJoiners).
+      const late = this.lateJoiners(batch);
+      batch.push(...late);
+      const lateKeys = late.filter((p) => p.key).map((p) => p.key as WriteKey);
       const stored = ahead.keys;
+      // Refusals kept in memory only (unstoredRefusals), kept there once this transaction has committed: one it
+      // rolls back, or decides again (KeySeenError), was told to nobody.
+      const refusedHere = new WriteKeys(() => this.clock.now());
       this.clock.fix(this.opts.decisionTime?.() ?? now);
       const keep: StoredKey[] = [];
       this.capture = made;
@@ -705,7 +732,8 @@ export class PgBoard implements BoardService {
       for (const p of batch) {
         const k = p.key;
         const seen = k && stored.get(keyId(k.agentId, k.key));
-        const unstored = k && !seen ? this.unstoredRefusals.lookup(k.agentId, k.key, k.hash) : null;
+        const here = k && !seen ? refusedHere.lookup(k.agentId, k.key, k.hash) : null;
+        const unstored = k && !seen ? (here?.found ? here : this.unstoredRefusals.lookup(k.agentId, k.key, k.hash)) : null;
         if (k && unstored?.found) {
           const outcome: Result<unknown> = 'reused' in unstored ? { ok: false, error: unstored.reused } : (unstored.outcome as Result<unknown>);
           answers.push(() => p.resolve(p.replayed ? p.replayed(outcome) : outcome));
@@ -723,7 +751,7 @@ export class PgBoard implements BoardService {
         // One past the quota is kept in this host's memory only: a retry here is answered the same refusal, and
         // elsewhere or after a restart it is decided again (it did nothing, so deciding it again can do nothing twice).
         const keepKey = !!k && !!d.keep && (d.keep.ok || made.slice(from).some((e) => e.kind === 'write-rejected') || this.engine.refusalJournaled(k.agentId));
-        if (k && d.keep && !keepKey) this.unstoredRefusals.put({ agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: d.keep });
+        if (k && d.keep && !keepKey) refusedHere.put({ agent: k.agentId, key: k.key, hash: k.hash, at: this.clock.now(), outcome: d.keep });
         if (k && d.keep && keepKey) {
           const rec: StoredKey = { agent: k.agentId, key: k.key, hash: k.hash, outcome: d.keep };
           keep.push(rec);
@@ -735,17 +763,33 @@ export class PgBoard implements BoardService {
       this.capture = null;
       // The append and COMMIT in one round trip (inOrder). A COMMIT behind a failed append rolls back, and the
       // append's error is what is thrown: nothing is answered unless both were answered, so never before COMMIT.
-      // After an outage the append is written even with nothing in it: it is what ends the board's quiet.
-      await inOrder(client, [...(made.length || keep.length || outage ? [() => append(client, this.boardId, made, keep)] : []), () => client.query('COMMIT')]);
+      // After an outage the append is written even with nothing in it: it is what ends the board's quiet. The
+      // late joiners' keys, not read under the lock, are checked first in the same round trip (keysUnseen).
+      await inOrder(client, [
+        ...(lateKeys.length ? [() => keysUnseen(client, this.boardId, lateKeys)] : []),
+        ...(made.length || keep.length || outage ? [() => append(client, this.boardId, made, keep)] : []),
+        () => client.query('COMMIT'),
+      ]);
       this.clock.release();
       agentsRecorded();
+      for (const r of refusedHere.records()) this.unstoredRefusals.put(r);
     } catch (err) {
       this.capture = null;
       this.clock.release();
       if (c) {
         await c.query('ROLLBACK').catch(() => undefined);
-        c.release(err as Error);
+        // A late joiner's key found stored is the board's answer, not a broken connection: it goes back to the pool.
+        c.release(err instanceof KeySeenError ? undefined : (err as Error));
         c = null;
+      }
+      if (err instanceof KeySeenError) {
+        // A late joiner was a retry of a write the board already has. Nothing of this transaction happened;
+        // its writes go back to the front of the queue, in order, and the next transaction reads all their keys.
+        this.engine.rewind(this.durable);
+        // A board closed meanwhile runs no more transactions (shut already told what was queued): told here.
+        if (this.closed) for (const p of batch) p.fail(new BoardUnavailableError('the board is closed; nothing was done'));
+        else this.queue.unshift(...batch);
+        return;
       }
       // Nothing of this transaction happened: the engine goes back to the committed board, and nobody hears
       // of its events. (A COMMIT whose answer was lost may yet have landed: following the log brings it back,
