@@ -128,6 +128,24 @@ describe("Gemini CLI's chat file", () => {
   });
 });
 
+describe("Gemini CLI's chat of lines (current versions)", () => {
+  const session = 'c0ffee00-0000-4000-8000-000000000004';
+  const chat = () => join(dir, '.gemini', 'tmp', 'project', 'chats', 'session-2026-12-07T12-00-c0ffee00.jsonl');
+  const model = (id: string, at: number, input: number, extra = {}) => line({ id, timestamp: iso(at), type: 'gemini', content: '', tokens: { input, output: 9, cached: 2, thoughts: 1, tool: 0, total: input + 10 }, model: 'gemini-fake', ...extra });
+
+  it('reads each model message once though Gemini writes it again as it grows, and waits for a line being written', async () => {
+    fs.mkdirSync(join(chat(), '..'), { recursive: true });
+    fs.writeFileSync(chat(), line({ sessionId: session, projectHash: 'p', kind: 'main' }) + line({ $set: { messages: [{ id: 'u0', type: 'user', content: [] }] } }) + model('g1', T0 + 1, 50) + line({ $set: { lastUpdated: iso(T0 + 1) } }));
+    const r = new GeminiUsageReader(dir, session);
+    expect((await r.read(T0)).turns.map((t) => [t.id, t.tokens])).toEqual([[`${session}:g1`, { input: 48, output: 9, cacheRead: 2, cacheWrite: 0, reasoning: 1 }]]);
+    const next = model('g2', T0 + 2, 70);
+    fs.appendFileSync(chat(), model('g1', T0 + 1, 50, { toolCalls: [] }) + next.slice(0, 30));
+    expect((await r.read(T0 + 1000)).turns).toEqual([]);
+    fs.appendFileSync(chat(), next.slice(30));
+    expect((await r.read(T0 + 2000)).turns.map((t) => t.id)).toEqual([`${session}:g2`]);
+  });
+});
+
 describe('the watcher', () => {
   it('records what its reader finds on the board, attributed to the claim held, and counts a re-read nothing', async () => {
     const session = '3f0c2a4e-0000-4000-8000-000000000003';
