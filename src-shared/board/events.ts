@@ -152,7 +152,9 @@ export type UsageEventBody =
 
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch'
+  // Issue 47: `forkbench usage`, an agent's report of what it spent (held to its write quota).
+  | 'usage';
 
 export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody);
 export type BoardEventKind = BoardEvent['kind'];

@@ -4,6 +4,7 @@ import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
 import { isFailedAttempt } from './claimEnd.js';
 import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence } from './leaseEvidence.js';
 import { ANY_TAKER, backsOff, NO_AGENT_DISPATCH, NO_BACKOFF, withBackoff } from './dispatch.js';
+import { foldUsageLedger, NO_LEDGER, type UsageLedger } from './usageLedger.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -24,6 +25,8 @@ export interface Board {
   seq: number;
   /** What a lease length is chosen from, per agent profile (leaseEvidence.ts). Replaced, never edited. */
   evidence: LeaseEvidence;
+  /** Issue 47: each agent's claims over time and its recorded turns, to attribute usage by (usageLedger.ts). */
+  usageLedger: UsageLedger;
 }
 
 export const DEFAULT_SETTINGS: ThreadSettings = {
@@ -70,7 +73,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
 };
 
 export function emptyBoard(threadId = ''): Board {
-  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE };
+  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE, usageLedger: NO_LEDGER };
 }
 
 /** A board of its own that shares every task object with `b`: enough, since applyEvent replaces a task on
@@ -315,6 +318,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
   }
   b.evidence = foldEvidence(b.evidence, e, before, b.settings);
+  b.usageLedger = foldUsageLedger(b.usageLedger, e);
   b.seq = e.seq;
 }
 

@@ -57,6 +57,8 @@ export interface Conversation {
   calls: ToolCall[];
   /** All text of the conversation (system instruction and contents). */
   text: string;
+  /** What the fake answered it with: the usage it reported and when (wall ms, as it began the stream). */
+  reply?: { usage: UsageMetadata; at: number };
 }
 
 export type Turn = { text: string } | { call: string; args: Record<string, unknown>; text?: string };
@@ -69,6 +71,7 @@ export interface Script {
 export type FakeGemini = ScriptedModelServer<Conversation, Turn>;
 
 export function startFakeGemini(script: Script): Promise<FakeGemini> {
+  let streams = 0;
   return startScriptedModelServer<Conversation, Turn, GenerateBody>(
     (req, res, played) => {
       if (req.method !== 'POST') return false;
@@ -90,14 +93,16 @@ export function startFakeGemini(script: Script): Promise<FakeGemini> {
       const conversation = conversationOf(model, body);
       // The agent's own turns offer the tools; anything else streamed is a side call.
       let turn: Turn = { text: 'OK' };
+      const usage = usageOfStream(++streams);
       if (conversation.tools.length > 0) {
         turn = script.next(conversation);
         played(conversation, turn);
+        conversation.reply = { usage, at: Date.now() };
       }
       sseStart(res);
       // Text and function call in separate chunks, the way the API streams them.
-      if (turn.text) sse(res, chunk([{ text: turn.text }], 'call' in turn ? undefined : 'STOP'));
-      if ('call' in turn) sse(res, chunk([{ functionCall: { name: turn.call, args: turn.args } }], 'STOP'));
+      if (turn.text) sse(res, chunk([{ text: turn.text }], 'call' in turn ? undefined : 'STOP', usage));
+      if ('call' in turn) sse(res, chunk([{ functionCall: { name: turn.call, args: turn.args } }], 'STOP', usage));
       res.end();
       return true;
     },
@@ -150,8 +155,26 @@ function sideAnswer(body: GenerateBody): string {
   return body.generationConfig?.responseMimeType === 'application/json' ? '{}' : 'OK';
 }
 
-const usage = { promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120 };
+/** The usage a response reports, as the Gemini API names it. */
+export interface UsageMetadata {
+  promptTokenCount: number;
+  cachedContentTokenCount: number;
+  candidatesTokenCount: number;
+  thoughtsTokenCount: number;
+  totalTokenCount: number;
+}
 
-function chunk(parts: Part[], finishReason?: string): unknown {
+/**
+ * The usage of the fake's streamed response number `n` (side calls report response 0's): different for every
+ * response and in every kind, so the counts a CLI recorded say exactly which responses went into them.
+ */
+export function usageOfStream(n: number): UsageMetadata {
+  const prompt = 200 + 17 * n;
+  const out = 30 + 5 * n;
+  const thoughts = 2 * n;
+  return { promptTokenCount: prompt, cachedContentTokenCount: n, candidatesTokenCount: out, thoughtsTokenCount: thoughts, totalTokenCount: prompt + out + thoughts };
+}
+
+function chunk(parts: Part[], finishReason?: string, usage: UsageMetadata = usageOfStream(0)): unknown {
   return { candidates: [{ content: { role: 'model', parts }, index: 0, ...(finishReason ? { finishReason } : {}) }], usageMetadata: usage, modelVersion: 'fake' };
 }

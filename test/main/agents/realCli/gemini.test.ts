@@ -13,7 +13,9 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { settledArgv, boardWork, closedAfterEach, describeRealCli, environOf, GEMINI_PASTE_GUARD_MS, killPane, NO_PROC, NOTE, openRealCliThread, plain, recordStates, untilSaved, type StateSeen } from '../../../helpers/realCli/harness.js';
-import { startFakeGemini, type Conversation, type Script, type Turn } from '../../../helpers/realCli/fakeGemini.js';
+import { startFakeGemini, type Conversation, type Script, type Turn, type UsageMetadata } from '../../../helpers/realCli/fakeGemini.js';
+import type { BoardEvent } from '../../../../src-shared/board/events.js';
+import { waitFor } from '../../../helpers/pty.js';
 
 const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
 const READY = 'Board instructions received; standing by.';
@@ -131,6 +133,30 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
     // Only the Gemini API was asked for (no 404s for endpoints the fake lacks), and nothing went to a proxy.
     expect(api.requests.map((r) => `${r.method} ${r.path}`).filter((p) => !/:(streamGenerateContent|generateContent|countTokens)\b/.test(p))).toEqual([]);
     expect(t.trap.attempts).toEqual([]);
+  }, 90_000);
+
+  it("its usage, read from its chat file: T-1's tokens are exactly what the API reported for the turns after the grant", async () => {
+    const { api, t, pane } = await launch(boardScript());
+    const { agent, screen, step } = pane;
+    await boardWork(t, pane, 45_000);
+    await step(screen.shows(FINAL, 20_000, 'the final answer'));
+    const played = api.turns.map((p) => p.conversation.reply!);
+    const grant = (await t.event((e) => e.kind === 'grant' && e.agentId === agent.id, 1000, 'the grant')) as Extract<BoardEvent, { kind: 'grant' }>;
+    type UsageEvent = Extract<BoardEvent, { kind: 'usage' }>;
+    const recorded = async () => (await t.host.board.log()).filter((e): e is UsageEvent => e.kind === 'usage').flatMap((e) => e.turns.map((x) => ({ e, x })));
+    // Read within a poll or two of the last turn (UsageWatch.pollMs).
+    await step(waitFor(async () => (await recorded()).length >= played.length || undefined, 20_000, 'every response recorded'));
+    const all = await recorded();
+    const asRecorded = (u: UsageMetadata) => ({ input: u.promptTokenCount - u.cachedContentTokenCount, output: u.candidatesTokenCount, cacheRead: u.cachedContentTokenCount, cacheWrite: 0, reasoning: u.thoughtsTokenCount });
+    const key = (x: object) => JSON.stringify(x);
+    // Each response once, with exactly its counts.
+    expect(all.map((r) => key(r.x.tokens)).sort(), api.summary()).toEqual(played.map((p) => key(asRecorded(p.usage))).sort());
+    const sum = (xs: Array<{ input: number; output: number; cacheRead: number }>) => xs.reduce((n, u) => n + u.input + u.output + u.cacheRead, 0);
+    const onTask = all.filter((r) => r.e.taskId === 'T-1');
+    expect(onTask.length).toBeGreaterThan(0);
+    expect(onTask.every((r) => r.e.token === grant.token && r.e.how === 'held')).toBe(true);
+    expect(sum(onTask.map((r) => r.x.tokens))).toBe(sum(played.filter((p) => p.at > grant.at).map((p) => asRecorded(p.usage))));
+    expect(sum(all.filter((r) => r.e.taskId === null).map((r) => r.x.tokens))).toBe(sum(played.filter((p) => p.at < grant.at).map((p) => asRecorded(p.usage))));
   }, 90_000);
 
   it('killed and resumed through its profile (--resume <the id it was started with>): the model gets the earlier exchange back', async () => {
