@@ -3,6 +3,7 @@ import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
 import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from '../usage/usage.js';
+import type { Budget } from '../usage/budgets.js';
 
 /**
  * Every change to a board is one event. The same events are the journal on disk (replayed on load), the
@@ -148,7 +149,9 @@ export type CarryEventBody =
 /** What an agent's CLI spent (issue 47, src-shared/usage/usage.ts): turns read from its own records, attributed
  *  when recorded to the claim it held (`taskId`/`token`, null for overhead). Changes no task's state or claim. */
 export type UsageEventBody =
-  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] };
+  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] }
+  /** A person set (or, null, removed) the budget of a task, or of the Thread (`taskId` null): budgets.ts. */
+  | { kind: 'budget-set'; taskId: string | null; budget: Budget | null; by: string };
 
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
