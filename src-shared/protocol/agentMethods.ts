@@ -11,6 +11,7 @@ import type { WhyView } from '../board/why.js';
 import type { ProfileLeaseView } from '../board/leaseEvidence.js';
 import type { DispatchMode } from '../board/dispatch.js';
 import type { QueueView } from '../board/mergeQueue.js';
+import type { TaskCostView, ThreadCostView } from '../usage/costView.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
@@ -218,6 +219,16 @@ const AGENT_METHOD_TABLE = [
     params: [],
     write: false,
   },
+  {
+    name: 'cost',
+    summary:
+      "Show what agents spent (issue 47): for a task, its tokens by kind, money, claims, lapses, commits and the same per agent; without an id, the Thread's per task, agent, profile and day. --csv: the same as CSV.",
+    params: [
+      taskId(false, 'task id; omit for the whole Thread'),
+      param({ name: 'csv', kind: 'flag', required: false, positional: false, describe: 'print CSV instead (a header, then one row per task, agent, profile and day)' }),
+    ],
+    write: false,
+  },
 ] as const;
 
 type TableEntry = (typeof AGENT_METHOD_TABLE)[number];
@@ -232,6 +243,9 @@ export const AGENT_METHOD_NAMES: readonly AgentMethod[] = AGENT_METHODS.map((m) 
 export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name: M }>['params'][number];
 
 export type { WhyView, ProfileLeaseView, QueueView };
+
+/** `cost`'s answer (issue 47): one task's view, the Thread's, or either as CSV text (`--csv`). */
+export type CostAnswer = { readonly task: TaskCostView } | { readonly thread: ThreadCostView } | { readonly csv: string };
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
 export interface DoneView extends ClaimView {

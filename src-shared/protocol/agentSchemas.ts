@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AfterTextSchema, DispatchModeSchema, LabelsTextSchema, TakersTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView, type QueueView } from './agentMethods.js';
+import { methodSpec, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView, type QueueView, type CostAnswer } from './agentMethods.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -74,6 +74,7 @@ export const agentProcedures = {
   status: procedure(inputOf('status'), typeOnly<AgentStateInfo>()),
   leases: procedure(inputOf('leases'), typeOnly<ProfileLeaseView[]>()),
   dispatch: procedure(inputOf('dispatch'), typeOnly<DispatchView>()),
+  cost: procedure(inputOf('cost'), typeOnly<CostAnswer>()),
 } as const satisfies { readonly [M in AgentMethod]: Procedure };
 
 type AgentProcedures = typeof agentProcedures;
