@@ -1,7 +1,7 @@
 import { budgetUse, type Budget } from './budgets.js';
 import { addSpend, dayOf, NO_SPEND } from './costFold.js';
 import { PRICE_TABLE_DATE } from './prices.js';
-import type { CostBook, SpendFigures, TaskCost } from './usage.js';
+import type { CostBook, RateLimitReading, SpendFigures, TaskCost } from './usage.js';
 
 /**
  * What every surface shows of cost (issue 47): `forkbench cost` and its MCP tool, the window's Thread summary
@@ -72,7 +72,9 @@ export interface ThreadCostView {
   readonly tasks: readonly SpendRow[];
   /** Tasks that spent anything and are not in `tasks`. */
   readonly moreTasks: number;
-  readonly agents: ReadonlyArray<SpendRow & { readonly overhead: SpendFigures }>;
+  /** Per agent (`label`: its profile): its overhead (spent under no claim) apart, and the rate-limit headroom its
+   *  CLI last reported (flat-rate plans). */
+  readonly agents: ReadonlyArray<SpendRow & { readonly overhead: SpendFigures; readonly limits: readonly RateLimitReading[] }>;
   readonly profiles: readonly SpendRow[];
   /** Oldest first. */
   readonly days: readonly SpendRow[];
@@ -178,7 +180,7 @@ export function threadCostView(tasks: Iterable<CostedTask>, book: CostBook, budg
     tasks: rows.slice(0, CostViewLimits.topTasks),
     moreTasks: Math.max(0, rows.length - CostViewLimits.topTasks),
     agents: Object.entries(book.agents)
-      .map(([key, a]) => ({ key, label: a.profile, ...figures(a), overhead: figures(a.overhead) }))
+      .map(([key, a]) => ({ key, label: a.profile, ...figures(a), overhead: figures(a.overhead), limits: a.limits }))
       .sort(dearestFirst),
     profiles: Object.entries(book.profiles)
       .map(([key, s]) => ({ key, label: '', ...figures(s) }))
