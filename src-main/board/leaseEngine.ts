@@ -1,4 +1,4 @@
-import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, RenewVia, UsageEventBody } from '../../src-shared/board/events.js';
+import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, RenewVia, UsageEventBody, BudgetEventBody } from '../../src-shared/board/events.js';
 import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared/board/boardCarry.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
@@ -25,6 +25,8 @@ import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsO
 import { budgetText, type Budget } from '../../src-shared/usage/budgets.js';
 import { movedOrder, nextToLand, queuedInRank } from '../../src-shared/board/mergeQueue.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
+import { planUsage, type UsageReadWindow, type UsageRecorded } from './usageRecorder.js';
+import type { RateLimitReading, UsageSource, UsageTurn } from '../../src-shared/usage/usage.js';
 
 type Listener = (e: BoardEvent) => void;
 
@@ -979,6 +981,31 @@ export class LeaseEngine {
     this.emit({ kind: 'unqueued', taskId: task.id, by, reason: `it was ${what}; the approval was for ${q.sha ? shortSha(q.sha) : 'its work'}${q.token ? ` under token ${q.token}` : ''}` });
   }
 
+  // ---------------------------------------------------------------- usage (issue 47)
+
+  /**
+   * What `agentId`'s CLI spent (turns read from its own records, or `forkbench usage`): each turn attributed by
+   * its time to the claim the agent held then, grouped into one `usage` event per claim; a turn id recorded
+   * before for this agent is skipped (usageRecorder.ts). Changes no claim and renews nothing: spending is not a
+   * write on a task, and the liveness check sees a CLI at work already. An agent's own report (`report`) is
+   * held to its write quota like any of its writes; the host's readers are not.
+   */
+  recordUsage(agentId: string, source: UsageSource, turns: readonly UsageTurn[], limits?: readonly RateLimitReading[], window?: UsageReadWindow): Result<UsageRecorded> {
+    this.sweep();
+    if (source === 'report') {
+      const limited = this.admit(agentId, null, 'usage', turns.reduce((n, t) => n + (typeof t?.id === 'string' ? t.id.length : 0), 0), 0);
+      if (limited) return limited;
+    }
+    const held = this.claimsOf(agentId).flatMap((id) => {
+      const c = this.board.tasks.get(id)?.claim;
+      return c ? [{ taskId: id, token: c.token, from: c.grantedAtWall, to: null }] : [];
+    });
+    const plan = planUsage(this.board, held, { agentId, source, turns, limits, receivedAt: this.clock.wall(), window });
+    if (!plan.ok) return plan;
+    for (const e of plan.value.events) this.emit(e);
+    return ok(plan.value.recorded);
+  }
+
   // ---------------------------------------------------------------- internals
 
   private find(taskId: string): Result<Task> {
@@ -1082,7 +1109,7 @@ export class LeaseEngine {
     this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
   }
 
-  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody): void {
+  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody): void {
     // Stamped in place: the body is built by the caller for this event alone, and a spread copy of a
     // dozen event shapes was the single largest cost of a renewal.
     const e = body as BoardEvent & { seq: number; at: number; mono: number };

@@ -108,6 +108,10 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
             ].join('\n'),
           )
           .join('\n'),
+  usage: (u) =>
+    !u.recorded
+      ? `Turn ${line(u.id)} was recorded before: not counted again.`
+      : `Recorded ${u.tokens.toLocaleString('en')} tokens (turn ${line(u.id)}) ${u.taskId === null ? 'as your own overhead: you held no claim' : `to ${u.taskId}${u.how === 'last-acted' ? ', the task you last acted on of those you hold' : ''}`}.`,
   dispatch: (d) =>
     `Dispatch ${d.mode === 'thread' ? "follows the Thread's default" : d.mode} for you: ${d.on ? 'when you are idle and hold nothing, the board gives you the next ready task you may take' : 'the board gives you nothing; claim tasks yourself'}.` +
     (d.labels.length ? ` Your labels: ${d.labels.map(line).join(', ')}.` : ''),

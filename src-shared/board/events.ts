@@ -149,13 +149,16 @@ export type CarryEventBody =
 /** What an agent's CLI spent (issue 47, src-shared/usage/usage.ts): turns read from its own records, attributed
  *  when recorded to the claim it held (`taskId`/`token`, null for overhead). Changes no task's state or claim. */
 export type UsageEventBody =
-  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] }
-  /** A person set (or, null, removed) the budget of a task, or of the Thread (`taskId` null): budgets.ts. */
-  | { kind: 'budget-set'; taskId: string | null; budget: Budget | null; by: string };
+  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] };
+
+/** Issue 47: a person set (or, null, removed) the budget of a task, or of the Thread (`taskId` null): budgets.ts. */
+export type BudgetEventBody = { kind: 'budget-set'; taskId: string | null; budget: Budget | null; by: string };
 
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch'
+  // Issue 47: `forkbench usage`, an agent's report of what it spent (held to its write quota).
+  | 'usage';
 
-export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody);
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody);
 export type BoardEventKind = BoardEvent['kind'];

@@ -6,6 +6,7 @@ import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence 
 import { ANY_TAKER, backsOff, NO_AGENT_DISPATCH, NO_BACKOFF, withBackoff } from './dispatch.js';
 import type { CostBook } from '../usage/usage.js';
 import { batchSpend, copyBook, emptyBook, foldBook, foldTaskCost } from '../usage/costFold.js';
+import { foldUsageLedger, NO_LEDGER, type UsageLedger } from './usageLedger.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -28,6 +29,8 @@ export interface Board {
   evidence: LeaseEvidence;
   /** What agents spent, besides each task's own (issue 47, costFold.ts): its maps edited in place by the fold. */
   costs: CostBook;
+  /** Issue 47: each agent's claims over time and its recorded turns, to attribute usage by (usageLedger.ts). */
+  usageLedger: UsageLedger;
 }
 
 export const DEFAULT_SETTINGS: ThreadSettings = {
@@ -78,7 +81,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
 };
 
 export function emptyBoard(threadId = ''): Board {
-  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE, costs: emptyBook() };
+  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE, costs: emptyBook(), usageLedger: NO_LEDGER };
 }
 
 /** A board of its own that shares every task object with `b`: enough, since applyEvent replaces a task on
@@ -333,6 +336,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
   }
   b.evidence = foldEvidence(b.evidence, e, before, b.settings);
+  b.usageLedger = foldUsageLedger(b.usageLedger, e);
   b.seq = e.seq;
 }
 

@@ -51,7 +51,8 @@ const Settings = SettingsPatchSchema.extend({ agentDispatch: z.record(AgentId, D
 
 /** A token count: a turn of any model today is under 10 M tokens; 1e12 leaves room and keeps sums exact. */
 const Tokens = z.number().int().nonnegative().max(1e12);
-const UsageTurnSchema = z
+/** Exported for the host's recorder, which refuses a turn the journal would not load back (usageRecorder.ts). */
+export const UsageTurnSchema = z
   .object({
     id: Name(400).min(1),
     cliAt: z.number().finite().nullable(),
@@ -60,7 +61,7 @@ const UsageTurnSchema = z
     usd: z.number().finite().nonnegative().nullable(),
   })
   .strict();
-const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
+export const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
 
 const CLAIM_END_REASONS = [
   'released',
@@ -78,7 +79,7 @@ const CLAIM_END_REASONS = [
   'host-lost',
   'board-moved',
 ] as const;
-const WRITE_OPS = ['claim', 'renew', 'note', 'done', 'release', 'edit', 'fence', 'record', 'add', 'dispatch'] as const;
+const WRITE_OPS = ['claim', 'renew', 'note', 'done', 'release', 'edit', 'fence', 'record', 'add', 'dispatch', 'usage'] as const;
 
 const EndedClaimSchema = z.object({ agentId: AgentId, token: Token, reason: z.enum(CLAIM_END_REASONS) }).strict();
 const SentBackSchema = z.object({ by: Actor, reason: ReasonSchema, at: z.number().finite(), cause: z.enum(SEND_BACK_CAUSES).optional() }).strict();
