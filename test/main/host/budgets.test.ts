@@ -6,18 +6,20 @@
  * again. The Thread's own budget (in tokens) stops all dispatch the same way, and tells every agent holding a task.
  * Usage reaches the board as helper B's recordUsage decides it: a usage event through the engine.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Notice } from '../../../src-shared/notices/notices.js';
 import { ok } from '../../../src-shared/board/result.js';
 import type { WindowPush } from '../../../src-shared/protocol/windowApi.js';
 import { InstalledProfiles } from '../../../src-main/host/installedProfiles.js';
 import { ThreadApi } from '../../../src-main/host/threadApi.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
-import { paneText } from '../../helpers/events.js';
+import { nextEvent, paneText } from '../../helpers/events.js';
+import { ensureBuilt } from '../../helpers/cli.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { turn, usageEvent } from '../../helpers/usageEvents.js';
 
 const fixture = hostFixture('budgets');
+beforeAll(() => ensureBuilt());
 afterEach(() => fixture.cleanup());
 
 async function openThread() {
@@ -91,6 +93,31 @@ describe('budgets (issue 47)', () => {
     expect(thread.threadCost().tasks.map((r) => [r.key, r.usd])).toEqual([['T-1', 1.25]]);
     expect((await thread.costCsv({ key })).split('\r\n')[2]).toBe('task,T-1,port the parser,500,0,0,0,0,1.25,0,5');
     await expect(thread.setBudget({ key, taskId: 'T-9', budget: null })).rejects.toMatchObject({ code: 'no-such-task' });
+    t.dispose();
+  }, 60_000);
+
+  it('a shell agent’s own `forkbench usage` reports: the stop comes at the exact report that spends the budget, and is told in its pane', async () => {
+    const t = await openThread();
+    const { host, thread, key } = t;
+    await thread.addTask({ key, title: 'scripted work' });
+    const shell = await thread.launchAgent({ key, profile: 'shell', cols: 120, rows: 30 });
+    await thread.assignTask({ key, taskId: 'T-1', agentId: shell.id });
+    await thread.setBudget({ key, taskId: 'T-1', budget: { unit: 'usd', limit: 1 } });
+    /** One report typed at the shell's prompt, as a script of a custom agent would run it; resolves once recorded. */
+    const report = async (n: number) => {
+      const recorded = nextEvent(host, (e) => e.kind === 'usage' && e.turns[0]?.id === `step-${n}`);
+      host.roster.input(shell.id, `forkbench usage --input 1000 --output 100 --cost 0.45 --id step-${n}\r`);
+      await recorded;
+    };
+    await report(1);
+    expect(t.budgetNotices()).toEqual([]);
+    await report(2);
+    expect(t.budgetNotices().map((n) => n.title)).toEqual(['Budget 80% spent: T-1']);
+    const told = paneText(host, shell.id, /Forkbench: T-1 "scripted work" has spent its budget \(\$1\.35 of \$1\.00\)/);
+    await report(3);
+    await told;
+    expect(t.budgetNotices().map((n) => n.title)).toEqual(['Budget 80% spent: T-1', 'Budget spent: T-1']);
+    expect(await thread.taskCost({ key, taskId: 'T-1' })).toMatchObject({ usd: 1.35, turns: 3, tokens: { input: 3000, output: 300 }, byAgent: [{ agentId: shell.id, turns: 3 }] });
     t.dispose();
   }, 60_000);
 
