@@ -53,7 +53,6 @@ export class BudgetWatch {
       if (e.taskId !== null) this.check(e.taskId);
       this.check(null);
     } else if (e.kind === 'budget-set') this.check(e.taskId);
-    else if (e.kind === 'settings-set') this.check(null);
   }
 
   /** The budget of `taskId` (null: the Thread's) as it is now, against what was told. */

@@ -117,9 +117,6 @@ export function claimFacts(events: readonly LoggedEvent[], nowWall: number): Cla
     const x = e as LoggedEvent & { reason?: string; to?: string; record?: { token: number } };
     switch (x.kind) {
       case 'grant':
-        stop(x.at);
-        since = x.at;
-        break;
       case 'reassign':
         stop(x.at);
         since = x.at;
