@@ -16,6 +16,7 @@ import type { LeaseEngine } from '../board/leaseEngine.js';
 import { profileLeaseViews } from '../../src-shared/board/leaseEvidence.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import { PROFILES } from './profiles.js';
+import { costAnswer } from '../board/costReads.js';
 import { randomUUID } from 'node:crypto';
 import { profileOfAgent } from '../../src-shared/board/leaseEvidence.js';
 import { USAGE_SOURCES, type UsageTurn } from '../../src-shared/usage/usage.js';
@@ -143,6 +144,8 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     const { settings } = c.board.state;
     return { agentId: c.agentId, mode: agentDispatchOf(settings, c.agentId)?.mode ?? 'thread', labels: labelsOf(settings, c.agentId), on: dispatchOn(settings, c.agentId) };
   },
+  // What agents spent (issue 47): a read, like `queue`, for the agent and the person in a shell.
+  cost: async (p, c) => unwrap(await costAnswer(c.board, p.taskId, p.csv === true)),
   status: (p, c) => {
     if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);

@@ -11,6 +11,7 @@ import type { WhyView } from '../board/why.js';
 import type { ProfileLeaseView } from '../board/leaseEvidence.js';
 import type { DispatchMode } from '../board/dispatch.js';
 import type { QueueView } from '../board/mergeQueue.js';
+import type { TaskCostView, ThreadCostView } from '../usage/costView.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
@@ -247,6 +248,16 @@ const AGENT_METHOD_TABLE = [
     params: [],
     write: false,
   },
+  {
+    name: 'cost',
+    summary:
+      "Show what agents spent (issue 47): for a task, its tokens by kind, money, claims, lapses, commits and the same per agent; without an id, the Thread's per task, agent, profile and day. --csv: the same as CSV.",
+    params: [
+      taskId(false, 'task id; omit for the whole Thread'),
+      param({ name: 'csv', kind: 'flag', required: false, positional: false, describe: 'print CSV instead (a header, then one row per task, agent, profile and day)' }),
+    ],
+    write: false,
+  },
 ] as const;
 
 type TableEntry = (typeof AGENT_METHOD_TABLE)[number];
@@ -262,6 +273,8 @@ export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name:
 
 export type { WhyView, ProfileLeaseView, QueueView };
 
+/** `cost`'s answer (issue 47): one task's view, the Thread's, or either as CSV text (`--csv`). */
+export type CostAnswer = { readonly task: TaskCostView } | { readonly thread: ThreadCostView } | { readonly csv: string };
 /** `usage`'s answer: the turn's id, whether it was counted now (false: that id was recorded before), and where. */
 export interface UsageReportView {
   readonly id: string;
