@@ -1,5 +1,6 @@
 import type { SubmittedQuiet } from './leaseEvidence.js';
 import type { AgentDispatch, TaskBackoff } from './dispatch.js';
+import type { TaskCost } from '../usage/usage.js';
 
 /**
  * The board's data model: what a Thread, a Task and a Claim are. Plain data only, so the host, the
@@ -124,6 +125,8 @@ export interface Task {
   /** The task it was carried from, when a Thread moved onto this board (issue 45, boardCarry.ts): the old
    *  board and the task's id there. null (absent in boards from before): made on this board. */
   readonly copiedFrom?: CopiedFrom | null;
+  /** What its agents' CLIs spent under its claims (issue 47, folded from `usage` events); null: nothing yet. */
+  readonly cost?: TaskCost | null;
 }
 
 /** Where a carried task came from: the board (`host id:thread id` of a local journal, boardCarry.ts) and its

@@ -3,6 +3,7 @@ import { Limits } from './limits.js';
 import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
 import { isFailedAttempt } from './claimEnd.js';
 import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence } from './leaseEvidence.js';
+import type { CostBook } from '../usage/usage.js';
 import { ANY_TAKER, backsOff, NO_AGENT_DISPATCH, NO_BACKOFF, withBackoff } from './dispatch.js';
 
 /**
@@ -24,6 +25,8 @@ export interface Board {
   seq: number;
   /** What a lease length is chosen from, per agent profile (leaseEvidence.ts). Replaced, never edited. */
   evidence: LeaseEvidence;
+  /** Issue 47: the board's cost book besides the tasks (usage.ts); absent until the fold keeps one. */
+  costs?: CostBook;
 }
 
 export const DEFAULT_SETTINGS: ThreadSettings = {

@@ -1,6 +1,7 @@
 import type { Task, ThreadSettings } from './model.js';
 import { NEW_TASK, withDefaults, type Board } from './reducer.js';
 import { NO_EVIDENCE, type LeaseEvidence } from './leaseEvidence.js';
+import type { CostBook } from '../usage/usage.js';
 
 /**
  * A task as stored in a snapshot file and sent in a window's snapshot: fields that still hold a new task's
@@ -35,6 +36,8 @@ export interface SerializedBoard {
   seq: number;
   /** The lease evidence (leaseEvidence.ts); absent in snapshots from before, which read as none. */
   evidence?: LeaseEvidence;
+  /** Issue 47: the board's cost book (usage.ts); absent in snapshots from before, which read as none. */
+  costs?: CostBook;
 }
 
 /**
