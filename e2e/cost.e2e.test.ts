@@ -76,7 +76,7 @@ describe('cost in the window', () => {
     expect(await cost.getByTestId(`details-cost-agent-tokens-${agent}`).textContent()).toBe('7,840');
     await expect.poll(() => cost.getByTestId('details-cost-claim-count').textContent()).toBe('1 claim');
     expect(await cost.getByTestId('details-cost-lapses').textContent()).toBe('0 lapses');
-    expect(await cost.getByTestId('details-cost-held').textContent()).toMatch(/^\d+ s under claims$/);
+    expect(await cost.getByTestId('details-cost-held').textContent()).toMatch(/^\d+ s worked under claims$/);
     // The sparkline is an image a screen reader names in words.
     const spark = details.getByRole('img', { name: /^Spend over \d+ s: from \$0\.0315 to \$0\.0375 in 2 steps$/ });
     expect(await spark.getAttribute('data-testid')).toBe('details-sparkline');
@@ -115,12 +115,17 @@ describe('cost in the window', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('thread-cost-csv').click()]);
     const csv = fs.readFileSync((await download.path())!, 'utf8');
+    // The host's CSV (cost.csv, as `forkbench cost --csv`): the Thread, each task, each agent and its overhead,
+    // each profile and each UTC day.
+    const day = new Date().toISOString().slice(0, 10);
     expect(csv.split('\r\n')).toEqual([
-      'task,title,state,agent,input,cache_read,cache_write,output,reasoning,tokens,usd,unpriced_turns,turns',
-      'T-1,Port the parser,claimed,,2200,5000,100,540,0,7840,0.037500,0,2',
-      `T-1,Port the parser,claimed,${name},2200,5000,100,540,0,7840,0.037500,0,2`,
-      `,overhead (no claim held),,${name},10,0,0,5,0,15,0.001000,0,1`,
-      ',Thread total,,,2210,5000,100,545,0,7855,0.038500,0,3',
+      'scope,id,label,input,output,cache_read,cache_write,reasoning,usd,unpriced_turns,turns',
+      'thread,,,2210,545,5000,100,0,0.0385,0,3',
+      'task,T-1,Port the parser,2200,540,5000,100,0,0.0375,0,2',
+      `agent,${agent},shell,2210,545,5000,100,0,0.0385,0,3`,
+      `agent-overhead,${agent},shell,10,5,0,0,0,0.001,0,1`,
+      'profile,shell,,2210,545,5000,100,0,0.0385,0,3',
+      `day,${day},,2210,545,5000,100,0,0.0385,0,3`,
       '',
     ]);
   }, 60_000);
@@ -141,4 +146,83 @@ describe('cost in the window', () => {
     expect(describeViolations(await axeViolations(page, '[data-testid="merge-queue"]'))).toBe('');
     await win.shot('cost-05-merge-queue');
   }, 60_000);
+
+  it('Thread settings: prices of the Thread’s own price the turns after them; a wrong line is named and nothing is sent', async () => {
+    const { page } = win;
+    await page.getByTestId('thread-settings').click();
+    const prices = page.getByTestId('settings-prices');
+    await prices.fill('my-model 2');
+    await page.getByTestId('settings-prices-save').click();
+    expect(await page.getByTestId('settings-prices-error').textContent()).toBe('line 1: a model and 2 to 4 prices (input, output, cache read, cache write), e.g. "my-model 3 15"');
+    // $2 and $10 per million: 1,000 input and 100 output tokens are $0.002 + $0.001.
+    await prices.fill('my-model 2 10');
+    await page.getByTestId('settings-prices-save').click();
+    await expect.poll(() => page.getByTestId('settings-prices-error').count()).toBe(0);
+    // On the board before the turn is reported: the fold prices a turn with the prices as they are then.
+    const host = await windowOn(win.served);
+    const [thread] = await host.call('threads.list', {});
+    await expect.poll(async () => (await host.call('thread.snapshot', { key: thread!.key })).board.settings.prices).toEqual({ 'my-model': { input: 2, output: 10, cacheRead: 2, cacheWrite: 2 } });
+    host.close();
+    expect(describeViolations(await axeViolations(page, '[data-testid="cost-settings"]'))).toBe('');
+    await win.shot('cost-06-settings');
+    // Closed with Escape from the settings' form, as a person leaves it.
+    await page.getByTestId('settings-lease').press('Escape');
+    await expect.poll(() => page.getByTestId('settings-prices').count()).toBe(0);
+    await typeIn(page, agent, 'forkbench usage --input 1000 --output 100 --model my-model');
+    await expect.poll(() => page.getByTestId('thread-cost-today').textContent(), { timeout: 15_000 }).toBe('today $0.0415');
+  }, 60_000);
+
+  it('a task’s budget: set in its details, a mistake named and nothing sent, the notice at 80%, and at 100% the person raises it or stops the agent', async () => {
+    const { page } = win;
+    const host = await windowOn(win.served);
+    const [thread] = await host.call('threads.list', {});
+    await host.call('task.add', { key: thread!.key, title: 'Tune the cache', writeKey: 'cost-e2e-add-3' });
+    host.close();
+    await win.card('T-3').waitFor();
+    await typeIn(page, agent, 'forkbench claim T-3');
+    await expect.poll(() => win.card('T-3').getAttribute('data-state'), { timeout: 15_000 }).toBe('claimed');
+
+    await win.card('T-3').focus();
+    await page.keyboard.press('Enter');
+    const details = page.getByTestId('task-details');
+    await details.waitFor();
+    const amount = details.getByTestId('details-budget-amount');
+    await amount.fill('five');
+    await amount.press('Enter');
+    expect(await details.getByTestId('details-budget-error').textContent()).toBe('"five" is not an amount of dollars above nothing (e.g. 5 or 4.50)');
+    expect(await amount.getAttribute('aria-invalid')).toBe('true');
+    await amount.fill('1');
+    await amount.press('Enter');
+    await expect.poll(() => page.locator('[data-testid="log-entry"]').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('T-3')]));
+    expect(await details.getByTestId('details-budget-error').count()).toBe(0);
+    expect(describeViolations(await axeViolations(page, '[data-testid="task-details"]'))).toBe('');
+    await page.keyboard.press('Escape');
+
+    await typeIn(page, agent, 'forkbench usage --input 100 --output 10 --cost 0.85');
+    const alert = page.getByTestId('budget-alert-T-3');
+    await expect.poll(() => alert.getAttribute('data-level'), { timeout: 15_000 }).toBe('notice');
+    expect(await alert.getByTestId('budget-alert-T-3-text').textContent()).toBe('T-3 has spent $0.85 of $1.00: past 80% of its budget.');
+    await typeIn(page, agent, 'forkbench usage --input 100 --output 10 --cost 0.2');
+    await expect.poll(() => alert.getAttribute('data-level'), { timeout: 15_000 }).toBe('stop');
+    expect(await alert.getByTestId('budget-alert-T-3-text').textContent()).toBe('T-3 reached its budget: $1.05 of $1.00. It is not dispatched again, and its agent was told.');
+    expect(describeViolations(await axeViolations(page, '[data-testid="budget-alerts"]'))).toBe('');
+    await win.shot('cost-07-budget-reached');
+
+    // Raise: the field offers half as much again; the budget is no longer near its limit, so the line goes.
+    const raise = alert.getByTestId('budget-alert-T-3-raise-amount');
+    expect(await raise.inputValue()).toBe('1.5');
+    await raise.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => alert.count(), { timeout: 10_000 }).toBe(0);
+
+    // Spent again: this time the person stops the agent, asked first as closing an agent always is.
+    await typeIn(page, agent, 'forkbench usage --input 100 --output 10 --cost 0.5');
+    await expect.poll(() => alert.getAttribute('data-level'), { timeout: 15_000 }).toBe('stop');
+    await alert.getByTestId('budget-alert-T-3-stop').click();
+    await page.getByTestId('confirm-dialog').waitFor();
+    expect(await page.getByTestId('confirm-dialog').textContent()).toContain(`Close ${name}?`);
+    await page.getByTestId('confirm-ok').click();
+    await expect.poll(() => page.getByTestId(`agent-tab-${agent}`).count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => win.card('T-3').getAttribute('data-state'), { timeout: 15_000 }).toBe('open');
+  }, 90_000);
 });

@@ -1,5 +1,7 @@
+import { Fragment } from 'react';
 import { useApp } from '../state/hooks.js';
-import { formatTokensExact, headroomText, spendText, totalTokens } from '../state/costFigures.js';
+import { billedTokens } from '../../src-shared/usage/costFold.js';
+import { formatTokensExact, headroomText, spendText } from '../state/costFigures.js';
 import '../styles/cost.css';
 
 /**
@@ -10,23 +12,27 @@ import '../styles/cost.css';
 export function AgentSpend({ agentId, now }: { agentId: string; now: number }) {
   const a = useApp((s) => (s.boardVersion, s.board?.costs?.agents[agentId]));
   if (!a || (a.turns === 0 && a.limits.length === 0)) return null;
-  const label = `spent ${spendText(a)} (${formatTokensExact(totalTokens(a.tokens))} tokens), of which overhead ${spendText(a.overhead)}`;
+  const label = `spent ${spendText(a)} (${formatTokensExact(billedTokens(a.tokens))} tokens), of which overhead ${spendText(a.overhead)}`;
   return (
     <span className="agent-spend" data-testid={`agent-spend-${agentId}`}>
       {a.turns > 0 && (
         <>
           <span data-testid={`agent-spend-total-${agentId}`} title={label}>
             spent {spendText(a)}
-          </span>
+          </span>{' '}
           <span className="muted" data-testid={`agent-spend-overhead-${agentId}`} title="Spent while it held no claim: counted to no task">
             overhead {spendText(a.overhead)}
           </span>
         </>
       )}
       {a.limits.map((r) => (
-        <span key={r.window} className={`agent-headroom${r.usedPct >= HEADROOM_LOW_PCT ? ' low' : ''}`} data-testid={`agent-headroom-${agentId}-${r.window}`}>
-          {headroomText(r, now)}
-        </span>
+        // A space before each: a screen reader reads the list item's text as one name, its words apart.
+        <Fragment key={r.window}>
+          {' '}
+          <span className={`agent-headroom${r.usedPct >= HEADROOM_LOW_PCT ? ' low' : ''}`} data-testid={`agent-headroom-${agentId}-${r.window}`}>
+            {headroomText(r, now)}
+          </span>
+        </Fragment>
       ))}
     </span>
   );

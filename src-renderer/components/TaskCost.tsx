@@ -1,19 +1,25 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
+import { billedTokens } from '../../src-shared/usage/costFold.js';
+import { claimFacts } from '../../src-shared/usage/costView.js';
 import { useApp, useController } from '../state/hooks.js';
-import { claimsStory, durationText, formatTokensExact, formatUsd, isPriced, spendText, TOKEN_KINDS, totalTokens, turnsText } from '../state/costFigures.js';
+import { durationText, formatTokensExact, formatUsd, isPriced, spendText, TOKEN_KINDS, turnsText } from '../state/costFigures.js';
+import { BudgetForm } from './BudgetForm.js';
 import { Sparkline } from './Sparkline.js';
 import '../styles/cost.css';
 
 /**
  * The details panel's cost section (issue 47, item 4): what the task's agents' CLIs spent under its claims, by
- * token kind, in money and per agent, with a sparkline of the spend over time; and from its history, the wall time
- * under claims, its claims and lapses and the commits recorded. `events` is the history the panel already read
- * (null while it is read). `now` is the window's wall clock, for a claim still running.
+ * token kind, in money and per agent, with a sparkline of the spend over time; its claims, and from its history
+ * (costView.claimFacts, as `forkbench cost` reads it) the wall time worked under them, the lapses and the commits
+ * recorded; and its own budget. `events` is the history the panel already read (null while it is read); `now` is
+ * the wall clock, for a claim still running.
  */
 export function TaskCostSection({ taskId, events, now }: { taskId: string; events: readonly BoardEvent[] | null; now: number }) {
   const c = useController();
-  const cost = useApp((s) => s.board?.tasks.get(taskId)?.cost ?? null);
-  const story = events ? claimsStory(events, now) : null;
+  const task = useApp((s) => s.board?.tasks.get(taskId));
+  const cost = task?.cost ?? null;
+  const facts = events ? claimFacts(events, now) : null;
+  if (!task) return null;
   return (
     <section className="details-section cost-section" data-testid="details-cost" aria-labelledby="details-cost-heading">
       <h3 id="details-cost-heading">Cost</h3>
@@ -22,7 +28,7 @@ export function TaskCostSection({ taskId, events, now }: { taskId: string; event
           <p className="cost-total">
             <strong data-testid="details-cost-spent">{spendText(cost)}</strong>{' '}
             <span className="muted" data-testid="details-cost-turns">
-              {formatTokensExact(totalTokens(cost.tokens))} tokens in {turnsText(cost.turns)}
+              {formatTokensExact(billedTokens(cost.tokens))} tokens in {turnsText(cost.turns)}
             </span>
             {isPriced(cost) ? null : <span className="muted"> · no price known for its models: tokens only</span>}
           </p>
@@ -53,7 +59,7 @@ export function TaskCostSection({ taskId, events, now }: { taskId: string; event
                 <tr key={id} data-testid={`details-cost-agent-${id}`}>
                   <th scope="row">{c.agentName(id)}</th>
                   <td data-testid={`details-cost-agent-spent-${id}`}>{isPriced(a) ? formatUsd(a.usd) : '—'}</td>
-                  <td data-testid={`details-cost-agent-tokens-${id}`}>{formatTokensExact(totalTokens(a.tokens))}</td>
+                  <td data-testid={`details-cost-agent-tokens-${id}`}>{formatTokensExact(billedTokens(a.tokens))}</td>
                   <td>
                     {formatTokensExact(a.turns)}
                     {a.lastActed > 0 && (
@@ -73,12 +79,13 @@ export function TaskCostSection({ taskId, events, now }: { taskId: string; event
           Nothing spent on {taskId} yet.
         </p>
       )}
-      {story && (
+      {facts && (
         <p className="cost-claims" data-testid="details-cost-claims">
-          <span data-testid="details-cost-held">{durationText(story.heldMs)} under claims</span> · <span data-testid="details-cost-claim-count">{plural(story.claims, 'claim')}</span> ·{' '}
-          <span data-testid="details-cost-lapses">{plural(story.lapses, 'lapse')}</span> · <span data-testid="details-cost-commits">{plural(story.commits, 'commit')} recorded</span>
+          <span data-testid="details-cost-held">{durationText(facts.wallMs)} worked under claims</span> · <span data-testid="details-cost-claim-count">{plural(task.attempts, 'claim')}</span> ·{' '}
+          <span data-testid="details-cost-lapses">{plural(facts.lapses, 'lapse')}</span> · <span data-testid="details-cost-commits">{plural(facts.commits, 'commit')} recorded</span>
         </p>
       )}
+      <BudgetForm key={JSON.stringify(task.budget ?? null)} what={taskId} budget={task.budget} set={(b) => c.actions.setBudget(taskId, b)} testId="details-budget" />
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import type { BoardEvent } from '../../src-shared/board/events.js';
+import { billedTokens } from '../../src-shared/usage/costFold.js';
 import type { RateLimitReading, SpendFigures, TaskCost, TokenCounts } from '../../src-shared/usage/usage.js';
 
 /**
@@ -31,20 +31,12 @@ export function formatTokensShort(n: number): string {
   return `${short.format(n / 1_000_000)}M`;
 }
 
-/**
- * Every token a turn moved: prompt (fresh, read from the cache, written to it) and answer. Reasoning is not
- * added again: the CLIs that report it (Codex) count it in their output already; it is shown on its own line.
- */
-export function totalTokens(t: TokenCounts): number {
-  return t.input + t.cacheRead + t.cacheWrite + t.output;
-}
-
 /** Whether the spend has a money figure: at least one turn was priced (by its CLI or the price table). */
 export const isPriced = (s: SpendFigures): boolean => s.turns > s.unpriced;
 
 /** A spend in one short phrase: money when priced, else tokens; turns the price table did not know said apart. */
 export function spendText(s: SpendFigures): string {
-  if (!isPriced(s)) return `${formatTokensShort(totalTokens(s.tokens))} tokens`;
+  if (!isPriced(s)) return `${formatTokensShort(billedTokens(s.tokens))} tokens`;
   return s.unpriced > 0 ? `${formatUsd(s.usd)} + ${s.unpriced} unpriced ${s.unpriced === 1 ? 'turn' : 'turns'}` : formatUsd(s.usd);
 }
 
@@ -59,9 +51,9 @@ export interface CardFigure {
 /** The card's figure, or null before anything was spent on the task. */
 export function cardFigure(cost: TaskCost | null | undefined): CardFigure | null {
   if (!cost || cost.turns === 0) return null;
-  const text = isPriced(cost) ? formatUsd(cost.usd) : formatTokensShort(totalTokens(cost.tokens));
+  const text = isPriced(cost) ? formatUsd(cost.usd) : formatTokensShort(billedTokens(cost.tokens));
   const lastActed = Object.values(cost.byAgent).reduce((n, a) => n + a.lastActed, 0);
-  const parts = [`spent ${spendText(cost)}`, `${formatTokensExact(totalTokens(cost.tokens))} tokens in ${turnsText(cost.turns)}`];
+  const parts = [`spent ${spendText(cost)}`, `${formatTokensExact(billedTokens(cost.tokens))} tokens in ${turnsText(cost.turns)}`];
   if (lastActed > 0) parts.push(`${turnsText(lastActed)} counted here as the task its agent last acted on, while it held several`);
   return { text: isPriced(cost) ? text : `${text} tok`, label: parts.join('; '), lastActed };
 }
@@ -95,50 +87,6 @@ export function durationText(ms: number): string {
   if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
   const d = Math.floor(h / 24);
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
-}
-
-/** What a task's history says about its claims, for the details panel's breakdown (the task keeps none of it). */
-export interface ClaimsStory {
-  /** Grants: claims, assignments, reassignments, dispatches. */
-  readonly claims: number;
-  /** Claims whose lease ran out. */
-  readonly lapses: number;
-  /** Wall time under claims (ms): each claim from its grant to its end, a live one up to `now`. */
-  readonly heldMs: number;
-  /** Moves of the task's branch the board recorded under a claim (the host's own start excepted). */
-  readonly commits: number;
-}
-
-/** Read a task's events (`task.history`, oldest first) for its claims; `now` is the wall clock, for a live claim. */
-export function claimsStory(events: readonly BoardEvent[], now: number): ClaimsStory {
-  let claims = 0;
-  let lapses = 0;
-  let heldMs = 0;
-  let commits = 0;
-  /** The live claim's token and when it began (wall clock), or null. */
-  let open: { token: number; at: number } | null = null;
-  const end = (at: number) => {
-    if (open) heldMs += Math.max(0, at - open.at);
-    open = null;
-  };
-  for (const e of events) {
-    if (e.kind === 'grant') {
-      end(e.at);
-      claims++;
-      open = { token: e.token, at: e.at };
-    } else if (e.kind === 'reassign') {
-      end(e.at);
-      claims++;
-      open = { token: e.to.token, at: e.at };
-    } else if (e.kind === 'claim-ended') {
-      if (open && open.token === e.token) end(e.at);
-      if (e.reason === 'lapsed') lapses++;
-    } else if (e.kind === 'branch-recorded' && e.record.token > 0) {
-      commits++;
-    }
-  }
-  end(now);
-  return { claims, lapses, heldMs, commits };
 }
 
 /** The sparkline's series: the cumulative spend in money when any of it was priced, else in tokens. */

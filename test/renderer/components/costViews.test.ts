@@ -31,7 +31,7 @@ function render(el: ReactElement, tasks: Task[], costs?: CostBook): string {
 const text = (html: string, testId: string) => new RegExp(`data-testid="${testId}"[^>]*>([^<]*)<`).exec(html)?.[1];
 
 const cost: TaskCost = { ...spend(0.0375, 2200, 540, 2), byAgent: { a1: { ...spend(0.0375, 2200, 540, 2), lastActed: 1 } }, spend: [[0, 0.0315, 1540], [5000, 0.0375, 2740]] };
-const task: Task = { ...NEW_TASK, id: 'T-1', title: 'Port the parser', state: 'claimed', createdAt: 0, cost };
+const task: Task = { ...NEW_TASK, id: 'T-1', title: 'Port the parser', state: 'claimed', createdAt: 0, attempts: 1, cost };
 
 describe('the cost views', () => {
   it('the card: the money, its reading as the label, the last-acted mark', () => {
@@ -50,7 +50,7 @@ describe('the cost views', () => {
     expect(text(html, 'details-cost-agent-spent-a1')).toBe('$0.0375');
     expect(html).toContain('<th scope="row">shell 1</th>');
     expect(html).toContain('aria-label="Spend over 5 s: from $0.0315 to $0.0375 in 2 steps"');
-    expect(text(html, 'details-cost-held')).toBe('1 min under claims');
+    expect(text(html, 'details-cost-held')).toBe('1 min worked under claims');
     expect(text(html, 'details-cost-claim-count')).toBe('1 claim');
   });
 

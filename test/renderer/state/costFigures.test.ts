@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { NO_TOKENS, type TaskCost } from '../../../src-shared/usage/usage.js';
-import { cardFigure, claimsStory, durationText, formatTokensShort, formatUsd, headroomText, sparkline, spendText, totalTokens } from '../../../src-renderer/state/costFigures.js';
+import { cardFigure, durationText, formatTokensShort, formatUsd, headroomText, sparkline, spendText } from '../../../src-renderer/state/costFigures.js';
 
 /**
  * Issue 47 in the window: how a spend is written on a card, in the details panel and in the agent list. The
@@ -26,10 +25,6 @@ describe('money and tokens in words', () => {
     expect(formatTokensShort(950)).toBe('950');
     expect(formatTokensShort(12_345)).toBe('12.3k');
     expect(formatTokensShort(4_500_000)).toBe('4.5M');
-  });
-
-  it('counts every token a turn moved once: reasoning is part of output where a CLI reports it', () => {
-    expect(totalTokens(tokens(100, 50, 1000, 200, 30))).toBe(1350);
   });
 
   it('says money when any turn was priced, tokens when none was, and the unpriced turns apart', () => {
@@ -76,30 +71,6 @@ describe("a card's figure", () => {
     );
     expect(f?.lastActed).toBe(2);
     expect(f?.label).toBe('spent $0.50; 15 tokens in 3 turns; 2 turns counted here as the task its agent last acted on, while it held several');
-  });
-});
-
-describe("a task's claims from its history", () => {
-  let seq = 0;
-  const ev = (at: number, body: Record<string, unknown>) => ({ seq: ++seq, at, mono: at, ...body }) as unknown as BoardEvent;
-  const record = (token: number) => ({ sha: 'a'.repeat(40), tree: 'b'.repeat(40), token, by: 'a1' });
-
-  it('sums wall time from each grant to its end, a live claim up to now, and counts lapses and recorded commits', () => {
-    const events = [
-      ev(1_000, { kind: 'grant', taskId: 'T-1', agentId: 'a1', token: 1, deadline: 0, by: 'a1' }),
-      ev(2_000, { kind: 'branch-recorded', taskId: 'T-1', from: null, record: record(0) }),
-      ev(5_000, { kind: 'branch-recorded', taskId: 'T-1', from: null, record: record(1) }),
-      ev(61_000, { kind: 'claim-ended', taskId: 'T-1', agentId: 'a1', token: 1, reason: 'lapsed', to: 'open' }),
-      ev(70_000, { kind: 'grant', taskId: 'T-1', agentId: 'a2', token: 2, deadline: 0, by: 'user' }),
-      ev(80_000, { kind: 'reassign', taskId: 'T-1', from: { agentId: 'a2', token: 2 }, to: { agentId: 'a3', token: 3, deadline: 0 }, by: 'user' }),
-      ev(85_000, { kind: 'branch-recorded', taskId: 'T-1', from: null, record: record(3) }),
-    ];
-    // 60 s + 10 s + (100 s - 80 s) live.
-    expect(claimsStory(events, 100_000)).toEqual({ claims: 3, lapses: 1, heldMs: 90_000, commits: 2 });
-  });
-
-  it('is all zeros for a task never claimed', () => {
-    expect(claimsStory([], 5)).toEqual({ claims: 0, lapses: 0, heldMs: 0, commits: 0 });
   });
 });
 
