@@ -10,7 +10,7 @@ import { printTable, type Row } from './table.js';
 // The browser suites' Chromium: the machine's, else the npm package's (named before their modules load).
 await provideChromium();
 const suites: Array<[string, () => Promise<Row[]>]> = [['board', boardBench]];
-for (const extra of ['./ptyBench.js', './agentBench.js', './gitBench.js', './windowBench.js', './restartBench.js', './browserBench.js', './snapshotBench.js', './pgBoardBench.js', './dependencyBench.js', './dispatchBench.js', './sandboxBench.js']) {
+for (const extra of ['./ptyBench.js', './agentBench.js', './gitBench.js', './windowBench.js', './restartBench.js', './browserBench.js', './snapshotBench.js', './pgBoardBench.js', './dependencyBench.js', './dispatchBench.js', './sandboxBench.js', './usageBench.js']) {
   const path = new URL(extra.replace(/\.js$/, '.ts'), import.meta.url);
   if (!fs.existsSync(path)) continue;
   const mod = (await import(extra)) as Record<string, unknown>;

@@ -61,8 +61,10 @@ export const INNER_ORDER = {
   // roster sits above agents and git: it owns each Agent, and clears a gone agent's locks in the task folders.
   // process is one host process (data folder, pty host link, Threads, windows, stop), as serve and Electron
   // both run it: above the Threads it opens, below the two shells that carry its windows.
+  // usage (issue 47) reads each agent CLI's own records of what it spent: it knows where their sessions are
+  // (agents) and records on the board; the roster runs a reader per live agent.
   // sandbox (issue 43) holds what an agent's sandbox reaches: git lays claims' folders out by it, roster wraps panes in it.
-  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['sandbox'], ['git', 'agents'], ['roster'], ['host'], ['process'], ['serve'], ['cli'], ['electron']],
+  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['sandbox'], ['git', 'agents'], ['usage'], ['roster'], ['host'], ['process'], ['serve'], ['cli'], ['electron']],
   'src-renderer': [
     // The page's address (?thread=) is read by the transport and the state alike: below both.
     ['address'],

@@ -16,6 +16,11 @@ import type { LeaseEngine } from '../board/leaseEngine.js';
 import { profileLeaseViews } from '../../src-shared/board/leaseEvidence.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import { PROFILES } from './profiles.js';
+import { costAnswer } from '../board/costReads.js';
+import { randomUUID } from 'node:crypto';
+import { profileOfAgent } from '../../src-shared/board/leaseEvidence.js';
+import { USAGE_SOURCES, type UsageTurn } from '../../src-shared/usage/usage.js';
+import type { UsageReportView } from '../../src-shared/protocol/agentMethods.js';
 
 /** A profile's name for people ("Claude Code"); its id for one this Forkbench does not launch. */
 const profileLabel = (p: string): string => (Object.hasOwn(PROFILES, p) ? PROFILES[p as keyof typeof PROFILES].label : p);
@@ -139,11 +144,39 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     const { settings } = c.board.state;
     return { agentId: c.agentId, mode: agentDispatchOf(settings, c.agentId)?.mode ?? 'thread', labels: labelsOf(settings, c.agentId), on: dispatchOn(settings, c.agentId) };
   },
+  // What agents spent (issue 47): a read, like `queue`, for the agent and the person in a shell.
+  cost: async (p, c) => unwrap(await costAnswer(c.board, p.taskId, p.csv === true)),
   status: (p, c) => {
     if (!c.hooks.reportState) throw new Refusal('bad-state', 'this host keeps no agent states');
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);
   },
+  usage: (p, c) => reportUsage(p, c),
 };
+
+/** The profiles whose CLI's own records the host reads (issue 47): every usage source but a report. */
+const READ_PROFILES: ReadonlySet<string> = new Set(USAGE_SOURCES.filter((s) => s !== 'report'));
+
+/**
+ * `forkbench usage`: one turn a script or custom agent reports, attributed like any CLI's (LeaseEngine.recordUsage).
+ * Refused for an agent whose CLI's own records are read: the same turns would be counted twice.
+ */
+async function reportUsage(p: AgentInput<'usage'>, c: Caller): Promise<UsageReportView> {
+  const profile = profileOfAgent(c.agentId);
+  if (profile !== null && READ_PROFILES.has(profile))
+    throw new Refusal('bad-state', `${profileLabel(profile)}'s own records of what it spent are read already; a report would count its turns twice. Nothing was recorded.`);
+  const turn: UsageTurn = {
+    id: p.id ?? `report-${randomUUID()}`,
+    // The host's receipt time: a report is made as its turn ends, and a script's clock is no better than the host's.
+    cliAt: null,
+    model: p.model ?? null,
+    tokens: { input: p.input, output: p.output, cacheRead: p['cache-read'] ?? 0, cacheWrite: p['cache-write'] ?? 0, reasoning: p.reasoning ?? 0 },
+    usd: p.cost ?? null,
+  };
+  const r = unwrap(await c.board.run((e) => e.recordUsage(c.agentId, 'report', [turn])));
+  const to = r.to[0];
+  const tokens = turn.tokens.input + turn.tokens.output + turn.tokens.cacheRead + turn.tokens.cacheWrite;
+  return { id: turn.id, recorded: r.recorded === 1, tokens, taskId: to?.taskId ?? null, token: to?.token ?? null, how: to?.how ?? null };
+}
 
 /**
  * A task with a worktree whose review holds no commit of this claim: done is still taken (a task may need no

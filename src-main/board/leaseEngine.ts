@@ -1,4 +1,4 @@
-import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, RenewVia } from '../../src-shared/board/events.js';
+import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, RenewVia, UsageEventBody, BudgetEventBody } from '../../src-shared/board/events.js';
 import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared/board/boardCarry.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
@@ -21,9 +21,12 @@ import { WriteQuota } from './writeQuota.js';
 import { ReadyIndex } from './readyIndex.js';
 import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import { TakerIndexes, type DispatchPick } from './takerIndexes.js';
-import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, type DispatchMode } from '../../src-shared/board/dispatch.js';
+import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, taskBudgetSpent, threadBudgetSpent, type DispatchMode } from '../../src-shared/board/dispatch.js';
+import { budgetText, type Budget } from '../../src-shared/usage/budgets.js';
 import { movedOrder, nextToLand, queuedInRank } from '../../src-shared/board/mergeQueue.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
+import { planUsage, type UsageReadWindow, type UsageRecorded } from './usageRecorder.js';
+import type { RateLimitReading, UsageSource, UsageTurn } from '../../src-shared/usage/usage.js';
 
 type Listener = (e: BoardEvent) => void;
 
@@ -281,7 +284,7 @@ export class LeaseEngine {
 
   /** What dispatch would grant `agentId` now (a read: nothing changes). */
   dispatchPick(agentId: string): DispatchPick {
-    return this.takers.pick(agentId, labelsOf(this.board.settings, agentId), this.clock.now());
+    return this.takers.pick(agentId, labelsOf(this.board.settings, agentId), this.clock.now(), taskBudgetSpent);
   }
 
   /**
@@ -296,11 +299,26 @@ export class LeaseEngine {
     if (!dispatchOn(this.board.settings, agentId)) return reject('bad-state', `dispatch is off for ${agentId}`);
     const held = this.claimsOf(agentId);
     if (held.length) return reject('bad-state', `${agentId} holds ${held.join(', ')}: the board dispatches only to an agent that holds nothing`);
+    const { budget } = this.board.settings;
+    if (budget && threadBudgetSpent(this.board.settings, this.board.costs.thread))
+      return reject('bad-state', `the Thread's budget is spent (${budgetText(this.board.costs.thread, budget)}): the board dispatches nothing until a person raises it`);
     const pick = this.dispatchPick(agentId);
     if (pick.taskId === null)
       return reject('no-such-task', pick.wakeAt === null ? `no ready task ${agentId} may take` : `every ready task ${agentId} may take is backing off from it`);
     this.grant(pick.taskId, agentId, DISPATCH_ACTOR);
     return ok(this.view(this.board.tasks.get(pick.taskId) as Task) as ClaimView);
+  }
+
+  /** Issue 47: a person sets (null: removes) the budget of `taskId`, or of the Thread (null). Setting the same
+   *  budget again is no change and no event. */
+  setBudget(taskId: string | null, budget: Budget | null, by: string = USER): Result<null> {
+    this.sweep();
+    const t = taskId === null ? null : this.board.tasks.get(taskId);
+    if (taskId !== null && !t) return reject('no-such-task', `no task ${taskId}`);
+    const was = t ? (t.budget ?? null) : (this.board.settings.budget ?? null);
+    if (was?.unit === budget?.unit && was?.limit === budget?.limit) return ok(null);
+    this.emit({ kind: 'budget-set', taskId, budget, by });
+    return ok(null);
   }
 
   // ---------------------------------------------------------------- agent writes
@@ -963,6 +981,31 @@ export class LeaseEngine {
     this.emit({ kind: 'unqueued', taskId: task.id, by, reason: `it was ${what}; the approval was for ${q.sha ? shortSha(q.sha) : 'its work'}${q.token ? ` under token ${q.token}` : ''}` });
   }
 
+  // ---------------------------------------------------------------- usage (issue 47)
+
+  /**
+   * What `agentId`'s CLI spent (turns read from its own records, or `forkbench usage`): each turn attributed by
+   * its time to the claim the agent held then, grouped into one `usage` event per claim; a turn id recorded
+   * before for this agent is skipped (usageRecorder.ts). Changes no claim and renews nothing: spending is not a
+   * write on a task, and the liveness check sees a CLI at work already. An agent's own report (`report`) is
+   * held to its write quota like any of its writes; the host's readers are not.
+   */
+  recordUsage(agentId: string, source: UsageSource, turns: readonly UsageTurn[], limits?: readonly RateLimitReading[], window?: UsageReadWindow): Result<UsageRecorded> {
+    this.sweep();
+    if (source === 'report') {
+      const limited = this.admit(agentId, null, 'usage', turns.reduce((n, t) => n + (typeof t?.id === 'string' ? t.id.length : 0), 0), 0);
+      if (limited) return limited;
+    }
+    const held = this.claimsOf(agentId).flatMap((id) => {
+      const c = this.board.tasks.get(id)?.claim;
+      return c ? [{ taskId: id, token: c.token, from: c.grantedAtWall, to: null }] : [];
+    });
+    const plan = planUsage(this.board, held, { agentId, source, turns, limits, receivedAt: this.clock.wall(), window });
+    if (!plan.ok) return plan;
+    for (const e of plan.value.events) this.emit(e);
+    return ok(plan.value.recorded);
+  }
+
   // ---------------------------------------------------------------- internals
 
   private find(taskId: string): Result<Task> {
@@ -1066,7 +1109,7 @@ export class LeaseEngine {
     this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
   }
 
-  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody): void {
+  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody): void {
     // Stamped in place: the body is built by the caller for this event alone, and a spread copy of a
     // dozen event shapes was the single largest cost of a renewal.
     const e = body as BoardEvent & { seq: number; at: number; mono: number };

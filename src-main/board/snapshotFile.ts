@@ -73,7 +73,7 @@ export function writeSnapshot(path: string, segment: number, mono: number, board
 }
 
 function boardHead(b: Readonly<Board>): Omit<SerializedBoard, 'tasks'> {
-  return { threadId: b.threadId, goal: b.goal, settings: b.settings, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence };
+  return { threadId: b.threadId, goal: b.goal, settings: b.settings, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence, usageLedger: b.usageLedger };
 }
 
 /** A snapshot file read back: checksum first (on the bytes), then its JSON, one task line at a time when it

@@ -56,9 +56,10 @@ export class TakerIndexes {
   /**
    * The lowest ready task `agentId` (with `labels`) may take and is not backing off from, or none and when
    * the earliest back-off that kept one from it ends. An index whose first ready task is backing off from
-   * the agent is walked on in order (O(its ready tasks passed)): back-offs are few and short.
+   * the agent is walked on in order (O(its ready tasks passed)): back-offs are few and short. `held`: tasks
+   * never given now (their budget is spent, issue 47), walked past the same way: they are few.
    */
-  pick(agentId: string, labels: readonly string[], now: number): DispatchPick {
+  pick(agentId: string, labels: readonly string[], now: number, held: (t: Task) => boolean = () => false): DispatchPick {
     this.build();
     const names = [ANYONE, ...labels.map((l) => `${LABEL_PREFIX}${l}`)];
     const profile = profileOfAgent(agentId);
@@ -71,9 +72,12 @@ export class TakerIndexes {
       if (!idx) continue;
       const first = idx.next();
       if (first === undefined || Number(first.slice(2)) >= bestN) continue;
-      for (const id of backoffLeft(this.tasks.get(first) as Task, agentId, now) === 0 ? [first] : idx.inOrder()) {
+      const free = (t: Task): boolean => backoffLeft(t, agentId, now) === 0 && !held(t);
+      for (const id of free(this.tasks.get(first) as Task) ? [first] : idx.inOrder()) {
         const n = Number(id.slice(2));
         if (n >= bestN) break;
+        // Held back for good (a spent budget, issue 47) until a person acts: no wake-up for it.
+        if (held(this.tasks.get(id) as Task)) continue;
         const left = backoffLeft(this.tasks.get(id) as Task, agentId, now);
         if (left > 0) {
           wakeAt = Math.min(wakeAt ?? Infinity, now + left);

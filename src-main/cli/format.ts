@@ -5,6 +5,7 @@ import { SOURCE_WORDS, STATE_WORDS, type AgentStateInfo } from '../../src-shared
 import { showControls } from '../../src-shared/text/controlChars.js';
 import type { RpcFailure } from './rpcClient.js';
 import { refusal, refusalLine } from '../../src-shared/protocol/cliWords.js';
+import { formatCost } from './costFormat.js';
 
 /** Human output for the CLI. `--json` bypasses all of this and prints the result object as is (escaped by
  *  jsonShowControls). */
@@ -107,9 +108,14 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
             ].join('\n'),
           )
           .join('\n'),
+  usage: (u) =>
+    !u.recorded
+      ? `Turn ${line(u.id)} was recorded before: not counted again.`
+      : `Recorded ${u.tokens.toLocaleString('en')} tokens (turn ${line(u.id)}) ${u.taskId === null ? 'as your own overhead: you held no claim' : `to ${u.taskId}${u.how === 'last-acted' ? ', the task you last acted on of those you hold' : ''}`}.`,
   dispatch: (d) =>
     `Dispatch ${d.mode === 'thread' ? "follows the Thread's default" : d.mode} for you: ${d.on ? 'when you are idle and hold nothing, the board gives you the next ready task you may take' : 'the board gives you nothing; claim tasks yourself'}.` +
     (d.labels.length ? ` Your labels: ${d.labels.map(line).join(', ')}.` : ''),
+  cost: formatCost,
 };
 
 export function formatResult<M extends AgentMethod>(method: M, r: AgentOutput<M>): string {

@@ -102,8 +102,18 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
     } else if (p.kind === 'token') {
       if (typeof v !== 'string' || !/^\d{1,15}$/.test(v) || Number(v) < 1) throw new UsageError(`--token takes a positive whole number, not '${String(v)}'`);
       params[p.name] = Number(v);
+    } else if (p.kind === 'count') {
+      // Up to 10^12, as the board's journal holds a count (storedEvents.ts).
+      if (typeof v !== 'string' || !/^\d{1,13}$/.test(v) || Number(v) > 1e12) throw new UsageError(`--${p.name} takes a whole number of tokens, 0 or more, not '${String(v)}'`);
+      params[p.name] = Number(v);
+    } else if (p.kind === 'usd') {
+      if (typeof v !== 'string' || !/^\d{1,7}(\.\d{1,12})?$/.test(v)) throw new UsageError(`--${p.name} takes US dollars as a plain number, like 0.0125, not '${String(v)}'`);
+      params[p.name] = Number(v);
     } else params[p.name] = v;
   }
+  // A report's turn id, made once per invocation when none is given: the board counts one id once.
+  const turnId = spec.params.find((p) => p.kind === 'turnId');
+  if (turnId && params[turnId.name] === undefined) params[turnId.name] = `report-${crypto.randomUUID()}`;
   if (typeof params.taskId === 'string') params.taskId = params.taskId.toUpperCase();
   // One key per invocation: a retry of this command's write (callWrite) sends the same one.
   if (spec.write && params.key === undefined) params.key = crypto.randomUUID();

@@ -21,6 +21,8 @@ const WAKES: ReadonlySet<BoardEventKind> = new Set<BoardEventKind>([
   'unblocked',
   'reset',
   'reassign',
+  // A budget raised (issue 47): its task may be dispatched again.
+  'budget-set',
 ]);
 
 export interface DispatcherDeps {

@@ -14,6 +14,8 @@ import { PROFILES } from '../agents/profiles.js';
 import { Refusal, unwrap } from '../base/procedureServer.js';
 import type { InstalledProfiles } from './installedProfiles.js';
 import type { ThreadHost } from './threadHost.js';
+import { taskCost, threadCost, threadCsv } from '../board/costReads.js';
+import { taskCostCsv } from '../../src-shared/usage/costView.js';
 
 /** Events a window gets with its snapshot: enough to fill the log panel without reading the whole history. */
 const LOG_TAIL = 300;
@@ -159,6 +161,25 @@ export class ThreadApi {
 
   removeQueued(p: P<'queue.remove'>): Promise<R<'queue.remove'>> {
     return this.decide('queue.remove', p, (e) => e.unqueue(p.taskId, 'taken out by a person: it stays in review'));
+  }
+
+  // What agents spent (issue 47): budgets are the person's, the reads every surface's (costReads.ts).
+
+  setBudget(p: P<'budget.set'>): Promise<R<'budget.set'>> {
+    return this.decide('budget.set', p, (e) => e.setBudget(p.taskId, p.budget));
+  }
+
+  threadCost(): R<'cost.thread'> {
+    return threadCost(this.host.board);
+  }
+
+  async taskCost(p: P<'cost.task'>): Promise<R<'cost.task'>> {
+    return unwrap(await taskCost(this.host.board, p.taskId));
+  }
+
+  async costCsv(p: P<'cost.csv'>): Promise<R<'cost.csv'>> {
+    if (p.taskId === undefined) return threadCsv(this.host.board);
+    return taskCostCsv(unwrap(await taskCost(this.host.board, p.taskId)));
   }
 
   resetTask(p: P<'task.reset'>): Promise<R<'task.reset'>> {

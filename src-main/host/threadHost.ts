@@ -26,6 +26,7 @@ import { ensureCliShim } from './cliShim.js';
 import { ThreadNotices } from './threadNotices.js';
 import { verifyOnDone } from './verifyOnDone.js';
 import { Dispatcher } from './dispatcher.js';
+import { BudgetWatch } from './budgetWatch.js';
 import { AgentSandbox } from '../sandbox/agentSandbox.js';
 import { sandboxSupport, type SandboxSupport } from '../sandbox/bwrapProbe.js';
 
@@ -101,6 +102,8 @@ export class ThreadHost {
   private readonly leavingTold: IDisposable | null;
   /** Gives idle agents of this host that take tasks when idle the next ready task (issue 34). */
   readonly dispatcher: Dispatcher;
+  /** Tells the person of budgets nearly or wholly spent, and this host's agents working under a spent one (issue 47). */
+  private readonly budgets: BudgetWatch;
 
   private constructor(
     readonly folder: string,
@@ -127,6 +130,13 @@ export class ThreadHost {
       liveness.follow(e);
     });
     this.notices = new ThreadNotices(this);
+    this.budgets = new BudgetWatch({
+      key: this.key,
+      board,
+      raise: (make) => this.notices.raiseNotice(make),
+      withdraw: (about) => this.notices.withdrawNotice(about),
+      tell: (agentId, text) => roster.tell(agentId, text),
+    });
     this.dispatcher = new Dispatcher({
       board,
       agents: () => [...roster.all()].filter((p) => p.agent.alive).map((p) => p.agent.id),
@@ -247,6 +257,7 @@ export class ThreadHost {
     // state timer, slow-worktree note or lock retry fires while the board is busy with what follows.
     this.disposed = true;
     this.dispatcher.dispose();
+    this.budgets.dispose();
     this.notices.dispose();
     this.liveness.stop();
     this.states.stop();

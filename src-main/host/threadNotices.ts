@@ -95,6 +95,17 @@ export class ThreadNotices {
     return [...this.kept.values()].map((k) => k.notice);
   }
 
+  /** A notice another room of the Thread raises (its budgets, issue 47), made with the time its id takes: kept
+   *  and pushed as this Thread's own. */
+  raiseNotice(make: (at: number) => Notice): void {
+    this.raise(make(this.at()));
+  }
+
+  /** The notice about `about` is no longer true (a budget raised): windows drop it. */
+  withdrawNotice(about: string): void {
+    this.withdrawAbout(about);
+  }
+
   /** True for the first window to claim a current notice: that window raises its OS notification. */
   claim(id: string): boolean {
     const k = this.kept.get(id);

@@ -66,6 +66,10 @@ export class WindowRouter {
     'worktree.others': (p) => this.thread(p.key).otherFolders(),
     'worktree.clear': (p) => this.thread(p.key).clearFolder(p),
     'notice.claim': (p) => this.thread(p.key).claimNotice(p),
+    'budget.set': (p) => this.thread(p.key).setBudget(p),
+    'cost.thread': (p) => this.thread(p.key).threadCost(),
+    'cost.task': (p) => this.thread(p.key).taskCost(p),
+    'cost.csv': (p) => this.thread(p.key).costCsv(p),
     // Not the Thread's own door: the Thread is closed and opened again, which only its manager can do.
     'thread.setBoard': (p) => this.threads.setBoard(p),
   };

@@ -32,6 +32,7 @@ import { PaneTypist } from './assignmentTyping.js';
 import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneAgentLocks.js';
 import type { KeptPanes } from './keptPanes.js';
 import type { AgentSandbox, Containment } from '../sandbox/agentSandbox.js';
+import { AgentUsage } from './agentUsage.js';
 
 /** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
  *  typist that gives it the host's messages (typed or shown, as its profile takes them). */
@@ -92,6 +93,8 @@ export interface RosterDeps {
   kept?: KeptPanes;
   /** Each agent's sandbox (issue 43); without it agents run uncontained. */
   sandbox?: AgentSandbox;
+  /** How often each agent's usage records are read (issue 47; UsageWatch.pollMs unless set). */
+  usagePollMs?: number;
 }
 
 /** What an agent held as it ended, and those tasks' titles on the board it was on (and which board: ids are
@@ -130,9 +133,13 @@ export class Roster {
   readonly onData = new Emitter<{ agentId: string; data: string }>();
   readonly onAgents = new Emitter<AgentInfo[]>();
   readonly onExit = new Emitter<{ agentId: string; name: string; exit: ExitStatus | null }>();
+  /** Each live agent's usage reader (issue 47). */
+  private readonly usage: AgentUsage;
 
   constructor(private readonly d: RosterDeps) {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
+    this.usage = new AgentUsage({ board: d.board, sessions: d.sessions, env: d.env, folder: d.folder, warn: d.warn, pollMs: d.usagePollMs });
+    this.store.add(this.usage);
     // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from); those
     // the pty host kept are taken back at once, before anyone can call as them.
     const alive = (id: string) => d.kept?.isLive(id) ?? false;
@@ -362,6 +369,7 @@ export class Roster {
     };
     this.panes.set(agent.id, pane);
     this.d.states?.track(agent.id, agent.name, launch.profile, session, o);
+    this.usage.watch(agent.id, launch.profile);
     session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
@@ -573,6 +581,8 @@ export class Roster {
    */
   private async died(pane: Pane): Promise<void> {
     await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid }).catch(() => undefined);
+    // Its last turns, written as it ended, attributed by their time (to the claims just ended, if spent under them).
+    if (pane.run === pane.agent.run && !this.closing) void this.usage.finish(pane.agent.id);
     if (this.panes.get(pane.agent.id) === pane) this.fireAgents();
   }
 

@@ -141,6 +141,10 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
       const to = e.taskId === null ? "as the agent's own overhead" : `to ${e.taskId}${e.how === 'last-acted' ? ' (the task it last acted on)' : ''}`;
       return `${name(e.agentId)} spent ${tokens.toLocaleString('en')} tokens in ${e.turns.length} turn${e.turns.length === 1 ? '' : 's'}, counted ${to}`;
     }
+    case 'budget-set': {
+      const of = e.taskId === null ? "the Thread's budget" : `${e.taskId}'s budget`;
+      return e.budget === null ? `${of} was removed` : `${of} was set to ${e.budget.unit === 'usd' ? `$${e.budget.limit}` : `${e.budget.limit.toLocaleString('en')} tokens`}`;
+    }
   }
 }
 

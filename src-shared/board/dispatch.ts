@@ -1,4 +1,6 @@
 import type { ClaimEndReason, Task, ThreadSettings } from './model.js';
+import { budgetLevel } from '../usage/budgets.js';
+import type { SpendFigures } from '../usage/usage.js';
 
 /**
  * Dispatch to idle agents (issue 34, item 2): the rules the board decides with, the window draws with and
@@ -162,3 +164,9 @@ export function parseLabelsText(s: string): string[] {
   if (trimmed === '' || trimmed.toLowerCase() === 'none') return [];
   return trimmed.split(/[\s,]+/).filter((w) => w !== '');
 }
+
+/** Issue 47: a task whose own budget is spent is dispatched no more, until a person raises it (budgets.ts). */
+export const taskBudgetSpent = (t: Task): boolean => budgetLevel(t.cost, t.budget) === 'stop';
+
+/** Issue 47: with the Thread's budget spent, the board dispatches nothing, until a person raises it. */
+export const threadBudgetSpent = (settings: ThreadSettings, thread: SpendFigures): boolean => budgetLevel(thread, settings.budget) === 'stop';

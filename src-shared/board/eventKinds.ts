@@ -43,6 +43,7 @@ const KINDS = {
   'task-copied': false,
   'board-copied': false,
   usage: false,
+  'budget-set': false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

@@ -3,6 +3,7 @@ import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
 import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from '../usage/usage.js';
+import type { Budget } from '../usage/budgets.js';
 
 /**
  * Every change to a board is one event. The same events are the journal on disk (replayed on load), the
@@ -150,9 +151,14 @@ export type CarryEventBody =
 export type UsageEventBody =
   | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] };
 
+/** Issue 47: a person set (or, null, removed) the budget of a task, or of the Thread (`taskId` null): budgets.ts. */
+export type BudgetEventBody = { kind: 'budget-set'; taskId: string | null; budget: Budget | null; by: string };
+
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
-export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
+export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch'
+  // Issue 47: `forkbench usage`, an agent's report of what it spent (held to its write quota).
+  | 'usage';
 
-export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody);
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody);
 export type BoardEventKind = BoardEvent['kind'];

@@ -1,5 +1,6 @@
 import type { Task } from './model.js';
 import { afterOf } from './dependencies.js';
+import type { SpendFigures } from '../usage/usage.js';
 
 /**
  * The merge queue's order (issue 34), as one set of functions over the board's state: the host's runner lands
@@ -64,6 +65,9 @@ export interface QueueItem {
   readonly landing: boolean;
   /** Tasks it waits on that are not done (queued ahead of it, or held elsewhere): it lands after them. */
   readonly waitsOn: readonly string[];
+  /** What the work cost (issue 47): what landing it cost, its totals only (the task's details have the rest);
+   *  null when no usage was counted to it. */
+  readonly cost: SpendFigures | null;
 }
 
 export interface QueueView {
@@ -81,6 +85,7 @@ export function queueView(tasks: Tasks, verify: string | null): QueueView {
     sha: t.queued?.sha ?? null,
     landing: !!t.queued?.landing,
     waitsOn: landingWaitsOn(tasks, t),
+    cost: t.cost ? { tokens: t.cost.tokens, usd: t.cost.usd, unpriced: t.cost.unpriced, turns: t.cost.turns } : null,
   }));
   return { items, verify };
 }

@@ -1,6 +1,8 @@
 import type { SubmittedQuiet } from './leaseEvidence.js';
 import type { AgentDispatch, TaskBackoff } from './dispatch.js';
 import type { TaskCost } from '../usage/usage.js';
+import type { Budget } from '../usage/budgets.js';
+import type { ModelPrice } from '../usage/prices.js';
 
 /**
  * The board's data model: what a Thread, a Task and a Claim are. Plain data only, so the host, the
@@ -125,8 +127,11 @@ export interface Task {
   /** The task it was carried from, when a Thread moved onto this board (issue 45, boardCarry.ts): the old
    *  board and the task's id there. null (absent in boards from before): made on this board. */
   readonly copiedFrom?: CopiedFrom | null;
-  /** What its agents' CLIs spent under its claims (issue 47, folded from `usage` events); null: nothing yet. */
+  /** What agents spent on it (issue 47), folded from the usage events attributed to it (costFold.ts); null
+   *  (absent in boards from before) until the first. */
   readonly cost?: TaskCost | null;
+  /** Its own budget (issue 47, budgets.ts), a person's: null (absent in boards from before) for none. */
+  readonly budget?: Budget | null;
 }
 
 /** Where a carried task came from: the board (`host id:thread id` of a local journal, boardCarry.ts) and its
@@ -231,6 +236,11 @@ export interface ThreadSettings {
   /** Profiles whose agents run outside the sandbox (issue 43), a person's choice: read at each launch, so a
    *  change applies to the agents launched after it. Empty (every agent contained) unless a person ticks one. */
   readonly uncontained: readonly string[];
+  /** Prices per model over the bundled table (issue 47, prices.ts), a person's: the whole map, replacing the
+   *  one before. Read when a usage event is folded, so a change prices the turns after it. Empty by default. */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
+  /** The Thread's budget (issue 47), set only by `budget-set` (as agentDispatch by `dispatch-set`); null: none. */
+  readonly budget?: Budget | null;
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */

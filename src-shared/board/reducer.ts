@@ -3,8 +3,10 @@ import { Limits } from './limits.js';
 import type { Claim, EndedClaim, Task, ThreadSettings } from './model.js';
 import { isFailedAttempt } from './claimEnd.js';
 import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence } from './leaseEvidence.js';
-import type { CostBook } from '../usage/usage.js';
 import { ANY_TAKER, backsOff, NO_AGENT_DISPATCH, NO_BACKOFF, withBackoff } from './dispatch.js';
+import type { CostBook } from '../usage/usage.js';
+import { batchSpend, copyBook, emptyBook, foldBook, foldTaskCost } from '../usage/costFold.js';
+import { foldUsageLedger, NO_LEDGER, type UsageLedger } from './usageLedger.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -25,8 +27,10 @@ export interface Board {
   seq: number;
   /** What a lease length is chosen from, per agent profile (leaseEvidence.ts). Replaced, never edited. */
   evidence: LeaseEvidence;
-  /** Issue 47: the board's cost book besides the tasks (usage.ts); absent until the fold keeps one. */
-  costs?: CostBook;
+  /** What agents spent, besides each task's own (issue 47, costFold.ts): its maps edited in place by the fold. */
+  costs: CostBook;
+  /** Issue 47: each agent's claims over time and its recorded turns, to attribute usage by (usageLedger.ts). */
+  usageLedger: UsageLedger;
 }
 
 export const DEFAULT_SETTINGS: ThreadSettings = {
@@ -45,6 +49,8 @@ export const DEFAULT_SETTINGS: ThreadSettings = {
   agentDispatch: NO_AGENT_DISPATCH,
   claimLimit: Limits.defaultClaimLimit,
   uncontained: [],
+  prices: {},
+  budget: null,
 };
 
 /** A new task's fields besides the four every task spells out (id, title, state, createdAt). Snapshots leave
@@ -70,16 +76,19 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   submittedQuiet: null,
   queued: null,
   copiedFrom: null,
+  cost: null,
+  budget: null,
 };
 
 export function emptyBoard(threadId = ''): Board {
-  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE };
+  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE, costs: emptyBook(), usageLedger: NO_LEDGER };
 }
 
 /** A board of its own that shares every task object with `b`: enough, since applyEvent replaces a task on
- *  change and never edits one, so applying events to either leaves the other as it was. */
+ *  change and never edits one, so applying events to either leaves the other as it was. The cost book's maps
+ *  are edited in place, so the copy gets its own. */
 export function copyBoard(b: Readonly<Board>): Board {
-  return { ...b, tasks: new Map(b.tasks) };
+  return { ...b, tasks: new Map(b.tasks), costs: copyBook(b.costs) };
 }
 
 export class EventMismatch extends Error {
@@ -287,8 +296,17 @@ export function applyEvent(b: Board, e: BoardEvent): void {
     case 'agent-state':
     case 'board-copied':
     case 'host-gone':
-    // Issue 47: folded into per-task and per-agent cost figures (to be built; the contract is usage.ts).
-    case 'usage':
+      break;
+    case 'usage': {
+      // Issue 47: priced with the Thread's prices as they are now, so a replay prices every turn as it was.
+      const spent = batchSpend(e.turns, b.settings.prices);
+      foldBook(b.costs, e, spent);
+      if (e.taskId !== null) update(b, e as typeof e & { taskId: string }, (t) => ({ ...t, cost: foldTaskCost(t.cost, e, spent) }));
+      break;
+    }
+    case 'budget-set':
+      if (e.taskId === null) b.settings = { ...b.settings, budget: e.budget };
+      else update(b, e as typeof e & { taskId: string }, (t) => ({ ...t, budget: e.budget }));
       break;
     case 'queued':
       update(b, e, (t) => ({ ...t, queued: { rank: e.rank, by: e.by, sha: e.sha, token: e.token ?? null, at: e.at, ...(e.host ? { host: e.host } : {}), seq: e.seq, ...(e.seal ? { seal: e.seal } : {}), landing: null } }));
@@ -318,6 +336,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
   }
   b.evidence = foldEvidence(b.evidence, e, before, b.settings);
+  b.usageLedger = foldUsageLedger(b.usageLedger, e);
   b.seq = e.seq;
 }
 

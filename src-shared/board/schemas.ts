@@ -4,6 +4,8 @@ import { parseAfterText } from './dependencies.js';
 import { PROFILE_IDS } from '../agents/profileIds.js';
 import { DISPATCH_MODES, DispatchConstants, LABEL_PREFIX, parseLabelsText, parseTakersText } from './dispatch.js';
 import { controlProblem, type ControlsAllowed } from '../text/controlChars.js';
+import { PriceLimits } from '../usage/prices.js';
+import { BUDGET_UNITS, BudgetLimits } from '../usage/budgets.js';
 
 /**
  * Runtime schemas for everything that crosses into the board from outside: a window, an agent's socket,
@@ -117,6 +119,26 @@ const LeaseMsSchema = z
   .min(Limits.minLeaseMs, `lease must be at least ${Limits.minLeaseMs} ms`)
   .max(Limits.maxLeaseMs, `lease must be at most ${Limits.maxLeaseMs} ms`);
 
+/** A price per million tokens (prices.ts): dollars, none negative, bounded against a slip of digits. */
+const PerMillion = z.number().finite().min(0, 'a price is not negative').max(PriceLimits.maxPerMillion, `a price per million tokens is at most $${PriceLimits.maxPerMillion}`);
+export const ModelPriceSchema = z.object({ input: PerMillion, output: PerMillion, cacheRead: PerMillion, cacheWrite: PerMillion }).strict();
+/** A model's name as the CLIs write it (`claude-sonnet-4-5`, `gpt-5-codex`): a prefix of the names it prices. */
+export const ModelNameSchema = z
+  .string()
+  .min(1, 'a model name is empty')
+  .max(PriceLimits.maxModelChars, `a model name is longer than ${PriceLimits.maxModelChars} characters`)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, 'a model name uses letters, digits and . _ : / @ - only, like claude-sonnet-4-5');
+/** The Thread's own prices: the whole map, replacing the one before (a model left out goes back to the bundled table). */
+export const PricesSchema = z
+  .record(ModelNameSchema, ModelPriceSchema)
+  .refine((m) => Object.keys(m).length <= PriceLimits.maxModels, `at most ${PriceLimits.maxModels} models with prices of their own`);
+
+/** A budget (budgets.ts): dollars or tokens, above nothing and bounded. */
+export const BudgetSchema = z.discriminatedUnion('unit', [
+  z.object({ unit: z.literal('usd'), limit: z.number().finite().positive('a budget is more than nothing').max(BudgetLimits.maxUsd, `a budget is at most $${BudgetLimits.maxUsd.toLocaleString('en')}`) }).strict(),
+  z.object({ unit: z.literal('tokens'), limit: z.number().int('a token budget is a whole number').positive('a budget is more than nothing').max(BudgetLimits.maxTokens, `a budget is at most ${BudgetLimits.maxTokens.toLocaleString('en')} tokens`) }).strict(),
+], { error: `a budget's unit is one of ${BUDGET_UNITS.join(', ')}` });
+
 export const SettingsPatchSchema = z
   .object({
     leaseMs: LeaseMsSchema,
@@ -150,6 +172,8 @@ export const SettingsPatchSchema = z
       .array(z.enum(PROFILE_IDS))
       .max(PROFILE_IDS.length)
       .refine((ps) => new Set(ps).size === ps.length, 'each profile at most once'),
+    /** Prices per model over the bundled table (issue 47). */
+    prices: PricesSchema,
   })
   .partial()
   .strict();

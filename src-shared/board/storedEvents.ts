@@ -9,7 +9,7 @@ import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
 import { DISPATCH_MODES } from './dispatch.js';
 import { HOST_GONE_HOW, SEND_BACK_CAUSES, TASK_STATES } from './model.js';
 import { USAGE_SOURCES } from '../usage/usage.js';
-import { AfterSchema, LabelsSchema, SettingsPatchSchema, TakersSchema, TaskIdSchema } from './schemas.js';
+import { AfterSchema, BudgetSchema, LabelsSchema, SettingsPatchSchema, TakersSchema, TaskIdSchema } from './schemas.js';
 
 /**
  * An event read back from where the board is kept (the journal on disk, a shared board's PostgreSQL table) is
@@ -47,11 +47,12 @@ const Lost = z.object({ sha: Sha, by: Actor, host: RecordHost.nullable() }).stri
 const Worktree = z.object({ path: Name(4096), branch: Name(300), token: Token.optional(), base: Name(300), baseCommit: Sha }).strict();
 const Dispatch = z.object({ mode: z.enum(DISPATCH_MODES), labels: LabelsSchema }).strict();
 /** A whole Thread's settings as events carry them; fields a board from before lacks read as their defaults. */
-const Settings = SettingsPatchSchema.extend({ agentDispatch: z.record(AgentId, Dispatch).optional() }).strict();
+const Settings = SettingsPatchSchema.extend({ agentDispatch: z.record(AgentId, Dispatch).optional(), budget: BudgetSchema.nullable().optional() }).strict();
 
 /** A token count: a turn of any model today is under 10 M tokens; 1e12 leaves room and keeps sums exact. */
 const Tokens = z.number().int().nonnegative().max(1e12);
-const UsageTurnSchema = z
+/** Exported for the host's recorder, which refuses a turn the journal would not load back (usageRecorder.ts). */
+export const UsageTurnSchema = z
   .object({
     id: Name(400).min(1),
     cliAt: z.number().finite().nullable(),
@@ -60,7 +61,7 @@ const UsageTurnSchema = z
     usd: z.number().finite().nonnegative().nullable(),
   })
   .strict();
-const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
+export const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
 
 const CLAIM_END_REASONS = [
   'released',
@@ -78,7 +79,7 @@ const CLAIM_END_REASONS = [
   'host-lost',
   'board-moved',
 ] as const;
-const WRITE_OPS = ['claim', 'renew', 'note', 'done', 'release', 'edit', 'fence', 'record', 'add', 'dispatch'] as const;
+const WRITE_OPS = ['claim', 'renew', 'note', 'done', 'release', 'edit', 'fence', 'record', 'add', 'dispatch', 'usage'] as const;
 
 const EndedClaimSchema = z.object({ agentId: AgentId, token: Token, reason: z.enum(CLAIM_END_REASONS) }).strict();
 const SentBackSchema = z.object({ by: Actor, reason: ReasonSchema, at: z.number().finite(), cause: z.enum(SEND_BACK_CAUSES).optional() }).strict();
@@ -160,6 +161,7 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     how: z.enum(['held', 'last-acted', 'overhead']),
     limits: z.array(RateLimitSchema).max(16).optional(),
   }),
+  ev('budget-set', { taskId: TaskIdSchema.nullable(), budget: BudgetSchema.nullable(), by: Actor }),
   ev('board-copied', {
     // The label names a folder (a path, at most 4096 bytes on Linux) and a machine.
     from: z.object({ board: Name(400), label: Name(4096 + 300) }).strict(),
@@ -214,7 +216,7 @@ function describeIssue(error: z.ZodError): string {
 function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
   if (e.kind === 'thread-created') return b.seq === 0 ? null : 'the board was created already';
   if (e.kind === 'agent-state' || e.kind === 'host-gone' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set' || e.kind === 'board-copied') return null;
-  if (e.kind === 'usage') return e.taskId === null || b.tasks.has(e.taskId) ? null : `there is no task ${e.taskId}`;
+  if (e.kind === 'usage' || e.kind === 'budget-set') return e.taskId === null || b.tasks.has(e.taskId) ? null : `there is no task ${e.taskId}`;
   const t = b.tasks.get(e.taskId);
   if (e.kind === 'task-added' || e.kind === 'task-copied') return t ? `${e.taskId} was added already` : null;
   if (!t) return `there is no task ${e.taskId}`;

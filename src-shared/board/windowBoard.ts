@@ -2,6 +2,7 @@ import type { BoardEvent } from './events.js';
 import type { Note, Task } from './model.js';
 import type { Board } from './reducer.js';
 import { compactTask, type CompactTask, type SerializedBoard } from './serialized.js';
+import { copyBook } from '../usage/costFold.js';
 
 /**
  * The board as a window's snapshot carries it: every task's title, state, claim and counts, but only the
@@ -44,7 +45,7 @@ export function windowBoard(b: Readonly<Board>): SerializedBoard {
     if (c === undefined) shaped.set(t, (c = windowTask(t)));
     tasks.push(c);
   }
-  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence };
+  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence, costs: copyBook(b.costs) };
 }
 
 const clip = (s: string) => (s.length > WindowBoardLimits.logTextChars ? `${s.slice(0, WindowBoardLimits.logTextChars)}…` : s);

@@ -160,3 +160,18 @@ export function sentBackNotice(taskId: string, title: string, cause: SendBackCau
   const to = holder ? `back to ${holder} with a full lease` : 'back to the backlog (its agent is gone)';
   return { id: idOf(about, at), about, title: what, body: `"${showControls(title, 'none')}" did not land and went ${to}. ${cut}`, ...(agentId ? { agentId } : {}) };
 }
+
+/**
+ * A budget (issue 47) reached its notice share (80 %) or was spent: the person is told once per crossing, and a
+ * spent one replaces the earlier notice about the same budget. `task` null: the Thread's budget. `spent` is the
+ * budget's own words (budgets.ts budgetText).
+ */
+export function budgetNotice(threadKey: string, task: { id: string; title: string } | null, level: 'notice' | 'stop', spent: string, at = 0): Notice {
+  const about = task ? `budget:${task.id}` : `budget:thread:${threadKey}`;
+  const of = task ? `${task.id} "${showControls(task.title, 'none')}"` : 'This Thread';
+  if (level === 'notice') return { id: idOf(about, at), about, title: `Budget 80% spent: ${task ? task.id : 'the Thread'}`, body: `${of} has spent ${spent} of its budget.` };
+  const then = task
+    ? `The board will not give ${task.id} to an agent again, and its agent was told to stop.`
+    : "The board will not give any task to an agent, and the agents holding tasks were told to stop.";
+  return { id: idOf(about, at), about, title: `Budget spent: ${task ? task.id : 'the Thread'}`, body: `${of} has spent its budget: ${spent}. ${then} Raise the budget to go on, or stop the agent.` };
+}

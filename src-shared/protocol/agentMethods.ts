@@ -11,10 +11,14 @@ import type { WhyView } from '../board/why.js';
 import type { ProfileLeaseView } from '../board/leaseEvidence.js';
 import type { DispatchMode } from '../board/dispatch.js';
 import type { QueueView } from '../board/mergeQueue.js';
+import type { TaskCostView, ThreadCostView } from '../usage/costView.js';
 
 /** `agentState` is a state an agent may report of itself; `prompt` a prompt's text as its CLI showed it;
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
-export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key' | 'after' | 'flag' | DispatchParamKind;
+export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key' | 'after' | 'flag' | DispatchParamKind | UsageParamKind;
+/** Usage (issue 47): `count` a number of tokens, `usd` money in US dollars, `model` a model's name, `turnId` the
+ *  id a reported turn is counted once by. */
+export type UsageParamKind = 'count' | 'usd' | 'model' | 'turnId';
 /** Dispatch (issue 34): `takers` who may take a task (`claude,label:frontend`; '' or `any`: anyone), `labels`
  *  an agent's labels (`frontend,gpu`; '' or `none`), `dispatchMode` on, off or thread. */
 export type DispatchParamKind = 'takers' | 'labels' | 'dispatchMode';
@@ -27,6 +31,10 @@ export type DispatchParamKind = 'takers' | 'labels' | 'dispatchMode';
  */
 export const WRITE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 export const WRITE_KEY_RULE = '1 to 64 letters, digits or . _ : - (starting with a letter or digit)';
+/** A reported turn's id (`forkbench usage --id`): a script's own scheme (its run and step), or the CLI's fresh
+ *  `report-<uuid>`; 200 characters is room for any, and the same safe letters as a key. */
+export const TURN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+export const TURN_ID_RULE = '1 to 200 letters, digits or . _ : - (starting with a letter or digit)';
 
 /** One parameter. Generic so the table below keeps each one's name, kind and whether it is required as
  *  literal types: the agents' procedures (agentSchemas.ts) derive each method's input type from them. */
@@ -78,6 +86,9 @@ const after = (describe: string) => param({ name: 'after', kind: 'after', requir
 
 const ref = <R extends boolean>(required: R, describe: string) => param({ name: 'ref', kind: 'ref', required, positional: false, describe, git: true });
 const sha = <N extends string, R extends boolean>(name: N, required: R, describe: string) => param({ name, kind: 'sha', required, positional: false, describe, git: true });
+
+/** A number of tokens of one kind (issue 47's `usage`). */
+const count = <N extends string, R extends boolean>(name: N, required: R, describe: string) => param({ name, kind: 'count', required, positional: false, describe });
 
 const AGENT_METHOD_TABLE = [
   { name: 'board', summary: 'Show the goal and every task with its state and holder.', params: [], write: false },
@@ -212,10 +223,39 @@ const AGENT_METHOD_TABLE = [
     report: true,
   },
   {
+    name: 'usage',
+    summary:
+      "Report what one model turn spent, for a script or a custom agent (agent CLIs' own records are read already): counted to the task you held, else as your own overhead; the same --id is counted once.",
+    params: [
+      count('input', true, 'input tokens (not read from a cache)'),
+      count('output', true, 'output tokens'),
+      count('cache-read', false, 'input tokens read from the prompt cache'),
+      count('cache-write', false, 'input tokens written to the prompt cache'),
+      count('reasoning', false, 'reasoning tokens'),
+      param({ name: 'model', kind: 'model', required: false, positional: false, describe: "the model's name, as its price table names it" }),
+      param({ name: 'cost', kind: 'usd', required: false, positional: false, describe: 'what the turn cost in US dollars, when known; else the price table estimates it' }),
+      param({ name: 'id', kind: 'turnId', required: false, positional: false, describe: 'the turn\'s id: a report with an id already recorded is not counted again (one is made when none is given)' }),
+    ],
+    // A report about the agent itself, as `status` is: on no task named, so no fence and no lease renewal (the
+    // liveness check sees a CLI at work already; a report renewing would let a loop of them keep claims alive).
+    write: false,
+    report: true,
+  },
+  {
     name: 'leases',
     summary:
       "Show each agent profile's lease and the evidence for it: how long its claims that ended well went quiet, its lapses, live claims reclaimed, and the lease suggested. Only the person sets a lease (Thread settings).",
     params: [],
+    write: false,
+  },
+  {
+    name: 'cost',
+    summary:
+      "Show what agents spent (issue 47): for a task, its tokens by kind, money, claims, lapses, commits and the same per agent; without an id, the Thread's per task, agent, profile and day. --csv: the same as CSV.",
+    params: [
+      taskId(false, 'task id; omit for the whole Thread'),
+      param({ name: 'csv', kind: 'flag', required: false, positional: false, describe: 'print CSV instead (a header, then one row per task, agent, profile and day)' }),
+    ],
     write: false,
   },
 ] as const;
@@ -232,6 +272,18 @@ export const AGENT_METHOD_NAMES: readonly AgentMethod[] = AGENT_METHODS.map((m) 
 export type AgentParamSpecs<M extends AgentMethod> = Extract<TableEntry, { name: M }>['params'][number];
 
 export type { WhyView, ProfileLeaseView, QueueView };
+
+/** `cost`'s answer (issue 47): one task's view, the Thread's, or either as CSV text (`--csv`). */
+export type CostAnswer = { readonly task: TaskCostView } | { readonly thread: ThreadCostView } | { readonly csv: string };
+/** `usage`'s answer: the turn's id, whether it was counted now (false: that id was recorded before), and where. */
+export interface UsageReportView {
+  readonly id: string;
+  readonly recorded: boolean;
+  readonly tokens: number;
+  readonly taskId: string | null;
+  readonly token: number | null;
+  readonly how: 'held' | 'last-acted' | 'overhead' | null;
+}
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */
 export interface DoneView extends ClaimView {
@@ -272,7 +324,7 @@ export function synopsis(m: MethodSpec): string {
   for (const p of m.params) {
     // The key is every write's, said once in the help rather than on each line.
     if (p.git || p.kind === 'key') continue;
-    const value = p.kind === 'token' ? ' N' : p.kind === 'after' ? ' IDS' : p.kind === 'flag' ? '' : p.kind === 'takers' || p.kind === 'labels' ? ' LIST' : ' TEXT';
+    const value = p.kind === 'token' || p.kind === 'count' ? ' N' : p.kind === 'usd' ? ' USD' : p.kind === 'model' ? ' NAME' : p.kind === 'turnId' ? ' ID' : p.kind === 'after' ? ' IDS' : p.kind === 'flag' ? '' : p.kind === 'takers' || p.kind === 'labels' ? ' LIST' : ' TEXT';
     const name = p.positional ? p.name.replace(/^taskId$/, 'ID').toUpperCase() : `--${p.name}${value}`;
     parts.push(p.required ? name : `[${name}]`);
   }

@@ -15,6 +15,8 @@ import { MAX_METHOD_NAME_CHARS, procedure, typeOnly, type CallError, type InputO
 import { TerminalSize } from '../terminal/terminalSize.js';
 import { PROFILE_IDS, type ProfileIdShared } from '../agents/profileIds.js';
 import { WriteKeySchema } from './agentSchemas.js';
+import { BudgetSchema } from '../board/schemas.js';
+import type { TaskCostView, ThreadCostView } from '../usage/costView.js';
 
 /**
  * The window's API, defined once. Electron's preload exposes it through contextBridge and `serve` carries it
@@ -144,6 +146,17 @@ export const windowMethods = {
       })
       .strict(),
   ),
+  /** Issue 47: a person's budget for a task, or for the Thread (`taskId` null), in dollars or tokens; null
+   *  removes it. Raising a spent one lets the board dispatch the task again; to stop the agent instead, the
+   *  window closes it (`agent.close`). */
+  'budget.set': method<null>()(z.object({ key, taskId: taskId.nullable(), budget: BudgetSchema.nullable(), writeKey }).strict()),
+  /** Issue 47: the Thread's cost: its total and budget, today and this week, the dearest tasks, per agent,
+   *  profile and day (src-shared/usage/costView.ts). */
+  'cost.thread': method<ThreadCostView>()(z.object({ key }).strict()),
+  /** One task's cost: tokens by kind, money, per agent, its sparkline and budget, its claims' time, lapses, commits. */
+  'cost.task': method<TaskCostView>()(z.object({ key, taskId }).strict()),
+  /** The Thread's cost (or one task's) as CSV text (RFC 4180), for the person to save. */
+  'cost.csv': method<string>()(z.object({ key, taskId: taskId.optional() }).strict()),
 } as const;
 
 export type WindowMethod = keyof typeof windowMethods;

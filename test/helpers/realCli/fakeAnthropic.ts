@@ -55,10 +55,28 @@ export interface ToolCall {
 
 export interface Conversation {
   body: MessagesBody;
+  /** What the fake answered it with: the message's id, the usage it reported and when (wall ms, as it replied). */
+  reply?: { id: string; usage: Usage; at: number };
   /** Tools the request offers, by name (deferred ones included, flagged in `body.tools`). */
   tools: string[];
   /** Every tool call in the conversation, in order, with its result. */
   calls: ToolCall[];
+}
+
+/** The usage a reply reports, as the Messages API names it. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/**
+ * The usage of the fake's reply number `n`: different for every reply and in every kind, so a sum of the
+ * counts the CLI recorded says exactly which replies went into it (issue 47's readers are checked by them).
+ */
+export function usageOfReply(n: number): Usage {
+  return { input_tokens: 100 + 7 * n, output_tokens: 20 + 3 * n, cache_creation_input_tokens: 5 * n, cache_read_input_tokens: 11 * n };
 }
 
 export type Turn = { text: string } | { tool: string; input: Record<string, unknown>; text?: string };
@@ -93,12 +111,16 @@ export function startFakeAnthropic(script: Script): Promise<FakeAnthropic> {
       if (path !== '/v1/messages') return false;
       const body = req.body as MessagesBody;
       let turn: Turn = { text: 'OK' };
+      let conversation: Conversation | null = null;
       if (script.isAgent(body)) {
-        const conversation = conversationOf(body);
+        conversation = conversationOf(body);
         turn = script.next(conversation);
         played(conversation, turn);
       }
-      reply(res, body, turn, `msg_fake_${++messages}`, () => `toolu_fake_${++toolUses}`);
+      const n = ++messages;
+      const usage = usageOfReply(n);
+      if (conversation) conversation.reply = { id: `msg_fake_${n}`, usage, at: Date.now() };
+      reply(res, body, turn, `msg_fake_${n}`, () => `toolu_fake_${++toolUses}`, usage);
       return true;
     },
     (body) => (Array.isArray(body.messages) ? `model=${body.model} messages=${body.messages.length} tools=${body.tools?.length ?? 0}` : null),
@@ -135,12 +157,11 @@ function textOf(content: string | ContentBlock[] | undefined): string {
 }
 
 /** Answers one /v1/messages request with `turn`, streamed when the request asks for a stream. */
-function reply(res: ServerResponse, body: MessagesBody, turn: Turn, messageId: string, toolUseId: () => string): void {
+function reply(res: ServerResponse, body: MessagesBody, turn: Turn, messageId: string, toolUseId: () => string, usage: Usage): void {
   const content: ContentBlock[] = [];
   if (turn.text) content.push({ type: 'text', text: turn.text });
   if ('tool' in turn) content.push({ type: 'tool_use', id: toolUseId(), name: turn.tool, input: turn.input });
   const stopReason = 'tool' in turn ? 'tool_use' : 'end_turn';
-  const usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const message = { id: messageId, type: 'message', role: 'assistant', model: body.model };
   if (!body.stream) {
     json(res, { ...message, content, stop_reason: stopReason, stop_sequence: null, usage });

@@ -13,7 +13,10 @@ import { expect, it } from 'vitest';
 import { MCP_SERVER_NAME } from '../../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, squeeze, untilSaved, type Pane, type RealCliThread, type StateSeen } from '../../../helpers/realCli/harness.js';
-import { startFakeAnthropic, type Script } from '../../../helpers/realCli/fakeAnthropic.js';
+import { startFakeAnthropic, type Script, type Turn } from '../../../helpers/realCli/fakeAnthropic.js';
+import { ClaudeUsageReader } from '../../../../src-main/usage/claudeUsage.js';
+import type { BoardEvent } from '../../../../src-shared/board/events.js';
+import { waitFor } from '../../../helpers/pty.js';
 
 const API_KEY = 'sk-ant-api03-forkbench-test-key-0123456789';
 const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
@@ -279,4 +282,105 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     expect(list.out).toMatch(new RegExp(`^${MCP_SERVER_NAME}: .* mcp - ✔ Connected$`, 'm'));
     expect(t.trap.attempts).toEqual([]);
   }, 60_000);
+});
+
+const B_ASK = 'Add a progress note to T-1 (it is yours now).';
+const B_NOTE = 'Picked up T-1 from the first agent.';
+const B_FINAL = 'Noted on T-1.';
+const AFTER_ASK = 'Anything else on your side?';
+const AFTER_FINAL = 'Nothing else: T-1 went to another agent.';
+
+/** Which agent a conversation is: the board instructions name it in the system prompt. */
+const agentOf = (body: { system?: unknown }): string | null => /You are agent \\?"([a-z]+-\d+-[0-9a-f]{12})/.exec(JSON.stringify(body.system ?? ''))?.[1] ?? null;
+
+/** Two agents on one fake: the first claims T-1, notes, answers; asked again after T-1 went away, it only
+ *  answers. The second, once it holds T-1, notes on it. */
+const usageScript: Script = {
+  isAgent: boardScript.isAgent,
+  next(c) {
+    const said = JSON.stringify(c.body.messages);
+    const called = (name: string) => c.calls.find((call) => call.name === name);
+    const fetchTools = (): Turn | null => {
+      const offered = c.body.tools?.find((t) => t.name === mcp('note'));
+      return (!offered || offered.defer_loading) && !called('ToolSearch') && c.tools.includes('ToolSearch') ? { tool: 'ToolSearch', input: { query: `select:${['claim', 'note'].map(mcp).join(',')}` } } : null;
+    };
+    if (said.includes(B_ASK)) return called(mcp('note')) ? { text: B_FINAL } : (fetchTools() ?? { tool: mcp('note'), input: { taskId: 'T-1', text: B_NOTE } });
+    if (said.includes(AFTER_ASK)) return { text: AFTER_FINAL };
+    const claim = called(mcp('claim'));
+    if (!claim) return fetchTools() ?? { tool: mcp('claim'), input: { taskId: 'T-1' } };
+    const token = Number(/"token":\s*(\d+)/.exec(claim.result)?.[1]);
+    if (!called(mcp('note'))) return { tool: mcp('note'), input: { taskId: 'T-1', text: NOTE, token } };
+    return { text: FINAL };
+  },
+};
+
+describeRealCli('claude', "Claude Code's usage, read from its own transcript (issue 47)", () => {
+  const open = closedAfterEach();
+
+  it("a task's tokens are exactly what the API reported for the turns made under its claim, across a reassign; a re-read counts nothing twice", async () => {
+    const api = open(await startFakeAnthropic(usageScript));
+    const t = open(await openRealCliThread('claude-usage', claudeEnv(api.url)));
+    seedHome(t.home, 'default', { [t.folder]: {} });
+    const a = await t.launch('claude', { diagnose: api.summary });
+    const b = await t.launch('claude', { diagnose: api.summary });
+    await ready(a);
+    await ready(b);
+    await a.step(a.screen.type(ASK));
+    await a.step(a.screen.shows(FINAL, 30_000, "A's final answer"));
+    const grant = (await t.event((e) => e.kind === 'grant' && e.agentId === a.agent.id, 1000, 'the grant to A')) as Extract<BoardEvent, { kind: 'grant' }>;
+
+    expect((await t.host.board.run((e) => e.assign('T-1', b.agent.id))).ok).toBe(true);
+    const reassign = (await t.event((e) => e.kind === 'reassign', 1000, 'the reassign')) as Extract<BoardEvent, { kind: 'reassign' }>;
+    await b.step(b.screen.type(B_ASK));
+    await b.step(b.screen.shows(B_FINAL, 30_000, "B's final answer"));
+    await a.step(a.screen.type(AFTER_ASK));
+    await a.step(a.screen.shows(AFTER_FINAL, 30_000, "A's answer after the reassign"));
+
+    // Every agent turn the fake played, by agent, with what it reported and when it replied.
+    const played = api.turns.map((p) => ({ agent: agentOf(p.conversation.body), ...p.conversation.reply! }));
+    expect(new Set(played.map((p) => p.agent))).toEqual(new Set([a.agent.id, b.agent.id]));
+    const usageEvents = async () => (await t.host.board.log()).filter((e): e is Extract<BoardEvent, { kind: 'usage' }> => e.kind === 'usage');
+    // Read within a poll or two of the last turn (UsageWatch.pollMs).
+    await a.step(
+      waitFor(async () => {
+        const ids = new Set((await usageEvents()).flatMap((e) => e.turns.map((x) => x.id)));
+        return played.every((p) => ids.has(p.id));
+      }, 20_000, 'every played turn recorded'),
+    );
+    const events = await usageEvents();
+    const recorded = events.flatMap((e) => e.turns.map((x) => ({ e, x })));
+    // Each turn once, with exactly the counts the API reported for it.
+    expect(recorded.map((r) => r.x.id).sort()).toEqual([...new Set(recorded.map((r) => r.x.id))].sort());
+    for (const { x } of recorded) {
+      const p = played.find((q) => q.id === x.id);
+      expect(p, `${x.id} is a turn the fake played`).toBeDefined();
+      expect(x.tokens).toEqual({ input: p!.usage.input_tokens, output: p!.usage.output_tokens, cacheRead: p!.usage.cache_read_input_tokens, cacheWrite: p!.usage.cache_creation_input_tokens, reasoning: 0 });
+    }
+    const sum = (xs: Array<{ input: number; output: number }>) => xs.reduce((n, u) => n + u.input + u.output, 0);
+    const counted = (agent: string, taskId: string | null) => sum(recorded.filter((r) => r.e.agentId === agent && r.e.taskId === taskId).map((r) => r.x.tokens));
+    const reported = (agent: string, from: number, to: number) => sum(played.filter((p) => p.agent === agent && p.at > from && p.at < to).map((p) => ({ input: p.usage.input_tokens, output: p.usage.output_tokens })));
+    // A's turns from its grant to the reassign are T-1's; before and after, its own overhead. B's are T-1's.
+    expect(counted(a.agent.id, 'T-1')).toBe(reported(a.agent.id, grant.at, reassign.at));
+    expect(counted(a.agent.id, 'T-1')).toBeGreaterThan(0);
+    expect(counted(a.agent.id, null)).toBe(reported(a.agent.id, 0, grant.at) + reported(a.agent.id, reassign.at, Infinity));
+    expect(counted(b.agent.id, 'T-1')).toBe(reported(b.agent.id, reassign.at, Infinity));
+    expect(events.filter((e) => e.taskId === 'T-1').map((e) => [e.agentId, e.token])).toEqual(
+      expect.arrayContaining([
+        [a.agent.id, grant.token],
+        [b.agent.id, reassign.to.token],
+      ]),
+    );
+
+    // A restart reads every transcript again from its start: nothing is counted twice.
+    const before = (await usageEvents()).length;
+    for (const pane of [a, b]) {
+      const session = (await settledArgv(pane.agent.pid!)).find((x, i, all) => all[i - 1] === '--session-id')!;
+      const again = await new ClaudeUsageReader(join(t.home, '.claude'), session).read(Date.now());
+      expect(again.turns.length).toBeGreaterThan(0);
+      const r = await t.host.board.run((e) => e.recordUsage(pane.agent.id, 'claude', again.turns));
+      expect(r.ok && r.value.recorded).toBe(0);
+    }
+    expect((await usageEvents()).length).toBe(before);
+    expect(t.trap.attempts).toEqual([]);
+  }, 120_000);
 });
