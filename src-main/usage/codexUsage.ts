@@ -37,6 +37,12 @@ function limitsOf(v: unknown, now: number): RateLimitReading[] | undefined {
   return out.length ? out.slice(0, 16) : undefined;
 }
 
+/** A rollout item the model produced (its answer, a tool call, its reasoning), not one the CLI added. */
+function isModelOutput(p: Record<string, unknown>): boolean {
+  if (p.type === 'message') return p.role === 'assistant';
+  return p.type === 'function_call' || p.type === 'reasoning' || p.type === 'custom_tool_call' || p.type === 'local_shell_call';
+}
+
 /**
  * Codex's rollout files of one session, read as they grow. Each turn ends with a `token_count` event whose
  * `last_token_usage` is that turn's; `total_token_usage` runs on across resumes, and an event that repeats the
@@ -45,7 +51,7 @@ function limitsOf(v: unknown, now: number): RateLimitReading[] | undefined {
  */
 export class CodexUsageReader implements UsageReader {
   readonly source = 'codex' as const;
-  private readonly tails = new Map<string, { tail: JsonlTail; lastTotal: string | null; model: string | null }>();
+  private readonly tails = new Map<string, { tail: JsonlTail; lastTotal: string | null; model: string | null; outputAt: number | null }>();
   private lastRead: number | null = null;
 
   constructor(
@@ -63,16 +69,24 @@ export class CodexUsageReader implements UsageReader {
     if (!id) return { turns, notBefore, notices };
     for (const path of codexRolloutFiles(this.sessionsDir, id)) {
       let f = this.tails.get(path);
-      if (!f) this.tails.set(path, (f = { tail: new JsonlTail(path), lastTotal: null, model: null }));
+      if (!f) this.tails.set(path, (f = { tail: new JsonlTail(path), lastTotal: null, model: null, outputAt: null }));
       const r = f.tail.read();
       if (!r) continue;
-      if (r.restarted) f.lastTotal = null;
+      if (r.restarted) {
+        f.lastTotal = null;
+        f.outputAt = null;
+      }
       for (const line of r.lines) {
         const rec = parseJson(line.text);
         if (!isObject(rec) || !isObject(rec.payload)) continue;
         const p = rec.payload;
         if (rec.type === 'turn_context' && typeof p.model === 'string') f.model = p.model.slice(0, 200);
+        if (rec.type === 'response_item' && isModelOutput(p)) f.outputAt ??= timeOf(rec.timestamp);
         if (rec.type !== 'event_msg' || p.type !== 'token_count') continue;
+        // The turn's time is when the model's output came, not when its count was written: Codex writes that
+        // once the turn's tool calls have run, which may be after the claim the call made.
+        const outputAt = f.outputAt;
+        f.outputAt = null;
         limits = limitsOf(p.rate_limits, now) ?? limits;
         if (p.info === null || p.info === undefined) continue;
         const info = p.info;
@@ -90,7 +104,7 @@ export class CodexUsageReader implements UsageReader {
         const cached = Math.min(input, countOf(last.cached_input_tokens) ?? 0);
         turns.push({
           id: `${basename(path)}:${line.offset}`,
-          cliAt: timeOf(rec.timestamp),
+          cliAt: outputAt ?? timeOf(rec.timestamp),
           model: f.model,
           // OpenAI counts cached input inside input_tokens; the board keeps them apart.
           tokens: tokens({ input: input - cached, cacheRead: cached, output, reasoning: countOf(last.reasoning_output_tokens) ?? 0 }),

@@ -65,6 +65,27 @@ export interface Conversation {
   calls: ToolCall[];
   /** All text of the conversation (instructions, messages, call outputs), to find what the CLI said. */
   text: string;
+  /** What the fake answered it with: the response's id, the usage it reported and when (wall ms). */
+  reply?: { id: string; usage: ResponsesUsage; at: number };
+}
+
+/** The usage a response reports, as the Responses API names it. */
+export interface ResponsesUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/**
+ * The usage of the fake's response number `n`: different for every response and in every kind, so the counts
+ * a CLI recorded say exactly which responses went into them (issue 47's readers are checked by them).
+ */
+export function usageOfResponse(n: number): ResponsesUsage {
+  const input = 1000 + 13 * n;
+  const output = 20 + 3 * n;
+  return { input_tokens: input, input_tokens_details: { cached_tokens: 100 + n }, output_tokens: output, output_tokens_details: { reasoning_tokens: n }, total_tokens: input + output };
 }
 
 export type Turn = { text: string } | { tool: string; input: Record<string, unknown> };
@@ -91,7 +112,10 @@ export function startFakeResponses(script: Script): Promise<FakeResponses> {
         turn = script.next(conversation);
         played(conversation, turn);
       }
-      reply(res, turn, ++ids);
+      const n = ++ids;
+      const usage = usageOfResponse(n);
+      conversation.reply = { id: `resp_fake_${n}`, usage, at: Date.now() };
+      reply(res, turn, n, usage);
       return true;
     },
     (body) => (Array.isArray(body.input) ? `model=${body.model} input=${body.input.length} tools=${toolNames(body.tools ?? []).length}` : null),
@@ -143,7 +167,7 @@ function textOf(content: InputItem['content'] | InputItem['output']): string {
 }
 
 /** Streams one response holding `turn` as its single output item, as the Responses API streams it. */
-function reply(res: ServerResponse, turn: Turn, n: number): void {
+function reply(res: ServerResponse, turn: Turn, n: number, usage: ResponsesUsage): void {
   let item: Record<string, unknown>;
   if ('tool' in turn) {
     const dot = turn.tool.lastIndexOf('.');
@@ -164,7 +188,6 @@ function reply(res: ServerResponse, turn: Turn, n: number): void {
     event('response.output_text.delta', { output_index: 0, content_index: 0, item_id: item.id, delta: turn.text });
   }
   event('response.output_item.done', { output_index: 0, item });
-  const usage = { input_tokens: 1000, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1020 };
   event('response.completed', { response: { id, object: 'response', status: 'completed', output: [item], usage } });
   res.end();
 }

@@ -20,7 +20,9 @@ import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { cliScript } from '../../../../src-main/base/nodeRuntime.js';
 import { findOnPath } from '../../../../src-main/base/pathLookup.js';
 import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, squeeze, untilSaved, type Pane, type RealCliThread, type StateSeen } from '../../../helpers/realCli/harness.js';
-import { startFakeResponses, type Conversation, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
+import { startFakeResponses, type Conversation, type ResponsesUsage, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
+import type { BoardEvent } from '../../../../src-shared/board/events.js';
+import { waitFor } from '../../../helpers/pty.js';
 
 const API_KEY = 'sk-forkbench-test-key-0123456789';
 const MODEL = 'forkbench-fake-model';
@@ -235,7 +237,7 @@ for (const { bwrap, contained } of CASES) {
       // No dialog ever stood between the model's calls and the board.
       expect(s.seen()).not.toMatch(APPROVAL_DIALOG);
       expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
-      return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command') };
+      return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command'), api };
     }
 
     it(`claims, notes and renews over MCP with no approval prompt; its ${contained ? "shell, in Forkbench's sandbox, lists the board" : 'sandboxed shell is refused the board'}`, async () => {
@@ -267,6 +269,27 @@ for (const { bwrap, contained } of CASES) {
       expect(forkbench!.transport.env_vars).toEqual(IDENTITY_VARS);
       expect(listed.stdout).not.toContain(t.host.roster.agent(agent.id)!.secret);
     }, 60_000);
+
+    it("its usage, read from its rollout's token_count events: T-1's tokens are exactly what the API reported for the turns after the grant", async () => {
+      const { t, agent, api } = await boardSession();
+      const played = api.turns.map((p) => p.conversation.reply!);
+      const grant = (await t.event((e) => e.kind === 'grant' && e.agentId === agent.id, 1000, 'the grant')) as Extract<BoardEvent, { kind: 'grant' }>;
+      type UsageEvent = Extract<BoardEvent, { kind: 'usage' }>;
+      const recorded = async () => (await t.host.board.log()).filter((e): e is UsageEvent => e.kind === 'usage').flatMap((e) => e.turns.map((x) => ({ e, x })));
+      // Read within a poll or two of the last turn (UsageWatch.pollMs).
+      await waitFor(async () => (await recorded()).length >= played.length || undefined, 20_000, 'every response recorded');
+      const all = await recorded();
+      const asRecorded = (u: ResponsesUsage) => ({ input: u.input_tokens - u.input_tokens_details.cached_tokens, output: u.output_tokens, cacheRead: u.input_tokens_details.cached_tokens, cacheWrite: 0, reasoning: u.output_tokens_details.reasoning_tokens });
+      const key = (x: object) => JSON.stringify(x);
+      // Each response once, with exactly its counts.
+      expect(all.map((r) => key(r.x.tokens)).sort()).toEqual(played.map((p) => key(asRecorded(p.usage))).sort());
+      const sum = (xs: Array<{ input: number; output: number; cacheRead: number }>) => xs.reduce((n, u) => n + u.input + u.output + u.cacheRead, 0);
+      const onTask = all.filter((r) => r.e.taskId === 'T-1');
+      expect(onTask.every((r) => r.e.token === grant.token && r.e.how === 'held')).toBe(true);
+      expect(sum(onTask.map((r) => r.x.tokens))).toBe(sum(played.filter((p) => p.at > grant.at).map((p) => asRecorded(p.usage))));
+      expect(sum(all.filter((r) => r.e.taskId === null).map((r) => r.x.tokens))).toBe(sum(played.filter((p) => p.at < grant.at).map((p) => asRecorded(p.usage))));
+      expect(onTask.length).toBeGreaterThan(0);
+    }, 90_000);
 
     it('killed and resumed through its profile (`codex resume <its own session id>`): the model gets the earlier exchange back', async () => {
       const script = {
