@@ -1,22 +1,15 @@
+import type { Budget } from '../../src-shared/usage/budgets.js';
+import type { ModelPrice } from '../../src-shared/usage/prices.js';
+
 /**
  * The cost settings' fields as a person types them (issue 47, item 3 and the price table of item 2): a budget as
  * an amount and a unit, and the Thread's own prices as a line per model. Parsed here so a mistake is named beside
  * its field and nothing is sent; the board's schema (src-shared/board/schemas.ts) still checks every bound.
  */
 
-/** A budget as the board keeps it (src-shared/usage/budgets.ts): dollars, or billed tokens. */
-export interface BudgetValue {
-  readonly unit: 'usd' | 'tokens';
-  readonly limit: number;
-}
-
-/** A model's price in dollars per million tokens of each kind (src-shared/usage/prices.ts). */
-export interface PriceValue {
-  readonly input: number;
-  readonly output: number;
-  readonly cacheRead: number;
-  readonly cacheWrite: number;
-}
+/** A budget and a price as the board keeps them (src-shared/usage/budgets.ts, prices.ts). */
+export type BudgetValue = Budget;
+export type PriceValue = ModelPrice;
 
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 
