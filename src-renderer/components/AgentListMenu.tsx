@@ -8,6 +8,7 @@ import { claimLeaseMs } from '../state/claimLease.js';
 import { AgentStateBadge } from './AgentStateBadge.js';
 import { DispatchMark } from './TaskDispatch.js';
 import { Countdown } from './Countdown.js';
+import { AgentSpend } from './AgentSpend.js';
 
 /** "Go to agent…": opens this list from anywhere, a terminal too (caught before it, as Alt+Shift+N is). */
 export const GO_TO_AGENT_KEYS = 'Alt+Shift+A';
@@ -171,6 +172,8 @@ function AgentListItem({ id, active, onPick }: { id: string; active: boolean; on
           {showControls(containmentLine(a.containment), 'none')}
         </span>
       )}
+      {/* What its CLI spent, its overhead apart, and its rate-limit headroom (issue 47). */}
+      <AgentSpend agentId={id} now={Date.now()} />
       {claims.length > 0 && (
         <span className="agent-list-claims">
           {claims.map((t) => (

@@ -5,6 +5,7 @@ import { CSS } from '@dnd-kit/utilities';
 import { queueView, type QueueItem } from '../../src-shared/board/mergeQueue.js';
 import { useApp, useController } from '../state/hooks.js';
 import { ReleasingPointerSensor } from './releasingPointerSensor.js';
+import { CostFigure } from './CostFigure.js';
 
 /**
  * The panel's layout, inline: app.css ends inside an unclosed `.prompt-missing {` block, so any rule after it
@@ -92,6 +93,8 @@ function QueueEntry({ item, first, last, move }: { item: QueueItem; first: boole
       {...listeners}
     >
       <span className="card-id">{id}</span> <span style={{ flex: 1 }}>{item.title}</span>
+      {/* What landing it cost (issue 47): its agents' spend under its claims. */}
+      <CostFigure taskId={id} testId={`queue-cost-${id}`} />
       {item.landing ? <span className="badge">landing now</span> : null}
       {item.waitsOn.length ? <span className="muted">waits on {item.waitsOn.join(', ')}</span> : null}
       {/* Enter and Space on a button press it: they must not reach the entry, where they would start a drag. */}

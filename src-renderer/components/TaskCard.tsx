@@ -19,6 +19,7 @@ import { askText } from './prompt.js';
 import { noteCount, openTaskDetails, useTaskDetails } from './TaskDetails.js';
 import { CharCount, LimitReason } from './CharCount.js';
 import { CardWaits } from './TaskWaits.js';
+import { CostFigure } from './CostFigure.js';
 import { CARD_STEP_KEYS, enterActions, followCard, moveInActions, stepCard } from './cardFocus.js';
 
 /** What inside a card keeps its own clicks (a click there does not open the details). */
@@ -113,6 +114,8 @@ export const TaskCard = memo(function TaskCard({ id }: { id: string }) {
         <span className="meta-count" title="notes">
           notes {noteCount(task)}
         </span>
+        {/* Issue 47: what it cost so far; absent before anything was spent. */}
+        <CostFigure taskId={id} testId={`card-cost-${id}`} />
       </div>
       {task.state === 'blocked' && task.blockedReason && (
         <p className="card-reason" data-testid={`card-blocked-${id}`}>

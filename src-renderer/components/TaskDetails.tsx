@@ -9,6 +9,7 @@ import { UserText } from './UserText.js';
 import { useReturnFocus } from './returnFocus.js';
 import { AfterField, WhyList } from './TaskWaits.js';
 import { TakersField } from './TaskDispatch.js';
+import { TaskCostSection } from './TaskCost.js';
 
 
 const when = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
@@ -188,6 +189,7 @@ function DetailsOf({ taskId }: { taskId: string }) {
           </>
         )}
       </dl>
+      <TaskCostSection taskId={taskId} events={events} now={Date.now()} />
       <section className="details-section">
         <h3>Why it is not running</h3>
         <WhyList taskId={taskId} />

@@ -8,6 +8,7 @@ import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '..
 import { SharedBoardSetting } from './SharedBoardSetting.js';
 import { threadDefaultShellLine } from '../state/dispatchShells.js';
 import { LeaseEvidence } from './LeaseEvidence.js';
+import { CostSettings } from './CostSettings.js';
 import { useCommands } from './useCommands.js';
 
 const NONE: readonly string[] = [];
@@ -263,6 +264,8 @@ export function ThreadSettings() {
         </button>
       </form>
       <LeaseEvidence />
+      {/* Issue 47: the Thread's budget and its own prices, each saved by its own button. */}
+      <CostSettings />
       <SharedBoardSetting />
     </section>
   );

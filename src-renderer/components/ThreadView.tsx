@@ -24,6 +24,7 @@ import { ThreadHead } from './ThreadHead.js';
 import { ThreadSplit } from './ThreadSplit.js';
 import { WorktreesPanel } from './Worktrees.js';
 import { MergeQueuePanel } from './MergeQueue.js';
+import { ThreadCost } from './ThreadCost.js';
 import { assignAsking } from './takeTask.js';
 
 /** Space picks a focused card up and drops it; Enter is left to open the card's details (TaskCard), and
@@ -69,6 +70,7 @@ export function ThreadView() {
         <ThreadHead layout={layout} manyTasks={manyTasks} />
         {loaded ? <WorktreesPanel /> : null}
         {loaded ? <MergeQueuePanel /> : null}
+        {loaded ? <ThreadCost /> : null}
         <ThreadSplit
           layout={layout}
           board={loaded ? <Board density={density} /> : <div className="loading">Loading the board…</div>}

@@ -1,4 +1,5 @@
 import type { DispatchMode } from '../../src-shared/board/dispatch.js';
+import type { Budget } from '../../src-shared/usage/budgets.js';
 import type { StoreApi } from 'zustand/vanilla';
 import type { KeyedWindowMethod, WindowError, WindowMethod, WindowParams } from '../../src-shared/protocol/windowApi.js';
 import { runsElsewhere } from './agentList.js';
@@ -64,5 +65,8 @@ export class BoardActions {
   /** `force`: the person said yes to starting a task before what it waits on is done (the board notes it). */
   assignTask = (taskId: string, agentId: string, force = false) =>
     this.write('task.assign', force ? { taskId, agentId, force } : { taskId, agentId }, `assign ${taskId} to ${this.nameOf(agentId)}`);
+  /** Issue 47: a task's budget, or the Thread's (`taskId` null); null removes it. Raising a spent one lets the
+   *  board dispatch the task again. */
+  setBudget = (taskId: string | null, budget: Budget | null) => this.write('budget.set', { taskId, budget }, taskId ? `set the budget of ${taskId}` : 'set the Thread\'s budget');
   closeAgent = async (agentId: string) => this.closable(agentId) && this.act('agent.close', { agentId }, `close ${this.nameOf(agentId)}`);
 }
