@@ -43,6 +43,8 @@ const KINDS = {
   'task-copied': false,
   'board-copied': false,
   usage: false,
+  'worktree-saved': false,
+  'saved-work-deleted': false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

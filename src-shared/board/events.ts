@@ -1,4 +1,4 @@
-import type { SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, HostGoneHow, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { SavedWork, SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, HostGoneHow, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
@@ -150,9 +150,15 @@ export type CarryEventBody =
 export type UsageEventBody =
   | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] };
 
+/** Issue 47 item 5: a parked folder's uncommitted work saved under refs/forkbench/parked/ (before the folder is
+ *  removed), and a saved work a person deleted (its ref is gone). Changes no task's state or claim. */
+export type ParkedEventBody =
+  | { kind: 'worktree-saved'; taskId: string; saved: SavedWork; by: string }
+  | { kind: 'saved-work-deleted'; taskId: string; ref: string; by: string };
+
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
 export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'edit' | 'fence' | 'record' | 'add' | 'dispatch';
 
-export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody);
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | ParkedEventBody);
 export type BoardEventKind = BoardEvent['kind'];
