@@ -842,11 +842,11 @@ export class LeaseEngine {
   }
 
   /** Issue 47 item 5: a parked folder's uncommitted work was saved under `saved.ref` (ParkedWork), before the
-   *  folder is removed. Only for a folder the task still has parked: a later grant never parks the latest. */
+   *  folder is removed: one the task has parked, or its latest while nobody holds it. */
   recordSaved(taskId: string, saved: SavedWork, by: string): Result<null> {
     const t = this.find(taskId);
     if (!t.ok) return t;
-    if (!t.value.parked.some((p) => p.path === saved.path)) return reject('bad-state', `${taskId} has no parked folder ${saved.path}`);
+    if (!t.value.parked.some((p) => p.path === saved.path) && t.value.worktree?.path !== saved.path) return reject('bad-state', `${taskId} has no folder ${saved.path}`);
     this.emit({ kind: 'worktree-saved', taskId, saved, by });
     return ok(null);
   }

@@ -140,7 +140,10 @@ export class ClaimFolders {
       fs.writeFileSync(join(admin, 'HEAD'), `ref: refs/heads/${branch}\n`);
       const wt: TaskWorktree = { path, branch, base, baseCommit: t.worktree?.baseCommit ?? first?.head?.sha ?? baseRef?.sha ?? start.sha, token };
       const prev = t.worktree;
-      if (prev && !present(prev))
+      const cleaned = prev && !present(prev) ? t.saved?.find((w) => w.path === prev.path) : undefined;
+      if (prev && cleaned)
+        notes.push(`The previous claim's folder ${prev.path} was saved as ${cleaned.ref} and removed after its grace (parked work, listed under Worktrees); this claim works in a fresh folder at the board's record ${shortSha(start.sha)}.`);
+      else if (prev && !present(prev))
         notes.push(`The worktree ${prev.path} had been deleted by hand; it was made again from ${branch} at ${shortSha(start.sha)}: every recorded commit is there, changes never committed are not.`);
       else if (prev) notes.push(`This claim works in a fresh folder at the board's record ${shortSha(start.sha)}; the previous claim's folder ${prev.path} is parked and fenced, with anything left uncommitted there.`);
       if (dirty > 0)
@@ -461,7 +464,7 @@ export class ClaimFolders {
   }
 
   /** The telling before a removal, bounded: a failure or a slow pane never keeps the folder. */
-  private async tellLeaving(f: FolderLeaving): Promise<void> {
+  async tellLeaving(f: FolderLeaving): Promise<void> {
     const tell = this.leaving;
     if (!tell) return;
     let timer: unknown;
