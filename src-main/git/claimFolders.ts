@@ -15,6 +15,7 @@ import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/dispo
 import { realTimers, type Timers } from '../base/timers.js';
 import type { RecordArrival } from './recordArrival.js';
 import { claimFoldersUnder, hooksKeyOf, type FoundFolder } from './boardNames.js';
+import { diskUse } from './diskUse.js';
 
 export const FolderRemovalConstants = {
   /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
@@ -348,7 +349,8 @@ export class ClaimFolders {
         if (!this.ours(wt)) continue;
         const latest = wt === t.worktree;
         const [uncommitted, ahead] = await Promise.all([this.r.uncommittedOf(wt), latest ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0)]);
-        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !present(wt), uncommitted, ahead });
+        const here = present(wt);
+        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !here, uncommitted, ahead, bytes: here ? diskUse(wt.path) : 0 });
       }
     }
     return out;

@@ -252,6 +252,47 @@ export class ParkedWork implements IDisposable {
     return { saved, removed: true };
   }
 
+  /**
+   * A saved work put back into a new folder of its own, for a person (`restored/<board>/T-n-<token>` in the
+   * Thread's data folder, never a claim's): checked out at the commit it was saved on, its files as saved and
+   * its index as saved (files the index did not have show as untracked, as they were). Returns the folder.
+   */
+  restore(taskId: string, ref: string): Promise<string> {
+    return this.r.queue.run(async () => {
+      const w = this.savedWork(taskId, ref, 'restored');
+      const base = join(this.r.names.threadDir, 'restored', this.r.names.key, `${taskId}-${w.token}`);
+      let path = base;
+      // A folder restored before is the person's now, whatever they did with it: a new one beside it.
+      for (let n = 2; fs.existsSync(path); n++) path = `${base}-${n}`;
+      const parents = (await this.r.git(this.r.repo.root, ['rev-list', '--parents', '-n', '1', w.sha])).stdout.trim().split(' ').slice(1);
+      const [head, index] = parents.length === 2 ? parents : [null, parents[0] ?? null];
+      await this.r.git(this.r.repo.root, ['worktree', 'add', '--quiet', '--detach', path, head ?? w.sha]);
+      await this.r.git(path, ['read-tree', '-u', '--reset', w.sha]);
+      if (index) await this.r.git(path, ['read-tree', index]);
+      return path;
+    });
+  }
+
+  /** A saved work deleted, as a person asked (the window asks first): the board forgets it, then its ref goes.
+   *  A kill between the two leaves the ref, never a board that names a ref that is gone. */
+  delete(taskId: string, ref: string, by: string): Promise<void> {
+    return this.r.queue.run(async () => {
+      const w = this.savedWork(taskId, ref, 'deleted');
+      const r = await this.r.board.run((e) => e.deleteSaved(taskId, ref, by));
+      if (!r.ok) throw new WorktreeError('no-worktree', r.error.message);
+      await this.r.git(this.r.repo.root, ['update-ref', '-d', ref, w.sha]);
+    });
+  }
+
+  /** The saved work the board records under `ref`, still at its commit; otherwise a refusal that did nothing. */
+  private savedWork(taskId: string, ref: string, doing: string): SavedWork {
+    const w = this.r.board.state.tasks.get(taskId)?.saved?.find((x) => x.ref === ref);
+    if (!w) throw new WorktreeError('no-worktree', `${taskId} has no saved work ${ref}: nothing was ${doing}.`);
+    const now = this.r.readRef(ref);
+    if (now !== w.sha) throw new WorktreeError('no-worktree', `${ref} is ${now ? `at ${shortSha(now)}, not the saved ${shortSha(w.sha)}` : 'gone from the repository'}: nothing was ${doing}.`);
+    return w;
+  }
+
   /** The folder's HEAD commit, or null (a branch HEAD whose branch is gone). */
   private async headOf(path: string): Promise<string | null> {
     const r = await this.r.git(path, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowFail: true });

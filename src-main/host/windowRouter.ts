@@ -65,6 +65,8 @@ export class WindowRouter {
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
     'worktree.others': (p) => this.thread(p.key).otherFolders(),
     'worktree.clear': (p) => this.thread(p.key).clearFolder(p),
+    'worktree.restoreSaved': (p) => this.thread(p.key).restoreSaved(p),
+    'worktree.deleteSaved': (p) => this.thread(p.key).deleteSaved(p),
     'notice.claim': (p) => this.thread(p.key).claimNotice(p),
     // Not the Thread's own door: the Thread is closed and opened again, which only its manager can do.
     'thread.setBoard': (p) => this.threads.setBoard(p),
