@@ -276,8 +276,10 @@ function DiskTotal({ list }: { list: readonly WorktreeInfo[] }) {
  * its ref (what it holds is then gone).
  */
 function SavedWorkList() {
-  const board = useApp((s) => (s.boardVersion, s.board));
-  const rows = useMemo(() => savedWorkOf(board), [board]);
+  // The board's task map changes in place (boardVersion says when): the version is what the list follows.
+  const version = useApp((s) => s.boardVersion);
+  const board = useApp((s) => s.board);
+  const rows = useMemo(() => savedWorkOf(board), [board, version]);
   if (rows.length === 0) return null;
   return (
     <div className="saved-work" data-testid="saved-work">
