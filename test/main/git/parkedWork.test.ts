@@ -179,6 +179,47 @@ describe('parked folders: bounded, nothing lost (issue 47 item 5)', () => {
     expect(host.board.state.tasks.get('T-1')?.parked).toEqual([]);
   });
 
+  it('saved work is restored into a new folder each time (files and index as saved) and deleted board first; a refusal says why and does nothing', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'restore me' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(c.worktree.path, 'staged.txt'), 'in the index\n');
+    expect((await sh(c.worktree.path, 'git add staged.txt', agentEnv(host, a))).code).toBe(0);
+    fs.writeFileSync(join(c.worktree.path, 'loose.txt'), 'untracked\n');
+    await handOver(host, 'T-1', b);
+    const parked = host.worktrees.require().parked;
+    await parked.sweep();
+    clock.advance(GRACE_MS);
+    const [ref] = (await parked.sweep()).saved as [string];
+    const sha = gitSync(folder, ['rev-parse', ref]);
+
+    await expect(parked.restore('T-1', 'refs/forkbench/parked/nope')).rejects.toMatchObject({ code: 'no-worktree', message: expect.stringContaining('nothing was restored') });
+    // The ref moved by something other than Forkbench: neither restored nor deleted, and the board keeps its record.
+    gitSync(folder, ['update-ref', ref, 'main']);
+    await expect(parked.restore('T-1', ref)).rejects.toMatchObject({ message: expect.stringMatching(/is at \w+, not the saved \w+: nothing was restored/) });
+    await expect(parked.delete('T-1', ref, 'user')).rejects.toMatchObject({ message: expect.stringContaining('nothing was deleted') });
+    expect(host.board.state.tasks.get('T-1')?.saved?.map((w) => w.sha)).toEqual([sha]);
+    gitSync(folder, ['update-ref', ref, sha]);
+
+    const one = await parked.restore('T-1', ref);
+    const two = await parked.restore('T-1', ref);
+    expect(two).toBe(`${one}-2`);
+    for (const into of [one, two]) {
+      expect(fs.readFileSync(join(into, 'loose.txt'), 'utf8')).toBe('untracked\n');
+      expect(gitSync(into, ['status', '--porcelain'])).toBe('A  staged.txt\n?? loose.txt');
+    }
+    expect(one.startsWith(host.worktrees.require().names.threadDir)).toBe(true);
+
+    await parked.delete('T-1', ref, 'user');
+    expect(host.board.state.tasks.get('T-1')?.saved).toEqual([]);
+    expect(gitSync(folder, ['for-each-ref', ref])).toBe('');
+    await expect(parked.delete('T-1', ref, 'user')).rejects.toMatchObject({ code: 'no-worktree' });
+    expect(fs.existsSync(one)).toBe(true); // a restored folder is the person's
+  });
+
   it('over the disk budget the oldest parked folders go first, before their grace; under it the rest wait', async () => {
     const clock = new ManualClock();
     const { host, folder } = await fx.host({ parked: { clock } });
