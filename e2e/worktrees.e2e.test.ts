@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
 import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
 import { claimWorktree, git, openWindowOnRepo, servedNames } from './gitThread.js';
-import { windowOn } from './windowClient.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
 const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
@@ -138,10 +137,14 @@ describe('worktrees under claims in a real browser', () => {
     // Continues the test above: A's folder of T-1 is parked, with A's refused line uncommitted in notes.txt.
     const a1 = fs.readdirSync(servedNames(served).folders).map((agent) => join(servedNames(served).folders, agent, 'T-1-1')).find((p) => fs.existsSync(p)) as string;
     expect(fs.readFileSync(join(a1, 'notes.txt'), 'utf8')).toBe('A was here\nA again\n');
-    const host = await windowOn(served);
-    const [thread] = await host.call('threads.list', {});
-    // The shortest grace a Thread may have: the folder goes a second after the setting.
-    await host.call('board.setSettings', { key: thread!.key, patch: { parkedGraceMs: 1_000, parkedBudgetMb: 512 } });
+    // The Thread's settings, as a person sets them: the grace in minutes (5 by default), and a disk budget.
+    await page.getByTestId('thread-settings').click();
+    expect(await page.getByTestId('settings-parked-grace').inputValue()).toBe('5');
+    // 0.02 min is 1.2 s, just past the shortest grace a Thread may have: the folder goes soon after the save.
+    await page.getByTestId('settings-parked-grace').fill('0.02');
+    await page.getByTestId('settings-parked-budget').fill('512');
+    await page.getByTestId('settings-save').click();
+    // (Had the default grace stayed, nothing would be saved within the wait below.)
     const row = page.getByTestId('saved-work-row');
     await row.waitFor({ timeout: 15_000 });
     const ref = (await row.getAttribute('data-ref')) as string;
