@@ -5,6 +5,7 @@ import { HOST_ACTOR, USER, type SavedWork, type Task, type TaskWorktree } from '
 import { parkedRef, shortSha } from '../../src-shared/git/taskBranch.js';
 import { parkedBudgetBytesOf, parkedGraceOf } from '../../src-shared/git/parkedWork.js';
 import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
+import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import type { Clock } from '../base/clock.js';
 import { realTimers, type Timers } from '../base/timers.js';
 import type { ClaimFolders } from './claimFolders.js';
@@ -73,6 +74,7 @@ export class ParkedWork implements IDisposable {
   /** When each folder was first seen parked (board time): restarts count the grace again, never less. */
   private readonly since = new Map<string, number>();
   private timer: unknown = null;
+  private readonly sweeps = new SerialQueue();
   private due = Infinity;
   private disposed = false;
   /** A folder moved to the trash by a clean-up killed before `git worktree prune` leaves git's note of it. */
@@ -152,15 +154,17 @@ export class ParkedWork implements IDisposable {
   }
 
   /**
-   * One pass, in the git queue: every folder whose clean-up was begun (its save is on the board, or it is
+   * One pass: every folder whose clean-up was begun (its save is on the board, or it is
    * gone but still named) is finished; every one past its grace, and the oldest while over the budget, is
    * saved if needed and removed. The next pass is scheduled for the next grace to run out.
    */
   sweep(): Promise<SweepOutcome> {
-    return this.r.queue.run(async () => {
+    // One sweep at a time; inside one, each folder takes the git queue for its own clean-up only, so a grant
+    // (which an agent waits on) waits for one folder at most, never for a whole sweep.
+    return this.sweeps.run(async () => {
       const out: SweepOutcome = { saved: [], removed: [], kept: [] };
       if (this.disposed) return out;
-      if (!this.pruned) await this.r.git(this.r.repo.root, ['worktree', 'prune']);
+      if (!this.pruned) await this.r.queue.run(() => this.r.git(this.r.repo.root, ['worktree', 'prune']));
       this.pruned = true;
       const settings = this.r.board.state.settings;
       const grace = parkedGraceOf(settings);
@@ -185,7 +189,7 @@ export class ParkedWork implements IDisposable {
       for (const c of due) {
         if (this.disposed) break;
         try {
-          const done = await this.clean(c);
+          const done = await this.r.queue.run(() => this.clean(c));
           if (done.saved) out.saved.push(done.saved);
           if (done.removed) out.removed.push(c.wt.path);
           if (done.kept) out.kept.push({ path: c.wt.path, why: done.kept });
@@ -205,7 +209,7 @@ export class ParkedWork implements IDisposable {
     const t = this.r.board.state.tasks.get(c.taskId);
     // The board moved on since the candidates were read: a grant took the task, or a person removed the folder.
     if (!t) return {};
-    if (c.latest ? t.worktree?.path !== c.wt.path || !idleLatest(t) : !t.parked.some((p) => p.path === c.wt.path)) return {};
+    if (c.latest ? t.worktree?.path !== c.wt.path || !idleLatest(t) || !present(c.wt) : !t.parked.some((p) => p.path === c.wt.path)) return {};
     const f = { taskId: c.taskId, path: c.wt.path };
     let saved: string | undefined;
     if (present(c.wt)) {
