@@ -350,7 +350,7 @@ export class ClaimFolders {
         const latest = wt === t.worktree;
         const [uncommitted, ahead] = await Promise.all([this.r.uncommittedOf(wt), latest ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0)]);
         const here = present(wt);
-        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !here, uncommitted, ahead, bytes: here ? diskUse(wt.path) : 0 });
+        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !here, uncommitted, ahead, bytes: here ? await diskUse(wt.path) : 0 });
       }
     }
     return out;

@@ -54,6 +54,9 @@ interface Candidate {
 const ParkedConstants = {
   /** A sweep asked for by an event waits this long, so a burst of grants and claim ends makes one sweep. */
   coalesceMs: 200,
+  /** How long a folder's measured disk use is trusted: a minute, against a grace of minutes and sweeps that
+   *  come with every claim's end. */
+  sizeTtlMs: 60_000,
 } as const;
 
 /**
@@ -75,6 +78,8 @@ export class ParkedWork implements IDisposable {
   private readonly since = new Map<string, number>();
   private timer: unknown = null;
   private readonly sweeps = new SerialQueue();
+  /** Parked folders' disk use as last measured (board time), by path. */
+  private readonly sizes = new Map<string, { bytes: number; at: number }>();
   private due = Infinity;
   private disposed = false;
   /** A folder moved to the trash by a clean-up killed before `git worktree prune` leaves git's note of it. */
@@ -146,6 +151,7 @@ export class ParkedWork implements IDisposable {
     }
     const seen = new Set(out.map((c) => c.wt.path));
     for (const path of this.since.keys()) if (!seen.has(path)) this.since.delete(path);
+    for (const path of this.sizes.keys()) if (!seen.has(path)) this.sizes.delete(path);
     for (const c of out) {
       if (!this.since.has(c.wt.path)) this.since.set(c.wt.path, now);
       c.since = this.since.get(c.wt.path) as number;
@@ -179,10 +185,12 @@ export class ParkedWork implements IDisposable {
       if (budget !== null) {
         // Oldest first (first seen parked, then the older grant), until what stays fits the budget.
         const staying = all.filter((c) => !due.has(c) && present(c.wt)).sort((a, b) => a.since - b.since || (a.wt.token ?? 0) - (b.wt.token ?? 0));
-        let total = staying.reduce((n, c) => n + diskUse(c.wt.path), 0);
+        const sizes = new Map<Candidate, number>();
+        for (const c of staying) sizes.set(c, await this.sizeOf(c.wt.path, now));
+        let total = [...sizes.values()].reduce((n, b) => n + b, 0);
         for (const c of staying) {
           if (total <= budget) break;
-          total -= diskUse(c.wt.path);
+          total -= sizes.get(c) as number;
           due.add(c);
         }
       }
@@ -202,6 +210,17 @@ export class ParkedWork implements IDisposable {
       if (next !== Infinity) this.soon(Math.max(0, next - this.clock.now()));
       return out;
     });
+  }
+
+  /** A parked folder's disk use, measured again only once a measure is ParkedConstants.sizeTtlMs old: a
+   *  parked folder is fenced and changes little, and walking a large checkout at every sweep would cost more
+   *  than the budget saves. */
+  private async sizeOf(path: string, now: number): Promise<number> {
+    const known = this.sizes.get(path);
+    if (known && now - known.at < ParkedConstants.sizeTtlMs) return known.bytes;
+    const bytes = await diskUse(path);
+    this.sizes.set(path, { bytes, at: now });
+    return bytes;
   }
 
   /** One folder's clean-up, in the order that loses nothing: save and record, then move, forget, delete. */
