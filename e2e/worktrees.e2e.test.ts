@@ -132,4 +132,46 @@ describe('worktrees under claims in a real browser', () => {
     expect(fs.existsSync(old)).toBe(false);
     expect(git(served.folder, 'rev-parse', 'forkbench/T-1')).toBe(oldSha);
   }, 120_000);
+
+  it('a parked folder with uncommitted work is saved and removed after its grace; the panel lists the saved work, Restore puts it in a new folder, Delete asks first', async () => {
+    // Continues the test above: A's folder of T-1 is parked, with A's refused line uncommitted in notes.txt.
+    const a1 = fs.readdirSync(servedNames(served).folders).map((agent) => join(servedNames(served).folders, agent, 'T-1-1')).find((p) => fs.existsSync(p)) as string;
+    expect(fs.readFileSync(join(a1, 'notes.txt'), 'utf8')).toBe('A was here\nA again\n');
+    // The Thread's settings, as a person sets them: the grace in minutes (5 by default), and a disk budget.
+    await page.getByTestId('thread-settings').click();
+    expect(await page.getByTestId('settings-parked-grace').inputValue()).toBe('5');
+    // 0.02 min is 1.2 s, just past the shortest grace a Thread may have: the folder goes soon after the save.
+    await page.getByTestId('settings-parked-grace').fill('0.02');
+    await page.getByTestId('settings-parked-budget').fill('512');
+    await page.getByTestId('settings-save').click();
+    // (Had the default grace stayed, nothing would be saved within the wait below.)
+    const row = page.getByTestId('saved-work-row');
+    await row.waitFor({ timeout: 15_000 });
+    const ref = (await row.getAttribute('data-ref')) as string;
+    expect(ref).toMatch(new RegExp(`^refs/forkbench/parked/${servedNames(served).key}/T-1/1$`));
+    expect(fs.existsSync(a1)).toBe(false);
+    expect(git(served.folder, 'show', `${ref}:notes.txt`)).toBe('A was here\nA again');
+    expect(await row.textContent()).toContain('T-1');
+    // Disk use per folder and in total, beside the budget.
+    await expect.poll(() => page.getByTestId('worktrees-disk').textContent()).toMatch(/on disk · parked folders budget 512 MB/);
+    await expect.poll(async () => Number(await page.getByTestId('worktrees-disk').getAttribute('data-bytes'))).toBeGreaterThan(0);
+    await shot('17-saved-parked-work');
+
+    await row.getByTestId('saved-work-restore').click();
+    const restored = page.getByTestId('saved-work-restored');
+    await restored.waitFor();
+    const into = ((await restored.locator('code').textContent()) as string).trim();
+    expect(fs.readFileSync(join(into, 'notes.txt'), 'utf8')).toBe('A was here\nA again\n');
+    // Its index as saved (the saved commit's second parent).
+    expect(git(into, 'write-tree')).toBe(git(served.folder, 'rev-parse', `${ref}^2^{tree}`));
+
+    await row.getByTestId('saved-work-delete').click();
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: `Delete ${ref}?` }).count()).toBe(1);
+    await shot('18-saved-work-delete-asks');
+    await page.getByTestId('saved-work-delete-yes').click();
+    await row.waitFor({ state: 'detached' });
+    expect(git(served.folder, 'for-each-ref', ref)).toBe('');
+    // The restored folder is the person's: deleting the saved work leaves it.
+    expect(fs.existsSync(join(into, 'notes.txt'))).toBe(true);
+  }, 60_000);
 });

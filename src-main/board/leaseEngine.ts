@@ -1,8 +1,8 @@
-import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, RenewVia, UsageEventBody, BudgetEventBody } from '../../src-shared/board/events.js';
+import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, ParkedEventBody, RenewVia, UsageEventBody, BudgetEventBody } from '../../src-shared/board/events.js';
 import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared/board/boardCarry.js';
 import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
-import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, HostGoneHow, LostRecord, RecordHost, Task, TaskState, TaskWorktree } from '../../src-shared/board/model.js';
+import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, HostGoneHow, LostRecord, RecordHost, Task, TaskState, TaskWorktree, SavedWork } from '../../src-shared/board/model.js';
 import { shortSha, strayRef } from '../../src-shared/git/taskBranch.js';
 import { HOST_ACTOR, USER, VERIFY_ACTOR } from '../../src-shared/board/model.js';
 import { applyEvent, copyBoard, emptyBoard, type Board } from '../../src-shared/board/reducer.js';
@@ -859,6 +859,25 @@ export class LeaseEngine {
     return ok(null);
   }
 
+  /** Issue 47 item 5: a parked folder's uncommitted work was saved under `saved.ref` (ParkedWork), before the
+   *  folder is removed: one the task has parked, or its latest while nobody holds it. */
+  recordSaved(taskId: string, saved: SavedWork, by: string): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    if (!t.value.parked.some((p) => p.path === saved.path) && t.value.worktree?.path !== saved.path) return reject('bad-state', `${taskId} has no folder ${saved.path}`);
+    this.emit({ kind: 'worktree-saved', taskId, saved, by });
+    return ok(null);
+  }
+
+  /** A person deleted a saved work (its ref is removed after this is on the board). */
+  deleteSaved(taskId: string, ref: string, by: string = USER): Result<null> {
+    const t = this.find(taskId);
+    if (!t.ok) return t;
+    if (!t.value.saved?.some((w) => w.ref === ref)) return reject('bad-state', `${taskId} has no saved work ${ref}: nothing was deleted.`);
+    this.emit({ kind: 'saved-work-deleted', taskId, ref, by });
+    return ok(null);
+  }
+
   /**
    * A grant whose worktree could not be made: unfenced work in the shared folder is what worktrees exist to
    * prevent, so the claim ends and the task waits, blocked with the reason, for a person to fix it. Only the
@@ -1109,7 +1128,7 @@ export class LeaseEngine {
     this.emit({ kind: 'claim-ended', taskId, agentId: c.agentId, token: c.token, reason, to });
   }
 
-  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody): void {
+  private emit(body: BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody | ParkedEventBody): void {
     // Stamped in place: the body is built by the caller for this event alone, and a spread copy of a
     // dozen event shapes was the single largest cost of a renewal.
     const e = body as BoardEvent & { seq: number; at: number; mono: number };

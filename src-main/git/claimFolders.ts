@@ -15,6 +15,7 @@ import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/dispo
 import { realTimers, type Timers } from '../base/timers.js';
 import type { RecordArrival } from './recordArrival.js';
 import { claimFoldersUnder, hooksKeyOf, type FoundFolder } from './boardNames.js';
+import { diskUse } from './diskUse.js';
 
 export const FolderRemovalConstants = {
   /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
@@ -140,7 +141,10 @@ export class ClaimFolders {
       fs.writeFileSync(join(admin, 'HEAD'), `ref: refs/heads/${branch}\n`);
       const wt: TaskWorktree = { path, branch, base, baseCommit: t.worktree?.baseCommit ?? first?.head?.sha ?? baseRef?.sha ?? start.sha, token };
       const prev = t.worktree;
-      if (prev && !present(prev))
+      const cleaned = prev && !present(prev) ? t.saved?.find((w) => w.path === prev.path) : undefined;
+      if (prev && cleaned)
+        notes.push(`The previous claim's folder ${prev.path} was saved as ${cleaned.ref} and removed after its grace (parked work, listed under Worktrees); this claim works in a fresh folder at the board's record ${shortSha(start.sha)}.`);
+      else if (prev && !present(prev))
         notes.push(`The worktree ${prev.path} had been deleted by hand; it was made again from ${branch} at ${shortSha(start.sha)}: every recorded commit is there, changes never committed are not.`);
       else if (prev) notes.push(`This claim works in a fresh folder at the board's record ${shortSha(start.sha)}; the previous claim's folder ${prev.path} is parked and fenced, with anything left uncommitted there.`);
       if (dirty > 0)
@@ -345,7 +349,8 @@ export class ClaimFolders {
         if (!this.ours(wt)) continue;
         const latest = wt === t.worktree;
         const [uncommitted, ahead] = await Promise.all([this.r.uncommittedOf(wt), latest ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0)]);
-        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !present(wt), uncommitted, ahead });
+        const here = present(wt);
+        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !here, uncommitted, ahead, bytes: here ? await diskUse(wt.path) : 0 });
       }
     }
     return out;
@@ -461,7 +466,7 @@ export class ClaimFolders {
   }
 
   /** The telling before a removal, bounded: a failure or a slow pane never keeps the folder. */
-  private async tellLeaving(f: FolderLeaving): Promise<void> {
+  async tellLeaving(f: FolderLeaving): Promise<void> {
     const tell = this.leaving;
     if (!tell) return;
     let timer: unknown;

@@ -16,6 +16,7 @@ import { TaskRemote } from './taskRemote.js';
 import { TaskRepo } from './taskRepo.js';
 import { TaskReview } from './taskReview.js';
 import { ThreadFolderFence } from './threadFolderFence.js';
+import { ParkedWork, type ParkedSeams } from './parkedWork.js';
 
 export { WorktreeError } from './taskRepo.js';
 
@@ -35,10 +36,12 @@ export class WorktreeManager {
     readonly pushes: TaskPushes,
     /** What the board recorded of each commit, as git notes for people (`git log --notes=forkbench`). */
     readonly notes: CommitNotes,
+    /** Parked folders saved and removed after their grace (issue 47 item 5). */
+    readonly parked: ParkedWork,
   ) {}
 
   /** A manager for the folder's repository, or the reason there is no isolation in this Thread. */
-  static async open(folder: string, dataDir: string, board: BoardService, socket = '', timing: ArrivalTiming = {}): Promise<WorktreeManager | { reason: string }> {
+  static async open(folder: string, dataDir: string, board: BoardService, socket = '', timing: ArrivalTiming = {}, parkedSeams: ParkedSeams = {}): Promise<WorktreeManager | { reason: string }> {
     const probe = await probeRepo(folder);
     if (!probe.ok) return { reason: probe.reason };
     // git needs perl too, so it is nearly always there.
@@ -62,7 +65,8 @@ export class WorktreeManager {
     };
     const folders = new ClaimFolders(repo, hooks, records, undefined, new RecordArrival(repo, remote, timing));
     const notes = new CommitNotes(repo, board.clock, (m) => process.stderr.write(`${m}\n`));
-    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers), notes);
+    const parked = new ParkedWork(repo, folders, hooks, board.clock, timing.timers, parkedSeams, (m) => process.stderr.write(`${m}\n`));
+    return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers), notes, parked);
   }
 
   /**

@@ -20,6 +20,7 @@ import type { ApprovalSeal } from './approvalSeal.js';
 import { trackingRef } from '../git/taskRemote.js';
 import { WorktreeError, WorktreeManager } from '../git/worktreeManager.js';
 import type { ArrivalTiming } from '../git/recordArrival.js';
+import type { ParkedSeams } from '../git/parkedWork.js';
 import { RemoteMismatchError } from '../git/remoteJoin.js';
 
 const WorktreeConstants = {
@@ -95,8 +96,8 @@ export class ClaimWorktrees {
    * agents' socket, whose hooks they answer: the socket's path is known before it listens, and the fence
    * hooks only dial it once an agent commits.
    */
-  static async open(folder: string, board: BoardService, socketPath: string, timing: ArrivalTiming = {}, warn?: (message: string) => void): Promise<ClaimWorktrees> {
-    const git = await WorktreeManager.open(folder, board.dir, board, socketPath, timing).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
+  static async open(folder: string, board: BoardService, socketPath: string, timing: ArrivalTiming = {}, warn?: (message: string) => void, parkedSeams?: ParkedSeams): Promise<ClaimWorktrees> {
+    const git = await WorktreeManager.open(folder, board.dir, board, socketPath, timing, parkedSeams).catch((err: Error) => ({ reason: `git could not be used here: ${err.message}` }));
     if (!(git instanceof WorktreeManager)) return new ClaimWorktrees(board, null, git.reason, warn);
     // A clone of another remote does not join (RemoteMismatchError goes to the opener, which says why).
     const joined = await git.join().catch((err: Error) => err);
@@ -106,6 +107,8 @@ export class ClaimWorktrees {
     if (cleared.length) warn?.(`forkbench: cleared ${cleared.length} git lock(s) or unfinished worktree(s) left by a grant its host stopped inside: ${cleared.join(', ')}`);
     // Records this host made and had not pushed when it stopped (or was killed) go out now, in the background.
     void git.pushes.resume().catch(() => undefined);
+    // Parked folders: a clean-up a kill cut short is finished or redone, the rest wait out their grace.
+    git.parked.start();
     return new ClaimWorktrees(board, git, '', warn);
   }
 
@@ -178,6 +181,7 @@ export class ClaimWorktrees {
   follow(e: BoardEvent): void {
     const git = this.git;
     if (!git) return;
+    git.parked.follow(e);
     // On a shared board, a grant to another host's agent is that host's to give a folder (in its own clone).
     if (e.kind === 'grant') {
       if (this.board.runsHere(e.agentId)) this.grant(e.taskId, e.agentId, e.token);
@@ -434,6 +438,7 @@ export class ClaimWorktrees {
     this.closed = true;
     this.store.dispose();
     this.git?.pushes.dispose();
+    this.git?.parked.dispose();
     this.onBaseMoved.dispose();
   }
 

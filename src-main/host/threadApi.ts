@@ -224,6 +224,15 @@ export class ThreadApi {
     return null;
   }
 
+  async restoreSaved(p: P<'worktree.restoreSaved'>): Promise<R<'worktree.restoreSaved'>> {
+    return { path: await this.host.worktrees.require().parked.restore(p.taskId, p.ref) };
+  }
+
+  async deleteSaved(p: P<'worktree.deleteSaved'>): Promise<R<'worktree.deleteSaved'>> {
+    await this.host.worktrees.require().parked.delete(p.taskId, p.ref, USER);
+    return null;
+  }
+
   // The agents: their panes, and the window's part in pacing their output.
 
   /** A custom agent is its command line: without one there is nothing to run. */

@@ -21,6 +21,7 @@ import { ApprovalSeal } from './approvalSeal.js';
 import { MergeQueue } from './mergeQueue.js';
 import { gitLandingSteps } from './queueLanding.js';
 import { ClaimWorktrees } from './claimWorktrees.js';
+import type { ParkedSeams } from '../git/parkedWork.js';
 import type { ArrivalTiming } from '../git/recordArrival.js';
 import { ensureCliShim } from './cliShim.js';
 import { ThreadNotices } from './threadNotices.js';
@@ -62,6 +63,8 @@ export interface ThreadHostOptions {
   /** How long a claim waits for another host's push of its record, and the timers of pushes' retries
    *  (recordArrival.ts; shorter in tests). */
   gitRemote?: ArrivalTiming;
+  /** Seams of the parked folders' clean-up (issue 47 item 5; tests: a clock for the grace, a kill -9 at a step). */
+  parked?: ParkedSeams;
   /** Whether bubblewrap contains agents here; probed once per process when not given (tests pass an answer). */
   sandboxSupport?: SandboxSupport;
   /** Profiles whose agents run uncontained (the person's choice, told the same warning); `all` for every one. */
@@ -166,7 +169,7 @@ export class ThreadHost {
     // Before the roster: an agent's sandbox binds the socket's folder, which the socket's listen makes later.
     fs.mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
     // A clone whose remote is not the board's does not join: the board is closed again, nothing written.
-    const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.gitRemote, opts.warn).catch(async (err: unknown) => {
+    const worktrees = await ClaimWorktrees.open(folder, board, socketPath, opts.gitRemote, opts.warn, opts.parked).catch(async (err: unknown) => {
       await board.close();
       throw err;
     });

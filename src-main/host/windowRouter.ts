@@ -65,6 +65,8 @@ export class WindowRouter {
     'worktree.remove': (p) => this.thread(p.key).removeWorktree(p),
     'worktree.others': (p) => this.thread(p.key).otherFolders(),
     'worktree.clear': (p) => this.thread(p.key).clearFolder(p),
+    'worktree.restoreSaved': (p) => this.thread(p.key).restoreSaved(p),
+    'worktree.deleteSaved': (p) => this.thread(p.key).deleteSaved(p),
     'notice.claim': (p) => this.thread(p.key).claimNotice(p),
     'budget.set': (p) => this.thread(p.key).setBudget(p),
     'cost.thread': (p) => this.thread(p.key).threadCost(),

@@ -7,6 +7,7 @@ import { useApp, useController } from '../state/hooks.js';
 import { formatWaitHold, parseWaitHold, spellDuration, WaitHoldBounds } from '../state/waitHoldField.js';
 import { SharedBoardSetting } from './SharedBoardSetting.js';
 import { threadDefaultShellLine } from '../state/dispatchShells.js';
+import { formatBudget, formatGrace, parseBudget, parseGrace } from '../state/parkedFields.js';
 import { LeaseEvidence } from './LeaseEvidence.js';
 import { CostSettings } from './CostSettings.js';
 import { useCommands } from './useCommands.js';
@@ -52,6 +53,11 @@ export function ThreadSettings() {
   const shellLine = useApp((s) => (s.boardVersion, threadDefaultShellLine(s)));
   const [limit, setLimit] = useState('');
   const [offFor, setOffFor] = useState<readonly ProfileIdShared[]>([]);
+  // Issue 47 item 5: how long parked folders stay, and the disk they may take.
+  const parkedGraceMs = useApp((s) => (s.boardVersion, s.board?.settings.parkedGraceMs));
+  const parkedBudgetMb = useApp((s) => (s.boardVersion, s.board?.settings.parkedBudgetMb ?? null));
+  const [grace, setGrace] = useState('');
+  const [budget, setBudget] = useState('');
 
   const start = () => {
     setLease(String(Math.round(leaseMs / 1000)));
@@ -63,6 +69,8 @@ export function ThreadSettings() {
     setHoldError(null);
     setDispatchOn(dispatch);
     setLimit(String(claimLimit));
+    setGrace(formatGrace(parkedGraceMs));
+    setBudget(formatBudget(parkedBudgetMb));
     setOffFor(profiles.map((p) => p.id).filter((id) => uncontained.includes(id)));
     setOpen(true);
   };
@@ -95,6 +103,10 @@ export function ThreadSettings() {
     if (dispatchOn !== dispatch) patch.dispatch = dispatchOn;
     // Sent as typed: the host's schema names a limit out of bounds in the error banner.
     if (Number(limit) !== claimLimit) patch.claimLimit = Number(limit);
+    const nextGrace = parseGrace(grace);
+    if (nextGrace !== null && grace !== formatGrace(parkedGraceMs)) patch.parkedGraceMs = nextGrace;
+    const nextBudget = parseBudget(budget);
+    if (nextBudget !== parkedBudgetMb) patch.parkedBudgetMb = nextBudget;
     // The worktree fields go only when changed: a new base branch is a real change (the git line is read
     // again), and a host without git support need not see them at all.
     const nextBase = parseBaseBranch(base);
@@ -220,6 +232,14 @@ export function ThreadSettings() {
             value={base}
             onChange={(e) => setBase(e.target.value)}
           />
+        </label>
+        <label title="How long a parked folder (an ended claim's) stays before its uncommitted work is saved under refs/forkbench/parked/ and the folder removed">
+          Parked folders kept (min)
+          <input data-testid="settings-parked-grace" type="number" min={0} step="any" value={grace} onChange={(e) => setGrace(e.target.value)} />
+        </label>
+        <label title="The disk parked folders may take before the oldest are saved and removed without waiting (empty: no budget)">
+          Parked folders budget (MB)
+          <input data-testid="settings-parked-budget" type="number" min={1} placeholder="none" value={budget} onChange={(e) => setBudget(e.target.value)} />
         </label>
         <label className="grow" title="Files git does not track, copied into each new worktree">
           Copy into worktrees

@@ -1,8 +1,10 @@
-import { memo, useState } from 'react';
+import { memo, useMemo, useState } from 'react';
 import type { OtherBoardFolder, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import { formatCopyFiles } from '../state/gitSettingsFields.js';
 import { canRemoveWorktree, worktreeStatus } from '../state/worktreeStatus.js';
 import { useApp, useController } from '../state/hooks.js';
+import { formatBytes, savedWorkOf, totalBytes, type SavedRow } from '../state/savedWork.js';
+import { parkedBudgetBytesOf } from '../../src-shared/git/parkedWork.js';
 
 /**
  * Whether this Thread's claims get worktrees. Without isolation agents work in the folder itself, unfenced by
@@ -71,6 +73,7 @@ export function WorktreesPanel() {
         <h2>
           Worktrees <span className="count">{list?.length ?? ''}</span>
         </h2>
+        {list && list.length > 0 ? <DiskTotal list={list} /> : null}
         <span className="spacer" />
         <button type="button" onClick={() => void c.worktrees.refreshWorktrees()}>
           Refresh
@@ -90,6 +93,7 @@ export function WorktreesPanel() {
               <th>State</th>
               <th className="num" title="Files changed but not committed">Uncommitted</th>
               <th className="num" title="Commits the base does not have">Ahead</th>
+              <th className="num" title="What the folder takes on disk">Disk</th>
               <th />
             </tr>
           </thead>
@@ -100,6 +104,7 @@ export function WorktreesPanel() {
           </tbody>
         </table>
       )}
+      <SavedWorkList />
       {others && others.length > 0 ? <OtherFolders folders={others} /> : null}
     </section>
   );
@@ -134,6 +139,9 @@ const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
         </td>
         <td className={w.uncommitted > 0 ? 'num warn' : 'num'}>{w.uncommitted}</td>
         <td className="num">{w.ahead}</td>
+        <td className="num" data-testid={`worktree-bytes-${w.taskId}`}>
+          {formatBytes(w.bytes ?? 0)}
+        </td>
         <td>
           {canRemoveWorktree(w) && confirm === null && (
             <button type="button" className="bad" data-testid={`worktree-remove-${w.taskId}`} disabled={busy} onClick={() => void remove(false)}>
@@ -144,7 +152,7 @@ const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
       </tr>
       {confirm !== null && (
         <tr className="worktree-confirm">
-          <td colSpan={7}>
+          <td colSpan={8}>
             <span role="alert">{confirm}</span>
             <button type="button" className="bad" data-testid={`worktree-force-${w.taskId}`} disabled={busy} onClick={() => void remove(true)}>
               Remove anyway
@@ -241,6 +249,125 @@ const OtherFolderRow = memo(function OtherFolderRow({ f }: { f: OtherBoardFolder
               Clear anyway
             </button>
             <button type="button" data-testid="other-folder-keep" disabled={busy} onClick={() => setConfirm(null)}>
+              Keep it
+            </button>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+});
+
+/** The disk every listed folder takes, beside the budget past which the oldest parked folders are saved and
+ *  removed without waiting out their grace (Thread settings). */
+function DiskTotal({ list }: { list: readonly WorktreeInfo[] }) {
+  const budget = useApp((s) => (s.boardVersion, s.board ? parkedBudgetBytesOf(s.board.settings) : null));
+  const total = totalBytes(list);
+  return (
+    <span className="muted worktrees-disk" data-testid="worktrees-disk" data-bytes={total}>
+      {formatBytes(total)} on disk{budget !== null ? <> · parked folders budget {formatBytes(budget)}</> : null}
+    </span>
+  );
+}
+
+/**
+ * Work that parked folders held uncommitted, saved under refs/forkbench/parked/ before the folders were removed
+ * (issue 47 item 5). Restore puts one back into a new folder of the person's; Delete asks first, then removes
+ * its ref (what it holds is then gone).
+ */
+function SavedWorkList() {
+  // The board's task map changes in place (boardVersion says when): the version is what the list follows.
+  const version = useApp((s) => s.boardVersion);
+  const board = useApp((s) => s.board);
+  const rows = useMemo(() => savedWorkOf(board), [board, version]);
+  if (rows.length === 0) return null;
+  return (
+    <div className="saved-work" data-testid="saved-work">
+      <h3>
+        Saved parked work <span className="count">{rows.length}</span>
+      </h3>
+      <p className="muted other-folders-why">
+        Uncommitted work of folders removed after their grace, kept as commits under <code>refs/forkbench/parked/</code>.
+      </p>
+      <table className="worktree-table">
+        <thead>
+          <tr>
+            <th>Task</th>
+            <th>Saved as</th>
+            <th>By</th>
+            <th className="num" title="Files changed, added or deleted">Files</th>
+            <th>When</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((w) => (
+            <SavedWorkRow key={w.ref} w={w} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const SavedWorkRow = memo(function SavedWorkRow({ w }: { w: SavedRow }) {
+  const c = useController();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [restored, setRestored] = useState<string | null>(null);
+  const restore = async () => {
+    setBusy(true);
+    setRestored(await c.worktrees.restoreSaved(w.taskId, w.ref));
+    setBusy(false);
+  };
+  const remove = async () => {
+    setBusy(true);
+    await c.worktrees.deleteSaved(w.taskId, w.ref);
+    setBusy(false);
+    setAsking(false);
+  };
+  return (
+    <>
+      <tr className="worktree-row saved" data-testid="saved-work-row" data-ref={w.ref}>
+        <td>
+          <span className="card-id">{w.taskId}</span> {w.title} <span className="muted">claim {w.token}</span>
+        </td>
+        <td className="worktree-path" title={`${w.ref} (${w.sha}), from ${w.path}`}>
+          <code>{w.ref}</code>
+        </td>
+        <td>{w.author}</td>
+        <td className="num">{w.files}</td>
+        <td>{new Date(w.at).toLocaleString()}</td>
+        <td>
+          {!asking && (
+            <>
+              <button type="button" data-testid="saved-work-restore" disabled={busy} onClick={() => void restore()}>
+                Restore
+              </button>
+              <button type="button" className="bad" data-testid="saved-work-delete" disabled={busy} onClick={() => setAsking(true)}>
+                Delete
+              </button>
+            </>
+          )}
+        </td>
+      </tr>
+      {restored !== null && (
+        <tr className="worktree-confirm">
+          <td colSpan={6} role="status" data-testid="saved-work-restored">
+            Restored into <code>{restored}</code> (a folder of yours: remove it when done).
+          </td>
+        </tr>
+      )}
+      {asking && (
+        <tr className="worktree-confirm">
+          <td colSpan={6}>
+            <span role="alert">
+              Delete {w.ref}? The {w.files} file{w.files === 1 ? '' : 's'} it saved are then gone for good.
+            </span>
+            <button type="button" className="bad" data-testid="saved-work-delete-yes" disabled={busy} onClick={() => void remove()}>
+              Delete it
+            </button>
+            <button type="button" data-testid="saved-work-keep" disabled={busy} onClick={() => setAsking(false)}>
               Keep it
             </button>
           </td>

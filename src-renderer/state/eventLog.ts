@@ -103,6 +103,10 @@ export function summarize(e: BoardEvent, name: (agentId: string) => string = (id
     case 'worktree-removed':
       if (e.path !== undefined) return `${e.taskId} worktree ${e.path} removed by ${name(e.by)}`;
       return e.why === 'merged' ? `${e.taskId} merged into its base; worktree removed` : `${e.taskId} worktree removed by ${name(e.by)}`;
+    case 'worktree-saved':
+      return `${e.taskId} parked folder ${e.saved.path}: ${e.saved.files} uncommitted file${e.saved.files === 1 ? '' : 's'} by ${name(e.saved.author)} saved as ${e.saved.ref}`;
+    case 'saved-work-deleted':
+      return `${e.taskId} saved work ${e.ref} deleted by ${name(e.by)}`;
     case 'agent-state':
       // The text is a prompt the agent's CLI showed: its controls are shown as escapes, never acted on.
       return `${name(e.agentId)} ${STATE_WORDS[e.state]} (${SOURCE_WORDS[e.source]})${e.text ? `: ${clip(showControls(e.text, 'none'), 160)}` : ''}`;

@@ -13,7 +13,7 @@ export function worktreeStatus(w: Pick<WorktreeInfo, 'held' | 'missing'>): Workt
 export const canRemoveWorktree = (w: Pick<WorktreeInfo, 'held'>): boolean => !w.held;
 
 /** Board events after which the worktree list may read differently (made, removed, held or let go). */
-const WORKTREE_KINDS: ReadonlySet<BoardEvent['kind']> = new Set(['worktree-set', 'worktree-removed', 'grant', 'claim-ended', 'approved']);
+const WORKTREE_KINDS: ReadonlySet<BoardEvent['kind']> = new Set(['worktree-set', 'worktree-removed', 'grant', 'claim-ended', 'approved', 'worktree-saved', 'saved-work-deleted']);
 
 export function changesWorktrees(kind: BoardEvent['kind']): boolean {
   return WORKTREE_KINDS.has(kind);

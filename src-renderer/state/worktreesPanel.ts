@@ -83,6 +83,21 @@ export class WorktreesPanel {
     return { kind: 'removed' };
   }
 
+  /** A parked folder's saved work put back into a new folder (the host answers with where); null if refused. */
+  async restoreSaved(taskId: string, ref: string): Promise<string | null> {
+    const key = this.state.activeKey;
+    if (!key) return null;
+    const r = valueOf(await this.call('worktree.restoreSaved', { key, taskId, ref }, `restore ${taskId}'s saved work`));
+    return r?.path ?? null;
+  }
+
+  /** A saved work deleted, once the person said yes (the panel asks first). The board's event updates the list. */
+  async deleteSaved(taskId: string, ref: string): Promise<boolean> {
+    const key = this.state.activeKey;
+    if (!key) return false;
+    return (await this.call('worktree.deleteSaved', { key, taskId, ref }, `delete ${taskId}'s saved work`)).ok;
+  }
+
   /**
    * Clear a folder of another board (worktree.others): its files and git's note of it, never its branch. As
    * with a worktree, one whose removal would lose something comes back as `confirm` with the host's words.

@@ -44,6 +44,8 @@ const KINDS = {
   'board-copied': false,
   usage: false,
   'budget-set': false,
+  'worktree-saved': false,
+  'saved-work-deleted': false,
 } as const satisfies Record<BoardEventKind, boolean>;
 
 export function isEventKind(kind: unknown): kind is BoardEventKind {

@@ -1,4 +1,4 @@
-import type { SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, HostGoneHow, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
+import type { SavedWork, SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, HostGoneHow, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentState.js';
 import type { DispatchMode } from './dispatch.js';
@@ -153,6 +153,11 @@ export type UsageEventBody =
 
 /** Issue 47: a person set (or, null, removed) the budget of a task, or of the Thread (`taskId` null): budgets.ts. */
 export type BudgetEventBody = { kind: 'budget-set'; taskId: string | null; budget: Budget | null; by: string };
+/** Issue 47 item 5: a parked folder's uncommitted work saved under refs/forkbench/parked/ (before the folder is
+ *  removed), and a saved work a person deleted (its ref is gone). Changes no task's state or claim. */
+export type ParkedEventBody =
+  | { kind: 'worktree-saved'; taskId: string; saved: SavedWork; by: string }
+  | { kind: 'saved-work-deleted'; taskId: string; ref: string; by: string };
 
 export type RenewVia = 'write' | 'liveness' | 'grace' | 'waiting' | 'outage';
 /** `fence` is a git hook asking, before a commit or push lands, whether its agent still holds the task. */
@@ -160,5 +165,5 @@ export type AgentWriteOp = 'claim' | 'renew' | 'note' | 'done' | 'release' | 'ed
   // Issue 47: `forkbench usage`, an agent's report of what it spent (held to its write quota).
   | 'usage';
 
-export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody);
+export type BoardEvent = EventBase & (BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody | ParkedEventBody);
 export type BoardEventKind = BoardEvent['kind'];

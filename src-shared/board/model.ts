@@ -105,6 +105,9 @@ export interface Task {
   readonly worktree: TaskWorktree | null;
   /** Folders of earlier grants: fenced (their hooks refuse everything) and parked until merged or removed. */
   readonly parked: readonly TaskWorktree[];
+  /** Work parked folders held uncommitted, saved as commits under refs/forkbench/parked/ before the folders were
+   *  removed (issue 47 item 5), oldest first, until a person deletes one. Absent in boards from before. */
+  readonly saved?: readonly SavedWork[];
   /** The board's record of the task's work: the last commit a live claim moved its branch to. A branch head
    *  that is not this sha is not the task's work, whatever its trailers say. */
   readonly record: BranchRecord | null;
@@ -241,6 +244,29 @@ export interface ThreadSettings {
   readonly prices?: Readonly<Record<string, ModelPrice>>;
   /** The Thread's budget (issue 47), set only by `budget-set` (as agentDispatch by `dispatch-set`); null: none. */
   readonly budget?: Budget | null;
+  /** Issue 47 item 5: how long a parked folder stays before it is saved (if it holds uncommitted work) and
+   *  removed (ms). Absent: ParkedWorkDefaults.graceMs (src-shared/git/parkedWork.ts). */
+  readonly parkedGraceMs?: number;
+  /** Issue 47 item 5: the disk this host's parked folders of the board may use (MB) before the oldest are saved
+   *  and removed without waiting out the grace. Absent or null: no budget. */
+  readonly parkedBudgetMb?: number | null;
+}
+
+/** Uncommitted work of a parked folder, saved before the folder was removed (issue 47 item 5). */
+export interface SavedWork {
+  /** `refs/forkbench/parked/<board>/T-n/<token>` (taskBranch.ts's parkedRef). */
+  readonly ref: string;
+  /** The saved commit: the folder's files; its parents are the folder's HEAD and a commit of its index. */
+  readonly sha: string;
+  /** The folder it was saved from, and the token of the claim that folder was made for. */
+  readonly path: string;
+  readonly token: number;
+  /** Who made the work: the agent of the folder's last claim (or `user` when no claim was ever read there). */
+  readonly author: string;
+  /** Files changed, added or deleted against the folder's HEAD, as `git status` listed them. */
+  readonly files: number;
+  /** When it was saved (wall clock, for display). */
+  readonly at: number;
 }
 
 /** The actor behind a user action (drag, button) as recorded in events and notes. */

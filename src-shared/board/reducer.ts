@@ -70,6 +70,7 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
   backoff: NO_BACKOFF,
   worktree: null,
   parked: [],
+  saved: [],
   record: null,
   submitted: null,
   pushed: null,
@@ -292,6 +293,13 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       b.settings = { ...b.settings, agentDispatch: keep ? { ...others, [e.agentId]: { mode: e.mode, labels: e.labels } } : others };
       break;
     }
+    case 'worktree-saved':
+      // One saved work per ref: a clean-up redone after a restart saves the same folder under the same ref.
+      update(b, e, (t) => ({ ...t, saved: [...(t.saved ?? []).filter((w) => w.ref !== e.saved.ref), e.saved] }));
+      break;
+    case 'saved-work-deleted':
+      update(b, e, (t) => ({ ...t, saved: (t.saved ?? []).filter((w) => w.ref !== e.ref) }));
+      break;
     case 'write-rejected':
     case 'agent-state':
     case 'board-copied':

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Limits } from './limits.js';
+import { ParkedWorkDefaults } from '../git/parkedWork.js';
 import { parseAfterText } from './dependencies.js';
 import { PROFILE_IDS } from '../agents/profileIds.js';
 import { DISPATCH_MODES, DispatchConstants, LABEL_PREFIX, parseLabelsText, parseTakersText } from './dispatch.js';
@@ -174,6 +175,18 @@ export const SettingsPatchSchema = z
       .refine((ps) => new Set(ps).size === ps.length, 'each profile at most once'),
     /** Prices per model over the bundled table (issue 47). */
     prices: PricesSchema,
+    /** Issue 47 item 5 (src-shared/git/parkedWork.ts): a parked folder's grace, and the parked folders' disk budget. */
+    parkedGraceMs: z
+      .number()
+      .int()
+      .min(ParkedWorkDefaults.minGraceMs, `the parked folders' grace must be at least ${ParkedWorkDefaults.minGraceMs} ms`)
+      .max(ParkedWorkDefaults.maxGraceMs, `the parked folders' grace must be at most ${ParkedWorkDefaults.maxGraceMs} ms`),
+    parkedBudgetMb: z
+      .number()
+      .int()
+      .min(ParkedWorkDefaults.minBudgetMb, `the parked folders' disk budget must be at least ${ParkedWorkDefaults.minBudgetMb} MB`)
+      .max(ParkedWorkDefaults.maxBudgetMb, `the parked folders' disk budget must be at most ${ParkedWorkDefaults.maxBudgetMb} MB`)
+      .nullable(),
   })
   .partial()
   .strict();

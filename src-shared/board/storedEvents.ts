@@ -162,6 +162,15 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     limits: z.array(RateLimitSchema).max(16).optional(),
   }),
   ev('budget-set', { taskId: TaskIdSchema.nullable(), budget: BudgetSchema.nullable(), by: Actor }),
+  // Issue 47 item 5: a parked folder's uncommitted work saved (the folder then removed), and a saved work deleted.
+  ev('worktree-saved', {
+    taskId: TaskIdSchema,
+    saved: z
+      .object({ ref: Name(4096), sha: Sha, path: Name(4096), token: Token, author: Actor, files: Count, at: z.number().finite() })
+      .strict(),
+    by: Actor,
+  }),
+  ev('saved-work-deleted', { taskId: TaskIdSchema, ref: Name(4096), by: Actor }),
   ev('board-copied', {
     // The label names a folder (a path, at most 4096 bytes on Linux) and a machine.
     from: z.object({ board: Name(400), label: Name(4096 + 300) }).strict(),
@@ -236,6 +245,8 @@ function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
       if (e.deadline === undefined) return null;
       if (e.to !== 'claimed' || !t.claim) return `a send-back to the backlog carries no lease`;
       return leaseTooLong(e.deadline);
+    case 'saved-work-deleted':
+      return t.saved?.some((w) => w.ref === e.ref) ? null : `${e.taskId} has no saved work ${e.ref}`;
     case 'claim-ended':
       return t.claim?.token === e.token && t.claim.agentId === e.agentId ? null : `${e.taskId} is not held by ${e.agentId} under token ${e.token}`;
     case 'approved':

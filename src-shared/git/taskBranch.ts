@@ -53,3 +53,12 @@ export const PERSON_OVERRIDE_ENV = 'FORKBENCH_PERSON';
 
 /** A commit as a person reads it in notes and the review: 10 hex digits stay unique in any real repository. */
 export const shortSha = (sha: string): string => sha.slice(0, 10);
+
+/** Where work a parked folder held uncommitted is saved before the folder is removed (issue 47 item 5): one
+ *  commit per folder (its files, with its index as second parent, as `git stash` makes them), under the task
+ *  branch's name and the token of the claim the folder was made for: `refs/forkbench/parked/<board>/T-n/<token>`. */
+export const PARKED_PREFIX = 'refs/forkbench/parked/';
+
+export function parkedRef(branch: string, token: number): string {
+  return `${PARKED_PREFIX}${branchTail(branch)}/${token}`;
+}

@@ -124,6 +124,10 @@ export const windowMethods = {
   /** Remove one of `worktree.others`' folders (never its branch). `force` as for `worktree.remove`: without it a
    *  folder whose removal would lose uncommitted changes or a commit on no branch stays. */
   'worktree.clear': method<null>()(z.object({ key, path: z.string().min(1).max(4096), force: z.boolean() }).strict()),
+  /** Issue 47 item 5: a parked folder's saved work (Task.saved, under refs/forkbench/parked/) put back into a new
+   *  folder of the person's (answered with its path), or deleted (the window asks first). */
+  'worktree.restoreSaved': method<{ path: string }>()(z.object({ key, taskId, ref: z.string().min(1).max(4096) }).strict()),
+  'worktree.deleteSaved': method<null>()(z.object({ key, taskId, ref: z.string().min(1).max(4096) }).strict()),
   /** A window that would raise the OS notification for a host notice asks first: true for the first window
    *  to ask while the notice is current, false for every other, so one notice is raised once among them. */
   'notice.claim': method<boolean>()(z.object({ key, id: z.string().min(1).max(MAX_NOTICE_ID_CHARS) }).strict()),
@@ -276,6 +280,8 @@ export interface WorktreeInfo {
   uncommitted: number;
   /** Commits on the branch that the base does not have. */
   ahead: number;
+  /** Issue 47 item 5: the bytes the folder takes on disk (0 when it is gone). Absent from hosts from before. */
+  bytes?: number;
 }
 
 /**

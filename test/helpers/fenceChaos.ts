@@ -4,6 +4,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { ThreadHost } from '../../src-main/host/threadHost.js';
 import type { Result } from '../../src-shared/board/result.js';
 import { Fixture, GIT_IDENTITY, gitSync, sh } from './gitFixture.js';
+import { ParkedJudge } from './parkedChaos.js';
 
 /**
  * A chaos run against the git fence, judged from git's history and the board's record: agents claim and
@@ -31,6 +32,9 @@ export interface ChaosOptions {
   minFaults?: number;
   minAcks?: number;
   log?: (s: string) => void;
+  /** Issue 47 item 5: parked folders are saved and removed after this grace, each save judged file by file,
+   *  and the folders left at the end counted (ChaosReport.folders). Absent: the Thread's default grace. */
+  parkedGraceMs?: number;
 }
 
 /** How far past its duration a run may stretch to reach its minimums; a test's timeout must allow for it. */
@@ -49,6 +53,15 @@ export interface ChaosReport {
   /** Take-backs of approved work the board answered: reassigns, releases, rejects of queued tasks. */
   takeBacks: number;
   notRecorded: number;
+  /** With parkedGraceMs: parked folders saved (each compared file by file), and this board's claim folders on
+   *  disk at the end, once every agent is gone and the clean-up has had its grace, beside the claims live then
+   *  and the tasks in review (whose folder stays for their review). */
+  saved?: number;
+  /** Claim folders made in the run (each grant's), for scale: without the clean-up, all but the merged stay. */
+  foldersMade?: number;
+  folders?: number;
+  liveClaims?: number;
+  inReview?: number;
   problems: string[];
 }
 
@@ -141,8 +154,10 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   const log = o.log ?? (() => undefined);
   const random = rng(o.seed);
   Object.assign(process.env, GIT_IDENTITY); // panes inherit the host's environment
-  const { host, folder } = await fx.host();
-  await host.board.run((e) => e.setSettings({ leaseMs: 2000, poisonLimit: 1000 }));
+  const parked = o.parkedGraceMs ? new ParkedJudge() : null;
+  const { host, folder } = await fx.host(parked ? { parked: parked.seams } : {});
+  parked?.attach(host, folder);
+  await host.board.run((e) => e.setSettings({ leaseMs: 2000, poisonLimit: 1000, ...(o.parkedGraceMs ? { parkedGraceMs: o.parkedGraceMs } : {}) }));
   const initial = gitSync(folder, ['rev-parse', 'main']);
   const dir = fx.tmp();
   const ackLog = host.worktrees.require().names.worktreesRoot;
@@ -247,6 +262,21 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   // The queue lands or gives back what it holds; one that never does is stuck.
   await Promise.race([host.queue?.idle(), sleep(QUEUE_SETTLE_MS)]);
   await host.worktrees.git?.idle();
+  if (parked && o.parkedGraceMs) {
+    // Every claim ended with its agent: what stays is the folder of each task in review. The clean-up gets its
+    // grace and a sweep's time past it (a sweep is a few git commands per folder, seconds under load).
+    const tasks = () => [...host.board.state.tasks.values()];
+    const keep = () => tasks().filter((t) => t.claim || t.state === 'review' || t.queued).length;
+    await waitFor(() => parked.foldersOnDisk(host) <= keep(), o.parkedGraceMs + 20_000);
+    await host.worktrees.git?.idle();
+    r.folders = parked.foldersOnDisk(host);
+    r.liveClaims = tasks().filter((t) => t.claim).length;
+    r.inReview = tasks().filter((t) => t.state === 'review').length;
+    r.saved = parked.saved;
+    r.foldersMade = events.filter((e) => e.kind === 'worktree-set').length;
+    parked.refsProblems(host);
+    r.problems.push(...parked.problems);
+  }
   r.notRecorded = notRecorded;
   await judge(host, folder, initial, ackLog, events, r);
   for (const t of host.board.state.tasks.values()) if (t.queued) r.problems.push(`${t.id} is still in the merge queue ${QUEUE_SETTLE_MS / 1000} s after the last approval: the queue is stuck`);

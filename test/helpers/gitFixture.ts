@@ -1,3 +1,4 @@
+import type { ParkedSeams } from '../../src-main/git/parkedWork.js';
 import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,7 +60,7 @@ export class Fixture {
   }
 
   /** A Thread on a fresh repository (or on `folder` as given). */
-  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string; parked?: ParkedSeams } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
     const root = this.tmp();
     const folder = o.folder ?? join(root, 'project');
     if (!o.folder) {
@@ -75,6 +76,7 @@ export class Fixture {
       // The tests run git and the CLI as an agent from the test process, outside any pane.
       secretsFromAnywhere: true,
       ...(o.uncontained ? { sandboxSupport: uncontainedBecause(o.uncontained) } : {}),
+      ...(o.parked ? { parked: o.parked } : {}),
     });
     this.hosts.push(host);
     return { host, folder, root };

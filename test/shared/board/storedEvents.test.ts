@@ -47,6 +47,19 @@ describe('checkStoredEvent', () => {
     expect(at(b, { kind: 'grant', taskId: 'T-2', agentId: 'b', token: 2, deadline: 2000 + 12 * 3_600_000 + DECISION_SLACK_MS + 1, by: 'b' })).toMatchObject({ ok: false, why: expect.stringMatching(/past the board's longest \(12 h\)/) });
   });
 
+  it("takes a parked folder's saved work and its deletion, and refuses a deletion of work never saved, a bad sha or a grace out of bounds (issue 47)", () => {
+    const b = board();
+    const saved = { ref: 'refs/forkbench/parked/0a1b2c3d/T-1/1', sha: 'a'.repeat(40), path: '/data/worktrees/0a1b2c3d/a/T-1-1', token: 1, author: 'a', files: 3, at: 0 };
+    expect(at(b, { kind: 'worktree-saved', taskId: 'T-1', saved, by: 'forkbench' }).ok).toBe(true);
+    expect(at(b, { kind: 'worktree-saved', taskId: 'T-1', saved: { ...saved, sha: 'nope' }, by: 'forkbench' }).ok).toBe(false);
+    expect(at(b, { kind: 'saved-work-deleted', taskId: 'T-1', ref: saved.ref, by: 'user' })).toMatchObject({ ok: false, why: `T-1 has no saved work ${saved.ref}` });
+    applyEvent(b, { kind: 'worktree-saved', taskId: 'T-1', saved, by: 'forkbench', seq: b.seq + 1, at: 0, mono: 2000 });
+    expect(b.tasks.get('T-1')?.saved).toEqual([saved]);
+    expect(at(b, { kind: 'saved-work-deleted', taskId: 'T-1', ref: saved.ref, by: 'user' }).ok).toBe(true);
+    expect(at(b, { kind: 'settings-set', settings: { ...b.settings, parkedGraceMs: 10 }, by: 'user' }).ok).toBe(false);
+    expect(at(b, { kind: 'settings-set', settings: { ...b.settings, parkedGraceMs: 60_000, parkedBudgetMb: null }, by: 'user' }).ok).toBe(true);
+  });
+
   it('refuses shapes: an unknown kind, a missing field, a wrong type, settings out of bounds', () => {
     const b = board();
     expect(at(b, { kind: 'self-destruct' })).toMatchObject({ ok: false, kind: 'self-destruct', why: '"self-destruct" is not a kind of event this version of Forkbench knows' });

@@ -1,0 +1,250 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src-main/base/clock.js';
+import type { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ensureBuilt } from '../../helpers/cli.js';
+import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
+import { parkedRef, strayRef } from '../../../src-shared/git/taskBranch.js';
+
+const fx = new Fixture();
+beforeAll(() => ensureBuilt());
+afterEach(() => fx.cleanup());
+
+/** The grace these tests set: the shortest a Thread may have, so the clock moves past it in one step. */
+const GRACE_MS = 1_000;
+
+/** Every file of a folder but git's own, with its bytes: what the folder held, to compare file by file. */
+function filesOf(dir: string, skip: (rel: string) => boolean = () => false): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      const rel = relative(dir, p);
+      if (rel === '.git' || skip(rel)) continue;
+      if (e.isDirectory()) walk(p);
+      else out.set(rel, fs.readFileSync(p, 'latin1'));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** The files of a commit's tree, with their bytes. */
+function filesAt(repo: string, rev: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const path of gitSync(repo, ['ls-tree', '-r', '-z', '--name-only', rev]).split('\0').filter(Boolean))
+    out.set(path, execBytes(repo, `${rev}:${path}`));
+  return out;
+}
+
+function execBytes(repo: string, spec: string): string {
+  return execFileSync('git', ['cat-file', 'blob', spec], { cwd: repo, encoding: 'latin1' });
+}
+
+/** A task claimed by `a`, then given to `b` by a person: `a`'s folder is parked. Returns both folders. */
+async function parkOne(host: ThreadHost, a: string, b: string, taskId: string): Promise<{ parked: string; live: string; token: number }> {
+  const c = (await cliAs(host, a, ['claim', taskId])).out.result as { token: number; worktree: { path: string } };
+  return { parked: c.worktree.path, token: c.token, live: await handOver(host, taskId, b) };
+}
+
+async function handOver(host: ThreadHost, taskId: string, to: string): Promise<string> {
+  const r = await host.board.run((e) => e.assign(taskId, to));
+  expect(r.ok).toBe(true);
+  const token = host.board.state.tasks.get(taskId)?.claim?.token as number;
+  const wt = await host.worktrees.worktreeOf(taskId, token);
+  return wt?.path as string;
+}
+
+describe('parked folders: bounded, nothing lost (issue 47 item 5)', () => {
+  it('a parked folder with uncommitted, staged and untracked work is saved under refs/forkbench/parked/ file by file (ignored files not), recorded with its author, then removed; its index is saved as it was', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    fs.appendFileSync(join(folder, '.git', 'info', 'exclude'), '*.log\n');
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'work' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    const wt = c.worktree.path;
+    fs.writeFileSync(join(wt, 'a.txt'), 'committed a\n');
+    fs.writeFileSync(join(wt, 'b.txt'), 'committed b\n');
+    expect((await sh(wt, 'git add a.txt b.txt && git commit -qm ab', agentEnv(host, a))).code).toBe(0);
+    const head = gitSync(wt, ['rev-parse', 'HEAD']);
+    // Every kind of work a folder can hold: a tracked file changed, one deleted, a new file staged and then
+    // changed again (index and files differ), untracked files in a new folder, binary bytes, an ignored file.
+    fs.writeFileSync(join(wt, 'notes.txt'), 'line one\nline two, not committed\n');
+    fs.rmSync(join(wt, 'b.txt'));
+    fs.writeFileSync(join(wt, 's.txt'), 'staged\n');
+    expect((await sh(wt, 'git add s.txt', agentEnv(host, a))).code).toBe(0);
+    fs.writeFileSync(join(wt, 's.txt'), 'staged, then changed\n');
+    fs.mkdirSync(join(wt, 'new', 'deep'), { recursive: true });
+    fs.writeFileSync(join(wt, 'new', 'deep', 'u.txt'), 'untracked\n');
+    fs.writeFileSync(join(wt, 'new', 'bin.dat'), Buffer.from([0, 255, 1, 254, 10, 13]));
+    fs.writeFileSync(join(wt, 'debug.log'), 'ignored\n');
+    const live = await handOver(host, 'T-1', b);
+    expect(host.board.state.tasks.get('T-1')?.parked.map((p) => p.path)).toEqual([wt]);
+    const before = filesOf(wt, (rel) => rel === 'debug.log');
+    const indexBefore = fs.readFileSync(join(folder, '.git', 'worktrees', `T-1-${c.token}`, 'index'));
+    const parked = host.worktrees.require().parked;
+
+    // First seen parked now; within its grace nothing happens.
+    expect((await parked.sweep()).removed).toEqual([]);
+    clock.advance(GRACE_MS - 1);
+    expect((await parked.sweep()).removed).toEqual([]);
+    expect(fs.existsSync(wt)).toBe(true);
+
+    clock.advance(1);
+    const out = await parked.sweep();
+    const ref = parkedRef(host.worktrees.require().names.branch('T-1'), c.token);
+    expect(ref).toMatch(/^refs\/forkbench\/parked\/[0-9a-f]{8}\/T-1\/\d+$/);
+    expect(out).toEqual({ saved: [ref], removed: [wt], kept: [] });
+    expect(fs.existsSync(wt)).toBe(false);
+    const t = host.board.state.tasks.get('T-1');
+    expect(t?.parked).toEqual([]);
+    const sha = gitSync(folder, ['rev-parse', ref]);
+    expect(t?.saved).toEqual([expect.objectContaining({ ref, sha, path: wt, token: c.token, author: a, files: 5 })]);
+    // File by file: the saved commit's tree is the folder's files exactly (b.txt deleted, debug.log ignored).
+    expect(filesAt(folder, sha)).toEqual(before);
+    expect(before.get('new/bin.dat')).toBe(Buffer.from([0, 255, 1, 254, 10, 13]).toString('latin1'));
+    // Its first parent is the folder's HEAD; its second, the index as it was: s.txt as staged, notes.txt and
+    // b.txt as committed (their changes were never staged).
+    expect(gitSync(folder, ['rev-parse', `${sha}^1`])).toBe(head);
+    const index = filesAt(folder, `${sha}^2`);
+    expect(index.get('s.txt')).toBe('staged\n');
+    expect(index.get('notes.txt')).toBe('line one\n');
+    expect(index.get('b.txt')).toBe('committed b\n');
+    expect(index.has('new/deep/u.txt')).toBe(false);
+    // The folder's own index was never written by the save (it was read, copied, and left).
+    expect(indexBefore.length).toBeGreaterThan(0);
+    // The holder's folder and the task's branch are untouched; git forgot the removed folder.
+    expect(fs.existsSync(live)).toBe(true);
+    expect(gitSync(folder, ['rev-parse', host.worktrees.require().names.branch('T-1')])).toBe(head);
+    expect(gitSync(folder, ['worktree', 'list', '--porcelain'])).not.toContain(wt);
+    expect(fs.readdirSync(parked.trash)).toEqual([]);
+    // The board says what happened, in its log.
+    expect((await host.board.log()).some((e) => e.kind === 'worktree-saved' && e.saved.ref === ref && e.by === 'forkbench')).toBe(true);
+  });
+
+  it('a clean parked folder is removed with no ref; one whose head no ref has is kept aside under refs/forkbench/stray/ first', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'clean' }));
+    await host.board.run((e) => e.addTask({ title: 'stray' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const clean = await parkOne(host, a, b, 'T-1');
+    const stray = await parkOne(host, a, b, 'T-2');
+    // A commit in the parked folder past its fence (hooks off): on no ref, recorded by nobody.
+    fs.writeFileSync(join(stray.parked, 'late.txt'), 'late\n');
+    gitSync(stray.parked, ['-c', 'core.hooksPath=/dev/null', 'add', 'late.txt']);
+    gitSync(stray.parked, ['-c', 'core.hooksPath=/dev/null', '-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '-qm', 'late']);
+    const late = gitSync(stray.parked, ['rev-parse', 'HEAD']);
+    expect(gitSync(folder, ['for-each-ref', '--contains', late])).toBe('');
+    const parked = host.worktrees.require().parked;
+    await parked.sweep(); // both first seen parked now
+    clock.advance(GRACE_MS);
+    const out = await parked.sweep();
+    expect(out.saved).toEqual([]);
+    expect(out.removed.sort()).toEqual([clean.parked, stray.parked].sort());
+    expect(fs.existsSync(clean.parked) || fs.existsSync(stray.parked)).toBe(false);
+    expect(gitSync(folder, ['rev-parse', strayRef(host.worktrees.require().names.branch('T-2'), late)])).toBe(late);
+    expect(gitSync(folder, ['for-each-ref', 'refs/forkbench/parked/'])).toBe('');
+    expect(host.board.state.tasks.get('T-1')?.saved ?? []).toEqual([]);
+  });
+
+  it('the latest folder of a task nobody holds goes too after its grace (saved if it holds work); the board keeps its record and the next claim starts fresh at it', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'idle' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(c.worktree.path, 'wip.txt'), 'work in progress\n');
+    expect((await cliAs(host, a, ['release', 'T-1', '--token', String(c.token)])).code).toBe(0);
+    const parked = host.worktrees.require().parked;
+    await parked.sweep(); // first seen idle now
+    clock.advance(GRACE_MS);
+    const out = await parked.sweep();
+    expect(out.removed).toEqual([c.worktree.path]);
+    const t = host.board.state.tasks.get('T-1');
+    expect(t?.worktree?.path).toBe(c.worktree.path);
+    expect(t?.saved?.[0]?.ref).toBe(parkedRef(t?.worktree?.branch as string, c.token));
+    expect(gitSync(folder, ['show', `${t?.saved?.[0]?.sha}:wip.txt`])).toBe('work in progress');
+    const again = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    expect(again.worktree.path).not.toBe(c.worktree.path);
+    expect(fs.existsSync(join(again.worktree.path, 'notes.txt'))).toBe(true);
+    expect(host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n')).toContain(`was saved as ${t?.saved?.[0]?.ref} and removed after its grace`);
+    // The absent folder the grant parked is forgotten by the next sweep.
+    await parked.sweep();
+    expect(host.board.state.tasks.get('T-1')?.parked).toEqual([]);
+  });
+
+  it('saved work is restored into a new folder each time (files and index as saved) and deleted board first; a refusal says why and does nothing', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'restore me' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    fs.writeFileSync(join(c.worktree.path, 'staged.txt'), 'in the index\n');
+    expect((await sh(c.worktree.path, 'git add staged.txt', agentEnv(host, a))).code).toBe(0);
+    fs.writeFileSync(join(c.worktree.path, 'loose.txt'), 'untracked\n');
+    await handOver(host, 'T-1', b);
+    const parked = host.worktrees.require().parked;
+    await parked.sweep();
+    clock.advance(GRACE_MS);
+    const [ref] = (await parked.sweep()).saved as [string];
+    const sha = gitSync(folder, ['rev-parse', ref]);
+
+    await expect(parked.restore('T-1', 'refs/forkbench/parked/nope')).rejects.toMatchObject({ code: 'no-worktree', message: expect.stringContaining('nothing was restored') });
+    // The ref moved by something other than Forkbench: neither restored nor deleted, and the board keeps its record.
+    gitSync(folder, ['update-ref', ref, 'main']);
+    await expect(parked.restore('T-1', ref)).rejects.toMatchObject({ message: expect.stringMatching(/is at \w+, not the saved \w+: nothing was restored/) });
+    await expect(parked.delete('T-1', ref, 'user')).rejects.toMatchObject({ message: expect.stringContaining('nothing was deleted') });
+    expect(host.board.state.tasks.get('T-1')?.saved?.map((w) => w.sha)).toEqual([sha]);
+    gitSync(folder, ['update-ref', ref, sha]);
+
+    const one = await parked.restore('T-1', ref);
+    const two = await parked.restore('T-1', ref);
+    expect(two).toBe(`${one}-2`);
+    for (const into of [one, two]) {
+      expect(fs.readFileSync(join(into, 'loose.txt'), 'utf8')).toBe('untracked\n');
+      expect(gitSync(into, ['status', '--porcelain'])).toBe('A  staged.txt\n?? loose.txt');
+    }
+    expect(one.startsWith(host.worktrees.require().names.threadDir)).toBe(true);
+
+    await parked.delete('T-1', ref, 'user');
+    expect(host.board.state.tasks.get('T-1')?.saved).toEqual([]);
+    expect(gitSync(folder, ['for-each-ref', ref])).toBe('');
+    await expect(parked.delete('T-1', ref, 'user')).rejects.toMatchObject({ code: 'no-worktree' });
+    expect(fs.existsSync(one)).toBe(true); // a restored folder is the person's
+  });
+
+  it('over the disk budget the oldest parked folders go first, before their grace; under it the rest wait', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedBudgetMb: 3 }));
+    for (const title of ['one', 'two', 'three']) await host.board.run((e) => e.addTask({ title }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const parkedFolders: string[] = [];
+    const parked = host.worktrees.require().parked;
+    const outs = [];
+    for (const id of ['T-1', 'T-2', 'T-3']) {
+      const p = await parkOne(host, a, b, id);
+      // 1 MiB of bytes that do not compress, as an agent's build output would be.
+      fs.writeFileSync(join(p.parked, 'big.bin'), Buffer.from(Array.from({ length: 1024 * 1024 }, (_, i) => (i * 2654435761) >>> 24)));
+      parkedFolders.push(p.parked);
+      outs.push(await parked.sweep()); // each is first seen parked after the one before
+      clock.advance(10);
+    }
+    // Two parked folders of a little over 1 MiB each fit a 3 MiB budget (the live ones never count); the third
+    // does not, and the oldest goes, saved first.
+    expect(outs.slice(0, 2).map((o) => o.removed)).toEqual([[], []]);
+    const out = outs[2] as { removed: string[]; saved: string[] };
+    expect(out.removed).toEqual([parkedFolders[0]]);
+    expect(out.saved).toHaveLength(1);
+    expect(fs.existsSync(parkedFolders[1] as string) && fs.existsSync(parkedFolders[2] as string)).toBe(true);
+    expect(gitSync(folder, ['cat-file', '-s', `${out.saved[0]}:big.bin`])).toBe(String(1024 * 1024));
+  });
+});
