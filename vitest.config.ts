@@ -12,10 +12,12 @@ import { TIERS } from './test/setup/tiers.js';
 // chaos and crash loops run alone, as the runs they are, with the cores to themselves.
 const shared = {
   // No test files is a failure, never a silent pass.
-  passWithNoTests: false,
+  passWithNoTests: false as const,
   testTimeout: 60_000,
   hookTimeout: 60_000,
-} as const;
+  // A disposable added to a disposed store is said on the console in every test (test/setup/lateAdds.ts).
+  setupFiles: ['test/setup/lateAdds.ts'],
+};
 
 export default defineConfig({
   test: {

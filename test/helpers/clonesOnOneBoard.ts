@@ -39,7 +39,7 @@ export class ClonesOnOneBoard {
     gitSync(root, ['clone', '-q', `file://${bare}`, folder]);
     // The board names the remote by the URL the clones have for it.
     gitSync(folder, ['remote', 'set-url', 'origin', bare]);
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url: this.url() } });
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sharedBoard: { url: this.url() } });
     this.hosts.push(host);
     return { host, folder };
   }

@@ -2,6 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { remoteTaskRef, strayRef } from '../../src-shared/git/taskBranch.js';
 import { CLI } from './cli.js';
@@ -58,8 +59,9 @@ export class Fixture {
     return d;
   }
 
-  /** A Thread on a fresh repository (or on `folder` as given). */
-  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+  /** A Thread on a fresh repository (or on `folder` as given). `peerJudge`: the real one unless a test acts
+   *  as an agent from the test process (peerJudges.ts) and says why. */
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string; peerJudge?: PeerJudgeFactory } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
     const root = this.tmp();
     const folder = o.folder ?? join(root, 'project');
     if (!o.folder) {
@@ -72,8 +74,7 @@ export class Fixture {
       runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
       liveness: o.liveness ?? false,
       env: o.env,
-      // The tests run git and the CLI as an agent from the test process, outside any pane.
-      secretsFromAnywhere: true,
+      peerJudge: o.peerJudge,
       ...(o.uncontained ? { sandboxSupport: uncontainedBecause(o.uncontained) } : {}),
     });
     this.hosts.push(host);

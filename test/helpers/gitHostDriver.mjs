@@ -11,7 +11,7 @@ const [folder, dataRoot, runtimeRoot, url] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'host', 'threadHost.js')).href);
 
-const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, secretsFromAnywhere: true, ...(url ? { sharedBoard: { url } } : {}) });
+const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, ...(url ? { sharedBoard: { url } } : {}) });
 const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
 const c = await host.board.run((e) => e.claim(a.id, 'T-1'));
 if (!c.ok) throw new Error(`claim: ${c.error.message}`);

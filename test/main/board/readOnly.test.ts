@@ -157,7 +157,7 @@ describe('a board whose journal fails', () => {
     const root = tmp();
     const folder = join(root, 'project');
     fs.mkdirSync(folder);
-    const threads = new ThreadManager({ dataRoot: smallDisk(128 * 1024), runtimeRoot: join(root, 'run'), liveness: false, warn: () => undefined, secretsFromAnywhere: true });
+    const threads = new ThreadManager({ dataRoot: smallDisk(128 * 1024), runtimeRoot: join(root, 'run'), liveness: false, warn: () => undefined, });
     const host = await threads.open(folder);
     try {
       const pushes: string[] = [];

@@ -86,7 +86,6 @@ async function hostOn(bare: string, o: { name?: string; pushWaitMs?: number } = 
     dataRoot: join(root, 'data'),
     runtimeRoot: join(root, 'run'),
     liveness: false,
-    secretsFromAnywhere: true,
     sharedBoard: { url, ...(o.name ? { name: o.name } : {}) },
     gitRemote: { pushWaitMs: o.pushWaitMs ?? PUSH_WAIT_MS },
   });

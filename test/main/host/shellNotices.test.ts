@@ -92,7 +92,7 @@ describe('a plain shell is shown notices, never typed them', () => {
     writeLegacyJournal(threadDirOf(dataRoot, key), [legacyThread(key), legacyTask('T-1', title)]);
     const link = await PtyHostLink.open(dataRoot, { idleMs: 60_000 });
     const { env } = shellEnv();
-    const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, env, secretsFromAnywhere: true });
+    const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, env, });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();

@@ -37,7 +37,7 @@ afterEach(async () => {
 async function open(root: string, folder: string, shared?: { url: string; name: string }) {
   // On the shared board, the local board's tasks are not copied (`--move empty`): the shared board's own T-1 and
   // T-2 are what claim beside the local board's folders and branches.
-  const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, ...(shared ? { sharedBoard: shared } : {}) }, shared ? { move: 'empty' } : {});
+  const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ...(shared ? { sharedBoard: shared } : {}) }, shared ? { move: 'empty' } : {});
   managers.push(threads);
   const host = await threads.open(folder);
   const router = new WindowRouter(threads);
