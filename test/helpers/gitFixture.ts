@@ -53,6 +53,10 @@ export class Fixture {
   readonly hosts: ThreadHost[] = [];
   readonly dirs: string[] = [];
 
+  /** `peerJudge`: what every host of this fixture takes unless `host()` is given another; the real judge
+   *  without it. A file that acts as an agent from the test process passes peerJudges.ts's and says why. */
+  constructor(private readonly defaults: { peerJudge?: PeerJudgeFactory } = {}) {}
+
   tmp(): string {
     const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-git-'));
     this.dirs.push(d);
@@ -74,7 +78,7 @@ export class Fixture {
       runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
       liveness: o.liveness ?? false,
       env: o.env,
-      peerJudge: o.peerJudge,
+      peerJudge: o.peerJudge ?? this.defaults.peerJudge,
       ...(o.uncontained ? { sandboxSupport: uncontainedBecause(o.uncontained) } : {}),
     });
     this.hosts.push(host);

@@ -11,8 +11,10 @@ import type { HostLeaseTiming } from '../../src-main/board/pg/hostLease.js';
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
  * runtime folder in one temp root; `env` is what its agents start from), `cleanup` (an afterEach) disposes them all and removes their folders.
+ * `defaults.peerJudge` is what every host of the file takes unless `open` is given another: the real judge
+ * without it; a file that acts as an agent from the test process passes peerJudges.ts's and says why.
  */
-export function hostFixture(prefix: string) {
+export function hostFixture(prefix: string, defaults: { peerJudge?: PeerJudgeFactory } = {}) {
   const hosts: ThreadHost[] = [];
   const dirs: string[] = [];
   return {
@@ -43,7 +45,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, peerJudge: opts.peerJudge, hostLease: opts.hostLease, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, peerJudge: opts.peerJudge ?? defaults.peerJudge, hostLease: opts.hostLease, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained });
       hosts.push(host);
       return host;
     },

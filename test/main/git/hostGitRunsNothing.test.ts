@@ -17,8 +17,10 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { branchOf, CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh, uncontainedBecause } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 const gates: WorktreeGitGate[] = [];
 beforeAll(() => {
   ensureBuilt();
