@@ -10,6 +10,7 @@ const CLI_SCRIPT = cliScript();
 import { RpcClient } from '../src-main/cli/rpcClient.js';
 import { MAX_FRAME_BYTES } from '../src-shared/protocol/jsonrpc.js';
 import { percentile, printTable, type Row } from './table.js';
+import { secretsFromTheTestProcess } from '../test/helpers/peerJudges.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv) =>
   new Promise<number>((resolve, reject) => {
@@ -134,7 +135,7 @@ const one = () => new Promise((resolve, reject) => {
 /**
  * What holding a secret to its pane costs: a fresh connection's first call from inside the agent's pane
  * (the host reads SO_PEERCRED once per connection, through its long-lived perl helper), against the same from a host that
- * does not check (the test-only `secretsFromAnywhere`).
+ * does not check (the tests' judge that lets any process use a secret, test/helpers/peerJudges.ts).
  */
 async function peerCheckCost(root: string): Promise<Row[]> {
   const N = 40;
@@ -142,7 +143,7 @@ async function peerCheckCost(root: string): Promise<Row[]> {
   for (const [label, anywhere] of [['unchecked', true], ['checked', false]] as const) {
     const dir = join(root, `peer-${label}`);
     fs.mkdirSync(join(dir, 'project'), { recursive: true });
-    const host = await ThreadHost.open({ folder: join(dir, 'project'), dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, secretsFromAnywhere: anywhere });
+    const host = await ThreadHost.open({ folder: join(dir, 'project'), dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, ...(anywhere ? { peerJudge: secretsFromTheTestProcess } : {}) });
     try {
       const script = join(dir, 'fresh.js');
       const out = join(dir, 'fresh.json');
@@ -209,7 +210,8 @@ async function slowWriters(socketPath: string, secret: string): Promise<Row[]> {
 export async function agentBench(): Promise<Row[]> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-abench-'));
   fs.mkdirSync(join(root, 'project'));
-  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+  // The bench process calls as an agent (RPC latency, CLI round trips) from outside any pane.
+  const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess });
   const rows: Row[] = [];
   try {
     // Hard release: kill -9 of an agent holding a claim → the claim-ended event. The claim goes on the pane's

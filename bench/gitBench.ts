@@ -6,6 +6,7 @@ import { ThreadHost } from '../src-main/host/threadHost.js';
 import { Limits } from '../src-shared/board/limits.js';
 import { remoteTaskRef } from '../src-shared/git/taskBranch.js';
 import { startPgCluster } from '../test/helpers/pgCluster.js';
+import { secretsFromTheTestProcess } from '../test/helpers/peerJudges.js';
 import { median, percentileOf, type Row } from './table.js';
 
 /** A fixed identity so commits work on a machine without git config. */
@@ -45,7 +46,7 @@ export async function gitBench(): Promise<Row[]> {
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-gbench-'));
   const folder = join(root, 'project');
   makeProject(folder);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess });
   // Claims last the whole run: without the liveness loop nothing renews them, and on a loaded machine the
   // grants alone outlasted the default 2 min lease (T-1 lapsed before its commits were measured).
   // One agent holds every grant measured: a person's setting past the default claim limit (3).
@@ -198,7 +199,7 @@ async function crossHostRegrant(): Promise<Row[]> {
     const open = async (name: string) => {
       const folder = join(root, name);
       gitSync(root, ['clone', '-q', remote, folder]);
-      const h = await ThreadHost.open({ folder, dataRoot: join(root, `${name}-data`), runtimeRoot: join(root, `${name}-run`), liveness: false, secretsFromAnywhere: true, sharedBoard: { url } });
+      const h = await ThreadHost.open({ folder, dataRoot: join(root, `${name}-data`), runtimeRoot: join(root, `${name}-run`), liveness: false, peerJudge: secretsFromTheTestProcess, sharedBoard: { url } });
       hosts.push(h);
       return h;
     };

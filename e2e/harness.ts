@@ -10,7 +10,9 @@ const ROOT = join(import.meta.dirname, '..');
 /** The user's Chromium or Chrome: FORKBENCH_CHROMIUM, CHROME_PATH, the usual install paths, PATH (findChromium.ts). */
 const chromiumSearch = findChromium();
 export const CHROMIUM = chromiumSearch.path;
-/** Flags measured to work on this machine kind (TOOLCHAIN.md): no sandbox as root, no background traffic. */
+/** Chromium's flags for the tests: headless with no GPU (the test machines have neither a display nor one);
+ *  no sandbox, as Chromium refuses to start its sandbox as root, which the test machines run as; and no
+ *  background traffic (updates, sync, first-run pages, QUIC), so a test talks only to its own serve. */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 export interface Served {

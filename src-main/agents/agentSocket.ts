@@ -11,23 +11,9 @@ import type { AgentRegistry } from './agentRegistry.js';
 type Authenticator = Pick<AgentRegistry, 'authenticate'> & Partial<Pick<AgentRegistry, 'deadSecretOf'>>;
 import { PERSON_CHECK_METHOD, type PersonCheckResult } from '../../src-shared/protocol/hookMethods.js';
 import { callAsAgent, callAsPerson, type AgentCallHooks } from './agentRpc.js';
-import { peerPid, type Caller, type Whereabouts } from './peerCredentials.js';
+import type { PeerJudge } from './peerJudge.js';
 import { ConnectionBudget, type Limits } from './connectionBudget.js';
 import type { Timers } from '../base/timers.js';
-
-/** How the socket tells a person from an agent pane, and an agent's pane from another's: the host knows its
- *  panes; perl reads the peer's pid. */
-export interface PeerJudge {
-  perl: string | null;
-  /** The pane a process runs in (its name), or null for a process in none. */
-  callerOf(pid: number | null): Caller;
-  /** The agent whose pane a process runs in (by id). */
-  paneOf(pid: number | null): Whereabouts<string>;
-  /** The agent's name, for a refusal's message. */
-  nameOf(agentId: string): string;
-  /** False only where a test drives agents from outside their panes: then a secret is not tied to one. */
-  bindSecrets: boolean;
-}
 
 /** The socket's budget and clock, for tests that need them small or driven by hand. */
 export interface SocketOptions {
@@ -40,8 +26,6 @@ interface Conn {
   readonly socket: net.Socket;
   /** Bytes received before the connection authenticated, against the budget's limit for that. */
   unauthenticatedBytes: number;
-  /** Where the connecting process runs: read once, at the first call that needs it. */
-  peer?: Promise<Whereabouts<string>>;
 }
 
 /** Where a Thread's socket lives. Unix sockets have a ~104-byte path limit (macOS), so the name is short. */
@@ -201,7 +185,7 @@ export class AgentSocket {
     // No secret: a git hook asking for a person. The kernel says who is calling; the host says whether that
     // process is in a pane. Only the person check and a person's record are open this way.
     if (m.auth === undefined && (m.method === PERSON_CHECK_METHOD || m.method === 'record') && judge) {
-      const caller = judge.callerOf(await peerPid(conn.socket, judge.perl));
+      const caller = await judge.callerOf(conn.socket);
       if (m.method === PERSON_CHECK_METHOD) {
         const result: PersonCheckResult = caller;
         return send({ jsonrpc: '2.0', id, result });
@@ -219,14 +203,9 @@ export class AgentSocket {
       if (m.method === 'record' && typeof task === 'string' && /^T-\d+$/.test(task) && registry.deadSecretOf?.(m.auth)) hooks.offRecord?.(task);
       return fail(id, { code: RpcCode.unauthorized, message: 'unknown or expired agent secret' });
     }
-    if (judge?.bindSecrets) {
-      conn.peer ??= peerPid(conn.socket, judge.perl).then((pid) => judge.paneOf(pid));
-      const from = await conn.peer;
-      if (!('in' in from) || from.in !== agent.id) {
-        const where = 'in' in from ? `the pane of ${judge.nameOf(from.in)}` : 'outside' in from ? 'a process in no agent pane' : from.unknown;
-        return fail(id, { code: RpcCode.unauthorized, message: `${agent.name}'s secret works only from its own pane; this call came from ${where}`, data: { reason: 'not-its-pane' } });
-      }
-    }
+    // A secret works only where the host's judge says it may (peerJudge.ts: from its own agent's pane).
+    const refused = judge ? await judge.refusal(conn.socket, agent) : null;
+    if (refused !== null) return fail(id, { code: RpcCode.unauthorized, message: refused, data: { reason: 'not-its-pane' } });
     if (!this.budget.bind(conn.socket, agent.id)) {
       fail(id, { code: RpcCode.unauthorized, message: `${agent.name} holds ${this.budget.limits.maxPerAgent} connections already (or this connection is another agent's)`, data: { reason: 'connection-limit' } });
       conn.socket.end();

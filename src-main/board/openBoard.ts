@@ -7,18 +7,20 @@ import { hostIdOf } from './pg/hostIdentity.js';
 import { PgBoard } from './pg/pgBoard.js';
 import type { HostLeaseTiming } from './pg/hostLease.js';
 
-/**
- * A shorter host lease than the default (HostLeaseTimes), in ms: for tests and chaos runs that kill hosts
- * and must not wait 20 s for each. Renewals come at a third of it, as by default.
- */
-const HOST_LEASE_ENV = 'FORKBENCH_HOST_LEASE_MS';
+/** The shortest host lease `--host-lease-ms` takes: renewals come at a third of it (100 ms here), and with
+ *  less a renewal's round trip to a busy database is most of the lease, so one slow answer loses the host. */
+export const MIN_HOST_LEASE_MS = 300;
 
-function hostLeaseFromEnv(env: NodeJS.ProcessEnv): HostLeaseTiming | undefined {
-  const v = env[HOST_LEASE_ENV];
-  if (v === undefined || v === '') return undefined;
-  const ms = Number(v);
-  if (!Number.isInteger(ms) || ms < 300) throw new Error(`${HOST_LEASE_ENV} takes a whole number of ms, at least 300, not '${v}'`);
-  return { lifetimeMs: ms, renewMs: Math.floor(ms / 3) };
+/**
+ * A host lease of `ms` on a shared board instead of the default (HostLeaseTimes): how long a host may go
+ * silent before the others end its agents' claims host-lost — shorter for a team that wants claims back
+ * sooner (and chaos runs that kill hosts), longer for hosts on a flaky network. Renewals come at a third of
+ * it, as by default. `ms` as given on serve's command line: a whole number, at least MIN_HOST_LEASE_MS.
+ */
+export function hostLeaseOf(ms: string): HostLeaseTiming {
+  const n = Number(ms);
+  if (!/^\d+$/.test(ms) || n < MIN_HOST_LEASE_MS) throw new Error(`--host-lease-ms takes a whole number of ms, at least ${MIN_HOST_LEASE_MS}, not '${ms}'`);
+  return { lifetimeMs: n, renewMs: Math.floor(n / 3) };
 }
 
 /** A Thread's board on PostgreSQL, shared by every host that opens the same name there. */
@@ -43,13 +45,14 @@ export interface ThreadBoardOptions {
   shared?: SharedBoardSetting;
   /** This host's name on a shared board, as a person chose it; by default the machine's with a tag. */
   hostName?: string;
+  /** This host's lease on a shared board (hostLeaseOf); HostLeaseTimes by default. */
+  hostLease?: HostLeaseTiming;
   warn?: (message: string) => void;
 }
 
 /** The Thread's board: the journal in this host's data folder, or the shared one in PostgreSQL. */
 export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardService> {
   if (!o.shared) return JournalBoard.open({ dir: o.dir, threadId: o.threadId, goal: o.goal, warn: o.warn, holders: o.holders });
-  const hostLease = hostLeaseFromEnv(process.env);
   const name = await boardNameFor(o.folder, o.shared.name);
   const pool = await openCheckedPool(o.shared.url);
   const url = o.shared.url;
@@ -68,7 +71,7 @@ export async function openThreadBoard(o: ThreadBoardOptions): Promise<BoardServi
       threadId: randomUUID(),
       goal: o.goal,
       holders: o.holders,
-      hostLease,
+      hostLease: o.hostLease,
       warn: o.warn,
     });
   } catch (err) {

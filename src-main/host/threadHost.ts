@@ -5,11 +5,12 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { openThreadBoard, type SharedBoardSetting } from '../board/openBoard.js';
+import type { HostLeaseTiming } from '../board/pg/hostLease.js';
 import { type BoardService } from '../board/boardService.js';
-import { AgentSocket, socketPathFor, type PeerJudge } from '../agents/agentSocket.js';
+import { AgentSocket, socketPathFor } from '../agents/agentSocket.js';
+import { paneJudge, type PeerJudgeFactory } from '../agents/peerJudge.js';
 import { LivenessLoop } from '../agents/liveness.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
-import { findOnPath } from '../base/pathLookup.js';
 import { nodeRuntime } from '../base/nodeRuntime.js';
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { AgentSessions } from '../roster/agentSessions.js';
@@ -52,14 +53,17 @@ export interface ThreadHostOptions {
   /** Run the agents in this pty host, so they outlive this board host; without it they are its children.
    *  A promise while it starts (Electron's main opens its windows' plumbing before it is up). */
   ptyHost?: PtyHostLink | Promise<PtyHostLink>;
-  /** Accept an agent's secret from any process, not only from its own pane: only for tests that stand in
-   *  for an agent from the test process. Never set by Electron or `serve`. */
-  secretsFromAnywhere?: boolean;
+  /** Who may use an agent's secret on the agents' socket; by default the real judge (peerJudge.ts: only a
+   *  process in that agent's pane). Electron and `serve` never pass another. */
+  peerJudge?: PeerJudgeFactory;
   /** The Thread's board on PostgreSQL, shared with other hosts; without it, the journal in `dataRoot`. */
   sharedBoard?: SharedBoardSetting;
   /** This host's name on shared boards (`serve --host-name`), refused on a board where another host has it;
    *  by default the machine's name with a short tag of this host's id (pg/hostName.ts). */
   hostName?: string;
+  /** This host's lease on a shared board (`serve --host-lease-ms`, openBoard.ts's hostLeaseOf); the default
+   *  HostLeaseTimes without it. */
+  hostLease?: HostLeaseTiming;
   /** How long a claim waits for another host's push of its record, and the timers of pushes' retries
    *  (recordArrival.ts; shorter in tests). */
   gitRemote?: ArrivalTiming;
@@ -158,7 +162,7 @@ export class ThreadHost {
     const ptyHost = await opts.ptyHost;
     const kept = await KeptPanes.read(ptyHost, key);
     // The board asks one question of what the pty host kept: is this holder alive, exited, or unknown.
-    const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard, hostName: opts.hostName });
+    const board = await openThreadBoard({ dir: boardDir, folder, dataRoot: opts.dataRoot, threadId: key, goal: opts.goal ?? '', warn: opts.warn, holders: kept, shared: opts.sharedBoard, hostName: opts.hostName, hostLease: opts.hostLease });
     if (opts.carry)
       await opts.carry(board).catch(async (err: unknown) => {
         await board.close();
@@ -214,13 +218,7 @@ export class ThreadHost {
     // noted now, before any agent can work in their folders.
     roster.endFoundGone();
     const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn, roster, sandbox }) };
-    const judge: PeerJudge = {
-      perl: findOnPath('perl'),
-      callerOf: (pid) => roster.callerOf(pid),
-      paneOf: (pid) => roster.paneOf(pid),
-      nameOf: (id) => roster.nameOf(id),
-      bindSecrets: opts.secretsFromAnywhere !== true,
-    };
+    const judge = (opts.peerJudge ?? paneJudge())(roster);
     const socket = await AgentSocket.listen(socketPath, roster, board, hooks, judge).catch(async (err: unknown) => {
       await board.close();
       throw err;

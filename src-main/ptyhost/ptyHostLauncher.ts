@@ -65,9 +65,9 @@ while (1) {
 
 /** The pty host's command line and environment under a runtime: what connectPtyHost starts, with its
  *  adoption key written to descriptor ADOPTION_KEY_FD. */
-export function ptyHostCommand(rt: NodeRuntime, socket: string, idleMs: number, env: Record<string, string | undefined> = process.env, perl: string | null = findOnPath('perl')) {
+export function ptyHostCommand(rt: NodeRuntime, socket: string, idleMs: number, env: Record<string, string | undefined> = process.env, perl: string | null = findOnPath('perl'), version: string = forkbenchVersion()) {
   const script = ptyHostScript(rt);
-  const node = [rt.node, script, '--socket', socket, '--idle-ms', String(idleMs), '--key-fd', String(ADOPTION_KEY_FD)];
+  const node = [rt.node, script, '--socket', socket, '--idle-ms', String(idleMs), '--key-fd', String(ADOPTION_KEY_FD), '--version', version];
   const [command, ...args] = perl && process.platform === 'linux' ? [perl, '-e', PANE_REAPER, ...node] : node;
   return { command: command!, args, script, env: { ...env, ...rt.env } };
 }
@@ -104,6 +104,9 @@ export interface PtyHostLaunchOptions {
   client?: PtyHostClientOptions;
   /** What runs the pty host; the process's own runtime by default (nodeRuntime.ts). */
   runtime?: NodeRuntime;
+  /** The Forkbench version the started pty host speaks: this install's by default. Another one stands for a
+   *  pty host another install left running (tests of the version refusal start one so). */
+  ptyHostVersion?: string;
 }
 
 export async function connectPtyHost(dataRoot: string, o: PtyHostLaunchOptions = {}): Promise<{ client: PtyHostClient; started: boolean }> {
@@ -119,7 +122,7 @@ export async function connectPtyHost(dataRoot: string, o: PtyHostLaunchOptions =
   }
   ensurePrivateDir(paths.dir);
   const log = fs.openSync(paths.log, 'a', 0o600);
-  const run = ptyHostCommand(o.runtime ?? nodeRuntime(), paths.socket, o.idleMs ?? PtyHostLaunchConstants.defaultIdleMs, o.env ?? process.env);
+  const run = ptyHostCommand(o.runtime ?? nodeRuntime(), paths.socket, o.idleMs ?? PtyHostLaunchConstants.defaultIdleMs, o.env ?? process.env, undefined, o.ptyHostVersion);
   const child = spawn(run.command, run.args, { detached: true, stdio: ['ignore', log, log, 'pipe'], env: run.env });
   fs.closeSync(log);
   const key = newAdoptionKey();

@@ -5,7 +5,7 @@ import { forkbenchVersion } from './protocol.js';
 import { redactSecrets } from '../base/redactSecrets.js';
 
 /**
- * The pty host process: `node ptyHostMain.js --socket PATH --idle-ms N [--key-fd FD]`. Started detached by a board host
+ * The pty host process: `node ptyHostMain.js --socket PATH --idle-ms N [--key-fd FD] [--version V]`. Started detached by a board host
  * (its own session, stdio to a log file), it holds the agents' ptys while board hosts come and go, and
  * stops once it has had no board host for the idle time, or none and no pane.
  */
@@ -13,11 +13,11 @@ import { redactSecrets } from '../base/redactSecrets.js';
 const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ptyhost[${process.pid}]: ${redactSecrets(line)}\n`);
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { socket: { type: 'string' }, 'idle-ms': { type: 'string' }, 'key-fd': { type: 'string' } } });
+  const { values } = parseArgs({ options: { socket: { type: 'string' }, 'idle-ms': { type: 'string' }, 'key-fd': { type: 'string' }, version: { type: 'string' } } });
   const idleMs = Number(values['idle-ms']);
   const keyFd = values['key-fd'] === undefined ? null : Number(values['key-fd']);
   if (!values.socket || !Number.isInteger(idleMs) || idleMs < 1 || (keyFd !== null && !Number.isInteger(keyFd))) {
-    log('usage: ptyHostMain --socket PATH --idle-ms N [--key-fd FD]');
+    log('usage: ptyHostMain --socket PATH --idle-ms N [--key-fd FD] [--version V]');
     process.exit(2);
   }
   // Read and closed before any pane exists, so no agent's process ever inherits it.
@@ -30,8 +30,8 @@ async function main(): Promise<void> {
       process.exit(3);
     }
   }
-  // The version a test may claim, to see a board host refuse a pty host of another Forkbench.
-  const version = process.env.FORKBENCH_PTY_HOST_CLAIM_VERSION || forkbenchVersion();
+  // The Forkbench its launcher is (ptyHostLauncher.ts says it); this install's own when started by hand.
+  const version = values.version || forkbenchVersion();
   let server: PtyHostServer;
   try {
     server = await PtyHostServer.listen({ socketPath: values.socket, version, idleMs, key, log, onStop: () => process.exit(0) });

@@ -1,7 +1,8 @@
 import { checkBoardName, parseBoardUrl } from '../board/pg/connection.js';
 import { checkHostName } from '../board/pg/hostName.js';
 import { BOARD_URL_WAYS, takeBoardUrl, takeBoardUrlFromEnv } from '../board/pg/boardUrlSource.js';
-import type { SharedBoardSetting } from '../board/openBoard.js';
+import { hostLeaseOf, type SharedBoardSetting } from '../board/openBoard.js';
+import type { HostLeaseTiming } from '../board/pg/hostLease.js';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +22,7 @@ import { MOVE_FLAG, MOVES, type BoardMove } from '../host/boardMove.js';
  *  answers), and a process that stays answering 503 forever is worse than one that exits. */
 const STOP_DEADLINE_MS = 30_000;
 
-const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME] [--host-name NAME] [--move copy|empty]]';
+const USAGE = 'usage: forkbench serve [FOLDER] [--port N] [--keep-agents] [--replace-pty-host] [--uncontained PROFILE|all]... [--no-pty-host] [--board-url-file PATH | --board-url-stdin [--board-name NAME] [--host-name NAME] [--host-lease-ms N] [--move copy|empty]]';
 
 /**
  * `forkbench serve [FOLDER] [--port N]` (and `npm run serve`): open FOLDER as a Thread and serve the window
@@ -50,6 +51,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   let sharedBoard: SharedBoardSetting | undefined;
   let move: BoardMove | undefined;
   let hostName: string | undefined;
+  let hostLease: HostLeaseTiming | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -68,6 +70,8 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
         move: { type: 'string' },
         // This host's name on the shared board, where other hosts' windows list its agents ("shell 1 on NAME").
         'host-name': { type: 'string' },
+        // How long this host may go silent on the shared board before the others end its claims (openBoard.ts).
+        'host-lease-ms': { type: 'string' },
       },
       allowPositionals: true,
     });
@@ -99,6 +103,10 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
       if (boardUrl === null) throw new Error(`--host-name names this host on a shared board: give the board's URL too, with ${BOARD_URL_WAYS}`);
       hostName = checkHostName(values['host-name']);
     }
+    if (values['host-lease-ms'] !== undefined) {
+      if (boardUrl === null) throw new Error(`--host-lease-ms is this host's lease on a shared board: give the board's URL too, with ${BOARD_URL_WAYS}`);
+      hostLease = hostLeaseOf(values['host-lease-ms']);
+    }
     folder = resolve(positionals[0] ?? process.cwd());
     if (values.port !== undefined) {
       if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new Error(`--port takes a port number, not '${values.port}'`);
@@ -120,7 +128,7 @@ export async function runServeCommand(argv: string[], readStdin: () => Promise<s
   // serve's stderr is its log: no line of it carries a URL's credentials (a library's error may quote one).
   const warn = (m: string) => process.stderr.write(`${redactSecrets(m)}\n`);
   const dataRoot = defaultDataRoot();
-  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained, move, ...(hostName !== undefined ? { hostName } : {}) });
+  const claimed = HostProcess.claim({ dataRoot, kind: 'forkbench serve', name: 'forkbench serve', warn, sharedBoard, uncontained, move, ...(hostName !== undefined ? { hostName } : {}), ...(hostLease !== undefined ? { hostLease } : {}) });
   if (!claimed.ok) {
     process.stderr.write(`forkbench serve: ${claimed.message}\n`);
     return 1;

@@ -61,23 +61,13 @@ export function toDisposable(fn: () => void): IDisposable {
 
 type Warn = (message: string) => void;
 
-function defaultWarn(): Warn | null {
-  const g = globalThis as unknown as {
-    process?: { env?: Record<string, string | undefined> };
-    console?: { warn?: (...args: unknown[]) => void };
-  };
-  const env = g.process?.env;
-  const devOrTest = !!env && (!!env.VITEST || env.NODE_ENV === 'test' || env.NODE_ENV === 'development');
-  const warn = g.console?.warn;
-  return devOrTest && warn ? (message) => warn.call(g.console, message) : null;
-}
-
-let warnLate: Warn | null = defaultWarn();
+/** Nobody by default: a late addition is disposed at once whoever hears of it. The test suite's set-up
+ *  (test/setup/lateAdds.ts) has every worker warn on the console, where a test's leak shows. */
+let warnLate: Warn | null = null;
 
 /**
  * Who hears about additions to a store that is already disposed (a late callback that would have leaked):
- * by default `console.warn` in a dev or test run (VITEST set, or NODE_ENV test/development), nobody
- * otherwise. Returns the previous setting, so a test can restore it.
+ * nobody unless set. Returns the previous setting, so a test can restore it.
  */
 export function setLateAddWarning(warn: Warn | null): Warn | null {
   const prev = warnLate;

@@ -6,6 +6,7 @@ import type { GitRemote } from '../../src-shared/board/model.js';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { agentEnv, cliAs, gitSync, makeRepo, remoteRefOf, sh } from './gitFixture.js';
 import { waitFor } from './pty.js';
+import { secretsFromTheTestProcess } from './peerJudges.js';
 
 /**
  * Machines on one shared board, as two people's: each a ThreadHost on its own clone of one bare remote, with
@@ -31,7 +32,8 @@ export class ClonesOnOneBoard {
   }
 
   /** A host on a clone of the remote, on the shared board. The clone goes over the file:// transport, so it
-   *  holds only what the remote had then, as a clone on another machine does. */
+   *  holds only what the remote had then, as a clone on another machine does. Its users commit and claim
+   *  with an agent's secret from the test process (agentEnv, cliAs), outside any pane (peerJudges.ts). */
   async machine(bare: string): Promise<Machine> {
     const root = fs.mkdtempSync(join(tmpdir(), 'fb-clones-host-'));
     this.dirs.push(root);
@@ -39,7 +41,7 @@ export class ClonesOnOneBoard {
     gitSync(root, ['clone', '-q', `file://${bare}`, folder]);
     // The board names the remote by the URL the clones have for it.
     gitSync(folder, ['remote', 'set-url', 'origin', bare]);
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url: this.url() } });
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, sharedBoard: { url: this.url() } });
     this.hosts.push(host);
     return { host, folder };
   }

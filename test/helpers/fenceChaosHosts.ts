@@ -5,6 +5,7 @@ import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { LostRecord } from '../../src-shared/board/model.js';
 import { REMOTE_TASK_PREFIX } from '../../src-shared/git/taskBranch.js';
 import { ThreadHost, threadDirOf, threadKeyOf } from '../../src-main/host/threadHost.js';
+import { hostLeaseOf } from '../../src-main/board/openBoard.js';
 import { WORKTREES } from '../../src-main/git/boardNames.js';
 import {
   agentScript,
@@ -246,15 +247,15 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
   for (const h of ['A', 'B'] as const) fs.writeFileSync(script[h], agentScript({ host: h, root: at[h] }, COMMITS_PER_CLAIM), { mode: 0o755 });
 
   // Panes inherit their host's environment: A's from this process, B's from its serve's.
-  Object.assign(process.env, GIT_IDENTITY, { FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) });
-  const env = { FORKBENCH_BOARD_URL: o.url, FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) };
-  const A = await ThreadHost.open({ folder: clone.A, dataRoot: join(at.A, 'data'), runtimeRoot: join(at.A, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url: o.url }, gitRemote: { pushWaitMs: PUSH_WAIT_MS } });
+  Object.assign(process.env, GIT_IDENTITY);
+  const env = { FORKBENCH_BOARD_URL: o.url };
+  const A = await ThreadHost.open({ folder: clone.A, dataRoot: join(at.A, 'data'), runtimeRoot: join(at.A, 'run'), liveness: false, hostLease: hostLeaseOf(String(o.hostLeaseMs)), sharedBoard: { url: o.url }, gitRemote: { pushWaitMs: PUSH_WAIT_MS } });
   let B: ServeProc | null = null;
   let bServes = 0;
   const bKey = threadKeyOf(clone.B);
   const killedB = new Set<ServeProc>();
   const startB = async (): Promise<ServeProc> => {
-    const s = await serveOn({ root: at.B, project: clone.B, key: bKey, env });
+    const s = await serveOn({ root: at.B, project: clone.B, key: bKey, args: ['--host-lease-ms', String(o.hostLeaseMs)], env });
     const n = ++bServes;
     void s.exit.then((code) => {
       try {

@@ -3,6 +3,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';
 import { ThreadHost } from '../../src-main/host/threadHost.js';
 import { remoteTaskRef, strayRef } from '../../src-shared/git/taskBranch.js';
 import { CLI } from './cli.js';
@@ -53,14 +54,19 @@ export class Fixture {
   readonly hosts: ThreadHost[] = [];
   readonly dirs: string[] = [];
 
+  /** `peerJudge`: what every host of this fixture takes unless `host()` is given another; the real judge
+   *  without it. A file that acts as an agent from the test process passes peerJudges.ts's and says why. */
+  constructor(private readonly defaults: { peerJudge?: PeerJudgeFactory } = {}) {}
+
   tmp(): string {
     const d = fs.mkdtempSync(join(tmpdir(), 'forkbench-git-'));
     this.dirs.push(d);
     return d;
   }
 
-  /** A Thread on a fresh repository (or on `folder` as given). */
-  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string; parked?: ParkedSeams } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
+  /** A Thread on a fresh repository (or on `folder` as given). `peerJudge`: the real one unless a test acts
+   *  as an agent from the test process (peerJudges.ts) and says why. */
+  async host(o: { folder?: string; repo?: boolean; liveness?: boolean; dataRoot?: string; runtimeRoot?: string; env?: Record<string, string | undefined>; uncontained?: string; parked?: ParkedSeams; peerJudge?: PeerJudgeFactory } = {}): Promise<{ host: ThreadHost; folder: string; root: string }> {
     const root = this.tmp();
     const folder = o.folder ?? join(root, 'project');
     if (!o.folder) {
@@ -73,8 +79,7 @@ export class Fixture {
       runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
       liveness: o.liveness ?? false,
       env: o.env,
-      // The tests run git and the CLI as an agent from the test process, outside any pane.
-      secretsFromAnywhere: true,
+      peerJudge: o.peerJudge ?? this.defaults.peerJudge,
       ...(o.uncontained ? { sandboxSupport: uncontainedBecause(o.uncontained) } : {}),
       ...(o.parked ? { parked: o.parked } : {}),
     });

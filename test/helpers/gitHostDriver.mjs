@@ -10,8 +10,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const [folder, dataRoot, runtimeRoot, url] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'host', 'threadHost.js')).href);
+const { paneJudge } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'agents', 'peerJudge.js')).href);
+// The test commits with the printed secret from its own process, outside any pane: test/helpers/peerJudges.ts's
+// secretsFromTheTestProcess, written again here as this driver runs the built modules.
+const secretsFromTheTestProcess = (panes) => ({ callerOf: paneJudge()(panes).callerOf, refusal: async () => null });
 
-const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, secretsFromAnywhere: true, ...(url ? { sharedBoard: { url } } : {}) });
+const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, peerJudge: secretsFromTheTestProcess, ...(url ? { sharedBoard: { url } } : {}) });
 const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
 const c = await host.board.run((e) => e.claim(a.id, 'T-1'));
 if (!c.ok) throw new Error(`claim: ${c.error.message}`);

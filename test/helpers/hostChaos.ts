@@ -197,12 +197,12 @@ export async function runHostChaos(o: HostChaosOptions): Promise<HostChaosReport
   };
   const faults: Fault[] = [];
   const problems: string[] = [];
-  const env = { FORKBENCH_BOARD_URL: o.url, FORKBENCH_HOST_LEASE_MS: String(o.hostLeaseMs) };
+  const env = { FORKBENCH_BOARD_URL: o.url };
   let serves = 0;
   /** Start a serve on a host's folders; one that exits without being killed by the run is a problem, with
    *  what it said. Every serve's stderr is kept beside the histories. */
   const startServe = async (h: { name: string; at: string; project: string; key: string }): Promise<ServeProc> => {
-    const s = await serveOn({ root: h.at, project: h.project, key: h.key, args: ['--board-name', 'chaos board'], env });
+    const s = await serveOn({ root: h.at, project: h.project, key: h.key, args: ['--board-name', 'chaos board', '--host-lease-ms', String(o.hostLeaseMs)], env });
     const file = join(o.root, `serve-${h.name}-${++serves}.err`);
     const started = performance.now();
     void s.exit.then((code) => {

@@ -5,12 +5,16 @@ import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
 import { ThreadManager } from '../../src-main/host/threadManager.js';
 import type { SharedBoardSetting } from '../../src-main/board/openBoard.js';
 import type { SandboxSupport } from '../../src-main/sandbox/bwrapProbe.js';
+import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';
+import type { HostLeaseTiming } from '../../src-main/board/pg/hostLease.js';
 
 /**
  * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
  * runtime folder in one temp root; `env` is what its agents start from), `cleanup` (an afterEach) disposes them all and removes their folders.
+ * `defaults.peerJudge` is what every host of the file takes unless `open` is given another: the real judge
+ * without it; a file that acts as an agent from the test process passes peerJudges.ts's and says why.
  */
-export function hostFixture(prefix: string) {
+export function hostFixture(prefix: string, defaults: { peerJudge?: PeerJudgeFactory } = {}) {
   const hosts: ThreadHost[] = [];
   const dirs: string[] = [];
   return {
@@ -21,9 +25,12 @@ export function hostFixture(prefix: string) {
         typingQuietMs?: number;
         seedBoard?: (boardDir: string, threadKey: string) => void;
         env?: Record<string, string | undefined>;
-        /** Default true: most tests act as an agent from the test process, outside its pane; false holds
-         *  each secret to its own pane, as Electron and serve do. */
-        secretsFromAnywhere?: boolean;
+        /** Who may use an agent's secret: by default the real judge, as Electron and serve have (a secret
+         *  works only from its own pane); a test that acts as an agent from the test process passes
+         *  peerJudges.ts's secretsFromTheTestProcess and says why. */
+        peerJudge?: PeerJudgeFactory;
+        /** This host's lease on a shared board (openBoard.ts's hostLeaseOf), for tests that lose hosts. */
+        hostLease?: HostLeaseTiming;
         /** A shared board (PostgreSQL) instead of the Thread's journal. */
         sharedBoard?: SharedBoardSetting;
         /** What the host finds of bwrap; by default what this machine has (gitFixture's uncontainedBecause: none). */
@@ -38,7 +45,7 @@ export function hostFixture(prefix: string) {
       fs.mkdirSync(folder);
       const key = threadKeyOf(folder);
       opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, secretsFromAnywhere: opts.secretsFromAnywhere ?? true, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained });
+      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, peerJudge: opts.peerJudge ?? defaults.peerJudge, hostLease: opts.hostLease, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained });
       hosts.push(host);
       return host;
     },

@@ -16,5 +16,5 @@ const step = async (s, f) => {
   process.stdout.write(`${JSON.stringify({ step: s, path: f.path })}\n`);
   if (stop !== 'in-git') await new Promise(() => undefined);
 };
-await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, secretsFromAnywhere: true, parked: { step } });
+await ThreadHost.open({ folder, dataRoot, runtimeRoot, liveness: false, parked: { step } });
 setInterval(() => undefined, 60_000);

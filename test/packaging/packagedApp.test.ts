@@ -21,6 +21,7 @@ import { ensureBuilt } from '../helpers/cli.js';
 import { hostFixture } from '../helpers/hosts.js';
 import { alive } from '../helpers/processes.js';
 import { waitFor } from '../helpers/pty.js';
+import { secretsFromTheTestProcess } from '../helpers/peerJudges.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -97,7 +98,8 @@ describe('the packaged layout, run as the packaged app runs it', () => {
   let work: string;
   let resources: string;
   let rt: NodeRuntime;
-  const hosts = hostFixture('packaged');
+  // Its test runs the packaged shim's forkbench with an agent's secret from the test process, outside any pane.
+  const hosts = hostFixture('packaged', { peerJudge: secretsFromTheTestProcess });
   const stops: Array<() => Promise<void> | void> = [];
 
   beforeAll(async () => {

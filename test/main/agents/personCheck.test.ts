@@ -14,6 +14,7 @@ import { cliScript } from '../../../src-main/base/nodeRuntime.js';
 import { PERSON_CHECK_METHOD } from '../../../src-shared/protocol/hookMethods.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { waitFor } from '../../helpers/pty.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 /** Connects to the agents' socket; with `fork`, the connecting process exits and its child asks. Writes
  *  the answer line to `out`. */
@@ -27,7 +28,9 @@ my $a = <$s>;
 open(my $f, '>', "$out.tmp") or die; print $f $a; close $f; rename("$out.tmp", $out) or die;
 `;
 
-const fixture = hostFixture('person');
+// Its tests claim with an agent's secret from the test process (the CLI) before the person checks they are about.
+
+const fixture = hostFixture('person', { peerJudge: secretsFromTheTestProcess });
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

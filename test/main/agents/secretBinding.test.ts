@@ -26,7 +26,7 @@ const inPane = (secretFrom: string, out: string) =>
 
 describe('an agent’s secret works only from its own pane', () => {
   it('B’s secret read from /proc/<pid>/environ and used from A’s pane is refused; from B’s own pane it works', async () => {
-    const host = await fixture.open({ secretsFromAnywhere: false });
+    const host = await fixture.open();
     const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
     const bPid = await waitFor(() => host.roster.get(b.id)?.agent.pid, 10_000, 'B’s pid');
     const ownOut = join(host.folder, 'own.json');
@@ -52,7 +52,7 @@ describe('an agent’s secret works only from its own pane', () => {
   }, 60_000);
 
   it('a secret used by a process in no pane at all (the test process) is refused, with the reason', async () => {
-    const host = await fixture.open({ secretsFromAnywhere: false });
+    const host = await fixture.open();
     const b = await host.roster.launch('custom', { command: 'exec sleep 600' });
     await waitFor(() => host.roster.get(b.id)?.agent.pid, 10_000, 'B’s pid');
     const secret = host.roster.agent(b.id)?.secret as string;

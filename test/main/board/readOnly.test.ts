@@ -9,6 +9,7 @@ import { type BoardService } from '../../../src-main/board/boardService.js';
 import { readLog } from '../../../src-main/board/journal.js';
 import { ThreadManager } from '../../../src-main/host/threadManager.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 /**
  * A journal that cannot write: publish only what is durable, turn read-only once, refuse writes with a
@@ -157,13 +158,14 @@ describe('a board whose journal fails', () => {
     const root = tmp();
     const folder = join(root, 'project');
     fs.mkdirSync(folder);
-    const threads = new ThreadManager({ dataRoot: smallDisk(128 * 1024), runtimeRoot: join(root, 'run'), liveness: false, warn: () => undefined, secretsFromAnywhere: true });
+    const threads = new ThreadManager({ dataRoot: smallDisk(128 * 1024), runtimeRoot: join(root, 'run'), liveness: false, warn: () => undefined, peerJudge: secretsFromTheTestProcess });
     const host = await threads.open(folder);
     try {
       const pushes: string[] = [];
       threads.onPush.event((p) => p.type === 'notify' && pushes.push(p.about));
       await host.board.run((e) => e.addTask({ title: 't' }));
       const a = await host.roster.launch('custom', { command: 'exec sleep 600' });
+      // The CLI runs with the agent's secret from the test process, outside its pane: the manager's judge lets it.
       const secret = host.roster.agent(a.id)?.secret as string;
       const cli = (args: string[]) =>
         new Promise<{ code: number; stderr: string }>((resolve) =>

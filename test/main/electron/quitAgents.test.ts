@@ -189,7 +189,7 @@ describe.runIf(linux)('a quit nobody is there to answer', () => {
 describe.runIf(linux)('a pty host of another Forkbench version at start', () => {
   it('Quit leaves it and its agents running; "Stop it and its agents" ends them and the app runs on a new pty host', async () => {
     const data = join(root, 'data-other');
-    const refused = (await connectPtyHost(data, { env: { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' } }).catch((e: unknown) => e)) as PtyHostVersionError;
+    const refused = (await connectPtyHost(data, { ptyHostVersion: '0.0.0-other' }).catch((e: unknown) => e)) as PtyHostVersionError;
     expect(refused).toBeInstanceOf(PtyHostVersionError);
     const oldPid = refused.theirs.pid;
     pids.push(oldPid);

@@ -8,8 +8,10 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentEnv, cliAs, claimedTask, Fixture, sh } from '../../helpers/gitFixture.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 afterEach(() => fx.cleanup());
 
 describe('the host’s git runs no program an agent named in git config', () => {

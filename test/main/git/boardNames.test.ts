@@ -11,8 +11,10 @@ import { HOST_ACTOR } from '../../../src-shared/board/model.js';
 import { remoteTaskRef, strayRef, taskBranch } from '../../../src-shared/git/taskBranch.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt(), 300_000);
 afterEach(() => fx.cleanup());
 

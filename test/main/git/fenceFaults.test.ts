@@ -6,12 +6,14 @@ import { ensureCliShim, shimDirFor } from '../../../src-main/host/cliShim.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { threadKeyOf } from '../../../src-main/host/threadHost.js';
 import { agentEnv, branchOf, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, makeRepo, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh, strayOf } from '../../helpers/gitFixture.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 /**
  * The fence under faults, while an operation is in flight: each case was found by a chaos run against the
  * git fence as it was (hooks as the fence, one folder per task) and pins one failure of it.
  */
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => {
   ensureBuilt();
   Object.assign(process.env, GIT_IDENTITY); // panes inherit the host's environment

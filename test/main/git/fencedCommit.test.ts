@@ -4,8 +4,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, branchOf, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh, strayOf } from '../../helpers/gitFixture.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 

@@ -59,7 +59,7 @@ describe("a fetch while a grant's folder is being made", () => {
     gates.push(gate);
     gate.arm();
 
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
     hosts.push(host);
     await host.board.run((e) => e.addTask({ title: 'grant me' }));
     const agent = await idleAgent(host);

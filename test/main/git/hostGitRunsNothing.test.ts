@@ -17,8 +17,10 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { branchOf, CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh, uncontainedBecause } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 const gates: WorktreeGitGate[] = [];
 beforeAll(() => {
   ensureBuilt();
@@ -188,7 +190,7 @@ describe("the host's push follows no URL rewrite and no transport the repository
   it("url.<x>.pushInsteadOf to an ext:: command, with protocol.ext.allow=always, set from a pane: the background push runs nothing and says why it sent nothing", async () => {
     const { root, bare, folder } = cloneOfBareRemote('fb-rewrite-');
     fx.dirs.push(root);
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, sandboxSupport: uncontainedBecause(PLANTING) });
+    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sandboxSupport: uncontainedBecause(PLANTING) });
     fx.hosts.push(host);
     await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
     await host.board.run((e) => e.addTask({ title: 'push me' }));

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function openThread(root: string, folder: string): Promise<ThreadHost> {
-  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true });
+  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   hosts.push(h);
   return h;
 }

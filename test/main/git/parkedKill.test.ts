@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 async function openThread(root: string, folder: string, parked?: ParkedSeams): Promise<ThreadHost> {
-  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, ...(parked ? { parked } : {}) });
+  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ...(parked ? { parked } : {}) });
   hosts.push(h);
   return h;
 }

@@ -5,8 +5,10 @@ import { tokenCheck } from '../../../src-renderer/state/reviewVerdict.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { paneText } from '../../helpers/events.js';
 import { agentEnv, branchOf, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 

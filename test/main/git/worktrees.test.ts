@@ -5,8 +5,10 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { boardEdges } from '../../helpers/boardEdges.js';
 import { strayRef } from '../../../src-shared/git/taskBranch.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 

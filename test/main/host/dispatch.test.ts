@@ -10,6 +10,7 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { cliAs } from '../../helpers/gitFixture.js';
 import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 import { waitFor } from '../../helpers/pty.js';
 
 /**
@@ -19,7 +20,8 @@ import { waitFor } from '../../helpers/pty.js';
  * (notes, says done) whatever task it holds. No one claims anything: the board gives each task to an idle
  * agent and shows it the assignment in its pane, as a person's drag would.
  */
-const hosts = hostFixture('dispatch');
+// Its tests ask `forkbench why` with an agent's secret from the test process, outside any pane.
+const hosts = hostFixture('dispatch', { peerJudge: secretsFromTheTestProcess });
 const homes: string[] = [];
 beforeAll(() => ensureBuilt());
 afterEach(async () => {

@@ -23,6 +23,7 @@ import { agentEnv, branchOf, gitSync, idleAgent, makeRepo, remoteRefOf, sh, stra
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { alive } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/pty.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 /** How long B waits for another host's push here: long enough for a live host's push on a loaded machine,
  *  short enough that the tests that need the wait to end do not take the product's 30 s. */
@@ -86,7 +87,8 @@ async function hostOn(bare: string, o: { name?: string; pushWaitMs?: number } = 
     dataRoot: join(root, 'data'),
     runtimeRoot: join(root, 'run'),
     liveness: false,
-    secretsFromAnywhere: true,
+    // Its tests commit with the agent's secret from the test process, outside any pane (peerJudges.ts).
+    peerJudge: secretsFromTheTestProcess,
     sharedBoard: { url, ...(o.name ? { name: o.name } : {}) },
     gitRemote: { pushWaitMs: o.pushWaitMs ?? PUSH_WAIT_MS },
   });

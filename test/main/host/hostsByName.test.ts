@@ -7,6 +7,7 @@ import type { Notice } from '../../../src-shared/notices/notices.js';
 import type { WindowPush } from '../../../src-shared/protocol/windowApi.js';
 import { PgBoard } from '../../../src-main/board/pg/pgBoard.js';
 import { HostNameTakenError } from '../../../src-main/board/pg/hostName.js';
+import { hostLeaseOf } from '../../../src-main/board/openBoard.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
@@ -22,20 +23,16 @@ import { waitFor } from '../../helpers/pty.js';
 const fixture = hostFixture('hosts-by-name');
 let pgc: PgCluster;
 let db = 0;
-/** A short host lease, so a host that stops renewing is lost in a second or two: read as each board opens. */
-const HOST_LEASE_MS = '1500';
-const leaseWas = process.env.FORKBENCH_HOST_LEASE_MS;
+/** A short host lease, so a host that stops renewing is lost in a second or two: given to each host. */
+const HOST_LEASE = hostLeaseOf('1500');
 const pools: pg.Pool[] = [];
 const boards: PgBoard[] = [];
 const dirs: string[] = [];
 
 beforeAll(async () => {
   pgc = await startPgCluster({ fsync: false });
-  process.env.FORKBENCH_HOST_LEASE_MS = HOST_LEASE_MS;
 });
 afterAll(async () => {
-  if (leaseWas === undefined) delete process.env.FORKBENCH_HOST_LEASE_MS;
-  else process.env.FORKBENCH_HOST_LEASE_MS = leaseWas;
   await pgc?.dispose();
 });
 afterEach(async () => {
@@ -55,7 +52,7 @@ async function sharedBoard() {
 async function hosts(n: number): Promise<{ all: ThreadHost[]; url: string }> {
   const setting = await sharedBoard();
   const all: ThreadHost[] = [];
-  for (let i = 0; i < n; i++) all.push(await fixture.open({ sharedBoard: setting }));
+  for (let i = 0; i < n; i++) all.push(await fixture.open({ sharedBoard: setting, hostLease: HOST_LEASE }));
   return { all, url: setting.url };
 }
 

@@ -11,8 +11,10 @@ import { alive } from '../../helpers/processes.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 import { agentEnv, branchOf, cliAs, Fixture, gitSync, idleAgent, nextEvent, sh } from '../../helpers/gitFixture.js';
 import { ownSleep, sleepersOf, VerifyMailbox } from '../../helpers/verifyMailbox.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 const killed: ChildProcess[] = [];
 /** How each test's verify (contained: no file of the test's reaches it) says what it does and waits. */
 let box: VerifyMailbox;

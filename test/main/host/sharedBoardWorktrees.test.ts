@@ -34,7 +34,7 @@ async function hostOn(origin: string): Promise<{ host: ThreadHost; folder: strin
   dirs.push(root);
   const folder = join(root, 'clone');
   gitSync(root, ['clone', '-q', origin, folder]);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, sharedBoard: { url } });
+  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sharedBoard: { url } });
   hosts.push(host);
   return { host, folder };
 }

@@ -12,6 +12,7 @@ import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 import { waitFor } from '../../helpers/pty.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 /**
  * A plain shell's pane (the shell profile, real bash in a real pty) is told things in its output, never
@@ -19,8 +20,10 @@ import { waitFor } from '../../helpers/pty.js';
  * and a shell standing in a task's folder is told where to go before approval removes it. Each shell is
  * hermetic: a home of the test's own whose `.profile` is all its start-up reads besides /etc/profile.
  */
-const hosts = hostFixture('shell-notices');
-const git = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const hosts = hostFixture('shell-notices', { peerJudge: secretsFromTheTestProcess });
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const git = new Fixture({ peerJudge: secretsFromTheTestProcess });
 const cleanups: Array<() => Promise<void> | void> = [];
 beforeAll(() => ensureBuilt());
 afterEach(async () => {
@@ -92,7 +95,7 @@ describe('a plain shell is shown notices, never typed them', () => {
     writeLegacyJournal(threadDirOf(dataRoot, key), [legacyThread(key), legacyTask('T-1', title)]);
     const link = await PtyHostLink.open(dataRoot, { idleMs: 60_000 });
     const { env } = shellEnv();
-    const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, env, secretsFromAnywhere: true });
+    const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, env, });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();

@@ -11,9 +11,11 @@ import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { waitFor } from '../../helpers/pty.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 const FAKE_AGENT = join(import.meta.dirname, '..', '..', 'fixtures', 'fakeAgent.sh');
-const fixture = hostFixture('host');
+// Its tests claim and report with an agent's secret from the test process (the CLI), outside any pane.
+const fixture = hostFixture('host', { peerJudge: secretsFromTheTestProcess });
 const openHost = fixture.open;
 
 /** A folder with a stand-in `aider` (an agent CLI profile, typed its notices): the raw-mode reader below. */

@@ -16,6 +16,7 @@ import type { WindowMethod, WindowParams, WindowResult } from '../../../src-shar
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, branchOf, cliAs, cloneOfBareRemote, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
 let pgc: PgCluster;
 let url: string;
@@ -37,7 +38,8 @@ afterEach(async () => {
 async function open(root: string, folder: string, shared?: { url: string; name: string }) {
   // On the shared board, the local board's tasks are not copied (`--move empty`): the shared board's own T-1 and
   // T-2 are what claim beside the local board's folders and branches.
-  const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, secretsFromAnywhere: true, ...(shared ? { sharedBoard: shared } : {}) }, shared ? { move: 'empty' } : {});
+  // Its claims are made with the agent's secret from the test process, outside any pane (peerJudges.ts).
+  const threads = new ThreadManager({ dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, ...(shared ? { sharedBoard: shared } : {}) }, shared ? { move: 'empty' } : {});
   managers.push(threads);
   const host = await threads.open(folder);
   const router = new WindowRouter(threads);

@@ -111,7 +111,7 @@ describe('the pty host process', () => {
 
   it('refuses a pty host of another Forkbench version, and leaves it running', async () => {
     const root = dataRoot();
-    const err = await connectPtyHost(root, { env: { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' } }).catch((e: unknown) => e);
+    const err = await connectPtyHost(root, { ptyHostVersion: '0.0.0-other' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PtyHostVersionError);
     const theirs = (err as PtyHostVersionError).theirs;
     endAfterTest(theirs.pid);
@@ -124,8 +124,7 @@ describe('the pty host process', () => {
 
   it('replaceOther stops a pty host of another version, its agents ending cleanly, and starts ours in its place', async () => {
     const root = dataRoot();
-    const other = { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' };
-    const refused = (await connectPtyHost(root, { env: other }).catch((e: unknown) => e)) as PtyHostVersionError;
+    const refused = (await connectPtyHost(root, { ptyHostVersion: '0.0.0-other' }).catch((e: unknown) => e)) as PtyHostVersionError;
     expect(refused).toBeInstanceOf(PtyHostVersionError);
     expect(refused.message).toContain('forkbench serve --replace-pty-host');
     const oldPid = refused.theirs.pid;

@@ -18,8 +18,11 @@ import { PtySession } from '../../../src-main/pty/ptySession.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { nextEvent, paneText } from '../../helpers/events.js';
 import { hostFixture } from '../../helpers/hosts.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fixture = hostFixture('states');
+// Its tests report an agent's state with the agent's secret from the test process (CLI, RPC), outside any pane.
+
+const fixture = hostFixture('states', { peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt());
 afterEach(() => fixture.cleanup());
 

@@ -10,8 +10,10 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, CLAIM_T1_AND_CD, cliAs, Fixture, GIT_IDENTITY, gitSync, idleAgent, nextEvent, paneAgent, sh } from '../../helpers/gitFixture.js';
 import { probeBwrap } from '../../../src-main/sandbox/bwrapProbe.js';
 import { listProcesses } from '../../../src-main/pty/procReader.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 

@@ -91,6 +91,23 @@ describe('serve and the board URL', () => {
     await a.exit;
   }, 120_000);
 
+  it('--host-lease-ms is a lease on a shared board: without a board, or not a whole number of at least 300 ms, it is refused in one line, nothing opened', async () => {
+    const alone = hosts.place('lease-alone');
+    const r = await serveRun(alone.at, alone.project, ['--host-lease-ms', '5000']);
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')[0]).toBe(
+      "forkbench serve: --host-lease-ms is this host's lease on a shared board: give the board's URL too, with --board-url-file PATH (a file only you can read: chmod 600), --board-url-stdin (or --board -), or FORKBENCH_BOARD_URL",
+    );
+    expect(fs.existsSync(join(alone.at, 'data'))).toBe(false);
+    for (const bad of ['299', '1.5e3', 'soon']) {
+      const p = hosts.place(`lease-${bad}`);
+      const refused = await serveRun(p.at, p.project, ['--board-name', 'leases', '--host-lease-ms', bad], { FORKBENCH_BOARD_URL: url });
+      expect(refused.code).toBe(2);
+      expect(refused.err.split('\n')[0]).toBe(`forkbench serve: --host-lease-ms takes a whole number of ms, at least 300, not '${bad}'`);
+      expect(fs.existsSync(join(p.at, 'data'))).toBe(false);
+    }
+  });
+
   it('by stdin the board opens', async () => {
     const viaStdin = hosts.place('stdin');
     const a = await hosts.start(viaStdin, { args: ['--board-url-stdin', '--board-name', 'urls'], stdin: `${url}\n` });

@@ -150,7 +150,7 @@ describe('a pty host of another Forkbench version', () => {
     let oldPid = 0;
     try {
       // The other version's pty host, holding an agent its own board host started.
-      const refused = (await connectPtyHost(data, { env: { ...process.env, FORKBENCH_PTY_HOST_CLAIM_VERSION: '0.0.0-other' } }).catch((e: unknown) => e)) as PtyHostVersionError;
+      const refused = (await connectPtyHost(data, { ptyHostVersion: '0.0.0-other' }).catch((e: unknown) => e)) as PtyHostVersionError;
       expect(refused).toBeInstanceOf(PtyHostVersionError);
       oldPid = refused.theirs.pid;
       const theirs = await PtyHostClient.connect(ptyHostPaths(data).socket, '0.0.0-other');

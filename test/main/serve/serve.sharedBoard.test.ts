@@ -32,7 +32,7 @@ const hosts = servedHostsOfThisFile('fb-shared-');
 
 async function host(name: string): Promise<{ s: ServeProc; key: string }> {
   const p = hosts.place(name);
-  const s = await hosts.start(p, { args: ['--board-name', 'team board'], env: { FORKBENCH_BOARD_URL: url, FORKBENCH_HOST_LEASE_MS: String(HOST_LEASE_MS) } });
+  const s = await hosts.start(p, { args: ['--board-name', 'team board', '--host-lease-ms', String(HOST_LEASE_MS)], env: { FORKBENCH_BOARD_URL: url } });
   return { s, key: p.key };
 }
 
