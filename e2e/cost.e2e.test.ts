@@ -197,13 +197,20 @@ describe('cost in the window', () => {
     await amount.press('Enter');
     await expect.poll(() => page.locator('[data-testid="log-entry"]').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('T-3')]));
     expect(await details.getByTestId('details-budget-error').count()).toBe(0);
+    // Set, the field shows the board's budget and keeps the focus: Escape still closes the panel from it.
+    await expect.poll(() => amount.inputValue()).toBe('1');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('details-budget-amount');
     expect(describeViolations(await axeViolations(page, '[data-testid="task-details"]'))).toBe('');
     await page.keyboard.press('Escape');
+    await details.waitFor({ state: 'detached' });
 
     await typeIn(page, agent, 'forkbench usage --input 100 --output 10 --cost 0.85');
     const alert = page.getByTestId('budget-alert-T-3');
     await expect.poll(() => alert.getAttribute('data-level'), { timeout: 15_000 }).toBe('notice');
     expect(await alert.getByTestId('budget-alert-T-3-text').textContent()).toBe('T-3 has spent $0.85 of $1.00: past 80% of its budget.');
+    // The agent holds T-1 (in review) and T-3: its turns count to T-3, the task it last acted on, marked so.
+    expect(await page.getByTestId('card-cost-T-3-last-acted').count()).toBe(1);
+    expect(await page.getByTestId('card-cost-T-3').getAttribute('aria-label')).toBe('spent $0.85; 110 tokens in 1 turn; 1 turn counted here as the task its agent last acted on, while it held several');
     await typeIn(page, agent, 'forkbench usage --input 100 --output 10 --cost 0.2');
     await expect.poll(() => alert.getAttribute('data-level'), { timeout: 15_000 }).toBe('stop');
     expect(await alert.getByTestId('budget-alert-T-3-text').textContent()).toBe('T-3 reached its budget: $1.05 of $1.00. It is not dispatched again, and its agent was told.');

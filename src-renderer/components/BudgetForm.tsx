@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { parseBudget, formatBudget, type BudgetValue } from '../state/costSettingsFields.js';
 import '../styles/cost.css';
 
@@ -23,6 +23,15 @@ export function BudgetForm(p: {
   const [unit, setUnit] = useState<BudgetValue['unit']>(p.budget?.unit ?? 'usd');
   const [text, setText] = useState(p.initial ?? formatBudget(p.budget));
   const [error, setError] = useState<string | null>(null);
+  // The board's budget changed (this form's Set, or another window's): the field shows it, and keeps the focus
+  // where it was (a form drawn anew would drop it to the page). A Raise form keeps the amount it offers.
+  const limit = p.budget?.limit;
+  const budgetUnit = p.budget?.unit;
+  useEffect(() => {
+    if (p.initial !== undefined) return;
+    setText(limit === undefined ? '' : String(limit));
+    if (budgetUnit) setUnit(budgetUnit);
+  }, [limit, budgetUnit, p.initial]);
   const submit = async () => {
     const parsed = parseBudget(text, unit);
     if (!parsed.ok) {

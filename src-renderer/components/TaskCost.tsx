@@ -85,7 +85,7 @@ export function TaskCostSection({ taskId, events, now }: { taskId: string; event
           <span data-testid="details-cost-lapses">{plural(facts.lapses, 'lapse')}</span> · <span data-testid="details-cost-commits">{plural(facts.commits, 'commit')} recorded</span>
         </p>
       )}
-      <BudgetForm key={JSON.stringify(task.budget ?? null)} what={taskId} budget={task.budget} set={(b) => c.actions.setBudget(taskId, b)} testId="details-budget" />
+      <BudgetForm what={taskId} budget={task.budget} set={(b) => c.actions.setBudget(taskId, b)} testId="details-budget" />
     </section>
   );
 }
