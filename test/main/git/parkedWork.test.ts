@@ -7,8 +7,10 @@ import type { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { parkedRef, strayRef } from '../../../src-shared/git/taskBranch.js';
+import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 
-const fx = new Fixture();
+// Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
+const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
 beforeAll(() => ensureBuilt());
 afterEach(() => fx.cleanup());
 
