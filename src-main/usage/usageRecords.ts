@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { codexSessionsDir, findCodexSession, type SessionContext } from '../agents/sessionSpecs.js';
+import { codexSessionsDir, findCodexSession, opencodeDb, opencodeSession, type SessionContext } from '../agents/sessionSpecs.js';
 import { CLAUDE_RECORDS, ClaudeUsageReader, claudeConfigDir } from './claudeUsage.js';
 import { CODEX_RECORDS, CodexUsageReader } from './codexUsage.js';
 import { GEMINI_RECORDS, GeminiUsageReader } from './geminiUsage.js';
+import { OPENCODE_RECORDS, OpenCodeUsageReader, opencodeExporter } from './opencodeUsage.js';
 import type { UsageReader, UsageRecordsSpec } from './usageReader.js';
 
 /**
@@ -13,6 +14,7 @@ export const USAGE_RECORDS: Readonly<Record<string, UsageRecordsSpec>> = {
   claude: CLAUDE_RECORDS,
   codex: CODEX_RECORDS,
   gemini: GEMINI_RECORDS,
+  opencode: OPENCODE_RECORDS,
 };
 
 /** What locates an agent's records: its session (as sessionSpecs.ts knows it) and the environment it runs in. */
@@ -39,6 +41,12 @@ export function usageReaderFor(profile: string, at: UsageLocation): UsageReader 
       const id = at.sessionId();
       // The profile gives each Gemini agent a home of its own in its state folder (cliProfiles.ts).
       return id ? new GeminiUsageReader(at.env.GEMINI_CLI_HOME ?? join(at.stateDir, 'gemini-home'), id) : null;
+    }
+    case 'opencode': {
+      // Its own database (sessionSpecs.ts), the one session in it its own: found once it has one.
+      const env = { ...at.env, OPENCODE_DB: opencodeDb(at.stateDir) };
+      let found: string | null = at.sessionId();
+      return new OpenCodeUsageReader(async () => (found ??= at.sessionId() ?? (await opencodeSession.find?.({ ...at, env })) ?? null), opencodeExporter(env, at.cwd));
     }
     default:
       return null;

@@ -47,8 +47,31 @@ export function toolResults(body: ChatRequest): ChatMessage[] {
   return body.messages.filter((m) => m.role === 'tool');
 }
 
-/** The answer function for startFakeModelServer: takes `POST …/chat/completions`, leaves the rest to 404. */
-export function openAiChat(next: (body: ChatRequest, req: ModelRequest) => ChatStep): (req: ModelRequest, res: ServerResponse) => boolean {
+/** The usage a completion reports, as the Chat Completions API names it. */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/**
+ * The usage of the fake's completion number `n`: different for every completion, so the counts a CLI recorded
+ * say exactly which completions went into them (issue 47's readers are checked by them).
+ */
+export function usageOfCompletion(n: number): ChatUsage {
+  return { prompt_tokens: 300 + 19 * n, completion_tokens: 40 + 7 * n, total_tokens: 340 + 26 * n };
+}
+
+/** A completion as the fake sent it: its request, the usage it reported and when (wall ms). */
+export interface ChatReply {
+  body: ChatRequest;
+  usage: ChatUsage;
+  at: number;
+}
+
+/** The answer function for startFakeModelServer: takes `POST …/chat/completions`, leaves the rest to 404.
+ *  `replied` hears of each completion sent. */
+export function openAiChat(next: (body: ChatRequest, req: ModelRequest) => ChatStep, replied?: (r: ChatReply) => void): (req: ModelRequest, res: ServerResponse) => boolean {
   let calls = 0;
   return (req, res) => {
     if (req.method !== 'POST' || !req.path.split('?')[0]!.endsWith('/chat/completions')) return false;
@@ -58,7 +81,8 @@ export function openAiChat(next: (body: ChatRequest, req: ModelRequest) => ChatS
     const model = body.model;
     const toolCall: ChatToolCall | null = 'tool' in step ? { id: `call_${calls}`, type: 'function', function: { name: step.tool, arguments: JSON.stringify(step.args) } } : null;
     const finish = toolCall ? 'tool_calls' : 'stop';
-    const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+    const usage = usageOfCompletion(calls);
+    replied?.({ body, usage, at: Date.now() });
     if (!body.stream) {
       const message = toolCall ? { role: 'assistant', content: null, tool_calls: [toolCall] } : { role: 'assistant', content: (step as { text: string }).text };
       json(res, { id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message, finish_reason: finish }], usage });

@@ -12,7 +12,9 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
-import { type ChatRequest, type ChatStep, messageText, openAiChat, toolResults } from '../../../helpers/realCli/fakeOpenAiChat.js';
+import { type ChatReply, type ChatRequest, type ChatStep, messageText, openAiChat, toolResults } from '../../../helpers/realCli/fakeOpenAiChat.js';
+import type { BoardEvent } from '../../../../src-shared/board/events.js';
+import { waitFor } from '../../../helpers/pty.js';
 import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, environOf, killPane, NO_PROC, NOTE, openRealCliThread, plain, recordStates, ROOT, type RealCliThread, startFakeModelServer, untilSaved } from '../../../helpers/realCli/harness.js';
 
 const MODEL = 'fake-model';
@@ -151,6 +153,35 @@ describeRealCli(
       expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
       expect(t.trap.attempts).toEqual([]);
       // OpenCode's start took over a minute on this 2-core machine under the load of four other suites.
+    }, 400_000);
+
+    it("its usage, read from its own session storage: T-1's tokens are exactly what the API reported for the turns after the grant", async () => {
+      const replies: ChatReply[] = [];
+      const api = open(await startFakeModelServer(openAiChat(script, (r) => replies.push(r))));
+      const t = open(await openRealCliThread('opencode', OFFLINE_ENV));
+      writeUserConfig(t, `${api.url}/v1`);
+      const pane = await t.launch('opencode', { cols: 140 });
+      const { screen, step } = pane;
+      await step(screen.until(() => /Ask anything/.test(screen.visible()), 120_000, 'the TUI prompt'));
+      await step(screen.type(ASK));
+      // OpenCode's first turn took over a minute on this 2-core machine under the load of other suites.
+      const { grant } = await boardWork(t, pane, 120_000);
+      await step(screen.until(() => screen.visible().includes(FINAL), 60_000, 'the final answer'));
+      // The agent's turns (side requests, the session's title, offer no tools and are no message of it).
+      const played = replies.filter((r) => (r.body.tools ?? []).length > 0);
+      type UsageEvent = Extract<BoardEvent, { kind: 'usage' }>;
+      const recorded = async () => (await t.host.board.log()).filter((e): e is UsageEvent => e.kind === 'usage').flatMap((e) => e.turns.map((x) => ({ e, x })));
+      // OpenCode's storage is exported every OpenCodeRead.everyMs.
+      await step(waitFor(async () => (await recorded()).length >= played.length || undefined, 60_000, 'every completion recorded'));
+      const all = await recorded();
+      const key = (x: { input: number; output: number }) => `${x.input}/${x.output}`;
+      expect(all.map((r) => key(r.x.tokens)).sort()).toEqual(played.map((p) => key({ input: p.usage.prompt_tokens, output: p.usage.completion_tokens })).sort());
+      const sum = (xs: Array<{ input: number; output: number }>) => xs.reduce((n, u) => n + u.input + u.output, 0);
+      const onTask = all.filter((r) => r.e.taskId === 'T-1');
+      expect(onTask.length).toBeGreaterThan(0);
+      expect(onTask.every((r) => r.e.token === grant.token && r.e.how === 'held')).toBe(true);
+      expect(sum(onTask.map((r) => r.x.tokens))).toBe(sum(played.filter((p) => p.at > grant.at).map((p) => ({ input: p.usage.prompt_tokens, output: p.usage.completion_tokens }))));
+      expect(t.trap.attempts).toEqual([]);
     }, 400_000);
 
     it.each<[string, Record<string, string> | undefined]>([
