@@ -82,6 +82,11 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  *  a merge and a ref move (well under a second each, even on a loaded machine), and a few are queued at most. */
 const QUEUE_SETTLE_MS = 30_000;
 
+/** How long the parked folders' clean-up gets past its grace once the agents are gone: a folder is a few git
+ *  commands (a dozen when its work is saved), and a run can end with tens of folders to clean on a loaded
+ *  2-core machine, where a git takes a few hundred ms. A run's test timeout allows for it. */
+export const PARKED_SETTLE_MS = 120_000;
+
 /** Where an agent runs, for a run of several hosts: the ack lines name the host (`@A`), whose clone resolves
  *  their short shas; and an agent given a task by a person (a reassign) works on it, in its own host's
  *  folder for it (`root`), before it claims another. */
@@ -267,7 +272,13 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
     // grace and a sweep's time past it (a sweep is a few git commands per folder, seconds under load).
     const tasks = () => [...host.board.state.tasks.values()];
     const keep = () => tasks().filter((t) => t.claim || t.state === 'review' || t.queued).length;
-    await waitFor(() => parked.foldersOnDisk(host) <= keep(), o.parkedGraceMs + 20_000);
+    // Swept until done rather than waited on: each sweep finishes every folder due when it starts.
+    const cleaner = host.worktrees.require().parked;
+    const deadline = Date.now() + o.parkedGraceMs + PARKED_SETTLE_MS;
+    while (parked.foldersOnDisk(host) > keep() && Date.now() < deadline) {
+      await cleaner.sweep();
+      await sleep(250);
+    }
     await host.worktrees.git?.idle();
     r.folders = parked.foldersOnDisk(host);
     r.liveClaims = tasks().filter((t) => t.claim).length;

@@ -7,13 +7,14 @@ import { claimFoldersUnder } from '../../src-main/git/boardNames.js';
 import { parkedRef } from '../../src-shared/git/taskBranch.js';
 import { gitSync } from './gitFixture.js';
 
-/** Every file of a folder but git's own, with its bytes. */
-export function filesOf(dir: string): Map<string, string> {
+/** Every file of a folder but git's own (and those `skip` names), with its bytes: what the folder held, to
+ *  compare file by file with a saved commit. */
+export function filesOf(dir: string, skip: (rel: string) => boolean = () => false): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
-      if (relative(dir, p) === '.git') continue;
+      if (relative(dir, p) === '.git' || skip(relative(dir, p))) continue;
       if (e.isDirectory()) walk(p);
       else out.set(relative(dir, p), fs.readFileSync(p, 'latin1'));
     }

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { MAX_STRETCH, runFenceChaos } from '../../helpers/fenceChaos.js';
+import { MAX_STRETCH, PARKED_SETTLE_MS, runFenceChaos } from '../../helpers/fenceChaos.js';
 import { Fixture } from '../../helpers/gitFixture.js';
 
 const fx = new Fixture();
@@ -35,6 +35,6 @@ describe('the git fence under chaos', () => {
       expect(r.folders).toBeLessThanOrEqual((r.liveClaims as number) + FOLDER_SLACK);
       expect(r.folders).toBeLessThanOrEqual((r.liveClaims as number) + (r.inReview as number));
     },
-    MAX_STRETCH * DURATION_MS + 90_000,
+    MAX_STRETCH * DURATION_MS + 90_000 + PARKED_GRACE_MS + PARKED_SETTLE_MS,
   );
 });

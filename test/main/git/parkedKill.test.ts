@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src-main/base/clock.js';
@@ -15,6 +15,7 @@ import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import type { ParkedSeams } from '../../../src-main/git/parkedWork.js';
 import { parkedRef } from '../../../src-shared/git/taskBranch.js';
 import { ensureBuilt } from '../../helpers/cli.js';
+import { filesOf } from '../../helpers/parkedChaos.js';
 import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
 
 const DRIVER = join(import.meta.dirname, '..', '..', 'helpers', 'parkedCleanupDriver.mjs');
@@ -42,21 +43,6 @@ async function openThread(root: string, folder: string, parked?: ParkedSeams): P
 async function close(h: ThreadHost): Promise<void> {
   await h.dispose();
   hosts.splice(hosts.indexOf(h), 1);
-}
-
-/** Every file of a folder but git's own, with its bytes. */
-function filesOf(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (relative(dir, p) === '.git') continue;
-      if (e.isDirectory()) walk(p);
-      else out.set(relative(dir, p), fs.readFileSync(p, 'latin1'));
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 /** The files of a commit's tree with their bytes, read in one `git cat-file --batch`. */

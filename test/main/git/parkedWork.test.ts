@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import type { ThreadHost } from '../../../src-main/host/threadHost.js';
@@ -8,6 +7,7 @@ import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { parkedRef, strayRef } from '../../../src-shared/git/taskBranch.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
+import { filesAtSync as filesAt, filesOf } from '../../helpers/parkedChaos.js';
 
 // Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
 const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
@@ -16,34 +16,6 @@ afterEach(() => fx.cleanup());
 
 /** The grace these tests set: the shortest a Thread may have, so the clock moves past it in one step. */
 const GRACE_MS = 1_000;
-
-/** Every file of a folder but git's own, with its bytes: what the folder held, to compare file by file. */
-function filesOf(dir: string, skip: (rel: string) => boolean = () => false): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      const rel = relative(dir, p);
-      if (rel === '.git' || skip(rel)) continue;
-      if (e.isDirectory()) walk(p);
-      else out.set(rel, fs.readFileSync(p, 'latin1'));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** The files of a commit's tree, with their bytes. */
-function filesAt(repo: string, rev: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const path of gitSync(repo, ['ls-tree', '-r', '-z', '--name-only', rev]).split('\0').filter(Boolean))
-    out.set(path, execBytes(repo, `${rev}:${path}`));
-  return out;
-}
-
-function execBytes(repo: string, spec: string): string {
-  return execFileSync('git', ['cat-file', 'blob', spec], { cwd: repo, encoding: 'latin1' });
-}
 
 /** A task claimed by `a`, then given to `b` by a person: `a`'s folder is parked. Returns both folders. */
 async function parkOne(host: ThreadHost, a: string, b: string, taskId: string): Promise<{ parked: string; live: string; token: number }> {
