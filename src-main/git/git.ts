@@ -176,7 +176,9 @@ export async function gitLine(cwd: string, args: readonly string[]): Promise<str
 }
 
 /** Commands that may run a filter (clean, smudge, process), merge or diff driver named by .gitattributes. */
-const RUNS_DRIVERS = new Set(['status', 'diff', 'show', 'merge-tree', 'merge', 'worktree', 'checkout', 'add', 'commit', 'stash']);
+// read-tree -u and checkout-index write files (a saved parked work restored: parkedWork.ts), and write-tree,
+// update-index and hash-object may read them through a clean filter (write-tree did, in parkedWork.test.ts).
+const RUNS_DRIVERS = new Set(['status', 'diff', 'show', 'merge-tree', 'merge', 'worktree', 'checkout', 'add', 'commit', 'stash', 'read-tree', 'checkout-index', 'write-tree', 'update-index', 'hash-object']);
 /** The keys of drivers: which program a `filter=`, `merge=` or `diff=` attribute runs. */
 const DRIVER_KEY = /^(filter|merge|diff)\..+\.(clean|smudge|process|driver|command|textconv)$/i;
 

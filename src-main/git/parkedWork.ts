@@ -32,6 +32,8 @@ export type ParkedStep =
  *  there with a kill -9, to prove the order loses nothing). */
 export interface ParkedSeams {
   readonly clock?: Clock;
+  /** When the next sweep runs; its own, not the git remote's (a test of pushes counts that one's timers). */
+  readonly timers?: Timers;
   readonly step?: (step: ParkedStep, f: { taskId: string; path: string }) => void | Promise<void>;
 }
 
@@ -261,6 +263,14 @@ export class ParkedWork implements IDisposable {
       const to = join(this.trash, basename(c.wt.path));
       fs.rmSync(to, { recursive: true, force: true });
       fs.renameSync(c.wt.path, to);
+      // A stale agent still alive may have written between the check above and the move (telling it to leave
+      // takes a moment): what the moved folder holds is compared with what was saved (or, saved nothing, with
+      // its HEAD) before anything is deleted, and a folder that differs goes back where it was, kept.
+      const expected = await this.treeOfSaved(this.r.board.state.tasks.get(c.taskId), c.wt.path, await this.headOf(to));
+      if ((await this.filesTree(to)) !== expected) {
+        fs.renameSync(to, c.wt.path);
+        return { saved, kept: 'it was written to while it was being cleaned up; it is kept as it is' };
+      }
       await this.seams.step?.('moved', f);
       await this.r.git(this.r.repo.root, ['worktree', 'prune']);
     }
@@ -314,6 +324,30 @@ export class ParkedWork implements IDisposable {
     const now = this.r.readRef(ref);
     if (now !== w.sha) throw new WorktreeError('no-worktree', `${ref} is ${now ? `at ${shortSha(now)}, not the saved ${shortSha(w.sha)}` : 'gone from the repository'}: nothing was ${doing}.`);
     return w;
+  }
+
+  /** The tree of what the board saved of the folder at `path`, or of `head` when it saved nothing (the
+   *  folder was clean), or the empty tree. */
+  private async treeOfSaved(t: Task | undefined, path: string, head: string | null): Promise<string> {
+    const sha = t?.saved?.find((w) => w.path === path)?.sha ?? head;
+    const args = sha ? ['rev-parse', `${sha}^{tree}`] : ['hash-object', '-t', 'tree', '/dev/null'];
+    return (await this.r.git(this.r.repo.root, args)).stdout.trim();
+  }
+
+  /** The tree of the folder's files as they are (untracked included, ignored not), made in an index of its
+   *  own so the folder's index is never written. */
+  private async filesTree(path: string): Promise<string> {
+    const index = join(this.trash, `.check-${basename(path)}`);
+    const git = (args: string[]) => this.r.git(path, args, { env: { GIT_INDEX_FILE: index } });
+    try {
+      fs.rmSync(index, { force: true });
+      const head = await this.headOf(path);
+      await git(head ? ['read-tree', head] : ['read-tree', '--empty']);
+      await git(['add', '--all', '--', '.']);
+      return (await git(['write-tree'])).stdout.trim();
+    } finally {
+      fs.rmSync(index, { force: true });
+    }
   }
 
   /** The folder's HEAD commit, or null (a branch HEAD whose branch is gone). */

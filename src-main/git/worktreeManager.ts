@@ -65,7 +65,7 @@ export class WorktreeManager {
     };
     const folders = new ClaimFolders(repo, hooks, records, undefined, new RecordArrival(repo, remote, timing));
     const notes = new CommitNotes(repo, board.clock, (m) => process.stderr.write(`${m}\n`));
-    const parked = new ParkedWork(repo, folders, hooks, board.clock, timing.timers, parkedSeams, (m) => process.stderr.write(`${m}\n`));
+    const parked = new ParkedWork(repo, folders, hooks, board.clock, parkedSeams.timers, parkedSeams, (m) => process.stderr.write(`${m}\n`));
     return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers), notes, parked);
   }
 

@@ -313,7 +313,7 @@ describe('instructions', () => {
     // Every method an agent calls; the hooks' own report of a landed commit is not for agents.
     for (const m of AGENT_METHODS) if (!m.git) expect(text).toContain(m.summary);
     for (const m of AGENT_METHODS) if (m.git) expect(text).not.toContain(m.summary);
-    expect(text).toContain('Every renew, note, edit, fence on the task renews it; reading (board, show, why, queue, leases) does not.');
+    expect(text).toContain('Every renew, note, edit, fence on the task renews it; reading (board, show, why, queue, leases, cost) does not.');
     expect(text).toContain('"agent-7"');
     expect(text).toContain('60 s');
     expect(text).toContain('every 15 s');

@@ -214,11 +214,81 @@ describe('parked folders: bounded, nothing lost (issue 47 item 5)', () => {
     }
     // Two parked folders of a little over 1 MiB each fit a 3 MiB budget (the live ones never count); the third
     // does not, and the oldest goes, saved first.
+    // Judged by what the folders and the board hold after each pass, not by which pass did it: the host also
+    // sweeps by itself when the board changes (a parked folder appears), and a pass of its own queued just
+    // before a test's returns the removal to nobody (one loaded run saw the test's third pass find nothing left).
     expect(outs.slice(0, 2).map((o) => o.removed)).toEqual([[], []]);
-    const out = outs[2] as { removed: string[]; saved: string[] };
-    expect(out.removed).toEqual([parkedFolders[0]]);
-    expect(out.saved).toHaveLength(1);
+    expect(fs.existsSync(parkedFolders[0] as string)).toBe(false);
+    const saved = host.board.state.tasks.get('T-1')?.saved ?? [];
+    expect(saved).toHaveLength(1);
     expect(fs.existsSync(parkedFolders[1] as string) && fs.existsSync(parkedFolders[2] as string)).toBe(true);
-    expect(gitSync(folder, ['cat-file', '-s', `${out.saved[0]}:big.bin`])).toBe(String(1024 * 1024));
+    expect(gitSync(folder, ['cat-file', '-s', `${saved[0]?.ref}:big.bin`])).toBe(String(1024 * 1024));
+  });
+
+  it('a write into a parked folder while its clean-up runs (after the save, before the delete) keeps the folder as it is: nothing is deleted that was not saved', async () => {
+    const clock = new ManualClock();
+    let wt = '';
+    // In flight: a stale agent writes after its folder was saved and recorded, while the host tells it to leave.
+    const step = (s: string) => {
+      if (s === 'on-board') fs.writeFileSync(join(wt, 'late.txt'), 'written after the save\n');
+    };
+    const { host, folder } = await fx.host({ parked: { clock, step } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'late write' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const p = await parkOne(host, a, b, 'T-1');
+    wt = p.parked;
+    fs.writeFileSync(join(wt, 'work.txt'), 'uncommitted\n');
+    const parked = host.worktrees.require().parked;
+    await parked.sweep();
+    clock.advance(GRACE_MS);
+    const out = await parked.sweep();
+    expect(out.removed).toEqual([]);
+    expect(out.kept).toEqual([{ path: wt, why: expect.stringContaining('written to') }]);
+    // The folder is back where it was with both files; the save of the first is on the board and in git.
+    expect(fs.readFileSync(join(wt, 'late.txt'), 'utf8')).toBe('written after the save\n');
+    expect(fs.readFileSync(join(wt, 'work.txt'), 'utf8')).toBe('uncommitted\n');
+    expect(out.saved).toHaveLength(1);
+    expect(gitSync(folder, ['cat-file', '-p', `${out.saved[0]}:work.txt`])).toBe('uncommitted');
+    expect(host.board.state.tasks.get('T-1')?.parked.map((x) => x.path)).toEqual([wt]);
+    // The next pass finds it begun (saved) and still different from the save: it keeps it again, never deletes it.
+    const again = await parked.sweep();
+    expect(again.removed).toEqual([]);
+    expect(fs.existsSync(join(wt, 'late.txt'))).toBe(true);
+  });
+
+  it('saving and restoring a parked folder runs no filter an agent named in git config (the host writes its files with drivers off)', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'filters' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { token: number; worktree: { path: string } };
+    const wt = c.worktree.path;
+    const marks = join(folder, '..', 'ran');
+    const evil = join(folder, '..', 'evil.sh');
+    fs.writeFileSync(evil, `#!/bin/sh\necho "$*" >> '${marks}'\nexec cat\n`, { mode: 0o755 });
+    const env = agentEnv(host, a);
+    fs.writeFileSync(join(wt, '.gitattributes'), '*.txt filter=evil\n');
+    fs.writeFileSync(join(wt, 'notes.txt'), 'committed\n');
+    expect((await sh(wt, 'git add -A && git commit -qm "attributes"', env)).code).toBe(0);
+    // The trap, set from the agent's folder into the repository's shared config.
+    const set = await sh(wt, `git config filter.evil.clean '${evil} clean' && git config filter.evil.smudge '${evil} smudge'`, env);
+    expect(set.code, set.stderr).toBe(0);
+    fs.writeFileSync(join(wt, 'notes.txt'), 'committed\nleft uncommitted\n');
+    // The control: a plain git there runs it (the trap is real).
+    await sh(wt, 'git diff >/dev/null 2>&1', env);
+    expect(fs.existsSync(marks), 'a plain git diff ran the agent’s program').toBe(true);
+    fs.rmSync(marks);
+
+    await handOver(host, 'T-1', b);
+    const parked = host.worktrees.require().parked;
+    await parked.sweep();
+    clock.advance(GRACE_MS);
+    const out = await parked.sweep();
+    expect(out.saved).toHaveLength(1);
+    const restored = await parked.restore('T-1', out.saved[0] as string);
+    expect(fs.readFileSync(join(restored, 'notes.txt'), 'utf8')).toBe('committed\nleft uncommitted\n');
+    expect(fs.existsSync(marks) ? fs.readFileSync(marks, 'utf8') : '', 'what the host’s git ran of the agent’s').toBe('');
   });
 });
