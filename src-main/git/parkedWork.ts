@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { basename, join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { HOST_ACTOR, USER, type SavedWork, type Task, type TaskWorktree } from '../../src-shared/board/model.js';
-import { parkedRef, shortSha } from '../../src-shared/git/taskBranch.js';
+import { PARKED_PREFIX, parkedRef, shortSha } from '../../src-shared/git/taskBranch.js';
 import { parkedBudgetBytesOf, parkedGraceOf } from '../../src-shared/git/parkedWork.js';
 import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
@@ -319,7 +319,8 @@ export class ParkedWork implements IDisposable {
 
   /** The saved work the board records under `ref`, still at its commit; otherwise a refusal that did nothing. */
   private savedWork(taskId: string, ref: string, doing: string): SavedWork {
-    const w = this.r.board.state.tasks.get(taskId)?.saved?.find((x) => x.ref === ref);
+    // Only ever a parked ref: the board's record is input (another host wrote it on a shared board).
+    const w = ref.startsWith(PARKED_PREFIX) ? this.r.board.state.tasks.get(taskId)?.saved?.find((x) => x.ref === ref) : undefined;
     if (!w) throw new WorktreeError('no-worktree', `${taskId} has no saved work ${ref}: nothing was ${doing}.`);
     const now = this.r.readRef(ref);
     if (now !== w.sha) throw new WorktreeError('no-worktree', `${ref} is ${now ? `at ${shortSha(now)}, not the saved ${shortSha(w.sha)}` : 'gone from the repository'}: nothing was ${doing}.`);

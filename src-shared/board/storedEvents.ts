@@ -9,6 +9,7 @@ import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
 import { DISPATCH_MODES } from './dispatch.js';
 import { HOST_GONE_HOW, SEND_BACK_CAUSES, TASK_STATES } from './model.js';
 import { USAGE_SOURCES } from '../usage/usage.js';
+import { PARKED_PREFIX } from '../git/taskBranch.js';
 import { AfterSchema, BudgetSchema, LabelsSchema, SettingsPatchSchema, TakersSchema, TaskIdSchema } from './schemas.js';
 
 /**
@@ -62,6 +63,9 @@ export const UsageTurnSchema = z
   })
   .strict();
 export const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
+
+/** A parked work's ref: under refs/forkbench/parked/, in the characters taskBranch.ts names refs with, no `..`. */
+const ParkedRefSchema = Name(4096).refine((r) => r.startsWith(PARKED_PREFIX) && /^[A-Za-z0-9._/-]+$/.test(r) && !r.includes('..'), 'a saved work\'s ref is one of refs/forkbench/parked/');
 
 const CLAIM_END_REASONS = [
   'released',
@@ -163,14 +167,16 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
   }),
   ev('budget-set', { taskId: TaskIdSchema.nullable(), budget: BudgetSchema.nullable(), by: Actor }),
   // Issue 47 item 5: a parked folder's uncommitted work saved (the folder then removed), and a saved work deleted.
+  // A saved work's ref is one of refs/forkbench/parked/: a person's Delete removes it, so a ref another host (or
+  // whoever can write the store) named elsewhere, refs/heads/main say, would delete that.
   ev('worktree-saved', {
     taskId: TaskIdSchema,
     saved: z
-      .object({ ref: Name(4096), sha: Sha, path: Name(4096), token: Token, author: Actor, files: Count, at: z.number().finite() })
+      .object({ ref: ParkedRefSchema, sha: Sha, path: Name(4096), token: Token, author: Actor, files: Count, at: z.number().finite() })
       .strict(),
     by: Actor,
   }),
-  ev('saved-work-deleted', { taskId: TaskIdSchema, ref: Name(4096), by: Actor }),
+  ev('saved-work-deleted', { taskId: TaskIdSchema, ref: ParkedRefSchema, by: Actor }),
   ev('board-copied', {
     // The label names a folder (a path, at most 4096 bytes on Linux) and a machine.
     from: z.object({ board: Name(400), label: Name(4096 + 300) }).strict(),

@@ -52,6 +52,10 @@ describe('checkStoredEvent', () => {
     const saved = { ref: 'refs/forkbench/parked/0a1b2c3d/T-1/1', sha: 'a'.repeat(40), path: '/data/worktrees/0a1b2c3d/a/T-1-1', token: 1, author: 'a', files: 3, at: 0 };
     expect(at(b, { kind: 'worktree-saved', taskId: 'T-1', saved, by: 'forkbench' }).ok).toBe(true);
     expect(at(b, { kind: 'worktree-saved', taskId: 'T-1', saved: { ...saved, sha: 'nope' }, by: 'forkbench' }).ok).toBe(false);
+    // A saved work's ref that is not a parked one: a person's Delete would remove that ref (main, here).
+    for (const ref of ['refs/heads/main', 'refs/forkbench/parked/../../heads/main', 'refs/forkbench/parked/x y'])
+      expect(at(b, { kind: 'worktree-saved', taskId: 'T-1', saved: { ...saved, ref }, by: 'forkbench' })).toMatchObject({ ok: false, why: expect.stringContaining('refs/forkbench/parked/') });
+    expect(at(b, { kind: 'saved-work-deleted', taskId: 'T-1', ref: 'refs/heads/main', by: 'user' }).ok).toBe(false);
     expect(at(b, { kind: 'saved-work-deleted', taskId: 'T-1', ref: saved.ref, by: 'user' })).toMatchObject({ ok: false, why: `T-1 has no saved work ${saved.ref}` });
     applyEvent(b, { kind: 'worktree-saved', taskId: 'T-1', saved, by: 'forkbench', seq: b.seq + 1, at: 0, mono: 2000 });
     expect(b.tasks.get('T-1')?.saved).toEqual([saved]);
