@@ -205,10 +205,12 @@ describe('parked folders: bounded, nothing lost (issue 47 item 5)', () => {
     const parked = host.worktrees.require().parked;
     const outs = [];
     for (const id of ['T-1', 'T-2', 'T-3']) {
-      const p = await parkOne(host, a, b, id);
-      // 1 MiB of bytes that do not compress, as an agent's build output would be.
-      fs.writeFileSync(join(p.parked, 'big.bin'), Buffer.from(Array.from({ length: 1024 * 1024 }, (_, i) => (i * 2654435761) >>> 24)));
-      parkedFolders.push(p.parked);
+      const c = (await cliAs(host, a, ['claim', id])).out.result as { worktree: { path: string } };
+      // 1 MiB of bytes that do not compress, as an agent's build output would be. Written before the folder is
+      // parked: the host sweeps by itself once it is, and a size measured before the write stays cached.
+      fs.writeFileSync(join(c.worktree.path, 'big.bin'), Buffer.from(Array.from({ length: 1024 * 1024 }, (_, i) => (i * 2654435761) >>> 24)));
+      await handOver(host, id, b);
+      parkedFolders.push(c.worktree.path);
       outs.push(await parked.sweep()); // each is first seen parked after the one before
       clock.advance(10);
     }
