@@ -32,8 +32,9 @@ export const TIERS = {
   unit: { include: UNIT, exclude: [...NEVER, ...SOAK], workers: 2 },
   // Four on two cores: its files wait on real processes and time (CPU was under half the wall time).
   int: { include: ['test/**/*.test.ts'], exclude: [...NEVER, ...UNIT, ...SOAK], workers: 4 },
-  // Three: each file runs a serve process and a Chromium, which do use the CPU they wait on.
-  e2e: { include: ['e2e/**/*.test.ts'], exclude: NEVER, workers: 3 },
+  // Two: each file runs a serve process and a Chromium, which do use the CPU they wait on. Three timed out a
+  // merge-queue diff (30 s) in one full run on a quiet machine, where two had never.
+  e2e: { include: ['e2e/**/*.test.ts'], exclude: NEVER, workers: 2 },
   // Two: chaos and crash loops time their kills against the machine, so nothing else runs beside them.
   soak: { include: SOAK, exclude: NEVER, workers: 2 },
 } as const satisfies Record<string, Tier>;
