@@ -73,7 +73,16 @@ export class UsageWatcher implements Disposable {
     // Turns held over from a failed recording were written after the earlier of the two reads' last looks.
     const notBefore = this.backlog.length ? this.backlogSince : read.notBefore;
     if (turns.length === 0) return;
-    const r = await this.record(turns, read.limits, { notBefore });
+    let r;
+    try {
+      r = await this.record(turns, read.limits, { notBefore });
+    } catch {
+      // The board closed under the read (the host stopping) or its store failed: the turns wait in the backlog,
+      // and a restart reads them again (their ids count them once). Never an unhandled rejection of a timer.
+      this.backlogSince = notBefore;
+      this.backlog = turns;
+      return;
+    }
     if (r.ok) {
       this.backlog = [];
       this.backlogSince = null;
