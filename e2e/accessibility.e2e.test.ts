@@ -169,7 +169,7 @@ describe('accessibility of the window', () => {
     if (duringDrag.length > 0) found.push(`keyboard drag, dark:\n${describeViolations(duringDrag)}`);
     await page.keyboard.press('Escape');
     await expect.poll(() => card('T-1').getAttribute('class')).not.toContain('dragging');
-    // A narrow window: the side panels become drawers (app.css), the folder leaves the top bar.
+    // A narrow window: the side panels become drawers (styles/narrow.css), the folder leaves the top bar.
     await page.setViewportSize({ width: 800, height: 600 });
     for (const s of SCHEMES) {
       await scheme(s);

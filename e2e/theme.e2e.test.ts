@@ -63,7 +63,7 @@ interface SchemeLook {
 
 /** What the window looks like now: painted backgrounds of the page and the terminal, and text contrasts. */
 async function look(agentId: string): Promise<SchemeLook> {
-  // A scheme change fades backgrounds and colours in (`transition` in app.css): measured mid-way, a tab
+  // A scheme change fades backgrounds and colours in (`transition` in the stylesheets): measured mid-way, a tab
   // read 1.6:1. Wait for the page's colour transitions to end, not for a fixed time.
   await page.waitForFunction(() =>
     document.getAnimations().every((a) => !(a instanceof CSSTransition) || !/color|background/.test(a.transitionProperty)),

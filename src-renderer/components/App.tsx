@@ -13,7 +13,7 @@ import { useWindowCommands } from './windowCommands.js';
 
 /**
  * The frame: Threads on the left, the Thread in the middle, the event log on the right. In a window of
- * 1050 px or less (app.css) the side panels leave the grid and become drawers over the main area, opened
+ * 1050 px or less (styles/narrow.css) the side panels leave the grid and become drawers over the main area, opened
  * from the top bar, so the main area keeps the whole width.
  */
 export function App() {

@@ -22,7 +22,7 @@ const LABELS: Record<TaskState, string> = {
 export const OPEN_COLUMN_DROP_ID = 'column:open';
 
 export const VirtualConstants = {
-  /** The gap between cards: `.column-cards { gap }` in app.css. */
+  /** The gap between cards: `.column-cards { gap }` in styles/board.css. */
   gapPx: 6,
   /** A card's height before it was ever drawn, until some card of the column has been measured. */
   estimatePx: 84,
@@ -37,7 +37,7 @@ export const VirtualConstants = {
 } as const;
 
 /** The board's columns at a density (ThreadLayout): compact cards are a line each, their buttons shown on
- *  hover and on focus within the card (app.css). Its search is in the Thread's header (ThreadHead). */
+ *  hover and on focus within the card (styles/compactCards.css). Its search is in the Thread's header (ThreadHead). */
 export function Board({ density }: { density: CardDensity }) {
   // A class, not a CSS :has() over the columns: :has() is re-matched on every change inside the board, and
   // a search that matches nothing is no empty board.

@@ -8,9 +8,10 @@ import { ReleasingPointerSensor } from './releasingPointerSensor.js';
 import { CostFigure } from './CostFigure.js';
 
 /**
- * The panel's layout, inline: app.css ends inside an unclosed `.prompt-missing {` block, so any rule after it
- * (in that file or in a file bundled after it) nests under `.prompt-missing` and never applies. It frames the
- * panel like the Worktrees panel (.worktrees) and sets each entry out in a row.
+ * The panel's layout, inline. It was written inline when app.css ended inside an unclosed block that swallowed
+ * every later rule; the stylesheets are one file per part now (styles/app.css), each parsed alone, so an
+ * unclosed block fails the build at its own file. It frames the panel like the Worktrees panel (.worktrees)
+ * and sets each entry out in a row.
  */
 const PANEL = { flex: 'none', margin: '0 14px 8px', maxHeight: '30vh', overflow: 'auto', background: 'var(--bg-2)', border: '1px solid var(--line)', borderRadius: 'var(--radius)' } as const;
 const HEAD = { display: 'flex', alignItems: 'baseline', gap: 10, paddingRight: 10 } as const;

@@ -14,7 +14,7 @@ import { GitStatus } from './Worktrees.js';
  * The Thread's header: goal, folder, settings, git line, the add-task form, the board search and the layout
  * buttons. Folded (the default) it is one line, each part cut to its room with an ellipsis and the whole
  * text in its tooltip; opened out, it is the full-width lines it was. Editing the goal or the settings
- * opens it out while they are edited (app.css), so a form never has to fit a line.
+ * opens it out while they are edited (styles/layout.css), so a form never has to fit a line.
  */
 export function ThreadHead({ layout, manyTasks }: { layout: StoreApi<ThreadLayout>; manyTasks: boolean }) {
   const open = useStore(layout, (s) => s.headOpen);

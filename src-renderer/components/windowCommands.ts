@@ -6,7 +6,7 @@ import type { Drawer } from './Chrome.js';
 import { openTaskDetails } from './TaskDetails.js';
 import { useCommands } from './useCommands.js';
 
-/** The window width at and below which the side panels are drawers (app.css's narrow layout). */
+/** The window width at and below which the side panels are drawers (styles/narrow.css). */
 export const NARROW_WINDOW_QUERY = '(max-width: 1050px)';
 /** Tasks the palette lists for a query at most: enough to pick from, few enough to read. */
 const TASK_MATCHES = 8;

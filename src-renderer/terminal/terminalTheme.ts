@@ -1,7 +1,7 @@
 import type { ITheme } from '@xterm/xterm';
 
 /**
- * The terminals' colours come from the page's stylesheet (app.css), so each colour scheme has one palette
+ * The terminals' colours come from the page's stylesheet (styles/palette.css), so each colour scheme has one palette
  * for the page and its terminals alike. Each theme key is read from its custom property; a property the
  * scheme leaves unset leaves xterm's own default for that colour.
  */
@@ -48,7 +48,7 @@ export function pageTerminalTheme(): ITheme {
   return themeFrom((p) => style.getPropertyValue(p));
 }
 
-/** The media query the page's palettes follow (app.css). */
+/** The media query the page's palettes follow (styles/palette.css). */
 export const LIGHT_SCHEME_QUERY = '(prefers-color-scheme: light)';
 
 /** Call `onChange` whenever the system's colour scheme changes; the returned function stops listening. */

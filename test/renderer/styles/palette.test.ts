@@ -1,14 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TERMINAL_THEME_PROPERTIES, themeFrom } from '../../../src-renderer/terminal/terminalTheme.js';
 import { contrastRatio, parseColor } from '../../helpers/contrast.js';
 
 /**
- * The window's two palettes as app.css defines them: every colour the page uses has a value in both
- * schemes, and text stays readable on the backgrounds it is drawn on (WCAG AA, 4.5:1) in each.
+ * The window's two palettes as palette.css defines them: every colour any of the window's stylesheets uses has
+ * a value in both schemes, and text stays readable on the backgrounds it is drawn on (WCAG AA, 4.5:1) in each.
  */
-const css = readFileSync(join(import.meta.dirname, '../../../src-renderer/styles/app.css'), 'utf8');
+const styles = join(import.meta.dirname, '../../../src-renderer/styles');
+const css = readFileSync(join(styles, 'palette.css'), 'utf8');
+/** Every stylesheet of the window: app.css's parts and the ones components import themselves. */
+const sheets = readdirSync(styles).filter((f) => f.endsWith('.css'));
+const everySheet = sheets.map((f) => readFileSync(join(styles, f), 'utf8')).join('\n');
 
 function properties(block: string): Map<string, string> {
   return new Map([...block.matchAll(/(--[\w-]+):\s*([^;]+);/g)].map((m) => [m[1] as string, (m[2] as string).trim()]));
@@ -43,15 +47,16 @@ const TEXT_ON: ReadonlyArray<[string, string[]]> = [
 ];
 
 describe('the page palettes', () => {
-  it('finds both schemes in app.css', () => {
+  it('finds both schemes in palette.css', () => {
     expect(dark.size).toBeGreaterThan(30);
     expect(properties(lightBlock).size).toBeGreaterThan(30);
     expect(css).toMatch(/:root \{[^}]*color-scheme: dark;/);
     expect(lightBlock).toMatch(/color-scheme: light;/);
   });
 
-  it('defines every custom property the stylesheet uses', () => {
-    const used = new Set([...css.matchAll(/var\((--[\w-]+)[,)]/g)].map((m) => m[1] as string));
+  it('defines every custom property the stylesheets use', () => {
+    expect(sheets.length).toBeGreaterThan(20);
+    const used = new Set([...everySheet.matchAll(/var\((--[\w-]+)[,)]/g)].map((m) => m[1] as string));
     // `.countdown` sets its own --c before using it.
     const local = new Set(['--c']);
     expect([...used].filter((p) => !dark.has(p) && !local.has(p))).toEqual([]);
