@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { compactTask, type SerializedBoard } from '../../src-shared/board/serialized.js';
 import type { Board } from '../../src-shared/board/reducer.js';
+import { serializeLedger } from '../../src-shared/board/usageLedger.js';
 import { crc32OfBytes } from './crc32.js';
 import { checkRecord, recordSuffix } from './journalRecord.js';
 import { SNAPSHOT_FORMAT, type SnapshotFile } from './journalFiles.js';
@@ -73,7 +74,7 @@ export function writeSnapshot(path: string, segment: number, mono: number, board
 }
 
 function boardHead(b: Readonly<Board>): Omit<SerializedBoard, 'tasks'> {
-  return { threadId: b.threadId, goal: b.goal, settings: b.settings, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence, usageLedger: b.usageLedger };
+  return { threadId: b.threadId, goal: b.goal, settings: b.settings, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence, usageLedger: serializeLedger(b.usageLedger) };
 }
 
 /** A snapshot file read back: checksum first (on the bytes), then its JSON, one task line at a time when it

@@ -96,7 +96,7 @@ export function planUsage(board: Readonly<Board>, held: readonly ClaimSpan[], in
   if (!turns.success) return reject('invalid-input', `usage not recorded: ${turnIssue(input.turns, turns.error)}`);
   const limits = input.limits === undefined ? undefined : LimitsSchema.safeParse(input.limits);
   if (limits && !limits.success) return reject('invalid-input', `usage not recorded: ${limits.error.issues[0]?.path.join('.')}: ${limits.error.issues[0]?.message}`);
-  const agent = board.usageLedger.agents[input.agentId];
+  const agent = board.usageLedger.agents.get(input.agentId);
   const seen = new Set(agent?.seen);
   const groups = new Map<string, { to: Attributed; turns: UsageTurn[] }>();
   let skipped = 0;

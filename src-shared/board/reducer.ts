@@ -6,7 +6,7 @@ import { foldEvidence, leaseFor, NO_EVIDENCE, quietAtSubmit, type LeaseEvidence 
 import { ANY_TAKER, backsOff, NO_AGENT_DISPATCH, NO_BACKOFF, withBackoff } from './dispatch.js';
 import type { CostBook } from '../usage/usage.js';
 import { batchSpend, copyBook, emptyBook, foldBook, foldTaskCost } from '../usage/costFold.js';
-import { foldUsageLedger, NO_LEDGER, type UsageLedger } from './usageLedger.js';
+import { copyLedger, emptyLedger, foldUsageLedger, type UsageLedger } from './usageLedger.js';
 
 /**
  * The one function that turns an event into a change of state. The host's engine applies each event it
@@ -82,14 +82,14 @@ export const NEW_TASK: Omit<Task, 'id' | 'title' | 'state' | 'createdAt'> = {
 };
 
 export function emptyBoard(threadId = ''): Board {
-  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE, costs: emptyBook(), usageLedger: NO_LEDGER };
+  return { threadId, goal: '', settings: DEFAULT_SETTINGS, tasks: new Map(), nextToken: 1, nextTaskNumber: 1, seq: 0, evidence: NO_EVIDENCE, costs: emptyBook(), usageLedger: emptyLedger() };
 }
 
 /** A board of its own that shares every task object with `b`: enough, since applyEvent replaces a task on
  *  change and never edits one, so applying events to either leaves the other as it was. The cost book's maps
  *  are edited in place, so the copy gets its own. */
 export function copyBoard(b: Readonly<Board>): Board {
-  return { ...b, tasks: new Map(b.tasks), costs: copyBook(b.costs) };
+  return { ...b, tasks: new Map(b.tasks), costs: copyBook(b.costs), usageLedger: copyLedger(b.usageLedger) };
 }
 
 export class EventMismatch extends Error {
@@ -344,7 +344,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       break;
   }
   b.evidence = foldEvidence(b.evidence, e, before, b.settings);
-  b.usageLedger = foldUsageLedger(b.usageLedger, e);
+  foldUsageLedger(b.usageLedger, e);
   b.seq = e.seq;
 }
 

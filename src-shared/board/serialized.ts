@@ -3,7 +3,7 @@ import { NEW_TASK, withDefaults, type Board } from './reducer.js';
 import { NO_EVIDENCE, type LeaseEvidence } from './leaseEvidence.js';
 import { copyBook, emptyBook } from '../usage/costFold.js';
 import type { CostBook } from '../usage/usage.js';
-import { NO_LEDGER, type UsageLedger } from './usageLedger.js';
+import { deserializeLedger, serializeLedger, type SerializedLedger } from './usageLedger.js';
 
 /**
  * A task as stored in a snapshot file and sent in a window's snapshot: fields that still hold a new task's
@@ -42,7 +42,7 @@ export interface SerializedBoard {
   costs?: CostBook;
   /** Issue 47 (usageLedger.ts): absent in snapshots from before, and in a window's (windowBoard.ts: a window
    *  attributes nothing), which read as empty. */
-  usageLedger?: UsageLedger;
+  usageLedger?: SerializedLedger;
 }
 
 /**
@@ -61,13 +61,13 @@ export function serializeBoard(b: Readonly<Board>): SerializedBoard {
     if (c === undefined) compacted.set(t, (c = compactTask(t)));
     tasks.push(c);
   }
-  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence, costs: copyBook(b.costs), usageLedger: b.usageLedger };
+  return { threadId: b.threadId, goal: b.goal, settings: b.settings, tasks, nextToken: b.nextToken, nextTaskNumber: b.nextTaskNumber, seq: b.seq, evidence: b.evidence, costs: copyBook(b.costs), usageLedger: serializeLedger(b.usageLedger) };
 }
 
 /** The board back from its JSON. Full tasks (older snapshot files) read the same as compact ones. */
 export function deserializeBoard(s: SerializedBoard): Board {
   const { tasks, ...rest } = s;
-  return { ...rest, settings: withDefaults(s.settings), evidence: s.evidence ?? NO_EVIDENCE, costs: s.costs ? copyBook(s.costs) : emptyBook(), usageLedger: s.usageLedger ?? NO_LEDGER, tasks: new Map(tasks.map((t) => [t.id, expandTask(t)])) };
+  return { ...rest, settings: withDefaults(s.settings), evidence: s.evidence ?? NO_EVIDENCE, costs: s.costs ? copyBook(s.costs) : emptyBook(), usageLedger: deserializeLedger(s.usageLedger), tasks: new Map(tasks.map((t) => [t.id, expandTask(t)])) };
 }
 
 /** Each compact task's JSON text, kept as long as the compact task lives (itself as long as its task). */

@@ -79,7 +79,7 @@ describe('recordUsage: attribution by time', () => {
       ['T-1', 'last-acted', ['msg-3']],
     ]);
     expect(usage()[1]?.token).toBe(c2.token);
-    expect(engine.state.usageLedger.agents[A]?.acted.map((x) => x.taskId)).toEqual(['T-1', 'T-2', 'T-1']);
+    expect(engine.state.usageLedger.agents.get(A)?.acted.map((x) => x.taskId)).toEqual(['T-1', 'T-2', 'T-1']);
   });
 
   it("uses the host's receipt time when the CLI's clock is off by more than the bound, or the record has none", () => {
@@ -125,7 +125,7 @@ describe('recordUsage: each turn counted once', () => {
     const n = LedgerBounds.seen + 10;
     const turns = Array.from({ length: n }, (_, i) => turn(i, clock.wall()));
     ok(engine.recordUsage(A, 'codex', turns));
-    const seen = engine.state.usageLedger.agents[A]?.seen ?? [];
+    const seen = engine.state.usageLedger.agents.get(A)?.seen ?? [];
     expect(seen.length).toBe(LedgerBounds.seen);
     // The newest are kept: sending the last ones again counts nothing.
     expect(ok(engine.recordUsage(A, 'codex', turns.slice(-100))).recorded).toBe(0);
