@@ -4,7 +4,7 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BoardEvent } from '../src-shared/board/events.js';
-import { ThreadHost } from '../src-main/host/threadHost.js';
+import { ThreadHost } from '../src-main/thread/threadHost.js';
 import { cliScript } from '../src-main/base/nodeRuntime.js';
 const CLI_SCRIPT = cliScript();
 import { RpcClient } from '../src-main/cli/rpcClient.js';

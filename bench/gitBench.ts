@@ -2,7 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ThreadHost } from '../src-main/host/threadHost.js';
+import { ThreadHost } from '../src-main/thread/threadHost.js';
 import { Limits } from '../src-shared/board/limits.js';
 import { remoteTaskRef } from '../src-shared/git/taskBranch.js';
 import { startPgCluster } from '../test/helpers/pgCluster.js';

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ThreadHost } from '../src-main/host/threadHost.js';
+import { ThreadHost } from '../src-main/thread/threadHost.js';
 import { probeBwrap } from '../src-main/sandbox/bwrapProbe.js';
 import { median, type Row } from './table.js';
 import { spawnSync } from 'node:child_process';

@@ -5,7 +5,7 @@ import { Limits } from '../src-shared/board/limits.js';
 import { applyEvent, emptyBoard, type Board } from '../src-shared/board/reducer.js';
 import { serializedBoardJson } from '../src-shared/board/serialized.js';
 import { windowBoard } from '../src-shared/board/windowBoard.js';
-import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { threadKeyOf } from '../src-main/thread/threadHost.js';
 import { ensureBuilt } from '../test/helpers/cli.js';
 import { writeFloodedBoard } from '../test/helpers/floodedBoard.js';
 import { serveOn } from '../test/helpers/serveProcess.js';

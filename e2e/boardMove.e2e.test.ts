@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JournalBoard } from '../src-main/board/journalBoard.js';
-import { threadDirOf, threadKeyOf } from '../src-main/host/threadHost.js';
+import { threadDirOf, threadKeyOf } from '../src-main/thread/threadHost.js';
 import type { CompactTask } from '../src-shared/board/serialized.js';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { openWindow, SHOTS, startServe, type Served, type WindowSession, withQuery } from './harness.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { BoardNames, boardKeyOf } from '../src-main/git/boardNames.js';
-import { threadDirOf, threadKeyOf } from '../src-main/host/threadHost.js';
+import { threadDirOf, threadKeyOf } from '../src-main/thread/threadHost.js';
 import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
 import { openWindow, type Served, type WindowSession } from './harness.js';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { threadKeyOf } from '../src-main/thread/threadHost.js';
 import { claudeQuietCodexReclaimed, leaseScript } from '../test/helpers/leaseScript.js';
 import { axeViolations, describeViolations } from './axe.js';
 import { openWindow } from './harness.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Limits } from '../src-shared/board/limits.js';
-import { threadKeyOf } from '../src-main/host/threadHost.js';
+import { threadKeyOf } from '../src-main/thread/threadHost.js';
 import { legacyNote, legacyTask, legacyThread, writeLegacyJournal } from '../test/helpers/legacyJournal.js';
 import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
 

@@ -64,7 +64,10 @@ export const INNER_ORDER = {
   // usage (issue 47) reads each agent CLI's own records of what it spent: it knows where their sessions are
   // (agents) and records on the board; the roster runs a reader per live agent.
   // sandbox (issue 43) holds what an agent's sandbox reaches: git lays claims' folders out by it, roster wraps panes in it.
-  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['sandbox'], ['git', 'agents'], ['usage'], ['roster'], ['host'], ['process'], ['serve'], ['cli'], ['electron']],
+  // thread is one open Thread (ThreadHost and what it composes: notices, assignments, dispatch, the merge queue,
+  // verify, claim worktrees); window is the windows' side above it (ThreadApi, the window's one door into a
+  // Thread; the router; ThreadManager with recent Threads, installed profiles, the board setting and moves).
+  'src-main': [['base'], ['board'], ['pty'], ['ptyhost'], ['sandbox'], ['git', 'agents'], ['usage'], ['roster'], ['thread'], ['window'], ['process'], ['serve'], ['cli'], ['electron']],
   'src-renderer': [
     // The page's address (?thread=) is read by the transport and the state alike: below both.
     ['address'],
@@ -79,7 +82,7 @@ export const INNER_ORDER = {
 };
 
 /**
- * The room a file is in inside its layer ('host'; 'address' for src-renderer/address.ts, whichever extension
+ * The room a file is in inside its layer ('thread'; 'address' for src-renderer/address.ts, whichever extension
  * the import spells; '*root' for an unplaced root file), or null for a file at the root of src-main.
  */
 function roomOf(root, layer, abs) {

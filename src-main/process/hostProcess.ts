@@ -1,10 +1,10 @@
 import { claimDataFolder } from '../base/dataFolderClaim.js';
 import type { HostLock } from '../base/hostLock.js';
-import { SuspendWatch } from '../host/suspendWatch.js';
-import type { ThreadApi } from '../host/threadApi.js';
-import type { ThreadHostOptions } from '../host/threadHost.js';
-import { ThreadManager } from '../host/threadManager.js';
-import type { BoardMove } from '../host/boardMove.js';
+import { SuspendWatch } from '../thread/suspendWatch.js';
+import type { ThreadApi } from '../window/threadApi.js';
+import type { ThreadHostOptions } from '../thread/threadHost.js';
+import { ThreadManager } from '../window/threadManager.js';
+import type { BoardMove } from '../window/boardMove.js';
 import { lingeringKills } from '../pty/processGroupKiller.js';
 import type { PtyHostLink } from '../ptyhost/ptyHostLink.js';
 import { HostWindows } from './hostWindows.js';

@@ -1,7 +1,7 @@
 import type { IDisposable } from '../../src-shared/lifecycle/disposableStore.js';
 import type { ThreadSummary, WindowPush, WindowReply } from '../../src-shared/protocol/windowApi.js';
-import type { ThreadManager } from '../host/threadManager.js';
-import { WindowRouter } from '../host/windowRouter.js';
+import type { ThreadManager } from '../window/threadManager.js';
+import { WindowRouter } from '../window/windowRouter.js';
 
 /** One window as the host process knows it, whatever carries it (an Electron BrowserWindow, a WebSocket). */
 interface OpenWindow {

@@ -6,7 +6,7 @@ import type { HostLeaseTiming } from '../board/pg/hostLease.js';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../host/cliShim.js';
+import { PROJECT_ROOT } from '../thread/cliShim.js';
 import { defaultDataRoot } from '../base/dataDir.js';
 import { outliveClosedStdio } from '../base/closedStdio.js';
 import { redactSecrets } from '../base/redactSecrets.js';
@@ -15,7 +15,7 @@ import { ptyHostIdleMs } from '../ptyhost/ptyHostLauncher.js';
 import { HostProcess } from '../process/hostProcess.js';
 import { startServe, type ServeHandle } from './serveServer.js';
 import { loadServeState, saveServeState } from './serveState.js';
-import { MOVE_FLAG, MOVES, type BoardMove } from '../host/boardMove.js';
+import { MOVE_FLAG, MOVES, type BoardMove } from '../window/boardMove.js';
 
 /** How long a stop may take: ending agents waits out their grace (a few seconds each, in parallel) and the
  *  board's last write; a stop still going after 30 s is wedged (out of descriptors, a link that never

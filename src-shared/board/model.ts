@@ -276,7 +276,7 @@ export const HOST_ACTOR = 'forkbench';
 /** The host's verify command (its notes, and the approval or rejection it leads to). */
 export const VERIFY_ACTOR = 'verify';
 
-/** What an approval's seal binds (src-main/host/approvalSeal.ts): the work (`sha` under the claim `token`),
+/** What an approval's seal binds (src-main/thread/approvalSeal.ts): the work (`sha` under the claim `token`),
  *  who approved it, the host that lands it and the position the board recorded it at, so that the same row
  *  appended again at another position does not hold. */
 export interface SealedApproval {

@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callAsAgent } from '../../src-main/agents/agentRpc.js';
-import { ThreadManager } from '../../src-main/host/threadManager.js';
-import { WindowRouter } from '../../src-main/host/windowRouter.js';
+import { ThreadManager } from '../../src-main/window/threadManager.js';
+import { WindowRouter } from '../../src-main/window/windowRouter.js';
 import type { WindowMethod, WindowParams } from '../../src-shared/protocol/windowApi.js';
 import type { BoardService } from '../../src-main/board/boardService.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { GitRemote } from '../../src-shared/board/model.js';
-import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../src-main/thread/threadHost.js';
 import { agentEnv, cliAs, gitSync, makeRepo, remoteRefOf, sh } from './gitFixture.js';
 import { waitFor } from './pty.js';
 import { secretsFromTheTestProcess } from './peerJudges.js';

@@ -1,5 +1,5 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { ThreadHost } from '../../src-main/host/threadHost.js';
+import type { ThreadHost } from '../../src-main/thread/threadHost.js';
 
 /** Resolves with the first board event that matches, waiting on events rather than on time. */
 export function nextEvent(host: ThreadHost, match: (e: BoardEvent) => boolean, timeoutMs = 20_000, what = 'a board event'): Promise<BoardEvent> {

@@ -5,8 +5,8 @@
  *
  *   vi.mock('electron', async () => (await import('./fakeElectron.js')).fake.electron);
  *   vi.mock('electron-store', async () => (await import('./fakeElectron.js')).fakeStore);
- *   vi.mock('../../../src-main/host/threadManager.js', async () => (await import('./fakeElectron.js')).fakeThreadManager);
- *   vi.mock('../../../src-main/host/windowRouter.js', async () => (await import('./fakeElectron.js')).fakeWindowRouter);
+ *   vi.mock('../../../src-main/window/threadManager.js', async () => (await import('./fakeElectron.js')).fakeThreadManager);
+ *   vi.mock('../../../src-main/window/windowRouter.js', async () => (await import('./fakeElectron.js')).fakeWindowRouter);
  *
  * (vi.mock is hoisted per file, so the calls themselves cannot live here) and reads what main did from `fake`.
  */

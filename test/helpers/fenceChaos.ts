@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import type { ThreadHost } from '../../src-main/host/threadHost.js';
+import type { ThreadHost } from '../../src-main/thread/threadHost.js';
 import type { Result } from '../../src-shared/board/result.js';
 import { Fixture, GIT_IDENTITY, gitSync, sh } from './gitFixture.js';
 import { ParkedJudge } from './parkedChaos.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { LostRecord } from '../../src-shared/board/model.js';
 import { REMOTE_TASK_PREFIX } from '../../src-shared/git/taskBranch.js';
-import { ThreadHost, threadDirOf, threadKeyOf } from '../../src-main/host/threadHost.js';
+import { ThreadHost, threadDirOf, threadKeyOf } from '../../src-main/thread/threadHost.js';
 import { hostLeaseOf } from '../../src-main/board/openBoard.js';
 import { WORKTREES } from '../../src-main/git/boardNames.js';
 import {

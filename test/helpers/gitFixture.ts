@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';
-import { ThreadHost } from '../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../src-main/thread/threadHost.js';
 import { remoteTaskRef, strayRef } from '../../src-shared/git/taskBranch.js';
 import { CLI } from './cli.js';
 export { nextEvent } from './events.js';

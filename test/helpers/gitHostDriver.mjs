@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [folder, dataRoot, runtimeRoot, url] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
-const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'host', 'threadHost.js')).href);
+const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'thread', 'threadHost.js')).href);
 const { paneJudge } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'agents', 'peerJudge.js')).href);
 // The test commits with the printed secret from its own process, outside any pane: test/helpers/peerJudges.ts's
 // secretsFromTheTestProcess, written again here as this driver runs the built modules.

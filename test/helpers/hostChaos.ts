@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import type { AgentInfo } from '../../src-shared/protocol/windowApi.js';
-import { threadKeyOf } from '../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../src-main/thread/threadHost.js';
 import type { PgCluster } from './pgCluster.js';
 import { alive } from './processes.js';
 import { ptyHostPidOf, serveOn, type ServeProc } from './serveProcess.js';

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ThreadHost, threadKeyOf } from '../../src-main/host/threadHost.js';
-import { ThreadManager } from '../../src-main/host/threadManager.js';
+import { ThreadHost, threadKeyOf } from '../../src-main/thread/threadHost.js';
+import { ThreadManager } from '../../src-main/window/threadManager.js';
 import type { SharedBoardSetting } from '../../src-main/board/openBoard.js';
 import type { SandboxSupport } from '../../src-main/sandbox/bwrapProbe.js';
 import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join, relative } from 'node:path';
 import type { ParkedSeams } from '../../src-main/git/parkedWork.js';
-import type { ThreadHost } from '../../src-main/host/threadHost.js';
+import type { ThreadHost } from '../../src-main/thread/threadHost.js';
 import { claimFoldersUnder } from '../../src-main/git/boardNames.js';
 import { parkedRef } from '../../src-shared/git/taskBranch.js';
 import { gitSync } from './gitFixture.js';

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [folder, dataRoot, runtimeRoot, stop] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
-const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'host', 'threadHost.js')).href);
+const { ThreadHost } = await import(pathToFileURL(join(here, '..', '..', 'dist-main', 'src-main', 'thread', 'threadHost.js')).href);
 
 const step = async (s, f) => {
   if (s !== stop && !(stop === 'in-git' && s === 'saving')) return;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { ensureRendererBuilt } from '../../e2e/harness.js';
-import { threadKeyOf } from '../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../src-main/thread/threadHost.js';
 import { addressOf, tradeLink, type ServeAddress } from '../../e2e/serveClient.js';
 import { windowOn, type WindowClient } from '../../e2e/windowClient.js';
 

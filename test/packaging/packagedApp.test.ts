@@ -15,7 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { minimatch } from 'minimatch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliScript, electronDevRuntime, PACKAGED_NODE_DIR, packagedRuntime, type NodeRuntime } from '../../src-main/base/nodeRuntime.js';
-import { ensureCliShim, shimText } from '../../src-main/host/cliShim.js';
+import { ensureCliShim, shimText } from '../../src-main/thread/cliShim.js';
 import { connectPtyHost, ptyHostCommand } from '../../src-main/ptyhost/ptyHostLauncher.js';
 import { ensureBuilt } from '../helpers/cli.js';
 import { hostFixture } from '../helpers/hosts.js';

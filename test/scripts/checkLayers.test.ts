@@ -120,7 +120,7 @@ describe('scripts/check-layers.mjs', () => {
     // One per rank boundary of the src-main and src-renderer orders, the git/agents rank, and a folder nobody
     // placed; the ptyhost rank is crossed both ways (pty up into it, it up into agents). In src-shared, the
     // inversion main had (agents reading the profile list from the protocol) and board reading notices.
-    expect(expected.size).toBe(19);
+    expect(expected.size).toBe(20);
     for (const f of ['src-main/pty/remote.ts:1', 'src-main/ptyhost/client.ts:2']) expect(expected.get(f)).toMatch(/ptyhost/);
     expect(expected.get('src-shared/agents/installHints.ts:1')).toMatch(/src-shared\/agents imports upward, src-shared\/protocol/);
     const { problems } = checkLayers(INNER_FAIL);
@@ -137,6 +137,6 @@ describe('scripts/check-layers.mjs', () => {
     // ptyhost imports pty and base below it, and host above imports ptyhost; the protocol imports agents.
     const r = checkLayers(INNER_PASS);
     expect(r.problems).toEqual([]);
-    expect(r.files).toBe(21);
+    expect(r.files).toBe(22);
   });
 });

@@ -22,7 +22,7 @@ import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { findOnPath } from '../../../src-main/base/pathLookup.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ensureBuilt } from '../cli.js';
 import { nextEvent } from '../events.js';

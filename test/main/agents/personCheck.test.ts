@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { cliScript } from '../../../src-main/base/nodeRuntime.js';
 import { PERSON_CHECK_METHOD } from '../../../src-shared/protocol/hookMethods.js';

@@ -135,7 +135,7 @@ describe('fencing', () => {
     const { engine } = setup();
     expect(engine.claim('a', 'T-99')).toMatchObject({ ok: false, error: { code: 'no-such-task' } });
     expect(engine.note('a', 'nonsense', 'x')).toMatchObject({ ok: false, error: { code: 'no-such-task' } });
-    // garbage tokens and agent ids never reach the engine: the edges refuse them (test/main/host/boardEdge.test.ts)
+    // garbage tokens and agent ids never reach the engine: the edges refuse them (test/main/thread/boardEdge.test.ts)
   });
 
   it('claim with no id takes the lowest-numbered open task', () => {

@@ -7,7 +7,7 @@ import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { type BoardService } from '../../../src-main/board/boardService.js';
 import { readLog } from '../../../src-main/board/journal.js';
-import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { ThreadManager } from '../../../src-main/window/threadManager.js';
 import { CLI, ensureBuilt } from '../../helpers/cli.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 

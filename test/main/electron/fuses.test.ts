@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../src-main/host/cliShim.js';
+import { PROJECT_ROOT } from '../../../src-main/thread/cliShim.js';
 
 const require = createRequire(import.meta.url);
 // electron-builder's library (a dependency of the electron-builder devDependency). The index first: its

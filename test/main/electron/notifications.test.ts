@@ -16,8 +16,8 @@ import { agent, engineWith, FakeTransport, settle, snapshotOf } from '../../help
 
 vi.mock('electron', async () => (await import('../../helpers/fakeElectron.js')).fake.electron);
 vi.mock('electron-store', async () => (await import('../../helpers/fakeElectron.js')).fakeStore);
-vi.mock('../../../src-main/host/threadManager.js', async () => (await import('../../helpers/fakeElectron.js')).fakeThreadManager);
-vi.mock('../../../src-main/host/windowRouter.js', async () => (await import('../../helpers/fakeElectron.js')).fakeWindowRouter);
+vi.mock('../../../src-main/window/threadManager.js', async () => (await import('../../helpers/fakeElectron.js')).fakeThreadManager);
+vi.mock('../../../src-main/window/windowRouter.js', async () => (await import('../../helpers/fakeElectron.js')).fakeWindowRouter);
 
 const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-electron-notices-'));
 fake.dataDir.path = root;

@@ -14,8 +14,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 // Loaded here, before any reset: the mock is made once, from the same fake this file reads.
 import * as electron from 'electron';
 import type { AgentInfo, ThreadSnapshot } from '../../../src-shared/protocol/windowApi.js';
-import { PROJECT_ROOT } from '../../../src-main/host/cliShim.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { PROJECT_ROOT } from '../../../src-main/thread/cliShim.js';
+import { threadKeyOf } from '../../../src-main/thread/threadHost.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';

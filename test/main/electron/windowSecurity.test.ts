@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { PROJECT_ROOT } from '../../../src-main/host/cliShim.js';
+import { PROJECT_ROOT } from '../../../src-main/thread/cliShim.js';
 import { applyPermissionPolicy, isPermissionAllowed } from '../../../src-main/electron/permissionPolicy.js';
 import { fake } from '../../helpers/fakeElectron.js';
 
@@ -55,8 +55,8 @@ describe('permission policy', () => {
 
 vi.mock('electron', async () => (await import('../../helpers/fakeElectron.js')).fake.electron);
 vi.mock('electron-store', async () => (await import('../../helpers/fakeElectron.js')).fakeStore);
-vi.mock('../../../src-main/host/threadManager.js', async () => (await import('../../helpers/fakeElectron.js')).fakeThreadManager);
-vi.mock('../../../src-main/host/windowRouter.js', async () => (await import('../../helpers/fakeElectron.js')).fakeWindowRouter);
+vi.mock('../../../src-main/window/threadManager.js', async () => (await import('../../helpers/fakeElectron.js')).fakeThreadManager);
+vi.mock('../../../src-main/window/windowRouter.js', async () => (await import('../../helpers/fakeElectron.js')).fakeWindowRouter);
 
 describe('main.ts window setup', () => {
   it('installs the permission policy before the first window, and a packaged window has no DevTools and no auxclick', async () => {

@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { processGroupAlive, readProcStat } from '../../../src-main/base/procStat.js';
-import { ensureCliShim, shimDirFor } from '../../../src-main/host/cliShim.js';
+import { ensureCliShim, shimDirFor } from '../../../src-main/thread/cliShim.js';
 import { ensureBuilt } from '../../helpers/cli.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../../src-main/thread/threadHost.js';
 import { agentEnv, branchOf, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, makeRepo, GIT_IDENTITY, gitSync, idleAgent, paneAgent, reachable, sh, strayOf } from '../../helpers/gitFixture.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 

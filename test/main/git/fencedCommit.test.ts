@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ThreadHost } from '../../../src-main/host/threadHost.js';
+import type { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, branchOf, CLAIM_T1_AND_CD, claimedTask, cliAs, Fixture, gitSync, idleAgent, nextEvent, paneAgent, sh, strayOf } from '../../helpers/gitFixture.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { cloneOfBareRemote, gitSync, idleAgent } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../../../src-main/git/git.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { branchOf, CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENTITY, gitSync, idleAgent, paneAgent, sh, uncontainedBecause } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
 
 const hosts: ThreadHost[] = [];

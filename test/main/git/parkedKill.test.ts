@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src-main/base/clock.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import type { ParkedSeams } from '../../../src-main/git/parkedWork.js';
 import { parkedRef } from '../../../src-shared/git/taskBranch.js';
 import { ensureBuilt } from '../../helpers/cli.js';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src-main/base/clock.js';
-import type { ThreadHost } from '../../../src-main/host/threadHost.js';
+import type { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/gitFixture.js';
 import { parkedRef, strayRef } from '../../../src-shared/git/taskBranch.js';

@@ -1,7 +1,7 @@
 /**
  * What a person reads when this host cannot show a task's work (issue 45, item 4): where it is, why it is not
  * here, and what to do, for each cause. The causes are found with real hosts, git and PostgreSQL in
- * test/main/host/reviewAcrossHosts.test.ts; here, the words of the cases those runs do not reach.
+ * test/main/thread/reviewAcrossHosts.test.ts; here, the words of the cases those runs do not reach.
  */
 import { describe, expect, it } from 'vitest';
 import { whereWorkIs, type WorkFacts } from '../../../src-main/git/workReach.js';

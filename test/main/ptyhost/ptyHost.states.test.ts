@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import { AgentStates } from '../../../src-main/roster/agentStates.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import type { TerminalSignal } from '../../../src-main/pty/headlessMirror.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { RemotePty } from '../../../src-main/ptyhost/remotePty.js';

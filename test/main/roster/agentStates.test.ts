@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { RpcClient, RpcFailure } from '../../../src-main/cli/rpcClient.js';
-import type { ThreadHost } from '../../../src-main/host/threadHost.js';
+import type { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { AgentStates } from '../../../src-main/roster/agentStates.js';
 import type { ProfileIdShared } from '../../../src-shared/agents/profileIds.js';
 import { PtySession } from '../../../src-main/pty/ptySession.js';

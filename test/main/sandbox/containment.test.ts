@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Containment } from '../../../src-shared/agents/containment.js';
 import type { WindowPush } from '../../../src-shared/protocol/windowApi.js';
-import { ThreadHost } from '../../../src-main/host/threadHost.js';
+import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { probeBwrap } from '../../../src-main/sandbox/bwrapProbe.js';
 import { ensureBuilt } from '../../helpers/cli.js';

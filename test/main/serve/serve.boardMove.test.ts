@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JournalBoard } from '../../../src-main/board/journalBoard.js';
 import { migrate } from '../../../src-main/board/pg/migrate.js';
-import { threadDirOf } from '../../../src-main/host/threadHost.js';
+import { threadDirOf } from '../../../src-main/thread/threadHost.js';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 import { servedHostsOfThisFile, type ServeProc } from '../../helpers/serveProcess.js';

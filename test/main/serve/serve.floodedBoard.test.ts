@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import { BoardLimits, Limits } from '../../../src-shared/board/limits.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../../src-main/thread/threadHost.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { serveOn, type ServeProc } from '../../helpers/serveProcess.js';
 import { writeFloodedBoard } from '../../helpers/floodedBoard.js';

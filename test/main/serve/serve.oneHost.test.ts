@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import { socketPathFor } from '../../../src-main/agents/agentSocket.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../../src-main/thread/threadHost.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 

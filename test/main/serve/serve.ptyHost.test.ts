@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../../src-main/thread/threadHost.js';
 import { PtyHostClient, PtyHostVersionError } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { connectPtyHost } from '../../../src-main/ptyhost/ptyHostLauncher.js';
 import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRendererBuilt } from '../../../e2e/harness.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
-import { threadKeyOf } from '../../../src-main/host/threadHost.js';
+import { threadKeyOf } from '../../../src-main/thread/threadHost.js';
 import { PtyHostClientConstants } from '../../../src-main/ptyhost/ptyHostClient.js';
 import { sleep, waitFor } from '../../helpers/pty.js';
 import { alive, ptyHostPidOf, serveOn, type ServeProc } from '../../helpers/serveProcess.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HostWindows } from '../../../src-main/process/hostWindows.js';
-import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { ThreadManager } from '../../../src-main/window/threadManager.js';
 import { startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
 import { serveRequest, tradeLink } from '../../../e2e/serveClient.js';
 import { paneFrameHead } from '../../../src-shared/protocol/paneFrame.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveRequest, tradeLink } from '../../../e2e/serveClient.js';
-import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { ThreadManager } from '../../../src-main/window/threadManager.js';
 import { HostWindows } from '../../../src-main/process/hostWindows.js';
 import { ServeConstants, startServe, type ServeHandle } from '../../../src-main/serve/serveServer.js';
 import { SessionConstants, type SavedSession } from '../../../src-main/serve/serveSession.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadManager } from '../../../src-main/host/threadManager.js';
+import { ThreadManager } from '../../../src-main/window/threadManager.js';
 import { HostWindows } from '../../../src-main/process/hostWindows.js';
 import { startServe } from '../../../src-main/serve/serveServer.js';
 import { loadServeState, saveServeState, SERVE_STATE_FILE } from '../../../src-main/serve/serveState.js';

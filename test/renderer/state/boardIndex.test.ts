@@ -21,7 +21,7 @@ import { agent, engineWith, FakeTransport, settle, snapshotOf } from '../../help
 /**
  * The renderer keeps its columns up to date per event instead of regrouping and sorting every task per event
  * (issue 11): whatever the events, the result must equal the full computation. Each agent's claims are the
- * host's (sent with its agent list, test/main/host/agentClaims.test.ts), never computed here.
+ * host's (sent with its agent list, test/main/thread/agentClaims.test.ts), never computed here.
  */
 
 describe('sorted id lists', () => {
@@ -194,7 +194,7 @@ describe('the incremental board index', () => {
 });
 
 describe('AppController keeps the columns per event', () => {
-  // Each agent's claims after the same changes, as the host pushes them: test/main/host/agentClaims.test.ts.
+  // Each agent's claims after the same changes, as the host pushes them: test/main/thread/agentClaims.test.ts.
   it('matches a full recount after grants, a reassignment, a review and an exit', async () => {
     const host = engineWith(['a', 'b', 'c', 'd']);
     const t = new FakeTransport();

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { CarrySource } from '../../../../src-shared/board/boardCarry.js';
 import { JournalBoard } from '../../../../src-main/board/journalBoard.js';
 import type { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
-import { carryOnto, carrySource, localBoard } from '../../../../src-main/host/boardMove.js';
+import { carryOnto, carrySource, localBoard } from '../../../../src-main/window/boardMove.js';
 import { pgHostsForFile } from '../../../helpers/pgHosts.js';
 import { waitFor } from '../../../helpers/pty.js';
 
