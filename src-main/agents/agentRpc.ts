@@ -20,6 +20,7 @@ import { costAnswer } from '../board/costReads.js';
 import { randomUUID } from 'node:crypto';
 import { profileOfAgent } from '../../src-shared/board/leaseEvidence.js';
 import { USAGE_SOURCES, type UsageTurn } from '../../src-shared/usage/usage.js';
+import { parseLimitsText } from '../../src-shared/usage/limitsText.js';
 import type { UsageReportView } from '../../src-shared/protocol/agentMethods.js';
 
 /** A profile's name for people ("Claude Code"); its id for one this Forkbench does not launch. */
@@ -151,6 +152,15 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);
   },
   usage: (p, c) => reportUsage(p, c),
+  limits: async (p, c) => {
+    const parsed = parseLimitsText(p.readings);
+    if (!parsed.ok) throw new Refusal('invalid-input', parsed.message);
+    // As a report, so it is held to the agent's write quota: readings that change on every call are still bounded.
+    const before = c.board.state.costs.agents[c.agentId]?.limits;
+    unwrap(await c.board.run((e) => e.recordUsage(c.agentId, 'report', [], parsed.readings)));
+    // The fold replaces the agent's readings only with an event: the same readings again record none.
+    return { recorded: c.board.state.costs.agents[c.agentId]?.limits !== before, readings: parsed.readings };
+  },
 };
 
 /** The profiles whose CLI's own records the host reads (issue 47): every usage source but a report. */
