@@ -17,6 +17,7 @@ import { profileLeaseViews } from '../../src-shared/board/leaseEvidence.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import { PROFILES } from './profiles.js';
 import { costAnswer } from '../board/costReads.js';
+import { sameReadings } from '../board/usageRecorder.js';
 import { randomUUID } from 'node:crypto';
 import { profileOfAgent } from '../../src-shared/board/leaseEvidence.js';
 import { USAGE_SOURCES, type UsageTurn } from '../../src-shared/usage/usage.js';
@@ -157,6 +158,9 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     if (!parsed.ok) throw new Refusal('invalid-input', parsed.message);
     // As a report, so it is held to the agent's write quota: readings that change on every call are still bounded.
     const before = c.board.state.costs.agents[c.agentId]?.limits;
+    // Claude Code runs its status line several times a second while it streams, each with the same readings:
+    // those take nothing from the agent's write quota, which its claims and renewals need.
+    if (sameReadings(before, parsed.readings)) return { recorded: false, readings: parsed.readings };
     unwrap(await c.board.run((e) => e.recordUsage(c.agentId, 'report', [], parsed.readings)));
     // The fold replaces the agent's readings only with an event: the same readings again record none.
     return { recorded: c.board.state.costs.agents[c.agentId]?.limits !== before, readings: parsed.readings };

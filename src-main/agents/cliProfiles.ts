@@ -18,6 +18,7 @@ import {
 } from './profileKit.js';
 import { claudeHookSettings, geminiHooks, opencodePlugin } from './stateHooks.js';
 import { codexNativeBinary } from './codexNative.js';
+import { shellQuote } from '../../src-shared/text/shellQuote.js';
 
 export const claude: AgentProfile = {
   kind: 'claude',
@@ -26,8 +27,11 @@ export const claude: AgentProfile = {
   build(ctx) {
     const mcpPath = join(ctx.agentDir, 'claude-mcp.json');
     const instructions = boardInstructions(ctx, { mcp: true });
-    // The agent's state hooks (stateHooks.ts): a settings layer of their own, the user's stay as they are.
-    const stateHooks = claudeHookSettings(ctx);
+    // The agent's state hooks (stateHooks.ts): a settings layer of their own, the user's stay as they are. The
+    // same layer names the status line: `forkbench statusline` reports the rate-limit headroom Claude Code hands
+    // its status line to the board (issue 47), and runs the person's own status line, when their settings name
+    // one, on the same input for the pane to show (src-main/cli/statusLine.ts), so theirs is not lost.
+    const stateHooks = claudeHookSettings(ctx, { statusLine: { type: 'command', command: statusLineCommand(ctx), padding: 0 } });
     return {
       kind: 'claude',
       command: 'claude',
@@ -53,6 +57,11 @@ export const claude: AgentProfile = {
     };
   },
 };
+
+/** Claude Code's status-line command, by absolute paths as the state hooks run theirs (a login shell's PATH). */
+export function statusLineCommand(ctx: ProfileContext): string {
+  return `${shellQuote(ctx.nodePath)} ${shellQuote(ctx.cliPath)} statusline`;
+}
 
 /** The name Codex's binary answers to as its Linux sandbox helper. */
 export const CODEX_SANDBOX_HELPER = 'codex-linux-sandbox';

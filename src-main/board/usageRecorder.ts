@@ -82,7 +82,7 @@ export function attributionTime(cliAt: number | null, receivedAt: number, notBef
 }
 
 /** Whether two sets of rate-limit readings say the same, in any order. */
-function sameReadings(a: readonly RateLimitReading[] | undefined, b: readonly RateLimitReading[]): boolean {
+export function sameReadings(a: readonly RateLimitReading[] | undefined, b: readonly RateLimitReading[]): boolean {
   if (!a || a.length !== b.length) return false;
   const key = (r: RateLimitReading) => JSON.stringify([r.window, r.usedPct, r.resetsAt]);
   const had = new Set(a.map(key));
