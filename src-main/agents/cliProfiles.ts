@@ -222,6 +222,11 @@ export const gemini: AgentProfile = {
   },
 };
 
+/** The analytics log the aider profile names with `--analytics-log`, in the agent's folder that outlives the host,
+ *  where the host's usage reader (src-main/usage/aiderUsage.ts) looks: a restart reads the same file again (its
+ *  turns' ids count them once). */
+export const aiderLogPath = (stateDir: string): string => join(stateDir, 'aider-analytics.jsonl');
+
 export const aider: AgentProfile = {
   kind: 'aider',
   label: 'Aider',
@@ -234,7 +239,11 @@ export const aider: AgentProfile = {
       // Aider speaks no MCP: it gets the instructions as a read-only context file and runs `forkbench`
       // through its shell-command suggestions.
       args: ['--read', instructions.path],
-      env: forkbenchEnv(ctx),
+      // What it spent is read from its analytics log (src-main/usage/aiderUsage.ts), which Aider writes to the
+      // file its --analytics-log names whether or not its analytics go anywhere: sending them stays the person's
+      // choice. Given as the option's variable (Aider reads every option as AIDER_<NAME>), which outranks the
+      // person's config file as the flag would; in the folder that outlives the host, where the reader looks.
+      env: { ...forkbenchEnv(ctx), AIDER_ANALYTICS_LOG: aiderLogPath(ctx.stateDir ?? ctx.agentDir) },
       files: [instructions],
       instructionsVia: 'read-only-file',
       mcp: false,
