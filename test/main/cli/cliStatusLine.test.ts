@@ -46,8 +46,8 @@ function cli(args: string[], stdin: string | null = null) {
   const proc = spawn(process.execPath, [CLI, ...args], { env: env(), stdio: [stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  proc.stdout.on('data', (d) => (stdout += d));
-  proc.stderr.on('data', (d) => (stderr += d));
+  proc.stdout!.on('data', (d) => (stdout += d));
+  proc.stderr!.on('data', (d) => (stderr += d));
   if (stdin !== null) proc.stdin!.end(stdin);
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => proc.on('exit', (code) => resolve({ code, stdout, stderr })));
 }
