@@ -99,8 +99,8 @@ export function foldBook(book: CostBook, batch: UsageBatch, s: SpendFigures): vo
   const b = book as Mutable<CostBook>;
   const agents = b.agents as Record<string, AgentBook>;
   const was = agents[batch.agentId] ?? { ...NO_SPEND, profile: batch.profile, overhead: NO_SPEND, limits: [] };
-  if (batch.turns.length === 0) {
-    // A rate-limit reading alone: the agent's headroom, and no day, profile or Thread row of nothing spent.
+  if (s.turns === 0) {
+    // A rate-limit reading alone (no turn spent): the agent's headroom, and no day, profile or Thread row of nothing.
     agents[batch.agentId] = { ...was, limits: batch.limits ?? was.limits };
     return;
   }
