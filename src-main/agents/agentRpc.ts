@@ -156,11 +156,11 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
   limits: async (p, c) => {
     const parsed = parseLimitsText(p.readings);
     if (!parsed.ok) throw new Refusal('invalid-input', parsed.message);
-    // As a report, so it is held to the agent's write quota: readings that change on every call are still bounded.
     const before = c.board.state.costs.agents[c.agentId]?.limits;
     // Claude Code runs its status line several times a second while it streams, each with the same readings:
     // those take nothing from the agent's write quota, which its claims and renewals need.
     if (sameReadings(before, parsed.readings)) return { recorded: false, readings: parsed.readings };
+    // As a report, so new readings are held to the agent's write quota: ones that change on every call are bounded.
     unwrap(await c.board.run((e) => e.recordUsage(c.agentId, 'report', [], parsed.readings)));
     // The fold replaces the agent's readings only with an event: the same readings again record none.
     return { recorded: c.board.state.costs.agents[c.agentId]?.limits !== before, readings: parsed.readings };
