@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent } from '../../../src-main/agents/agent.js';
 import { AgentRegistry } from '../../../src-main/agents/agentRegistry.js';
 import { AgentSocket } from '../../../src-main/agents/agentSocket.js';
@@ -22,8 +22,9 @@ let board: JournalBoard;
 let socket: AgentSocket;
 let claude: Agent;
 
+// The CLI is built first when its sources changed: a minute or two on a loaded machine, which is no test's time.
+beforeAll(() => ensureBuilt(), 180_000);
 beforeEach(async () => {
-  ensureBuilt();
   root = fs.mkdtempSync(join(tmpdir(), 'forkbench-statusline-'));
   fs.mkdirSync(join(root, 'run'), { mode: 0o700 });
   fs.mkdirSync(join(root, 'home', '.claude'), { recursive: true });
