@@ -17,9 +17,11 @@ import { profileLeaseViews } from '../../src-shared/board/leaseEvidence.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import { PROFILES } from './profiles.js';
 import { costAnswer } from '../board/costReads.js';
+import { sameReadings } from '../board/usageRecorder.js';
 import { randomUUID } from 'node:crypto';
 import { profileOfAgent } from '../../src-shared/board/leaseEvidence.js';
 import { USAGE_SOURCES, type UsageTurn } from '../../src-shared/usage/usage.js';
+import { parseLimitsText } from '../../src-shared/usage/limitsText.js';
 import type { UsageReportView } from '../../src-shared/protocol/agentMethods.js';
 
 /** A profile's name for people ("Claude Code"); its id for one this Forkbench does not launch. */
@@ -151,6 +153,18 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     return c.hooks.reportState(c.agentId, p.state, p.text ?? null);
   },
   usage: (p, c) => reportUsage(p, c),
+  limits: async (p, c) => {
+    const parsed = parseLimitsText(p.readings);
+    if (!parsed.ok) throw new Refusal('invalid-input', parsed.message);
+    const before = c.board.state.costs.agents[c.agentId]?.limits;
+    // Claude Code runs its status line several times a second while it streams, each with the same readings:
+    // those take nothing from the agent's write quota, which its claims and renewals need.
+    if (sameReadings(before, parsed.readings)) return { recorded: false, readings: parsed.readings };
+    // As a report, so new readings are held to the agent's write quota: ones that change on every call are bounded.
+    unwrap(await c.board.run((e) => e.recordUsage(c.agentId, 'report', [], parsed.readings)));
+    // The fold replaces the agent's readings only with an event: the same readings again record none.
+    return { recorded: c.board.state.costs.agents[c.agentId]?.limits !== before, readings: parsed.readings };
+  },
 };
 
 /** The profiles whose CLI's own records the host reads (issue 47): every usage source but a report. */

@@ -18,6 +18,7 @@ import {
 } from './profileKit.js';
 import { claudeHookSettings, geminiHooks, opencodePlugin } from './stateHooks.js';
 import { codexNativeBinary } from './codexNative.js';
+import { shellQuote } from '../../src-shared/text/shellQuote.js';
 
 export const claude: AgentProfile = {
   kind: 'claude',
@@ -26,8 +27,11 @@ export const claude: AgentProfile = {
   build(ctx) {
     const mcpPath = join(ctx.agentDir, 'claude-mcp.json');
     const instructions = boardInstructions(ctx, { mcp: true });
-    // The agent's state hooks (stateHooks.ts): a settings layer of their own, the user's stay as they are.
-    const stateHooks = claudeHookSettings(ctx);
+    // The agent's state hooks (stateHooks.ts): a settings layer of their own, the user's stay as they are. The
+    // same layer names the status line: `forkbench statusline` reports the rate-limit headroom Claude Code hands
+    // its status line to the board (issue 47), and runs the person's own status line, when their settings name
+    // one, on the same input for the pane to show (src-main/cli/statusLine.ts), so theirs is not lost.
+    const stateHooks = claudeHookSettings(ctx, { statusLine: { type: 'command', command: statusLineCommand(ctx), padding: 0 } });
     return {
       kind: 'claude',
       command: 'claude',
@@ -53,6 +57,11 @@ export const claude: AgentProfile = {
     };
   },
 };
+
+/** Claude Code's status-line command, by absolute paths as the state hooks run theirs (a login shell's PATH). */
+export function statusLineCommand(ctx: ProfileContext): string {
+  return `${shellQuote(ctx.nodePath)} ${shellQuote(ctx.cliPath)} statusline`;
+}
 
 /** The name Codex's binary answers to as its Linux sandbox helper. */
 export const CODEX_SANDBOX_HELPER = 'codex-linux-sandbox';
@@ -213,6 +222,11 @@ export const gemini: AgentProfile = {
   },
 };
 
+/** The analytics log the aider profile names with `--analytics-log`, in the agent's folder that outlives the host,
+ *  where the host's usage reader (src-main/usage/aiderUsage.ts) looks: a restart reads the same file again (its
+ *  turns' ids count them once). */
+export const aiderLogPath = (stateDir: string): string => join(stateDir, 'aider-analytics.jsonl');
+
 export const aider: AgentProfile = {
   kind: 'aider',
   label: 'Aider',
@@ -225,7 +239,11 @@ export const aider: AgentProfile = {
       // Aider speaks no MCP: it gets the instructions as a read-only context file and runs `forkbench`
       // through its shell-command suggestions.
       args: ['--read', instructions.path],
-      env: forkbenchEnv(ctx),
+      // What it spent is read from its analytics log (src-main/usage/aiderUsage.ts), which Aider writes to the
+      // file its --analytics-log names whether or not its analytics go anywhere: sending them stays the person's
+      // choice. Given as the option's variable (Aider reads every option as AIDER_<NAME>), which outranks the
+      // person's config file as the flag would; in the folder that outlives the host, where the reader looks.
+      env: { ...forkbenchEnv(ctx), AIDER_ANALYTICS_LOG: aiderLogPath(ctx.stateDir ?? ctx.agentDir) },
       files: [instructions],
       instructionsVia: 'read-only-file',
       mcp: false,

@@ -38,7 +38,7 @@ function groups(ctx: ProfileContext, timeout: number, events: ReadonlyArray<read
  * not land after the PermissionRequest that follows it. Notification is matched on its type: idle_prompt is
  * a fixed 60 s timer that fires mid-thought, so it is never hooked.
  */
-export function claudeHookSettings(ctx: ProfileContext): ProfileFile {
+export function claudeHookSettings(ctx: ProfileContext, more: Record<string, unknown> = {}): ProfileFile {
   const hooks = groups(ctx, HOOK_TIMEOUT.claudeSeconds, [
     ['UserPromptSubmit', 'working'],
     ['PreToolUse', 'working', '*'],
@@ -47,7 +47,7 @@ export function claudeHookSettings(ctx: ProfileContext): ProfileFile {
     ['Notification', 'needs-input', 'permission_prompt|elicitation_dialog'],
     ['Stop', 'idle'],
   ]);
-  return { path: join(ctx.agentDir, 'claude-settings.json'), content: json({ hooks }), mode: SHARED_FILE_MODE };
+  return { path: join(ctx.agentDir, 'claude-settings.json'), content: json({ hooks, ...more }), mode: SHARED_FILE_MODE };
 }
 
 /** Gemini CLI's hooks, merged into the settings.json of the agent's own Gemini home. */

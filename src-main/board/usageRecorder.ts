@@ -81,6 +81,14 @@ export function attributionTime(cliAt: number | null, receivedAt: number, notBef
   return { at: cliAt, byReceipt: false };
 }
 
+/** Whether two sets of rate-limit readings say the same, in any order. */
+export function sameReadings(a: readonly RateLimitReading[] | undefined, b: readonly RateLimitReading[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  const key = (r: RateLimitReading) => JSON.stringify([r.window, r.usedPct, r.resetsAt]);
+  const had = new Set(a.map(key));
+  return b.every((r) => had.has(key(r)));
+}
+
 /** The profile the events name: the one the agent's id says (agentIds.ts), `custom` for any other id. */
 export function profileOf(agentId: string): string {
   return profileOfAgent(agentId) ?? 'custom';
@@ -123,9 +131,13 @@ export function planUsage(board: Readonly<Board>, held: readonly ClaimSpan[], in
       events.push({ kind: 'usage', agentId: input.agentId, profile, source: input.source, turns: g.turns.slice(i, i + UsageRecording.turnsPerEvent), taskId: g.to.taskId, token: g.to.token, how: g.to.how });
     }
   }
-  // The readings are the agent's latest, said once: on the call's last event (none when every turn was seen).
+  // The readings are the agent's latest, said once: on the call's last event. With no turn to carry them, an
+  // event of their own, when they say something new: a CLI repeats its headroom on every status update.
   const last = events.at(-1);
   if (last && limits?.data.length) last.limits = limits.data;
+  else if (!last && limits?.data.length && !sameReadings(board.costs.agents[input.agentId]?.limits, limits.data)) {
+    events.push({ kind: 'usage', agentId: input.agentId, profile, source: input.source, turns: [], taskId: null, token: null, how: 'overhead', limits: limits.data });
+  }
   const to = [...groups.values()].map((g) => ({ taskId: g.to.taskId, token: g.to.token, how: g.to.how, turns: g.turns.length }));
   return ok({ events, recorded: { recorded: turns.data.length - skipped, skipped, to, byReceipt } });
 }

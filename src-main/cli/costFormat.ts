@@ -35,6 +35,16 @@ function formatTaskCost(v: TaskCostView): string {
 
 const rows = (title: string, rs: readonly SpendRow[], label = false) => (rs.length ? [title, ...rs.map((r) => `  ${line(r.key)}${label && r.label ? ` "${line(r.label)}"` : ''}: ${spendLine(r)}`)] : []);
 
+/** Each agent's rate-limit headroom as its CLI last reported it (flat-rate plans): `five hour 58% left (resets
+ *  2026-12-08T05:00:00Z)`. When it resets is said as a time, not a wait: the reading is as old as its report. */
+function headroomRows(v: ThreadCostView): string[] {
+  const withLimits = v.agents.filter((a) => a.limits.length > 0);
+  if (!withLimits.length) return [];
+  const reading = (r: ThreadCostView['agents'][number]['limits'][number]) =>
+    `${line(r.window).replace(/_/g, ' ')} ${Number((100 - r.usedPct).toFixed(1))}% left${r.resetsAt === null ? '' : ` (resets ${new Date(r.resetsAt).toISOString().replace('.000Z', 'Z')})`}`;
+  return ['rate-limit headroom, as each CLI last reported it:', ...withLimits.map((a) => `  ${line(a.key)}: ${a.limits.map(reading).join(', ')}`)];
+}
+
 function formatThreadCost(v: ThreadCostView): string {
   return [
     `Thread: ${spendLine(v.thread)}`,
@@ -45,6 +55,7 @@ function formatThreadCost(v: ThreadCostView): string {
     ...rows('tasks, dearest first:', v.tasks, true),
     ...(v.moreTasks ? [`  … and ${v.moreTasks} more (forkbench cost --csv lists every one)`] : []),
     ...rows('agents:', v.agents),
+    ...headroomRows(v),
     ...rows('profiles:', v.profiles),
     ...rows('days:', v.days),
   ].join('\n');

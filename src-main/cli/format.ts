@@ -112,6 +112,8 @@ const formatters: { [M in AgentMethod]: (r: AgentOutput<M>) => string } = {
     !u.recorded
       ? `Turn ${line(u.id)} was recorded before: not counted again.`
       : `Recorded ${u.tokens.toLocaleString('en')} tokens (turn ${line(u.id)}) ${u.taskId === null ? 'as your own overhead: you held no claim' : `to ${u.taskId}${u.how === 'last-acted' ? ', the task you last acted on of those you hold' : ''}`}.`,
+  limits: (l) =>
+    `${l.recorded ? 'Recorded' : 'Already recorded'} your rate-limit headroom: ${l.readings.map((r) => `${line(r.window)} ${Number(r.usedPct.toFixed(1))}% used${r.resetsAt === null ? '' : `, resets ${new Date(r.resetsAt).toISOString()}`}`).join('; ')}.`,
   dispatch: (d) =>
     `Dispatch ${d.mode === 'thread' ? "follows the Thread's default" : d.mode} for you: ${d.on ? 'when you are idle and hold nothing, the board gives you the next ready task you may take' : 'the board gives you nothing; claim tasks yourself'}.` +
     (d.labels.length ? ` Your labels: ${d.labels.map(line).join(', ')}.` : ''),

@@ -48,6 +48,7 @@ function usage(): string {
     'Other commands:',
     '  forkbench mcp                                 run an MCP server on stdio with the same operations as tools',
     "  forkbench status STATE --hook                 as a CLI's hook: the prompt from the event on stdin, no output, exit 0",
+    "  forkbench statusline                          as Claude Code's status line: its rate limits from the JSON on stdin to the board, a line out, exit 0",
     '  forkbench serve [FOLDER] [--port N]           open FOLDER (default: here) as a Thread in the browser',
     "  forkbench sandbox check [--json]              start a fresh agent sandbox and report each promise held or not",
     '',
@@ -162,6 +163,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     io.out(json ? printJson(report) : describeCheck(report));
     return report.contained && report.promises.every((p) => p.held) ? Exit.ok : Exit.notHeld;
   }
+  if (cmd === 'statusline') return runStatusLine(rest, io);
   // `forkbench queue move T-7 --before T-3` is `queue-move`: the queue's one write, said as people say it.
   if (cmd === 'queue' && rest[0] === 'move') return run(['queue-move', ...rest.slice(1)], io);
   const spec = methodSpec(cmd);
@@ -197,6 +199,33 @@ async function runHookStatus(argv: string[], io: Io, spec: MethodSpec): Promise<
   // A hook holds its CLI up while it runs: a board that is down or slow is not waited for.
   const env = { ...io.env, [WaitEnv.call]: String(HOOK_CALL_TIMEOUT_MS), [WaitEnv.boardDown]: '0' };
   await callBoard(spec, params, false, { ...io, env, out: () => undefined });
+  return Exit.ok;
+}
+
+/**
+ * Claude Code's status line (statusLine.ts): the rate-limit readings in the JSON on stdin go to the board as
+ * `limits`, and a line goes out: the person's own status line's when their settings name one, else ours. Like a
+ * hook it holds its CLI's display up while it runs, so a board that is down or slow is not waited for, and it
+ * exits 0 whatever happens (what went wrong is said on stderr, which Claude Code does not show as the line).
+ */
+async function runStatusLine(argv: string[], io: Io): Promise<number> {
+  if (argv.length) return usageFailure(io, false, `statusline takes no arguments (Claude Code gives it its status as JSON on stdin), not '${argv.join(' ')}'`);
+  const { readHookStdin } = await import('./hookInput.js');
+  const { readStatus, runTheirs, theirStatusCommand, STATUS_STDIN_WAIT_MS } = await import('./statusLine.js');
+  const raw = await (io.stdin ?? (() => readHookStdin(process.stdin, STATUS_STDIN_WAIT_MS)))();
+  const status = await readStatus(raw);
+  const project = status.ok ? status.input.workspace?.project_dir : undefined;
+  const theirs = theirStatusCommand(io.env, project);
+  const shown = theirs ? runTheirs(theirs, raw, io.env, project) : Promise.resolve();
+  const spec = methodSpec('limits');
+  if (status.ok && status.readings.length && spec) {
+    const { limitsText } = await import('../../src-shared/usage/limitsText.js');
+    const env = { ...io.env, [WaitEnv.call]: String(HOOK_CALL_TIMEOUT_MS), [WaitEnv.boardDown]: '0' };
+    await callBoard(spec, { readings: limitsText(status.readings) }, false, { ...io, env, out: () => undefined });
+  }
+  await shown;
+  if (!status.ok) io.err(`forkbench: ${status.message}`);
+  if (!theirs) io.out(status.ok ? status.line : 'forkbench');
   return Exit.ok;
 }
 

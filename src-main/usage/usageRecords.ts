@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { codexSessionsDir, findCodexSession, opencodeDb, opencodeSession, type SessionContext } from '../agents/sessionSpecs.js';
+import { AIDER_RECORDS, AiderUsageReader, aiderLogPath } from './aiderUsage.js';
 import { CLAUDE_RECORDS, ClaudeUsageReader, claudeConfigDir } from './claudeUsage.js';
 import { CODEX_RECORDS, CodexUsageReader } from './codexUsage.js';
 import { GEMINI_RECORDS, GeminiUsageReader } from './geminiUsage.js';
@@ -15,6 +16,7 @@ export const USAGE_RECORDS: Readonly<Record<string, UsageRecordsSpec>> = {
   codex: CODEX_RECORDS,
   gemini: GEMINI_RECORDS,
   opencode: OPENCODE_RECORDS,
+  aider: AIDER_RECORDS,
 };
 
 /** What locates an agent's records: its session (as sessionSpecs.ts knows it) and the environment it runs in. */
@@ -48,6 +50,9 @@ export function usageReaderFor(profile: string, at: UsageLocation): UsageReader 
       let found: string | null = at.sessionId();
       return new OpenCodeUsageReader(async () => (found ??= at.sessionId() ?? (await opencodeSession.find?.({ ...at, env })) ?? null), opencodeExporter(env, at.cwd));
     }
+    case 'aider':
+      // The log the profile names (cliProfiles.ts), in the folder that outlives the host.
+      return new AiderUsageReader(aiderLogPath(at.stateDir));
     default:
       return null;
   }

@@ -72,7 +72,8 @@ export class UsageWatcher implements Disposable {
     const turns = [...this.backlog, ...read.turns].slice(-UsageWatch.backlog);
     // Turns held over from a failed recording were written after the earlier of the two reads' last looks.
     const notBefore = this.backlog.length ? this.backlogSince : read.notBefore;
-    if (turns.length === 0) return;
+    // Readings alone are recorded too (the board records them only when they changed): headroom moves between turns.
+    if (turns.length === 0 && !read.limits?.length) return;
     let r;
     try {
       r = await this.record(turns, read.limits, { notBefore });

@@ -1,7 +1,7 @@
 import { Fragment } from 'react';
 import { useApp } from '../state/hooks.js';
 import { billedTokens } from '../../src-shared/usage/costFold.js';
-import { formatTokensExact, headroomText, spendText } from '../state/costFigures.js';
+import { formatTokensExact, headroomText, isPastReset, spendText } from '../state/costFigures.js';
 import '../styles/cost.css';
 
 /**
@@ -29,7 +29,7 @@ export function AgentSpend({ agentId, now }: { agentId: string; now: number }) {
         // A space before each: a screen reader reads the list item's text as one name, its words apart.
         <Fragment key={r.window}>
           {' '}
-          <span className={`agent-headroom${r.usedPct >= HEADROOM_LOW_PCT ? ' low' : ''}`} data-testid={`agent-headroom-${agentId}-${r.window}`}>
+          <span className={`agent-headroom${isPastReset(r, now) ? ' stale' : r.usedPct >= HEADROOM_LOW_PCT ? ' low' : ''}`} data-testid={`agent-headroom-${agentId}-${r.window}`}>
             {headroomText(r, now)}
           </span>
         </Fragment>

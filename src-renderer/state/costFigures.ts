@@ -73,9 +73,15 @@ export const TOKEN_KINDS: ReadonlyArray<readonly [keyof TokenCounts, string]> = 
 export function headroomText(r: RateLimitReading, now: number): string {
   const left = Math.max(0, 100 - r.usedPct);
   const window = r.window.replace(/_/g, ' ');
+  // The CLI reports its headroom as it works: an idle agent's last reading outlives its window, which has
+  // started afresh since, so what it said used is no longer so.
+  if (isPastReset(r, now)) return `${window}: reset ${durationText(now - (r.resetsAt as number))} ago, not read since`;
   const resets = r.resetsAt === null ? '' : `, resets in ${durationText(Math.max(0, r.resetsAt - now))}`;
   return `${window}: ${short.format(left)}% left${resets}`;
 }
+
+/** Whether the reading's window has reset since it was read (its figure is then out of date). */
+export const isPastReset = (r: RateLimitReading, now: number): boolean => r.resetsAt !== null && r.resetsAt <= now;
 
 /** A wall-clock span in the largest two units that matter: 45 s, 3 min 20 s, 2 h 5 min, 1 d 3 h. */
 export function durationText(ms: number): string {

@@ -309,7 +309,7 @@ export function applyEvent(b: Board, e: BoardEvent): void {
       // Issue 47: priced with the Thread's prices as they are now, so a replay prices every turn as it was.
       const spent = batchSpend(e.turns, b.settings.prices);
       foldBook(b.costs, e, spent);
-      if (e.taskId !== null) update(b, e as typeof e & { taskId: string }, (t) => ({ ...t, cost: foldTaskCost(t.cost, e, spent) }));
+      if (e.taskId !== null && spent.turns > 0) update(b, e as typeof e & { taskId: string }, (t) => ({ ...t, cost: foldTaskCost(t.cost, e, spent) }));
       break;
     }
     case 'budget-set':

@@ -158,8 +158,9 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     agentId: AgentId,
     profile: Name(200),
     source: z.enum(USAGE_SOURCES),
-    // A batch is what one read of a CLI's records found; 10,000 turns is days of one agent's work.
-    turns: z.array(UsageTurnSchema).min(1).max(10_000),
+    // A batch is what one read of a CLI's records found; 10,000 turns is days of one agent's work. None: a
+    // rate-limit reading alone (its CLI reported headroom between turns), which names no task (doesNotApply).
+    turns: z.array(UsageTurnSchema).max(10_000),
     taskId: TaskIdSchema.nullable(),
     token: Token.nullable(),
     how: z.enum(['held', 'last-acted', 'overhead']),
@@ -231,6 +232,7 @@ function describeIssue(error: z.ZodError): string {
 function doesNotApply(e: BoardEvent, b: Readonly<Board>): string | null {
   if (e.kind === 'thread-created') return b.seq === 0 ? null : 'the board was created already';
   if (e.kind === 'agent-state' || e.kind === 'host-gone' || e.kind === 'write-rejected' || e.kind === 'dispatch-set' || e.kind === 'goal-set' || e.kind === 'settings-set' || e.kind === 'board-copied') return null;
+  if (e.kind === 'usage' && e.turns.length === 0 && (!e.limits?.length || e.taskId !== null)) return 'a usage event without turns is a rate-limit reading, and names no task';
   if (e.kind === 'usage' || e.kind === 'budget-set') return e.taskId === null || b.tasks.has(e.taskId) ? null : `there is no task ${e.taskId}`;
   const t = b.tasks.get(e.taskId);
   if (e.kind === 'task-added' || e.kind === 'task-copied') return t ? `${e.taskId} was added already` : null;

@@ -17,8 +17,8 @@ import type { TaskCostView, ThreadCostView } from '../usage/costView.js';
  *  `after` the tasks a task waits on (`T-3,T-5`; '' or `none` for none); `flag` a yes given by naming it. */
 export type ParamKind = 'taskId' | 'token' | 'note' | 'title' | 'body' | 'ref' | 'sha' | 'agentState' | 'prompt' | 'key' | 'after' | 'flag' | DispatchParamKind | UsageParamKind;
 /** Usage (issue 47): `count` a number of tokens, `usd` money in US dollars, `model` a model's name, `turnId` the
- *  id a reported turn is counted once by. */
-export type UsageParamKind = 'count' | 'usd' | 'model' | 'turnId';
+ *  id a reported turn is counted once by, `limits` rate-limit readings as text (src-shared/usage/limitsText.ts). */
+export type UsageParamKind = 'count' | 'usd' | 'model' | 'turnId' | 'limits';
 /** Dispatch (issue 34): `takers` who may take a task (`claude,label:frontend`; '' or `any`: anyone), `labels`
  *  an agent's labels (`frontend,gpu`; '' or `none`), `dispatchMode` on, off or thread. */
 export type DispatchParamKind = 'takers' | 'labels' | 'dispatchMode';
@@ -242,6 +242,23 @@ const AGENT_METHOD_TABLE = [
     report: true,
   },
   {
+    name: 'limits',
+    summary:
+      "Report the rate-limit headroom your CLI shows for a flat-rate plan (Claude Code's status line runs this): the percent of each window used and when it resets, shown beside you in the agent list.",
+    params: [
+      param({
+        name: 'readings',
+        kind: 'limits',
+        required: true,
+        positional: true,
+        describe: 'WINDOW=PERCENT[@RESET_UNIX_SECONDS], several apart by commas or spaces, like five_hour=42.5@1765170000 seven_day=10',
+      }),
+    ],
+    // A report about the agent itself, as `usage` is: no task, no fence, no lease renewal.
+    write: false,
+    report: true,
+  },
+  {
     name: 'leases',
     summary:
       "Show each agent profile's lease and the evidence for it: how long its claims that ended well went quiet, its lapses, live claims reclaimed, and the lease suggested. Only the person sets a lease (Thread settings).",
@@ -283,6 +300,12 @@ export interface UsageReportView {
   readonly taskId: string | null;
   readonly token: number | null;
   readonly how: 'held' | 'last-acted' | 'overhead' | null;
+}
+
+/** `limits`' answer: the readings as the board took them, and whether they were new (the same again is not recorded). */
+export interface LimitsReportView {
+  readonly recorded: boolean;
+  readonly readings: ReadonlyArray<{ readonly window: string; readonly usedPct: number; readonly resetsAt: number | null }>;
 }
 
 /** `done`'s answer: the claim, and a warning when review will find no work of this claim to merge. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AfterTextSchema, DispatchModeSchema, LabelsTextSchema, TakersTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
 import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
-import { methodSpec, TURN_ID_PATTERN, TURN_ID_RULE, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView, type QueueView, type UsageReportView, type CostAnswer } from './agentMethods.js';
+import { methodSpec, TURN_ID_PATTERN, TURN_ID_RULE, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView, type QueueView, type UsageReportView, type LimitsReportView, type CostAnswer } from './agentMethods.js';
+import { LIMITS_TEXT_MAX, LIMITS_TEXT_RULE, parseLimitsText } from '../usage/limitsText.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
 
@@ -32,6 +33,13 @@ const kindSchema = {
   usd: z.number({ error: 'a cost is a number of US dollars, 0 or more' }).finite('a cost is a number of US dollars, 0 or more').nonnegative('a cost is a number of US dollars, 0 or more').max(1e6, 'a cost is at most 1,000,000 US dollars for one turn'),
   model: z.string().min(1, 'a model name is not empty').max(200, 'a model name is at most 200 characters').regex(/^[^\p{C}]*$/u, 'a model name holds no control characters'),
   turnId: z.string().regex(TURN_ID_PATTERN, `a turn id is ${TURN_ID_RULE}`),
+  limits: z
+    .string()
+    .max(LIMITS_TEXT_MAX, `rate-limit readings are at most ${LIMITS_TEXT_MAX} characters: ${LIMITS_TEXT_RULE}`)
+    .superRefine((v, ctx) => {
+      const r = parseLimitsText(v);
+      if (!r.ok) ctx.addIssue({ code: 'custom', message: r.message });
+    }),
 } as const satisfies Record<ParamKind, z.ZodType>;
 type KindSchema = typeof kindSchema;
 
@@ -81,6 +89,7 @@ export const agentProcedures = {
   dispatch: procedure(inputOf('dispatch'), typeOnly<DispatchView>()),
   cost: procedure(inputOf('cost'), typeOnly<CostAnswer>()),
   usage: procedure(inputOf('usage'), typeOnly<UsageReportView>()),
+  limits: procedure(inputOf('limits'), typeOnly<LimitsReportView>()),
 } as const satisfies { readonly [M in AgentMethod]: Procedure };
 
 type AgentProcedures = typeof agentProcedures;

@@ -97,9 +97,14 @@ export const dayOf = (at: number): string => new Date(at).toISOString().slice(0,
 /** Adds `batch` (spend `s`) to the Thread's book, in place. */
 export function foldBook(book: CostBook, batch: UsageBatch, s: SpendFigures): void {
   const b = book as Mutable<CostBook>;
-  b.thread = addSpend(b.thread, s);
   const agents = b.agents as Record<string, AgentBook>;
   const was = agents[batch.agentId] ?? { ...NO_SPEND, profile: batch.profile, overhead: NO_SPEND, limits: [] };
+  if (s.turns === 0) {
+    // A rate-limit reading alone (no turn spent): the agent's headroom, and no day, profile or Thread row of nothing.
+    agents[batch.agentId] = { ...was, limits: batch.limits ?? was.limits };
+    return;
+  }
+  b.thread = addSpend(b.thread, s);
   agents[batch.agentId] = {
     ...addSpend(was, s),
     profile: batch.profile,

@@ -112,6 +112,8 @@ describe('agent state hooks', () => {
         Notification: [{ matcher: 'permission_prompt|elicitation_dialog', hooks: hook('needs-input') }],
         Stop: [{ hooks: hook('idle') }],
       },
+      // Issue 47: the status line reports Claude Code's rate-limit headroom (and runs the person's own).
+      statusLine: { type: 'command', command: `'/usr/bin/node' '${ctx.cliPath}' statusline`, padding: 0 },
     });
   });
   it('Gemini CLI: hooks in its own home\'s settings; OpenCode: a plugin in the agent folder', () => {
@@ -247,6 +249,10 @@ describe('Aider', () => {
     expect(plan.args).toEqual(['--read', `${agentDir}/FORKBENCH.md`]);
     expect(plan.mcp).toBe(false);
     expect(fileOf(plan, 'FORKBENCH.md')!.content).not.toContain('MCP');
+  });
+  it('names its analytics log where the host reads what it spent (issue 47)', () => {
+    const plan = buildLaunch('aider', { ...ctx, stateDir: '/data/agents/aider-1' });
+    expect(plan.env.AIDER_ANALYTICS_LOG).toBe('/data/agents/aider-1/aider-analytics.jsonl');
   });
 });
 
