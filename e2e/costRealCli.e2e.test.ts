@@ -1,10 +1,15 @@
 import { afterAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import type { BoardEvent } from '../src-shared/board/events.js';
 import type { TaskCostView, ThreadCostView } from '../src-shared/usage/costView.js';
 import type { TokenCounts } from '../src-shared/usage/usage.js';
 import { MCP_SERVER_NAME } from '../src-main/agents/profiles.js';
-import { startFakeAnthropic, type Conversation, type FakeAnthropic, type Script, type Turn, type Usage } from '../test/helpers/realCli/fakeAnthropic.js';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { startFakeAnthropic, type FakeAnthropic, type Script, type Turn, type Usage } from '../test/helpers/realCli/fakeAnthropic.js';
+import { startFakeResponses, type Conversation as ResponsesConversation, type FakeResponses, type ResponsesUsage, type Turn as ResponsesTurn } from '../test/helpers/realCli/fakeOpenAiResponses.js';
 import { claudeEnv, seedClaudeHome } from '../test/helpers/realCli/claudeCode.js';
+import { CODEX_ANNOUNCEMENT, CODEX_API_KEY, codexMcp, seedCodexHome } from '../test/helpers/realCli/codexCli.js';
 import { describeRealCli, squeeze } from '../test/helpers/realCli/harness.js';
 import { screenText } from './pageActions.js';
 import { openRealCliWindow, type RealCliWindow } from './realCliWindow.js';
@@ -21,10 +26,11 @@ import { withQuery } from './harness.js';
  * Thread's `forkbench cost --json` shows the turns before it as the agent's overhead. A budget in tokens, set in
  * the details panel, is crossed at 80 % by turn 3 and spent by turn 4: the window says so after exactly those
  * turns, and the pane is told (Claude Code gets the host's words as its next message and answers them).
+ * Then the same figures for the real Codex CLI against the fake Responses API, read from its rollout.
  */
 
 /** A board tool's name as Claude Code exposes it. */
-const mcp = (tool: string) => `mcp__${MCP_SERVER_NAME}__${tool}`;
+const claudeMcp = (tool: string) => `mcp__${MCP_SERVER_NAME}__${tool}`;
 
 const HELLO_ASK = 'Say hello before you take any work.';
 const HELLO = 'Hello: no task taken yet.';
@@ -54,31 +60,30 @@ const BUDGET = 15_000;
 const NOTICE_AFTER = 3;
 const STOP_AFTER = 4;
 
-/** Which of the test's messages a conversation answers: the one said last (Claude Code adds its own reminders
- *  around a person's words, so a message is found by its text, not its place). */
-function lastSaid(c: Conversation): string {
-  const said = JSON.stringify(c.body.messages);
+/** Which of the test's messages a conversation answers: the one said last in `said`, its text (a CLI adds its own
+ *  reminders around a person's words, so a message is found by its text, not its place). */
+function lastSaid(said: string): string {
   const phrases = [HELLO_ASK, CLAIM_ASK, ...[2, 3, 4].map(stepAsk), TOLD];
   return phrases.reduce((best, p) => (said.lastIndexOf(p) > said.lastIndexOf(best) ? p : best));
 }
 
-const script: Script = {
+const claudeScript: Script = {
   // The agent's conversation carries the board instructions the profile appends to the system prompt.
   isAgent: (body) => JSON.stringify(body.system ?? '').includes('Forkbench') && (body.tools ?? []).some((t) => t.name === 'Bash'),
   next(c): Turn {
-    const asked = lastSaid(c);
+    const asked = lastSaid(JSON.stringify(c.body.messages));
     if (asked === HELLO_ASK) return { text: HELLO };
     if (asked === TOLD) return { text: UNDER_CLAIM[4] };
     const step = [2, 3, 4].find((s) => asked === stepAsk(s));
     if (step) return { text: UNDER_CLAIM[step - 1]! };
-    const claim = c.calls.find((call) => call.name === mcp('claim'));
+    const claim = c.calls.find((call) => call.name === claudeMcp('claim'));
     if (claim) return claim.isError ? { text: `The claim failed: ${claim.result}` } : { text: UNDER_CLAIM[0] };
     // Claude Code defers MCP tools: the names are listed to the model, the schemas fetched with ToolSearch.
-    const offered = c.body.tools?.find((t) => t.name === mcp('claim'));
+    const offered = c.body.tools?.find((t) => t.name === claudeMcp('claim'));
     if ((!offered || offered.defer_loading) && !c.calls.some((call) => call.name === 'ToolSearch') && c.tools.includes('ToolSearch')) {
-      return { tool: 'ToolSearch', input: { query: `select:${mcp('claim')}` } };
+      return { tool: 'ToolSearch', input: { query: `select:${claudeMcp('claim')}` } };
     }
-    return { tool: mcp('claim'), input: { taskId: 'T-1' } };
+    return { tool: claudeMcp('claim'), input: { taskId: 'T-1' } };
   },
   usage(_c, turn) {
     const s = 'text' in turn && turn.text ? UNDER_CLAIM.indexOf(turn.text as (typeof UNDER_CLAIM)[number]) : -1;
@@ -100,6 +105,121 @@ const sumKinds = (ts: readonly TokenCounts[]): TokenCounts =>
 const spentAfter = (n: number) => Array.from({ length: n }, (_, i) => billed(kindsOf(usageUnderClaim(i + 1)))).reduce((a, b) => a + b, 0);
 const en = (n: number) => n.toLocaleString('en');
 
+/** The fake's replies to the agent, as far as the tests read them: when it answered, and what it reported. */
+interface Reply<U> {
+  at: number;
+  usage: U;
+}
+
+/**
+ * What the tests do in the served window with an agent's pane, as a person does: `tell` says, when a wait fails,
+ * what else there is to know (the fake's requests, the proxy trap).
+ */
+function windowHands(win: ReturnType<typeof windowForFile>, tell: () => string) {
+  const page = (): Page => win.page;
+  /** What the pane's terminal in the window shows, scrollback included. */
+  const screen = (agent: string) => screenText(page(), agent);
+  const failed = async (agent: string, what: string, err: unknown) =>
+    new Error(`${what}: ${(err as Error).message}\n${tell()}\n--- screen ---\n${(await screen(agent)).split('\n').slice(-40).join('\n')}`);
+  /** Waits until the pane's screen passes `ok`; a failure tells the screen. */
+  const until = async (agent: string, ok: (text: string) => boolean, what: string, timeout: number) => {
+    try {
+      await expect.poll(async () => ok(await screen(agent)), { timeout }).toBe(true);
+    } catch (err) {
+      throw await failed(agent, `never ${what}`, err);
+    }
+  };
+  /** Waits until the pane shows `text`, however the TUI wrapped it. */
+  const shows = (agent: string, text: string, timeout: number) => until(agent, (s) => squeeze(s).includes(squeeze(text)), `showed "${text}"`, timeout);
+  const focus = async (agent: string) => {
+    await page().getByTestId(`agent-tab-${agent}`).click();
+    await page().getByTestId(`terminal-${agent}`).click();
+  };
+  return {
+    screen,
+    until,
+    shows,
+    /**
+     * Says `text` to the agent's CLI: types it into the pane's terminal, and presses Enter once the prompt shows
+     * it (typed in one go with the Enter, a TUI can take the keys for a paste, in which an Enter is a new line
+     * rather than "send").
+     */
+    async say(agent: string, text: string) {
+      await focus(agent);
+      await page().keyboard.type(text);
+      await shows(agent, text, 10_000);
+      await page().keyboard.press('Enter');
+    },
+    /** Launches an agent through `profile` from the window's door; its id once its tab says it runs. */
+    async launch(key: string, profile: 'claude' | 'codex' | 'shell') {
+      const host = await windowOn(win.served);
+      const id = (await host.call('agent.launch', { key, profile, cols: 120, rows: 40 })).id;
+      host.close();
+      await expect.poll(() => page().getByTestId(`agent-tab-${id}`).getAttribute('data-status'), { timeout: 15_000 }).toBe('running');
+      return id;
+    },
+    /** The card's reading of T-1's spend, once its figures say `turns` turns. */
+    async cardAfter(turns: number) {
+      const label = () => win.card('T-1').getByTestId('card-cost-T-1').getAttribute('aria-label', { timeout: 1_000 }).catch(() => null);
+      // Read within a poll or two of the turn (UsageWatch.pollMs: 3 s), on a busy machine.
+      await expect.poll(async () => /tokens in (\d+) turns?/.exec((await label()) ?? '')?.[1], { timeout: 20_000 }).toBe(String(turns));
+      return (await label())!;
+    },
+    /** The fake's replies to the agent, split at its grant of T-1: before it (overhead) and after (under the claim). */
+    async aroundTheClaim<U>(key: string, agent: string, replies: ReadonlyArray<Reply<U>>) {
+      const w = await windowOn(win.served);
+      const history = await w.call('task.history', { key, taskId: 'T-1' });
+      w.close();
+      const grant = history.find((e): e is Extract<BoardEvent, { kind: 'grant' }> => e.kind === 'grant' && e.agentId === agent);
+      expect(grant).toBeDefined();
+      return { before: replies.filter((r) => r.at < grant!.at), under: replies.filter((r) => r.at > grant!.at) };
+    },
+    /** T-1's details panel, open while `read` reads it. */
+    async inDetails(read: (details: ReturnType<Page['getByTestId']>) => Promise<void>) {
+      await win.card('T-1').focus();
+      await page().keyboard.press('Enter');
+      const details = page().getByTestId('task-details');
+      await details.waitFor();
+      await read(details);
+      await page().keyboard.press('Escape');
+      await details.waitFor({ state: 'detached' });
+    },
+    /**
+     * What `forkbench cost ARGS` prints, typed in the shell pane `shell` and read off its screen: base64 between
+     * two marks (quoted apart in the command, so its echo is not taken for them), so the terminal's wrapping
+     * cannot cut a string, and the JSON parsed.
+     */
+    async costJson<T>(shell: string, args: string, mark: string): Promise<T> {
+      await focus(shell);
+      await page().keyboard.type(`echo "${mark}""-BEGIN"; forkbench cost ${args} | base64 -w0; echo; echo "${mark}""-END"`);
+      await page().keyboard.press('Enter');
+      const framed = new RegExp(`\\n${mark}-BEGIN\\n([A-Za-z0-9+/=\\n]*)\\n${mark}-END`);
+      await until(shell, (s) => framed.test(s), `printed ${mark}`, 15_000);
+      const b64 = framed.exec(await screen(shell))![1]!.replace(/\n/g, '');
+      return (JSON.parse(Buffer.from(b64, 'base64').toString('utf8')) as { result: T }).result;
+    },
+  };
+}
+
+/** The figures of the details panel's cost section: the summary line, the tokens by kind and the agent's row. */
+async function detailsFigures(cost: ReturnType<Page['getByTestId']>, agent: string) {
+  const kinds = Object.fromEntries(await Promise.all((['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const).map(async (k) => [k, await cost.getByTestId(`details-cost-${k}`).textContent()])));
+  return {
+    turns: await cost.getByTestId('details-cost-turns').textContent(),
+    kinds,
+    agentTokens: await cost.getByTestId(`details-cost-agent-tokens-${agent}`).textContent(),
+    claims: await cost.getByTestId('details-cost-claim-count').textContent(),
+  };
+}
+
+/** What the panel should show for `want` over `turns` turns. */
+const figuresOf = (want: TokenCounts, turns: number) => ({
+  turns: `${en(billed(want))} tokens in ${turns} turns`,
+  kinds: { input: en(want.input), cacheRead: en(want.cacheRead), cacheWrite: en(want.cacheWrite), output: en(want.output), reasoning: en(want.reasoning) },
+  agentTokens: en(billed(want)),
+  claims: '1 claim',
+});
+
 describeRealCli('claude', 'the real Claude Code in the window: its cost per task and its budget (issue 47)', () => {
   let api: FakeAnthropic | undefined;
   let session: RealCliWindow | undefined;
@@ -107,47 +227,16 @@ describeRealCli('claude', 'the real Claude Code in the window: its cost per task
   // the fake server goes once no pane talks to it.
   afterAll(() => api?.close());
   const win = windowForFile(async () => {
-    api = await startFakeAnthropic(script);
-    session = await openRealCliWindow({ env: claudeEnv(api.url), seed: (home, folder) => seedClaudeHome(home, 'default', { [folder]: {} }) });
+    api = await startFakeAnthropic(claudeScript);
+    session = await openRealCliWindow({ env: () => claudeEnv(api!.url), seed: (home, folder) => seedClaudeHome(home, 'default', { [folder]: {} }) });
     return session;
   });
+  const hands = windowHands(win, () => `--- the fake's requests ---\n${api!.summary()}\n--- proxy trap ---\n${session!.trap.attempts.join('\n')}`);
+  const replies = () => api!.turns.map((p) => p.conversation.reply!);
 
   let claude = '';
   let name = '';
   let key = '';
-
-  /** What the pane's terminal in the window shows, and everything it showed (scrollback). */
-  const screen = () => screenText(win.page, claude);
-  /** What a failing wait should tell: the fake's requests, what the proxy trap refused and the pane's screen. */
-  const tell = async () => `--- the fake's requests ---\n${api!.summary()}\n--- proxy trap ---\n${session!.trap.attempts.join('\n')}\n--- screen ---\n${(await screen()).split('\n').slice(-40).join('\n')}`;
-  /** Waits until the pane shows `text` (however the TUI wrapped it), telling the screen if it never does. */
-  const shows = async (text: string, timeout: number) => {
-    try {
-      await expect.poll(async () => squeeze(await screen()).includes(squeeze(text)), { timeout }).toBe(true);
-    } catch (err) {
-      throw new Error(`the pane never showed "${text}": ${(err as Error).message}\n${await tell()}`);
-    }
-  };
-  /**
-   * Says `text` to Claude Code as a person does in the window: types it into the pane's terminal, and presses
-   * Enter once the prompt box shows it (typed in one go with the Enter, a TUI can take the keys for a paste, in
-   * which an Enter is a new line rather than "send").
-   */
-  const say = async (text: string) => {
-    const { page } = win;
-    await page.getByTestId(`agent-tab-${claude}`).click();
-    await page.getByTestId(`terminal-${claude}`).click();
-    await page.keyboard.type(text);
-    await shows(text, 10_000);
-    await page.keyboard.press('Enter');
-  };
-  /** The card's reading of T-1's spend, once its figures say `turns` turns. */
-  const cardAfter = async (turns: number) => {
-    const label = () => win.card('T-1').getByTestId('card-cost-T-1').getAttribute('aria-label', { timeout: 1_000 }).catch(() => null);
-    // Read within a poll or two of the turn (UsageWatch.pollMs: 3 s), on a busy machine.
-    await expect.poll(async () => /tokens in (\d+) turns?/.exec((await label()) ?? '')?.[1], { timeout: 20_000 }).toBe(String(turns));
-    return (await label())!;
-  };
 
   it('turns before the claim are overhead; under it the window counts each turn as it is read, and the budget’s 80% notice and stop come after exactly turns 3 and 4, the pane told', async () => {
     const { page } = win;
@@ -157,55 +246,55 @@ describeRealCli('claude', 'the real Claude Code in the window: its cost per task
     const [thread] = await host.call('threads.list', {});
     key = thread!.key;
     await host.call('task.add', { key, title: 'Port the parser', writeKey: 'cost-realcli-add-1' });
-    claude = (await host.call('agent.launch', { key, profile: 'claude', cols: 120, rows: 40 })).id;
     host.close();
-    const tab = page.getByTestId(`agent-tab-${claude}`);
-    await expect.poll(() => tab.getAttribute('data-status'), { timeout: 15_000 }).toBe('running');
-    name = (await tab.getAttribute('data-name'))!;
+    claude = await hands.launch(key, 'claude');
+    name = (await page.getByTestId(`agent-tab-${claude}`).getAttribute('data-name'))!;
 
     // T-1's budget, set in its details panel before any turn: in tokens, the currency of a flat-rate plan.
-    await win.card('T-1').focus();
-    await page.keyboard.press('Enter');
-    const details = page.getByTestId('task-details');
-    await details.waitFor();
-    await details.getByTestId('details-budget-unit').selectOption('tokens');
-    await details.getByTestId('details-budget-amount').fill(String(BUDGET));
-    await details.getByTestId('details-budget-amount').press('Enter');
-    const w = await windowOn(win.served);
-    await expect.poll(async () => (await w.call('cost.task', { key, taskId: 'T-1' })).budget?.budget).toEqual({ unit: 'tokens', limit: BUDGET });
-    w.close();
-    await page.keyboard.press('Escape');
-    await details.waitFor({ state: 'detached' });
+    await hands.inDetails(async (details) => {
+      await details.getByTestId('details-budget-unit').selectOption('tokens');
+      await details.getByTestId('details-budget-amount').fill(String(BUDGET));
+      await details.getByTestId('details-budget-amount').press('Enter');
+      const w = await windowOn(win.served);
+      await expect.poll(async () => (await w.call('cost.task', { key, taskId: 'T-1' })).budget?.budget).toEqual({ unit: 'tokens', limit: BUDGET });
+      w.close();
+    });
 
     // Claude Code's prompt box, in the window's terminal.
-    try {
-      await expect.poll(async () => /^❯/m.test(await screen()), { timeout: 30_000 }).toBe(true);
-    } catch (err) {
-      throw new Error(`no Claude Code prompt: ${(err as Error).message}\n${await tell()}`);
-    }
+    await hands.until(claude, (s) => /^❯/m.test(s), 'showed the Claude Code prompt', 30_000);
 
     // Before the claim: the agent's own overhead, on no card.
-    await say(HELLO_ASK);
-    await shows(HELLO, 30_000);
+    await hands.say(claude, HELLO_ASK);
+    await hands.shows(claude, HELLO, 30_000);
 
-    await say(CLAIM_ASK);
+    await hands.say(claude, CLAIM_ASK);
     await expect.poll(() => win.card('T-1').getAttribute('data-state'), { timeout: 30_000 }).toBe('claimed');
-    await shows(UNDER_CLAIM[0], 30_000);
-    expect(await cardAfter(1)).toContain(`${en(spentAfter(1))} tokens in 1 turn`);
+    await hands.shows(claude, UNDER_CLAIM[0], 30_000);
+    expect(await hands.cardAfter(1)).toContain(`${en(spentAfter(1))} tokens in 1 turn`);
     const alert = page.getByTestId('budget-alert-T-1');
     expect(await alert.count()).toBe(0);
+    /** The host's standing notices about budgets, as the window shows them under its header: title and body. */
+    const budgetNotices = async () =>
+      (await page.getByTestId('host-notice').evaluateAll((els) => els.map((e) => [e.querySelector('.toast-title')?.textContent ?? '', e.querySelector('.toast-body')?.textContent ?? '']))).filter(([title]) => title!.startsWith('Budget'));
 
     for (let s = 2; s <= STOP_AFTER; s++) {
-      await say(stepAsk(s));
-      await shows(UNDER_CLAIM[s - 1]!, 30_000);
-      expect(await cardAfter(s)).toContain(`${en(spentAfter(s))} tokens in ${s} turns`);
-      if (s < NOTICE_AFTER) expect(await alert.count(), `no budget line after turn ${s}`).toBe(0);
-      else if (s < STOP_AFTER) {
+      await hands.say(claude, stepAsk(s));
+      await hands.shows(claude, UNDER_CLAIM[s - 1]!, 30_000);
+      expect(await hands.cardAfter(s)).toContain(`${en(spentAfter(s))} tokens in ${s} turns`);
+      const spent = `${en(spentAfter(s))} of ${en(BUDGET)} tokens`;
+      if (s < NOTICE_AFTER) {
+        expect(await alert.count(), `no budget line after turn ${s}`).toBe(0);
+        expect(await budgetNotices(), `no budget notice after turn ${s}`).toEqual([]);
+      } else if (s < STOP_AFTER) {
         await expect.poll(() => alert.getAttribute('data-level', { timeout: 1_000 }).catch(() => null), { timeout: 5_000 }).toBe('notice');
-        expect(await alert.getByTestId('budget-alert-T-1-text').textContent()).toBe(`T-1 has spent ${en(spentAfter(s))} of ${en(BUDGET)} tokens: past 80% of its budget.`);
+        expect(await alert.getByTestId('budget-alert-T-1-text').textContent()).toBe(`T-1 has spent ${spent}: past 80% of its budget.`);
+        // The person is told once, by the host's notice (budgetWatch.ts), as the window shows it.
+        await expect.poll(budgetNotices, { timeout: 5_000 }).toEqual([['Budget 80% spent: T-1', `T-1 "Port the parser" has spent ${spent} of its budget.`]]);
       } else {
         await expect.poll(() => alert.getAttribute('data-level', { timeout: 1_000 }).catch(() => null), { timeout: 5_000 }).toBe('stop');
-        expect(await alert.getByTestId('budget-alert-T-1-text').textContent()).toBe(`T-1 reached its budget: ${en(spentAfter(s))} of ${en(BUDGET)} tokens. It is not dispatched again, and its agent was told.`);
+        expect(await alert.getByTestId('budget-alert-T-1-text').textContent()).toBe(`T-1 reached its budget: ${spent}. It is not dispatched again, and its agent was told.`);
+        // The spent notice replaces the 80% one.
+        await expect.poll(async () => (await budgetNotices()).map(([title]) => title), { timeout: 5_000 }).toEqual(['Budget spent: T-1']);
       }
     }
     await win.shot('cost-realcli-01-budget-reached');
@@ -213,83 +302,133 @@ describeRealCli('claude', 'the real Claude Code in the window: its cost per task
     // The pane is told: the host types its words into Claude Code's prompt, the model gets them as the next
     // message, and its answer (a turn under the claim too) is the fifth.
     const told = `T-1 "Port the parser" has spent its budget (${en(spentAfter(STOP_AFTER))} of ${en(BUDGET)} tokens). Stop working on T-1 now and wait`;
-    await shows(told, 30_000);
-    await shows(UNDER_CLAIM[4], 30_000);
-    const answered = api!.turns.find((p) => p.turn.text === UNDER_CLAIM[4]);
+    await hands.shows(claude, told, 30_000);
+    await hands.shows(claude, UNDER_CLAIM[4], 30_000);
+    const answered = api!.turns.find((p) => 'text' in p.turn && p.turn.text === UNDER_CLAIM[4]);
     expect(JSON.stringify(answered?.conversation.body.messages.at(-1))).toContain(told.replace(/"/g, '\\"'));
-    expect(await cardAfter(5)).toContain(`${en(spentAfter(5))} tokens in 5 turns`);
+    expect(await hands.cardAfter(5)).toContain(`${en(spentAfter(5))} tokens in 5 turns`);
     expect(await alert.getAttribute('data-level')).toBe('stop');
     expect(session!.trap.attempts).toEqual([]);
   }, 240_000);
 
-  /** The fake's agent turns, split at T-1's grant: those it answered before (overhead) and after (under the claim). */
-  async function playedAroundTheClaim() {
-    const w = await windowOn(win.served);
-    const history = await w.call('task.history', { key, taskId: 'T-1' });
-    w.close();
-    const grant = history.find((e): e is Extract<BoardEvent, { kind: 'grant' }> => e.kind === 'grant' && e.agentId === claude);
-    expect(grant).toBeDefined();
-    const played = api!.turns.map((p) => p.conversation.reply!);
-    return { before: played.filter((r) => r.at < grant!.at), under: played.filter((r) => r.at > grant!.at) };
-  }
-
   it('the details panel shows exactly the tokens by kind the fake reported for the turns under the claim, in all and for the agent', async () => {
-    const { page } = win;
-    const { under } = await playedAroundTheClaim();
+    const { under } = await hands.aroundTheClaim(key, claude, replies());
     // The turns the fake answered after the grant are the five answers under the claim, each with its usage.
     expect(under.map((r) => r.usage)).toEqual([1, 2, 3, 4, 5].map(usageUnderClaim));
     const want = sumKinds(under.map((r) => kindsOf(r.usage)));
-
-    await win.card('T-1').focus();
-    await page.keyboard.press('Enter');
-    const details = page.getByTestId('task-details');
-    await details.waitFor();
-    const cost = details.getByTestId('details-cost');
-    expect(await cost.getByTestId('details-cost-turns').textContent()).toBe(`${en(billed(want))} tokens in 5 turns`);
-    const kinds = Object.fromEntries(await Promise.all((['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const).map(async (k) => [k, await cost.getByTestId(`details-cost-${k}`).textContent()])));
-    expect(kinds).toEqual({ input: en(want.input), cacheRead: en(want.cacheRead), cacheWrite: en(want.cacheWrite), output: en(want.output), reasoning: '0' });
-    expect(await cost.getByTestId(`details-cost-agent-${claude}`).locator('th').textContent()).toBe(name);
-    expect(await cost.getByTestId(`details-cost-agent-tokens-${claude}`).textContent()).toBe(en(billed(want)));
-    expect(await cost.getByTestId('details-cost-claim-count').textContent()).toBe('1 claim');
-    await win.shot('cost-realcli-02-details');
-    await page.keyboard.press('Escape');
-    await details.waitFor({ state: 'detached' });
+    await hands.inDetails(async (details) => {
+      const cost = details.getByTestId('details-cost');
+      expect(await detailsFigures(cost, claude)).toEqual(figuresOf(want, 5));
+      expect(await cost.getByTestId(`details-cost-agent-${claude}`).locator('th').textContent()).toBe(name);
+      await win.shot('cost-realcli-02-details');
+    });
   }, 60_000);
 
   it('`forkbench cost T-1 --json`, typed in a shell pane of the window, gives the same figures, per agent too; `forkbench cost --json` the turns before the claim as the agent’s overhead', async () => {
-    const { page } = win;
-    const { before, under } = await playedAroundTheClaim();
+    const { before, under } = await hands.aroundTheClaim(key, claude, replies());
     const want = sumKinds(under.map((r) => kindsOf(r.usage)));
     const overhead = sumKinds(before.map((r) => kindsOf(r.usage)));
     // The hello and the turns that led to the claim (a ToolSearch where Claude Code defers the board's tools).
     expect(before.length).toBeGreaterThanOrEqual(2);
 
-    const host = await windowOn(win.served);
-    const shell = (await host.call('agent.launch', { key, profile: 'shell', cols: 100, rows: 30 })).id;
-    host.close();
-    await expect.poll(() => page.getByTestId(`agent-tab-${shell}`).getAttribute('data-status'), { timeout: 15_000 }).toBe('running');
-    /** The JSON a `forkbench cost` command prints, read off the shell pane's screen: base64 between two marks
-     *  (the marks quoted apart in the command, so its echo is not taken for them), so the terminal's wrapping
-     *  cannot cut a line in the middle of a string. */
-    const costJson = async <T,>(args: string, mark: string): Promise<T> => {
-      await page.getByTestId(`agent-tab-${shell}`).click();
-      await page.getByTestId(`terminal-${shell}`).click();
-      await page.keyboard.type(`echo "${mark}""-BEGIN"; forkbench cost ${args} | base64 -w0; echo; echo "${mark}""-END"`);
-      await page.keyboard.press('Enter');
-      const framed = new RegExp(`\\n${mark}-BEGIN\\n([A-Za-z0-9+/=\\n]*)\\n${mark}-END`);
-      await expect.poll(async () => framed.test(await screenText(page, shell)), { timeout: 15_000 }).toBe(true);
-      const b64 = framed.exec(await screenText(page, shell))![1]!.replace(/\n/g, '');
-      return (JSON.parse(Buffer.from(b64, 'base64').toString('utf8')) as { result: T }).result;
-    };
-
-    const { task } = await costJson<{ task: TaskCostView }>('T-1 --json', 'TASKCOST');
+    const shell = await hands.launch(key, 'shell');
+    const { task } = await hands.costJson<{ task: TaskCostView }>(shell, 'T-1 --json', 'TASKCOST');
     expect(task).toMatchObject({ taskId: 'T-1', state: 'claimed', tokens: want, turns: 5, claims: 1, budget: { budget: { unit: 'tokens', limit: BUDGET } } });
     expect(task.byAgent).toEqual([expect.objectContaining({ agentId: claude, tokens: want, turns: 5, lastActed: 0 })]);
-    // The money is the same figure the window shows (the bundled price table's, for the model Claude Code named).
-    const { thread } = await costJson<{ thread: ThreadCostView }>('--json', 'THREADCOST');
-    const agent = thread.agents.find((a) => a.key === claude);
-    expect(agent).toMatchObject({ label: 'claude', tokens: sumKinds([want, overhead]), turns: 5 + before.length, overhead: { tokens: overhead, turns: before.length } });
+    const { thread } = await hands.costJson<{ thread: ThreadCostView }>(shell, '--json', 'THREADCOST');
+    expect(thread.agents.find((a) => a.key === claude)).toMatchObject({ label: 'claude', tokens: sumKinds([want, overhead]), turns: 5 + before.length, overhead: { tokens: overhead, turns: before.length } });
     expect(thread.tasks.map((r) => [r.key, r.tokens])).toEqual([['T-1', want]]);
     await win.shot('cost-realcli-03-cli');
   }, 60_000);
+});
+
+/** Codex's scripted model: the same work as Claude's, without the budget: hello, the claim and one step more. */
+const codexScript = {
+  // The agent's conversation carries the board instructions the profile adds as developer instructions.
+  isAgent: (c: ResponsesConversation) => c.text.includes('Forkbench') && c.tools.includes('exec_command'),
+  next(c: ResponsesConversation): ResponsesTurn {
+    const asked = lastSaid(c.text);
+    if (asked === HELLO_ASK) return { text: HELLO };
+    if (asked === stepAsk(2)) return { text: UNDER_CLAIM[1] };
+    const claim = c.calls.find((call) => call.name === codexMcp('claim') && call.answered);
+    if (claim) return /"token":\s*\d+/.test(claim.output) ? { text: UNDER_CLAIM[0] } : { text: `The claim failed: ${claim.output}` };
+    return { tool: codexMcp('claim'), input: { taskId: 'T-1' } };
+  },
+};
+
+/** A Responses API usage as Codex's rollout records it and the board counts it: cached input read apart from the
+ *  rest of the input; reasoning inside the output (prices.ts). */
+const codexKindsOf = (u: ResponsesUsage): TokenCounts => ({
+  input: u.input_tokens - u.input_tokens_details.cached_tokens,
+  output: u.output_tokens,
+  cacheRead: u.input_tokens_details.cached_tokens,
+  cacheWrite: 0,
+  reasoning: u.output_tokens_details.reasoning_tokens,
+});
+
+describeRealCli('codex', 'the real Codex CLI in the window: its cost per task (issue 47)', () => {
+  let api: FakeResponses | undefined;
+  let session: RealCliWindow | undefined;
+  afterAll(() => api?.close());
+  const win = windowForFile(async () => {
+    api = await startFakeResponses(codexScript);
+    session = await openRealCliWindow({
+      env: (home) => ({ OPENAI_API_KEY: CODEX_API_KEY, CODEX_HOME: join(home, '.codex') }),
+      seed: (home, folder) => seedCodexHome(join(home, '.codex'), fs.realpathSync(folder), api!.url),
+    });
+    return session;
+  });
+  const hands = windowHands(win, () => `--- the fake's requests ---\n${api!.summary()}\n--- proxy trap ---\n${session!.trap.attempts.join('\n')}`);
+  const replies = () => api!.turns.map((p) => p.conversation.reply!);
+
+  it('its turns under the claim, read from its rollout, show exactly in the details panel and in `forkbench cost T-1 --json`; those before it as its overhead', async () => {
+    const { page } = win;
+    await page.goto(withQuery(win.served.url, 'debug=1'));
+    await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state')).toBe('connected');
+    const host = await windowOn(win.served);
+    const [thread] = await host.call('threads.list', {});
+    const key = thread!.key;
+    await host.call('task.add', { key, title: 'Port the parser', writeKey: 'cost-realcli-codex-add-1' });
+    host.close();
+    const codex = await hands.launch(key, 'codex');
+
+    // Codex starts the board's MCP server beside its first turn rather than before it: a turn sent too early
+    // reaches the model without the board's tools. So, as a person would, /mcp until it says connected.
+    await hands.until(codex, (s) => /Ask Codex to do anything/.test(s), 'showed the Codex composer', 30_000);
+    const statuses = async () => [...(await hands.screen(codex)).matchAll(/• forkbench: (\S+) \(\d+ tools?\)/g)].map((m) => m[1]);
+    for (let asked = 0; (await statuses()).at(-1) !== 'connected'; asked++) {
+      expect(asked, "/mcp never showed the board's server connected").toBeLessThan(50);
+      const before = (await statuses()).length;
+      await hands.say(codex, '/mcp');
+      await hands.until(codex, (s) => [...s.matchAll(/• forkbench: (\S+) \(\d+ tools?\)/g)].length > before, 'answered /mcp', 20_000);
+    }
+
+    await hands.say(codex, HELLO_ASK);
+    await hands.shows(codex, HELLO, 30_000);
+    await hands.say(codex, CLAIM_ASK);
+    await expect.poll(() => win.card('T-1').getAttribute('data-state'), { timeout: 30_000 }).toBe('claimed');
+    await hands.shows(codex, UNDER_CLAIM[0], 30_000);
+    await hands.say(codex, stepAsk(2));
+    await hands.shows(codex, UNDER_CLAIM[1], 30_000);
+    await hands.cardAfter(2);
+
+    const { before, under } = await hands.aroundTheClaim(key, codex, replies());
+    // The hello and the claim's call before the grant; after it, the answer to the claim and step 2.
+    expect([before.length, under.length]).toEqual([2, 2]);
+    const want = sumKinds(under.map((r) => codexKindsOf(r.usage)));
+    const overhead = sumKinds(before.map((r) => codexKindsOf(r.usage)));
+    expect(want.reasoning).toBeGreaterThan(0);
+    await hands.inDetails(async (details) => {
+      expect(await detailsFigures(details.getByTestId('details-cost'), codex)).toEqual(figuresOf(want, 2));
+      await win.shot('cost-realcli-04-codex-details');
+    });
+
+    const shell = await hands.launch(key, 'shell');
+    const { task } = await hands.costJson<{ task: TaskCostView }>(shell, 'T-1 --json', 'TASKCOST');
+    expect(task).toMatchObject({ taskId: 'T-1', state: 'claimed', tokens: want, turns: 2, claims: 1 });
+    expect(task.byAgent).toEqual([expect.objectContaining({ agentId: codex, tokens: want, turns: 2, lastActed: 0 })]);
+    const { thread: threadCost } = await hands.costJson<{ thread: ThreadCostView }>(shell, '--json', 'THREADCOST');
+    expect(threadCost.agents.find((a) => a.key === codex)).toMatchObject({ label: 'codex', tokens: sumKinds([want, overhead]), turns: 4, overhead: { tokens: overhead, turns: 2 } });
+    expect(session!.trap.attempts.filter((a) => !CODEX_ANNOUNCEMENT.test(a))).toEqual([]);
+  }, 240_000);
 });

@@ -17,10 +17,10 @@ export interface RealCliWindow extends WindowSession {
  * tests run them (test/helpers/realCli/harness.ts): `serve`'s environment, which its panes inherit, has the
  * devDependencies' binaries first on PATH, a HOME and XDG folders of the test's own, and every proxy variable at
  * a trap on 127.0.0.1 (loopback, where the fake model servers are, goes direct). `env` adds a CLI's own variables
- * (its fake server's URL, a key); `seed` fills the home before `serve` starts, given the project folder (a CLI
+ * (its fake server's URL, a key, its folder in the home); `seed` fills the home before `serve` starts, given the project folder (a CLI
  * that keys its settings by folder).
  */
-export async function openRealCliWindow(o: { env: Record<string, string>; seed: (home: string, folder: string) => void }): Promise<RealCliWindow> {
+export async function openRealCliWindow(o: { env: (home: string) => Record<string, string>; seed: (home: string, folder: string) => void }): Promise<RealCliWindow> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-realcli-'));
   const home = join(dir, 'home');
   fs.mkdirSync(home);
@@ -34,7 +34,7 @@ export async function openRealCliWindow(o: { env: Record<string, string>; seed: 
     XDG_CACHE_HOME: join(home, '.cache'),
     XDG_STATE_HOME: join(home, '.local', 'state'),
     ...proxyEnv(trap),
-    ...o.env,
+    ...o.env(home),
   };
   let win: WindowSession;
   try {
