@@ -22,7 +22,8 @@ import { withQuery } from './harness.js';
  * in Chromium, talking to the fake Anthropic API, and spends turns before its claim on T-1 (its overhead) and
  * under it. The host reads them from Claude Code's own transcript. The card, the details panel and the shipped
  * `forkbench cost T-1 --json` (typed in a shell pane of the same window) show exactly the tokens, by kind, that
- * the fake reported for the turns it answered after the claim was granted, in all and for the agent; the
+ * the fake reported for the turns it answered after the claim was granted, and their money at the Thread's own
+ * price for the model, in all and for the agent; the
  * Thread's `forkbench cost --json` shows the turns before it as the agent's overhead. A budget in tokens, set in
  * the details panel, is crossed at 80 % by turn 3 and spent by turn 4: the window says so after exactly those
  * turns, and the pane is told (Claude Code gets the host's words as its next message and answers them).
@@ -101,6 +102,15 @@ const sumKinds = (ts: readonly TokenCounts[]): TokenCounts =>
     cacheWrite: 0,
     reasoning: 0,
   });
+/**
+ * The Thread's own price for Claude's models, set in its settings as a person does for a model the bundled table
+ * (dated) does not know, as it does not know the one Claude Code 2.1.332 names: $2 input, $10 output, $1 cache
+ * read and $3 cache write per million tokens. Whole dollars, so each turn's money is whole micro-dollars.
+ */
+const CLAUDE_PRICES = { input: 2, output: 10, cacheRead: 1, cacheWrite: 3 };
+/** What a turn of `t` costs at CLAUDE_PRICES, in micro-dollars ($ per million × tokens). */
+const microsOf = (t: TokenCounts) => t.input * CLAUDE_PRICES.input + t.output * CLAUDE_PRICES.output + t.cacheRead * CLAUDE_PRICES.cacheRead + t.cacheWrite * CLAUDE_PRICES.cacheWrite;
+const usdOf = (ts: readonly TokenCounts[]) => ts.reduce((n, t) => n + microsOf(t), 0) / 1_000_000;
 /** Billed tokens of the first `n` turns under the claim, as the fake fixes them. */
 const spentAfter = (n: number) => Array.from({ length: n }, (_, i) => billed(kindsOf(usageUnderClaim(i + 1)))).reduce((a, b) => a + b, 0);
 const en = (n: number) => n.toLocaleString('en');
@@ -250,6 +260,17 @@ describeRealCli('claude', 'the real Claude Code in the window: its cost per task
     claude = await hands.launch(key, 'claude');
     name = (await page.getByTestId(`agent-tab-${claude}`).getAttribute('data-name'))!;
 
+    // Claude's models priced in the Thread's settings before any turn: the fold prices a turn as the prices
+    // stand when it is recorded.
+    await page.getByTestId('thread-settings').click();
+    await page.getByTestId('settings-prices').fill(`claude ${CLAUDE_PRICES.input} ${CLAUDE_PRICES.output} ${CLAUDE_PRICES.cacheRead} ${CLAUDE_PRICES.cacheWrite}`);
+    await page.getByTestId('settings-prices-save').click();
+    const w = await windowOn(win.served);
+    await expect.poll(async () => (await w.call('thread.snapshot', { key })).board.settings.prices).toEqual({ claude: CLAUDE_PRICES });
+    w.close();
+    await page.getByTestId('settings-lease').press('Escape');
+    await expect.poll(() => page.getByTestId('settings-prices').count()).toBe(0);
+
     // T-1's budget, set in its details panel before any turn: in tokens, the currency of a flat-rate plan.
     await hands.inDetails(async (details) => {
       await details.getByTestId('details-budget-unit').selectOption('tokens');
@@ -311,14 +332,18 @@ describeRealCli('claude', 'the real Claude Code in the window: its cost per task
     expect(session!.trap.attempts).toEqual([]);
   }, 240_000);
 
-  it('the details panel shows exactly the tokens by kind the fake reported for the turns under the claim, in all and for the agent', async () => {
+  it('the details panel shows exactly the tokens by kind the fake reported for the turns under the claim, and their money, in all and for the agent', async () => {
     const { under } = await hands.aroundTheClaim(key, claude, replies());
     // The turns the fake answered after the grant are the five answers under the claim, each with its usage.
     expect(under.map((r) => r.usage)).toEqual([1, 2, 3, 4, 5].map(usageUnderClaim));
     const want = sumKinds(under.map((r) => kindsOf(r.usage)));
+    // 7,400 + 16s micro-dollars for turn s: 37,240 for the five, $0.03724, shown to four places.
+    expect(usdOf(under.map((r) => kindsOf(r.usage)))).toBe(0.03724);
     await hands.inDetails(async (details) => {
       const cost = details.getByTestId('details-cost');
       expect(await detailsFigures(cost, claude)).toEqual(figuresOf(want, 5));
+      expect(await cost.getByTestId('details-cost-spent').textContent()).toBe('$0.0372');
+      expect(await cost.getByTestId(`details-cost-agent-spent-${claude}`).textContent()).toBe('$0.0372');
       expect(await cost.getByTestId(`details-cost-agent-${claude}`).locator('th').textContent()).toBe(name);
       await win.shot('cost-realcli-02-details');
     });
@@ -332,11 +357,19 @@ describeRealCli('claude', 'the real Claude Code in the window: its cost per task
     expect(before.length).toBeGreaterThanOrEqual(2);
 
     const shell = await hands.launch(key, 'shell');
+    const usd = usdOf(under.map((r) => kindsOf(r.usage)));
+    const overheadUsd = usdOf(before.map((r) => kindsOf(r.usage)));
     const { task } = await hands.costJson<{ task: TaskCostView }>(shell, 'T-1 --json', 'TASKCOST');
-    expect(task).toMatchObject({ taskId: 'T-1', state: 'claimed', tokens: want, turns: 5, claims: 1, budget: { budget: { unit: 'tokens', limit: BUDGET } } });
-    expect(task.byAgent).toEqual([expect.objectContaining({ agentId: claude, tokens: want, turns: 5, lastActed: 0 })]);
+    expect(task).toMatchObject({ taskId: 'T-1', state: 'claimed', tokens: want, usd, unpriced: 0, turns: 5, claims: 1, budget: { budget: { unit: 'tokens', limit: BUDGET } } });
+    expect(task.byAgent).toEqual([expect.objectContaining({ agentId: claude, tokens: want, usd, turns: 5, lastActed: 0 })]);
     const { thread } = await hands.costJson<{ thread: ThreadCostView }>(shell, '--json', 'THREADCOST');
-    expect(thread.agents.find((a) => a.key === claude)).toMatchObject({ label: 'claude', tokens: sumKinds([want, overhead]), turns: 5 + before.length, overhead: { tokens: overhead, turns: before.length } });
+    expect(thread.agents.find((a) => a.key === claude)).toMatchObject({
+      label: 'claude',
+      tokens: sumKinds([want, overhead]),
+      usd: usdOf([...under, ...before].map((r) => kindsOf(r.usage))),
+      turns: 5 + before.length,
+      overhead: { tokens: overhead, usd: overheadUsd, turns: before.length },
+    });
     expect(thread.tasks.map((r) => [r.key, r.tokens])).toEqual([['T-1', want]]);
     await win.shot('cost-realcli-03-cli');
   }, 60_000);
