@@ -85,6 +85,9 @@ export interface Script {
   /** Whether a request is the agent's own conversation; anything else is a side call and gets a short text. */
   isAgent(body: MessagesBody): boolean;
   next(conversation: Conversation): Turn;
+  /** The usage to report for the agent's turn `next` just chose, where the script fixes it (a test that must know
+   *  a turn's counts before it is played, e.g. to set a budget the turn crosses); else usageOfReply's. */
+  usage?(conversation: Conversation, turn: Turn): Usage | null;
 }
 
 /** The fake's requests, the agent's turns the script played, and a summary of them for failure messages. */
@@ -118,7 +121,7 @@ export function startFakeAnthropic(script: Script): Promise<FakeAnthropic> {
         played(conversation, turn);
       }
       const n = ++messages;
-      const usage = usageOfReply(n);
+      const usage = (conversation && script.usage?.(conversation, turn)) ?? usageOfReply(n);
       if (conversation) conversation.reply = { id: `msg_fake_${n}`, usage, at: Date.now() };
       reply(res, body, turn, `msg_fake_${n}`, () => `toolu_fake_${++toolUses}`, usage);
       return true;

@@ -41,7 +41,7 @@ export const NOTE = 'Starting on hello.txt (a note from the scripted model).';
 export const NO_PROC = fs.existsSync('/proc/self/environ') ? null : "needs /proc to read a pane's environment";
 
 /** Where panes and `run` look for commands: the devDependencies' binaries first, then this machine's PATH. */
-const CLI_PATH = `${BIN}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`;
+export const CLI_PATH = `${BIN}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`;
 const cliPath = (command: string): string | null => findOnPath(command, { PATH: CLI_PATH });
 
 /** Why a CLI's test cannot run here, or null when its binary is installed: a devDependency, or on PATH (Aider
@@ -469,7 +469,7 @@ export interface ProxyTrap {
  * left to time out). A plain TCP server rather than an HTTP one: it records a connection whatever it sends
  * (even nothing), and a tunnel's socket, which an HTTP server hands off, is still its own to close.
  */
-async function startProxyTrap(): Promise<ProxyTrap> {
+export async function startProxyTrap(): Promise<ProxyTrap> {
   const attempts: string[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -486,7 +486,7 @@ async function startProxyTrap(): Promise<ProxyTrap> {
 }
 
 /** Every proxy variable, in both spellings tools read, at the trap; loopback (the fake servers) goes direct. */
-function proxyEnv(trap: ProxyTrap): Record<string, string> {
+export function proxyEnv(trap: ProxyTrap): Record<string, string> {
   const proxies = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY'].flatMap((k) => [k, k.toLowerCase()]);
   return { ...Object.fromEntries(proxies.map((k) => [k, trap.url])), NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' };
 }
