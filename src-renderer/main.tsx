@@ -2,6 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import '@xterm/xterm/css/xterm.css';
 import './styles/app.css';
+import './styles/worktrees.css';
 import { replaceAddress } from './address.js';
 import { App } from './components/App.js';
 import { closeSystemNotification, notificationPermission, requestNotificationPermission, systemNotify } from './notifications.js';
