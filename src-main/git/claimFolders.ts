@@ -15,7 +15,7 @@ import { toDisposable, type IDisposable } from '../../src-shared/lifecycle/dispo
 import { realTimers, type Timers } from '../base/timers.js';
 import type { RecordArrival } from './recordArrival.js';
 import { claimFoldersUnder, hooksKeyOf, type FoundFolder } from './boardNames.js';
-import { diskUse } from './diskUse.js';
+import type { ParkedLook } from './parkedWork.js';
 
 export const FolderRemovalConstants = {
   /** How long a folder's removal waits for whoever stands in it to be told where to go. Showing a notice in
@@ -49,7 +49,9 @@ export class ClaimFolders {
     private readonly records: BranchRecords,
     private readonly timers: Timers = realTimers,
     /** Brings a record made on another host into this clone (from the Thread's remote) before a grant. */
-    private readonly arrival: RecordArrival | null = null,
+    private readonly arrival: RecordArrival | null,
+    /** The folders' disk use and what the parked clean-up removed (ParkedWork writes it; read here). */
+    private readonly look: ParkedLook,
   ) {}
 
   /** Where this board's folders go, in the Thread's data folder (never the person's): one folder per agent. */
@@ -144,6 +146,8 @@ export class ClaimFolders {
       const cleaned = prev && !present(prev) ? t.saved?.find((w) => w.path === prev.path) : undefined;
       if (prev && cleaned)
         notes.push(`The previous claim's folder ${prev.path} was saved as ${cleaned.ref} and removed after its grace (parked work, listed under Worktrees); this claim works in a fresh folder at the board's record ${shortSha(start.sha)}.`);
+      else if (prev && !present(prev) && this.look.cleaned.has(prev.path))
+        notes.push(`The previous claim's folder ${prev.path} held nothing uncommitted and was removed after its grace; this claim works in a fresh folder at the board's record ${shortSha(start.sha)}.`);
       else if (prev && !present(prev))
         notes.push(`The worktree ${prev.path} had been deleted by hand; it was made again from ${branch} at ${shortSha(start.sha)}: every recorded commit is there, changes never committed are not.`);
       else if (prev) notes.push(`This claim works in a fresh folder at the board's record ${shortSha(start.sha)}; the previous claim's folder ${prev.path} is parked and fenced, with anything left uncommitted there.`);
@@ -350,7 +354,24 @@ export class ClaimFolders {
         const latest = wt === t.worktree;
         const [uncommitted, ahead] = await Promise.all([this.r.uncommittedOf(wt), latest ? this.r.aheadOf(wt.base, wt.branch) : Promise.resolve(0)]);
         const here = present(wt);
-        out.push({ taskId: t.id, title: t.title, path: wt.path, branch: wt.branch, base: wt.base, held: latest && t.claim !== null, missing: !here, uncommitted, ahead, bytes: here ? await diskUse(wt.path) : 0 });
+        // A folder the parked clean-up removed is not missing: its work is saved (or it had none), and the board
+        // keeps naming the latest one while the task's record is its start.
+        const saved = here ? undefined : t.saved?.find((w) => w.path === wt.path);
+        const cleaned = !here && (!!saved || this.look.cleaned.has(wt.path));
+        const bytes = here ? await this.look.disk.of(wt.path) : 0;
+        out.push({
+          taskId: t.id,
+          title: t.title,
+          path: wt.path,
+          branch: wt.branch,
+          base: wt.base,
+          held: latest && t.claim !== null,
+          missing: !here && !cleaned,
+          uncommitted,
+          ahead,
+          bytes,
+          ...(cleaned ? { cleaned: saved ? { savedAs: saved.ref } : { savedAs: null } } : {}),
+        });
       }
     }
     return out;

@@ -39,3 +39,56 @@ export async function diskUse(path: string): Promise<number> {
   }
   return total;
 }
+
+export const DiskUseConstants = {
+  /** How long a folder's measure is trusted: a minute, against a parked folder's grace of minutes and sweeps
+   *  that come with every claim's end. A checkout of 100,000 files takes seconds to walk; the panel's list and
+   *  every sweep would otherwise walk every folder again each time. */
+  ttlMs: 60_000,
+} as const;
+
+/**
+ * Folders' disk use, measured off the event loop (diskUse) and trusted for DiskUseConstants.ttlMs: the one way
+ * the host measures a claim folder, for the Worktrees panel's list and the parked folders' disk budget alike.
+ * Two callers asking for the same folder while it is being walked share the one walk.
+ */
+export class DiskUseCache {
+  private readonly known = new Map<string, { bytes: number; at: number }>();
+  private readonly walking = new Map<string, Promise<number>>();
+
+  constructor(
+    private readonly clock: { now(): number },
+    private readonly measure: (path: string) => Promise<number> = diskUse,
+  ) {}
+
+  /** The folder's bytes on disk, as measured within the last DiskUseConstants.ttlMs. */
+  of(path: string): Promise<number> {
+    const now = this.clock.now();
+    // Entries past their time are dropped as any is read: the map holds no more than the folders listed lately.
+    for (const [p, k] of this.known) if (now - k.at >= DiskUseConstants.ttlMs) this.known.delete(p);
+    const known = this.known.get(path);
+    if (known) return Promise.resolve(known.bytes);
+    const walking = this.walking.get(path);
+    if (walking) return walking;
+    const walk = this.measure(path).then(
+      (bytes) => {
+        // A folder forgotten while it was walked keeps no measure of what it was.
+        if (this.walking.get(path) === walk) this.known.set(path, { bytes, at: now });
+        if (this.walking.get(path) === walk) this.walking.delete(path);
+        return bytes;
+      },
+      (err: unknown) => {
+        if (this.walking.get(path) === walk) this.walking.delete(path);
+        throw err;
+      },
+    );
+    this.walking.set(path, walk);
+    return walk;
+  }
+
+  /** A folder that is gone (or changed by the host itself): its next measure walks it again. */
+  forget(path: string): void {
+    this.known.delete(path);
+    this.walking.delete(path);
+  }
+}

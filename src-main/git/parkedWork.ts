@@ -9,7 +9,8 @@ import { SerialQueue } from '../../src-shared/lifecycle/serialQueue.js';
 import type { Clock } from '../base/clock.js';
 import { realTimers, type Timers } from '../base/timers.js';
 import type { ClaimFolders } from './claimFolders.js';
-import { diskUse } from './diskUse.js';
+import type { CleanedFolders } from './cleanedFolders.js';
+import type { DiskUseCache } from './diskUse.js';
 import type { FenceHooks } from './fenceHooks.js';
 import { worktreeGitDir } from './repoProbe.js';
 import { keyOf, present, WorktreeError, type TaskRepo } from './taskRepo.js';
@@ -53,13 +54,25 @@ interface Candidate {
   since: number;
 }
 
-const ParkedConstants = {
+export const ParkedConstants = {
   /** A sweep asked for by an event waits this long, so a burst of grants and claim ends makes one sweep. */
   coalesceMs: 200,
-  /** How long a folder's measured disk use is trusted: a minute, against a grace of minutes and sweeps that
-   *  come with every claim's end. */
-  sizeTtlMs: 60_000,
+  /** A folder kept because a git holds its index.lock is looked at again this long after: a git at work there
+   *  ends in well under a second, and one killed inside leaves its lock until the roster clears it once its
+   *  agent is gone (a liveness pass, seconds). No board event need come meanwhile, so the sweep asks itself. */
+  lockRetryMs: 5_000,
 } as const;
+
+/** Why a folder is kept while a git holds its index (the sweep retries these by itself). */
+const INDEX_LOCKED = 'a git process holds its index.lock';
+
+/** What a parked clean-up measures and marks with, shared with the Worktrees panel's list (WorktreeManager). */
+export interface ParkedLook {
+  /** Disk use, measured off the event loop and cached (the budget's figures and the panel's are one). */
+  readonly disk: DiskUseCache;
+  /** The folders this clean-up removed, so an absent one the board still names reads as cleaned, not missing. */
+  readonly cleaned: CleanedFolders;
+}
 
 /**
  * Parked folders bounded, nothing lost (issue 47 item 5). Every lapse and reassign parks the previous claim's
@@ -80,8 +93,6 @@ export class ParkedWork implements IDisposable {
   private readonly since = new Map<string, number>();
   private timer: unknown = null;
   private readonly sweeps = new SerialQueue();
-  /** Parked folders' disk use as last measured (board time), by path. */
-  private readonly sizes = new Map<string, { bytes: number; at: number }>();
   private due = Infinity;
   private disposed = false;
   /** A folder moved to the trash by a clean-up killed before `git worktree prune` leaves git's note of it. */
@@ -95,6 +106,7 @@ export class ParkedWork implements IDisposable {
     private readonly r: TaskRepo,
     private readonly folders: ClaimFolders,
     private readonly hooks: FenceHooks,
+    private readonly look: ParkedLook,
     clock: Clock,
     private readonly timers: Timers = realTimers,
     private readonly seams: ParkedSeams = {},
@@ -124,10 +136,16 @@ export class ParkedWork implements IDisposable {
     if (e.kind === 'worktree-set' || e.kind === 'claim-ended' || e.kind === 'reassign' || e.kind === 'settings-set' || e.kind === 'returned' || e.kind === 'unqueued') this.soon(ParkedConstants.coalesceMs);
   }
 
-  dispose(): void {
+  /**
+   * No sweep starts from here on, and the one under way stops after the folder it is cleaning: the promise
+   * settles once it has, so whoever closes the Thread (ClaimWorktrees.close) awaits it before the board
+   * closes, and a disposed host is never still renaming or deleting.
+   */
+  dispose(): Promise<void> {
     this.disposed = true;
     if (this.timer !== null) this.timers.clearTimeout(this.timer);
     this.timer = null;
+    return this.sweeps.idle();
   }
 
   private soon(ms: number): void {
@@ -153,7 +171,6 @@ export class ParkedWork implements IDisposable {
     }
     const seen = new Set(out.map((c) => c.wt.path));
     for (const path of this.since.keys()) if (!seen.has(path)) this.since.delete(path);
-    for (const path of this.sizes.keys()) if (!seen.has(path)) this.sizes.delete(path);
     for (const c of out) {
       if (!this.since.has(c.wt.path)) this.since.set(c.wt.path, now);
       c.since = this.since.get(c.wt.path) as number;
@@ -188,7 +205,7 @@ export class ParkedWork implements IDisposable {
         // Oldest first (first seen parked, then the older grant), until what stays fits the budget.
         const staying = all.filter((c) => !due.has(c) && present(c.wt)).sort((a, b) => a.since - b.since || (a.wt.token ?? 0) - (b.wt.token ?? 0));
         const sizes = new Map<Candidate, number>();
-        for (const c of staying) sizes.set(c, await this.sizeOf(c.wt.path, now));
+        for (const c of staying) sizes.set(c, await this.look.disk.of(c.wt.path));
         let total = [...sizes.values()].reduce((n, b) => n + b, 0);
         for (const c of staying) {
           if (total <= budget) break;
@@ -196,6 +213,7 @@ export class ParkedWork implements IDisposable {
           due.add(c);
         }
       }
+      let locked = false;
       for (const c of due) {
         if (this.disposed) break;
         try {
@@ -203,6 +221,7 @@ export class ParkedWork implements IDisposable {
           if (done.saved) out.saved.push(done.saved);
           if (done.removed) out.removed.push(c.wt.path);
           if (done.kept) out.kept.push({ path: c.wt.path, why: done.kept });
+          if (done.kept === INDEX_LOCKED) locked = true;
         } catch (err) {
           out.kept.push({ path: c.wt.path, why: (err as Error).message });
           this.warn(`forkbench: the parked folder ${c.wt.path} of ${c.taskId} is kept: ${(err as Error).message}`);
@@ -210,19 +229,11 @@ export class ParkedWork implements IDisposable {
       }
       const next = all.filter((c) => !due.has(c)).reduce((m, c) => Math.min(m, c.since + grace), Infinity);
       if (next !== Infinity) this.soon(Math.max(0, next - this.clock.now()));
+      // A folder kept for a lock is due already: nothing else would bring its clean-up back.
+      if (locked) this.soon(ParkedConstants.lockRetryMs);
+      this.look.cleaned.keepOnly(namedFolders(this.r.board.state.tasks.values()));
       return out;
     });
-  }
-
-  /** A parked folder's disk use, measured again only once a measure is ParkedConstants.sizeTtlMs old: a
-   *  parked folder is fenced and changes little, and walking a large checkout at every sweep would cost more
-   *  than the budget saves. */
-  private async sizeOf(path: string, now: number): Promise<number> {
-    const known = this.sizes.get(path);
-    if (known && now - known.at < ParkedConstants.sizeTtlMs) return known.bytes;
-    const bytes = await diskUse(path);
-    this.sizes.set(path, { bytes, at: now });
-    return bytes;
   }
 
   /** One folder's clean-up, in the order that loses nothing: save and record, then move, forget, delete. */
@@ -237,7 +248,7 @@ export class ParkedWork implements IDisposable {
       const admin = worktreeGitDir(c.wt.path);
       // A git still at work there (or one killed inside it, whose lock the roster clears once its agent is
       // gone): its index is half written. The next sweep looks again.
-      if (admin && fs.existsSync(join(admin, 'index.lock'))) return { kept: 'a git process holds its index.lock' };
+      if (admin && fs.existsSync(join(admin, 'index.lock'))) return { kept: INDEX_LOCKED };
       if (!savedFor(t, c.wt.path)) {
         const head = await this.headOf(c.wt.path);
         const changed = await this.changedFiles(c.wt.path);
@@ -262,6 +273,8 @@ export class ParkedWork implements IDisposable {
       fs.mkdirSync(this.trash, { recursive: true, mode: 0o700 });
       const to = join(this.trash, basename(c.wt.path));
       fs.rmSync(to, { recursive: true, force: true });
+      // Marked first: once the folder is gone, the panel and the next grant say it was cleaned, not lost.
+      this.look.cleaned.mark(c.wt.path);
       fs.renameSync(c.wt.path, to);
       // A stale agent still alive may have written between the check above and the move (telling it to leave
       // takes a moment): what the moved folder holds is compared with what was saved (or, saved nothing, with
@@ -269,6 +282,7 @@ export class ParkedWork implements IDisposable {
       const expected = await this.treeOfSaved(this.r.board.state.tasks.get(c.taskId), c.wt.path, await this.headOf(to));
       if ((await this.filesTree(to)) !== expected) {
         fs.renameSync(to, c.wt.path);
+        this.look.cleaned.unmark(c.wt.path);
         return { saved, kept: 'it was written to while it was being cleaned up; it is kept as it is' };
       }
       await this.seams.step?.('moved', f);
@@ -282,6 +296,7 @@ export class ParkedWork implements IDisposable {
     await this.seams.step?.('forgotten', f);
     fs.rmSync(join(this.trash, basename(c.wt.path)), { recursive: true, force: true });
     this.since.delete(c.wt.path);
+    this.look.disk.forget(c.wt.path);
     return { saved, removed: true };
   }
 
@@ -414,6 +429,13 @@ export class ParkedWork implements IDisposable {
 /** A task's latest folder is idle when no claim works in it and no review or merge queue may still need it. */
 function idleLatest(t: Task): boolean {
   return !t.claim && t.state !== 'review' && !t.queued;
+}
+
+/** Every folder the board names, latest and parked: the ones a clean-up's mark may still speak for. */
+function namedFolders(tasks: Iterable<Task>): Set<string> {
+  const named = new Set<string>();
+  for (const t of tasks) for (const f of [t.worktree, ...t.parked]) if (f) named.add(f.path);
+  return named;
 }
 
 function savedFor(t: Task | undefined, path: string): boolean {

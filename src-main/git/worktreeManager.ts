@@ -17,6 +17,8 @@ import { TaskRepo } from './taskRepo.js';
 import { TaskReview } from './taskReview.js';
 import { ThreadFolderFence } from './threadFolderFence.js';
 import { ParkedWork, type ParkedSeams } from './parkedWork.js';
+import { CleanedFolders } from './cleanedFolders.js';
+import { DiskUseCache } from './diskUse.js';
 
 export { WorktreeError } from './taskRepo.js';
 
@@ -63,9 +65,12 @@ export class WorktreeManager {
       const set = board.state.settings.remote;
       return set ? new TaskRemote(repo, set) : null;
     };
-    const folders = new ClaimFolders(repo, hooks, records, undefined, new RecordArrival(repo, remote, timing));
+    // One measure of each folder's disk and one record of what the clean-up removed, for the clean-up's budget
+    // and the Worktrees panel's list alike.
+    const look = { disk: new DiskUseCache(parkedSeams.clock ?? board.clock), cleaned: new CleanedFolders(join(repo.names.threadDir, 'parked-cleaned', repo.names.key)) };
+    const folders = new ClaimFolders(repo, hooks, records, undefined, new RecordArrival(repo, remote, timing), look);
     const notes = new CommitNotes(repo, board.clock, (m) => process.stderr.write(`${m}\n`));
-    const parked = new ParkedWork(repo, folders, hooks, board.clock, parkedSeams.timers, parkedSeams, (m) => process.stderr.write(`${m}\n`));
+    const parked = new ParkedWork(repo, folders, hooks, look, board.clock, parkedSeams.timers, parkedSeams, (m) => process.stderr.write(`${m}\n`));
     return new WorktreeManager(repo, folders, records, new TaskReview(repo, folders), new ThreadFolderFence(repo, hooks), new TaskPushes(repo, remote, timing.timers), notes, parked);
   }
 

@@ -438,14 +438,18 @@ export class ClaimWorktrees {
     this.closed = true;
     this.store.dispose();
     this.git?.pushes.dispose();
-    this.git?.parked.dispose();
+    // Its sweep under way settles in close(), which awaits it.
+    void this.git?.parked.dispose();
     this.onBaseMoved.dispose();
   }
 
-  /** After stop(): a worktree being made finishes (the board is still open for it), and the Thread's
-   *  folder is given back its own hooks. */
+  /** After stop(): a worktree being made and a parked folder being cleaned up finish (the board is still open
+   *  for them), and the Thread's folder is given back its own hooks. */
   async close(): Promise<void> {
     this.stop();
+    // A parked folder's clean-up under way finishes that folder (its rename, its board write) before the board
+    // closes: a disposed host is never still moving folders.
+    await this.git?.parked.dispose();
     await this.git?.idle();
     await this.git?.notes.close();
     await this.git?.threadFolder.unfence().catch(() => undefined);

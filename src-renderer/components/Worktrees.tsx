@@ -1,8 +1,9 @@
-import { memo, useMemo, useState } from 'react';
+import { memo, useMemo, useState, type ReactNode } from 'react';
 import type { OtherBoardFolder, WorktreeInfo } from '../../src-shared/protocol/windowApi.js';
 import { formatCopyFiles } from '../state/gitSettingsFields.js';
-import { canRemoveWorktree, worktreeStatus } from '../state/worktreeStatus.js';
+import { canRemoveWorktree, worktreeStatus, worktreeStatusTitle } from '../state/worktreeStatus.js';
 import { useApp, useController } from '../state/hooks.js';
+import type { RemoveOutcome } from '../state/appState.js';
 import { formatBytes, savedWorkOf, totalBytes, type SavedRow } from '../state/savedWork.js';
 import { parkedBudgetBytesOf } from '../../src-shared/git/parkedWork.js';
 
@@ -93,7 +94,7 @@ export function WorktreesPanel() {
               <th>State</th>
               <th className="num" title="Files changed but not committed">Uncommitted</th>
               <th className="num" title="Commits the base does not have">Ahead</th>
-              <th className="num" title="What the folder takes on disk">Disk</th>
+              <th className="num" title="What the folder takes on disk, measured off the host’s event loop and cached a minute">Disk</th>
               <th />
             </tr>
           </thead>
@@ -110,60 +111,117 @@ export function WorktreesPanel() {
   );
 }
 
-const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
-  const c = useController();
-  const status = worktreeStatus(w);
-  /** The host's warning about work removal would lose, while the person decides. */
+/**
+ * One folder's row, for this board's worktrees and other boards' folders alike: its cells, then one action (Remove,
+ * Clear) that the host may answer with a question — what doing it would lose — asked in a row below until the
+ * person says go on or keep it.
+ */
+const FolderRow = memo(function FolderRow({
+  attrs,
+  className,
+  columns,
+  cells,
+  action,
+}: {
+  /** The row's data-* attributes (its test id among them). */
+  attrs: Readonly<Record<string, string>>;
+  className: string;
+  /** The table's columns, the action's among them: the question below spans them all. */
+  columns: number;
+  cells: ReactNode;
+  /** Absent: the folder may not be acted on now (a live claim works in it). */
+  action?: { label: string; testid: string; forceLabel: string; forceTestid: string; keepTestid: string; run: (force: boolean) => Promise<RemoveOutcome> };
+}) {
+  /** The host's warning about what the action would lose, while the person decides. */
   const [confirm, setConfirm] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const remove = async (force: boolean) => {
+  const act = async (force: boolean) => {
+    if (!action) return;
     setBusy(true);
-    const r = await c.worktrees.removeWorktree(w.taskId, force);
+    const r = await action.run(force);
     setBusy(false);
     setConfirm(r.kind === 'confirm' ? r.message : null);
   };
   return (
     <>
-      <tr className={`worktree-row ${status}`} data-testid={`worktree-row-${w.taskId}`} data-status={status}>
+      <tr className={`worktree-row ${className}`} {...attrs}>
+        {cells}
         <td>
-          <span className="card-id">{w.taskId}</span> {w.title}
-        </td>
-        <td>
-          <code>{w.branch}</code>
-        </td>
-        <td className="worktree-path" title={w.path}>
-          <code>{w.path}</code>
-        </td>
-        <td>
-          <span className={`worktree-status ${status}`}>{status}</span>
-        </td>
-        <td className={w.uncommitted > 0 ? 'num warn' : 'num'}>{w.uncommitted}</td>
-        <td className="num">{w.ahead}</td>
-        <td className="num" data-testid={`worktree-bytes-${w.taskId}`}>
-          {formatBytes(w.bytes ?? 0)}
-        </td>
-        <td>
-          {canRemoveWorktree(w) && confirm === null && (
-            <button type="button" className="bad" data-testid={`worktree-remove-${w.taskId}`} disabled={busy} onClick={() => void remove(false)}>
-              Remove
+          {action && confirm === null && (
+            <button type="button" className="bad" data-testid={action.testid} disabled={busy} onClick={() => void act(false)}>
+              {action.label}
             </button>
           )}
         </td>
       </tr>
-      {confirm !== null && (
-        <tr className="worktree-confirm">
-          <td colSpan={8}>
-            <span role="alert">{confirm}</span>
-            <button type="button" className="bad" data-testid={`worktree-force-${w.taskId}`} disabled={busy} onClick={() => void remove(true)}>
-              Remove anyway
-            </button>
-            <button type="button" data-testid={`worktree-keep-${w.taskId}`} disabled={busy} onClick={() => setConfirm(null)}>
-              Keep it
-            </button>
-          </td>
-        </tr>
+      {action && confirm !== null && (
+        <AskRow columns={columns} message={confirm} yes={action.forceLabel} yesTestid={action.forceTestid} keepTestid={action.keepTestid} busy={busy} onYes={() => void act(true)} onKeep={() => setConfirm(null)} />
       )}
     </>
+  );
+});
+
+/** The question under a row: what the act would lose, with going on and keeping it. Spans the whole table. */
+function AskRow(p: { columns: number; message: string; yes: string; yesTestid: string; keepTestid: string; busy: boolean; onYes: () => void; onKeep: () => void }) {
+  return (
+    <tr className="worktree-confirm">
+      <td colSpan={p.columns}>
+        <span role="alert">{p.message}</span>
+        <button type="button" className="bad" data-testid={p.yesTestid} disabled={p.busy} onClick={p.onYes}>
+          {p.yes}
+        </button>
+        <button type="button" data-testid={p.keepTestid} disabled={p.busy} onClick={p.onKeep}>
+          Keep it
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+const WorktreeRow = memo(function WorktreeRow({ w }: { w: WorktreeInfo }) {
+  const c = useController();
+  const status = worktreeStatus(w);
+  return (
+    <FolderRow
+      className={status}
+      columns={8}
+      attrs={{ 'data-testid': `worktree-row-${w.taskId}`, 'data-status': status }}
+      cells={
+        <>
+          <td>
+            <span className="card-id">{w.taskId}</span> {w.title}
+          </td>
+          <td>
+            <code>{w.branch}</code>
+          </td>
+          <td className="worktree-path" title={w.path}>
+            <code>{w.path}</code>
+          </td>
+          <td>
+            <span className={`worktree-status ${status}`} title={worktreeStatusTitle(w)} data-testid={`worktree-status-${w.taskId}`}>
+              {status === 'cleaned' ? (w.cleaned?.savedAs ? 'cleaned, work saved' : 'cleaned, nothing to save') : status}
+            </span>
+          </td>
+          <td className={w.uncommitted > 0 ? 'num warn' : 'num'}>{w.uncommitted}</td>
+          <td className="num">{w.ahead}</td>
+          <td className="num" data-testid={`worktree-bytes-${w.taskId}`}>
+            {formatBytes(w.bytes ?? 0)}
+          </td>
+        </>
+      }
+      {...(canRemoveWorktree(w)
+        ? {
+            action: {
+              label: 'Remove',
+              testid: `worktree-remove-${w.taskId}`,
+              forceLabel: 'Remove anyway',
+              forceTestid: `worktree-force-${w.taskId}`,
+              keepTestid: `worktree-keep-${w.taskId}`,
+              run: (force: boolean) => c.worktrees.removeWorktree(w.taskId, force),
+            },
+          }
+        : {})}
+    />
   );
 });
 
@@ -211,50 +269,34 @@ function OtherFolders({ folders }: { folders: readonly OtherBoardFolder[] }) {
 
 const OtherFolderRow = memo(function OtherFolderRow({ f }: { f: OtherBoardFolder }) {
   const c = useController();
-  /** The host's warning about what clearing would lose, while the person decides. */
-  const [confirm, setConfirm] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const clear = async (force: boolean) => {
-    setBusy(true);
-    const r = await c.worktrees.clearFolder(f.path, force);
-    setBusy(false);
-    setConfirm(r.kind === 'confirm' ? r.message : null);
-  };
   const loses = f.uncommitted === null || f.uncommitted > 0 || f.unreachable;
   return (
-    <>
-      <tr className="worktree-row other-folder" data-testid="other-folder-row" data-path={f.path} data-board={f.board ?? ''}>
-        <td>
-          <span className="card-id">{f.taskId}</span> <span className="muted">claim {f.token}</span>
-        </td>
-        <td>{boardOf(f)}</td>
-        <td>{f.branch ? <code>{f.branch}</code> : <span className="muted">{f.unreachable ? 'detached, on no branch' : 'detached'}</span>}</td>
-        <td className="worktree-path" title={f.path}>
-          <code>{f.path}</code>
-        </td>
-        <td className={loses ? 'num warn' : 'num'}>{f.uncommitted ?? '?'}</td>
-        <td>
-          {confirm === null && (
-            <button type="button" className="bad" data-testid="other-folder-clear" disabled={busy} onClick={() => void clear(false)}>
-              Clear
-            </button>
-          )}
-        </td>
-      </tr>
-      {confirm !== null && (
-        <tr className="worktree-confirm">
-          <td colSpan={6}>
-            <span role="alert">{confirm}</span>
-            <button type="button" className="bad" data-testid="other-folder-force" disabled={busy} onClick={() => void clear(true)}>
-              Clear anyway
-            </button>
-            <button type="button" data-testid="other-folder-keep" disabled={busy} onClick={() => setConfirm(null)}>
-              Keep it
-            </button>
+    <FolderRow
+      className="other-folder"
+      columns={6}
+      attrs={{ 'data-testid': 'other-folder-row', 'data-path': f.path, 'data-board': f.board ?? '' }}
+      cells={
+        <>
+          <td>
+            <span className="card-id">{f.taskId}</span> <span className="muted">claim {f.token}</span>
           </td>
-        </tr>
-      )}
-    </>
+          <td>{boardOf(f)}</td>
+          <td>{f.branch ? <code>{f.branch}</code> : <span className="muted">{f.unreachable ? 'detached, on no branch' : 'detached'}</span>}</td>
+          <td className="worktree-path" title={f.path}>
+            <code>{f.path}</code>
+          </td>
+          <td className={loses ? 'num warn' : 'num'}>{f.uncommitted ?? '?'}</td>
+        </>
+      }
+      action={{
+        label: 'Clear',
+        testid: 'other-folder-clear',
+        forceLabel: 'Clear anyway',
+        forceTestid: 'other-folder-force',
+        keepTestid: 'other-folder-keep',
+        run: (force) => c.worktrees.clearFolder(f.path, force),
+      }}
+    />
   );
 });
 
@@ -359,19 +401,16 @@ const SavedWorkRow = memo(function SavedWorkRow({ w }: { w: SavedRow }) {
         </tr>
       )}
       {asking && (
-        <tr className="worktree-confirm">
-          <td colSpan={6}>
-            <span role="alert">
-              Delete {w.ref}? The {w.files} file{w.files === 1 ? '' : 's'} it saved are then gone for good.
-            </span>
-            <button type="button" className="bad" data-testid="saved-work-delete-yes" disabled={busy} onClick={() => void remove()}>
-              Delete it
-            </button>
-            <button type="button" data-testid="saved-work-keep" disabled={busy} onClick={() => setAsking(false)}>
-              Keep it
-            </button>
-          </td>
-        </tr>
+        <AskRow
+          columns={6}
+          message={`Delete ${w.ref}? The ${w.files} file${w.files === 1 ? '' : 's'} it saved are then gone for good.`}
+          yes="Delete it"
+          yesTestid="saved-work-delete-yes"
+          keepTestid="saved-work-keep"
+          busy={busy}
+          onYes={() => void remove()}
+          onKeep={() => setAsking(false)}
+        />
       )}
     </>
   );

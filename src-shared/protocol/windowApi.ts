@@ -280,8 +280,12 @@ export interface WorktreeInfo {
   uncommitted: number;
   /** Commits on the branch that the base does not have. */
   ahead: number;
-  /** Issue 47 item 5: the bytes the folder takes on disk (0 when it is gone). Absent from hosts from before. */
+  /** Issue 47 item 5: the bytes the folder takes on disk (0 when it is gone), as measured within the last minute
+   *  (DiskUseCache). Absent from hosts from before. */
   bytes?: number;
+  /** Issue 47 item 5: the folder is gone because the host's parked clean-up removed it after its grace, never
+   *  `missing`: its uncommitted work is saved under `savedAs`, or it had none (null). Absent otherwise. */
+  cleaned?: { savedAs: string | null };
 }
 
 /**

@@ -187,3 +187,73 @@ describe('a clean-up killed -9 loses nothing', () => {
     120_000,
   );
 });
+
+/**
+ * T-1 claimed, its folder left with work never committed (or clean), and released: the task's latest folder, of
+ * a task nobody holds, which the clean-up takes after its grace while the board keeps naming it. The host
+ * stops; returns the folder, its token and what it holds.
+ */
+async function idleLatest(root: string, folder: string, work: boolean): Promise<{ path: string; token: number; branch: string; files: Map<string, string> }> {
+  const h = await openThread(root, folder);
+  await h.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+  await h.board.run((e) => e.addTask({ title: 'idle' }));
+  const a = await idleAgent(h);
+  const c = await h.board.run((e) => e.claim(a, 'T-1'));
+  const token = (c.ok && c.value.token) as number;
+  const path = (await h.worktrees.worktreeOf('T-1', token))!.path;
+  if (work) fs.writeFileSync(join(path, 'wip.txt'), 'work in progress, never committed\n');
+  expect((await h.board.run((e) => e.release(a, 'T-1', token))).ok).toBe(true);
+  const files = filesOf(path);
+  const branch = h.board.state.tasks.get('T-1')?.worktree?.branch as string;
+  await close(h);
+  return { path, token, branch, files };
+}
+
+describe('a clean-up of a task’s idle latest folder killed -9 loses nothing, and is never shown as work missing', () => {
+  it.each([
+    ['ref-written', true],
+    ['moved', true],
+    ['moved', false],
+  ] as const)(
+    'killed at %s (work in it: %s): the folder or its saved ref is there; after the restart the Worktrees list says cleaned, with the save if any',
+    async (step, work) => {
+      const root = fs.mkdtempSync(join(tmpdir(), 'fb-parked-kill-latest-'));
+      dirs.push(root);
+      const folder = join(root, 'project');
+      makeRepo(folder);
+      const latest = await idleLatest(root, folder, work);
+      const branchHead = gitSync(folder, ['rev-parse', latest.branch]);
+      await killAt(root, folder, step, latest.path);
+
+      const ref = parkedRef(latest.branch, latest.token);
+      const refSha = () => gitSync(folder, ['for-each-ref', '--format=%(objectname)', ref]);
+      const folderThere = fs.existsSync(join(latest.path, '.git'));
+      if (work) expect(folderThere || refSha() !== '', 'neither the folder nor its saved ref').toBe(true);
+      if (folderThere) expect(filesOf(latest.path)).toEqual(latest.files);
+      else if (work) expect(await filesAt(folder, refSha())).toEqual(latest.files);
+
+      const clock = new ManualClock();
+      const again = await openThread(root, folder, { clock });
+      const git = again.worktrees.require();
+      await git.parked.sweep();
+      clock.advance(GRACE_MS);
+      await git.parked.sweep();
+      expect(fs.existsSync(latest.path)).toBe(false);
+      const t = again.board.state.tasks.get('T-1');
+      // The board keeps naming the latest folder (the next claim starts at its record); the branch is untouched.
+      expect(t?.worktree?.path).toBe(latest.path);
+      expect(gitSync(folder, ['rev-parse', latest.branch])).toBe(branchHead);
+      const row = (await git.folders.list()).find((w) => w.path === latest.path);
+      if (work) {
+        expect(t?.saved?.map((w) => w.ref)).toEqual([ref]);
+        expect(await filesAt(folder, refSha())).toEqual(latest.files);
+        expect(row).toMatchObject({ missing: false, cleaned: { savedAs: ref } });
+      } else {
+        expect(t?.saved ?? []).toEqual([]);
+        expect(row).toMatchObject({ missing: false, cleaned: { savedAs: null } });
+      }
+      expect(fs.readdirSync(git.parked.trash)).toEqual([]);
+    },
+    120_000,
+  );
+});

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src-main/base/clock.js';
 import type { ThreadHost } from '../../../src-main/thread/threadHost.js';
@@ -8,6 +9,10 @@ import { agentEnv, cliAs, Fixture, gitSync, idleAgent, sh } from '../../helpers/
 import { parkedRef, strayRef } from '../../../src-shared/git/taskBranch.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
 import { filesAtSync as filesAt, filesOf } from '../../helpers/parkedChaos.js';
+import { manualTimers } from '../../helpers/manualTimers.js';
+import { ParkedConstants } from '../../../src-main/git/parkedWork.js';
+import { DiskUseConstants } from '../../../src-main/git/diskUse.js';
+import type { BoardEvent } from '../../../src-shared/board/events.js';
 
 // Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
 const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
@@ -292,5 +297,164 @@ describe('parked folders: bounded, nothing lost (issue 47 item 5)', () => {
     const restored = await parked.restore('T-1', out.saved[0] as string);
     expect(fs.readFileSync(join(restored, 'notes.txt'), 'utf8')).toBe('committed\nleft uncommitted\n');
     expect(fs.existsSync(marks) ? fs.readFileSync(marks, 'utf8') : '', 'what the host’s git ran of the agent’s').toBe('');
+  });
+});
+
+/** The next board event `pick` accepts (the host's own sweep is waited on by what it writes, never by time). */
+function nextEvent<T>(host: ThreadHost, pick: (e: BoardEvent) => T | undefined): Promise<T> {
+  return new Promise((resolve) => {
+    const sub = host.board.onEvent((e) => {
+      const v = pick(e);
+      if (v === undefined) return;
+      sub.dispose();
+      resolve(v);
+    });
+  });
+}
+
+describe('parked folders: the reviewer’s defects, mended (issue 47 item 5)', () => {
+  it('dispose() settles only once the sweep under way has finished the folder it was cleaning: a disposed host moves nothing', async () => {
+    const clock = new ManualClock();
+    const order: string[] = [];
+    let reached: () => void = () => undefined;
+    const atBoard = new Promise<void>((r) => (reached = r));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const step = async (s: string) => {
+      order.push(s);
+      if (s !== 'on-board') return;
+      reached();
+      await gate;
+    };
+    const { host } = await fx.host({ parked: { clock, step } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'disposed mid-sweep' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const p = await parkOne(host, a, b, 'T-1');
+    fs.writeFileSync(join(p.parked, 'work.txt'), 'uncommitted\n');
+    const parked = host.worktrees.require().parked;
+    await parked.sweep();
+    clock.advance(GRACE_MS);
+    const sweeping = parked.sweep();
+    await atBoard; // saved and recorded; the move and the delete are still to come
+    const disposed = Promise.resolve(parked.dispose()).then(() => order.push('disposed'));
+    // One turn of the event loop for a dispose that does not wait to show itself (it would settle here).
+    await new Promise((r) => setImmediate(r));
+    expect(order).not.toContain('disposed');
+    release();
+    await Promise.all([sweeping, disposed]);
+    expect(order.slice(-3)).toEqual(['moved', 'forgotten', 'disposed']);
+    // Settled means done: the folder is gone, the trash is empty, the save is on the board, and no sweep
+    // starts after (a new one asked for returns at once, doing nothing).
+    expect(fs.existsSync(p.parked)).toBe(false);
+    expect(fs.readdirSync(parked.trash)).toEqual([]);
+    expect(host.board.state.tasks.get('T-1')?.saved).toHaveLength(1);
+    expect(await parked.sweep()).toEqual({ saved: [], removed: [], kept: [] });
+  });
+
+  it('a folder kept because a git holds its index.lock is looked at again by the host itself, with no other event to bring it', async () => {
+    const clock = new ManualClock();
+    const t = manualTimers();
+    const { host, folder } = await fx.host({ parked: { clock, timers: t.timers } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'locked' }));
+    const [a, b] = [await idleAgent(host), await idleAgent(host)];
+    const p = await parkOne(host, a, b, 'T-1');
+    fs.writeFileSync(join(p.parked, 'work.txt'), 'uncommitted\n');
+    const lock = join(folder, '.git', 'worktrees', `T-1-${p.token}`, 'index.lock');
+    fs.writeFileSync(lock, '');
+    const parked = host.worktrees.require().parked;
+    // The host's own sweeps, as its timers run them (a test's sweep after each waits for it): the folder is
+    // first seen parked, then its grace runs out and the host finds the lock.
+    t.fire();
+    await parked.sweep();
+    clock.advance(GRACE_MS);
+    t.fire();
+    const kept = await parked.sweep();
+    expect(kept.kept).toEqual([{ path: p.parked, why: expect.stringContaining('index.lock') }]);
+    expect(fs.existsSync(p.parked)).toBe(true);
+    // The retry is armed: no other folder's grace runs and no board event comes, yet the folder is looked at again.
+    expect(t.delays()).toEqual([ParkedConstants.lockRetryMs]);
+    // The git finishes (its lock goes); the retry fires and the clean-up happens with no call from here.
+    fs.rmSync(lock);
+    const removed = nextEvent(host, (e) => (e.kind === 'worktree-removed' && e.path === p.parked ? e : undefined));
+    t.fire((ms) => ms === ParkedConstants.lockRetryMs);
+    await removed;
+    expect(fs.existsSync(p.parked)).toBe(false);
+    const saved = host.board.state.tasks.get('T-1')?.saved?.[0];
+    expect(gitSync(folder, ['cat-file', '-p', `${saved?.ref}:work.txt`])).toBe('uncommitted');
+  });
+
+  it('the Worktrees list measures each folder once a minute, whoever asks (a large folder is not walked again for every list or sweep)', async () => {
+    const clock = new ManualClock();
+    const { host } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.addTask({ title: 'big' }));
+    const a = await idleAgent(host);
+    const c = (await cliAs(host, a, ['claim', 'T-1'])).out.result as { worktree: { path: string } };
+    // A large build output: 4,000 files in 40 folders (a walk of it takes a noticeable time here).
+    for (let d = 0; d < 40; d++) {
+      fs.mkdirSync(join(c.worktree.path, 'out', `d${d}`), { recursive: true });
+      for (let f = 0; f < 100; f++) fs.writeFileSync(join(c.worktree.path, 'out', `d${d}`, `f${f}.o`), `object ${d}/${f}\n`.repeat(40));
+    }
+    const git = host.worktrees.require();
+    const bytesOf = async () => (await git.folders.list()).find((w) => w.path === c.worktree.path)?.bytes as number;
+    let t0 = performance.now();
+    const [first, alongside] = await Promise.all([bytesOf(), bytesOf()]);
+    const firstMs = performance.now() - t0;
+    expect(alongside).toBe(first);
+    expect(first).toBeGreaterThan(4_000 * 1024);
+    // 1 MiB more: within the minute the list says what it measured, past it the folder is walked again.
+    fs.writeFileSync(join(c.worktree.path, 'more.bin'), Buffer.alloc(1024 * 1024, 7));
+    t0 = performance.now();
+    expect(await bytesOf()).toBe(first);
+    const cachedMs = performance.now() - t0;
+    clock.advance(DiskUseConstants.ttlMs - 1);
+    expect(await bytesOf()).toBe(first);
+    clock.advance(1);
+    expect(await bytesOf()).toBeGreaterThanOrEqual(first + 1024 * 1024);
+    console.log(`worktree list with a 4,000-file folder: ${firstMs.toFixed(0)} ms measured, ${cachedMs.toFixed(0)} ms cached`);
+  });
+
+  it('the latest folder of a task nobody holds, cleaned with nothing to save, is listed as cleaned (never missing), and the next grant says so; one deleted by hand is missing', async () => {
+    const clock = new ManualClock();
+    const { host, folder } = await fx.host({ parked: { clock } });
+    await host.board.run((e) => e.setSettings({ parkedGraceMs: GRACE_MS }));
+    await host.board.run((e) => e.addTask({ title: 'clean, idle' }));
+    await host.board.run((e) => e.addTask({ title: 'with work, idle' }));
+    await host.board.run((e) => e.addTask({ title: 'deleted by hand' }));
+    const a = await idleAgent(host);
+    const folders = new Map<string, string>();
+    for (const id of ['T-1', 'T-2', 'T-3']) {
+      const c = (await cliAs(host, a, ['claim', id])).out.result as { token: number; worktree: { path: string } };
+      folders.set(id, c.worktree.path);
+      if (id === 'T-2') fs.writeFileSync(join(c.worktree.path, 'wip.txt'), 'work in progress\n');
+      expect((await cliAs(host, a, ['release', id, '--token', String(c.token)])).code).toBe(0);
+    }
+    const git = host.worktrees.require();
+    const branchHead = () => gitSync(folder, ['rev-parse', git.names.branch('T-1')]);
+    const before = branchHead();
+    // T-3's folder is deleted by a person, outside Forkbench, before any clean-up.
+    fs.rmSync(folders.get('T-3') as string, { recursive: true, force: true });
+    await git.parked.sweep();
+    clock.advance(GRACE_MS);
+    const out = await git.parked.sweep();
+    expect(out.removed.sort()).toEqual([folders.get('T-1'), folders.get('T-2')].sort());
+    const rows = new Map((await git.folders.list()).map((w) => [w.taskId, w]));
+    expect(rows.get('T-1')).toMatchObject({ path: folders.get('T-1'), missing: false, cleaned: { savedAs: null }, bytes: 0 });
+    const saved = host.board.state.tasks.get('T-2')?.saved?.[0];
+    expect(rows.get('T-2')).toMatchObject({ missing: false, cleaned: { savedAs: saved?.ref } });
+    expect(rows.get('T-3')).toMatchObject({ missing: true });
+    expect(rows.get('T-3')?.cleaned).toBeUndefined();
+    // The task's branch is untouched by the clean-up: only a merge or a person removes it.
+    expect(branchHead()).toBe(before);
+    // The next claim says the folder was cleaned, not deleted by hand.
+    expect((await cliAs(host, a, ['claim', 'T-1'])).code).toBe(0);
+    const said = host.board.state.tasks.get('T-1')?.notes.map((n) => n.text).join('\n') ?? '';
+    expect(said).toContain(`${folders.get('T-1')} held nothing uncommitted and was removed after its grace`);
+    expect(said).not.toContain('deleted by hand');
+    // Once the board forgets the old folder (parked by that grant, absent, so cleared by the next sweep), its mark goes too.
+    await git.parked.sweep();
+    expect(host.board.state.tasks.get('T-1')?.parked).toEqual([]);
+    expect(fs.readdirSync(join(git.names.threadDir, 'parked-cleaned', git.names.key)).sort()).toEqual([basename(folders.get('T-2') as string)]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canRemoveWorktree, changesWorktrees, worktreeStatus } from '../../../src-renderer/state/worktreeStatus.js';
+import { canRemoveWorktree, changesWorktrees, worktreeStatus, worktreeStatusTitle } from '../../../src-renderer/state/worktreeStatus.js';
 
 describe('worktree list', () => {
   it('names a worktree held, parked or missing, and lets only unheld ones go', () => {
@@ -13,5 +13,13 @@ describe('worktree list', () => {
   it('refreshes on the events that make, remove, hold or let go of one', () => {
     for (const k of ['worktree-set', 'worktree-removed', 'grant', 'claim-ended', 'approved'] as const) expect(changesWorktrees(k)).toBe(true);
     for (const k of ['note', 'renew', 'goal-set'] as const) expect(changesWorktrees(k)).toBe(false);
+  });
+
+  it('names a folder the parked clean-up removed cleaned, never missing, and says whether its work was saved or there was none', () => {
+    expect(worktreeStatus({ held: false, missing: false, cleaned: { savedAs: null } })).toBe('cleaned');
+    expect(worktreeStatus({ held: false, missing: false, cleaned: { savedAs: 'refs/forkbench/parked/0a1b2c3d/T-1/4' } })).toBe('cleaned');
+    expect(worktreeStatusTitle({ held: false, missing: false, cleaned: { savedAs: null } })).toMatch(/nothing uncommitted in it: nothing was lost/);
+    expect(worktreeStatusTitle({ held: false, missing: false, cleaned: { savedAs: 'refs/forkbench/parked/0a1b2c3d/T-1/4' } })).toContain('saved as refs/forkbench/parked/0a1b2c3d/T-1/4');
+    expect(worktreeStatusTitle({ held: false, missing: true })).toContain('deleted outside Forkbench');
   });
 });
