@@ -11,6 +11,7 @@ import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
 import type { BoardService, WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
+import { keyedWrite, priorOutcome } from '../board/keyedWrite.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { AgentLockFolders } from '../roster/goneAgentLocks.js';
@@ -276,7 +277,7 @@ export class ClaimWorktrees {
   async approve(taskId: string, by: string = USER, key?: WriteKey, o: { wait?: boolean; seen?: string } = {}): Promise<void> {
     const wait = o.wait ?? true;
     // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
-    const prior = key && (await this.board.replay(key));
+    const prior = await priorOutcome(this.board, key);
     if (prior) {
       unwrapApproval(prior);
       // Its first try queued it: the retry waits for the landing as the first did.
@@ -307,7 +308,7 @@ export class ClaimWorktrees {
       this.approvingHere.add(taskId);
       let r: Result<unknown>;
       try {
-        r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+        r = (await keyedWrite(this.board, key, decide, () => null)).result;
       } finally {
         this.approvingHere.delete(taskId);
       }
@@ -332,7 +333,7 @@ export class ClaimWorktrees {
         }
       }
       const decide = (e: LeaseEngine) => e.approve(taskId, by);
-      const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      const r = (await keyedWrite(this.board, key, decide, () => null)).result;
       await this.afterApproval(taskId, r, branch ?? null, merged, landed && { baseSha: landed.baseSha, tries: landed.tries });
     } finally {
       this.approvingHere.delete(taskId);
