@@ -10,7 +10,7 @@ import { Quarantine } from './quarantine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { DeadlineTimer, DurableLog, graceOnOpen, keyedResult, resumeGrace, seenOutcome } from './storeCore.js';
 import { outcomeToKeep, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
-import { BoardReadOnlyError, BoardServiceConstants, type BoardService, type JournalBoardOptions, type PeerAgent, type KeyedOutcome, type WriteKey } from './boardService.js';
+import { BoardReadOnlyError, BoardServiceConstants, type BoardService, type JournalBoardOptions, type KeyedOutcome, type WriteKey } from './boardService.js';
 
 /**
  * The board one host owns, in its data folder: the pure lease engine, its journal on disk, and the one timer that lapses
@@ -94,6 +94,9 @@ export class JournalBoard implements BoardService {
   }
 
   readonly sharedName = null;
+
+  /** One host owns this board: every agent is its own, and there is no other host to list. */
+  readonly membership = null;
 
   /** Durable events, in order. */
   onEvent(fn: (e: BoardEvent) => void): Disposable {
@@ -234,28 +237,6 @@ export class JournalBoard implements BoardService {
     (this.opts.warn ?? console.error)(`forkbench: ${this.readOnly.message}`);
     this.readOnlyEvents.fire(this.readOnly);
     return this.readOnly;
-  }
-
-  /** Every agent of this board is this host's: nothing to record, and no other host's to list. */
-  hostAgent(): void {}
-
-  agentGone(): void {}
-
-  runsHere(): boolean {
-    return true;
-  }
-
-  peers(): readonly PeerAgent[] {
-    return [];
-  }
-
-  onPeers(): Disposable {
-    return { dispose: () => undefined };
-  }
-
-  /** One host, no host lease: never. */
-  onHostLapsed(): Disposable {
-    return { dispose: () => undefined };
   }
 
   /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */

@@ -17,25 +17,24 @@ export class Fence {
 
   check(agentId: string, taskId: string, token: number | undefined, op: AgentWriteOp): Result<Held> {
     this.core.sweep();
-    const refuse = this.limits.refuse.bind(this.limits);
     const tok = token ?? null;
     const t = this.core.task(taskId);
-    if (!t) return refuse(agentId, taskId, tok, op, 'no-such-task', `no task ${taskId}`);
+    if (!t) return this.limits.refuse(agentId, taskId, tok, op, 'no-such-task', `no task ${taskId}`);
     const c = t.claim;
     if (c && c.agentId === agentId) {
       if (token !== undefined && token !== c.token)
-        return refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}; your current token is ${c.token}`);
-      if (claimLapsed({ state: t.state, claim: c }, this.core.clock.now())) return refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
+        return this.limits.refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}; your current token is ${c.token}`);
+      if (claimLapsed({ state: t.state, claim: c }, this.core.clock.now())) return this.limits.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} has lapsed`);
       return ok({ task: t, claim: c });
     }
     const last = t.lastClaim;
     if (last && last.agentId === agentId && (token === undefined || token === last.token)) {
-      if (last.reason === 'lapsed') return refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} lapsed; claim it again if it is still open`);
-      return refuse(agentId, taskId, tok, op, 'stale-token', `your claim on ${taskId} ended (${last.reason})`);
+      if (last.reason === 'lapsed') return this.limits.refuse(agentId, taskId, tok, op, 'lapsed', `your lease on ${taskId} lapsed; claim it again if it is still open`);
+      return this.limits.refuse(agentId, taskId, tok, op, 'stale-token', `your claim on ${taskId} ended (${last.reason})`);
     }
     if (token !== undefined && token < this.core.board.nextToken && (!c || token !== c.token) && last?.agentId === agentId)
-      return refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}`);
+      return this.limits.refuse(agentId, taskId, tok, op, 'stale-token', `token ${token} is from an earlier claim of ${taskId}`);
     const who = c ? `${c.agentId} holds ${taskId}` : `nobody holds ${taskId}`;
-    return refuse(agentId, taskId, tok, op, 'not-holder', `${who}; you do not`);
+    return this.limits.refuse(agentId, taskId, tok, op, 'not-holder', `${who}; you do not`);
   }
 }

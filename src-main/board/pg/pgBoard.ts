@@ -8,7 +8,7 @@ import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.
 import { LeaseEngine } from '../leaseEngine.js';
 import { firstOutcome, outcomeToKeep, WriteKeys } from '../writeKeys.js';
 import { DeadlineTimer, DurableLog, graceOnOpen, keyedResult, resumeGrace } from '../storeCore.js';
-import { type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
+import { type BoardMembership, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
 import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, inOrder, keyId, keysOf, KeySeenError, keysUnseen, lockTimeAndLease, rowsAfter, rowsAndKeys, type StoredKey, type StoredRow } from './boardSql.js';
 import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/board/storedEvents.js';
 import { Quarantine } from '../quarantine.js';
@@ -109,7 +109,7 @@ interface Pending {
  * publish and answer. Waiting writes of this host share a transaction. A failed transaction leaves nothing:
  * the engine goes back to the last committed board and the callers are told `board-unavailable`.
  */
-export class PgBoard implements BoardService {
+export class PgBoard implements BoardService, BoardMembership {
   readonly engine: LeaseEngine;
   readonly clock: ServerClock;
   private readonly lost = new Emitter<Error>();
@@ -366,6 +366,11 @@ export class PgBoard implements BoardService {
 
   get sharedName(): string {
     return this.opts.name;
+  }
+
+  /** This board is shared: this host's membership is the board's own (hostAgent, peers, ...). */
+  get membership(): BoardMembership {
+    return this;
   }
 
   onEvent(fn: (e: BoardEvent) => void): Disposable {
