@@ -209,7 +209,7 @@ async function crossHostRegrant(): Promise<Row[]> {
     gitSync(root, ['clone', '-q', remote, plain]);
     const agent = await a.roster.launch('custom', { command: 'exec sleep 600' });
     const env = { FORKBENCH_SOCKET: a.socket.path, FORKBENCH_SECRET: a.roster.agent(agent.id)?.secret, FORKBENCH_AGENT_ID: agent.id };
-    b.board.hostAgent('agent-b');
+    b.board.membership!.hostAgent('agent-b');
     const cross: number[] = [];
     const bare: number[] = [];
     for (let i = 0; i < CROSS_ROUNDS; i++) {

@@ -109,7 +109,7 @@ function openTasks(board: BoardService): string[] {
 
 function agentsOn(hosts: BoardService[], label: string): Agent[] {
   const agents = Array.from({ length: AGENTS }, (_, i) => ({ id: `${label}-agent-${i}`, host: hosts[i % hosts.length] as BoardService }));
-  for (const a of agents) a.host.hostAgent(a.id);
+  for (const a of agents) a.host.membership!.hostAgent(a.id);
   return agents;
 }
 
@@ -325,7 +325,7 @@ async function pacedOnThreads(bench: Bench, main: Host, label: string): Promise<
   };
   const tell = (m: ToThread) => worker.postMessage(m);
   try {
-    for (const a of mine) main.board.hostAgent(a.id);
+    for (const a of mine) main.board.membership!.hostAgent(a.id);
     const [held] = await Promise.all([claimTasks(main.board, mine), reply('ready')]);
     main.meter.reset();
     // One clock for both threads: performance.timeOrigin + now() (pgHostThread.ts).
@@ -424,7 +424,7 @@ async function hostLostTrial(bench: Bench): Promise<{ last: number; each: number
   const tasks: string[] = [];
   for (let i = 0; i < HOST_LOST_CLAIMS; i++) tasks.push(must(await a.board.run((e) => e.addTask({ title: `held ${i}` })), 'add').id);
   for (const [i, task] of tasks.entries()) {
-    a.board.hostAgent(`lost-agent-${i}`);
+    a.board.membership!.hostAgent(`lost-agent-${i}`);
     must(await a.board.run((e) => e.claim(`lost-agent-${i}`, task)), `claim ${task}`);
   }
   await waitUntil(b.board, () => tasks.every((t) => b.board.state.tasks.get(t)?.claim));

@@ -12,6 +12,7 @@ import { queueView } from '../../src-shared/board/mergeQueue.js';
 import { callProcedure, Refusal, unwrap, type Handlers } from '../base/procedureServer.js';
 import type { BoardService, KeyedOutcome, WriteKey } from '../board/boardService.js';
 import { requestHash } from '../board/writeKeys.js';
+import { keyedWrite } from '../board/keyedWrite.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import { profileLeaseViews } from '../../src-shared/board/leaseEvidence.js';
 import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
@@ -71,9 +72,7 @@ function keyOf(c: Caller, method: AgentMethod, p: { key?: string }): WriteKey | 
  * which case nothing was done now and the caller's own side effects (hooks) must not run again.
  */
 async function write<T, A>(c: Caller, method: AgentMethod, p: { key?: string }, op: (e: LeaseEngine) => Result<T>, answer: (v: T) => A): Promise<KeyedOutcome<A>> {
-  const k = keyOf(c, method, p);
-  if (k) return c.board.runKeyed(k, op, answer);
-  return { replayed: false, result: mapOk(await c.board.run(op), answer) };
+  return keyedWrite(c.board, keyOf(c, method, p), op, answer);
 }
 const same = <T>(v: T): T => v;
 
@@ -208,24 +207,23 @@ type Move = { ref: string; from: string; to: string; tree: string };
 async function record(p: AgentInput<'record'>, c: Caller, op: (e: LeaseEngine, move: Move) => Result<BranchRecord>): Promise<RecordView> {
   const id = p.taskId;
   const k = c.agentId === USER ? undefined : keyOf(c, 'record', p);
-  const prior = k && (await c.board.replay(k));
-  if (prior) return unwrap(prior) as RecordView;
-  if (!c.hooks.readMove) throw new Refusal('bad-state', `${id} has no worktree to record`);
-  let tree: string;
-  try {
-    tree = (await c.hooks.readMove(id, p.ref, p.to)).tree;
-  } catch (err) {
-    c.hooks.offRecord?.(id);
-    throw new Refusal('off-record', (err as Error).message);
-  }
+  let tree = '';
+  // Git is read only for a record not decided before: a retry gets its first outcome, and the branch is not touched.
+  const readTree = async (): Promise<void> => {
+    if (!c.hooks.readMove) throw new Refusal('bad-state', `${id} has no worktree to record`);
+    try {
+      tree = (await c.hooks.readMove(id, p.ref, p.to)).tree;
+    } catch (err) {
+      c.hooks.offRecord?.(id);
+      throw new Refusal('off-record', (err as Error).message);
+    }
+  };
   const decideOn = (e: LeaseEngine) => op(e, { ref: p.ref, from: p.from, to: p.to, tree });
   const view = (rec: BranchRecord): RecordView => ({ taskId: id, sha: rec.sha, token: rec.token });
-  const r: KeyedOutcome<RecordView> = k ? await c.board.runKeyed(k, decideOn, view) : { replayed: false, result: mapOk(await c.board.run(decideOn), view) };
+  const r = await keyedWrite(c.board, k, decideOn, view, readTree);
   if (!r.result.ok && !r.replayed) c.hooks.offRecord?.(id);
   return unwrap(r.result);
 }
-
-const mapOk = <T, A>(r: Result<T>, f: (v: T) => A): Result<A> => (r.ok ? { ok: true, value: f(r.value) } : r);
 
 /** A person reports a commit by hand: only `record` is open to them, under the claim the folder was made for. */
 const personHandlers: Handlers<Pick<typeof agentProcedures, 'record'>, Caller> = {

@@ -43,21 +43,9 @@ export interface BoardService {
   replay(k: WriteKey): Promise<Result<unknown> | undefined>;
   /** Same as run, for host calls that return plain values (renewLive, releaseAllHeldBy, grace). */
   apply<T>(op: (engine: LeaseEngine) => T): Promise<T>;
-  /** This host runs this agent (spawned or adopted): on a shared board its claims are this host's to vouch
-   *  for, and end `host-lost` if this host is lost. A board one host owns has nothing to record. */
-  hostAgent(agentId: string, about?: { name: string; profile: string }): void;
-  /** Whether this host runs the agent (a board one host owns: every agent is its own). Work that belongs to
-   *  the agent's host alone, its git worktree, is done only there. */
-  runsHere(agentId: string): boolean;
-  /** This host's agent exited or was closed: other hosts' windows stop listing it. */
-  agentGone(agentId: string): void;
-  /** This host found its own lease on a shared board lapsed and joined again; `ended`: its agents' claims
-   *  it ended then (others may have been ended already by another host). */
-  onHostLapsed(fn: (ended: number) => void): Disposable;
-  /** Agents other hosts run on this board, as of the last look (a board one host owns has none). */
-  peers(): readonly PeerAgent[];
-  /** The list of other hosts' agents changed. */
-  onPeers(fn: () => void): Disposable;
+  /** This host's membership of a board several hosts share (BoardMembership); null on a board one host owns,
+   *  where every agent is this host's and there are no other hosts. */
+  readonly membership: BoardMembership | null;
   /** The machine resumed from sleep, or the host was paused: this host's live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }>;
   /** Every event the store still keeps, oldest first: the whole history (tests and tools; a window reads
@@ -72,6 +60,33 @@ export interface BoardService {
   history(q: EventPageQuery): Promise<EventPage>;
   /** Stop timers and flush. (A clean shutdown releases this host's claims first: ThreadHost.dispose does.) */
   close(): Promise<void>;
+}
+
+/**
+ * A host's place on a board several hosts share (pg/pgBoard.ts): which agents it runs, and the other hosts'.
+ * Only the shared store has one; on a board one host owns every agent is the host's own.
+ */
+export interface BoardMembership {
+  /** This host runs this agent (spawned or adopted): its claims are this host's to vouch for, and end
+   *  `host-lost` if this host is lost. */
+  hostAgent(agentId: string, about?: { name: string; profile: string }): void;
+  /** Whether this host runs the agent. Work that belongs to the agent's host alone, its git worktree, is done
+   *  only there. */
+  runsHere(agentId: string): boolean;
+  /** This host's agent exited or was closed: other hosts' windows stop listing it. */
+  agentGone(agentId: string): void;
+  /** This host found its own lease on the board lapsed and joined again; `ended`: its agents' claims it ended
+   *  then (others may have been ended already by another host). */
+  onHostLapsed(fn: (ended: number) => void): Disposable;
+  /** Agents other hosts run on this board, as of the last look. */
+  peers(): readonly PeerAgent[];
+  /** The list of other hosts' agents changed. */
+  onPeers(fn: () => void): Disposable;
+}
+
+/** Whether this host runs `agentId` on `board`: on a board one host owns, every agent is its own. */
+export function runsHere(board: Pick<BoardService, 'membership'>, agentId: string): boolean {
+  return board.membership?.runsHere(agentId) ?? true;
 }
 
 /** An agent another host runs on a shared board: its window lists it, and a person may give it a task. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BoardEvent } from '../../src-shared/board/events.js';
-import { applyEvent, copyBoard, type Board } from '../../src-shared/board/reducer.js';
+import { copyBoard, type Board } from '../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import { boardClock, type Clock } from '../base/clock.js';
 import { Journal, keptFrom, loadBoard, readLog, readLogPage, readLogTail, readTaskLog, readTaskLogPage } from './journal.js';
@@ -8,8 +8,9 @@ import type { EventPage, EventPageQuery } from '../../src-shared/board/eventPage
 import { LeaseEngine } from './leaseEngine.js';
 import { Quarantine } from './quarantine.js';
 import { Emitter, type Disposable } from '../../src-shared/lifecycle/emitter.js';
+import { DeadlineTimer, DurableLog, graceOnOpen, keyedResult, resumeGrace, seenOutcome } from './storeCore.js';
 import { outcomeToKeep, WriteKeys, type WriteKeyRecord } from './writeKeys.js';
-import { BoardReadOnlyError, BoardServiceConstants, type BoardService, type JournalBoardOptions, type PeerAgent, type KeyedOutcome, type WriteKey } from './boardService.js';
+import { BoardReadOnlyError, BoardServiceConstants, type BoardService, type JournalBoardOptions, type KeyedOutcome, type WriteKey } from './boardService.js';
 
 /**
  * The board one host owns, in its data folder: the pure lease engine, its journal on disk, and the one timer that lapses
@@ -20,20 +21,18 @@ export class JournalBoard implements BoardService {
   readonly engine: LeaseEngine;
   readonly clock: Clock;
   private readonly journal: Journal;
-  private timer: NodeJS.Timeout | null = null;
-  private armedFor: number | null = null;
+  /** The one timer that lapses claims on time. */
+  private readonly timer: DeadlineTimer;
   private armQueued = false;
   private closed = false;
-  private readonly events = new Emitter<BoardEvent>();
   /** Events decided but not yet durable, each with its place in the journal's append count. */
   private outbox: Array<{ n: number; e: BoardEvent }> = [];
   private readOnly: BoardReadOnlyError | null = null;
   private readonly readOnlyEvents = new Emitter<BoardReadOnlyError>();
-  /** The latest durable events, oldest first: a window's snapshot reads its log panel from here, not disk. */
-  private recent: BoardEvent[];
-  /** The board as far as the journal has it on disk: the engine's board minus the changes still in the
-   *  outbox. What the engine goes back to if the journal fails. A copyBoard: it costs one map. */
-  private readonly durable: Board;
+  /** What the journal has on disk (storeCore.ts): the board as saved, which the engine goes back to if the
+   *  journal fails (a copyBoard: it costs one map), and the latest events, which a window's snapshot reads its
+   *  log panel from rather than disk. */
+  private readonly durable: DurableLog;
   /** The first outcome of each agent's idempotency keys (writeKeys.ts): the board's private record. */
   private readonly keys: WriteKeys;
   /** While a keyed write decides: its events, held back so its key's line goes into the journal first. */
@@ -51,9 +50,16 @@ export class JournalBoard implements BoardService {
     for (const w of loaded.warnings) (opts.warn ?? console.warn)(`forkbench: ${w}`);
     this.quarantine = new Quarantine(opts.dir, opts.warn ?? console.warn);
     for (const q of loaded.setAside) this.quarantine.add(q);
-    this.recent = this.applied(readLogTail(opts.dir, BoardServiceConstants.recentEvents));
+    const recent = this.applied(readLogTail(opts.dir, BoardServiceConstants.recentEvents));
     this.clock = boardClock(loaded.mono, opts.monotonic);
-    this.durable = copyBoard(loaded.board);
+    this.durable = new DurableLog(copyBoard(loaded.board), recent);
+    this.timer = new DeadlineTimer(this.clock, () => {
+      if (this.closed || this.readOnly) return;
+      this.engine.sweep();
+      // A failure is reported once, by turnReadOnly; the timer has nobody else to tell.
+      this.commit().catch(() => undefined);
+      this.arm();
+    });
     this.engine = new LeaseEngine(this.clock, loaded.board);
     this.keys = new WriteKeys(() => this.clock.now());
     for (const r of loaded.keys) this.keys.put(r);
@@ -73,10 +79,7 @@ export class JournalBoard implements BoardService {
     if (this.engine.state.seq === 0) {
       this.engine.createThread(opts.threadId ?? randomUUID(), opts.goal ?? '');
     } else {
-      // A holder that no longer exists loses its claim now, with the reason, instead of waiting out its
-      // lease; any holder that does still exist (kept by a pty host) gets grace.
-      const fate = (id: string) => opts.holders?.fateOf(id) ?? 'unknown';
-      this.engine.grace((id) => fate(id) === 'alive', (id) => (fate(id) === 'exited' ? 'agent-exited' : 'host-restarted'));
+      graceOnOpen(this.engine, opts.holders);
     }
     await this.commit();
     this.arm();
@@ -92,9 +95,12 @@ export class JournalBoard implements BoardService {
 
   readonly sharedName = null;
 
+  /** One host owns this board: every agent is its own, and there is no other host to list. */
+  readonly membership = null;
+
   /** Durable events, in order. */
   onEvent(fn: (e: BoardEvent) => void): Disposable {
-    return this.events.event(fn);
+    return this.durable.onEvent(fn);
   }
 
   /** Called once, when the journal fails and the board turns read-only. */
@@ -137,13 +143,12 @@ export class JournalBoard implements BoardService {
       const seen = this.keys.lookup(k.agentId, k.key, k.hash);
       if (seen.found) {
         await this.commit();
-        return { replayed: true, result: 'reused' in seen ? { ok: false, error: seen.reused } : (seen.outcome as Result<A>) };
+        return { replayed: true, result: seenOutcome(seen) as Result<A> };
       }
       const held: BoardEvent[] = (this.capture = []);
       let r: Result<A>;
       try {
-        const decided = op(this.engine);
-        r = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
+        r = keyedResult(op(this.engine), answer);
       } catch (err) {
         // A decision that threw part-way keeps what it did, as an unkeyed one would, but no key: it has no outcome.
         for (const e of held) this.record(e);
@@ -180,7 +185,7 @@ export class JournalBoard implements BoardService {
     const seen = this.keys.lookup(k.agentId, k.key, k.hash);
     if (!seen.found) return undefined;
     if (!this.readOnly) await this.commit();
-    return 'reused' in seen ? { ok: false, error: seen.reused } : seen.outcome;
+    return seenOutcome(seen);
   }
 
   /** How many keys the board keeps (bounded by WriteKeyLimits). */
@@ -218,13 +223,7 @@ export class JournalBoard implements BoardService {
     let ready = 0;
     while (ready < this.outbox.length && (this.outbox[ready] as { n: number }).n <= durable) ready++;
     if (!ready) return;
-    for (const { e } of this.outbox.splice(0, ready)) {
-      applyEvent(this.durable, e);
-      this.recent.push(e);
-      this.events.fire(e);
-    }
-    // Trimmed in batches, so keeping the window costs O(1) per event rather than a copy each time.
-    if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
+    for (const { e } of this.outbox.splice(0, ready)) this.durable.publish(e);
   }
 
   private turnReadOnly(cause: Error): BoardReadOnlyError {
@@ -233,39 +232,16 @@ export class JournalBoard implements BoardService {
     // What was decided but never saved is dropped: publishing it now would show a change the disk never had,
     // and so is the engine's memory of it, or agents reading the board would still see it.
     this.outbox = [];
-    this.engine.rewind(this.durable);
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.engine.rewind(this.durable.board);
+    this.timer.dispose();
     (this.opts.warn ?? console.error)(`forkbench: ${this.readOnly.message}`);
     this.readOnlyEvents.fire(this.readOnly);
     return this.readOnly;
   }
 
-  /** Every agent of this board is this host's: nothing to record, and no other host's to list. */
-  hostAgent(): void {}
-
-  agentGone(): void {}
-
-  runsHere(): boolean {
-    return true;
-  }
-
-  peers(): readonly PeerAgent[] {
-    return [];
-  }
-
-  onPeers(): Disposable {
-    return { dispose: () => undefined };
-  }
-
-  /** One host, no host lease: never. */
-  onHostLapsed(): Disposable {
-    return { dispose: () => undefined };
-  }
-
   /** The machine resumed from sleep, or the host was paused: live claims get a fresh lease. */
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {
-    return this.apply((e) => e.grace(isAlive, 'host-restarted'));
+    return resumeGrace((op) => this.apply(op), isAlive);
   }
 
   /** Every event still on disk, oldest first. Reads the whole history: for a window, use logTail. */
@@ -280,7 +256,7 @@ export class JournalBoard implements BoardService {
 
   /** The latest `n` events, oldest first: what an event-log panel opens with. */
   logTail(n: number): BoardEvent[] {
-    return n <= BoardServiceConstants.recentEvents ? this.recent.slice(-n) : this.applied(readLogTail(this.opts.dir, n));
+    return n <= BoardServiceConstants.recentEvents ? this.durable.tail(n) : this.applied(readLogTail(this.opts.dir, n));
   }
 
   /** What a window opens with leaves out the events set aside: none of them happened on this board. */
@@ -296,15 +272,14 @@ export class JournalBoard implements BoardService {
     const before = q.before ?? Infinity;
     // Unfiltered (a page shorter than asked for reads as the history's end): an event set aside shows as stored.
     const events = q.taskId !== undefined ? readTaskLogPage(this.opts.dir, q.taskId, before, q.limit) : readLogPage(this.opts.dir, before, q.limit);
-    return { events, head: this.durable.seq, keptFrom: keptFrom(this.opts.dir) };
+    return { events, head: this.durable.board.seq, keptFrom: keptFrom(this.opts.dir) };
   }
 
   /** Stop the timer and flush. (A clean shutdown releases claims first: ThreadHost.dispose does.) */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.timer.dispose();
     this.quarantine.dispose();
     await this.journal.close();
   }
@@ -318,24 +293,9 @@ export class JournalBoard implements BoardService {
     });
   }
 
-  /** One timer, on the earliest deadline. Firing runs a sweep, which checks the claims as they are now. */
+  /** The timer on the earliest deadline. Firing runs a sweep, which checks the claims as they are now. */
   private arm(): void {
     if (this.closed || this.readOnly) return;
-    const next = this.engine.nextDeadline();
-    if (next === this.armedFor) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.armedFor = next;
-    if (next === null) return;
-    const delay = Math.max(0, Math.ceil(next - this.clock.now()));
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.armedFor = null;
-      if (this.closed || this.readOnly) return;
-      this.engine.sweep();
-      // A failure is reported once, by turnReadOnly; the timer has nobody else to tell.
-      this.commit().catch(() => undefined);
-      this.arm();
-    }, delay);
+    this.timer.arm(this.engine.nextDeadline());
   }
 }

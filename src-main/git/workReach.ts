@@ -78,7 +78,7 @@ export class WorkReach {
   private async elsewhere(t: Task, rec: BranchRecord, o: Pick<WorkFacts, 'why' | 'remote' | 'other' | 'cause'>): Promise<Reached> {
     let host: { id: string; name: string } | null = null;
     for (const e of await this.r.board.taskLog(t.id).catch(() => [])) if (e.kind === 'branch-recorded' && e.record.sha === rec.sha && e.host) host = e.host;
-    const peer = this.r.board.peers().find((p) => p.id === rec.by);
+    const peer = (this.r.board.membership?.peers() ?? []).find((p) => p.id === rec.by);
     // A board of one host names no host on its records: what it recorded, this host recorded.
     const me = this.r.board.engine.here;
     const here = host ? host.id === me?.id : me === null;

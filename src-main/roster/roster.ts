@@ -20,7 +20,7 @@ import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peer
 import { hostGitPids } from '../git/git.js';
 import { buildLaunch, noticeWayOf, writeProfileFiles } from '../agents/profiles.js';
 import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
-import type { BoardService } from '../board/boardService.js';
+import type { BoardService, PeerAgent } from '../board/boardService.js';
 import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
 import { listPaneCwds } from '../pty/procReader.js';
@@ -149,10 +149,13 @@ export class Roster {
     if (d.kept) this.adopt(d.kept.livePanes(), d.kept.goneNames());
     // A state change (working, waiting for you, ...) redraws the agent list.
     if (d.states) this.store.add(d.states.onChange.event(() => this.fireAgents()));
-    // Other hosts' agents on a shared board are listed too: they come and go with their hosts.
-    this.store.add(d.board.onPeers(() => this.fireAgents()));
-    // An agent that ended is no longer listed by other hosts' windows.
-    this.store.add(this.onExit.event(({ agentId }) => d.board.agentGone(agentId)));
+    const shared = d.board.membership;
+    if (shared) {
+      // Other hosts' agents on a shared board are listed too: they come and go with their hosts.
+      this.store.add(shared.onPeers(() => this.fireAgents()));
+      // An agent that ended is no longer listed by other hosts' windows.
+      this.store.add(this.onExit.event(({ agentId }) => shared.agentGone(agentId)));
+    }
   }
 
   get(agentId: string): Pane | undefined {
@@ -194,7 +197,7 @@ export class Roster {
       ...(containmentOf(a.id) ? { containment: containmentOf(a.id) } : {}),
       ...(a.status === 'exited' && this.lastRun.has(a.id) ? { lastRun: this.lastRun.get(a.id) } : {}),
     }));
-    const elsewhere: AgentInfo[] = this.d.board.peers().map((p) => ({
+    const elsewhere: AgentInfo[] = this.peers().map((p) => ({
       id: p.id,
       name: p.name,
       profile: p.profile,
@@ -207,9 +210,14 @@ export class Roster {
     return own.concat(elsewhere);
   }
 
+  /** Agents other hosts of a shared board run (none on a board one host owns). */
+  private peers(): readonly PeerAgent[] {
+    return this.d.board.membership?.peers() ?? [];
+  }
+
   /** An agent another host of a shared board runs, listed here: a person may give it a task. */
   isPeer(agentId: string): boolean {
-    return this.d.board.peers().some((p) => p.id === agentId);
+    return this.peers().some((p) => p.id === agentId);
   }
 
   fireAgents(): void {
@@ -240,7 +248,7 @@ export class Roster {
     // board clock resumes from the journal, so it can run far ahead and make a silent agent look busy.
     const agent = this.registry.create(profile, o.name ?? `${profile} ${n}`, performance.now(), n);
     // Before it can claim: on a shared board, its claims are this host's to vouch for.
-    d.board.hostAgent(agent.id, { name: agent.name, profile });
+    d.board.membership?.hostAgent(agent.id, { name: agent.name, profile });
     const stored: StoredAgent = { id: agent.id, profile, name: agent.name, cwd: d.folder, sessionId: null, state: 'running', startedAt: Date.now(), cols, rows };
     if (o.command) stored.command = o.command;
     return this.start(agent, stored, null, true);
@@ -266,7 +274,7 @@ export class Roster {
     }
     const agent = this.registry.revive(agentId, performance.now());
     this.lastRun.delete(agentId);
-    d.board.hostAgent(agent.id, { name: agent.name, profile: stored.profile });
+    d.board.membership?.hostAgent(agent.id, { name: agent.name, profile: stored.profile });
     return this.start(agent, { ...stored, cols: old?.launch.cols ?? stored.cols, rows: old?.launch.rows ?? stored.rows }, sessionId, false);
   }
 
@@ -350,7 +358,7 @@ export class Roster {
     this.d.sessions.numbers.sawAll([...found, ...gone]);
     for (const f of found) {
       const agent = this.registry.adopt({ id: f.agentId, name: f.name, profile: f.profile, secretDigest: f.secretDigest, pid: f.session.pid }, performance.now());
-      this.d.board.hostAgent(agent.id, { name: agent.name, profile: f.profile });
+      this.d.board.membership?.hostAgent(agent.id, { name: agent.name, profile: f.profile });
       this.wire(agent, f.session, { profile: f.profile as ProfileIdShared, command: f.command, cols: f.cols, rows: f.rows, name: f.name, containment: f.containment }, { adopted: true });
     }
   }
@@ -515,7 +523,7 @@ export class Roster {
   nameOf(agentId: string): string {
     const own = this.registry.get(agentId)?.name;
     if (own !== undefined) return own;
-    const peer = this.d.board.peers().find((p) => p.id === agentId);
+    const peer = this.peers().find((p) => p.id === agentId);
     return peer ? `${showControls(peer.name, 'none')} on ${showControls(peer.host, 'none')}` : agentId;
   }
 

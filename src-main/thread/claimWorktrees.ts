@@ -9,8 +9,9 @@ import type { ClaimWorktree } from '../../src-shared/protocol/agentMethods.js';
 import type { GitIsolation } from '../../src-shared/protocol/windowApi.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
-import type { BoardService, WriteKey } from '../board/boardService.js';
+import { runsHere, type BoardService, type WriteKey } from '../board/boardService.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
+import { keyedWrite, priorOutcome } from '../board/keyedWrite.js';
 import { reject, type Result } from '../../src-shared/board/result.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { AgentLockFolders } from '../roster/goneAgentLocks.js';
@@ -184,10 +185,10 @@ export class ClaimWorktrees {
     git.parked.follow(e);
     // On a shared board, a grant to another host's agent is that host's to give a folder (in its own clone).
     if (e.kind === 'grant') {
-      if (this.board.runsHere(e.agentId)) this.grant(e.taskId, e.agentId, e.token);
+      if (runsHere(this.board, e.agentId)) this.grant(e.taskId, e.agentId, e.token);
     } else if (e.kind === 'reassign') {
       git.folders.fence(e.taskId, e.from.token, 'stale-token', `your claim on ${e.taskId} ended (reassigned)`);
-      if (this.board.runsHere(e.to.agentId)) this.grant(e.taskId, e.to.agentId, e.to.token);
+      if (runsHere(this.board, e.to.agentId)) this.grant(e.taskId, e.to.agentId, e.to.token);
     } else if (e.kind === 'branch-recorded') {
       git.folders.recorded(e.taskId, e.record.sha);
       // Each host pushes the commits it recorded, and only those: another host's may not be in this clone.
@@ -202,7 +203,7 @@ export class ClaimWorktrees {
       // Whatever the ended claim's git moved and the board did not record (a commit whose report died with its
       // pane) is moved aside now, the branch put back at the record; a report that comes later is refused and
       // put back then (issue 49). Only the host that ran the agent has its branch.
-      if (e.reason !== 'completed' && this.board.runsHere(e.agentId))
+      if (e.reason !== 'completed' && runsHere(this.board, e.agentId))
         void git.records.repair(e.taskId).catch((err: Error) => this.warn?.(`forkbench: could not put ${e.taskId}'s branch back at its record: ${err.message}`));
       git.folders.fence(
         e.taskId,
@@ -276,7 +277,7 @@ export class ClaimWorktrees {
   async approve(taskId: string, by: string = USER, key?: WriteKey, o: { wait?: boolean; seen?: string } = {}): Promise<void> {
     const wait = o.wait ?? true;
     // A retried approval whose first try was decided gets that outcome, before any merge is tried again.
-    const prior = key && (await this.board.replay(key));
+    const prior = await priorOutcome(this.board, key);
     if (prior) {
       unwrapApproval(prior);
       // Its first try queued it: the retry waits for the landing as the first did.
@@ -307,7 +308,7 @@ export class ClaimWorktrees {
       this.approvingHere.add(taskId);
       let r: Result<unknown>;
       try {
-        r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+        r = (await keyedWrite(this.board, key, decide, () => null)).result;
       } finally {
         this.approvingHere.delete(taskId);
       }
@@ -332,7 +333,7 @@ export class ClaimWorktrees {
         }
       }
       const decide = (e: LeaseEngine) => e.approve(taskId, by);
-      const r = key ? (await this.board.runKeyed(key, decide, () => null)).result : await this.board.run(decide);
+      const r = (await keyedWrite(this.board, key, decide, () => null)).result;
       await this.afterApproval(taskId, r, branch ?? null, merged, landed && { baseSha: landed.baseSha, tries: landed.tries });
     } finally {
       this.approvingHere.delete(taskId);

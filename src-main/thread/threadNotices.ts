@@ -65,7 +65,8 @@ export class ThreadNotices {
     this.store.add(s.board.onReadOnly((err) => this.raise(readOnlyNotice(s.key, basename(s.folder), err.message, this.at()))));
     // A shared board whose database came back takes writes again: its notice is no longer true.
     this.store.add(s.board.onAvailable(() => this.withdrawAbout(`read-only:${s.key}`)));
-    this.store.add(s.board.onHostLapsed((ended) => this.raise(hostLapsedNotice(s.key, basename(s.folder), ended, this.at()))));
+    const shared = s.board.membership;
+    if (shared) this.store.add(shared.onHostLapsed((ended) => this.raise(hostLapsedNotice(s.key, basename(s.folder), ended, this.at()))));
     // Events of the store set aside: those found as the board opened, then each as it is found. Once each: the
     // board keeps which it has told (quarantine.ts), so a restart does not tell them again.
     for (const q of s.board.quarantine.found()) this.raise(quarantineNotice(s.key, basename(s.folder), q, this.at()));

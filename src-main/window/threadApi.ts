@@ -10,6 +10,7 @@ import { PROFILE_IDS } from '../../src-shared/agents/profileIds.js';
 import type { LeaseEngine } from '../board/leaseEngine.js';
 import type { WriteKey } from '../board/boardService.js';
 import { requestHash } from '../board/writeKeys.js';
+import { keyedWrite } from '../board/keyedWrite.js';
 import { PROFILES } from '../agents/profiles.js';
 import { Refusal, unwrap } from '../base/procedureServer.js';
 import type { InstalledProfiles } from '../window/installedProfiles.js';
@@ -324,15 +325,8 @@ export class ThreadApi {
    * person, so the keys are the person's (USER: never an agent's id); the page makes a random one per action.
    */
   private async decide<M extends KeyedWindowMethod, T>(method: M, p: P<M>, op: (e: LeaseEngine) => Result<T>, check?: () => void): Promise<T> {
-    const board = this.host.board;
-    const k = this.writeKeyOf(method, p);
-    if (check) {
-      // A check outside the engine's rules comes after the key's record, so a retry gets its first outcome.
-      const prior = k && (await board.replay(k));
-      if (prior) return unwrap(prior as Result<T>);
-      check();
-    }
-    return unwrap(k ? (await board.runKeyed(k, op, (v: T) => v)).result : await board.run(op));
+    // A check outside the engine's rules comes after the key's record, so a retry gets its first outcome.
+    return unwrap((await keyedWrite(this.host.board, this.writeKeyOf(method, p), op, (v: T) => v, check)).result);
   }
 
   private writeKeyOf<M extends KeyedWindowMethod>(method: M, p: P<M>): WriteKey | undefined {

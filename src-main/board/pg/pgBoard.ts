@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import type { EventPage, EventPageQuery } from '../../../src-shared/board/eventPage.js';
-import { applyEvent, copyBoard, emptyBoard, type Board } from '../../../src-shared/board/reducer.js';
+import { copyBoard, emptyBoard, type Board } from '../../../src-shared/board/reducer.js';
 import { reject, type Result } from '../../../src-shared/board/result.js';
 import { Emitter, type Disposable } from '../../../src-shared/lifecycle/emitter.js';
 import { LeaseEngine } from '../leaseEngine.js';
 import { firstOutcome, outcomeToKeep, WriteKeys } from '../writeKeys.js';
-import { BoardServiceConstants, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
+import { DeadlineTimer, DurableLog, graceOnOpen, keyedResult, resumeGrace } from '../storeCore.js';
+import { type BoardMembership, type BoardService, type Holders, type KeyedOutcome, type PeerAgent, type WriteKey } from '../boardService.js';
 import { append, boardIdFor, eventsAfter, eventsBefore, eventsOfTask, firstEvent, inOrder, keyId, keysOf, KeySeenError, keysUnseen, lockTimeAndLease, rowsAfter, rowsAndKeys, type StoredKey, type StoredRow } from './boardSql.js';
 import { checkStoredEvent, type StoredEventVerdict } from '../../../src-shared/board/storedEvents.js';
 import { Quarantine } from '../quarantine.js';
@@ -108,10 +109,9 @@ interface Pending {
  * publish and answer. Waiting writes of this host share a transaction. A failed transaction leaves nothing:
  * the engine goes back to the last committed board and the callers are told `board-unavailable`.
  */
-export class PgBoard implements BoardService {
+export class PgBoard implements BoardService, BoardMembership {
   readonly engine: LeaseEngine;
   readonly clock: ServerClock;
-  private readonly events = new Emitter<BoardEvent>();
   private readonly lost = new Emitter<Error>();
   private readonly back = new Emitter<void>();
   private readonly queue: Pending[] = [];
@@ -125,12 +125,13 @@ export class PgBoard implements BoardService {
   private capture: BoardEvent[] | null = null;
   /** Keys of refusals past the agent's refusals' quota, not stored in the database (runKeyed's decide). */
   private readonly unstoredRefusals = new WriteKeys(() => this.clock.now());
-  /** The board as committed: what the engine returns to when a transaction fails. */
-  private durable: Board;
-  private recent: BoardEvent[] = [];
+  /** What is committed (storeCore.ts): the board the engine returns to when a transaction fails, and the
+   *  latest events a window opens with. */
+  private readonly durable: DurableLog;
   private unavailable: BoardUnavailableError | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private armedFor: number | null = null;
+  /** One timer on the earliest deadline as this host estimates the server's time; the sweep it runs decides
+   *  on the server's time, so a timer that fires early or late changes nothing. */
+  private readonly timer: DeadlineTimer;
   /** This host's agents: its own signals (shutdown, grace) and its lease concern only them. */
   private readonly mine = new Set<string>();
   /** This host's agents not yet recorded in the database, and those gone since: written by the next transaction. */
@@ -187,7 +188,11 @@ export class PgBoard implements BoardService {
     this.nameChoices = hostNameChoices({ machine: opts.hostName, hostId: opts.hostId, chosen: opts.hostNameChosen });
     this.nameOnBoard = this.nameChoices[0]!;
     this.engine = new LeaseEngine(this.clock, emptyBoard(), (id) => this.mine.has(id), { id: opts.hostId, name: this.nameOnBoard });
-    this.durable = copyBoard(this.engine.state);
+    this.durable = new DurableLog(copyBoard(this.engine.state));
+    this.timer = new DeadlineTimer(this.clock, () => {
+      if (this.closed) return;
+      this.apply((e) => e.sweep()).catch(() => undefined);
+    });
     this.engine.onEvent((e) => this.capture?.push(e));
   }
 
@@ -203,10 +208,9 @@ export class PgBoard implements BoardService {
     }
     // Joining is one transaction: this host's lease (a new incarnation), a new board's first event, and the
     // fate of this host's agents' claims from before (kept agents get grace, gone ones lose them now).
-    const fate = (id: string) => this.opts.holders?.fateOf(id) ?? 'unknown';
     await this.join((e) => {
       if (e.state.seq === 0) e.createThread(this.opts.threadId ?? randomUUID(), this.opts.goal ?? '');
-      else e.grace((id) => fate(id) === 'alive', (id) => (fate(id) === 'exited' ? 'agent-exited' : 'host-restarted'));
+      else graceOnOpen(e, this.opts.holders);
     });
     this.follower = new BoardFollower({
       pool: this.opts.pool,
@@ -364,8 +368,13 @@ export class PgBoard implements BoardService {
     return this.opts.name;
   }
 
+  /** This board is shared: this host's membership is the board's own (hostAgent, peers, ...). */
+  get membership(): BoardMembership {
+    return this;
+  }
+
   onEvent(fn: (e: BoardEvent) => void): Disposable {
-    return this.events.event(fn);
+    return this.durable.onEvent(fn);
   }
 
   onReadOnly(fn: (err: Error) => void): Disposable {
@@ -441,8 +450,7 @@ export class PgBoard implements BoardService {
         key: k,
         replayed: (outcome) => ({ replayed: true, result: outcome }),
         decide: (e) => {
-          const decided = op(e);
-          const r: Result<A> = decided.ok ? { ok: true, value: answer(decided.value) } : decided;
+          const r = keyedResult(op(e), answer);
           return { answer: { replayed: false, result: r }, keep: outcomeToKeep(r) };
         },
       })) as KeyedOutcome<A>;
@@ -469,7 +477,7 @@ export class PgBoard implements BoardService {
   }
 
   resumeGrace(isAlive: (agentId: string) => boolean): Promise<{ extended: number; released: number }> {
-    return this.apply((e) => e.grace(isAlive, 'host-restarted'));
+    return resumeGrace((op) => this.apply(op), isAlive);
   }
 
   async log(): Promise<BoardEvent[]> {
@@ -481,7 +489,7 @@ export class PgBoard implements BoardService {
   }
 
   logTail(n: number): BoardEvent[] {
-    return this.recent.slice(-n);
+    return this.durable.tail(n);
   }
 
   /** A page of forkbench.events, newest first: plain reads on a pooled connection, outside the write queue
@@ -514,8 +522,7 @@ export class PgBoard implements BoardService {
     await this.lease?.dispose();
     if (leaving) await this.leaveBoard().catch(() => undefined);
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.timer.dispose();
     this.quarantine.dispose();
     await this.follower?.dispose();
     // Decisions already queued are told, not dropped silently; one in flight finishes first.
@@ -659,15 +666,12 @@ export class PgBoard implements BoardService {
    */
   private setAside(row: { seq: number; body: string | null }, verdict: Extract<StoredEventVerdict, { ok: false }>, through: number): void {
     this.engine.passOver(through);
-    this.durable.seq = through;
+    this.durable.board.seq = through;
     this.quarantine.add({ seq: row.seq, kind: verdict.kind, why: verdict.why, store: 'database', body: row.body });
   }
 
   private publish(e: BoardEvent, tell = true): void {
-    applyEvent(this.durable, e);
-    this.recent.push(e);
-    if (this.recent.length > 2 * BoardServiceConstants.recentEvents) this.recent = this.recent.slice(-BoardServiceConstants.recentEvents);
-    if (tell) this.events.fire(e);
+    this.durable.publish(e, tell);
   }
 
   private async transact(batch: Pending[]): Promise<void> {
@@ -785,7 +789,7 @@ export class PgBoard implements BoardService {
       if (err instanceof KeySeenError) {
         // A late joiner was a retry of a write the board already has. Nothing of this transaction happened;
         // its writes go back to the front of the queue, in order, and the next transaction reads all their keys.
-        this.engine.rewind(this.durable);
+        this.engine.rewind(this.durable.board);
         // A board closed meanwhile runs no more transactions (shut already told what was queued): told here.
         if (this.closed) for (const p of batch) p.fail(new BoardUnavailableError('the board is closed; nothing was done'));
         else this.queue.unshift(...batch);
@@ -794,7 +798,7 @@ export class PgBoard implements BoardService {
       // Nothing of this transaction happened: the engine goes back to the committed board, and nobody hears
       // of its events. (A COMMIT whose answer was lost may yet have landed: following the log brings it back,
       // and a retried key finds its first outcome.)
-      this.engine.rewind(this.durable);
+      this.engine.rewind(this.durable.board);
       const lapsed = err instanceof HostLapsedError;
       // A name another host has is this join's refusal, not the database's fault: the board stays available.
       const why = lapsed ? new BoardUnavailableError(err.message) : err instanceof HostNameTakenError ? err : this.markUnavailable(err as Error);
@@ -852,23 +856,10 @@ export class PgBoard implements BoardService {
     this.requestFollow();
   }
 
-  /** One timer, on the earliest deadline as this host estimates the server's time; the sweep it runs
-   *  decides on the server's time, so a timer that fires early or late changes nothing. */
+  /** The timer on the earliest deadline. */
   private arm(): void {
     if (this.closed) return;
-    const next = this.engine.nextDeadline();
-    if (next === this.armedFor) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.armedFor = next;
-    if (next === null) return;
-    const delay = Math.max(0, Math.ceil(next - this.clock.now()));
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.armedFor = null;
-      if (this.closed) return;
-      this.apply((e) => e.sweep()).catch(() => undefined);
-    }, delay);
+    this.timer.arm(this.engine.nextDeadline());
   }
 }
 

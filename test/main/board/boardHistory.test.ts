@@ -43,8 +43,8 @@ async function fill(b: BoardService): Promise<void> {
       for (let i = n; i < Math.min(TASKS, n + BATCH); i++) e.addTask({ title: `task ${i + 1}` });
     });
   }
-  b.hostAgent('a1');
-  b.hostAgent('a2');
+  b.membership?.hostAgent('a1');
+  b.membership?.hostAgent('a2');
   const claimed = await b.run((e) => e.claim('a1', 'T-2'));
   expect(claimed.ok).toBe(true);
   const token = claimed.ok ? claimed.value.token : 0;

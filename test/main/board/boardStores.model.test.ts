@@ -123,7 +123,7 @@ class StoreStep implements fc.AsyncCommand<Model, Store> {
     const host = r.hosts[this.via] as Host;
     const plan = planStep(m, this.s);
     if (plan.advanceMs !== undefined) r.clock.advance(plan.advanceMs);
-    if (plan.agent) host.board.hostAgent(plan.agent);
+    if (plan.agent) host.board.membership?.hostAgent(plan.agent);
     const answer = plan.kind === 'decision' ? await host.board.run((e) => plan.call(e) as Result<unknown>) : await host.board.apply((e) => plan.call(e));
     plan.check(answer, host.board.engine);
     checkHost(m, r, host);

@@ -112,7 +112,7 @@ const notesOf = (host: ThreadHost) => host.board.state.tasks.get('T-1')?.notes.m
 
 /** B's agent takes T-1 over (a person reassigns it): the new claim's token. */
 async function takeOverStart(b: ThreadHost): Promise<number> {
-  b.board.hostAgent('agent-b');
+  b.board.membership!.hostAgent('agent-b');
   const r = await b.board.run((e) => e.assign('T-1', 'agent-b'));
   if (!r.ok) throw new Error(r.error.message);
   return r.value.token as number;
@@ -204,7 +204,7 @@ describe('task branches across hosts', () => {
     expect(said).toContain(a.agentId);
     expect(said).toContain(a.hostId.slice(0, 8));
     expect(said).toContain(`the last record that reached the remote, ${one.slice(0, 7)}`);
-    b.host.board.hostAgent('agent-b');
+    b.host.board.membership!.hostAgent('agent-b');
   }, 120_000);
 
   it('a claim elsewhere while the record is mid-push waits for it, and starts there: nothing lost', async () => {

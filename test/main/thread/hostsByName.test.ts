@@ -75,11 +75,11 @@ describe('hosts by name on a shared board', () => {
     const rows = await new pg.Pool({ connectionString: url, max: 1 });
     pools.push(rows);
     expect((await rows.query<{ name: string }>('SELECT name FROM forkbench.hosts ORDER BY name')).rows.map((r) => r.name)).toEqual([...names].sort());
-    all.forEach((h, i) => h.board.hostAgent(`agent-${i}`, { name: 'shell 1', profile: 'shell' }));
+    all.forEach((h, i) => h.board.membership!.hostAgent(`agent-${i}`, { name: 'shell 1', profile: 'shell' }));
     // Each window lists the other two hosts' "shell 1", each on its own host's name.
     for (const [i, h] of all.entries()) {
-      await waitFor(() => h.board.peers().length === 2, 20_000, `host ${i} to list the others' agents`);
-      expect(h.board.peers().map((p) => [p.id, p.host]).sort()).toEqual(all.flatMap((_, j) => (j === i ? [] : [[`agent-${j}`, names[j]]])).sort());
+      await waitFor(() => h.board.membership!.peers().length === 2, 20_000, `host ${i} to list the others' agents`);
+      expect(h.board.membership!.peers().map((p) => [p.id, p.host]).sort()).toEqual(all.flatMap((_, j) => (j === i ? [] : [[`agent-${j}`, names[j]]])).sort());
       expect(all[(i + 1) % 3]!.roster.nameOf(`agent-${i}`)).toBe(`shell 1 on ${names[i]}`);
     }
   });
@@ -125,19 +125,19 @@ describe('hosts by name on a shared board', () => {
     const onLost = pushed(lost);
     const onLeaves = pushed(leaves);
     // The host that will be lost runs an agent holding a claim; the one that leaves, an agent holding none.
-    lost.board.hostAgent('agent-lost', { name: 'shell 1', profile: 'shell' });
-    leaves.board.hostAgent('agent-leaves', { name: 'shell 1', profile: 'shell' });
+    lost.board.membership!.hostAgent('agent-lost', { name: 'shell 1', profile: 'shell' });
+    leaves.board.membership!.hostAgent('agent-leaves', { name: 'shell 1', profile: 'shell' });
     const t = await lost.board.run((e) => e.addTask({ title: 'held on the lost host' }));
     if (!t.ok) throw new Error(t.error.message);
     expect((await lost.board.run((e) => e.claim('agent-lost', t.value.id))).ok).toBe(true);
-    await waitFor(() => stays.board.peers().length === 2 && lost.board.peers().length === 1, 20_000, 'every host to list the others’ agents');
+    await waitFor(() => stays.board.membership!.peers().length === 2 && lost.board.membership!.peers().length === 1, 20_000, 'every host to list the others’ agents');
 
     // Left: its stop ends its claims and its lease at once.
     await leaves.dispose();
     const leftNotice = (n: Notice) => n.title === `Host ${names[1]} left the board`;
     await waitFor(() => onStays.some(leftNotice) && onLost.some(leftNotice), 20_000, 'the others to hear it left');
     expect(onStays.find(leftNotice)?.body).toBe(`${names[1]} stopped and left the shared board: its agent is no longer listed here.`);
-    await waitFor(() => stays.board.peers().every((p) => p.host !== names[1]), 20_000, 'its agent to leave the list');
+    await waitFor(() => stays.board.membership!.peers().every((p) => p.host !== names[1]), 20_000, 'its agent to leave the list');
 
     // Lost: it goes with its agent holding a claim (kept, as serve --keep-agents does), and never comes back.
     await lost.leave();

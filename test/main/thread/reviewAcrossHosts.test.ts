@@ -102,7 +102,7 @@ describe('review on host A of work committed on host B', () => {
     await waitFor(() => taskOn(a, 'T-1')?.state === 'review', 10_000, 'A to see T-1 in review');
     const names = namesOn(b, agent);
     expect(names.host).toBeTruthy();
-    await waitFor(() => a.host.board.peers().some((p) => p.id === agent), 20_000, 'A to list B’s agent');
+    await waitFor(() => a.host.board.membership!.peers().some((p) => p.id === agent), 20_000, 'A to list B’s agent');
 
     const away = `${bare}.away`;
     fs.renameSync(bare, away);
@@ -154,7 +154,7 @@ describe('review on host A of work committed on host B', () => {
     await b.host.board.run((e) => e.addTask({ title: 'change notes' }));
     const { sha, agent } = await workedOn(b, 'T-1', { 'notes.txt': 'line one\nline two\n' });
     await waitFor(() => taskOn(a, 'T-1')?.state === 'review', 10_000, 'A to see T-1 in review');
-    await waitFor(() => a.host.board.peers().some((p) => p.id === agent), 20_000, 'A to list B’s agent');
+    await waitFor(() => a.host.board.membership!.peers().some((p) => p.id === agent), 20_000, 'A to list B’s agent');
     const names = namesOn(b, agent);
 
     const { api, key } = windowOf(a);

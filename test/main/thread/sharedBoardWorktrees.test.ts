@@ -50,7 +50,7 @@ describe('worktrees on a shared board', () => {
     const b = await hostOn(origin);
     expect(b.host.board.state.threadId).toBe(a.host.board.state.threadId);
     await a.host.board.run((e) => e.addTask({ title: 'work on b' }));
-    b.host.board.hostAgent('agent-b');
+    b.host.board.membership!.hostAgent('agent-b');
     const g = await b.host.board.run((e) => e.claim('agent-b', 'T-1'));
     expect(g.ok).toBe(true);
     const wt = await waitFor(() => b.host.board.state.tasks.get('T-1')?.worktree ?? undefined, 20_000, 'the worktree recorded');
