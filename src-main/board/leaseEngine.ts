@@ -1,6 +1,6 @@
 import type { AgentWriteOp, BoardEvent, BoardEventBody, CarryEventBody, DispatchEventBody, ParkedEventBody, RenewVia, UsageEventBody, BudgetEventBody } from '../../src-shared/board/events.js';
 import { planCarry, type CarryOutcome, type CarrySource } from '../../src-shared/board/boardCarry.js';
-import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
+import type { AgentState, StateSource } from '../../src-shared/agents/agentLife.js';
 import { claimLapsed, leaseRuns } from '../../src-shared/board/lease.js';
 import type { BranchRecord, Claim, QueueEntry, SealedApproval, SendBackCause, ClaimEndReason, HardReleaseReason, HostGoneHow, LostRecord, RecordHost, Task, TaskState, TaskWorktree, SavedWork } from '../../src-shared/board/model.js';
 import { shortSha, strayRef } from '../../src-shared/git/taskBranch.js';

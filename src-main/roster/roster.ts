@@ -179,17 +179,18 @@ export class Roster {
 
   agents(): AgentInfo[] {
     const containmentOf = (id: string) => this.panes.get(id)?.launch.containment;
-    const own: AgentInfo[] = this.registry.all().map((a) => ({
+    const own: AgentInfo[] = this.registry.all().map((a) => ({ a, c: a.condition })).map(({ a, c }) => ({
       id: a.id,
       name: a.name,
       profile: a.profile,
-      status: a.status,
+      // Its life and its activity, read together from the agent that owns both.
+      status: c.life,
       pid: a.pid,
       exit: a.exit,
       // In display order: the window draws this list as it comes, and computes no claims of its own.
       claims: this.d.board.engine.claimsOf(a.id).sort(compareTaskIds),
       resumable: a.status === 'exited' && this.d.sessions.resumable(a.id),
-      state: this.d.states?.info(a.id) ?? null,
+      state: c.activity,
       // What its pane runs in, while it has one here (an agent of an earlier run has none until started again).
       ...(containmentOf(a.id) ? { containment: containmentOf(a.id) } : {}),
       ...(a.status === 'exited' && this.lastRun.has(a.id) ? { lastRun: this.lastRun.get(a.id) } : {}),
@@ -368,7 +369,10 @@ export class Roster {
       },
     };
     this.panes.set(agent.id, pane);
-    this.d.states?.track(agent.id, agent.name, launch.profile, session, o);
+    if (this.d.states) {
+      this.d.states.track(agent.id, agent.name, launch.profile, session, o);
+      agent.readsActivity(this.d.states.portOf(agent.id));
+    }
     this.usage.watch(agent.id, launch.profile);
     session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
