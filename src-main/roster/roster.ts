@@ -105,20 +105,40 @@ export interface HeldAtEnd {
   board?: string;
 }
 
-/** How a death was learned, and what goes with it. */
-interface Death {
-  reason: HardReleaseReason;
-  /** The process group that may still be finishing a git; null when nothing of it can be left. */
-  pgid: number | null;
-  exit?: ExitStatus;
-}
+/**
+ * How an agent's end was learned, and what goes with it. Every end goes through `Roster.end`, which does what
+ * each kind asks and nothing else:
+ * - `seen`: this host, running, saw it go (its process died or exited, its tab was closed, its start failed):
+ *   its claims end with `reason`, its record says it exited, its locks are cleared once `pgid` is gone;
+ * - `host-stopped`: this host's stop ended it (the board's shutdown already ended its claims): its record says
+ *   so, holding what it held before the stop, or that it had exited by itself before the stop reached it;
+ * - `found-gone`: it went while no board host ran (its claims ended as the board opened, its record was
+ *   written as the host read them back): only the git locks it left in its folders remain to clear.
+ */
+type Death =
+  | {
+      how: 'seen';
+      reason: HardReleaseReason;
+      /** The process group that may still be finishing a git; null when nothing of it can be left. */
+      pgid: number | null;
+      exit?: ExitStatus;
+    }
+  | {
+      how: 'host-stopped';
+      /** What it held before the stop ended every claim (heldByAgents). */
+      held: HeldAtEnd;
+      /** Its process had ended before the stop reached it: that end is its own, not the stop's. */
+      endedBefore: boolean;
+      exit: ExitStatus | null;
+    }
+  | { how: 'found-gone'; id: string; name: string; pgid: number | null };
 
 /**
  * The Thread's agents, each one `Agent` (agents/agent.ts) from its launch until its tab is closed. The roster
  * launches, resumes, relaunches, closes and adopts them, answers who a secret or a process belongs to, and
  * keeps their records on disk true. An agent's death, however it is learned (its process seen to end, its
- * tab closed, found gone when the host opened), goes one way (`end`): its secret dies, its claims end with
- * the reason, its git locks are cleared once its process group is gone, its record says so.
+ * tab closed, the host's stop, found gone when the host opened), goes one way (`end`): its secret dies, its
+ * claims end with the reason, its git locks are cleared once its process group is gone, its record says so.
  */
 export class Roster {
   private readonly registry = new AgentRegistry();
@@ -310,7 +330,7 @@ export class Roster {
         fs.rmSync(filesDir, { recursive: true, force: true });
       } else {
         // A resume that could not start leaves the agent as it was: exited, its conversation still there.
-        await this.end(agent, null, { reason: 'process-exited', pgid: null });
+        await this.end(agent, null, { how: 'seen', reason: 'process-exited', pgid: null });
       }
       throw err;
     }
@@ -333,7 +353,7 @@ export class Roster {
       );
     } catch (err) {
       // Not found, or not executable: the shell's own "command not found" status.
-      await this.end(agent, null, { reason: 'process-exited', pgid: null, exit: { code: 127, signal: null } });
+      await this.end(agent, null, { how: 'seen', reason: 'process-exited', pgid: null, exit: { code: 127, signal: null } });
       throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
     }
     agent.started(session.pid);
@@ -398,7 +418,7 @@ export class Roster {
     // down), and a refused relaunch must leave nothing done. Launched first, a refusal left the new agent
     // running beside the dead tab, and a person who tried again got two (issue 45).
     const old = this.registry.get(agentId);
-    if (old && p) await this.end(old, p, { reason: 'pane-closed', pgid: old.pid });
+    if (old && p) await this.end(old, p, { how: 'seen', reason: 'pane-closed', pgid: old.pid });
     const next = await launch();
     this.registry.moveTo(next.id, agentId);
     await this.discard(agentId, p);
@@ -417,8 +437,8 @@ export class Roster {
       await this.d.board.apply((e) => e.releaseAllHeldBy(agentId, 'pane-closed'));
       // Its end writes again, for a claim granted in between; should the board fail just now, the close still
       // goes on (it was taken): that claim ends with the write its exit makes, or when its lease lapses.
-      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid }).catch((err: Error) => this.d.warn?.(`forkbench: ${agent.name} closed, but its claims were not released again: ${err.message}`));
-    } else if (p) await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
+      await this.end(agent, p, { how: 'seen', reason: 'pane-closed', pgid: agent.pid }).catch((err: Error) => this.d.warn?.(`forkbench: ${agent.name} closed, but its claims were not released again: ${err.message}`));
+    } else if (p) await this.end(agent, p, { how: 'seen', reason: 'pane-closed', pgid: agent.pid });
     await this.discard(agentId, p);
   }
 
@@ -541,31 +561,43 @@ export class Roster {
    * are known and before any agent can call, so no other agent works in their folders yet.
    */
   endFoundGone(): void {
-    for (const g of this.d.kept?.goneOf(this.d.lockFolders?.agentsWithFolders() ?? []) ?? []) {
-      const locks = this.d.lockFolders?.locksOf(g.id) ?? [];
-      clearOnceGone({ name: this.registry.get(g.id)?.name ?? g.name, pgid: g.pgid, locks }, this.lockClearing());
-    }
+    // Nothing of a found-gone end waits (end's first await is past its branch): every lock is noted now.
+    for (const g of this.d.kept?.goneOf(this.d.lockFolders?.agentsWithFolders() ?? []) ?? []) void this.end(this.registry.get(g.id) ?? null, null, { how: 'found-gone', ...g });
     this.d.kept?.dropExited();
   }
 
   /**
-   * The one way an agent goes. The locks in its folders are noted first, while no one else can work there;
-   * then it ends (its secret dies: its next call is refused), nothing more is typed into it, its record says
-   * so, and every claim it holds ends now with the reason — no timer involved; its locks are cleared once its
-   * process group is gone. Said twice (its death, then its exit status), the second time only catches a
-   * claim a person granted in between.
+   * The one way an agent goes, however its end was learned (Death says which, and what each asks). The locks
+   * in its folders are noted first, while no one else can work there; then it ends (its secret dies: its next
+   * call is refused), nothing more is typed into it, its record says so, and every claim it holds ends now
+   * with the reason — no timer involved; its locks are cleared once its process group is gone. Said twice
+   * (its death, then its exit status), the second time only catches a claim a person granted in between.
    */
-  private async end(agent: Agent, pane: Pane | null, death: Death): Promise<void> {
+  private async end(agent: Agent | null, pane: Pane | null, death: Death): Promise<void> {
+    if (death.how === 'found-gone') {
+      // Its claims and record are dealt with already; its locks are noted before any agent can work there.
+      const locks = this.d.lockFolders?.locksOf(death.id) ?? [];
+      clearOnceGone({ name: agent?.name ?? death.name, pgid: death.pgid, locks }, this.lockClearing());
+      return;
+    }
+    if (!agent) return;
     pane?.typist.dispose();
     // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
     if (pane && pane.run !== agent.run) return;
+    if (death.how === 'host-stopped') {
+      agent.ended();
+      this.registry.forgetSecret(agent.id);
+      const { held, endedBefore, exit } = death;
+      this.d.sessions.exited(agent.id, this.d.env, endedBefore ? { how: 'exited', ...held, exit: exit ?? agent.exit } : { how: 'host-stopped', ...held, exit: null });
+      return;
+    }
     // Noted once, by the word that ends it: its exit status that follows finds the same folders.
     const locks = this.closing || !agent.alive ? [] : (this.d.lockFolders?.locksOf(agent.id) ?? []);
     const first = agent.ended(death.exit);
     this.registry.forgetSecret(agent.id);
     if (first) this.d.states?.gone(agent.id);
-    // A Thread shutting down (or leaving its agents) writes nothing more of them: their records say what the
-    // next host will find.
+    // A Thread shutting down (or leaving its agents) writes nothing more of them here: the stop's own end
+    // (host-stopped) writes what the next host will find.
     if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) {
       this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', ...this.heldBy(agent.id), exit: agent.exit });
     }
@@ -584,7 +616,7 @@ export class Roster {
    * The tab says so now too: a person pressing Ctrl-C under a flood should not wait for the tail.
    */
   private async died(pane: Pane): Promise<void> {
-    await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid }).catch(() => undefined);
+    await this.end(pane.agent, pane, { how: 'seen', reason: this.goneReason(pane), pgid: pane.agent.pid }).catch(() => undefined);
     // Its last turns, written as it ended, attributed by their time (to the claims just ended, if spent under them).
     if (pane.run === pane.agent.run && !this.closing) void this.usage.finish(pane.agent.id);
     if (this.panes.get(pane.agent.id) === pane) this.fireAgents();
@@ -593,7 +625,7 @@ export class Roster {
   private async exited(pane: Pane, exit: ExitStatus): Promise<void> {
     // Normally `died` already ended every claim; this catches a session that could not tell death apart
     // from exit, and anything granted to the agent by a person in between. Nothing held: nothing written.
-    await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid, exit }).catch(() => undefined);
+    await this.end(pane.agent, pane, { how: 'seen', reason: this.goneReason(pane), pgid: pane.agent.pid, exit }).catch(() => undefined);
     // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
     if (this.closing || this.panes.get(pane.agent.id) !== pane) return;
     this.onExit.fire({ agentId: pane.agent.id, name: pane.agent.name, exit: pane.agent.exit });
@@ -660,9 +692,7 @@ export class Roster {
         if (!p.session.exit) await p.session.kill().catch(() => undefined);
         const exit = p.session.exit ? { code: p.session.exit.exitCode, signal: p.session.exit.signal ?? null } : null;
         p.session.dispose();
-        p.agent.ended();
-        const had = held.get(p.agent.id) ?? { held: [], titles: {} };
-        this.d.sessions.exited(p.agent.id, this.d.env, endedBefore ? { how: 'exited', ...had, exit: exit ?? p.agent.exit } : { how: 'host-stopped', ...had, exit: null });
+        await this.end(p.agent, p, { how: 'host-stopped', held: held.get(p.agent.id) ?? { held: [], titles: {} }, endedBefore, exit });
       }),
     );
     this.panes.clear();
