@@ -1,6 +1,6 @@
 import { BOARD_URL_ENV } from '../board/pg/connection.js';
 import * as fs from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { changesHolder } from '../../src-shared/board/eventKinds.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
@@ -16,14 +16,11 @@ import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js
 import type { Agent, ExitStatus } from '../agents/agent.js';
 import { AgentRegistry } from '../agents/agentRegistry.js';
 import type { LivenessSubject } from '../agents/liveness.js';
-import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peerCredentials.js';
-import { hostGitPids } from '../git/git.js';
 import { buildLaunch, noticeWayOf, writeProfileFiles } from '../agents/profiles.js';
 import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
 import type { BoardService } from '../board/boardService.js';
 import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
-import { listPaneCwds } from '../pty/procReader.js';
 import { endedOf, type AgentSessions } from './agentSessions.js';
 import { boardIdentity, lastRunOn } from './heldElsewhere.js';
 import type { AgentStates } from './agentStates.js';
@@ -33,6 +30,8 @@ import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneA
 import type { KeptPanes } from './keptPanes.js';
 import type { AgentSandbox, Containment } from '../sandbox/agentSandbox.js';
 import { AgentUsage } from './agentUsage.js';
+import { PaneRelay } from './paneRelay.js';
+import { ProcessWhereabouts } from './whereabouts.js';
 
 /** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
  *  typist that gives it the host's messages (typed or shown, as its profile takes them). */
@@ -143,14 +142,15 @@ type Death =
 export class Roster {
   private readonly registry = new AgentRegistry();
   private readonly panes = new Map<string, Pane>();
-  /** Verify commands running: their root's pid, and the agent whose done they check. */
-  private readonly verifyRoots = new Map<number, string>();
   /** The agents of an earlier run that ended (not kept alive by the pty host): how, and what they held. Each
    *  leaves this list when it is resumed, relaunched or closed. */
   private readonly lastRun = new Map<string, AgentLastRun>();
   private readonly store = new DisposableStore();
   private closing = false;
-  readonly onData = new Emitter<{ agentId: string; data: string }>();
+  /** What goes through the panes (output, keys, sizes, screens, the host's messages): a room of its own. */
+  readonly relay: PaneRelay;
+  /** Where processes run (which pane, or a person's): a room of its own, over the same panes. */
+  readonly whereabouts: ProcessWhereabouts;
   readonly onAgents = new Emitter<AgentInfo[]>();
   readonly onExit = new Emitter<{ agentId: string; name: string; exit: ExitStatus | null }>();
   /** Each live agent's usage reader (issue 47). */
@@ -158,6 +158,9 @@ export class Roster {
 
   constructor(private readonly d: RosterDeps) {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
+    const panes = { get: (id: string) => this.panes.get(id), all: () => this.panes.values() };
+    this.relay = new PaneRelay({ panes, states: d.states });
+    this.whereabouts = new ProcessWhereabouts({ panes, nameOf: (id) => this.nameOf(id) });
     this.usage = new AgentUsage({ board: d.board, sessions: d.sessions, env: d.env, folder: d.folder, warn: d.warn, pollMs: d.usagePollMs });
     this.store.add(this.usage);
     // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from); those
@@ -394,7 +397,7 @@ export class Roster {
       agent.readsActivity(this.d.states.portOf(agent.id));
     }
     this.usage.watch(agent.id, launch.profile);
-    session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
+    this.relay.relay(pane);
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
     session.onExit((exit) => void this.exited(pane, { code: exit.exitCode, signal: exit.signal ?? null }));
@@ -461,79 +464,6 @@ export class Roster {
     this.fireAgents();
   }
 
-  input(agentId: string, data: string): void {
-    const p = this.panes.get(agentId);
-    if (!p) return;
-    p.typist.noteInput();
-    this.d.states?.input(agentId, data);
-    p.session.write(data);
-  }
-
-  resize(agentId: string, cols: number, rows: number): void {
-    const p = this.panes.get(agentId);
-    if (!p) return;
-    p.launch.cols = cols;
-    p.launch.rows = rows;
-    p.session.resize(cols, rows);
-  }
-
-  /** A window went away: it no longer paces any pane of this Thread. */
-  detachEverywhere(consumer: string): void {
-    for (const p of this.panes.values()) p.session.detach(consumer);
-  }
-
-  /** The pane's screen and scrollback, for a window that opens or reloads. */
-  async screen(agentId: string): Promise<string> {
-    const p = this.panes.get(agentId);
-    if (!p) return '';
-    await p.session.flushMirror();
-    return p.session.serialize();
-  }
-
-  /** A message of the host's to the agent, typed into its pane when it is quiet or shown in its output, as its
-   *  profile takes them; nothing for a gone agent. Resolves once it is in the pane (or never will be). */
-  tell(agentId: string, text: string): Promise<void> {
-    const p = this.panes.get(agentId);
-    return p?.agent.alive ? p.typist.say(text) : Promise.resolve();
-  }
-
-  /** The live agents of this host with a process (the pane's own, or one it started) standing in `folder` or
-   *  below it: a folder about to be removed takes their current folder with it. */
-  async standingIn(folder: string): Promise<string[]> {
-    const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.agent.alive && p.agent.pid !== null) roots.set(p.agent.pid, p.agent.id);
-    // The kernel names a current folder by its real path: the folder is compared as given and as resolved.
-    const names = new Set([resolve(folder)]);
-    try {
-      names.add(fs.realpathSync(folder));
-    } catch {
-      // already gone: its name as given is all there is
-    }
-    const inside = (cwd: string) => [...names].some((f) => cwd === f || cwd.startsWith(`${f}/`));
-    const found = new Set<string>();
-    for (const { owner, cwd } of await listPaneCwds(roots)) if (inside(cwd)) found.add(owner);
-    return [...found];
-  }
-
-  /** Whether a process is a person's or runs in an agent pane (which): how the host tells a person's git from
-   *  an agent's. */
-  callerOf(pid: number | null): Caller {
-    const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.agent.pid !== null) roots.set(p.agent.pid, p.agent.name);
-    for (const [pid, agentId] of this.verifyRoots) roots.set(pid, `${this.nameOf(agentId)} (its verify command)`);
-    // What the host's own git runs (an ssh, a credential helper, anything those start) acts for no person.
-    for (const gitPid of hostGitPids()) roots.set(gitPid, "(the host's own git)");
-    return callerOf(pid, roots);
-  }
-
-  /** The agent whose pane (or verify command) a process runs in: a secret works only from there. */
-  paneOf(pid: number | null): Whereabouts<string> {
-    const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.agent.pid !== null && p.agent.alive) roots.set(p.agent.pid, p.agent.id);
-    for (const [pid, agentId] of this.verifyRoots) roots.set(pid, agentId);
-    return whereIs(pid, roots);
-  }
-
   /** An agent's name; another host's (on a shared board) with that host's, both hosts may have a "shell 1".
    *  A peer's name and host are read from the board, written by another machine: shown, never obeyed. */
   nameOf(agentId: string): string {
@@ -541,18 +471,6 @@ export class Roster {
     if (own !== undefined) return own;
     const peer = this.d.board.peers().find((p) => p.id === agentId);
     return peer ? `${showControls(peer.name, 'none')} on ${showControls(peer.host, 'none')}` : agentId;
-  }
-
-  /**
-   * A verify command runs the task's code, which the agent wrote: its process tree counts as the agent's
-   * pane (the person check says so), from its start until `untrackVerify`. `pid` leads its own session.
-   */
-  trackVerify(pid: number, agentId: string): void {
-    this.verifyRoots.set(pid, agentId);
-  }
-
-  untrackVerify(pid: number): void {
-    this.verifyRoots.delete(pid);
   }
 
   /**
@@ -701,7 +619,7 @@ export class Roster {
   }
 
   private disposeEvents(): void {
-    this.onData.dispose();
+    this.relay.dispose();
     this.onAgents.dispose();
     this.onExit.dispose();
     for (const a of this.registry.all()) a.dispose();
