@@ -151,7 +151,7 @@ async function peerCheckCost(root: string): Promise<Row[]> {
       const pane = await host.roster.launch('custom', { command: `"${process.execPath}" "${script}" "$FORKBENCH_SOCKET" "$FORKBENCH_SECRET" ${N} "${out}"; exec sleep 600` });
       const t0 = performance.now();
       while (!fs.existsSync(out)) {
-        if (performance.now() - t0 > 60_000) throw new Error(`the pane wrote no timings in 60 s: ${await host.roster.screen(pane.id)}`);
+        if (performance.now() - t0 > 60_000) throw new Error(`the pane wrote no timings in 60 s: ${await host.roster.relay.screen(pane.id)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
       const got = JSON.parse(fs.readFileSync(out, 'utf8')) as number[] | { error: string };

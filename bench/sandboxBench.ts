@@ -37,7 +37,7 @@ export async function sandboxBench(): Promise<Row[]> {
         let ready = 0;
         const t0 = performance.now();
         const done = new Promise<void>((resolve) => {
-          const sub = host.roster.onData.event(({ data }) => {
+          const sub = host.roster.relay.onData.event(({ data }) => {
             seen += data;
             if (!ready && seen.includes('READY')) ready = performance.now();
             if (/CALL \d+ us/.test(seen)) {

@@ -1,11 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { agentIdOf } from '../../src-shared/agents/agentIds.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import type { AgentStatus } from '../../src-shared/protocol/windowApi.js';
+import type { AgentCondition, AgentLife, AgentStateInfo, LivenessWord } from '../../src-shared/agents/agentLife.js';
 
-/** Where an agent is in its life: launched and not yet running, running, running without progress while it
- *  holds work, or gone. A resume takes a gone agent back to starting: the same agent on a new process. */
-export type Lifecycle = AgentStatus;
+/** Its life (src-shared/agents/agentLife.ts). */
+export type Lifecycle = AgentLife;
+
+/**
+ * Its activity, as its pane's signals are read (roster/agentStates.ts keeps one reader per pane, which alone
+ * merges hooks, terminal and screen): what the agent shows of it, and where the liveness check's word goes.
+ */
+export interface ActivityPort {
+  readonly info: AgentStateInfo | null;
+  progress(verdict: Exclude<LivenessWord, 'held'>): void;
+}
 
 /** The moves its life may make; anything else is a bug in the caller, refused loudly. */
 const NEXT: Readonly<Record<Lifecycle, readonly Lifecycle[]>> = {
@@ -61,6 +69,8 @@ export class Agent {
   /** Calls of its the host is still answering with work of its own (a claim's folder being made). */
   private _hostWorking = 0;
   private _run = 0;
+  /** The reader of its current pane's signals; none before its first pane, nor for another host's agent. */
+  private activity: ActivityPort | null = null;
   private readonly changes = new Emitter<AgentChange>();
   readonly onChange = this.changes.event;
 
@@ -136,6 +146,26 @@ export class Agent {
 
   get alive(): boolean {
     return this._status !== 'exited';
+  }
+
+  /** Its state as the window is told it: its life and its activity, read together from their one owner. */
+  get condition(): AgentCondition {
+    return { life: this._status, activity: this.activity?.info ?? null };
+  }
+
+  /** Its pane's signals are read from now on (a launch, a resume, a pane taken back after a restart). */
+  readsActivity(port: ActivityPort): void {
+    this.activity = port;
+  }
+
+  /**
+   * The liveness check's word on it, taken whole: its life moves (stalled only for `stalled`) and its activity
+   * hears the same word, so the two never disagree about one round. `held` (it waits on a person) leaves its
+   * activity as its signals said: waiting for you.
+   */
+  judged(word: LivenessWord): void {
+    this.progressing(word !== 'stalled');
+    if (word !== 'held' && this.alive) this.activity?.progress(word);
   }
 
   /** Its process is up. */

@@ -1,6 +1,6 @@
 import { USER, type BranchRecord, type Task } from '../../src-shared/board/model.js';
 import { failed, type Result } from '../../src-shared/board/result.js';
-import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentState.js';
+import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentLife.js';
 import type { AgentMethod, ClaimResult, ClaimWorktree, DoneView, RecordView } from '../../src-shared/protocol/agentMethods.js';
 import { agentProcedures, type AgentInput } from '../../src-shared/protocol/agentSchemas.js';
 import type { CallFailure } from '../../src-shared/protocol/procedure.js';

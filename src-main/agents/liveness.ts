@@ -114,13 +114,11 @@ export interface LivenessLoopDeps {
   hostWorksFor?: (agentId: string) => boolean;
 }
 
-/** What the loop reads of, and tells to, the agents' states (src-main/roster/agentStates.ts). */
+/** What the loop reads of the agents' states (src-main/roster/agentStates.ts); its verdicts go to each agent
+ *  (Agent.judged), which owns its activity and its life alike. */
 export interface LivenessStates {
   /** How long the agent has waited on a person (ms, on the loop's clock), or null when it is not waiting. */
   waitingFor(agentId: string): number | null;
-  /** The verdict on an agent that is not waiting: making progress, stalled (silent while it holds a claim,
-   *  or stopped), or idle (alive, silent, holding nothing: a shell at its prompt, a CLI between turns). */
-  progress(agentId: string, verdict: 'renew' | 'stalled' | 'idle'): void;
 }
 
 /** What the loop does with an agent: renew as live, hold for a person, end a wait that ran too long, or
@@ -212,7 +210,6 @@ export class LivenessLoop {
       // Silence is a stall only for an agent with work to do; one holding nothing is idle. A stopped process
       // or a zombie is stalled whatever it holds. Waiting on a person is no stall: the state says so.
       const stalled = verdict === 'stalled' && (holds || stopped);
-      if (verdict !== 'gone') a.progressing(!stalled);
       if (verdict === 'renew') {
         if (holds) await this.d.board.apply((e) => e.renewLive(a.id, 'liveness', now - lastProgressAt));
       } else if (verdict === 'hold') {
@@ -220,8 +217,8 @@ export class LivenessLoop {
       } else if (verdict === 'waited-too-long') {
         if (holds) await this.d.board.apply((e) => e.endWaited(a.id));
       }
-      if (verdict === 'renew') this.d.states?.progress(a.id, 'renew');
-      else if (verdict === 'stalled') this.d.states?.progress(a.id, stalled ? 'stalled' : 'idle');
+      // One word to the agent, which moves its life and its activity together (agent.ts `judged`).
+      if (verdict !== 'gone') a.judged(verdict === 'renew' ? 'renew' : verdict === 'stalled' ? (stalled ? 'stalled' : 'idle') : 'held');
       if (a.status !== before) this.d.onStatus();
     }
   }

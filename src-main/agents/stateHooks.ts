@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { MAX_PROMPT_CHARS, type ReportableState } from '../../src-shared/agents/agentState.js';
+import { MAX_PROMPT_CHARS, type ReportableState } from '../../src-shared/agents/agentLife.js';
 import { shellQuote } from '../../src-shared/text/shellQuote.js';
 import { json, type ProfileContext, type ProfileFile, SHARED_FILE_MODE } from './profileKit.js';
 

@@ -1,4 +1,4 @@
-import type { AgentState } from '../../src-shared/agents/agentState.js';
+import type { AgentState } from '../../src-shared/agents/agentLife.js';
 import type { ProfileIdShared } from '../../src-shared/agents/profileIds.js';
 import type { TerminalSignal } from '../pty/headlessMirror.js';
 import type { StateSignal } from './stateTracker.js';

@@ -1,4 +1,4 @@
-import { MAX_STATE_TEXT_CHARS, sourceRank, type AgentState, type AgentStateInfo, type StateSource } from '../../src-shared/agents/agentState.js';
+import { MAX_STATE_TEXT_CHARS, sourceRank, type AgentState, type AgentStateInfo, type StateSource } from '../../src-shared/agents/agentLife.js';
 import type { Disposable } from '../../src-shared/lifecycle/emitter.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 

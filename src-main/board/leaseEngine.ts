@@ -1,6 +1,6 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { CarryOutcome, CarrySource } from '../../src-shared/board/boardCarry.js';
-import type { AgentState, StateSource } from '../../src-shared/agents/agentState.js';
+import type { AgentState, StateSource } from '../../src-shared/agents/agentLife.js';
 import type { BranchRecord, QueueEntry, SealedApproval, SendBackCause, HardReleaseReason, HostGoneHow, LostRecord, RecordHost, Task, TaskWorktree, SavedWork } from '../../src-shared/board/model.js';
 import { USER } from '../../src-shared/board/model.js';
 import { emptyBoard, type Board } from '../../src-shared/board/reducer.js';

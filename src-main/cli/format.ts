@@ -1,7 +1,7 @@
 import type { AgentMethod, QueueView } from '../../src-shared/protocol/agentMethods.js';
 import type { AgentOutput } from '../../src-shared/protocol/agentSchemas.js';
 import type { AgentStateView, BoardView, ClaimView, TaskView } from '../../src-shared/protocol/views.js';
-import { SOURCE_WORDS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentState.js';
+import { SOURCE_WORDS, STATE_WORDS, type AgentStateInfo } from '../../src-shared/agents/agentLife.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import type { RpcFailure } from './rpcClient.js';
 import { refusal, refusalLine } from '../../src-shared/protocol/cliWords.js';

@@ -128,7 +128,7 @@ const running = new Set<number>();
 
 /**
  * The git processes the host runs now: whatever runs under one of them (an ssh the host's push started, and
- * what that ran) is not a person, however far it is from every pane (Roster.callerOf).
+ * what that ran) is not a person, however far it is from every pane (ProcessWhereabouts.callerOf).
  */
 export function hostGitPids(): ReadonlySet<number> {
   return running;

@@ -1,6 +1,7 @@
-import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentState.js';
+import type { AgentStateInfo, ReportableState } from '../../src-shared/agents/agentLife.js';
 import { DisposableStore, type TimerHandle } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
+import type { ActivityPort } from '../agents/agent.js';
 import type { AgentCallHooks } from '../agents/agentRpc.js';
 import type { AgentStateView } from '../../src-shared/protocol/views.js';
 import { PROFILE_SIGNALS, promptOnScreen, stateOfSignal, type ProfileSignals } from '../agents/stateSignals.js';
@@ -106,6 +107,18 @@ export class AgentStates {
   /** The liveness check's verdict: progress or none. */
   progress(agentId: string, verdict: 'renew' | 'stalled' | 'idle'): void {
     this.entries.get(agentId)?.tracker.signal({ state: verdict === 'renew' ? 'working' : verdict, source: 'liveness' });
+  }
+
+  /** The agent's activity as its Agent reads it and the liveness check's word reaches it (Agent.readsActivity):
+   *  by id, so a pane taken over by a resume is read from its new reader. */
+  portOf(agentId: string): ActivityPort {
+    const states = this;
+    return {
+      get info() {
+        return states.info(agentId);
+      },
+      progress: (verdict) => states.progress(agentId, verdict),
+    };
   }
 
   /** How long the agent has waited on a person (ms), or null when it is not waiting. */

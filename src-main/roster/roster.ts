@@ -1,6 +1,6 @@
 import { BOARD_URL_ENV } from '../board/pg/connection.js';
 import * as fs from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { changesHolder } from '../../src-shared/board/eventKinds.js';
 import { effectiveRenewIntervalMs } from '../../src-shared/board/limits.js';
@@ -16,14 +16,11 @@ import { DEFAULT_TERMINAL_SIZE } from '../../src-shared/terminal/terminalSize.js
 import type { Agent, ExitStatus } from '../agents/agent.js';
 import { AgentRegistry } from '../agents/agentRegistry.js';
 import type { LivenessSubject } from '../agents/liveness.js';
-import { callerOf, whereIs, type Caller, type Whereabouts } from '../agents/peerCredentials.js';
-import { hostGitPids } from '../git/git.js';
 import { buildLaunch, noticeWayOf, writeProfileFiles } from '../agents/profiles.js';
 import { cliScript, nodeRuntime } from '../base/nodeRuntime.js';
 import type { BoardService, PeerAgent } from '../board/boardService.js';
 import type { PaneSession, PtyFactory } from '../pty/paneSession.js';
 import { PtySession } from '../pty/ptySession.js';
-import { listPaneCwds } from '../pty/procReader.js';
 import { endedOf, type AgentSessions } from './agentSessions.js';
 import { boardIdentity, lastRunOn } from './heldElsewhere.js';
 import type { AgentStates } from './agentStates.js';
@@ -33,6 +30,8 @@ import { clearOnceGone, type AgentLockFolders, type LockClearing } from './goneA
 import type { KeptPanes } from './keptPanes.js';
 import type { AgentSandbox, Containment } from '../sandbox/agentSandbox.js';
 import { AgentUsage } from './agentUsage.js';
+import { PaneRelay } from './paneRelay.js';
+import { ProcessWhereabouts } from './whereabouts.js';
 
 /** A running (or just ended) agent's terminal in this host: its pty session, how it was launched, and the
  *  typist that gives it the host's messages (typed or shown, as its profile takes them). */
@@ -105,32 +104,53 @@ export interface HeldAtEnd {
   board?: string;
 }
 
-/** How a death was learned, and what goes with it. */
-interface Death {
-  reason: HardReleaseReason;
-  /** The process group that may still be finishing a git; null when nothing of it can be left. */
-  pgid: number | null;
-  exit?: ExitStatus;
-}
+/**
+ * How an agent's end was learned, and what goes with it. Every end goes through `Roster.end`, which does what
+ * each kind asks and nothing else:
+ * - `seen`: this host, running, saw it go (its process died or exited, its tab was closed, its start failed):
+ *   its claims end with `reason`, its record says it exited, its locks are cleared once `pgid` is gone;
+ * - `host-stopped`: this host's stop ended it (the board's shutdown already ended its claims): its record says
+ *   so, holding what it held before the stop, or that it had exited by itself before the stop reached it;
+ * - `found-gone`: it went while no board host ran (its claims ended as the board opened, its record was
+ *   written as the host read them back): only the git locks it left in its folders remain to clear.
+ */
+type Death =
+  | {
+      how: 'seen';
+      reason: HardReleaseReason;
+      /** The process group that may still be finishing a git; null when nothing of it can be left. */
+      pgid: number | null;
+      exit?: ExitStatus;
+    }
+  | {
+      how: 'host-stopped';
+      /** What it held before the stop ended every claim (heldByAgents). */
+      held: HeldAtEnd;
+      /** Its process had ended before the stop reached it: that end is its own, not the stop's. */
+      endedBefore: boolean;
+      exit: ExitStatus | null;
+    }
+  | { how: 'found-gone'; id: string; name: string; pgid: number | null };
 
 /**
  * The Thread's agents, each one `Agent` (agents/agent.ts) from its launch until its tab is closed. The roster
  * launches, resumes, relaunches, closes and adopts them, answers who a secret or a process belongs to, and
  * keeps their records on disk true. An agent's death, however it is learned (its process seen to end, its
- * tab closed, found gone when the host opened), goes one way (`end`): its secret dies, its claims end with
- * the reason, its git locks are cleared once its process group is gone, its record says so.
+ * tab closed, the host's stop, found gone when the host opened), goes one way (`end`): its secret dies, its
+ * claims end with the reason, its git locks are cleared once its process group is gone, its record says so.
  */
 export class Roster {
   private readonly registry = new AgentRegistry();
   private readonly panes = new Map<string, Pane>();
-  /** Verify commands running: their root's pid, and the agent whose done they check. */
-  private readonly verifyRoots = new Map<number, string>();
   /** The agents of an earlier run that ended (not kept alive by the pty host): how, and what they held. Each
    *  leaves this list when it is resumed, relaunched or closed. */
   private readonly lastRun = new Map<string, AgentLastRun>();
   private readonly store = new DisposableStore();
   private closing = false;
-  readonly onData = new Emitter<{ agentId: string; data: string }>();
+  /** What goes through the panes (output, keys, sizes, screens, the host's messages): a room of its own. */
+  readonly relay: PaneRelay;
+  /** Where processes run (which pane, or a person's): a room of its own, over the same panes. */
+  readonly whereabouts: ProcessWhereabouts;
   readonly onAgents = new Emitter<AgentInfo[]>();
   readonly onExit = new Emitter<{ agentId: string; name: string; exit: ExitStatus | null }>();
   /** Each live agent's usage reader (issue 47). */
@@ -138,6 +158,9 @@ export class Roster {
 
   constructor(private readonly d: RosterDeps) {
     fs.mkdirSync(d.agentFilesDir, { recursive: true, mode: 0o700 });
+    const panes = { get: (id: string) => this.panes.get(id), all: () => this.panes.values() };
+    this.relay = new PaneRelay({ panes, states: d.states });
+    this.whereabouts = new ProcessWhereabouts({ panes, nameOf: (id) => this.nameOf(id) });
     this.usage = new AgentUsage({ board: d.board, sessions: d.sessions, env: d.env, folder: d.folder, warn: d.warn, pollMs: d.usagePollMs });
     this.store.add(this.usage);
     // The agents of earlier runs come back as exited tabs (their names' numbers are counted on from); those
@@ -182,17 +205,18 @@ export class Roster {
 
   agents(): AgentInfo[] {
     const containmentOf = (id: string) => this.panes.get(id)?.launch.containment;
-    const own: AgentInfo[] = this.registry.all().map((a) => ({
+    const own: AgentInfo[] = this.registry.all().map((a) => ({ a, c: a.condition })).map(({ a, c }) => ({
       id: a.id,
       name: a.name,
       profile: a.profile,
-      status: a.status,
+      // Its life and its activity, read together from the agent that owns both.
+      status: c.life,
       pid: a.pid,
       exit: a.exit,
       // In display order: the window draws this list as it comes, and computes no claims of its own.
       claims: this.d.board.engine.claimsOf(a.id).sort(compareTaskIds),
       resumable: a.status === 'exited' && this.d.sessions.resumable(a.id),
-      state: this.d.states?.info(a.id) ?? null,
+      state: c.activity,
       // What its pane runs in, while it has one here (an agent of an earlier run has none until started again).
       ...(containmentOf(a.id) ? { containment: containmentOf(a.id) } : {}),
       ...(a.status === 'exited' && this.lastRun.has(a.id) ? { lastRun: this.lastRun.get(a.id) } : {}),
@@ -317,7 +341,7 @@ export class Roster {
         fs.rmSync(filesDir, { recursive: true, force: true });
       } else {
         // A resume that could not start leaves the agent as it was: exited, its conversation still there.
-        await this.end(agent, null, { reason: 'process-exited', pgid: null });
+        await this.end(agent, null, { how: 'seen', reason: 'process-exited', pgid: null });
       }
       throw err;
     }
@@ -340,7 +364,7 @@ export class Roster {
       );
     } catch (err) {
       // Not found, or not executable: the shell's own "command not found" status.
-      await this.end(agent, null, { reason: 'process-exited', pgid: null, exit: { code: 127, signal: null } });
+      await this.end(agent, null, { how: 'seen', reason: 'process-exited', pgid: null, exit: { code: 127, signal: null } });
       throw new Error(`could not start ${spec.command}: ${(err as Error).message}`);
     }
     agent.started(session.pid);
@@ -376,9 +400,12 @@ export class Roster {
       },
     };
     this.panes.set(agent.id, pane);
-    this.d.states?.track(agent.id, agent.name, launch.profile, session, o);
+    if (this.d.states) {
+      this.d.states.track(agent.id, agent.name, launch.profile, session, o);
+      agent.readsActivity(this.d.states.portOf(agent.id));
+    }
     this.usage.watch(agent.id, launch.profile);
-    session.onData((data) => this.onData.fire({ agentId: agent.id, data }));
+    this.relay.relay(pane);
     // Death first (~1 ms after the kernel knows): the claims go. The exit follows once the tail has drained.
     session.onDeath(() => void this.died(pane));
     session.onExit((exit) => void this.exited(pane, { code: exit.exitCode, signal: exit.signal ?? null }));
@@ -402,7 +429,7 @@ export class Roster {
     // down), and a refused relaunch must leave nothing done. Launched first, a refusal left the new agent
     // running beside the dead tab, and a person who tried again got two (issue 45).
     const old = this.registry.get(agentId);
-    if (old && p) await this.end(old, p, { reason: 'pane-closed', pgid: old.pid });
+    if (old && p) await this.end(old, p, { how: 'seen', reason: 'pane-closed', pgid: old.pid });
     const next = await launch();
     this.registry.moveTo(next.id, agentId);
     await this.discard(agentId, p);
@@ -421,8 +448,8 @@ export class Roster {
       await this.d.board.apply((e) => e.releaseAllHeldBy(agentId, 'pane-closed'));
       // Its end writes again, for a claim granted in between; should the board fail just now, the close still
       // goes on (it was taken): that claim ends with the write its exit makes, or when its lease lapses.
-      await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid }).catch((err: Error) => this.d.warn?.(`forkbench: ${agent.name} closed, but its claims were not released again: ${err.message}`));
-    } else if (p) await this.end(agent, p, { reason: 'pane-closed', pgid: agent.pid });
+      await this.end(agent, p, { how: 'seen', reason: 'pane-closed', pgid: agent.pid }).catch((err: Error) => this.d.warn?.(`forkbench: ${agent.name} closed, but its claims were not released again: ${err.message}`));
+    } else if (p) await this.end(agent, p, { how: 'seen', reason: 'pane-closed', pgid: agent.pid });
     await this.discard(agentId, p);
   }
 
@@ -445,79 +472,6 @@ export class Roster {
     this.fireAgents();
   }
 
-  input(agentId: string, data: string): void {
-    const p = this.panes.get(agentId);
-    if (!p) return;
-    p.typist.noteInput();
-    this.d.states?.input(agentId, data);
-    p.session.write(data);
-  }
-
-  resize(agentId: string, cols: number, rows: number): void {
-    const p = this.panes.get(agentId);
-    if (!p) return;
-    p.launch.cols = cols;
-    p.launch.rows = rows;
-    p.session.resize(cols, rows);
-  }
-
-  /** A window went away: it no longer paces any pane of this Thread. */
-  detachEverywhere(consumer: string): void {
-    for (const p of this.panes.values()) p.session.detach(consumer);
-  }
-
-  /** The pane's screen and scrollback, for a window that opens or reloads. */
-  async screen(agentId: string): Promise<string> {
-    const p = this.panes.get(agentId);
-    if (!p) return '';
-    await p.session.flushMirror();
-    return p.session.serialize();
-  }
-
-  /** A message of the host's to the agent, typed into its pane when it is quiet or shown in its output, as its
-   *  profile takes them; nothing for a gone agent. Resolves once it is in the pane (or never will be). */
-  tell(agentId: string, text: string): Promise<void> {
-    const p = this.panes.get(agentId);
-    return p?.agent.alive ? p.typist.say(text) : Promise.resolve();
-  }
-
-  /** The live agents of this host with a process (the pane's own, or one it started) standing in `folder` or
-   *  below it: a folder about to be removed takes their current folder with it. */
-  async standingIn(folder: string): Promise<string[]> {
-    const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.agent.alive && p.agent.pid !== null) roots.set(p.agent.pid, p.agent.id);
-    // The kernel names a current folder by its real path: the folder is compared as given and as resolved.
-    const names = new Set([resolve(folder)]);
-    try {
-      names.add(fs.realpathSync(folder));
-    } catch {
-      // already gone: its name as given is all there is
-    }
-    const inside = (cwd: string) => [...names].some((f) => cwd === f || cwd.startsWith(`${f}/`));
-    const found = new Set<string>();
-    for (const { owner, cwd } of await listPaneCwds(roots)) if (inside(cwd)) found.add(owner);
-    return [...found];
-  }
-
-  /** Whether a process is a person's or runs in an agent pane (which): how the host tells a person's git from
-   *  an agent's. */
-  callerOf(pid: number | null): Caller {
-    const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.agent.pid !== null) roots.set(p.agent.pid, p.agent.name);
-    for (const [pid, agentId] of this.verifyRoots) roots.set(pid, `${this.nameOf(agentId)} (its verify command)`);
-    // What the host's own git runs (an ssh, a credential helper, anything those start) acts for no person.
-    for (const gitPid of hostGitPids()) roots.set(gitPid, "(the host's own git)");
-    return callerOf(pid, roots);
-  }
-
-  /** The agent whose pane (or verify command) a process runs in: a secret works only from there. */
-  paneOf(pid: number | null): Whereabouts<string> {
-    const roots = new Map<number, string>();
-    for (const p of this.panes.values()) if (p.agent.pid !== null && p.agent.alive) roots.set(p.agent.pid, p.agent.id);
-    for (const [pid, agentId] of this.verifyRoots) roots.set(pid, agentId);
-    return whereIs(pid, roots);
-  }
-
   /** An agent's name; another host's (on a shared board) with that host's, both hosts may have a "shell 1".
    *  A peer's name and host are read from the board, written by another machine: shown, never obeyed. */
   nameOf(agentId: string): string {
@@ -528,48 +482,48 @@ export class Roster {
   }
 
   /**
-   * A verify command runs the task's code, which the agent wrote: its process tree counts as the agent's
-   * pane (the person check says so), from its start until `untrackVerify`. `pid` leads its own session.
-   */
-  trackVerify(pid: number, agentId: string): void {
-    this.verifyRoots.set(pid, agentId);
-  }
-
-  untrackVerify(pid: number): void {
-    this.verifyRoots.delete(pid);
-  }
-
-  /**
    * Agents that went while no board host ran (killed inside git, say): their claims ended as the board opened
    * (KeptPanes answered its question), and this is the rest of their death. Called once the Thread's folders
    * are known and before any agent can call, so no other agent works in their folders yet.
    */
   endFoundGone(): void {
-    for (const g of this.d.kept?.goneOf(this.d.lockFolders?.agentsWithFolders() ?? []) ?? []) {
-      const locks = this.d.lockFolders?.locksOf(g.id) ?? [];
-      clearOnceGone({ name: this.registry.get(g.id)?.name ?? g.name, pgid: g.pgid, locks }, this.lockClearing());
-    }
+    // Nothing of a found-gone end waits (end's first await is past its branch): every lock is noted now.
+    for (const g of this.d.kept?.goneOf(this.d.lockFolders?.agentsWithFolders() ?? []) ?? []) void this.end(this.registry.get(g.id) ?? null, null, { how: 'found-gone', ...g });
     this.d.kept?.dropExited();
   }
 
   /**
-   * The one way an agent goes. The locks in its folders are noted first, while no one else can work there;
-   * then it ends (its secret dies: its next call is refused), nothing more is typed into it, its record says
-   * so, and every claim it holds ends now with the reason — no timer involved; its locks are cleared once its
-   * process group is gone. Said twice (its death, then its exit status), the second time only catches a
-   * claim a person granted in between.
+   * The one way an agent goes, however its end was learned (Death says which, and what each asks). The locks
+   * in its folders are noted first, while no one else can work there; then it ends (its secret dies: its next
+   * call is refused), nothing more is typed into it, its record says so, and every claim it holds ends now
+   * with the reason — no timer involved; its locks are cleared once its process group is gone. Said twice
+   * (its death, then its exit status), the second time only catches a claim a person granted in between.
    */
-  private async end(agent: Agent, pane: Pane | null, death: Death): Promise<void> {
+  private async end(agent: Agent | null, pane: Pane | null, death: Death): Promise<void> {
+    if (death.how === 'found-gone') {
+      // Its claims and record are dealt with already; its locks are noted before any agent can work there.
+      const locks = this.d.lockFolders?.locksOf(death.id) ?? [];
+      clearOnceGone({ name: agent?.name ?? death.name, pgid: death.pgid, locks }, this.lockClearing());
+      return;
+    }
+    if (!agent) return;
     pane?.typist.dispose();
     // The old pane of a resumed agent, reporting late: the agent (its secret, its claims) is the new process's.
     if (pane && pane.run !== agent.run) return;
+    if (death.how === 'host-stopped') {
+      agent.ended();
+      this.registry.forgetSecret(agent.id);
+      const { held, endedBefore, exit } = death;
+      this.d.sessions.exited(agent.id, this.d.env, endedBefore ? { how: 'exited', ...held, exit: exit ?? agent.exit } : { how: 'host-stopped', ...held, exit: null });
+      return;
+    }
     // Noted once, by the word that ends it: its exit status that follows finds the same folders.
     const locks = this.closing || !agent.alive ? [] : (this.d.lockFolders?.locksOf(agent.id) ?? []);
     const first = agent.ended(death.exit);
     this.registry.forgetSecret(agent.id);
     if (first) this.d.states?.gone(agent.id);
-    // A Thread shutting down (or leaving its agents) writes nothing more of them: their records say what the
-    // next host will find.
+    // A Thread shutting down (or leaving its agents) writes nothing more of them here: the stop's own end
+    // (host-stopped) writes what the next host will find.
     if ((first || death.exit) && !this.closing && this.registry.get(agent.id) === agent) {
       this.d.sessions.exited(agent.id, this.d.env, { how: 'exited', ...this.heldBy(agent.id), exit: agent.exit });
     }
@@ -588,7 +542,7 @@ export class Roster {
    * The tab says so now too: a person pressing Ctrl-C under a flood should not wait for the tail.
    */
   private async died(pane: Pane): Promise<void> {
-    await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid }).catch(() => undefined);
+    await this.end(pane.agent, pane, { how: 'seen', reason: this.goneReason(pane), pgid: pane.agent.pid }).catch(() => undefined);
     // Its last turns, written as it ended, attributed by their time (to the claims just ended, if spent under them).
     if (pane.run === pane.agent.run && !this.closing) void this.usage.finish(pane.agent.id);
     if (this.panes.get(pane.agent.id) === pane) this.fireAgents();
@@ -597,7 +551,7 @@ export class Roster {
   private async exited(pane: Pane, exit: ExitStatus): Promise<void> {
     // Normally `died` already ended every claim; this catches a session that could not tell death apart
     // from exit, and anything granted to the agent by a person in between. Nothing held: nothing written.
-    await this.end(pane.agent, pane, { reason: this.goneReason(pane), pgid: pane.agent.pid, exit }).catch(() => undefined);
+    await this.end(pane.agent, pane, { how: 'seen', reason: this.goneReason(pane), pgid: pane.agent.pid, exit }).catch(() => undefined);
     // A pane the person closed (or a Thread being shut) ends as asked: no "agent exited" notice for it.
     if (this.closing || this.panes.get(pane.agent.id) !== pane) return;
     this.onExit.fire({ agentId: pane.agent.id, name: pane.agent.name, exit: pane.agent.exit });
@@ -664,9 +618,7 @@ export class Roster {
         if (!p.session.exit) await p.session.kill().catch(() => undefined);
         const exit = p.session.exit ? { code: p.session.exit.exitCode, signal: p.session.exit.signal ?? null } : null;
         p.session.dispose();
-        p.agent.ended();
-        const had = held.get(p.agent.id) ?? { held: [], titles: {} };
-        this.d.sessions.exited(p.agent.id, this.d.env, endedBefore ? { how: 'exited', ...had, exit: exit ?? p.agent.exit } : { how: 'host-stopped', ...had, exit: null });
+        await this.end(p.agent, p, { how: 'host-stopped', held: held.get(p.agent.id) ?? { held: [], titles: {} }, endedBefore, exit });
       }),
     );
     this.panes.clear();
@@ -675,7 +627,7 @@ export class Roster {
   }
 
   private disposeEvents(): void {
-    this.onData.dispose();
+    this.relay.dispose();
     this.onAgents.dispose();
     this.onExit.dispose();
     for (const a of this.registry.all()) a.dispose();

@@ -9,7 +9,7 @@ import type { Roster } from '../roster/roster.js';
 
 /**
  * What the host tells agents about their tasks (typed into an agent CLI's pane, shown in a shell's output:
- * Roster.tell): a person's assignment to its new holder (once its worktree exists, since the message names
+ * PaneRelay.tell): a person's assignment to its new holder (once its worktree exists, since the message names
  * it), a reassignment to the holder it was taken from — at once, so it stops working on a task it no longer
  * holds instead of learning at its next refused write — and, before a task's folder is removed, where to go
  * to every pane whose shell (or a program it runs) stands in it.
@@ -37,12 +37,12 @@ export class Assignments {
    * getcwd errors). Resolves once all are told (ClaimFolders bounds the wait).
    */
   async tellLeaving(f: FolderLeaving): Promise<void> {
-    const agents = await this.d.roster.standingIn(f.path);
+    const agents = await this.d.roster.whereabouts.standingIn(f.path);
     if (!agents.length) return;
     if (f.otherBoard) {
       // Not this board's task of that id: named by its folder alone, and nothing of this board's task is marked.
       const text = `The folder you are in, ${f.path}, is about to be removed: it is a claim folder another board of this Thread folder left, cleared in the Forkbench window. Leave it: cd '${this.d.folder}'.`;
-      await Promise.all(agents.map((agentId) => this.d.roster.tell(agentId, text)));
+      await Promise.all(agents.map((agentId) => this.d.roster.relay.tell(agentId, text)));
       return;
     }
     const t = this.d.board.state.tasks.get(f.taskId);
@@ -53,7 +53,7 @@ export class Assignments {
     const told = this.toldToLeave.get(f.taskId) ?? new Set<string>();
     this.toldToLeave.set(f.taskId, told);
     for (const agentId of agents) told.add(agentId);
-    await Promise.all(agents.map((agentId) => this.d.roster.tell(agentId, text)));
+    await Promise.all(agents.map((agentId) => this.d.roster.relay.tell(agentId, text)));
   }
 
   follow(e: BoardEvent): void {
@@ -85,7 +85,7 @@ export class Assignments {
 
   private tellTaken(e: Extract<BoardEvent, { kind: 'reassign' }>): void {
     const t = this.d.board.state.tasks.get(e.taskId);
-    void this.d.roster.tell(
+    void this.d.roster.relay.tell(
       e.from.agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} was taken from you by ${this.nameOf(e.by)} and given to ${this.nameOf(e.to.agentId)}: ` +
         `your fencing token ${e.from.token} is no longer accepted for it. Stop working on ${e.taskId}; run \`forkbench board\` to pick other work.`,
@@ -106,7 +106,7 @@ export class Assignments {
     if (!p || !p.agent.alive) return;
     const t = this.d.board.state.tasks.get(e.taskId);
     const told = this.toldToLeave.get(e.taskId)?.has(agentId) ?? false;
-    void this.d.roster.tell(
+    void this.d.roster.relay.tell(
       agentId,
       `${e.taskId} ${quotedBoardText(t?.title ?? '')} landed: it was approved and merged; its worktree folder${path ? ` ${path}` : ''} is removed. ` +
         `${told ? '' : `If your shell was in it: cd '${this.d.folder}'. `}Run \`forkbench board\` to pick other work.`,
@@ -123,7 +123,7 @@ export class Assignments {
     if (!agentId) return;
     const p = this.d.roster.get(agentId);
     if (!p || !p.agent.alive) return;
-    void this.d.roster.tell(agentId, text);
+    void this.d.roster.relay.tell(agentId, text);
   }
 
   /**
@@ -177,7 +177,7 @@ export class Assignments {
     // The message names the worktree, so it waits until the worktree exists; a failed one says nothing here
     // (the task is blocked with the reason, which the window shows).
     void this.d.worktreeOf(taskId, token).then(
-      (wt) => void this.d.roster.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
+      (wt) => void this.d.roster.relay.tell(agentId, wt ? `${text} Work in its git worktree: cd '${wt.workdir}' (branch ${wt.branch}).` : text),
       () => undefined,
     );
   }

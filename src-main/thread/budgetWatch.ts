@@ -13,7 +13,7 @@ export interface BudgetWatchDeps {
   /** A notice raised as the Thread's own (ThreadNotices), given the time its id is made with. */
   raise(make: (at: number) => Notice): void;
   withdraw(about: string): void;
-  /** Tell an agent of this host in its pane (Roster.tell): nothing for another host's agent or a gone one. */
+  /** Tell an agent of this host in its pane (PaneRelay.tell): nothing for another host's agent or a gone one. */
   tell(agentId: string, text: string): Promise<void>;
 }
 

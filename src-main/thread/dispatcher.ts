@@ -1,4 +1,4 @@
-import type { AgentStateInfo } from '../../src-shared/agents/agentState.js';
+import type { AgentStateInfo } from '../../src-shared/agents/agentLife.js';
 import type { BoardEvent, BoardEventKind } from '../../src-shared/board/events.js';
 import { dispatchOn } from '../../src-shared/board/dispatch.js';
 import { DisposableStore, globalTimers, type TimerHandle, type TimerSource } from '../../src-shared/lifecycle/disposableStore.js';

@@ -4,11 +4,11 @@ import type { QueueEntry, Task } from '../../src-shared/board/model.js';
 import { runVerify, VerifyConstants } from '../agents/verifyRunner.js';
 import type { BoardService } from '../board/boardService.js';
 import type { WorktreeManager } from '../git/worktreeManager.js';
-import type { Roster } from '../roster/roster.js';
-import type { ApprovalSeal } from '../thread/approvalSeal.js';
-import type { ClaimWorktrees } from '../thread/claimWorktrees.js';
-import type { LandingSteps } from '../thread/mergeQueue.js';
-import { pinnedPaths, restorePins } from '../thread/verifyPins.js';
+import type { ProcessWhereabouts } from '../roster/whereabouts.js';
+import type { ApprovalSeal } from './approvalSeal.js';
+import type { ClaimWorktrees } from './claimWorktrees.js';
+import type { LandingSteps } from './mergeQueue.js';
+import { pinnedPaths, restorePins } from './verifyPins.js';
 
 /** The folder under the Thread's data folder where the queue checks out each merge it verifies (one folder per
  *  board inside: boardNames.ts). */
@@ -23,7 +23,7 @@ interface GitLandingDeps {
   /** This host's approval key: what it queued, it lands. */
   seal: ApprovalSeal;
   /** Where the verify's process tree is tracked as its last holder's pane while it runs (as verifyOnDone does). */
-  roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
+  whereabouts?: Pick<ProcessWhereabouts, 'trackVerify' | 'untrackVerify'>;
   /** The agents' sandboxes: the check runs the task's code, contained as its agent was (verifyOnDone.ts). */
   sandbox?: Pick<AgentSandbox, 'wrapVerify'>;
 }
@@ -56,7 +56,7 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
         return await runVerify(command, cwd, d.timeoutMs ?? VerifyConstants.defaultTimeoutMs, d.env ?? process.env, {
           started: (pid) => {
             running.add((root = pid));
-            if (agentId) d.roster?.trackVerify(pid, agentId);
+            if (agentId) d.whereabouts?.trackVerify(pid, agentId);
           },
           signal: stop.signal,
           contain: d.sandbox && ((argv) => d.sandbox?.wrapVerify(argv, dir, agentId && profileOfAgent(agentId)) ?? argv),
@@ -65,7 +65,7 @@ export function gitLandingSteps(d: GitLandingDeps): LandingSteps {
         watch.dispose();
         if (root !== undefined) {
           running.delete(root);
-          d.roster?.untrackVerify(root);
+          d.whereabouts?.untrackVerify(root);
         }
         await d.git.review.removeCheckout(dir);
       }

@@ -142,7 +142,7 @@ export class ThreadHost {
       board,
       raise: (make) => this.notices.raiseNotice(make),
       withdraw: (about) => this.notices.withdrawNotice(about),
-      tell: (agentId, text) => roster.tell(agentId, text),
+      tell: (agentId, text) => roster.relay.tell(agentId, text),
     });
     this.dispatcher = new Dispatcher({
       board,
@@ -217,8 +217,8 @@ export class ThreadHost {
     // Agents that went while no board host ran (killed inside git, say) left locks no process will finish:
     // noted now, before any agent can work in their folders.
     roster.endFoundGone();
-    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn, roster, sandbox }) };
-    const judge = (opts.peerJudge ?? paneJudge())(roster);
+    const hooks = { ...worktrees.agentHooks(opts.warn), ...states.agentHooks(), onDone: verifyOnDone({ board, worktrees, folder, timeoutMs: opts.verifyTimeoutMs, warn: opts.warn, whereabouts: roster.whereabouts, sandbox }) };
+    const judge = (opts.peerJudge ?? paneJudge())(roster.whereabouts);
     const socket = await AgentSocket.listen(socketPath, roster, board, hooks, judge).catch(async (err: unknown) => {
       await board.close();
       throw err;
@@ -229,7 +229,7 @@ export class ThreadHost {
     // On a board several hosts share, each lands the entries approved on it: their worktrees are in its clone.
     const seal = git ? ApprovalSeal.open(board.dir) : null;
     const queue = git && seal
-      ? new MergeQueue(board, gitLandingSteps({ board, worktrees, git, seal, timeoutMs: opts.verifyTimeoutMs, roster, sandbox }), board.clock, (t) => !here || !t.queued?.host || t.queued.host === here.id, opts.warn)
+      ? new MergeQueue(board, gitLandingSteps({ board, worktrees, git, seal, timeoutMs: opts.verifyTimeoutMs, whereabouts: roster.whereabouts, sandbox }), board.clock, (t) => !here || !t.queued?.host || t.queued.host === here.id, opts.warn)
       : null;
     if (queue && seal) worktrees.useQueue(queue, seal);
     const host = new ThreadHost(folder, board, socket, worktrees, roster, liveness, states, sandbox, queue);

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { AgentStateInfo } from '../../src-shared/agents/agentState.js';
+import type { AgentStateInfo } from '../../src-shared/agents/agentLife.js';
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import { compareTaskIds } from '../../src-shared/board/reducer.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';

@@ -1,7 +1,7 @@
 import type { BoardService } from '../board/boardService.js';
 import { failureNote, runVerify } from '../agents/verifyRunner.js';
-import type { ClaimWorktrees } from '../thread/claimWorktrees.js';
-import type { Roster } from '../roster/roster.js';
+import type { ClaimWorktrees } from './claimWorktrees.js';
+import type { ProcessWhereabouts } from '../roster/whereabouts.js';
 import { VERIFY_ACTOR, type Task } from '../../src-shared/board/model.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
@@ -15,7 +15,7 @@ interface VerifyDeps {
   folder: string;
   timeoutMs?: number;
   /** Where the verify command's process tree is tracked as the agent's pane while it runs. */
-  roster?: Pick<Roster, 'trackVerify' | 'untrackVerify'>;
+  whereabouts?: Pick<ProcessWhereabouts, 'trackVerify' | 'untrackVerify'>;
   /** The agents' sandboxes: a verify runs its agent's work, contained as that agent is. */
   sandbox?: Pick<AgentSandbox, 'wrapVerify'>;
 }
@@ -63,12 +63,12 @@ async function verifyDone(
   const watch = d.board.onEvent(() => !current() && stop.abort());
   const cwd = d.worktrees.workdirOf(t, d.folder);
   const outcome = await runVerify(command, cwd, d.timeoutMs, process.env, {
-    started: (pid) => d.roster?.trackVerify((root = pid), agentId),
+    started: (pid) => d.whereabouts?.trackVerify((root = pid), agentId),
     signal: stop.signal,
     contain: d.sandbox && ((argv) => d.sandbox?.wrapVerify(argv, cwd, profileOfAgent(agentId)) ?? argv),
   }).finally(() => {
     watch.dispose();
-    if (root !== undefined) d.roster?.untrackVerify(root);
+    if (root !== undefined) d.whereabouts?.untrackVerify(root);
   });
   if (!current()) return;
   if (outcome.passed) {

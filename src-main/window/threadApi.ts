@@ -260,12 +260,12 @@ export class ThreadApi {
   }
 
   input(p: P<'agent.input'>): R<'agent.input'> {
-    this.host.roster.input(p.agentId, p.data);
+    this.host.roster.relay.input(p.agentId, p.data);
     return null;
   }
 
   resize(p: P<'agent.resize'>): R<'agent.resize'> {
-    this.host.roster.resize(p.agentId, p.cols, p.rows);
+    this.host.roster.relay.resize(p.agentId, p.cols, p.rows);
     return null;
   }
 
@@ -281,7 +281,7 @@ export class ThreadApi {
     const session = roster.get(p.agentId)?.session;
     session?.detach(consumer);
     session?.attach(consumer);
-    return roster.screen(p.agentId);
+    return roster.relay.screen(p.agentId);
   }
 
   detach(p: P<'agent.detach'>, consumer: string): R<'agent.detach'> {
@@ -293,7 +293,7 @@ export class ThreadApi {
 
   /** A window stopped showing this Thread (it switched, closed, or its page crashed): no pane waits on its acks. */
   detachEverywhere(consumer: string): void {
-    this.host.roster.detachEverywhere(consumer);
+    this.host.roster.relay.detachEverywhere(consumer);
   }
 
   /** Agents whose processes still run: what quitting would end. */
@@ -314,7 +314,7 @@ export class ThreadApi {
     store.add(host.onBoardEvent.event((event: BoardEvent) => fire({ type: 'board-event', key, event })));
     // Waiting, finished, lapsed, exited, read-only: every notice is the Thread's own (threadNotices.ts).
     store.add(host.notices.onPush.event(fire));
-    store.add(host.roster.onData.event(({ agentId, data }) => fire({ type: 'pane-data', key, agentId, data })));
+    store.add(host.roster.relay.onData.event(({ agentId, data }) => fire({ type: 'pane-data', key, agentId, data })));
     store.add(host.roster.onAgents.event((agents) => fire({ type: 'agents', key, agents })));
     return store;
   }

@@ -1,4 +1,4 @@
-import { SOURCE_WORDS } from '../../src-shared/agents/agentState.js';
+import { SOURCE_WORDS } from '../../src-shared/agents/agentLife.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { nextWaiting } from '../state/nextWaiting.js';
 import { useApp, useController } from '../state/hooks.js';

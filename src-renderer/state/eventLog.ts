@@ -1,6 +1,6 @@
 import type { BoardEvent } from '../../src-shared/board/events.js';
 import type { ClaimEndReason, SendBackCause } from '../../src-shared/board/model.js';
-import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentState.js';
+import { SOURCE_WORDS, STATE_WORDS } from '../../src-shared/agents/agentLife.js';
 import { showControls } from '../../src-shared/text/controlChars.js';
 import { DISPATCH_ACTOR } from '../../src-shared/board/dispatch.js';
 import { Limits } from '../../src-shared/board/limits.js';

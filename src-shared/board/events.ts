@@ -1,6 +1,6 @@
 import type { SavedWork, SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom, EndedClaim, HostGoneHow, LostRecord, RecordHost, SentBack, TaskState, TaskWorktree, ThreadSettings } from './model.js';
 import type { RejectionCode } from './result.js';
-import type { AgentState, StateSource } from '../agents/agentState.js';
+import type { AgentState, StateSource } from '../agents/agentLife.js';
 import type { DispatchMode } from './dispatch.js';
 import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from '../usage/usage.js';
 import type { Budget } from '../usage/budgets.js';

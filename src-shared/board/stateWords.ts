@@ -1,4 +1,4 @@
-import type { AgentState } from '../agents/agentState.js';
+import type { AgentLife, AgentState, AgentStateInfo } from '../agents/agentLife.js';
 import type { TaskState } from './model.js';
 
 /**
@@ -35,9 +35,9 @@ export type StandingKind = (typeof STANDINGS)[number];
 export const OWED_BY_PERSON: ReadonlySet<StandingKind> = new Set(['waiting-for-you', 'waiting-for-review']);
 
 export interface StandingFacts {
-  /** The host's word on its process (AgentInfo.status). */
-  readonly status: 'starting' | 'running' | 'stalled' | 'exited';
-  /** What its signals said, if anything has (AgentStateInfo.state). */
+  /** Its life (AgentInfo.status). */
+  readonly status: AgentLife;
+  /** Its activity: what its signals said, if anything has (AgentStateInfo.state). */
   readonly state: AgentState | null;
   /** Only the launch and the liveness check have spoken (AgentStateInfo.presumed): its "working" is a guess. */
   readonly presumed?: boolean;
@@ -93,4 +93,27 @@ export function standingOf(f: StandingFacts): Standing {
   if (f.state === 'idle') return f.holding.length > 0 ? standing('idle-holding', `idle holding ${ids(f.holding)}`) : standing('idle', 'idle');
   // Nothing said yet (another host's agent before its first state): not a guess of "working".
   return standing('unknown', 'unknown');
+}
+
+/** An agent as its host lists it (AgentInfo): its life and activity, from the one agent that owns both, and
+ *  the tasks it holds a claim on. */
+export interface ListedAgent {
+  readonly status: AgentLife;
+  readonly state?: AgentStateInfo | null;
+  readonly claims: readonly string[];
+}
+
+/**
+ * A listed agent's standing, its claims split by the board into the work it holds and the work waiting for
+ * the person's review: a window hands over the agent as the host sent it and its board, and merges nothing.
+ */
+export function standingOfAgent(a: ListedAgent, taskState: (taskId: string) => TaskState | undefined): Standing {
+  const holding: string[] = [];
+  const inReview: string[] = [];
+  for (const id of a.claims) {
+    const t = taskState(id);
+    if (t === 'review') inReview.push(id);
+    else if (t === 'claimed') holding.push(id);
+  }
+  return standingOf({ status: a.status, state: a.state?.state ?? null, presumed: a.state?.presumed === true, holding, inReview });
 }

@@ -5,7 +5,7 @@ import { Limits } from './limits.js';
 import { leaseEnd } from './eventBounds.js';
 import type { Board } from './reducer.js';
 import { REJECTION_CODES } from './result.js';
-import { AGENT_STATES, STATE_SOURCES } from '../agents/agentState.js';
+import { AGENT_STATES, STATE_SOURCES } from '../agents/agentLife.js';
 import { DISPATCH_MODES } from './dispatch.js';
 import { HOST_GONE_HOW, SEND_BACK_CAUSES, TASK_STATES } from './model.js';
 import { USAGE_SOURCES } from '../usage/usage.js';

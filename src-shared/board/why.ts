@@ -1,7 +1,7 @@
 import type { Task } from './model.js';
 import { afterOf, waitingOn } from './dependencies.js';
 import { isInState } from './stateWords.js';
-import type { AgentState } from '../agents/agentState.js';
+import type { AgentState } from '../agents/agentLife.js';
 import type { ThreadSettings } from './model.js';
 import { backoffLeft, dispatchOn, labelsOf, mayTake, takersOf, takersText } from './dispatch.js';
 

@@ -1,4 +1,4 @@
-import { STATE_WORDS } from '../agents/agentState.js';
+import { STATE_WORDS } from '../agents/agentLife.js';
 import type { SendBackCause, TaskState } from '../board/model.js';
 import { showControls } from '../text/controlChars.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AfterTextSchema, DispatchModeSchema, LabelsTextSchema, TakersTextSchema, BodySchema, NoteTextSchema, TaskIdSchema, TitleSchema, TokenSchema } from '../board/schemas.js';
-import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentState.js';
+import { MAX_PROMPT_CHARS, REPORTABLE_STATES, type AgentStateInfo } from '../agents/agentLife.js';
 import { methodSpec, TURN_ID_PATTERN, TURN_ID_RULE, WRITE_KEY_PATTERN, WRITE_KEY_RULE, type AgentMethod, type AgentParamSpecs, type ClaimResult, type DoneView, type ParamKind, type RecordView, type WhyView, type ProfileLeaseView, type DispatchView, type QueueView, type UsageReportView, type LimitsReportView, type CostAnswer } from './agentMethods.js';
 import { LIMITS_TEXT_MAX, LIMITS_TEXT_RULE, parseLimitsText } from '../usage/limitsText.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';

@@ -1,7 +1,7 @@
 import type { Note, Task, TaskState } from '../board/model.js';
 import type { Board } from '../board/reducer.js';
 import { leaseRuns, remainingMs } from '../board/lease.js';
-import type { AgentStateInfo } from '../agents/agentState.js';
+import type { AgentStateInfo } from '../agents/agentLife.js';
 import { afterOf, waitingOn } from '../board/dependencies.js';
 
 /**

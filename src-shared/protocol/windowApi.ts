@@ -1,5 +1,5 @@
 import type { Notice } from '../notices/notices.js';
-import type { AgentStateInfo } from '../agents/agentState.js';
+import type { AgentLife, AgentStateInfo } from '../agents/agentLife.js';
 import type { Containment } from '../agents/containment.js';
 import { z } from 'zod';
 import type { BoardEvent } from '../board/events.js';
@@ -25,10 +25,6 @@ import type { TaskCostView, ThreadCostView } from '../usage/costView.js';
  */
 
 // The window's API names profiles; src-main reads the list here too until its importers move to the list's home.
-/** What the host knows of an agent's process: started, working (or at least alive), stalled, or gone. */
-export const AGENT_STATUSES = ['starting', 'running', 'stalled', 'exited'] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
-
 /** A board URL or name beyond these is refused before the host reads it; the host's own checks (parseBoardUrl,
  *  checkBoardName) hold the exact bounds and say why: a URL of 4096 characters, a name of 200 characters,
  *  each at most two UTF-16 units. */
@@ -199,14 +195,15 @@ export interface AgentInfo {
   id: string;
   name: string;
   profile: string;
-  status: AgentStatus;
+  /** Its life (agentLife.ts), as the one Agent that owns it says. */
+  status: AgentLife;
   pid: number | null;
   exit: { code: number; signal: number | null } | null;
   /** Task ids it holds a live claim on. */
   claims: string[];
   /** Its process is gone and its CLI's conversation can be started again (`agent.resume`). */
   resumable?: boolean;
-  /** What it is doing (working, waiting for you, idle, stalled, exited) and which signal said so. */
+  /** Its activity (working, waiting for you, idle, stalled, exited) and which signal said so: the same Agent's. */
   state?: AgentStateInfo | null;
   /** An agent of an earlier run of the host, which ended with it or before it: listed apart from the tabs, with
    *  how it ended and what it held, to relaunch, resume or dismiss. Gone once it is resumed or closed. */

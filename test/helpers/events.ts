@@ -26,7 +26,7 @@ export function paneText(host: ThreadHost, agentId: string, pattern: RegExp, tim
       d.dispose();
       reject(new Error(`timed out waiting for ${pattern} in pane; saw: ${seen.slice(-500)}`));
     }, timeoutMs);
-    const d = host.roster.onData.event(({ agentId: id, data }) => {
+    const d = host.roster.relay.onData.event(({ agentId: id, data }) => {
       if (id !== agentId) return;
       seen += data;
       if (pattern.test(seen)) {

@@ -170,7 +170,7 @@ export async function runFenceChaos(fx: Fixture, o: ChaosOptions): Promise<Chaos
   // Three commits a claim, not six: dones come sooner, so the merge queue has work to land and take back.
   fs.writeFileSync(script, agentScript(undefined, 3), { mode: 0o755 });
   let notRecorded = 0;
-  host.roster.onData.event(({ data }) => {
+  host.roster.relay.onData.event(({ data }) => {
     notRecorded += data.split('NOT RECORDED').length - 1;
   });
   const events: BoardEvent[] = [];

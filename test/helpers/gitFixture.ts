@@ -147,7 +147,7 @@ export async function paneAgent(host: ThreadHost, dir: string, script: string): 
   fs.writeFileSync(file, `#!/bin/sh\nset -u\n${script}\n`, { mode: 0o755 });
   const a = await host.roster.launch('custom', { command: file });
   let seen = '';
-  host.roster.onData.event(({ agentId, data }) => {
+  host.roster.relay.onData.event(({ agentId, data }) => {
     if (agentId === a.id) seen += data;
   });
   return {

@@ -192,7 +192,7 @@ export async function openRealCliThread(
   const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
-  const recording = host.roster.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
+  const recording = host.roster.relay.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
   const cleanups: Array<() => void> = [() => recording.dispose()];
   const aborted = new AbortController();
   /** A screen on the agent's pane and its `step`; the screen starts with what the pane printed after `from`. */
@@ -368,11 +368,11 @@ export class PaneScreen {
       this.updated();
     });
     this.subs.push(
-      host.roster.onData.event((e) => {
+      host.roster.relay.onData.event((e) => {
         if (e.agentId === agentId) this.term.write(e.data, () => this.updated());
       }),
       this.term.onData((reply) => {
-        if (answering) host.roster.input(agentId, reply);
+        if (answering) host.roster.relay.input(agentId, reply);
       }),
     );
   }
@@ -431,13 +431,13 @@ export class PaneScreen {
    * Enter, TUIs take the whole chunk for a paste, in which the Enter is a newline rather than "send".
    */
   async type(text: string, echoed?: RegExp, enterAfterMs = 0): Promise<void> {
-    this.host.roster.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
+    this.host.roster.relay.input(this.agentId, this.term.modes.bracketedPasteMode ? `\x1b[200~${text}\x1b[201~` : text);
     const start = squeeze(text.slice(0, 40));
     const shown = echoed ? () => echoed.test(this.visible()) : () => squeeze(this.visible()).includes(start);
     await this.until(shown, 10_000, `"${text}" in the prompt`);
     // A CLI's own timer after a paste (see GEMINI_PASTE_GUARD_MS), not a wait for output.
     if (enterAfterMs > 0) await new Promise((r) => setTimeout(r, enterAfterMs));
-    this.host.roster.input(this.agentId, '\r');
+    this.host.roster.relay.input(this.agentId, '\r');
   }
 
   dispose(): void {

@@ -36,7 +36,7 @@ describe('pane output alone is not progress for a claim', () => {
     const heldFor = ended.mono - grant.mono;
     console.log(`the dot printer's claim lapsed ${heldFor} ms after its grant (lease ${LEASE} ms)`);
     // It printed all along: the lapse is no silence.
-    const screen = await host.roster.screen(dots.id);
+    const screen = await host.roster.relay.screen(dots.id);
     expect(screen).toMatch(/\.{5,}/);
     expect(host.roster.agents().find((a) => a.id === dots.id)?.status).toBe('stalled');
     // The worker, meanwhile and for three more leases, keeps T-2 renewed by the liveness check.

@@ -33,7 +33,6 @@ async function setup(waitHoldMs?: number) {
   const waiting = new Map<string, number>(); // agent -> when it started waiting
   const states: LivenessStates = {
     waitingFor: (id) => (waiting.has(id) ? t - (waiting.get(id) as number) : null),
-    progress: () => undefined,
   };
   const subjects: LivenessSubject[] = [
     { agent: record('waiter'), lastOutputAt: 0, startedAt: 0 },

@@ -99,7 +99,7 @@ exec sleep 600`,
     await agent.until(/CLAIMED/);
     const before = task(host)?.record?.sha as string;
     fs.writeFileSync(slow, '');
-    host.roster.input(agent.id, '\r');
+    host.roster.relay.input(agent.id, '\r');
     await new Promise((res) => setTimeout(res, 800)); // the fence has said yes; the repo hook sleeps
     const b = await idleAgent(host);
     const moved = await host.board.run((e) => e.assign('T-1', b));

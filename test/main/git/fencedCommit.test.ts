@@ -115,7 +115,7 @@ exec sleep 600`,
     expect(moved.ok).toBe(true);
     await host.worktrees.worktreeOf('T-1', moved.ok ? moved.value.token : 0);
     process.kill(-a.pid, 'SIGCONT');
-    host.roster.input(a.id, '\r');
+    host.roster.relay.input(a.id, '\r');
     await waitFor(/AGENT-FINISHED/);
     expect(a.output()).toMatch(/forkbench: refused \(stale-token\): your claim on T-1 ended \(reassigned\)/);
     for (const step of ['COMMIT', 'NOVERIFY', 'RESET', 'UPDATEREF']) expect(a.output()).not.toMatch(new RegExp(`${step}-EXIT=0`));

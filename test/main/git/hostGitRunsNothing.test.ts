@@ -153,7 +153,7 @@ exec sleep 600`,
     await b.until(/CLAIMED/);
     const a = await paneAgent(host, dir, `${plant(folder, { 'post-commit': spy, 'reference-transaction': spy })}\nexec sleep 600`);
     await a.until(/PLANTED/);
-    host.roster.input(b.id, '\r');
+    host.roster.relay.input(b.id, '\r');
     await b.until(/COMMITTED 0/);
 
     expect(read(marks)).toBe("person's post-commit\n");
@@ -177,7 +177,7 @@ exec sleep 600`,
     const claim = cliAs(host, b, ['claim', 'T-1']);
     // The add is in flight: its folder's first ref update waits, its HEAD still git's null id.
     await waitFor(() => gate.entered(), 20_000, "the grant's worktree add to be under way");
-    host.roster.input(a.id, '\r');
+    host.roster.relay.input(a.id, '\r');
     await a.until(/PLANTED/);
     gate.release();
     const c = await claim;

@@ -68,7 +68,7 @@ describe.runIf(linux)("agent states of a pane in the pty host, from the pty host
     const waiting = await stateEvent(host, a.id, 'needs-input');
     expect(waiting).toMatchObject({ source: 'terminal', text: 'Deploy now?' });
     const working = stateEvent(host, a.id, 'working');
-    host.roster.input(a.id, 'y\r');
+    host.roster.relay.input(a.id, 'y\r');
     expect(await working).toMatchObject({ source: 'terminal' });
   });
 

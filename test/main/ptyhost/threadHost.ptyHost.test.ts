@@ -49,7 +49,7 @@ async function claim(host: ThreadHost, agentId: string, title: string): Promise<
 
 /** Polls the pane's screen until it shows `text`. */
 const screenShows = (host: ThreadHost, agentId: string, text: string) =>
-  waitFor(async () => (await host.roster.screen(agentId)).includes(text), 10_000, `the screen to show ${text}`);
+  waitFor(async () => (await host.roster.relay.screen(agentId)).includes(text), 10_000, `the screen to show ${text}`);
 
 /** Run in an agent's shell: waits until the board host's socket answers, then until it does not (that host
  *  is gone), then connects every millisecond and, the moment one succeeds, makes one call as this agent and
@@ -107,7 +107,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const ca = await claim(first.host, a.id, 'kept');
     const cb = await claim(first.host, b.id, 'lost');
     const secretA = first.host.roster.agent(a.id)!.secret;
-    first.host.roster.input(a.id, 'echo "MARK"-A\r');
+    first.host.roster.relay.input(a.id, 'echo "MARK"-A\r');
     await screenShows(first.host, a.id, 'MARK-A');
     await first.host.leave();
     first.link.leave();
@@ -127,9 +127,9 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     expect(h.board.state.tasks.get(ca.taskId)?.claim).toMatchObject({ agentId: a.id, token: ca.token });
     expect(h.board.state.tasks.get(cb.taskId)?.claim).toBeNull();
     expect(h.board.logTail(50).filter((e) => e.kind === 'claim-ended')).toMatchObject([{ agentId: b.id, taskId: cb.taskId, reason: 'agent-exited' }]);
-    expect(await h.roster.screen(a.id)).toContain('MARK-A');
+    expect(await h.roster.relay.screen(a.id)).toContain('MARK-A');
     // Typing reaches it; names go on counting; a death now is the watched process-exited.
-    h.roster.input(a.id, 'echo "AGAIN"-A\r');
+    h.roster.relay.input(a.id, 'echo "AGAIN"-A\r');
     await screenShows(h, a.id, 'AGAIN-A');
     const c = await h.roster.launch('shell');
     expect(c.name).toBe('shell 3');
@@ -196,7 +196,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
     const result = join(mine, 'first-call.txt');
     const poller = join(f.folder, 'poll.pl');
     fs.writeFileSync(poller, POLL_FIRST_CALL);
-    first.host.roster.input(a.id, `perl '${poller}' '${result}' &\r`);
+    first.host.roster.relay.input(a.id, `perl '${poller}' '${result}' &\r`);
     await waitFor(() => fs.existsSync(`${result}.armed`), 10_000, 'the poller to see the board host');
     await first.host.leave();
     first.link.leave();

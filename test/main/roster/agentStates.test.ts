@@ -135,7 +135,7 @@ describe('forkbench status', () => {
     expect((await stateEvents(host, a.id))).toEqual([]);
     const secret = secretOf(host, a.id);
     const exited = stateEvent(host, a.id, 'exited');
-    host.roster.input(a.id, 'bye\r');
+    host.roster.relay.input(a.id, 'bye\r');
     expect(await exited).toMatchObject({ source: 'liveness' });
     const late = await cli(host, secret, ['status', 'working', '--json']);
     expect(late.code).toBe(3);
@@ -202,14 +202,14 @@ describe('terminal and screen signals', () => {
     const a = await host.roster.launch('custom', { command: `printf '\\033]9;Approve the migration?\\007'; read answer; echo "got $answer"; exec sleep 600` });
     expect(await waiting).toMatchObject({ agentId: a.id, source: 'terminal', text: 'Approve the migration?' });
     const working = stateEvent(host, a.id, 'working');
-    host.roster.input(a.id, 'yes\r');
+    host.roster.relay.input(a.id, 'yes\r');
     expect(await working).toMatchObject({ source: 'terminal' });
   });
 
   it('OSC 9;4 progress is not a notification', async () => {
     const host = await fixture.open();
     const a = await host.roster.launch('custom', { command: `printf '\\033]9;4;1;50\\007'; echo progress-sent; exec sleep 600` });
-    await new Promise<void>((resolve) => host.roster.onData.event(({ data }) => data.includes('progress-sent') && resolve()));
+    await new Promise<void>((resolve) => host.roster.relay.onData.event(({ data }) => data.includes('progress-sent') && resolve()));
     await host.roster.get(a.id)?.session.flushMirror();
     expect((await stateEvents(host, a.id))).toEqual([]);
   });

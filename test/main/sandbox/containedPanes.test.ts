@@ -180,7 +180,7 @@ sleep 0.3; echo STARTED; sleep 600`);
     const found = await escaped();
     expect(found.length).toBeGreaterThanOrEqual(2);
     // The person check: each is in the agent's pane, not a person outside every pane.
-    for (const p of found) expect(host.roster.callerOf(p.pid)).toMatchObject({ person: false });
+    for (const p of found) expect(host.roster.whereabouts.callerOf(p.pid)).toMatchObject({ person: false });
     await host.roster.close(a.id);
     await expect.poll(async () => (await escaped()).length, { timeout: 5000 }).toBe(0);
   });

@@ -106,7 +106,7 @@ describe('budgets (issue 47)', () => {
     /** One report typed at the shell's prompt, as a script of a custom agent would run it; resolves once recorded. */
     const report = async (n: number) => {
       const recorded = nextEvent(host, (e) => e.kind === 'usage' && e.turns[0]?.id === `step-${n}`);
-      host.roster.input(shell.id, `forkbench usage --input 1000 --output 100 --cost 0.45 --id step-${n}\r`);
+      host.roster.relay.input(shell.id, `forkbench usage --input 1000 --output 100 --cost 0.45 --id step-${n}\r`);
       await recorded;
     };
     await report(1);

@@ -82,7 +82,7 @@ describe('dispatch to idle agents', () => {
     await board.run((e) => e.addTask({ title: 'api' }, 'user', ['T-1']));
     await board.run((e) => e.addTask({ title: 'ui' }, 'user', ['T-2']));
     const panes: Record<string, string> = {};
-    host.roster.onData.event(({ agentId, data }) => (panes[agentId] = (panes[agentId] ?? '') + data));
+    host.roster.relay.onData.event(({ agentId, data }) => (panes[agentId] = (panes[agentId] ?? '') + data));
     const a = await host.roster.launch('shell');
     const b = await host.roster.launch('shell');
     const personFrom = events.length;

@@ -87,7 +87,7 @@ describe('the agents the last run ended, as the next run lists them', () => {
     await killedGone;
     // Exits by itself, with a status of its own.
     const exitedGone = untilExited(host, exited.id);
-    host.roster.input(exited.id, 'exit 3\r');
+    host.roster.relay.input(exited.id, 'exit 3\r');
     await exitedGone;
     // The tasks it held change afterwards: the record keeps them as they were when it ended.
     await host.board.run((e) => e.editTask('T-1', { title: 'Renamed after its holder was killed' }));

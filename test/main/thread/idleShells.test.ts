@@ -92,10 +92,10 @@ describe('agents that make no progress', () => {
     const state = () => host.roster.agents().find((a) => a.id === sh.id)?.state;
     await waitFor(() => state()?.state === 'idle', 10_000, 'the shell at its prompt to be idle');
     expect(state()?.source).toBe('terminal');
-    host.roster.input(sh.id, 'sleep 2; echo "SLEPT"-OUT\r');
+    host.roster.relay.input(sh.id, 'sleep 2; echo "SLEPT"-OUT\r');
     await waitFor(() => state()?.state === 'working', 5_000, 'the shell running a command to be working');
     let out = '';
-    host.roster.onData.event(({ agentId, data }) => agentId === sh.id && (out += data));
+    host.roster.relay.onData.event(({ agentId, data }) => agentId === sh.id && (out += data));
     await waitFor(() => out.includes('SLEPT-OUT'), 10_000, 'the command to end');
     await waitFor(() => state()?.state === 'idle', 5_000, 'the shell back at its prompt to be idle');
     // A message of the host's is shown in its output, not typed: nothing runs, so no prompt is drawn again
@@ -103,7 +103,7 @@ describe('agents that make no progress', () => {
     const before = states.length;
     let prompts = 0;
     host.roster.get(sh.id)!.session.onSignal((sig) => sig.kind === 'prompt' && sig.mark === 'A' && prompts++);
-    await host.roster.tell(sh.id, 'You have been assigned T-9 (a test message).');
+    await host.roster.relay.tell(sh.id, 'You have been assigned T-9 (a test message).');
     expect(out).toContain('Forkbench: You have been assigned T-9 (a test message).');
     await host.roster.get(sh.id)!.session.flushMirror();
     expect(prompts).toBe(0);
@@ -138,15 +138,15 @@ describe('prompt marks count only from the shell (issue 43)', async () => {
         if (s && states[states.length - 1] !== s.state) states.push(s.state);
       });
       let out = '';
-      host.roster.onData.event(({ agentId, data }) => agentId === sh.id && (out += data));
+      host.roster.relay.onData.event(({ agentId, data }) => agentId === sh.id && (out += data));
       // What an agent's command would do to look idle while busy: print the mark, then keep running.
-      host.roster.input(sh.id, `sh -c 'printf "\\033]133;A\\007"; echo FAKED-"PROMPT"; exec sleep 30'\r`);
+      host.roster.relay.input(sh.id, `sh -c 'printf "\\033]133;A\\007"; echo FAKED-"PROMPT"; exec sleep 30'\r`);
       await waitFor(() => out.includes('FAKED-PROMPT'), 10_000, 'the command to print its mark');
       await host.roster.get(sh.id)!.session.flushMirror();
       expect(state()?.state).toBe('working');
       expect(states).toEqual(['working']);
       // Ctrl-C ends it: the shell takes the terminal back and marks its prompt.
-      host.roster.input(sh.id, '\x03');
+      host.roster.relay.input(sh.id, '\x03');
       await waitFor(() => state()?.state === 'idle', 10_000, 'the shell back at its prompt to be idle');
       expect(states).toEqual(['working', 'idle']);
     }, 30_000);
@@ -158,7 +158,7 @@ describe('prompt marks count only from the shell (issue 43)', async () => {
       const vars = makeHome(home, { '.profile': `PS1='$ '\nPROMPT_COMMAND='/bin/echo "PERSON"-PC;'\n` });
       const host = await fixture.open({ env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...vars }, sandboxSupport: l.sandboxSupport });
       const out = new Map<string, string>();
-      host.roster.onData.event(({ agentId, data }) => out.set(agentId, (out.get(agentId) ?? '') + data));
+      host.roster.relay.onData.event(({ agentId, data }) => out.set(agentId, (out.get(agentId) ?? '') + data));
       const sh = await host.roster.launch('shell');
       await waitFor(() => host.roster.agents().find((a) => a.id === sh.id)?.state?.state === 'idle', 10_000, 'the shell at its prompt to be idle');
       expect(out.get(sh.id)).toContain('PERSON-PC\r\n\x1b]133;A\x07');

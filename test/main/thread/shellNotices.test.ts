@@ -48,7 +48,7 @@ function shellEnv(profile = ''): { env: Record<string, string | undefined>; home
 /** What a pane printed from now on. */
 function recorder(host: ThreadHost, agentId: string): () => string {
   let seen = '';
-  const d = host.roster.onData.event(({ agentId: id, data }) => id === agentId && (seen += data));
+  const d = host.roster.relay.onData.event(({ agentId: id, data }) => id === agentId && (seen += data));
   cleanups.push(() => d.dispose());
   return () => seen;
 }
@@ -56,7 +56,7 @@ function recorder(host: ThreadHost, agentId: string): () => string {
 /** A person types a command into the pane and waits for what it prints. */
 async function person(host: ThreadHost, agentId: string, command: string, prints: RegExp): Promise<void> {
   const out = paneText(host, agentId, prints);
-  host.roster.input(agentId, `${command}\r`);
+  host.roster.relay.input(agentId, `${command}\r`);
   await out;
 }
 
@@ -113,7 +113,7 @@ describe('a plain shell is shown notices, never typed them', () => {
     expect(out().match(/[\x1b\x9b]\]?[^a-zA-Z\x07]*[a-zA-Z\x07]/g)?.every((seq) => /^\x1b\[(?:\d+;1H|J|0m|3m|\d+A|\d+G)$|^\x1b\]9;/.test(seq))).toBe(true);
     expect(out()).not.toMatch(/[\x80-\x9f]/);
     // The pty host's mirror, what a window that opens now is given, says the same.
-    const screen = await host.roster.screen(sh.id);
+    const screen = await host.roster.relay.screen(sh.id);
     expect(screen).toContain('evil \\x1b]0;pwned');
     expect(screen).not.toContain('\x1b]0;pwned');
     expect(signals).not.toContain('title');
@@ -139,7 +139,7 @@ describe('a plain shell is shown notices, never typed them', () => {
     const order: string[] = [];
     let printed = '';
     let approving = 0;
-    const d1 = host.roster.onData.event(({ agentId, data }) => {
+    const d1 = host.roster.relay.onData.event(({ agentId, data }) => {
       if (agentId !== sh.id) return;
       printed += data;
       if (/Forkbench: The folder you are in/.test(data)) {

@@ -56,7 +56,7 @@ function paneShows(host: ThreadHost, agentId: string, pattern: RegExp, timeoutMs
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; the pane printed: ${seen.slice(-500)}`)), timeoutMs);
-    const sub = host.roster.onData.event(({ agentId: id, data }) => {
+    const sub = host.roster.relay.onData.event(({ agentId: id, data }) => {
       if (id !== agentId) return;
       seen += data;
       if (pattern.test(seen)) {
@@ -215,7 +215,7 @@ describe('resuming an agent on its own conversation', () => {
     expect(host.roster.agents().map((a) => a.id)).toEqual([again.id]);
     // In the Thread's folder: its shell says so.
     const where = paneShows(host, again.id, /WHERE=\/\S+/);
-    host.roster.input(again.id, 'echo WHERE=$PWD\r');
+    host.roster.relay.input(again.id, 'echo WHERE=$PWD\r');
     expect(/WHERE=(\/\S+)/.exec(await where)?.[1]).toBe(fs.realpathSync(folder));
   }, 60_000);
 

@@ -48,7 +48,7 @@ const openTyped = (o: Parameters<typeof openHost>[0] & { bracketedPaste?: boolea
  */
 async function launchReader(host: ThreadHost): Promise<AgentInfo> {
   const agent = await host.roster.launch('aider');
-  await waitFor(async () => (await host.roster.screen(agent.id)).includes('ready'), 20_000, 'the reader to start');
+  await waitFor(async () => (await host.roster.relay.screen(agent.id)).includes('ready'), 20_000, 'the reader to start');
   return agent;
 }
 
@@ -172,7 +172,7 @@ describe('agents in real ptys', () => {
     const vars = makeHome(home, { '.profile': 'PATH=/usr/bin:/bin\nexport PATH\n' });
     const host = await openHost({ env: { PATH: process.env.PATH, SHELL: '/bin/bash', LANG: 'C.UTF-8', ...vars } });
     const agent = await host.roster.launch('shell');
-    host.roster.input(agent.id, 'forkbench board; echo "exit=$?"\r');
+    host.roster.relay.input(agent.id, 'forkbench board; echo "exit=$?"\r');
     await paneText(host, agent.id, /Goal:[\s\S]*exit=0/);
   });
 
@@ -182,7 +182,7 @@ describe('agents in real ptys', () => {
     const agent = await launchReader(host);
     const reads = await assignAndRead(host, agent.id);
     expect(reads.join('')).toMatch(/^You have been assigned T-1 "review the docs" on the Forkbench board \(fencing token 1\)\. Run `forkbench show T-1`.*\r$/s);
-    expect(await host.roster.screen(agent.id)).not.toContain('Forkbench: ');
+    expect(await host.roster.relay.screen(agent.id)).not.toContain('Forkbench: ');
   });
 
   it('a custom command’s pane is shown a person’s assignment in its output: nothing is typed into a program Forkbench does not know', async () => {
@@ -193,7 +193,7 @@ describe('agents in real ptys', () => {
     expect((await host.board.run((e) => e.assign('T-1', agent.id))).ok).toBe(true);
     await seen;
     // cat echoes what it is given (the tty's echo, then its own copy): the screen holds the notice once, as shown.
-    host.roster.input(agent.id, 'person\r');
+    host.roster.relay.input(agent.id, 'person\r');
     await paneText(host, agent.id, /person\r\n(?:[\s\S]*)person/);
     const lines = (await host.roster.get(agent.id)!.session.screenLines()).filter((l) => l.length > 0);
     expect(lines.filter((l) => l.includes('You have been assigned'))).toHaveLength(1);

@@ -43,7 +43,7 @@ describeRealCli('aider', 'Aider (real CLI, from PyPI) on the board', () => {
 
     // Aider asks before it runs a suggested command: the person says yes.
     await step(screen.until(() => /Run shell command\?/i.test(screen.visible()), 30_000, 'the question to run `forkbench claim T-1`'));
-    t.host.roster.input(agent.id, 'y\r');
+    t.host.roster.relay.input(agent.id, 'y\r');
     const grant = await step(t.event((e) => e.kind === 'grant' && e.agentId === agent.id && e.taskId === 'T-1', 30_000, 'the claim of T-1'));
     expect(grant).toMatchObject({ by: agent.id });
 

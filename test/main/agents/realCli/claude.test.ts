@@ -234,7 +234,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     // the Enter was lost, the dialog stayed, and only the CLI's later Notification said so.
     const graceLeft = shownAt + CLAUDE_DIALOG_GRACE_MS - performance.now();
     if (graceLeft > 0) await new Promise((r) => setTimeout(r, graceLeft));
-    t.host.roster.input(agent.id, '\r');
+    t.host.roster.relay.input(agent.id, '\r');
     await step(states.until(mine('working', undefined, waiting.e.seq), 10_000, 'working after the answer'));
     await step(screen.shows(PERMISSION_FINAL, 30_000, 'the final answer'));
     await step(states.until(mine('idle', undefined, waiting.e.seq), 10_000, 'idle after the final answer'));

@@ -168,11 +168,11 @@ async function boardConnected(pane: Pane): Promise<{ state: string; tools: numbe
 async function warnings(t: RealCliThread, pane: Pane): Promise<string> {
   const { agent, screen: s, step } = pane;
   const nth = (i: number) => new RegExp(`Warnings · ${i} of (\\d+)`);
-  t.host.roster.input(agent.id, F2);
+  t.host.roster.relay.input(agent.id, F2);
   await step(s.until(() => nth(1).test(s.visible()), 10_000, "Codex's warnings (f2)"));
   const shown = [s.visible()];
   for (let i = 2; i <= Number(nth(1).exec(shown[0]!)![1]); i++) {
-    t.host.roster.input(agent.id, RIGHT);
+    t.host.roster.relay.input(agent.id, RIGHT);
     await step(s.until(() => nth(i).test(s.visible()), 10_000, `Codex's warning ${i}`));
     shown.push(s.visible());
   }
@@ -357,7 +357,7 @@ for (const { bwrap, contained } of CASES) {
       expect(printed).toContain(`\x1b]9;Approval requested: touch ${PERMISSION_FILE}\x07`);
 
       // The person answers Yes (the dialog's first choice).
-      t.host.roster.input(agent.id, '\r');
+      t.host.roster.relay.input(agent.id, '\r');
       await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
       await step(s.until(() => s.visible().includes(PERMISSION_FINAL), 20_000, 'the final answer'));
       // The turn's end is its program status "done": nothing else says idle for Codex.

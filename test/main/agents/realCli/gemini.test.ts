@@ -214,7 +214,7 @@ describeRealCli('gemini', 'Gemini CLI, the real CLI through its profile', () => 
     expect(screen.seen()).not.toMatch(/Hook\(s\).*failed/);
 
     // The person answers "Allow once" (the dialog's first choice).
-    t.host.roster.input(agent.id, '\r');
+    t.host.roster.relay.input(agent.id, '\r');
     await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
     await step(screen.shows(PERMISSION_FINAL, 30_000, 'the final answer'));
     await step(states.until(mine('idle', 'hook', waiting.e.seq), 10_000, 'idle from the AfterAgent hook'));

@@ -217,7 +217,7 @@ describeRealCli(
         const waiting = await step(states.until(mine('needs-input', 'hook'), 5_000, 'needs-input from the plugin'));
         expect(waiting.at - shownAt).toBeLessThan(1000);
         expect(waiting.e.text).toContain('forkbench board');
-        t.host.roster.input(agent.id, '\r');
+        t.host.roster.relay.input(agent.id, '\r');
         await step(states.until(mine('working', 'terminal', waiting.e.seq), 10_000, 'working after the answer'));
         await step(screen.until(() => screen.visible().includes(FINAL), 15_000, 'the final answer'));
         await step(states.until(mine('idle', 'hook', waiting.e.seq), 10_000, 'idle after the final answer'));
