@@ -9,7 +9,9 @@ import type { UsageReader } from '../../../src-main/usage/usageReader.js';
 import { UsageWatcher } from '../../../src-main/usage/usageWatcher.js';
 import { LedgerBounds } from '../../../src-shared/board/usageLedger.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
-import type { UsageSource } from '../../../src-shared/usage/usage.js';
+import type { UsagePosition, UsageSource, UsageTurn } from '../../../src-shared/usage/usage.js';
+import { ManualClock } from '../../../src-main/base/clock.js';
+import { LeaseEngine } from '../../../src-main/board/leaseEngine.js';
 import { boardStores } from '../../helpers/boardStores.js';
 import { waitFor } from '../../helpers/pty.js';
 
@@ -183,4 +185,26 @@ describe('a restart re-reads nothing twice, past the ids the board keeps', () =>
     for (const agent of [CLAUDE, CODEX]) expect(await counted(other, agent)).toEqual({ tokens: expected(0, BEFORE + AFTER), turns: BEFORE + AFTER });
     expect(other.state.usageLedger).toEqual(again.state.usageLedger);
   }, 90_000);
+});
+
+describe("a stream's mark", () => {
+  it('counts a turn placed before it as counted, and only for its own source and stream; a mark never moves back', async () => {
+    const engine = new LeaseEngine(new ManualClock(0, Date.UTC(2026, 11, 8)));
+    engine.createThread('th', '');
+    const turn = (id: string): UsageTurn => ({ id, cliAt: null, model: 'm', tokens: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, usd: null });
+    const record = (source: UsageSource, id: string, stream: string, at: number, marks?: UsagePosition[]) => {
+      const r = engine.recordUsage(CLAUDE, source, [turn(id)], undefined, { notBefore: null, positions: new Map([[id, { stream, at }]]), ...(marks ? { marks } : {}) });
+      if (!r.ok) throw new Error(r.error.message);
+      return r.value.recorded;
+    };
+    expect(record('claude', 'a', 's', 10, [{ stream: 's', at: 100 }])).toBe(1);
+    // A turn the board never saw the id of, placed before the mark: counted already.
+    expect(record('claude', 'b', 's', 50)).toBe(0);
+    // The mark is exclusive: a turn at it is not yet handed out.
+    expect(record('claude', 'c', 's', 100, [{ stream: 's', at: 40 }])).toBe(1);
+    expect(record('claude', 'd', 's', 60)).toBe(0);
+    // Another source's stream of the same name, and another stream (a file replaced by another): their own.
+    expect(record('codex', 'e', 's', 50)).toBe(1);
+    expect(record('claude', 'f', 's2', 50)).toBe(1);
+  });
 });
