@@ -2,10 +2,10 @@ import { z } from 'zod';
 import type { UsageEventBody } from '../../src-shared/board/events.js';
 import type { Board } from '../../src-shared/board/reducer.js';
 import { ok, reject, type Result } from '../../src-shared/board/result.js';
-import { RateLimitSchema, UsageTurnSchema } from '../../src-shared/board/storedEvents.js';
-import { claimAt, turnDigest, type Attributed, type ClaimSpan } from '../../src-shared/board/usageLedger.js';
+import { RateLimitSchema, UsageMarkSchema, UsageTurnSchema } from '../../src-shared/board/storedEvents.js';
+import { claimAt, LedgerBounds, markOf, turnDigest, type Attributed, type ClaimSpan } from '../../src-shared/board/usageLedger.js';
 import { profileOfAgent } from '../../src-shared/board/leaseEvidence.js';
-import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from '../../src-shared/usage/usage.js';
+import type { RateLimitReading, UsageAttribution, UsagePosition, UsageSource, UsageTurn } from '../../src-shared/usage/usage.js';
 
 /**
  * How the board records what an agent's CLI spent (issue 47): the plan behind LeaseEngine.recordUsage, its one
@@ -16,6 +16,11 @@ import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from 
  * - Turns are grouped per attributed claim, one event per claim (split only past an event's size cap).
  * - A turn id already recorded for the agent is skipped (the ledger keeps them, rebuilt by every replay), and
  *   so is a second turn of one id in the same batch: a reader that reads a file again counts nothing twice.
+ * - Beyond the ledger's last ids, a turn the reader placed (UsagePosition) before the mark the board recorded
+ *   for its stream is skipped too: a reader hands out a stream's turns in order and marks only up to where it
+ *   handed out every one, so a turn before the mark was recorded (or refused as invalid) then. The mark is a
+ *   place in a file, not a time: a wrong clock or a record written late cannot move it (a record written late
+ *   lies later in the file), and a file replaced by another is another stream.
  */
 export const UsageRecording = {
   /**
@@ -36,6 +41,11 @@ export const UsageRecording = {
  *  (wall ms; null on a first read, such as after a restart, when the records may be of any age). */
 export interface UsageReadWindow {
   readonly notBefore: number | null;
+  /** Where the reader found each turn, by turn id (a turn it cannot place is absent: its id alone guards it). */
+  readonly positions?: ReadonlyMap<string, UsagePosition>;
+  /** Per stream, up to where the reader has handed out every turn (these and earlier reads'): recorded with the
+   *  turns, so the mark and the turns before it are on the board together or not at all. */
+  readonly marks?: readonly UsagePosition[];
 }
 
 /** Where one call's turns went. */
@@ -62,6 +72,7 @@ export interface UsageInput {
 
 const TurnsSchema = z.array(UsageTurnSchema).max(UsageRecording.turnsPerCall, `at most ${UsageRecording.turnsPerCall} turns at once`);
 const LimitsSchema = z.array(RateLimitSchema).max(16, 'at most 16 rate-limit readings');
+const MarksSchema = z.array(UsageMarkSchema).max(LedgerBounds.marks, `at most ${LedgerBounds.marks} record streams at once`);
 
 /** The zod issue as a sentence naming the turn: `turn 3 (id "msg_1"): tokens.input: …`. */
 function turnIssue(turns: readonly UsageTurn[], error: z.ZodError): string {
@@ -104,14 +115,21 @@ export function planUsage(board: Readonly<Board>, held: readonly ClaimSpan[], in
   if (!turns.success) return reject('invalid-input', `usage not recorded: ${turnIssue(input.turns, turns.error)}`);
   const limits = input.limits === undefined ? undefined : LimitsSchema.safeParse(input.limits);
   if (limits && !limits.success) return reject('invalid-input', `usage not recorded: ${limits.error.issues[0]?.path.join('.')}: ${limits.error.issues[0]?.message}`);
+  const marks = input.window?.marks === undefined ? undefined : MarksSchema.safeParse(input.window.marks);
+  if (marks && !marks.success) return reject('invalid-input', `usage not recorded: marks.${marks.error.issues[0]?.path.join('.')}: ${marks.error.issues[0]?.message}`);
   const agent = board.usageLedger.agents.get(input.agentId);
   const seen = new Set(agent?.seen);
+  const before = (t: UsageTurn): boolean => {
+    const p = input.window?.positions?.get(t.id);
+    const mark = p && markOf(agent, input.source, p.stream);
+    return p !== undefined && mark !== undefined && p.at < mark;
+  };
   const groups = new Map<string, { to: Attributed; turns: UsageTurn[] }>();
   let skipped = 0;
   let byReceipt = 0;
   for (const t of turns.data) {
     const d = turnDigest(t.id);
-    if (seen.has(d)) {
+    if (seen.has(d) || before(t)) {
       skipped++;
       continue;
     }
@@ -138,6 +156,9 @@ export function planUsage(board: Readonly<Board>, held: readonly ClaimSpan[], in
   else if (!last && limits?.data.length && !sameReadings(board.costs.agents[input.agentId]?.limits, limits.data)) {
     events.push({ kind: 'usage', agentId: input.agentId, profile, source: input.source, turns: [], taskId: null, token: null, how: 'overhead', limits: limits.data });
   }
+  // So are the marks that move: with the call's turns, so a mark is never on the board without them.
+  const moved = marks?.data.filter((m) => !((markOf(agent, input.source, m.stream) ?? -1) >= m.at));
+  if (last && moved?.length) last.marks = moved;
   const to = [...groups.values()].map((g) => ({ taskId: g.to.taskId, token: g.to.token, how: g.to.how, turns: g.turns.length }));
   return ok({ events, recorded: { recorded: turns.data.length - skipped, skipped, to, byReceipt } });
 }

@@ -52,7 +52,7 @@ export class AgentUsage {
     if (!w) return Promise.resolve();
     this.watchers.delete(agentId);
     w.dispose();
-    return w.poll().catch(() => undefined);
+    return w.last().catch(() => undefined);
   }
 
   dispose(): void {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { basename, join } from 'node:path';
-import type { RateLimitReading, UsageTurn } from '../../src-shared/usage/usage.js';
+import type { RateLimitReading, UsagePosition, UsageTurn } from '../../src-shared/usage/usage.js';
 import { JsonlTail } from './jsonlTail.js';
 import { countOf, isObject, parseJson, timeOf, tokens, type UsageRead, type UsageReader, type UsageRecordsSpec } from './usageReader.js';
 
@@ -66,6 +66,8 @@ export class CodexUsageReader implements UsageReader {
     const turns: UsageTurn[] = [];
     const notices: string[] = [];
     let limits: RateLimitReading[] | undefined;
+    const positions = new Map<string, UsagePosition>();
+    const marks: UsagePosition[] = [];
     if (!id) return { turns, notBefore, notices };
     for (const path of codexRolloutFiles(this.sessionsDir, id)) {
       let f = this.tails.get(path);
@@ -102,8 +104,11 @@ export class CodexUsageReader implements UsageReader {
         if (key === f.lastTotal) continue;
         f.lastTotal = key;
         const cached = Math.min(input, countOf(last.cached_input_tokens) ?? 0);
+        const turnId = `${basename(path)}:${line.offset}`;
+        const stream = f.tail.stream;
+        if (stream !== null) positions.set(turnId, { stream, at: line.offset });
         turns.push({
-          id: `${basename(path)}:${line.offset}`,
+          id: turnId,
           cliAt: outputAt ?? timeOf(rec.timestamp),
           model: f.model,
           // OpenAI counts cached input inside input_tokens; the board keeps them apart.
@@ -111,7 +116,10 @@ export class CodexUsageReader implements UsageReader {
           usd: null,
         });
       }
+      // Every line before where the tail stopped was read, and each turn in them handed out.
+      const stream = f.tail.stream;
+      if (stream !== null) marks.push({ stream, at: f.tail.position });
     }
-    return { turns, ...(limits ? { limits } : {}), notBefore, notices };
+    return { turns, ...(limits ? { limits } : {}), notBefore, notices, positions, marks };
   }
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { UsageTurn } from '../../src-shared/usage/usage.js';
+import type { UsagePosition, UsageTurn } from '../../src-shared/usage/usage.js';
 import { JsonlTail } from './jsonlTail.js';
 import { countOf, isObject, parseJson, timeOf, tokens, type UsageRead, type UsageReader, type UsageRecordsSpec } from './usageReader.js';
 
@@ -90,13 +90,20 @@ export class GeminiUsageReader implements UsageReader {
     if (!this.path) return { turns, notBefore, notices };
     if (this.path.endsWith('.jsonl')) {
       this.tail ??= new JsonlTail(this.path);
+      const positions = new Map<string, UsagePosition>();
       for (const line of this.tail.read()?.lines ?? []) {
         const rec = parseJson(line.text);
         if (!isObject(rec)) continue;
         const set = isObject(rec.$set) && Array.isArray(rec.$set.messages) ? rec.$set.messages : [rec];
+        const from = turns.length;
         for (const m of set) this.take(m, turns, notices);
+        const stream = this.tail.stream;
+        if (stream !== null) for (const t of turns.slice(from)) positions.set(t.id, { stream, at: line.offset });
       }
-      return { turns, notBefore, notices };
+      // A chat of lines is appended to, each message taken at its first line with tokens: every line before
+      // where the tail stopped is read, and its turns handed out. A chat written whole has no such places.
+      const stream = this.tail.stream;
+      return { turns, notBefore, notices, positions, ...(stream !== null ? { marks: [{ stream, at: this.tail.position }] } : {}) };
     }
     const st = fs.statSync(this.path, { throwIfNoEntry: false });
     const stamp = st ? `${st.size}:${st.mtimeMs}` : '';

@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import { basename } from 'node:path';
+import { turnDigest } from '../../src-shared/board/usageLedger.js';
 
 /** One whole line of a JSON-lines file, with the byte offset it starts at. */
 export interface TailLine {
@@ -30,8 +32,24 @@ export class JsonlTail {
   private ino: number | null = null;
   /** Grows past READ_CHUNK_BYTES only for a line longer than it (a tool's result of a whole file). */
   private chunk = READ_CHUNK_BYTES;
+  /** A digest of the file's first line, once read whole. */
+  private head: string | null = null;
 
   constructor(readonly path: string) {}
+
+  /**
+   * The file as one record stream (usage.ts UsagePosition): its name and a digest of its first line, or null
+   * until that line is whole. A file replaced by one that begins otherwise is another stream (its offsets
+   * mean other records); one that begins the same (a copy, grown since) is the same, its offsets the same.
+   */
+  get stream(): string | null {
+    return this.head === null ? null : `${basename(this.path)}#${this.head}`;
+  }
+
+  /** Where the next read starts: every whole line before it has been returned. */
+  get position(): number {
+    return this.offset;
+  }
 
   /** null when the file is not there (yet). */
   read(): TailRead | null {
@@ -44,7 +62,10 @@ export class JsonlTail {
     try {
       const st = fs.fstatSync(fd);
       const restarted = this.ino !== null && (st.ino !== this.ino || st.size < this.offset);
-      if (restarted || this.ino === null) this.offset = 0;
+      if (restarted || this.ino === null) {
+        this.offset = 0;
+        this.head = null;
+      }
       this.ino = st.ino;
       if (st.size === this.offset) return { lines: [], restarted, quiet: !restarted };
       const want = Math.min(st.size - this.offset, this.chunk);
@@ -54,6 +75,7 @@ export class JsonlTail {
       let start = 0;
       for (let nl = buf.indexOf(0x0a, 0); nl !== -1 && nl < got; nl = buf.indexOf(0x0a, start)) {
         const text = buf.toString('utf8', start, nl).trim();
+        if (this.offset + start === 0) this.head = turnDigest(text);
         if (text) lines.push({ offset: this.offset + start, text });
         start = nl + 1;
       }

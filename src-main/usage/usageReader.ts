@@ -1,9 +1,10 @@
-import type { RateLimitReading, TokenCounts, UsageSource, UsageTurn } from '../../src-shared/usage/usage.js';
+import type { RateLimitReading, TokenCounts, UsagePosition, UsageSource, UsageTurn } from '../../src-shared/usage/usage.js';
 
 /**
  * A reader of one agent's CLI's own records of what it spent (issue 47): offline, from the files the CLI
  * writes anyway, never the network. Each read returns the turns found since the last (a restart reads them
- * all again: the board counts a turn id once), and says what it could not read, to be said once.
+ * all again: the board counts a turn id once, and a turn placed before its stream's recorded mark not at all),
+ * and says what it could not read, to be said once.
  */
 export interface UsageRead {
   readonly turns: UsageTurn[];
@@ -13,12 +14,19 @@ export interface UsageRead {
   readonly notBefore: number | null;
   /** What the reader could not read (a newer format, a record it does not know): said once per agent. */
   readonly notices: string[];
+  /** Where each turn lies in its records, by turn id; absent for a turn the reader cannot place (a chat file
+   *  rewritten whole, a store read through its CLI), which only its id then guards. */
+  readonly positions?: ReadonlyMap<string, UsagePosition>;
+  /** Per stream read, the place before which every turn has been handed out, in this read or an earlier one:
+   *  a turn still being written (a Claude message not yet complete) holds its stream's mark before it. */
+  readonly marks?: UsagePosition[];
 }
 
 export interface UsageReader {
   readonly source: UsageSource;
-  /** `now`: host wall ms. */
-  read(now: number): Promise<UsageRead>;
+  /** `now`: host wall ms. `last`: the agent's process is gone, so nothing more will be written: what it left
+   *  half written (a message cut off mid-stream) is taken as it stands rather than waited for. */
+  read(now: number, last?: boolean): Promise<UsageRead>;
 }
 
 /** Where each profile's records are and which fields it reads: what a person is told, and the docs say. */

@@ -2,7 +2,7 @@ import type { SavedWork, SendBackCause, BranchRecord, ClaimEndReason, CopiedFrom
 import type { RejectionCode } from './result.js';
 import type { AgentState, StateSource } from '../agents/agentLife.js';
 import type { DispatchMode } from './dispatch.js';
-import type { RateLimitReading, UsageAttribution, UsageSource, UsageTurn } from '../usage/usage.js';
+import type { RateLimitReading, UsageAttribution, UsagePosition, UsageSource, UsageTurn } from '../usage/usage.js';
 import type { Budget } from '../usage/budgets.js';
 
 /**
@@ -147,9 +147,10 @@ export type CarryEventBody =
 /** `waiting`: the liveness check renewed a claim because its holder waits on a person, not on itself. */
 /** `outage`: the shared board's database could not be reached, and every running lease was moved on by that long. */
 /** What an agent's CLI spent (issue 47, src-shared/usage/usage.ts): turns read from its own records, attributed
- *  when recorded to the claim it held (`taskId`/`token`, null for overhead). Changes no task's state or claim. */
+ *  when recorded to the claim it held (`taskId`/`token`, null for overhead). Changes no task's state or claim.
+ *  `marks`: up to where in each record stream the reader had handed out every turn (usageLedger.ts). */
 export type UsageEventBody =
-  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[] };
+  | { kind: 'usage'; agentId: string; profile: string; source: UsageSource; turns: UsageTurn[]; taskId: string | null; token: number | null; how: UsageAttribution; limits?: RateLimitReading[]; marks?: UsagePosition[] };
 
 /** Issue 47: a person set (or, null, removed) the budget of a task, or of the Thread (`taskId` null): budgets.ts. */
 export type BudgetEventBody = { kind: 'budget-set'; taskId: string | null; budget: Budget | null; by: string };

@@ -63,6 +63,8 @@ export const UsageTurnSchema = z
   })
   .strict();
 export const RateLimitSchema = z.object({ window: Name(100), usedPct: z.number().finite().min(0).max(100), resetsAt: z.number().finite().nullable() }).strict();
+/** A reader's mark in one record stream (usage.ts UsagePosition): a byte offset, so a whole number. */
+export const UsageMarkSchema = z.object({ stream: Name(400).min(1), at: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER) }).strict();
 
 /** A parked work's ref: under refs/forkbench/parked/, in the characters taskBranch.ts names refs with, no `..`. */
 const ParkedRefSchema = Name(4096).refine((r) => r.startsWith(PARKED_PREFIX) && /^[A-Za-z0-9._/-]+$/.test(r) && !r.includes('..'), 'a saved work\'s ref is one of refs/forkbench/parked/');
@@ -165,6 +167,8 @@ const StoredEventSchema = z.discriminatedUnion('kind', [
     token: Token.nullable(),
     how: z.enum(['held', 'last-acted', 'overhead']),
     limits: z.array(RateLimitSchema).max(16).optional(),
+    // One per stream the read covered: a Codex session has a file per resume; 64 is LedgerBounds.marks.
+    marks: z.array(UsageMarkSchema).max(64).optional(),
   }),
   ev('budget-set', { taskId: TaskIdSchema.nullable(), budget: BudgetSchema.nullable(), by: Actor }),
   // Issue 47 item 5: a parked folder's uncommitted work saved (the folder then removed), and a saved work deleted.

@@ -1,5 +1,5 @@
 import type { BoardEvent } from './events.js';
-import type { UsageAttribution } from '../usage/usage.js';
+import type { UsageAttribution, UsagePosition, UsageSource } from '../usage/usage.js';
 
 /**
  * What the board must remember to attribute an agent's usage after the fact (issue 47): which claims each
@@ -39,6 +39,12 @@ export interface AgentLedger {
   readonly acted: readonly ActedOn[];
   /** Digests (turnDigest) of the turn ids recorded for it, oldest first. */
   readonly seen: readonly string[];
+  /**
+   * Per record stream of its CLI (by markKey), the highest mark a recorded read reached: every turn placed
+   * before it was handed to the board then, so one read again (a restart reads every file from its start) is
+   * known counted though its id has left `seen`. Least recently advanced first. Absent on boards from before.
+   */
+  readonly marks?: Readonly<Record<string, number>>;
 }
 
 export interface UsageLedger {
@@ -72,6 +78,10 @@ export const LedgerBounds = {
    *  turns, while a re-read after a restart starts where the reader's record says it got to (its ids only
    *  guard the lines around that point). A digest is ~11 characters: ~50 KB per agent at most. */
   seen: 4096,
+  /** Record streams kept per agent: a Claude or Gemini session is one file, a Codex session one file per
+   *  resume; 64 resumes of one agent is far past any. The least recently advanced goes (its turns are then
+   *  guarded by `seen` alone, as before marks). */
+  marks: 64,
   /** Agents kept: a Thread runs a dozen at once; 256 is weeks of relaunches. The least recently heard of goes. */
   agents: 256,
 } as const;
@@ -94,6 +104,34 @@ export function turnDigest(id: string): string {
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+}
+
+/** The ledger's key of one stream of one source's records: a digest, so a long file name costs ~11 characters. */
+export function markKey(source: UsageSource, stream: string): string {
+  return turnDigest(`${source}\n${stream}`);
+}
+
+/** The mark recorded for `source`'s stream `stream`: every turn placed before it is counted; undefined when none. */
+export function markOf(agent: AgentLedger | undefined, source: UsageSource, stream: string): number | undefined {
+  return agent?.marks?.[markKey(source, stream)];
+}
+
+/** `marks` with each of `next` raised to, never lowered: a mark only grows (an older read's is already passed). */
+function raised(marks: Readonly<Record<string, number>> | undefined, source: UsageSource, next: readonly UsagePosition[]): Readonly<Record<string, number>> | undefined {
+  let out: Record<string, number> | undefined;
+  for (const m of next) {
+    const k = markKey(source, m.stream);
+    const was = (out ?? marks)?.[k];
+    if (was !== undefined && was >= m.at) continue;
+    out ??= { ...marks };
+    // Deleted and set again: the object's key order is then least recently advanced first.
+    delete out[k];
+    out[k] = m.at;
+  }
+  if (!out) return marks;
+  const keys = Object.keys(out);
+  for (const k of keys.slice(0, Math.max(0, keys.length - LedgerBounds.marks))) delete out[k];
+  return out;
 }
 
 const keepLast = <T>(xs: readonly T[], n: number): readonly T[] => (xs.length > n ? xs.slice(xs.length - n) : xs);
@@ -151,7 +189,11 @@ export function foldUsageLedger(l: UsageLedger, e: BoardEvent): UsageLedger {
       if (!turnsTo(l, e.agentId, e.token)) return l;
       return withAgent(l, e.agentId, (a) => ({ ...a, acted: keepLast([...a.acted, { taskId: e.taskId, token: e.token, at: e.at }], LedgerBounds.acted) }));
     case 'usage':
-      return withAgent(l, e.agentId, (a) => ({ ...a, seen: keepLast([...a.seen, ...e.turns.map((t) => turnDigest(t.id))], LedgerBounds.seen) }));
+      return withAgent(l, e.agentId, (a) => {
+        const next = { ...a, seen: keepLast([...a.seen, ...e.turns.map((t) => turnDigest(t.id))], LedgerBounds.seen) };
+        const marks = e.marks?.length ? raised(a.marks, e.source, e.marks) : a.marks;
+        return marks ? { ...next, marks } : next;
+      });
     default:
       return l;
   }

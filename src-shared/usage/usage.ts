@@ -41,6 +41,18 @@ export interface UsageTurn {
   readonly usd: number | null;
 }
 
+/**
+ * A place in one of a CLI's record streams (issue 47: a restart re-reads nothing twice). `stream` names one
+ * record file as first written (its name and a digest of its first line, so a file replaced by another is
+ * another stream), `at` a byte offset in it. A reader hands out a stream's turns in the order of their places,
+ * and says up to where it has handed out every turn (its mark): the board keeps the highest mark per agent,
+ * source and stream, and a turn read again at a place before it is known counted, however long ago.
+ */
+export interface UsagePosition {
+  readonly stream: string;
+  readonly at: number;
+}
+
 /** How a batch of turns was attributed when the board recorded it. */
 export type UsageAttribution =
   /** The agent held exactly this claim when the turns were spent. */

@@ -84,6 +84,7 @@ export function closedAfterEach(): <T extends { dispose(): Promise<void> } | { c
 // The Thread
 
 export interface RealCliThread {
+  /** The Thread's host: another object after `restart`. */
   host: ThreadHost;
   /** The project folder (cwd of every pane). */
   folder: string;
@@ -106,6 +107,14 @@ export interface RealCliThread {
   /** Resumes an exited agent's conversation through its profile (`panes.resume`): the same agent in a new
    *  process, with a new screen that shows what the new process prints. */
   resume(agentId: string, options?: LaunchOptions): Promise<Pane>;
+  /**
+   * A host restart, as `serve --keep-agents` stopping and starting again: the ThreadHost leaves (its agents and
+   * their claims live on in the pty host), and a new one opens on the same board and adopts them. Only for a
+   * Thread opened with `ptyHost`. Panes from before are the old host's: take them back with `reattach`.
+   */
+  restart(): Promise<void>;
+  /** `pane`'s agent on the host as it is now (after a restart), its screen as the host's mirror shows it. */
+  reattach(pane: Pane, options?: LaunchOptions): Promise<Pane>;
   /** Runs an installed CLI to its end, by default in the folder with `env`; killed if the test ends first. */
   run(command: string, args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult>;
   dispose(): Promise<void>;
@@ -145,6 +154,9 @@ export interface ThreadDirs {
 }
 
 export interface ThreadOptions {
+  /** Panes in a pty host of their own, so that they outlive the ThreadHost (`restart`); also on with
+   *  FORKBENCH_REALCLI_PTY_HOST=1. */
+  ptyHost?: boolean;
   /** Profiles whose panes run outside Forkbench's sandbox (ThreadHost's `uncontained`): a CLI's own sandbox,
    *  which cannot nest in ours, is tested there. */
   uncontained?: readonly string[];
@@ -163,7 +175,7 @@ export interface ThreadOptions {
 export async function openRealCliThread(
   name: string,
   env: Record<string, string> | ((dirs: ThreadDirs) => Record<string, string>) = {},
-  { hide = [], uncontained }: ThreadOptions = {},
+  { hide = [], uncontained, ptyHost: withPtyHost = false }: ThreadOptions = {},
 ): Promise<RealCliThread> {
   const dir = fs.mkdtempSync(join(tmpdir(), `forkbench-realcli-${name}-`));
   const folder = join(dir, 'project');
@@ -188,17 +200,20 @@ export async function openRealCliThread(
   if (hide.length) baseEnv.PATH = pathWithout(baseEnv.PATH!, hide, join(dir, 'path'));
   // FORKBENCH_REALCLI_PTY_HOST=1: the panes live in a pty host, as under `serve` and the app, so each CLI's
   // state is read off the pty host's mirror (its signals as frames, its screen by request).
-  const ptyHost = process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 }) : undefined;
-  const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
+  const linkOpen = () => PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 });
+  let ptyHost = withPtyHost || process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await linkOpen() : undefined;
+  const hostOpen = () => ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
+  let host = await hostOpen();
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
-  const recording = host.roster.relay.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
+  const record = () => host.roster.relay.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
+  let recording = record();
   const cleanups: Array<() => void> = [() => recording.dispose()];
   const aborted = new AbortController();
   /** A screen on the agent's pane and its `step`; the screen starts with what the pane printed after `from`. */
-  const paneOn = (agent: AgentInfo, from: number, { cols, rows, answerQueries, diagnose }: Required<Omit<LaunchOptions, 'diagnose'>> & LaunchOptions): Pane => {
+  const paneOn = (agent: AgentInfo, from: number | string, { cols, rows, answerQueries, diagnose }: Required<Omit<LaunchOptions, 'diagnose'>> & LaunchOptions): Pane => {
     // Everything so far, then every chunk to come: both in this same tick, so nothing is missed.
-    const screen = new PaneScreen(host, agent.id, t.output(agent.id).slice(from), { cols, rows, answerQueries });
+    const screen = new PaneScreen(host, agent.id, typeof from === 'string' ? from : t.output(agent.id).slice(from), { cols, rows, answerQueries });
     const exited = new Promise<never>((_, reject) => {
       const sub = host.roster.onExit.event((e) => {
         if (e.agentId === agent.id) reject(new Error(`${agent.profile} exited (${JSON.stringify(e.exit)})`));
@@ -234,6 +249,22 @@ export async function openRealCliThread(
     async resume(agentId, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
       const before = t.output(agentId).length;
       return paneOn(await host.roster.resume(agentId), before, { cols, rows, answerQueries, diagnose });
+    },
+    async restart() {
+      if (!ptyHost) throw new Error('restart needs a Thread opened with ptyHost: its panes must outlive the host');
+      recording.dispose();
+      await host.leave();
+      ptyHost.leave();
+      ptyHost = await linkOpen();
+      host = await hostOpen();
+      t.host = host;
+      recording = record();
+    },
+    async reattach(pane, { cols = 120, rows = 40, answerQueries = false, diagnose } = {}) {
+      const agent = host.roster.agents().find((a) => a.id === pane.agent.id);
+      if (!agent) throw new Error(`${pane.agent.id} is not on the host`);
+      pane.screen.dispose();
+      return paneOn(agent, await host.roster.relay.screen(agent.id), { cols, rows, answerQueries, diagnose });
     },
     run(command, args, { cwd = folder, env: runEnv = baseEnv, timeoutMs = 30_000 } = {}) {
       return new Promise((resolve) => {

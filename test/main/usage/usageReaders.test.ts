@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClaudeUsageReader } from '../../../src-main/usage/claudeUsage.js';
+import { ClaudeRead, ClaudeUsageReader } from '../../../src-main/usage/claudeUsage.js';
 import { CodexUsageReader } from '../../../src-main/usage/codexUsage.js';
 import { GeminiUsageReader } from '../../../src-main/usage/geminiUsage.js';
 import { UsageWatcher } from '../../../src-main/usage/usageWatcher.js';
@@ -169,5 +169,107 @@ describe('the watcher', () => {
     again.dispose();
     const usage = events.filter((e): e is Extract<BoardEvent, { kind: 'usage' }> => e.kind === 'usage');
     expect(usage.map((e) => [e.taskId, e.how, e.turns.map((t) => t.id)])).toEqual([['T-1', 'held', ['msg_a']]]);
+  });
+});
+
+describe("Claude Code's message written as it streams (its usage growing line by line)", () => {
+  const session = '3f0c2a4e-0000-4000-8000-000000000005';
+  const agent = 'claude-1-aaaaaaaaaaaa';
+  const file = () => join(dir, 'projects', '-tmp-project', `${session}.jsonl`);
+  const assistant = (id: string, at: number, output: number, stop: string | null) =>
+    line({ type: 'assistant', timestamp: iso(at), sessionId: session, message: { id, model: 'claude-x', role: 'assistant', stop_reason: stop, usage: { input_tokens: 500, output_tokens: output, cache_read_input_tokens: 40, cache_creation_input_tokens: 9 } } });
+
+  it('counts each message once with its final usage, however the reads fall between its lines, and a re-read (a restart) adds nothing', async () => {
+    fs.mkdirSync(join(file(), '..'), { recursive: true });
+    const clock = new ManualClock(0, T0);
+    const engine = new LeaseEngine(clock);
+    const events: BoardEvent[] = [];
+    engine.onEvent((e) => events.push(e));
+    engine.createThread('th', '');
+    engine.addTask({ title: 'x' });
+    engine.claim(agent, 'T-1');
+    const warned: string[] = [];
+    const watch = () => new UsageWatcher(new ClaudeUsageReader(dir, session), async (turns, limits, window) => engine.recordUsage(agent, 'claude', turns, limits, window), (m) => warned.push(m), { pollMs: 3_600_000, now: () => clock.wall() });
+    const recorded = () => events.flatMap((e) => (e.kind === 'usage' ? e.turns.map((t) => [t.id, t.tokens.output]) : []));
+    const w = watch();
+    // msg_1 streams: its first block with 1 output token so far; reads find the file quiet between its lines.
+    fs.writeFileSync(file(), line({ type: 'user', message: { role: 'user', content: 'go' } }) + assistant('msg_1', T0 + 1, 1, null));
+    await w.poll();
+    clock.advance(3_000);
+    await w.poll();
+    fs.appendFileSync(file(), assistant('msg_1', T0 + 2, 37, null));
+    clock.advance(3_000);
+    await w.poll();
+    await w.poll();
+    expect(recorded()).toEqual([]);
+    // Its last block says how it stopped, with the final count.
+    fs.appendFileSync(file(), assistant('msg_1', T0 + 3, 120, 'tool_use') + line({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result' }] } }));
+    await w.poll();
+    expect(recorded()).toEqual([['msg_1', 120]]);
+    // msg_2's lines never say how it stopped: the next message's first line completes it.
+    fs.appendFileSync(file(), assistant('msg_2', T0 + 4, 1, null) + assistant('msg_2', T0 + 5, 55, null));
+    await w.poll();
+    expect(recorded()).toEqual([['msg_1', 120]]);
+    fs.appendFileSync(file(), assistant('msg_3', T0 + 6, 1, null));
+    await w.poll();
+    expect(recorded()).toEqual([
+      ['msg_1', 120],
+      ['msg_2', 55],
+    ]);
+    // msg_3 was cut off mid-stream: taken as it stands only once quiet for longer than any response streams.
+    clock.advance(ClaudeRead.quietMs - 1);
+    await w.poll();
+    expect(recorded()).toHaveLength(2);
+    clock.advance(1);
+    await w.poll();
+    expect(recorded().at(-1)).toEqual(['msg_3', 1]);
+    w.dispose();
+    // A restart reads the whole file at once: the same turns, with the same counts, so nothing is added.
+    const again = watch();
+    await again.poll();
+    again.dispose();
+    expect(recorded()).toEqual([
+      ['msg_1', 120],
+      ['msg_2', 55],
+      ['msg_3', 1],
+    ]);
+    // msg_1 and msg_2 under the claim; msg_3, recorded when the lease had long lapsed, the agent's overhead.
+    expect(engine.state.tasks.get('T-1')?.cost?.tokens).toEqual({ input: 1000, output: 175, cacheRead: 80, cacheWrite: 18, reasoning: 0 });
+    expect(engine.state.costs.agents[agent]?.tokens).toEqual({ input: 1500, output: 176, cacheRead: 120, cacheWrite: 27, reasoning: 0 });
+    expect(warned).toEqual([]);
+  });
+
+  it("takes a message its agent's process left half written when the process is gone", async () => {
+    fs.mkdirSync(join(file(), '..'), { recursive: true });
+    fs.writeFileSync(file(), assistant('msg_7', T0, 1, null) + assistant('msg_7', T0 + 1, 12, null));
+    const r = new ClaudeUsageReader(dir, session);
+    expect((await r.read(T0 + 1000)).turns).toEqual([]);
+    expect((await r.read(T0 + 2000, true)).turns.map((t) => [t.id, t.tokens.output])).toEqual([['msg_7', 12]]);
+  });
+});
+
+describe('the watcher, given a turn the board cannot take', () => {
+  it('leaves out only that turn, says so once, and records the others', async () => {
+    const session = '3f0c2a4e-0000-4000-8000-000000000006';
+    const agent = 'claude-1-aaaaaaaaaaaa';
+    const clock = new ManualClock(0, T0);
+    const engine = new LeaseEngine(clock);
+    const events: BoardEvent[] = [];
+    engine.onEvent((e) => events.push(e));
+    engine.createThread('th', '');
+    const msg = (id: string, model: string, output: number) => line({ type: 'assistant', timestamp: iso(T0), message: { id, model, stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: output } } });
+    fs.mkdirSync(join(dir, 'projects', 'p'), { recursive: true });
+    // A model name with a control character: the board's journal would not load it back.
+    fs.writeFileSync(join(dir, 'projects', 'p', `${session}.jsonl`), msg('msg_a', 'claude-x', 1) + msg('msg_b', 'claude-\u0007x', 2) + msg('msg_c', 'claude-x', 3));
+    const warned: string[] = [];
+    const w = new UsageWatcher(new ClaudeUsageReader(dir, session), async (turns, limits, window) => engine.recordUsage(agent, 'claude', turns, limits, window), (m) => warned.push(m), { pollMs: 3_600_000, now: () => clock.wall() });
+    await w.poll();
+    fs.appendFileSync(join(dir, 'projects', 'p', `${session}.jsonl`), msg('msg_d', 'claude-x', 4));
+    await w.poll();
+    w.dispose();
+    const ids = events.flatMap((e) => (e.kind === 'usage' ? e.turns.map((t) => t.id) : []));
+    expect(ids).toEqual(['msg_a', 'msg_c', 'msg_d']);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatch(/a turn the board cannot take \(turn "msg_b": model: holds control characters\); it is not counted, the others are/);
   });
 });

@@ -384,3 +384,71 @@ describeRealCli('claude', "Claude Code's usage, read from its own transcript (is
     expect(t.trap.attempts).toEqual([]);
   }, 120_000);
 });
+
+describeRealCli('claude', "Claude Code's usage across a host restart (issue 47)", () => {
+  const open = closedAfterEach();
+
+  it("a task's tokens are exactly what the API reported for the turns under its claim, across a host restart (the panes living on in the pty host) and a reassign after it", async () => {
+    const api = open(await startFakeAnthropic(usageScript));
+    const t = open(await openRealCliThread('claude-restart', claudeEnv(api.url), { ptyHost: true }));
+    seedHome(t.home, 'default', { [t.folder]: {} });
+    let a = await t.launch('claude', { diagnose: api.summary });
+    let b = await t.launch('claude', { diagnose: api.summary });
+    await ready(a);
+    await ready(b);
+    await a.step(a.screen.type(ASK));
+    await a.step(a.screen.shows(FINAL, 30_000, "A's final answer"));
+    const grant = (await t.event((e) => e.kind === 'grant' && e.agentId === a.agent.id, 1000, 'the grant to A')) as Extract<BoardEvent, { kind: 'grant' }>;
+    const played = () => api.turns.map((p) => ({ agent: agentOf(p.conversation.body), ...p.conversation.reply! }));
+    const usageEvents = async () => (await t.host.board.log()).filter((e): e is Extract<BoardEvent, { kind: 'usage' }> => e.kind === 'usage');
+    const allRecorded = (what: string) =>
+      a.step(
+        waitFor(async () => {
+          const ids = new Set((await usageEvents()).flatMap((e) => e.turns.map((x) => x.id)));
+          return played().every((p) => ids.has(p.id));
+        }, 20_000, what),
+      );
+    // What A spent so far is on the board before the host stops, so the restart's re-read finds it all there.
+    await allRecorded('the turns before the restart recorded');
+    const beforeRestart = played().length;
+
+    await t.restart();
+    a = await t.reattach(a, { diagnose: api.summary });
+    b = await t.reattach(b, { diagnose: api.summary });
+    // The same agents, still running, A still holding T-1.
+    expect(t.host.roster.agents().filter((x) => x.status === 'running').map((x) => x.id).sort()).toEqual([a.agent.id, b.agent.id].sort());
+    expect(t.host.board.state.tasks.get('T-1')?.claim).toMatchObject({ agentId: a.agent.id, token: grant.token });
+    await ready(a);
+    await ready(b);
+
+    expect((await t.host.board.run((e) => e.assign('T-1', b.agent.id))).ok).toBe(true);
+    const reassign = (await t.event((e) => e.kind === 'reassign', 1000, 'the reassign')) as Extract<BoardEvent, { kind: 'reassign' }>;
+    await b.step(b.screen.type(B_ASK));
+    await b.step(b.screen.shows(B_FINAL, 30_000, "B's final answer"));
+    await a.step(a.screen.type(AFTER_ASK));
+    await a.step(a.screen.shows(AFTER_FINAL, 30_000, "A's answer after the reassign"));
+    expect(played().length).toBeGreaterThan(beforeRestart);
+    await allRecorded('every played turn recorded');
+
+    const events = await usageEvents();
+    const recorded = events.flatMap((e) => e.turns.map((x) => ({ e, x })));
+    // Each turn once (the readers began again at the start of each transcript), with exactly its counts.
+    expect(recorded.map((r) => r.x.id).sort()).toEqual(played().map((p) => p.id).sort());
+    for (const { x } of recorded) {
+      const p = played().find((q) => q.id === x.id)!;
+      expect(x.tokens).toEqual({ input: p.usage.input_tokens, output: p.usage.output_tokens, cacheRead: p.usage.cache_read_input_tokens, cacheWrite: p.usage.cache_creation_input_tokens, reasoning: 0 });
+    }
+    const sum = (xs: Array<{ input: number; output: number }>) => xs.reduce((n, u) => n + u.input + u.output, 0);
+    const counted = (agent: string, taskId: string | null) => sum(recorded.filter((r) => r.e.agentId === agent && r.e.taskId === taskId).map((r) => r.x.tokens));
+    const reported = (agent: string, from: number, to: number) => sum(played().filter((p) => p.agent === agent && p.at > from && p.at < to).map((p) => ({ input: p.usage.input_tokens, output: p.usage.output_tokens })));
+    expect(counted(a.agent.id, 'T-1')).toBe(reported(a.agent.id, grant.at, reassign.at));
+    expect(counted(a.agent.id, 'T-1')).toBeGreaterThan(0);
+    expect(counted(a.agent.id, null)).toBe(reported(a.agent.id, 0, grant.at) + reported(a.agent.id, reassign.at, Infinity));
+    expect(counted(b.agent.id, 'T-1')).toBe(reported(b.agent.id, reassign.at, Infinity));
+    expect(counted(b.agent.id, 'T-1')).toBeGreaterThan(0);
+    // The task's cost as the board folds it: both agents' turns under its claims, each once.
+    const cost = t.host.board.state.tasks.get('T-1')?.cost;
+    expect(cost && cost.tokens.input + cost.tokens.output).toBe(reported(a.agent.id, grant.at, reassign.at) + reported(b.agent.id, reassign.at, Infinity));
+    expect(t.trap.attempts).toEqual([]);
+  }, 180_000);
+});

@@ -378,3 +378,76 @@ for (const { bwrap, contained } of CASES) {
     }, 60_000);
   }, bwrap === 'on PATH' && !SYSTEM_BWRAP ? "bubblewrap is not installed (Debian's `bubblewrap`)" : null);
 }
+
+describeRealCli('codex', "Codex CLI's usage across a host restart (issue 47)", () => {
+  const open = closedAfterEach();
+  const ON_TASK = 'You hold T-1 now: say so.';
+  const ON_TASK_SAID = 'Holding T-1.';
+  const B_ASK = 'T-1 is yours now: say so.';
+  const B_SAID = 'T-1 is mine now.';
+  const LAST = 'Anything else on your side?';
+  const LAST_SAID = 'Nothing else: T-1 went to another agent.';
+  /** Each message typed gets one answer: the answer to the latest of them the conversation holds. */
+  const answers: Array<[string, string]> = [
+    [REMEMBER, NOTED],
+    [ON_TASK, ON_TASK_SAID],
+    [RECALL, RECALLED],
+    [B_ASK, B_SAID],
+    [LAST, LAST_SAID],
+  ];
+
+  it("T-1's tokens are exactly what the API reported for the turns under its claims, across a host restart (the panes living on in the pty host) and a reassign after it", async () => {
+    const api = open(await startFakeResponses({ isAgent: boardScript().isAgent, next: (c: Conversation): Turn => ({ text: answers.filter(([q]) => c.text.includes(q)).at(-1)?.[1] ?? NOTED }) }));
+    const t = open(await openRealCliThread('codex-restart', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') }), { ptyHost: true }));
+    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+    const talk = async (pane: Pane, say: string, answer: string) => {
+      const { screen: s, step } = pane;
+      await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
+      await step(s.type(say, composer(say)));
+      await step(s.until(() => s.visible().includes(answer), 20_000, `the answer "${answer}"`));
+    };
+    let a = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
+    let b = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
+    const played = () => api.turns.map((p) => p.conversation.reply!);
+    type UsageEvent = Extract<BoardEvent, { kind: 'usage' }>;
+    const recorded = async () => (await t.host.board.log()).filter((e): e is UsageEvent => e.kind === 'usage').flatMap((e) => e.turns.map((x) => ({ e, x })));
+    const allRecorded = (what: string) => waitFor(async () => (await recorded()).length >= played().length || undefined, 20_000, what);
+
+    await talk(a, REMEMBER, NOTED);
+    expect((await t.host.board.run((e) => e.claim(a.agent.id, 'T-1'))).ok).toBe(true);
+    const grant = (await t.event((e) => e.kind === 'grant' && e.agentId === a.agent.id, 1000, 'the grant to A')) as Extract<BoardEvent, { kind: 'grant' }>;
+    await talk(a, ON_TASK, ON_TASK_SAID);
+    // What A spent so far is on the board before the host stops, so the restart's re-read finds it all there.
+    await a.step(allRecorded('the turns before the restart recorded'));
+
+    await t.restart();
+    a = await t.reattach(a, { answerQueries: true, diagnose: api.summary });
+    b = await t.reattach(b, { answerQueries: true, diagnose: api.summary });
+    expect(t.host.board.state.tasks.get('T-1')?.claim).toMatchObject({ agentId: a.agent.id, token: grant.token });
+    await talk(a, RECALL, RECALLED);
+    expect((await t.host.board.run((e) => e.assign('T-1', b.agent.id))).ok).toBe(true);
+    const reassign = (await t.event((e) => e.kind === 'reassign', 1000, 'the reassign')) as Extract<BoardEvent, { kind: 'reassign' }>;
+    await talk(b, B_ASK, B_SAID);
+    const bDone = Date.now();
+    await talk(a, LAST, LAST_SAID);
+    await a.step(allRecorded('every response recorded'));
+
+    const all = await recorded();
+    const asRecorded = (u: ResponsesUsage) => ({ input: u.input_tokens - u.input_tokens_details.cached_tokens, output: u.output_tokens, cacheRead: u.input_tokens_details.cached_tokens, cacheWrite: 0, reasoning: u.output_tokens_details.reasoning_tokens });
+    const key = (x: object) => JSON.stringify(x);
+    // Each response once (the readers began again at the start of each rollout), with exactly its counts.
+    expect(all.map((r) => key(r.x.tokens)).sort()).toEqual(played().map((p) => key(asRecorded(p.usage))).sort());
+    const sum = (xs: Array<{ input: number; output: number; cacheRead: number }>) => xs.reduce((n, u) => n + u.input + u.output + u.cacheRead, 0);
+    const reported = (from: number, to: number) => sum(played().filter((p) => p.at > from && p.at < to).map((p) => asRecorded(p.usage)));
+    const counted = (agent: string, taskId: string | null) => sum(all.filter((r) => r.e.agentId === agent && r.e.taskId === taskId).map((r) => r.x.tokens));
+    // A: T-1 from its grant to the reassign (a turn before the restart and one after); B: T-1 after it.
+    expect(counted(a.agent.id, 'T-1')).toBe(reported(grant.at, reassign.at));
+    expect(played().filter((p) => p.at > grant.at && p.at < reassign.at)).toHaveLength(2);
+    expect(counted(b.agent.id, 'T-1')).toBe(reported(reassign.at, bDone));
+    expect(counted(b.agent.id, 'T-1')).toBeGreaterThan(0);
+    expect(counted(a.agent.id, null)).toBe(reported(0, grant.at) + reported(bDone, Infinity));
+    const cost = t.host.board.state.tasks.get('T-1')?.cost;
+    expect(cost && cost.tokens.input + cost.tokens.output + cost.tokens.cacheRead).toBe(reported(grant.at, bDone));
+    expect(t.trap.attempts.filter((x) => !ANNOUNCEMENT.test(x))).toEqual([]);
+  }, 180_000);
+});
