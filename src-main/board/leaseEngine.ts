@@ -23,6 +23,7 @@ import { leaseFor } from '../../src-shared/board/leaseEvidence.js';
 import { TakerIndexes, type DispatchPick } from './takerIndexes.js';
 import { agentDispatchOf, DispatchConstants, DISPATCH_ACTOR, dispatchOn, labelsOf, takersOf, taskBudgetSpent, threadBudgetSpent, type DispatchMode } from '../../src-shared/board/dispatch.js';
 import { budgetText, type Budget } from '../../src-shared/usage/budgets.js';
+import { budgetStop } from '../../src-shared/board/budgetGate.js';
 import { movedOrder, nextToLand, queuedInRank } from '../../src-shared/board/mergeQueue.js';
 import { afterOf, cycleText, cycleThrough, dependenciesDone, waitingOn, waitingText } from '../../src-shared/board/dependencies.js';
 import { planUsage, type UsageReadWindow, type UsageRecorded } from './usageRecorder.js';
@@ -343,6 +344,8 @@ export class LeaseEngine {
       const holder = who ? (t.state === 'claimed' ? ` by ${who}` : ` (held by ${who})`) : '';
       return this.refuse(agentId, id, null, 'claim', 'bad-state', `${id} ${isInState(t.state)}${holder}; only open tasks can be claimed`);
     }
+    const spent = budgetStop(t, { settings: this.board.settings, thread: this.board.costs.thread });
+    if (spent) return this.refuse(agentId, id, null, 'claim', 'over-budget', spent);
     const full = this.atClaimLimit(agentId);
     if (full) return this.refuse(agentId, id, null, 'claim', 'claim-limit', full);
     const waits = dependenciesDone(this.board.tasks, t) ? null : this.notReady(t, force);
