@@ -109,12 +109,24 @@ export class LeaseEngine {
    * anyone was told, those changes never happened.
    */
   rewind(board: Readonly<Board>): void {
+    // What the undone writes took of their agents' quotas goes back with them (a held transaction's: holdQuota).
+    this.quota.giveBack();
     Object.assign(this.board, copyBoard(board));
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
     this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
     this.takers = new TakerIndexes(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
+  }
+
+  /** A store's transaction starts deciding (pgBoard): agents' quotas it takes are given back by `rewind`, or
+   *  kept by `keepQuota` once it committed (writeQuota.ts hold). */
+  holdQuota(): void {
+    this.quota.hold();
+  }
+
+  keepQuota(): void {
+    this.quota.keep();
   }
 
   private indexAll(): void {

@@ -729,6 +729,7 @@ export class PgBoard implements BoardService {
       const keep: StoredKey[] = [];
       this.capture = made;
       if (outage) outage.claims = this.engine.extendForOutage(this.clock.now() - outage.by, outage.by);
+      this.engine.holdQuota();
       for (const p of batch) {
         const k = p.key;
         const seen = k && stored.get(keyId(k.agentId, k.key));
@@ -771,6 +772,7 @@ export class PgBoard implements BoardService {
         () => client.query('COMMIT'),
       ]);
       this.clock.release();
+      this.engine.keepQuota();
       agentsRecorded();
       for (const r of refusedHere.records()) this.unstoredRefusals.put(r);
     } catch (err) {
