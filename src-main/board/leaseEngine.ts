@@ -59,6 +59,10 @@ function changes(patch: Partial<TaskText>, after?: readonly string[]): Result<Pa
 /** T-2 before T-10. */
 const byTaskNumber = (a: string, b: string): number => Number(a.slice(2)) - Number(b.slice(2)) || a.localeCompare(b);
 
+/** What a claim with no id looks at: a task whose own budget is spent would be refused (budgetGate.ts), and
+ *  as the lowest ready task it would hold back every one after it. */
+const notSpent = (t: Task): boolean => !taskBudgetSpent(t);
+
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
@@ -97,7 +101,7 @@ export class LeaseEngine {
     public here: RecordHost | null = null,
   ) {
     this.board = board;
-    this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
+    this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber, notSpent);
     this.takers = new TakerIndexes(board.tasks, () => this.board.nextTaskNumber);
     this.quota = new WriteQuota(() => this.clock.now());
     this.indexAll();
@@ -114,7 +118,7 @@ export class LeaseEngine {
     Object.assign(this.board, copyBoard(board));
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
-    this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
+    this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber, notSpent);
     this.takers = new TakerIndexes(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
@@ -1187,7 +1191,7 @@ export class LeaseEngine {
   private reindex(taskId: string, before: Task | undefined): void {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
-    if (before === undefined || before.state !== t.state || before.after !== t.after) this.ready.update(taskId, before);
+    if (before === undefined || before.state !== t.state || before.after !== t.after || before.budget !== t.budget) this.ready.update(taskId, before);
     if (before === undefined || before.state !== t.state || before.after !== t.after || before.for !== t.for) this.takers.update(taskId, before, before !== undefined && before.for !== t.for);
     const was = before?.claim;
     const is = t.claim;

@@ -72,6 +72,24 @@ describe('a spent budget refuses claims (issue 47)', () => {
     expect(held.out).not.toContain('over-budget');
   }, 60_000);
 
+  it('a claim with no id passes a task whose budget is spent, and takes it again once raised', async () => {
+    const { host, thread, key, shell } = await openThread();
+    await thread.addTask({ key, title: 'dear' });
+    await thread.addTask({ key, title: 'cheap' });
+    await thread.setBudget({ key, taskId: 'T-1', budget: { unit: 'usd', limit: 1 } });
+    await spend(host, 'T-1', 'a', { usd: 1 });
+    const first = await typed(host, shell.id, 'forkbench claim', 'CLAIM1');
+    expect(first.status, first.out).toBe(0);
+    expect(host.board.engine.claimsOf(shell.id)).toEqual(['T-2']);
+    const none = await typed(host, shell.id, 'forkbench claim', 'CLAIM2');
+    expect(none.status).not.toBe(0);
+    expect(host.board.state.tasks.get('T-1')).toMatchObject({ state: 'open', claim: null });
+    await thread.setBudget({ key, taskId: 'T-1', budget: { unit: 'usd', limit: 2 } });
+    const again = await typed(host, shell.id, 'forkbench claim', 'CLAIM3');
+    expect(again.status).toBe(0);
+    expect(host.board.engine.claimsOf(shell.id).sort()).toEqual(['T-1', 'T-2']);
+  }, 60_000);
+
   it('the Thread’s spent budget: claims by id and of the next ready task are refused; the person can still assign', async () => {
     const { host, thread, key, shell } = await openThread();
     await thread.addTask({ key, title: 'one' });
