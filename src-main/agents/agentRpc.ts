@@ -94,7 +94,7 @@ const handlers: Handlers<typeof agentProcedures, Caller> = {
     // A host that keeps no agents' states (a bare socket) cannot say which agent is idle: no dispatch reasons.
     const views = c.hooks.agentStates?.();
     const agents = views?.map((a) => ({ id: a.id, name: a.name, state: a.state }));
-    return whyNotRunning(state.tasks, t, agents && { now: now(c), settings: state.settings, agents });
+    return whyNotRunning(state.tasks, t, agents && { now: now(c), settings: state.settings, agents }, { settings: state.settings, thread: state.costs.thread });
   },
   queue: (_p, c) => queueView(c.board.state.tasks, c.board.state.settings.verify),
   'queue-move': async (p, c) => {

@@ -180,6 +180,7 @@ export function boardInstructions(ctx: ProfileContext, opts: { mcp: boolean; san
     'Rules:',
     '- Claim a task before working on it, and work only on tasks you hold. You may hold only a few claimed at once',
     '  (a claim past that is refused `claim-limit`): finish or release one before claiming another.',
+    "- A task whose budget (or the Thread's) is spent is refused `over-budget`: stop and wait; the person decides.",
     '- Pass the token your claim printed as --token on every write about that task: a write carrying an old token is refused.',
     `- A lease lasts ${leaseS} s. Every ${writes.join(', ')} on the task renews it; reading (${reads.join(', ')}) does not.`,
     `  While working, renew at least every ${renewS} s (between steps is fine). Output in your terminal alone does not keep a claim.`,

@@ -101,7 +101,19 @@ export class LeaseEngine {
    * anyone was told, those changes never happened.
    */
   rewind(board: Readonly<Board>): void {
+    // What the undone writes took of their agents' quotas goes back with them (a held transaction's: holdQuota).
+    this.limits.giveBack();
     this.core.rewind(board);
+  }
+
+  /** A store's transaction starts deciding (pgBoard): agents' quotas it takes are given back by `rewind`, or
+   *  kept by `keepQuota` once it committed (writeQuota.ts hold). */
+  holdQuota(): void {
+    this.limits.hold();
+  }
+
+  keepQuota(): void {
+    this.limits.keep();
   }
 
   // ---------------------------------------------------------------- reads (engineCore.ts)

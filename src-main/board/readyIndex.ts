@@ -66,7 +66,8 @@ export class ReadyIndex {
         set.add(taskId);
       }
     }
-    if (before === undefined || before.state !== t.state || was !== is) this.readied(t);
+    // A budget set or raised may make a task a member again (the engine's index leaves out spent ones).
+    if (before === undefined || before.state !== t.state || was !== is || before.budget !== t.budget) this.readied(t);
     if (before !== undefined && (before.state === 'done') !== (t.state === 'done')) {
       const waiting = this.dependents.get(taskId);
       if (waiting) for (const id of waiting) this.readied(this.tasks.get(id));

@@ -32,7 +32,22 @@ class Bucket {
   take(cost: number): void {
     this.tokens -= Math.min(cost, this.burst);
   }
+
+  /** Its level as it is now, for a store's transaction to give back (WriteQuota.hold). */
+  saved(): { tokens: number; at: number } {
+    return { tokens: this.tokens, at: this.at };
+  }
+
+  restore(s: { tokens: number; at: number }): void {
+    this.tokens = s.tokens;
+    this.at = s.at;
+  }
 }
+
+type AgentBuckets = { writes: Bucket; text: Bucket; told: boolean };
+type Level = ReturnType<Bucket['saved']>;
+/** An agent's buckets as they were before a transaction first touched them: null, it had none yet. */
+type Saved = { agent: { writes: Level; text: Level; told: boolean } | null; refusals: Level | null };
 
 /** Why a write was refused: which limit, and when the same write would be taken. */
 export interface QuotaRefusal {
@@ -46,13 +61,58 @@ export interface QuotaRefusal {
  * not held to it (the window is one person's hands, and the board's text cap still applies to them).
  */
 export class WriteQuota {
-  private readonly agents = new Map<string, { writes: Bucket; text: Bucket; told: boolean }>();
+  private readonly agents = new Map<string, AgentBuckets>();
   private readonly refusalsLogged = new Map<string, Bucket>();
+  /** While a store's transaction may still roll back (hold): each agent's buckets as they were before it first
+   *  touched them, so `giveBack` puts back exactly what the undone writes took. One entry per agent touched. */
+  private undo: Map<string, Saved> | null = null;
 
   constructor(private readonly now: () => number) {}
 
+  /**
+   * A store's transaction starts deciding (pg/pgBoard.ts): what agents' writes take from here is given back if
+   * it rolls back, as nothing of it happened. A write decided again after the rollback then costs once, not
+   * twice (a retry found stored by another host, KeySeenError, rewinds a whole batch and decides it again).
+   */
+  hold(): void {
+    this.undo = new Map();
+  }
+
+  /** The transaction committed: what it took stays taken. */
+  keep(): void {
+    this.undo = null;
+  }
+
+  /** The transaction rolled back: every bucket it touched goes back to where it was before (its time too, so
+   *  the refill since is counted once, from then). Nothing held: nothing to do. */
+  giveBack(): void {
+    const undo = this.undo;
+    this.undo = null;
+    if (!undo) return;
+    for (const [agentId, s] of undo) {
+      const a = this.agents.get(agentId);
+      if (!s.agent) this.agents.delete(agentId);
+      else if (a) {
+        a.writes.restore(s.agent.writes);
+        a.text.restore(s.agent.text);
+        a.told = s.agent.told;
+      }
+      if (!s.refusals) this.refusalsLogged.delete(agentId);
+      else this.refusalsLogged.get(agentId)?.restore(s.refusals);
+    }
+  }
+
+  /** Before `agentId`'s buckets change under a hold: keep how they were, the first time only. */
+  private touch(agentId: string): void {
+    if (!this.undo || this.undo.has(agentId)) return;
+    const a = this.agents.get(agentId);
+    const r = this.refusalsLogged.get(agentId);
+    this.undo.set(agentId, { agent: a ? { writes: a.writes.saved(), text: a.text.saved(), told: a.told } : null, refusals: r ? r.saved() : null });
+  }
+
   /** Whether a refusal of `agentId`'s goes into the journal now (BoardLimits.agentRefusalsLogged*). */
   logRefusal(agentId: string): boolean {
+    this.touch(agentId);
     const now = this.now();
     let b = this.refusalsLogged.get(agentId);
     if (!b) this.refusalsLogged.set(agentId, (b = new Bucket(BoardLimits.agentRefusalsLoggedBurst, BoardLimits.agentRefusalsLoggedPerSecond, now)));
@@ -67,6 +127,7 @@ export class WriteQuota {
    * its quota, and not the thousands a loop makes after it.
    */
   take(agentId: string, chars: number): { ok: true } | ({ ok: false; firstRefusal: boolean } & QuotaRefusal) {
+    this.touch(agentId);
     const now = this.now();
     let a = this.agents.get(agentId);
     if (!a) {

@@ -4,6 +4,7 @@ import { Exit, EXIT_CODES_TEXT } from '../../src-shared/protocol/cliWords.js';
 import { jsonShowControls } from '../../src-shared/text/controlChars.js';
 import { formatRefusalLine, formatResult, refusalReason } from './format.js';
 import { callWrite, DEFAULT_BOARD_WAIT_MS, DEFAULT_CALL_TIMEOUT_MS, RpcClient, RpcFailure, Unreachable, type ReachOptions } from './rpcClient.js';
+import { ReportBounds } from '../../src-shared/usage/reportBounds.js';
 
 /** A local socket connects at once or not at all; 5 s covers a host busy starting on a loaded machine. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -104,11 +105,13 @@ export function parseCommand(spec: MethodSpec, argv: string[]): { params: Record
       if (typeof v !== 'string' || !/^\d{1,15}$/.test(v) || Number(v) < 1) throw new UsageError(`--token takes a positive whole number, not '${String(v)}'`);
       params[p.name] = Number(v);
     } else if (p.kind === 'count') {
-      // Up to 10^12, as the board's journal holds a count (storedEvents.ts).
-      if (typeof v !== 'string' || !/^\d{1,13}$/.test(v) || Number(v) > 1e12) throw new UsageError(`--${p.name} takes a whole number of tokens, 0 or more, not '${String(v)}'`);
+      if (typeof v !== 'string' || !/^\d{1,13}$/.test(v)) throw new UsageError(`--${p.name} takes a whole number of tokens, 0 or more, not '${String(v)}'`);
+      // One turn's bound (reportBounds.ts), said here with the option's name rather than after a round trip.
+      if (Number(v) > ReportBounds.maxTokensPerKind) throw new UsageError(`--${p.name} takes a whole number of tokens up to ${ReportBounds.maxTokensPerKind.toLocaleString('en')} (one turn's most), not '${v}'`);
       params[p.name] = Number(v);
     } else if (p.kind === 'usd') {
       if (typeof v !== 'string' || !/^\d{1,7}(\.\d{1,12})?$/.test(v)) throw new UsageError(`--${p.name} takes US dollars as a plain number, like 0.0125, not '${String(v)}'`);
+      if (Number(v) > ReportBounds.maxUsd) throw new UsageError(`--${p.name} takes US dollars up to ${ReportBounds.maxUsd.toLocaleString('en')} (one turn's most), not '${v}'`);
       params[p.name] = Number(v);
     } else params[p.name] = v;
   }

@@ -34,7 +34,7 @@ export function WhyList({ taskId }: { taskId: string }) {
   const c = useController();
   const text = useApp((s) => {
     const t = s.board?.tasks.get(taskId);
-    return t && s.board ? JSON.stringify(whyNotRunning(s.board.tasks, t, whyContext(s, c.clock.now())).reasons) : '[]';
+    return t && s.board ? JSON.stringify(whyNotRunning(s.board.tasks, t, whyContext(s, c.clock.now()), { settings: s.board.settings, thread: s.board.costs.thread }).reasons) : '[]';
   });
   const reasons = JSON.parse(text) as WhyReason[];
   return (

@@ -11,6 +11,7 @@ export const REJECTION_CODES = [
   'bad-state', // the task's state does not allow this
   'not-ready', // the task waits on others that are not done yet (claim it by id with force to start anyway)
   'claim-limit', // the agent already holds as many claimed tasks as the Thread lets one agent claim
+  'over-budget', // the task's budget, or the Thread's, is spent: no agent claims it until a person raises it (budgetGate.ts)
   'invalid-input', // a field is empty, too long or out of bounds
   'off-record', // a git branch is not where the board recorded it: that commit is not the task's work
   'read-only', // the board could not write to disk, so it takes no more writes until the host restarts

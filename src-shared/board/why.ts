@@ -14,6 +14,7 @@ export interface WhyContext {
   readonly agents: ReadonlyArray<{ readonly id: string; readonly name?: string; readonly state: AgentState | null }>;
 }
 import { landingOrder, landingWaitsOn } from './mergeQueue.js';
+import { budgetStop, type ThreadSpend } from './budgetGate.js';
 
 /**
  * "Why isn't it running?" (issue 34, item 3): each reason no one holds a task (or, for a held one, who does),
@@ -34,6 +35,8 @@ export const WHY_CODES = [
   'no-idle-match', // agents take tasks when idle, but none that is idle now may take it (its profiles, labels)
   'backing-off', // an agent gave it up: the board does not give it to that agent again for a while
   'queued', // approved, it waits in the merge queue (its place, what lands before it), or is landing now
+  // Budgets (issue 47): the task's own budget, or the Thread's, is spent and not raised (budgetGate.ts).
+  'over-budget', // no agent may claim it and the board dispatches it to none, until a person raises the budget or assigns it
 ] as const;
 export type WhyCode = (typeof WHY_CODES)[number];
 
@@ -53,8 +56,9 @@ export interface WhyView {
   readonly reasons: readonly WhyReason[];
 }
 
-/** Why `t` is where it is: never empty (a task nothing stops says `ready`). */
-export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task, ctx?: WhyContext): WhyView {
+/** Why `t` is where it is: never empty (a task nothing stops says `ready`). With `spend` (the Thread's budget
+ *  and what it spent) a spent Thread budget is a reason too; the task's own budget is always looked at. */
+export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task, ctx?: WhyContext, spend?: ThreadSpend): WhyView {
   const reasons: WhyReason[] = [];
   switch (t.state) {
     case 'claimed':
@@ -79,6 +83,9 @@ export function whyNotRunning(tasks: ReadonlyMap<string, Task>, t: Task, ctx?: W
     case 'open':
       break;
   }
+  // Said of a held task too: its holder was told to stop, and once it lets go no agent takes it back.
+  const stop = t.state === 'done' ? null : budgetStop(t, spend);
+  if (stop) reasons.push({ code: 'over-budget', text: stop });
   // A held or reviewed task can wait too (a dependency added after its claim): said after who holds it.
   if (t.state !== 'done') {
     for (const id of waitingOn(tasks, t)) {

@@ -5,6 +5,7 @@ import { methodSpec, TURN_ID_PATTERN, TURN_ID_RULE, WRITE_KEY_PATTERN, WRITE_KEY
 import { LIMITS_TEXT_MAX, LIMITS_TEXT_RULE, parseLimitsText } from '../usage/limitsText.js';
 import { procedure, typeOnly, type InputOf, type OutputOf, type ParamsOf, type Procedure } from './procedure.js';
 import type { BoardView, ClaimView, TaskView } from './views.js';
+import { ReportBounds } from '../usage/reportBounds.js';
 
 /** A write's idempotency key, as the agents' writes and the window's (windowApi.ts) carry it. */
 export const WriteKeySchema = z.string().regex(WRITE_KEY_PATTERN, `an idempotency key is ${WRITE_KEY_RULE}`);
@@ -28,9 +29,9 @@ const kindSchema = {
   takers: TakersTextSchema,
   labels: LabelsTextSchema,
   dispatchMode: DispatchModeSchema,
-  // Issue 47's `usage`: what the board's journal holds (storedEvents.ts), said in a report's words.
-  count: z.number({ error: 'a token count is a whole number, 0 or more' }).int('a token count is a whole number, 0 or more').nonnegative('a token count is a whole number, 0 or more').max(1e12, 'a token count is at most 10^12 (no turn is near it)'),
-  usd: z.number({ error: 'a cost is a number of US dollars, 0 or more' }).finite('a cost is a number of US dollars, 0 or more').nonnegative('a cost is a number of US dollars, 0 or more').max(1e6, 'a cost is at most 1,000,000 US dollars for one turn'),
+  // Issue 47's `usage`: one turn an agent reports of itself, held to what a real turn can be (reportBounds.ts).
+  count: z.number({ error: 'a token count is a whole number, 0 or more' }).int('a token count is a whole number, 0 or more').nonnegative('a token count is a whole number, 0 or more').max(ReportBounds.maxTokensPerKind, `a token count is at most ${ReportBounds.maxTokensPerKind.toLocaleString('en')} for one turn`),
+  usd: z.number({ error: 'a cost is a number of US dollars, 0 or more' }).finite('a cost is a number of US dollars, 0 or more').nonnegative('a cost is a number of US dollars, 0 or more').max(ReportBounds.maxUsd, `a cost is at most ${ReportBounds.maxUsd.toLocaleString('en')} US dollars for one turn`),
   model: z.string().min(1, 'a model name is not empty').max(200, 'a model name is at most 200 characters').regex(/^[^\p{C}]*$/u, 'a model name holds no control characters'),
   turnId: z.string().regex(TURN_ID_PATTERN, `a turn id is ${TURN_ID_RULE}`),
   limits: z

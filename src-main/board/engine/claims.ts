@@ -12,6 +12,7 @@ import type { MergeQueueSteps } from './mergeQueueSteps.js';
 import { changes, editGrowth, type TaskSteps } from './taskSteps.js';
 import { byTaskNumber } from './lists.js';
 import type { BranchRecords } from './branchRecords.js';
+import { budgetStop } from '../../../src-shared/board/budgetGate.js';
 
 /**
  * Claims and fencing: an agent's claim and its fenced writes (renew, note, edit, done, fence, release), and a
@@ -50,6 +51,8 @@ export class Claims {
       const holder = who ? (t.state === 'claimed' ? ` by ${who}` : ` (held by ${who})`) : '';
       return limits.refuse(agentId, id, null, 'claim', 'bad-state', `${id} ${isInState(t.state)}${holder}; only open tasks can be claimed`);
     }
+    const spent = budgetStop(t, { settings: core.board.settings, thread: core.board.costs.thread });
+    if (spent) return limits.refuse(agentId, id, null, 'claim', 'over-budget', spent);
     const full = this.atClaimLimit(agentId);
     if (full) return limits.refuse(agentId, id, null, 'claim', 'claim-limit', full);
     const waits = dependenciesDone(core.board.tasks, t) ? null : this.deps.notReady(t, force);

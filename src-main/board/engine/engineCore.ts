@@ -11,8 +11,14 @@ import type { Clock } from '../../base/clock.js';
 import { ClaimIndex } from '../claimIndex.js';
 import { DeadlineQueue } from '../deadlineQueue.js';
 import { ReadyIndex } from '../readyIndex.js';
+import { taskBudgetSpent } from '../../../src-shared/board/dispatch.js';
 import { TakerIndexes } from '../takerIndexes.js';
 import { boardTextChars, textDelta } from '../boardText.js';
+
+
+/** What a claim with no id looks at: a task whose own budget is spent would be refused (budgetGate.ts), and
+ *  as the lowest ready task it would hold back every one after it. */
+const notSpent = (t: Task): boolean => !taskBudgetSpent(t);
 
 /** Every event body the engine decides. */
 export type EngineEventBody = BoardEventBody | DispatchEventBody | CarryEventBody | UsageEventBody | BudgetEventBody | ParkedEventBody;
@@ -57,7 +63,7 @@ export class EngineCore {
     public here: RecordHost | null,
   ) {
     this.board = board;
-    this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber);
+    this.ready = new ReadyIndex(board.tasks, () => this.board.nextTaskNumber, notSpent);
     this.takerIndex = new TakerIndexes(board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
@@ -67,7 +73,7 @@ export class EngineCore {
     Object.assign(this.board, copyBoard(board));
     this.deadlines = new DeadlineQueue();
     this.heldBy = new ClaimIndex();
-    this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber);
+    this.ready = new ReadyIndex(this.board.tasks, () => this.board.nextTaskNumber, notSpent);
     this.takerIndex = new TakerIndexes(this.board.tasks, () => this.board.nextTaskNumber);
     this.indexAll();
   }
@@ -243,7 +249,7 @@ export class EngineCore {
   private reindex(taskId: string, before: Task | undefined): void {
     const t = this.board.tasks.get(taskId);
     if (!t) return;
-    if (before === undefined || before.state !== t.state || before.after !== t.after) this.ready.update(taskId, before);
+    if (before === undefined || before.state !== t.state || before.after !== t.after || before.budget !== t.budget) this.ready.update(taskId, before);
     if (before === undefined || before.state !== t.state || before.after !== t.after || before.for !== t.for) this.takerIndex.update(taskId, before, before !== undefined && before.for !== t.for);
     const was = before?.claim;
     const is = t.claim;

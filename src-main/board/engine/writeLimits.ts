@@ -23,6 +23,21 @@ export class WriteLimits {
     this.quota = new WriteQuota(() => core.clock.now());
   }
 
+  /** A store's transaction starts deciding (pgBoard): the quotas its decisions take are given back by
+   *  `giveBack` if it is rewound, or kept by `keep` once it committed (writeQuota.ts hold). */
+  hold(): void {
+    this.quota.hold();
+  }
+
+  keep(): void {
+    this.quota.keep();
+  }
+
+  /** What undone writes took of their agents' quotas goes back with them. */
+  giveBack(): void {
+    this.quota.giveBack();
+  }
+
   /**
    * An agent's write of `chars` characters that grows the board's text by `growth`: within its quota
    * (writeQuota.ts) and the agents' share of the text cap, or refused with which limit and when to retry.

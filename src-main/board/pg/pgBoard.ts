@@ -733,6 +733,7 @@ export class PgBoard implements BoardService, BoardMembership {
       const keep: StoredKey[] = [];
       this.capture = made;
       if (outage) outage.claims = this.engine.extendForOutage(this.clock.now() - outage.by, outage.by);
+      this.engine.holdQuota();
       for (const p of batch) {
         const k = p.key;
         const seen = k && stored.get(keyId(k.agentId, k.key));
@@ -775,6 +776,7 @@ export class PgBoard implements BoardService, BoardMembership {
         () => client.query('COMMIT'),
       ]);
       this.clock.release();
+      this.engine.keepQuota();
       agentsRecorded();
       for (const r of refusedHere.records()) this.unstoredRefusals.put(r);
     } catch (err) {

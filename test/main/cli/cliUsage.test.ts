@@ -120,6 +120,13 @@ describe('forkbench usage', () => {
       const bad = await client.callTool({ name: 'usage', arguments: { input: -1, output: 2 } });
       expect(bad.isError).toBe(true);
       expect(JSON.stringify(bad.content)).toContain('a token count is a whole number, 0 or more');
+      // The host holds a turn to its bounds (reportBounds.ts) whatever the client checked: nothing recorded.
+      const huge = await client.callTool({ name: 'usage', arguments: { input: 10_000_001, output: 2 } });
+      expect(huge.isError).toBe(true);
+      expect(JSON.stringify(huge.content)).toContain('a token count is at most 10,000,000 for one turn');
+      const dear = await client.callTool({ name: 'usage', arguments: { input: 1, output: 2, cost: 100.01 } });
+      expect(dear.isError).toBe(true);
+      expect(JSON.stringify(dear.content)).toContain('a cost is at most 100 US dollars for one turn');
       expect((await usageEvents()).flatMap((e) => e.turns.map((t) => t.id))).toEqual(['mcp-1']);
     } finally {
       await client.close();

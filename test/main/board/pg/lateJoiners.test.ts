@@ -11,6 +11,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PgBoard } from '../../../../src-main/board/pg/pgBoard.js';
+import { BoardLimits } from '../../../../src-shared/board/limits.js';
 import { pgHostsForFile } from '../../../helpers/pgHosts.js';
 import { waitFor } from '../../../helpers/pty.js';
 
@@ -102,5 +103,28 @@ describe("writes queued while a host waits for the board's lock", () => {
     expect((await a.log()).filter((e) => e.kind === 'task-added').length).toBe(2);
     // The database is as available as before: the check's failure was the board's answer, not an outage.
     expect(a.readOnlyReason).toBeNull();
+  });
+
+  it('the writes of a transaction decided again take their agent’s write quota once, not once per decision', async () => {
+    const url = await freshDb();
+    // The board's time stands still in every decision: the agent's quota refills by nothing while it is counted.
+    const frozen = Date.now();
+    const a = await host(url, 'host-a', { decisionTime: () => frozen });
+    const b = await host(url, 'host-b');
+    const key = { agentId: 'agent-1', key: 'k-once', hash: 'h-once' };
+    await b.runKeyed(key, (e) => e.addTask({ title: 'once' }, 'agent-1'), (t) => t.id);
+    const lock = await holdBoardLock(url, a);
+    const other = a.run((e) => e.addTask({ title: 'other' }, 'agent-1'));
+    await hostWaitsForLock(url);
+    // Decided with `other`, found stored before COMMIT, rolled back: both decided again, `other` alone taking a write.
+    const retry = a.runKeyed(key, (e) => e.addTask({ title: 'once' }, 'agent-1'), (t) => t.id);
+    await lock.release();
+    expect((await retry).replayed).toBe(true);
+    expect((await other).ok).toBe(true);
+    // Of its burst, agent-1 has used one write on this host (`other`): the rest are taken, and one more is refused.
+    const left = BoardLimits.agentWriteBurst - 1;
+    const writes = await Promise.all(Array.from({ length: left + 1 }, (_, i) => a.run((e) => e.addTask({ title: `w${i}` }, 'agent-1'))));
+    expect(writes.filter((r) => r.ok)).toHaveLength(left);
+    expect(writes.at(-1)).toMatchObject({ ok: false, error: { code: 'rate-limited' } });
   });
 });
