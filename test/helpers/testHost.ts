@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { ThreadHost, threadKeyOf, threadDirOf, type ThreadHostOptions } from '../../src-main/host/threadHost.js';
 import { PtyHostLink } from '../../src-main/ptyhost/ptyHostLink.js';
@@ -8,7 +8,7 @@ import { PtyHostLink } from '../../src-main/ptyhost/ptyHostLink.js';
 /** What a test changes of a host; everything else is what Electron and `serve` give a ThreadHost. */
 export interface TestHostOptions extends Partial<Omit<ThreadHostOptions, 'ptyHost'>> {
   /** The folder that holds `project/`, `data/` and `run/`: a new temp folder (removed when the host closes) by
-   *  default; an earlier host's root to open the same Thread again (a restart), kept. */
+   *  default, unless all three are given; an earlier host's root to open the same Thread again (a restart), kept. */
   root?: string;
   /** Name of the temp root (`forkbench-<prefix>-…`), to tell a file's leftovers apart. */
   prefix?: string;
@@ -45,8 +45,9 @@ export interface TestHost {
  * given; `folder`, `dataRoot` and `runtimeRoot` default to the root's `project`, `data` and `run`.
  */
 export async function openTestHost(o: TestHostOptions = {}): Promise<TestHost> {
-  const ownRoot = !o.root;
-  const root = o.root ?? fs.mkdtempSync(join(tmpdir(), `forkbench-${o.prefix ?? 'host'}-`));
+  // A temp root only when some folder is left to it: a test that names all three keeps its own.
+  const ownRoot = !o.root && !(o.folder && o.dataRoot && o.runtimeRoot);
+  const root = o.root ?? (ownRoot ? fs.mkdtempSync(join(tmpdir(), `forkbench-${o.prefix ?? 'host'}-`)) : dirname(o.folder as string));
   const folder = o.folder ?? join(root, 'project');
   const dataRoot = o.dataRoot ?? join(root, 'data');
   const runtimeRoot = o.runtimeRoot ?? join(root, 'run');

@@ -26,6 +26,7 @@ import { ThreadHost } from '../../../src-main/host/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ensureBuilt } from '../cli.js';
 import { nextEvent } from '../events.js';
+import { openTestHost } from '../testHost.js';
 
 // CommonJS only: under NodeNext its exports arrive on the default import.
 const { Terminal } = headlessModule;
@@ -189,7 +190,7 @@ export async function openRealCliThread(
   // FORKBENCH_REALCLI_PTY_HOST=1: the panes live in a pty host, as under `serve` and the app, so each CLI's
   // state is read off the pty host's mirror (its signals as frames, its screen by request).
   const ptyHost = process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 }) : undefined;
-  const host = await ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
+  const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();
   const recording = host.roster.onData.event(({ agentId, data }) => outputs.set(agentId, ((outputs.get(agentId) ?? '') + data).slice(-100_000)));
