@@ -1,11 +1,12 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { axeViolations, describeViolations, type AxeViolation, settleScheme } from './axe.js';
-import { openWindowOnRepo, printedWorktree } from './gitThread.js';
+import { printedWorktree } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
 
 /**
  * Issue 32, finding 7, in Chromium against `forkbench serve` on a git Thread: axe-core (4.14.1, its shipped
@@ -15,6 +16,7 @@ import { closeWindowWithClient, openWindowWithClient, type WindowClient } from '
  * it: the window's one polite live region says when a held lease enters its last quarter, and when it is
  * renewed after that warning.
  */
+const win = windowForFile({ repo: true, client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -28,13 +30,11 @@ let box: VerifyMailbox;
 
 beforeAll(async () => {
   box = await VerifyMailbox.open();
-  ({ w, served, page, host } = await openWindowWithClient(openWindowOnRepo));
+  win.after(() => box?.close());
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
 }, 60_000);
-
-afterAll(async () => {
-  await closeWindowWithClient({ w, host });
-  box?.close();
-});
 
 const SCHEMES = ['light', 'dark'] as const;
 const card = (id: string) => page.getByTestId(`card-${id}`);

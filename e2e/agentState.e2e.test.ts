@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 
 /**
@@ -11,12 +12,13 @@ import { launchFromMenu, screenText, typeIn } from './pageActions.js';
  * its task's card say "waiting for you" with an icon, the header counts it, a desktop notification is raised
  * through the page's own Notification constructor (observed here), and clicking it selects that tab.
  */
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
 beforeAll(async () => {
-  w = await openWindow();
+  w = win.session;
   ({ served, page } = w);
   // The page's Notification, granted and recorded: each construction is kept with its title, body and the
   // onclick the page sets, which the test then calls as a click on the notification would.
@@ -35,8 +37,6 @@ beforeAll(async () => {
     (window as unknown as { Notification: unknown }).Notification = Recorded;
   });
 }, 60_000);
-
-afterAll(() => w?.close());
 
 const notes = () => page.evaluate(() => (window as unknown as { __notes: Array<{ title: string; body: string }> }).__notes.map((n) => ({ title: n.title, body: n.body })));
 

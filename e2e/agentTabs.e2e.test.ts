@@ -1,10 +1,11 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { axeViolations, describeViolations } from './axe.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
 import { agentTabIds } from './pageActions.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
+import { windowForFile } from './windowForFile.js';
 
 /**
  * Tabs that scale (issue 32): a dozen shell agents in `forkbench serve`, in Chromium at 800×600, 1440×900 and
@@ -24,6 +25,7 @@ const HOLD_MS = 3000;
 /** How often the held pointer twitches by a pixel. */
 const JITTER_MS = 100;
 
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -36,9 +38,10 @@ let box: VerifyMailbox;
 
 beforeAll(async () => {
   box = await VerifyMailbox.open();
-  w = await openWindow();
+  win.after(() => box?.close());
+  w = win.session;
   ({ served, page } = w);
-  host = await windowOn(served);
+  host = win.host;
   const [thread] = await host.call('threads.list', {});
   key = thread!.key;
   for (const title of ['Port the parser', 'Write the tests', 'Drag me over the tabs']) await host.call('task.add', { key, title });
@@ -49,12 +52,6 @@ beforeAll(async () => {
   ];
   for (let i = 0; i < AGENTS; i++) await host.call('agent.launch', { key, profile: 'custom', command: commands[i] ?? 'exec sh -i', cols: 80, rows: 24 });
 }, 90_000);
-
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-  box?.close();
-});
 
 const selectedId = () => page.locator('[role="tab"][aria-selected="true"]').getAttribute('data-testid').then((t) => t?.slice('agent-tab-'.length));
 

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations, settleScheme } from './axe.js';
-import { openWindow, SHOTS, type Served, type WindowSession, withQuery } from './harness.js';
+import { SHOTS, type Served, type WindowSession, withQuery } from './harness.js';
 import { agentTabIds, dragCard, screenText, typeIn } from './pageActions.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
+import { windowForFile } from './windowForFile.js';
 
 /**
  * Issue 44, items 2 and 4, in `forkbench serve` and Chromium with real shells: every agent shows who owes
@@ -17,6 +18,7 @@ import { windowOn, type WindowClient } from './windowClient.js';
  */
 const AGENTS = 12;
 
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -27,18 +29,13 @@ let reviewer: string;
 let ids: string[] = [];
 
 beforeAll(async () => {
-  w = await openWindow();
+  w = win.session;
   ({ served, page } = w);
-  host = await windowOn(served);
+  host = win.host;
   const [thread] = await host.call('threads.list', {});
   key = thread!.key;
   for (let i = 1; i <= AGENTS + 2; i++) await host.call('task.add', { key, title: `Task number ${i}` });
 }, 60_000);
-
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
 
 /** The README's tour shows the window as this test leaves it: each of these shots is copied to docs/images. */
 const DOCS_IMAGES = join(import.meta.dirname, '..', 'docs', 'images');

@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { dragCard } from './pageActions.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
 import { claimEventTimings, clearEventTimings, INSTRUMENT_SOCKET, startLongTasks, stopLongTasks } from './pageMeasures.js';
 
 /**
@@ -14,6 +15,7 @@ const TASKS = Number(process.env.FORKBENCH_BIG_TASKS ?? 5000);
 /** Assign/release pairs pushed to the page to time how it takes a claim event. */
 const CLAIM_ROUNDS = 15;
 
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -27,11 +29,11 @@ const stats = (xs: number[]) => {
   return `median ${f(q(0.5))} ms, p90 ${f(q(0.9))} ms, max ${f(s[s.length - 1] ?? NaN)} ms (n=${s.length})`;
 };
 
-beforeAll(async () => {
-  ({ w, served, page, host } = await openWindowWithClient());
-}, 60_000);
-
-afterAll(() => closeWindowWithClient({ w, host }));
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
+});
 
 describe(`a board of ${TASKS} tasks in a real browser`, () => {
   it('drags a task onto an agent tab and it is assigned; claim-event costs and long tasks are logged', async () => {

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BoardLimits, Limits } from '../src-shared/board/limits.js';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import type { Served, WindowSession } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { launchFromMenu, typeIn } from './pageActions.js';
 
 /**
@@ -15,16 +16,15 @@ import { launchFromMenu, typeIn } from './pageActions.js';
  */
 const ROOT = join(import.meta.dirname, '..');
 const FLOOD = 600;
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 const paneText = (agentId: string) => page.getByTestId(`terminal-${agentId}`).innerText();

@@ -2,12 +2,13 @@ import * as fs from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JournalBoard } from '../src-main/board/journalBoard.js';
 import { threadDirOf, threadKeyOf } from '../src-main/thread/threadHost.js';
 import type { CompactTask } from '../src-shared/board/serialized.js';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
-import { openWindow, SHOTS, startServe, type Served, type WindowSession, withQuery } from './harness.js';
+import { SHOTS, type Served, type WindowSession, withQuery } from './harness.js';
+import { VIEWPORT, windowForFile } from './windowForFile.js';
 import { poorContrast, visibleTexts } from './pageAudit.js';
 import { windowOn, type WindowClient } from './windowClient.js';
 
@@ -60,17 +61,13 @@ async function localBoardOf(root: string): Promise<void> {
   await j.close();
 }
 
-beforeAll(async () => {
+const win = windowForFile(async () => {
   pgc = await startPgCluster();
+  win.after(() => pgc?.dispose());
   url = await pgc.createDatabase('e2emove');
   const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-'));
   await localBoardOf(root);
-  a = await openWindow({ root });
-  b = await startServe({ args: ['--board-url-file', boardUrlFile(join(b0(), 'url'), url), '--board-name', BOARD_NAME] });
-  keyB = threadKeyOf(b.folder);
-  hostB = await windowOn(b);
-  pageB = await a.browser.newPage({ viewport: { width: 1440, height: 900 } });
-  pageB.on('pageerror', (e) => console.error('page B error:', e.message));
+  return { serve: { root } };
 }, 180_000);
 
 /** A folder for B's URL file, removed with the rest. */
@@ -79,18 +76,17 @@ function b0(): string {
   b0Dir ??= fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-url-'));
   return b0Dir;
 }
+win.after(() => b0Dir && fs.rmSync(b0Dir, { recursive: true, force: true }));
 
-afterAll(async () => {
-  hostB?.close();
-  await a?.close();
-  if (b) {
-    const code = await b.stop();
-    if (code !== 0) console.error(`serve B exited ${code}: ${b.stderr()}`);
-    fs.rmSync(b.root, { recursive: true, force: true });
-  }
-  if (b0Dir) fs.rmSync(b0Dir, { recursive: true, force: true });
-  await pgc?.dispose();
-});
+beforeAll(async () => {
+  a = win.session;
+  b = await win.serve({ args: ['--board-url-file', boardUrlFile(join(b0(), 'url'), url), '--board-name', BOARD_NAME] });
+  keyB = threadKeyOf(b.folder);
+  hostB = await windowOn(b);
+  win.after(() => hostB?.close());
+  pageB = await a.browser.newPage({ viewport: VIEWPORT });
+  pageB.on('pageerror', (e) => console.error('page B error:', e.message));
+}, 180_000);
 
 async function opened(page: Page, served: Served): Promise<void> {
   await page.goto(withQuery(served.url, 'debug=1'));

@@ -1,7 +1,8 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import { windowForFile } from './windowForFile.js';
+import type { WindowClient } from './windowClient.js';
 
 /**
  * Issue 20, finding 5: a big board can be searched. Among 5,000 tasks (virtualized columns: the card sought
@@ -9,16 +10,17 @@ import { closeWindowWithClient, openWindowWithClient, type WindowClient } from '
  * through the card's "Assign to…" menu.
  */
 const TASKS = 5000;
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
 let host: WindowClient;
 
-beforeAll(async () => {
-  ({ w, served, page, host } = await openWindowWithClient());
-}, 60_000);
-
-afterAll(() => closeWindowWithClient({ w, host }));
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
+});
 
 const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? null);
 

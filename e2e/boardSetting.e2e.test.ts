@@ -1,7 +1,8 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PG_SUPERUSER, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { poorContrast, visibleTexts } from './pageAudit.js';
 
 /**
@@ -15,6 +16,7 @@ const PASSWORD = 'e2e-Pw-hidden-5150';
 
 let pgc: PgCluster;
 let url: string;
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -22,14 +24,10 @@ let page: Page;
 beforeAll(async () => {
   pgc = await startPgCluster();
   url = (await pgc.createDatabase('e2eset')).replace(`${PG_SUPERUSER}@`, `${PG_SUPERUSER}:${PASSWORD}@`);
-  w = await openWindow();
+  win.after(() => pgc?.dispose());
+  w = win.session;
   ({ served, page } = w);
 }, 120_000);
-
-afterAll(async () => {
-  await w?.close();
-  await pgc?.dispose();
-});
 
 const current = () => page.getByTestId('shared-board-current').textContent();
 

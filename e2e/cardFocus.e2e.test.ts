@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations, settleScheme } from './axe.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
-import { windowOn, type WindowClient } from './windowClient.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import type { WindowClient } from './windowClient.js';
+import { windowForFile } from './windowForFile.js';
 
 /**
  * Issue 44, item 5, in `forkbench serve` and Chromium with a real shell agent: the keyboard's place on the
@@ -10,6 +11,7 @@ import { windowOn, type WindowClient } from './windowClient.js';
  * Claimed; after Approve on the card in Done; after Reject on the card where it went. Up / Down and j / k
  * move between cards. Each is done from the keyboard, as a person without a mouse does it.
  */
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -18,20 +20,15 @@ let key: string;
 let agent: string;
 
 beforeAll(async () => {
-  w = await openWindow();
+  w = win.session;
   ({ served, page } = w);
-  host = await windowOn(served);
+  host = win.host;
   const [thread] = await host.call('threads.list', {});
   key = thread!.key;
   for (const title of ['Assign me', 'Approve me', 'Reject me', 'First of two', 'Second of two']) await host.call('task.add', { key, title });
   // T-2 and T-3 are done by the agent, so they wait for review.
   agent = (await host.call('agent.launch', { key, profile: 'custom', command: 'forkbench claim T-2 && forkbench done T-2 && forkbench claim T-3 && forkbench done T-3; exec sh -i', cols: 80, rows: 24 })).id;
 }, 60_000);
-
-afterAll(async () => {
-  host?.close();
-  await w?.close();
-});
 
 const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? document.activeElement?.tagName);
 

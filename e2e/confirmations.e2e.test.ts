@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { agentTabIds, launchFromMenu, typeIn } from './pageActions.js';
 import { alive } from '../test/helpers/processes.js';
 
@@ -9,16 +10,15 @@ import { alive } from '../test/helpers/processes.js';
  * agent holds; an agent that exited closes at once, and Relaunch brings it back in the same tab; Approve on
  * a card asks (or opens the diff) instead of approving at once.
  */
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 const tabIds = () => agentTabIds(page);

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
+import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ensureRendererBuilt, SHOTS, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { serveRequest } from './serveClient.js';
 
 /**
@@ -12,12 +13,7 @@ import { serveRequest } from './serveClient.js';
  * says so in the page.
  */
 let browser: Browser | undefined;
-const serves: Served[] = [];
-afterAll(async () => {
-  await browser?.close();
-  for (const s of serves) await s.stop();
-  if (serves[0]) fs.rmSync(serves[0].root, { recursive: true, force: true });
-});
+const win = windowForFile({ page: false });
 
 const state = (page: Page) => page.getByTestId('connection-status').getAttribute('data-state');
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
@@ -26,9 +22,8 @@ describe('the connection in a real browser', () => {
   it('greys the page when the host stops, reconnects when it returns, and says when a token is wrong', async () => {
     ensureRendererBuilt();
     fs.mkdirSync(SHOTS, { recursive: true });
-    const first = await startServe();
-    serves.push(first);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const first = await win.serve();
+    browser = await win.chromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(withQuery(first.url, 'debug=1'));
     await expect.poll(() => state(page)).toBe('connected');
@@ -59,8 +54,7 @@ describe('the connection in a real browser', () => {
 
     // The host returns on the same data folder: same name, same port, the browser's session kept; the page
     // is live again by itself.
-    const second = await startServe({ root: first.root });
-    serves.push(second);
+    const second = await win.serve({ root: first.root });
     const backAt = Date.now();
     expect(second.port).toBe(first.port);
     expect(second.host).toBe(first.host);

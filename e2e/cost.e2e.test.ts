@@ -4,7 +4,6 @@ import { axeViolations, describeViolations } from './axe.js';
 import { screenText, typeIn } from './pageActions.js';
 import { windowOn } from './windowClient.js';
 import { windowForFile } from './windowForFile.js';
-import { openWindowOnRepo } from './gitThread.js';
 import { withQuery } from './harness.js';
 
 /**
@@ -18,7 +17,7 @@ import { withQuery } from './harness.js';
  * 1,000 input + 200 output of claude-sonnet-4 at the bundled $3 and $15 per million: $0.003 + $0.003 = $0.006. On
  * T-1: $0.0375 and 7,840 tokens. The overhead turn: 10 + 5 tokens at $0.001; the agent in all: $0.0385.
  */
-const win = windowForFile(openWindowOnRepo);
+const win = windowForFile({ repo: true });
 
 const TURN_1 = 'forkbench usage --input 1200 --output 340 --cache-read 5000 --cache-write 100 --model claude-sonnet-4-5 --cost 0.0315';
 const TURN_2 = 'forkbench usage --input 1000 --output 200 --model claude-sonnet-4';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { BoardEvent } from '../src-shared/board/events.js';
 import type { TaskCostView, ThreadCostView } from '../src-shared/usage/costView.js';
 import type { TokenCounts } from '../src-shared/usage/usage.js';
@@ -12,7 +12,7 @@ import { claudeEnv, seedClaudeHome } from '../test/helpers/realCli/claudeCode.js
 import { CODEX_ANNOUNCEMENT, CODEX_API_KEY, codexMcp, seedCodexHome } from '../test/helpers/realCli/codexCli.js';
 import { describeRealCli, squeeze } from '../test/helpers/realCli/harness.js';
 import { screenText } from './pageActions.js';
-import { openRealCliWindow, type RealCliWindow } from './realCliWindow.js';
+import { realCliServe, type RealCliServe } from './realCliWindow.js';
 import { windowOn } from './windowClient.js';
 import { windowForFile } from './windowForFile.js';
 import { withQuery } from './harness.js';
@@ -238,14 +238,17 @@ const figuresOf = (want: TokenCounts, turns: number) => ({
 
 describeRealCli('claude', 'the real Claude Code in the window: its cost per task and its budget (issue 47)', () => {
   let api: FakeAnthropic | undefined;
-  let session: RealCliWindow | undefined;
-  // Registered before the window's own afterAll, so it runs after it (vitest runs after-hooks last-in first-out):
+  let session: RealCliServe | undefined;
   // the fake server goes once no pane talks to it.
-  afterAll(() => api?.close());
   const win = windowForFile(async () => {
     api = await startFakeAnthropic(claudeScript);
-    session = await openRealCliWindow({ env: () => claudeEnv(api!.url), seed: (home, folder) => seedClaudeHome(home, 'default', { [folder]: {} }) });
-    return session;
+    session = await realCliServe({ env: () => claudeEnv(api!.url), seed: (home, folder) => seedClaudeHome(home, 'default', { [folder]: {} }) });
+    return session.options;
+  });
+  // After the window and its serve: the fake server and the trap go once no pane talks to them.
+  win.after(async () => {
+    await session?.close();
+    await api?.close();
   });
   const hands = windowHands(win, () => `--- the fake's requests ---\n${api!.summary()}\n--- proxy trap ---\n${session!.trap.attempts.join('\n')}`);
   const replies = () => api!.turns.map((p) => p.conversation.reply!);
@@ -412,15 +415,18 @@ const MCP_ASKS = 12;
 
 describeRealCli('codex', 'the real Codex CLI in the window: its cost per task (issue 47)', () => {
   let api: FakeResponses | undefined;
-  let session: RealCliWindow | undefined;
-  afterAll(() => api?.close());
+  let session: RealCliServe | undefined;
   const win = windowForFile(async () => {
     api = await startFakeResponses(codexScript);
-    session = await openRealCliWindow({
+    session = await realCliServe({
       env: (home) => ({ OPENAI_API_KEY: CODEX_API_KEY, CODEX_HOME: join(home, '.codex') }),
       seed: (home, folder) => seedCodexHome(join(home, '.codex'), fs.realpathSync(folder), api!.url),
     });
-    return session;
+    return session.options;
+  });
+  win.after(async () => {
+    await session?.close();
+    await api?.close();
   });
   const hands = windowHands(win, () => `--- the fake's requests ---\n${api!.summary()}\n--- proxy trap ---\n${session!.trap.attempts.join('\n')}`);
   const replies = () => api!.turns.map((p) => p.conversation.reply!);

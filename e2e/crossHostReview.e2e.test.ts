@@ -2,13 +2,14 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { remoteTaskRef } from '../src-shared/git/taskBranch.js';
 import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
 import { axeViolations, describeViolations, settleScheme } from './axe.js';
 import { boardNamesOf, printedWorktree } from './gitThread.js';
-import { openWindow, startServe, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { VIEWPORT, windowForFile } from './windowForFile.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 import { windowOn, type WindowClient } from './windowClient.js';
 
@@ -46,8 +47,11 @@ const cloneInto = (folder: string) => {
   gitSync(folder, ['remote', 'set-url', 'origin', bare]);
 };
 
-beforeAll(async () => {
+let args: string[];
+
+const win = windowForFile(async () => {
   remoteRoot = fs.mkdtempSync(join(tmpdir(), 'fb-e2e-remote-'));
+  win.after(() => remoteRoot && fs.rmSync(remoteRoot, { recursive: true, force: true }));
   bare = join(remoteRoot, 'remote.git');
   gitSync(remoteRoot, ['init', '-q', '--bare', '-b', 'main', bare]);
   makeRepo(join(remoteRoot, 'seed'), { 'notes.txt': 'first line\n' });
@@ -58,27 +62,21 @@ beforeAll(async () => {
   fs.writeFileSync(hold, '');
   fs.writeFileSync(join(bare, 'hooks', 'pre-receive'), `#!/bin/sh\nwhile read old new ref; do case "$ref" in refs/forkbench/tasks/*) while [ -e '${hold}' ]; do sleep 0.05; done;; esac; done\nexit 0\n`, { mode: 0o755 });
   pgc = await startPgCluster();
+  win.after(() => pgc?.dispose());
   const url = await pgc.createDatabase('e2e_review');
-  const args = ['--board-url-file', boardUrlFile(pgc.root, url)];
-  a = await openWindow({ args, env: GIT_IDENTITY, prepare: cloneInto });
-  b = await startServe({ args, env: GIT_IDENTITY, prepare: cloneInto });
-  pageA = a.page;
-  pageB = await a.browser.newPage({ viewport: { width: 1440, height: 900 } });
-  pageB.on('pageerror', (e) => console.error('page B error:', e.message));
-  hostA = await windowOn(a.served);
+  args = ['--board-url-file', boardUrlFile(pgc.root, url)];
+  return { serve: { args, env: GIT_IDENTITY, prepare: cloneInto } };
 }, 180_000);
 
-afterAll(async () => {
-  hostA?.close();
-  await a?.close();
-  if (b) {
-    const code = await b.stop();
-    if (code !== 0) console.error(`serve B exited ${code}: ${b.stderr()}`);
-    fs.rmSync(b.root, { recursive: true, force: true });
-  }
-  await pgc?.dispose();
-  if (remoteRoot) fs.rmSync(remoteRoot, { recursive: true, force: true });
-});
+beforeAll(async () => {
+  a = win.session;
+  b = await win.serve({ args, env: GIT_IDENTITY, prepare: cloneInto });
+  pageA = a.page;
+  pageB = await a.browser.newPage({ viewport: VIEWPORT });
+  pageB.on('pageerror', (e) => console.error('page B error:', e.message));
+  hostA = await windowOn(a.served);
+  win.after(() => hostA?.close());
+}, 180_000);
 
 async function opened(page: Page, served: Served): Promise<void> {
   await page.goto(withQuery(served.url, 'debug=1'));

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations } from './axe.js';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
+import { ensureRendererBuilt, SHOTS, type Served, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { agentTabIds } from './pageActions.js';
 import { windowOn } from './windowClient.js';
 
@@ -16,17 +17,11 @@ import { windowOn } from './windowClient.js';
  */
 const AGENTS = 5;
 let browser: Browser | undefined;
-const serves: Served[] = [];
-afterAll(async () => {
-  await browser?.close();
-  for (const s of serves) await s.stop();
-  if (serves[0]) fs.rmSync(serves[0].root, { recursive: true, force: true });
-});
+const win = windowForFile({ page: false });
 
 /** Five shells launched on a serve of `root` (a new one when absent), then that serve stopped by Ctrl-C. */
 async function runAndStop(root?: string): Promise<Served> {
-  const s = await startServe(root ? { root } : {});
-  serves.push(s);
+  const s = await win.serve(root ? { root } : {});
   const w = await windowOn(s);
   const [thread] = await w.call('threads.list', {});
   const key = thread!.key;
@@ -37,7 +32,7 @@ async function runAndStop(root?: string): Promise<Served> {
 }
 
 async function open(s: Served): Promise<Page> {
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser ??= await win.chromium();
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(withQuery(s.url, 'debug=1'));
   await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-state'), { timeout: 15_000 }).toBe('connected');
@@ -49,8 +44,7 @@ describe('the agents the last run ended', () => {
     ensureRendererBuilt();
     fs.mkdirSync(SHOTS, { recursive: true });
     const first = await runAndStop();
-    const second = await startServe({ root: first.root });
-    serves.push(second);
+    const second = await win.serve({ root: first.root });
     const page = await open(second);
     const toggle = page.getByTestId('ended-toggle');
     await expect.poll(() => toggle.textContent(), { timeout: 15_000 }).toContain(`${AGENTS} agents ended with the last run`);
@@ -74,8 +68,7 @@ describe('the agents the last run ended', () => {
     expect(await second.stop()).toBe(0);
 
     // Ended again; Dismiss all asks, then forgets them all.
-    const third = await startServe({ root: first.root });
-    serves.push(third);
+    const third = await win.serve({ root: first.root });
     const again = await open(third);
     await expect.poll(() => again.getByTestId('ended-toggle').textContent(), { timeout: 15_000 }).toContain(`${AGENTS} agents ended with the last run`);
     await again.getByTestId('ended-dismiss-all').click();
@@ -87,8 +80,7 @@ describe('the agents the last run ended', () => {
   }, 150_000);
 
   it("tell each agent's own cause and what it held, titled as it was then", async () => {
-    const s = await startServe();
-    serves.push(s);
+    const s = await win.serve();
     const w = await windowOn(s);
     const [thread] = await w.call('threads.list', {});
     const key = thread!.key;
@@ -108,8 +100,7 @@ describe('the agents the last run ended', () => {
     w.close();
     expect(await s.stop()).toBe(0);
 
-    const next = await startServe({ root: s.root });
-    serves.push(next);
+    const next = await win.serve({ root: s.root });
     // The task is renamed on the board the next run has: the list names what the agent held as it was.
     const w2 = await windowOn(next);
     await w2.call('task.edit', { key, taskId: 'T-1', title: 'Renamed since' });

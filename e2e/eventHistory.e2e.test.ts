@@ -1,9 +1,10 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { axeResult, describeViolations } from './axe.js';
 import { type Served, type WindowSession } from './harness.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import { windowForFile } from './windowForFile.js';
+import type { WindowClient } from './windowClient.js';
 
 /**
  * Issue 32, finding 3 and finding 7's scrollable-region-focusable, in Chromium against `forkbench serve`:
@@ -16,6 +17,7 @@ import { closeWindowWithClient, openWindowWithClient, type WindowClient } from '
 /** Enough ids beginning with T-2 (T-20…T-29, T-200…, T-2000…T-2011) and more events than the host keeps. */
 const TASKS = 2011;
 
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -26,13 +28,11 @@ let box: VerifyMailbox;
 
 beforeAll(async () => {
   box = await VerifyMailbox.open();
-  ({ w, served, page, host } = await openWindowWithClient());
+  win.after(() => box?.close());
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
 }, 60_000);
-
-afterAll(async () => {
-  await closeWindowWithClient({ w, host });
-  box?.close();
-});
 
 const entries = () => page.locator('[data-testid="log-entry"]');
 /** Each line's summary (its time and kind are in elements of their own, run together in its whole text). */

@@ -2,18 +2,12 @@ import { join } from 'node:path';
 import { BoardNames, boardKeyOf } from '../src-main/git/boardNames.js';
 import { threadDirOf, threadKeyOf } from '../src-main/thread/threadHost.js';
 import { agentWorktreesOf } from '../src-main/sandbox/agentReach.js';
-import { GIT_IDENTITY, gitSync, makeRepo } from '../test/helpers/gitFixture.js';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import { gitSync } from '../test/helpers/gitFixture.js';
+import type { Served } from './harness.js';
 import { windowOn } from './windowClient.js';
 
 /** git in `cwd` as the tests' identity, for reading back what the host did; its output trimmed. */
 export const git = (cwd: string, ...args: string[]): string => gitSync(cwd, args);
-
-/** The window on a Thread whose folder is a git repository: branch main, one commit of notes.txt. The
- *  served host commits (merges) as the tests' identity too. */
-export function openWindowOnRepo(): Promise<WindowSession> {
-  return openWindow({ env: GIT_IDENTITY, prepare: (folder) => makeRepo(folder, { 'notes.txt': 'first line\n' }) });
-}
 
 /** The git names of the served Thread's board (git/boardNames.ts): a journal board, whose Thread id is the
  *  folder's key. */

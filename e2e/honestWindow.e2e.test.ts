@@ -11,40 +11,26 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { SHOTS, type Served, withQuery } from './harness.js';
+import { type ServeOptions, windowForFile } from './windowForFile.js';
 import { agentTabIds, dragCard, launchFromMenu, screenText, typeIn, confirmAfterDrop } from './pageActions.js';
 import { windowOn } from './windowClient.js';
 
 const FAKE_CLI = join(import.meta.dirname, '..', 'test', 'fixtures', 'fakeSessionCli.sh');
 
-let browser: Browser | undefined;
-const serves: Served[] = [];
+const win = windowForFile({ page: false });
 const dirs: string[] = [];
-afterAll(async () => {
-  await browser?.close();
-  for (const s of serves) await s.stop();
-  for (const s of serves) fs.rmSync(s.root, { recursive: true, force: true });
+win.after(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
-async function openBrowser(): Promise<Browser> {
-  ensureRendererBuilt();
-  fs.mkdirSync(SHOTS, { recursive: true });
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  return browser;
-}
-
-async function serve(o: Parameters<typeof startServe>[0] = {}): Promise<Served> {
-  const s = await startServe(o);
-  serves.push(s);
-  return s;
-}
+const serve = (o: ServeOptions = {}): Promise<Served> => win.serve(o);
 
 async function newPage(link: string): Promise<Page> {
-  const context = await (await openBrowser()).newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const page = await win.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
   await page.goto(withQuery(link, 'debug=1'));
   return page;

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, SHOTS, type WindowSession, withQuery } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SHOTS, type WindowSession, withQuery } from './harness.js';
+import { VIEWPORT, windowForFile } from './windowForFile.js';
 import { launchFromMenu, screenText, typeIn } from './pageActions.js';
 
 /**
@@ -22,10 +23,12 @@ interface Seen {
   claims: boolean[];
 }
 
+const win = windowForFile();
+
 beforeAll(async () => {
-  w = await openWindow();
+  w = win.session;
   // A context of its own: the harness's page is in one that makes no second page.
-  context = await w.browser.newContext({ viewport: { width: 1440, height: 900 } });
+  context = await win.newContext({ viewport: VIEWPORT });
   await context.addInitScript(() => {
     const seen: Seen = { notes: [], closed: [], claims: [] };
     (window as unknown as { __seen: Seen }).__seen = seen;
@@ -65,8 +68,6 @@ beforeAll(async () => {
     window.WebSocket = Watched as typeof WebSocket;
   });
 }, 60_000);
-
-afterAll(() => w?.close());
 
 const seen = (p: Page) => p.evaluate(() => (window as unknown as { __seen: Seen }).__seen);
 const connected = (p: Page) => expect.poll(() => p.getByTestId('connection-status').getAttribute('data-state'), { timeout: 15_000 }).toBe('connected');

@@ -2,10 +2,11 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { INSTALL_HINTS } from '../src-shared/agents/installHints.js';
 import { findOnPath } from '../src-main/base/pathLookup.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { agentTabIds, newAgentTab } from './pageActions.js';
 
 /**
@@ -22,14 +23,12 @@ const PATH = [emptyBin, '/usr/bin', '/bin'].join(':');
 const CLIS = ['claude', 'codex', 'gemini', 'aider', 'opencode'] as const;
 const MENU_ORDER = [...CLIS, 'shell', 'custom'];
 
-beforeAll(async () => {
-  w = await openWindow({ env: { PATH } });
-  ({ served, page } = w);
-}, 60_000);
+const win = windowForFile({ serve: { env: { PATH } } });
+win.after(() => fs.rmSync(emptyBin, { recursive: true, force: true }));
 
-afterAll(async () => {
-  await w?.close();
-  fs.rmSync(emptyBin, { recursive: true, force: true });
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
 });
 
 const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? null);

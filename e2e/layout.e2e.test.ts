@@ -1,7 +1,8 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TerminalSize } from '../src-shared/terminal/terminalSize.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { screenText, typeIn } from './pageActions.js';
 
 /**
@@ -9,16 +10,15 @@ import { screenText, typeIn } from './pageActions.js';
  * width the side panels leave it, a card is in view and answers a click, the board's columns are readable
  * (or the board scrolls sideways), and the terminal is at least a usable size. One screenshot per width.
  */
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 /** A 38-character title: it wrapped to four lines in the six equal columns. */
 const LONG_TITLE = 'Write the parser for the config files';

@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { threadKeyOf } from '../src-main/thread/threadHost.js';
 import { claudeQuietCodexReclaimed, leaseScript } from '../test/helpers/leaseScript.js';
 import { axeViolations, describeViolations } from './axe.js';
-import { openWindow } from './harness.js';
 
 import { windowForFile } from './windowForFile.js';
 /**
@@ -23,7 +22,7 @@ const win = windowForFile(async () => {
   const s = await leaseScript(join(root, 'data', 'threads', key), key);
   await claudeQuietCodexReclaimed(s);
   await s.close();
-  return openWindow({ root });
+  return { serve: { root } };
 }, 120_000);
 
 const counts = (profile: string) => win.page.locator(`[data-testid^="evidence-bucket-${profile}-"]`).evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));

@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { agentTabIds } from './pageActions.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
 
 /**
  * Issue 32, finding 1: the window for a long day, in Chromium against `forkbench serve`, with 12 shell agents
@@ -25,17 +26,18 @@ const LAYOUT_SLACK_CARDS = 20;
 /** How far the divider is dragged, px. */
 const DRAG_PX = 140;
 
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
 let host: WindowClient;
 let key: string;
 
-beforeAll(async () => {
-  ({ w, served, page, host } = await openWindowWithClient());
-}, 60_000);
-
-afterAll(() => closeWindowWithClient({ w, host }));
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
+});
 
 const box = async (testId: string) => {
   const b = await page.getByTestId(testId).boundingBox();

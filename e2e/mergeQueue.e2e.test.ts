@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withQuery } from './harness.js';
 import { screenText, typeIn } from './pageActions.js';
-import { git, openWindowOnRepo, servedNames } from './gitThread.js';
+import { git, servedNames } from './gitThread.js';
 import { lagPage } from './pageLag.js';
 
 import { windowForFile } from './windowForFile.js';
@@ -12,7 +12,8 @@ import { windowForFile } from './windowForFile.js';
  * (dnd-kit's sortable list), and so do the keyboard's Up and Down buttons; once the task they wait on is done,
  * they land in the queue's order.
  */
-const win = windowForFile(openWindowOnRepo);
+const win = windowForFile({ repo: true });
+
 
 const card = win.card;
 const queueOrder = () => win.page.locator('[data-testid^="queue-item-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')?.replace('queue-item-', '')));

@@ -1,32 +1,34 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GIT_IDENTITY, makeRepo } from '../test/helpers/gitFixture.js';
 import { CLI_PATH, proxyEnv, startProxyTrap, type ProxyTrap } from '../test/helpers/realCli/harness.js';
-import { openWindow, type WindowSession } from './harness.js';
+import type { WindowOptions } from './windowForFile.js';
 
-export interface RealCliWindow extends WindowSession {
+export interface RealCliServe {
   /** The HOME of `serve` and so of every pane it starts: the test's own, never the developer's. */
   readonly home: string;
   /** The proxy every pane's proxy variables point at: what a CLI tried to fetch for itself, refused. */
   readonly trap: ProxyTrap;
+  /** What windowForFile opens the window with: a repo Thread whose serve has the environment below. */
+  readonly options: WindowOptions;
+  /** The trap stopped and the home removed: after the window (windowForFile's `after`). */
+  close(): Promise<void>;
 }
 
 /**
- * The window (`forkbench serve` and Chromium) on a git repository, set up for the real agent CLIs as the realCli
- * tests run them (test/helpers/realCli/harness.ts): `serve`'s environment, which its panes inherit, has the
- * devDependencies' binaries first on PATH, a HOME and XDG folders of the test's own, and every proxy variable at
- * a trap on 127.0.0.1 (loopback, where the fake model servers are, goes direct). `env` adds a CLI's own variables
- * (its fake server's URL, a key, its folder in the home); `seed` fills the home before `serve` starts, given the project folder (a CLI
- * that keys its settings by folder).
+ * The window's serve set up for the real agent CLIs as the realCli tests run them (test/helpers/realCli/harness.ts):
+ * `serve`'s environment, which its panes inherit, has the devDependencies' binaries first on PATH, a HOME and XDG
+ * folders of the test's own, and every proxy variable at a trap on 127.0.0.1 (loopback, where the fake model
+ * servers are, goes direct). `env` adds a CLI's own variables (its fake server's URL, a key, its folder in the
+ * home); `seed` fills the home before `serve` starts, given the project folder (a CLI that keys its settings by
+ * folder). The Thread is a git repository (windowForFile's `repo`).
  */
-export async function openRealCliWindow(o: { env: (home: string) => Record<string, string>; seed: (home: string, folder: string) => void }): Promise<RealCliWindow> {
+export async function realCliServe(o: { env: (home: string) => Record<string, string>; seed: (home: string, folder: string) => void }): Promise<RealCliServe> {
   const dir = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-realcli-'));
   const home = join(dir, 'home');
   fs.mkdirSync(home);
   const trap = await startProxyTrap();
   const env = {
-    ...GIT_IDENTITY,
     PATH: CLI_PATH,
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
@@ -36,26 +38,11 @@ export async function openRealCliWindow(o: { env: (home: string) => Record<strin
     ...proxyEnv(trap),
     ...o.env(home),
   };
-  let win: WindowSession;
-  try {
-    win = await openWindow({
-      env,
-      prepare: (folder) => {
-        makeRepo(folder, { 'notes.txt': 'first line\n' });
-        o.seed(home, folder);
-      },
-    });
-  } catch (err) {
-    await trap.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
   return {
-    ...win,
     home,
     trap,
+    options: { repo: true, serve: { env, prepare: (folder) => o.seed(home, folder) } },
     async close() {
-      await win.close();
       await trap.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -8,18 +8,17 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served, withQuery } from './harness.js';
+import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ensureRendererBuilt, SHOTS, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { screenText, typeIn } from './pageActions.js';
 import { alive } from '../test/helpers/processes.js';
 
 let browser: Browser | undefined;
-const serves: Served[] = [];
+const win = windowForFile({ page: false });
 let agentPid = 0;
-afterAll(async () => {
-  await browser?.close();
-  for (const s of serves) await s.stop();
+win.after(() => {
   if (agentPid) {
     try {
       process.kill(-agentPid, 'SIGKILL');
@@ -27,7 +26,6 @@ afterAll(async () => {
       // ended with its serve, as it should
     }
   }
-  if (serves[0]) fs.rmSync(serves[0].root, { recursive: true, force: true });
 });
 
 const state = (page: Page) => page.getByTestId('connection-status').getAttribute('data-state');
@@ -46,9 +44,8 @@ describe('restarting serve with an agent running', () => {
   it('the tab comes back running with its screen, in the open page and after a reload, and takes typing', async () => {
     ensureRendererBuilt();
     fs.mkdirSync(SHOTS, { recursive: true });
-    const first = await startServe({ args: ['--keep-agents'] });
-    serves.push(first);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const first = await win.serve({ args: ['--keep-agents'] });
+    browser = await win.chromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(withQuery(first.url, 'debug=1'));
     await expect.poll(() => state(page)).toBe('connected');
@@ -83,8 +80,7 @@ describe('restarting serve with an agent running', () => {
     await fileAppears(done, 10_000);
 
     // A new serve on the same data folder: the open page reconnects by itself (same port and token).
-    const second = await startServe({ root: first.root });
-    serves.push(second);
+    const second = await win.serve({ root: first.root });
     expect(second.port).toBe(first.port);
     await expect.poll(() => state(page), { timeout: 10_000 }).toBe('connected');
     const theTab = page.getByTestId(`agent-tab-${id}`);

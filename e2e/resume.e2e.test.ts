@@ -9,8 +9,9 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type WindowSession, withQuery } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { screenText } from './pageActions.js';
 
 const FAKE_CLI = join(import.meta.dirname, '..', 'test', 'fixtures', 'fakeSessionCli.sh');
@@ -19,17 +20,17 @@ let w: WindowSession;
 let page: Page;
 let bin: string;
 
-beforeAll(async () => {
+const win = windowForFile(async () => {
   bin = fs.mkdtempSync(join(tmpdir(), 'forkbench-e2e-bin-'));
   fs.copyFileSync(FAKE_CLI, join(bin, 'claude'));
   fs.chmodSync(join(bin, 'claude'), 0o755);
-  w = await openWindow({ env: { PATH: `${bin}:${process.env.PATH}`, HOME: bin } });
-  ({ page } = w);
-}, 60_000);
+  win.after(() => fs.rmSync(bin, { recursive: true, force: true }));
+  return { serve: { env: { PATH: `${bin}:${process.env.PATH}`, HOME: bin } } };
+});
 
-afterAll(async () => {
-  await w?.close();
-  fs.rmSync(bin, { recursive: true, force: true });
+beforeAll(() => {
+  w = win.session;
+  ({ page } = w);
 });
 
 describe('resuming a conversation from its tab', () => {

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { VerifyMailbox } from '../test/helpers/verifyMailbox.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { screenText, typeIn } from './pageActions.js';
-import { claimWorktree, git, openWindowOnRepo, servedNames } from './gitThread.js';
+import { claimWorktree, git, servedNames } from './gitThread.js';
 
 /**
  * Issue 20 (findings 3, 4 and 7) on a git Thread, in Debian's Chromium against `forkbench serve`, with a
@@ -13,6 +14,7 @@ import { claimWorktree, git, openWindowOnRepo, servedNames } from './gitThread.j
  * path and branch; Approve pressed on a card opens the diff and merges nothing; a reject's reason is on the
  * card; a refusal that comes again is one banner with a count, gone once the same action succeeds.
  */
+const win = windowForFile({ repo: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -22,14 +24,10 @@ let box: VerifyMailbox;
 
 beforeAll(async () => {
   box = await VerifyMailbox.open();
-  w = await openWindowOnRepo();
+  win.after(() => box?.close());
+  w = win.session;
   ({ served, page } = w);
 }, 60_000);
-
-afterAll(async () => {
-  await w?.close();
-  box?.close();
-});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 

@@ -1,10 +1,11 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, describeViolations } from './axe.js';
-import { openWindowOnRepo, printedWorktree } from './gitThread.js';
+import { printedWorktree } from './gitThread.js';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { screenText, typeIn } from './pageActions.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
 
 /**
  * Issue 44, items 1 and 3: the person's loop, in Chromium against `forkbench serve` on a git Thread, with a
@@ -12,6 +13,7 @@ import { closeWindowWithClient, openWindowWithClient, type WindowClient } from '
  * running down; a reject reaches the agent's pane with its reason and a full lease; a merge-queue conflict is
  * shown and told as a conflict, never a lapse; a burst of lapses is a few notices, once each, over nothing.
  */
+const win = windowForFile({ repo: true, client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
@@ -19,11 +21,11 @@ let host: WindowClient;
 let key: string;
 let agent: string;
 
-beforeAll(async () => {
-  ({ w, served, page, host } = await openWindowWithClient(openWindowOnRepo));
-}, 60_000);
-
-afterAll(() => closeWindowWithClient({ w, host }));
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
+});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 

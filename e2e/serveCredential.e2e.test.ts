@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { SESSION_ENDED_CLOSE_CODE } from '../src-shared/protocol/serveLink.js';
 import { join } from 'node:path';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, SHOTS, startServe, type Served } from './harness.js';
+import { ensureRendererBuilt, SHOTS, type Served } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { windowSocket } from './windowClient.js';
 
 // Issue 29, finding 5: browsers keep cookies per host name, not per port, so once the serve link was opened
@@ -17,12 +18,8 @@ import { windowSocket } from './windowClient.js';
 let browser: Browser | undefined;
 let served: Served | undefined;
 let other: http.Server | undefined;
-afterAll(async () => {
-  await browser?.close();
-  await new Promise((r) => (other ? other.close(r) : r(undefined)));
-  await served?.stop();
-  if (served) fs.rmSync(served.root, { recursive: true, force: true });
-});
+const win = windowForFile({ page: false });
+win.after(() => new Promise((r) => (other ? other.close(r) : r(undefined))));
 
 const state = (page: import('playwright-core').Page) => page.getByTestId('connection-status').getAttribute('data-state');
 
@@ -39,7 +36,7 @@ function tryWindow(s: Parameters<typeof windowSocket>[0]): Promise<number> {
 describe("the window's credential in a real browser", () => {
   it('is sent to no other local server, and one that is old, revoked or copied opens no window', async () => {
     ensureRendererBuilt();
-    served = await startServe();
+    served = await win.serve();
     const s = served;
     // A second server on 127.0.0.1, as any local user or program may run: it records what it is sent.
     const seen: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
@@ -50,7 +47,7 @@ describe("the window's credential in a real browser", () => {
     await new Promise<void>((r) => other?.listen(0, '127.0.0.1', r));
     const otherPort = (other.address() as AddressInfo).port;
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await win.chromium();
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(s.url);

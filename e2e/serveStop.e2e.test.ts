@@ -1,20 +1,17 @@
-import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadBoard, readLog } from '../src-main/board/journal.js';
-import { ensureRendererBuilt, startServe, type Served } from './harness.js';
+import { ensureRendererBuilt, type Served } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { windowOn } from './windowClient.js';
 
 let served: Served | undefined;
-afterAll(async () => {
-  await served?.stop();
-  if (served) fs.rmSync(served.root, { recursive: true, force: true });
-});
+const win = windowForFile({ page: false });
 
 describe('forkbench serve', () => {
   it('Ctrl-C stops cleanly: claims are released with host-stopped, agents end, the board is saved', async () => {
     ensureRendererBuilt();
-    served = await startServe();
+    served = await win.serve();
     const w = await windowOn(served);
     const [thread] = await w.call('threads.list', {});
     const key = thread?.key as string;

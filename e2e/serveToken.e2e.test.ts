@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS, ensureRendererBuilt, startServe, type Served } from './harness.js';
+import type { BrowserContext } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ensureRendererBuilt, type Served } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { serveRequest } from './serveClient.js';
 
 // Issue 16: the page took `?token=` out of its address, but Chromium had stored the navigated address
@@ -11,11 +12,7 @@ import { serveRequest } from './serveClient.js';
 
 let served: Served | undefined;
 let context: BrowserContext | undefined;
-afterAll(async () => {
-  await context?.close();
-  await served?.stop();
-  if (served) fs.rmSync(served.root, { recursive: true, force: true });
-});
+const win = windowForFile({ page: false });
 
 /** Every file under `dir` whose bytes contain `needle`, as paths relative to `dir`. */
 function filesContaining(dir: string, needle: string): string[] {
@@ -36,10 +33,10 @@ function filesContaining(dir: string, needle: string): string[] {
 describe('the serve token in a real browser', () => {
   it('is never a navigated address, a request URL or anything the profile keeps', async () => {
     ensureRendererBuilt();
-    served = await startServe();
+    served = await win.serve();
     const s = served;
     const profile = join(s.root, 'profile');
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    context = await win.persistentContext(profile);
     const requested: string[] = [];
     const addresses: string[] = [];
     context.on('request', (r) => requested.push(r.url()));

@@ -1,10 +1,10 @@
-import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { boardUrlFile, startPgCluster, type PgCluster } from '../test/helpers/pgCluster.js';
-import { openWindow, SHOTS, startServe, type Served, type WindowSession, withQuery } from './harness.js';
+import { SHOTS, type Served, type WindowSession, withQuery } from './harness.js';
+import { VIEWPORT, windowForFile } from './windowForFile.js';
 import { poorContrast, visibleTexts } from './pageAudit.js';
 import { dragCard, launchFromMenu, screenText, typeIn, confirmAfterDrop } from './pageActions.js';
 
@@ -31,29 +31,24 @@ let a: WindowSession;
 let b: Served;
 let pageA: Page;
 let pageB: Page;
-/** B was stopped by the test itself (its leaving is part of what is shown). */
-let stoppedB = false;
 
-beforeAll(async () => {
+let args: string[];
+
+const win = windowForFile(async () => {
   pgc = await startPgCluster();
+  win.after(() => pgc?.dispose());
   const url = await pgc.createDatabase('e2e');
-  const args = ['--board-url-file', boardUrlFile(pgc.root, url), '--board-name', BOARD_NAME];
-  a = await openWindow({ args });
-  b = await startServe({ args });
-  pageA = a.page;
-  pageB = await a.browser.newPage({ viewport: { width: 1440, height: 900 } });
-  pageB.on('pageerror', (e) => console.error('page B error:', e.message));
+  args = ['--board-url-file', boardUrlFile(pgc.root, url), '--board-name', BOARD_NAME];
+  return { serve: { args } };
 }, 120_000);
 
-afterAll(async () => {
-  await a?.close();
-  if (b) {
-    const code = stoppedB ? 0 : await b.stop();
-    if (code !== 0) console.error(`serve B exited ${code}: ${b.stderr()}`);
-    fs.rmSync(b.root, { recursive: true, force: true });
-  }
-  await pgc?.dispose();
-});
+beforeAll(async () => {
+  a = win.session;
+  b = await win.serve({ args });
+  pageA = a.page;
+  pageB = await a.browser.newPage({ viewport: VIEWPORT });
+  pageB.on('pageerror', (e) => console.error('page B error:', e.message));
+}, 120_000);
 
 /** A pane's text with the terminal's wrapping undone, so a long line the host typed reads as one. */
 const paneLine = async (page: Page, agentId: string) => (await screenText(page, agentId)).replace(/\n/g, '');
@@ -146,7 +141,6 @@ describe('two hosts on one PostgreSQL board, in Chromium', () => {
     expect(sentByA.some((p) => p.includes('"agent.input"') && p.includes(agentA))).toBe(true);
 
     // B stops (Ctrl-C): A's window says so once, by B's name, and no longer lists B's agent (issue 45).
-    stoppedB = true;
     expect(await b.stop()).toBe(0);
     const left = pageA.getByTestId('host-notice').filter({ hasText: `Host ${hostB} left the board` });
     await expect.poll(() => left.count(), { timeout: ACROSS_HOSTS_MS }).toBe(1);

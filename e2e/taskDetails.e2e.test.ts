@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { typeIn } from './pageActions.js';
 
 /**
@@ -8,16 +9,15 @@ import { typeIn } from './pageActions.js';
  * details: the notes an agent wrote through the CLI (author and time), holder and token, attempts, the done
  * note, the reason a person rejected it, and the history from the board's journal.
  */
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 const details = () => page.getByTestId('task-details');

@@ -1,7 +1,8 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { contrastRatio, luminance, parseColor } from '../test/helpers/contrast.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { screenText, typeIn } from './pageActions.js';
 
 /**
@@ -10,16 +11,15 @@ import { screenText, typeIn } from './pageActions.js';
  * each, text keeps a contrast of 4.5:1 or more on what it is drawn on. What is checked is what Chromium
  * painted (pixels of a screenshot), as well as the computed colours.
  */
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 /** The colour Chromium painted at (x, y) of the page, read from a 1×1 screenshot decoded in the page. */
 async function paintedAt(x: number, y: number): Promise<string> {

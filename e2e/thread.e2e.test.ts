@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
@@ -11,16 +12,15 @@ const screenText = (agentId: string) => textOf(page, agentId);
  * The Thread window end to end: `forkbench serve` as a real process, Debian's Chromium, real ptys, agents
  * that use the real CLI. Each step saves a screenshot under test-results/e2e/.
  */
+const win = windowForFile();
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 const shot = (name: string) => w.shot(name);
 const card = (id: string) => page.getByTestId(`card-${id}`);
@@ -36,8 +36,6 @@ async function launchShell(): Promise<{ id: string; pid: number }> {
   const pid = Number(await page.getByTestId(testId).getAttribute('data-pid'));
   return { id: testId.replace('agent-tab-', ''), pid };
 }
-
-
 
 describe('the Thread window in a real browser', () => {
   it('walks through a Thread: tasks, agents, claims, kill, drag, lapse, reload', async () => {

@@ -1,8 +1,7 @@
 import WebSocket from 'ws';
 import { readPaneFrame } from '../src-shared/protocol/paneFrame.js';
 import type { WindowMethod, WindowParams, WindowPush, WindowResult, WsServerMessage } from '../src-shared/protocol/windowApi.js';
-import type { Page } from 'playwright-core';
-import { openWindow, type Served, type WindowSession } from './harness.js';
+import type { Served } from './harness.js';
 
 export interface WindowClient {
   call<M extends WindowMethod>(method: M, params: WindowParams<M>): Promise<WindowResult<M>>;
@@ -68,29 +67,4 @@ export async function windowOn(s: Pick<Served, 'port' | 'host' | 'cookie'>): Pro
     },
     close: () => ws.close(),
   };
-}
-
-/** A browser window on a serve and a second window client on the same serve: what most window e2e files
- *  open once for all their tests (beforeAll) and close after them (closeWindowWithClient). */
-export interface WindowWithClient {
-  w: WindowSession;
-  served: Served;
-  page: Page;
-  host: WindowClient;
-}
-
-export async function openWindowWithClient(open: () => Promise<WindowSession> = () => openWindow()): Promise<WindowWithClient> {
-  const w = await open();
-  try {
-    return { w, served: w.served, page: w.page, host: await windowOn(w.served) };
-  } catch (err) {
-    await w.close();
-    throw err;
-  }
-}
-
-/** Either part may be missing: a beforeAll that failed half-way still has the other closed. */
-export async function closeWindowWithClient(s: { w?: WindowSession; host?: WindowClient }): Promise<void> {
-  s.host?.close();
-  await s.w?.close();
 }

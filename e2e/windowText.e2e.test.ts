@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Limits } from '../src-shared/board/limits.js';
 import { threadKeyOf } from '../src-main/thread/threadHost.js';
 import { legacyNote, legacyTask, legacyThread, writeLegacyJournal } from '../test/helpers/legacyJournal.js';
-import { openWindow, type Served, type WindowSession, withQuery } from './harness.js';
+import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 
 /**
  * Issue 20, finding 7, in Debian's Chromium against `forkbench serve`:
@@ -21,18 +22,20 @@ let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindow({
+const win = windowForFile({
+  serve: {
     // The Thread's journal as an older Forkbench wrote it, before the board refused these characters.
     prepare: (folder) => {
       const key = threadKeyOf(folder);
       writeLegacyJournal(join(folder, '..', 'data', 'threads', key), [legacyThread(key, ESC_GOAL), legacyTask('T-1', RLO_TITLE, 'body \u202ereversed'), legacyNote('T-1', RLO_NOTE)]);
     },
-  });
-  ({ served, page } = w);
-}, 60_000);
+  },
+});
 
-afterAll(() => w?.close());
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
+});
 
 const card = (id: string) => page.getByTestId(`card-${id}`);
 /** Any raw control or bidi character the page would draw: there must be none. */

@@ -1,10 +1,11 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { settleScheme } from './axe.js';
 import { clippedBoxes, outsideViewport, poorContrast, visibleTexts } from './pageAudit.js';
 import { typeIn } from './pageActions.js';
-import { closeWindowWithClient, openWindowWithClient, type WindowClient } from './windowClient.js';
+import type { WindowClient } from './windowClient.js';
 
 /**
  * A new user's walk through the window (issue 20), at 800×700 and 1280×800, in the light and the dark
@@ -14,16 +15,17 @@ import { closeWindowWithClient, openWindowWithClient, type WindowClient } from '
  * the tab bar's buttons; the log's wrapped lines under one another; menus and the palette inside the
  * viewport; and, the host stopped, no agent state or lease time shown as if known, the log still readable.
  */
+const win = windowForFile({ client: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
 let host: WindowClient;
 
-beforeAll(async () => {
-  ({ w, served, page, host } = await openWindowWithClient());
-}, 60_000);
-
-afterAll(() => closeWindowWithClient({ w, host }));
+beforeAll(() => {
+  w = win.session;
+  ({ served, page } = w);
+  host = win.host;
+});
 
 const SCHEMES = ['light', 'dark'] as const;
 const LONG_TITLE = 'Write the parser for the config files and make it handle comments, includes and environment variable expansion';

@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Served, type WindowSession, withQuery } from './harness.js';
+import { windowForFile } from './windowForFile.js';
 import { dragCard as drag, screenText as textOf, typeIn as type, confirmAfterDrop } from './pageActions.js';
-import { claimWorktree, git, openWindowOnRepo, servedNames } from './gitThread.js';
+import { claimWorktree, git, servedNames } from './gitThread.js';
 
 const typeIn = (agentId: string, text: string) => type(page, agentId, text);
 const dragCard = (taskId: string, target: string) => drag(page, taskId, target);
@@ -15,16 +16,15 @@ const screenText = (agentId: string) => textOf(page, agentId);
  * real ptys that run real git. Two agents edit the same file in their own worktrees; approval merges one; the
  * other, reassigned, cannot commit any more. Screenshots go to test-results/e2e/.
  */
+const win = windowForFile({ repo: true });
 let w: WindowSession;
 let served: Served;
 let page: Page;
 
-beforeAll(async () => {
-  w = await openWindowOnRepo();
+beforeAll(() => {
+  w = win.session;
   ({ served, page } = w);
-}, 60_000);
-
-afterAll(() => w?.close());
+});
 
 const shot = (name: string) => w.shot(name);
 const card = (id: string) => page.getByTestId(`card-${id}`);
@@ -38,9 +38,6 @@ async function launchShell(): Promise<string> {
   const ids = await tabs.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid') as string));
   return (ids.find((t) => !before.has(t)) as string).replace('agent-tab-', '');
 }
-
-
-
 
 describe('worktrees under claims in a real browser', () => {
   it('two agents, one file, two worktrees; approve merges one; the reassigned one cannot commit', async () => {

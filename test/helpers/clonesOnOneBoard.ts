@@ -7,6 +7,7 @@ import { ThreadHost } from '../../src-main/thread/threadHost.js';
 import { agentEnv, cliAs, gitSync, makeRepo, remoteRefOf, sh } from './gitFixture.js';
 import { waitFor } from './pty.js';
 import { secretsFromTheTestProcess } from './peerJudges.js';
+import { openTestHost } from './testHost.js';
 
 /**
  * Machines on one shared board, as two people's: each a ThreadHost on its own clone of one bare remote, with
@@ -41,7 +42,7 @@ export class ClonesOnOneBoard {
     gitSync(root, ['clone', '-q', `file://${bare}`, folder]);
     // The board names the remote by the URL the clones have for it.
     gitSync(folder, ['remote', 'set-url', 'origin', bare]);
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, sharedBoard: { url: this.url() } });
+    const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, sharedBoard: { url: this.url() } });
     this.hosts.push(host);
     return { host, folder };
   }

@@ -24,6 +24,7 @@ import {
 import { GIT_IDENTITY, gitSync, makeRepo } from './gitFixture.js';
 import { alive } from './processes.js';
 import { ptyHostPidOf, serveOn, type ServeProc } from './serveProcess.js';
+import { openTestHost } from './testHost.js';
 
 /**
  * The git fence's chaos run (fenceChaos.ts) on two hosts sharing one PostgreSQL board, each on its own clone
@@ -249,7 +250,7 @@ export async function runFenceChaosHosts(o: HostsChaosOptions): Promise<HostsCha
   // Panes inherit their host's environment: A's from this process, B's from its serve's.
   Object.assign(process.env, GIT_IDENTITY);
   const env = { FORKBENCH_BOARD_URL: o.url };
-  const A = await ThreadHost.open({ folder: clone.A, dataRoot: join(at.A, 'data'), runtimeRoot: join(at.A, 'run'), liveness: false, hostLease: hostLeaseOf(String(o.hostLeaseMs)), sharedBoard: { url: o.url }, gitRemote: { pushWaitMs: PUSH_WAIT_MS } });
+  const { host: A } = await openTestHost({ closedBy: 'caller', folder: clone.A, dataRoot: join(at.A, 'data'), runtimeRoot: join(at.A, 'run'), liveness: false, hostLease: hostLeaseOf(String(o.hostLeaseMs)), sharedBoard: { url: o.url }, gitRemote: { pushWaitMs: PUSH_WAIT_MS } });
   let B: ServeProc | null = null;
   let bServes = 0;
   const bKey = threadKeyOf(clone.B);

@@ -4,9 +4,10 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';
-import { ThreadHost } from '../../src-main/thread/threadHost.js';
+import type { ThreadHost } from '../../src-main/thread/threadHost.js';
 import { remoteTaskRef, strayRef } from '../../src-shared/git/taskBranch.js';
 import { CLI } from './cli.js';
+import { openTestHost } from './testHost.js';
 export { nextEvent } from './events.js';
 
 /** A fixed identity, so commits work on a machine with no git config (CI). */
@@ -73,10 +74,12 @@ export class Fixture {
       if (o.repo === false) fs.mkdirSync(folder, { recursive: true });
       else makeRepo(folder);
     }
-    const host = await ThreadHost.open({
+    const { host } = await openTestHost({
+      root,
       folder,
-      dataRoot: o.dataRoot ?? join(root, 'data'),
-      runtimeRoot: o.runtimeRoot ?? join(root, 'run'),
+      closedBy: 'caller',
+      ...(o.dataRoot ? { dataRoot: o.dataRoot } : {}),
+      ...(o.runtimeRoot ? { runtimeRoot: o.runtimeRoot } : {}),
       liveness: o.liveness ?? false,
       env: o.env,
       peerJudge: o.peerJudge ?? this.defaults.peerJudge,

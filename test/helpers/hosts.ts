@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ThreadHost, threadKeyOf } from '../../src-main/thread/threadHost.js';
+import type { ThreadHost } from '../../src-main/thread/threadHost.js';
+import { openTestHost } from './testHost.js';
 import { ThreadManager } from '../../src-main/window/threadManager.js';
 import type { SharedBoardSetting } from '../../src-main/board/openBoard.js';
 import type { SandboxSupport } from '../../src-main/sandbox/bwrapProbe.js';
@@ -9,14 +10,14 @@ import type { PeerJudgeFactory } from '../../src-main/agents/peerJudge.js';
 import type { HostLeaseTiming } from '../../src-main/board/pg/hostLease.js';
 
 /**
- * Thread hosts on fresh folders for a test file: `open` makes one (a project folder, a data folder and a
- * runtime folder in one temp root; `env` is what its agents start from), `cleanup` (an afterEach) disposes them all and removes their folders.
+ * Thread hosts on fresh folders for a test file, through openTestHost (testHost.ts): `open` makes one (a project
+ * folder, a data folder and a runtime folder in one temp root; `env` is what its agents start from), `cleanup`
+ * (an afterEach) disposes them all and removes their folders.
  * `defaults.peerJudge` is what every host of the file takes unless `open` is given another: the real judge
  * without it; a file that acts as an agent from the test process passes peerJudges.ts's and says why.
  */
 export function hostFixture(prefix: string, defaults: { peerJudge?: PeerJudgeFactory } = {}) {
-  const hosts: ThreadHost[] = [];
-  const dirs: string[] = [];
+  const closes: Array<() => Promise<void>> = [];
   return {
     /** `seedBoard` writes the Thread's board folder before the host opens it (a journal from an older version). */
     async open(
@@ -39,19 +40,13 @@ export function hostFixture(prefix: string, defaults: { peerJudge?: PeerJudgeFac
         uncontained?: readonly string[];
       } = {},
     ): Promise<ThreadHost> {
-      const root = fs.mkdtempSync(join(tmpdir(), `forkbench-${prefix}-`));
-      dirs.push(root);
-      const folder = join(root, 'project');
-      fs.mkdirSync(folder);
-      const key = threadKeyOf(folder);
-      opts.seedBoard?.(join(root, 'data', 'threads', key), key);
-      const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: opts.liveness ?? false, typingQuietMs: opts.typingQuietMs, env: opts.env, peerJudge: opts.peerJudge ?? defaults.peerJudge, hostLease: opts.hostLease, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained });
-      hosts.push(host);
+      const t = await openTestHost({ prefix, closedBy: 'caller', liveness: opts.liveness, typingQuietMs: opts.typingQuietMs, env: opts.env, peerJudge: opts.peerJudge ?? defaults.peerJudge, hostLease: opts.hostLease, sharedBoard: opts.sharedBoard, sandboxSupport: opts.sandboxSupport, uncontained: opts.uncontained, seedBoard: opts.seedBoard });
+      const host = t.host;
+      closes.push(t.close);
       return host;
     },
     async cleanup(): Promise<void> {
-      for (const h of hosts.splice(0)) await h.dispose();
-      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+      for (const close of closes.splice(0)) await close();
     },
   };
 }

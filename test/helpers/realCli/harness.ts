@@ -26,6 +26,7 @@ import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { ensureBuilt } from '../cli.js';
 import { nextEvent } from '../events.js';
+import { openTestHost } from '../testHost.js';
 
 // CommonJS only: under NodeNext its exports arrive on the default import.
 const { Terminal } = headlessModule;
@@ -202,7 +203,7 @@ export async function openRealCliThread(
   // state is read off the pty host's mirror (its signals as frames, its screen by request).
   const linkOpen = () => PtyHostLink.open(join(dir, 'data'), { idleMs: 60_000 });
   let ptyHost = withPtyHost || process.env.FORKBENCH_REALCLI_PTY_HOST === '1' ? await linkOpen() : undefined;
-  const hostOpen = () => ThreadHost.open({ folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained });
+  const hostOpen = async () => (await openTestHost({ closedBy: 'caller', folder, dataRoot: join(dir, 'data'), runtimeRoot: join(dir, 'run'), liveness: false, env: baseEnv, ptyHost, uncontained })).host;
   let host = await hostOpen();
   await host.board.run((e) => e.addTask({ title: 'write hello.txt', body: 'Create hello.txt containing "hello".' }));
   const outputs = new Map<string, string>();

@@ -15,6 +15,7 @@ import { PERSON_CHECK_METHOD } from '../../../src-shared/protocol/hookMethods.js
 import { hostFixture } from '../../helpers/hosts.js';
 import { waitFor } from '../../helpers/pty.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 /** Connects to the agents' socket; with `fork`, the connecting process exits and its child asks. Writes
  *  the answer line to `out`. */
@@ -63,7 +64,7 @@ describe('the person check fails closed', () => {
     const root = fs.mkdtempSync(join(tmpdir(), 'forkbench-person-pty-'));
     fs.mkdirSync(join(root, 'project'));
     const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
-    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, uncontained });
+    const { host } = await openTestHost({ closedBy: 'caller', folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, uncontained });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();

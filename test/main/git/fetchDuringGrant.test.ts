@@ -15,6 +15,7 @@ import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { cloneOfBareRemote, gitSync, idleAgent } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const hosts: ThreadHost[] = [];
 const dirs: string[] = [];
@@ -59,7 +60,7 @@ describe("a fetch while a grant's folder is being made", () => {
     gates.push(gate);
     gate.arm();
 
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+    const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
     hosts.push(host);
     await host.board.run((e) => e.addTask({ title: 'grant me' }));
     const agent = await idleAgent(host);

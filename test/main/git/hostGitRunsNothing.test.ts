@@ -18,6 +18,7 @@ import { branchOf, CLAIM_T1_AND_CD, cliAs, cloneOfBareRemote, Fixture, GIT_IDENT
 import { waitFor } from '../../helpers/pty.js';
 import { WorktreeGitGate } from '../../helpers/worktreeGitGate.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 // Its tests run git and the CLI as an agent from the test process, outside any pane (peerJudges.ts).
 const fx = new Fixture({ peerJudge: secretsFromTheTestProcess });
@@ -190,7 +191,7 @@ describe("the host's push follows no URL rewrite and no transport the repository
   it("url.<x>.pushInsteadOf to an ext:: command, with protocol.ext.allow=always, set from a pane: the background push runs nothing and says why it sent nothing", async () => {
     const { root, bare, folder } = cloneOfBareRemote('fb-rewrite-');
     fx.dirs.push(root);
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sandboxSupport: uncontainedBecause(PLANTING) });
+    const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sandboxSupport: uncontainedBecause(PLANTING) });
     fx.hosts.push(host);
     await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
     await host.board.run((e) => e.addTask({ title: 'push me' }));

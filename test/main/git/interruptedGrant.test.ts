@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const hosts: ThreadHost[] = [];
 const dirs: string[] = [];
@@ -20,7 +21,7 @@ afterEach(async () => {
 });
 
 async function openThread(root: string, folder: string): Promise<ThreadHost> {
-  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
+  const { host: h } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false });
   hosts.push(h);
   return h;
 }

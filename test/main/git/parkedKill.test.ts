@@ -17,6 +17,7 @@ import { parkedRef } from '../../../src-shared/git/taskBranch.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { filesOf } from '../../helpers/parkedChaos.js';
 import { gitSync, idleAgent, makeRepo } from '../../helpers/gitFixture.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const DRIVER = join(import.meta.dirname, '..', '..', 'helpers', 'parkedCleanupDriver.mjs');
 /** The shortest grace a Thread may have: the killed host's clean-up starts a second after it opens. */
@@ -35,7 +36,7 @@ afterEach(async () => {
 });
 
 async function openThread(root: string, folder: string, parked?: ParkedSeams): Promise<ThreadHost> {
-  const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ...(parked ? { parked } : {}) });
+  const { host: h } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ...(parked ? { parked } : {}) });
   hosts.push(h);
   return h;
 }

@@ -15,6 +15,7 @@ import { agentEnv, cloneOfBareRemote, gitSync, idleAgent, remoteRefOf, sh, stray
 import { manualTimers } from '../../helpers/manualTimers.js';
 import { waitFor } from '../../helpers/pty.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const hosts: ThreadHost[] = [];
 const dirs: string[] = [];
@@ -40,7 +41,7 @@ function cloneOfBare(): { root: string; bare: string; folder: string } {
 async function hostWithRemote(clock = manualTimers()) {
   const { root, bare, folder } = cloneOfBare();
   // Its tests commit with the agent's secret from the test process, outside any pane (peerJudges.ts).
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, gitRemote: { timers: clock.timers } });
+  const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, gitRemote: { timers: clock.timers } });
   hosts.push(host);
   await host.board.run((e) => e.setSettings({ remote: { name: 'origin', url: bare } }));
   return { root, bare, folder, host, clock };
@@ -79,7 +80,7 @@ describe('pushes to the remote', () => {
   it('unreachable: said once, retried with back-off, superseded by a later record, landed once the remote answers', async () => {
     const { root, bare, folder } = cloneOfBare();
     const clock = manualTimers();
-    const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, gitRemote: { timers: clock.timers } });
+    const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, gitRemote: { timers: clock.timers } });
     hosts.push(host);
     // A board of one machine pushes nothing until its settings name the remote.
     expect(host.board.state.settings.remote).toBeNull();
@@ -122,7 +123,7 @@ describe('pushes to the remote', () => {
   it('a record not yet pushed when its host stopped is pushed when the host opens the Thread again', async () => {
     const { root, bare, folder } = cloneOfBare();
     const open = async () => {
-      const h = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, gitRemote: { timers: manualTimers().timers } });
+      const { host: h } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, peerJudge: secretsFromTheTestProcess, gitRemote: { timers: manualTimers().timers } });
       hosts.push(h);
       return h;
     };

@@ -16,6 +16,7 @@ import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { RemotePty } from '../../../src-main/ptyhost/remotePty.js';
 import { nextEvent } from '../../helpers/events.js';
 import { waitFor } from '../../helpers/pty.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const linux = process.platform === 'linux';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -29,7 +30,7 @@ async function openHost(): Promise<{ host: ThreadHost; link: PtyHostLink }> {
   fs.mkdirSync(folder);
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link });
+  const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link });
   cleanups.push(async () => {
     await host.dispose();
     await link.shutdown();

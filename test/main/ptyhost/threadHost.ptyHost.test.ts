@@ -10,6 +10,7 @@ import { ptyHostPaths } from '../../../src-main/ptyhost/protocol.js';
 import { gitSync, makeRepo } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const linux = process.platform === 'linux';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -28,7 +29,7 @@ function folders() {
 
 async function openWith(f: ReturnType<typeof folders>, warn?: (m: string) => void): Promise<{ host: ThreadHost; link: PtyHostLink }> {
   const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
-  const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link, warn });
+  const { host } = await openTestHost({ closedBy: 'caller', ...f, liveness: false, ptyHost: link, warn });
   let done = false;
   cleanups.push(async () => {
     if (done) return;
@@ -161,7 +162,7 @@ describe.runIf(linux)('a Thread whose agents run in the pty host', () => {
 
     const notes: string[] = [];
     const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000, warn: (m) => notes.push(m) });
-    const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link, warn: (m) => notes.push(m) });
+    const { host } = await openTestHost({ closedBy: 'caller', ...f, liveness: false, ptyHost: link, warn: (m) => notes.push(m) });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();

@@ -7,6 +7,7 @@ import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { PtyHostLink } from '../../../src-main/ptyhost/ptyHostLink.js';
 import { waitFor } from '../../helpers/pty.js';
 import { alive } from '../../helpers/processes.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 /**
  * The pty host killed -9 while a new board host takes its agents back: after it listed them (before the
@@ -46,7 +47,7 @@ async function withLog(dataRoot: string, run: () => Promise<void>): Promise<void
 }
 
 async function openWith(f: ReturnType<typeof folders>, link: PtyHostLink): Promise<ThreadHost> {
-  const host = await ThreadHost.open({ ...f, liveness: false, ptyHost: link });
+  const { host } = await openTestHost({ closedBy: 'caller', ...f, liveness: false, ptyHost: link });
   cleanups.push(async () => {
     await host.dispose();
     await link.shutdown();
@@ -104,7 +105,7 @@ describe.runIf(linux)('the pty host killed -9 while a new board host takes its a
     const f = folders();
     await withLog(f.dataRoot, async () => {
       const firstLink = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
-      const first = await ThreadHost.open({ ...f, liveness: false, ptyHost: firstLink });
+      const { host: first } = await openTestHost({ closedBy: 'caller', ...f, liveness: false, ptyHost: firstLink });
       const a = await first.roster.launch('shell');
       // One that ignores the hangup its pty's end sends: only a kill of its group ends it.
       const b = await first.roster.launch('custom', { command: 'trap "" HUP; while :; do sleep 1; done' });
@@ -147,7 +148,7 @@ describe.runIf(linux)('the pty host killed -9 while no board host ran', () => {
     const f = folders();
     await withLog(f.dataRoot, async () => {
       const firstLink = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
-      const first = await ThreadHost.open({ ...f, liveness: false, ptyHost: firstLink });
+      const { host: first } = await openTestHost({ closedBy: 'caller', ...f, liveness: false, ptyHost: firstLink });
       const a = await first.roster.launch('shell');
       const b = await first.roster.launch('shell');
       const tasks = [await claim(first, a.id, 'one'), await claim(first, b.id, 'two')];

@@ -14,6 +14,7 @@ import { probeBwrap } from '../../../src-main/sandbox/bwrapProbe.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 import { Fixture } from '../../helpers/gitFixture.js';
 import { waitFor } from '../../helpers/pty.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const fx = new Fixture();
 // The pty host runs the built code.
@@ -94,7 +95,7 @@ describe('whether an agent is contained, on its view', async () => {
   it.skipIf(!support.ok)('the host’s launch option and the Thread setting together: each profile’s agents say which turned the sandbox off', async () => {
     const root = fx.tmp();
     fs.mkdirSync(join(root, 'project'));
-    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, uncontained: ['shell'] });
+    const { host } = await openTestHost({ closedBy: 'caller', folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, uncontained: ['shell'] });
     cleanups.push(() => host.dispose());
     await host.board.run((e) => e.setSettings({ uncontained: ['custom'] }));
     const shell = await host.roster.launch('shell');
@@ -114,7 +115,7 @@ describe('whether an agent is contained, on its view', async () => {
     fs.mkdirSync(join(root, 'project'));
     const said: string[] = [];
     const missing = { ok: false as const, reason: 'bubblewrap (bwrap) is not installed', fix: 'sudo apt install bubblewrap' };
-    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sandboxSupport: missing, warn: (m) => said.push(m) });
+    const { host } = await openTestHost({ closedBy: 'caller', folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sandboxSupport: missing, warn: (m) => said.push(m) });
     cleanups.push(() => host.dispose());
     const warning = 'agents are not contained on this machine: bubblewrap (bwrap) is not installed. To fix it: sudo apt install bubblewrap';
     expect(sandboxNotices(host).map((n) => [n.title, n.body])).toEqual([['Agents are not contained', warning]]);
@@ -137,7 +138,7 @@ describe('whether an agent is contained, on its view', async () => {
     const f = { folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false };
     const open = async () => {
       const link = await PtyHostLink.open(f.dataRoot, { idleMs: 60_000 });
-      const host = await ThreadHost.open({ ...f, ptyHost: link });
+      const { host } = await openTestHost({ closedBy: 'caller', ...f, ptyHost: link });
       let done = false;
       cleanups.push(async () => {
         if (done) return;

@@ -19,6 +19,7 @@ import { CLAIM_T1_AND_CD, GIT_IDENTITY, gitSync, makeRepo, paneAgent } from '../
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
 import { VerifyMailbox } from '../../helpers/verifyMailbox.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const NAME = 'sealed approvals';
 let pgc: PgCluster;
@@ -42,7 +43,7 @@ async function hostOnDatabase(url: string): Promise<{ host: ThreadHost; folder: 
   const folder = join(root, 'repo');
   makeRepo(folder, { 'notes.txt': 'one\n' });
   // The pane binding on: the agent's secret works only from its own pane. Panes commit as a fixed identity.
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sharedBoard: { url, name: NAME }, env: { ...process.env, ...GIT_IDENTITY } });
+  const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sharedBoard: { url, name: NAME }, env: { ...process.env, ...GIT_IDENTITY } });
   hosts.push(host);
   return { host, folder, root };
 }

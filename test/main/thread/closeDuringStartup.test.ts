@@ -16,6 +16,7 @@ import { makeHome } from '../../helpers/homes.js';
 import { hostFixture } from '../../helpers/hosts.js';
 import { alive } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/pty.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 const fixture = hostFixture('startup-lock');
 const homes: string[] = [];
@@ -97,7 +98,7 @@ describe.each(CASES)('a tab closed during its shell’s start-up ($name)', ({ lo
     fs.mkdirSync(join(root, 'project'));
     const dir = lockIn(home, join(root, 'project'));
     const link = await PtyHostLink.open(join(root, 'data'), { idleMs: 60_000 });
-    const host = await ThreadHost.open({ folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, env, ptyHost: link, uncontained });
+    const { host } = await openTestHost({ closedBy: 'caller', folder: join(root, 'project'), dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, env, ptyHost: link, uncontained });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();

@@ -24,6 +24,7 @@ import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { alive } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/pty.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 /** How long B waits for another host's push here: long enough for a live host's push on a loaded machine,
  *  short enough that the tests that need the wait to end do not take the product's 30 s. */
@@ -82,7 +83,8 @@ function cloneOf(bare: string, prefix: string): { root: string; folder: string }
 
 async function hostOn(bare: string, o: { name?: string; pushWaitMs?: number } = {}): Promise<{ host: ThreadHost; folder: string }> {
   const { root, folder } = cloneOf(bare, 'host');
-  const host = await ThreadHost.open({
+  const { host } = await openTestHost({
+    closedBy: 'caller',
     folder,
     dataRoot: join(root, 'data'),
     runtimeRoot: join(root, 'run'),

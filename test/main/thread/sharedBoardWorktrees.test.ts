@@ -12,6 +12,7 @@ import { ThreadHost } from '../../../src-main/thread/threadHost.js';
 import { gitSync, makeRepo } from '../../helpers/gitFixture.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { waitFor } from '../../helpers/pty.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 let pgc: PgCluster;
 let url: string;
@@ -34,7 +35,7 @@ async function hostOn(origin: string): Promise<{ host: ThreadHost; folder: strin
   dirs.push(root);
   const folder = join(root, 'clone');
   gitSync(root, ['clone', '-q', origin, folder]);
-  const host = await ThreadHost.open({ folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sharedBoard: { url } });
+  const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot: join(root, 'data'), runtimeRoot: join(root, 'run'), liveness: false, sharedBoard: { url } });
   hosts.push(host);
   return { host, folder };
 }

@@ -13,6 +13,7 @@ import { hostFixture } from '../../helpers/hosts.js';
 import { legacyTask, legacyThread, writeLegacyJournal } from '../../helpers/legacyJournal.js';
 import { waitFor } from '../../helpers/pty.js';
 import { secretsFromTheTestProcess } from '../../helpers/peerJudges.js';
+import { openTestHost } from '../../helpers/testHost.js';
 
 /**
  * A plain shell's pane (the shell profile, real bash in a real pty) is told things in its output, never
@@ -95,7 +96,7 @@ describe('a plain shell is shown notices, never typed them', () => {
     writeLegacyJournal(threadDirOf(dataRoot, key), [legacyThread(key), legacyTask('T-1', title)]);
     const link = await PtyHostLink.open(dataRoot, { idleMs: 60_000 });
     const { env } = shellEnv();
-    const host = await ThreadHost.open({ folder, dataRoot, runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, env, });
+    const { host } = await openTestHost({ closedBy: 'caller', folder, dataRoot, runtimeRoot: join(root, 'run'), liveness: false, ptyHost: link, env, });
     cleanups.push(async () => {
       await host.dispose();
       await link.shutdown();
