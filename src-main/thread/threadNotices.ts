@@ -10,7 +10,7 @@ import type { BoardService } from '../board/boardService.js';
 import type { AgentStates } from '../roster/agentStates.js';
 import type { Roster } from '../roster/roster.js';
 import type { AgentSandbox } from '../sandbox/agentSandbox.js';
-import type { BaseMoved } from '../thread/claimWorktrees.js';
+import type { BaseMoved } from './claimWorktrees.js';
 
 export const NoticeLimits = {
   /** Notices kept for windows opened later. Each current one is about a live thing (an agent waiting, a task

@@ -5,7 +5,7 @@ import type { ProcessWhereabouts } from '../roster/whereabouts.js';
 import { VERIFY_ACTOR, type Task } from '../../src-shared/board/model.js';
 import { Limits } from '../../src-shared/board/limits.js';
 import { outputAsText } from '../../src-shared/text/controlChars.js';
-import { changedPins, pinnedPaths, type PinChanges } from '../thread/verifyPins.js';
+import { changedPins, pinnedPaths, type PinChanges } from './verifyPins.js';
 import { profileOfAgent } from '../../src-shared/board/dispatch.js';
 import type { AgentSandbox } from '../sandbox/agentSandbox.js';
 

@@ -13,7 +13,7 @@ import { requestHash } from '../board/writeKeys.js';
 import { keyedWrite } from '../board/keyedWrite.js';
 import { PROFILES } from '../agents/profiles.js';
 import { Refusal, unwrap } from '../base/procedureServer.js';
-import type { InstalledProfiles } from '../window/installedProfiles.js';
+import type { InstalledProfiles } from './installedProfiles.js';
 import type { ThreadHost } from '../thread/threadHost.js';
 import { taskCost, threadCost, threadCsv } from '../board/costReads.js';
 import { taskCostCsv } from '../../src-shared/usage/costView.js';

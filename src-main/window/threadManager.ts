@@ -3,20 +3,20 @@ import { join, resolve } from 'node:path';
 import type { BoardStoreView, BoardSwitch, ThreadSummary, WindowParams, WindowPush } from '../../src-shared/protocol/windowApi.js';
 import { carryText, type CarryOutcome } from '../../src-shared/board/boardCarry.js';
 import type { BoardService } from '../board/boardService.js';
-import { BoardMoves, carryOnto, carrySource, localBoard, MOVE_ENV, MOVE_FLAG, tasksText, type BoardMove } from '../window/boardMove.js';
+import { BoardMoves, carryOnto, carrySource, localBoard, MOVE_ENV, MOVE_FLAG, tasksText, type BoardMove } from './boardMove.js';
 import { DisposableStore } from '../../src-shared/lifecycle/disposableStore.js';
 import { Emitter } from '../../src-shared/lifecycle/emitter.js';
-import { RecentThreads } from '../window/recentThreads.js';
+import { RecentThreads } from './recentThreads.js';
 import { describeHolder, HostLock } from '../base/hostLock.js';
 import { threadSocketName } from '../agents/agentSocket.js';
 import { runtimeDir } from '../agents/runtimeDir.js';
-import { InstalledProfiles } from '../window/installedProfiles.js';
-import { ThreadApi } from '../window/threadApi.js';
+import { InstalledProfiles } from './installedProfiles.js';
+import { ThreadApi } from './threadApi.js';
 import { ThreadHost, threadDirOf, threadKeyOf, type ThreadHostOptions } from '../thread/threadHost.js';
 import { Refusal } from '../base/procedureServer.js';
 import type { SharedBoardSetting } from '../board/openBoard.js';
 import { BOARD_URL_ENV, BoardUrlError, checkBoardName, describeBoardUrl, openCheckedPool, parseBoardUrl, redactUrl } from '../board/pg/connection.js';
-import { boardChoice, readBoardSetting, saveBoardSetting, type BoardChoice } from '../window/threadBoardSetting.js';
+import { boardChoice, readBoardSetting, saveBoardSetting, type BoardChoice } from './threadBoardSetting.js';
 
 /**
  * The open Threads of one host process (Electron's main, or `serve`), keyed by folder. It turns each

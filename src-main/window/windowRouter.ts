@@ -1,8 +1,8 @@
 import { failed } from '../../src-shared/board/result.js';
 import { windowMethods, type WindowReply } from '../../src-shared/protocol/windowApi.js';
 import { callProcedure, Refusal, type Handlers } from '../base/procedureServer.js';
-import type { ThreadApi } from '../window/threadApi.js';
-import type { ThreadManager } from '../window/threadManager.js';
+import type { ThreadApi } from './threadApi.js';
+import type { ThreadManager } from './threadManager.js';
 
 /**
  * The one router behind every window transport (Electron IPC and serve's WebSocket): validate the request
