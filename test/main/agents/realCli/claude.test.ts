@@ -13,64 +13,16 @@ import { expect, it } from 'vitest';
 import { MCP_SERVER_NAME } from '../../../../src-main/agents/profiles.js';
 import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, squeeze, untilSaved, type Pane, type RealCliThread, type StateSeen } from '../../../helpers/realCli/harness.js';
+import { claudeEnv, seedClaudeHome, type ClaudePermissionMode } from '../../../helpers/realCli/claudeCode.js';
 import { startFakeAnthropic, type Script, type Turn } from '../../../helpers/realCli/fakeAnthropic.js';
 import { ClaudeUsageReader } from '../../../../src-main/usage/claudeUsage.js';
 import type { BoardEvent } from '../../../../src-shared/board/events.js';
 import { waitFor } from '../../../helpers/pty.js';
 
-const API_KEY = 'sk-ant-api03-forkbench-test-key-0123456789';
 const FINAL = 'T-1 is claimed, noted and renewed; the board lists it.';
 
 /** A board tool's name as Claude Code exposes it. */
 const mcp = (tool: string) => `mcp__${MCP_SERVER_NAME}__${tool}`;
-
-/**
- * Claude Code's permission modes that matter here. In 'default' (manual) mode every tool call no rule allows
- * waits for a person, so that is where the profile's --allowedTools must do the work. 'auto' is 2.1.332's
- * own default: a classifier decides, in which the real API takes part and this fake does not.
- */
-type PermissionMode = 'default' | 'auto';
-
-/**
- * What Claude Code's pane gets besides what the profile and harness set: the fake API, a key, and the
- * switches that keep it from calling out at all (the harness's proxy trap would only refuse what it sends).
- */
-function claudeEnv(baseUrl: string): Record<string, string> {
-  return {
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_API_KEY: API_KEY,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    // Not covered by the switch above: at start it would clone Anthropic's plugin marketplace (git and ssh
-    // to github.com, a download from claude.ai).
-    CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
-  };
-}
-
-/**
- * What a person who has used Claude Code before has in its files, found by experiment with 2.1.332:
- * - without `hasCompletedOnboarding` it runs the theme and login screens (and probes api.anthropic.com);
- * - without the folder's `hasTrustDialogAccepted` it asks whether to trust the folder, and quits on No;
- * - without the key's last 20 characters in `customApiKeyResponses.approved` it asks whether to use
- *   ANTHROPIC_API_KEY, with No preselected;
- * - in manual mode, without `hasSeenAutoDefaultNudge` it offers to make auto mode the default, a dialog
- *   that takes the first Enter typed.
- * The permission mode is the person's choice in ~/.claude/settings.json; `projects` maps each folder the
- * test runs Claude Code in to extra per-folder keys.
- */
-function seedHome(home: string, mode: PermissionMode, projects: Record<string, object>): void {
-  const config = {
-    hasCompletedOnboarding: true,
-    hasSeenAutoDefaultNudge: true,
-    customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
-    projects: Object.fromEntries(Object.entries(projects).map(([folder, extra]) => [fs.realpathSync(folder), { hasTrustDialogAccepted: true, ...extra }])),
-  };
-  fs.writeFileSync(join(home, '.claude.json'), JSON.stringify(config, null, 2), { mode: 0o600 });
-  fs.mkdirSync(join(home, '.claude'), { recursive: true });
-  fs.writeFileSync(join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { defaultMode: mode } }, null, 2));
-}
 
 /** The scripted model: each step follows from the tool results the CLI has sent back so far. */
 const boardScript: Script = {
@@ -147,7 +99,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
   it('killed and resumed through its profile: the same agent on the same conversation, which the model gets back in full', async () => {
     const api = open(await startFakeAnthropic(memoryScript));
     const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
-    seedHome(t.home, 'default', { [t.folder]: {} });
+    seedClaudeHome(t.home, 'default', { [t.folder]: {} });
     const first = await t.launch('claude', { diagnose: api.summary });
     await ready(first);
     await first.step(first.screen.type(REMEMBER));
@@ -181,12 +133,12 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     expect(t.trap.attempts).toEqual([]);
   }, 90_000);
 
-  it.each<PermissionMode>(['default', 'auto'])(
+  it.each<ClaudePermissionMode>(['default', 'auto'])(
     'in %s permission mode: claims, notes and renews over MCP and lists the board with Bash, with no approval prompt',
     async (mode) => {
       const api = open(await startFakeAnthropic(boardScript));
       const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
-      seedHome(t.home, mode, { [t.folder]: {} });
+      seedClaudeHome(t.home, mode, { [t.folder]: {} });
       const pane = await t.launch('claude', { diagnose: api.summary });
       const { agent, screen, step } = pane;
 
@@ -214,7 +166,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
   it('its state from its own hooks: a permission prompt is needs-input within 1 s (source hook), the answer working, the final answer idle', async () => {
     const api = open(await startFakeAnthropic(permissionScript));
     const t = open(await openRealCliThread('claude', claudeEnv(api.url)));
-    seedHome(t.home, 'default', { [t.folder]: {} });
+    seedClaudeHome(t.home, 'default', { [t.folder]: {} });
     const states = recordStates(t);
     const pane = await t.launch('claude', { diagnose: () => `${api.summary()}\nstates:\n${states.summary()}` });
     const { agent, screen, step } = pane;
@@ -255,7 +207,7 @@ describeRealCli('claude', 'Claude Code, the real CLI through its profile', () =>
     // generated as its .mcp.json, a folder the seeded home trusts and whose project servers it has approved.
     const listing = join(dirname(t.folder), 'mcp-list');
     fs.mkdirSync(listing);
-    seedHome(t.home, 'default', { [t.folder]: {}, [listing]: { enabledMcpjsonServers: [MCP_SERVER_NAME] } });
+    seedClaudeHome(t.home, 'default', { [t.folder]: {}, [listing]: { enabledMcpjsonServers: [MCP_SERVER_NAME] } });
     const pane = await t.launch('claude', { diagnose: api.summary });
     const { screen, step } = pane;
     await ready(pane);
@@ -320,7 +272,7 @@ describeRealCli('claude', "Claude Code's usage, read from its own transcript (is
   it("a task's tokens are exactly what the API reported for the turns made under its claim, across a reassign; a re-read counts nothing twice", async () => {
     const api = open(await startFakeAnthropic(usageScript));
     const t = open(await openRealCliThread('claude-usage', claudeEnv(api.url)));
-    seedHome(t.home, 'default', { [t.folder]: {} });
+    seedClaudeHome(t.home, 'default', { [t.folder]: {} });
     const a = await t.launch('claude', { diagnose: api.summary });
     const b = await t.launch('claude', { diagnose: api.summary });
     await ready(a);
@@ -391,7 +343,7 @@ describeRealCli('claude', "Claude Code's usage across a host restart (issue 47)"
   it("a task's tokens are exactly what the API reported for the turns under its claim, across a host restart (the panes living on in the pty host) and a reassign after it", async () => {
     const api = open(await startFakeAnthropic(usageScript));
     const t = open(await openRealCliThread('claude-restart', claudeEnv(api.url), { ptyHost: true }));
-    seedHome(t.home, 'default', { [t.folder]: {} });
+    seedClaudeHome(t.home, 'default', { [t.folder]: {} });
     let a = await t.launch('claude', { diagnose: api.summary });
     let b = await t.launch('claude', { diagnose: api.summary });
     await ready(a);

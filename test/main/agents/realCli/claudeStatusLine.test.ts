@@ -17,8 +17,8 @@ import { closedAfterEach, describeRealCli, openRealCliThread, settledArgv } from
 import { startFakeAnthropic, type Script } from '../../../helpers/realCli/fakeAnthropic.js';
 import { readStatus } from '../../../../src-main/cli/statusLine.js';
 import type { BoardEvent } from '../../../../src-shared/board/events.js';
+import { claudeEnv, seedClaudeHome } from '../../../helpers/realCli/claudeCode.js';
 
-const API_KEY = 'sk-ant-api03-forkbench-test-key-0123456789';
 /** The windows the person's status line adds, as Claude Code writes them: percent used, reset in Unix seconds. */
 const RESET_5H = 4_102_444_800;
 const RESET_7D = 4_102_531_200;
@@ -29,18 +29,6 @@ const script: Script = {
   next: () => ({ text: 'Ready.' }),
 };
 
-function claudeEnv(baseUrl: string): Record<string, string> {
-  return {
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_API_KEY: API_KEY,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
-  };
-}
-
 /**
  * A person who has used Claude Code before (its onboarding, the folder's trust and the key approved: without
  * them it stops at dialogs, as claude.test.ts found), with a status line of their own: it keeps the JSON it is
@@ -48,14 +36,7 @@ function claudeEnv(baseUrl: string): Record<string, string> {
  * pane's `forkbench statusline`.
  */
 function seedHome(home: string, folder: string): void {
-  const config = {
-    hasCompletedOnboarding: true,
-    hasSeenAutoDefaultNudge: true,
-    customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
-    projects: { [fs.realpathSync(folder)]: { hasTrustDialogAccepted: true } },
-  };
-  fs.writeFileSync(join(home, '.claude.json'), JSON.stringify(config, null, 2), { mode: 0o600 });
-  fs.mkdirSync(join(home, '.claude'), { recursive: true });
+  seedClaudeHome(home, 'default', { [folder]: {} });
   const addLimits = join(home, '.claude', 'add-limits.cjs');
   fs.writeFileSync(
     addLimits,

@@ -20,65 +20,13 @@ import { AGENT_METHODS } from '../../../../src-shared/protocol/agentMethods.js';
 import { cliScript } from '../../../../src-main/base/nodeRuntime.js';
 import { findOnPath } from '../../../../src-main/base/pathLookup.js';
 import { argvOf, settledArgv, ASK, boardWork, closedAfterEach, describeRealCli, killPane, NOTE, openRealCliThread, recordStates, squeeze, untilSaved, type Pane, type RealCliThread, type StateSeen } from '../../../helpers/realCli/harness.js';
+import { CODEX_ANNOUNCEMENT, CODEX_API_KEY, codexMcp, seedCodexHome } from '../../../helpers/realCli/codexCli.js';
 import { startFakeResponses, type Conversation, type ResponsesUsage, type Turn } from '../../../helpers/realCli/fakeOpenAiResponses.js';
 import type { BoardEvent } from '../../../../src-shared/board/events.js';
 import { waitFor } from '../../../helpers/pty.js';
 
-const API_KEY = 'sk-forkbench-test-key-0123456789';
-const MODEL = 'forkbench-fake-model';
 const FINAL = 'T-1 is claimed, noted and renewed; the board was shown.';
 const IDENTITY_VARS = ['FORKBENCH_SOCKET', 'FORKBENCH_AGENT_ID', 'FORKBENCH_SECRET', 'FORKBENCH_THREAD_DIR'];
-
-/** The board's tools as Codex 0.171 offers them: the MCP server's tools in the namespace `mcp__<server>`. */
-const mcp = (tool: string) => `mcp__forkbench.${tool}`;
-
-/**
- * What a person who has used Codex before has in ~/.codex/config.toml, pointed at the fake API: a model
- * provider of their own with the key from the environment (so no login screen), update checks and
- * analytics off, the project trusted. Off as well: the features that reach the network on start (the
- * plugin catalogue: a git clone from github.com, calls to chatgpt.com) and the background server, which
- * would first copy the whole CLI (~420 MB) into the home. What Codex still fetches for itself goes to the
- * harness's proxy trap (see ANNOUNCEMENT). `extra` is appended as is.
- */
-function seedHome(codexHome: string, project: string, baseUrl: string, extra = ''): void {
-  fs.mkdirSync(codexHome, { recursive: true, mode: 0o700 });
-  const config = `model = "${MODEL}"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "Fake Responses API"
-base_url = "${baseUrl}/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[features]
-daemon_auto_start = false
-plugins = false
-apps = false
-remote_plugin = false
-plugin_sharing = false
-tool_suggest = false
-
-[tui]
-show_tooltips = false
-
-[projects.${JSON.stringify(project)}]
-trust_level = "trusted"
-${extra}`;
-  fs.writeFileSync(join(codexHome, 'config.toml'), config, { mode: 0o600 });
-}
-
-/**
- * What Codex fetches for itself whatever its settings: the TUI's announcement from raw.githubusercontent.com
- * on every start. The proxy trap refuses it; anything else in the trap is a call this test did not expect.
- */
-const ANNOUNCEMENT = /^CONNECT raw\.githubusercontent\.com:443 /;
 
 /** The scripted model: each step follows from the function outputs the CLI has sent back so far. */
 function boardScript(): { isAgent(c: Conversation): boolean; next(c: Conversation): Turn } {
@@ -87,13 +35,13 @@ function boardScript(): { isAgent(c: Conversation): boolean; next(c: Conversatio
     isAgent: (c) => c.text.includes('Forkbench') && c.tools.includes('exec_command'),
     next(c) {
       const called = (name: string) => c.calls.find((call) => call.name === name && call.answered);
-      if (!c.tools.includes(mcp('claim'))) return { text: `No board tools were offered, only: ${c.tools.join(', ')}` };
-      const claim = called(mcp('claim'));
-      if (!claim) return { tool: mcp('claim'), input: { taskId: 'T-1' } };
+      if (!c.tools.includes(codexMcp('claim'))) return { text: `No board tools were offered, only: ${c.tools.join(', ')}` };
+      const claim = called(codexMcp('claim'));
+      if (!claim) return { tool: codexMcp('claim'), input: { taskId: 'T-1' } };
       const token = Number(/"token":\s*(\d+)/.exec(claim.output)?.[1]);
       if (!token) return { text: `The claim failed: ${claim.output}` };
-      if (!called(mcp('note'))) return { tool: mcp('note'), input: { taskId: 'T-1', text: NOTE, token } };
-      if (!called(mcp('renew'))) return { tool: mcp('renew'), input: { taskId: 'T-1', token } };
+      if (!called(codexMcp('note'))) return { tool: codexMcp('note'), input: { taskId: 'T-1', text: NOTE, token } };
+      if (!called(codexMcp('renew'))) return { tool: codexMcp('renew'), input: { taskId: 'T-1', token } };
       if (!called('exec_command')) return { tool: 'exec_command', input: { cmd: 'forkbench board' } };
       return { text: FINAL };
     },
@@ -203,7 +151,7 @@ for (const { bwrap, contained } of CASES) {
     const open = closedAfterEach();
     /** A Thread for Codex: its home (CODEX_HOME, ~/.codex anyway) in the isolated HOME, bwrap as this case has it. */
     const codexThread = () =>
-      openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') }), { hide: bwrap === 'hidden' ? ['bwrap'] : [], uncontained: contained ? [] : ['codex'] });
+      openRealCliThread('codex', ({ home }) => ({ OPENAI_API_KEY: CODEX_API_KEY, CODEX_HOME: join(home, '.codex') }), { hide: bwrap === 'hidden' ? ['bwrap'] : [], uncontained: contained ? [] : ['codex'] });
 
     /**
      * Launches Codex through its profile, waits until it reports the board's MCP server connected, asks for
@@ -213,7 +161,7 @@ for (const { bwrap, contained } of CASES) {
       const api = open(await startFakeResponses(boardScript()));
       // CODEX_HOME set makes `codex mcp list` below read the same home for certain.
       const t = open(await codexThread());
-      seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url, configExtra);
+      seedCodexHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url, configExtra);
 
       const pane = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
       const { agent, screen: s, step } = pane;
@@ -232,11 +180,11 @@ for (const { bwrap, contained } of CASES) {
       expect(last?.turn, api.summary()).toEqual({ text: FINAL });
       const conversation = last!.conversation;
       const output = (name: string) => conversation.calls.find((c) => c.name === name)?.output ?? '';
-      expect(output(mcp('claim'))).toMatch(new RegExp(`"agentId":\\s*"${agent.id}"`));
-      for (const tool of ['claim', 'note', 'renew']) expect(output(mcp(tool)), tool).not.toMatch(/refused|error/i);
+      expect(output(codexMcp('claim'))).toMatch(new RegExp(`"agentId":\\s*"${agent.id}"`));
+      for (const tool of ['claim', 'note', 'renew']) expect(output(codexMcp(tool)), tool).not.toMatch(/refused|error/i);
       // No dialog ever stood between the model's calls and the board.
       expect(s.seen()).not.toMatch(APPROVAL_DIALOG);
-      expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+      expect(t.trap.attempts.filter((a) => !CODEX_ANNOUNCEMENT.test(a))).toEqual([]);
       return { t, agent, conversation, mcpTools: status.tools, shell: output('exec_command'), api };
     }
 
@@ -298,7 +246,7 @@ for (const { bwrap, contained } of CASES) {
       };
       const api = open(await startFakeResponses(script));
       const t = open(await codexThread());
-      seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+      seedCodexHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
       const talk = async (pane: Awaited<ReturnType<typeof t.launch>>, say: string, answer: string) => {
         const { screen: s, step } = pane;
         await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
@@ -328,7 +276,7 @@ for (const { bwrap, contained } of CASES) {
       expect(said).toContain(REMEMBER);
       expect(said).toContain(NOTED);
       expect(said.indexOf(REMEMBER)).toBeLessThan(said.lastIndexOf(RECALL));
-      expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+      expect(t.trap.attempts.filter((a) => !CODEX_ANNOUNCEMENT.test(a))).toEqual([]);
     }, 90_000);
 
     // Its dialog asks to run a command outside Codex's own sandbox, which a contained Codex runs without
@@ -336,7 +284,7 @@ for (const { bwrap, contained } of CASES) {
     it.skipIf(contained)('its state from the terminal (it has no hooks): an approval is needs-input within 1 s of the dialog (program status OSC 7501, the command named by its OSC 9), the answer working, the final answer idle', async () => {
       const api = open(await startFakeResponses(permissionScript()));
       const t = open(await codexThread());
-      seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+      seedCodexHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
       const states = recordStates(t);
       const pane = await t.launch('codex', { answerQueries: true, diagnose: () => `${api.summary()}\nstates:\n${states.summary()}` });
       const { agent, screen: s, step } = pane;
@@ -367,7 +315,7 @@ for (const { bwrap, contained } of CASES) {
       expect(fs.existsSync(join(t.folder, PERMISSION_FILE))).toBe(true);
       const after = states.all.filter((x) => x.e.agentId === agent.id && x.e.seq > waiting.e.seq).map((x) => `${x.e.state}/${x.e.source}`);
       expect(after).toEqual(['working/terminal', 'idle/terminal']);
-      expect(t.trap.attempts.filter((a) => !ANNOUNCEMENT.test(a))).toEqual([]);
+      expect(t.trap.attempts.filter((a) => !CODEX_ANNOUNCEMENT.test(a))).toEqual([]);
     }, 90_000);
 
     // A setting of Codex's own sandbox, which a contained Codex runs without.
@@ -398,8 +346,8 @@ describeRealCli('codex', "Codex CLI's usage across a host restart (issue 47)", (
 
   it("T-1's tokens are exactly what the API reported for the turns under its claims, across a host restart (the panes living on in the pty host) and a reassign after it", async () => {
     const api = open(await startFakeResponses({ isAgent: boardScript().isAgent, next: (c: Conversation): Turn => ({ text: answers.filter(([q]) => c.text.includes(q)).at(-1)?.[1] ?? NOTED }) }));
-    const t = open(await openRealCliThread('codex-restart', ({ home }) => ({ OPENAI_API_KEY: API_KEY, CODEX_HOME: join(home, '.codex') }), { ptyHost: true }));
-    seedHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
+    const t = open(await openRealCliThread('codex-restart', ({ home }) => ({ OPENAI_API_KEY: CODEX_API_KEY, CODEX_HOME: join(home, '.codex') }), { ptyHost: true }));
+    seedCodexHome(t.env.CODEX_HOME!, fs.realpathSync(t.folder), api.url);
     const talk = async (pane: Pane, say: string, answer: string) => {
       const { screen: s, step } = pane;
       await step(s.until(() => /Ask Codex to do anything|›/.test(s.visible()), 20_000, 'the Codex composer'));
@@ -448,6 +396,6 @@ describeRealCli('codex', "Codex CLI's usage across a host restart (issue 47)", (
     expect(counted(a.agent.id, null)).toBe(reported(0, grant.at) + reported(bDone, Infinity));
     const cost = t.host.board.state.tasks.get('T-1')?.cost;
     expect(cost && cost.tokens.input + cost.tokens.output + cost.tokens.cacheRead).toBe(reported(grant.at, bDone));
-    expect(t.trap.attempts.filter((x) => !ANNOUNCEMENT.test(x))).toEqual([]);
+    expect(t.trap.attempts.filter((x) => !CODEX_ANNOUNCEMENT.test(x))).toEqual([]);
   }, 180_000);
 });
