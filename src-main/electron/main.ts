@@ -41,7 +41,7 @@ outliveClosedStdio();
 
 const warn = (m: string) => process.stderr.write(`${m}\n`);
 // Electron's own lock covers a second app only; the data folder's lock also covers `serve` beside the app.
-// A shared board for every Thread the app opens (README: "One board for several machines"), from the environment:
+// A shared board for every Thread the app opens (docs/shared-board.md), from the environment:
 // read once and removed from it here, before any child starts, so the pty host, panes and hooks never inherit it.
 const boardUrl = takeBoardUrlFromEnv(process.env);
 const sharedBoard = boardUrl ? { url: boardUrl } : undefined;
