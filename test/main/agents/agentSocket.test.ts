@@ -222,7 +222,7 @@ describe('agents’ socket', () => {
     await client.connect(transport);
     try {
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(tools).toEqual(['add', 'board', 'claim', 'cost', 'dispatch', 'done', 'edit', 'fence', 'leases', 'note', 'queue', 'queue-move', 'release', 'renew', 'show', 'status', 'usage', 'why']);
+      expect(tools).toEqual(['add', 'board', 'claim', 'cost', 'dispatch', 'done', 'edit', 'fence', 'leases', 'limits', 'note', 'queue', 'queue-move', 'release', 'renew', 'show', 'status', 'usage', 'why']);
       const added = await client.callTool({ name: 'add', arguments: { title: 'from mcp' } });
       const id = JSON.parse((added.content as Array<{ text: string }>)[0]?.text as string).id as string;
       const claimed = await client.callTool({ name: 'claim', arguments: { taskId: id } });
