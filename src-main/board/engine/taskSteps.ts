@@ -1,4 +1,4 @@
-import type { AgentState, StateSource } from '../../../src-shared/agents/agentState.js';
+import type { AgentState, StateSource } from '../../../src-shared/agents/agentLife.js';
 import { planCarry, type CarryOutcome, type CarrySource } from '../../../src-shared/board/boardCarry.js';
 import { afterOf } from '../../../src-shared/board/dependencies.js';
 import { USER, type Task } from '../../../src-shared/board/model.js';

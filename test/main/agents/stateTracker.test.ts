@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentStateInfo } from '../../../src-shared/agents/agentState.js';
+import type { AgentStateInfo } from '../../../src-shared/agents/agentLife.js';
 import { AgentStateTracker, cleanStateText } from '../../../src-main/agents/stateTracker.js';
 import { ManualClock } from '../../../src-main/base/clock.js';
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentState, AgentStateInfo } from '../../../src-shared/agents/agentState.js';
+import type { AgentState, AgentStateInfo } from '../../../src-shared/agents/agentLife.js';
 import { DispatchConstants, DISPATCH_ACTOR } from '../../../src-shared/board/dispatch.js';
 import type { BoardEvent } from '../../../src-shared/board/events.js';
 import { Emitter } from '../../../src-shared/lifecycle/emitter.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentState } from '../../../src-shared/agents/agentState.js';
+import type { AgentState } from '../../../src-shared/agents/agentLife.js';
 import type { AgentInfo } from '../../../src-shared/protocol/windowApi.js';
 import { nextWaiting } from '../../../src-renderer/state/nextWaiting.js';
 import { applyEvent, emptyBoard } from '../../../src-shared/board/reducer.js';

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { AGENT_METHOD_NAMES, AGENT_METHODS, type AgentMethod } from '../../../src-shared/protocol/agentMethods.js';
 import { agentProcedures, type AgentInput, type AgentOutput } from '../../../src-shared/protocol/agentSchemas.js';
-import type { ReportableState } from '../../../src-shared/agents/agentState.js';
+import type { ReportableState } from '../../../src-shared/agents/agentLife.js';
 import type { ClaimView, TaskView } from '../../../src-shared/protocol/views.js';
 
 /**
