@@ -357,6 +357,8 @@ describeRealCli('codex', "Codex CLI's usage across a host restart (issue 47)", (
     let a = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
     let b = await t.launch('codex', { answerQueries: true, diagnose: api.summary });
     const played = () => api.turns.map((p) => p.conversation.reply!);
+    // Whose turn it was: A's conversation began with REMEMBER, B's never holds it.
+    const playedBy = (agent: 'A' | 'B') => api.turns.filter((p) => p.conversation.text.includes(REMEMBER) === (agent === 'A')).map((p) => p.conversation.reply!);
     type UsageEvent = Extract<BoardEvent, { kind: 'usage' }>;
     const recorded = async () => (await t.host.board.log()).filter((e): e is UsageEvent => e.kind === 'usage').flatMap((e) => e.turns.map((x) => ({ e, x })));
     const allRecorded = (what: string) => waitFor(async () => (await recorded()).length >= played().length || undefined, 20_000, what);
@@ -373,11 +375,18 @@ describeRealCli('codex', "Codex CLI's usage across a host restart (issue 47)", (
     b = await t.reattach(b, { answerQueries: true, diagnose: api.summary });
     expect(t.host.board.state.tasks.get('T-1')?.claim).toMatchObject({ agentId: a.agent.id, token: grant.token });
     await talk(a, RECALL, RECALLED);
+    // Recorded before the reassign: the turn is attributed by the time Codex wrote it down, a few ms after the
+    // answer shows, and a reassign inside those ms would rightly make it A's own overhead.
+    await a.step(allRecorded("A's turn after the restart recorded"));
     expect((await t.host.board.run((e) => e.assign('T-1', b.agent.id))).ok).toBe(true);
     const reassign = (await t.event((e) => e.kind === 'reassign', 1000, 'the reassign')) as Extract<BoardEvent, { kind: 'reassign' }>;
     await talk(b, B_ASK, B_SAID);
-    const bDone = Date.now();
     await talk(a, LAST, LAST_SAID);
+    // The person's reassign is told in both panes (thread/assignments.ts: A that T-1 was taken, B that it is
+    // assigned), and each CLI answers its notice with a turn of its own, whenever the notice is typed: both are
+    // waited for, so every turn the counts below speak of was made.
+    const answered = (notice: string) => api.turns.some((p) => p.conversation.text.includes(notice) && p.conversation.reply);
+    await a.step(waitFor(() => (answered('was taken from you') && answered('You have been assigned T-1')) || undefined, 30_000, 'both panes answered their reassign notice'));
     await a.step(allRecorded('every response recorded'));
 
     const all = await recorded();
@@ -386,16 +395,18 @@ describeRealCli('codex', "Codex CLI's usage across a host restart (issue 47)", (
     // Each response once (the readers began again at the start of each rollout), with exactly its counts.
     expect(all.map((r) => key(r.x.tokens)).sort()).toEqual(played().map((p) => key(asRecorded(p.usage))).sort());
     const sum = (xs: Array<{ input: number; output: number; cacheRead: number }>) => xs.reduce((n, u) => n + u.input + u.output + u.cacheRead, 0);
-    const reported = (from: number, to: number) => sum(played().filter((p) => p.at > from && p.at < to).map((p) => asRecorded(p.usage)));
+    const reported = (turns: ReturnType<typeof played>, from = 0, to = Infinity) => sum(turns.filter((p) => p.at > from && p.at < to).map((p) => asRecorded(p.usage)));
     const counted = (agent: string, taskId: string | null) => sum(all.filter((r) => r.e.agentId === agent && r.e.taskId === taskId).map((r) => r.x.tokens));
-    // A: T-1 from its grant to the reassign (a turn before the restart and one after); B: T-1 after it.
-    expect(counted(a.agent.id, 'T-1')).toBe(reported(grant.at, reassign.at));
+    // A: T-1 from its grant to the reassign (a turn before the restart and one after), its own overhead before
+    // and after; B: T-1 for every turn it made, all after the reassign (its answer and its notice's).
+    expect(counted(a.agent.id, 'T-1')).toBe(reported(playedBy('A'), grant.at, reassign.at));
     expect(played().filter((p) => p.at > grant.at && p.at < reassign.at)).toHaveLength(2);
-    expect(counted(b.agent.id, 'T-1')).toBe(reported(reassign.at, bDone));
+    expect(playedBy('B').every((p) => p.at > reassign.at)).toBe(true);
+    expect(counted(b.agent.id, 'T-1')).toBe(reported(playedBy('B')));
     expect(counted(b.agent.id, 'T-1')).toBeGreaterThan(0);
-    expect(counted(a.agent.id, null)).toBe(reported(0, grant.at) + reported(bDone, Infinity));
+    expect(counted(a.agent.id, null)).toBe(reported(playedBy('A'), 0, grant.at) + reported(playedBy('A'), reassign.at));
     const cost = t.host.board.state.tasks.get('T-1')?.cost;
-    expect(cost && cost.tokens.input + cost.tokens.output + cost.tokens.cacheRead).toBe(reported(grant.at, bDone));
+    expect(cost && cost.tokens.input + cost.tokens.output + cost.tokens.cacheRead).toBe(reported(playedBy('A'), grant.at, reassign.at) + reported(playedBy('B')));
     expect(t.trap.attempts.filter((x) => !CODEX_ANNOUNCEMENT.test(x))).toEqual([]);
   }, 180_000);
 });
