@@ -442,7 +442,11 @@ exec sleep 600`,
   it("a lock the next holder's git holds at the same path is its own: the dead agent's clearing leaves it", async () => {
     const { host, folder } = await fx.host();
     await host.board.run((e) => e.addTask({ title: 'lock taken again' }));
-    const agent = await paneAgent(host, fx.tmp(), `${CLAIM_T1_AND_CD}\necho CLAIMED\n(trap '' HUP; exec sleep 3) &\nexec sleep 600`);
+    // The dead agent's background job keeps its process group alive until the test has the next holder's lock
+    // in place (a file the test makes): a job of a fixed 3 s ended before the next claim under load, and the
+    // clearing then ran before the race this test is about.
+    const go = join(fx.tmp(), 'go');
+    const agent = await paneAgent(host, fx.tmp(), `${CLAIM_T1_AND_CD}\necho CLAIMED\n(trap '' HUP; while [ ! -e '${go}' ]; do sleep 0.1; done) &\nexec sleep 600`);
     await agent.until(/CLAIMED/);
     const wt = task(host)?.worktree as { path: string; branch: string };
     const branchLock = join(folder, '.git', 'refs', 'heads', `${wt.branch}.lock`);
@@ -455,7 +459,8 @@ exec sleep 600`,
     // The dead agent's lock went some other way meanwhile, and the holder's git made its own at that path.
     fs.rmSync(branchLock);
     fs.writeFileSync(branchLock, 'live\n');
-    // Its background job ends within 3 s; the clearing runs then, and finds another file.
+    // Its background job ends now; the clearing runs then, and finds another file.
+    fs.writeFileSync(go, '');
     await expect.poll(() => fs.readdirSync('/proc').includes(String(agent.pid)) || processGroupAlive(agent.pid), { timeout: 10_000 }).toBe(false);
     await new Promise((r) => setTimeout(r, 2 * 250 + 100)); // two lock retries after the group is gone
     expect(fs.readFileSync(branchLock, 'utf8')).toBe('live\n');
